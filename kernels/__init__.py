@@ -1,0 +1,113 @@
+"""Attention-relation KL kernels: ``relation_kl`` and the implementations it dispatches to.
+
+``relation_kl`` computes KL(P_t || P_s) between row-softmaxed relation matrices
+``P = softmax(scale * A B^T)`` of a teacher and a student (e.g. LinearARD's Q/K, Q/Q and K/K
+relations).  Implementations:
+
+* ``"naive"``: :mod:`.reference`, materialised scores; the reference for tests.
+* ``"chunked"``: :mod:`.chunked`, row blocks and a custom backward, linear memory.
+* ``"triton"``: ``kernels/triton_impl.py`` (``relation_kl_triton``), imported only when used.
+* ``"auto"``: Triton for CUDA inputs when it imports, chunked otherwise.
+
+Argument validation shared by all of them is :func:`._common.prepare_relation_kl_args`.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import torch
+
+from ._common import (
+    MASK_VALUE,
+    REDUCTIONS,
+    RelationKLArgs,
+    count_valid_rows,
+    prepare_relation_kl_args,
+    reduce_row_kl,
+)
+from .chunked import relation_kl_chunked
+from .reference import relation_kl_naive
+
+IMPLS = ("auto", "naive", "chunked", "triton")
+_TRITON_MODULE = "longred_bench.kernels.triton_impl"
+
+__all__ = [
+    "IMPLS",
+    "MASK_VALUE",
+    "REDUCTIONS",
+    "RelationKLArgs",
+    "count_valid_rows",
+    "prepare_relation_kl_args",
+    "reduce_row_kl",
+    "relation_kl",
+    "relation_kl_chunked",
+    "relation_kl_naive",
+]
+
+
+def _load_triton_impl():
+    """Import ``relation_kl_triton`` lazily; raises ``ImportError`` with a one-line message."""
+    try:
+        module = importlib.import_module(_TRITON_MODULE)
+        return module.relation_kl_triton
+    except (ImportError, AttributeError) as err:
+        raise ImportError(
+            f"relation_kl impl='triton' needs the triton package installed (and a CUDA device); "
+            f"importing {_TRITON_MODULE} failed: {err}"
+        ) from err
+
+
+def relation_kl(
+    a_s: torch.Tensor,
+    b_s: torch.Tensor,
+    a_t: torch.Tensor,
+    b_t: torch.Tensor,
+    *,
+    mask: torch.Tensor | None = None,
+    causal: bool = True,
+    scale_s: float | None = None,
+    scale_t: float | None = None,
+    reduction: str = "mean",
+    impl: str = "auto",
+) -> torch.Tensor:
+    """KL(P_t || P_s) where ``P = row-softmax(scale * A B^T)`` over valid columns.
+
+    Teacher is ``(a_t, b_t, scale_t)``, student ``(a_s, b_s, scale_s)``.
+
+    Shapes: ``a_*`` ``[batch, query_heads, seq, head_dim_*]``; ``b_*`` ``[batch, kv_heads_*,
+    seq, head_dim_*]`` with ``query_heads`` a multiple of ``kv_heads_*`` (query head ``h`` uses
+    kv head ``h // (query_heads // kv_heads_*)``); ``mask`` ``[batch, seq]`` bool or 0/1, True
+    for real tokens.  Row ``i`` is valid iff ``mask[i]``; column ``j`` is valid for row ``i``
+    iff ``mask[j]`` and (``j <= i`` when ``causal``).  ``scale_*`` defaults to
+    ``head_dim_* ** -0.5``.
+
+    Returns per-row KL ``[batch, query_heads, seq]`` for ``reduction="none"`` (0 on masked
+    rows), its sum for ``"sum"``, or the mean over valid rows and query heads for ``"mean"``
+    (0 when no row is valid).  Computed in fp32 (fp64 for fp64 inputs), returned in that dtype;
+    gradients come back in the input dtype.  The chunked and Triton paths treat the teacher as
+    a constant (no gradient for ``a_t``, ``b_t``); the naive path differentiates everything.
+    """
+    if impl not in IMPLS:
+        raise ValueError(f"relation_kl: impl must be one of {', '.join(IMPLS)}; got {impl!r}")
+    if impl == "auto":
+        impl = "chunked"
+        if isinstance(a_s, torch.Tensor) and a_s.is_cuda:
+            try:
+                _load_triton_impl()
+                impl = "triton"
+            except ImportError:
+                impl = "chunked"
+    kwargs = dict(
+        mask=mask,
+        causal=causal,
+        scale_s=scale_s,
+        scale_t=scale_t,
+        reduction=reduction,
+    )
+    if impl == "naive":
+        return relation_kl_naive(a_s, b_s, a_t, b_t, **kwargs)
+    if impl == "chunked":
+        return relation_kl_chunked(a_s, b_s, a_t, b_t, **kwargs)
+    triton_fn = _load_triton_impl()
+    return triton_fn(a_s, b_s, a_t, b_t, mask, causal, scale_s, scale_t, reduction)

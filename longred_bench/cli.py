@@ -1,0 +1,135 @@
+"""The ``longred-bench`` command line: one entry point, one subcommand per job."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from longred_bench.errors import UserError
+
+
+def _cmd_drift(args: argparse.Namespace) -> int:
+    from longred_bench.drift_run import DriftConfig, run_drift, save_run
+    from longred_bench.reports.drift_plot import plot_drift_layers
+    from longred_bench.reports.drift_report import drift_frames, drift_markdown
+    from longred_bench.results import read_records
+
+    cfg = DriftConfig(
+        original=args.original,
+        extended=tuple(args.extended or ()),
+        rope=tuple(args.rope or ()),
+        texts=args.texts,
+        num_texts=args.num_texts,
+        seq_len=args.seq_len,
+        batch_size=args.batch_size,
+        seed=args.seed,
+        top_m=args.top_m,
+        impl=args.impl,
+        device=args.device,
+        dtype=args.dtype,
+    )
+    records, provenance = run_drift(cfg, progress=not args.quiet)
+    out = Path(args.out)
+    jsonl = save_run(out, records, provenance)
+    records = read_records(jsonl)
+    title = f"Drift of extended models from `{cfg.original}`"
+    (out / "drift.md").write_text(drift_markdown(records, title), encoding="utf-8")
+    _, layers = drift_frames(records)
+    plot_drift_layers(layers, out / "drift.png", title.replace("`", ""))
+    print(f"wrote {jsonl}, {out / 'drift.md'}, {out / 'drift.png'}")
+    return 0
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from longred_bench.reproduce import reproduce
+
+    paths = reproduce(
+        args.table,
+        args.profile,
+        Path(args.out) if args.out else None,
+        force=args.force,
+        progress=not args.quiet,
+    )
+    print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+def _add_drift(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "drift",
+        help="per-layer hidden cosine + attention KL of extended models vs the original",
+        description="Per-layer drift (hidden-state cosine, attention KL) of extended models "
+        "from the original. Each --extended checkpoint is compared as is, or once per --rope "
+        "spec as a zero-shot extension; without --extended the original itself is extended.",
+    )
+    p.add_argument("--original", required=True, help="model spec: zoo name, HF dir, .gguf, hub id")
+    p.add_argument("--extended", nargs="+", metavar="M", help="extended checkpoint spec(s)")
+    p.add_argument(
+        "--rope",
+        nargs="+",
+        metavar="SPEC",
+        help="RoPE extension(s): abf:theta=2e7, "
+        "pi:factor=4, yarn:factor=4, dynamic:factor=4, llama3:factor=8 or JSON",
+    )
+    p.add_argument(
+        "--texts",
+        default="brown",
+        help="brown|austen|kjv[:split], a text FILE, or random (default brown)",
+    )
+    p.add_argument("--num-texts", type=int, default=8)
+    p.add_argument("--seq-len", type=int, default=1024)
+    p.add_argument("--batch-size", type=int, default=1)
+    p.add_argument("--top-m", type=int, default=6, help="LongReD's M: top-KL layers to select")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--impl", default="auto", choices=["auto", "chunked", "naive", "triton"])
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--dtype", default="float32")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=_cmd_drift)
+
+
+def _add_reproduce(sub: argparse._SubParsersAction) -> None:
+    from longred_bench.reproduce import DEFAULT_PROFILE, TABLES
+
+    p = sub.add_parser(
+        "reproduce",
+        help="regenerate a paper table as Markdown + PNG under reports/<profile>/",
+        description="Run (or reuse cached) runs of a paper table and write its report.",
+    )
+    p.add_argument("table", choices=sorted(TABLES))
+    p.add_argument("--profile", default=DEFAULT_PROFILE, help="smoke | smol | paper")
+    p.add_argument("--out", help="output directory (default reports/<profile>)")
+    p.add_argument("--force", action="store_true", help="recompute even if a cached run exists")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=_cmd_reproduce)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``longred-bench``."""
+    from longred_bench.data.cli import add_data_parser
+
+    parser = argparse.ArgumentParser(
+        prog="longred-bench",
+        description="Measure and repair what context-window extension does to a RoPE model.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_data_parser(sub)
+    _add_drift(sub)
+    _add_reproduce(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit status (2 with a one-line message on bad input)."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

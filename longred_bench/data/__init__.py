@@ -1,0 +1,7 @@
+"""Data sources for longred-bench: fetching, verifying, decoding and loading cached corpora.
+
+Submodules: :mod:`.sources` (the registry and its sha256 pins), :mod:`.fetch` (obtaining
+archives and building cache entries), :mod:`.decode` (per-source decoders), :mod:`.corpora`
+(documents, splits and model paths for the rest of the suite) and :mod:`.cli` (the ``data``
+command). Import the submodule you need; this package imports nothing heavy on its own.
+"""

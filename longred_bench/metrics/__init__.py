@@ -1,0 +1,1 @@
+"""Metrics: pure tensor functions (similarity) and model-level measurements (drift)."""

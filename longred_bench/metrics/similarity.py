@@ -1,0 +1,33 @@
+"""Pure tensor similarity functions shared by the drift metrics and the training objectives."""
+
+from __future__ import annotations
+
+import torch
+
+
+def token_cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Cosine similarity of matching vectors along the last dim, computed in fp64.
+
+    Shapes: ``a``, ``b`` are ``[..., dim]``; returns ``[...]`` (fp64). Written as
+    ``<a,b> / sqrt(<a,a><b,b>)`` so that identical inputs give exactly 1 (``sqrt(x*x) == x``
+    in IEEE arithmetic); a zero vector gives 0.
+    """
+    a64, b64 = a.double(), b.double()
+    dot = (a64 * b64).sum(-1)
+    norm = torch.sqrt((a64 * a64).sum(-1) * (b64 * b64).sum(-1))
+    return torch.where(norm > 0, dot / norm.clamp_min(torch.finfo(torch.float64).tiny), 0.0)
+
+
+def masked_mean_cosine(
+    a: torch.Tensor, b: torch.Tensor, mask: torch.Tensor | None = None
+) -> tuple[torch.Tensor, int]:
+    """Sum of per-token cosines over valid tokens and their count, for streaming means.
+
+    Shapes: ``a``, ``b`` are ``[batch, seq, dim]``; ``mask`` is ``[batch, seq]`` (True = real
+    token) or None. Returns (fp64 scalar sum, count); all tokens masked gives (0, 0).
+    """
+    cos = token_cosine(a, b)
+    if mask is None:
+        return cos.sum(), cos.numel()
+    keep = mask.bool()
+    return cos[keep].sum(), int(keep.sum())

@@ -1,0 +1,1 @@
+"""Report builders: each reads result records and writes one table or figure (Markdown + PNG)."""

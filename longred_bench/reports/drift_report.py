@@ -1,0 +1,64 @@
+"""Markdown for a drift run: one summary row per extended model, then per-layer values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+
+def drift_frames(records: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(summary rows, per-layer rows) of drift records."""
+    frame = pd.DataFrame([{k: v for k, v in r.items() if k != "provenance"} for r in records])
+    summary = frame[frame["kind"] == "drift_summary"].reset_index(drop=True)
+    layers = frame[frame["kind"] == "drift_layer"].reset_index(drop=True)
+    return summary, layers
+
+
+def drift_markdown(records: list[dict[str, Any]], title: str) -> str:
+    """Markdown report of drift records (from :func:`longred_bench.drift_run.run_drift`)."""
+    summary, layers = drift_frames(records)
+    prov = records[0]["provenance"]
+    first = summary.iloc[0]
+    lines = [
+        f"# {title}",
+        "",
+        f"Original `{first['original']}`; texts `{first['texts']}`: "
+        f"{first['num_texts']} windows of "
+        f"{first['seq_len']} tokens. Device: {prov['device']}. Commit `{prov['git_commit']}`.",
+        "",
+        "| extended | hidden cosine (mean over layers) | hidden cosine (last) "
+        "| attention KL (mean over layers, nats) | KL-selected layers (top-M + last) |",
+        "|---|---|---|---|---|",
+    ]
+    for _, row in summary.iterrows():
+        lines.append(
+            f"| {row['extension']} | {row['mean_hidden_cosine']:.4f} | "
+            f"{row['last_hidden_cosine']:.4f} | {row['mean_attention_kl']:.3e} | "
+            f"{', '.join(str(x) for x in row['selected_layers'])} (M={row['top_m']}) |"
+        )
+    wide = layers.pivot_table(
+        index="layer", columns="extension", values=["hidden_cosine", "attention_kl"], sort=False
+    )
+    lines += [
+        "",
+        "## Per layer",
+        "",
+        "| layer | " + " | ".join(f"{m}: cos / KL" for m in summary["extension"]) + " |",
+        "|---|" + "---|" * len(summary),
+    ]
+    for layer in wide.index:
+        cells = [
+            f"{wide.loc[layer, ('hidden_cosine', m)]:.4f} / "
+            f"{wide.loc[layer, ('attention_kl', m)]:.2e}"
+            for m in summary["extension"]
+        ]
+        lines.append(f"| {layer} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Hidden cosine: mean over tokens of the cosine between the extended and original hidden "
+        "state after each decoder layer (the last is the final normed output). Attention KL: "
+        "KL(original || extended) of each query row's attention distribution, from post-RoPE "
+        "q/k in linear memory, averaged over heads and query positions.",
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,172 @@
+"""RoPE extension specs: parse ``abf:theta=2e7`` / ``pi:factor=4`` / JSON into transformers
+``rope_parameters`` plus the target ``max_position_embeddings``, by pure functions.
+
+Spec grammar: ``METHOD[:key=value[,key=value...]]`` or a JSON object with a ``method`` key and the
+same keys. Methods and their keys:
+
+==========  ===================================  ==============================================
+method      transformers ``rope_type``           keys (required first)
+==========  ===================================  ==============================================
+abf         default (``rope_theta`` raised)      theta; factor (default 4) or max_len
+pi          linear                               factor; theta, max_len
+yarn        yarn                                 factor; theta, max_len, beta_fast, beta_slow,
+                                                 attention_factor
+dynamic     dynamic (NTK-aware, dynamic)         factor; theta, max_len
+llama3      llama3                               factor; theta, max_len, low_freq_factor (1),
+                                                 high_freq_factor (4)
+==========  ===================================  ==============================================
+
+``max_len`` sets the target ``max_position_embeddings`` directly; otherwise it is the original
+window times ``factor``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from longred_bench.errors import UserError
+
+_ROPE_TYPE = {
+    "abf": "default",
+    "pi": "linear",
+    "yarn": "yarn",
+    "dynamic": "dynamic",
+    "llama3": "llama3",
+}
+_KEYS = {
+    "abf": {"theta", "factor", "max_len"},
+    "pi": {"factor", "theta", "max_len"},
+    "yarn": {"factor", "theta", "max_len", "beta_fast", "beta_slow", "attention_factor"},
+    "dynamic": {"factor", "theta", "max_len"},
+    "llama3": {"factor", "theta", "max_len", "low_freq_factor", "high_freq_factor"},
+}
+_REQUIRED = {
+    "abf": "theta",
+    "pi": "factor",
+    "yarn": "factor",
+    "dynamic": "factor",
+    "llama3": "factor",
+}
+ABF_DEFAULT_FACTOR = 4.0
+
+
+@dataclass(frozen=True)
+class RopeSpec:
+    """A parsed RoPE extension: the method and its numeric parameters."""
+
+    method: str
+    params: tuple[tuple[str, float], ...]
+
+    def get(self, key: str) -> float | None:
+        """The parameter ``key`` if the spec gave it, else None."""
+        return dict(self.params).get(key)
+
+    def label(self) -> str:
+        """Canonical short form, e.g. ``abf:theta=2e+07``."""
+        if not self.params:
+            return self.method
+        body = ",".join(f"{k}={_fmt(v)}" for k, v in self.params)
+        return f"{self.method}:{body}"
+
+
+@dataclass(frozen=True)
+class OriginalRope:
+    """What an extension is applied to: the model's RoPE base and its trained window."""
+
+    theta: float
+    max_position_embeddings: int
+
+
+def _fmt(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() and abs(value) < 1e6 else f"{value:g}"
+
+
+def parse_rope_spec(text: str) -> RopeSpec:
+    """Parse a spec string (short form or JSON) into a :class:`RopeSpec`; validates keys."""
+    text = text.strip()
+    if text.startswith("{"):
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"RoPE spec {text!r} is not valid JSON ({exc.msg})") from None
+        if not isinstance(obj, dict) or "method" not in obj:
+            raise UserError(f"RoPE spec {text!r}: a JSON spec needs a 'method' key")
+        method = str(obj.pop("method"))
+        raw = list(obj.items())
+    else:
+        method, _, body = text.partition(":")
+        raw = []
+        for item in filter(None, (p.strip() for p in body.split(","))):
+            key, sep, value = item.partition("=")
+            if not sep:
+                raise UserError(f"RoPE spec {text!r}: {item!r} is not key=value")
+            raw.append((key.strip(), value.strip()))
+    method = method.strip().lower()
+    if method not in _ROPE_TYPE:
+        raise UserError(
+            f"unknown RoPE extension method {method!r}; use one of {', '.join(_ROPE_TYPE)}"
+        )
+    params: dict[str, float] = {}
+    for key, value in raw:
+        if key not in _KEYS[method]:
+            raise UserError(
+                f"RoPE spec {text!r}: unknown key {key!r} for {method}; "
+                f"allowed: {', '.join(sorted(_KEYS[method]))}"
+            )
+        try:
+            params[key] = float(value)
+        except (TypeError, ValueError):
+            raise UserError(f"RoPE spec {text!r}: {key}={value!r} is not a number") from None
+    if _REQUIRED[method] not in params:
+        raise UserError(f"RoPE spec {text!r}: {method} needs {_REQUIRED[method]}=...")
+    if "factor" in params and params["factor"] <= 1:
+        raise UserError(f"RoPE spec {text!r}: factor must be > 1 (got {_fmt(params['factor'])})")
+    if "factor" in params and "max_len" in params:
+        raise UserError(f"RoPE spec {text!r}: give factor or max_len for the target, not both")
+    return RopeSpec(method, tuple(sorted(params.items())))
+
+
+def rope_parameters(spec: RopeSpec, original: OriginalRope) -> tuple[dict[str, Any], int]:
+    """Turn ``spec`` applied to ``original`` into (transformers ``rope_parameters``, target
+    ``max_position_embeddings``). Pure: reads nothing but its arguments."""
+    p = dict(spec.params)
+    theta = p.get("theta", original.theta)
+    orig_len = original.max_position_embeddings
+    if spec.method == "abf":
+        if theta <= original.theta:
+            raise UserError(
+                f"ABF needs theta above the original {original.theta:g} (got {theta:g}); "
+                "a smaller base shortens, not extends, the window"
+            )
+        factor = p.get("factor", ABF_DEFAULT_FACTOR)
+        if factor <= 1:
+            raise UserError(f"RoPE spec {spec.label()}: factor must be > 1")
+    else:
+        factor = p["factor"] if "factor" in p else p["max_len"] / orig_len
+    target = int(p["max_len"]) if "max_len" in p else round(orig_len * factor)
+    if target <= orig_len:
+        raise UserError(
+            f"RoPE spec {spec.label()}: target window {target} is not above the original {orig_len}"
+        )
+    params: dict[str, Any] = {"rope_type": _ROPE_TYPE[spec.method], "rope_theta": float(theta)}
+    if spec.method in ("pi", "dynamic"):
+        params["factor"] = float(factor)
+    elif spec.method == "yarn":
+        params.update(factor=float(factor), original_max_position_embeddings=orig_len)
+        for key in ("beta_fast", "beta_slow", "attention_factor"):
+            if key in p:
+                params[key] = float(p[key])
+    elif spec.method == "llama3":
+        params.update(
+            factor=float(factor),
+            original_max_position_embeddings=orig_len,
+            low_freq_factor=float(p.get("low_freq_factor", 1.0)),
+            high_freq_factor=float(p.get("high_freq_factor", 4.0)),
+        )
+        if params["high_freq_factor"] <= params["low_freq_factor"]:
+            raise UserError(
+                f"RoPE spec {spec.label()}: high_freq_factor must exceed low_freq_factor"
+            )
+    return params, target

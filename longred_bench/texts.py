@@ -1,0 +1,60 @@
+"""Fixed-length token windows for measurements, from a cached corpus, a text file or random ids.
+
+Sources: a corpus name (``brown``, ``austen``, ``kjv``: documents of its ``test`` split, or of the
+split named after a colon, e.g. ``kjv:all``), a path to
+a UTF-8 text file, or ``random`` (uniform token ids, seeded: only for smoke runs of tiny random
+models). Windows are cut from documents in order, non-overlapping, ``seq_len`` tokens each, with
+no special tokens added; the first window of every document is taken before any second one, so a
+small ``num_texts`` still spans many documents. Too little text is an error, never a silent
+shortfall.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from longred_bench.errors import UserError
+
+CORPORA = ("brown", "austen", "kjv")
+
+
+def _documents(source: str) -> list[str]:
+    corpus, _, split = source.partition(":")
+    if corpus in CORPORA:
+        from longred_bench.data.corpora import load_documents
+
+        return [doc.text for doc in load_documents(corpus, split or "test")]
+    path = Path(source).expanduser()
+    if not path.is_file():
+        raise UserError(
+            f"text source {source!r} is neither a corpus ({', '.join(CORPORA)}, random) nor a file"
+        )
+    return [path.read_text(encoding="utf-8")]
+
+
+def token_windows(
+    tokenizer: object, source: str, num_texts: int, seq_len: int, *, seed: int = 0
+) -> torch.Tensor:
+    """``[num_texts, seq_len]`` token ids from ``source`` (see the module docstring)."""
+    if num_texts < 1 or seq_len < 2:
+        raise UserError(f"need num_texts >= 1 and seq_len >= 2 (got {num_texts}, {seq_len})")
+    if source == "random":
+        gen = torch.Generator().manual_seed(seed)
+        return torch.randint(0, len(tokenizer), (num_texts, seq_len), generator=gen)
+    per_doc: list[list[list[int]]] = []
+    for text in _documents(source):
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        per_doc.append([ids[i : i + seq_len] for i in range(0, len(ids) - seq_len + 1, seq_len)])
+    windows: list[list[int]] = []
+    rank = 0
+    while len(windows) < num_texts and any(rank < len(w) for w in per_doc):
+        windows.extend(w[rank] for w in per_doc if rank < len(w))
+        rank += 1
+    if len(windows) < num_texts:
+        raise UserError(
+            f"{source!r} yields only {len(windows)} windows of {seq_len} tokens, "
+            f"{num_texts} were asked for: lower --num-texts or --seq-len"
+        )
+    return torch.tensor(windows[:num_texts], dtype=torch.long)

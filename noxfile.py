@@ -1,0 +1,58 @@
+"""Sessions people run: tests, lint, and one per paper table (``reproduce_tableN``).
+
+Every session installs into its own virtualenv with torch pinned through a constraints file, so no
+resolve can pull a different (multi-GB CUDA) torch. The pin is ``torch==2.13.0`` (a CPU build);
+on a GPU machine set ``LONGRED_TORCH=torch==<your version>`` (or ``LONGRED_TORCH=`` to use
+whatever the resolver picks).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import nox
+
+nox.options.sessions = ["lint", "tests"]
+nox.options.reuse_existing_virtualenvs = True
+nox.options.error_on_missing_interpreters = False
+
+TORCH_PIN = os.environ.get("LONGRED_TORCH", "torch==2.13.0")
+
+
+def _install(session: nox.Session, *extras: str) -> None:
+    """Install this package (editable, with ``extras``) under the torch constraint."""
+    constraints = Path(session.create_tmp()) / "constraints.txt"
+    constraints.write_text(TORCH_PIN + "\n")
+    if TORCH_PIN:
+        session.install("-c", str(constraints), TORCH_PIN)
+    spec = "." + (f"[{','.join(extras)}]" if extras else "")
+    session.install("-c", str(constraints), "-e", spec)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Unit + integration tests on CPU (network tests fetch the small corpora from registries)."""
+    _install(session, "dev")
+    args = session.posargs or ["-m", "not gpu", "--run-network"]
+    session.run("pytest", *args)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff check + ruff format --check."""
+    session.install("ruff>=0.6")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def reproduce_table1(session: nox.Session) -> None:
+    """LongReD Table 1 (drift before CPT) on the default profile; ``-- --profile smoke`` etc."""
+    _install(session)
+    args = session.posargs or []
+    profile = args[args.index("--profile") + 1] if "--profile" in args else "smol"
+    sources = {"smol": ["brown", "smollm2"], "paper": ["austen"]}.get(profile, [])
+    if sources:
+        session.run("longred-bench", "data", "fetch", "--sources", *sources)
+    session.run("longred-bench", "reproduce", "table1", *args)

@@ -1,0 +1,33 @@
+"""Test tiers: unit by default; integration, gpu, slow and network by marker.
+
+``gpu`` tests are skipped without CUDA, ``slow`` ones unless ``--run-slow`` is given and
+``network`` ones (which fetch from package registries) unless ``--run-network`` is given.
+Triton kernels run in the interpreter on machines without CUDA; the variable is set here,
+before anything imports triton.
+"""
+
+import os
+
+import pytest
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--run-slow", action="store_true", help="run tests marked slow")
+    parser.addoption("--run-network", action="store_true", help="run tests that fetch packages")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    skip_gpu = pytest.mark.skip(reason="needs a CUDA device")
+    skip_slow = pytest.mark.skip(reason="slow: pass --run-slow")
+    skip_net = pytest.mark.skip(reason="fetches from package registries: pass --run-network")
+    for item in items:
+        if "gpu" in item.keywords and not torch.cuda.is_available():
+            item.add_marker(skip_gpu)
+        if "slow" in item.keywords and not config.getoption("--run-slow"):
+            item.add_marker(skip_slow)
+        if "network" in item.keywords and not config.getoption("--run-network"):
+            item.add_marker(skip_net)

@@ -1,0 +1,123 @@
+"""The command line end to end on the smoke profile and the tiny random model."""
+
+import json
+
+import pytest
+
+from longred_bench.cli import main
+
+pytestmark = pytest.mark.integration
+
+
+def test_reproduce_table1_smoke(tmp_path, monkeypatch):
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "report"
+    assert main(["reproduce", "table1", "--profile", "smoke", "--out", str(out), "--quiet"]) == 0
+    md = (out / "table1.md").read_text()
+    assert "profile `smoke`" in md
+    assert "Llama-3-8B-32K" in md  # paper rows beside ours
+    assert md.count("| this suite | tiny-random |") == 5
+    assert "not measured yet" in md
+    assert (out / "table1.png").read_bytes()[:4] == b"\x89PNG"
+    records = [json.loads(line) for line in (out / "table1.jsonl").read_text().splitlines()]
+    summaries = [r for r in records if r["kind"] == "drift_summary"]
+    assert len(summaries) == 5
+    assert {"git_commit", "versions", "device", "seed", "config"} <= set(records[0]["provenance"])
+    # ABF drift grows with the base on the same texts.
+    kl = {r["extension"]: r["mean_attention_kl"] for r in summaries}
+    assert kl["abf:theta=1e5"] < kl["abf:theta=1e6"] < kl["abf:theta=1e7"]
+    # A second run reuses the cached run: same numbers, same timestamp.
+    assert main(["reproduce", "table1", "--profile", "smoke", "--out", str(out), "--quiet"]) == 0
+    again = [json.loads(line) for line in (out / "table1.jsonl").read_text().splitlines()]
+    assert again == records
+
+
+def test_drift_identity_is_zero(tmp_path):
+    out = tmp_path / "drift"
+    argv = [
+        "drift",
+        "--original",
+        "tiny-random",
+        "--extended",
+        "tiny-random",
+        "--texts",
+        "random",
+        "--num-texts",
+        "2",
+        "--seq-len",
+        "32",
+        "--top-m",
+        "2",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
+    assert main(argv) == 0
+    records = [json.loads(line) for line in (out / "drift.jsonl").read_text().splitlines()]
+    layers = [r for r in records if r["kind"] == "drift_layer"]
+    assert len(layers) == 4
+    assert all(r["attention_kl"] == 0.0 and r["hidden_cosine"] == 1.0 for r in layers)
+    assert "| tiny-random |" in (out / "drift.md").read_text()
+    assert (out / "drift.png").exists() and (out / "config.yaml").exists()
+
+
+def test_drift_text_file_and_rope_list(tmp_path):
+    text = tmp_path / "t.txt"
+    text.write_text("It was the best of times. " * 40)
+    out = tmp_path / "d"
+    argv = [
+        "drift",
+        "--original",
+        "tiny-random",
+        "--rope",
+        "abf:theta=1e6",
+        "yarn:factor=4",
+        "--texts",
+        str(text),
+        "--num-texts",
+        "3",
+        "--seq-len",
+        "64",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
+    assert main(argv) == 0
+    md = (out / "drift.md").read_text()
+    assert "abf:theta=1e6" in md and "yarn:factor=4" in md
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--rope", "abf:theta=10"], "ABF needs theta above the original"),
+        (["--rope", "pi:factor=1"], "factor must be > 1"),
+        (["--texts", "nosuchfile.txt"], "neither a corpus"),
+        (["--num-texts", "400", "--texts", "TEXTFILE"], "yields only"),
+    ],
+)
+def test_drift_bad_input_is_one_line_error(tmp_path, capsys, argv, message):
+    text = tmp_path / "t.txt"
+    text.write_text("short text " * 50)
+    argv = [str(text) if a == "TEXTFILE" else a for a in argv]
+    base = [
+        "drift",
+        "--original",
+        "tiny-random",
+        "--seq-len",
+        "32",
+        "--out",
+        str(tmp_path / "o"),
+        "--quiet",
+    ]
+    if "--texts" not in argv:
+        base += ["--texts", "random"]
+    assert main(base + argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and message in err
+    assert len(err.splitlines()) == 1
+
+
+def test_unknown_profile_lists_available(tmp_path, capsys):
+    assert main(["reproduce", "table1", "--profile", "huge", "--out", str(tmp_path)]) == 2
+    assert "available: smoke, smol, paper" in capsys.readouterr().err

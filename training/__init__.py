@@ -1,0 +1,1 @@
+"""Training objectives, position samplers and recipes, imported as ``longred_bench.training``."""

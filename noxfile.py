@@ -56,3 +56,29 @@ def reproduce_table1(session: nox.Session) -> None:
     if sources:
         session.run("longred-bench", "data", "fetch", "--sources", *sources)
     session.run("longred-bench", "reproduce", "table1", *args)
+
+
+@nox.session
+def bench_kernels(session: nox.Session) -> None:
+    """relation_kl on CPU: naive vs chunked, time and peak memory, n = 512 .. 16384."""
+    _install(session)
+    args = session.posargs or [
+        "--lengths",
+        "512",
+        "1024",
+        "2048",
+        "4096",
+        "8192",
+        "16384",
+        "--out",
+        "reports/kernels",
+    ]
+    session.run("python", "benchmarks/bench_relation_kl_cpu.py", *args)
+
+
+@nox.session
+def bench_drift(session: nox.Session) -> None:
+    """Cost of a drift measurement against two plain forward passes (SmolLM2-135M, 512 tokens)."""
+    _install(session)
+    session.run("longred-bench", "data", "fetch", "--sources", "smollm2")
+    session.run("python", "benchmarks/bench_drift_cost.py", *session.posargs)

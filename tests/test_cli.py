@@ -121,3 +121,42 @@ def test_drift_bad_input_is_one_line_error(tmp_path, capsys, argv, message):
 def test_unknown_profile_lists_available(tmp_path, capsys):
     assert main(["reproduce", "table1", "--profile", "huge", "--out", str(tmp_path)]) == 2
     assert "available: smoke, smol, paper" in capsys.readouterr().err
+
+
+def test_drift_config_rejects_unknown_keys():
+    from longred_bench.drift_run import DriftConfig
+    from longred_bench.errors import UserError
+
+    cfg = DriftConfig.from_dict({"original": "tiny-random", "rope": ["pi:factor=4"]})
+    assert cfg.rope == ("pi:factor=4",)
+    assert DriftConfig.from_dict(cfg.to_dict()) == cfg
+    with pytest.raises(UserError, match="unknown drift config key"):
+        DriftConfig.from_dict({"original": "tiny-random", "seqlen": 128})
+
+
+def test_tokenizer_mismatch_names_both(tmp_path, capsys):
+    from longred_bench.models import load
+
+    other = load("tiny-random")
+    other.tokenizer.add_tokens(["<extra>"])
+    other.model.save_pretrained(tmp_path / "other")
+    other.tokenizer.save_pretrained(tmp_path / "other")
+    argv = [
+        "drift",
+        "--original",
+        "tiny-random",
+        "--extended",
+        str(tmp_path / "other"),
+        "--texts",
+        "random",
+        "--seq-len",
+        "16",
+        "--num-texts",
+        "1",
+        "--out",
+        str(tmp_path / "o"),
+        "--quiet",
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "tokenizer of" in err and "differs from that of 'tiny-random'" in err

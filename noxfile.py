@@ -82,3 +82,17 @@ def bench_drift(session: nox.Session) -> None:
     _install(session)
     session.run("longred-bench", "data", "fetch", "--sources", "smollm2")
     session.run("python", "benchmarks/bench_drift_cost.py", *session.posargs)
+
+
+@nox.session
+def validate_tasks(session: nox.Session) -> None:
+    """lm-eval's validation of the task registry in tasks/ (configs parse, groups resolve)."""
+    _install(session)
+    session.run(
+        "lm-eval",
+        "validate",
+        "--include_path",
+        "tasks",
+        "--tasks",
+        "longred_short,longred_general,longred_common,longred_rc,longred_mmlu",
+    )

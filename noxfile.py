@@ -96,3 +96,10 @@ def validate_tasks(session: nox.Session) -> None:
         "--tasks",
         "longred_short,longred_general,longred_common,longred_rc,longred_mmlu",
     )
+
+
+@nox.session
+def reproduce_kernel(session: nox.Session) -> None:
+    """The relation-KL kernel table (reports/kernels/kernel.md) from the benchmark CSVs."""
+    _install(session)
+    session.run("longred-bench", "reproduce", "kernel", "--out", "reports/kernels")

@@ -78,7 +78,18 @@ def _table1(profile: str, out: Path, *, force: bool, progress: bool) -> list[Pat
     return [md, png, out / "table1.jsonl"]
 
 
-TABLES: dict[str, Callable[..., list[Path]]] = {"table1": _table1}
+def _kernel(profile: str, out: Path, *, force: bool, progress: bool) -> list[Path]:
+    """The relation-KL kernel table from the committed benchmark CSVs (profile-independent)."""
+    from longred_bench.reports.kernel import build_kernel_report
+
+    bench = Path("reports") / "kernels"
+    cpu_csv = bench / "relation_kl_cpu.csv"
+    if not cpu_csv.is_file():
+        raise UserError(f"{cpu_csv} is missing: run `nox -s bench_kernels` first")
+    return build_kernel_report(cpu_csv, bench / "relation_kl_gpu.csv", out)
+
+
+TABLES: dict[str, Callable[..., list[Path]]] = {"table1": _table1, "kernel": _kernel}
 
 
 def reproduce(

@@ -160,3 +160,18 @@ def test_tokenizer_mismatch_names_both(tmp_path, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "tokenizer of" in err and "differs from that of 'tiny-random'" in err
+
+
+def test_reproduce_kernel_from_committed_csv(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)
+    assert main(["reproduce", "kernel", "--out", str(tmp_path)]) == 0
+    md = (tmp_path / "kernel.md").read_text()
+    assert "naive vs chunked" in md and "LinearARD" in md
+
+
+def test_reproduce_kernel_without_csv_is_a_clear_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["reproduce", "kernel", "--out", str(tmp_path / "o")]) == 2
+    assert "run `nox -s bench_kernels` first" in capsys.readouterr().err

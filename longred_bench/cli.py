@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -52,6 +53,47 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         progress=not args.quiet,
     )
     print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from longred_bench.evaluation import DEFAULT_TASKS, eval_markdown, run_short_eval
+    from longred_bench.results import Provenance, write_records
+
+    tasks = list(args.tasks or DEFAULT_TASKS)
+    records, raw = run_short_eval(
+        args.model,
+        rope=args.rope,
+        tasks=tasks,
+        limit=args.limit,
+        num_fewshot=args.num_fewshot,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        device=args.device,
+        seed=args.seed,
+        progress=not args.quiet,
+    )
+    config = {
+        "command": "eval",
+        "model": args.model,
+        "rope": args.rope,
+        "suite": args.suite,
+        "tasks": tasks,
+        "limit": args.limit,
+        "num_fewshot": args.num_fewshot,
+        "batch_size": args.batch_size,
+        "max_length": args.max_length,
+    }
+    provenance = Provenance.collect(config, seed=args.seed, device=args.device)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    jsonl = write_records(out / "eval.jsonl", records, provenance)
+    raw_path = out / "lm_eval_results.json"
+    raw_path.write_text(json.dumps(raw, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    name = args.model if args.rope is None else f"{args.model} [{args.rope}]"
+    md = out / "eval.md"
+    md.write_text(eval_markdown(records, f"Short-context evaluation of `{name}`"), encoding="utf-8")
+    print(f"wrote {jsonl}, {raw_path}, {md}")
     return 0
 
 
@@ -106,6 +148,32 @@ def _add_reproduce(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_reproduce)
 
 
+def _add_eval(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "eval",
+        help="lm-eval short-context benchmarks of a (RoPE-extended) model",
+        description="Evaluate a model, optionally RoPE-extended, on the tasks/ lm-eval registry "
+        "and write eval.jsonl (records + provenance), lm_eval_results.json and eval.md.",
+    )
+    p.add_argument("--model", required=True, help="model spec: zoo name, HF dir, .gguf, hub id")
+    p.add_argument("--rope", metavar="SPEC", help="RoPE extension, e.g. pi:factor=4, abf:theta=2e7")
+    p.add_argument("--suite", default="short", choices=["short"], help="benchmark suite")
+    p.add_argument(
+        "--tasks", nargs="+", metavar="T", help="lm-eval tasks/groups (default longred_short)"
+    )
+    p.add_argument("--limit", type=int, help="at most N documents per task")
+    p.add_argument("--num-fewshot", type=int, help="few-shot examples (default: each task's own)")
+    p.add_argument("--batch-size", type=int, default=1)
+    p.add_argument(
+        "--max-length", type=int, help="tokens per request (default: the model's window)"
+    )
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--quiet", action="store_true", help="less lm-eval logging")
+    p.set_defaults(func=_cmd_eval)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``longred-bench``."""
     from longred_bench.data.cli import add_data_parser
@@ -117,6 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     add_data_parser(sub)
     _add_drift(sub)
+    _add_eval(sub)
     _add_reproduce(sub)
     return parser
 

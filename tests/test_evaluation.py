@@ -1,0 +1,158 @@
+"""``longred_bench.retention`` (unit) and ``longred-bench eval`` / ``run_short_eval``.
+
+The evaluation tests read the ``benchmarks`` cache (fetched once into the default cache by the
+``benchmarks_cache`` fixture, as in ``test_tasks.py``), so they are marked ``network``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from longred_bench import cli
+from longred_bench.errors import UserError
+from longred_bench.retention import category_means, longred_avg, retention, short_average
+
+
+@pytest.fixture(scope="module")
+def benchmarks_cache() -> None:
+    """Fill the default cache with the benchmark data (a no-op when already there)."""
+    from longred_bench.data.fetch import fetch
+
+    fetch(["benchmarks"])
+
+
+# --- retention (unit) ------------------------------------------------------------------------
+
+
+def test_retention_ratios() -> None:
+    out = retention({"arc": 0.5, "boolq": 0.8}, {"arc": 0.25, "boolq": 0.8})
+    assert out == {"arc": 0.5, "boolq": 1.0}
+
+
+def test_retention_zero_original_is_nan() -> None:
+    out = retention({"a": 0.0, "b": 0.0}, {"a": 0.3, "b": 0.0})
+    assert math.isnan(out["a"]) and math.isnan(out["b"])
+
+
+def test_retention_missing_key() -> None:
+    with pytest.raises(UserError, match="missing from extended: boolq"):
+        retention({"arc": 0.5, "boolq": 0.8}, {"arc": 0.4})
+    with pytest.raises(UserError, match="missing from original: piqa"):
+        retention({"arc": 0.5}, {"arc": 0.4, "piqa": 0.7})
+
+
+def test_category_means_and_short_average() -> None:
+    scores = {"mmlu": 0.4, "triviaqa": 0.2, "piqa": 0.7, "arc": 0.5, "boolq": 0.6}
+    cats = {"general": ["mmlu", "triviaqa"], "common": ["piqa", "arc"], "rc": ["squad"]}
+    means = category_means(scores, cats)
+    assert means == pytest.approx({"general": 0.3, "common": 0.6})  # rc: absent, left out
+    assert short_average(means) == pytest.approx(0.45)
+    with pytest.raises(UserError, match="missing scores for: squad"):
+        category_means(scores, {"rc": ["boolq", "squad"]})
+    with pytest.raises(UserError, match="no category scores"):
+        short_average({})
+
+
+def test_longred_avg_table3_golden() -> None:
+    # LongReD (Dong et al., 2025, arXiv:2502.07365), Table 3, LongReD-C at 32K with ABF:
+    # Short Avg 54.85, RULER Avg 84.98, published Avg 59.87 = (5 * 54.85 + 84.98) / 6.
+    # (274.25 + 84.98) / 6 = 359.23 / 6 = 59.8717 (not 59.875), which rounds to the published 59.87.
+    assert longred_avg(54.85, 84.98) == pytest.approx(359.23 / 6)
+    assert round(longred_avg(54.85, 84.98), 2) == 59.87
+    assert longred_avg(60.0, 60.0) == pytest.approx(60.0)
+
+
+def test_tidy_records_groups_and_filters() -> None:
+    from longred_bench.evaluation import tidy_records
+
+    raw = {
+        "results": {
+            "longred_rc": {"alias": "rc", "acc,none": 0.5, "acc_stderr,none": "N/A"},
+            "longred_squad": {
+                "exact_match,remove_whitespace": 0.25,
+                "exact_match_stderr,remove_whitespace": 0.1,
+            },
+        },
+        "n-samples": {"longred_squad": {"original": 1000, "effective": 4}},
+        "n-shot": {"longred_rc": 0, "longred_squad": 0},
+    }
+    records = tidy_records(raw, model="m", rope=None, limit=4, extra={"max_length": 8})
+    assert [(r["task"], r["metric"], r["value"], r["stderr"], r["n_samples"]) for r in records] == [
+        ("longred_rc", "acc", 0.5, None, None),
+        ("longred_squad", "exact_match,remove_whitespace", 0.25, 0.1, 4),
+    ]
+    assert all(r["kind"] == "short_eval" and r["max_length"] == 8 for r in records)
+
+
+# --- eval (integration) ----------------------------------------------------------------------
+
+
+@pytest.mark.integration
+def test_eval_unknown_task_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["eval", "--model", "tiny-random", "--tasks", "no_such_task", "--out", str(tmp_path)]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: unknown lm-eval task(s) no_such_task") and "\n" not in err
+    assert not (tmp_path / "eval.jsonl").exists()
+
+
+def test_eval_suite_choices() -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.build_parser().parse_args(["eval", "--model", "m", "--suite", "long", "--out", "o"])
+    assert exc.value.code == 2
+
+
+@pytest.mark.integration
+@pytest.mark.network
+def test_eval_cli_tiny(tmp_path: Path, benchmarks_cache: None) -> None:
+    from longred_bench.results import read_records
+
+    out = tmp_path / "run"
+    argv = ["eval", "--model", "tiny-random", "--rope", "pi:factor=2", "--suite", "short"]
+    argv += ["--tasks", "longred_arc_easy", "longred_boolq", "--limit", "4", "--out", str(out)]
+    assert cli.main([*argv, "--quiet"]) == 0
+    records = read_records(out / "eval.jsonl")
+    by_task = {(r["task"], r["metric"]): r for r in records}
+    assert {"longred_arc_easy", "longred_boolq"} <= {r["task"] for r in records}
+    for key in [
+        ("longred_arc_easy", "acc"),
+        ("longred_arc_easy", "acc_norm"),
+        ("longred_boolq", "acc"),
+    ]:
+        r = by_task[key]
+        assert 0.0 <= r["value"] <= 1.0
+        assert (r["kind"], r["model"], r["rope"]) == ("short_eval", "tiny-random", "pi:factor=2")
+        assert (r["n_samples"], r["limit"], r["num_fewshot"]) == (4, 4, 0)
+        assert r["provenance"]["config"]["tasks"] == ["longred_arc_easy", "longred_boolq"]
+        assert r["provenance"]["seed"] == 0
+    # The extended window (tiny-random: 256 tokens, PI factor 2) is the default max_length.
+    assert {r["max_length"] for r in records} == {512}
+    raw = json.loads((out / "lm_eval_results.json").read_text())
+    assert raw["results"]["longred_boolq"]["acc,none"] == by_task[("longred_boolq", "acc")]["value"]
+    md = (out / "eval.md").read_text()
+    assert "| longred_arc_easy | acc |" in md and "| longred_boolq | acc |" in md
+
+
+@pytest.mark.integration
+@pytest.mark.network
+def test_rope_reaches_evaluated_model(benchmarks_cache: None) -> None:
+    from longred_bench.evaluation import run_short_eval
+
+    def ppl(rope: str | None) -> tuple[float, dict]:
+        records, _ = run_short_eval(
+            "tiny-random", rope=rope, tasks=["longred_lambada_openai"], limit=2, progress=False
+        )
+        (rec,) = [r for r in records if r["metric"] == "perplexity"]
+        return rec["value"], rec["rope_parameters"]
+
+    base, base_params = ppl(None)
+    ext, ext_params = ppl("pi:factor=2")
+    # rope_parameters are read from the model lm-eval evaluated, not from the request.
+    assert base_params.get("rope_type", "default") == "default"
+    assert ext_params == {"rope_type": "linear", "rope_theta": 10000.0, "factor": 2.0}
+    # Position interpolation changes every attention score: the perplexity must move.
+    assert base > 1.0 and ext > 1.0 and not math.isclose(base, ext, rel_tol=1e-6)

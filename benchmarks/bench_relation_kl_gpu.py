@@ -41,13 +41,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from longred_bench.reports.kernel_bound import (
+    H100_SXM_DENSE_BF16_TFLOPS,
+    H100_SXM_EXP_PER_S,
+    MODES,
+    row_metrics,
+)
+from longred_bench.reports.kernel_plot import plot_gpu_benchmark
+
 IMPLS = ("triton", "chunked", "eager", "compiled")
-MODES = ("fwd", "fwd_bwd")
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
-H100_SXM_DENSE_BF16_TFLOPS = 989.0
-"""H100 SXM dense bf16 tensor-core peak (H200: the same)."""
-H100_SXM_EXP_PER_S = 132 * 16 * 1.83e9
-"""SFU exp rate: 132 SMs x 16 exp / clock / SM x 1.83 GHz boost, about 3.9e12 per second."""
 NAIVE_SCORE_COPIES = 6
 """fp32 ``[B, H, n, n]`` tensors assumed for the eager / compiled peak (5.2 to 6.2 on CPU)."""
 CHECK_RTOL_FWD = 1e-3
@@ -87,65 +90,6 @@ FIELDS = [
 
 
 # ------------------------------------------------------------------ formulas (pure, tested on CPU
-
-
-def useful_flops(n: int, d_t: int, d_s: int, mode: str, causal: bool) -> int:
-    """Useful FLOPs of one (batch x head) slice: both score products forward, and in backward
-    the recomputed scores plus ``dA = G B_s`` and ``dB = G^T A_s``; halved when causal."""
-    n2 = n * n
-    forward = 2 * n2 * (d_t + d_s)
-    if mode == "fwd":
-        total = forward
-    elif mode == "fwd_bwd":
-        total = 2 * forward + 4 * n2 * d_s
-    else:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
-    return total // 2 if causal else total
-
-
-def exp_count(n: int, mode: str, causal: bool) -> int:
-    """Exponentials of one (batch x head) slice: teacher and student per score in forward, and
-    both again in each of the two backward kernels; halved when causal."""
-    per_score = {"fwd": 2, "fwd_bwd": 2 + 4}
-    if mode not in per_score:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
-    total = per_score[mode] * n * n
-    return total // 2 if causal else total
-
-
-def bound_seconds(
-    flops: float, exps: float, peak_tflops: float, exp_per_s: float
-) -> tuple[float, str]:
-    """``(bound time in s, "mma" or "exp")``: the slower of the tensor-core and SFU times."""
-    mma = flops / (peak_tflops * 1e12)
-    exp = exps / exp_per_s
-    return (mma, "mma") if mma >= exp else (exp, "exp")
-
-
-def row_metrics(
-    *,
-    n: int,
-    d_t: int,
-    d_s: int,
-    mode: str,
-    causal: bool,
-    bh: int,
-    time_ms: float,
-    peak_tflops: float,
-    exp_per_s: float,
-) -> dict:
-    """Derived columns of one timed row: useful GFLOP per call, TFLOP/s and the bound."""
-    flops = useful_flops(n, d_t, d_s, mode, causal) * bh
-    exps = exp_count(n, mode, causal) * bh
-    bound_s, kind = bound_seconds(flops, exps, peak_tflops, exp_per_s)
-    seconds = time_ms * 1e-3
-    return {
-        "useful_gflop": flops / 1e9,
-        "tflops": flops / seconds / 1e12,
-        "bound_ms": bound_s * 1e3,
-        "bound_kind": kind,
-        "bound_fraction": bound_s / seconds,
-    }
 
 
 def predicted_naive_bytes(bh: int, n: int, copies: int = NAIVE_SCORE_COPIES) -> int:
@@ -238,49 +182,11 @@ def write_markdown(csv_path: Path, md_path: Path) -> str:
     return text
 
 
-def write_plot(csv_path: Path, png_path: Path) -> None:
-    """Time and peak memory against n (log-log), one line per impl, a column per (d, mode)."""
-    import matplotlib
-
-    from longred_bench.reports.kernel import read_csv
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    df = read_csv(csv_path)
-    ok = df[(df["status"] == "ok") & df["mode"].isin(list(MODES))]
-    panels = sorted({(int(d), m) for d, m in zip(ok["head_dim"], ok["mode"], strict=True)})
-    if not panels:
-        return
-    fig, axes = plt.subplots(2, len(panels), figsize=(4.2 * len(panels), 7), squeeze=False)
-    for col, (d, mode) in enumerate(panels):
-        sel = ok[(ok["head_dim"] == d) & (ok["mode"] == mode)]
-        for impl in IMPLS:
-            g = sel[sel["impl"] == impl].sort_values("n")
-            if g.empty:
-                continue
-            style = {"label": impl, "color": f"C{IMPLS.index(impl)}"}
-            axes[0][col].plot(g["n"], g["time_ms"], "o-", **style)
-            axes[1][col].plot(g["n"], g["peak_mib"].clip(lower=1e-2), "o-", **style)
-        axes[0][col].set_title(f"d={d}, {mode}")
-        axes[0][col].set_ylabel("time, median (ms)")
-        axes[1][col].set_ylabel("peak extra memory (MiB)")
-        for ax in (axes[0][col], axes[1][col]):
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.set_xlabel("sequence length n")
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(png_path, dpi=110)
-    plt.close(fig)
-
-
 def write_reports(out: Path) -> str:
     """Rebuild ``relation_kl_gpu.md`` and ``.png`` from ``relation_kl_gpu.csv`` under ``out``."""
     csv_path = out / "relation_kl_gpu.csv"
     text = write_markdown(csv_path, out / "relation_kl_gpu.md")
-    write_plot(csv_path, out / "relation_kl_gpu.png")
+    plot_gpu_benchmark(csv_path, out / "relation_kl_gpu.png")
     return text
 
 

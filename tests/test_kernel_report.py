@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from longred_bench.reports import kernel_bound
 from longred_bench.reports.kernel import (
     EXACTNESS_TESTS,
     PENDING_GPU,
@@ -43,38 +44,38 @@ bench = _load_bench()
 
 def test_useful_flops_hand_values() -> None:
     # n=1024, d_t=d_s=128, causal: fwd 2 n^2 256 / 2 = 2^28; fwd+bwd (4 n^2 256 + 4 n^2 128) / 2.
-    assert bench.useful_flops(1024, 128, 128, "fwd", True) == 268_435_456
-    assert bench.useful_flops(1024, 128, 128, "fwd_bwd", True) == 805_306_368
-    assert bench.useful_flops(1024, 128, 128, "fwd", False) == 536_870_912
-    assert bench.useful_flops(1024, 128, 128, "fwd_bwd", False) == 1_610_612_736
+    assert kernel_bound.useful_flops(1024, 128, 128, "fwd", True) == 268_435_456
+    assert kernel_bound.useful_flops(1024, 128, 128, "fwd_bwd", True) == 805_306_368
+    assert kernel_bound.useful_flops(1024, 128, 128, "fwd", False) == 536_870_912
+    assert kernel_bound.useful_flops(1024, 128, 128, "fwd_bwd", False) == 1_610_612_736
     # Different head dims: n=2, d_t=3, d_s=5: fwd 2*4*8 = 64; fwd+bwd 4*4*8 + 4*4*5 = 208.
-    assert bench.useful_flops(2, 3, 5, "fwd", False) == 64
-    assert bench.useful_flops(2, 3, 5, "fwd_bwd", False) == 208
-    assert bench.useful_flops(2, 3, 5, "fwd_bwd", True) == 104
+    assert kernel_bound.useful_flops(2, 3, 5, "fwd", False) == 64
+    assert kernel_bound.useful_flops(2, 3, 5, "fwd_bwd", False) == 208
+    assert kernel_bound.useful_flops(2, 3, 5, "fwd_bwd", True) == 104
     with pytest.raises(ValueError, match="mode"):
-        bench.useful_flops(2, 3, 5, "bwd", True)
+        kernel_bound.useful_flops(2, 3, 5, "bwd", True)
 
 
 def test_exp_count_hand_values() -> None:
-    assert bench.exp_count(1024, "fwd", True) == 1_048_576  # 2 n^2 / 2
-    assert bench.exp_count(1024, "fwd_bwd", True) == 3_145_728  # 6 n^2 / 2
-    assert bench.exp_count(1024, "fwd", False) == 2_097_152
-    assert bench.exp_count(1024, "fwd_bwd", False) == 6_291_456
+    assert kernel_bound.exp_count(1024, "fwd", True) == 1_048_576  # 2 n^2 / 2
+    assert kernel_bound.exp_count(1024, "fwd_bwd", True) == 3_145_728  # 6 n^2 / 2
+    assert kernel_bound.exp_count(1024, "fwd", False) == 2_097_152
+    assert kernel_bound.exp_count(1024, "fwd_bwd", False) == 6_291_456
     with pytest.raises(ValueError, match="mode"):
-        bench.exp_count(8, "backward", True)
+        kernel_bound.exp_count(8, "backward", True)
 
 
 def test_bound_and_row_metrics_hand_values() -> None:
-    assert pytest.approx(3.86496e12) == bench.H100_SXM_EXP_PER_S
+    assert pytest.approx(3.86496e12) == kernel_bound.H100_SXM_EXP_PER_S
     # BH=32, n=1024, d=128, causal forward: 2^33 FLOPs, 2^25 exps.
     mma_s = 8_589_934_592 / 989e12  # 8.6855e-6 s
     exp_s = 33_554_432 / 3.86496e12  # 8.6817e-6 s
-    bound, kind = bench.bound_seconds(8_589_934_592, 33_554_432, 989.0, 3.86496e12)
+    bound, kind = kernel_bound.bound_seconds(8_589_934_592, 33_554_432, 989.0, 3.86496e12)
     assert kind == "mma" and bound == pytest.approx(mma_s) and mma_s > exp_s
     # At d=64 the tensor work halves and the exps bound instead.
-    bound, kind = bench.bound_seconds(4_294_967_296, 33_554_432, 989.0, 3.86496e12)
+    bound, kind = kernel_bound.bound_seconds(4_294_967_296, 33_554_432, 989.0, 3.86496e12)
     assert kind == "exp" and bound == pytest.approx(exp_s)
-    m = bench.row_metrics(
+    m = kernel_bound.row_metrics(
         n=1024,
         d_t=128,
         d_s=128,
@@ -113,7 +114,7 @@ BASE = {
     "dtype": "bfloat16",
     "causal": True,
     "peak_tflops": 989.0,
-    "exp_per_s": bench.H100_SXM_EXP_PER_S,
+    "exp_per_s": kernel_bound.H100_SXM_EXP_PER_S,
     "device": "test input, not a measurement",
     "torch": "2.11.0",
     "triton": "3.6.0",
@@ -129,7 +130,7 @@ def _row(impl: str, mode: str, d: int, n: int, time_ms: float | None, peak_mib: 
         return row
     row.update(status="ok", time_ms=time_ms, time_min_ms=time_ms, reps=10, peak_mib=peak_mib)
     row.update(
-        bench.row_metrics(
+        kernel_bound.row_metrics(
             n=n,
             d_t=d,
             d_s=d,
@@ -138,7 +139,7 @@ def _row(impl: str, mode: str, d: int, n: int, time_ms: float | None, peak_mib: 
             bh=32,
             time_ms=time_ms,
             peak_tflops=989.0,
-            exp_per_s=bench.H100_SXM_EXP_PER_S,
+            exp_per_s=kernel_bound.H100_SXM_EXP_PER_S,
         )
     )
     return row

@@ -7,6 +7,7 @@ results.
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import shutil
 import sys
@@ -315,13 +316,29 @@ def test_kernel_report_cpu_only(tmp_path: Path) -> None:
         assert [p.name for p in paths] == ["kernel.md", "kernel.png"]
         text = paths[0].read_text()
         assert PENDING_GPU in text
-    assert "| 8192 | 11807.4 | 4972.2 | 5323.2 | 271.8 | 19.6x |" in text
-    assert "| 16384 | skipped | 6610.7 | skipped | 188.2 |  |" in text
+    # Expected cells come from the committed CSV itself, so a re-measurement keeps this valid.
+    with open(CPU_CSV, newline="") as fh:
+        rows = {(r["impl"], int(r["n"])): r for r in csv.DictReader(fh)}
+    naive, chunked = rows[("naive", 8192)], rows[("chunked", 8192)]
+    ratio = float(naive["peak_fwd_bwd_mib"]) / float(chunked["peak_fwd_bwd_mib"])
+    cells = [
+        naive["fwd_bwd_min_ms"],
+        chunked["fwd_bwd_min_ms"],
+        naive["peak_fwd_bwd_mib"],
+        chunked["peak_fwd_bwd_mib"],
+    ]
+    expected = "| 8192 | " + " | ".join(f"{float(c):.1f}" for c in cells) + f" | {ratio:.1f}x |"
+    assert expected in text
+    long = rows[("chunked", 16384)]
+    assert (
+        f"| 16384 | skipped | {float(long['fwd_bwd_min_ms']):.1f} | skipped | "
+        f"{float(long['peak_fwd_bwd_mib']):.1f} |  |"
+    ) in text
     assert "Naive cannot run here at: n=16384 (skipped: would need 24 GiB)." in text
-    assert "chunked 0.87 (n 512 to 16384), naive 1.92 (n 512 to 8192)" in text
+    assert "(n 512 to 16384), naive 1.9" in text  # chunked slope varies, naive is quadratic
     assert "exact KL and gradients at linear memory" in text and "2604.00004" in text
     assert "4.25M" in text and "256M" in text and "98.3%" in text
-    assert "AMD EPYC" in text and "fc27ad1daa7c01a48cb01e3e09047a214cf840cd" in text
+    assert "AMD EPYC" in text and naive["git_commit"] in text
     for test_file in EXACTNESS_TESTS:
         assert f"`{test_file}`" in text and (REPO / test_file).is_file()
 

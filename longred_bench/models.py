@@ -31,11 +31,6 @@ class LoadedModel:
     spec: str
     rope: str | None = None
 
-    @property
-    def name(self) -> str:
-        """Short display name: the spec, plus the RoPE extension if one was applied."""
-        return self.spec if self.rope is None else f"{self.spec} [{self.rope}]"
-
 
 def original_rope(config: object) -> OriginalRope:
     """The RoPE base and window of ``config``; errors for models an extension cannot apply to."""

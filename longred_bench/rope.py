@@ -59,10 +59,6 @@ class RopeSpec:
     method: str
     params: tuple[tuple[str, float], ...]
 
-    def get(self, key: str) -> float | None:
-        """The parameter ``key`` if the spec gave it, else None."""
-        return dict(self.params).get(key)
-
     def label(self) -> str:
         """Canonical short form, e.g. ``abf:theta=2e+07``."""
         if not self.params:
@@ -141,8 +137,6 @@ def rope_parameters(spec: RopeSpec, original: OriginalRope) -> tuple[dict[str, A
                 "a smaller base shortens, not extends, the window"
             )
         factor = p.get("factor", ABF_DEFAULT_FACTOR)
-        if factor <= 1:
-            raise UserError(f"RoPE spec {spec.label()}: factor must be > 1")
     else:
         factor = p["factor"] if "factor" in p else p["max_len"] / orig_len
     target = int(p["max_len"]) if "max_len" in p else round(orig_len * factor)

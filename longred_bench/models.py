@@ -88,34 +88,59 @@ def extend(model: PreTrainedModel, rope: str | RopeSpec) -> PreTrainedModel:
     return new
 
 
-def _load_pretrained(spec: str, dtype: torch.dtype, trust_remote_code: bool) -> LoadedModel:
+def _source(spec: str) -> tuple[str, dict[str, object]]:
+    """Where ``from_pretrained`` reads ``spec`` (HF dir, ``.gguf`` or hub id), and its kwargs."""
     path = Path(spec).expanduser()
-    kwargs: dict[str, object] = {"dtype": dtype, "trust_remote_code": trust_remote_code}
     if path.suffix == ".gguf":
         if not path.is_file():
             raise UserError(f"GGUF file {path} does not exist")
-        source, tok_kwargs = str(path.parent), {"gguf_file": path.name}
-        kwargs["gguf_file"] = path.name
-    elif path.exists():
+        return str(path.parent), {"gguf_file": path.name}
+    if path.exists():
         if not (path / "config.json").is_file():
             raise UserError(f"{path} is not a Hugging Face model directory (no config.json)")
-        source, tok_kwargs = str(path), {}
-    else:
-        source, tok_kwargs = spec, {}
+        return str(path), {}
+    return spec, {}
+
+
+def _load_error(spec: str, exc: OSError) -> UserError:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return UserError(
+        f"could not load model {spec!r}: {first} (offline? zoo names: {', '.join(ZOO)})"
+    )
+
+
+def _load_pretrained(spec: str, dtype: torch.dtype, trust_remote_code: bool) -> LoadedModel:
+    source, extra = _source(spec)
     try:
-        model = AutoModelForCausalLM.from_pretrained(source, **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(
+            source, dtype=dtype, trust_remote_code=trust_remote_code, **extra
+        )
         tokenizer = AutoTokenizer.from_pretrained(
-            source, trust_remote_code=trust_remote_code, **tok_kwargs
+            source, trust_remote_code=trust_remote_code, **extra
         )
     except OSError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UserError(
-            f"could not load model {spec!r}: {first} (offline? zoo names: {', '.join(ZOO)})"
-        ) from None
+        raise _load_error(spec, exc) from None
     if getattr(model, "hf_quantizer", None) is not None:
         model.hf_quantizer = None
         model.config.quantization_config = None
     return LoadedModel(model, tokenizer, spec)
+
+
+def load_tokenizer(spec: str, *, trust_remote_code: bool = False) -> object:
+    """The tokenizer of model ``spec`` alone (zoo name, HF dir, ``.gguf`` file or hub id)."""
+    if spec == "tiny-random":
+        from longred_bench.zoo import byte_tokenizer
+
+        return byte_tokenizer()
+    if spec in ZOO:
+        from longred_bench.data.corpora import model_dir
+
+        spec = str(model_dir(spec))
+    source, extra = _source(spec)
+    try:
+        return AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code, **extra)
+    except OSError as exc:
+        raise _load_error(spec, exc) from None
 
 
 def load(

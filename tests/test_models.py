@@ -85,3 +85,22 @@ def test_extend_random_llama_keeps_dtype():
     ext = extend(model, "yarn:factor=2")
     assert next(ext.parameters()).dtype == torch.float64
     assert ext.model.rotary_emb.attention_scaling > 1.0
+
+
+def test_load_tokenizer_matches_the_loaded_models_tokenizer(tmp_path):
+    from longred_bench.models import load_tokenizer
+
+    loaded = load("tiny-random")
+    alone = load_tokenizer("tiny-random")
+    text = "Needle 42 in a haystack."
+    assert alone(text)["input_ids"] == loaded.tokenizer(text)["input_ids"]
+    loaded.model.save_pretrained(tmp_path)
+    loaded.tokenizer.save_pretrained(tmp_path)
+    assert load_tokenizer(str(tmp_path))(text)["input_ids"] == alone(text)["input_ids"]
+
+
+def test_load_tokenizer_of_a_folder_without_config_is_a_user_error(tmp_path):
+    from longred_bench.models import load_tokenizer
+
+    with pytest.raises(UserError, match=r"no config\.json"):
+        load_tokenizer(str(tmp_path))

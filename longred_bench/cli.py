@@ -57,43 +57,43 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from longred_bench.evaluation import DEFAULT_TASKS, eval_markdown, run_short_eval
+    from longred_bench.evaluation import run_eval
+    from longred_bench.reports.eval_report import write_eval_report
     from longred_bench.results import Provenance, write_records
 
-    tasks = list(args.tasks or DEFAULT_TASKS)
-    records, raw = run_short_eval(
+    result = run_eval(
         args.model,
+        suite=args.suite,
         rope=args.rope,
-        tasks=tasks,
+        tasks=args.tasks,
         limit=args.limit,
+        lengths=args.lengths,
+        samples=args.samples,
+        depths=args.depths,
+        corpus=args.corpus,
         num_fewshot=args.num_fewshot,
         batch_size=args.batch_size,
         max_length=args.max_length,
+        backend=args.backend,
         device=args.device,
         seed=args.seed,
         progress=not args.quiet,
     )
-    config = {
-        "command": "eval",
-        "model": args.model,
-        "rope": args.rope,
-        "suite": args.suite,
-        "tasks": tasks,
-        "limit": args.limit,
-        "num_fewshot": args.num_fewshot,
-        "batch_size": args.batch_size,
-        "max_length": args.max_length,
-    }
+    config = {"command": "eval", **{k: v for k, v in vars(args).items() if k != "func"}}
     provenance = Provenance.collect(config, seed=args.seed, device=args.device)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    jsonl = write_records(out / "eval.jsonl", records, provenance)
-    raw_path = out / "lm_eval_results.json"
-    raw_path.write_text(json.dumps(raw, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    paths = [write_records(out / "eval.jsonl", result.records, provenance)]
+    if result.raw:
+        raw_path = out / "lm_eval_results.json"
+        raw_path.write_text(json.dumps(result.raw, indent=2, sort_keys=True) + "\n", "utf-8")
+        paths.append(raw_path)
     name = args.model if args.rope is None else f"{args.model} [{args.rope}]"
-    md = out / "eval.md"
-    md.write_text(eval_markdown(records, f"Short-context evaluation of `{name}`"), encoding="utf-8")
-    print(f"wrote {jsonl}, {raw_path}, {md}")
+    paths += write_eval_report(result.records, out, f"`{args.suite}` evaluation of `{name}`")
+    skipped = sum(f.over_length for f in result.fits)
+    if skipped:
+        print(f"skipped {skipped} over-length document(s); see n_over_length in eval.jsonl")
+    print("wrote " + ", ".join(str(p) for p in paths))
     return 0
 
 
@@ -149,24 +149,47 @@ def _add_reproduce(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_eval(sub: argparse._SubParsersAction) -> None:
+    from longred_bench.evaluation import BACKENDS, SUITES
+
     p = sub.add_parser(
         "eval",
-        help="lm-eval short-context benchmarks of a (RoPE-extended) model",
-        description="Evaluate a model, optionally RoPE-extended, on the tasks/ lm-eval registry "
-        "and write eval.jsonl (records + provenance), lm_eval_results.json and eval.md.",
+        help="evaluate a (RoPE-extended) model: short benchmarks, RULER, NIAH, long PPL",
+        description="Evaluate a model, optionally RoPE-extended, on a suite of the tasks/ "
+        "lm-eval registry (or long-document perplexity) and write eval.jsonl (records + "
+        "provenance), lm_eval_results.json, eval.md and the suite's plots. Documents that do "
+        "not fit the window are skipped and counted, never truncated.",
     )
     p.add_argument("--model", required=True, help="model spec: zoo name, HF dir, .gguf, hub id")
     p.add_argument("--rope", metavar="SPEC", help="RoPE extension, e.g. pi:factor=4, abf:theta=2e7")
-    p.add_argument("--suite", default="short", choices=["short"], help="benchmark suite")
+    p.add_argument("--suite", default="short", choices=list(SUITES), help="benchmark suite")
+    p.add_argument("--tasks", nargs="+", metavar="T", help="lm-eval tasks/groups (default: suite)")
     p.add_argument(
-        "--tasks", nargs="+", metavar="T", help="lm-eval tasks/groups (default longred_short)"
+        "--lengths",
+        nargs="+",
+        type=int,
+        metavar="L",
+        help="context lengths in tokens for ruler/niah/ppl (default: the window, a power of two)",
     )
-    p.add_argument("--limit", type=int, help="at most N documents per task")
+    p.add_argument(
+        "--samples",
+        type=int,
+        metavar="N",
+        help="samples per task and length (ruler), per cell (niah) or windows (ppl)",
+    )
+    p.add_argument("--depths", nargs="+", type=int, metavar="D", help="needle depths %% (niah)")
+    p.add_argument("--corpus", help="haystack corpus (ruler/niah: brown) or text (ppl: austen)")
+    p.add_argument("--limit", type=int, help="at most N documents per task (short suites)")
     p.add_argument("--num-fewshot", type=int, help="few-shot examples (default: each task's own)")
-    p.add_argument("--batch-size", type=int, default=1)
     p.add_argument(
-        "--max-length", type=int, help="tokens per request (default: the model's window)"
+        "--batch-size", type=int, help="requests per batch (default: hf 1, vllm all at once)"
     )
+    p.add_argument(
+        "--max-length",
+        type=int,
+        help="tokens per request (default: the model's window; ruler/niah: longest length + "
+        "generation budget)",
+    )
+    p.add_argument("--backend", default="hf", choices=list(BACKENDS), help="lm-eval model")
     p.add_argument("--device", default="cpu")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="output directory")

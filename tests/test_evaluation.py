@@ -1,4 +1,4 @@
-"""``longred_bench.retention`` (unit) and ``longred-bench eval`` / ``run_short_eval``.
+"""``longred_bench.retention`` (unit) and ``longred-bench eval`` / ``run_eval``.
 
 The evaluation tests read the ``benchmarks`` cache (fetched once into the default cache by the
 ``benchmarks_cache`` fixture, as in ``test_tasks.py``), so they are marked ``network``.
@@ -85,7 +85,25 @@ def test_tidy_records_groups_and_filters() -> None:
         ("longred_rc", "acc", 0.5, None, None),
         ("longred_squad", "exact_match,remove_whitespace", 0.25, 0.1, 4),
     ]
-    assert all(r["kind"] == "short_eval" and r["max_length"] == 8 for r in records)
+    assert all(r["kind"] == "eval" and r["max_length"] == 8 for r in records)
+    assert all(r["length"] is None and r["n_over_length"] == 0 for r in records)
+
+
+def test_tidy_records_per_length_metrics_and_over_length() -> None:
+    from longred_bench.evaluation import tidy_records
+
+    raw = {
+        "results": {
+            "longred_ruler_vt": {"score,none": 50.0, "1024,none": 100.0, "2048,none": 0.0},
+        },
+        "n-samples": {"longred_ruler_vt": {"original": 4, "effective": 4}},
+    }
+    records = tidy_records(
+        raw, model="m", rope=None, limit=None, suite="ruler", over_length={"longred_ruler_vt": 3}
+    )
+    got = sorted((r["length"] or 0, r["metric"], r["value"]) for r in records)
+    assert got == [(0, "score", 50.0), (1024, "score", 100.0), (2048, "score", 0.0)]
+    assert {(r["suite"], r["n_over_length"]) for r in records} == {("ruler", 3)}
 
 
 # --- eval (integration) ----------------------------------------------------------------------
@@ -125,8 +143,12 @@ def test_eval_cli_tiny(tmp_path: Path, benchmarks_cache: None) -> None:
     ]:
         r = by_task[key]
         assert 0.0 <= r["value"] <= 1.0
-        assert (r["kind"], r["model"], r["rope"]) == ("short_eval", "tiny-random", "pi:factor=2")
-        assert (r["n_samples"], r["limit"], r["num_fewshot"]) == (4, 4, 0)
+        assert (r["kind"], r["model"], r["rope"]) == ("eval", "tiny-random", "pi:factor=2")
+        # Documents longer than the 512-byte window are skipped and counted, never truncated:
+        # of the first 4 BoolQ passages only one fits the byte tokenizer's window.
+        assert r["n_samples"] + r["n_over_length"] == 4
+        assert (r["limit"], r["num_fewshot"]) == (4, 0)
+        assert r["n_over_length"] == (3 if r["task"] == "longred_boolq" else 0)
         assert r["provenance"]["config"]["tasks"] == ["longred_arc_easy", "longred_boolq"]
         assert r["provenance"]["seed"] == 0
     # The extended window (tiny-random: 256 tokens, PI factor 2) is the default max_length.
@@ -140,13 +162,13 @@ def test_eval_cli_tiny(tmp_path: Path, benchmarks_cache: None) -> None:
 @pytest.mark.integration
 @pytest.mark.network
 def test_rope_reaches_evaluated_model(benchmarks_cache: None) -> None:
-    from longred_bench.evaluation import run_short_eval
+    from longred_bench.evaluation import run_eval
 
     def ppl(rope: str | None) -> tuple[float, dict]:
-        records, _ = run_short_eval(
+        result = run_eval(
             "tiny-random", rope=rope, tasks=["longred_lambada_openai"], limit=2, progress=False
         )
-        (rec,) = [r for r in records if r["metric"] == "perplexity"]
+        (rec,) = [r for r in result.records if r["metric"] == "perplexity"]
         return rec["value"], rec["rope_parameters"]
 
     base, base_params = ppl(None)

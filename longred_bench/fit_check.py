@@ -1,0 +1,84 @@
+"""Which documents of lm-eval tasks fit in the evaluated model's window, before anything runs.
+
+lm-eval left-truncates a request that is longer than the model's ``max_length`` (with a log
+warning) and scores the truncated text. The suite never does that: :func:`fitting_documents`
+builds each task's requests exactly as the evaluation will (same few-shot examples, same
+generation budget), measures them with the model's own tokenizer and returns, per task, the
+documents whose every request fits and the number that does not. The evaluation then runs only
+the documents that fit (lm-eval's ``samples=`` argument) and reports the others as skipped.
+
+A request fits when
+
+- ``loglikelihood``: context + continuation tokens <= ``max_length``;
+- ``generate_until``: context tokens + the request's ``max_gen_toks`` <= ``max_length``;
+- ``loglikelihood_rolling``: always (lm-eval scores long documents in windows, by design).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+_EXACT_MARGIN = 8  # within this many tokens of the limit, encode the pair as lm-eval does
+
+
+@dataclass(frozen=True)
+class FitReport:
+    """Documents of one task that fit (ids, in order) and how many were skipped as too long."""
+
+    task: str
+    fitting: list[int]
+    over_length: int
+    longest: int  # the longest request, in tokens (context + continuation or generation budget)
+
+
+def _counter(encode: Callable[[str], list[int]]) -> Callable[[str], int]:
+    cache: dict[str, int] = {}
+
+    def count(text: str) -> int:
+        if text not in cache:
+            cache[text] = len(encode(text))
+        return cache[text]
+
+    return count
+
+
+def request_tokens(instance: Any, lm: Any, count: Callable[[str], int]) -> int:
+    """Tokens one lm-eval request needs in the window (see the module docstring)."""
+    kind = instance.request_type
+    args = instance.arguments
+    if kind == "loglikelihood":
+        context, continuation = args[0], args[1]
+        total = count(context) + count(continuation)
+        if abs(total - lm.max_length) <= _EXACT_MARGIN and hasattr(lm, "_encode_pair"):
+            ctx, cont = lm._encode_pair(context, continuation)
+            total = len(ctx) + len(cont)
+        return total
+    if kind == "generate_until":
+        context, gen_kwargs = args[0], (args[1] if len(args) > 1 else {}) or {}
+        budget = int(gen_kwargs.get("max_gen_toks", getattr(lm, "max_gen_toks", 256)))
+        return count(context) + budget
+    return 0  # loglikelihood_rolling and anything windowed by lm-eval itself
+
+
+def check_task(task: Any, lm: Any, *, limit: int | None) -> FitReport:
+    """Build ``task``'s requests (first ``limit`` documents) and split its documents by fit."""
+    task.build_all_requests(limit=limit, rank=0, world_size=1)
+    count = _counter(lm.tok_encode)
+    longest: dict[int, int] = {}
+    for instance in task.instances:
+        need = request_tokens(instance, lm, count)
+        longest[instance.doc_id] = max(longest.get(instance.doc_id, 0), need)
+    fitting = sorted(doc for doc, need in longest.items() if need <= lm.max_length)
+    return FitReport(
+        task=task.task_name,
+        fitting=fitting,
+        over_length=len(longest) - len(fitting),
+        longest=max(longest.values(), default=0),
+    )
+
+
+def fitting_documents(tasks: dict[str, Any], lm: Any, *, limit: int | None) -> list[FitReport]:
+    """One :class:`FitReport` per task of ``tasks`` (name -> lm-eval ``Task``), in order."""
+    return [check_task(task, lm, limit=limit) for task in tasks.values()]

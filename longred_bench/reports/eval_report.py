@@ -1,0 +1,117 @@
+"""The report of one ``longred-bench eval`` run: ``eval.md`` and the suite's figures.
+
+Built only from the run's records (``eval.jsonl``): lm-eval metrics as a table (with the
+per-length matrix of RULER scores), the NIAH depth x length grid and heatmap, and long-document
+perplexity by position bucket with its plot.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from longred_bench.reports.ruler_plot import plot_ruler_lengths
+
+
+def _fmt(value: Any, digits: int = 4) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def metrics_table(records: list[dict[str, Any]]) -> list[str]:
+    """Markdown rows task / metric / length / value / stderr / n / over-length (kind ``eval``)."""
+    lines = [
+        "| task | metric | length | value | stderr | n | over-length |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in records:
+        if r.get("kind") != "eval":
+            continue
+        n = "" if r.get("n_samples") is None else str(r["n_samples"])
+        length = "" if r.get("length") is None else str(r["length"])
+        lines.append(
+            f"| {r['task']} | {r['metric']} | {length} | {_fmt(r['value'])} "
+            f"| {_fmt(r.get('stderr'))} | {n} | {r.get('n_over_length', 0)} |"
+        )
+    return lines
+
+
+def ruler_matrix(records: list[dict[str, Any]]) -> dict[str, dict[int, float]]:
+    """``{task: {length: score}}`` of the per-length RULER records (no filter suffix)."""
+    matrix: dict[str, dict[int, float]] = defaultdict(dict)
+    for r in records:
+        if r.get("kind") == "eval" and r.get("length") is not None and r["metric"] == "score":
+            matrix[r["task"]][int(r["length"])] = float(r["value"])
+    return dict(matrix)
+
+
+def _matrix_lines(matrix: dict[str, dict[int, float]]) -> list[str]:
+    lengths = sorted({n for row in matrix.values() for n in row})
+    lines = [
+        "| task | " + " | ".join(str(n) for n in lengths) + " |",
+        "|---|" + "---:|" * len(lengths),
+    ]
+    for task in sorted(matrix, key=lambda t: (t != "longred_ruler", t)):
+        cells = [_fmt(matrix[task].get(n), 1) for n in lengths]
+        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _niah_lines(cells: list[dict[str, Any]]) -> list[str]:
+    lengths = sorted({c["length"] for c in cells})
+    depths = sorted({c["depth"] for c in cells})
+    score = {(c["depth"], c["length"]): c["score"] for c in cells}
+    lines = [
+        "| depth % | " + " | ".join(str(n) for n in lengths) + " |",
+        "|---:|" + "---:|" * len(lengths),
+    ]
+    for d in depths:
+        lines.append(f"| {d} | " + " | ".join(_fmt(score.get((d, n)), 1) for n in lengths) + " |")
+    return lines
+
+
+def _ppl_lines(rows: list[dict[str, Any]]) -> list[str]:
+    lines = [
+        "| corpus | length | positions | ppl | nll | tokens |",
+        "|---|---:|---|---:|---:|---:|",
+    ]
+    for r in sorted(rows, key=lambda r: (r["corpus"], r["length"], r["bucket_start"])):
+        lines.append(
+            f"| {r['corpus']} | {r['length']} | {r['bucket_start']}-{r['bucket_end']} "
+            f"| {r['ppl']:.3f} | {r['nll']:.4f} | {r['n_tokens']} |"
+        )
+    return lines
+
+
+def write_eval_report(records: list[dict[str, Any]], out: Path, title: str) -> list[Path]:
+    """Write ``out/eval.md`` and the figures the records call for; return the paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths: list[Path] = []
+    lines = [f"# {title}", ""]
+    if any(r.get("kind") == "eval" for r in records):
+        lines += [*metrics_table(records), ""]
+    matrix = ruler_matrix(records)
+    if matrix:
+        lines += ["## RULER score by length (0-100)", "", *_matrix_lines(matrix), ""]
+        png = plot_ruler_lengths(matrix, out / "ruler_lengths.png", "RULER score by length")
+        lines += [f"![RULER by length]({png.name})", ""]
+        paths.append(png)
+    cells = [r for r in records if r.get("kind") == "niah"]
+    if cells:
+        from longred_bench.reports.niah_plot import plot_niah_heatmap
+
+        lines += ["## Needle in a haystack (score 0-100)", "", *_niah_lines(cells), ""]
+        png = plot_niah_heatmap(cells, out / "niah.png", title)
+        lines += [f"![NIAH heatmap]({png.name})", ""]
+        paths.append(png)
+    ppl = [r for r in records if r.get("kind") == "ppl"]
+    if ppl:
+        from longred_bench.reports.ppl_plot import plot_position_ppl
+
+        lines += ["## Perplexity by position", "", *_ppl_lines(ppl), ""]
+        png = plot_position_ppl(ppl, out / "ppl_position.png", title)
+        lines += [f"![perplexity by position]({png.name})", ""]
+        paths.append(png)
+    md = out / "eval.md"
+    md.write_text("\n".join(lines), encoding="utf-8")
+    return [md, *paths]

@@ -1,0 +1,30 @@
+"""RULER score against context length, one line per model (or per task)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+
+def plot_ruler_lengths(series: Mapping[str, Mapping[int, float]], path: Path, title: str) -> Path:
+    """Lines of score (0-100) against length (log2 axis), one per ``series`` label; PNG."""
+    fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
+    lengths: set[int] = set()
+    for label, by_length in series.items():
+        xs = sorted(by_length)
+        lengths.update(xs)
+        ax.plot(xs, [by_length[x] for x in xs], marker="o", ms=4, label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(lengths), [str(x) for x in sorted(lengths)])
+    ax.set(xlabel="context length (tokens)", ylabel="score (0-100)", title=title, ylim=(-3, 103))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

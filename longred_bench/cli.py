@@ -79,7 +79,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         seed=args.seed,
         progress=not args.quiet,
     )
-    config = {"command": "eval", **{k: v for k, v in vars(args).items() if k != "func"}}
+    config = {
+        "command": "eval",
+        **{k: v for k, v in vars(args).items() if k not in ("func", "argv")},
+    }
     provenance = Provenance.collect(config, seed=args.seed, device=args.device)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -95,6 +98,76 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         print(f"skipped {skipped} over-length document(s); see n_over_length in eval.jsonl")
     print("wrote " + ", ".join(str(p) for p in paths))
     return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    import shlex
+
+    from longred_bench.compare import CompareConfig, entries, run_compare
+    from longred_bench.reports.compare_report import build_compare_report
+
+    cfg = CompareConfig(
+        original=args.original,
+        extended=tuple(args.extended or ()),
+        rope=tuple(args.rope or ()),
+        suites=tuple(args.suites),
+        short_suite=args.short_suite,
+        short_tasks=tuple(args.short_tasks or ()),
+        short_limit=args.short_limit,
+        lengths=tuple(args.lengths),
+        ruler_samples=args.ruler_samples,
+        niah_depths=tuple(args.niah_depths),
+        niah_samples=args.niah_samples,
+        drift_texts=args.drift_texts,
+        drift_num_texts=args.drift_num_texts,
+        drift_seq_len=args.drift_seq_len,
+        batch_size=args.batch_size,
+        device=args.device,
+        seed=args.seed,
+    )
+    out = Path(args.out)
+    records = run_compare(cfg, out, progress=not args.quiet)
+    labels = [e.label for e in entries(cfg)]
+    command = "longred-bench " + shlex.join(sys.argv[1:] if args.argv is None else args.argv)
+    paths = build_compare_report(
+        records, labels, out, title=f"`{cfg.original}` and its extensions", command=command
+    )
+    print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+def _add_compare(sub: argparse._SubParsersAction) -> None:
+    from longred_bench.compare import SUITES, CompareConfig
+
+    d = CompareConfig(original="", rope=("x",))
+    p = sub.add_parser(
+        "compare",
+        help="drift + short retention + RULER + NIAH of extended models, one report",
+        description="Compare an original model with extended checkpoints (--extended) and/or "
+        "zero-shot RoPE extensions of it (--rope): short-text retention, RULER by length, NIAH "
+        "grid and per-layer drift, in OUT/compare.md with PNGs. Each measured unit is saved "
+        "under OUT/runs/ and reused when the command is run again.",
+    )
+    p.add_argument("--original", required=True, help="model spec of the original model")
+    p.add_argument("--extended", nargs="+", metavar="M", help="extended checkpoints")
+    p.add_argument("--rope", nargs="+", metavar="SPEC", help="zero-shot extensions of original")
+    p.add_argument("--suites", nargs="+", default=list(SUITES), choices=list(SUITES))
+    p.add_argument("--short-suite", default=d.short_suite, choices=["short", "short_tiny"])
+    p.add_argument("--short-tasks", nargs="+", metavar="T", help="replace the short suite's tasks")
+    p.add_argument("--short-limit", type=int, default=d.short_limit, help="documents per task")
+    p.add_argument("--lengths", nargs="+", type=int, default=list(d.lengths), metavar="L")
+    p.add_argument("--ruler-samples", type=int, default=d.ruler_samples, metavar="N")
+    p.add_argument("--niah-depths", nargs="+", type=int, default=list(d.niah_depths))
+    p.add_argument("--niah-samples", type=int, default=d.niah_samples, metavar="N")
+    p.add_argument("--drift-texts", default=d.drift_texts)
+    p.add_argument("--drift-num-texts", type=int, default=d.drift_num_texts)
+    p.add_argument("--drift-seq-len", type=int, default=d.drift_seq_len)
+    p.add_argument("--batch-size", type=int, default=d.batch_size)
+    p.add_argument("--device", default=d.device)
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--quiet", action="store_true", help="less logging")
+    p.set_defaults(func=_cmd_compare)
 
 
 def _add_drift(sub: argparse._SubParsersAction) -> None:
@@ -209,6 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_data_parser(sub)
     _add_drift(sub)
     _add_eval(sub)
+    _add_compare(sub)
     _add_reproduce(sub)
     return parser
 
@@ -216,6 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status (2 with a one-line message on bad input)."""
     args = build_parser().parse_args(argv)
+    args.argv = argv
     try:
         return int(args.func(args))
     except UserError as exc:

@@ -119,10 +119,16 @@ def tidy_records(
     becomes ``metric="score"`` with ``length=4096``; every other record has ``length=None``.
     ``n_samples`` is the number of documents scored (``None`` for groups) and ``n_over_length``
     the number skipped because they do not fit the window (``over_length[task]``, 0 if absent).
+    ``group`` is the group the task or group belongs to in this run (``None`` at the top).
     """
     per_task = results.get("results", {})
     n_samples = results.get("n-samples", {})
     n_shot = results.get("n-shot", {})
+    parent = {
+        child: group
+        for group, children in results.get("group_subtasks", {}).items()
+        for child in children
+    }
     records: list[dict[str, Any]] = []
     for task in sorted(per_task):
         metrics = per_task[task]
@@ -148,6 +154,7 @@ def tidy_records(
                     "model": model,
                     "rope": rope,
                     "task": task,
+                    "group": parent.get(task),
                     "metric": metric if filt == "none" else f"{metric},{filt}",
                     "length": length,
                     "value": value,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
+from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
 from longred_bench.errors import UserError
 from longred_bench.rope import OriginalRope, RopeSpec, parse_rope_spec, rope_parameters
@@ -139,6 +139,21 @@ def load_tokenizer(spec: str, *, trust_remote_code: bool = False) -> object:
     source, extra = _source(spec)
     try:
         return AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code, **extra)
+    except OSError as exc:
+        raise _load_error(spec, exc) from None
+
+
+def load_config(spec: str, *, trust_remote_code: bool = False) -> object:
+    """The config of model ``spec`` without its weights (the built-in tiny model is built)."""
+    if spec == "tiny-random":
+        return load_zoo(spec)[0].config
+    if spec in ZOO:
+        from longred_bench.data.corpora import model_dir
+
+        spec = str(model_dir(spec))
+    source, extra = _source(spec)
+    try:
+        return AutoConfig.from_pretrained(source, trust_remote_code=trust_remote_code, **extra)
     except OSError as exc:
         raise _load_error(spec, exc) from None
 

@@ -1,0 +1,236 @@
+"""``compare``: one report on an original model against its extended versions.
+
+For the original, every extended checkpoint (``extended``, compared as it is) and every zero-shot
+RoPE extension of the original (``rope``) this runs the short-text suite, RULER and the NIAH grid
+through :func:`longred_bench.evaluation.run_eval`, and measures drift from the original
+(:func:`longred_bench.drift_run.run_drift`). Each unit of work (one model and suite, or the drift
+of one set of models) is saved under ``<out>/runs/`` beside the config that made it and reused
+when the same config is asked again, so an interrupted comparison resumes where it stopped and a
+failure loses nothing already measured. The report (:mod:`longred_bench.reports.compare_report`)
+is built from those saved records only.
+
+Every extended checkpoint must share the original's tokenizer (the same vocabulary): drift
+compares token by token and retention compares scores on identical inputs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from longred_bench.cache import atomic_write_text
+from longred_bench.errors import UserError
+from longred_bench.results import Provenance, read_records, write_records
+
+SUITES = ("drift", "short", "ruler", "niah")
+
+
+@dataclass(frozen=True)
+class CompareConfig:
+    """What to compare and how much of each suite to run (see the module docstring).
+
+    ``short_tasks`` replaces the short suite's task list (e.g. to leave out benchmarks whose
+    prompts do not fit a small model's window).
+    """
+
+    original: str
+    extended: tuple[str, ...] = ()
+    rope: tuple[str, ...] = ()
+    suites: tuple[str, ...] = SUITES
+    short_suite: str = "short"
+    short_tasks: tuple[str, ...] = ()
+    short_limit: int | None = 50
+    lengths: tuple[int, ...] = (1024, 2048)
+    ruler_samples: int = 5
+    niah_depths: tuple[int, ...] = (0, 25, 50, 75, 100)
+    niah_samples: int = 1
+    drift_texts: str = "brown"
+    drift_num_texts: int = 4
+    drift_seq_len: int = 512
+    batch_size: int = 1
+    device: str = "cpu"
+    seed: int = 0
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CompareConfig:
+        """Build from a dict, rejecting unknown keys; lists become tuples."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise UserError(
+                f"unknown compare config key(s) {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(known))}"
+            )
+        values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+        return cls(**values)
+
+    def __post_init__(self) -> None:
+        if not self.extended and not self.rope:
+            raise UserError("compare needs --extended checkpoints and/or --rope extensions")
+        odd = sorted(set(self.suites) - set(SUITES))
+        if odd:
+            raise UserError(f"unknown suite(s) {', '.join(odd)}; suites: {', '.join(SUITES)}")
+        if self.short_suite not in ("short", "short_tiny"):
+            raise UserError(f"short suite must be short or short_tiny, not {self.short_suite!r}")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One evaluated model: its label in the report, its spec and its RoPE extension."""
+
+    label: str
+    spec: str
+    rope: str | None = None
+
+
+def entries(cfg: CompareConfig) -> list[Entry]:
+    """The original first, then the checkpoints, then the zero-shot extensions."""
+    out = [Entry("original", cfg.original)]
+    out += [Entry(spec, spec) for spec in cfg.extended]
+    out += [Entry(rope, cfg.original, rope) for rope in cfg.rope]
+    labels = [e.label for e in out]
+    if len(set(labels)) != len(labels):
+        raise UserError(f"a model is listed twice: {', '.join(labels)}")
+    return out
+
+
+def _describe(tokenizer: Any) -> str:
+    name = getattr(tokenizer, "name_or_path", "") or "?"
+    return f"{type(tokenizer).__name__} {name!r}, {len(tokenizer.get_vocab())} tokens"
+
+
+def check_tokenizers(cfg: CompareConfig) -> None:
+    """Raise :class:`UserError` naming both tokenizers if a checkpoint's differs."""
+    from longred_bench.models import load_tokenizer
+
+    if not cfg.extended:
+        return
+    base = load_tokenizer(cfg.original)
+    vocab = base.get_vocab()
+    for spec in cfg.extended:
+        other = load_tokenizer(spec)
+        if other.get_vocab() != vocab:
+            raise UserError(
+                f"tokenizer mismatch: {spec!r} has {_describe(other)}, original "
+                f"{cfg.original!r} has {_describe(base)}; compare needs the same tokenizer"
+            )
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text).strip("_")[:80] or "model"
+
+
+def _cached(path: Path, config: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The records saved at ``path`` if they were made by exactly ``config``."""
+    config_file = path.parent / "config.json"
+    if not (path.is_file() and config_file.is_file()):
+        return None
+    if json.loads(config_file.read_text(encoding="utf-8")) != config:
+        return None
+    return read_records(path)
+
+
+def _save(
+    path: Path, config: dict[str, Any], records: list[dict[str, Any]], seed: int, device: str
+):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_records(path, records, Provenance.collect(config, seed=seed, device=device))
+    atomic_write_text(path.parent / "config.json", json.dumps(config, sort_keys=True, indent=1))
+    return read_records(path)
+
+
+def _eval_unit(cfg: CompareConfig, entry: Entry, suite: str, window: int) -> dict[str, Any]:
+    unit: dict[str, Any] = {
+        "model": entry.spec,
+        "rope": entry.rope,
+        "suite": cfg.short_suite if suite == "short" else suite,
+        "batch_size": cfg.batch_size,
+        "device": cfg.device,
+        "seed": cfg.seed,
+    }
+    if suite == "short":
+        # Every model gets the original's window, so retention compares the same documents.
+        unit["limit"] = cfg.short_limit
+        unit["max_length"] = window
+        if cfg.short_tasks:
+            unit["tasks"] = list(cfg.short_tasks)
+    else:
+        unit["lengths"] = list(cfg.lengths)
+    if suite == "ruler":
+        unit["samples"] = cfg.ruler_samples
+    if suite == "niah":
+        unit["samples"] = cfg.niah_samples
+        unit["depths"] = list(cfg.niah_depths)
+    return unit
+
+
+def run_eval_unit(unit: dict[str, Any], progress: bool) -> list[dict[str, Any]]:
+    """Evaluate one (model, suite) unit of :func:`_eval_unit`."""
+    from longred_bench.evaluation import run_eval
+
+    args = {k: v for k, v in unit.items() if k not in ("model",)}
+    result = run_eval(unit["model"], progress=progress, **args)
+    return result.records
+
+
+def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list[dict[str, Any]]:
+    """Run (or reuse) every unit of the comparison and return all records, labelled."""
+    from longred_bench.models import load_config
+
+    check_tokenizers(cfg)
+    models = entries(cfg)
+    window = int(load_config(cfg.original).max_position_embeddings)
+    records: list[dict[str, Any]] = []
+    runs = out / "runs"
+    for suite in ("short", "ruler", "niah"):
+        if suite not in cfg.suites:
+            continue
+        for entry in models:
+            unit = _eval_unit(cfg, entry, suite, window)
+            path = runs / _slug(entry.label) / unit["suite"] / "eval.jsonl"
+            got = _cached(path, unit)
+            if got is None:
+                if progress:
+                    print(f"[compare] {entry.label}: {unit['suite']}", flush=True)
+                got = _save(path, unit, run_eval_unit(unit, progress), cfg.seed, cfg.device)
+            records += [{**r, "label": entry.label} for r in got]
+    if "drift" in cfg.suites:
+        records += _drift(cfg, runs / "drift", progress)
+    return records
+
+
+def _drift(cfg: CompareConfig, root: Path, progress: bool) -> list[dict[str, Any]]:
+    from longred_bench.drift_run import DriftConfig, run_drift
+
+    records: list[dict[str, Any]] = []
+    common = {
+        "original": cfg.original,
+        "texts": cfg.drift_texts,
+        "num_texts": cfg.drift_num_texts,
+        "seq_len": cfg.drift_seq_len,
+        "seed": cfg.seed,
+        "device": cfg.device,
+    }
+    parts = []
+    if cfg.extended:
+        parts.append(("checkpoints", {**common, "extended": list(cfg.extended)}))
+    if cfg.rope:
+        parts.append(("rope", {**common, "rope": list(cfg.rope)}))
+    for name, unit in parts:
+        path = root / name / "drift.jsonl"
+        got = _cached(path, unit)
+        if got is None:
+            if progress:
+                print(f"[compare] drift: {name}", flush=True)
+            drift_records, _ = run_drift(DriftConfig.from_dict(unit), progress=progress)
+            got = _save(path, unit, drift_records, cfg.seed, cfg.device)
+        records += [{**r, "label": r["extension"]} for r in got]
+    return records
+
+
+def config_dict(cfg: CompareConfig) -> dict[str, Any]:
+    """JSON-able form of ``cfg`` (tuples as lists)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(cfg).items()}

@@ -1,0 +1,232 @@
+"""The ``compare`` report: short-text retention, RULER, NIAH and drift of extended models.
+
+Built only from the records :func:`longred_bench.compare.run_compare` saved. Scores are on a
+0-100 scale (accuracies and exact match times 100, RULER and NIAH as they are). Per model:
+
+- the short-text score of each benchmark (its headline metric: ``acc``, else ``exact_match``),
+  category means (the groups the benchmarks belong to: General, Common, RC for ``longred_short``)
+  and ``Short Avg``, their mean, as LongReD reports them;
+- the RULER average over every task and length, and the score at each length;
+- the NIAH grid's mean and heatmap;
+- LongReD's ``Avg = (5 x Short Avg + RULER Avg) / 6`` and, for extended models, the retention
+  ``extended / original`` of each of these;
+- drift from the original: mean hidden-state cosine and attention KL, per layer in a figure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from longred_bench.retention import longred_avg, retention
+
+HEADLINE = ("acc", "exact_match")
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "" if value is None or math.isnan(value) else f"{value:.{digits}f}"
+
+
+def short_scores(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """``{label: {benchmark: score 0-100}}`` of the short-suite leaf tasks' headline metric."""
+    found: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
+    for r in records:
+        if r.get("kind") != "eval" or r.get("suite") not in ("short", "short_tiny"):
+            continue
+        if r.get("n_samples") is None:  # a group
+            continue
+        base = r["metric"].split(",")[0]
+        if base in HEADLINE:
+            found[r["label"]][r["task"]].setdefault(base, 100.0 * float(r["value"]))
+    return {
+        label: {task: next(m[h] for h in HEADLINE if h in m) for task, m in tasks.items()}
+        for label, tasks in found.items()
+    }
+
+
+def categories(records: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """``{group: [benchmarks]}``: each short-suite benchmark under the group it ran in.
+
+    Benchmarks run on their own (not through a group) form one category, ``(no group)``.
+    """
+    out: dict[str, set[str]] = defaultdict(set)
+    for r in records:
+        in_short = r.get("kind") == "eval" and r.get("suite") in ("short", "short_tiny")
+        if in_short and r.get("n_samples") is not None:
+            out[r.get("group") or "(no group)"].add(r["task"])
+    return {group: sorted(tasks) for group, tasks in sorted(out.items())}
+
+
+def short_avg(scores: dict[str, float], cats: dict[str, list[str]]) -> float:
+    """Mean over categories of the mean headline score of their benchmarks (present ones)."""
+    means = []
+    for members in cats.values():
+        present = [scores[t] for t in members if t in scores]
+        if present:
+            means.append(sum(present) / len(present))
+    return sum(means) / len(means) if means else math.nan
+
+
+def ruler_scores(records: list[dict[str, Any]]) -> dict[str, dict[int | None, float]]:
+    """``{label: {length or None (all lengths): score}}`` of the ``longred_ruler`` group."""
+    out: dict[str, dict[int | None, float]] = defaultdict(dict)
+    for r in records:
+        if r.get("kind") == "eval" and r.get("task") == "longred_ruler" and r["metric"] == "score":
+            out[r["label"]][r.get("length")] = float(r["value"])
+    return dict(out)
+
+
+def niah_means(records: list[dict[str, Any]]) -> dict[str, float]:
+    """``{label: mean NIAH score over the grid's cells}``."""
+    cells: dict[str, list[float]] = defaultdict(list)
+    for r in records:
+        if r.get("kind") == "niah":
+            cells[r["label"]].append(float(r["score"]))
+    return {label: sum(v) / len(v) for label, v in cells.items()}
+
+
+def drift_summaries(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``{label: drift summary record}``."""
+    return {r["label"]: r for r in records if r.get("kind") == "drift_summary"}
+
+
+def _ratio(ext: float | None, orig: float | None) -> float | None:
+    if ext is None or orig is None or math.isnan(ext) or math.isnan(orig) or orig == 0:
+        return None
+    return ext / orig
+
+
+def build_compare_report(
+    records: list[dict[str, Any]], labels: list[str], out: Path, *, title: str, command: str
+) -> list[Path]:
+    """Write ``out/compare.md`` and its figures from the records; return the paths."""
+    from longred_bench.reports.compare_plot import plot_retention_bars
+    from longred_bench.reports.ruler_plot import plot_ruler_lengths
+
+    out.mkdir(parents=True, exist_ok=True)
+    paths: list[Path] = []
+    short = short_scores(records)
+    cats = categories(records)
+    ruler = ruler_scores(records)
+    niah = niah_means(records)
+    drift = drift_summaries(records)
+    prov = next((r["provenance"] for r in records if "provenance" in r), {})
+    original = labels[0]
+    lines = [
+        f"# {title}",
+        "",
+        f"Command: `{command}`",
+        "",
+        f"Device: {prov.get('device', '?')}. Commit `{prov.get('git_commit', '?')}`. "
+        "Scores are 0-100; retention is extended / original.",
+        "",
+    ]
+    summary = {}
+    for label in labels:
+        s_avg = short_avg(short[label], cats) if label in short else None
+        r_avg = ruler.get(label, {}).get(None)
+        both = None if s_avg is None or r_avg is None else longred_avg(s_avg, r_avg)
+        summary[label] = {"short": s_avg, "ruler": r_avg, "niah": niah.get(label), "avg": both}
+    lines += [
+        "## Summary",
+        "",
+        "| model | Short Avg | RULER Avg | NIAH mean | Avg (5 Short + RULER)/6 "
+        "| Short retention | RULER retention | hidden cosine | attention KL (nats/row) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for label in labels:
+        row = summary[label]
+        base = summary[original]
+        d = drift.get(label)
+        lines.append(
+            f"| {label} | {_fmt(row['short'])} | {_fmt(row['ruler'])} | {_fmt(row['niah'])} "
+            f"| {_fmt(row['avg'])} "
+            f"| {_fmt(_ratio(row['short'], base['short']), 3) if label != original else ''} "
+            f"| {_fmt(_ratio(row['ruler'], base['ruler']), 3) if label != original else ''} "
+            f"| {_fmt(d['mean_hidden_cosine'], 4) if d else ''} "
+            f"| {_fmt(d['mean_attention_kl'], 4) if d else ''} |"
+        )
+    lines.append("")
+    if short:
+        tasks = sorted({t for s in short.values() for t in s})
+        ext = [label for label in labels[1:] if label in short]
+        lines += [
+            "## Short-text benchmarks",
+            "",
+            "| benchmark | group | " + " | ".join(labels) + " |",
+            "|---|---|" + "---:|" * len(labels),
+        ]
+        group_of = {t: g for g, members in cats.items() for t in members}
+        ratios = {
+            label: retention(
+                {t: short[original][t] for t in tasks if t in short[original]},
+                {t: short[label][t] for t in tasks if t in short[original]},
+            )
+            for label in ext
+        }
+        for t in tasks:
+            cells = [_fmt(short.get(original, {}).get(t))]
+            for label in labels[1:]:
+                value = short.get(label, {}).get(t)
+                ratio = ratios.get(label, {}).get(t)
+                extra = f" ({ratio:.3f})" if ratio is not None and not math.isnan(ratio) else ""
+                cells.append(_fmt(value) + extra)
+            lines.append(f"| {t} | {group_of.get(t, '')} | " + " | ".join(cells) + " |")
+        lines += ["", "In brackets: retention against the original.", ""]
+        if ratios:
+            png = plot_retention_bars(ratios, out / "retention.png", "short-text retention")
+            lines += [f"![retention]({png.name})", ""]
+            paths.append(png)
+    if ruler:
+        lengths = sorted({n for s in ruler.values() for n in s if n is not None})
+        lines += [
+            "## RULER (13 tasks) by length",
+            "",
+            "| model | " + " | ".join(str(n) for n in lengths) + " | all lengths |",
+            "|---|" + "---:|" * (len(lengths) + 1),
+        ]
+        for label in labels:
+            if label in ruler:
+                cells = [_fmt(ruler[label].get(n)) for n in lengths]
+                lines.append(
+                    f"| {label} | " + " | ".join(cells) + f" | {_fmt(ruler[label].get(None))} |"
+                )
+        series = {
+            label: {n: v for n, v in ruler[label].items() if n is not None}
+            for label in labels
+            if label in ruler
+        }
+        png = plot_ruler_lengths(series, out / "ruler_lengths.png", "RULER average by length")
+        lines += ["", f"![RULER by length]({png.name})", ""]
+        paths.append(png)
+    cells = [r for r in records if r.get("kind") == "niah"]
+    if cells:
+        from longred_bench.reports.niah_plot import plot_niah_heatmap
+
+        png = plot_niah_heatmap(cells, out / "niah.png", "needle in a haystack")
+        lines += ["## Needle in a haystack", "", f"![NIAH]({png.name})", ""]
+        paths.append(png)
+    layer_records = [r for r in records if r.get("kind") in ("drift_layer", "drift_summary")]
+    if layer_records:
+        from longred_bench.reports.drift_plot import plot_drift_layers
+        from longred_bench.reports.drift_report import drift_frames
+
+        first = next(r for r in layer_records if r["kind"] == "drift_summary")
+        _, layers = drift_frames(layer_records)
+        png = plot_drift_layers(layers, out / "drift.png", "drift from the original per layer")
+        lines += [
+            "## Drift from the original",
+            "",
+            f"`{first['texts']}`: {first['num_texts']} windows of {first['seq_len']} tokens. "
+            "Hidden cosine: mean over layers and tokens; attention KL: KL(original || "
+            "extended) per query row, mean over layers, heads and rows.",
+            "",
+            f"![drift]({png.name})",
+            "",
+        ]
+        paths.append(png)
+    md = out / "compare.md"
+    md.write_text("\n".join(lines), encoding="utf-8")
+    return [md, *paths]

@@ -10,7 +10,8 @@ the documents that fit (lm-eval's ``samples=`` argument) and reports the others 
 A request fits when
 
 - ``loglikelihood``: context + continuation tokens <= ``max_length``;
-- ``generate_until``: context tokens + the request's ``max_gen_toks`` <= ``max_length``;
+- ``generate_until``: context tokens + the request's ``max_gen_toks`` (or an alias lm-eval
+  accepts: ``max_new_tokens``...; the model's default without one) <= ``max_length``;
 - ``loglikelihood_rolling``: always (lm-eval scores long documents in windows, by design).
 """
 
@@ -21,6 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 _EXACT_MARGIN = 8  # within this many tokens of the limit, encode the pair as lm-eval does
+# The generation budget's names, in the priority order of lm-eval's ``normalize_gen_kwargs``.
+_BUDGET_KEYS = ("max_gen_toks", "max_new_tokens", "max_tokens", "max_completion_tokens")
 
 
 @dataclass(frozen=True)
@@ -51,13 +54,19 @@ def request_tokens(instance: Any, lm: Any, count: Callable[[str], int]) -> int:
     if kind == "loglikelihood":
         context, continuation = args[0], args[1]
         total = count(context) + count(continuation)
-        if abs(total - lm.max_length) <= _EXACT_MARGIN and hasattr(lm, "_encode_pair"):
+        # An empty context: lm-eval feeds its prefix token and all but the last continuation
+        # token (the continuation's length is the need), and ``_encode_pair`` refuses it.
+        near = abs(total - lm.max_length) <= _EXACT_MARGIN
+        if context and near and hasattr(lm, "_encode_pair"):
             ctx, cont = lm._encode_pair(context, continuation)
             total = len(ctx) + len(cont)
         return total
     if kind == "generate_until":
         context, gen_kwargs = args[0], (args[1] if len(args) > 1 else {}) or {}
-        budget = int(gen_kwargs.get("max_gen_toks", getattr(lm, "max_gen_toks", 256)))
+        given = (gen_kwargs.get(key) for key in _BUDGET_KEYS)
+        budget = next((int(v) for v in given if v is not None), None)
+        if budget is None:
+            budget = int(getattr(lm, "max_gen_toks", 256))
         return count(context) + budget
     return 0  # loglikelihood_rolling and anything windowed by lm-eval itself
 

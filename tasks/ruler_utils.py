@@ -40,6 +40,8 @@ def parse_lengths(value: Any) -> list[int]:
         return list(DEFAULT_LENGTHS)
     items = value.split(",") if isinstance(value, str) else list(value)
     try:
+        if any(isinstance(item, float) and not item.is_integer() for item in items):
+            raise ValueError(value)
         lengths = sorted({int(item) for item in items})
     except (TypeError, ValueError):
         raise UserError(f"RULER lengths must be integers, got {value!r}") from None
@@ -106,10 +108,14 @@ def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, float 
 
 
 def mean_present(values: list[float | None]) -> float:
-    """Mean of the values that are not ``None`` (a length's documents only)."""
+    """Mean of the values that are not ``None`` (a length's documents only).
+
+    NaN when there is none: every document of that length was skipped as too long for the
+    evaluated window (:mod:`longred_bench.fit_check`), so the length has no score.
+    """
     present = [v for v in values if v is not None]
     if not present:
-        raise ValueError("no document of this length was scored")
+        return float("nan")
     return sum(present) / len(present)
 
 

@@ -92,6 +92,45 @@ def drift_summaries(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {r["label"]: r for r in records if r.get("kind") == "drift_summary"}
 
 
+def sample_sizes(records: list[dict[str, Any]]) -> str:
+    """One sentence: how many documents each part of the comparison scored (per model)."""
+    parts = []
+    short = [
+        r["n_samples"]
+        for r in records
+        if r.get("kind") == "eval"
+        and r.get("suite") in ("short", "short_tiny")
+        and r.get("n_samples") is not None
+    ]
+    if short:
+        parts.append(f"short benchmarks {min(short)}-{max(short)} documents each")
+    ruler = [
+        r
+        for r in records
+        if r.get("kind") == "eval"
+        and r.get("suite") == "ruler"
+        and r.get("n_samples") is not None
+        and r.get("length") is None
+    ]
+    if ruler:
+        lengths = {r["length"] for r in records if r.get("suite") == "ruler" and r.get("length")}
+        per = max(r["n_samples"] for r in ruler) // max(len(lengths), 1)
+        parts.append(f"RULER {per} sample(s) per task and length")
+    niah = [r for r in records if r.get("kind") == "niah"]
+    if niah:
+        cells = {(r["length"], r["depth"]) for r in niah}
+        parts.append(f"NIAH {len(cells)} cells x {max(r['n'] for r in niah)} sample(s)")
+    over = sum(
+        r.get("n_over_length", 0)
+        for r in records
+        if r.get("kind") == "eval" and r.get("n_samples") is not None
+    )
+    parts.append(f"{over} document(s) skipped as over-length")
+    return (
+        "Per model: " + "; ".join(parts) + ". Small samples: differences of a few points are noise."
+    )
+
+
 def _ratio(ext: float | None, orig: float | None) -> float | None:
     if ext is None or orig is None or math.isnan(ext) or math.isnan(orig) or orig == 0:
         return None
@@ -121,6 +160,8 @@ def build_compare_report(
         "",
         f"Device: {prov.get('device', '?')}. Commit `{prov.get('git_commit', '?')}`. "
         "Scores are 0-100; retention is extended / original.",
+        "",
+        sample_sizes(records),
         "",
     ]
     summary = {}

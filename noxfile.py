@@ -94,7 +94,8 @@ def validate_tasks(session: nox.Session) -> None:
         "--include_path",
         "tasks",
         "--tasks",
-        "longred_short,longred_general,longred_common,longred_rc,longred_mmlu",
+        "longred_short,longred_general,longred_common,longred_rc,longred_mmlu,"
+        "longred_short_tiny,longred_ruler,longred_niah",
     )
 
 

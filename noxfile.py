@@ -99,6 +99,29 @@ def validate_tasks(session: nox.Session) -> None:
     )
 
 
+SMOL_COMPARE = [
+    "--original", "smollm2-135m", "--rope", "abf:theta=1e7", "yarn:factor=4",
+    "--short-tasks", "longred_mmlu", "longred_lambada_openai", "longred_hellaswag", "longred_piqa",
+    "longred_winogrande", "longred_arc_easy", "longred_arc_challenge", "longred_boolq",
+    "--short-limit", "10", "--lengths", "512", "1024", "--ruler-samples", "1",
+    "--niah-depths", "0", "25", "50", "75", "100", "--batch-size", "4",
+]  # fmt: skip
+
+
+@nox.session
+def compare(session: nox.Session) -> None:
+    """reports/smol/compare: SmolLM2-135M against ABF 1e7 and YaRN x4 (24 min on 2 cores).
+
+    Extra arguments replace the defaults, e.g. ``nox -s compare -- --original DIR --extended
+    EXT --out out/compare``.
+    """
+    _install(session)
+    session.run("longred-bench", "data", "fetch", "--sources", "brown", "austen", "benchmarks",
+                "smollm2")  # fmt: skip
+    args = session.posargs or [*SMOL_COMPARE, "--out", "reports/smol/compare"]
+    session.run("longred-bench", "compare", *args)
+
+
 @nox.session
 def reproduce_kernel(session: nox.Session) -> None:
     """The relation-KL kernel table (reports/kernels/kernel.md) from the benchmark CSVs."""

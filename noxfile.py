@@ -85,6 +85,18 @@ def bench_drift(session: nox.Session) -> None:
 
 
 @nox.session
+def bench_eval(session: nox.Session) -> None:
+    """Evaluation throughput (short, short_tiny, RULER; batch 1 and 8) and RULER generation rate
+    against lm-eval's generators; ``-- ARGS`` go to ``benchmarks/bench_eval.py``."""
+    _install(session)
+    session.run(
+        "longred-bench", "data", "fetch", "--sources", "smollm2", "benchmarks", "brown", "austen"
+    )
+    session.run("python", "benchmarks/bench_eval.py", *session.posargs)
+    session.run("python", "benchmarks/bench_ruler_rate.py")
+
+
+@nox.session
 def validate_tasks(session: nox.Session) -> None:
     """lm-eval's validation of the task registry in tasks/ (configs parse, groups resolve)."""
     _install(session)

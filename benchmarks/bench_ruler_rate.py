@@ -1,0 +1,263 @@
+"""RULER sample generation rate: ``longred_bench.ruler.generation_rate`` against lm-eval's own.
+
+For each RULER task and length, the same tokenizer (SmolLM2's from the cache by default) sizes the
+samples of both generators:
+
+- ours: :func:`longred_bench.ruler.generation_rate` for ``n`` samples (data preloaded, so only
+  generation is timed);
+- lm-eval: the ``custom_dataset`` function that lm-eval's own RULER task names in its registry
+  (found through ``TaskManager``, called as a library with ``tokenizer=`` and
+  ``max_seq_lengths=[length]``). It makes a fixed number of samples per length (its calibration
+  of the haystack size, its few-shot example for ``vt`` and the ``Dataset`` it returns included);
+  ``n`` for ours is set to the number it made. It runs in a child process with a time limit, with
+  Hugging Face hub access switched off, so a generator that needs the hub fails at once and one
+  that never finishes is stopped. ``random`` and ``numpy`` are seeded first.
+
+Tasks whose lm-eval generator cannot run offline are listed with the reason: the NIAH tasks with
+an essay haystack (loaded from the hub), and the QA tasks, which download SQuAD / HotpotQA over
+HTTP and are not called. ``prompt_tokens`` is the mean prompt length of the first samples of each
+generator in that tokenizer (lm-eval keeps the generation budget free inside the length; ours fills
+the length with prompt + answer). Importing lm-eval's NIAH module makes nltk try to download
+``punkt_tab`` (needed for essay haystacks only); that download is replaced by a no-op here.
+
+Example::
+
+    python benchmarks/bench_ruler_rate.py --lengths 4096 --out reports/bench
+    python benchmarks/bench_ruler_rate.py --lengths 1024 4096 16384 --timeout 300
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import multiprocessing as mp
+import os
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_eval import loadavg, markdown_table, provenance, provenance_lines, write_csv
+
+# Our task name -> lm-eval 0.4.13's RULER task name.
+LM_EVAL_NAMES = {
+    "niah_single_1": "niah_single_1",
+    "niah_single_2": "niah_single_2",
+    "niah_single_3": "niah_single_3",
+    "niah_multikey_1": "niah_multikey_1",
+    "niah_multikey_2": "niah_multikey_2",
+    "niah_multikey_3": "niah_multikey_3",
+    "niah_multivalue": "niah_multivalue",
+    "niah_multiquery": "niah_multiquery",
+    "vt": "ruler_vt",
+    "cwe": "ruler_cwe",
+    "fwe": "ruler_fwe",
+    "qa_1": "ruler_qa_squad",
+    "qa_2": "ruler_qa_hotpot",
+}
+QA_READERS = {"qa_1": "read_squad", "qa_2": "read_hotpotqa"}  # lm_eval.tasks.ruler.qa_utils
+FIELDS = (
+    "task", "lm_eval_task", "length", "tokenizer", "n_samples", "ours_s", "ours_per_s",
+    "lm_eval_s", "lm_eval_per_s", "ours_over_lm_eval", "ours_prompt_tokens",
+    "lm_eval_prompt_tokens", "status", "load1",
+)  # fmt: skip
+PROMPT_SAMPLES = 5  # samples per generator whose prompts are tokenized for prompt_tokens
+
+
+def resolve_function(reference: str, package_root: Path) -> Callable:
+    """The function of a registry reference ``<dir>/<module>.<function>`` under ``package_root``
+    (lm-eval writes ``!function`` entries of its task configs this way)."""
+    path = Path(reference)
+    module_file, _, function = path.name.rpartition(".")
+    relative = (path.parent / module_file).relative_to(package_root.parent)
+    return getattr(importlib.import_module(".".join(relative.parts)), function)
+
+
+def lm_eval_generators(names: Sequence[str]) -> dict[str, Callable]:
+    """lm-eval task name -> the ``custom_dataset`` function its registry entry names."""
+    import lm_eval
+    from lm_eval.tasks import TaskManager
+
+    index = TaskManager().task_index
+    root = Path(lm_eval.__file__).resolve().parent
+    return {n: resolve_function(index[n].cfg["custom_dataset"], root) for n in names}
+
+
+def qa_reason(task: str) -> str:
+    """Why lm-eval's QA generator is not run: the URL its reader downloads at run time."""
+    from lm_eval.tasks.ruler import qa_utils
+
+    reader = getattr(qa_utils, QA_READERS[task])
+    url = inspect.signature(reader).parameters["url"].default
+    return f"not compared: lm-eval's generator downloads {url} at run time (no access here)"
+
+
+def mean_prompt_tokens(texts: Sequence[str], tokenizer: Any) -> float | None:
+    """Mean token count of ``texts`` (special tokens included), ``None`` for no texts."""
+    counts = [len(tokenizer(t).input_ids) for t in texts]
+    return round(sum(counts) / len(counts), 1) if counts else None
+
+
+def _child(fn: Callable, tokenizer_dir: str, length: int, seed: int, conn: Any) -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    try:
+        import numpy as np
+
+        random.seed(seed)
+        np.random.seed(seed)
+        start = time.perf_counter()
+        data = fn(tokenizer=tokenizer_dir, max_seq_lengths=[length])
+        seconds = time.perf_counter() - start
+        rows = data["test"]
+        from lm_eval.tasks.ruler.common_utils import get_tokenizer
+
+        head = [rows[i]["input"] for i in range(min(PROMPT_SAMPLES, len(rows)))]
+        conn.send(
+            ("ok", seconds, len(rows), mean_prompt_tokens(head, get_tokenizer(tokenizer_dir)))
+        )
+    except BaseException as exc:  # reported, not raised: the parent records why it failed
+        first = (str(exc).strip().splitlines() or [""])[0][:160]
+        conn.send(("error", f"{type(exc).__name__}: {first}", 0, None))
+    finally:
+        conn.close()
+
+
+def time_lm_eval(
+    fn: Callable, tokenizer_dir: str, length: int, seed: int, timeout: float
+) -> tuple[str, Any, int, float | None]:
+    """Run lm-eval's generator in a forked child: ``(status, seconds or reason, n, tokens)``."""
+    ctx = mp.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(fn, tokenizer_dir, length, seed, send))
+    proc.start()
+    send.close()
+    ready = receive.poll(timeout)
+    result = receive.recv() if ready else None
+    if proc.is_alive():
+        proc.terminate()
+    proc.join()
+    if result is None:
+        return "timeout", f"did not finish within {timeout:g} s", 0, None
+    return result
+
+
+def compare(task: str, fn: Callable | None, length: int, args: argparse.Namespace, tok: Any):
+    """One row: both generators on ``task`` at ``length`` (or the reason they were not)."""
+    from longred_bench.ruler import generate, generation_rate
+
+    row: dict[str, Any] = dict.fromkeys(FIELDS)
+    row.update(task=task, lm_eval_task=LM_EVAL_NAMES[task], length=length, tokenizer=args.tokenizer)
+    row["load1"] = round(os.getloadavg()[0], 2)
+    if fn is None:
+        row["status"] = qa_reason(task)
+        return row
+    status, value, n, lm_tokens = time_lm_eval(
+        fn, args.tokenizer_dir, length, args.seed, args.timeout
+    )
+    if status == "timeout":
+        row["status"] = f"not compared: lm-eval's generator {value}"
+        return row
+    if status != "ok":
+        row["status"] = f"not compared: lm-eval's generator failed offline ({value})"
+        return row
+    rate = generation_rate(task, tok, length, n, seed=args.seed)
+    head = generate(task, tok, length, min(PROMPT_SAMPLES, n), args.seed)
+    row.update(
+        n_samples=n,
+        ours_s=round(n / rate, 3),
+        ours_per_s=round(rate, 1),
+        lm_eval_s=round(value, 3),
+        lm_eval_per_s=round(n / value, 1),
+        ours_over_lm_eval=round(rate / (n / value), 2),
+        ours_prompt_tokens=mean_prompt_tokens([s.input for s in head], tok),
+        lm_eval_prompt_tokens=lm_tokens,
+        status="compared",
+    )
+    return row
+
+
+def report(rows: list[dict[str, Any]], info: dict[str, Any], cmd: str) -> str:
+    """The Markdown report: compared tasks, then the ones that were not and why."""
+    done = [r for r in rows if r["status"] == "compared"]
+    skipped = {(r["task"], r["length"]): r for r in rows if r["status"] != "compared"}
+    columns = [c for c in FIELDS if c not in ("tokenizer", "status")]
+    text = (
+        f"# RULER sample generation rate: ours vs lm-eval ({info['lm_eval']})\n\n"
+        f"{provenance_lines(info, cmd)}Tokenizer `{rows[0]['tokenizer']}` for both. `*_per_s`:"
+        " samples per second; `ours_over_lm_eval` > 1 means ours is faster.\n\n"
+        + markdown_table(done, columns)
+    )
+    if skipped:
+        text += "\nNot compared:\n\n"
+        for (task, length), r in skipped.items():
+            why = r["status"].removeprefix("not compared: ")
+            text += f"- `{task}` (lm-eval `{r['lm_eval_task']}`) at {length}: {why}\n"
+    return text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Command-line options."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--tokenizer", default="smollm2-135m", help="zoo name or HF model directory")
+    p.add_argument("--tasks", nargs="+", default=list(LM_EVAL_NAMES), choices=list(LM_EVAL_NAMES))
+    p.add_argument("--lengths", nargs="+", type=int, default=[4096])
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per lm-eval call")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", type=Path, default=Path("reports/bench"))
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> list[Path]:
+    """Compare the generators, print and write CSV + Markdown; return the written paths."""
+    args = build_parser().parse_args(argv)
+    os.environ["HF_HUB_OFFLINE"] = "1"  # before datasets / huggingface_hub are imported
+    os.environ["HF_DATASETS_OFFLINE"] = "1"
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import nltk
+
+    nltk.download = lambda *a, **k: False  # lm-eval's NIAH module asks for punkt_tab on import
+
+    from lm_eval.tasks.ruler.common_utils import get_tokenizer
+
+    from longred_bench.data.corpora import model_dir
+    from longred_bench.models import ZOO, load_tokenizer
+    from longred_bench.ruler import preload
+
+    spec = args.tokenizer
+    args.tokenizer_dir = str(model_dir(spec)) if spec in ZOO else spec
+    tok = load_tokenizer(args.tokenizer)
+    get_tokenizer(args.tokenizer_dir)  # lm-eval caches its tokenizer: loaded before timing
+    runnable = [LM_EVAL_NAMES[t] for t in args.tasks if t not in QA_READERS]
+    generators = lm_eval_generators(runnable)
+    for task in args.tasks:
+        if task not in QA_READERS:
+            preload(task)
+    info = provenance()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cmd = " ".join(["python", "benchmarks/bench_ruler_rate.py", *argv])
+    rows = []
+    for length in args.lengths:
+        for task in args.tasks:
+            rows.append(compare(task, generators.get(LM_EVAL_NAMES[task]), length, args, tok))
+            r = rows[-1]
+            rates = f"ours {r['ours_per_s']}/s, lm-eval {r['lm_eval_per_s']}/s"
+            print(f"{task} L={length}: {rates} ({r['status']})", flush=True)
+    info["loadavg_end"] = loadavg()
+    name = Path(args.tokenizer).name
+    stem = args.out / f"ruler_rate_{name}"
+    stamp = {k: info[k] for k in ("commit", "device", "torch", "transformers", "lm_eval")}
+    write_csv([{**r, **stamp} for r in rows], stem.with_suffix(".csv"), (*FIELDS, *stamp))
+    md = report(rows, info, cmd)
+    stem.with_suffix(".md").write_text(md)
+    print(md, flush=True)
+    return [stem.with_suffix(".csv"), stem.with_suffix(".md")]
+
+
+if __name__ == "__main__":
+    main()

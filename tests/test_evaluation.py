@@ -178,3 +178,54 @@ def test_rope_reaches_evaluated_model(benchmarks_cache: None) -> None:
     assert ext_params == {"rope_type": "linear", "rope_theta": 10000.0, "factor": 2.0}
     # Position interpolation changes every attention score: the perplexity must move.
     assert base > 1.0 and ext > 1.0 and not math.isclose(base, ext, rel_tol=1e-6)
+
+
+SHORT_TASKS = (
+    "longred_mmlu",
+    "longred_lambada_openai",
+    "longred_triviaqa",
+    "longred_hellaswag",
+    "longred_piqa",
+    "longred_winogrande",
+    "longred_arc_easy",
+    "longred_arc_challenge",
+    "longred_boolq",
+    "longred_squad",
+)
+
+
+@pytest.mark.integration
+@pytest.mark.network
+def test_every_short_task_runs_end_to_end_on_the_tiny_model(benchmarks_cache: None) -> None:
+    from longred_bench.evaluation import run_eval
+
+    # PI x8 gives the tiny model a 2048-byte window, so a document of every task fits.
+    result = run_eval("tiny-random", rope="pi:factor=8", suite="short", limit=2, progress=False)
+    leaves = {r["task"]: r for r in result.records if r["n_samples"] is not None}
+    assert set(leaves) == set(SHORT_TASKS)
+    for task, record in leaves.items():
+        assert record["n_samples"] + record["n_over_length"] == 2, task
+        assert record["n_samples"] >= 1, task
+    groups = {r["task"] for r in result.records if r["n_samples"] is None}
+    assert groups == {"longred_short", "longred_general", "longred_common", "longred_rc"}
+    assert {r["group"] for r in result.records if r["task"] == "longred_mmlu"} == {
+        "longred_general"
+    }
+
+
+@pytest.mark.integration
+@pytest.mark.network
+def test_every_ruler_task_runs_end_to_end_on_the_tiny_model(benchmarks_cache: None) -> None:
+    from longred_bench.evaluation import run_eval
+    from longred_bench.ruler import TASKS
+
+    result = run_eval("tiny-random", suite="ruler", lengths=[1024], samples=1, progress=False)
+    scored = {
+        r["task"]: r["value"]
+        for r in result.records
+        if r["metric"] == "score" and r["length"] == 1024
+    }
+    assert set(scored) == {f"longred_ruler_{t}" for t in TASKS} | {"longred_ruler"}
+    assert all(0.0 <= v <= 100.0 for v in scored.values())
+    assert all(r["n_over_length"] == 0 for r in result.records)
+    assert {r["max_length"] for r in result.records} == {1024 + 128}

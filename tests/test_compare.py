@@ -109,13 +109,15 @@ def test_report_arithmetic_short_avg_ruler_and_avg() -> None:
 
 @pytest.mark.integration
 def test_compare_tiny_end_to_end_and_resume(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
-    pytest.importorskip("longred_bench.tiny_tasks")
-    from longred_bench.data.fetch import list_cached
+    from longred_bench.data.fetch import fetch, list_cached
 
-    if not {"brown", "austen"} <= {entry.source for entry in list_cached()}:
-        pytest.skip("needs cached brown and austen corpora")
+    missing = {"brown", "austen"} - {entry.source for entry in list_cached()}
+    if missing and not request.config.getoption("--run-network"):
+        pytest.skip("needs cached brown and austen corpora: pass --run-network to fetch")
+    if missing:
+        fetch(sorted(missing))
     out = tmp_path / "cmp"
     argv = ["compare", "--original", "tiny-random", "--rope", "pi:factor=4"]
     argv += ["--suites", "short", "niah", "drift", "--short-suite", "short_tiny"]

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from longred_bench.cache import atomic_write_text
-from longred_bench.errors import UserError
+from longred_bench.errors import UserError, reject_unknown_keys
 from longred_bench.results import Provenance, read_records, write_records
 
 SUITES = ("drift", "short", "ruler", "niah")
@@ -57,13 +57,7 @@ class CompareConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CompareConfig:
         """Build from a dict, rejecting unknown keys; lists become tuples."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise UserError(
-                f"unknown compare config key(s) {', '.join(unknown)}; "
-                f"known: {', '.join(sorted(known))}"
-            )
+        reject_unknown_keys(cls, data, "compare")
         values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
         return cls(**values)
 

@@ -7,14 +7,14 @@ Config keys are those of :class:`DriftConfig`; unknown keys are rejected.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 import yaml
 
-from longred_bench.errors import UserError
+from longred_bench.errors import UserError, reject_unknown_keys
 from longred_bench.metrics.drift import DriftResult, measure_drift, select_layers
 from longred_bench.models import LoadedModel, extend, load
 from longred_bench.results import Provenance, write_records
@@ -46,13 +46,7 @@ class DriftConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DriftConfig:
         """Build from a dict (e.g. YAML), rejecting unknown keys."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise UserError(
-                f"unknown drift config key(s) {', '.join(unknown)}; "
-                f"known: {', '.join(sorted(known))}"
-            )
+        reject_unknown_keys(cls, data, "drift")
         values = dict(data)
         for key in ("extended", "rope"):
             if key in values:

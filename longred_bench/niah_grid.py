@@ -35,20 +35,19 @@ record per cell.
 from __future__ import annotations
 
 import bisect
-import json
 import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from longred_bench.cache import atomic_write_text, cache_dir
+from longred_bench.cache import cache_dir
 from longred_bench.errors import UserError
 from longred_bench.ruler import haystack as hs
 from longred_bench.ruler import niah
 from longred_bench.ruler.scoring import score_all
 from longred_bench.ruler.sizing import Draft, Rendered, Sample, count_tokens, fit
-from longred_bench.ruler.store import tokenizer_fingerprint
+from longred_bench.ruler.store import read_samples, tokenizer_fingerprint, write_samples
 from longred_bench.texts import CORPORA
 
 TASK = "niah_grid"
@@ -217,15 +216,6 @@ def cell_cache_path(
     return root / tokenizer_fingerprint(tokenizer) / name
 
 
-def _read_cell(path: Path, num_samples: int) -> list[Sample] | None:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-        samples = [Sample.from_dict(json.loads(line)) for line in lines if line.strip()]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return samples if len(samples) == num_samples else None
-
-
 def load_or_generate_cell(
     tokenizer: Any,
     length: int,
@@ -239,12 +229,11 @@ def load_or_generate_cell(
     """A cell's cached samples if present and complete, else :func:`generate_cell` and store."""
     path = cell_cache_path(tokenizer, length, depth, num_samples, seed, corpus=corpus, cache=cache)
     if path.is_file():
-        samples = _read_cell(path, num_samples)
+        samples = read_samples(path, num_samples)
         if samples is not None:
             return samples
     samples = generate_cell(tokenizer, length, depth, num_samples, seed, corpus=corpus)
-    text = "".join(json.dumps(s.to_dict(), ensure_ascii=False) + "\n" for s in samples)
-    atomic_write_text(path, text)
+    write_samples(path, samples)
     return samples
 
 

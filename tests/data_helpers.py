@@ -54,3 +54,15 @@ def _pin(monkeypatch: pytest.MonkeyPatch, name: str, *archives: tuple[str, str])
 
 def _leftovers(root: Path) -> list[str]:
     return sorted(p.name for p in root.rglob("*") if ".tmp-" in p.name)
+
+
+def ensure_cached(request: pytest.FixtureRequest, *sources: str) -> None:
+    """Fetch ``sources`` into the cache when ``--run-network`` allows it, else skip if absent."""
+    from longred_bench.data.fetch import fetch, list_cached
+
+    missing = set(sources) - {entry.source for entry in list_cached()}
+    if not missing:
+        return
+    if not request.config.getoption("--run-network"):
+        pytest.skip(f"needs cached {', '.join(sorted(missing))}: pass --run-network to fetch")
+    fetch(sorted(missing))

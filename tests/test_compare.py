@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
+from data_helpers import ensure_cached
 
 from longred_bench import cli, compare
 from longred_bench.compare import CompareConfig, check_tokenizers, entries
@@ -111,13 +112,7 @@ def test_report_arithmetic_short_avg_ruler_and_avg() -> None:
 def test_compare_tiny_end_to_end_and_resume(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
-    from longred_bench.data.fetch import fetch, list_cached
-
-    missing = {"brown", "austen"} - {entry.source for entry in list_cached()}
-    if missing and not request.config.getoption("--run-network"):
-        pytest.skip("needs cached brown and austen corpora: pass --run-network to fetch")
-    if missing:
-        fetch(sorted(missing))
+    ensure_cached(request, "brown", "austen")
     out = tmp_path / "cmp"
     argv = ["compare", "--original", "tiny-random", "--rope", "pi:factor=4"]
     argv += ["--suites", "short", "niah", "drift", "--short-suite", "short_tiny"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from data_helpers import ensure_cached
 from lm_eval.api.instance import Instance
 
 from longred_bench.errors import UserError
@@ -18,18 +19,6 @@ from longred_bench.fit_check import check_task, request_tokens
 
 TASK = "longred_arc_easy"
 LIMIT = 10
-
-
-def _ensure_cached(request: pytest.FixtureRequest, *sources: str) -> None:
-    """Fetch ``sources`` into the cache when ``--run-network`` allows it, else skip if absent."""
-    from longred_bench.data.fetch import fetch, list_cached
-
-    missing = set(sources) - {entry.source for entry in list_cached()}
-    if not missing:
-        return
-    if not request.config.getoption("--run-network"):
-        pytest.skip(f"needs cached {', '.join(sorted(missing))}: pass --run-network to fetch")
-    fetch(sorted(missing))
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +119,7 @@ def test_loglikelihood_rolling_needs_nothing(tiny: Any) -> None:
 @pytest.fixture(scope="module")
 def arc(request: pytest.FixtureRequest) -> Any:
     """The ``longred_arc_easy`` lm-eval task, zero-shot as the evaluation runs it."""
-    _ensure_cached(request, "benchmarks")
+    ensure_cached(request, "benchmarks")
     from longred_bench.evaluation import task_manager
 
     task = task_manager().load([TASK])["tasks"][TASK]

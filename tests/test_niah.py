@@ -6,6 +6,7 @@ import random
 from pathlib import Path
 
 import pytest
+from data_helpers import ensure_cached
 
 from longred_bench import niah_grid
 from longred_bench.errors import UserError
@@ -30,27 +31,15 @@ CONTEXT_END = "\nWhat are all the special magic numbers for "
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-def _ensure_cached(request: pytest.FixtureRequest, *sources: str) -> None:
-    """Fetch ``sources`` into the cache when ``--run-network`` allows it, else skip if absent."""
-    from longred_bench.data.fetch import fetch, list_cached
-
-    missing = set(sources) - {entry.source for entry in list_cached()}
-    if not missing:
-        return
-    if not request.config.getoption("--run-network"):
-        pytest.skip(f"needs cached {', '.join(sorted(missing))}: pass --run-network to fetch")
-    fetch(sorted(missing))
-
-
 @pytest.fixture(scope="module")
 def byte_tok(request):
-    _ensure_cached(request, "brown")
+    ensure_cached(request, "brown")
     return byte_tokenizer()
 
 
 @pytest.fixture(scope="module")
 def smol_tok(request):
-    _ensure_cached(request, "brown", "smollm2")
+    ensure_cached(request, "brown", "smollm2")
     from longred_bench.models import load_tokenizer
 
     return load_tokenizer("smollm2-135m")

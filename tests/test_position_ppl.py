@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from data_helpers import ensure_cached
 
 from longred_bench.errors import UserError
 from longred_bench.metrics.position_ppl import (
@@ -21,18 +22,6 @@ from longred_bench.position_ppl import resolve_source, run_position_ppl
 from longred_bench.reports.ppl_plot import plot_position_ppl
 
 PNG = b"\x89PNG\r\n\x1a\n"
-
-
-def _ensure_cached(request: pytest.FixtureRequest, *sources: str) -> None:
-    """Fetch ``sources`` into the cache when ``--run-network`` allows it, else skip if absent."""
-    from longred_bench.data.fetch import fetch, list_cached
-
-    missing = set(sources) - {entry.source for entry in list_cached()}
-    if not missing:
-        return
-    if not request.config.getoption("--run-network"):
-        pytest.skip(f"needs cached {', '.join(sorted(missing))}: pass --run-network to fetch")
-    fetch(sorted(missing))
 
 
 def test_bucket_nll_by_hand():
@@ -143,7 +132,7 @@ def test_bad_arguments_are_clear_errors(kwargs, message):
 
 @pytest.mark.integration
 def test_runner_on_tiny_model(request, tmp_path):
-    _ensure_cached(request, "austen")
+    ensure_cached(request, "austen")
     args = {"corpus": "austen:test", "length": 512, "num_windows": 3, "bucket": 200}
     base = run_position_ppl("tiny-random", batch_size=2, progress=False, **args)
     bounds = [(r["bucket_start"], r["bucket_end"]) for r in base]

@@ -6,6 +6,7 @@ import re
 from collections import Counter
 
 import pytest
+from data_helpers import ensure_cached
 
 from longred_bench.errors import UserError
 from longred_bench.ruler import (
@@ -26,27 +27,15 @@ from longred_bench.zoo import byte_tokenizer
 QA = ("qa_1", "qa_2")
 
 
-def _ensure_cached(request: pytest.FixtureRequest, *sources: str) -> None:
-    """Fetch ``sources`` into the cache when ``--run-network`` allows it, else skip if absent."""
-    from longred_bench.data.fetch import fetch, list_cached
-
-    missing = set(sources) - {entry.source for entry in list_cached()}
-    if not missing:
-        return
-    if not request.config.getoption("--run-network"):
-        pytest.skip(f"needs cached {', '.join(sorted(missing))}: pass --run-network to fetch")
-    fetch(sorted(missing))
-
-
 @pytest.fixture(scope="module")
 def byte_tok(request):
-    _ensure_cached(request, "brown", "benchmarks")
+    ensure_cached(request, "brown", "benchmarks")
     return byte_tokenizer()
 
 
 @pytest.fixture(scope="module")
 def smol_tok(request):
-    _ensure_cached(request, "brown", "benchmarks", "smollm2")
+    ensure_cached(request, "brown", "benchmarks", "smollm2")
     from transformers import AutoTokenizer
 
     from longred_bench.data.corpora import model_dir

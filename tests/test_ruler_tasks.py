@@ -22,6 +22,7 @@ from typing import Any
 
 import lm_eval
 import pytest
+from data_helpers import ensure_cached
 from lm_eval.api.model import LM
 
 from longred_bench.errors import UserError
@@ -42,18 +43,6 @@ def _load_ruler_utils() -> Any:
 
 
 ru = _load_ruler_utils()
-
-
-def _ensure_cached(request: pytest.FixtureRequest, *sources: str) -> None:
-    """Fetch ``sources`` into the cache when ``--run-network`` allows it, else skip if absent."""
-    from longred_bench.data.fetch import fetch, list_cached
-
-    missing = set(sources) - {entry.source for entry in list_cached()}
-    if not missing:
-        return
-    if not request.config.getoption("--run-network"):
-        pytest.skip(f"needs cached {', '.join(sorted(missing))}: pass --run-network to fetch")
-    fetch(sorted(missing))
 
 
 # --- parse_lengths, process_results, mean_present, metadata (unit) ---------------------------
@@ -164,7 +153,7 @@ def test_limit_with_ruler_suite_is_a_user_error() -> None:
 @pytest.fixture(scope="module")
 def manager(request: pytest.FixtureRequest) -> Any:
     """A TaskManager with the RULER metadata (tiny-random, 1024 and 2048, 2 per length)."""
-    _ensure_cached(request, "brown", "benchmarks")
+    ensure_cached(request, "brown", "benchmarks")
     from longred_bench.evaluation import task_manager
 
     return task_manager(dict(METADATA))

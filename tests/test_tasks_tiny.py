@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
+from data_helpers import ensure_cached
 
 from longred_bench import tiny_tasks
 from longred_bench.data.corpora import Document, load_documents
@@ -25,21 +26,9 @@ TASK_NAMES = tuple(f"longred_tiny_{task}" for task in tiny_tasks.TASKS)
 CORPORA = tiny_tasks.DEFAULT_CORPORA
 
 
-def _ensure_cached(request: pytest.FixtureRequest, *sources: str) -> None:
-    """Fetch ``sources`` when ``--run-network`` is given, else skip when one is not cached."""
-    from longred_bench.data.fetch import fetch, list_cached
-
-    missing = set(sources) - {entry.source for entry in list_cached()}
-    if not missing:
-        return
-    if not request.config.getoption("--run-network"):
-        pytest.skip(f"needs cached {', '.join(sorted(missing))}: pass --run-network to fetch")
-    fetch(sorted(missing))
-
-
 @pytest.fixture(scope="module")
 def documents(request: pytest.FixtureRequest) -> list[Document]:
-    _ensure_cached(request, *CORPORA)
+    ensure_cached(request, *CORPORA)
     return tiny_tasks.held_out_documents(CORPORA)
 
 
@@ -188,7 +177,7 @@ def test_missing_cache_names_the_fetch(tmp_path: Path, monkeypatch: pytest.Monke
 def test_only_test_documents_are_read(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _ensure_cached(request, *CORPORA)
+    ensure_cached(request, *CORPORA)
     asked = []
 
     def spy(corpus, split="all", **kwargs):
@@ -274,7 +263,7 @@ def test_chance_levels(rows: dict[str, list[dict]]) -> None:
 
 
 def test_prompts_fit_smollm2_window(request: pytest.FixtureRequest, rows) -> None:
-    _ensure_cached(request, "smollm2")
+    ensure_cached(request, "smollm2")
     from longred_bench.models import load_tokenizer
 
     tok = load_tokenizer("smollm2-135m")
@@ -290,7 +279,7 @@ def test_prompts_fit_smollm2_window(request: pytest.FixtureRequest, rows) -> Non
 
 @pytest.fixture(scope="module")
 def task_manager(request: pytest.FixtureRequest):
-    _ensure_cached(request, *CORPORA)
+    ensure_cached(request, *CORPORA)
     from lm_eval.tasks import TaskManager
 
     return TaskManager(include_path=str(TASKS_DIR))

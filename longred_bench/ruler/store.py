@@ -48,7 +48,8 @@ def cache_path(
     return root / tokenizer_fingerprint(tokenizer) / task / name
 
 
-def _read(path: Path, num_samples: int) -> list[Sample] | None:
+def read_samples(path: Path, num_samples: int) -> list[Sample] | None:
+    """The samples stored at ``path`` if it holds exactly ``num_samples`` readable ones."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
         samples = [Sample.from_dict(json.loads(line)) for line in lines if line.strip()]
@@ -71,10 +72,15 @@ def load_or_generate(
     check_task(task)
     path = cache_path(task, tokenizer, length, num_samples, seed, corpus=corpus, cache=cache)
     if path.is_file():
-        samples = _read(path, num_samples)
+        samples = read_samples(path, num_samples)
         if samples is not None:
             return samples
     samples = generate(task, tokenizer, length, num_samples, seed, corpus=corpus)
+    write_samples(path, samples)
+    return samples
+
+
+def write_samples(path: Path, samples: list[Sample]) -> None:
+    """Store ``samples`` at ``path`` as JSONL, atomically."""
     text = "".join(json.dumps(s.to_dict(), ensure_ascii=False) + "\n" for s in samples)
     atomic_write_text(path, text)
-    return samples

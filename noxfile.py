@@ -20,10 +20,10 @@ nox.options.error_on_missing_interpreters = False
 TORCH_PIN = os.environ.get("LONGRED_TORCH", "torch==2.13.0")
 
 
-def _install(session: nox.Session, *extras: str) -> None:
-    """Install this package (editable, with ``extras``) under the torch constraint."""
+def _install(session: nox.Session, *extras: str, pins: tuple[str, ...] = ()) -> None:
+    """Install this package (editable, with ``extras``) under the torch constraint and ``pins``."""
     constraints = Path(session.create_tmp()) / "constraints.txt"
-    constraints.write_text(TORCH_PIN + "\n")
+    constraints.write_text("".join(f"{pin}\n" for pin in (TORCH_PIN, *pins) if pin))
     if TORCH_PIN:
         session.install("-c", str(constraints), TORCH_PIN)
     spec = "." + (f"[{','.join(extras)}]" if extras else "")
@@ -132,6 +132,19 @@ def compare(session: nox.Session) -> None:
                 "smollm2")  # fmt: skip
     args = session.posargs or [*SMOL_COMPARE, "--out", "reports/smol/compare"]
     session.run("longred-bench", "compare", *args)
+
+
+@nox.session
+@nox.parametrize("triton", ["3.6.0", "3.9.0"])
+def compile_kernels(session: nox.Session, triton: str) -> None:
+    """Compile the Triton kernels for sm_90 (H100) without a GPU, under Triton 3.6 (the GPU
+    machine's) and 3.9 (PyPI's): registers, spills and shared memory per kernel, appended to
+    reports/kernels/compile_sm90.csv. ``-- ARGS`` go to ``longred_bench.kernels.triton_compile``.
+    """
+    _install(session, pins=(f"triton=={triton}",))
+    args = session.posargs or ["--out", "reports/kernels/compile_sm90.csv"]
+    module = "longred_bench.kernels.triton_compile"
+    session.run("python", "-m", module, *args, env={"TRITON_INTERPRET": "0"})
 
 
 @nox.session

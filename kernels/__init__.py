@@ -10,6 +10,7 @@ relations).  Implementations:
 * ``"auto"``: Triton for CUDA inputs when it imports, chunked otherwise.
 
 Argument validation shared by all of them is :func:`._common.prepare_relation_kl_args`.
+``kernels/triton_compile.py`` compiles the Triton kernels for a GPU target without a GPU.
 """
 
 from __future__ import annotations

@@ -77,9 +77,10 @@ def default_tile_configs(
 ) -> tuple[TileConfig, TileConfig]:
     """``(forward, backward)`` tiles picked from the padded head dims and the input dtype.
 
-    Sized so that ptxas (sm_90) needs no register spills for the listed head dims; fp32
-    inputs use IEEE (non tensor-core) dots and need much smaller tiles.  The interpreter gets
-    32 x 32 tiles.
+    Sized so that ptxas (sm_90) needs no register spills for head dims 64 and 128: none under
+    Triton 3.9, and 8-32 bytes in three dB-kernel variants at d = 128 under Triton 3.6
+    (``nox -s compile_kernels``, ``reports/kernels/compile_sm90.csv``).  fp32 inputs use IEEE
+    (non tensor-core) dots and need much smaller tiles.  The interpreter gets 32 x 32 tiles.
     """
     if _interpreted():
         small = TileConfig(block_m=32, block_n=32, num_warps=1, num_stages=1)
@@ -96,6 +97,24 @@ def default_tile_configs(
     if d <= 128:
         return TileConfig(128, 64, 8), TileConfig(32, 32, 4)
     return TileConfig(64, 64, 8), TileConfig(16, 32, 4)
+
+
+@dataclass(frozen=True)
+class KernelLaunch:
+    """One kernel launch, built but not run: the ``@triton.jit`` kernel, its grid, positional
+    arguments and compile-time options (constexprs, ``num_warps``, ``num_stages``).
+
+    The launch wrappers run it; :mod:`.triton_compile` compiles the same launch for a GPU
+    target without running it.
+    """
+
+    kernel: object
+    grid: tuple[int, int]
+    args: tuple
+    meta: dict
+
+    def __call__(self) -> None:
+        self.kernel[self.grid](*self.args, **self.meta)
 
 
 def _check_inputs(
@@ -117,11 +136,6 @@ def _check_inputs(
             raise ValueError(f"relation_kl triton: {name} must be contiguous")
         if x.device != a_s.device:
             raise ValueError(f"relation_kl triton: {name} is on {x.device}, a_s on {a_s.device}")
-    if a_s.device.type != "cuda" and not _interpreted():
-        raise ValueError(
-            "relation_kl triton: inputs must be CUDA tensors (or set TRITON_INTERPRET=1 "
-            "before importing triton)"
-        )
     batch, heads, n, d_s = a_s.shape
     d_t = a_t.shape[3]
     kv_s, kv_t = b_s.shape[1], b_t.shape[1]
@@ -139,6 +153,15 @@ def _check_inputs(
     ):
         raise ValueError("relation_kl triton: mask must be a contiguous int8 [batch, seq] tensor")
     return batch, heads, n, kv_s, kv_t, d_s, d_t
+
+
+def _check_device(x: torch.Tensor) -> None:
+    """Running a kernel needs CUDA tensors, or CPU tensors under the interpreter."""
+    if x.device.type != "cuda" and not _interpreted():
+        raise ValueError(
+            "relation_kl triton: inputs must be CUDA tensors (or set TRITON_INTERPRET=1 "
+            "before importing triton)"
+        )
 
 
 def _common_launch_args(a_s, b_s, a_t, b_t, kv_s, kv_t):
@@ -165,6 +188,40 @@ def _meta(a_s, d_s, d_t, causal, has_mask, config: TileConfig) -> dict:
     )
 
 
+def forward_launch(
+    a_s: torch.Tensor,
+    b_s: torch.Tensor,
+    a_t: torch.Tensor,
+    b_t: torch.Tensor,
+    mask: torch.Tensor | None,
+    causal: bool,
+    scale_s: float,
+    scale_t: float,
+    config: TileConfig,
+) -> tuple[KernelLaunch, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+    """The forward launch and its fp32 outputs ``(row_kl, lse_s, lse_t)``, each ``[B, H, n]``.
+
+    ``mask`` is ``None`` or contiguous int8 ``[B, n]`` (nonzero for real tokens).
+    """
+    batch, heads, n, kv_s, kv_t, d_s, d_t = _check_inputs(a_s, b_s, a_t, b_t, mask)
+    row_kl = torch.empty(batch, heads, n, dtype=torch.float32, device=a_s.device)
+    lse_s = torch.empty_like(row_kl)
+    lse_t = torch.empty_like(row_kl)
+    strides, group_s, group_t = _common_launch_args(a_s, b_s, a_t, b_t, kv_s, kv_t)
+    args = (
+        a_s, b_s, a_t, b_t, row_kl if mask is None else mask, row_kl, lse_s, lse_t,
+        *strides,
+        n, heads, group_s, group_t, d_s, d_t, float(scale_s), float(scale_t),
+    )  # fmt: skip
+    launch = KernelLaunch(
+        _relkl_fwd_kernel,
+        (triton.cdiv(n, config.block_m), batch * heads),
+        args,
+        _meta(a_s, d_s, d_t, causal, mask is not None, config),
+    )
+    return launch, (row_kl, lse_s, lse_t)
+
+
 def relation_kl_forward(
     a_s: torch.Tensor,
     b_s: torch.Tensor,
@@ -180,19 +237,10 @@ def relation_kl_forward(
 
     ``mask`` is ``None`` or contiguous int8 ``[B, n]`` (nonzero for real tokens).
     """
-    batch, heads, n, kv_s, kv_t, d_s, d_t = _check_inputs(a_s, b_s, a_t, b_t, mask)
-    row_kl = torch.empty(batch, heads, n, dtype=torch.float32, device=a_s.device)
-    lse_s = torch.empty_like(row_kl)
-    lse_t = torch.empty_like(row_kl)
-    strides, group_s, group_t = _common_launch_args(a_s, b_s, a_t, b_t, kv_s, kv_t)
-    grid = (triton.cdiv(n, config.block_m), batch * heads)
-    _relkl_fwd_kernel[grid](
-        a_s, b_s, a_t, b_t, row_kl if mask is None else mask, row_kl, lse_s, lse_t,
-        *strides,
-        n, heads, group_s, group_t, d_s, d_t, float(scale_s), float(scale_t),
-        **_meta(a_s, d_s, d_t, causal, mask is not None, config),
-    )  # fmt: skip
-    return row_kl, lse_s, lse_t
+    launch, outputs = forward_launch(a_s, b_s, a_t, b_t, mask, causal, scale_s, scale_t, config)
+    _check_device(a_s)
+    launch()
+    return outputs
 
 
 def _grad_dtype(x: torch.Tensor) -> torch.dtype:
@@ -211,7 +259,44 @@ def _check_row_tensors(row_tensors: dict[str, torch.Tensor], batch: int, heads: 
             raise ValueError(f"relation_kl triton: {name} must be contiguous")
 
 
-def relation_kl_backward_da(
+def backward_launch(
+    wrt: str,
+    a_s: torch.Tensor,
+    b_s: torch.Tensor,
+    a_t: torch.Tensor,
+    b_t: torch.Tensor,
+    mask: torch.Tensor | None,
+    lse_s: torch.Tensor,
+    lse_t: torch.Tensor,
+    grad_rows: torch.Tensor,
+    causal: bool,
+    scale_s: float,
+    scale_t: float,
+    config: TileConfig,
+) -> tuple[KernelLaunch, torch.Tensor]:
+    """The dA (``wrt="a"``, row tiles) or dB (``wrt="b"``, column tiles per student kv head)
+    launch, and the gradient buffer it fills (``a_s``- or ``b_s``-shaped)."""
+    batch, heads, n, kv_s, kv_t, d_s, d_t = _check_inputs(a_s, b_s, a_t, b_t, mask)
+    _check_row_tensors({"lse_s": lse_s, "lse_t": lse_t, "grad_rows": grad_rows}, batch, heads, n)
+    strides, group_s, group_t = _common_launch_args(a_s, b_s, a_t, b_t, kv_s, kv_t)
+    first = (a_s, b_s, a_t, b_t, lse_s if mask is None else mask, lse_s, lse_t, grad_rows)
+    sizes = (n, heads) if wrt == "a" else (n, heads, kv_s)
+    tail = (group_s, group_t, d_s, d_t, float(scale_s), float(scale_t))
+    meta = _meta(a_s, d_s, d_t, causal, mask is not None, config)
+    if wrt == "a":
+        grad = torch.empty(a_s.shape, dtype=_grad_dtype(a_s), device=a_s.device)
+        kernel, grid = _relkl_bwd_da_kernel, (triton.cdiv(n, config.block_m), batch * heads)
+    elif wrt == "b":
+        grad = torch.empty(b_s.shape, dtype=_grad_dtype(b_s), device=b_s.device)
+        kernel, grid = _relkl_bwd_db_kernel, (triton.cdiv(n, config.block_n), batch * kv_s)
+    else:
+        raise ValueError(f"relation_kl triton: wrt must be 'a' or 'b', got {wrt!r}")
+    args = (*first, grad, *strides, *sizes, *tail)
+    return KernelLaunch(kernel, grid, args, meta), grad
+
+
+def relation_kl_backward(
+    wrt: str,
     a_s: torch.Tensor,
     b_s: torch.Tensor,
     a_t: torch.Tensor,
@@ -225,48 +310,14 @@ def relation_kl_backward_da(
     scale_t: float,
     config: TileConfig,
 ) -> torch.Tensor:
-    """Launch the dA kernel: gradient of ``sum(row_kl * grad_rows)`` w.r.t. ``a_s``."""
-    batch, heads, n, kv_s, kv_t, d_s, d_t = _check_inputs(a_s, b_s, a_t, b_t, mask)
-    _check_row_tensors({"lse_s": lse_s, "lse_t": lse_t, "grad_rows": grad_rows}, batch, heads, n)
-    grad_a = torch.empty(a_s.shape, dtype=_grad_dtype(a_s), device=a_s.device)
-    strides, group_s, group_t = _common_launch_args(a_s, b_s, a_t, b_t, kv_s, kv_t)
-    grid = (triton.cdiv(n, config.block_m), batch * heads)
-    _relkl_bwd_da_kernel[grid](
-        a_s, b_s, a_t, b_t, lse_s if mask is None else mask, lse_s, lse_t, grad_rows, grad_a,
-        *strides,
-        n, heads, group_s, group_t, d_s, d_t, float(scale_s), float(scale_t),
-        **_meta(a_s, d_s, d_t, causal, mask is not None, config),
-    )  # fmt: skip
-    return grad_a.to(a_s.dtype)
-
-
-def relation_kl_backward_db(
-    a_s: torch.Tensor,
-    b_s: torch.Tensor,
-    a_t: torch.Tensor,
-    b_t: torch.Tensor,
-    mask: torch.Tensor | None,
-    lse_s: torch.Tensor,
-    lse_t: torch.Tensor,
-    grad_rows: torch.Tensor,
-    causal: bool,
-    scale_s: float,
-    scale_t: float,
-    config: TileConfig,
-) -> torch.Tensor:
-    """Launch the dB kernel: gradient of ``sum(row_kl * grad_rows)`` w.r.t. ``b_s``."""
-    batch, heads, n, kv_s, kv_t, d_s, d_t = _check_inputs(a_s, b_s, a_t, b_t, mask)
-    _check_row_tensors({"lse_s": lse_s, "lse_t": lse_t, "grad_rows": grad_rows}, batch, heads, n)
-    grad_b = torch.empty(b_s.shape, dtype=_grad_dtype(b_s), device=b_s.device)
-    strides, group_s, group_t = _common_launch_args(a_s, b_s, a_t, b_t, kv_s, kv_t)
-    grid = (triton.cdiv(n, config.block_n), batch * kv_s)
-    _relkl_bwd_db_kernel[grid](
-        a_s, b_s, a_t, b_t, lse_s if mask is None else mask, lse_s, lse_t, grad_rows, grad_b,
-        *strides,
-        n, heads, kv_s, group_s, group_t, d_s, d_t, float(scale_s), float(scale_t),
-        **_meta(a_s, d_s, d_t, causal, mask is not None, config),
-    )  # fmt: skip
-    return grad_b.to(b_s.dtype)
+    """Launch the dA (``wrt="a"``) or dB (``wrt="b"``) kernel: the gradient of
+    ``sum(row_kl * grad_rows)`` with respect to ``a_s`` or ``b_s``."""
+    launch, grad = backward_launch(
+        wrt, a_s, b_s, a_t, b_t, mask, lse_s, lse_t, grad_rows, causal, scale_s, scale_t, config
+    )
+    _check_device(a_s)
+    launch()
+    return grad.to(a_s.dtype)
 
 
 # --------------------------------------------------------------------------------------------
@@ -296,9 +347,9 @@ class _RelationKLTriton(torch.autograd.Function):
             grad_rows = grad_rows.to(torch.float32).contiguous()
             args = (a_s, b_s, a_t, b_t, ctx.mask, lse_s, lse_t, grad_rows, *ctx.launch)
             if need_a:
-                grad_a = relation_kl_backward_da(*args)
+                grad_a = relation_kl_backward("a", *args)
             if need_b:
-                grad_b = relation_kl_backward_db(*args)
+                grad_b = relation_kl_backward("b", *args)
         return grad_a, grad_b, None, None, None, None, None, None, None, None
 
 

@@ -86,7 +86,9 @@ def _kernel(profile: str, out: Path, *, force: bool, progress: bool) -> list[Pat
     cpu_csv = bench / "relation_kl_cpu.csv"
     if not cpu_csv.is_file():
         raise UserError(f"{cpu_csv} is missing: run `nox -s bench_kernels` first")
-    return build_kernel_report(cpu_csv, bench / "relation_kl_gpu.csv", out)
+    return build_kernel_report(
+        cpu_csv, bench / "relation_kl_gpu.csv", out, compile_csv=bench / "compile_sm90.csv"
+    )
 
 
 TABLES: dict[str, Callable[..., list[Path]]] = {"table1": _table1, "kernel": _kernel}

@@ -1,8 +1,9 @@
 """Kernel report: relation-KL memory, speed and exactness beside LinearARD's published claim.
 
-Reads the CSVs of ``benchmarks/bench_relation_kl_cpu.py`` and (when present) ``..._gpu.py`` and
-writes ``kernel.md`` and ``kernel.png``; every measured number comes from those CSVs, the only
-others are LinearARD's published figures. The GPU benchmark reuses the table and target helpers.
+Reads the CSVs of ``benchmarks/bench_relation_kl_cpu.py`` and, when present, ``..._gpu.py`` and
+the compile check's (``longred_bench.kernels.triton_compile``), and writes ``kernel.md`` and
+``kernel.png``; every measured number comes from those CSVs, the only others are LinearARD's
+published figures. The GPU benchmark reuses the table and target helpers.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from .kernel_compile import compile_section, read_compile_csv
 
 TARGET_FWD_TFLOPS = 400.0
 TARGET_FWD_HEAD_DIM = 128
@@ -256,19 +259,26 @@ def _plot(cpu: pd.DataFrame, gpu: pd.DataFrame | None, path: Path) -> None:
     plt.close(fig)
 
 
-def build_kernel_report(cpu_csv: Path, gpu_csv: Path | None, out_dir: Path) -> list[Path]:
+def build_kernel_report(
+    cpu_csv: Path, gpu_csv: Path | None, out_dir: Path, compile_csv: Path | None = None
+) -> list[Path]:
     """Write ``kernel.md`` and ``kernel.png`` under ``out_dir``; returns their paths.
 
     ``gpu_csv`` may be None or a missing file: the GPU section then says it is pending.
+    ``compile_csv`` (the kernels compiled for a GPU target) adds its section when present.
     """
     cpu = read_csv(cpu_csv)
     gpu = read_csv(gpu_csv) if gpu_csv is not None and Path(gpu_csv).is_file() else None
+    compiled = []
+    if compile_csv is not None and Path(compile_csv).is_file():
+        compiled = compile_section(read_compile_csv(compile_csv), str(compile_csv))
     out_dir.mkdir(parents=True, exist_ok=True)
     lines = [
         "# Relation-KL kernel: memory, speed and exactness",
         "",
         *_claims_section(cpu, gpu),
         *_cpu_section(cpu),
+        *compiled,
         "## GPU: triton vs chunked, eager and compiled PyTorch",
         "",
     ]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import datetime as dt
 import io
 import itertools
 import re
@@ -30,6 +31,8 @@ from pathlib import Path
 
 import torch
 import triton
+
+from longred_bench.results import git_commit
 
 from .triton_impl import (
     KernelLaunch,
@@ -73,6 +76,8 @@ class CompileRecord:
     stack_bytes: int
     shared_bytes: int
     compile_s: float
+    git_commit: str
+    timestamp: str
 
 
 def parse_ptxas_log(log: str) -> tuple[int, int, int, int]:
@@ -169,6 +174,7 @@ def compile_records(
     kernels: Sequence[str] = KERNELS,
 ) -> Iterator[CompileRecord]:
     """Compile every kernel for every configuration; one record each, in order."""
+    commit = git_commit()
     for dtype, head_dim, kv, causal in itertools.product(dtypes, head_dims, kv_heads, causals):
         built = launches(DTYPES[dtype], head_dim, heads, kv, n, causal)
         for kernel in kernels:
@@ -182,7 +188,8 @@ def compile_records(
                 block_m=tiles.block_m, block_n=tiles.block_n, num_warps=tiles.num_warps,
                 num_stages=tiles.num_stages, registers=regs, spill_stores=stores,
                 spill_loads=loads, stack_bytes=stack, shared_bytes=int(compiled.metadata.shared),
-                compile_s=round(time.perf_counter() - start, 2),
+                compile_s=round(time.perf_counter() - start, 2), git_commit=commit,
+                timestamp=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             )  # fmt: skip
 
 

@@ -17,7 +17,7 @@ KERNEL_LABEL = {"fwd": "forward", "bwd_da": "backward dA", "bwd_db": "backward d
 
 def read_compile_csv(path: Path) -> pd.DataFrame:
     """The compile CSV with the Triton version kept as text."""
-    return pd.read_csv(path, dtype={"triton": str})
+    return pd.read_csv(path, dtype={c: str for c in ("triton", "git_commit", "timestamp")})
 
 
 def _version_key(version: str) -> tuple[int, ...]:
@@ -52,6 +52,8 @@ def compile_section(df: pd.DataFrame, csv_name: str) -> list[str]:
             if len(spilled)
             else "."
         ),
+        f"- Commit {', '.join(f'`{c}`' for c in df['git_commit'].unique())}, compiled "
+        f"{df['timestamp'].min()} to {df['timestamp'].max()}, on a machine without a GPU.",
         "- Registers: min-max over KV heads "
         f"{sorted(int(k) for k in df['kv_heads'].unique())} and causal / not; "
         "spill: largest spill-store bytes.",

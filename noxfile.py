@@ -60,7 +60,9 @@ def reproduce_table1(session: nox.Session) -> None:
 
 @nox.session
 def bench_kernels(session: nox.Session) -> None:
-    """relation_kl on CPU: naive vs chunked, time and peak memory, n = 512 .. 16384."""
+    """relation_kl on CPU (naive vs chunked, time and peak memory, n = 512 .. 16384; ``-- ARGS``
+    replace these settings), then, where CUDA is available, the GPU benchmark (Triton vs
+    chunked, eager and compiled PyTorch; reports/kernels/relation_kl_gpu.*)."""
     _install(session)
     args = session.posargs or [
         "--lengths",
@@ -74,6 +76,13 @@ def bench_kernels(session: nox.Session) -> None:
         "reports/kernels",
     ]
     session.run("python", "benchmarks/bench_relation_kl_cpu.py", *args)
+    cuda = session.run(
+        "python", "-c", "import torch; print(torch.cuda.is_available())", silent=True
+    )
+    if cuda is not None and cuda.strip().endswith("True"):
+        session.run("python", "benchmarks/bench_relation_kl_gpu.py", "--out", "reports/kernels")
+    else:
+        session.log("no CUDA device: the GPU half (benchmarks/bench_relation_kl_gpu.py) skipped")
 
 
 @nox.session

@@ -30,6 +30,11 @@ def compile_section(df: pd.DataFrame, csv_name: str) -> list[str]:
     archs = ", ".join(f"sm_{a}" for a in sorted(df["arch"].unique()))
     shapes = df.iloc[0]
     spilled = df[df["spill_stores"] > 0]
+    spill_list = "; ".join(
+        f"triton {r['triton']} {r['kernel']} {r['dtype']} d={r['head_dim']} "
+        f"kv={r['kv_heads']} causal={r['causal']}: {r['spill_stores']} B"
+        for _, r in spilled.iterrows()
+    )
     lines = [
         f"## Compiled for {archs} without a GPU (`{csv_name}`)",
         "",
@@ -40,18 +45,7 @@ def compile_section(df: pd.DataFrame, csv_name: str) -> list[str]:
         "configuration spills registers; it says nothing about speed.",
         "",
         f"- Triton versions: {', '.join(versions)}; {len(df)} kernels compiled, "
-        f"{len(spilled)} with register spills"
-        + (
-            " ("
-            + "; ".join(
-                f"triton {r['triton']} {r['kernel']} {r['dtype']} d={r['head_dim']} "
-                f"kv={r['kv_heads']} causal={r['causal']}: {r['spill_stores']} B"
-                for _, r in spilled.iterrows()
-            )
-            + ")."
-            if len(spilled)
-            else "."
-        ),
+        f"{len(spilled)} with register spills" + (f" ({spill_list})." if spill_list else "."),
         f"- Commit {', '.join(f'`{c}`' for c in df['git_commit'].unique())}, compiled "
         f"{df['timestamp'].min()} to {df['timestamp'].max()}, on a machine without a GPU.",
         "- Registers: min-max over KV heads "

@@ -81,6 +81,7 @@ def run_worker(spec: dict) -> dict:
     import gc
 
     import torch
+
     from longred_bench.kernels import relation_kl
 
     if spec["threads"] > 0:

@@ -270,6 +270,7 @@ def make_loss_fn(impl: str, causal: bool) -> Callable:
     """``loss(a_s, b_s, a_t, b_t)`` of one implementation (compiled: a fresh compile)."""
     import torch
     import torch._dynamo
+
     from longred_bench.kernels import relation_kl, relation_kl_naive
 
     if impl == "compiled":
@@ -335,6 +336,7 @@ def measure_row(args, impl: str, mode: str, x, row: dict) -> dict:
 def check_correctness(args, d: int, d_t: int, base: dict) -> dict:
     """Triton vs the naive path on fp32 copies of the same inputs: loss and student grads."""
     import torch
+
     from longred_bench.kernels import relation_kl
 
     causal = not args.no_causal

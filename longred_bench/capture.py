@@ -23,7 +23,8 @@ from longred_bench.errors import UserError
 
 CAPTURE_IMPL = "longred_capture"
 QKSink = Callable[[int, torch.Tensor, torch.Tensor, float], None]
-_SINKS: list[QKSink] = []
+QKVSink = Callable[[int, torch.Tensor, torch.Tensor, torch.Tensor, float], None]
+_SINKS: list[tuple[QKSink | QKVSink, bool]] = []
 
 
 def _capturing_attention(
@@ -37,7 +38,11 @@ def _capturing_attention(
             )
         scaling = kwargs.get("scaling")
         scale = float(scaling) if scaling is not None else query.shape[-1] ** -0.5
-        _SINKS[-1](int(layer_idx), query, key, scale)
+        sink, with_value = _SINKS[-1]
+        if with_value:
+            sink(int(layer_idx), query, key, args[0], scale)
+        else:
+            sink(int(layer_idx), query, key, scale)
     return sdpa_attention_forward(module, query, key, *args, **kwargs)
 
 
@@ -51,9 +56,25 @@ def capture_qk(model: PreTrainedModel, sink: QKSink) -> Iterator[None]:
     with q ``[batch, query_heads, seq, head_dim]`` and k ``[batch, kv_heads, seq, head_dim]``,
     both post-RoPE, and the softmax scale the layer uses (``head_dim ** -0.5`` unless the
     model says otherwise). The model's attention implementation is restored afterwards."""
+    with _capturing(model, sink, with_value=False):
+        yield
+
+
+@contextmanager
+def capture_qkv(model: PreTrainedModel, sink: QKVSink) -> Iterator[None]:
+    """As :func:`capture_qk`, with the values too: ``sink(layer, q, k, v, scale)``, v
+    ``[batch, kv_heads, seq, head_dim]`` (values carry no RoPE)."""
+    with _capturing(model, sink, with_value=True):
+        yield
+
+
+@contextmanager
+def _capturing(
+    model: PreTrainedModel, sink: QKSink | QKVSink, *, with_value: bool
+) -> Iterator[None]:
     previous = model.config._attn_implementation
     model.set_attn_implementation(CAPTURE_IMPL)
-    _SINKS.append(sink)
+    _SINKS.append((sink, with_value))
     try:
         yield
     finally:

@@ -19,7 +19,7 @@ from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTra
 
 from longred_bench.errors import UserError
 from longred_bench.rope import OriginalRope, RopeSpec, parse_rope_spec, rope_parameters
-from longred_bench.zoo import ZOO, load_zoo
+from longred_bench.zoo import ZOO, ZOO_DIRS, load_zoo, zoo_dir
 
 
 @dataclass
@@ -132,10 +132,8 @@ def load_tokenizer(spec: str, *, trust_remote_code: bool = False) -> object:
         from longred_bench.zoo import byte_tokenizer
 
         return byte_tokenizer()
-    if spec in ZOO:
-        from longred_bench.data.corpora import model_dir
-
-        spec = str(model_dir(spec))
+    if spec in ZOO_DIRS:
+        spec = str(zoo_dir(spec))
     source, extra = _source(spec)
     try:
         return AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code, **extra)
@@ -147,10 +145,8 @@ def load_config(spec: str, *, trust_remote_code: bool = False) -> object:
     """The config of model ``spec`` without its weights (the built-in tiny model is built)."""
     if spec == "tiny-random":
         return load_zoo(spec)[0].config
-    if spec in ZOO:
-        from longred_bench.data.corpora import model_dir
-
-        spec = str(model_dir(spec))
+    if spec in ZOO_DIRS:
+        spec = str(zoo_dir(spec))
     source, extra = _source(spec)
     try:
         return AutoConfig.from_pretrained(source, trust_remote_code=trust_remote_code, **extra)

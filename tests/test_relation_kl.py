@@ -11,6 +11,7 @@ import types
 
 import pytest
 import torch
+
 from longred_bench.kernels import (
     prepare_relation_kl_args,
     relation_kl,

@@ -20,6 +20,7 @@ import torch
 pytest.importorskip("triton")
 
 import triton
+
 from longred_bench.kernels.triton_compile import (
     compile_launch,
     launches,
@@ -28,7 +29,6 @@ from longred_bench.kernels.triton_compile import (
     write_csv,
 )
 from longred_bench.kernels.triton_impl import TileConfig
-
 from longred_bench.reports.kernel_compile import compile_section, read_compile_csv
 
 REPO = Path(__file__).resolve().parent.parent

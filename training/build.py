@@ -1,0 +1,228 @@
+"""Everything a run needs before its first step, built from a config, with bad input caught first.
+
+:func:`build_run` loads (or, for ``pretrain``, creates) the student, the frozen teacher where the
+recipe needs one, the tokenizer and the data streams, picks LongReD's distillation layers, and
+returns the recipe's :class:`~longred_bench.training.methods.Method`. The checks that can fail on
+bad input (recipe, layers, lengths, teacher/student mismatch, data too short) run before any
+training compute.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from longred_bench.errors import UserError
+from longred_bench.training.config import TrainConfig
+from longred_bench.training.data import corpus_windows, window_set
+from longred_bench.training.methods import METHODS, Method
+from longred_bench.training.plan import micro_rows, micro_steps, stream_lengths
+from longred_bench.training.streams import WindowStream
+
+TEACHER_RECIPES = ("longred", "linearard")
+
+
+@dataclass
+class Run:
+    """A built run: the method (student, teacher), tokenizer, streams and held-out sets."""
+
+    method: Method
+    tokenizer: Any
+    streams: dict[str, WindowStream]
+    heldout: dict[str, torch.Tensor]
+    micro_steps: int
+    device: torch.device
+    dtype: torch.dtype
+
+    @property
+    def tokens_per_step(self) -> int:
+        """Tokens one optimizer step reads (all streams, all micro-steps, all processes)."""
+        rows = self.method.rows(0)
+        return self.micro_steps * sum(r * self.streams[n].length for n, r in rows.items())
+
+
+def resolve_device(cfg: TrainConfig) -> tuple[torch.device, torch.dtype]:
+    """``auto``: CUDA if present, else CPU; dtype ``auto``: bfloat16 on CUDA, float32 on CPU."""
+    name = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(name)
+    if cfg.dtype == "auto":
+        return device, torch.bfloat16 if device.type == "cuda" else torch.float32
+    dtype = getattr(torch, cfg.dtype, None)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise UserError(f"config dtype={cfg.dtype!r} is not a torch floating dtype (or auto)")
+    return device, dtype
+
+
+def _pretrain_models(cfg: TrainConfig) -> tuple[torch.nn.Module, Any]:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from longred_bench.training.tiny_base import tokenizer_for_pretraining
+
+    tokenizer = tokenizer_for_pretraining(cfg.tokenizer, cfg.vocab_size)
+    arch = {
+        "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0},
+        "max_position_embeddings": 256,
+        **cfg.architecture,
+    }
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        **arch,
+    )
+    torch.manual_seed(cfg.seed)
+    return LlamaForCausalLM(config), tokenizer
+
+
+def _check_pair(cfg: TrainConfig, student: Any, teacher: Any) -> None:
+    from longred_bench.models import load_tokenizer
+
+    keys = ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads")
+    a = {k: getattr(student.config, k, None) for k in keys}
+    b = {k: getattr(teacher.config, k, None) for k in keys}
+    if a != b:
+        raise UserError(
+            f"teacher {cfg.teacher!r} and student {cfg.model!r} differ in architecture ({b} vs "
+            f"{a}): distillation compares matching layers"
+        )
+    if load_tokenizer(cfg.teacher).get_vocab() != load_tokenizer(cfg.model).get_vocab():
+        raise UserError(
+            f"teacher {cfg.teacher!r} and student {cfg.model!r} have different tokenizers: "
+            "distillation needs the same tokens"
+        )
+
+
+def _models(cfg: TrainConfig) -> tuple[torch.nn.Module, torch.nn.Module | None, Any, int]:
+    """(student, teacher or None, tokenizer, original window)."""
+    from longred_bench.models import extend, load
+
+    if cfg.recipe == "pretrain":
+        student, tokenizer = _pretrain_models(cfg)
+        return student, None, tokenizer, int(student.config.max_position_embeddings)
+    loaded = load(cfg.model)
+    window = int(loaded.model.config.max_position_embeddings)
+    teacher = None
+    if cfg.recipe in TEACHER_RECIPES:
+        teacher = loaded.model
+        if cfg.teacher not in (None, cfg.model):
+            teacher = load(cfg.teacher).model
+            _check_pair(cfg, loaded.model, teacher)
+        teacher.requires_grad_(False).eval()
+    # extend() returns an independent copy: the student never shares a tensor with the teacher.
+    student = extend(loaded.model, cfg.rope) if cfg.rope else loaded.model
+    student.requires_grad_(True)
+    return student, teacher, loaded.tokenizer, window
+
+
+def _check_lengths(cfg: TrainConfig, student: Any, window: int) -> None:
+    target = int(student.config.max_position_embeddings)
+    if cfg.recipe in ("cpt", "mix-cpt", "longred", "linearard"):
+        if cfg.long_len <= window:
+            raise UserError(
+                f"long_len={cfg.long_len} is not above the original window ({window}): "
+                "the long stream must be longer than what the model was trained on"
+            )
+        if cfg.long_len > target:
+            raise UserError(
+                f"long_len={cfg.long_len} exceeds the extended window ({target}) of "
+                f"rope={cfg.rope}: raise the extension's factor or lower long_len"
+            )
+    elif cfg.long_len > window:
+        raise UserError(
+            f"long_len={cfg.long_len} exceeds the model's window ({window}) and recipe "
+            f"{cfg.recipe} does not extend it"
+        )
+    if cfg.recipe == "longred" and cfg.mix_s2l > 0 and cfg.long_len % window:
+        raise UserError(
+            f"LongReD's skipped positions need long_len ({cfg.long_len}) to be a multiple of the "
+            f"original window ({window})"
+        )
+
+
+def _check_layers(name: str, layers: tuple[int, ...], num_layers: int) -> None:
+    bad = [i for i in layers if not 1 <= i <= num_layers]
+    if bad:
+        raise UserError(
+            f"config {name}={list(layers)}: layer(s) {bad} out of range; the model has layers "
+            f"1..{num_layers}"
+        )
+
+
+def _kl_layers(cfg: TrainConfig, student: Any, teacher: Any, s2l: WindowStream) -> tuple[int, ...]:
+    """LongReD's rule: the top-M attention-KL layers between teacher and student, plus the last."""
+    from longred_bench.metrics.drift import measure_drift, select_layers
+
+    ids = s2l.ids[: min(4, len(s2l))]
+    result = measure_drift(teacher, {"student": student}, [(ids, None)], progress=False)
+    kl = [layer.attention_kl for layer in result["student"].layers]
+    return tuple(select_layers(kl, min(cfg.top_m, len(kl))))
+
+
+def build_run(cfg: TrainConfig, *, rank: int = 0, world: int = 1) -> Run:
+    """Build the run of ``cfg`` (see the module docstring); raises UserError on bad input."""
+    device, dtype = resolve_device(cfg)
+    student, teacher, tokenizer, window = _models(cfg)
+    num_layers = int(student.config.num_hidden_layers)
+    _check_layers("layers", cfg.layers, num_layers)
+    _check_layers("ard_layers", cfg.ard_layers, num_layers)
+    _check_lengths(cfg, student, window)
+    lengths = stream_lengths(cfg, window)
+    sources = {"long": cfg.long_data, "short": cfg.short_data, "s2l": cfg.s2l_data}
+    micro = micro_steps(cfg)
+    rows = micro_rows(cfg, window)
+    for name, r in rows.items():
+        if r % world:
+            raise UserError(
+                f"{r} rows of stream {name!r} per micro-step do not split over {world} processes"
+            )
+    streams = {}
+    for i, name in enumerate(rows):
+        ids, mask = window_set(
+            tokenizer, sources[name], lengths[name], seed=cfg.seed + 101 * i,
+            retrieval_fraction=cfg.retrieval_fraction,
+        )  # fmt: skip
+        streams[name] = WindowStream(name, ids, mask, seed=cfg.seed + 101 * i)
+    heldout = {}
+    if cfg.heldout_every:
+        for corpus in ("brown", "austen+kjv"):
+            windows = corpus_windows(tokenizer, corpus, lengths["long"], split="validation")
+            heldout[corpus] = windows[: cfg.heldout_windows]
+    layers: tuple[int, ...] = ()
+    if cfg.recipe == "longred":
+        probe = streams.get("s2l") or streams.get("short") or next(iter(streams.values()))
+        layers = cfg.layers or _kl_layers(cfg, student, teacher, probe)
+    elif cfg.recipe == "linearard":
+        layers = cfg.ard_layers or tuple(range(1, num_layers + 1))
+    if cfg.recipe == "linearard" and cfg.lora_rank:
+        from peft import LoraConfig, get_peft_model
+
+        lora = LoraConfig(
+            r=cfg.lora_rank, lora_alpha=cfg.lora_alpha,
+            target_modules=["q_proj", "k_proj", "v_proj"], lora_dropout=0.0,
+        )  # fmt: skip
+        student = get_peft_model(student, lora)
+    student.to(device).train()
+    if teacher is not None:
+        teacher.to(device=device, dtype=dtype)
+    generator = torch.Generator().manual_seed(cfg.seed + 7)
+    method = METHODS[cfg.recipe](
+        cfg, student, teacher, {k: r // world for k, r in rows.items()}, window, layers, generator
+    )
+    return Run(method, tokenizer, streams, heldout, micro, device, dtype)
+
+
+def schedule_factor(cfg: TrainConfig, step: int, total: int) -> float:
+    """Learning-rate multiplier at ``step`` (0-based) of ``total``: linear warm-up, then
+    constant, cosine or linear decay to ``min_lr_ratio``."""
+    if cfg.warmup_steps and step < cfg.warmup_steps:
+        return (step + 1) / cfg.warmup_steps
+    if cfg.schedule == "constant":
+        return 1.0
+    span = max(1, total - cfg.warmup_steps)
+    progress = min(1.0, (step - cfg.warmup_steps) / span)
+    shape = 0.5 * (1 + math.cos(math.pi * progress)) if cfg.schedule == "cosine" else 1 - progress
+    return cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * shape

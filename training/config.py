@@ -1,0 +1,234 @@
+"""The training config: one frozen dataclass, resolved from a recipe's YAML, a profile, a user
+YAML and ``--set KEY=VALUE`` overrides, in that order; unknown keys and bad values are rejected.
+
+A recipe YAML (``training/recipes/<recipe>.yaml``) holds the recipe's defaults at the top level
+and a ``profiles:`` mapping of per-profile overrides (``smoke``, ``tiny``, ``smol``, ``paper``).
+The resolved config is written beside every run (``DIR/config.yaml``) and hashed to recognise it.
+
+Data streams. A step draws ``tokens_per_step`` tokens split over up to three streams by the
+``mix_*`` token fractions (LongReD's 4:3:1 is ``mix_long=4, mix_short=3, mix_s2l=1``):
+
+- ``long``: ``long_data`` in windows of ``long_len`` tokens (D1, the student's extended window);
+- ``short``: ``short_data`` in windows of ``short_len`` tokens (D2, short texts);
+- ``s2l``: ``s2l_data`` in windows of the original window (D3).
+
+A data source is ``corpus[+corpus...]`` (train splits of brown, austen, kjv), ``pretrain`` (the
+tiny base's pretraining mix: prose plus in-window retrieval examples) or ``random`` (seeded
+random ids, smoke runs only).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import asdict, dataclass, field, fields
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from longred_bench.errors import UserError, reject_unknown_keys
+
+RECIPES = ("pretrain", "cpt", "mix-cpt", "control", "longred", "linearard")
+PROFILES = ("smoke", "tiny", "smol", "paper")
+SCHEDULES = ("constant", "cosine", "linear")
+SAMPLERS = ("uniform", "cream")
+DISTRIBUTED = ("ddp", "fsdp")
+TEACHER_PLACEMENT = ("replicate", "shard")
+ARD_KINDS = ("q", "k", "v")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Every setting of a training run (see the module docstring for the data streams)."""
+
+    recipe: str
+    profile: str = "tiny"
+    # Models: ``model`` is the starting checkpoint (student init and frozen teacher); ``rope`` the
+    # student's RoPE extension. ``architecture`` (pretrain only) holds LlamaConfig keywords.
+    model: str = "tiny-base"
+    teacher: str | None = None  # distillation teacher; None: the starting model itself
+    rope: str | None = None
+    architecture: dict[str, Any] = field(default_factory=dict)
+    tokenizer: str = "bpe"  # pretrain: "bpe" (trained on the train splits) or "byte"
+    vocab_size: int = 4096
+    seed: int = 0
+    # Optimisation.
+    steps: int = 100
+    tokens_per_step: int = 8192
+    micro_tokens: int = 0  # tokens per micro-step; 0 = the whole step at once
+    lr: float = 2e-5
+    schedule: str = "constant"
+    warmup_steps: int = 0
+    min_lr_ratio: float = 0.1
+    betas: tuple[float, float] = (0.9, 0.95)
+    weight_decay: float = 0.1
+    grad_clip: float = 1.0
+    dtype: str = "auto"  # auto: float32 on CPU, bfloat16 on CUDA
+    device: str = "auto"
+    checkpoint_every: int = 50
+    keep_checkpoints: int = 2
+    # Data.
+    long_data: str = "austen+kjv"
+    long_len: int = 1024
+    short_data: str = "brown"
+    short_len: int = 128
+    s2l_data: str = "brown"
+    mix_long: float = 1.0
+    mix_short: float = 0.0
+    mix_s2l: float = 0.0
+    retrieval_fraction: float = 0.3  # source "pretrain": share of rows that are retrieval examples
+    heldout_every: int = 0  # evaluate held-out loss every N steps (0: never)
+    heldout_windows: int = 32
+    # LongReD.
+    a1: float = 5.0
+    a2: float = 10.0
+    layers: tuple[int, ...] = ()  # 1-based distillation layers; empty: attention-KL top_m + last
+    top_m: int = 6
+    sampler: str = "cream"
+    cream_sigma: float = 3.0
+    # LinearARD.
+    ard_kinds: tuple[str, ...] = ARD_KINDS
+    ard_layers: tuple[int, ...] = ()  # empty: every layer
+    lora_rank: int = 0
+    lora_alpha: float = 16.0
+    impl: str = "auto"
+    cpt_steps: int = 0  # optional long-CE stage after LinearARD, in optimizer steps
+    # Scale-out (torchrun).
+    distributed: str = "ddp"
+    activation_checkpointing: bool = False
+    teacher_placement: str = "replicate"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
+        """Build from a mapping (e.g. YAML), rejecting unknown keys and invalid values."""
+        reject_unknown_keys(cls, data, "training")
+        values = dict(data)
+        for f in fields(cls):
+            if f.name in values and _is_tuple(f) and values[f.name] is not None:
+                raw = values[f.name]
+                values[f.name] = tuple(raw) if isinstance(raw, list | tuple) else (raw,)
+        if "recipe" not in values:
+            raise UserError("training config needs a recipe")
+        cfg = cls(**values)
+        cfg.validate()
+        return cfg
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON/YAML-able form (tuples as lists)."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+    def replace(self, **changes: Any) -> TrainConfig:
+        """A validated copy with ``changes`` applied."""
+        return TrainConfig.from_dict({**self.to_dict(), **changes})
+
+    @property
+    def mix(self) -> dict[str, float]:
+        """Token fractions of the streams in use (normalised to sum to 1)."""
+        raw = {"long": self.mix_long, "short": self.mix_short, "s2l": self.mix_s2l}
+        total = sum(raw.values())
+        return {k: v / total for k, v in raw.items() if v > 0}
+
+    def validate(self) -> None:
+        """Raise :class:`UserError` naming the first invalid value."""
+        _choice("recipe", self.recipe, RECIPES)
+        _choice("profile", self.profile, PROFILES)
+        _choice("schedule", self.schedule, SCHEDULES)
+        _choice("sampler", self.sampler, SAMPLERS)
+        _choice("distributed", self.distributed, DISTRIBUTED)
+        _choice("teacher_placement", self.teacher_placement, TEACHER_PLACEMENT)
+        _choice("tokenizer", self.tokenizer, ("bpe", "byte"))
+        _choice("impl", self.impl, ("auto", "naive", "chunked", "triton"))
+        for kind in self.ard_kinds:
+            _choice("ard_kinds", kind, ARD_KINDS)
+        for name in ("steps", "tokens_per_step", "long_len", "short_len", "checkpoint_every"):
+            if getattr(self, name) < 1:
+                raise UserError(f"config {name} must be >= 1 (got {getattr(self, name)})")
+        if self.lr <= 0 or not 0 <= self.min_lr_ratio <= 1:
+            raise UserError(f"config lr must be > 0 and min_lr_ratio in [0, 1] (got {self.lr})")
+        if min(self.mix_long, self.mix_short, self.mix_s2l) < 0 or not self.mix:
+            raise UserError("config mix_long/mix_short/mix_s2l must be >= 0 and not all 0")
+        if not 0 <= self.retrieval_fraction < 1:
+            raise UserError("config retrieval_fraction must be in [0, 1)")
+        if self.micro_tokens < 0 or self.warmup_steps < 0 or self.cpt_steps < 0:
+            raise UserError("config micro_tokens, warmup_steps and cpt_steps must be >= 0")
+        if self.recipe == "control" and self.rope is not None:
+            raise UserError("recipe control keeps the original RoPE: drop rope=... from its config")
+        if self.recipe in ("cpt", "mix-cpt", "longred", "linearard") and not self.rope:
+            raise UserError(
+                f"recipe {self.recipe} extends the window: set rope=SPEC (e.g. abf:theta=1.6e5)"
+            )
+
+
+def _is_tuple(f: dataclasses.Field) -> bool:
+    return str(f.type).startswith("tuple")
+
+
+def _choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise UserError(f"config {name}={value!r} is not one of {', '.join(allowed)}")
+
+
+def recipe_file(recipe: str) -> Path:
+    """The YAML of a built-in recipe."""
+    if recipe not in RECIPES:
+        raise UserError(f"unknown recipe {recipe!r}; recipes: {', '.join(RECIPES)}")
+    return Path(str(resources.files("longred_bench.training") / "recipes" / f"{recipe}.yaml"))
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    """A YAML mapping from ``path``; a one-line error if it is missing or not a mapping."""
+    if not path.is_file():
+        raise UserError(f"config file {path} does not exist")
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if not isinstance(data, dict):
+        raise UserError(f"config file {path} must hold a mapping of keys to values")
+    return data
+
+
+def parse_set(items: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` overrides, values parsed as YAML (``lr=1e-4``, ``layers=[1,4]``)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"--set {item!r} is not KEY=VALUE")
+        parsed = yaml.safe_load(value) if value.strip() else None
+        if isinstance(parsed, str) and parsed.lower() in ("none", "null"):
+            parsed = None
+        out[key.strip()] = _number(parsed)
+    return out
+
+
+def _number(value: Any) -> Any:
+    """YAML reads ``1e-4`` as a string; numbers written that way become floats."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    if isinstance(value, list):
+        return [_number(v) for v in value]
+    return value
+
+
+def resolve_config(
+    recipe: str,
+    *,
+    profile: str = "tiny",
+    config_file: Path | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> TrainConfig:
+    """The recipe's defaults, then its ``profile`` overrides, then ``config_file``, then
+    ``overrides``; validated."""
+    data = read_yaml(recipe_file(recipe))
+    profiles = data.pop("profiles", {}) or {}
+    if profile not in PROFILES:
+        raise UserError(f"unknown profile {profile!r}; profiles: {', '.join(PROFILES)}")
+    merged: dict[str, Any] = {**data, **(profiles.get(profile) or {})}
+    if config_file is not None:
+        merged.update(read_yaml(config_file))
+    merged.update(overrides or {})
+    merged["recipe"] = recipe
+    merged["profile"] = profile
+    return TrainConfig.from_dict({k: _number(v) for k, v in merged.items()})

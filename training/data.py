@@ -1,0 +1,154 @@
+"""Window sets for training streams, from the cached corpora (``train`` splits only).
+
+``window_set(tokenizer, source, length, seed=...)`` returns ``(ids [N, length], mask)``:
+
+- ``corpus[+corpus...]``: every document of the corpora's ``train`` splits, tokenised without
+  special tokens and cut into non-overlapping windows of ``length`` tokens (a document shorter
+  than ``length`` gives none; data with no window at all is an error).
+- ``pretrain``: the tiny base's pretraining mix, at most ``length`` tokens per row: Brown windows
+  and Austen + KJV windows in the ratio 3 : 1 (:data:`PRETRAIN_PROSE`), plus in-window retrieval
+  examples (:mod:`longred_bench.training.retrieval`) as ``retrieval_fraction`` of the rows, each
+  right-padded (mask False on padding).
+- ``random``: seeded uniform token ids (smoke runs of the random tiny model only);
+- a path to a UTF-8 text file: its windows (one document).
+
+Tokenised corpora are cached per tokenizer under ``$LONGRED_CACHE/tokens``.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from longred_bench.cache import atomic_write_bytes, cache_dir
+from longred_bench.errors import UserError
+from longred_bench.ruler.store import tokenizer_fingerprint
+from longred_bench.texts import CORPORA
+
+PRETRAIN_PROSE = {"brown": 3.0, "austen+kjv": 1.0}
+RANDOM_ROWS = 512
+
+
+def _token_cache(tokenizer: Any, corpus: str, split: str) -> Path:
+    return cache_dir() / "tokens" / tokenizer_fingerprint(tokenizer) / f"{corpus}-{split}.pt"
+
+
+def corpus_token_ids(tokenizer: Any, corpus: str, split: str = "train") -> list[torch.Tensor]:
+    """Token ids of each document of ``corpus``'s ``split`` (cached per tokenizer)."""
+    if corpus not in CORPORA:
+        raise UserError(
+            f"unknown data source {corpus!r}; use corpora ({', '.join(CORPORA)}) joined by '+', "
+            "'pretrain' or 'random'"
+        )
+    path = _token_cache(tokenizer, corpus, split)
+    if path.is_file():
+        return torch.load(path)
+    from longred_bench.data.corpora import load_documents
+
+    docs = load_documents(corpus, split)
+    ids = [
+        torch.tensor(tokenizer(d.text, add_special_tokens=False)["input_ids"], dtype=torch.int32)
+        for d in docs
+    ]
+    buffer = io.BytesIO()
+    torch.save(ids, buffer)
+    atomic_write_bytes(path, buffer.getvalue())
+    return ids
+
+
+def _cut(docs: list[torch.Tensor], length: int) -> torch.Tensor:
+    rows = [doc[i : i + length] for doc in docs for i in range(0, len(doc) - length + 1, length)]
+    if not rows:
+        return torch.empty(0, length, dtype=torch.long)
+    return torch.stack(rows).long()
+
+
+def corpus_windows(tokenizer: Any, source: str, length: int, split: str = "train") -> torch.Tensor:
+    """Non-overlapping ``length``-token windows of the ``split`` documents of ``a+b+...``."""
+    docs = [
+        doc for corpus in source.split("+") for doc in corpus_token_ids(tokenizer, corpus, split)
+    ]
+    windows = _cut(docs, length)
+    if len(windows) == 0:
+        longest = max((len(d) for d in docs), default=0)
+        raise UserError(
+            f"data {source!r} has no document of {length} tokens (the longest has {longest}): "
+            "use a shorter length or longer documents (austen, kjv)"
+        )
+    return windows
+
+
+def _subsample(windows: torch.Tensor, n: int, seed: int) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(seed)
+    return windows[torch.randperm(len(windows), generator=gen)[: min(n, len(windows))]]
+
+
+def _filler_sentences(tokenizer: Any) -> list[str]:
+    """Prose haystack for retrieval examples: Brown train documents split into lines."""
+    from longred_bench.data.corpora import load_documents
+
+    out: list[str] = []
+    for doc in load_documents("brown", "train"):
+        out.extend(s.strip() for s in doc.text.replace("\n", " ").split(". ") if s.strip())
+    return [s if s.endswith(".") else s + "." for s in out]
+
+
+def pretrain_windows(
+    tokenizer: Any, length: int, *, retrieval_fraction: float, seed: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The pretraining mix (see the module docstring): ``(ids, mask)``."""
+    from longred_bench.training.retrieval import retrieval_examples
+
+    weights = PRETRAIN_PROSE
+    per_source = {src: corpus_windows(tokenizer, src, length) for src in weights}
+    unit = min(len(w) / weights[src] for src, w in per_source.items())
+    prose = torch.cat(
+        [
+            _subsample(w, round(unit * weights[s]), seed + i)
+            for i, (s, w) in enumerate(per_source.items())
+        ]
+    )
+    n_retrieval = round(len(prose) * retrieval_fraction / (1 - retrieval_fraction))
+    pad = tokenizer.pad_token_id
+    ids = torch.full((len(prose) + n_retrieval, length), pad, dtype=torch.long)
+    mask = torch.zeros_like(ids, dtype=torch.bool)
+    ids[: len(prose)] = prose
+    mask[: len(prose)] = True
+    if n_retrieval:
+        texts = retrieval_examples(
+            tokenizer, _filler_sentences(tokenizer), n=n_retrieval, max_tokens=length, seed=seed
+        )
+        for row, text in enumerate(texts, start=len(prose)):
+            tok = tokenizer(text, add_special_tokens=False)["input_ids"][:length]
+            ids[row, : len(tok)] = torch.tensor(tok)
+            mask[row, : len(tok)] = True
+    return ids, mask
+
+
+def window_set(
+    tokenizer: Any, source: str, length: int, *, seed: int, retrieval_fraction: float = 0.0
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(ids [N, length], mask [N, length])`` for a data source (module docstring)."""
+    if source == "random":
+        gen = torch.Generator().manual_seed(seed * 7919 + length)
+        ids = torch.randint(0, len(tokenizer), (RANDOM_ROWS, length), generator=gen)
+        return ids, torch.ones_like(ids, dtype=torch.bool)
+    if source == "pretrain":
+        return pretrain_windows(tokenizer, length, retrieval_fraction=retrieval_fraction, seed=seed)
+    path = Path(source).expanduser()
+    if path.is_file():
+        doc = torch.tensor(
+            tokenizer(path.read_text("utf-8"), add_special_tokens=False)["input_ids"]
+        )
+        ids = _cut([doc], length)
+        if len(ids) == 0:
+            raise UserError(
+                f"data file {path} has {len(doc)} tokens, fewer than one window of {length}: "
+                "use more text or a shorter length"
+            )
+    else:
+        ids = corpus_windows(tokenizer, source, length)
+    return ids, torch.ones_like(ids, dtype=torch.bool)

@@ -1,0 +1,248 @@
+"""The one training loop: AdamW, schedule, gradient accumulation, precision, checkpoints, resume.
+
+It knows nothing of any method: each step it asks the recipe's
+:class:`~longred_bench.training.methods.Method` which streams to read, draws the rows, and
+minimises the ``"loss"`` term the method returns. Outputs under ``DIR``:
+
+- ``config.yaml``: the resolved config (a ``--resume`` with another config is refused);
+- ``metrics.jsonl``: one record per optimizer step (``step``, ``loss``, each term, ``tokens``,
+  ``lr``, ``seconds``, ``grad_norm``; ``heldout_<corpus>`` where measured) and ``curves.png``;
+- ``checkpoints/``: atomic checkpoints every ``checkpoint_every`` steps and at the end;
+- ``final/``: a Hugging Face model directory (tokenizer and extended ``rope_parameters`` in it).
+
+Precision: float32 on CPU; on CUDA the student keeps float32 weights and runs under bfloat16
+autocast (the config's ``dtype``); nothing else depends on the device. A NaN or infinite loss stops
+the run naming the step; the last good checkpoint stays.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+import yaml
+from tqdm.auto import tqdm
+
+from longred_bench.cache import atomic_dir, atomic_write_text
+from longred_bench.errors import UserError
+from longred_bench.results import config_hash
+from longred_bench.training.build import Run, build_run, schedule_factor
+from longred_bench.training.checkpoint import (
+    latest_checkpoint,
+    load_checkpoint,
+    rng_state,
+    save_checkpoint,
+    set_rng_state,
+)
+from longred_bench.training.config import TrainConfig
+from longred_bench.training.objectives import causal_lm_loss
+
+METRICS = "metrics.jsonl"
+
+
+def total_steps(cfg: TrainConfig) -> int:
+    """Optimizer steps of the run (LinearARD's optional CPT stage included)."""
+    return cfg.steps + (cfg.cpt_steps if cfg.recipe == "linearard" else 0)
+
+
+def _prepare_dir(cfg: TrainConfig, out: Path, resume: bool) -> None:
+    saved = out / "config.yaml"
+    if latest_checkpoint(out) is not None:
+        previous = yaml.safe_load(saved.read_text())
+        if config_hash(previous) != config_hash(cfg.to_dict()):
+            changed = sorted(k for k in cfg.to_dict() if previous.get(k) != cfg.to_dict()[k])
+            raise UserError(
+                f"{out} holds a run of another config (differs in {', '.join(changed) or 'keys'}):"
+                " use a new --out, or the same config to resume"
+            )
+        if not resume:
+            raise UserError(f"{out} already holds a run: pass --resume, or use a new --out")
+    elif resume:
+        raise UserError(f"--resume: {out} holds no checkpoint to resume from")
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(saved, yaml.safe_dump(cfg.to_dict(), sort_keys=True))
+
+
+def _trainable(model: torch.nn.Module) -> list[torch.nn.Parameter]:
+    return [p for p in model.parameters() if p.requires_grad]
+
+
+@torch.no_grad()
+def heldout_losses(run: Run) -> dict[str, float]:
+    """Mean next-token CE of the student on each held-out window set."""
+    model = run.method.student
+    model.eval()
+    out = {}
+    for name, windows in run.heldout.items():
+        total = 0.0
+        for chunk in windows.split(8):
+            chunk = chunk.to(run.device)
+            mask = torch.ones_like(chunk, dtype=torch.bool)
+            with _autocast(run):
+                total += float(causal_lm_loss(model(chunk).logits, chunk, mask)) * len(chunk)
+        out[f"heldout_{name}"] = total / len(windows)
+    model.train()
+    return out
+
+
+def _autocast(run: Run) -> torch.autocast:
+    return torch.autocast(run.device.type, dtype=run.dtype, enabled=run.dtype != torch.float32)
+
+
+def _read_metrics(path: Path, upto: int) -> list[str]:
+    if not path.is_file():
+        return []
+    lines = [ln for ln in path.read_text().splitlines() if ln.strip()]
+    return [ln for ln in lines if json.loads(ln)["step"] <= upto]
+
+
+def _save_final(run: Run, out: Path) -> Path:
+    model = run.method.student
+    if hasattr(model, "merge_and_unload"):
+        model = model.merge_and_unload()
+    final = out / "final"
+    if final.exists():
+        import shutil
+
+        shutil.rmtree(final)
+    with atomic_dir(final) as tmp:
+        model.save_pretrained(tmp)
+        run.tokenizer.save_pretrained(tmp)
+    return final
+
+
+def train(
+    cfg: TrainConfig,
+    out: Path,
+    *,
+    resume: bool = False,
+    progress: bool = True,
+    rank: int = 0,
+    world: int = 1,
+    stop_after: int | None = None,
+) -> Path:
+    """Train ``cfg`` into ``out``; returns ``out/final`` (``stop_after``: stop after that many
+    steps without a final model, as a killed run would, for tests)."""
+    main = rank == 0
+    if main:
+        _prepare_dir(cfg, out, resume)
+    run = build_run(cfg, rank=rank, world=world)
+    method = run.method
+    from longred_bench.training.distributed import wrap_student
+
+    method.student = wrap_student(method.student, cfg, world)
+    params = _trainable(method.student)
+    optimizer = torch.optim.AdamW(
+        params, lr=cfg.lr, betas=tuple(cfg.betas), weight_decay=cfg.weight_decay
+    )
+    steps = total_steps(cfg)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: schedule_factor(cfg, s, steps)
+    )
+    start, tokens, seconds = 0, 0, 0.0
+    checkpoint = latest_checkpoint(out) if resume else None
+    if checkpoint is not None:
+        weights, state = load_checkpoint(checkpoint)
+        _unwrapped(method.student).load_state_dict(weights)
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        for name, stream in run.streams.items():
+            stream.load_state_dict(state["streams"][name])
+        method.generator.set_state(state["generator"])
+        set_rng_state(state["rng"])
+        start, tokens, seconds = state["step"], state["tokens"], state["seconds"]
+    tokens_at_start, seconds_at_start = tokens, seconds
+    metrics_path = out / METRICS
+    if main:
+        kept = _read_metrics(metrics_path, start)
+        atomic_write_text(metrics_path, "".join(line + "\n" for line in kept))
+    bar = tqdm(
+        total=steps, initial=start, desc=f"train {cfg.recipe}", unit="step", disable=not progress
+    )
+    end = steps if stop_after is None else min(steps, start + stop_after)
+    for step in range(start, end):
+        began = time.perf_counter()
+        optimizer.zero_grad(set_to_none=True)
+        sums: dict[str, float] = {}
+        step_tokens = 0
+        for _ in range(run.micro_steps):
+            batches = {
+                name: run.streams[name].next(rows, rank=rank, world=world).to(run.device)
+                for name, rows in method.rows(step).items()
+            }
+            with _autocast(run):
+                terms = method.losses(batches, step)
+            (terms["loss"] / run.micro_steps).backward()
+            for key, value in terms.items():
+                sums[key] = sums.get(key, 0.0) + float(value.detach()) / run.micro_steps
+            step_tokens += sum(b.tokens for b in batches.values()) * world
+        if not all(map(_finite, sums.values())):
+            bad = ", ".join(f"{k}={v}" for k, v in sums.items() if not _finite(v))
+            last = latest_checkpoint(out)
+            raise UserError(
+                f"non-finite loss at step {step + 1} ({bad}): training stopped; the last good "
+                f"checkpoint is {last or 'none (none was written yet)'}; lower lr or check the data"
+            )
+        grad_norm = torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
+        lr = scheduler.get_last_lr()[0]
+        optimizer.step()
+        scheduler.step()
+        tokens += step_tokens
+        seconds += time.perf_counter() - began
+        record: dict[str, Any] = {
+            "step": step + 1, **sums, "tokens": tokens, "lr": lr,
+            "seconds": round(seconds, 3), "grad_norm": float(grad_norm),
+        }  # fmt: skip
+        if cfg.heldout_every and ((step + 1) % cfg.heldout_every == 0 or step + 1 == steps):
+            record.update(heldout_losses(run))
+        bar.update(1)
+        rate = (tokens - tokens_at_start) / max(seconds - seconds_at_start, 1e-9)
+        bar.set_postfix(loss=f"{sums['loss']:.4f}", tok_s=f"{rate:.0f}")
+        if main:
+            with metrics_path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(record, sort_keys=True) + "\n")
+        if (step + 1) % cfg.checkpoint_every == 0 or step + 1 == steps:
+            state = {
+                "step": step + 1, "tokens": tokens, "seconds": seconds,
+                "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                "streams": {n: s.state_dict() for n, s in run.streams.items()},
+                "generator": method.generator.get_state(), "rng": rng_state(),
+                "layers": list(method.layers),
+            }  # fmt: skip
+            if main:
+                student_state = _unwrapped(method.student).state_dict()
+                save_checkpoint(out, step + 1, student_state, state, cfg.keep_checkpoints)
+    bar.close()
+    if end < steps:
+        return out / "final"
+    method.student = _unwrapped(method.student)
+    final = _save_final(run, out) if main else out / "final"
+    if main:
+        from longred_bench.training.curves import plot_curves
+
+        plot_curves(metrics_path, out / "curves.png", title=f"{cfg.recipe} ({cfg.profile})")
+        atomic_write_text(out / "run.json", json.dumps(_run_info(run, tokens, seconds), indent=2))
+    return final
+
+
+def _finite(value: float) -> bool:
+    return value == value and abs(value) != float("inf")
+
+
+def _unwrapped(model: torch.nn.Module) -> torch.nn.Module:
+    return getattr(model, "module", model)
+
+
+def _run_info(run: Run, tokens: int, seconds: float) -> dict[str, Any]:
+    return {
+        "tokens": tokens,
+        "seconds": round(seconds, 2),
+        "tokens_per_second": round(tokens / max(seconds, 1e-9), 1),
+        "layers": list(run.method.layers),
+        "tokens_per_step": run.tokens_per_step,
+        "device": str(run.device),
+        "dtype": str(run.dtype).removeprefix("torch."),
+    }

@@ -1,0 +1,164 @@
+"""The loss terms of each recipe: small functions the training loop calls, knowing nothing of them.
+
+A :class:`Method` says which streams it reads at a step (:meth:`Method.rows`) and turns their
+batches into named loss terms with the total under ``"loss"`` (:meth:`Method.losses`).
+
+- ``ce`` (``pretrain``, ``cpt``, ``mix-cpt``, ``control``): next-token cross-entropy of the
+  student on every stream it reads, token-weighted over the streams ("CE on all of it").
+- ``longred``: ``L_long + a1 * L_short + a2 * L_s2l`` exactly as the paper writes it: CE on the
+  long stream; ``sum_l (1 - cos)`` of the selected layers' hidden states on the short stream,
+  same positions for both models; ``1 - cos`` of the final normed hidden state on the s2l stream,
+  the student given skipped position ids (:mod:`longred_bench.training.positions`), the teacher
+  ``0..T-1``.
+- ``linearard``: for each chosen layer and each of q, k, v (q and k after RoPE), KL(teacher ||
+  student) of ``softmax(X X^T / sqrt(d))`` rows on the s2l stream (texts of the original window,
+  where the teacher is valid), mean over heads and valid rows, summed over kinds and averaged
+  over layers; then, if ``cpt_steps`` > 0, that many steps of long-text CE.
+
+The teacher runs under ``no_grad`` and only on the streams that need it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+import torch
+
+from longred_bench.capture import capture_qkv
+from longred_bench.training.config import TrainConfig
+from longred_bench.training.objectives import (
+    causal_lm_loss,
+    hidden_cosine_loss,
+    relation_kl_loss,
+)
+from longred_bench.training.positions import skipped_position_ids
+from longred_bench.training.streams import Batch
+
+
+@dataclass
+class Method(ABC):
+    """Loss terms of one recipe over the student (and a frozen teacher where it needs one)."""
+
+    cfg: TrainConfig
+    student: torch.nn.Module
+    teacher: torch.nn.Module | None
+    rows_per_step: dict[str, int]
+    original_window: int
+    layers: tuple[int, ...] = ()
+    generator: torch.Generator = field(default_factory=torch.Generator)
+
+    def rows(self, step: int) -> dict[str, int]:
+        """Rows of each stream read at optimizer step ``step`` (0-based)."""
+        return self.rows_per_step
+
+    @abstractmethod
+    def losses(self, batches: dict[str, Batch], step: int) -> dict[str, torch.Tensor]:
+        """Named loss terms of one micro-batch; ``"loss"`` is what is minimised."""
+
+
+class CrossEntropy(Method):
+    """Next-token CE on every stream, weighted by real tokens."""
+
+    def losses(self, batches: dict[str, Batch], step: int) -> dict[str, torch.Tensor]:
+        terms: dict[str, torch.Tensor] = {}
+        total, weight = 0.0, 0
+        for name, batch in batches.items():
+            logits = self.student(batch.ids, attention_mask=batch.mask).logits
+            terms[f"ce_{name}"] = causal_lm_loss(logits, batch.ids, batch.mask)
+            total = total + terms[f"ce_{name}"] * batch.tokens
+            weight += batch.tokens
+        terms["loss"] = total / weight
+        return terms
+
+
+class LongReD(Method):
+    """``L_long + a1 L_short + a2 L_s2l`` (module docstring)."""
+
+    def losses(self, batches: dict[str, Batch], step: int) -> dict[str, torch.Tensor]:
+        terms: dict[str, torch.Tensor] = {}
+        loss = torch.zeros((), device=next(self.student.parameters()).device)
+        if "long" in batches:
+            b = batches["long"]
+            logits = self.student(b.ids, attention_mask=b.mask).logits
+            terms["long"] = causal_lm_loss(logits, b.ids, b.mask)
+            loss = loss + terms["long"]
+        if "short" in batches:
+            b = batches["short"]
+            with torch.no_grad():
+                t = self.teacher(b.ids, attention_mask=b.mask, output_hidden_states=True)
+            s = self.student(b.ids, attention_mask=b.mask, output_hidden_states=True)
+            picked = [s.hidden_states[i] for i in self.layers]
+            reference = [t.hidden_states[i] for i in self.layers]
+            terms["short"] = hidden_cosine_loss(picked, reference, b.mask)
+            loss = loss + self.cfg.a1 * terms["short"]
+        if "s2l" in batches:
+            b = batches["s2l"]
+            target = self.cfg.long_len
+            positions = skipped_position_ids(
+                self.original_window, target, b.ids.shape[0], sampler=self.cfg.sampler,
+                generator=self.generator, cream_sigma=self.cfg.cream_sigma,
+            ).to(b.ids.device)  # fmt: skip
+            with torch.no_grad():
+                t = self.teacher(b.ids, attention_mask=b.mask, output_hidden_states=True)
+            s = self.student(
+                b.ids, attention_mask=b.mask, position_ids=positions, output_hidden_states=True
+            )
+            terms["s2l"] = hidden_cosine_loss([s.hidden_states[-1]], [t.hidden_states[-1]], b.mask)
+            loss = loss + self.cfg.a2 * terms["s2l"]
+        terms["loss"] = loss
+        return terms
+
+
+class LinearARD(Method):
+    """Relation-KL distillation of q/k/v, then optional long-text CE (module docstring)."""
+
+    def rows(self, step: int) -> dict[str, int]:
+        if step < self.cfg.steps:
+            return {"s2l": self.rows_per_step["s2l"]}
+        return {"long": self.rows_per_step["long"]}
+
+    def losses(self, batches: dict[str, Batch], step: int) -> dict[str, torch.Tensor]:
+        if "long" in batches:
+            b = batches["long"]
+            logits = self.student(b.ids, attention_mask=b.mask).logits
+            ce = causal_lm_loss(logits, b.ids, b.mask)
+            return {"cpt": ce, "loss": ce}
+        b = batches["s2l"]
+        wanted = {i - 1 for i in self.layers}
+        kinds = {"q": 0, "k": 1, "v": 2}
+        teacher: dict[int, tuple[torch.Tensor, ...]] = {}
+
+        def keep(layer: int, q, k, v, scale: float) -> None:
+            if layer in wanted:
+                teacher[layer] = (q, k, v)
+
+        with torch.no_grad(), capture_qkv(self.teacher, keep):
+            self.teacher(b.ids, attention_mask=b.mask)
+        sums = {kind: torch.zeros((), device=b.ids.device) for kind in self.cfg.ard_kinds}
+
+        def compare(layer: int, q, k, v, scale: float) -> None:
+            if layer not in wanted:
+                return
+            for kind in self.cfg.ard_kinds:
+                student = (q, k, v)[kinds[kind]]
+                reference = teacher[layer][kinds[kind]]
+                sums[kind] = sums[kind] + relation_kl_loss(
+                    student, reference, b.mask, impl=self.cfg.impl
+                )
+
+        with capture_qkv(self.student, compare):
+            self.student(b.ids, attention_mask=b.mask)
+        terms = {f"kl_{kind}": value / len(wanted) for kind, value in sums.items()}
+        terms["loss"] = sum(terms.values())
+        return terms
+
+
+METHODS: dict[str, type[Method]] = {
+    "pretrain": CrossEntropy,
+    "cpt": CrossEntropy,
+    "mix-cpt": CrossEntropy,
+    "control": CrossEntropy,
+    "longred": LongReD,
+    "linearard": LinearARD,
+}

@@ -1,0 +1,56 @@
+"""What a training config will do, without building anything: ``train --dry-run``."""
+
+from __future__ import annotations
+
+import yaml
+
+from longred_bench.training.config import TrainConfig
+
+
+def micro_steps(cfg: TrainConfig) -> int:
+    """Micro-steps (gradient accumulation) per optimizer step."""
+    return max(1, cfg.tokens_per_step // cfg.micro_tokens) if cfg.micro_tokens else 1
+
+
+def stream_lengths(cfg: TrainConfig, window: int) -> dict[str, int]:
+    """Tokens per row of each stream for a model whose original window is ``window``."""
+    return {"long": cfg.long_len, "short": cfg.short_len, "s2l": window}
+
+
+def micro_rows(cfg: TrainConfig, window: int) -> dict[str, int]:
+    """Rows of each stream per micro-step (all processes together): the step's tokens split by
+    the mix (LinearARD: all on s2l, and on long for its CPT stage)."""
+    lengths = stream_lengths(cfg, window)
+    mix = cfg.mix
+    if cfg.recipe == "linearard":
+        mix = {"s2l": 1.0, **({"long": 1.0} if cfg.cpt_steps else {})}
+    micro = micro_steps(cfg)
+    return {
+        name: max(1, round(cfg.tokens_per_step * frac / lengths[name] / micro))
+        for name, frac in mix.items()
+    }
+
+
+def describe_plan(cfg: TrainConfig) -> str:
+    """The resolved config as YAML, then tokens per step and in total."""
+    from longred_bench.models import load_config
+
+    window = (
+        int(cfg.architecture.get("max_position_embeddings", 256))
+        if cfg.recipe == "pretrain"
+        else int(load_config(cfg.model).max_position_embeddings)
+    )
+    lengths = stream_lengths(cfg, window)
+    micro = micro_steps(cfg)
+    rows = {n: r * micro for n, r in micro_rows(cfg, window).items() if n != "long"
+            or cfg.recipe != "linearard"}  # fmt: skip
+    per_step = sum(r * lengths[n] for n, r in rows.items())
+    steps = cfg.steps + (cfg.cpt_steps if cfg.recipe == "linearard" else 0)
+    lines = [yaml.safe_dump(cfg.to_dict(), sort_keys=True).rstrip(), ""]
+    lines += [f"stream {n}: {r} rows x {lengths[n]} tokens per step" for n, r in rows.items()]
+    lines += [
+        f"tokens per step: {per_step}",
+        f"steps: {steps}",
+        f"total tokens: {per_step * steps}",
+    ]
+    return "\n".join(lines)

@@ -52,10 +52,31 @@ def reproduce_table1(session: nox.Session) -> None:
     _install(session)
     args = session.posargs or []
     profile = args[args.index("--profile") + 1] if "--profile" in args else "smol"
-    sources = {"smol": ["brown", "smollm2"], "paper": ["austen"]}.get(profile, [])
+    sources = TABLE_SOURCES.get(profile, [])
     if sources:
         session.run("longred-bench", "data", "fetch", "--sources", *sources)
     session.run("longred-bench", "reproduce", "table1", *args)
+
+
+TABLE_SOURCES = {
+    "smol": ["brown", "smollm2"],
+    "paper": ["austen"],
+    "tiny": ["brown", "austen", "kjv", "benchmarks"],
+    "smoke": ["brown", "austen", "benchmarks"],
+}
+
+
+@nox.session
+def reproduce_table3(session: nox.Session) -> None:
+    """LongReD Table 3 (CPT, mix-CPT, LongReD-C/U, LinearARD, control) at profile ``tiny``
+    (trains tiny-base on first use); ``-- --profile smoke`` for the seconds-long smoke run."""
+    _install(session)
+    args = session.posargs or []
+    profile = args[args.index("--profile") + 1] if "--profile" in args else "tiny"
+    session.run("longred-bench", "data", "fetch", "--sources", *TABLE_SOURCES[profile])
+    if "--profile" not in args:
+        args = [*args, "--profile", "tiny"]
+    session.run("longred-bench", "reproduce", "table3", *args)
 
 
 @nox.session
@@ -185,3 +206,13 @@ def tests_vllm(session: nox.Session) -> None:
     session.run("longred-bench", "data", "fetch", "--sources", "smollm2", "benchmarks")
     args = session.posargs or ["-m", "vllm", "tests/test_vllm.py"]
     session.run("pytest", *args)
+
+
+@nox.session
+def bench_train(session: nox.Session) -> None:
+    """Tokens/s of cpt, mix-cpt, longred and linearard steps on tiny-base (CPU), LongReD's cost
+    per token against CPT, and the relation-KL peak memory LinearARD trains with (2K, 8K tokens)
+    against the naive form; reports/bench/train_throughput.* (``-- ARGS`` go to the script)."""
+    _install(session)
+    session.run("longred-bench", "data", "fetch", "--sources", "brown", "austen", "kjv")
+    session.run("python", "benchmarks/bench_train.py", *session.posargs)

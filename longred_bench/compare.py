@@ -117,7 +117,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text).strip("_")[:80] or "model"
 
 
-def _cached(path: Path, config: dict[str, Any]) -> list[dict[str, Any]] | None:
+def cached_records(path: Path, config: dict[str, Any]) -> list[dict[str, Any]] | None:
     """The records saved at ``path`` if they were made by exactly ``config``."""
     config_file = path.parent / "config.json"
     if not (path.is_file() and config_file.is_file()):
@@ -127,9 +127,10 @@ def _cached(path: Path, config: dict[str, Any]) -> list[dict[str, Any]] | None:
     return read_records(path)
 
 
-def _save(
+def save_records(
     path: Path, config: dict[str, Any], records: list[dict[str, Any]], seed: int, device: str
-):
+) -> list[dict[str, Any]]:
+    """Write ``records`` (with provenance) to ``path`` and ``config`` beside it; read back."""
     path.parent.mkdir(parents=True, exist_ok=True)
     write_records(path, records, Provenance.collect(config, seed=seed, device=device))
     atomic_write_text(path.parent / "config.json", json.dumps(config, sort_keys=True, indent=1))
@@ -185,11 +186,11 @@ def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list
         for entry in models:
             unit = _eval_unit(cfg, entry, suite, window)
             path = runs / _slug(entry.label) / unit["suite"] / "eval.jsonl"
-            got = _cached(path, unit)
+            got = cached_records(path, unit)
             if got is None:
                 if progress:
                     print(f"[compare] {entry.label}: {unit['suite']}", flush=True)
-                got = _save(path, unit, run_eval_unit(unit, progress), cfg.seed, cfg.device)
+                got = save_records(path, unit, run_eval_unit(unit, progress), cfg.seed, cfg.device)
             records += [{**r, "label": entry.label} for r in got]
     if "drift" in cfg.suites:
         records += _drift(cfg, runs / "drift", progress)
@@ -215,12 +216,12 @@ def _drift(cfg: CompareConfig, root: Path, progress: bool) -> list[dict[str, Any
         parts.append(("rope", {**common, "rope": list(cfg.rope)}))
     for name, unit in parts:
         path = root / name / "drift.jsonl"
-        got = _cached(path, unit)
+        got = cached_records(path, unit)
         if got is None:
             if progress:
                 print(f"[compare] drift: {name}", flush=True)
             drift_records, _ = run_drift(DriftConfig.from_dict(unit), progress=progress)
-            got = _save(path, unit, drift_records, cfg.seed, cfg.device)
+            got = save_records(path, unit, drift_records, cfg.seed, cfg.device)
         records += [{**r, "label": r["extension"]} for r in got]
     return records
 

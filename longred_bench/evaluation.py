@@ -5,7 +5,9 @@ to the weights actually evaluated) and wrapped in lm-eval's ``HFLM``, or served 
 ``vllm`` model with the same RoPE override (:mod:`longred_bench.vllm_backend`); the tasks run
 through ``lm_eval.simple_evaluate`` with a ``TaskManager`` that knows the repository's ``tasks/``
 folder and carries the run's metadata (tokenizer, lengths, samples per length, seed) to the
-long-context loaders. Results come back as tidy records, one per (task or group, metric[, length]).
+long-context loaders. Results come back as tidy records, one per (task or group, metric[, length]),
+and, on request (``item_scores``), one ``eval_item`` record per scored document and metric, the
+values whose mean is the task's score (for bootstrap intervals and paired comparisons).
 
 Suites (``--suite``): ``short`` (the ``longred_short`` group), ``short_tiny``
 (``longred_short_tiny``), ``ruler`` (``longred_ruler``: 13 tasks at every ``--lengths``),
@@ -37,6 +39,7 @@ from typing import Any
 
 import longred_bench
 from longred_bench.errors import UserError
+from longred_bench.eval_items import item_records
 from longred_bench.fit_check import FitReport, fitting_documents
 
 SUITES: dict[str, tuple[str, ...]] = {
@@ -281,6 +284,7 @@ def run_eval(
     device: str = "cpu",
     seed: int = 0,
     progress: bool = True,
+    item_scores: bool = False,
 ) -> EvalResult:
     """Evaluate ``model_spec`` (optionally RoPE-extended by ``rope``) on a suite of tasks.
 
@@ -292,6 +296,9 @@ def run_eval(
     ``max_position_embeddings`` (the extended window when ``rope`` is given) for the short suites
     and to the longest length plus the generation budget for ``ruler``/``niah``. ``batch_size``
     defaults to 1 with the ``hf`` backend and to all requests at once (``"auto"``) with ``vllm``.
+    ``item_scores`` adds one ``eval_item`` record per scored document and per-document metric
+    (:func:`longred_bench.eval_items.item_records`; not for the ``ppl`` suite, which has no
+    lm-eval documents).
     """
     if suite not in SUITES:
         raise UserError(f"unknown suite {suite!r}; suites: {', '.join(SUITES)}")
@@ -305,6 +312,8 @@ def run_eval(
             f"--limit is not for the {suite} suite (it keeps the shortest length only): "
             "use --samples N per length"
         )
+    if item_scores and suite == "ppl":
+        raise UserError("item scores are for the lm-eval suites; the ppl suite has no documents")
     if lengths is not None and (not lengths or min(lengths) < 1):
         raise UserError(f"--lengths must be positive token counts, got {lengths}")
     if batch_size is None:
@@ -377,7 +386,7 @@ def run_eval(
         tasks=top,
         num_fewshot=num_fewshot,
         samples={f.task: f.fitting for f in fits},
-        log_samples=suite == "niah",
+        log_samples=suite == "niah" or item_scores,
         task_manager=manager,
         random_seed=seed,
         numpy_random_seed=seed,
@@ -409,6 +418,10 @@ def run_eval(
 
         for cell in niah_cells(out["samples"]["longred_niah"]):
             records.append({**cell, "suite": suite, "model": model_spec, "rope": rope, **extra})
+    if item_scores:
+        records += item_records(
+            out["samples"], loaded_tasks["tasks"], suite=suite, model=model_spec, rope=rope
+        )
     return EvalResult(records, raw, fits)
 
 

@@ -3,21 +3,21 @@ by config hash under ``$LONGRED_CACHE/runs``, then the table's report builder.
 
 Profiles (see the README): ``smoke`` (tiny random Llama, seconds, structure only), ``smol``
 (SmolLM2-135M, real weights, CPU minutes; the default) and ``paper`` (the paper's models on a GPU
-with hub access). ``tiny`` needs the suite's own pretrained model, which the training module
-provides.
+with hub access); ``tiny`` uses the suite's own pretrained ``tiny-base`` and, for Table 1,
+measures drift after CPT too (the CPT runs are shared with Table 3).
 """
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from longred_bench.cache import cache_dir
+from longred_bench.cache import atomic_write_text, cache_dir
 from longred_bench.drift_run import DriftConfig, run_drift, save_run
 from longred_bench.errors import UserError
 from longred_bench.reports.table1 import build_table1
 from longred_bench.results import config_hash, read_records
+from longred_bench.table3_run import TABLE3_PROFILES, after_cpt_drift
 
 DEFAULT_PROFILE = "smol"
 # Bumped when the drift measurement changes, so cached runs of older code are not reused.
@@ -32,6 +32,14 @@ TABLE1_PROFILES: dict[str, DriftConfig] = {
         num_texts=2,
         seq_len=64,
         top_m=2,
+    ),
+    "tiny": DriftConfig(
+        original="tiny-base",
+        rope=("abf:theta=4e5", "abf:theta=2e6", "abf:theta=1e7", "pi:factor=4"),
+        texts="brown",
+        num_texts=64,
+        seq_len=256,
+        top_m=1,
     ),
     "smol": DriftConfig(
         original="smollm2-135m",
@@ -67,8 +75,11 @@ def _table1(profile: str, out: Path, *, force: bool, progress: bool) -> list[Pat
         records, provenance = run_drift(cfg, progress=progress)
         save_run(run_dir, records, provenance)
     records = read_records(results)
+    if profile in TABLE3_PROFILES:  # the suite trains there: measure drift after CPT too
+        drift = {k: v for k, v in cfg.to_dict().items() if k not in ("extended", "rope")}
+        records += after_cpt_drift(profile, cfg.rope, drift, progress=progress)
     out.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(results, out / "table1.jsonl")
+    write_jsonl(out / "table1.jsonl", records)
     command = (
         "nox -s reproduce_table1"
         if profile == DEFAULT_PROFILE
@@ -91,7 +102,72 @@ def _kernel(profile: str, out: Path, *, force: bool, progress: bool) -> list[Pat
     )
 
 
-TABLES: dict[str, Callable[..., list[Path]]] = {"table1": _table1, "kernel": _kernel}
+def _table3(profile: str, out: Path, *, force: bool, progress: bool) -> list[Path]:
+    """LongReD Table 3 at a profile where the suite can train (smoke, tiny)."""
+    from longred_bench.reports.table3 import build_table3
+    from longred_bench.table3_run import run_table3
+
+    if profile not in TABLE3_PROFILES:
+        raise UserError(
+            f"table3 has no profile {profile!r}: it trains models, which this suite does at "
+            f"{', '.join(TABLE3_PROFILES)}; use `longred-bench train` for other scales"
+        )
+    records, seconds = run_table3(profile, progress=progress)
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / "table3.jsonl", records)
+    command = f"longred-bench reproduce table3 --profile {profile}"
+    paths = build_table3(records, out, profile=profile, command=command, wall_seconds=seconds)
+    return [*paths, out / "table3.jsonl"]
+
+
+TINY_BASE_EVAL = {"batch_size": 16, "device": "cpu", "seed": 0}
+TINY_BASE_RULER = {"lengths": [256, 512, 1024], "samples": 20}
+
+
+def _tiny_base(profile: str, out: Path, *, force: bool, progress: bool) -> list[Path]:
+    """tiny-base's pretraining curve, convergence check and scores (profile tiny only)."""
+    from longred_bench.reports.tiny_base import build_tiny_base_report
+    from longred_bench.table3_run import evaluate_cached
+    from longred_bench.tiny_tasks import build, chance_accuracy
+    from longred_bench.training.curves import read_metrics
+    from longred_bench.training.tiny_base import tiny_base_dir
+
+    if profile != "tiny":
+        raise UserError("tiny_base is the `tiny` profile's base model: use --profile tiny")
+    final = tiny_base_dir(progress=progress)
+    run = final.parent
+    evals = {}
+    for suite, extra in (("short_tiny", {}), ("ruler", TINY_BASE_RULER)):
+        unit = {"model": "tiny-base", "rope": None, "suite": suite, **TINY_BASE_EVAL, **extra}
+        evals[suite] = evaluate_cached(unit, {"row": "original"}, progress=progress)
+    chance = {
+        f"longred_tiny_{t}": chance_accuracy(t, build(t)) for t in ("cloze", "nextsent", "passkey")
+    }
+    import json
+
+    info = json.loads((run / "run.json").read_text())
+    command = "longred-bench reproduce tiny_base --profile tiny"
+    return build_tiny_base_report(
+        read_metrics(run / "metrics.jsonl"), info, evals, run / "curves.png", out,
+        command=command, chance=chance,
+    )  # fmt: skip
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    """Records (with their provenance) as JSON lines, atomically."""
+    import json
+
+    text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in records)
+    atomic_write_text(path, text)
+    return path
+
+
+TABLES: dict[str, Callable[..., list[Path]]] = {
+    "table1": _table1,
+    "table3": _table3,
+    "tiny_base": _tiny_base,
+    "kernel": _kernel,
+}
 
 
 def reproduce(

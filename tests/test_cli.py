@@ -17,11 +17,14 @@ def test_reproduce_table1_smoke(tmp_path, monkeypatch):
     assert "profile `smoke`" in md
     assert "Llama-3-8B-32K" in md  # paper rows beside ours
     assert md.count("| this suite | tiny-random |") == 5
-    assert "not measured yet" in md
     assert (out / "table1.png").read_bytes()[:4] == b"\x89PNG"
     records = [json.loads(line) for line in (out / "table1.jsonl").read_text().splitlines()]
-    summaries = [r for r in records if r["kind"] == "drift_summary"]
+    summaries = [r for r in records if r["kind"] == "drift_summary" and "stage" not in r]
+    after = [r for r in records if r["kind"] == "drift_summary" and r.get("stage") == "after"]
     assert len(summaries) == 5
+    # After CPT: one trained checkpoint per extension, measured against the same original.
+    assert sorted(r["extension"] for r in after) == sorted(r["extension"] for r in summaries)
+    assert all(r["train"]["steps"] == 3 and r["trained_row"] == "cpt" for r in after)
     assert {"git_commit", "versions", "device", "seed", "config"} <= set(records[0]["provenance"])
     # ABF drift grows with the base on the same texts.
     kl = {r["extension"]: r["mean_attention_kl"] for r in summaries}
@@ -120,7 +123,7 @@ def test_drift_bad_input_is_one_line_error(tmp_path, capsys, argv, message):
 
 def test_unknown_profile_lists_available(tmp_path, capsys):
     assert main(["reproduce", "table1", "--profile", "huge", "--out", str(tmp_path)]) == 2
-    assert "available: smoke, smol, paper" in capsys.readouterr().err
+    assert "available: smoke, tiny, smol, paper" in capsys.readouterr().err
 
 
 def test_drift_config_rejects_unknown_keys():

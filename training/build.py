@@ -209,8 +209,9 @@ def build_run(cfg: TrainConfig, *, rank: int = 0, world: int = 1) -> Run:
     if teacher is not None:
         teacher.to(device=device, dtype=dtype)
     generator = torch.Generator().manual_seed(cfg.seed + 7)
+    per_process = {k: r // world for k, r in rows.items()}
     method = METHODS[cfg.recipe](
-        cfg, student, teacher, {k: r // world for k, r in rows.items()}, window, layers, generator
+        cfg, student, teacher, per_process, window, layers, generator, rank, world
     )
     return Run(method, tokenizer, streams, heldout, micro, device, dtype)
 

@@ -67,3 +67,13 @@ def place_teacher(teacher: torch.nn.Module, cfg: TrainConfig, world: int) -> tor
         fully_shard(layer)
     fully_shard(teacher)
     return teacher
+
+
+def mean_over_processes(values: dict[str, float], world: int) -> dict[str, float]:
+    """The mean of each logged value over all processes (the global batch's value)."""
+    if world == 1:
+        return values
+    keys = sorted(values)
+    tensor = torch.tensor([values[k] for k in keys], dtype=torch.float64)
+    dist.all_reduce(tensor)
+    return {k: float(v) / world for k, v in zip(keys, tensor.tolist(), strict=True)}

@@ -131,9 +131,15 @@ def train(
         _prepare_dir(cfg, out, resume)
     run = build_run(cfg, rank=rank, world=world)
     method = run.method
-    from longred_bench.training.distributed import wrap_student
+    from longred_bench.training.distributed import (
+        mean_over_processes,
+        place_teacher,
+        wrap_student,
+    )
 
     method.student = wrap_student(method.student, cfg, world)
+    if method.teacher is not None:
+        method.teacher = place_teacher(method.teacher, cfg, world)
     params = _trainable(method.student)
     optimizer = torch.optim.AdamW(
         params, lr=cfg.lr, betas=tuple(cfg.betas), weight_decay=cfg.weight_decay
@@ -179,6 +185,7 @@ def train(
             for key, value in terms.items():
                 sums[key] = sums.get(key, 0.0) + float(value.detach()) / run.micro_steps
             step_tokens += sum(b.tokens for b in batches.values()) * world
+        sums = mean_over_processes(sums, world)
         if not all(map(_finite, sums.values())):
             bad = ", ".join(f"{k}={v}" for k, v in sums.items() if not _finite(v))
             last = latest_checkpoint(out)

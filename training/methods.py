@@ -47,6 +47,8 @@ class Method(ABC):
     original_window: int
     layers: tuple[int, ...] = ()
     generator: torch.Generator = field(default_factory=torch.Generator)
+    rank: int = 0
+    world: int = 1
 
     def rows(self, step: int) -> dict[str, int]:
         """Rows of each stream read at optimizer step ``step`` (0-based)."""
@@ -94,11 +96,13 @@ class LongReD(Method):
             loss = loss + self.cfg.a1 * terms["short"]
         if "s2l" in batches:
             b = batches["s2l"]
-            target = self.cfg.long_len
+            rows = b.ids.shape[0]
+            # Drawn for the global batch on every process, so the run does not depend on it.
             positions = skipped_position_ids(
-                self.original_window, target, b.ids.shape[0], sampler=self.cfg.sampler,
-                generator=self.generator, cream_sigma=self.cfg.cream_sigma,
-            ).to(b.ids.device)  # fmt: skip
+                self.original_window, self.cfg.long_len, rows * self.world,
+                sampler=self.cfg.sampler, generator=self.generator,
+                cream_sigma=self.cfg.cream_sigma,
+            )[self.rank * rows : (self.rank + 1) * rows].to(b.ids.device)  # fmt: skip
             with torch.no_grad():
                 t = self.teacher(b.ids, attention_mask=b.mask, output_hidden_states=True)
             s = self.student(

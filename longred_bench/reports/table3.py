@@ -1,0 +1,353 @@
+"""LongReD Table 3: short-text ability and RULER of the extended and trained rows, with intervals.
+
+:func:`build_table3` reads the records ``reproduce table3`` collects and writes ``table3.md`` and
+``table3.png``. Records (everything else is ignored):
+
+- ``kind="eval"``: the tidy records of ``run_eval`` (:func:`longred_bench.evaluation.
+  tidy_records`) for the short suite (``short_tiny`` or ``short``) and for ``ruler``;
+- ``kind="eval_item"``: the per-document records of ``run_eval(..., item_scores=True)``;
+
+each extended with ``row`` (one of :data:`longred_bench.reports.table3_runs.ROWS`; another
+name is a ``UserError``), ``extension`` (the RoPE spec string, ``None`` for the original and for
+an extension-free control), ``seed`` (int) and ``train`` (``{"steps", "tokens", "seconds"}``,
+``None`` for untrained rows); ``provenance`` (as written by
+:func:`longred_bench.results.write_records`) gives the device and commit.
+
+Per (extension, row, seed): each short task's headline score (``acc``, else ``exact_match``;
+0-100) by category, Short Avg (mean over categories of the mean over their tasks), its retention
+against the original, RULER (the 13-task average over the lengths evaluated, and per length) and
+LongReD's ``Avg = (5 Short Avg + RULER) / 6``; every short and RULER cell with its 95% percentile
+bootstrap interval over the scored documents and their number ``n``. Point values are the tidy
+records'; intervals come from the item records (whose means they are). The ``short_tiny`` suite's
+``ppl`` task is a perplexity, shown on its own and never averaged. The paper's Table 3 is printed
+beside ours, then the verdicts of :mod:`longred_bench.reports.verdicts`.
+
+The ``original`` row without an extension is the baseline of every extension (one with an
+extension is that extension's baseline instead); a ``control`` row without an extension is
+compared with the CPT of every extension in the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+from longred_bench.errors import UserError
+from longred_bench.reports.paper import TABLE3, TABLE3_HEADLINE, TABLE3_MARK
+from longred_bench.reports.table3_plot import plot_table3
+from longred_bench.reports.table3_runs import (
+    ROW_TITLES,
+    Cell,
+    Run,
+    RunKey,
+    baseline,
+    collect_runs,
+    extension_factor,
+    extensions,
+    row_order,
+    ruler_cell,
+    run_scores,
+    seeds,
+    short_avg_cell,
+    short_categories,
+    task_cell,
+)
+from longred_bench.reports.verdicts import (
+    BOOT_SEED,
+    LEVEL,
+    N_BOOT,
+    RunScores,
+    Verdict,
+    extension_setting,
+    paper_evidence_a,
+    paper_evidence_b,
+    verdict_cpt_loses_short,
+    verdict_cpt_vs_control,
+    verdict_longred_keeps_short,
+    verdicts_markdown,
+)
+from longred_bench.retention import longred_avg
+
+
+def table3_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> list[Verdict]:
+    """Claims (a), (b) and (d) for every extension whose compared rows were evaluated."""
+
+    def scores(keys: list[RunKey]) -> list[RunScores]:
+        return [run_scores(k, runs[k], cats) for k in keys]
+
+    out: list[Verdict] = []
+    for ext in extensions(runs):
+        pe, factor = extension_setting(ext, extension_factor(runs, ext))
+        scope = f"`{ext}` ({pe} x{factor:g})"
+        original = baseline(runs, ext, "original")
+        cpt = scores(seeds(runs, ext, "cpt"))
+        if original and cpt:
+            out.append(
+                verdict_cpt_loses_short(
+                    scores(original)[0], cpt, scope, paper_evidence_a(pe, factor)
+                )
+            )
+        for row, method in (("longred-c", "LongReD-C"), ("longred-u", "LongReD-U")):
+            longred = scores(seeds(runs, ext, row))
+            if cpt and longred:
+                paper = paper_evidence_b(pe, factor, method)
+                out.append(verdict_longred_keeps_short(cpt, longred, scope, paper, method))
+        control = scores(baseline(runs, ext, "control"))
+        if cpt and control:
+            out.append(verdict_cpt_vs_control(control, cpt, scope))
+    return out
+
+
+# --- markdown ---------------------------------------------------------------------------------
+
+
+def _ext_text(extension: str | None) -> str:
+    return "-" if extension is None else f"`{extension}`"
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "" if value is None or math.isnan(value) else f"{value:.{digits}f}"
+
+
+def results_table(
+    runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]
+) -> tuple[list[str], dict[RunKey, dict[str, Cell | float | None]]]:
+    """The main table's lines and, per run, its summary (for the figure)."""
+    tasks = [(c, t) for c, members in cats.items() for t in members]
+    with_ppl = any(r.ppl is not None for r in runs.values())
+    header = ["extension", "row", "seed"]
+    header += [f"{c}: {task_name(t)}" for c, t in tasks]
+    header += ["Short Avg", "retention", "RULER", "Avg (5 Short + RULER)/6"]
+    header += ["ppl (word, not averaged)"] if with_ppl else []
+    lines = ["| " + " | ".join(header) + " |", "|---|---|---:" + "|---:" * (len(header) - 3) + "|"]
+    summary: dict[RunKey, dict[str, Cell | float | None]] = {}
+    for key in row_order(runs):
+        run = runs[key]
+        short = short_avg_cell(run, cats)
+        ruler = ruler_cell(run, None)
+        base_keys = baseline(runs, key[0], "original")
+        base = short_avg_cell(runs[base_keys[0]], cats).value if base_keys else None
+        ratio = None
+        if key[1] != "original" and short.value is not None and base:
+            ratio = short.value / base
+        avg = None
+        if short.value is not None and ruler.value is not None:
+            avg = longred_avg(short.value, ruler.value)
+        summary[key] = {"short": short, "ruler": ruler, "retention": ratio}
+        cells = [_ext_text(key[0]), ROW_TITLES[key[1]], str(key[2])]
+        cells += [task_cell(run, t).text() for _, t in tasks]
+        cells += [short.text(), _fmt(ratio, 3), ruler.text(), _fmt(avg)]
+        cells += [_fmt(run.ppl, 2)] if with_ppl else []
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines, summary
+
+
+def ruler_table(runs: dict[RunKey, Run]) -> list[str]:
+    """RULER per length, one line per run that was evaluated on RULER."""
+    lengths = sorted({n for r in runs.values() for n in r.ruler if n is not None})
+    keys = [k for k in row_order(runs) if runs[k].ruler]
+    if not keys:
+        return ["No RULER results in these records.", ""]
+    lines = [
+        "| extension | row | seed | " + " | ".join(str(n) for n in lengths) + " | all lengths |",
+        "|---|---|---:" + "|---:" * (len(lengths) + 1) + "|",
+    ]
+    for key in keys:
+        cells = [ruler_cell(runs[key], n).text() for n in [*lengths, None]]
+        lines.append(
+            f"| {_ext_text(key[0])} | {ROW_TITLES[key[1]]} | {key[2]} | " + " | ".join(cells) + " |"
+        )
+    return [*lines, ""]
+
+
+def seed_table(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> list[str]:
+    """Short Avg and RULER per seed of the rows trained with several seeds, and the spreads."""
+    groups: dict[tuple[str | None, str], list[RunKey]] = defaultdict(list)
+    for key in row_order(runs):
+        groups[(key[0], key[1])].append(key)
+    multi = {g: keys for g, keys in groups.items() if len(keys) > 1}
+    if not multi:
+        return ["Every row was trained with one seed: no seed spread is available.", ""]
+    lines = [
+        "| extension | row | seeds | Short Avg per seed | Short spread | RULER per seed "
+        "| RULER spread |",
+        "|---|---|---|---|---:|---|---:|",
+    ]
+    for (ext, row), keys in multi.items():
+        short = [short_avg_cell(runs[k], cats).value for k in keys]
+        ruler = [runs[k].ruler.get(None) for k in keys]
+
+        def spread(values: list[float | None]) -> str:
+            known = [v for v in values if v is not None]
+            return _fmt(max(known) - min(known), 2) if len(known) > 1 else ""
+
+        lines.append(
+            f"| {_ext_text(ext)} | {ROW_TITLES[row]} | {', '.join(str(k[2]) for k in keys)} | "
+            f"{', '.join(_fmt(v, 2) for v in short)} | {spread(short)} | "
+            f"{', '.join(_fmt(v, 2) for v in ruler)} | {spread(ruler)} |"
+        )
+    return [*lines, ""]
+
+
+def training_lines(runs: dict[RunKey, Run]) -> list[str]:
+    """The training budget of each trained run, and whether every one used the same."""
+    trained = [k for k in row_order(runs) if runs[k].train]
+    if not trained:
+        return ["No trained rows in these records.", ""]
+    lines = [
+        "| extension | row | seed | steps | tokens | seconds |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    budgets = {}
+    for key in trained:
+        t = runs[key].train or {}
+        budgets[key] = (t.get("steps"), t.get("tokens"))
+        seconds = t.get("seconds")
+        lines.append(
+            f"| {_ext_text(key[0])} | {ROW_TITLES[key[1]]} | {key[2]} | {t.get('steps')} | "
+            f"{t.get('tokens')} | {_fmt(seconds, 0) if seconds is not None else ''} |"
+        )
+    common, _ = Counter(budgets.values()).most_common(1)[0]
+    odd = [k for k, b in budgets.items() if b != common]
+    lines.append("")
+    if not odd:
+        lines.append(
+            f"Every trained row used the same budget: {common[0]} steps and {common[1]} tokens."
+        )
+    else:
+        names = ", ".join(f"{ROW_TITLES[k[1]]} {_ext_text(k[0])} seed {k[2]}" for k in odd)
+        lines.append(
+            f"**Not every trained row used the same budget**: most used {common[0]} steps and "
+            f"{common[1]} tokens; different: {names}. Compare those rows with care."
+        )
+    return [*lines, ""]
+
+
+def paper_table() -> list[str]:
+    """The paper's Table 3, every row."""
+    lines = [
+        "| model | CW | PE | data | method | General | Code | Math | RC | Common | Short Avg "
+        "| RULER | Avg |",
+        "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in TABLE3:
+        nums = [r.general, r.code, r.math, r.rc, r.common, r.short, r.ruler, r.avg]
+        lines.append(
+            f"| {r.model} | {r.window} | {r.pe or '-'} | {r.data or '-'} | {r.method} | "
+            + " | ".join("-" if v is None else f"{v:.2f}" for v in nums)
+            + " |"
+        )
+    return lines
+
+
+def task_name(task: str) -> str:
+    """A task's name in the tables: without the ``longred_`` (and ``tiny_``) prefix."""
+    return task.removeprefix("longred_").removeprefix("tiny_")
+
+
+def _span(values: list[int]) -> str:
+    return str(values[0]) if min(values) == max(values) else f"{min(values)}-{max(values)}"
+
+
+def sample_sizes(runs: dict[RunKey, Run]) -> str:
+    """One sentence on the documents scored per run."""
+    short = [n for r in runs.values() for n in r.short_n.values()]
+    parts = []
+    if short:
+        parts.append(f"short tasks {_span(short)} documents each")
+    per_length = [
+        len(docs) for r in runs.values() for per in r.ruler_items.values() for docs in per.values()
+    ]
+    if per_length:
+        parts.append(f"RULER {_span(per_length)} samples per task and length")
+    over = sum(r.over_length for r in runs.values())
+    parts.append(f"{over} short document(s) skipped as over-length in all")
+    return "Per run: " + "; ".join(parts) + "."
+
+
+def _provenance(records: list[dict[str, Any]]) -> tuple[str, str]:
+    provs = [r["provenance"] for r in records if isinstance(r.get("provenance"), dict)]
+    devices = sorted({str(p.get("device")) for p in provs}) or ["not recorded"]
+    commits = sorted({str(p.get("git_commit")) for p in provs}) or ["not recorded"]
+    return ", ".join(devices), ", ".join(f"`{c}`" for c in commits)
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "not recorded"
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min {secs:02d} s" if hours else f"{minutes} min {secs:02d} s"
+
+
+def build_table3(
+    records: list[dict[str, Any]],
+    out_dir: Path,
+    *,
+    profile: str,
+    command: str,
+    wall_seconds: float | None = None,
+) -> list[Path]:
+    """Write ``table3.md`` and ``table3.png`` under ``out_dir``; returns their paths."""
+    runs = collect_runs(records)
+    if not runs:
+        raise UserError("no eval records to build Table 3 from")
+    if not any(k[1] == "original" for k in runs):
+        raise UserError("Table 3 needs the `original` row (the baseline of every retention)")
+    cats = short_categories(records)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    device, commit = _provenance(records)
+    order = row_order(runs)
+    model = next((runs[k].model for k in order if k[1] == "original"), "")
+    row_names = ", ".join(dict.fromkeys(ROW_TITLES[k[1]] for k in order))
+    table, summary = results_table(runs, cats)
+    verdicts = table3_verdicts(runs, cats)
+    cat_text = "; ".join(f"{c} = {', '.join(task_name(t) for t in m)}" for c, m in cats.items())
+    lines = [
+        f"# LongReD Table 3: short-text ability and RULER after extension (profile `{profile}`)",
+        "",
+        f"- Base model: `{model}`; rows: {row_names}.",
+        f"- Command: `{command}`; wall time {_duration(wall_seconds)}.",
+        f"- Device: {device}; commit {commit}.",
+        f"- Intervals: {LEVEL:.0%} percentile bootstrap over the scored documents ({N_BOOT} "
+        f"resamples, seed {BOOT_SEED}); `n` is the number of documents behind a cell.",
+        f"- {sample_sizes(runs)}",
+        "",
+        f"Scores are 0-100. Short-task categories: {cat_text}. Short Avg is the mean of the "
+        "category means (LongReD's; the paper has five categories of 17 benchmarks, this suite's "
+        "short tasks are what a small model can pass), retention is Short Avg over the "
+        "original's, RULER the 13-task average over the lengths evaluated, and Avg = "
+        "(5 Short Avg + RULER) / 6. Perplexity is reported on its own, never averaged.",
+        "",
+        "## Results",
+        "",
+        *table,
+        "",
+        "## RULER by length",
+        "",
+        *ruler_table(runs),
+        "## Seeds",
+        "",
+        *seed_table(runs, cats),
+        "## Training budget",
+        "",
+        *training_lines(runs),
+        "## Verdicts",
+        "",
+        *verdicts_markdown(verdicts),
+        f"## Paper, Table 3 {TABLE3_MARK}",
+        "",
+        *paper_table(),
+        "",
+        f"Headline {TABLE3_MARK}: {TABLE3_HEADLINE}. The paper's scale (Llama-3-8B and "
+        "Mistral-7B, about 1B training tokens, 17 benchmarks) is not this profile's: compare "
+        "directions and verdicts, not magnitudes.",
+        "",
+        "![Short Avg against RULER, and retention](table3.png)",
+    ]
+    md_path = out_dir / "table3.md"
+    md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    png_path = plot_table3(summary, out_dir / "table3.png", f"LongReD Table 3 ({profile})")
+    return [md_path, png_path]

@@ -1,0 +1,201 @@
+"""The runs behind LongReD Tables 1 (after CPT) and 3: train each row, evaluate each model, cache.
+
+A profile (:data:`TABLE3_PROFILES`) names the base model, the extensions, the rows and the
+evaluation settings. Every trained row of an extension uses the same recipe profile (so the same
+optimizer steps and tokens per step), differing only in recipe, RoPE and seed. Each training run
+lives in ``$LONGRED_CACHE/runs/train-<recipe>-<hash of its resolved config>`` and resumes from its
+checkpoint when interrupted; each evaluation unit (model x suite) is saved beside its config under
+``$LONGRED_CACHE/runs/table3-eval/`` and reused, so a rerun measures only what is missing.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from longred_bench.cache import cache_dir
+from longred_bench.compare import cached_records, run_eval_unit, save_records
+from longred_bench.results import config_hash, read_records
+
+TRAINED_ROWS = ("control", "cpt", "mix-cpt", "longred-c", "longred-u", "linearard")
+ROW_RECIPE = {
+    "control": ("control", {}),
+    "cpt": ("cpt", {}),
+    "mix-cpt": ("mix-cpt", {}),
+    "longred-c": ("longred", {"sampler": "cream"}),
+    "longred-u": ("longred", {"sampler": "uniform"}),
+    "linearard": ("linearard", {}),
+}
+
+
+@dataclass(frozen=True)
+class Table3Profile:
+    """What ``reproduce table3`` runs at one scale."""
+
+    model: str
+    train_profile: str
+    extensions: tuple[str, ...]
+    rows: tuple[str, ...] = TRAINED_ROWS
+    second_seed: tuple[str, ...] = ("cpt", "longred-c")  # rows run with seed 1 too (first ext.)
+    short_suite: str = "short_tiny"
+    short_limit: int | None = None
+    short_max_length: int | None = None  # None: the model's window (smoke: bytes need more)
+    ruler_lengths: tuple[int, ...] = (512, 1024)
+    ruler_samples: int = 10
+    batch_size: int = 8
+    overrides: dict[str, Any] = field(default_factory=dict)  # extra training keys for every row
+    drift_texts: str = "brown"
+    drift_num_texts: int = 64
+    table1_extensions: tuple[str, ...] = ()  # extra ABF bases trained with CPT for Table 1
+
+
+TABLE3_PROFILES: dict[str, Table3Profile] = {
+    "smoke": Table3Profile(
+        model="tiny-random",
+        train_profile="smoke",
+        extensions=("abf:theta=1e5",),
+        rows=("control", "cpt", "longred-c"),
+        second_seed=(),
+        short_limit=4,
+        short_max_length=1024,
+        ruler_lengths=(1024,),
+        ruler_samples=1,
+        batch_size=4,
+        overrides={"steps": 2},
+        drift_texts="random",
+        drift_num_texts=2,
+    ),
+    "tiny": Table3Profile(
+        model="tiny-base",
+        train_profile="tiny",
+        extensions=("abf:theta=4e5", "pi:factor=4"),
+        short_limit=200,
+        ruler_lengths=(512, 1024),
+        ruler_samples=8,
+        batch_size=16,
+        table1_extensions=("abf:theta=2e6", "abf:theta=1e7"),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class TrainedRow:
+    """One training run of the table: its row, extension (None: original RoPE) and seed."""
+
+    row: str
+    extension: str | None
+    seed: int
+
+    def config(self, prof: Table3Profile) -> Any:
+        """The resolved training config of this run."""
+        from longred_bench.training.config import resolve_config
+
+        recipe, extra = ROW_RECIPE[self.row]
+        overrides = {**prof.overrides, **extra, "seed": self.seed, "model": prof.model}
+        if self.extension is not None:
+            overrides["rope"] = self.extension
+        return resolve_config(recipe, profile=prof.train_profile, overrides=overrides)
+
+
+def trained_rows(prof: Table3Profile) -> list[TrainedRow]:
+    """Every training run of the profile (control once: it keeps the original RoPE)."""
+    runs = [TrainedRow("control", None, 0)] if "control" in prof.rows else []
+    for i, ext in enumerate(prof.extensions):
+        for row in prof.rows:
+            if row == "control":
+                continue
+            runs.append(TrainedRow(row, ext, 0))
+            if i == 0 and row in prof.second_seed:
+                runs.append(TrainedRow(row, ext, 1))
+    runs += [TrainedRow("cpt", ext, 0) for ext in prof.table1_extensions]
+    return runs
+
+
+def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
+    """Train ``cfg`` (or reuse its finished run; resume an interrupted one): (final dir, info)."""
+    import json
+
+    from longred_bench.training.checkpoint import latest_checkpoint
+    from longred_bench.training.loop import train
+
+    run_dir = cache_dir() / "runs" / f"train-{cfg.recipe}-{config_hash(cfg.to_dict())}"
+    final = run_dir / "final"
+    if not (final / "config.json").is_file():
+        if progress:
+            print(f"[train] {cfg.recipe} rope={cfg.rope} seed={cfg.seed} -> {run_dir}", flush=True)
+        train(cfg, run_dir, resume=latest_checkpoint(run_dir) is not None, progress=progress)
+    info = json.loads((run_dir / "run.json").read_text())
+    last = read_records(run_dir / "metrics.jsonl")[-1]
+    return final, {"steps": last["step"], "tokens": info["tokens"], "seconds": info["seconds"],
+                   "dir": str(run_dir)}  # fmt: skip
+
+
+def _eval_units(prof: Table3Profile, model: str, rope: str | None) -> list[dict[str, Any]]:
+    common = {"model": model, "rope": rope, "batch_size": prof.batch_size, "device": "cpu",
+              "seed": 0, "item_scores": True}  # fmt: skip
+    short = {**common, "suite": prof.short_suite, "limit": prof.short_limit,
+             "max_length": prof.short_max_length}  # fmt: skip
+    ruler = {**common, "suite": "ruler", "lengths": list(prof.ruler_lengths),
+             "samples": prof.ruler_samples}  # fmt: skip
+    return [short, ruler]
+
+
+def evaluate_cached(
+    unit: dict[str, Any], labels: dict[str, Any], *, progress: bool
+) -> list[dict[str, Any]]:
+    """Run (or reuse) one evaluation unit; records carry ``labels``."""
+    key = config_hash(unit)
+    path = cache_dir() / "runs" / "table3-eval" / key / "eval.jsonl"
+    got = cached_records(path, unit)
+    if got is None:
+        if progress:
+            print(f"[eval] {labels} {unit['suite']}", flush=True)
+        got = save_records(path, unit, run_eval_unit(unit, progress=False), 0, "cpu")
+    return [{**r, **labels} for r in got]
+
+
+def run_table3(profile: str, *, progress: bool = True) -> tuple[list[dict[str, Any]], float]:
+    """All records of the table at ``profile`` and the wall seconds this call took."""
+    prof = TABLE3_PROFILES[profile]
+    start = time.perf_counter()
+    records: list[dict[str, Any]] = []
+    base = {"row": "original", "extension": None, "seed": 0, "train": None}
+    for unit in _eval_units(prof, prof.model, None):
+        records += evaluate_cached(unit, base, progress=progress)
+    for ext in prof.extensions:
+        labels = {"row": "zero-shot", "extension": ext, "seed": 0, "train": None}
+        for unit in _eval_units(prof, prof.model, ext):
+            records += evaluate_cached(unit, labels, progress=progress)
+    for run in trained_rows(prof):
+        final, info = train_cached(run.config(prof), progress=progress)
+        if run.extension in prof.table1_extensions:
+            continue  # trained for Table 1's drift only
+        for ext in [run.extension] if run.extension else prof.extensions:
+            labels = {"row": run.row, "extension": ext, "seed": run.seed, "train": info}
+            for unit in _eval_units(prof, str(final), None):
+                records += evaluate_cached(unit, labels, progress=progress)
+    return records, time.perf_counter() - start
+
+
+def after_cpt_drift(
+    profile: str, extensions: tuple[str, ...], drift: dict[str, Any], *, progress: bool = True
+) -> list[dict[str, Any]]:
+    """Table 1's "after" records: drift from the base of the CPT checkpoint of each extension
+    (trained, or reused from Table 3's runs), labelled ``stage=after``."""
+    from longred_bench.drift_run import DriftConfig, run_drift
+
+    prof = TABLE3_PROFILES[profile]
+    records: list[dict[str, Any]] = []
+    for ext in extensions:
+        final, info = train_cached(TrainedRow("cpt", ext, 0).config(prof), progress=progress)
+        unit = {**drift, "extended": [str(final)], "rope": []}
+        path = cache_dir() / "runs" / "table1-after" / config_hash(unit) / "drift.jsonl"
+        got = cached_records(path, unit)
+        if got is None:
+            got_records, _ = run_drift(DriftConfig.from_dict(unit), progress=progress)
+            got = save_records(path, unit, got_records, unit.get("seed", 0), "cpu")
+        labels = {"stage": "after", "trained_row": "cpt", "extension": ext, "train": info}
+        records += [{**r, **labels} for r in got]
+    return records

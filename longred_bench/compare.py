@@ -163,10 +163,11 @@ def _eval_unit(cfg: CompareConfig, entry: Entry, suite: str, window: int) -> dic
 
 
 def run_eval_unit(unit: dict[str, Any], progress: bool) -> list[dict[str, Any]]:
-    """Evaluate one (model, suite) unit of :func:`_eval_unit`."""
+    """Evaluate one (model, suite) unit of :func:`_eval_unit` (``base``, where present, only
+    identifies the model in cache keys)."""
     from longred_bench.evaluation import run_eval
 
-    args = {k: v for k, v in unit.items() if k not in ("model",)}
+    args = {k: v for k, v in unit.items() if k not in ("model", "base")}
     result = run_eval(unit["model"], progress=progress, **args)
     return result.records
 

@@ -121,13 +121,23 @@ def _table3(profile: str, out: Path, *, force: bool, progress: bool) -> list[Pat
 
 
 TINY_BASE_EVAL = {"batch_size": 16, "device": "cpu", "seed": 0}
-TINY_BASE_RULER = {"lengths": [256, 512, 1024], "samples": 20}
+# RULER tasks whose prompts fit 256 tokens of tiny-base's tokenizer (niah_multikey_3,
+# niah_multiquery, qa_1 and qa_2 need 266-296 tokens with an empty haystack).
+TINY_BASE_RULER_TASKS = (
+    "niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
+    "niah_multivalue", "vt", "cwe", "fwe",
+)  # fmt: skip
+TINY_BASE_RULER = {
+    "lengths": [256, 512, 1024],
+    "samples": 20,
+    "tasks": [f"longred_ruler_{t}" for t in TINY_BASE_RULER_TASKS],
+}
 
 
 def _tiny_base(profile: str, out: Path, *, force: bool, progress: bool) -> list[Path]:
     """tiny-base's pretraining curve, convergence check and scores (profile tiny only)."""
     from longred_bench.reports.tiny_base import build_tiny_base_report
-    from longred_bench.table3_run import evaluate_cached
+    from longred_bench.table3_run import base_identity, evaluate_cached
     from longred_bench.tiny_tasks import build, chance_accuracy
     from longred_bench.training.curves import read_metrics
     from longred_bench.training.tiny_base import tiny_base_dir
@@ -138,7 +148,8 @@ def _tiny_base(profile: str, out: Path, *, force: bool, progress: bool) -> list[
     run = final.parent
     evals = {}
     for suite, extra in (("short_tiny", {}), ("ruler", TINY_BASE_RULER)):
-        unit = {"model": "tiny-base", "rope": None, "suite": suite, **TINY_BASE_EVAL, **extra}
+        unit = {"model": "tiny-base", "base": base_identity("tiny-base"), "rope": None,
+                "suite": suite, **TINY_BASE_EVAL, **extra}  # fmt: skip
         evals[suite] = evaluate_cached(unit, {"row": "original"}, progress=progress)
     chance = {
         f"longred_tiny_{t}": chance_accuracy(t, build(t)) for t in ("cloze", "nextsent", "passkey")

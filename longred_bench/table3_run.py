@@ -19,6 +19,8 @@ from longred_bench.cache import cache_dir
 from longred_bench.compare import cached_records, run_eval_unit, save_records
 from longred_bench.results import config_hash, read_records
 
+# Bumped when training code changes what a config trains, so older cached runs are not reused.
+TRAIN_VERSION = 1
 TRAINED_ROWS = ("control", "cpt", "mix-cpt", "longred-c", "longred-u", "linearard")
 ROW_RECIPE = {
     "control": ("control", {}),
@@ -113,6 +115,22 @@ def trained_rows(prof: Table3Profile) -> list[TrainedRow]:
     return runs
 
 
+def base_identity(model: str) -> str:
+    """What a model spec names: for ``tiny-base`` its build (config hash), else the spec."""
+    if model == "tiny-base":
+        from longred_bench.training.tiny_base import tiny_base_run_dir
+
+        return tiny_base_run_dir().name
+    return model
+
+
+def train_key(cfg: Any) -> str:
+    """Cache key of a training run: its config, the starting model's identity, the code version."""
+    return config_hash(
+        {**cfg.to_dict(), "base": base_identity(cfg.model), "train_version": TRAIN_VERSION}
+    )
+
+
 def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
     """Train ``cfg`` (or reuse its finished run; resume an interrupted one): (final dir, info)."""
     import json
@@ -120,9 +138,9 @@ def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
     from longred_bench.training.checkpoint import latest_checkpoint
     from longred_bench.training.loop import train
 
-    run_dir = cache_dir() / "runs" / f"train-{cfg.recipe}-{config_hash(cfg.to_dict())}"
+    run_dir = cache_dir() / "runs" / f"train-{cfg.recipe}-{train_key(cfg)}"
     final = run_dir / "final"
-    if not (final / "config.json").is_file():
+    if not ((final / "config.json").is_file() and (run_dir / "run.json").is_file()):
         if progress:
             print(f"[train] {cfg.recipe} rope={cfg.rope} seed={cfg.seed} -> {run_dir}", flush=True)
         train(cfg, run_dir, resume=latest_checkpoint(run_dir) is not None, progress=progress)
@@ -133,8 +151,9 @@ def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
 
 
 def _eval_units(prof: Table3Profile, model: str, rope: str | None) -> list[dict[str, Any]]:
-    common = {"model": model, "rope": rope, "batch_size": prof.batch_size, "device": "cpu",
-              "seed": 0, "item_scores": True}  # fmt: skip
+    common = {"model": model, "base": base_identity(model), "rope": rope,
+              "batch_size": prof.batch_size, "device": "cpu", "seed": 0,
+              "item_scores": True}  # fmt: skip
     short = {**common, "suite": prof.short_suite, "limit": prof.short_limit,
              "max_length": prof.short_max_length}  # fmt: skip
     ruler = {**common, "suite": "ruler", "lengths": list(prof.ruler_lengths),

@@ -333,3 +333,27 @@ def test_report_from_real_run_eval_records(tmp_path: Path, request: pytest.Fixtu
     assert re.search(r"\| \d+\.\d \[\d+\.\d, \d+\.\d\] n=2 \|", cpt)  # RULER vt, 2 samples
     assert "| (a) Long-only CPT loses" in md  # a verdict was computed from the item records
     assert "[fig] Llama-3-8B 32K PI: Short 49.36 vs original 55.16" in md
+
+
+def test_claim_b_at_the_ruler_floor_is_not_comparable() -> None:
+    from longred_bench.reports.verdicts import (
+        NOT_COMPARABLE,
+        REPRODUCED,
+        RunScores,
+        verdict_longred_keeps_short,
+    )
+
+    def run(row: str, short: float, ruler: float) -> RunScores:
+        docs = {i: short + (i % 3) for i in range(60)}
+        return RunScores(
+            "abf:theta=4e5", row, 0, short + 1, ruler,
+            short={"General": {"cloze": docs}},
+            ruler={"niah_single_1": {1024: {i: ruler for i in range(20)}}},
+        )  # fmt: skip
+
+    def label(ruler: float) -> str:
+        cpt, longred = run("cpt", 20.0, ruler), run("longred-c", 40.0, ruler)
+        return verdict_longred_keeps_short([cpt], [longred], "s", "p", "LongReD-C").label
+
+    assert label(0.0) == NOT_COMPARABLE  # no long-context ability on either side
+    assert label(50.0) == REPRODUCED  # the same short-text gain at a real, equal RULER score

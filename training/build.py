@@ -136,10 +136,10 @@ def _check_lengths(cfg: TrainConfig, student: Any, window: int) -> None:
             f"long_len={cfg.long_len} exceeds the model's window ({window}) and recipe "
             f"{cfg.recipe} does not extend it"
         )
-    if cfg.recipe == "longred" and cfg.mix_s2l > 0 and cfg.long_len % window:
+    if cfg.recipe == "longred" and cfg.mix_s2l > 0 and target < 2 * window:
         raise UserError(
-            f"LongReD's skipped positions need long_len ({cfg.long_len}) to be a multiple of the "
-            f"original window ({window})"
+            f"LongReD's skipped positions need an extended window ({target}) of at least twice "
+            f"the original ({window})"
         )
 
 
@@ -165,6 +165,7 @@ def _kl_layers(cfg: TrainConfig, student: Any, teacher: Any, s2l: WindowStream) 
 def build_run(cfg: TrainConfig, *, rank: int = 0, world: int = 1) -> Run:
     """Build the run of ``cfg`` (see the module docstring); raises UserError on bad input."""
     device, dtype = resolve_device(cfg)
+    torch.manual_seed(cfg.seed)  # anything drawn from the global generator (LoRA init)
     student, teacher, tokenizer, window = _models(cfg)
     num_layers = int(student.config.num_hidden_layers)
     _check_layers("layers", cfg.layers, num_layers)
@@ -191,6 +192,9 @@ def build_run(cfg: TrainConfig, *, rank: int = 0, world: int = 1) -> Run:
         for corpus in ("brown", "austen+kjv"):
             windows = corpus_windows(tokenizer, corpus, lengths["long"], split="validation")
             heldout[corpus] = windows[: cfg.heldout_windows]
+    student.to(device)
+    if teacher is not None:
+        teacher.to(device=device, dtype=dtype)
     layers: tuple[int, ...] = ()
     if cfg.recipe == "longred":
         probe = streams.get("s2l") or streams.get("short") or next(iter(streams.values()))
@@ -206,12 +210,11 @@ def build_run(cfg: TrainConfig, *, rank: int = 0, world: int = 1) -> Run:
         )  # fmt: skip
         student = get_peft_model(student, lora)
     student.to(device).train()
-    if teacher is not None:
-        teacher.to(device=device, dtype=dtype)
     generator = torch.Generator().manual_seed(cfg.seed + 7)
     per_process = {k: r // world for k, r in rows.items()}
+    target = int(student.config.max_position_embeddings)
     method = METHODS[cfg.recipe](
-        cfg, student, teacher, per_process, window, layers, generator, rank, world
+        cfg, student, teacher, per_process, window, layers, generator, rank, world, target
     )
     return Run(method, tokenizer, streams, heldout, micro, device, dtype)
 

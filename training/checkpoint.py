@@ -56,6 +56,11 @@ def _unshared(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     return out
 
 
+def save_weights(state: dict[str, torch.Tensor], path: Path) -> None:
+    """A state dict as one safetensors file (shared tensors copied)."""
+    save_file(_unshared(state), str(path), metadata={"format": "pt"})
+
+
 def save_checkpoint(
     out: Path, step: int, model_state: dict[str, torch.Tensor], state: dict[str, Any], keep: int
 ) -> Path:
@@ -65,7 +70,7 @@ def save_checkpoint(
     if final.exists():
         shutil.rmtree(final)
     with atomic_dir(final) as tmp:
-        save_file(_unshared(model_state), str(tmp / WEIGHTS))
+        save_weights(model_state, tmp / WEIGHTS)
         torch.save(state, tmp / STATE)
     atomic_write_text(root / "latest", final.name + "\n")
     for old in sorted(root.glob("step-*"))[:-keep]:

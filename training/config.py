@@ -144,6 +144,8 @@ class TrainConfig:
         for name in ("steps", "tokens_per_step", "long_len", "short_len", "checkpoint_every"):
             if getattr(self, name) < 1:
                 raise UserError(f"config {name} must be >= 1 (got {getattr(self, name)})")
+        if self.grad_clip <= 0 or self.keep_checkpoints < 1:
+            raise UserError("config grad_clip must be > 0 and keep_checkpoints >= 1")
         if self.lr <= 0 or not 0 <= self.min_lr_ratio <= 1:
             raise UserError(f"config lr must be > 0 and min_lr_ratio in [0, 1] (got {self.lr})")
         if min(self.mix_long, self.mix_short, self.mix_s2l) < 0 or not self.mix:

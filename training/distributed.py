@@ -46,7 +46,9 @@ def wrap_student(model: torch.nn.Module, cfg: TrainConfig, world: int) -> torch.
 
         device = next(model.parameters()).device
         ids = [device.index] if device.type == "cuda" else None
-        return DistributedDataParallel(model, device_ids=ids)
+        # LinearARD's loss never reaches the last MLP, final norm and LM head.
+        unused = cfg.recipe == "linearard"
+        return DistributedDataParallel(model, device_ids=ids, find_unused_parameters=unused)
     from torch.distributed.fsdp import fully_shard
 
     if cfg.activation_checkpointing:

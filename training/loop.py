@@ -18,6 +18,7 @@ the run naming the step; the last good checkpoint stays.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -99,17 +100,23 @@ def _read_metrics(path: Path, upto: int) -> list[str]:
     return [ln for ln in lines if json.loads(ln)["step"] <= upto]
 
 
-def _save_final(run: Run, out: Path) -> Path:
+def _save_final(run: Run, out: Path, weights: dict | None = None) -> Path:
+    """``out/final``: the student as a Hugging Face directory with its tokenizer (LoRA merged;
+    under FSDP2 the gathered full ``weights``)."""
+    from longred_bench.training.checkpoint import save_weights
+
     model = run.method.student
     if hasattr(model, "merge_and_unload"):
         model = model.merge_and_unload()
     final = out / "final"
     if final.exists():
-        import shutil
-
         shutil.rmtree(final)
     with atomic_dir(final) as tmp:
-        model.save_pretrained(tmp)
+        if weights is None:
+            model.save_pretrained(tmp)
+        else:
+            model.config.save_pretrained(tmp)
+            save_weights(weights, tmp / "model.safetensors")
         run.tokenizer.save_pretrained(tmp)
     return final
 
@@ -194,6 +201,11 @@ def train(
                 f"checkpoint is {last or 'none (none was written yet)'}; lower lr or check the data"
             )
         grad_norm = torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
+        if not _finite(float(grad_norm)):
+            raise UserError(
+                f"non-finite gradient norm at step {step + 1}: training stopped; the last good "
+                f"checkpoint is {latest_checkpoint(out) or 'none'}; lower lr or check the data"
+            )
         lr = scheduler.get_last_lr()[0]
         optimizer.step()
         scheduler.step()
@@ -225,14 +237,25 @@ def train(
     bar.close()
     if end < steps:
         return out / "final"
-    method.student = _unwrapped(method.student)
-    final = _save_final(run, out) if main else out / "final"
-    if main:
+    if main:  # run.json before final/: a finished final/ always has its run.json
         from longred_bench.training.curves import plot_curves
 
         plot_curves(metrics_path, out / "curves.png", title=f"{cfg.recipe} ({cfg.profile})")
         atomic_write_text(out / "run.json", json.dumps(_run_info(run, tokens, seconds), indent=2))
-    return final
+    weights = _full_state(method.student, cfg, world)
+    method.student = _unwrapped(method.student)
+    return _save_final(run, out, weights) if main else out / "final"
+
+
+def _full_state(model: torch.nn.Module, cfg: TrainConfig, world: int) -> dict | None:
+    """Under FSDP2 every process joins in gathering the full weights; otherwise None (the
+    model's own state is saved)."""
+    if world == 1 or cfg.distributed != "fsdp":
+        return None
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+
+    options = StateDictOptions(full_state_dict=True, cpu_offload=True)
+    return get_model_state_dict(model, options=options)
 
 
 def _finite(value: float) -> bool:

@@ -49,6 +49,7 @@ class Method(ABC):
     generator: torch.Generator = field(default_factory=torch.Generator)
     rank: int = 0
     world: int = 1
+    target_window: int = 0  # the student's extended window (LongReD's Ls)
 
     def rows(self, step: int) -> dict[str, int]:
         """Rows of each stream read at optimizer step ``step`` (0-based)."""
@@ -99,12 +100,14 @@ class LongReD(Method):
             rows = b.ids.shape[0]
             # Drawn for the global batch on every process, so the run does not depend on it.
             positions = skipped_position_ids(
-                self.original_window, self.cfg.long_len, rows * self.world,
+                self.original_window, self.target_window, rows * self.world,
                 sampler=self.cfg.sampler, generator=self.generator,
                 cream_sigma=self.cfg.cream_sigma,
             )[self.rank * rows : (self.rank + 1) * rows].to(b.ids.device)  # fmt: skip
             with torch.no_grad():
                 t = self.teacher(b.ids, attention_mask=b.mask, output_hidden_states=True)
+            # The attention mask is passed on purpose: without one, transformers reads
+            # non-contiguous position ids as packed sequences and masks block-diagonally.
             s = self.student(
                 b.ids, attention_mask=b.mask, position_ids=positions, output_hidden_states=True
             )
@@ -151,7 +154,7 @@ class LinearARD(Method):
                     student, reference, b.mask, impl=self.cfg.impl
                 )
 
-        with capture_qkv(self.student, compare):
+        with capture_qkv(getattr(self.student, "module", self.student), compare):
             self.student(b.ids, attention_mask=b.mask)
         terms = {f"kl_{kind}": value / len(wanted) for kind, value in sums.items()}
         terms["loss"] = sum(terms.values())

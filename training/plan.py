@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import yaml
 
+from longred_bench.errors import UserError
 from longred_bench.training.config import TrainConfig
+
+TOKEN_TOLERANCE = 0.05  # a step may read this much more or less than tokens_per_step
 
 
 def micro_steps(cfg: TrainConfig) -> int:
@@ -25,10 +28,20 @@ def micro_rows(cfg: TrainConfig, window: int) -> dict[str, int]:
     if cfg.recipe == "linearard":
         mix = {"s2l": 1.0, **({"long": 1.0} if cfg.cpt_steps else {})}
     micro = micro_steps(cfg)
-    return {
+    rows = {
         name: max(1, round(cfg.tokens_per_step * frac / lengths[name] / micro))
         for name, frac in mix.items()
     }
+    phases = [["s2l"], ["long"]] if cfg.recipe == "linearard" else [list(rows)]
+    for phase in phases:
+        got = micro * sum(rows[n] * lengths[n] for n in phase if n in rows)
+        if got and abs(got - cfg.tokens_per_step) > TOKEN_TOLERANCE * cfg.tokens_per_step:
+            per = ", ".join(f"{n}: {micro * rows[n]} x {lengths[n]}" for n in phase if n in rows)
+            raise UserError(
+                f"tokens_per_step={cfg.tokens_per_step} cannot be split into whole rows by the mix "
+                f"({per} = {got} tokens): adjust tokens_per_step, micro_tokens or the lengths"
+            )
+    return rows
 
 
 def describe_plan(cfg: TrainConfig) -> str:

@@ -7,7 +7,9 @@ from bootstrap intervals over the scored documents (:mod:`longred_bench.stats`),
     ``Short Avg(cpt) - Short Avg(original)`` lies entirely below 0 -> reproduced; otherwise (it
     contains 0 or lies above it) -> not reproduced.
 (b) *LongReD keeps more short-text ability than CPT at a similar RULER score* (Table 3), for
-    LongReD-C and LongReD-U, per extension: RULER is *similar* when the paired interval of
+    LongReD-C and LongReD-U, per extension: when both RULER averages are below
+    :data:`RULER_FLOOR` points there is no long-context ability to compare -> not comparable at
+    this scale; otherwise RULER is *similar* when the paired interval of
     ``RULER(longred) - RULER(cpt)`` contains 0 or the difference is within
     :data:`RULER_MARGIN` points; not similar -> not comparable at this scale (a short-text gain
     could be bought with long-context ability); similar and the paired interval of
@@ -43,6 +45,7 @@ REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
 NOT_COMPARABLE = "not comparable at this scale"
 LABELS = (REPRODUCED, NOT_REPRODUCED, NOT_COMPARABLE)
+RULER_FLOOR = 5.0  # points: below this on both sides, RULER measures no long-context ability
 RULER_MARGIN = 5.0  # points (0-100): RULER scores this close count as "similar" for claim (b)
 LEVEL = 0.95
 N_BOOT = 2000
@@ -105,7 +108,9 @@ RULE_A = (
     "documents: entirely below 0 -> reproduced; contains 0 or above 0 -> not reproduced."
 )
 RULE_B = (
-    "RULER similar: paired {level:.0%} interval of RULER({row}) - RULER(cpt) contains 0 or "
+    "both RULER averages below {floor:g} points (RULER_FLOOR) -> not comparable at this scale "
+    "(no long-context ability to keep similar); RULER similar: paired {level:.0%} interval of "
+    "RULER({row}) - RULER(cpt) contains 0 or "
     "|difference| <= {margin:g} points (RULER_MARGIN); not similar -> not comparable at this "
     "scale; similar and the paired interval of Short Avg({row}) - Short Avg(cpt) entirely above "
     "0 -> reproduced; otherwise not reproduced."
@@ -350,7 +355,7 @@ def verdict_longred_keeps_short(
     """Claim (b) for one extension and one LongReD variant (runs: seeds, lowest first)."""
     row = longred[0].row
     claim = CLAIM_B.format(method=method, row=row, margin=RULER_MARGIN)
-    rule = RULE_B.format(level=LEVEL, row=row, margin=RULER_MARGIN)
+    rule = RULE_B.format(level=LEVEL, row=row, margin=RULER_MARGIN, floor=RULER_FLOOR)
     spreads = {"cpt": seed_spread(cpt), row: seed_spread(longred)}
     short_ci, n_short = paired_diff(cpt[0].short, longred[0].short)
     ruler_ci, n_ruler = paired_diff(cpt[0].ruler, longred[0].ruler)
@@ -374,6 +379,9 @@ def verdict_longred_keeps_short(
         f"difference {fmt_interval(ruler_ci)} (n={n_ruler}); {LEVEL:.0%} paired bootstrap."
         f"{_spread_text(spreads)}"
     )
+    if max(cpt[0].ruler_avg or 0.0, longred[0].ruler_avg or 0.0) < RULER_FLOOR:
+        applied = f" Applied: both RULER averages are below {RULER_FLOOR:g} points."
+        return Verdict("b", claim, scope, paper, ours, NOT_COMPARABLE, rule + applied)
     similar = ruler_ci.low <= 0.0 <= ruler_ci.high or abs(ruler_ci.estimate) <= RULER_MARGIN
     if not similar:
         applied = (

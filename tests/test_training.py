@@ -50,6 +50,18 @@ def test_config_rejects_unknown_keys_and_bad_values() -> None:
         _smoke("control", rope="pi:factor=2")
 
 
+def test_config_values_take_their_field_types() -> None:
+    cfg = _smoke("cpt", steps=2.0, lr=1, a1=3)
+    assert (cfg.steps, cfg.lr, cfg.a1) == (2, 1.0, 3.0)
+    assert isinstance(cfg.steps, int) and isinstance(cfg.lr, float)
+    with pytest.raises(UserError, match=r"config steps='abc' must be of type int"):
+        _smoke("cpt", steps="abc")
+    with pytest.raises(UserError, match=r"config steps=2.5 must be of type int"):
+        _smoke("cpt", steps=2.5)
+    with pytest.raises(UserError, match=r"config lr=True must be of type float"):
+        _smoke("cpt", lr=True)
+
+
 def test_profiles_and_overrides_resolve_in_order(tmp_path: Path) -> None:
     base = _smoke("longred")
     assert (base.a1, base.a2, base.model) == (5.0, 10.0, "tiny-random")

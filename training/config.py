@@ -110,6 +110,9 @@ class TrainConfig:
                 values[f.name] = tuple(raw) if isinstance(raw, list | tuple) else (raw,)
         if "recipe" not in values:
             raise UserError("training config needs a recipe")
+        for f in fields(cls):
+            if f.name in values:
+                values[f.name] = _coerce(f, values[f.name])
         cfg = cls(**values)
         cfg.validate()
         return cfg
@@ -160,6 +163,33 @@ class TrainConfig:
             raise UserError(
                 f"recipe {self.recipe} extends the window: set rope=SPEC (e.g. abf:theta=1.6e5)"
             )
+
+
+_SCALARS = {"int": int, "float": float, "str": str, "bool": bool}
+
+
+def _coerce(f: dataclasses.Field, value: Any) -> Any:
+    """``value`` as field ``f``'s type (whole floats become ints, ints floats), or a one-line
+    error naming the key."""
+    kind = str(f.type)
+    optional = kind.endswith("| None")
+    base = kind.removesuffix(" | None")
+    if value is None and optional:
+        return None
+    want = _SCALARS.get(base)
+    if want is None:
+        if base.startswith("tuple") or base.startswith("dict"):
+            expected = tuple if base.startswith("tuple") else dict
+            if not isinstance(value, expected):
+                raise UserError(f"config {f.name}={value!r} must be a {expected.__name__}")
+        return value
+    if want is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if want is int and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if not isinstance(value, want) or (want is not bool and isinstance(value, bool)):
+        raise UserError(f"config {f.name}={value!r} must be of type {want.__name__}")
+    return value
 
 
 def _is_tuple(f: dataclasses.Field) -> bool:

@@ -6,20 +6,41 @@ renamed into place only once it is complete, so a half-written entry never count
 an interrupted build leaves at most a ``.<name>.tmp-<pid>-<host>-<random>`` directory behind,
 which :func:`remove_stale_temps` deletes once the process that made it (on this host: the cache
 may be shared between machines) is gone.
+
+Integrity: every entry carries a manifest (``manifest.json`` in a directory entry, or
+``<file>.manifest.json`` beside a single-file entry) whose ``files`` list records the ``path``,
+``size`` and ``sha256`` of each file, written when the entry is created
+(:func:`write_manifest`, :func:`write_file_manifest`). :func:`check_entry` compares an entry
+against those records: sizes always (cheap), hashes when asked or when the entry is small enough
+to hash on every read (:data:`HASH_ON_READ_MAX_BYTES`). Manifests of older versions without
+``sha256`` still get their sizes checked and are reported as ``unrecorded``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
+import secrets
 import shutil
 import socket
+import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, Literal
 
 ENV_VAR = "LONGRED_CACHE"
+MANIFEST_FILE = "manifest.json"
+FILE_MANIFEST_SUFFIX = ".manifest.json"
+# Entries up to this many bytes are hashed on every read; larger ones only by `data verify`.
+HASH_ON_READ_MAX_BYTES = 64 << 20
 _TMP_MARK = ".tmp-"
+_REPLACE_ATTEMPTS = 5
+_OLD_SUFFIX = "-old"
 
 
 def cache_dir() -> Path:
@@ -38,13 +59,14 @@ def _owned_prefix(final: Path) -> str:
 
 
 @contextlib.contextmanager
-def atomic_dir(final: Path) -> Iterator[Path]:
+def atomic_dir(final: Path, *, replace: bool = False) -> Iterator[Path]:
     """Yield an empty temporary directory that becomes ``final`` when the block succeeds.
 
     The directory is created next to ``final`` (same file system, so the rename is atomic). On
     an exception it is removed and the exception propagates; ``final`` is never touched. If
-    ``final`` appeared meanwhile (another process finished the same entry first), the new copy
-    is discarded and the existing one kept.
+    ``final`` exists (another process finished the same entry first), the new copy is discarded
+    and the existing one kept, unless ``replace``: then the existing one is moved aside, the new
+    one renamed into place, and only then is the old one deleted (see :func:`_swap_in`).
     """
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=_owned_prefix(final), dir=final.parent))
@@ -54,12 +76,50 @@ def atomic_dir(final: Path) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    _install(tmp, final, replace=replace)
+
+
+def _install(tmp: Path, final: Path, *, replace: bool) -> None:
+    """Rename the finished ``tmp`` to ``final``; see :func:`atomic_dir` for an existing one."""
+    for _ in range(_REPLACE_ATTEMPTS):
+        try:
+            os.rename(tmp, final)
+            return
+        except OSError:
+            if not final.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
+        if not replace:
+            shutil.rmtree(tmp, ignore_errors=True)
+            return
+        if _swap_in(tmp, final):
+            return
+    shutil.rmtree(tmp, ignore_errors=True)
+    raise OSError(f"could not replace {final}: other processes kept replacing it")
+
+
+def _swap_in(tmp: Path, final: Path) -> bool:
+    """Move ``final`` aside, rename ``tmp`` into its place, then delete the old copy.
+
+    Returns False (nothing changed) if ``final`` vanished before it could be moved: the caller
+    tries again. If another process installs its own copy between the two renames, that copy is
+    kept and ours discarded. The old copy has a temporary's name, so a crash leaves nothing that
+    counts as an entry and :func:`remove_stale_temps` clears it later.
+    """
+    old = final.parent / f"{_owned_prefix(final)}{secrets.token_hex(4)}{_OLD_SUFFIX}"
+    try:
+        os.rename(final, old)
+    except FileNotFoundError:
+        return False
     try:
         os.rename(tmp, final)
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)
-        if not final.is_dir():
+        if not final.exists():
+            os.rename(old, final)
             raise
+    shutil.rmtree(old, ignore_errors=True)
+    return True
 
 
 @contextlib.contextmanager
@@ -114,7 +174,11 @@ def _pid_alive(pid: int) -> bool:
 
 
 def remove_stale_temps(final: Path) -> list[Path]:
-    """Delete temporaries left next to ``final`` by dead processes of this host; return them."""
+    """Delete temporaries left next to ``final`` by dead processes of this host; return them.
+
+    An old copy moved aside by :func:`_swap_in` of a process killed before its replacement was
+    in place is renamed back to ``final`` instead (if ``final`` is still absent).
+    """
     removed: list[Path] = []
     if not final.parent.is_dir():
         return removed
@@ -127,9 +191,157 @@ def remove_stale_temps(final: Path) -> list[Path]:
             continue
         if _pid_alive(int(pid_text)):
             continue
-        if candidate.is_dir() and not candidate.is_symlink():
+        if candidate.name.endswith(_OLD_SUFFIX) and not final.exists():
+            os.rename(candidate, final)
+        elif candidate.is_dir() and not candidate.is_symlink():
             shutil.rmtree(candidate, ignore_errors=True)
         else:
             candidate.unlink(missing_ok=True)
         removed.append(candidate)
     return removed
+
+
+# --- integrity records --------------------------------------------------------------------
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def file_records(root: Path, names: list[str] | None = None) -> list[dict[str, Any]]:
+    """``{"path", "size", "sha256"}`` of ``names`` under ``root`` (default: every file there
+    except manifests and temporaries), sorted by path."""
+    if names is None:
+        names = [path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_file()]
+        names = [name for name in names if name != MANIFEST_FILE]
+    return [
+        {"path": name, "size": (root / name).stat().st_size, "sha256": sha256_file(root / name)}
+        for name in sorted(names)
+    ]
+
+
+def _manifest_text(fields: Mapping[str, Any], records: list[dict[str, Any]]) -> str:
+    created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    manifest = {**fields, "files": records, "created": fields.get("created", created)}
+    return json.dumps(manifest, indent=2) + "\n"
+
+
+def write_manifest(entry: Path, fields: Mapping[str, Any] | None = None) -> Path:
+    """Write ``entry/manifest.json``: ``fields`` plus the file records of everything in ``entry``
+    and a ``created`` time (UTC). Call it last, once the entry's files are complete."""
+    path = entry / MANIFEST_FILE
+    atomic_write_text(path, _manifest_text(fields or {}, file_records(entry)))
+    return path
+
+
+def file_manifest_path(path: Path) -> Path:
+    """The manifest beside the single-file entry ``path``."""
+    return path.with_name(path.name + FILE_MANIFEST_SUFFIX)
+
+
+def write_file_manifest(path: Path, fields: Mapping[str, Any] | None = None) -> Path:
+    """Write the manifest of the single-file entry ``path`` (after ``path`` itself)."""
+    records = file_records(path.parent, [path.name])
+    manifest = file_manifest_path(path)
+    atomic_write_text(manifest, _manifest_text(fields or {}, records))
+    return manifest
+
+
+@dataclass(frozen=True)
+class EntryCheck:
+    """What :func:`check_entry` found.
+
+    ``status``: ``ok``; ``corrupt`` (``file`` names the bad file, ``detail`` says how);
+    ``missing`` (no entry at all); ``unrecorded`` (no sha256 records: made by an older version,
+    sizes checked where recorded, ``detail`` says which).
+    """
+
+    status: Literal["ok", "corrupt", "missing", "unrecorded"]
+    file: str = ""
+    detail: str = ""
+
+    @property
+    def usable(self) -> bool:
+        """Whether the entry may be read (it is intact as far as its records can tell)."""
+        return self.status in ("ok", "unrecorded")
+
+
+def _read_manifest(path: Path) -> dict[str, Any] | None:
+    """The manifest at ``path``; None if it is not a readable JSON object."""
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return manifest if isinstance(manifest, dict) else None
+
+
+def _check_record(root: Path, record: Mapping[str, Any], hashes: bool) -> EntryCheck | None:
+    """The problem with one recorded file, or None if it matches its record."""
+    name = str(record["path"])
+    path = root / name
+    if not path.is_file():
+        return EntryCheck("corrupt", name, f"{name} is missing")
+    size = path.stat().st_size
+    if "size" in record and size != record["size"]:
+        return EntryCheck("corrupt", name, f"{name} is {size} bytes, recorded {record['size']}")
+    if hashes and "sha256" in record and sha256_file(path) != record["sha256"]:
+        return EntryCheck("corrupt", name, f"{name} does not match its recorded sha256")
+    return None
+
+
+def check_records(
+    root: Path, manifest_path: Path, *, hashes: bool | None = None, required: bool = True
+) -> EntryCheck:
+    """Check the files under ``root`` against the manifest at ``manifest_path``.
+
+    ``hashes``: True hashes every file, False none, None only if the recorded total is at most
+    :data:`HASH_ON_READ_MAX_BYTES`. A missing manifest is ``corrupt`` if ``required``, else
+    ``unrecorded`` (an entry written before manifests existed).
+    """
+    if not manifest_path.is_file():
+        if required:
+            return EntryCheck("corrupt", manifest_path.name, f"{manifest_path.name} is missing")
+        return EntryCheck("unrecorded", detail="no file records: no manifest")
+    manifest = _read_manifest(manifest_path)
+    if manifest is not None and "files" not in manifest:
+        return EntryCheck("unrecorded", detail="no file records in its manifest")
+    records = manifest.get("files") if manifest is not None else None
+    if not isinstance(records, list) or not all(
+        isinstance(r, dict) and "path" in r for r in records
+    ):
+        return EntryCheck("corrupt", manifest_path.name, f"{manifest_path.name} is unreadable")
+    if hashes is None:
+        hashes = sum(int(r.get("size", 0)) for r in records) <= HASH_ON_READ_MAX_BYTES
+    for record in records:
+        problem = _check_record(root, record, hashes)
+        if problem is not None:
+            return problem
+    if not records or not all("sha256" in r for r in records):
+        return EntryCheck("unrecorded", detail="no file records with sha256 (sizes match)")
+    return EntryCheck("ok")
+
+
+def check_entry(entry: Path, *, hashes: bool | None = None, required: bool = True) -> EntryCheck:
+    """Check the directory entry ``entry`` against its ``manifest.json``
+    (see :func:`check_records`); ``missing`` if there is no such directory."""
+    if not entry.is_dir():
+        return EntryCheck("missing", detail=f"{entry} does not exist")
+    return check_records(entry, entry / MANIFEST_FILE, hashes=hashes, required=required)
+
+
+def check_file_entry(path: Path, *, hashes: bool | None = None) -> EntryCheck:
+    """Check the single-file entry ``path`` against the manifest beside it (optional: older
+    versions wrote none)."""
+    if not path.is_file():
+        return EntryCheck("missing", detail=f"{path} does not exist")
+    return check_records(path.parent, file_manifest_path(path), hashes=hashes, required=False)
+
+
+def warn(message: str) -> None:
+    """Print a one-line warning about the cache to stderr."""
+    print(f"warning: {message}", file=sys.stderr, flush=True)

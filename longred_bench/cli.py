@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from longred_bench.errors import UserError
@@ -56,7 +57,16 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _wrote(paths: list[Path], start: float) -> None:
+    """The closing line of a command: what it wrote and its wall time."""
+    from longred_bench.reports import duration
+
+    took = duration(time.perf_counter() - start)
+    print(f"wrote {', '.join(str(p) for p in paths)} in {took}")
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
+    start = time.perf_counter()
     from longred_bench.evaluation import run_eval
     from longred_bench.reports.eval_report import write_eval_report
     from longred_bench.results import Provenance, write_records
@@ -96,12 +106,14 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     skipped = sum(f.over_length for f in result.fits)
     if skipped:
         print(f"skipped {skipped} over-length document(s); see n_over_length in eval.jsonl")
-    print("wrote " + ", ".join(str(p) for p in paths))
+    _wrote(paths, start)
     return 0
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     import shlex
+
+    start = time.perf_counter()
 
     from longred_bench.compare import CompareConfig, entries, run_compare
     from longred_bench.reports.compare_report import build_compare_report
@@ -132,7 +144,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     paths = build_compare_report(
         records, labels, out, title=f"`{cfg.original}` and its extensions", command=command
     )
-    print("wrote " + ", ".join(str(p) for p in paths))
+    _wrote(paths, start)
     return 0
 
 
@@ -320,6 +332,13 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_eval)
 
 
+def _cmd_tasks_path(args: argparse.Namespace) -> int:
+    from longred_bench.evaluation import tasks_dir
+
+    print(tasks_dir())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``longred-bench``."""
     from longred_bench.data.cli import add_data_parser
@@ -335,6 +354,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_compare(sub)
     _add_train(sub)
     _add_reproduce(sub)
+    p = sub.add_parser(
+        "tasks-path",
+        help="print the folder of the installed lm-eval task registry",
+        description="Print the installed lm-eval task registry's folder, for "
+        '`lm_eval --include_path "$(longred-bench tasks-path)"`.',
+    )
+    p.set_defaults(func=_cmd_tasks_path)
     return parser
 
 

@@ -23,7 +23,14 @@ from typing import Any
 
 from longred_bench.cache import atomic_write_text
 from longred_bench.errors import UserError, reject_unknown_keys
-from longred_bench.results import Provenance, read_records, write_records
+from longred_bench.results import (
+    Provenance,
+    read_cached_json,
+    read_cached_records,
+    read_records,
+    save_run_dir,
+    write_records,
+)
 
 SUITES = ("drift", "short", "ruler", "niah")
 
@@ -118,22 +125,25 @@ def _slug(text: str) -> str:
 
 
 def cached_records(path: Path, config: dict[str, Any]) -> list[dict[str, Any]] | None:
-    """The records saved at ``path`` if they were made by exactly ``config``."""
-    config_file = path.parent / "config.json"
-    if not (path.is_file() and config_file.is_file()):
+    """The records saved at ``path`` if they were made by exactly ``config`` and are intact
+    (a damaged cache is treated as absent, with a warning naming the file)."""
+    if not path.is_file() or read_cached_json(path.parent / "config.json") != config:
         return None
-    if json.loads(config_file.read_text(encoding="utf-8")) != config:
-        return None
-    return read_records(path)
+    return read_cached_records(path)
 
 
 def save_records(
     path: Path, config: dict[str, Any], records: list[dict[str, Any]], seed: int, device: str
 ) -> list[dict[str, Any]]:
-    """Write ``records`` (with provenance) to ``path`` and ``config`` beside it; read back."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_records(path, records, Provenance.collect(config, seed=seed, device=device))
-    atomic_write_text(path.parent / "config.json", json.dumps(config, sort_keys=True, indent=1))
+    """Write ``records`` (with provenance) to ``path`` and ``config`` beside it, swapping the
+    whole directory in at once (see :func:`longred_bench.results.save_run_dir`); read back."""
+    provenance = Provenance.collect(config, seed=seed, device=device)
+
+    def write(tmp: Path) -> None:
+        write_records(tmp / path.name, records, provenance)
+        atomic_write_text(tmp / "config.json", json.dumps(config, sort_keys=True, indent=1))
+
+    save_run_dir(path.parent, write)
     return read_records(path)
 
 

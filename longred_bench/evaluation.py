@@ -30,14 +30,18 @@ fetch``).
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import json
+import logging
 import math
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
-import longred_bench
 from longred_bench.errors import UserError
 from longred_bench.eval_items import item_records
 from longred_bench.fit_check import FitReport, fitting_documents
@@ -56,14 +60,19 @@ _HFLM_MAX_GEN_TOKS = 256  # HFLM.max_gen_toks in lm-eval 0.4.13
 
 
 def tasks_dir() -> Path:
-    """The repository's ``tasks/`` folder (lm-eval YAML registry) next to the package source."""
-    path = Path(longred_bench.__file__).resolve().parent.parent / "tasks"
-    if not (path / "_longred_short.yaml").is_file():
-        raise UserError(
-            f"lm-eval task folder {path} not found: `eval` needs a source checkout of "
-            "longred-bench (pip install -e .) with its tasks/ folder"
-        )
-    return path
+    """The lm-eval YAML registry: the installed ``longred_bench.tasks`` package data (the
+    repository's top-level ``tasks/`` folder, mapped into the package by ``pyproject.toml``)."""
+    spec = importlib.util.find_spec("longred_bench.tasks")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for location in locations:
+        path = Path(location)
+        if (path / "_longred_short.yaml").is_file():
+            return path
+    raise UserError(
+        "the lm-eval task registry (longred_bench.tasks) is not installed or incomplete "
+        f"(looked in {', '.join(locations) or 'nowhere'}): reinstall longred-bench "
+        "(pip install --force-reinstall longred-bench, or pip install -e . in a checkout)"
+    )
 
 
 def task_manager(metadata: dict[str, Any] | None = None) -> Any:
@@ -329,100 +338,131 @@ def run_eval(
             device=device,
             progress=progress,
         )
-    import lm_eval
+    with _lm_eval_output(quiet=not progress):
+        import lm_eval
 
-    from longred_bench.models import load
+        from longred_bench.models import load
 
-    loaded = load(model_spec, rope=rope, device=device) if backend == "hf" else None
-    if loaded is not None:
-        model_window = int(getattr(loaded.model.config, "max_position_embeddings", 0) or 2048)
-    else:
-        from longred_bench.vllm_backend import default_window
+        loaded = load(model_spec, rope=rope, device=device) if backend == "hf" else None
+        if loaded is not None:
+            model_window = int(getattr(loaded.model.config, "max_position_embeddings", 0) or 2048)
+        else:
+            from longred_bench.vllm_backend import default_window
 
-        model_window = default_window(model_spec, rope)
-    if suite in LONG_SUITES and lengths is None:
-        lengths = [_pow2_floor(model_window)]
-    metadata = _metadata(
-        model_spec,
-        lengths=sorted(lengths) if lengths else None,
-        ruler_samples=samples if suite == "ruler" else None,
-        niah_samples=samples if suite == "niah" else None,
-        depths=depths,
-        corpus=corpus,
-        seed=seed,
-    )
-    manager = task_manager(metadata)
-    names = check_tasks(tasks if tasks is not None else SUITES[suite], manager)
-    loaded_tasks = manager.load(names)
-    if max_length is not None:
-        window = max_length
-    elif suite in LONG_SUITES:
-        window = max(lengths) + _generation_budget(loaded_tasks["tasks"])
-    else:
-        window = model_window
-    for task in loaded_tasks["tasks"].values():
-        _configure(task, num_fewshot=num_fewshot, seed=seed, window=window)
-    lm = _build_lm(
-        backend,
-        model_spec,
-        rope=rope,
-        loaded=loaded,
-        window=window,
-        batch_size=batch_size,
-        seed=seed,
-        device=device,
-    )
-    fits = fitting_documents(loaded_tasks["tasks"], lm, limit=limit)
-    empty = [f.task for f in fits if not f.fitting]
-    if empty:
-        worst = max(f.longest for f in fits)
-        raise UserError(
-            f"no document of {', '.join(empty)} fits the {window}-token window (the longest "
-            f"request needs {worst} tokens): pass a larger --max-length or other tasks"
+            model_window = default_window(model_spec, rope)
+        if suite in LONG_SUITES and lengths is None:
+            lengths = [_pow2_floor(model_window)]
+        metadata = _metadata(
+            model_spec,
+            lengths=sorted(lengths) if lengths else None,
+            ruler_samples=samples if suite == "ruler" else None,
+            niah_samples=samples if suite == "niah" else None,
+            depths=depths,
+            corpus=corpus,
+            seed=seed,
         )
-    top = [loaded_tasks["groups"].get(n) or loaded_tasks["tasks"][n] for n in names]
-    out = lm_eval.simple_evaluate(
-        model=lm,
-        tasks=top,
-        num_fewshot=num_fewshot,
-        samples={f.task: f.fitting for f in fits},
-        log_samples=suite == "niah" or item_scores,
-        task_manager=manager,
-        random_seed=seed,
-        numpy_random_seed=seed,
-        torch_random_seed=seed,
-        fewshot_random_seed=seed,
-        verbosity="INFO" if progress else "ERROR",
-    )
-    if out is None:
-        raise UserError("lm-eval returned no results (not the main process?)")
-    raw = _jsonable({k: v for k, v in dict(out).items() if k != "samples"})
-    # The config the model actually ran with (vLLM: the engine's, overrides applied).
-    if loaded is not None:
-        evaluated = lm.model.config
-    else:
-        evaluated = lm.model.llm_engine.model_config.hf_config
-        _shutdown(lm)
-    extra = {
-        "rope_parameters": _jsonable(dict(getattr(evaluated, "rope_parameters", None) or {})),
-        "max_position_embeddings": getattr(evaluated, "max_position_embeddings", None),
-        "max_length": window,
-        "backend": backend,
-    }
-    over = _group_totals({f.task: f.over_length for f in fits}, loaded_tasks["group_map"])
-    records = tidy_records(
-        raw, model=model_spec, rope=rope, limit=limit, suite=suite, over_length=over, extra=extra
-    )
-    if suite == "niah":
-        from longred_bench.niah_grid import niah_cells
-
-        for cell in niah_cells(out["samples"]["longred_niah"]):
-            records.append({**cell, "suite": suite, "model": model_spec, "rope": rope, **extra})
-    if item_scores:
-        records += item_records(
-            out["samples"], loaded_tasks["tasks"], suite=suite, model=model_spec, rope=rope
+        manager = task_manager(metadata)
+        names = check_tasks(tasks if tasks is not None else SUITES[suite], manager)
+        loaded_tasks = manager.load(names)
+        if max_length is not None:
+            window = max_length
+        elif suite in LONG_SUITES:
+            window = max(lengths) + _generation_budget(loaded_tasks["tasks"])
+        else:
+            window = model_window
+        for task in loaded_tasks["tasks"].values():
+            _configure(task, num_fewshot=num_fewshot, seed=seed, window=window)
+        lm = _build_lm(
+            backend,
+            model_spec,
+            rope=rope,
+            loaded=loaded,
+            window=window,
+            batch_size=batch_size,
+            seed=seed,
+            device=device,
         )
-    return EvalResult(records, raw, fits)
+        fits = fitting_documents(loaded_tasks["tasks"], lm, limit=limit)
+        empty = [f.task for f in fits if not f.fitting]
+        if empty:
+            worst = max(f.longest for f in fits)
+            raise UserError(
+                f"no document of {', '.join(empty)} fits the {window}-token window (the longest "
+                f"request needs {worst} tokens): pass a larger --max-length or other tasks"
+            )
+        top = [loaded_tasks["groups"].get(n) or loaded_tasks["tasks"][n] for n in names]
+        out = lm_eval.simple_evaluate(
+            model=lm,
+            tasks=top,
+            num_fewshot=num_fewshot,
+            samples={f.task: f.fitting for f in fits},
+            log_samples=suite == "niah" or item_scores,
+            task_manager=manager,
+            random_seed=seed,
+            numpy_random_seed=seed,
+            torch_random_seed=seed,
+            fewshot_random_seed=seed,
+            verbosity="INFO" if progress else "ERROR",
+        )
+        if out is None:
+            raise UserError("lm-eval returned no results (not the main process?)")
+        raw = _jsonable({k: v for k, v in dict(out).items() if k != "samples"})
+        # The config the model actually ran with (vLLM: the engine's, overrides applied).
+        if loaded is not None:
+            evaluated = lm.model.config
+        else:
+            evaluated = lm.model.llm_engine.model_config.hf_config
+            _shutdown(lm)
+        extra = {
+            "rope_parameters": _jsonable(dict(getattr(evaluated, "rope_parameters", None) or {})),
+            "max_position_embeddings": getattr(evaluated, "max_position_embeddings", None),
+            "max_length": window,
+            "backend": backend,
+        }
+        over = _group_totals({f.task: f.over_length for f in fits}, loaded_tasks["group_map"])
+        records = tidy_records(
+            raw,
+            model=model_spec,
+            rope=rope,
+            limit=limit,
+            suite=suite,
+            over_length=over,
+            extra=extra,
+        )
+        if suite == "niah":
+            from longred_bench.niah_grid import niah_cells
+
+            for cell in niah_cells(out["samples"]["longred_niah"]):
+                records.append({**cell, "suite": suite, "model": model_spec, "rope": rope, **extra})
+        if item_scores:
+            records += item_records(
+                out["samples"], loaded_tasks["tasks"], suite=suite, model=model_spec, rope=rope
+            )
+        return EvalResult(records, raw, fits)
+
+
+@contextlib.contextmanager
+def _lm_eval_output(*, quiet: bool) -> Iterator[None]:
+    """What lm-eval writes while a suite runs. Its results' ``git_hash`` is this package's
+    commit (:func:`longred_bench.results.git_commit`, silent outside a checkout) rather than a
+    ``git describe`` of the working directory, which writes git's errors to the terminal. When
+    ``quiet``: lm-eval's loggers show errors only, and its progress bars and prints go nowhere
+    (errors still surface as exceptions)."""
+    import lm_eval.evaluator
+
+    from longred_bench.results import git_commit
+
+    logger = logging.getLogger("lm_eval")
+    level = logger.level
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(mock.patch.object(lm_eval.evaluator, "get_git_commit_hash", git_commit))
+        if quiet:
+            sink = stack.enter_context(open(os.devnull, "w"))
+            stack.enter_context(contextlib.redirect_stderr(sink))  # tqdm bars, warnings
+            stack.enter_context(contextlib.redirect_stdout(sink))  # "bootstrapping for stddev"
+            logger.setLevel(logging.ERROR)
+            stack.callback(logger.setLevel, level)
+        yield
 
 
 def _shutdown(lm: Any) -> None:

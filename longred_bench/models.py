@@ -11,15 +11,19 @@ copied or patched: the change goes through the config alone.
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from safetensors import SafetensorError
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
 from longred_bench.errors import UserError
 from longred_bench.rope import OriginalRope, RopeSpec, parse_rope_spec, rope_parameters
-from longred_bench.zoo import ZOO, ZOO_DIRS, load_zoo, zoo_dir
+from longred_bench.zoo import ZOO, ZOO_DIRS, check_model_dir, load_zoo, model_file_error, zoo_dir
+
+_DAMAGED_FIX = "replace the damaged files (a cached copy: delete the folder and run again)"
 
 
 @dataclass
@@ -111,6 +115,8 @@ def _load_error(spec: str, exc: OSError) -> UserError:
 
 def _load_pretrained(spec: str, dtype: torch.dtype, trust_remote_code: bool) -> LoadedModel:
     source, extra = _source(spec)
+    if not extra and Path(source).is_dir():  # checked against its manifest where it has one
+        check_model_dir(Path(source), _DAMAGED_FIX)
     try:
         model = AutoModelForCausalLM.from_pretrained(
             source, dtype=dtype, trust_remote_code=trust_remote_code, **extra
@@ -120,6 +126,8 @@ def _load_pretrained(spec: str, dtype: torch.dtype, trust_remote_code: bool) -> 
         )
     except OSError as exc:
         raise _load_error(spec, exc) from None
+    except (SafetensorError, json.JSONDecodeError) as exc:
+        raise model_file_error(Path(source), exc, _DAMAGED_FIX) from None
     if getattr(model, "hf_quantizer", None) is not None:
         model.hf_quantizer = None
         model.config.quantization_config = None

@@ -228,10 +228,9 @@ def load_or_generate_cell(
 ) -> list[Sample]:
     """A cell's cached samples if present and complete, else :func:`generate_cell` and store."""
     path = cell_cache_path(tokenizer, length, depth, num_samples, seed, corpus=corpus, cache=cache)
-    if path.is_file():
-        samples = read_samples(path, num_samples)
-        if samples is not None:
-            return samples
+    samples = read_samples(path, num_samples)
+    if samples is not None:
+        return samples
     samples = generate_cell(tokenizer, length, depth, num_samples, seed, corpus=corpus)
     write_samples(path, samples)
     return samples

@@ -16,7 +16,7 @@ from longred_bench.cache import atomic_write_text, cache_dir
 from longred_bench.drift_run import DriftConfig, run_drift, save_run
 from longred_bench.errors import UserError
 from longred_bench.reports.table1 import build_table1
-from longred_bench.results import config_hash, read_records
+from longred_bench.results import config_hash, read_cached_records, read_records, save_run_dir
 from longred_bench.table3_run import TABLE3_PROFILES, after_cpt_drift
 
 DEFAULT_PROFILE = "smol"
@@ -71,10 +71,11 @@ def _table1(profile: str, out: Path, *, force: bool, progress: bool) -> list[Pat
     key = config_hash({**cfg.to_dict(), "drift_version": DRIFT_VERSION})
     run_dir = cache_dir() / "runs" / f"table1-{profile}-{key}"
     results = run_dir / "drift.jsonl"
-    if force or not results.is_file():
-        records, provenance = run_drift(cfg, progress=progress)
-        save_run(run_dir, records, provenance)
-    records = read_records(results)
+    records = None if force else read_cached_records(results)
+    if records is None:
+        measured, provenance = run_drift(cfg, progress=progress)
+        save_run_dir(run_dir, lambda tmp: save_run(tmp, measured, provenance))
+        records = read_records(results)
     if profile in TABLE3_PROFILES:  # the suite trains there: measure drift after CPT too
         drift = {k: v for k, v in cfg.to_dict().items() if k not in ("extended", "rope")}
         records += after_cpt_drift(profile, cfg.rope, drift, progress=progress)

@@ -2,6 +2,10 @@
 
 Every record carries a ``provenance`` object: git commit of the code, package versions, device,
 seed, UTC timestamp and the resolved config of the run that produced it.
+
+Cached runs (a directory holding the records, the config that made them and a ``manifest.json``
+with their sizes and sha256) are written whole by :func:`save_run_dir` and read by
+:func:`read_cached_records`, which treats a damaged or unparsable cache as absent, with a warning.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import hashlib
 import json
 import platform
 import subprocess
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
@@ -18,28 +23,33 @@ from typing import Any
 
 import torch
 
-from longred_bench.cache import atomic_write_text
+from longred_bench.cache import atomic_dir, atomic_write_text, check_entry, warn, write_manifest
 
 _PACKAGES = ("longred-bench", "torch", "transformers", "lm_eval", "triton")
 
 
 def git_commit() -> str:
-    """The commit of the source checkout this package runs from (``+dirty`` if modified), or
-    ``unknown`` outside a git checkout."""
+    """The commit of the source checkout this package runs from (``+dirty`` if modified). An
+    installed package (wheel, ``pip install .``) has none: then ``no git checkout (longred-bench
+    VERSION)``. Git's own messages never reach the terminal."""
     root = Path(__file__).resolve().parent.parent
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+
     try:
-        head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+        top, head = git("rev-parse", "--show-toplevel", "HEAD").splitlines()
+        if Path(top).resolve() != root:  # e.g. a virtualenv inside some other repository
+            raise ValueError(top)
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, ValueError, subprocess.CalledProcessError):
+        try:
+            version = metadata.version("longred-bench")
+        except metadata.PackageNotFoundError:
+            version = "not installed"
+        return f"no git checkout (longred-bench {version})"
     return head + ("+dirty" if dirty else "")
 
 
@@ -111,3 +121,40 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     """Records of a JSONL results file."""
     with open(path, encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
+
+
+def read_cached_records(path: Path) -> list[dict[str, Any]] | None:
+    """Records of the cached run file ``path``, or None if it is absent, does not match the
+    manifest of its directory, or does not parse (then with a warning naming the file)."""
+    if not path.is_file():
+        return None
+    check = check_entry(path.parent, required=False)
+    if not check.usable:
+        warn(f"run cache {path.parent} is corrupt ({check.detail}); running it again")
+        return None
+    try:
+        return read_records(path)
+    except (OSError, ValueError) as exc:
+        warn(f"run cache {path} does not parse ({type(exc).__name__}); running it again")
+        return None
+
+
+def read_cached_json(path: Path) -> Any:
+    """The JSON in ``path``, or None if it is absent or does not parse (with a warning)."""
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        warn(f"run cache {path} does not parse ({type(exc).__name__}); running it again")
+        return None
+
+
+def save_run_dir(run_dir: Path, write: Callable[[Path], object]) -> Path:
+    """Build a cached run in a temporary directory with ``write(tmp)``, record its files in a
+    manifest and swap it in for ``run_dir`` (an older copy is deleted only after). Concurrent
+    writers of the same run each leave a whole one; the last one stays."""
+    with atomic_dir(run_dir, replace=True) as tmp:
+        write(tmp)
+        write_manifest(tmp, {"kind": "run"})
+    return run_dir

@@ -103,7 +103,7 @@ def _save_hf_dir(name: str, build: Callable[[], tuple[Any, Any]], key: str | Non
 
     ``key`` ``None`` builds the model first and keys the directory by its config and weights.
     """
-    from longred_bench.cache import atomic_dir, cache_dir, remove_stale_temps
+    from longred_bench.cache import atomic_dir, cache_dir, remove_stale_temps, write_manifest
 
     built = None
     if key is None:
@@ -117,6 +117,7 @@ def _save_hf_dir(name: str, build: Callable[[], tuple[Any, Any]], key: str | Non
     with atomic_dir(final) as tmp:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
+        write_manifest(tmp, {"kind": "model", "model": name})
     return final
 
 

@@ -6,6 +6,10 @@ see :mod:`longred_bench.training.tiny_base`).
 ``tiny-random`` is a 4-layer Llama (hidden 64, 4 query / 2 KV heads, RoPE base 1e4, 256-token
 window) with seeded random weights and a byte-level tokenizer: every UTF-8 byte is one token. It
 exists to run every pipeline end to end in seconds; its numbers mean nothing.
+
+A directory-backed model is checked against its manifest's file records before loading (sizes,
+and sha256 when small), and a file that still fails to load is reported in one line with the
+entry and the command that repairs it.
 """
 
 from __future__ import annotations
@@ -14,10 +18,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import torch
+from safetensors import SafetensorError
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
+from longred_bench.cache import check_entry
+from longred_bench.errors import UserError
+
 TINY_SEED = 0
+# What loading a damaged model directory raises (JSONDecodeError is a ValueError).
+MODEL_FILE_ERRORS = (OSError, ValueError, SafetensorError)
 
 
 def byte_tokenizer() -> PreTrainedTokenizerFast:
@@ -69,16 +79,42 @@ def _smollm2_dir() -> Path:
 def _tiny_base_dir() -> Path:
     from longred_bench.training.tiny_base import tiny_base_dir
 
-    return tiny_base_dir()
+    path = tiny_base_dir()
+    check_model_dir(path, _fix_for("tiny-base", path))
+    return path
 
 
-def _from_dir(locate: Callable[[], Path]) -> Callable[[], tuple[object, object]]:
+def _fix_for(name: str, path: Path) -> str:
+    """The command that repairs zoo model ``name`` stored at ``path``."""
+    if name == "smollm2-135m":
+        return "run `longred-bench data fetch --sources smollm2 --force`"
+    return f"delete {path} and load {name} again to rebuild it"
+
+
+def check_model_dir(path: Path, fix: str) -> None:
+    """Raise :class:`UserError` if a model directory fails its manifest (absent: not checked)."""
+    check = check_entry(path, required=False)
+    if not check.usable:
+        raise UserError(f"cache entry {path} is corrupt: {check.detail}; {fix}")
+
+
+def model_file_error(path: Path, exc: Exception, fix: str) -> UserError:
+    """One-line error for model files in ``path`` that failed to load with ``exc``."""
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    return UserError(f"model files in {path} are unreadable ({first}); {fix}")
+
+
+def _from_dir(name: str, locate: Callable[[], Path]) -> Callable[[], tuple[object, object]]:
     def load() -> tuple[object, object]:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         path = locate()
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
-        return model, AutoTokenizer.from_pretrained(path)
+        try:
+            model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+            return model, AutoTokenizer.from_pretrained(path)
+        except MODEL_FILE_ERRORS as exc:
+            raise model_file_error(path, exc, _fix_for(name, path)) from None
 
     return load
 
@@ -90,7 +126,7 @@ ZOO_DIRS: dict[str, Callable[[], Path]] = {
 }
 ZOO: dict[str, Callable[[], tuple[object, object]]] = {
     "tiny-random": tiny_random,
-    **{name: _from_dir(locate) for name, locate in ZOO_DIRS.items()},
+    **{name: _from_dir(name, locate) for name, locate in ZOO_DIRS.items()},
 }
 
 

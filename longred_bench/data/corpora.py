@@ -9,6 +9,10 @@ form ``test`` and the rest ``train``, with ``k = max(1, round(n / 10))``. That i
 large corpora (Brown: 400/50/50, KJV: 52/7/7) and never leaves a split empty for three or more
 documents (Austen's six novels: 4/1/1). The assignment depends only on the document ids, so it
 is identical on every machine and run.
+
+Every read checks the entry against its manifest's file records first (sizes always, sha256
+when the entry is small; :func:`longred_bench.cache.check_entry`) and names the repair command
+when they disagree, rather than failing later inside a parser.
 """
 
 from __future__ import annotations
@@ -20,14 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from longred_bench.cache import atomic_write_text, cache_dir
+from longred_bench.cache import MANIFEST_FILE, atomic_write_text, cache_dir, check_entry
 from longred_bench.data.sources import MODEL_ZOO, SOURCES
 from longred_bench.errors import UserError
 
 Split = Literal["all", "train", "validation", "test"]
 SPLITS: tuple[str, ...] = ("all", "train", "validation", "test")
 DOCUMENTS_FILE = "documents.jsonl"
-MANIFEST_FILE = "manifest.json"
 
 
 @dataclass(frozen=True)
@@ -69,20 +72,30 @@ def write_documents(path: Path, documents: Iterable[Document]) -> int:
 
 
 def read_documents(path: Path, corpus: str) -> list[Document]:
-    """Read a ``documents.jsonl`` file written by :func:`write_documents`."""
+    """Read a ``documents.jsonl`` file written by :func:`write_documents`.
+
+    A line that is not a complete document record is a :class:`UserError` naming the file and
+    line (a truncated or damaged file).
+    """
     documents = []
     with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            record = json.loads(line)
-            documents.append(
-                Document(
-                    corpus=corpus,
-                    doc_id=record["doc_id"],
-                    title=record["title"],
-                    text=record["text"],
-                    meta=record["meta"],
+        for number, line in enumerate(handle, start=1):
+            try:
+                record = json.loads(line)
+                documents.append(
+                    Document(
+                        corpus=corpus,
+                        doc_id=record["doc_id"],
+                        title=record["title"],
+                        text=record["text"],
+                        meta=record["meta"],
+                    )
                 )
-            )
+            except (ValueError, KeyError, TypeError) as exc:
+                raise UserError(
+                    f"{path} line {number} is not a document record ({type(exc).__name__}); "
+                    f"the file is corrupt: {fix_hint(corpus)}"
+                ) from None
     return documents
 
 
@@ -106,6 +119,30 @@ def _entry(name: str, cache: Path | None) -> Path:
     return (cache if cache is not None else cache_dir()) / SOURCES[name].entry
 
 
+def fix_hint(source: str) -> str:
+    """The command that replaces a damaged entry of ``source``."""
+    return f"run `longred-bench data fetch --sources {source} --force`"
+
+
+def checked_entry(source: str, what: str, cache: Path | None) -> Path:
+    """The entry of ``source`` after checking it against its manifest's file records.
+
+    Raises :class:`UserError` (one line: the entry, the file, the fix) if it is absent or does
+    not match its records. Entries of older versions without sha256 records are size-checked
+    only (where sizes were recorded) and still returned.
+    """
+    entry = _entry(source, cache)
+    result = check_entry(entry)
+    if result.status == "missing":
+        raise UserError(
+            f"{what} is not cached under {entry.parent}; "
+            f"run `longred-bench data fetch --sources {source}`"
+        )
+    if not result.usable:
+        raise UserError(f"cache entry {entry} is corrupt: {result.detail}; {fix_hint(source)}")
+    return entry
+
+
 def load_documents(
     corpus: str, split: Split = "all", *, cache: Path | None = None
 ) -> list[Document]:
@@ -114,12 +151,7 @@ def load_documents(
         raise UserError(f"unknown corpus {corpus!r}; corpora: {', '.join(corpus_names())}")
     if split not in SPLITS:
         raise UserError(f"unknown split {split!r}; splits: {', '.join(SPLITS)}")
-    entry = _entry(corpus, cache)
-    if not entry_present(entry):
-        raise UserError(
-            f"corpus {corpus!r} is not cached under {entry.parent}; "
-            f"run `longred-bench data fetch --sources {corpus}`"
-        )
+    entry = checked_entry(corpus, f"corpus {corpus!r}", cache)
     documents = read_documents(entry / DOCUMENTS_FILE, corpus)
     if split == "all":
         return documents
@@ -131,22 +163,9 @@ def model_dir(name: str, *, cache: Path | None = None) -> Path:
     """Return the cached directory of zoo model ``name`` (loadable with ``from_pretrained``)."""
     if name not in MODEL_ZOO:
         raise UserError(f"unknown zoo model {name!r}; models: {', '.join(MODEL_ZOO)}")
-    source = MODEL_ZOO[name]
-    entry = _entry(source, cache)
-    if not entry_present(entry):
-        raise UserError(
-            f"model {name!r} is not cached under {entry.parent}; "
-            f"run `longred-bench data fetch --sources {source}`"
-        )
-    return entry
+    return checked_entry(MODEL_ZOO[name], f"model {name!r}", cache)
 
 
 def benchmarks_dir(*, cache: Path | None = None) -> Path:
     """Return the cached benchmark data dir (``hf_datasets/`` and ``oe_eval_tasks/`` inside)."""
-    entry = _entry("benchmarks", cache)
-    if not entry_present(entry):
-        raise UserError(
-            f"benchmark data is not cached under {entry.parent}; "
-            "run `longred-bench data fetch --sources benchmarks`"
-        )
-    return entry
+    return checked_entry("benchmarks", "benchmark data", cache)

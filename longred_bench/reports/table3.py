@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.errors import UserError
+from longred_bench.reports import duration
 from longred_bench.reports.paper import TABLE3, TABLE3_HEADLINE, TABLE3_MARK
 from longred_bench.reports.table3_plot import plot_table3
 from longred_bench.reports.table3_runs import (
@@ -274,14 +275,6 @@ def _provenance(records: list[dict[str, Any]]) -> tuple[str, str]:
     return ", ".join(devices), ", ".join(f"`{c}`" for c in commits)
 
 
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "not recorded"
-    minutes, secs = divmod(round(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min {secs:02d} s" if hours else f"{minutes} min {secs:02d} s"
-
-
 def build_table3(
     records: list[dict[str, Any]],
     out_dir: Path,
@@ -309,7 +302,7 @@ def build_table3(
         f"# LongReD Table 3: short-text ability and RULER after extension (profile `{profile}`)",
         "",
         f"- Base model: `{model}`; rows: {row_names}.",
-        f"- Command: `{command}`; wall time {_duration(wall_seconds)}.",
+        f"- Command: `{command}`; wall time {duration(wall_seconds)}.",
         f"- Device: {device}; commit {commit}.",
         f"- Intervals: {LEVEL:.0%} percentile bootstrap over the scored documents ({N_BOOT} "
         f"resamples, seed {BOOT_SEED}); `n` is the number of documents behind a cell.",

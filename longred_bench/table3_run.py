@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from longred_bench.cache import cache_dir
+from longred_bench.cache import cache_dir, warn
 from longred_bench.compare import cached_records, run_eval_unit, save_records
+from longred_bench.errors import UserError
 from longred_bench.results import config_hash, read_records
 
 # Bumped when training code changes what a config trains, so older cached runs are not reused.
@@ -131,23 +132,53 @@ def train_key(cfg: Any) -> str:
     )
 
 
-def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
-    """Train ``cfg`` (or reuse its finished run; resume an interrupted one): (final dir, info)."""
+def _finished_run(run_dir: Path) -> dict[str, Any] | None:
+    """``(run.json info, last metrics record)`` of a finished training run, or None if it is not
+    finished or its records do not parse (then a warning names the file)."""
     import json
 
+    final, info_path, metrics = run_dir / "final", run_dir / "run.json", run_dir / "metrics.jsonl"
+    if not ((final / "config.json").is_file() and info_path.is_file()):
+        return None
+    for path, read in ((info_path, lambda p: json.loads(p.read_text())),
+                       (metrics, lambda p: read_records(p)[-1])):  # fmt: skip
+        try:
+            value = read(path)
+            if not isinstance(value, dict):
+                raise ValueError(type(value).__name__)
+        except (OSError, ValueError, IndexError) as exc:
+            warn(f"{path} is damaged ({exc.__class__.__name__}): training this run again")
+            return None
+        if path == info_path:
+            info = value
+    return {"steps": value["step"], "tokens": info["tokens"], "seconds": info["seconds"],
+            "dir": str(run_dir)}  # fmt: skip
+
+
+def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
+    """Train ``cfg`` (or reuse its finished run; resume an interrupted one): (final dir, info).
+
+    A finished run whose ``run.json`` or ``metrics.jsonl`` does not parse counts as unfinished:
+    it resumes from its latest checkpoint, or is trained again from the start if it has none
+    (the damaged run is discarded only once the new one is complete)."""
+    from longred_bench.cache import atomic_dir
     from longred_bench.training.checkpoint import latest_checkpoint
     from longred_bench.training.loop import train
 
     run_dir = cache_dir() / "runs" / f"train-{cfg.recipe}-{train_key(cfg)}"
-    final = run_dir / "final"
-    if not ((final / "config.json").is_file() and (run_dir / "run.json").is_file()):
+    info = _finished_run(run_dir)
+    if info is None:
         if progress:
             print(f"[train] {cfg.recipe} rope={cfg.rope} seed={cfg.seed} -> {run_dir}", flush=True)
-        train(cfg, run_dir, resume=latest_checkpoint(run_dir) is not None, progress=progress)
-    info = json.loads((run_dir / "run.json").read_text())
-    last = read_records(run_dir / "metrics.jsonl")[-1]
-    return final, {"steps": last["step"], "tokens": info["tokens"], "seconds": info["seconds"],
-                   "dir": str(run_dir)}  # fmt: skip
+        if latest_checkpoint(run_dir) is None and run_dir.exists():
+            with atomic_dir(run_dir, replace=True) as fresh:
+                train(cfg, fresh, progress=progress)
+        else:
+            train(cfg, run_dir, resume=run_dir.exists(), progress=progress)
+        info = _finished_run(run_dir)
+        if info is None:
+            raise UserError(f"training run {run_dir} finished without readable records")
+    return run_dir / "final", info
 
 
 def _eval_units(prof: Table3Profile, model: str, rope: str | None) -> list[dict[str, Any]]:

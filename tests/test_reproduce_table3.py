@@ -46,3 +46,26 @@ def test_reproduce_table3_smoke(tmp_path, monkeypatch, request):
     assert main(argv) == 0
     again = [json.loads(x) for x in (out / "table3.jsonl").read_text().splitlines()]
     assert again == records
+
+
+def test_damaged_training_records_resume_or_retrain(tmp_path, monkeypatch, capsys):
+    from longred_bench.table3_run import train_cached
+    from longred_bench.training.config import resolve_config
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    cfg = resolve_config("cpt", profile="smoke", overrides={"long_data": "random"})
+    final, info = train_cached(cfg, progress=False)
+    run_dir = final.parent
+    weights = (final / "model.safetensors").read_bytes()
+    # run.json cut short: resumed from the last checkpoint, same weights, a warning names it.
+    (run_dir / "run.json").write_text('{"tokens": 12')
+    again, info2 = train_cached(cfg, progress=False)
+    assert "run.json is damaged" in capsys.readouterr().err
+    assert again == final and info2["steps"] == info["steps"] == cfg.steps
+    assert (again / "model.safetensors").read_bytes() == weights
+    # No checkpoint and damaged metrics: trained again from the start, into place.
+    (run_dir / "checkpoints" / "latest").unlink()
+    (run_dir / "metrics.jsonl").write_text("{not json\n")
+    third, info3 = train_cached(cfg, progress=False)
+    assert "metrics.jsonl is damaged" in capsys.readouterr().err
+    assert info3["steps"] == cfg.steps and (third / "model.safetensors").read_bytes() == weights

@@ -148,6 +148,40 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_psa(args: argparse.Namespace) -> int:
+    import shlex
+
+    start = time.perf_counter()
+    from longred_bench.psa import PsaConfig, run_psa
+    from longred_bench.reports.psa_report import write_psa_report
+    from longred_bench.results import write_records
+
+    if args.top_k < 1:
+        raise UserError(f"psa: --top-k must be >= 1 (got {args.top_k})")
+    cfg = PsaConfig(
+        models=tuple(args.model),
+        ropes=tuple(args.rope),
+        tasks=tuple(args.tasks),
+        lengths=tuple(args.lengths),
+        samples=args.samples,
+        seed=args.seed,
+        corpus=args.corpus,
+        device=args.device,
+    )
+    records, provenance = run_psa(cfg, progress=not args.quiet)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [write_records(out / "psa.jsonl", records, provenance)]
+    command = "longred-bench " + shlex.join(sys.argv[1:] if args.argv is None else args.argv)
+    names = ", ".join(f"`{m}`" for m in cfg.models)
+    paths += write_psa_report(
+        records, out, f"PSA: gold-token salience of {names} by length", top_k=args.top_k,
+        command=command,
+    )  # fmt: skip
+    _wrote(paths, start)
+    return 0
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
     from longred_bench.training.config import parse_set, resolve_config
 
@@ -267,6 +301,46 @@ def _add_drift(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_drift)
 
 
+def _add_psa(sub: argparse._SubParsersAction) -> None:
+    from longred_bench.psa import DEFAULT_TASKS, ORIGINAL, RETRIEVAL_TASKS, PsaConfig
+    from longred_bench.reports.psa_report import TOP_K
+
+    d = PsaConfig(models=("",))
+    p = sub.add_parser(
+        "psa",
+        help="positional salience: gold-token rank, probability and S(L) by context length",
+        description="Teacher-force the gold answer of RULER retrieval samples and record, at "
+        "every answer token, the gold token's rank and probability, the salience S(L) (mean "
+        "reciprocal rank) and where the needle sits. Writes OUT/psa.jsonl (records + "
+        "provenance), OUT/psa.md (tables and the PSA verdict) and OUT/psa.png.",
+    )
+    p.add_argument("--model", required=True, nargs="+", metavar="M", help="model spec(s)")
+    p.add_argument(
+        "--rope",
+        nargs="+",
+        metavar="SPEC",
+        default=[ORIGINAL],
+        help=f"one line per spec: {ORIGINAL} (the model as it is), abf:theta=1e7, yarn:factor=4, "
+        f"... (default {ORIGINAL})",
+    )
+    p.add_argument(
+        "--tasks",
+        nargs="+",
+        default=list(DEFAULT_TASKS),
+        metavar="T",
+        help=f"RULER retrieval tasks: {', '.join(RETRIEVAL_TASKS)}",
+    )
+    p.add_argument("--lengths", nargs="+", type=int, default=list(d.lengths), metavar="L")
+    p.add_argument("--samples", type=int, default=d.samples, metavar="N", help="per task, length")
+    p.add_argument("--top-k", type=int, default=TOP_K, help="'highly ranked' for the verdict")
+    p.add_argument("--corpus", default=d.corpus, help="haystack corpus (default brown)")
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--device", default=d.device)
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=_cmd_psa)
+
+
 def _add_reproduce(sub: argparse._SubParsersAction) -> None:
     from longred_bench.reproduce import DEFAULT_PROFILE, TABLES
 
@@ -352,6 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_drift(sub)
     _add_eval(sub)
     _add_compare(sub)
+    _add_psa(sub)
     _add_train(sub)
     _add_reproduce(sub)
     p = sub.add_parser(

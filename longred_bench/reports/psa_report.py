@@ -1,0 +1,261 @@
+"""The PSA report: salience S(L), gold rank and probability by length, and the PSA verdict.
+
+Reads the ``psa_sample`` records of :func:`longred_bench.psa.run_psa` (one per sample and line)
+and writes ``psa.md`` (tables + verdict lines) and ``psa.png`` (S(L), mean gold rank and mean
+gold probability against length, one line per model or extension).
+
+Two saliences, both means over samples with a percentile-bootstrap interval
+(:func:`longred_bench.stats.bootstrap_mean_ci`, resampling samples):
+
+- ``S first`` (the headline, as PSA's reference setup): the reciprocal rank of the gold step, the
+  first answer token that is not punctuation or white space;
+- ``S all``: each sample's mean reciprocal rank over all its answer tokens.
+
+The verdict on PSA's observation ("the gold token stays highly ranked while its salience
+falls"), per line, pooling the tasks' samples at each length:
+
+- *salience falls*: the interval of ``S first`` at the longest length lies entirely below the
+  interval at the shortest length (non-overlapping :data:`LEVEL` intervals, a conservative test);
+- *stays highly ranked*: the median gold-step rank is at most ``top_k`` at every length;
+- both -> ``holds``; ``does not hold`` (naming which part failed) when the gold rank leaves the
+  top ``top_k``, or when the interval at the longest length lies entirely above the one at the
+  shortest (salience rises); otherwise (the intervals overlap, or a single length) ``undecided``:
+  the samples cannot tell.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from longred_bench.errors import UserError
+from longred_bench.stats import Interval, bootstrap_mean_ci
+
+TOP_K = 10  # "highly ranked": median gold rank within the top TOP_K tokens
+LEVEL = 0.95
+N_BOOT = 2000
+BOOT_SEED = 0
+HOLDS, NOT_HOLDS, UNDECIDED = "holds", "does not hold", "undecided"
+
+
+def sample_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """The ``psa_sample`` records as a DataFrame (a :class:`UserError` if there are none)."""
+    rows = [r for r in records if r.get("kind") == "psa_sample"]
+    if not rows:
+        raise UserError("psa report: no psa_sample records to report")
+    return pd.DataFrame(rows)
+
+
+def _ci(values: pd.Series) -> Interval:
+    return bootstrap_mean_ci(values.to_list(), n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED)
+
+
+def summarize(frame: pd.DataFrame, by: list[str], top_k: int = TOP_K) -> pd.DataFrame:
+    """One row per group of ``by`` (e.g. extension and length): sample count, both saliences
+    with their intervals, gold-step rank (median, mean), top-k share, mean probability and the
+    needle's mean depth and distance."""
+    rows = []
+    for key, group in frame.groupby(by, sort=False):
+        first, every = _ci(group["reciprocal_rank"]), _ci(group["mean_reciprocal_rank_all"])
+        rows.append(
+            {
+                **dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True)),
+                "n": len(group),
+                "s_first": first.estimate,
+                "s_first_low": first.low,
+                "s_first_high": first.high,
+                "s_all": every.estimate,
+                "s_all_low": every.low,
+                "s_all_high": every.high,
+                "median_rank": float(group["rank"].median()),
+                "mean_rank": float(group["rank"].mean()),
+                "top_k_share": float((group["rank"] <= top_k).mean()),
+                "mean_probability": float(group["probability"].mean()),
+                "mean_depth": float(group["needle_depth"].mean()),
+                "mean_distance": float(group["needle_distance"].mean()),
+                "beyond_window": int(group["beyond_window"].sum()),
+            }
+        )
+    return pd.DataFrame(rows).sort_values(by, kind="stable").reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class PsaVerdict:
+    """PSA's observation checked on one line (model or extension)."""
+
+    extension: str
+    label: str
+    salience_falls: bool
+    stays_top_k: bool
+    shortest: dict[str, Any]
+    longest: dict[str, Any]
+    worst_median_rank: float
+    top_k: int
+
+    def sentence(self) -> str:
+        """One Markdown line with the numbers behind the label."""
+        s, lo = self.shortest, self.longest
+
+        def at(row: dict[str, Any]) -> str:
+            return (
+                f"S({row['length']}) = {row['s_first']:.3f} "
+                f"[{row['s_first_low']:.3f}, {row['s_first_high']:.3f}], n = {row['n']}"
+            )
+
+        why = []
+        if s["length"] != lo["length"]:
+            why.append(
+                "salience falls"
+                if self.salience_falls
+                else "salience does not fall beyond its intervals"
+            )
+            why.append(
+                f"median gold rank <= {self.top_k} at every length"
+                if self.stays_top_k
+                else f"median gold rank leaves the top {self.top_k}"
+            )
+        reason = f" ({'; '.join(why)})" if why else " (one length only)"
+        return (
+            f"- **{self.extension}**: {self.label}{reason}: {at(s)} vs {at(lo)}; "
+            f"worst median gold rank {self.worst_median_rank:g}."
+        )
+
+
+def psa_verdicts(by_length: pd.DataFrame, top_k: int = TOP_K) -> list[PsaVerdict]:
+    """The verdict of every line in ``by_length`` (:func:`summarize` by extension and length)."""
+    verdicts = []
+    for extension, rows in by_length.groupby("extension", sort=False):
+        rows = rows.sort_values("length")
+        shortest, longest = rows.iloc[0].to_dict(), rows.iloc[-1].to_dict()
+        falls = bool(longest["s_first_high"] < shortest["s_first_low"])
+        rises = bool(longest["s_first_low"] > shortest["s_first_high"])
+        worst = float(rows["median_rank"].max())
+        stays = worst <= top_k
+        if len(rows) < 2:
+            label = UNDECIDED
+        elif falls and stays:
+            label = HOLDS
+        elif rises or not stays:
+            label = NOT_HOLDS
+        else:
+            label = UNDECIDED
+        verdicts.append(
+            PsaVerdict(str(extension), label, falls, stays, shortest, longest, worst, top_k)
+        )
+    return verdicts
+
+
+def _table(summary: pd.DataFrame, keys: list[str], top_k: int) -> list[str]:
+    head = [*keys, "n", "S first [95% CI]", "S all [95% CI]", "median rank", "mean rank"]
+    head += [f"top-{top_k} share", "mean P(gold)", "needle depth %", "needle distance"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in summary.to_dict("records"):
+        cells = [str(row[k]) for k in keys] + [
+            str(row["n"]),
+            f"{row['s_first']:.3f} [{row['s_first_low']:.3f}, {row['s_first_high']:.3f}]",
+            f"{row['s_all']:.3f} [{row['s_all_low']:.3f}, {row['s_all_high']:.3f}]",
+            f"{row['median_rank']:g}",
+            f"{row['mean_rank']:.1f}",
+            f"{row['top_k_share']:.2f}",
+            f"{row['mean_probability']:.3f}",
+            f"{row['mean_depth']:.0f}",
+            f"{row['mean_distance']:.0f}",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def psa_markdown(
+    records: list[dict[str, Any]], title: str, *, top_k: int = TOP_K, command: str | None = None
+) -> str:
+    """The Markdown report: per-length table, per-task table, verdict lines, definitions."""
+    frame = sample_frame(records)
+    by_length = summarize(frame, ["extension", "length"], top_k)
+    by_task = summarize(frame, ["extension", "task", "length"], top_k)
+    lines = [f"# {title}", ""]
+    if command:
+        lines += [f"Command: `{command}`", ""]
+    lines += [
+        f"Tasks: {', '.join(sorted(frame['task'].unique()))}. Ranks and probabilities are those "
+        "of the gold step (the first answer token that is not punctuation or white space); "
+        "`S first` is its mean reciprocal rank (the headline S(L)), `S all` the mean over "
+        "samples of each sample's mean reciprocal rank over all its answer tokens. Intervals: "
+        f"{LEVEL:.0%} percentile bootstrap over samples ({N_BOOT} resamples).",
+        "",
+        "## By length (tasks pooled)",
+        "",
+        *_table(by_length, ["extension", "length"], top_k),
+        "",
+        "## By task",
+        "",
+        *_table(by_task, ["extension", "task", "length"], top_k),
+        "",
+        "## Verdict: does the gold token stay highly ranked while its salience falls?",
+        "",
+        f"Rule: **holds** when the {LEVEL:.0%} interval of S first at the longest length lies "
+        f"entirely below the one at the shortest and the median gold rank is <= {top_k} at every "
+        "length; **does not hold** when the median rank leaves that top or the longest length's "
+        "interval lies entirely above the shortest's; otherwise **undecided** (the intervals "
+        "overlap: more samples are needed).",
+        "",
+    ]
+    lines += [v.sentence() for v in psa_verdicts(by_length, top_k)]
+    beyond = int(by_length["beyond_window"].sum())
+    if beyond:
+        lines += ["", f"{beyond} sample(s) are longer than their model's window."]
+    return "\n".join(lines) + "\n"
+
+
+def plot_psa(by_length: pd.DataFrame, path: Path, title: str) -> Path:
+    """``psa.png``: S first (with its interval), mean gold rank and mean gold probability against
+    length, one line per extension."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
+    panels = [
+        ("s_first", "salience S(L) (first content token)"),
+        ("mean_rank", "mean gold rank"),
+        ("mean_probability", "mean gold probability"),
+    ]
+    for extension, rows in by_length.groupby("extension", sort=False):
+        rows = rows.sort_values("length")
+        for ax, (column, _) in zip(axes, panels, strict=True):
+            ax.plot(rows["length"], rows[column], marker="o", label=str(extension))
+            if column == "s_first":
+                ax.fill_between(
+                    rows["length"], rows["s_first_low"], rows["s_first_high"], alpha=0.15
+                )
+    for ax, (column, name) in zip(axes, panels, strict=True):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("context length (tokens)")
+        ax.set_title(name)
+        ax.grid(alpha=0.3)
+        if column == "mean_rank":
+            ax.set_yscale("log")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def write_psa_report(
+    records: list[dict[str, Any]],
+    out: Path,
+    title: str,
+    *,
+    top_k: int = TOP_K,
+    command: str | None = None,
+) -> list[Path]:
+    """Write ``psa.md`` and ``psa.png`` under ``out``; returns their paths."""
+    md = out / "psa.md"
+    md.write_text(psa_markdown(records, title, top_k=top_k, command=command), encoding="utf-8")
+    by_length = summarize(sample_frame(records), ["extension", "length"], top_k)
+    return [md, plot_psa(by_length, out / "psa.png", title.replace("`", ""))]

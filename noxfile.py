@@ -116,8 +116,9 @@ def bench_drift(session: nox.Session) -> None:
 
 @nox.session
 def bench_eval(session: nox.Session) -> None:
-    """Evaluation throughput (short, short_tiny, RULER; batch 1 and 8) and RULER generation rate
-    against lm-eval's generators; ``-- ARGS`` go to ``benchmarks/bench_eval.py``."""
+    """Evaluation throughput (short, short_tiny, RULER; batch 1 and 8), RULER generation rate
+    against lm-eval's generators at 4K and our seconds per sample at 32K and 128K; ``-- ARGS``
+    go to ``benchmarks/bench_eval.py``."""
     _install(session)
     session.run(
         "longred-bench", "data", "fetch", "--sources", "smollm2", "benchmarks", "brown", "austen"

@@ -20,10 +20,16 @@ generator in that tokenizer (lm-eval keeps the generation budget free inside the
 the length with prompt + answer). Importing lm-eval's NIAH module makes nltk try to download
 ``punkt_tab`` (needed for essay haystacks only); that download is replaced by a no-op here.
 
+Long contexts, ours only (lm-eval's generators are not run there): seconds per sample of every
+task at ``--long-lengths`` (32K and 128K by default), ``--long-samples`` samples each (data
+preloaded and one sample generated first, so tokenizer and corpus caches are warm), with the
+mean prompt + answer tokens, and ``sweep_100_min``: the minutes 100 samples of that task take.
+
 Example::
 
     python benchmarks/bench_ruler_rate.py --lengths 4096 --out reports/bench
     python benchmarks/bench_ruler_rate.py --lengths 1024 4096 16384 --timeout 300
+    python benchmarks/bench_ruler_rate.py --long-lengths 32768 --long-samples 5
 """
 
 from __future__ import annotations
@@ -64,6 +70,10 @@ FIELDS = (
     "task", "lm_eval_task", "length", "tokenizer", "n_samples", "ours_s", "ours_per_s",
     "lm_eval_s", "lm_eval_per_s", "ours_over_lm_eval", "ours_prompt_tokens",
     "lm_eval_prompt_tokens", "status", "load1",
+)  # fmt: skip
+LONG_FIELDS = (
+    "task", "length", "tokenizer", "n_samples", "s_per_sample", "sweep_100_min", "tokens",
+    "fill", "load1",
 )  # fmt: skip
 PROMPT_SAMPLES = 5  # samples per generator whose prompts are tokenized for prompt_tokens
 
@@ -182,6 +192,44 @@ def compare(task: str, fn: Callable | None, length: int, args: argparse.Namespac
     return row
 
 
+def time_long(task: str, length: int, n: int, args: argparse.Namespace, tok: Any) -> dict:
+    """One row of the long-context table: our seconds per sample of ``task`` at ``length``."""
+    from longred_bench.ruler import generate
+
+    generate(task, tok, length, 1, args.seed + 1)  # warm: corpus, unit counts, QA files
+    load1 = round(os.getloadavg()[0], 2)
+    start = time.perf_counter()
+    samples = generate(task, tok, length, n, args.seed)
+    seconds = (time.perf_counter() - start) / n
+    tokens = sum(s.token_count for s in samples) / n
+    return {
+        "task": task,
+        "length": length,
+        "tokenizer": args.tokenizer,
+        "n_samples": n,
+        "s_per_sample": round(seconds, 4),
+        "sweep_100_min": round(100 * seconds / 60, 2),
+        "tokens": round(tokens, 1),
+        "fill": round(tokens / length, 4),
+        "load1": load1,
+    }
+
+
+def long_report(rows: list[dict[str, Any]]) -> str:
+    """The Markdown section of long-context seconds per sample, with the 13-task sweep time."""
+    text = (
+        "\n## Long contexts: our seconds per sample\n\n"
+        "`s_per_sample`: mean over `n_samples` after one warm-up sample; `sweep_100_min`: 100 "
+        "samples of the task; `tokens`: mean prompt + answer tokens; `fill`: `tokens / length`."
+        "\n\n" + markdown_table(rows, [c for c in LONG_FIELDS if c != "tokenizer"])
+    )
+    for length in sorted({r["length"] for r in rows}):
+        mins = sum(r["sweep_100_min"] for r in rows if r["length"] == length)
+        tasks = sum(1 for r in rows if r["length"] == length)
+        text += f"\n{tasks} tasks x 100 samples at {length}: about {mins:.1f} min.\n"
+    return text
+
+
 def report(rows: list[dict[str, Any]], info: dict[str, Any], cmd: str) -> str:
     """The Markdown report: compared tasks, then the ones that were not and why."""
     done = [r for r in rows if r["status"] == "compared"]
@@ -208,6 +256,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tasks", nargs="+", default=list(LM_EVAL_NAMES), choices=list(LM_EVAL_NAMES))
     p.add_argument("--lengths", nargs="+", type=int, default=[4096])
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per lm-eval call")
+    p.add_argument("--long-lengths", nargs="*", type=int, default=[32768, 131072])
+    p.add_argument(
+        "--long-samples", nargs="*", type=int, default=[10, 3], help="one per --long-lengths"
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=Path("reports/bench"))
     return p
@@ -216,6 +268,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> list[Path]:
     """Compare the generators, print and write CSV + Markdown; return the written paths."""
     args = build_parser().parse_args(argv)
+    if len(args.long_samples) != len(args.long_lengths):
+        raise SystemExit("--long-samples needs one count per --long-lengths")
     os.environ["HF_HUB_OFFLINE"] = "1"  # before datasets / huggingface_hub are imported
     os.environ["HF_DATASETS_OFFLINE"] = "1"
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -248,15 +302,26 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
             r = rows[-1]
             rates = f"ours {r['ours_per_s']}/s, lm-eval {r['lm_eval_per_s']}/s"
             print(f"{task} L={length}: {rates} ({r['status']})", flush=True)
+    long_rows = []
+    for length, n in zip(args.long_lengths, args.long_samples, strict=True):
+        for task in args.tasks:
+            long_rows.append(time_long(task, length, n, args, tok))
+            print(f"{task} L={length}: {long_rows[-1]['s_per_sample']} s/sample", flush=True)
     info["loadavg_end"] = loadavg()
     name = Path(args.tokenizer).name
     stem = args.out / f"ruler_rate_{name}"
     stamp = {k: info[k] for k in ("commit", "device", "torch", "transformers", "lm_eval")}
     write_csv([{**r, **stamp} for r in rows], stem.with_suffix(".csv"), (*FIELDS, *stamp))
+    paths = [stem.with_suffix(".csv"), stem.with_suffix(".md")]
     md = report(rows, info, cmd)
+    if long_rows:
+        long_csv = args.out / f"ruler_rate_long_{name}.csv"
+        write_csv([{**r, **stamp} for r in long_rows], long_csv, (*LONG_FIELDS, *stamp))
+        md += long_report(long_rows)
+        paths.insert(1, long_csv)
     stem.with_suffix(".md").write_text(md)
     print(md, flush=True)
-    return [stem.with_suffix(".csv"), stem.with_suffix(".md")]
+    return paths
 
 
 if __name__ == "__main__":

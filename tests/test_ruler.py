@@ -232,3 +232,101 @@ def test_qa_fill_is_maximal(smol_tok, task):
             n == draft.upper
             or count_tokens(smol_tok, draft.render(n + 1).prompt) + longest > length
         )
+
+
+def _counting_draft(draft, calls: list[int]):
+    """``draft`` whose renders are recorded in ``calls``."""
+    import dataclasses
+
+    def render(n):
+        calls.append(n)
+        return draft.render(n)
+
+    return dataclasses.replace(draft, render=render)
+
+
+def _toy_draft(unit_texts, rendered_units, *, maximal=False):
+    """A prompt of ``rendered_units[:n]`` joined, sized by the (possibly wrong) ``unit_texts``."""
+    from longred_bench.ruler.sizing import Draft, Rendered
+
+    def render(n):
+        return Rendered("Q:" + "".join(rendered_units[:n]) + " A:", ("x",))
+
+    return Draft(render=render, upper=len(rendered_units), units=unit_texts, maximal=maximal)
+
+
+@pytest.mark.parametrize("maximal", [False, True])
+def test_unit_sizing_corrects_for_drift(byte_tok, maximal):
+    from longred_bench.ruler.sizing import count_tokens, fit
+
+    # The units claim 3 bytes each but every fifth renders as 11: the sums underestimate, so
+    # the first guess overflows and the drift must bring it back under the length.
+    rendered = [" ab" if i % 5 else " abcdefghij" for i in range(400)]
+    draft = _toy_draft([" ab"] * 400, rendered, maximal=maximal)
+    for length in (100, 257, 1000):
+        n, out, tokens = fit(draft, byte_tok, length, "all")
+        assert tokens == count_tokens(byte_tok, out.prompt) + 2 <= length
+        grown = count_tokens(byte_tok, draft.render(n + 1).prompt) + 2
+        if maximal:
+            assert grown > length
+        else:  # within one unit of the largest
+            assert count_tokens(byte_tok, draft.render(n + 2).prompt) + 2 > length or grown > length
+
+
+def test_unit_sizing_matches_the_search_where_counts_add_up(byte_tok):
+    import dataclasses
+
+    from longred_bench.ruler.sizing import fit
+
+    rendered = [f" w{i}" for i in range(600)]
+    by_units = _toy_draft(rendered, rendered)
+    by_search = dataclasses.replace(by_units, units=None)
+    for length in (64, 500, 1500, 5000):
+        assert (
+            fit(by_units, byte_tok, length, "all")[::2]
+            == fit(by_search, byte_tok, length, "all")[::2]
+        )
+
+
+@pytest.mark.parametrize("task", ["niah_single_1", "niah_multikey_3", "vt", "cwe"])
+def test_one_full_tokenization_per_sample(smol_tok, task):
+    """Sized by unit counts: the empty-haystack prompt plus one full rendering per sample
+    (the search without units renders about ten)."""
+    import random
+
+    from longred_bench.ruler import registry
+    from longred_bench.ruler.sizing import fit
+
+    rng = random.Random(3)
+    draft = next(registry.BUILDERS[task](task, rng, 4096, 0, "brown", {}))
+    calls: list[int] = []
+    _, _, tokens = fit(_counting_draft(draft, calls), smol_tok, 4096, "all", task=task)
+    assert len(set(calls) - {0}) <= 2 and tokens >= 4096 - 100, (calls, tokens)  # a needle: ~65
+
+
+def test_uuid_value_matches_the_uuid_module():
+    import random
+    import uuid
+
+    from longred_bench.ruler.haystack import uuid_value
+
+    a, b = random.Random(7), random.Random(7)
+    for _ in range(200):
+        assert uuid_value(a) == str(uuid.UUID(int=b.getrandbits(128), version=4))
+
+
+def test_needle_haystack_draws_lazily_and_in_order():
+    import random
+
+    from longred_bench.ruler.haystack import maker, vocabulary
+    from longred_bench.ruler.niah import NeedleHaystack
+
+    make = maker("words", vocabulary("brown"))
+    hay = NeedleHaystack(random.Random(1), make, maker("numbers", ()), "numbers", {"a-b"}, 500)
+    first = hay[:10]
+    assert len(hay.needles) == 10 and len(hay) == 500
+    full = NeedleHaystack(random.Random(1), make, maker("numbers", ()), "numbers", {"a-b"}, 500)
+    assert full[:40][:10] == first and hay[39] == full[39]
+    keys = [n.split(" for ")[1].split(" is:")[0] for n in full[:40]]
+    assert len(set(keys)) == 40 and "a-b" not in keys
+    assert hay.with_prefix("\n")[:2] == ["\n" + x for x in first[:2]]

@@ -17,7 +17,6 @@ from __future__ import annotations
 import bisect
 import random
 import re
-import uuid
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
@@ -79,8 +78,13 @@ def number_value(rng: random.Random) -> str:
 
 
 def uuid_value(rng: random.Random) -> str:
-    """A UUID string drawn from ``rng``."""
-    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    """A UUID string drawn from ``rng``: ``str(uuid.UUID(int=bits, version=4))`` without the
+    object (the variant and version bits set as :class:`uuid.UUID` sets them)."""
+    bits = rng.getrandbits(128)
+    bits = (bits & ~(0xC000 << 48)) | (0x8000 << 48)  # variant RFC 4122
+    bits = (bits & ~(0xF000 << 64)) | (4 << 76)  # version 4
+    h = f"{bits:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def maker(kind: str, vocab: Sequence[str]) -> Callable[[random.Random], str]:

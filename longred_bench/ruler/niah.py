@@ -26,7 +26,7 @@ match the key exactly.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from longred_bench.ruler import haystack as hs
@@ -63,6 +63,57 @@ CONFIGS: dict[str, NiahConfig] = {
     "niah_multivalue": NiahConfig("essay", "words", "numbers", num_values=4),
     "niah_multiquery": NiahConfig("essay", "words", "numbers", num_keys=4, num_queries=4),
 }
+
+
+class NeedleHaystack(Sequence[str]):
+    """A haystack of needles for other keys, drawn in order only as far as it is read.
+
+    Needle ``i`` is the ``i``-th key (distinct from the sample's keys and the ones before it)
+    with a value, both from a generator of its own seeded by the sample's, so a sample that
+    fits 80 needles draws 80, not ``upper``. Items read as ``prefix + needle``.
+    """
+
+    def __init__(
+        self,
+        rng: random.Random,
+        make_key: Callable[[random.Random], str],
+        make_value: Callable[[random.Random], str],
+        kind: str,
+        taken: set[str],
+        upper: int,
+        prefix: str = "",
+        needles: list[str] | None = None,
+    ) -> None:
+        self.rng, self.make_key, self.make_value = rng, make_key, make_value
+        self.kind, self.taken, self.upper, self.prefix = kind, taken, upper, prefix
+        self.needles = [] if needles is None else needles
+
+    def with_prefix(self, prefix: str) -> NeedleHaystack:
+        """The same needles (drawn once, shared), read with ``prefix`` before each."""
+        args = (self.rng, self.make_key, self.make_value, self.kind, self.taken, self.upper)
+        return NeedleHaystack(*args, prefix, self.needles)
+
+    def __len__(self) -> int:
+        return self.upper
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self.upper)
+            self._draw(stop)
+            return [self.prefix + x for x in self.needles[start:stop:step]]
+        if not -self.upper <= index < self.upper:
+            raise IndexError(index)
+        index %= self.upper
+        self._draw(index + 1)
+        return self.prefix + self.needles[index]
+
+    def _draw(self, n: int) -> None:
+        """Draw needles until ``n`` exist."""
+        while len(self.needles) < n:
+            key = hs.distinct(self.rng, self.make_key, 1, self.taken)[0]
+            self.taken.add(key)
+            value = self.make_value(self.rng)
+            self.needles.append(NEEDLE.format(kind=self.kind, key=key, value=value))
 
 
 def _join_query(keys: list[str]) -> str:
@@ -103,16 +154,15 @@ def build(task: str, rng: random.Random, length: int, corpus: str) -> Iterator[D
         upper = length
         units = hs.essay_units(corpus, rng, upper)
     else:
-        upper = max(1, length // 4)
-        other_keys = hs.distinct(rng, make_key, upper, set(keys))
-        units = [NEEDLE.format(kind=kind, key=k, value=make_value(rng)) for k in other_keys]
+        hay_rng = random.Random(rng.getrandbits(64))
+        units = NeedleHaystack(hay_rng, make_key, make_value, kind, set(keys), max(1, length // 4))
     snap = cfg.haystack == "essay"
+    separator = "\n" if cfg.haystack == "needles" else " "
     prompt_query = query
     outputs = tuple(answers)
 
     def render(n: int) -> Rendered:
         body = hs.insert_at_depths(units[:n], needles, depths, snap=snap)
-        separator = "\n" if cfg.haystack == "needles" else " "
         context = separator.join(body)
         prompt = TEMPLATE.format(kind=kind, context=context, query=prompt_query)
         prefix = ANSWER_PREFIX.format(kind=kind, query=prompt_query)
@@ -125,4 +175,8 @@ def build(task: str, rng: random.Random, length: int, corpus: str) -> Iterator[D
         }
         return Rendered(prompt + prefix, outputs, meta)
 
-    yield Draft(render=render, upper=upper)
+    if isinstance(units, NeedleHaystack):
+        prefixed: Sequence[str] = units.with_prefix(separator)
+    else:
+        prefixed = [separator + u for u in units]
+    yield Draft(render=render, upper=len(units), units=prefixed)

@@ -172,7 +172,10 @@ def build(task: str, rng: random.Random, length: int, seed: int, state: dict) ->
             distractors.extend(part)
         upper = min(len(distractors), length)
         depth = rng.uniform(0.0, 100.0)
-        yield Draft(render=_renderer(task, item, distractors, depth), upper=upper)
+        units = [f"\n\nDocument {i + 2}:\n{text}" for i, text in enumerate(distractors[:upper])]
+        yield Draft(
+            render=_renderer(task, item, distractors, depth), upper=upper, units=units, maximal=True
+        )
 
 
 def _renderer(task: str, item: Question, distractors: list[str], depth: float):

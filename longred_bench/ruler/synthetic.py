@@ -87,7 +87,7 @@ def build_vt(rng: random.Random, length: int) -> Iterator[Draft]:
         }
         return Rendered(prompt, outputs, meta)
 
-    yield Draft(render=render, upper=length)
+    yield Draft(render=render, upper=length, units=[" " + u for u in units])
 
 
 def cwe_frequencies(length: int) -> tuple[int, int]:
@@ -101,12 +101,12 @@ def cwe_frequencies(length: int) -> tuple[int, int]:
 
 def build_cwe(rng: random.Random, length: int, corpus: str) -> Iterator[Draft]:
     """Drafts with decreasing common-word frequency (the caller takes the first that fits)."""
-    vocab = list(hs.vocabulary(corpus))
-    rng.shuffle(vocab)
-    common = vocab[:CWE_COMMON]
+    vocab = hs.vocabulary(corpus)
     freq_cw, freq_ucw = cwe_frequencies(length)
     upper = min(len(vocab) - CWE_COMMON, max(1, length // freq_ucw))
-    uncommon = vocab[CWE_COMMON : CWE_COMMON + upper]
+    words = rng.sample(vocab, CWE_COMMON + upper)  # a random draw without shuffling it all
+    common = words[:CWE_COMMON]
+    uncommon = words[CWE_COMMON:]
     # Each entry gets a fixed random sort key, so growing the list only interleaves new entries.
     common_keys = [rng.random() for _ in range(CWE_COMMON * CWE_FREQ[0])]
     uncommon_keys = [rng.random() for _ in range(upper * CWE_FREQ[1])]
@@ -118,11 +118,20 @@ def build_cwe(rng: random.Random, length: int, corpus: str) -> Iterator[Draft]:
                 common, uncommon, common_keys, uncommon_keys, freq_cw, freq_ucw, prefix, outputs
             ),
             upper=upper,
+            units=cwe_units(uncommon, freq_ucw, length),
         )
         if freq_cw <= 2:
             return
         freq_cw = max(2, freq_cw // 2)
         freq_ucw = max(1, min(freq_ucw, freq_cw - 1))
+
+
+def cwe_units(uncommon: list[str], freq_ucw: int, length: int) -> list[str]:
+    """What each uncommon word adds to the list: ``freq_ucw`` numbered lines, with a number as
+    wide as most entries' in a list of ``length`` tokens (about six tokens an entry; the
+    sizing's drift corrects the rest)."""
+    number = str(max(1, length // 6))
+    return [f"\n{number}. {word}" * freq_ucw for word in uncommon]
 
 
 def _cwe_renderer(common, uncommon, common_keys, uncommon_keys, freq_cw, freq_ucw, prefix, outputs):
@@ -183,4 +192,4 @@ def build_fwe(rng: random.Random, length: int) -> Iterator[Draft]:
             return False
         return len(counts) == FWE_TOP or counts[FWE_TOP - 1] > counts[FWE_TOP]
 
-    yield Draft(render=render, upper=length, accept=accept)
+    yield Draft(render=render, upper=length, accept=accept, units=[" " + w for w in words])

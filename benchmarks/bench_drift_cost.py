@@ -2,31 +2,53 @@
 
 ``measure_drift`` for one extended model runs the original with q/k capture and hidden states,
 then the extended model with capture, computing every layer's attention KL in linear memory and
-every layer's hidden cosine. The floor is two plain forwards of the same models on the same
-tokens; this script prints the ratio (median of ``--repeats`` runs each, after one warm-up) and
-writes it as CSV + Markdown under ``--out``.
+every layer's hidden cosine. In one run (median of ``--repeats`` after one warm-up each) this
+script times:
+
+* two plain forwards of the same models on the same tokens (the floor named in the issue);
+* two body forwards (``logits_to_keep=1``: no vocabulary projection, which drift does not need);
+* ``measure_drift``;
+* the same drift the plain way: eager attention, every attention map kept, KL from the maps.
+
+It then profiles one more ``measure_drift`` with ``torch.profiler`` (phases named by
+:func:`torch.profiler.record_function` around the functions drift calls) and writes the times,
+ratios and the profile breakdown as CSV + Markdown under ``--out``.
 
 Example::
 
-    python benchmarks/bench_drift_cost.py --model smollm2-135m --seq-len 512 --out reports/bench
+    python benchmarks/bench_drift_cost.py --model smollm2-135m --seq-len 2048 --out reports/bench
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
+from transformers import AttentionInterface
+from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
+import longred_bench.capture as capture_module
+import longred_bench.metrics.drift as drift_module
 from longred_bench.metrics.drift import measure_drift
 from longred_bench.models import extend, load
 from longred_bench.results import device_name, git_commit
 
+PHASES = {
+    "kl_student": ("relation_kl", "relation_kl_stats"),
+    "kl_teacher": ("teacher_terms",),
+    "hidden_cosine": ("masked_mean_cosine",),
+}
+"""Profile phase -> names in :mod:`longred_bench.metrics.drift` whose calls it covers."""
 
-def _median_seconds(fn, repeats: int) -> float:
+
+def _median_seconds(fn: Callable[[], object], repeats: int) -> float:
+    """Median wall time of ``repeats`` calls of ``fn`` after one warm-up call."""
     fn()
     times = []
     for _ in range(repeats):
@@ -34,6 +56,113 @@ def _median_seconds(fn, repeats: int) -> float:
         fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def _map_kl(p_t: torch.Tensor, p_s: torch.Tensor) -> float:
+    """Sum over rows of KL(p_t || p_s) of two attention maps ``[B, H, n, n]`` (masked: 0)."""
+    log_s = p_s.clamp_min(torch.finfo(p_s.dtype).tiny).log()
+    return float((torch.xlogy(p_t, p_t) - p_t * log_s).sum())
+
+
+@torch.no_grad()
+def eager_maps_drift(
+    original: torch.nn.Module, extended: torch.nn.Module, ids: torch.Tensor
+) -> list[float]:
+    """Per-layer mean attention KL computed the plain way: eager attention, the original's maps
+    of every layer kept, each extended map compared as its layer runs. Returns the KL list."""
+    maps: list[torch.Tensor] = []
+    kl: list[float] = []
+    rows = ids.numel() * original.config.num_attention_heads
+
+    def keep(_module, _args, out):
+        maps.append(out[1])
+
+    def compare(_module, _args, out):
+        kl.append(_map_kl(maps.pop(0), out[1]) / rows)
+
+    for model, hook in ((original, keep), (extended, compare)):
+        model.set_attn_implementation("eager")
+        handles = [layer.self_attn.register_forward_hook(hook) for layer in model.model.layers]
+        try:
+            model(ids, output_hidden_states=True)
+        finally:
+            for handle in handles:
+                handle.remove()
+            model.set_attn_implementation("sdpa")
+    return kl
+
+
+def _labelled(name: str, fn: Callable) -> Callable:
+    """``fn`` inside a ``record_function(name)`` range."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with torch.profiler.record_function(name):
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def profile_phases(run: Callable[[], object], models: list[torch.nn.Module]) -> dict[str, float]:
+    """Seconds per phase of one ``run()`` under ``torch.profiler``: the KL (student and teacher
+    side), hidden cosine, the models' own attention, the vocabulary projection, and the rest
+    (projections, MLPs, norms, RoPE, Python). Phases never nest, so they add up to the wall."""
+    targets = [(drift_module, name, phase) for phase, names in PHASES.items() for name in names]
+    targets.append((capture_module, "sdpa_attention_forward", "model_attention"))
+    saved = []
+    for module, name, phase in targets:
+        if hasattr(module, name):
+            saved.append((module, name, getattr(module, name)))
+            setattr(module, name, _labelled(phase, saved[-1][2]))
+    sdpa = ALL_ATTENTION_FUNCTIONS["sdpa"]
+    AttentionInterface.register("sdpa", _labelled("model_attention", sdpa))
+    heads = [m.lm_head for m in models]
+    for head in heads:
+        head.forward = _labelled("lm_head", head.forward)
+    try:
+        with torch.profiler.profile() as prof:
+            start = time.perf_counter()
+            run()
+            wall = time.perf_counter() - start
+    finally:
+        for module, name, fn in saved:
+            setattr(module, name, fn)
+        for head in heads:
+            del head.forward
+        AttentionInterface.register("sdpa", sdpa)
+    totals = {e.key: e.cpu_time_total / 1e6 for e in prof.key_averages()}
+    names = [*PHASES, "model_attention", "lm_head"]
+    phases = {name: totals.get(name, 0.0) for name in names}
+    phases["rest"] = wall - sum(phases.values())
+    phases["wall"] = wall
+    return phases
+
+
+def _markdown(row: dict, plain: dict[str, float], drift: dict[str, float]) -> str:
+    """The report: the timing table, then the profile breakdown of plain forwards and drift."""
+    lines = [
+        "| model | rope | seq_len | two plain forwards (s) | two body forwards (s) | drift (s) "
+        "| eager maps (s) | drift / two forwards | eager / drift | KL max rel diff | device "
+        "| commit |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        f"| {row['model']} | {row['rope']} | {row['seq_len']} | {row['two_forwards_s']} | "
+        f"{row['two_body_forwards_s']} | {row['drift_s']} | {row['eager_maps_s']} | "
+        f"{row['ratio']} | {row['eager_over_drift']} | {row['kl_max_rel_diff']:.1e} | "
+        f"{row['device']} | `{row['commit']}` |",
+        "",
+        "Body forwards skip the vocabulary projection (`logits_to_keep=1`). KL max rel diff: "
+        "largest relative difference of a layer's attention KL between drift and the eager maps.",
+        "",
+        "Profile of one more run of each (torch.profiler; seconds per phase, phases do not nest; "
+        "rest = projections, MLPs, norms, RoPE, Python):",
+        "",
+        "| phase | two plain forwards (s) | drift (s) | extra (s) |",
+        "|---|---:|---:|---:|",
+    ]
+    for name in drift:
+        extra = drift[name] - plain[name]
+        lines.append(f"| {name} | {plain[name]:.2f} | {drift[name]:.2f} | {extra:+.2f} |")
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
@@ -59,19 +188,40 @@ def main() -> None:
         original(ids)
         extended(ids)
 
-    def drift() -> None:
-        measure_drift(original, {"e": extended}, [(ids, None)], impl=args.impl, progress=False)
+    @torch.no_grad()
+    def body() -> None:
+        original(ids, logits_to_keep=1)
+        extended(ids, logits_to_keep=1)
+
+    def drift():
+        return measure_drift(
+            original, {"e": extended}, [(ids, None)], impl=args.impl, progress=False
+        )
 
     t_plain = _median_seconds(plain, args.repeats)
+    t_body = _median_seconds(body, args.repeats)
     t_drift = _median_seconds(drift, args.repeats)
+    t_eager = _median_seconds(lambda: eager_maps_drift(original, extended, ids), 1)
+    kl_drift = [x.attention_kl for x in drift()["e"].layers]
+    kl_eager = eager_maps_drift(original, extended, ids)
+    rel = max(abs(a - b) / max(abs(b), 1e-12) for a, b in zip(kl_drift, kl_eager, strict=True))
+    prof_plain = profile_phases(plain, [original, extended])
+    prof_drift = profile_phases(drift, [original, extended])
     row = {
         "model": args.model,
         "rope": args.rope,
         "seq_len": args.seq_len,
         "batch": args.batch,
         "two_forwards_s": round(t_plain, 3),
+        "two_body_forwards_s": round(t_body, 3),
         "drift_s": round(t_drift, 3),
+        "eager_maps_s": round(t_eager, 3),
         "ratio": round(t_drift / t_plain, 3),
+        "ratio_body": round(t_drift / t_body, 3),
+        "eager_over_drift": round(t_eager / t_drift, 3),
+        "kl_max_rel_diff": rel,
+        **{f"profile_plain_{k}_s": round(v, 3) for k, v in prof_plain.items()},
+        **{f"profile_drift_{k}_s": round(v, 3) for k, v in prof_drift.items()},
         "device": device_name("cpu"),
         "torch": torch.__version__,
         "commit": git_commit(),
@@ -82,13 +232,7 @@ def main() -> None:
         writer = csv.DictWriter(fh, fieldnames=list(row))
         writer.writeheader()
         writer.writerow(row)
-    md = (
-        "| model | rope | seq_len | two plain forwards (s) | drift (s) | ratio | device "
-        "| commit |\n"
-        "|---|---|---|---|---|---|---|---|\n"
-        f"| {row['model']} | {row['rope']} | {row['seq_len']} | {row['two_forwards_s']} | "
-        f"{row['drift_s']} | {row['ratio']} | {row['device']} | `{row['commit']}` |\n"
-    )
+    md = _markdown(row, prof_plain, prof_drift)
     stem.with_suffix(".md").write_text(md)
     print(md)
 

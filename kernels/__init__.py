@@ -7,6 +7,9 @@ relations).  Implementations:
 * ``"naive"``: :mod:`.reference`, materialised scores; the reference for tests.
 * ``"chunked"``: :mod:`.chunked`, row blocks and a custom backward, linear memory.
 * ``"triton"``: ``kernels/triton_impl.py`` (``relation_kl_triton``), imported only when used.
+* ``"stats"``: :mod:`.attention_stats`, forward only on CPU: three fused (flash) attention calls
+  whose outputs and log-sum-exps give the KL without any score block; ``ValueError`` when a
+  gradient is needed.
 * ``"auto"``: Triton for CUDA inputs when it imports, chunked otherwise.
 
 Argument validation shared by all of them is :func:`._common.prepare_relation_kl_args`.
@@ -27,10 +30,11 @@ from ._common import (
     prepare_relation_kl_args,
     reduce_row_kl,
 )
+from .attention_stats import TeacherTerms, relation_kl_stats, stats_supported, teacher_terms
 from .chunked import relation_kl_chunked
 from .reference import relation_kl_naive
 
-IMPLS = ("auto", "naive", "chunked", "triton")
+IMPLS = ("auto", "naive", "chunked", "triton", "stats")
 _TRITON_MODULE = "longred_bench.kernels.triton_impl"
 
 __all__ = [
@@ -38,12 +42,16 @@ __all__ = [
     "MASK_VALUE",
     "REDUCTIONS",
     "RelationKLArgs",
+    "TeacherTerms",
     "count_valid_rows",
     "prepare_relation_kl_args",
     "reduce_row_kl",
     "relation_kl",
     "relation_kl_chunked",
     "relation_kl_naive",
+    "relation_kl_stats",
+    "stats_supported",
+    "teacher_terms",
 ]
 
 
@@ -110,5 +118,7 @@ def relation_kl(
         return relation_kl_naive(a_s, b_s, a_t, b_t, **kwargs)
     if impl == "chunked":
         return relation_kl_chunked(a_s, b_s, a_t, b_t, **kwargs)
+    if impl == "stats":
+        return relation_kl_stats(a_s, b_s, a_t, b_t, **kwargs)
     triton_fn = _load_triton_impl()
     return triton_fn(a_s, b_s, a_t, b_t, mask, causal, scale_s, scale_t, reduction)

@@ -293,7 +293,10 @@ def _add_drift(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=int, default=1)
     p.add_argument("--top-m", type=int, default=6, help="LongReD's M: top-KL layers to select")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--impl", default="auto", choices=["auto", "chunked", "naive", "triton"])
+    p.add_argument(
+        "--impl", default="auto", choices=["auto", "stats", "chunked", "naive", "triton"],
+        help="attention-KL implementation (auto: stats on CPU)",
+    )  # fmt: skip
     p.add_argument("--device", default="cpu")
     p.add_argument("--dtype", default="float32")
     p.add_argument("--out", required=True, help="output directory")

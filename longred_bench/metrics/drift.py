@@ -3,9 +3,12 @@
 For each text batch the original model runs once; its hidden states and post-RoPE q/k of every
 layer are kept. Each extended model then runs on the same batch, and inside its attention
 capture (:mod:`longred_bench.capture`) the attention KL(original || extended) of that layer is
-computed at once with :func:`longred_bench.kernels.relation_kl` in linear memory, so only the
-original's q/k and one extended layer are alive at a time. Hidden-state cosine comes from
-``output_hidden_states``.
+computed at once in linear memory, so only the original's q/k and one extended layer are alive
+at a time. On CPU (``impl="auto"`` or ``"stats"``) the KL comes from fused attention statistics
+(:func:`longred_bench.kernels.relation_kl_stats`), the original's side of it (its attention
+entropy) computed once inside the original's capture; otherwise from
+:func:`longred_bench.kernels.relation_kl`. Hidden-state cosine comes from
+``output_hidden_states``; no logits are computed beyond the last token (``logits_to_keep=1``).
 
 Layer ``l`` (1-based) is decoder layer ``l``: its attention and its output hidden state; the last
 layer's hidden state is the model's final normed output, as transformers returns it.
@@ -14,7 +17,7 @@ layer's hidden state is the model's final normed output, as transformers returns
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from tqdm.auto import tqdm
@@ -22,7 +25,13 @@ from transformers import PreTrainedModel
 
 from longred_bench.capture import capture_qk
 from longred_bench.errors import UserError
-from longred_bench.kernels import relation_kl
+from longred_bench.kernels import (
+    TeacherTerms,
+    relation_kl,
+    relation_kl_stats,
+    stats_supported,
+    teacher_terms,
+)
 from longred_bench.metrics.similarity import masked_mean_cosine
 
 
@@ -90,32 +99,47 @@ class _Accumulator:
 
 
 @dataclass
+class _TeacherSink:
+    """Attention capture sink of the original: keeps each layer's q/k and scale, and with the
+    ``stats`` KL also the layer's :class:`TeacherTerms` (its attention entropy)."""
+
+    mask: torch.Tensor | None
+    stats: bool
+    layers: dict[int, tuple[torch.Tensor, torch.Tensor, float, TeacherTerms | None]] = field(
+        default_factory=dict
+    )
+
+    def __call__(self, layer: int, q: torch.Tensor, k: torch.Tensor, scale: float) -> None:
+        terms = teacher_terms(q, k, mask=self.mask, scale_t=scale) if self.stats else None
+        self.layers[layer] = (q, k, scale, terms)
+
+
+@dataclass
 class _KLSink:
     """Attention capture sink of an extended model: adds each layer's KL(original || extended)
     against the original's q/k of the same batch."""
 
-    teacher: dict[int, tuple[torch.Tensor, torch.Tensor, float]]
+    teacher: _TeacherSink
     acc: _Accumulator
-    mask: torch.Tensor | None
     rows: int
     impl: str
 
     def __call__(self, layer: int, q: torch.Tensor, k: torch.Tensor, scale: float) -> None:
-        q_t, k_t, scale_t = self.teacher[layer]
-        kl = relation_kl(
-            q,
-            k,
-            q_t,
-            k_t,
-            mask=self.mask,
-            causal=True,
-            scale_s=scale,
-            scale_t=scale_t,
-            reduction="sum",
-            impl=self.impl,
-        )
+        q_t, k_t, scale_t, terms = self.teacher.layers[layer]
+        kwargs = dict(mask=self.teacher.mask, scale_s=scale, scale_t=scale_t, reduction="sum")
+        if terms is not None:
+            kl = relation_kl_stats(q, k, q_t, k_t, teacher=terms, **kwargs)
+        else:
+            kl = relation_kl(q, k, q_t, k_t, impl=self.impl, **kwargs)
         self.acc.kl_sum[layer] += float(kl)
         self.acc.kl_rows[layer] += self.rows
+
+
+def _resolve_impl(impl: str, device: torch.device) -> str:
+    """``auto`` is the fused-statistics KL where it runs (CPU), ``relation_kl``'s auto elsewhere."""
+    if impl == "auto" and stats_supported(device):
+        return "stats"
+    return impl
 
 
 def _check_compatible(original: PreTrainedModel, extended: Mapping[str, PreTrainedModel]) -> int:
@@ -149,31 +173,35 @@ def measure_drift(
     num_layers = _check_compatible(original, extended)
     acc = {name: _Accumulator(num_layers) for name in extended}
     device = next(original.parameters()).device
+    impl = _resolve_impl(impl, device)
     bar = tqdm(batches, total=total, desc="drift", unit="batch", disable=not progress)
     for input_ids, attention_mask in bar:
         input_ids = input_ids.to(device)
         mask = None if attention_mask is None else attention_mask.to(device).bool()
-        teacher: dict[int, tuple[torch.Tensor, torch.Tensor, float]] = {}
-        with capture_qk(
-            original, lambda layer, q, k, s, keep=teacher: keep.update({layer: (q, k, s)})
-        ):
-            ref = original(input_ids, attention_mask=mask, output_hidden_states=True)
-        if len(teacher) != num_layers:
+        teacher = _TeacherSink(mask, stats=impl == "stats")
+        with capture_qk(original, teacher):
+            ref = _hidden_states(original, input_ids, mask)
+        if len(teacher.layers) != num_layers:
             raise UserError(
-                f"captured q/k of {len(teacher)} of {num_layers} layers: the model's attention "
-                "does not go through transformers' attention interface"
+                f"captured q/k of {len(teacher.layers)} of {num_layers} layers: the model's "
+                "attention does not go through transformers' attention interface"
             )
         tokens = int(mask.sum()) if mask is not None else input_ids.numel()
         rows = tokens * original.config.num_attention_heads
         for name, model in extended.items():
-            sink = _KLSink(teacher, acc[name], mask, rows, impl)
-            with capture_qk(model, sink):
-                out = model(input_ids, attention_mask=mask, output_hidden_states=True)
+            with capture_qk(model, _KLSink(teacher, acc[name], rows, impl)):
+                out = _hidden_states(model, input_ids, mask)
             for i in range(num_layers):
-                total_cos, _ = masked_mean_cosine(
-                    ref.hidden_states[i + 1], out.hidden_states[i + 1], mask
-                )
+                total_cos, _ = masked_mean_cosine(ref[i + 1], out[i + 1], mask)
                 acc[name].cos_sum[i] += float(total_cos)
             acc[name].tokens += tokens
             acc[name].texts += input_ids.shape[0]
     return {name: a.result() for name, a in acc.items()}
+
+
+def _hidden_states(
+    model: PreTrainedModel, input_ids: torch.Tensor, mask: torch.Tensor | None
+) -> tuple[torch.Tensor, ...]:
+    """Hidden states of every layer (embeddings first); logits only for the last token."""
+    out = model(input_ids, attention_mask=mask, output_hidden_states=True, logits_to_keep=1)
+    return out.hidden_states

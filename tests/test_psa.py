@@ -5,6 +5,7 @@ import math
 
 import pytest
 import torch
+from data_helpers import ensure_cached
 
 from longred_bench.cli import main
 from longred_bench.metrics.psa import gold_probability, gold_rank, reciprocal_rank, salience
@@ -120,7 +121,8 @@ def test_verdict_rule():
 
 
 @pytest.mark.integration
-def test_psa_command_tiny_random(tmp_path, capsys):
+def test_psa_command_tiny_random(tmp_path, capsys, request):
+    ensure_cached(request, "brown")  # the NIAH haystack
     out = tmp_path / "psa"
     argv = ["psa", "--model", "tiny-random", "--rope", "none", "pi:factor=4"]
     argv += ["--tasks", "niah_single_1", "--lengths", "640", "--samples", "2"]
@@ -151,7 +153,8 @@ def test_psa_command_tiny_random(tmp_path, capsys):
 
 
 @pytest.mark.integration
-def test_ranks_match_a_full_forward_and_needle_is_located():
+def test_ranks_match_a_full_forward_and_needle_is_located(request):
+    ensure_cached(request, "brown")  # the NIAH haystack
     from longred_bench.models import load
     from longred_bench.psa import score_sample
     from longred_bench.ruler import generate

@@ -315,8 +315,10 @@ def test_uuid_value_matches_the_uuid_module():
         assert uuid_value(a) == str(uuid.UUID(int=b.getrandbits(128), version=4))
 
 
-def test_needle_haystack_draws_lazily_and_in_order():
+def test_needle_haystack_draws_lazily_and_in_order(request):
     import random
+
+    ensure_cached(request, "brown")  # the key words
 
     from longred_bench.ruler.haystack import maker, vocabulary
     from longred_bench.ruler.niah import NeedleHaystack

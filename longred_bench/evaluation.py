@@ -30,21 +30,18 @@ fetch``).
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
-import logging
 import math
-import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 from longred_bench.errors import UserError
 from longred_bench.eval_items import item_records
 from longred_bench.fit_check import FitReport, fitting_documents
+from longred_bench.lm_eval_output import lm_eval_output
 
 SUITES: dict[str, tuple[str, ...]] = {
     "short": ("longred_short",),
@@ -338,7 +335,7 @@ def run_eval(
             device=device,
             progress=progress,
         )
-    with _lm_eval_output(quiet=not progress):
+    with lm_eval_output(quiet=not progress):
         import lm_eval
 
         from longred_bench.models import load
@@ -439,30 +436,6 @@ def run_eval(
                 out["samples"], loaded_tasks["tasks"], suite=suite, model=model_spec, rope=rope
             )
         return EvalResult(records, raw, fits)
-
-
-@contextlib.contextmanager
-def _lm_eval_output(*, quiet: bool) -> Iterator[None]:
-    """What lm-eval writes while a suite runs. Its results' ``git_hash`` is this package's
-    commit (:func:`longred_bench.results.git_commit`, silent outside a checkout) rather than a
-    ``git describe`` of the working directory, which writes git's errors to the terminal. When
-    ``quiet``: lm-eval's loggers show errors only, and its progress bars and prints go nowhere
-    (errors still surface as exceptions)."""
-    import lm_eval.evaluator
-
-    from longred_bench.results import git_commit
-
-    logger = logging.getLogger("lm_eval")
-    level = logger.level
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(mock.patch.object(lm_eval.evaluator, "get_git_commit_hash", git_commit))
-        if quiet:
-            sink = stack.enter_context(open(os.devnull, "w"))
-            stack.enter_context(contextlib.redirect_stderr(sink))  # tqdm bars, warnings
-            stack.enter_context(contextlib.redirect_stdout(sink))  # "bootstrapping for stddev"
-            logger.setLevel(logging.ERROR)
-            stack.callback(logger.setLevel, level)
-        yield
 
 
 def _shutdown(lm: Any) -> None:

@@ -79,6 +79,14 @@ class TrainConfig:
     mix_s2l: float = 0.0
     retrieval_fraction: float = 0.3  # source "pretrain": share of rows that are retrieval examples
     heldout_every: int = 0  # evaluate held-out loss every N steps (0: never)
+    # Pretrain only: the copy warm-up before the mix (longred_bench.training.induction).
+    copy_warmup_steps: int = 0  # at most this many steps; 0: no warm-up
+    copy_until: float = 0.9  # stop once held-out copy accuracy reaches this
+    copy_min_len: int = 2  # shortest copied sequence, tokens
+    copy_stages: tuple[int, ...] = (8,)  # longest copied sequence of each stage, in order
+    copy_row_len: int = 64
+    copy_batch: int = 64
+    copy_eval_every: int = 50
     heldout_windows: int = 32
     # LongReD.
     a1: float = 5.0
@@ -157,11 +165,31 @@ class TrainConfig:
             raise UserError("config retrieval_fraction must be in [0, 1)")
         if self.micro_tokens < 0 or self.warmup_steps < 0 or self.cpt_steps < 0:
             raise UserError("config micro_tokens, warmup_steps and cpt_steps must be >= 0")
+        self._validate_copy_warmup()
         if self.recipe == "control" and self.rope is not None:
             raise UserError("recipe control keeps the original RoPE: drop rope=... from its config")
         if self.recipe in ("cpt", "mix-cpt", "longred", "linearard") and not self.rope:
             raise UserError(
                 f"recipe {self.recipe} extends the window: set rope=SPEC (e.g. abf:theta=1.6e5)"
+            )
+
+    def _validate_copy_warmup(self) -> None:
+        if self.copy_warmup_steps and self.recipe != "pretrain":
+            raise UserError(
+                f"config copy_warmup_steps is for recipe pretrain (a model from scratch), not "
+                f"{self.recipe}: set it to 0"
+            )
+        if not self.copy_stages or not 1 <= self.copy_min_len <= min(self.copy_stages):
+            raise UserError(
+                f"config copy_stages={list(self.copy_stages)} needs at least one stage, each "
+                f"longest sequence >= copy_min_len={self.copy_min_len} >= 1"
+            )
+        if min(self.copy_warmup_steps, self.copy_row_len, self.copy_batch) < 0 or not (
+            0 < self.copy_until <= 1 and self.copy_eval_every >= 1 and self.copy_row_len >= 4
+        ):
+            raise UserError(
+                "config copy_warmup_steps, copy_batch must be >= 0, copy_row_len >= 4, "
+                "copy_eval_every >= 1 and copy_until in (0, 1]"
             )
 
 

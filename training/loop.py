@@ -39,6 +39,13 @@ from longred_bench.training.checkpoint import (
     set_rng_state,
 )
 from longred_bench.training.config import TrainConfig
+from longred_bench.training.induction import (
+    WARMUP_DIR,
+    copy_accuracy,
+    copy_warmup,
+    heldout_copy_set,
+    stages,
+)
 from longred_bench.training.objectives import causal_lm_loss
 
 METRICS = "metrics.jsonl"
@@ -144,6 +151,12 @@ def train(
         wrap_student,
     )
 
+    if cfg.copy_warmup_steps and (not resume or latest_checkpoint(out) is None):
+        if world > 1:
+            raise UserError(
+                "the copy warm-up runs in one process: build the pretrained model without torchrun"
+            )
+        copy_warmup(method.student, run.tokenizer, cfg, out, device=run.device, progress=progress)
     method.student = wrap_student(method.student, cfg, world)
     if method.teacher is not None:
         method.teacher = place_teacher(method.teacher, cfg, world)
@@ -241,7 +254,8 @@ def train(
         from longred_bench.training.curves import plot_curves
 
         plot_curves(metrics_path, out / "curves.png", title=f"{cfg.recipe} ({cfg.profile})")
-        atomic_write_text(out / "run.json", json.dumps(_run_info(run, tokens, seconds), indent=2))
+        info = _run_info(run, cfg, out, tokens, seconds)
+        atomic_write_text(out / "run.json", json.dumps(info, indent=2))
     weights = _full_state(method.student, cfg, world)
     method.student = _unwrapped(method.student)
     return _save_final(run, out, weights) if main else out / "final"
@@ -266,8 +280,19 @@ def _unwrapped(model: torch.nn.Module) -> torch.nn.Module:
     return getattr(model, "module", model)
 
 
-def _run_info(run: Run, tokens: int, seconds: float) -> dict[str, Any]:
+def _run_info(run: Run, cfg: TrainConfig, out: Path, tokens: int, seconds: float) -> dict[str, Any]:
+    """``run.json``: totals, and after a copy warm-up its summary and the final copy accuracy."""
+    extra: dict[str, Any] = {}
+    if cfg.copy_warmup_steps:  # one process only (see train)
+        model = _unwrapped(run.method.student)
+        last = stages(cfg)[-1]
+        rows = heldout_copy_set(last, run.tokenizer, cfg.seed)
+        extra["copy_accuracy"] = copy_accuracy(model, *rows)
+        done = out / WARMUP_DIR / "summary.json"
+        if done.is_file():
+            extra["warmup"] = json.loads(done.read_text())
     return {
+        **extra,
         "tokens": tokens,
         "seconds": round(seconds, 2),
         "tokens_per_second": round(tokens / max(seconds, 1e-9), 1),

@@ -43,6 +43,20 @@ def _score(records: list[dict[str, Any]], task: str, metric: str, length: int | 
     return "-"
 
 
+def _warmup_lines(run_info: dict[str, Any]) -> list[str]:
+    """The copy warm-up's summary from ``run.json`` (none when the run had no warm-up)."""
+    warm = run_info.get("warmup")
+    if not warm:
+        return []
+    verdict = "reached" if warm["reached"] else "**not reached** (ended at its step cap)"
+    return [
+        f"- Copy warm-up before the pretraining mix (`training/induction.py`): {warm['steps']} "
+        f"steps, {warm['tokens']:,} tokens, {warm['seconds'] / 60:.1f} min; held-out copy "
+        f"accuracy {warm['copy_accuracy']:.3f}, threshold {warm['copy_until']} {verdict}. "
+        f"Copy accuracy after pretraining: {run_info['copy_accuracy']:.3f}.",
+    ]
+
+
 def build_tiny_base_report(
     metrics: list[dict[str, Any]],
     run_info: dict[str, Any],
@@ -70,6 +84,7 @@ def build_tiny_base_report(
         f"{run_info['seconds'] / 60:.1f} min of training on {run_info['device']} "
         f"({run_info['tokens_per_second']:.0f} tokens/s).",
         f"- Evaluated on {prov['device']}; commit `{prov['git_commit']}`; command: `{command}`.",
+        *_warmup_lines(run_info),
         "",
         "## Convergence",
         "",

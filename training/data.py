@@ -12,7 +12,8 @@
 - ``random``: seeded uniform token ids (smoke runs of the random tiny model only);
 - a path to a UTF-8 text file: its windows (one document).
 
-Tokenised corpora are cached per tokenizer under ``$LONGRED_CACHE/tokens``.
+Tokenised corpora are cached per tokenizer under ``$LONGRED_CACHE/tokens``, each file with a
+manifest of its size and sha256; a damaged one is tokenised again with a warning.
 """
 
 from __future__ import annotations
@@ -23,7 +24,13 @@ from typing import Any
 
 import torch
 
-from longred_bench.cache import atomic_write_bytes, cache_dir
+from longred_bench.cache import (
+    atomic_write_bytes,
+    cache_dir,
+    check_file_entry,
+    warn,
+    write_file_manifest,
+)
 from longred_bench.errors import UserError
 from longred_bench.ruler.store import tokenizer_fingerprint
 from longred_bench.texts import CORPORA
@@ -44,8 +51,9 @@ def corpus_token_ids(tokenizer: Any, corpus: str, split: str = "train") -> list[
             "'pretrain' or 'random'"
         )
     path = _token_cache(tokenizer, corpus, split)
-    if path.is_file():
-        return torch.load(path)
+    cached = _read_token_cache(path)
+    if cached is not None:
+        return cached
     from longred_bench.data.corpora import load_documents
 
     docs = load_documents(corpus, split)
@@ -56,7 +64,25 @@ def corpus_token_ids(tokenizer: Any, corpus: str, split: str = "train") -> list[
     buffer = io.BytesIO()
     torch.save(ids, buffer)
     atomic_write_bytes(path, buffer.getvalue())
+    write_file_manifest(path, {"kind": "tokens", "corpus": corpus, "split": split})
     return ids
+
+
+def _read_token_cache(path: Path) -> list[torch.Tensor] | None:
+    """The cached token ids at ``path``; None (with a warning when the file is damaged) if it
+    is absent or fails its size/sha256 records or does not load: it is then tokenised again."""
+    check = check_file_entry(path)
+    if check.status == "missing":
+        return None
+    if check.usable:
+        try:
+            return torch.load(path)
+        except Exception as err:  # any unreadable file is tokenised again
+            detail = f"does not load ({type(err).__name__})"
+    else:
+        detail = check.detail
+    warn(f"token cache {path} is damaged ({detail}); tokenising the corpus again")
+    return None
 
 
 def _cut(docs: list[torch.Tensor], length: int) -> torch.Tensor:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from longred_bench.cache import atomic_dir, cache_dir, write_manifest
+from longred_bench.cache import atomic_dir, cache_dir, check_entry, warn, write_manifest
 from longred_bench.errors import UserError
 from longred_bench.results import config_hash
 
@@ -30,10 +30,14 @@ def tokenizer_for_pretraining(kind: str, vocab_size: int) -> object:
     from longred_bench.training.tokenizer import tokenizer_texts, train_tokenizer
 
     path = cache_dir() / "tokenizers" / f"bpe-{vocab_size}-v{TOKENIZER_VERSION}"
-    if not (path / "tokenizer.json").is_file():
+    check = check_entry(path, required=False)
+    if check.status == "corrupt":
+        warn(f"tokenizer cache {path} is damaged ({check.detail}); training it again")
+    if not check.usable or not (path / "tokenizer.json").is_file():
         tokenizer = train_tokenizer(tokenizer_texts(), vocab_size=vocab_size)
-        with atomic_dir(path) as tmp:
+        with atomic_dir(path, replace=True) as tmp:
             tokenizer.save_pretrained(tmp)
+            write_manifest(tmp, {"kind": "tokenizer", "vocab_size": vocab_size})
     return AutoTokenizer.from_pretrained(path)
 
 

@@ -95,6 +95,18 @@ def _sample_files(root: Path) -> Iterator[Path]:
             yield from sorted(path for path in files if _settled(path, root))
 
 
+def _derived(root: Path) -> Iterator[tuple[Path, bool]]:
+    """Trained tokenizers (directories) and tokenised corpora (single files)."""
+    if (root / "tokenizers").is_dir():
+        for path in sorted((root / "tokenizers").iterdir()):
+            if path.is_dir() and _settled(path, root):
+                yield path, False
+    if (root / "tokens").is_dir():
+        for path in sorted((root / "tokens").rglob("*.pt")):
+            if _settled(path, root):
+                yield path, True
+
+
 def _verify_built(path: Path, root: Path, single_file: bool) -> Verified:
     """A cache entry that is rebuilt (not fetched): the fix is to delete it and run again."""
     if single_file:
@@ -114,4 +126,5 @@ def verify(sources: list[str] | None = None, *, cache: Path | None = None) -> li
         results += [_verify_built(path, root, False) for path in _model_dirs(root)]
         results += [_verify_built(path, root, True) for path in _sample_files(root)]
         results += [_verify_built(path, root, False) for path in _result_dirs(root)]
+        results += [_verify_built(path, root, single) for path, single in _derived(root)]
     return results

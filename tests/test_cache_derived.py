@@ -1,0 +1,82 @@
+"""Integrity of the derived caches: tokenised corpora (``tokens/``) and trained tokenizers
+(``tokenizers/``) carry size and sha256 records, a damaged one is rebuilt with a warning, and
+``data verify`` lists them."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+import torch
+
+from longred_bench.cache import file_manifest_path, write_file_manifest
+from longred_bench.cli import main
+from longred_bench.training import tokenizer as tokenizer_module
+from longred_bench.training.data import _read_token_cache
+from longred_bench.training.tiny_base import tokenizer_for_pretraining
+
+TEXTS = [f"the cat number {i} sat on the mat and looked at the dog {i % 7}." for i in range(300)]
+
+
+def _write_tokens(path: Path) -> list[torch.Tensor]:
+    ids = [torch.arange(5, dtype=torch.int32), torch.arange(3, 9, dtype=torch.int32)]
+    buffer = io.BytesIO()
+    torch.save(ids, buffer)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(buffer.getvalue())
+    write_file_manifest(path, {"kind": "tokens"})
+    return ids
+
+
+def test_token_cache_reads_intact_and_rebuilds_damaged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "tokens" / "fp" / "brown-train.pt"
+    assert _read_token_cache(path) is None  # absent: no warning
+    assert capsys.readouterr().err == ""
+    ids = _write_tokens(path)
+    got = _read_token_cache(path)
+    assert got is not None and all(torch.equal(a, b) for a, b in zip(got, ids, strict=True))
+    path.write_bytes(path.read_bytes()[:20])
+    assert _read_token_cache(path) is None
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"warning: token cache {path} is damaged (brown-train.pt is 20 bytes")
+    assert "\n" not in err
+    file_manifest_path(path).unlink()  # an older file without records that does not load
+    assert _read_token_cache(path) is None
+    assert "does not load" in capsys.readouterr().err
+
+
+def test_damaged_tokenizer_cache_is_trained_again(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("LONGRED_CACHE", str(cache))
+    monkeypatch.setattr(tokenizer_module, "tokenizer_texts", lambda: TEXTS)
+    first = tokenizer_for_pretraining("bpe", 300)
+    entry = cache / "tokenizers" / "bpe-300-v1"
+    assert (entry / "manifest.json").is_file()
+    vocab = first.get_vocab()
+    (entry / "tokenizer.json").write_text("{")
+    again = tokenizer_for_pretraining("bpe", 300)
+    err = capsys.readouterr().err
+    assert "tokenizer cache" in err and "training it again" in err
+    assert again.get_vocab() == vocab  # deterministic training: the same tokenizer back
+
+
+def test_verify_lists_tokenizers_and_token_files(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("LONGRED_CACHE", str(cache))
+    monkeypatch.setattr(tokenizer_module, "tokenizer_texts", lambda: TEXTS)
+    tokenizer_for_pretraining("bpe", 300)
+    tokens = cache / "tokens" / "fp" / "brown-train.pt"
+    _write_tokens(tokens)
+    main(["data", "verify", "--cache", str(cache)])
+    lines = {line.split()[1].rstrip(":"): line for line in capsys.readouterr().out.splitlines()}
+    assert lines["tokenizers/bpe-300-v1"].startswith("ok")
+    assert lines["tokens/fp/brown-train.pt"].startswith("ok")
+    tokens.write_bytes(b"x" * tokens.stat().st_size)
+    assert main(["data", "verify", "--cache", str(cache)]) == 1
+    lines = {line.split()[1].rstrip(":"): line for line in capsys.readouterr().out.splitlines()}
+    assert lines["tokens/fp/brown-train.pt"].startswith("corrupt")

@@ -129,7 +129,8 @@ def build_tiny_base_report(
     for task in tasks:
         cells = " | ".join(_score(ruler, task, "score", n) for n in lengths)
         lines.append(f"| {task} | {cells} |")
-    samples = next((r.get("n_samples") for r in ruler if r.get("task") != "longred_ruler"), None)
+    total = next((r.get("n_samples") for r in ruler if r.get("task") != "longred_ruler"), None)
+    samples = total // len(lengths) if total and lengths else total  # n counts every length
     lines += [
         "",
         f"Scores 0-100; {samples} samples per task and length. Beyond 256 tokens the model runs "

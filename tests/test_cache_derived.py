@@ -80,3 +80,24 @@ def test_verify_lists_tokenizers_and_token_files(
     assert main(["data", "verify", "--cache", str(cache)]) == 1
     lines = {line.split()[1].rstrip(":"): line for line in capsys.readouterr().out.splitlines()}
     assert lines["tokens/fp/brown-train.pt"].startswith("corrupt")
+
+
+def test_verify_results_checks_a_compare_out_folder(
+    tmp_path: Path, cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from longred_bench.compare import save_records
+
+    out = tmp_path / "cmp"
+    good = out / "runs" / "smol" / "short" / "eval.jsonl"
+    bad = out / "runs" / "smol-abf" / "short" / "eval.jsonl"
+    for path in (good, bad):
+        save_records(path, {"m": 1}, [{"score": 1}], 0, "cpu")
+    bad.write_bytes(bad.read_bytes()[:10])
+    assert main(["data", "verify", "--results", str(out), "--cache", str(cache)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"ok          {good.parent.as_posix()}"
+    assert lines[1].startswith(f"corrupt     {bad.parent.as_posix()}: eval.jsonl is 10 bytes")
+    assert "run compare again" in lines[1]
+    assert lines[-1] == "2 entries checked, 1 bad"  # the cache itself was not checked
+    assert main(["data", "verify", "--results", str(tmp_path / "none")]) == 1
+    assert "missing" in capsys.readouterr().out

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from longred_bench.data.fetch import CachedEntry, fetch, list_cached
 from longred_bench.data.sources import get_source, source_names
-from longred_bench.data.verify import verify
+from longred_bench.data.verify import verify, verify_results
 
 
 def _human_size(size: int) -> str:
@@ -52,7 +52,12 @@ def _run_verify(args: argparse.Namespace) -> int:
     """Print one line per entry; exit status 1 if any is corrupt or missing."""
     for name in args.sources or []:
         get_source(name)  # an unknown name fails before anything is printed
-    results = verify(args.sources, cache=args.cache)
+    results = verify(args.sources, cache=args.cache) if not args.results or args.sources else []
+    for folder in args.results or []:
+        found = verify_results(folder)
+        if not found:
+            print(f"no cached results under {folder}")
+        results += found
     for result in results:
         print(result.line(), flush=True)
     bad = sum(result.bad for result in results)
@@ -122,5 +127,13 @@ def add_data_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
         help="check only these sources (default: every entry in the cache)",
     )
     verify_parser.add_argument("--cache", type=Path, help=cache_help)
+    verify_parser.add_argument(
+        "--results",
+        nargs="+",
+        type=Path,
+        metavar="DIR",
+        help="check the cached run results of these compare --out folders (alone, or with "
+        "--sources)",
+    )
     verify_parser.set_defaults(func=_run_verify)
     return data

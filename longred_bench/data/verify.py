@@ -2,7 +2,8 @@
 
 Entries are the fetched sources (corpora, benchmark data, SmolLM2), the models built into the
 cache (``tiny-base``, the Hugging Face copies made for vLLM), the RULER and NIAH-grid sample
-files and the cached run results under ``runs/``. Each is checked in full (every file hashed)
+files and the cached run results under ``runs/`` (and, with :func:`verify_results`, those of a
+``compare --out`` folder). Each is checked in full (every file hashed)
 by :func:`longred_bench.cache.check_entry`; nothing is changed.
 """
 
@@ -115,6 +116,20 @@ def _verify_built(path: Path, root: Path, single_file: bool) -> Verified:
         check = check_entry(path, hashes=True, required=False)
     fix = f"delete {path} and run again to rebuild it"
     return Verified(path.relative_to(root).as_posix(), path, check, fix)
+
+
+def verify_results(folder: Path) -> list[Verified]:
+    """Check the cached run results under ``folder`` (a ``compare --out`` folder, or its
+    ``runs/``): every directory holding an ``eval.jsonl`` or ``drift.jsonl``."""
+    if not folder.is_dir():
+        return [Verified(str(folder), folder, EntryCheck("missing"), "pass an existing folder")]
+    found = {path.parent for name in RESULT_FILES for path in folder.rglob(name)}
+    out = []
+    for path in sorted(p for p in found if _settled(p, folder)):
+        check = check_entry(path, hashes=True, required=False)
+        fix = f"delete {path} and run compare again to recompute it"
+        out.append(Verified(path.as_posix(), path, check, fix))
+    return out
 
 
 def verify(sources: list[str] | None = None, *, cache: Path | None = None) -> list[Verified]:

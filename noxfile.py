@@ -80,6 +80,21 @@ def reproduce_table3(session: nox.Session) -> None:
 
 
 @nox.session
+def reproduce_pcd(session: nox.Session) -> None:
+    """Positional Contrastive Decoding (RULER, PSA and short tasks with and without PCD, a
+    strength sweep) at profile ``smol`` (SmolLM2-135M); ``-- --profile smoke`` for seconds."""
+    _install(session)
+    args = session.posargs or []
+    profile = args[args.index("--profile") + 1] if "--profile" in args else "smol"
+    sources = {"smol": ["brown", "austen", "smollm2", "benchmarks"], "smoke": ["brown", "austen"]}
+    if profile in sources:
+        session.run("longred-bench", "data", "fetch", "--sources", *sources[profile])
+    if "--profile" not in args:
+        args = [*args, "--profile", "smol"]
+    session.run("longred-bench", "reproduce", "pcd", *args)
+
+
+@nox.session
 def bench_kernels(session: nox.Session) -> None:
     """relation_kl on CPU (naive vs chunked, time and peak memory, n = 512 .. 16384; ``-- ARGS``
     replace these settings), then, where CUDA is available, the GPU benchmark (Triton vs
@@ -117,14 +132,19 @@ def bench_drift(session: nox.Session) -> None:
 @nox.session
 def bench_eval(session: nox.Session) -> None:
     """Evaluation throughput (short, short_tiny, RULER; batch 1 and 8), RULER generation rate
-    against lm-eval's generators at 4K and our seconds per sample at 32K and 128K; ``-- ARGS``
-    go to ``benchmarks/bench_eval.py``."""
+    against lm-eval's generators at 4K and our seconds per sample at 32K and 128K, and the cost
+    of PCD against greedy decoding (time per token, KV cache, peak memory); ``-- ARGS`` go to
+    ``benchmarks/bench_eval.py``."""
     _install(session)
     session.run(
         "longred-bench", "data", "fetch", "--sources", "smollm2", "benchmarks", "brown", "austen"
     )
     session.run("python", "benchmarks/bench_eval.py", *session.posargs)
     session.run("python", "benchmarks/bench_ruler_rate.py")
+    session.run(
+        "python", "benchmarks/bench_pcd.py", "--models", "smollm2-135m", "--lengths", "512",
+        "2048", "--new-tokens", "32", "--threads", "1", "--out", "reports/bench",
+    )  # fmt: skip
 
 
 @nox.session

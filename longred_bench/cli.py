@@ -68,6 +68,7 @@ def _wrote(paths: list[Path], start: float) -> None:
 def _cmd_eval(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     from longred_bench.evaluation import run_eval
+    from longred_bench.pcd_config import pcd_from_args
     from longred_bench.reports.eval_report import write_eval_report
     from longred_bench.results import Provenance, write_records
 
@@ -88,6 +89,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         device=args.device,
         seed=args.seed,
         progress=not args.quiet,
+        decoding=args.decoding,
+        pcd=pcd_from_args(args),
     )
     config = {
         "command": "eval",
@@ -102,6 +105,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         raw_path.write_text(json.dumps(result.raw, indent=2, sort_keys=True) + "\n", "utf-8")
         paths.append(raw_path)
     name = args.model if args.rope is None else f"{args.model} [{args.rope}]"
+    name += " with PCD" if args.decoding == "pcd" else ""
     paths += write_eval_report(result.records, out, f"`{args.suite}` evaluation of `{name}`")
     skipped = sum(f.over_length for f in result.fits)
     if skipped:
@@ -115,7 +119,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     start = time.perf_counter()
 
-    from longred_bench.compare import CompareConfig, entries, run_compare
+    from longred_bench.compare import CompareConfig, rows, run_compare
+    from longred_bench.pcd_config import pcd_from_args
     from longred_bench.reports.compare_report import build_compare_report
 
     cfg = CompareConfig(
@@ -136,10 +141,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         device=args.device,
         seed=args.seed,
+        decoding=tuple(args.decoding),
+        pcd=pcd_from_args(args),
     )
     out = Path(args.out)
     records = run_compare(cfg, out, progress=not args.quiet)
-    labels = [e.label for e in entries(cfg)]
+    labels = [label for label, _, _ in rows(cfg)]
     command = "longred-bench " + shlex.join(sys.argv[1:] if args.argv is None else args.argv)
     paths = build_compare_report(
         records, labels, out, title=f"`{cfg.original}` and its extensions", command=command
@@ -152,6 +159,7 @@ def _cmd_psa(args: argparse.Namespace) -> int:
     import shlex
 
     start = time.perf_counter()
+    from longred_bench.pcd_config import PcdConfig, pcd_from_args
     from longred_bench.psa import PsaConfig, run_psa
     from longred_bench.reports.psa_report import write_psa_report
     from longred_bench.results import write_records
@@ -168,7 +176,14 @@ def _cmd_psa(args: argparse.Namespace) -> int:
         corpus=args.corpus,
         device=args.device,
     )
-    records, provenance = run_psa(cfg, progress=not args.quiet)
+    pcd = pcd_from_args(args)
+    if pcd is not None and "pcd" not in args.decoding:
+        raise UserError("psa: PCD parameters given without pcd in --decoding")
+    records = []
+    for decoding in dict.fromkeys(args.decoding):  # one line per model, extension and decoding
+        use = (pcd or PcdConfig()) if decoding == "pcd" else None
+        got, provenance = run_psa(cfg, progress=not args.quiet, pcd=use)
+        records += got
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     paths = [write_records(out / "psa.jsonl", records, provenance)]
@@ -234,6 +249,8 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
 
 def _add_compare(sub: argparse._SubParsersAction) -> None:
     from longred_bench.compare import SUITES, CompareConfig
+    from longred_bench.eval_lm import DECODINGS
+    from longred_bench.pcd_config import add_pcd_arguments
 
     d = CompareConfig(original="", rope=("x",))
     p = sub.add_parser(
@@ -261,6 +278,11 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=int, default=d.batch_size)
     p.add_argument("--device", default=d.device)
     p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument(
+        "--decoding", nargs="+", default=list(d.decoding), choices=list(DECODINGS),
+        help="one row per model and decoding (pcd: Positional Contrastive Decoding)",
+    )  # fmt: skip
+    add_pcd_arguments(p)
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--quiet", action="store_true", help="less logging")
     p.set_defaults(func=_cmd_compare)
@@ -305,6 +327,8 @@ def _add_drift(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_psa(sub: argparse._SubParsersAction) -> None:
+    from longred_bench.eval_lm import DECODINGS
+    from longred_bench.pcd_config import add_pcd_arguments
     from longred_bench.psa import DEFAULT_TASKS, ORIGINAL, RETRIEVAL_TASKS, PsaConfig
     from longred_bench.reports.psa_report import TOP_K
 
@@ -339,6 +363,11 @@ def _add_psa(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--corpus", default=d.corpus, help="haystack corpus (default brown)")
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--device", default=d.device)
+    p.add_argument(
+        "--decoding", nargs="+", default=["greedy"], choices=list(DECODINGS),
+        help="ranks under greedy decoding and/or PCD (lines labelled '+pcd'; --pcd-* flags)",
+    )  # fmt: skip
+    add_pcd_arguments(p)
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_cmd_psa)
@@ -361,7 +390,9 @@ def _add_reproduce(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_eval(sub: argparse._SubParsersAction) -> None:
+    from longred_bench.eval_lm import DECODINGS
     from longred_bench.evaluation import BACKENDS, SUITES
+    from longred_bench.pcd_config import add_pcd_arguments
 
     p = sub.add_parser(
         "eval",
@@ -402,6 +433,11 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
         "generation budget)",
     )
     p.add_argument("--backend", default="hf", choices=list(BACKENDS), help="lm-eval model")
+    p.add_argument(
+        "--decoding", default="greedy", choices=list(DECODINGS),
+        help="greedy, or pcd (Positional Contrastive Decoding, hf backend; --pcd-* flags)",
+    )  # fmt: skip
+    add_pcd_arguments(p)
     p.add_argument("--device", default="cpu")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="output directory")

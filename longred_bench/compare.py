@@ -9,6 +9,10 @@ when the same config is asked again, so an interrupted comparison resumes where 
 failure loses nothing already measured. The report (:mod:`longred_bench.reports.compare_report`)
 is built from those saved records only.
 
+With ``decoding`` naming ``pcd`` every model gets one more row, labelled ``<label> +pcd``: its
+short suite, RULER and NIAH decoded and scored with Positional Contrastive Decoding (parameters
+``pcd``, :mod:`longred_bench.pcd`); drift is a property of the weights and has no PCD row.
+
 Every extended checkpoint must share the original's tokenizer (the same vocabulary): drift
 compares token by token and retention compares scores on identical inputs.
 """
@@ -23,6 +27,8 @@ from typing import Any
 
 from longred_bench.cache import atomic_write_text
 from longred_bench.errors import UserError, reject_unknown_keys
+from longred_bench.eval_lm import DECODINGS
+from longred_bench.pcd_config import PcdConfig
 from longred_bench.results import (
     Provenance,
     read_cached_json,
@@ -40,7 +46,8 @@ class CompareConfig:
     """What to compare and how much of each suite to run (see the module docstring).
 
     ``short_tasks`` replaces the short suite's task list (e.g. to leave out benchmarks whose
-    prompts do not fit a small model's window).
+    prompts do not fit a small model's window). ``decoding`` lists the decodings each model is
+    evaluated with (``greedy``, ``pcd``); ``pcd`` sets PCD's parameters (defaults when ``None``).
     """
 
     original: str
@@ -60,12 +67,17 @@ class CompareConfig:
     batch_size: int = 1
     device: str = "cpu"
     seed: int = 0
+    decoding: tuple[str, ...] = ("greedy",)
+    pcd: PcdConfig | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CompareConfig:
-        """Build from a dict, rejecting unknown keys; lists become tuples."""
+        """Build from a dict, rejecting unknown keys; lists become tuples, ``pcd`` a
+        :class:`PcdConfig` (its unknown keys rejected too)."""
         reject_unknown_keys(cls, data, "compare")
         values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+        if isinstance(values.get("pcd"), dict):
+            values["pcd"] = PcdConfig.from_dict(values["pcd"])
         return cls(**values)
 
     def __post_init__(self) -> None:
@@ -76,6 +88,14 @@ class CompareConfig:
             raise UserError(f"unknown suite(s) {', '.join(odd)}; suites: {', '.join(SUITES)}")
         if self.short_suite not in ("short", "short_tiny"):
             raise UserError(f"short suite must be short or short_tiny, not {self.short_suite!r}")
+        odd = sorted(set(self.decoding) - set(DECODINGS))
+        if odd or not self.decoding or len(set(self.decoding)) != len(self.decoding):
+            raise UserError(
+                f"decoding must list some of {', '.join(DECODINGS)} once each, "
+                f"got {', '.join(self.decoding) or 'none'}"
+            )
+        if self.pcd is not None and "pcd" not in self.decoding:
+            raise UserError("PCD parameters given without pcd in --decoding")
 
 
 @dataclass(frozen=True)
@@ -96,6 +116,16 @@ def entries(cfg: CompareConfig) -> list[Entry]:
     if len(set(labels)) != len(labels):
         raise UserError(f"a model is listed twice: {', '.join(labels)}")
     return out
+
+
+def rows(cfg: CompareConfig) -> list[tuple[str, Entry, str]]:
+    """``(label, entry, decoding)`` of every report row: each model, once per decoding (PCD
+    rows labelled ``<label> +pcd``)."""
+    return [
+        (entry.label if decoding == "greedy" else f"{entry.label} +{decoding}", entry, decoding)
+        for entry in entries(cfg)
+        for decoding in cfg.decoding
+    ]
 
 
 def _describe(tokenizer: Any) -> str:
@@ -147,7 +177,9 @@ def save_records(
     return read_records(path)
 
 
-def _eval_unit(cfg: CompareConfig, entry: Entry, suite: str, window: int) -> dict[str, Any]:
+def _eval_unit(
+    cfg: CompareConfig, entry: Entry, suite: str, window: int, decoding: str = "greedy"
+) -> dict[str, Any]:
     unit: dict[str, Any] = {
         "model": entry.spec,
         "rope": entry.rope,
@@ -169,6 +201,9 @@ def _eval_unit(cfg: CompareConfig, entry: Entry, suite: str, window: int) -> dic
     if suite == "niah":
         unit["samples"] = cfg.niah_samples
         unit["depths"] = list(cfg.niah_depths)
+    if decoding != "greedy":  # greedy units keep the keys they always had (their caches stay)
+        unit["decoding"] = decoding
+        unit["pcd"] = (cfg.pcd or PcdConfig()).as_dict()
     return unit
 
 
@@ -178,6 +213,8 @@ def run_eval_unit(unit: dict[str, Any], progress: bool) -> list[dict[str, Any]]:
     from longred_bench.evaluation import run_eval
 
     args = {k: v for k, v in unit.items() if k not in ("model", "base")}
+    if isinstance(args.get("pcd"), dict):
+        args["pcd"] = PcdConfig.from_dict(args["pcd"])
     result = run_eval(unit["model"], progress=progress, **args)
     return result.records
 
@@ -187,22 +224,21 @@ def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list
     from longred_bench.models import load_config
 
     check_tokenizers(cfg)
-    models = entries(cfg)
     window = int(load_config(cfg.original).max_position_embeddings)
     records: list[dict[str, Any]] = []
     runs = out / "runs"
     for suite in ("short", "ruler", "niah"):
         if suite not in cfg.suites:
             continue
-        for entry in models:
-            unit = _eval_unit(cfg, entry, suite, window)
-            path = runs / _slug(entry.label) / unit["suite"] / "eval.jsonl"
+        for label, entry, decoding in rows(cfg):
+            unit = _eval_unit(cfg, entry, suite, window, decoding)
+            path = runs / _slug(label) / unit["suite"] / "eval.jsonl"
             got = cached_records(path, unit)
             if got is None:
                 if progress:
-                    print(f"[compare] {entry.label}: {unit['suite']}", flush=True)
+                    print(f"[compare] {label}: {unit['suite']}", flush=True)
                 got = save_records(path, unit, run_eval_unit(unit, progress), cfg.seed, cfg.device)
-            records += [{**r, "label": entry.label} for r in got]
+            records += [{**r, "label": label} for r in got]
     if "drift" in cfg.suites:
         records += _drift(cfg, runs / "drift", progress)
     return records

@@ -2,7 +2,8 @@
 
 The model is loaded once (:func:`longred_bench.models.load`, so a ``--rope`` extension is applied
 to the weights actually evaluated) and wrapped in lm-eval's ``HFLM``, or served by lm-eval's
-``vllm`` model with the same RoPE override (:mod:`longred_bench.vllm_backend`); the tasks run
+``vllm`` model with the same RoPE override (:mod:`longred_bench.vllm_backend`), or, with
+``decoding="pcd"``, by the ``longred-pcd`` model (:mod:`longred_bench.pcd_lm`); the tasks run
 through ``lm_eval.simple_evaluate`` with a ``TaskManager`` that knows the repository's ``tasks/``
 folder and carries the run's metadata (tokenizer, lengths, samples per length, seed) to the
 long-context loaders. Results come back as tidy records, one per (task or group, metric[, length]),
@@ -21,7 +22,7 @@ Command line::
 
     longred-bench eval --model M [--rope SPEC] --suite short|short_tiny|ruler|niah|ppl
                        [--lengths L ...] [--samples N] [--tasks T ...] [--limit N]
-                       [--backend hf|vllm] --out DIR
+                       [--backend hf|vllm] [--decoding greedy|pcd [--pcd-alpha A ...]] --out DIR
 
 writes ``DIR/eval.jsonl`` (records with provenance), ``DIR/lm_eval_results.json`` (lm-eval's
 results, JSON-safe) and ``DIR/eval.md``. The data must be in the cache (``longred-bench data
@@ -40,8 +41,10 @@ from typing import Any
 
 from longred_bench.errors import UserError
 from longred_bench.eval_items import item_records
+from longred_bench.eval_lm import build_lm, check_decoding
 from longred_bench.fit_check import FitReport, fitting_documents
 from longred_bench.lm_eval_output import lm_eval_output
+from longred_bench.pcd_config import PcdConfig
 
 SUITES: dict[str, tuple[str, ...]] = {
     "short": ("longred_short",),
@@ -239,39 +242,6 @@ def _metadata(model_spec: str, **values: Any) -> dict[str, Any]:
     return {"tokenizer": model_spec, **{k: v for k, v in values.items() if v is not None}}
 
 
-def _build_lm(
-    backend: str,
-    model_spec: str,
-    *,
-    rope: str | None,
-    loaded: Any,
-    window: int,
-    batch_size: int | str,
-    seed: int,
-    device: str,
-) -> Any:
-    if backend == "vllm":
-        from longred_bench.vllm_backend import vllm_lm
-
-        return vllm_lm(
-            model_spec,
-            rope=rope,
-            max_length=window,
-            batch_size=batch_size,
-            seed=seed,
-            device=device,
-        )
-    from lm_eval.models.huggingface import HFLM
-
-    return HFLM(
-        pretrained=loaded.model,
-        tokenizer=loaded.tokenizer,
-        max_length=window,
-        batch_size=batch_size,
-        device=device,
-    )
-
-
 def run_eval(
     model_spec: str,
     *,
@@ -291,6 +261,8 @@ def run_eval(
     seed: int = 0,
     progress: bool = True,
     item_scores: bool = False,
+    decoding: str = "greedy",
+    pcd: PcdConfig | None = None,
 ) -> EvalResult:
     """Evaluate ``model_spec`` (optionally RoPE-extended by ``rope``) on a suite of tasks.
 
@@ -304,7 +276,8 @@ def run_eval(
     defaults to 1 with the ``hf`` backend and to all requests at once (``"auto"``) with ``vllm``.
     ``item_scores`` adds one ``eval_item`` record per scored document and per-document metric
     (:func:`longred_bench.eval_items.item_records`; not for the ``ppl`` suite, which has no
-    lm-eval documents).
+    lm-eval documents). ``decoding="pcd"`` decodes and scores with Positional Contrastive Decoding
+    (parameters ``pcd``, defaults when ``None``; :mod:`longred_bench.pcd`).
     """
     if suite not in SUITES:
         raise UserError(f"unknown suite {suite!r}; suites: {', '.join(SUITES)}")
@@ -322,6 +295,7 @@ def run_eval(
         raise UserError("item scores are for the lm-eval suites; the ppl suite has no documents")
     if lengths is not None and (not lengths or min(lengths) < 1):
         raise UserError(f"--lengths must be positive token counts, got {lengths}")
+    check_decoding(decoding, pcd, backend=backend, suite=suite)
     if batch_size is None:
         batch_size = 1 if backend == "hf" or suite == "ppl" else "auto"
     if suite == "ppl":
@@ -369,7 +343,7 @@ def run_eval(
             window = model_window
         for task in loaded_tasks["tasks"].values():
             _configure(task, num_fewshot=num_fewshot, seed=seed, window=window)
-        lm = _build_lm(
+        lm = build_lm(
             backend,
             model_spec,
             rope=rope,
@@ -378,6 +352,8 @@ def run_eval(
             batch_size=batch_size,
             seed=seed,
             device=device,
+            decoding=decoding,
+            pcd=pcd,
         )
         fits = fitting_documents(loaded_tasks["tasks"], lm, limit=limit)
         empty = [f.task for f in fits if not f.fitting]
@@ -415,7 +391,10 @@ def run_eval(
             "max_position_embeddings": getattr(evaluated, "max_position_embeddings", None),
             "max_length": window,
             "backend": backend,
+            "decoding": decoding,
         }
+        if decoding == "pcd":
+            extra["pcd"] = lm.pcd.resolved()
         over = _group_totals({f.task: f.over_length for f in fits}, loaded_tasks["group_map"])
         records = tidy_records(
             raw,

@@ -78,18 +78,23 @@ def extend(model: PreTrainedModel, rope: str | RopeSpec) -> PreTrainedModel:
     for key in ("rope_parameters", "max_position_embeddings"):
         setattr(new.config, key, getattr(new_config, key))
     device = next(model.parameters()).device
-    rotaries = [
-        (name, module)
-        for name, module in new.named_modules()
-        if hasattr(module, "inv_freq") and hasattr(module, "rope_type")
-    ]
-    if not rotaries:
-        raise UserError(f"found no rotary embedding module in {type(model).__name__}")
-    for name, module in rotaries:
-        parent_name, _, attr = name.rpartition(".")
-        parent = new.get_submodule(parent_name) if parent_name else new
+    for parent, attr, module in rotary_modules(new):
         setattr(parent, attr, type(module)(config=new.config).to(device))
     return new
+
+
+def rotary_modules(model: torch.nn.Module) -> list[tuple[torch.nn.Module, str, torch.nn.Module]]:
+    """``(parent, attribute, module)`` of every rotary embedding module of ``model`` (a module
+    with an ``inv_freq`` buffer and a ``rope_type``); raises if there is none."""
+    found = []
+    for name, module in model.named_modules():
+        if hasattr(module, "inv_freq") and hasattr(module, "rope_type"):
+            parent_name, _, attr = name.rpartition(".")
+            parent = model.get_submodule(parent_name) if parent_name else model
+            found.append((parent, attr, module))
+    if not found:
+        raise UserError(f"found no rotary embedding module in {type(model).__name__}")
+    return found
 
 
 def _source(spec: str) -> tuple[str, dict[str, object]]:

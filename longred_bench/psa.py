@@ -20,6 +20,11 @@ needle-free tail (the question and the answer prefix); ``needle_depth`` is
 ``100 * (needle_start - context_start) / (question_start - context_start)``, the needle's depth in
 the haystack in tokens; ``needle_distance = (prompt_tokens - 1) - needle_start``, the RoPE distance
 from the query that predicts the first answer token back to the needle.
+
+With ``pcd`` (:mod:`longred_bench.pcd`) ranks and probabilities are those of the distribution
+PCD decodes from: the calibrated logits restricted to the top-k of the standard ones (a gold
+token outside that set has probability 0 and rank ``top_k + 1``); lines are labelled
+``<label> +pcd``.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import torch
 from longred_bench.errors import UserError
 from longred_bench.metrics.psa import gold_probability, gold_rank, reciprocal_rank
 from longred_bench.models import extend, load
+from longred_bench.pcd_config import PcdConfig
 from longred_bench.results import Provenance
 from longred_bench.rope import parse_rope_spec
 from longred_bench.ruler import Sample, load_or_generate
@@ -151,15 +157,26 @@ def needle_placement(sample: Sample, tokenizer: Any) -> dict[str, Any]:
 
 @torch.no_grad()
 def score_sample(
-    model: torch.nn.Module, tokenizer: Any, sample: Sample, device: str = "cpu"
+    model: torch.nn.Module,
+    tokenizer: Any,
+    sample: Sample,
+    device: str = "cpu",
+    pcd: Any = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """One forward of ``sample`` with its gold answer appended: (sample record, token records)."""
+    """One forward of ``sample`` with its gold answer appended: (sample record, token records);
+    with ``pcd`` (a :class:`longred_bench.pcd.PcdModel` of ``model``) two, scored under PCD."""
     place = needle_placement(sample, tokenizer)
     prompt_ids = list(tokenizer(sample.input)["input_ids"])
     answer_ids = list(tokenizer(" " + sample.outputs[0], add_special_tokens=False)["input_ids"])
     ids = torch.tensor([prompt_ids + answer_ids], device=device)
     t = len(answer_ids)
-    logits = model(input_ids=ids, logits_to_keep=t + 1).logits[0, :t]  # [T, V]
+    if pcd is None:
+        logits = model(input_ids=ids, logits_to_keep=t + 1).logits[0, :t]  # [T, V]
+    else:
+        from longred_bench.pcd import pcd_logits
+
+        base, local = pcd.logits_pair(ids, logits_to_keep=t + 1)
+        logits = pcd_logits(base[0, :t], local[0, :t], pcd.config.alpha, pcd.config.top_k)
     gold = torch.tensor(answer_ids, device=logits.device)
     ranks = gold_rank(logits, gold)
     probs = gold_probability(logits, gold)
@@ -199,9 +216,12 @@ def _progress(total: int, desc: str, enabled: bool):
     return tqdm(total=total, desc=desc, disable=not enabled, leave=False)
 
 
-def run_psa(cfg: PsaConfig, *, progress: bool = True) -> tuple[list[dict[str, Any]], Provenance]:
+def run_psa(
+    cfg: PsaConfig, *, progress: bool = True, pcd: PcdConfig | None = None
+) -> tuple[list[dict[str, Any]], Provenance]:
     """Measure ``cfg``: records of kind ``psa_sample`` (one per sample and line) and
-    ``psa_token`` (one per answer token), and the run's provenance."""
+    ``psa_token`` (one per answer token), and the run's provenance; with ``pcd``, under PCD
+    with those parameters (the local window: the model's own, before any extension)."""
     cfg.check()
     start = time.perf_counter()
     records: list[dict[str, Any]] = []
@@ -218,6 +238,12 @@ def run_psa(cfg: PsaConfig, *, progress: bool = True) -> tuple[list[dict[str, An
         for rope in cfg.ropes:
             model = base.model if rope == ORIGINAL else extend(base.model, rope).eval()
             name = label(spec, rope, cfg)
+            scorer = None
+            if pcd is not None:
+                from longred_bench.pcd import PcdModel, trained_window
+
+                scorer = PcdModel(model, pcd, default_window=trained_window(base.model.config))
+                name += " +pcd"
             window = int(model.config.max_position_embeddings)
             bar = _progress(len(samples), f"psa {name}", progress)
             for sample in samples:
@@ -229,7 +255,7 @@ def run_psa(cfg: PsaConfig, *, progress: bool = True) -> tuple[list[dict[str, An
                     "length": sample.length,
                     "sample": sample.index,
                 }
-                record, tokens = score_sample(model, base.tokenizer, sample, cfg.device)
+                record, tokens = score_sample(model, base.tokenizer, sample, cfg.device, scorer)
                 total = record["prompt_tokens"] + record["answer_tokens"]
                 records.append(
                     {"kind": "psa_sample", **common, **record, "window": window,
@@ -244,4 +270,6 @@ def run_psa(cfg: PsaConfig, *, progress: bool = True) -> tuple[list[dict[str, An
         del base
         gc.collect()
     config = {**cfg.to_dict(), "seconds": round(time.perf_counter() - start, 2)}
+    if pcd is not None:
+        config["pcd"] = pcd.as_dict()
     return records, Provenance.collect(config, seed=cfg.seed, device=cfg.device)

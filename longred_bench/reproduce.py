@@ -165,6 +165,25 @@ def _tiny_base(profile: str, out: Path, *, force: bool, progress: bool) -> list[
     )  # fmt: skip
 
 
+def _pcd(profile: str, out: Path, *, force: bool, progress: bool) -> list[Path]:
+    """Positional Contrastive Decoding: RULER, PSA and short tasks with and without PCD."""
+    from longred_bench.pcd_run import PCD_PROFILES, run_pcd
+    from longred_bench.reports.pcd_report import build_pcd_report
+    from longred_bench.reports.psa_report import TOP_K
+
+    if profile not in PCD_PROFILES:
+        raise UserError(f"pcd has no profile {profile!r}; available: {', '.join(PCD_PROFILES)}")
+    records, seconds = run_pcd(profile, progress=progress, force=force)
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / "pcd.jsonl", records)
+    command = f"longred-bench reproduce pcd --profile {profile}"
+    paths = build_pcd_report(
+        records, out, profile=profile, model=PCD_PROFILES[profile].model, command=command,
+        seconds=seconds, top_k=TOP_K,
+    )  # fmt: skip
+    return [*paths, out / "pcd.jsonl"]
+
+
 def write_jsonl(path: Path, records: list[dict]) -> Path:
     """Records (with their provenance) as JSON lines, atomically."""
     import json
@@ -179,6 +198,7 @@ TABLES: dict[str, Callable[..., list[Path]]] = {
     "table3": _table3,
     "tiny_base": _tiny_base,
     "kernel": _kernel,
+    "pcd": _pcd,
 }
 
 

@@ -101,3 +101,48 @@ def test_verify_results_checks_a_compare_out_folder(
     assert lines[-1] == "2 entries checked, 1 bad"  # the cache itself was not checked
     assert main(["data", "verify", "--results", str(tmp_path / "none")]) == 1
     assert "missing" in capsys.readouterr().out
+
+
+_GENERATE_SCRIPT = """
+import os, sys, time
+from pathlib import Path
+from longred_bench.ruler import store
+from longred_bench.zoo import byte_tokenizer
+
+real = store.generate
+def together(*args, **kwargs):  # both processes are generating before either writes
+    barrier = Path(sys.argv[2])
+    (barrier / str(os.getpid())).touch()
+    deadline = time.monotonic() + 60
+    while len(list(barrier.iterdir())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return real(*args, **kwargs)
+store.generate = together
+samples = store.load_or_generate(
+    "niah_single_1", byte_tokenizer(), 512, 3, 0, cache=Path(sys.argv[1])
+)
+print(len(samples))
+"""
+
+
+def test_two_processes_generating_one_sample_file_leave_one_good_entry(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from longred_bench.cache import check_file_entry
+    from longred_bench.ruler import store
+    from longred_bench.zoo import byte_tokenizer
+
+    cache, barrier = tmp_path / "ruler", tmp_path / "barrier"
+    barrier.mkdir()
+    argv = [sys.executable, "-c", _GENERATE_SCRIPT, str(cache), str(barrier)]
+    procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [proc.communicate(timeout=300)[0].split() for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0]
+    assert [out[-1] for out in outputs] == ["3", "3"]
+    assert len(list(barrier.iterdir())) == 2  # they did generate at the same time
+    path = store.cache_path("niah_single_1", byte_tokenizer(), 512, 3, 0, cache=cache)
+    assert check_file_entry(path, hashes=True).status == "ok"
+    assert store.read_samples(path, 3) is not None
+    names = sorted(p.name for p in path.parent.iterdir())  # no temporary file left behind
+    assert names == [path.name, path.name + ".manifest.json"]

@@ -56,6 +56,22 @@ SMOL_SHORT_TASKS = (
     "longred_arc_easy", "longred_arc_challenge", "longred_boolq",
 )  # fmt: skip
 PCD_PROFILES: dict[str, PcdProfile] = {
+    "tiny": PcdProfile(
+        model="tiny-base",
+        ropes=(ORIGINAL, "abf:theta=4e5", "pi:factor=4"),
+        ruler_tasks=("niah_single_1", "niah_single_2", "niah_multikey_1", "vt"),
+        lengths=(256, 512, 1024),
+        ruler_samples=20,
+        short_tasks=("longred_tiny_passkey", "longred_tiny_nextsent", "longred_tiny_cloze"),
+        short_limit=100,
+        psa_tasks=("niah_single_1", "niah_single_2"),
+        psa_samples=20,
+        sweep_task="niah_single_1",
+        sweep_rope="abf:theta=4e5",
+        sweep_length=512,
+        sweep_alphas=(0.5, 1.0, 3.0),
+        batch_size=8,
+    ),
     "smoke": PcdProfile(
         model="tiny-random",
         ropes=(ORIGINAL, "pi:factor=4"),

@@ -119,6 +119,11 @@ class Stage:
     row_len: int
     batch: int
 
+    @property
+    def lengths(self) -> tuple[int, int]:
+        """Shortest and longest copied sequence."""
+        return self.shortest, self.longest
+
 
 def stages(cfg: TrainConfig) -> list[Stage]:
     """The warm-up's stages: one per ``copy_stages`` entry (its longest sequence), rows long
@@ -134,9 +139,8 @@ def stages(cfg: TrainConfig) -> list[Stage]:
 def heldout_copy_set(stage: Stage, tokenizer: Any, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Held-out copy rows of ``stage`` (a seed no training row uses)."""
     gen = torch.Generator().manual_seed(seed + EVAL_SEED_OFFSET + stage.longest)
-    lengths = (stage.shortest, stage.longest)
     return copy_rows(
-        EVAL_ROWS, stage.row_len, lengths, alphabet(tokenizer), tokenizer.bos_token_id, gen
+        EVAL_ROWS, stage.row_len, stage.lengths, alphabet(tokenizer), tokenizer.bos_token_id, gen
     )
 
 
@@ -179,8 +183,7 @@ def copy_warmup(
             warm = min(1.0, (total + 1) / cfg.warmup_steps) if cfg.warmup_steps else 1.0
             for group in optimizer.param_groups:
                 group["lr"] = cfg.lr * warm
-            lengths = (stage.shortest, stage.longest)
-            rows, scored = copy_rows(stage.batch, stage.row_len, lengths, ids, bos, gen)
+            rows, scored = copy_rows(stage.batch, stage.row_len, stage.lengths, ids, bos, gen)
             rows, scored = rows.to(device), scored.to(device)
             loss = copy_loss(model, rows, scored)
             optimizer.zero_grad(set_to_none=True)

@@ -81,9 +81,8 @@ def _settled(path: Path, root: Path) -> bool:
     return not any(".tmp-" in part for part in path.relative_to(root).parts)
 
 
-def _result_dirs(root: Path) -> Iterator[Path]:
-    """Directories under ``runs/`` holding a cached result file."""
-    base = root / "runs"
+def _result_dirs(base: Path, root: Path) -> Iterator[Path]:
+    """Directories under ``base`` (inside ``root``) holding a cached result file."""
     if base.is_dir():
         found = {path.parent for name in RESULT_FILES for path in base.rglob(name)}
         yield from sorted(path for path in found if _settled(path, root))
@@ -123,9 +122,8 @@ def verify_results(folder: Path) -> list[Verified]:
     ``runs/``): every directory holding an ``eval.jsonl`` or ``drift.jsonl``."""
     if not folder.is_dir():
         return [Verified(str(folder), folder, EntryCheck("missing"), "pass an existing folder")]
-    found = {path.parent for name in RESULT_FILES for path in folder.rglob(name)}
     out = []
-    for path in sorted(p for p in found if _settled(p, folder)):
+    for path in _result_dirs(folder, folder):
         check = check_entry(path, hashes=True, required=False)
         fix = f"delete {path} and run compare again to recompute it"
         out.append(Verified(path.as_posix(), path, check, fix))
@@ -140,6 +138,6 @@ def verify(sources: list[str] | None = None, *, cache: Path | None = None) -> li
     if sources is None:
         results += [_verify_built(path, root, False) for path in _model_dirs(root)]
         results += [_verify_built(path, root, True) for path in _sample_files(root)]
-        results += [_verify_built(path, root, False) for path in _result_dirs(root)]
+        results += [_verify_built(path, root, False) for path in _result_dirs(root / "runs", root)]
         results += [_verify_built(path, root, single) for path, single in _derived(root)]
     return results

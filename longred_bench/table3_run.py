@@ -206,26 +206,49 @@ def evaluate_cached(
     return [{**r, **labels} for r in got]
 
 
-def run_table3(profile: str, *, progress: bool = True) -> tuple[list[dict[str, Any]], float]:
-    """All records of the table at ``profile`` and the wall seconds this call took."""
-    prof = TABLE3_PROFILES[profile]
-    start = time.perf_counter()
-    records: list[dict[str, Any]] = []
+def base_eval_units(prof: Table3Profile) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """``(unit, labels)`` of the base model's evaluations: original RoPE, then each zero-shot
+    extension."""
     base = {"row": "original", "extension": None, "seed": 0, "train": None}
-    for unit in _eval_units(prof, prof.model, None):
-        records += evaluate_cached(unit, base, progress=progress)
+    units = [(unit, base) for unit in _eval_units(prof, prof.model, None)]
     for ext in prof.extensions:
         labels = {"row": "zero-shot", "extension": ext, "seed": 0, "train": None}
-        for unit in _eval_units(prof, prof.model, ext):
+        units += [(unit, labels) for unit in _eval_units(prof, prof.model, ext)]
+    return units
+
+
+def trained_row_records(
+    prof: Table3Profile, run: TrainedRow, *, progress: bool
+) -> list[dict[str, Any]]:
+    """Train (or reuse) one run and evaluate (or reuse) its checkpoint; its records. A run
+    trained for Table 1's drift only has no records here."""
+    final, info = train_cached(run.config(prof), progress=progress)
+    if run.extension in prof.table1_extensions:
+        return []
+    records: list[dict[str, Any]] = []
+    for ext in [run.extension] if run.extension else prof.extensions:
+        labels = {"row": run.row, "extension": ext, "seed": run.seed, "train": info}
+        for unit in _eval_units(prof, str(final), None):
             records += evaluate_cached(unit, labels, progress=progress)
+    return records
+
+
+def run_table3(
+    profile: str, *, progress: bool = True, jobs: int = 1
+) -> tuple[list[dict[str, Any]], float]:
+    """All records of the table at ``profile`` and the wall seconds this call took. With
+    ``jobs > 1`` the runs go to worker processes first (:mod:`longred_bench.table3_jobs`)."""
+    prof = TABLE3_PROFILES[profile]
+    start = time.perf_counter()
+    if jobs != 1:
+        from longred_bench.table3_jobs import run_units_parallel
+
+        run_units_parallel(profile, jobs, progress=progress)
+    records: list[dict[str, Any]] = []
+    for unit, labels in base_eval_units(prof):
+        records += evaluate_cached(unit, labels, progress=progress)
     for run in trained_rows(prof):
-        final, info = train_cached(run.config(prof), progress=progress)
-        if run.extension in prof.table1_extensions:
-            continue  # trained for Table 1's drift only
-        for ext in [run.extension] if run.extension else prof.extensions:
-            labels = {"row": run.row, "extension": ext, "seed": run.seed, "train": info}
-            for unit in _eval_units(prof, str(final), None):
-                records += evaluate_cached(unit, labels, progress=progress)
+        records += trained_row_records(prof, run, progress=progress)
     return records, time.perf_counter() - start
 
 

@@ -24,7 +24,7 @@ def test_reproduce_table3_smoke(tmp_path, monkeypatch, request):
     monkeypatch.setenv("LONGRED_CACHE", str(cache))
     out = tmp_path / "report"
     argv = ["reproduce", "table3", "--profile", "smoke", "--out", str(out), "--quiet"]
-    assert main(argv) == 0
+    assert main([*argv, "--jobs", "2"]) == 0  # the units in two worker processes
     md = (out / "table3.md").read_text()
     assert "profile `smoke`" in md and "LongReD-C" in md and "Llama-3-8B" in md
     assert "## Verdicts" in md
@@ -42,10 +42,37 @@ def test_reproduce_table3_smoke(tmp_path, monkeypatch, request):
     trained = [r for r in records if r["train"]]
     assert {r["train"]["steps"] for r in trained} == {2}
     assert (out / "table3.png").read_bytes()[:4] == b"\x89PNG"
-    # A rerun trains and evaluates nothing again: identical records (provenance included).
+    # A serial rerun trains and evaluates nothing again: identical records (provenance
+    # included), so the workers left every unit in the cache the serial pass reads.
     assert main(argv) == 0
     again = [json.loads(x) for x in (out / "table3.jsonl").read_text().splitlines()]
     assert again == records
+
+
+def test_table3_units_cover_every_run_longest_first():
+    from longred_bench.table3_jobs import table3_units
+    from longred_bench.table3_run import TABLE3_PROFILES, base_eval_units, trained_rows
+
+    prof = TABLE3_PROFILES["tiny"]
+    units = table3_units("tiny")
+    trains = [what for kind, what in units if kind == "train"]
+    evals = [what for kind, what in units if kind == "eval"]
+    assert sorted(trains, key=repr) == sorted(trained_rows(prof), key=repr)
+    assert len(evals) == len(base_eval_units(prof)) == 2 * (1 + len(prof.extensions))
+    assert [what.row for _, what in units[:2]] == ["linearard", "linearard"]
+    assert all(kind == "eval" for kind, _ in units[-len(evals) :])
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["table3", "--profile", "smoke", "--jobs", "0"], "--jobs must be at least 1"),
+        (["table1", "--profile", "smoke", "--jobs", "2"], "--jobs applies to table3 only"),
+    ],
+)
+def test_reproduce_jobs_bad_input(argv, message, capsys, tmp_path):
+    assert main(["reproduce", *argv, "--out", str(tmp_path)]) != 0
+    assert message in capsys.readouterr().err
 
 
 def test_damaged_training_records_resume_or_retrain(tmp_path, monkeypatch, capsys):

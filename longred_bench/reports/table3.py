@@ -282,8 +282,10 @@ def build_table3(
     profile: str,
     command: str,
     wall_seconds: float | None = None,
+    wall_note: str = "",
 ) -> list[Path]:
-    """Write ``table3.md`` and ``table3.png`` under ``out_dir``; returns their paths."""
+    """Write ``table3.md`` and ``table3.png`` under ``out_dir``; returns their paths.
+    ``wall_note`` says how the wall time was taken (processes, threads, machine load)."""
     runs = collect_runs(records)
     if not runs:
         raise UserError("no eval records to build Table 3 from")
@@ -302,7 +304,8 @@ def build_table3(
         f"# LongReD Table 3: short-text ability and RULER after extension (profile `{profile}`)",
         "",
         f"- Base model: `{model}`; rows: {row_names}.",
-        f"- Command: `{command}`; wall time {duration(wall_seconds)}.",
+        f"- Command: `{command}`; wall time {duration(wall_seconds)}"
+        + (f" ({wall_note})." if wall_note else "."),
         f"- Device: {device}; commit {commit}.",
         f"- Intervals: {LEVEL:.0%} percentile bootstrap over the scored documents ({N_BOOT} "
         f"resamples, seed {BOOT_SEED}); `n` is the number of documents behind a cell.",

@@ -32,9 +32,10 @@ def _install(session: nox.Session, *extras: str, pins: tuple[str, ...] = ()) -> 
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Unit + integration tests on CPU (network tests fetch the small corpora from registries)."""
+    """Unit + integration tests on CPU (network tests fetch the small corpora from registries),
+    one pytest-xdist worker per core, each test file on one worker."""
     _install(session, "dev")
-    args = session.posargs or ["-m", "not gpu", "--run-network"]
+    args = session.posargs or ["-m", "not gpu", "--run-network", "-n", "auto", "--dist", "loadfile"]
     session.run("pytest", *args)
 
 
@@ -69,13 +70,16 @@ TABLE_SOURCES = {
 @nox.session
 def reproduce_table3(session: nox.Session) -> None:
     """LongReD Table 3 (CPT, mix-CPT, LongReD-C/U, LinearARD, control) at profile ``tiny``
-    (trains tiny-base on first use); ``-- --profile smoke`` for the seconds-long smoke run."""
+    (trains tiny-base on first use) in two worker processes; ``-- --profile smoke`` for the
+    seconds-long smoke run, ``-- --jobs N`` for another number of workers."""
     _install(session)
     args = session.posargs or []
     profile = args[args.index("--profile") + 1] if "--profile" in args else "tiny"
     session.run("longred-bench", "data", "fetch", "--sources", *TABLE_SOURCES[profile])
     if "--profile" not in args:
         args = [*args, "--profile", "tiny"]
+    if "--jobs" not in args:  # two one-thread workers train tiny models about twice as fast
+        args = [*args, "--jobs", "2"]
     session.run("longred-bench", "reproduce", "table3", *args)
 
 

@@ -38,9 +38,16 @@ def threads_per_job(jobs: int) -> int:
 
 
 def _init_worker(threads: int) -> None:
+    """A worker's set-up: its threads; no per-model loading bars or library deprecation
+    warnings (the parent shows one bar over the units)."""
+    import warnings
+
     import torch
+    from transformers.utils import logging as hf_logging
 
     torch.set_num_threads(threads)
+    hf_logging.disable_progress_bar()
+    warnings.filterwarnings("ignore", category=FutureWarning)
 
 
 def table3_units(profile: str) -> list[tuple[str, Any]]:

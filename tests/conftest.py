@@ -17,6 +17,25 @@ if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
 
+def _share_cores_between_workers() -> None:
+    """Under pytest-xdist (``-n N``) give each worker its share of the cores, in this process and
+    in the subprocesses tests start: N workers each running torch on every core are several
+    times slower than N workers with a share each."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers <= 1:
+        return
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    threads = max(1, cores // workers)
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    torch.set_num_threads(threads)
+
+
+_share_cores_between_workers()
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true", help="run tests marked slow")
     parser.addoption("--run-network", action="store_true", help="run tests that fetch packages")

@@ -9,9 +9,15 @@ samples of both generators:
   (found through ``TaskManager``, called as a library with ``tokenizer=`` and
   ``max_seq_lengths=[length]``). It makes a fixed number of samples per length (its calibration
   of the haystack size, its few-shot example for ``vt`` and the ``Dataset`` it returns included);
-  ``n`` for ours is set to the number it made. It runs in a child process with a time limit, with
-  Hugging Face hub access switched off, so a generator that needs the hub fails at once and one
-  that never finishes is stopped. ``random`` and ``numpy`` are seeded first.
+  ``n`` for ours is set to the number it made. Hugging Face hub access is switched off, so a
+  generator that needs the hub fails at once. ``random`` and ``numpy`` are seeded first.
+
+Each run is a forked child of the benchmark process with a time limit (``--timeout``), so one that
+never finishes is stopped, and every run starts from the same state: tokenizers loaded and data
+preloaded, but nothing a generator remembers between samples (our token counts of words and
+pieces, say) carried over from another run. The two generators run alternately ``--repeats``
+times and the median time of each is reported, which evens out the load of other jobs on a
+shared machine (the load average is recorded too).
 
 Tasks whose lm-eval generator cannot run offline are listed with the reason: the NIAH tasks with
 an essay haystack (loaded from the hub), and the QA tasks, which download SQuAD / HotpotQA over
@@ -40,6 +46,7 @@ import inspect
 import multiprocessing as mp
 import os
 import random
+import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -67,7 +74,7 @@ LM_EVAL_NAMES = {
 }
 QA_READERS = {"qa_1": "read_squad", "qa_2": "read_hotpotqa"}  # lm_eval.tasks.ruler.qa_utils
 FIELDS = (
-    "task", "lm_eval_task", "length", "tokenizer", "n_samples", "ours_s", "ours_per_s",
+    "task", "lm_eval_task", "length", "tokenizer", "n_samples", "repeats", "ours_s", "ours_per_s",
     "lm_eval_s", "lm_eval_per_s", "ours_over_lm_eval", "ours_prompt_tokens",
     "lm_eval_prompt_tokens", "status", "load1",
 )  # fmt: skip
@@ -112,25 +119,44 @@ def mean_prompt_tokens(texts: Sequence[str], tokenizer: Any) -> float | None:
     return round(sum(counts) / len(counts), 1) if counts else None
 
 
-def _child(fn: Callable, tokenizer_dir: str, length: int, seed: int, conn: Any) -> None:
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    os.dup2(devnull, 2)
-    try:
+def lm_eval_job(fn: Callable, tokenizer_dir: str, length: int, seed: int) -> Callable:
+    """A job timing lm-eval's generator: ``() -> (seconds, samples, mean prompt tokens)``
+    (``random`` and ``numpy`` seeded first)."""
+
+    def job() -> tuple[float, int, float | None]:
         import numpy as np
+        from lm_eval.tasks.ruler.common_utils import get_tokenizer
 
         random.seed(seed)
         np.random.seed(seed)
         start = time.perf_counter()
-        data = fn(tokenizer=tokenizer_dir, max_seq_lengths=[length])
+        rows = fn(tokenizer=tokenizer_dir, max_seq_lengths=[length])["test"]
         seconds = time.perf_counter() - start
-        rows = data["test"]
-        from lm_eval.tasks.ruler.common_utils import get_tokenizer
-
         head = [rows[i]["input"] for i in range(min(PROMPT_SAMPLES, len(rows)))]
-        conn.send(
-            ("ok", seconds, len(rows), mean_prompt_tokens(head, get_tokenizer(tokenizer_dir)))
-        )
+        return seconds, len(rows), mean_prompt_tokens(head, get_tokenizer(tokenizer_dir))
+
+    return job
+
+
+def ours_job(task: str, tok: Any, length: int, n: int, seed: int) -> Callable:
+    """A job timing ours on ``n`` samples: ``() -> (seconds, samples, mean prompt tokens)``."""
+
+    def job() -> tuple[float, int, float | None]:
+        from longred_bench.ruler import generate, generation_rate
+
+        rate = generation_rate(task, tok, length, n, seed=seed)
+        head = generate(task, tok, length, min(PROMPT_SAMPLES, n), seed)
+        return n / rate, n, mean_prompt_tokens([s.input for s in head], tok)
+
+    return job
+
+
+def _child(job: Callable, conn: Any) -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    try:
+        conn.send(("ok", *job()))
     except BaseException as exc:  # reported, not raised: the parent records why it failed
         first = (str(exc).strip().splitlines() or [""])[0][:160]
         conn.send(("error", f"{type(exc).__name__}: {first}", 0, None))
@@ -138,13 +164,13 @@ def _child(fn: Callable, tokenizer_dir: str, length: int, seed: int, conn: Any) 
         conn.close()
 
 
-def time_lm_eval(
-    fn: Callable, tokenizer_dir: str, length: int, seed: int, timeout: float
-) -> tuple[str, Any, int, float | None]:
-    """Run lm-eval's generator in a forked child: ``(status, seconds or reason, n, tokens)``."""
+def time_in_child(job: Callable, timeout: float) -> tuple[str, Any, int, float | None]:
+    """Run ``job`` in a forked child (output silenced) with a time limit:
+    ``(status, seconds or reason, n, tokens)``. The child starts from the parent's state, so
+    every run starts alike (caches the parent never filled stay cold)."""
     ctx = mp.get_context("fork")
     receive, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(fn, tokenizer_dir, length, seed, send))
+    proc = ctx.Process(target=_child, args=(job, send))
     proc.start()
     send.close()
     ready = receive.poll(timeout)
@@ -157,36 +183,55 @@ def time_lm_eval(
     return result
 
 
+def time_both(
+    task: str, fn: Callable, length: int, args: argparse.Namespace, tok: Any
+) -> tuple[str, dict[str, Any]]:
+    """lm-eval's generator then ours, alternately ``args.repeats`` times, each run in a child:
+    ``("ok", medians)`` or ``(why lm-eval's was not compared, {})``."""
+    lm_runs: list[float] = []
+    our_runs: list[float] = []
+    for _ in range(args.repeats):
+        status, value, n, lm_tokens = time_in_child(
+            lm_eval_job(fn, args.tokenizer_dir, length, args.seed), args.timeout
+        )
+        if status == "timeout":
+            return f"not compared: lm-eval's generator {value}", {}
+        if status != "ok":
+            return f"not compared: lm-eval's generator failed offline ({value})", {}
+        lm_runs.append(value)
+        status, seconds, _, our_tokens = time_in_child(
+            ours_job(task, tok, length, n, args.seed), args.timeout
+        )
+        if status != "ok":
+            raise RuntimeError(f"our generator on {task} at {length}: {seconds}")
+        our_runs.append(seconds)
+    medians = {"n": n, "lm_s": statistics.median(lm_runs), "ours_s": statistics.median(our_runs)}
+    return "ok", {**medians, "lm_tokens": lm_tokens, "our_tokens": our_tokens}
+
+
 def compare(task: str, fn: Callable | None, length: int, args: argparse.Namespace, tok: Any):
     """One row: both generators on ``task`` at ``length`` (or the reason they were not)."""
-    from longred_bench.ruler import generate, generation_rate
-
     row: dict[str, Any] = dict.fromkeys(FIELDS)
     row.update(task=task, lm_eval_task=LM_EVAL_NAMES[task], length=length, tokenizer=args.tokenizer)
     row["load1"] = round(os.getloadavg()[0], 2)
     if fn is None:
         row["status"] = qa_reason(task)
         return row
-    status, value, n, lm_tokens = time_lm_eval(
-        fn, args.tokenizer_dir, length, args.seed, args.timeout
-    )
-    if status == "timeout":
-        row["status"] = f"not compared: lm-eval's generator {value}"
-        return row
+    status, t = time_both(task, fn, length, args, tok)
     if status != "ok":
-        row["status"] = f"not compared: lm-eval's generator failed offline ({value})"
+        row["status"] = status
         return row
-    rate = generation_rate(task, tok, length, n, seed=args.seed)
-    head = generate(task, tok, length, min(PROMPT_SAMPLES, n), args.seed)
+    n = t["n"]
     row.update(
         n_samples=n,
-        ours_s=round(n / rate, 3),
-        ours_per_s=round(rate, 1),
-        lm_eval_s=round(value, 3),
-        lm_eval_per_s=round(n / value, 1),
-        ours_over_lm_eval=round(rate / (n / value), 2),
-        ours_prompt_tokens=mean_prompt_tokens([s.input for s in head], tok),
-        lm_eval_prompt_tokens=lm_tokens,
+        repeats=args.repeats,
+        ours_s=round(t["ours_s"], 3),
+        ours_per_s=round(n / t["ours_s"], 1),
+        lm_eval_s=round(t["lm_s"], 3),
+        lm_eval_per_s=round(n / t["lm_s"], 1),
+        ours_over_lm_eval=round(t["lm_s"] / t["ours_s"], 2),
+        ours_prompt_tokens=t["our_tokens"],
+        lm_eval_prompt_tokens=t["lm_tokens"],
         status="compared",
     )
     return row
@@ -238,7 +283,8 @@ def report(rows: list[dict[str, Any]], info: dict[str, Any], cmd: str) -> str:
     text = (
         f"# RULER sample generation rate: ours vs lm-eval ({info['lm_eval']})\n\n"
         f"{provenance_lines(info, cmd)}Tokenizer `{rows[0]['tokenizer']}` for both. `*_per_s`:"
-        " samples per second; `ours_over_lm_eval` > 1 means ours is faster.\n\n"
+        " samples per second; `ours_over_lm_eval` > 1 means ours is faster. Times are medians of"
+        " `repeats` alternating runs of the two generators, each in a fresh child process.\n\n"
         + markdown_table(done, columns)
     )
     if skipped:
@@ -255,7 +301,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tokenizer", default="smollm2-135m", help="zoo name or HF model directory")
     p.add_argument("--tasks", nargs="+", default=list(LM_EVAL_NAMES), choices=list(LM_EVAL_NAMES))
     p.add_argument("--lengths", nargs="+", type=int, default=[4096])
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per lm-eval call")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per generator call")
+    p.add_argument(
+        "--repeats", type=int, default=3, help="alternating runs of each generator (median kept)"
+    )
     p.add_argument("--long-lengths", nargs="*", type=int, default=[32768, 131072])
     p.add_argument(
         "--long-samples", nargs="*", type=int, default=[10, 3], help="one per --long-lengths"

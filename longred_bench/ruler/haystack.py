@@ -31,12 +31,21 @@ NOISE_SENTENCES = (
 )
 _WORD = re.compile(r"^[a-z]{3,12}$")
 _SENTENCE_END = (".", "!", "?", '."', ".'", '?"', '!"')
+DISTINCT_ATTEMPTS = 100  # draws per wanted value (plus ten) before distinct() gives up
 _SNAP_WORDS = 200  # how far back an essay insertion point may move to reach a sentence end
 
 
 def noise_units(n: int) -> list[str]:
     """``n`` noise sentences, cycling through RULER's five."""
-    return [NOISE_SENTENCES[i % len(NOISE_SENTENCES)] for i in range(n)]
+    return list(noise_sequence(n))
+
+
+@lru_cache(maxsize=16)
+def noise_sequence(n: int, prefix: str = "") -> tuple[str, ...]:
+    """``n`` noise sentences, each after ``prefix``: made once per size and shared (samples
+    of a task at one length read the same sequence)."""
+    sentences = [prefix + s for s in NOISE_SENTENCES]
+    return tuple(sentences[i % len(sentences)] for i in range(n))
 
 
 @lru_cache(maxsize=4)
@@ -111,7 +120,7 @@ def distinct(
     while len(out) < k:
         value = make(rng)
         attempts += 1
-        if attempts > 100 * (k + 10):
+        if attempts > DISTINCT_ATTEMPTS * (k + 10):
             raise ValueError("could not draw enough distinct values")
         if value not in seen:
             seen.add(value)
@@ -156,6 +165,25 @@ def insert_at_depths(
         cursor = positions[i]
     out.extend(units[cursor:])
     return out
+
+
+def joined_parts(
+    before: str,
+    units: Sequence[str],
+    items: Sequence[str],
+    depths: Sequence[float],
+    after: str,
+    *,
+    separator: str,
+    snap: bool = False,
+) -> tuple[str, ...]:
+    """``before + separator.join(insert_at_depths(...)) + after`` cut into parts, where
+    ``units`` are given with ``separator`` in front (as the sizing counts them) and stay whole
+    parts (see :class:`~longred_bench.ruler.sizing.Rendered`)."""
+    body = insert_at_depths(units, [separator + x for x in items], depths, snap=snap)
+    if not body:
+        return (before + after,)
+    return (before + body[0][len(separator) :], *body[1:], after)
 
 
 def zipf_sampler(rng: random.Random, support: int, alpha: float) -> Callable[[int], list[int]]:

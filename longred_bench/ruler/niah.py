@@ -110,10 +110,18 @@ class NeedleHaystack(Sequence[str]):
     def _draw(self, n: int) -> None:
         """Draw needles until ``n`` exist."""
         while len(self.needles) < n:
-            key = hs.distinct(self.rng, self.make_key, 1, self.taken)[0]
+            key = self._fresh_key()
             self.taken.add(key)
             value = self.make_value(self.rng)
             self.needles.append(NEEDLE.format(kind=self.kind, key=key, value=value))
+
+    def _fresh_key(self) -> str:
+        """A key not taken yet (drawn as :func:`~.haystack.distinct` draws one)."""
+        for _ in range(hs.DISTINCT_ATTEMPTS * 11):
+            key = self.make_key(self.rng)
+            if key not in self.taken:
+                return key
+        raise ValueError("could not draw enough distinct values")
 
 
 def _join_query(keys: list[str]) -> str:
@@ -148,8 +156,7 @@ def build(task: str, rng: random.Random, length: int, corpus: str) -> Iterator[D
     needles = [needles[i] for i in order]
 
     if cfg.haystack == "noise":
-        upper = length
-        units = hs.noise_units(upper)
+        units: Sequence[str] = hs.noise_sequence(length)
     elif cfg.haystack == "essay":
         upper = length
         units = hs.essay_units(corpus, rng, upper)
@@ -158,14 +165,20 @@ def build(task: str, rng: random.Random, length: int, corpus: str) -> Iterator[D
         units = NeedleHaystack(hay_rng, make_key, make_value, kind, set(keys), max(1, length // 4))
     snap = cfg.haystack == "essay"
     separator = "\n" if cfg.haystack == "needles" else " "
-    prompt_query = query
     outputs = tuple(answers)
+    prefix = ANSWER_PREFIX.format(kind=kind, query=query)
+    before, after = (half.format(kind=kind, query=query) for half in TEMPLATE.split("{context}"))
+    if isinstance(units, NeedleHaystack):
+        prefixed: Sequence[str] = units.with_prefix(separator)
+    elif cfg.haystack == "noise":
+        prefixed = hs.noise_sequence(length, separator)
+    else:
+        prefixed = [separator + u for u in units]
 
     def render(n: int) -> Rendered:
-        body = hs.insert_at_depths(units[:n], needles, depths, snap=snap)
-        context = separator.join(body)
-        prompt = TEMPLATE.format(kind=kind, context=context, query=prompt_query)
-        prefix = ANSWER_PREFIX.format(kind=kind, query=prompt_query)
+        parts = hs.joined_parts(
+            before, prefixed[:n], needles, depths, after + prefix, separator=separator, snap=snap
+        )
         meta = {
             "depth_percent": depths,
             "haystack": cfg.haystack,
@@ -173,10 +186,6 @@ def build(task: str, rng: random.Random, length: int, corpus: str) -> Iterator[D
             "keys": queried,
             "answer_prefix": prefix,
         }
-        return Rendered(prompt + prefix, outputs, meta)
+        return Rendered("".join(parts), outputs, meta, parts)
 
-    if isinstance(units, NeedleHaystack):
-        prefixed: Sequence[str] = units.with_prefix(separator)
-    else:
-        prefixed = [separator + u for u in units]
     yield Draft(render=render, upper=len(units), units=prefixed)

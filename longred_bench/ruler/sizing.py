@@ -18,8 +18,13 @@ Two ways to search:
 - **By search** (no ``units``): extrapolation from the measured tokens per unit, then bisection
   alternating with interpolation inside the bracket found (about ten full tokenizations).
 
-Either way the returned count is that of a full tokenization of the returned prompt, so a
-sample is never over ``length``.
+Either way the returned count is that of the whole returned prompt, so a sample is never over
+``length``. "Full tokenization" here means an exact count of the whole text: by the tokenizer,
+or for GPT-2-style byte-level tokenizers on ASCII text by :mod:`.counting`, which splits the
+text into pre-tokens as the tokenizer does and sums their remembered counts (the same number,
+several times faster); where a rendering also gives its prompt as parts (the haystack units
+whole among them), the counter adds up the parts' counts after checking that every cut between
+two parts is a pre-token boundary, so the units counted for the sizing are not read again.
 
 Token counts: the prompt is encoded with the tokenizer's special tokens (a BOS the model would
 see counts), the answer without them. The answer is the expected completion: every reference
@@ -38,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from longred_bench.errors import UserError
+from longred_bench.ruler.counting import piece_counter
 
 
 @dataclass(frozen=True)
@@ -74,11 +80,17 @@ class Sample:
 
 @dataclass(frozen=True)
 class Rendered:
-    """A task's output for one haystack size."""
+    """A task's output for one haystack size.
+
+    ``parts`` (optional) is the prompt cut into consecutive pieces, ``"".join(parts) ==
+    prompt``, with the haystack units among them as the draft's ``units`` give them: a counter
+    that has seen the units then adds up their counts instead of reading the prompt again.
+    """
 
     prompt: str
     outputs: tuple[str, ...]
     metadata: dict[str, Any] = field(default_factory=dict)
+    parts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -115,11 +127,15 @@ def count_tokens(tokenizer: Any, text: str, *, special: bool = True) -> int:
 
 
 def count_many(tokenizer: Any, texts: Sequence[str], *, special: bool = False) -> list[int]:
-    """Token counts of each of ``texts``, encoded separately in one batch call.
+    """Token counts of each of ``texts``, as if each were encoded alone.
 
-    A Hugging Face fast tokenizer encodes the batch in Rust without offsets
+    A GPT-2-style byte-level tokenizer counts by pre-token pieces (:mod:`.counting`, exact);
+    another Hugging Face fast tokenizer encodes the batch in Rust without offsets
     (``encode_batch_fast``); other tokenizers are called once per text.
     """
+    counter = piece_counter(tokenizer)
+    if counter is not None:
+        return counter.count_many(texts, special=special)
     backend = getattr(tokenizer, "backend_tokenizer", None)
     fast = getattr(backend, "encode_batch_fast", None)
     if fast is not None:
@@ -127,6 +143,17 @@ def count_many(tokenizer: Any, texts: Sequence[str], *, special: bool = False) -
     if backend is not None:
         return [len(backend.encode(t, add_special_tokens=special)) for t in texts]
     return [len(tokenizer.encode(t, add_special_tokens=special)) for t in texts]
+
+
+def count_prompt(tokenizer: Any, rendered: Rendered) -> int:
+    """Tokens of ``rendered.prompt`` (special tokens included), from its ``parts`` where the
+    tokenizer's :class:`~.counting.PieceCounter` can add them up, else from the whole text."""
+    counter = piece_counter(tokenizer)
+    if counter is not None and rendered.parts:
+        count = counter.count_joined(rendered.prompt, rendered.parts, special=True)
+        if count is not None:
+            return count
+    return count_tokens(tokenizer, rendered.prompt)
 
 
 def unit_counts(tokenizer: Any, units: Sequence[str]) -> list[int]:
@@ -174,7 +201,7 @@ class PrefixCounts:
                 self.extend_to(FIRST_UNITS)
                 continue
             per_unit = max(self.sums[-1] / done, 1e-3)
-            self.extend_to(done + int((budget - self.sums[-1]) / per_unit * 1.05) + 16)
+            self.extend_to(done + int((budget - self.sums[-1]) / per_unit * 1.02) + 2)
         return max(0, bisect.bisect_right(self.sums, budget) - 1)
 
     def unit(self, n: int) -> int:
@@ -197,10 +224,11 @@ def fit(
 ) -> tuple[int, Rendered, int]:
     """Largest haystack size whose prompt + answer fits in ``length`` tokens.
 
-    Returns ``(n, rendering, token_count)``, the count from a full tokenization of that
-    rendering. Raises :class:`Misfit` when even ``n = 0`` is too long (or no accepted rendering
-    fits). Without ``draft.units`` the result is the exact largest size; with them, the largest
-    up to merges across the boundary of the next unit (exact with ``draft.maximal``).
+    Returns ``(n, rendering, token_count)``, the exact count of that whole rendering (see
+    :func:`count_many`). Raises :class:`Misfit` when even ``n = 0`` is too long (or no accepted
+    rendering fits). Without ``draft.units`` the result is the exact largest size; with them,
+    the largest up to merges across the boundary of the next unit (exact with
+    ``draft.maximal``).
     """
     memo: dict[int, tuple[int, Rendered]] = {}
     answers: dict[tuple[str, ...], int] = {}
@@ -210,9 +238,12 @@ def fit(
             rendered = draft.render(n)
             if rendered.outputs not in answers:
                 answers[rendered.outputs] = answer_tokens(tokenizer, rendered.outputs, metric)
-            tokens = count_tokens(tokenizer, rendered.prompt) + answers[rendered.outputs]
+            tokens = count_prompt(tokenizer, rendered) + answers[rendered.outputs]
             memo[n] = (tokens, rendered)
         return memo[n][0]
+
+    def rendering(n: int) -> Rendered:
+        return memo[n][1] if n in memo else draft.render(n)
 
     if total(0) > length:
         raise Misfit(
@@ -227,7 +258,7 @@ def fit(
             n = _confirm_maximal(total, length, n, draft.upper)
     if draft.accept is not None:
         # The acceptance check is cheap next to a tokenization: test it first.
-        while n > 0 and not (draft.accept(draft.render(n)) and total(n) <= length):
+        while n > 0 and not (draft.accept(rendering(n)) and total(n) <= length):
             n -= 1
         total(n)
         if not draft.accept(memo[n][1]):

@@ -26,7 +26,7 @@ from longred_bench.cache import (
 from longred_bench.ruler.registry import check_task, generate
 from longred_bench.ruler.sizing import Sample, count_tokens
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3  # 3: cwe draws its words lazily (other tasks' samples unchanged)
 _PROBE = "Hello world. 1234567 quiet-harbor"
 
 

@@ -22,10 +22,12 @@ the smallest contexts (256 tokens) can still hold a sample (recorded as ``icl: F
 
 from __future__ import annotations
 
+import itertools
+import operator
 import random
 import string
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from longred_bench.ruler import haystack as hs
 from longred_bench.ruler.sizing import Draft, Rendered
@@ -70,13 +72,15 @@ def build_vt(rng: random.Random, length: int) -> Iterator[Draft]:
     statements = [f"VAR {names[0]} = {value}."]
     statements += [f"VAR {names[i]} = VAR {names[i - 1]}." for i in range(1, len(names))]
     depths = sorted(rng.uniform(0.0, 100.0) for _ in statements)
-    units = hs.noise_units(length)
+    units = hs.noise_sequence(length, " ")
     outputs = tuple(names)
     prefix = VT_PREFIX.format(count=len(names), value=value)
+    before, after = (h.format(value=value) for h in VT_TEMPLATE.split("{context}"))
 
     def render(n: int) -> Rendered:
-        context = " ".join(hs.insert_at_depths(units[:n], statements, depths))
-        prompt = VT_TEMPLATE.format(context=context, value=value) + prefix
+        parts = hs.joined_parts(
+            before, units[:n], statements, depths, after + prefix, separator=" "
+        )
         meta = {
             "depth_percent": depths,
             "hops": VT_HOPS,
@@ -85,9 +89,9 @@ def build_vt(rng: random.Random, length: int) -> Iterator[Draft]:
             "icl": False,
             "answer_prefix": prefix,
         }
-        return Rendered(prompt, outputs, meta)
+        return Rendered("".join(parts), outputs, meta, parts)
 
-    yield Draft(render=render, upper=length, units=[" " + u for u in units])
+    yield Draft(render=render, upper=length, units=units)
 
 
 def cwe_frequencies(length: int) -> tuple[int, int]:
@@ -99,26 +103,96 @@ def cwe_frequencies(length: int) -> tuple[int, int]:
     return freq_cw, freq_ucw
 
 
+class WordDraws:
+    """Distinct vocabulary words drawn in order, only as far as they are read, each with
+    ``keys`` random sort keys.
+
+    A lazy Fisher-Yates shuffle over the vocabulary (the positions swapped so far kept in a
+    dict), so drawing ``n`` words costs ``n`` steps however large the vocabulary. Words and keys
+    come from two generators seeded by ``rng``, so word ``i`` and its keys do not depend on how
+    many are drawn after it, nor in how many steps.
+    """
+
+    def __init__(self, rng: random.Random, vocab: Sequence[str], keys: int) -> None:
+        self.word_rng = random.Random(rng.getrandbits(64))
+        self.key_rng = random.Random(rng.getrandbits(64))
+        self.vocab, self.per_word = vocab, keys
+        self.words: list[str] = []
+        self.keys: list[float] = []
+        self._swapped: dict[int, int] = {}
+
+    def draw(self, n: int) -> None:
+        """Draw words (and their keys) until ``n`` exist (at most the vocabulary size)."""
+        start, stop = len(self.words), min(n, len(self.vocab))
+        if stop <= start:
+            return
+        rand, swapped, size = self.word_rng.random, self._swapped, len(self.vocab)
+        for i in range(start, stop):
+            j = i + int(rand() * (size - i))  # uniform in [i, size)
+            picked = swapped.get(j, j)
+            swapped[j] = swapped.get(i, i)
+            self.words.append(self.vocab[picked])
+        key = self.key_rng.random
+        self.keys.extend([key() for _ in range((stop - start) * self.per_word)])
+
+
+class CweUnits(Sequence[str]):
+    """What each uncommon word adds to the list, read lazily from a :class:`WordDraws` after its
+    first ``skip`` words (the common ones).
+
+    Unit ``k`` is ``freq`` lines of its word. The list is renumbered as it grows, but the first
+    ``n`` units add the lines numbered ``start + 1`` to ``start + n * freq``; so unit ``k``'s
+    lines carry a number with as many digits as line ``start + k * freq + 1`` (the smallest
+    such: ``1``, ``10``, ``100``...). Where a tokenizer splits numbers into digits their counts
+    then add up to the grown list's, and the texts recur across samples, so their counts are
+    remembered; the sizing's drift corrects the rest.
+    """
+
+    def __init__(self, draws: WordDraws, skip: int, upper: int, freq: int, start: int) -> None:
+        self.draws, self.skip, self.upper = draws, skip, upper
+        self.freq, self.start = freq, start
+
+    def __len__(self) -> int:
+        return self.upper
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            first, stop, step = index.indices(self.upper)
+            self.draws.draw(self.skip + stop)
+            words = self.draws.words
+            return [self._unit(k, words[self.skip + k]) for k in range(first, stop, step)]
+        if not -self.upper <= index < self.upper:
+            raise IndexError(index)
+        return self[index % self.upper : index % self.upper + 1][0]
+
+    def _unit(self, k: int, word: str) -> str:
+        """The text unit ``k`` (of ``word``) adds."""
+        digits = len(str(self.start + k * self.freq + 1))
+        return f"\n1{'0' * (digits - 1)}. {word}" * self.freq
+
+
 def build_cwe(rng: random.Random, length: int, corpus: str) -> Iterator[Draft]:
     """Drafts with decreasing common-word frequency (the caller takes the first that fits)."""
     vocab = hs.vocabulary(corpus)
     freq_cw, freq_ucw = cwe_frequencies(length)
     upper = min(len(vocab) - CWE_COMMON, max(1, length // freq_ucw))
-    words = rng.sample(vocab, CWE_COMMON + upper)  # a random draw without shuffling it all
-    common = words[:CWE_COMMON]
-    uncommon = words[CWE_COMMON:]
-    # Each entry gets a fixed random sort key, so growing the list only interleaves new entries.
+    # Words are drawn as far as the sizing reads: the common ones first, then the uncommon.
+    draws = WordDraws(rng, vocab, CWE_FREQ[1])
+    draws.draw(CWE_COMMON)
+    common = draws.words[:CWE_COMMON]
     common_keys = [rng.random() for _ in range(CWE_COMMON * CWE_FREQ[0])]
-    uncommon_keys = [rng.random() for _ in range(upper * CWE_FREQ[1])]
     prefix = CWE_PREFIX.format(k=CWE_COMMON)
     outputs = tuple(common)
     while True:
+        common_entries = sorted(
+            (common_keys[w * CWE_FREQ[0] + j], word)
+            for w, word in enumerate(common)
+            for j in range(freq_cw)
+        )
         yield Draft(
-            render=_cwe_renderer(
-                common, uncommon, common_keys, uncommon_keys, freq_cw, freq_ucw, prefix, outputs
-            ),
+            render=_cwe_renderer(draws, common_entries, (freq_cw, freq_ucw), prefix, outputs),
             upper=upper,
-            units=cwe_units(uncommon, freq_ucw, length),
+            units=CweUnits(draws, CWE_COMMON, upper, freq_ucw, len(common_entries)),
         )
         if freq_cw <= 2:
             return
@@ -126,28 +200,28 @@ def build_cwe(rng: random.Random, length: int, corpus: str) -> Iterator[Draft]:
         freq_ucw = max(1, min(freq_ucw, freq_cw - 1))
 
 
-def cwe_units(uncommon: list[str], freq_ucw: int, length: int) -> list[str]:
-    """What each uncommon word adds to the list: ``freq_ucw`` numbered lines, with a number as
-    wide as most entries' in a list of ``length`` tokens (about six tokens an entry; the
-    sizing's drift corrects the rest)."""
-    number = str(max(1, length // 6))
-    return [f"\n{number}. {word}" * freq_ucw for word in uncommon]
+def _cwe_renderer(
+    draws: WordDraws,
+    common_entries: list[tuple[float, str]],
+    freqs: tuple[int, int],
+    prefix: str,
+    outputs: tuple[str, ...],
+) -> Callable[[int], Rendered]:
+    """``render(n)``: the common entries (sorted by their keys) merged with the entries of the
+    first ``n`` uncommon words, numbered."""
+    freq_cw, freq_ucw = freqs
 
-
-def _cwe_renderer(common, uncommon, common_keys, uncommon_keys, freq_cw, freq_ucw, prefix, outputs):
     def render(n: int) -> Rendered:
-        entries = [
-            (common_keys[w * CWE_FREQ[0] + j], word)
-            for w, word in enumerate(common)
-            for j in range(freq_cw)
-        ]
-        entries += [
-            (uncommon_keys[w * CWE_FREQ[1] + j], word)
-            for w, word in enumerate(uncommon[:n])
-            for j in range(freq_ucw)
-        ]
+        draws.draw(CWE_COMMON + n)
+        per_word = draws.per_word
+        keys = draws.keys[CWE_COMMON * per_word : (CWE_COMMON + n) * per_word]
+        words = draws.words[CWE_COMMON : CWE_COMMON + n]
+        entries = list(common_entries)
+        for j in range(freq_ucw):  # the j-th entry of every uncommon word
+            entries.extend(zip(keys[j::per_word], words, strict=True))
         entries.sort()
-        context = "\n".join(f"{i + 1}. {word}" for i, (_, word) in enumerate(entries))
+        lines = map("{}. {}".format, itertools.count(1), map(operator.itemgetter(1), entries))
+        context = "\n".join(lines)
         prompt = CWE_TEMPLATE.format(context=context, k=CWE_COMMON) + prefix
         meta = {
             "freq_cw": freq_cw,

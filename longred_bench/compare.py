@@ -154,10 +154,21 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text).strip("_")[:80] or "model"
 
 
+def stored_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The config a cached result is saved and matched under: a RULER evaluation or a PSA
+    measurement also names the RULER sample generator's version, so results measured on
+    samples of an older generator are measured again rather than reused."""
+    if config.get("suite") == "ruler" or "psa" in config:
+        from longred_bench.ruler.store import GENERATOR_VERSION
+
+        return {**config, "ruler_generator": GENERATOR_VERSION}
+    return config
+
+
 def cached_records(path: Path, config: dict[str, Any]) -> list[dict[str, Any]] | None:
     """The records saved at ``path`` if they were made by exactly ``config`` and are intact
     (a damaged cache is treated as absent, with a warning naming the file)."""
-    if not path.is_file() or read_cached_json(path.parent / "config.json") != config:
+    if not path.is_file() or read_cached_json(path.parent / "config.json") != stored_config(config):
         return None
     return read_cached_records(path)
 
@@ -167,6 +178,7 @@ def save_records(
 ) -> list[dict[str, Any]]:
     """Write ``records`` (with provenance) to ``path`` and ``config`` beside it, swapping the
     whole directory in at once (see :func:`longred_bench.results.save_run_dir`); read back."""
+    config = stored_config(config)
     provenance = Provenance.collect(config, seed=seed, device=device)
 
     def write(tmp: Path) -> None:

@@ -415,3 +415,25 @@ def test_two_processes_fetching_one_entry_leave_one_good_entry(
     assert cache_module.check_entry(cache / "corpora/brown", hashes=True).status == "ok"
     assert [d.doc_id for d in corpora.load_documents("brown", cache=cache)] == ["ca01", "cb02"]
     assert _leftovers(cache) == []
+
+
+def test_results_of_an_older_ruler_generator_are_measured_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A RULER evaluation or PSA measurement cached under one sample-generator version is not
+    reused under another; a short-task evaluation does not depend on it."""
+    units = {
+        "ruler": {"model": "m", "suite": "ruler", "lengths": [512]},
+        "psa": {"psa": {"models": ["m"]}, "pcd": None},
+        "short": {"model": "m", "suite": "short_tiny"},
+    }
+    paths = {name: tmp_path / name / "eval.jsonl" for name in units}
+    for name, unit in units.items():
+        save_records(paths[name], unit, [{"score": 1.0}], 0, "cpu")
+        assert cached_records(paths[name], unit)[0]["score"] == 1.0
+    saved = json.loads((tmp_path / "ruler" / "config.json").read_text())
+    assert saved["ruler_generator"] == store.GENERATOR_VERSION
+    monkeypatch.setattr(store, "GENERATOR_VERSION", store.GENERATOR_VERSION + 1)
+    assert cached_records(paths["ruler"], units["ruler"]) is None
+    assert cached_records(paths["psa"], units["psa"]) is None
+    assert cached_records(paths["short"], units["short"])[0]["score"] == 1.0

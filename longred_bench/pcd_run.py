@@ -49,6 +49,9 @@ class PcdProfile:
     sweep_alphas: tuple[float, ...]
     pcd: PcdConfig = field(default_factory=PcdConfig)
     batch_size: int = 1
+    # Trained checkpoints of Table 3 at the same profile, as (row, extension): each is one more
+    # line, evaluated as saved (its own extended RoPE), with the original's window for short tasks.
+    trained: tuple[tuple[str, str], ...] = ()
 
 
 SMOL_SHORT_TASKS = (
@@ -71,6 +74,7 @@ PCD_PROFILES: dict[str, PcdProfile] = {
         sweep_length=512,
         sweep_alphas=(0.5, 1.0, 3.0),
         batch_size=8,
+        trained=(("cpt", "abf:theta=4e5"), ("longred-c", "abf:theta=4e5")),
     ),
     "smoke": PcdProfile(
         model="tiny-random",
@@ -111,14 +115,40 @@ def line_of(rope: str) -> str:
     return "original" if rope == ORIGINAL else rope
 
 
+def trained_line(row: str, extension: str) -> str:
+    """The report's name of a trained checkpoint's line, e.g. ``longred-c abf:theta=4e5``."""
+    return f"{row} {extension}"
+
+
+def _trained_models(profile: str, prof: PcdProfile, progress: bool) -> list[tuple[str, str]]:
+    """``(line, model directory)`` of each trained checkpoint of the profile, trained (or reused
+    from Table 3's run cache) on demand."""
+    from longred_bench.table3_run import TABLE3_PROFILES, TrainedRow, train_cached
+
+    if prof.trained and profile not in TABLE3_PROFILES:
+        raise UserError(f"pcd profile {profile!r} names trained rows; Table 3 has no such profile")
+    out = []
+    for row, ext in prof.trained:
+        final, _ = train_cached(TrainedRow(row, ext, 0).config(TABLE3_PROFILES[profile]),
+                                progress=progress)  # fmt: skip
+        out.append((trained_line(row, ext), str(final)))
+    return out
+
+
 def _eval_unit(
-    prof: PcdProfile, rope: str, part: str, decoding: str, alpha: float | None = None
+    prof: PcdProfile,
+    rope: str,
+    part: str,
+    decoding: str,
+    alpha: float | None = None,
+    model: str | None = None,
 ) -> dict[str, Any]:
-    """The :func:`longred_bench.compare.run_eval_unit` config of one evaluation."""
+    """The :func:`longred_bench.compare.run_eval_unit` config of one evaluation (of ``model``,
+    default the profile's)."""
     from longred_bench.models import load_config
 
     unit: dict[str, Any] = {
-        "model": prof.model,
+        "model": model or prof.model,
         "rope": None if rope == ORIGINAL else rope,
         "batch_size": prof.batch_size,
         "device": "cpu",
@@ -172,14 +202,17 @@ def run_pcd(
     prof = PCD_PROFILES[profile]
     start = time.perf_counter()
     records: list[dict[str, Any]] = []
-    jobs = [(rope, part, dec) for part in ("ruler", "short") for rope in prof.ropes
+    trained = _trained_models(profile, prof, progress)
+    targets = [(line_of(rope), None, rope) for rope in prof.ropes]
+    targets += [(line, model, ORIGINAL) for line, model in trained]
+    jobs = [(target, part, dec) for part in ("ruler", "short") for target in targets
             for dec in ("greedy", "pcd")]  # fmt: skip
-    for rope, part, decoding in jobs:
-        unit = _eval_unit(prof, rope, part, decoding)
+    for (line, model, rope), part, decoding in jobs:
+        unit = _eval_unit(prof, rope, part, decoding, model=model)
         if progress:
-            print(f"[pcd] {line_of(rope)} {part} {decoding}", flush=True)
+            print(f"[pcd] {line} {part} {decoding}", flush=True)
         got = _cached(profile, unit, "eval.jsonl", lambda u=unit: run_eval_unit(u, progress), force)
-        records += _tag(got, line=line_of(rope), decoding=decoding, part=part)
+        records += _tag(got, line=line, decoding=decoding, part=part)
     for alpha in prof.sweep_alphas:
         unit = _eval_unit(prof, prof.sweep_rope, "sweep", "pcd", alpha)
         if progress:
@@ -187,22 +220,38 @@ def run_pcd(
         got = _cached(profile, unit, "eval.jsonl", lambda u=unit: run_eval_unit(u, progress), force)
         records += _tag(got, line=line_of(prof.sweep_rope), decoding="pcd", part="sweep",
                         alpha=float(alpha))  # fmt: skip
-    psa_cfg = PsaConfig(
-        models=(prof.model,), ropes=prof.ropes, tasks=prof.psa_tasks, lengths=prof.lengths,
-        samples=prof.psa_samples,
-    )  # fmt: skip
-    for decoding in ("greedy", "pcd"):
-        pcd = prof.pcd if decoding == "pcd" else None
-        unit = {"psa": psa_cfg.to_dict(), "pcd": pcd.as_dict() if pcd else None}
-        if progress:
-            print(f"[pcd] psa {decoding}", flush=True)
-
-        def measure(pcd: PcdConfig | None = pcd) -> list[dict[str, Any]]:
-            return run_psa(psa_cfg, progress=progress, pcd=pcd)[0]
-
-        for r in _cached(profile, unit, "psa.jsonl", measure, force):
-            line = line_of(r["rope"])
-            name = line if decoding == "greedy" else f"{line} +pcd"
-            records.append({**r, "line": line, "decoding": decoding, "part": "psa",
-                            "extension": name})  # fmt: skip
+    psa_runs = [(None, prof.model, prof.ropes)] if prof.ropes else []
+    psa_runs += [(line, model, (ORIGINAL,)) for line, model in trained]
+    for fixed_line, model, ropes in psa_runs:
+        psa_cfg = PsaConfig(models=(model,), ropes=ropes, tasks=prof.psa_tasks,
+                            lengths=prof.lengths, samples=prof.psa_samples)  # fmt: skip
+        for decoding in ("greedy", "pcd"):
+            records += _psa_records(profile, psa_cfg, prof, decoding, fixed_line, progress, force)
     return records, time.perf_counter() - start
+
+
+def _psa_records(
+    profile: str,
+    psa_cfg: PsaConfig,
+    prof: PcdProfile,
+    decoding: str,
+    fixed_line: str | None,
+    progress: bool,
+    force: bool,
+) -> list[dict[str, Any]]:
+    """PSA records of one configuration and decoding, tagged with their line (``fixed_line`` for
+    a trained checkpoint, else the record's RoPE)."""
+    pcd = prof.pcd if decoding == "pcd" else None
+    unit = {"psa": psa_cfg.to_dict(), "pcd": pcd.as_dict() if pcd else None}
+    if progress:
+        print(f"[pcd] psa {fixed_line or ''} {decoding}".replace("  ", " "), flush=True)
+
+    def measure() -> list[dict[str, Any]]:
+        return run_psa(psa_cfg, progress=progress, pcd=pcd)[0]
+
+    out = []
+    for r in _cached(profile, unit, "psa.jsonl", measure, force):
+        line = fixed_line or line_of(r["rope"])
+        name = line if decoding == "greedy" else f"{line} +pcd"
+        out.append({**r, "line": line, "decoding": decoding, "part": "psa", "extension": name})
+    return out

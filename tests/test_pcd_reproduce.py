@@ -59,3 +59,33 @@ def test_reproduce_pcd_smoke(tmp_path, monkeypatch, request, one_thread):
     assert main(argv) == 0  # a rerun reuses every unit
     assert sorted(p.name for p in (cache / "runs").iterdir()) == runs
     assert {p: p.stat().st_mtime_ns for p in (cache / "runs").rglob("*.jsonl")} == mtimes
+
+
+def test_pcd_lines_of_trained_checkpoints(tmp_path, monkeypatch, request, one_thread):
+    """A profile's trained rows are trained (or reused from Table 3's cache) and become lines
+    of their own (here the only ones), evaluated with their saved RoPE, greedy and PCD, in
+    RULER, short and PSA."""
+    import dataclasses
+
+    from longred_bench import pcd_run
+
+    ensure_cached(request, "brown", "austen")
+    real = cache_dir()
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "corpora").symlink_to(real / "corpora")
+    monkeypatch.setenv("LONGRED_CACHE", str(cache))
+    small = dataclasses.replace(
+        pcd_run.PCD_PROFILES["smoke"], ropes=(), ruler_tasks=("vt",), lengths=(512,),
+        ruler_samples=1, short_limit=2, psa_samples=1, sweep_alphas=(),
+        trained=(("cpt", "abf:theta=1e5"),),
+    )  # fmt: skip
+    monkeypatch.setitem(pcd_run.PCD_PROFILES, "smoke", small)
+    records, _ = pcd_run.run_pcd("smoke", progress=False)
+    line = "cpt abf:theta=1e5"
+    parts = {(r["part"], r["line"], r["decoding"]) for r in records}
+    for dec in ("greedy", "pcd"):
+        assert {("ruler", line, dec), ("short", line, dec), ("psa", line, dec)} <= parts
+    models = {r["model"] for r in records if r["kind"] == "eval" and r["line"] == line}
+    assert len(models) == 1 and models.pop().endswith("/final")
+    assert len(list((cache / "runs").glob("train-cpt-*/final/config.json"))) == 1

@@ -87,6 +87,33 @@ def test_too_small_length_is_a_clear_error(byte_tok):
         generate("niah_single_9", byte_tok, 1024, 1, seed=0)
 
 
+def test_a_draw_that_leaves_no_room_is_drawn_again(byte_tok, monkeypatch):
+    """A sample whose first draw cannot fit even with an empty haystack (long drawn words at a
+    small length) is drawn again from its own seed; samples that fit keep their first draw."""
+    from longred_bench.ruler import registry
+    from longred_bench.ruler.sizing import Draft, Rendered
+
+    def builder(task, rng, length, seed, corpus, state):
+        word = "w" * (400 if rng.random() < 0.5 else 10)  # half the draws leave no room
+
+        def render(n):
+            return Rendered(f"Q: {word}{' x' * n} A:", ("x",))
+
+        yield Draft(render=render, upper=40)
+
+    monkeypatch.setitem(registry.BUILDERS, "vt", builder)
+    samples = generate("vt", byte_tok, 256, 12, seed=0)
+    redrawn = [s for s in samples if s.metadata.get("redraw")]
+    assert redrawn and len(redrawn) < len(samples)
+    assert all(s.token_count <= 256 and "w" * 10 in s.input for s in samples)
+    assert [s.input for s in generate("vt", byte_tok, 256, 12, seed=0)] == [
+        s.input for s in samples
+    ]
+    monkeypatch.setattr(registry, "REDRAWS", 0)
+    with pytest.raises(UserError, match=r"needs at least \d+ tokens"):
+        generate("vt", byte_tok, 256, 12, seed=0)
+
+
 def test_haystack_shrinks_to_zero_when_needed(byte_tok):
     with pytest.raises(UserError) as info:
         generate("niah_single_1", byte_tok, 256, 1, seed=0)

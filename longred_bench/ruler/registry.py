@@ -74,8 +74,24 @@ def generate(
     samples = []
     state: dict = {}  # shared by the samples of this call (QA: which questions are taken)
     for index in range(num_samples):
-        rng = random.Random(f"ruler/{task}/{length}/{seed}/{index}")
-        misfit: Misfit | None = None
+        samples.append(_sample(task, tokenizer, length, seed, index, corpus, state))
+    return samples
+
+
+REDRAWS = 8  # fresh draws of a sample whose drawn words leave no room at a small length
+
+
+def _sample(
+    task: str, tokenizer: Any, length: int, seed: int, index: int, corpus: str, state: dict
+) -> Sample:
+    """Sample ``index``: the first draft that fits. Where none does (at the smallest lengths a
+    draw of long words can leave no room, e.g. ``cwe``'s ten common words at 256 tokens), the
+    sample is drawn again from a seed of its own, up to :data:`REDRAWS` times; the metadata of
+    a redrawn sample records which draw it is (``redraw``)."""
+    misfit: Misfit | None = None
+    for redraw in range(REDRAWS + 1):
+        name = f"ruler/{task}/{length}/{seed}/{index}" + (f"/redraw{redraw}" if redraw else "")
+        rng = random.Random(name)
         for draft in BUILDERS[task](task, rng, length, seed, corpus, state):
             try:
                 units, rendered, tokens = fit(
@@ -85,13 +101,10 @@ def generate(
                 misfit = misfit or error
                 continue
             metadata = dict(rendered.metadata, haystack_units=units, seed=seed, corpus=corpus)
-            samples.append(
-                Sample(task, length, index, rendered.prompt, rendered.outputs, tokens, metadata)
-            )
-            break
-        else:
-            raise misfit or UserError(f"RULER task {task!r}: no sample fits in {length} tokens")
-    return samples
+            if redraw:
+                metadata["redraw"] = redraw
+            return Sample(task, length, index, rendered.prompt, rendered.outputs, tokens, metadata)
+    raise misfit or UserError(f"RULER task {task!r}: no sample fits in {length} tokens")
 
 
 def generation_rate(

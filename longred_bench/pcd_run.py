@@ -244,7 +244,7 @@ def _psa_records(
     pcd = prof.pcd if decoding == "pcd" else None
     unit = {"psa": psa_cfg.to_dict(), "pcd": pcd.as_dict() if pcd else None}
     if progress:
-        print(f"[pcd] psa {fixed_line or ''} {decoding}".replace("  ", " "), flush=True)
+        print(f"[pcd] psa {fixed_line + ' ' if fixed_line else ''}{decoding}", flush=True)
 
     def measure() -> list[dict[str, Any]]:
         return run_psa(psa_cfg, progress=progress, pcd=pcd)[0]

@@ -104,13 +104,6 @@ def _kernel(profile: str, out: Path, *, force: bool, progress: bool) -> list[Pat
     )
 
 
-def torch_threads() -> int:
-    """Torch's intra-op threads in this process."""
-    import torch
-
-    return torch.get_num_threads()
-
-
 def _table3(profile: str, out: Path, *, force: bool, progress: bool, jobs: int = 1) -> list[Path]:
     """LongReD Table 3 at a profile where the suite can train (smoke, tiny)."""
     from longred_bench.reports.table3 import build_table3
@@ -121,6 +114,8 @@ def _table3(profile: str, out: Path, *, force: bool, progress: bool, jobs: int =
             f"table3 has no profile {profile!r}: it trains models, which this suite does at "
             f"{', '.join(TABLE3_PROFILES)}; use `longred-bench train` for other scales"
         )
+    import torch
+
     from longred_bench.table3_jobs import threads_per_job
 
     load_start = os.getloadavg()[0]
@@ -130,7 +125,7 @@ def _table3(profile: str, out: Path, *, force: bool, progress: bool, jobs: int =
     command = f"longred-bench reproduce table3 --profile {profile}" + (
         f" --jobs {jobs}" if jobs != 1 else ""
     )
-    threads = threads_per_job(jobs) if jobs != 1 else torch_threads()
+    threads = threads_per_job(jobs) if jobs != 1 else torch.get_num_threads()
     note = (
         f"{jobs} process(es) of {threads} torch thread(s); 1-min load average "
         f"{load_start:.2f} at start, {os.getloadavg()[0]:.2f} at end; cached units are reused, "
@@ -236,11 +231,8 @@ def reproduce(
     ``jobs``: worker processes for the independent runs (table3 only)."""
     if table not in TABLES:
         raise UserError(f"unknown table {table!r}; available: {', '.join(TABLES)}")
-    if jobs < 1:
-        raise UserError(f"--jobs must be at least 1, got {jobs}")
-    out = out if out is not None else Path("reports") / profile
-    if table == "table3":
-        return _table3(profile, out, force=force, progress=progress, jobs=jobs)
-    if jobs != 1:
+    if jobs != 1 and table != "table3":
         raise UserError(f"--jobs applies to table3 only; run {table} without it")
-    return TABLES[table](profile, out, force=force, progress=progress)
+    out = out if out is not None else Path("reports") / profile
+    extra = {"jobs": jobs} if table == "table3" else {}
+    return TABLES[table](profile, out, force=force, progress=progress, **extra)

@@ -113,8 +113,10 @@ def distinct(
     k: int,
     exclude: set[str] | None = None,
 ) -> list[str]:
-    """``k`` distinct values from ``make``, none in ``exclude``."""
-    seen = set(exclude or ())
+    """``k`` distinct values from ``make``, none in ``exclude`` (read, not copied: drawing one
+    value at a time against a growing set stays linear)."""
+    exclude = exclude or set()
+    seen: set[str] = set()
     out: list[str] = []
     attempts = 0
     while len(out) < k:
@@ -122,7 +124,7 @@ def distinct(
         attempts += 1
         if attempts > DISTINCT_ATTEMPTS * (k + 10):
             raise ValueError("could not draw enough distinct values")
-        if value not in seen:
+        if value not in seen and value not in exclude:
             seen.add(value)
             out.append(value)
     return out

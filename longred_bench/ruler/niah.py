@@ -110,18 +110,10 @@ class NeedleHaystack(Sequence[str]):
     def _draw(self, n: int) -> None:
         """Draw needles until ``n`` exist."""
         while len(self.needles) < n:
-            key = self._fresh_key()
+            key = hs.distinct(self.rng, self.make_key, 1, self.taken)[0]
             self.taken.add(key)
             value = self.make_value(self.rng)
             self.needles.append(NEEDLE.format(kind=self.kind, key=key, value=value))
-
-    def _fresh_key(self) -> str:
-        """A key not taken yet (drawn as :func:`~.haystack.distinct` draws one)."""
-        for _ in range(hs.DISTINCT_ATTEMPTS * 11):
-            key = self.make_key(self.rng)
-            if key not in self.taken:
-                return key
-        raise ValueError("could not draw enough distinct values")
 
 
 def _join_query(keys: list[str]) -> str:

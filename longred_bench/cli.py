@@ -386,13 +386,8 @@ def _add_reproduce(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--profile", default=DEFAULT_PROFILE, help="smoke | smol | paper")
     p.add_argument("--out", help="output directory (default reports/<profile>)")
     p.add_argument("--force", action="store_true", help="recompute even if a cached run exists")
-    p.add_argument(
-        "--jobs",
-        type=int,
-        default=1,
-        help="table3: worker processes for its independent training and evaluation runs, each "
-        "with cores/N torch threads (2 on a 2-core machine is about twice as fast)",
-    )
+    jobs_help = "table3: worker processes for its independent runs (cores/N threads each)"
+    p.add_argument("--jobs", type=int, default=1, help=jobs_help)
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_cmd_reproduce)
 

@@ -109,6 +109,8 @@ def profile_phases(run: Callable[[], object], models: list[torch.nn.Module]) -> 
     (projections, MLPs, norms, RoPE, Python). Phases never nest, so they add up to the wall."""
     targets = [(drift_module, name, phase) for phase, names in PHASES.items() for name in names]
     targets.append((capture_module, "sdpa_attention_forward", "model_attention"))
+    # the extended model's own attention, computed in drift's KL sink to keep its log-sum-exp
+    targets.append((drift_module, "attention_with_lse", "model_attention"))
     saved = []
     for module, name, phase in targets:
         if hasattr(module, name):

@@ -30,7 +30,13 @@ from ._common import (
     prepare_relation_kl_args,
     reduce_row_kl,
 )
-from .attention_stats import TeacherTerms, relation_kl_stats, stats_supported, teacher_terms
+from .attention_stats import (
+    TeacherTerms,
+    attention_with_lse,
+    relation_kl_stats,
+    stats_supported,
+    teacher_terms,
+)
 from .chunked import relation_kl_chunked
 from .reference import relation_kl_naive
 
@@ -43,6 +49,7 @@ __all__ = [
     "REDUCTIONS",
     "RelationKLArgs",
     "TeacherTerms",
+    "attention_with_lse",
     "count_valid_rows",
     "prepare_relation_kl_args",
     "reduce_row_kl",

@@ -11,7 +11,9 @@ values ``B_t`` or ``B_s``; ``lse`` is the row log-sum-exp a flash-attention kern
 backward pass.  One KL is therefore three fused attention calls (one of them, the teacher's
 negative entropy, shareable by every student of the same teacher), each one streaming pass over
 the scores in cache-sized tiles with ``O(n * d)`` memory, instead of two materialised score
-blocks and about twenty elementwise passes over them (:mod:`.chunked`).
+blocks and about twenty elementwise passes over them (:mod:`.chunked`).  When the relation is
+the student's own causal attention, its ``lse_s`` comes with that attention's output
+(:func:`attention_with_lse`), and the KL costs two calls beyond the model's own.
 
 The kernel is PyTorch's CPU flash attention (``aten::_scaled_dot_product_flash_attention_for_cpu``,
 which returns the log-sum-exp); values must have the queries' head dim, so ``d_s == d_t``.  The
@@ -109,6 +111,25 @@ def _row_dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.linalg.vecdot(a.double(), b.double())
 
 
+def attention_with_lse(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Causal attention ``softmax(scale q k^T) v`` and its row log-sum-exp, one fused call.
+
+    ``q`` ``[B, H, n, d]``; ``k`` and ``v`` ``[B, Hkv, n, d]`` with ``H`` a multiple of ``Hkv``
+    (kv head ``h // (H / Hkv)`` serves query head ``h``). Returns the output ``[B, H, n, d]``,
+    bit-identical to :func:`torch.nn.functional.scaled_dot_product_attention` with
+    ``is_causal=True`` on CPU, and the log-sum-exp ``[B, H, n]`` (fp32), which is what
+    :func:`relation_kl_stats` takes as ``student_lse``. CPU only, no autograd.
+    """
+    heads = q.shape[1]
+    k = _repeat_heads(k, heads, q.dtype)
+    v = _repeat_heads(v, heads, q.dtype)
+    flash = getattr(torch.ops.aten, _FLASH_CPU)
+    out, lse = flash(q, k, v, 0.0, True, scale=scale)
+    return out, lse
+
+
 def teacher_terms(
     a_t: torch.Tensor,
     b_t: torch.Tensor,
@@ -143,13 +164,17 @@ def relation_kl_stats(
     scale_t: float | None = None,
     reduction: str = "mean",
     teacher: TeacherTerms | None = None,
+    student_lse: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """KL(P_t || P_s) from fused-attention statistics, forward only, CPU.
 
     Same arguments and result as :func:`longred_bench.kernels.relation_kl`, plus ``teacher``:
     :func:`teacher_terms` of ``(a_t, b_t)`` with the same ``mask``, ``causal`` and ``scale_t``
-    (computed here when ``None``). Raises ``ValueError`` when a gradient would be needed, off
-    CPU, or when the student's and teacher's head dims differ.
+    (computed here when ``None``), and ``student_lse``: the row log-sum-exp ``[B, H, n]`` of
+    the student's scores ``scale_s a_s b_s^T`` under the same mask, e.g. from the student's own
+    attention call (:func:`attention_with_lse`), which saves one of the three fused calls.
+    Raises ``ValueError`` when a gradient would be needed, off CPU, when the student's and
+    teacher's head dims differ, or when ``student_lse`` has the wrong shape.
     """
     args = prepare_relation_kl_args(a_s, b_s, a_t, b_t, mask, causal, scale_s, scale_t, reduction)
     _check_forward_only(args, a_s, b_s, a_t, b_t)
@@ -161,7 +186,14 @@ def relation_kl_stats(
     k_s = _repeat_heads(b_s, args.query_heads, cdt)
     # sum_j P_t,ij b_s,j: the teacher's attention with the student's keys as values
     kbar_ts, _ = _attend(teacher.queries, teacher.keys, k_s, teacher.scale, args, add_mask)
-    _, lse_s = _attend(q_s, k_s, k_s, args.scale_s, args, add_mask)
+    if student_lse is None:
+        _, student_lse = _attend(q_s, k_s, k_s, args.scale_s, args, add_mask)
+    elif tuple(student_lse.shape) != tuple(q_s.shape[:3]):
+        raise ValueError(
+            f"student_lse has shape {tuple(student_lse.shape)}, expected {tuple(q_s.shape[:3])} "
+            "(batch, query heads, seq)"
+        )
+    lse_s = student_lse
     cross = args.scale_s * _row_dot(q_s, kbar_ts) - lse_s.double()
     row_kl = teacher.neg_entropy - cross
     if args.mask is not None:

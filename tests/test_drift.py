@@ -4,7 +4,9 @@ attention maps, growth with the ABF base, LongReD's layer selection."""
 import pytest
 import torch
 
-from longred_bench.capture import capture_qk
+import longred_bench.metrics.drift as drift_module
+from longred_bench.capture import capture_attention, capture_qk
+from longred_bench.kernels import attention_with_lse
 from longred_bench.metrics.drift import measure_drift, select_layers
 from longred_bench.metrics.similarity import masked_mean_cosine, token_cosine
 from longred_bench.models import extend, load
@@ -124,6 +126,51 @@ def test_capture_restores_attention_and_matches_sdpa_output():
     assert model.config._attn_implementation == "sdpa"
     assert [s[0] for s in seen] == [0, 1, 2, 3]
     assert seen[0][1:] == (torch.Size([1, 4, 12, 16]), torch.Size([1, 2, 12, 16]), 0.25)
+
+
+def test_capture_attention_output_replaces_sdpa_only_on_plain_calls():
+    model = load("tiny-random").model
+    ids = _ids(n=12)
+    mask = torch.ones(2, 12, dtype=torch.long)
+    mask[0, :3] = 0
+    plain_seen = []
+
+    def attend(layer, q, k, v, scale, plain):
+        plain_seen.append(plain)
+        return attention_with_lse(q, k, v, scale)[0] if plain else None
+
+    with torch.no_grad():
+        for m in (None, mask):
+            ref = model(ids, attention_mask=m).logits
+            with capture_attention(model, attend):
+                out = model(ids, attention_mask=m).logits
+            assert torch.equal(ref, out)
+    assert plain_seen == [True] * 4 + [False] * 4
+    assert model.config._attn_implementation == "sdpa"
+
+
+@pytest.mark.parametrize("padded", [False, True])
+def test_drift_takes_the_extended_lse_from_its_own_attention_unless_padded(padded, monkeypatch):
+    """Unpadded batches compute each extended layer's attention in the KL sink (one fused call
+    fewer); padded ones leave attention to SDPA. Both give the chunked KL."""
+    calls = []
+
+    def counting(*args):
+        calls.append(1)
+        return attention_with_lse(*args)
+
+    monkeypatch.setattr(drift_module, "attention_with_lse", counting)
+    original = load("tiny-random").model
+    extended = {"pi": extend(original, "pi:factor=4")}
+    mask = torch.ones(2, 30, dtype=torch.long)
+    mask[1, :4] = 0
+    batches = [(_ids(n=30), mask if padded else None)]
+    stats = measure_drift(original, extended, batches, progress=False)["pi"]
+    assert len(calls) == (0 if padded else 4)
+    chunked = measure_drift(original, extended, batches, impl="chunked", progress=False)["pi"]
+    for a, b in zip(stats.layers, chunked.layers, strict=True):
+        assert a.attention_kl == pytest.approx(b.attention_kl, rel=0, abs=3e-8)
+        assert a.hidden_cosine == b.hidden_cosine
 
 
 def test_select_layers_top_m_plus_last():

@@ -8,6 +8,7 @@ import torch
 from test_relation_kl import F64, make_inputs, make_mask
 
 from longred_bench.kernels import (
+    attention_with_lse,
     relation_kl,
     relation_kl_naive,
     relation_kl_stats,
@@ -78,6 +79,31 @@ def test_stats_shared_teacher_terms_give_the_same_kl() -> None:
     shared = relation_kl_stats(*inputs, mask=mask, scale_t=0.2, teacher=terms, reduction="none")
     alone = relation_kl_stats(*inputs, mask=mask, scale_t=0.2, reduction="none")
     assert torch.equal(shared, alone)
+
+
+@torch.no_grad()
+def test_attention_with_lse_is_sdpa_and_its_lse_gives_the_same_kl() -> None:
+    """The student's own causal attention call gives SDPA's output bit for bit and the
+    log-sum-exp the KL needs: passing it as ``student_lse`` changes nothing."""
+    a_s, b_s, a_t, b_t = make_inputs(
+        heads=6, kv_s=2, kv_t=3, seq=70, d_s=16, d_t=16, dtype=torch.float32
+    )
+    v = torch.randn(b_s.shape, generator=torch.Generator().manual_seed(3))
+    out, lse = attention_with_lse(a_s, b_s, v, 0.3)
+    sdpa = torch.nn.functional.scaled_dot_product_attention(
+        a_s, b_s, v, is_causal=True, scale=0.3, enable_gqa=True
+    )
+    assert torch.equal(out, sdpa)
+    scores = 0.3 * a_s.double() @ b_s.double().repeat_interleave(3, dim=1).transpose(-1, -2)
+    scores = scores.masked_fill(~torch.ones(70, 70, dtype=torch.bool).tril(), float("-inf"))
+    torch.testing.assert_close(lse.double(), scores.logsumexp(-1), rtol=0, atol=1e-5)
+    kw = dict(scale_s=0.3, scale_t=0.2, reduction="none")
+    assert torch.equal(
+        relation_kl_stats(a_s, b_s, a_t, b_t, student_lse=lse, **kw),
+        relation_kl_stats(a_s, b_s, a_t, b_t, **kw),
+    )
+    with pytest.raises(ValueError, match="student_lse has shape"):
+        relation_kl_stats(a_s, b_s, a_t, b_t, student_lse=lse[:, :3], **kw)
 
 
 @pytest.mark.parametrize("reduction", ["none", "sum", "mean"])

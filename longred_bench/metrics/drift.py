@@ -6,7 +6,8 @@ capture (:mod:`longred_bench.capture`) the attention KL(original || extended) of
 computed at once in linear memory, so only the original's q/k and one extended layer are alive
 at a time. On CPU (``impl="auto"`` or ``"stats"``) the KL comes from fused attention statistics
 (:func:`longred_bench.kernels.relation_kl_stats`), the original's side of it (its attention
-entropy) computed once inside the original's capture; otherwise from
+entropy) computed once inside the original's capture, and the extended model's log-sum-exp
+taken from its own attention call where that call is plain causal attention; otherwise from
 :func:`longred_bench.kernels.relation_kl`. Hidden-state cosine comes from
 ``output_hidden_states``; no logits are computed beyond the last token (``logits_to_keep=1``).
 
@@ -23,10 +24,11 @@ import torch
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel
 
-from longred_bench.capture import capture_qk
+from longred_bench.capture import capture_attention, capture_qk
 from longred_bench.errors import UserError
 from longred_bench.kernels import (
     TeacherTerms,
+    attention_with_lse,
     relation_kl,
     relation_kl_stats,
     stats_supported,
@@ -117,22 +119,32 @@ class _TeacherSink:
 @dataclass
 class _KLSink:
     """Attention capture sink of an extended model: adds each layer's KL(original || extended)
-    against the original's q/k of the same batch."""
+    against the original's q/k of the same batch. With the ``stats`` KL on a plain causal call
+    (no padding) it computes the layer's attention itself, so the KL takes the extended
+    model's log-sum-exp from that call instead of a fused call of its own."""
 
     teacher: _TeacherSink
     acc: _Accumulator
     rows: int
     impl: str
 
-    def __call__(self, layer: int, q: torch.Tensor, k: torch.Tensor, scale: float) -> None:
+    def __call__(
+        self, layer: int, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float,
+        plain: bool,
+    ) -> torch.Tensor | None:  # fmt: skip
         q_t, k_t, scale_t, terms = self.teacher.layers[layer]
         kwargs = dict(mask=self.teacher.mask, scale_s=scale, scale_t=scale_t, reduction="sum")
-        if terms is not None:
-            kl = relation_kl_stats(q, k, q_t, k_t, teacher=terms, **kwargs)
-        else:
+        out = None
+        if terms is None:
             kl = relation_kl(q, k, q_t, k_t, impl=self.impl, **kwargs)
+        elif plain and self.teacher.mask is None and q.dtype == terms.queries.dtype:
+            out, lse = attention_with_lse(q, k, v, scale)
+            kl = relation_kl_stats(q, k, q_t, k_t, teacher=terms, student_lse=lse, **kwargs)
+        else:
+            kl = relation_kl_stats(q, k, q_t, k_t, teacher=terms, **kwargs)
         self.acc.kl_sum[layer] += float(kl)
         self.acc.kl_rows[layer] += self.rows
+        return out
 
 
 def _resolve_impl(impl: str, device: torch.device) -> str:
@@ -189,7 +201,7 @@ def measure_drift(
         tokens = int(mask.sum()) if mask is not None else input_ids.numel()
         rows = tokens * original.config.num_attention_heads
         for name, model in extended.items():
-            with capture_qk(model, _KLSink(teacher, acc[name], rows, impl)):
+            with capture_attention(model, _KLSink(teacher, acc[name], rows, impl)):
                 out = _hidden_states(model, input_ids, mask)
             for i in range(num_layers):
                 total_cos, _ = masked_mean_cosine(ref[i + 1], out[i + 1], mask)

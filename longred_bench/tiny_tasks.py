@@ -4,13 +4,11 @@ Four short-text tasks that a small model pretrained on prose (the suite's tiny L
 can score above chance. Every sample is a verbatim passage of a ``test``-split document of a cached
 corpus (:func:`longred_bench.data.corpora.load_documents`); ``train`` documents are never read.
 
-Text is cut into sentences by :func:`split_sentences` (blank lines separate paragraphs; a sentence
-ends at ``.``, ``!`` or ``?``, plus closing quotes or brackets, before whitespace and a capital, a
-digit or an opening quote, except after a known abbreviation or an initial). A sentence is *usable*
-when it ends with that punctuation, starts with a capital (after any quotes), and has 3 to 60
-words; passages are runs of consecutive usable sentences (they may span paragraphs, never a heading
-or an unfinished fragment), kept verbatim and cut without overlap, except for ``cloze``, which has
-one passage per target sentence (passages of different targets may share sentences).
+Text is cut into sentences by :func:`longred_bench.sentences.split_sentences` (rules there: a
+sentence is *usable* when it ends with ``.``, ``!`` or ``?``, starts with a capital, and has 3 to
+60 words); passages are runs of consecutive usable sentences (they may span paragraphs, never a
+heading or an unfinished fragment), kept verbatim and cut without overlap, except for ``cloze``,
+which has one passage per target sentence (passages of different targets may share sentences).
 
 - ``cloze`` (LAMBADA-style last word): a passage of 40-110 words whose last sentence ends in a
   word of at least 3 letters, not a function word, that already occurs in the passage (so the word
@@ -43,12 +41,12 @@ import random
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from longred_bench.data.corpora import Document, corpus_names, load_documents
 from longred_bench.errors import UserError
+from longred_bench.sentences import Sentence, split_sentences
 
 TASKS: tuple[str, ...] = ("cloze", "nextsent", "passkey", "ppl")
 DEFAULT_CORPORA: tuple[str, ...] = ("brown", "austen")
@@ -58,7 +56,6 @@ NUM_CHOICES = 4
 PASSKEY_QUESTION = "What is the pass key? The pass key is"
 PASSKEY_SENTENCE = "The pass key is {key}. Remember it."
 
-_MIN_SENTENCE_WORDS, _MAX_SENTENCE_WORDS = 3, 60
 _CLOZE_WORDS = (40, 110)
 _NEXTSENT_CONTEXT_SENTENCES = 3
 _NEXTSENT_CONTEXT_WORDS = (15, 100)
@@ -72,10 +69,6 @@ def _word_set(words: str) -> frozenset[str]:
     return frozenset(words.split())
 
 
-_ABBREVIATIONS = _word_set(
-    "mr mrs ms messrs dr st jr sr gov gen col lt sgt capt maj rev prof hon sen rep no nos vs "
-    "mt ft co corp inc ltd bros jan feb mar apr jun jul aug sep sept oct nov dec fig vol pp cf"
-)
 _FUNCTION_WORDS = _word_set(
     "the and but for nor yet not all any are was were has had have his her him its our their "
     "them they she you your who whom whose which what when where why how this that these those "
@@ -83,81 +76,8 @@ _FUNCTION_WORDS = _word_set(
     "been being very much more most some such only own same can could will would shall should "
     "may might must did does doing done one ones out off too now just each few both other"
 )
-_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
-_SENTENCE_END = re.compile(r"[.!?]+[\"'’”)\]]*(?=\s|$)")
-_OPENERS = "\"'‘“(["
 _LAST_WORD = re.compile(r" ([A-Za-z]+)[.!?]+[\"'’”)\]]*$")
 _WORD = re.compile(r"[A-Za-z]+")
-
-
-@dataclass(frozen=True)
-class Sentence:
-    """A sentence of a document: ``text[start:end]``, its paragraph index and word count."""
-
-    start: int
-    end: int
-    paragraph: int
-    words: int
-    usable: bool
-
-
-def _paragraph_spans(text: str) -> list[tuple[int, int]]:
-    spans, start = [], 0
-    for gap in _PARAGRAPH_BREAK.finditer(text):
-        spans.append((start, gap.start()))
-        start = gap.end()
-    spans.append((start, len(text)))
-    return spans
-
-
-def _skip_space(text: str, pos: int, end: int) -> int:
-    while pos < end and text[pos].isspace():
-        pos += 1
-    return pos
-
-
-def _is_abbreviation(text: str, sentence_start: int, dot: int) -> bool:
-    parts = text[sentence_start:dot].split()
-    token = parts[-1].lstrip(_OPENERS) if parts else ""
-    if "." in token:  # U.S., a.m., e.g.
-        return True
-    return token.lower() in _ABBREVIATIONS or (len(token) == 1 and token.isupper())
-
-
-def _make_sentence(text: str, start: int, end: int, paragraph: int, terminal: bool) -> Sentence:
-    body = text[start:end]
-    words = len(body.split())
-    first_letter = next((c for c in body if c.isalpha()), "")
-    usable = (
-        terminal
-        and first_letter.isupper()
-        and (body[0].isalnum() or body[0] in _OPENERS)
-        and _MIN_SENTENCE_WORDS <= words <= _MAX_SENTENCE_WORDS
-    )
-    return Sentence(start, end, paragraph, words, usable)
-
-
-def split_sentences(text: str) -> list[Sentence]:
-    """Cut ``text`` into sentences (rules in the module docstring), in order, as offsets."""
-    sentences: list[Sentence] = []
-    for paragraph, (p_start, p_end) in enumerate(_paragraph_spans(text)):
-        start = _skip_space(text, p_start, p_end)
-        for match in _SENTENCE_END.finditer(text, start, p_end):
-            if match.start() < start:
-                continue
-            after = _skip_space(text, match.end(), p_end)
-            if after < p_end:
-                following = text[after]
-                if not (following.isupper() or following.isdigit() or following in _OPENERS):
-                    continue
-            if text[match.start()] == "." and _is_abbreviation(text, start, match.start()):
-                continue
-            sentences.append(_make_sentence(text, start, match.end(), paragraph, True))
-            start = after
-        tail_end = len(text[start:p_end].rstrip()) + start
-        if tail_end > start:
-            sentences.append(_make_sentence(text, start, tail_end, paragraph, False))
-    return sentences
 
 
 def _windows(

@@ -37,7 +37,7 @@ from typing import Any
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_eval import loadavg, markdown_table, provenance, provenance_lines, write_csv
+from bench_common import loadavg, markdown_table, provenance, provenance_lines, write_csv
 
 FIELDS = (
     "model", "length", "mode", "prefill_s", "per_token_ms", "per_token_ratio", "score_s",

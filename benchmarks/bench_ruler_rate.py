@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_eval import loadavg, markdown_table, provenance, provenance_lines, write_csv
+from bench_common import loadavg, markdown_table, provenance, provenance_lines, write_csv
 
 # Our task name -> lm-eval 0.4.13's RULER task name.
 LM_EVAL_NAMES = {

@@ -17,6 +17,7 @@ import pytest
 import torch
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))  # the scripts import their shared helpers
 
 
 def _load(name: str):
@@ -28,6 +29,7 @@ def _load(name: str):
     return module
 
 
+common = _load("bench_common")
 bench = _load("bench_eval")
 rate = _load("bench_ruler_rate")
 
@@ -111,10 +113,10 @@ def test_with_speedup_against_batch_one() -> None:
 
 def test_markdown_table_and_csv(tmp_path: Path) -> None:
     rows = [{"a": 1, "b": None, "c": "x"}, {"a": 2.5, "b": "y", "c": "z"}]
-    md = bench.markdown_table(rows, ["a", "b"])
+    md = common.markdown_table(rows, ["a", "b"])
     assert md.splitlines() == ["| a | b |", "|---|---|", "| 1 |  |", "| 2.5 | y |"]
     path = tmp_path / "sub" / "t.csv"
-    bench.write_csv(rows, path, ["a", "b"])
+    common.write_csv(rows, path, ["a", "b"])
     with open(path, newline="") as fh:
         assert list(csv.DictReader(fh)) == [{"a": "1", "b": ""}, {"a": "2.5", "b": "y"}]
 

@@ -1,0 +1,67 @@
+"""Report helpers shared by the benchmark scripts: Markdown tables, CSV rows, and the
+provenance (commit, device, versions, time, load average) every report starts with."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import os
+import platform
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+
+def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+    """A Markdown table of ``columns`` of ``rows`` (``None`` as an empty cell)."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for row in rows:
+        cells = ["" if row.get(c) is None else str(row.get(c)) for c in columns]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_csv(rows: Sequence[dict[str, Any]], path: Path, columns: Sequence[str]) -> None:
+    """``rows`` as CSV with header ``columns`` (other keys are left out)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(columns), extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def loadavg() -> str:
+    """The 1/5/15-minute load average, as text."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def provenance() -> dict[str, Any]:
+    """Commit, device (threads included), package versions, timestamp and load average now."""
+    import torch
+
+    from longred_bench.results import device_name, git_commit
+
+    return {
+        "commit": git_commit(),
+        "device": device_name("cpu"),
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": metadata.version("transformers"),
+        "lm_eval": metadata.version("lm_eval"),
+        "timestamp": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "loadavg": loadavg(),
+    }
+
+
+def provenance_lines(info: dict[str, Any], cmd: str) -> str:
+    """Markdown lines with the command and the provenance of a report."""
+    return (
+        f"`{cmd}`\n\n"
+        f"- commit `{info['commit']}`, {info['device']} ({info['cpu_count']} cores visible), "
+        f"python {info['python']}, torch {info['torch']}, transformers {info['transformers']}, "
+        f"lm-eval {info['lm_eval']}\n"
+        f"- started {info['timestamp']}; load average (1/5/15 min) at start {info['loadavg']}, "
+        f"at end {info.get('loadavg_end', '?')}\n\n"
+    )

@@ -307,3 +307,48 @@ def build_kernel_report(
     png = out_dir / "kernel.png"
     _plot(cpu, gpu, png)
     return [md, png]
+
+
+def gpu_report_markdown(df: pd.DataFrame, naive_copies: int) -> str:
+    """The Markdown report of the GPU benchmark's rows ``df`` (its CSV read by
+    :func:`read_csv`): provenance and method, tables, targets, correctness and the rows that did
+    not run. ``naive_copies`` is the number of fp32 score matrices the benchmark assumed when it
+    skipped eager / compiled rows."""
+    first = df.iloc[0]
+    lines = [
+        "# relation_kl on GPU: triton vs chunked, eager and compiled",
+        "",
+        f"- device: {first['device']}",
+        f"- torch: {first['torch']}, triton: {first['triton']}",
+        f"- git commit: {first['git_commit']}",
+        f"- timestamp: {first['timestamp']} (of the first row; each row has its own)",
+        f"- bound: max(useful FLOPs / {first['peak_tflops']:g} TFLOP/s dense tensor peak, "
+        f"exps / {first['exp_per_s']:.4g} per s SFU rate); fraction = bound / measured time",
+        "- useful FLOPs per (batch x head): fwd 2 n^2 (d_t + d_s); fwd+bwd 4 n^2 (d_t + d_s) "
+        "+ 4 n^2 d_s; exps: 2 n^2 fwd, 6 n^2 fwd+bwd; both halved when causal",
+        "- time: median of CUDA-event timed repetitions after an untimed first call and warm-up, "
+        "L2 flushed before each; fwd runs under torch.no_grad()",
+        "- peak: max_memory_allocated during one call minus memory_allocated before it "
+        "(inputs excluded)",
+        f"- eager / compiled skipped when {naive_copies} fp32 score matrices exceed free memory",
+        "",
+        "## Tables",
+        "",
+        *gpu_tables(df),
+        "## Targets (printed, not asserted)",
+        "",
+        *gpu_target_checks(df),
+        "",
+        "## Correctness (triton vs fp32 naive)",
+        "",
+        *(gpu_correctness_lines(df) or ["- not run"]),
+        "",
+        "## Rows that did not run",
+        "",
+        *[
+            f"- {r['impl']} {r['mode']} d={r['head_dim']} n={r['n']}: {r['status']}"
+            for _, r in df[df["status"] != "ok"].iterrows()
+        ],
+        "",
+    ]
+    return "\n".join(lines)

@@ -209,6 +209,11 @@ def pcd_markdown(
     return "\n".join(lines)
 
 
+def _base(extension: str) -> str:
+    """The line an extension label belongs to (``"abf +pcd"`` -> ``"abf"``)."""
+    return extension.removesuffix(" +pcd")
+
+
 def plot_pcd(records: list[dict[str, Any]], path: Path, title: str, top_k: int) -> Path:
     """RULER mean (left) and PSA S first (right) against length, one line per line+decoding."""
     import matplotlib
@@ -217,17 +222,24 @@ def plot_pcd(records: list[dict[str, Any]], path: Path, title: str, top_k: int) 
     import matplotlib.pyplot as plt
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2))
-    for (line, dec), rows in ruler_by_length(ruler_frame(records)).groupby(
-        ["line", "decoding"], sort=False
-    ):
-        style = "--" if dec == "pcd" else "-"
-        left.plot(rows["length"], rows["value"], style, marker="o", label=_name(line, dec))
+    by_line = ruler_by_length(ruler_frame(records))
     psa = [r for r in records if r.get("part") == "psa"]
-    if psa:
-        by_length = summarize(sample_frame(psa), ["extension", "length"], top_k)
-        for ext, rows in by_length.groupby("extension", sort=False):
+    by_ext = summarize(sample_frame(psa), ["extension", "length"], top_k) if psa else None
+    # one colour per line in both panels; PCD dashed in its line's colour
+    names = {*by_line["line"]} | ({_base(e) for e in by_ext["extension"]} if psa else set())
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colour = {name: cycle[i % len(cycle)] for i, name in enumerate(sorted(names))}
+    for (line, dec), rows in by_line.groupby(["line", "decoding"], sort=False):
+        style = "--" if dec == "pcd" else "-"
+        rows = rows.sort_values("length")
+        left.plot(rows["length"], rows["value"], style, marker="o", color=colour[line],
+                  label=_name(line, dec))  # fmt: skip
+    if by_ext is not None:
+        for ext, rows in by_ext.groupby("extension", sort=False):
             style = "--" if str(ext).endswith("+pcd") else "-"
-            right.plot(rows["length"], rows["s_first"], style, marker="o", label=str(ext))
+            rows = rows.sort_values("length")
+            right.plot(rows["length"], rows["s_first"], style, marker="o",
+                       color=colour[_base(str(ext))], label=str(ext))  # fmt: skip
     for ax, name in ((left, "RULER mean (0-100)"), (right, "PSA salience S(L)")):
         ax.set_xscale("log", base=2)
         ax.set(xlabel="context length (tokens)", title=name)

@@ -193,8 +193,7 @@ def relation_kl_stats(
             f"student_lse has shape {tuple(student_lse.shape)}, expected {tuple(q_s.shape[:3])} "
             "(batch, query heads, seq)"
         )
-    lse_s = student_lse
-    cross = args.scale_s * _row_dot(q_s, kbar_ts) - lse_s.double()
+    cross = args.scale_s * _row_dot(q_s, kbar_ts) - student_lse.double()
     row_kl = teacher.neg_entropy - cross
     if args.mask is not None:
         row_kl = row_kl.masked_fill(~args.mask[:, None, :], 0.0)

@@ -63,7 +63,7 @@ def _capturing_attention(
         scaling = kwargs.get("scaling")
         scale = float(scaling) if scaling is not None else query.shape[-1] ** -0.5
         sink, mode = _SINKS[-1]
-        value = args[0] if args else kwargs["value"]
+        value = args[0] if args else kwargs.get("value")
         if mode == "attend":
             mask = args[1] if len(args) > 1 else kwargs.get("attention_mask")
             plain = _plain_causal(module, query, key, mask, kwargs)

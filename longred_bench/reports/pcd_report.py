@@ -226,7 +226,9 @@ def plot_pcd(records: list[dict[str, Any]], path: Path, title: str, top_k: int) 
     psa = [r for r in records if r.get("part") == "psa"]
     by_ext = summarize(sample_frame(psa), ["extension", "length"], top_k) if psa else None
     # one colour per line in both panels; PCD dashed in its line's colour
-    names = {*by_line["line"]} | ({_base(e) for e in by_ext["extension"]} if psa else set())
+    names = {*by_line["line"]}
+    if by_ext is not None:
+        names |= {_base(e) for e in by_ext["extension"]}
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     colour = {name: cycle[i % len(cycle)] for i, name in enumerate(sorted(names))}
     for (line, dec), rows in by_line.groupby(["line", "decoding"], sort=False):

@@ -56,11 +56,10 @@ def corpus_token_ids(tokenizer: Any, corpus: str, split: str = "train") -> list[
         return cached
     from longred_bench.data.corpora import load_documents
 
-    docs = load_documents(corpus, split)
-    ids = [
-        torch.tensor(tokenizer(d.text, add_special_tokens=False)["input_ids"], dtype=torch.int32)
-        for d in docs
-    ]
+    texts = [d.text for d in load_documents(corpus, split)]
+    # One batch call: a fast tokenizer encodes it on every core, with the same ids per text.
+    encoded = tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
+    ids = [torch.tensor(t, dtype=torch.int32) for t in encoded]
     buffer = io.BytesIO()
     torch.save(ids, buffer)
     atomic_write_bytes(path, buffer.getvalue())
@@ -147,8 +146,9 @@ def pretrain_windows(
         texts = retrieval_examples(
             tokenizer, _filler_sentences(tokenizer), n=n_retrieval, max_tokens=length, seed=seed
         )
-        for row, text in enumerate(texts, start=len(prose)):
-            tok = tokenizer(text, add_special_tokens=False)["input_ids"][:length]
+        encoded = tokenizer(texts, add_special_tokens=False)["input_ids"]
+        for row, tok in enumerate(encoded, start=len(prose)):
+            tok = tok[:length]
             ids[row, : len(tok)] = torch.tensor(tok)
             mask[row, : len(tok)] = True
     return ids, mask

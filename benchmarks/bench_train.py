@@ -54,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import torch
 
+    from longred_bench.heap import keep_freed_memory
+
+    keep_freed_memory()  # as the command line does
+
     from longred_bench.results import device_name, git_commit
 
     out = Path(args.out)

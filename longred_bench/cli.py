@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from longred_bench.errors import UserError
+from longred_bench.heap import keep_freed_memory
 
 
 def _cmd_drift(args: argparse.Namespace) -> int:
@@ -486,6 +487,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.argv = argv
     try:
+        keep_freed_memory()
         return int(args.func(args))
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)

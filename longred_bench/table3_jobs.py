@@ -45,6 +45,9 @@ def _init_worker(threads: int) -> None:
     import torch
     from transformers.utils import logging as hf_logging
 
+    from longred_bench.heap import keep_freed_memory
+
+    keep_freed_memory()  # a spawned worker does not run the command line's set-up
     torch.set_num_threads(threads)
     hf_logging.disable_progress_bar()
     warnings.filterwarnings("ignore", category=FutureWarning)

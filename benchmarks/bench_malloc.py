@@ -37,26 +37,21 @@ def child(steps: int) -> dict:
     from longred_bench.heap import keep_freed_memory
 
     kept = keep_freed_memory()
+    from bench_train import measure
     from safetensors.torch import load_file
 
-    from longred_bench.training.config import resolve_config
-    from longred_bench.training.loop import train
-
-    overrides = {"steps": steps, "copy_warmup_steps": 0, "heldout_every": 0,
-                 "checkpoint_every": 10_000}  # fmt: skip
-    cfg = resolve_config("pretrain", profile="tiny", overrides=overrides)
+    extra = {"copy_warmup_steps": 0, "heldout_every": 0}
     before = resource.getrusage(resource.RUSAGE_SELF)
     with tempfile.TemporaryDirectory() as tmp:
-        final = train(cfg, Path(tmp), progress=False)
-        rows = [json.loads(x) for x in (Path(tmp) / "metrics.jsonl").read_text().splitlines()]
-        weights = load_file(str(final / "model.safetensors"))
+        timing = measure("pretrain", extra, steps, Path(tmp))
+        weights = load_file(str(Path(tmp) / "pretrain" / "final" / "model.safetensors"))
     after = resource.getrusage(resource.RUSAGE_SELF)
     digest = hashlib.sha256()
     for name in sorted(weights):
         digest.update(name.encode() + weights[name].numpy().tobytes())
     return {
         "malloc": "keep" if kept else "default",
-        "seconds_per_step": round((rows[-1]["seconds"] - rows[0]["seconds"]) / (len(rows) - 1), 3),
+        "seconds_per_step": timing["seconds_per_step"],
         "user_s": round(after.ru_utime - before.ru_utime, 1),
         "system_s": round(after.ru_stime - before.ru_stime, 1),
         "minor_faults": after.ru_minflt - before.ru_minflt,

@@ -55,10 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from longred_bench.heap import keep_freed_memory
+    from longred_bench.results import device_name, git_commit
 
     keep_freed_memory()  # as the command line does
-
-    from longred_bench.results import device_name, git_commit
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -29,6 +29,11 @@ _M_MMAP_MAX = -4
 _TRIM_AT = 2**31 - 1  # mallopt takes an int: about 2 GiB
 
 
+def glibc() -> bool:
+    """True on Linux with glibc, the only place :func:`keep_freed_memory` acts."""
+    return platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
+
+
 def keep_freed_memory() -> bool:
     """Set glibc's malloc to keep freed memory (module docstring); returns True if it did.
 
@@ -40,7 +45,7 @@ def keep_freed_memory() -> bool:
             f"{ENV}={os.environ[ENV]!r} is not a malloc mode: use 'keep' (reuse freed memory, "
             "the default) or 'default' (glibc's own settings)"
         )
-    if mode == "default" or platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+    if mode == "default" or not glibc():
         return False
     libc = ctypes.CDLL(None)
     mallopt = getattr(libc, "mallopt", None)

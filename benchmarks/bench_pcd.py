@@ -48,8 +48,8 @@ MIB = 2**20
 
 
 def _setup(model: str, threads: int) -> tuple[Any, Any]:
-    from longred_bench.models import load
-    from longred_bench.pcd import PcdConfig, PcdModel
+    from longred_bench.models.loading import load
+    from longred_bench.pcd.model import PcdConfig, PcdModel
 
     torch.set_num_threads(threads)
     loaded = load(model)
@@ -58,8 +58,8 @@ def _setup(model: str, threads: int) -> tuple[Any, Any]:
 
 def prompt_ids(tokenizer: Any, length: int) -> torch.Tensor:
     """``[1, length]`` token ids: Brown prose (test split) when cached, else seeded random ids."""
+    from longred_bench.data.texts import token_windows
     from longred_bench.errors import UserError
-    from longred_bench.texts import token_windows
 
     try:
         return token_windows(tokenizer, "brown", 1, length)
@@ -137,7 +137,7 @@ def measure(model: str, length: int, args: argparse.Namespace) -> list[dict[str,
     """Both modes' rows for one model and prompt length."""
     from lm_eval.models.huggingface import HFLM
 
-    from longred_bench.pcd_lm import PcdLM
+    from longred_bench.pcd.lm import PcdLM
 
     loaded, pcd = _setup(model, args.threads)
     ids = prompt_ids(loaded.tokenizer, length)

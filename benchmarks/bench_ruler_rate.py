@@ -1,9 +1,9 @@
-"""RULER sample generation rate: ``longred_bench.ruler.generation_rate`` against lm-eval's own.
+"""RULER sample generation rate: ``longred_bench.taskdata.ruler.generation_rate`` against lm-eval's own.
 
 For each RULER task and length, the same tokenizer (SmolLM2's from the cache by default) sizes the
 samples of both generators:
 
-- ours: :func:`longred_bench.ruler.generation_rate` for ``n`` samples (data preloaded, so only
+- ours: :func:`longred_bench.taskdata.ruler.generation_rate` for ``n`` samples (data preloaded, so only
   generation is timed);
 - lm-eval: the ``custom_dataset`` function that lm-eval's own RULER task names in its registry
   (found through ``TaskManager``, called as a library with ``tokenizer=`` and
@@ -142,7 +142,7 @@ def ours_job(task: str, tok: Any, length: int, n: int, seed: int) -> Callable:
     """A job timing ours on ``n`` samples: ``() -> (seconds, samples, mean prompt tokens)``."""
 
     def job() -> tuple[float, int, float | None]:
-        from longred_bench.ruler import generate, generation_rate
+        from longred_bench.taskdata.ruler import generate, generation_rate
 
         rate = generation_rate(task, tok, length, n, seed=seed)
         head = generate(task, tok, length, min(PROMPT_SAMPLES, n), seed)
@@ -239,7 +239,7 @@ def compare(task: str, fn: Callable | None, length: int, args: argparse.Namespac
 
 def time_long(task: str, length: int, n: int, args: argparse.Namespace, tok: Any) -> dict:
     """One row of the long-context table: our seconds per sample of ``task`` at ``length``."""
-    from longred_bench.ruler import generate
+    from longred_bench.taskdata.ruler import generate
 
     generate(task, tok, length, 1, args.seed + 1)  # warm: corpus, unit counts, QA files
     load1 = round(os.getloadavg()[0], 2)
@@ -329,8 +329,8 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
     from lm_eval.tasks.ruler.common_utils import get_tokenizer
 
     from longred_bench.data.corpora import model_dir
-    from longred_bench.models import ZOO, load_tokenizer
-    from longred_bench.ruler import preload
+    from longred_bench.models.loading import ZOO, load_tokenizer
+    from longred_bench.taskdata.ruler import preload
 
     spec = args.tokenizer
     args.tokenizer_dir = str(model_dir(spec)) if spec in ZOO else spec

@@ -13,7 +13,7 @@ from longred_bench.heap import keep_freed_memory
 
 
 def _cmd_drift(args: argparse.Namespace) -> int:
-    from longred_bench.drift_run import DriftConfig, run_drift, save_run
+    from longred_bench.jobs.drift import DriftConfig, run_drift, save_run
     from longred_bench.reports.drift_plot import plot_drift_layers
     from longred_bench.reports.drift_report import drift_frames, drift_markdown
     from longred_bench.results import read_records
@@ -45,7 +45,7 @@ def _cmd_drift(args: argparse.Namespace) -> int:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from longred_bench.reproduce import reproduce
+    from longred_bench.reproduce.tables import reproduce
 
     paths = reproduce(
         args.table,
@@ -69,8 +69,8 @@ def _wrote(paths: list[Path], start: float) -> None:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     start = time.perf_counter()
-    from longred_bench.evaluation import run_eval
-    from longred_bench.pcd_config import pcd_from_args
+    from longred_bench.evaluation.harness import run_eval
+    from longred_bench.pcd.config import pcd_from_args
     from longred_bench.reports.eval_report import write_eval_report
     from longred_bench.results import Provenance, write_records
 
@@ -121,8 +121,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     start = time.perf_counter()
 
-    from longred_bench.compare import CompareConfig, rows, run_compare
-    from longred_bench.pcd_config import pcd_from_args
+    from longred_bench.jobs.compare import CompareConfig, rows, run_compare
+    from longred_bench.pcd.config import pcd_from_args
     from longred_bench.reports.compare_report import build_compare_report
 
     cfg = CompareConfig(
@@ -161,8 +161,8 @@ def _cmd_psa(args: argparse.Namespace) -> int:
     import shlex
 
     start = time.perf_counter()
-    from longred_bench.pcd_config import PcdConfig, pcd_from_args
-    from longred_bench.psa import PsaConfig, run_psa
+    from longred_bench.jobs.psa import PsaConfig, run_psa
+    from longred_bench.pcd.config import PcdConfig, pcd_from_args
     from longred_bench.reports.psa_report import write_psa_report
     from longred_bench.results import write_records
 
@@ -250,9 +250,9 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_compare(sub: argparse._SubParsersAction) -> None:
-    from longred_bench.compare import SUITES, CompareConfig
-    from longred_bench.eval_lm import DECODINGS
-    from longred_bench.pcd_config import add_pcd_arguments
+    from longred_bench.evaluation.lm import DECODINGS
+    from longred_bench.jobs.compare import SUITES, CompareConfig
+    from longred_bench.pcd.config import add_pcd_arguments
 
     d = CompareConfig(original="", rope=("x",))
     p = sub.add_parser(
@@ -329,9 +329,9 @@ def _add_drift(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_psa(sub: argparse._SubParsersAction) -> None:
-    from longred_bench.eval_lm import DECODINGS
-    from longred_bench.pcd_config import add_pcd_arguments
-    from longred_bench.psa import DEFAULT_TASKS, ORIGINAL, RETRIEVAL_TASKS, PsaConfig
+    from longred_bench.evaluation.lm import DECODINGS
+    from longred_bench.jobs.psa import DEFAULT_TASKS, ORIGINAL, RETRIEVAL_TASKS, PsaConfig
+    from longred_bench.pcd.config import add_pcd_arguments
     from longred_bench.reports.psa_report import TOP_K
 
     d = PsaConfig(models=("",))
@@ -376,7 +376,7 @@ def _add_psa(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_reproduce(sub: argparse._SubParsersAction) -> None:
-    from longred_bench.reproduce import DEFAULT_PROFILE, TABLES
+    from longred_bench.reproduce.tables import DEFAULT_PROFILE, TABLES
 
     p = sub.add_parser(
         "reproduce",
@@ -394,9 +394,9 @@ def _add_reproduce(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_eval(sub: argparse._SubParsersAction) -> None:
-    from longred_bench.eval_lm import DECODINGS
-    from longred_bench.evaluation import BACKENDS, SUITES
-    from longred_bench.pcd_config import add_pcd_arguments
+    from longred_bench.evaluation.harness import BACKENDS, SUITES
+    from longred_bench.evaluation.lm import DECODINGS
+    from longred_bench.pcd.config import add_pcd_arguments
 
     p = sub.add_parser(
         "eval",
@@ -450,7 +450,7 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_tasks_path(args: argparse.Namespace) -> int:
-    from longred_bench.evaluation import tasks_dir
+    from longred_bench.evaluation.harness import tasks_dir
 
     print(tasks_dir())
     return 0
@@ -458,7 +458,7 @@ def _cmd_tasks_path(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``longred-bench``."""
-    from longred_bench.data.cli import add_data_parser
+    from longred_bench.jobs.data import add_data_parser
 
     parser = argparse.ArgumentParser(
         prog="longred-bench",

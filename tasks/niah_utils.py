@@ -17,7 +17,7 @@ when lm-eval builds the task manager itself, the ``--model_args`` keys. Keys rea
 ==================  =========================================================================
 
 Other keys are ignored (a run's metadata goes to every task it loads). Samples come from
-:mod:`longred_bench.niah_grid` and are cached on disk per tokenizer and cell.
+:mod:`longred_bench.taskdata.niah_grid` and are cached on disk per tokenizer and cell.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from typing import Any
 
 import datasets
 
-from longred_bench import niah_grid
 from longred_bench.errors import UserError
+from longred_bench.taskdata import niah_grid
 
 
 def _spec(metadata: dict[str, Any]) -> str:
@@ -51,7 +51,7 @@ def _as_list(value: Any) -> list[Any]:
 
 def load_niah(**metadata: Any) -> dict[str, datasets.Dataset]:
     """The ``test`` split: one document per sample of the grid (see the module docstring)."""
-    from longred_bench.models import load_tokenizer
+    from longred_bench.models.loading import load_tokenizer
 
     seed = metadata.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, (int, str)) or not str(seed).isdigit():

@@ -1,7 +1,7 @@
 """Dataset loaders for the ``longred_*`` lm-eval tasks (``custom_dataset: !function ...``).
 
 lm-eval calls a task's ``custom_dataset`` with the task's ``metadata`` and ``dataset_kwargs``
-as keyword arguments; the loaders read the offline cache through :mod:`longred_bench.benchmarks`
+as keyword arguments; the loaders read the offline cache through :mod:`longred_bench.taskdata.short_benchmarks`
 (so nothing depends on the working directory) and ignore the metadata keys (``version`` and
 whatever a run passes with ``--metadata``). A missing cache raises
 :class:`longred_bench.errors.UserError` naming ``longred-bench data fetch --sources benchmarks``.
@@ -14,7 +14,7 @@ from typing import Any
 
 from lm_eval.api.samplers import ContextSampler
 
-from longred_bench import benchmarks
+from longred_bench.taskdata import short_benchmarks as benchmarks
 
 Splits = benchmarks.Splits
 

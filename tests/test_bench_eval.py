@@ -189,10 +189,10 @@ def test_request_meter_records_and_restores() -> None:
 
 def test_resolve_function_from_registry_reference() -> None:
     import longred_bench
-    from longred_bench.ruler import registry
+    from longred_bench.taskdata.ruler import registry
 
     root = Path(longred_bench.__file__).resolve().parent
-    fn = rate.resolve_function(f"{root}/ruler/registry.generation_rate", root)
+    fn = rate.resolve_function(f"{root}/taskdata/ruler/registry.generation_rate", root)
     assert fn is registry.generation_rate
 
 
@@ -243,8 +243,8 @@ def test_bench_eval_smoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         ("2", "all"),
     ]
     # The prompt tokens are those of the two cached samples in the model's own tokenizer.
-    from longred_bench.models import load_tokenizer
-    from longred_bench.ruler import load_or_generate
+    from longred_bench.models.loading import load_tokenizer
+    from longred_bench.taskdata.ruler import load_or_generate
 
     tok = load_tokenizer("tiny-random")
     prompts = sum(len(tok(s.input).input_ids) for s in load_or_generate("vt", tok, 512, 2, 0))

@@ -12,9 +12,9 @@ import torch
 
 from longred_bench.cache import file_manifest_path, write_file_manifest
 from longred_bench.cli import main
-from longred_bench.training import tokenizer as tokenizer_module
 from longred_bench.training.data import _read_token_cache
-from longred_bench.training.tiny_base import tokenizer_for_pretraining
+from longred_bench.training.pretrain import tokenizer as tokenizer_module
+from longred_bench.training.pretrain.tiny_base import tokenizer_for_pretraining
 
 TEXTS = [f"the cat number {i} sat on the mat and looked at the dog {i % 7}." for i in range(300)]
 
@@ -85,7 +85,7 @@ def test_verify_lists_tokenizers_and_token_files(
 def test_verify_results_checks_a_compare_out_folder(
     tmp_path: Path, cache: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from longred_bench.compare import save_records
+    from longred_bench.jobs.compare import save_records
 
     out = tmp_path / "cmp"
     good = out / "runs" / "smol" / "short" / "eval.jsonl"
@@ -106,8 +106,8 @@ def test_verify_results_checks_a_compare_out_folder(
 _GENERATE_SCRIPT = """
 import os, sys, time
 from pathlib import Path
-from longred_bench.ruler import store
-from longred_bench.zoo import byte_tokenizer
+from longred_bench.taskdata.ruler import store
+from longred_bench.models.zoo import byte_tokenizer
 
 real = store.generate
 def together(*args, **kwargs):  # both processes are generating before either writes
@@ -130,8 +130,8 @@ def test_two_processes_generating_one_sample_file_leave_one_good_entry(tmp_path:
     import sys
 
     from longred_bench.cache import check_file_entry
-    from longred_bench.ruler import store
-    from longred_bench.zoo import byte_tokenizer
+    from longred_bench.models.zoo import byte_tokenizer
+    from longred_bench.taskdata.ruler import store
 
     cache, barrier = tmp_path / "ruler", tmp_path / "barrier"
     barrier.mkdir()

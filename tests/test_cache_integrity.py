@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,13 +20,14 @@ from data_helpers import _leftovers, _sha
 
 from longred_bench import cache as cache_module
 from longred_bench.cli import main
-from longred_bench.compare import cached_records, save_records
 from longred_bench.data import corpora
 from longred_bench.data import decode as decode_module
 from longred_bench.data import fetch as fetch_module
+from longred_bench.data import sources as sources_module
 from longred_bench.errors import UserError
-from longred_bench.ruler import store
-from longred_bench.ruler.sizing import Sample
+from longred_bench.jobs.compare import cached_records, save_records
+from longred_bench.taskdata.ruler import store
+from longred_bench.taskdata.ruler.sizing import Sample
 
 DOCS = "corpora/brown/documents.jsonl"
 
@@ -205,7 +207,7 @@ def test_force_never_deletes_a_good_entry_before_the_new_one_is_built(
 @pytest.fixture
 def smol_entry(cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A tiny random Llama stored as the cached `smollm2-135m` entry, with file records."""
-    from longred_bench.zoo import tiny_random
+    from longred_bench.models.zoo import tiny_random
 
     monkeypatch.setenv("LONGRED_CACHE", str(cache))
     entry = cache / "models/smollm2-135m"
@@ -218,7 +220,7 @@ def smol_entry(cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_truncated_safetensors_fails_in_one_line(smol_entry: Path) -> None:
-    from longred_bench.models import load
+    from longred_bench.models.loading import load
 
     assert load("smollm2-135m").model.config.num_hidden_layers == 4
     _truncate(smol_entry / "model.safetensors")
@@ -232,7 +234,7 @@ def test_truncated_safetensors_fails_in_one_line(smol_entry: Path) -> None:
 def test_truncated_safetensors_without_records_still_fails_in_one_line(
     smol_entry: Path, tmp_path: Path
 ) -> None:
-    from longred_bench.models import load
+    from longred_bench.models.loading import load
 
     _strip_records(smol_entry, ("sha256", "size"))
     _truncate(smol_entry / "model.safetensors", keep=100)
@@ -254,7 +256,7 @@ def _samples(n: int) -> list[Sample]:
 def test_damaged_ruler_samples_are_regenerated_with_a_warning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from longred_bench.zoo import byte_tokenizer
+    from longred_bench.models.zoo import byte_tokenizer
 
     tokenizer = byte_tokenizer()
     calls: list[int] = []
@@ -315,6 +317,13 @@ def test_damaged_run_cache_is_rerun_and_others_are_kept(
 # --- data verify --------------------------------------------------------------------------------
 
 
+def _verify_lines(out: str) -> dict[str, str]:
+    """``data verify`` output as {entry name: status} (the summary line left out)."""
+    lines = out.splitlines()
+    assert " checked, " in lines[-1]
+    return {line[12:].split(":")[0]: line[:12].strip() for line in lines[:-1]}
+
+
 def test_verify_reports_each_entry_and_exits_non_zero_when_bad(
     brown_dir: Path, cache: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -325,12 +334,12 @@ def test_verify_reports_each_entry_and_exits_non_zero_when_bad(
     assert main(["data", "verify", "--sources", "brown", "--cache", str(cache)]) == 0
     assert capsys.readouterr().out.splitlines()[0].split() == ["ok", "brown"]
 
-    assert main(["data", "verify", "--cache", str(cache)]) == 1
-    lines = {line.split()[1].rstrip(":"): line for line in capsys.readouterr().out.splitlines()}
-    assert lines["brown"].startswith("ok")
-    assert lines["ruler/fp/niah/s.jsonl"].startswith("ok")
-    assert lines["runs/u"].startswith("ok")
-    assert lines["kjv"].startswith("missing") and "data fetch --sources kjv" in lines["kjv"]
+    assert main(["data", "verify", "--cache", str(cache)]) == 0  # kjv etc. were never fetched
+    lines = _verify_lines(capsys.readouterr().out)
+    assert lines["brown"] == "ok"
+    assert lines["ruler/fp/niah/s.jsonl"] == "ok"
+    assert lines["runs/u"] == "ok"
+    assert lines["kjv"] == "not fetched"
 
     (entry / "documents.jsonl").write_bytes(b"x" * (entry / "documents.jsonl").stat().st_size)
     assert main(["data", "verify", "--sources", "brown", "--cache", str(cache)]) == 1
@@ -343,6 +352,92 @@ def test_verify_reports_each_entry_and_exits_non_zero_when_bad(
     line = capsys.readouterr().out.splitlines()[0]
     assert line.startswith("unrecorded  brown: no file records")
     assert "--sources brown --force" in line
+
+
+UNFETCHED = ("austen", "kjv", "benchmarks", "smollm2")
+
+
+def test_verify_lists_sources_never_fetched_and_passes(
+    brown_dir: Path, cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _fetch_brown(brown_dir, cache)
+    assert list(sources_module.SOURCES) == ["brown", *UNFETCHED]
+    assert main(["data", "verify", "--cache", str(cache)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "ok          brown"
+    assert lines[1:5] == [
+        f"not fetched {name}: run `longred-bench data fetch --sources {name}`" for name in UNFETCHED
+    ]
+    assert lines[5:] == ["5 entries checked, 0 bad, 4 not fetched"]
+
+    # an empty cache: nothing fetched, nothing wrong
+    assert main(["data", "verify", "--cache", str(cache.parent / "empty")]) == 0
+    assert set(_verify_lines(capsys.readouterr().out).values()) == {"not fetched"}
+
+
+def test_verify_of_a_named_source_not_fetched_fails_with_the_fetch_command(
+    brown_dir: Path, cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _fetch_brown(brown_dir, cache)
+    assert main(["data", "verify", "--sources", "brown", "--cache", str(cache)]) == 0
+    assert capsys.readouterr().out.splitlines() == ["ok          brown", "1 entry checked, 0 bad"]
+
+    assert main(["data", "verify", "--sources", "brown", "kjv", "--cache", str(cache)]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        "ok          brown",
+        "not fetched kjv: run `longred-bench data fetch --sources kjv`",
+        "2 entries checked, 1 bad, 1 not fetched",
+    ]
+
+
+def _corrupt_documents(entry: Path) -> None:
+    path = entry / "documents.jsonl"
+    path.write_bytes(b"x" * path.stat().st_size)  # same size: only the sha256 tells
+
+
+def _half_written(entry: Path) -> None:
+    """A directory in the entry's place without its manifest (written by hand or cut short)."""
+    (entry / "manifest.json").unlink()
+    _truncate(entry / "documents.jsonl")
+
+
+def _only_a_temporary(entry: Path) -> None:
+    """A fetch killed mid-way: no entry, its temporary left beside where the entry goes."""
+    entry.rename(entry.parent / f".brown.tmp-999999999-{socket.gethostname()}-dead0000")
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["named", "all"])
+@pytest.mark.parametrize(
+    ("damage", "status", "detail"),
+    [
+        (_corrupt_documents, "corrupt", "documents.jsonl does not match its recorded sha256"),
+        (
+            lambda entry: (entry / "documents.jsonl").unlink(),
+            "corrupt",
+            "documents.jsonl is missing",
+        ),
+        (_half_written, "corrupt", "manifest.json is missing"),
+        (_only_a_temporary, "partial", "no entry, only corpora/.brown.tmp-999999999-"),
+    ],
+    ids=["sha256", "missing-file", "half-written", "temporary-only"],
+)
+def test_verify_fails_on_a_damaged_or_partial_source_named_or_not(
+    brown_dir: Path,
+    cache: Path,
+    capsys: pytest.CaptureFixture[str],
+    damage: Callable[[Path], None],
+    status: str,
+    detail: str,
+    named: bool,
+) -> None:
+    damage(_fetch_brown(brown_dir, cache))
+    only = ["--sources", "brown"] if named else []
+    assert main(["data", "verify", *only, "--cache", str(cache)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"{status:<11} brown: {detail}")
+    assert lines[0].endswith("`longred-bench data fetch --sources brown`") == (status == "partial")
+    assert "data fetch --sources brown" in lines[0]
+    assert ", 1 bad" in lines[-1]
 
 
 def test_drift_on_truncated_corpus_is_one_error_line(

@@ -127,8 +127,8 @@ def test_unknown_profile_lists_available(tmp_path, capsys):
 
 
 def test_drift_config_rejects_unknown_keys():
-    from longred_bench.drift_run import DriftConfig
     from longred_bench.errors import UserError
+    from longred_bench.jobs.drift import DriftConfig
 
     cfg = DriftConfig.from_dict({"original": "tiny-random", "rope": ["pi:factor=4"]})
     assert cfg.rope == ("pi:factor=4",)
@@ -138,7 +138,7 @@ def test_drift_config_rejects_unknown_keys():
 
 
 def test_tokenizer_mismatch_names_both(tmp_path, capsys):
-    from longred_bench.models import load
+    from longred_bench.models.loading import load
 
     other = load("tiny-random")
     other.tokenizer.add_tokens(["<extra>"])

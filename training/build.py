@@ -59,7 +59,7 @@ def resolve_device(cfg: TrainConfig) -> tuple[torch.device, torch.dtype]:
 def _pretrain_models(cfg: TrainConfig) -> tuple[torch.nn.Module, Any]:
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from longred_bench.training.tiny_base import tokenizer_for_pretraining
+    from longred_bench.training.pretrain.tiny_base import tokenizer_for_pretraining
 
     tokenizer = tokenizer_for_pretraining(cfg.tokenizer, cfg.vocab_size)
     arch = {
@@ -79,7 +79,7 @@ def _pretrain_models(cfg: TrainConfig) -> tuple[torch.nn.Module, Any]:
 
 
 def _check_pair(cfg: TrainConfig, student: Any, teacher: Any) -> None:
-    from longred_bench.models import load_tokenizer
+    from longred_bench.models.loading import load_tokenizer
 
     keys = ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads")
     a = {k: getattr(student.config, k, None) for k in keys}
@@ -98,7 +98,7 @@ def _check_pair(cfg: TrainConfig, student: Any, teacher: Any) -> None:
 
 def _models(cfg: TrainConfig) -> tuple[torch.nn.Module, torch.nn.Module | None, Any, int]:
     """(student, teacher or None, tokenizer, original window)."""
-    from longred_bench.models import extend, load
+    from longred_bench.models.loading import extend, load
 
     if cfg.recipe == "pretrain":
         student, tokenizer = _pretrain_models(cfg)

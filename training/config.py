@@ -79,7 +79,7 @@ class TrainConfig:
     mix_s2l: float = 0.0
     retrieval_fraction: float = 0.3  # source "pretrain": share of rows that are retrieval examples
     heldout_every: int = 0  # evaluate held-out loss every N steps (0: never)
-    # Pretrain only: the copy warm-up before the mix (longred_bench.training.induction).
+    # Pretrain only: the copy warm-up before the mix (longred_bench.training.pretrain.induction).
     copy_warmup_steps: int = 0  # at most this many steps; 0: no warm-up
     copy_until: float = 0.9  # stop once held-out copy accuracy reaches this
     copy_min_len: int = 2  # shortest copied sequence, tokens

@@ -7,7 +7,7 @@
   than ``length`` gives none; data with no window at all is an error).
 - ``pretrain``: the tiny base's pretraining mix, at most ``length`` tokens per row: Brown windows
   and Austen + KJV windows in the ratio 3 : 1 (:data:`PRETRAIN_PROSE`), plus in-window retrieval
-  examples (:mod:`longred_bench.training.retrieval`) as ``retrieval_fraction`` of the rows, each
+  examples (:mod:`longred_bench.training.pretrain.retrieval`) as ``retrieval_fraction`` of the rows, each
   right-padded (mask False on padding).
 - ``random``: seeded uniform token ids (smoke runs of the random tiny model only);
 - a path to a UTF-8 text file: its windows (one document).
@@ -31,9 +31,9 @@ from longred_bench.cache import (
     warn,
     write_file_manifest,
 )
+from longred_bench.data.texts import CORPORA
 from longred_bench.errors import UserError
-from longred_bench.ruler.store import tokenizer_fingerprint
-from longred_bench.texts import CORPORA
+from longred_bench.taskdata.ruler.store import tokenizer_fingerprint
 
 PRETRAIN_PROSE = {"brown": 3.0, "austen+kjv": 1.0}
 RANDOM_ROWS = 512
@@ -125,7 +125,7 @@ def pretrain_windows(
     tokenizer: Any, length: int, *, retrieval_fraction: float, seed: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The pretraining mix (see the module docstring): ``(ids, mask)``."""
-    from longred_bench.training.retrieval import retrieval_examples
+    from longred_bench.training.pretrain.retrieval import retrieval_examples
 
     weights = PRETRAIN_PROSE
     per_source = {src: corpus_windows(tokenizer, src, length) for src in weights}

@@ -39,14 +39,14 @@ from longred_bench.training.checkpoint import (
     set_rng_state,
 )
 from longred_bench.training.config import TrainConfig
-from longred_bench.training.induction import (
+from longred_bench.training.objectives import causal_lm_loss
+from longred_bench.training.pretrain.induction import (
     WARMUP_DIR,
     copy_accuracy,
     copy_warmup,
     heldout_copy_set,
     stages,
 )
-from longred_bench.training.objectives import causal_lm_loss
 
 METRICS = "metrics.jsonl"
 
@@ -251,7 +251,7 @@ def train(
     if end < steps:
         return out / "final"
     if main:  # run.json before final/: a finished final/ always has its run.json
-        from longred_bench.training.curves import plot_curves
+        from longred_bench.reports.curves import plot_curves
 
         plot_curves(metrics_path, out / "curves.png", title=f"{cfg.recipe} ({cfg.profile})")
         info = _run_info(run, cfg, out, tokens, seconds)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from longred_bench.capture import capture_qkv
+from longred_bench.models.capture import capture_qkv
 from longred_bench.training.config import TrainConfig
 from longred_bench.training.objectives import (
     causal_lm_loss,

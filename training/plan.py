@@ -46,7 +46,7 @@ def micro_rows(cfg: TrainConfig, window: int) -> dict[str, int]:
 
 def describe_plan(cfg: TrainConfig) -> str:
     """The resolved config as YAML, then tokens per step and in total."""
-    from longred_bench.models import load_config
+    from longred_bench.models.loading import load_config
 
     window = (
         int(cfg.architecture.get("max_position_embeddings", 256))

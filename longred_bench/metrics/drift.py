@@ -2,7 +2,7 @@
 
 For each text batch the original model runs once; its hidden states and post-RoPE q/k of every
 layer are kept. Each extended model then runs on the same batch, and inside its attention
-capture (:mod:`longred_bench.capture`) the attention KL(original || extended) of that layer is
+capture (:mod:`longred_bench.models.capture`) the attention KL(original || extended) of that layer is
 computed at once in linear memory, so only the original's q/k and one extended layer are alive
 at a time. On CPU (``impl="auto"`` or ``"stats"``) the KL comes from fused attention statistics
 (:func:`longred_bench.kernels.relation_kl_stats`), the original's side of it (its attention
@@ -24,7 +24,6 @@ import torch
 from tqdm.auto import tqdm
 from transformers import PreTrainedModel
 
-from longred_bench.capture import capture_attention, capture_qk
 from longred_bench.errors import UserError
 from longred_bench.kernels import (
     TeacherTerms,
@@ -35,6 +34,7 @@ from longred_bench.kernels import (
     teacher_terms,
 )
 from longred_bench.metrics.similarity import masked_mean_cosine
+from longred_bench.models.capture import capture_attention, capture_qk
 
 
 @dataclass(frozen=True)

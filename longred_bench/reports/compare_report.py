@@ -1,6 +1,6 @@
 """The ``compare`` report: short-text retention, RULER, NIAH and drift of extended models.
 
-Built only from the records :func:`longred_bench.compare.run_compare` saved. Scores are on a
+Built only from the records :func:`longred_bench.jobs.compare.run_compare` saved. Scores are on a
 0-100 scale (accuracies and exact match times 100, RULER and NIAH as they are). Per model:
 
 - the short-text score of each benchmark (its headline metric: ``acc``, else ``exact_match``),
@@ -20,7 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from longred_bench.retention import longred_avg, retention
+from longred_bench.metrics.retention import longred_avg, retention
 
 HEADLINE = ("acc", "exact_match")
 

@@ -16,7 +16,7 @@ def drift_frames(records: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFr
 
 
 def drift_markdown(records: list[dict[str, Any]], title: str) -> str:
-    """Markdown report of drift records (from :func:`longred_bench.drift_run.run_drift`)."""
+    """Markdown report of drift records (from :func:`longred_bench.jobs.drift.run_drift`)."""
     summary, layers = drift_frames(records)
     prov = records[0]["provenance"]
     first = summary.iloc[0]

@@ -23,7 +23,7 @@ TARGET_SPEEDUP = 5.0
 TARGET_SPEEDUP_N = 4096
 LINEAR_SLOPE_MAX = 1.1
 """Memory counts as linear in n when the log-log slope of peak memory against n is at most this."""
-EXACTNESS_TESTS = ("tests/test_relation_kl.py", "tests/test_relation_kl_triton.py")
+EXACTNESS_TESTS = ("tests/kernels/test_relation_kl.py", "tests/kernels/test_relation_kl_triton.py")
 PENDING_GPU = "GPU figures: pending (no GPU run committed yet)"
 MODE_LABEL = {"fwd": "forward", "fwd_bwd": "forward+backward"}
 GPU_IMPLS = ("triton", "chunked", "eager", "compiled")

@@ -26,7 +26,7 @@ def _panel_title(key: tuple[Any, Any]) -> str:
 
 def plot_niah_heatmap(records: Iterable[Mapping[str, Any]], path: Path, title: str) -> Path:
     """Heatmap of ``kind == "niah"`` records (``length``, ``depth``, ``score``; see
-    :func:`longred_bench.niah_grid.niah_cells`): columns are lengths, rows depths (0% at the
+    :func:`longred_bench.taskdata.niah_grid.niah_cells`): columns are lengths, rows depths (0% at the
     top), colour the score on a fixed 0-100 scale, each cell annotated with its score; a cell
     without a record is left blank. Records that carry ``model``/``rope`` get one panel per
     (model, rope). Written to ``path`` as PNG."""

@@ -2,7 +2,7 @@
 Positional Contrastive Decoding, a contrast-strength sweep, the cost per token, and one verdict
 per claim and line, decided by rules in code.
 
-Reads the tagged records of :func:`longred_bench.pcd_run.run_pcd` and writes ``pcd.md`` and
+Reads the tagged records of :func:`longred_bench.reproduce.pcd.run_pcd` and writes ``pcd.md`` and
 ``pcd.png`` (RULER mean and PSA salience against length, one line per extension and decoding).
 
 Claims and rules (points are on a 0-100 scale; intervals are 95% paired bootstraps over the

@@ -25,7 +25,7 @@ def _label(key: tuple[Any, ...], varying: list[str]) -> str:
 
 def plot_position_ppl(records: Iterable[Mapping[str, Any]], path: Path, title: str) -> Path:
     """PPL per position bucket from ``kind == "ppl"`` records (see
-    :mod:`longred_bench.position_ppl`): x = bucket midpoint (tokens), y = perplexity (log
+    :mod:`longred_bench.evaluation.ppl`): x = bucket midpoint (tokens), y = perplexity (log
     scale), one line per (model, rope); corpus and window length join the label when they
     vary. A dotted vertical line marks each distinct ``max_position_embeddings`` inside the plotted
     range. Written to

@@ -1,11 +1,11 @@
 """The PSA report: salience S(L), gold rank and probability by length, and the PSA verdict.
 
-Reads the ``psa_sample`` records of :func:`longred_bench.psa.run_psa` (one per sample and line)
+Reads the ``psa_sample`` records of :func:`longred_bench.jobs.psa.run_psa` (one per sample and line)
 and writes ``psa.md`` (tables + verdict lines) and ``psa.png`` (S(L), mean gold rank and mean
 gold probability against length, one line per model or extension).
 
 Two saliences, both means over samples with a percentile-bootstrap interval
-(:func:`longred_bench.stats.bootstrap_mean_ci`, resampling samples):
+(:func:`longred_bench.metrics.stats.bootstrap_mean_ci`, resampling samples):
 
 - ``S first`` (the headline, as PSA's reference setup): the reciprocal rank of the gold step, the
   first answer token that is not punctuation or white space;
@@ -32,7 +32,7 @@ from typing import Any
 import pandas as pd
 
 from longred_bench.errors import UserError
-from longred_bench.stats import Interval, bootstrap_mean_ci
+from longred_bench.metrics.stats import Interval, bootstrap_mean_ci
 
 TOP_K = 10  # "highly ranked": median gold rank within the top TOP_K tokens
 LEVEL = 0.95

@@ -2,7 +2,7 @@
 pre-training, beside the published values.
 
 Reads drift records (``kind`` = ``drift_summary`` / ``drift_layer``, from
-:mod:`longred_bench.drift_run`) and writes ``table1.md`` and ``table1.png``. A record's ``stage``
+:mod:`longred_bench.jobs.drift`) and writes ``table1.md`` and ``table1.png``. A record's ``stage``
 is ``"before"`` (the zero-shot extension; also when absent) or ``"after"``: the checkpoint of
 ``trained_row`` (``"cpt"``) trained at that extension, compared with the original on the same
 texts; an after record's ``extension`` is the RoPE spec of the before row it belongs to. A before

@@ -3,11 +3,11 @@
 :func:`build_table3` reads the records ``reproduce table3`` collects and writes ``table3.md`` and
 ``table3.png``. Records (everything else is ignored):
 
-- ``kind="eval"``: the tidy records of ``run_eval`` (:func:`longred_bench.evaluation.
+- ``kind="eval"``: the tidy records of ``run_eval`` (:func:`longred_bench.evaluation.harness.
   tidy_records`) for the short suite (``short_tiny`` or ``short``) and for ``ruler``;
 - ``kind="eval_item"``: the per-document records of ``run_eval(..., item_scores=True)``;
 
-each extended with ``row`` (one of :data:`longred_bench.reports.table3_runs.ROWS`; another
+each extended with ``row`` (one of :data:`longred_bench.reports.table3_rows.ROWS`; another
 name is a ``UserError``), ``extension`` (the RoPE spec string, ``None`` for the original and for
 an extension-free control), ``seed`` (int) and ``train`` (``{"steps", "tokens", "seconds"}``,
 ``None`` for untrained rows); ``provenance`` (as written by
@@ -35,10 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.errors import UserError
+from longred_bench.metrics.retention import longred_avg
 from longred_bench.reports import duration
 from longred_bench.reports.paper import TABLE3, TABLE3_HEADLINE, TABLE3_MARK
 from longred_bench.reports.table3_plot import plot_table3
-from longred_bench.reports.table3_runs import (
+from longred_bench.reports.table3_rows import (
     ROW_TITLES,
     Cell,
     Run,
@@ -69,7 +70,6 @@ from longred_bench.reports.verdicts import (
     verdict_longred_keeps_short,
     verdicts_markdown,
 )
-from longred_bench.retention import longred_avg
 
 
 def table3_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> list[Verdict]:

@@ -10,7 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from longred_bench.reports.table3_runs import ROWS, RunKey
+from longred_bench.reports.table3_rows import ROWS, RunKey
 
 
 def plot_table3(summary: dict[RunKey, dict[str, Any]], path: Path, title: str) -> Path:

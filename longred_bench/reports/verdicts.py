@@ -1,7 +1,7 @@
 """The LongReD claims this suite checks, and the rules, in code, that label each one.
 
 Every verdict is ``reproduced``, ``not reproduced`` or ``not comparable at this scale``, decided
-from bootstrap intervals over the scored documents (:mod:`longred_bench.stats`), never by eye:
+from bootstrap intervals over the scored documents (:mod:`longred_bench.metrics.stats`), never by eye:
 
 (a) *Long-only CPT loses short-text ability* (Table 3), per extension: the paired 95% interval of
     ``Short Avg(cpt) - Short Avg(original)`` lies entirely below 0 -> reproduced; otherwise (it
@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from longred_bench.errors import UserError
+from longred_bench.metrics.stats import Interval, paired_bootstrap_mean_of_means_diff_ci
 from longred_bench.reports.paper import TABLE1, TABLE1_MARK, TABLE3, TABLE3_MARK, Table3Row
-from longred_bench.stats import Interval, paired_bootstrap_mean_of_means_diff_ci
 
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
@@ -145,9 +145,9 @@ def fmt_interval(ci: Interval, digits: int = 2) -> str:
 def extension_setting(extension: str | None, factor: float | None = None) -> tuple[str, float]:
     """(``"ABF"``/``"PI"``/method, factor) of a RoPE spec; ``factor`` overrides the spec's.
 
-    ABF without ``factor`` extends by :data:`longred_bench.rope.ABF_DEFAULT_FACTOR`.
+    ABF without ``factor`` extends by :data:`longred_bench.models.rope.ABF_DEFAULT_FACTOR`.
     """
-    from longred_bench.rope import ABF_DEFAULT_FACTOR, parse_rope_spec
+    from longred_bench.models.rope import ABF_DEFAULT_FACTOR, parse_rope_spec
 
     if extension is None:
         raise UserError("the original model has no extension setting")

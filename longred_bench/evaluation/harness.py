@@ -1,0 +1,469 @@
+"""Evaluation of a (possibly RoPE-extended) model on the ``tasks/`` lm-eval registry.
+
+The model is loaded once (:func:`longred_bench.models.loading.load`, so a ``--rope`` extension is applied
+to the weights actually evaluated) and wrapped in lm-eval's ``HFLM``, or served by lm-eval's
+``vllm`` model with the same RoPE override (:mod:`longred_bench.evaluation.vllm`), or, with
+``decoding="pcd"``, by the ``longred-pcd`` model (:mod:`longred_bench.pcd.lm`); the tasks run
+through ``lm_eval.simple_evaluate`` with a ``TaskManager`` that knows the repository's ``tasks/``
+folder and carries the run's metadata (tokenizer, lengths, samples per length, seed) to the
+long-context loaders. Results come back as tidy records, one per (task or group, metric[, length]),
+and, on request (``item_scores``), one ``eval_item`` record per scored document and metric, the
+values whose mean is the task's score (for bootstrap intervals and paired comparisons).
+
+Suites (``--suite``): ``short`` (the ``longred_short`` group), ``short_tiny``
+(``longred_short_tiny``), ``ruler`` (``longred_ruler``: 13 tasks at every ``--lengths``),
+``niah`` (``longred_niah``: depth x length grid) and ``ppl`` (long-document perplexity by
+position bucket, :mod:`longred_bench.evaluation.ppl`, no lm-eval).
+
+Documents whose requests do not fit the window are never truncated: they are skipped and counted
+(:mod:`longred_bench.evaluation.fit_check`); every record carries ``n_over_length``.
+
+Command line::
+
+    longred-bench eval --model M [--rope SPEC] --suite short|short_tiny|ruler|niah|ppl
+                       [--lengths L ...] [--samples N] [--tasks T ...] [--limit N]
+                       [--backend hf|vllm] [--decoding greedy|pcd [--pcd-alpha A ...]] --out DIR
+
+writes ``DIR/eval.jsonl`` (records with provenance), ``DIR/lm_eval_results.json`` (lm-eval's
+results, JSON-safe) and ``DIR/eval.md``. The data must be in the cache (``longred-bench data
+fetch``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from longred_bench.errors import UserError
+from longred_bench.evaluation.fit_check import FitReport, fitting_documents
+from longred_bench.evaluation.items import item_records
+from longred_bench.evaluation.lm import build_lm, check_decoding
+from longred_bench.evaluation.quiet_output import lm_eval_output
+from longred_bench.pcd.config import PcdConfig
+
+SUITES: dict[str, tuple[str, ...]] = {
+    "short": ("longred_short",),
+    "short_tiny": ("longred_short_tiny",),
+    "ruler": ("longred_ruler",),
+    "niah": ("longred_niah",),
+    "ppl": (),
+}
+LONG_SUITES = ("ruler", "niah")
+BACKENDS = ("hf", "vllm")
+DEFAULT_TASKS = SUITES["short"]
+_HFLM_MAX_GEN_TOKS = 256  # HFLM.max_gen_toks in lm-eval 0.4.13
+
+
+def tasks_dir() -> Path:
+    """The lm-eval YAML registry: the installed ``longred_bench.tasks`` package data (the
+    repository's top-level ``tasks/`` folder, mapped into the package by ``pyproject.toml``)."""
+    spec = importlib.util.find_spec("longred_bench.tasks")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for location in locations:
+        path = Path(location)
+        if (path / "_longred_short.yaml").is_file():
+            return path
+    raise UserError(
+        "the lm-eval task registry (longred_bench.tasks) is not installed or incomplete "
+        f"(looked in {', '.join(locations) or 'nowhere'}): reinstall longred-bench "
+        "(pip install --force-reinstall longred-bench, or pip install -e . in a checkout)"
+    )
+
+
+def task_manager(metadata: dict[str, Any] | None = None) -> Any:
+    """An lm-eval ``TaskManager`` that knows the ``tasks/`` registry and passes ``metadata``."""
+    import lm_eval.models  # noqa: F401  (registers hf/vllm before anything else registers models)
+    from lm_eval.tasks import TaskManager
+
+    return TaskManager(include_path=str(tasks_dir()), metadata=metadata)
+
+
+def check_tasks(names: Iterable[str], manager: Any) -> list[str]:
+    """``names`` as a list, after checking each is a task or group lm-eval knows."""
+    names = list(names)
+    if not names:
+        raise UserError("no tasks given")
+    known = set(manager.all_tasks)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        ours = sorted(n for n in known if n.startswith("longred_"))
+        raise UserError(
+            f"unknown lm-eval task(s) {', '.join(unknown)}; tasks of this repo: {', '.join(ours)}"
+        )
+    return names
+
+
+def _jsonable(obj: Any) -> Any:
+    """``obj`` round-tripped through JSON (non-serialisable leaves become strings, NaN stays)."""
+    from lm_eval.utils import handle_non_serializable
+
+    return json.loads(json.dumps(obj, default=handle_non_serializable))
+
+
+def _float_or_none(value: Any) -> float | None:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return out
+
+
+def tidy_records(
+    results: dict[str, Any],
+    *,
+    model: str,
+    rope: str | None,
+    limit: int | None,
+    suite: str = "short",
+    over_length: dict[str, int] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """One record per (task or group, metric) of an lm-eval results dict.
+
+    lm-eval keys metrics as ``"<metric>,<filter>"`` with ``"<metric>_stderr,<filter>"`` beside
+    them; the record's ``metric`` is ``<metric>`` for the ``none`` filter and ``<metric>,<filter>``
+    otherwise. A metric named by a number (the RULER tasks' per-length scores, ``"4096"``)
+    becomes ``metric="score"`` with ``length=4096``; every other record has ``length=None``.
+    ``n_samples`` is the number of documents scored (``None`` for groups) and ``n_over_length``
+    the number skipped because they do not fit the window (``over_length[task]``, 0 if absent).
+    ``group`` is the group the task or group belongs to in this run (``None`` at the top).
+    """
+    per_task = results.get("results", {})
+    n_samples = results.get("n-samples", {})
+    n_shot = results.get("n-shot", {})
+    parent = {
+        child: group
+        for group, children in results.get("group_subtasks", {}).items()
+        for child in children
+    }
+    records: list[dict[str, Any]] = []
+    for task in sorted(per_task):
+        metrics = per_task[task]
+        for key in sorted(metrics):
+            if "," not in key:
+                continue
+            name, filt = key.split(",", 1)
+            if name.endswith("_stderr"):
+                continue
+            value = _float_or_none(metrics[key])
+            if value is None:
+                continue
+            stderr = _float_or_none(metrics.get(f"{name}_stderr,{filt}"))
+            if stderr is not None and math.isnan(stderr):
+                stderr = None
+            counts = n_samples.get(task) or {}
+            length = int(name) if name.isdigit() else None
+            metric = "score" if length is not None else name
+            records.append(
+                {
+                    "kind": "eval",
+                    "suite": suite,
+                    "model": model,
+                    "rope": rope,
+                    "task": task,
+                    "group": parent.get(task),
+                    "metric": metric if filt == "none" else f"{metric},{filt}",
+                    "length": length,
+                    "value": value,
+                    "stderr": stderr,
+                    "n_samples": counts.get("effective"),
+                    "num_fewshot": n_shot.get(task),
+                    "limit": limit,
+                    "n_over_length": (over_length or {}).get(task, 0),
+                    **(extra or {}),
+                }
+            )
+    return records
+
+
+@dataclass
+class EvalResult:
+    """What :func:`run_eval` returns: tidy records, lm-eval's results and the fit reports."""
+
+    records: list[dict[str, Any]]
+    raw: dict[str, Any] = field(default_factory=dict)
+    fits: list[FitReport] = field(default_factory=list)
+
+
+def _pow2_floor(n: int) -> int:
+    return 1 << (max(int(n), 1).bit_length() - 1)
+
+
+def _configure(task: Any, *, num_fewshot: int | None, seed: int, window: int) -> None:
+    """Apply the settings ``simple_evaluate`` would apply to ``task``, plus the tiny-window rule.
+
+    Generation tasks keep their own budget unless it does not leave room in the window (only the
+    smoke model's 256-token window), where it becomes half the window.
+    """
+    if num_fewshot is not None and task.get_config("num_fewshot") != 0:
+        task.set_config(key="num_fewshot", value=num_fewshot)
+    elif task.get_config("num_fewshot") is None:
+        task.set_config(key="num_fewshot", value=0)
+    task.set_fewshot_seed(seed=seed)
+    if task.get_config("output_type") == "generate_until":
+        gen = task.get_config("generation_kwargs") or {}
+        if int(gen.get("max_gen_toks", _HFLM_MAX_GEN_TOKS)) >= window:
+            task.set_config(
+                key="generation_kwargs", value={"max_gen_toks": window // 2}, update=True
+            )
+
+
+def _generation_budget(tasks: dict[str, Any]) -> int:
+    """The largest ``max_gen_toks`` among the generation tasks (0 without any)."""
+    budgets = [
+        int((t.get_config("generation_kwargs") or {}).get("max_gen_toks", _HFLM_MAX_GEN_TOKS))
+        for t in tasks.values()
+        if t.get_config("output_type") == "generate_until"
+    ]
+    return max(budgets, default=0)
+
+
+def _group_totals(counts: dict[str, int], group_map: dict[str, list[str]]) -> dict[str, int]:
+    """``counts`` per task plus, for every group, the sum over its (nested) members."""
+    totals = dict(counts)
+
+    def total(name: str) -> int:
+        if name not in totals:
+            totals[name] = sum(total(child) for child in group_map.get(name, []))
+        return totals[name]
+
+    for group in group_map:
+        total(group)
+    return totals
+
+
+def _metadata(model_spec: str, **values: Any) -> dict[str, Any]:
+    """The task metadata of a run: the tokenizer spec and every setting that was given."""
+    return {"tokenizer": model_spec, **{k: v for k, v in values.items() if v is not None}}
+
+
+def run_eval(
+    model_spec: str,
+    *,
+    suite: str = "short",
+    rope: str | None = None,
+    tasks: list[str] | None = None,
+    limit: int | None = None,
+    lengths: list[int] | None = None,
+    samples: int | None = None,
+    depths: list[int] | None = None,
+    corpus: str | None = None,
+    num_fewshot: int | None = None,
+    batch_size: int | None = None,
+    max_length: int | None = None,
+    backend: str = "hf",
+    device: str = "cpu",
+    seed: int = 0,
+    progress: bool = True,
+    item_scores: bool = False,
+    decoding: str = "greedy",
+    pcd: PcdConfig | None = None,
+) -> EvalResult:
+    """Evaluate ``model_spec`` (optionally RoPE-extended by ``rope``) on a suite of tasks.
+
+    ``tasks`` replaces the suite's task list. ``lengths`` (``ruler``, ``niah``, ``ppl``) default
+    to the evaluated window rounded down to a power of two; ``samples`` is the number of samples
+    per task and length (RULER), per grid cell (NIAH) or the number of windows (ppl); ``limit``
+    keeps the first documents of each task and is refused for the multi-length suites (it would
+    keep only the shortest length). ``max_length`` defaults to the evaluated model's
+    ``max_position_embeddings`` (the extended window when ``rope`` is given) for the short suites
+    and to the longest length plus the generation budget for ``ruler``/``niah``. ``batch_size``
+    defaults to 1 with the ``hf`` backend and to all requests at once (``"auto"``) with ``vllm``.
+    ``item_scores`` adds one ``eval_item`` record per scored document and per-document metric
+    (:func:`longred_bench.evaluation.items.item_records`; not for the ``ppl`` suite, which has no
+    lm-eval documents). ``decoding="pcd"`` decodes and scores with Positional Contrastive Decoding
+    (parameters ``pcd``, defaults when ``None``; :mod:`longred_bench.pcd.model`).
+    """
+    if suite not in SUITES:
+        raise UserError(f"unknown suite {suite!r}; suites: {', '.join(SUITES)}")
+    if backend not in BACKENDS:
+        raise UserError(f"unknown backend {backend!r}; backends: {', '.join(BACKENDS)}")
+    for name, value in (("--limit", limit), ("--samples", samples), ("--batch-size", batch_size)):
+        if value is not None and value < 1:
+            raise UserError(f"{name} must be at least 1, got {value}")
+    if limit is not None and suite in (*LONG_SUITES, "ppl"):
+        raise UserError(
+            f"--limit is not for the {suite} suite (it keeps the shortest length only): "
+            "use --samples N per length"
+        )
+    if item_scores and suite == "ppl":
+        raise UserError("item scores are for the lm-eval suites; the ppl suite has no documents")
+    if lengths is not None and (not lengths or min(lengths) < 1):
+        raise UserError(f"--lengths must be positive token counts, got {lengths}")
+    check_decoding(decoding, pcd, backend=backend, suite=suite)
+    if batch_size is None:
+        batch_size = 1 if backend == "hf" or suite == "ppl" else "auto"
+    if suite == "ppl":
+        return _run_ppl(
+            model_spec,
+            rope=rope,
+            lengths=lengths,
+            samples=samples,
+            corpus=corpus,
+            batch_size=batch_size,
+            device=device,
+            progress=progress,
+        )
+    with lm_eval_output(quiet=not progress):
+        import lm_eval
+
+        from longred_bench.models.loading import load
+
+        loaded = load(model_spec, rope=rope, device=device) if backend == "hf" else None
+        if loaded is not None:
+            model_window = int(getattr(loaded.model.config, "max_position_embeddings", 0) or 2048)
+        else:
+            from longred_bench.evaluation.vllm import default_window
+
+            model_window = default_window(model_spec, rope)
+        if suite in LONG_SUITES and lengths is None:
+            lengths = [_pow2_floor(model_window)]
+        metadata = _metadata(
+            model_spec,
+            lengths=sorted(lengths) if lengths else None,
+            ruler_samples=samples if suite == "ruler" else None,
+            niah_samples=samples if suite == "niah" else None,
+            depths=depths,
+            corpus=corpus,
+            seed=seed,
+        )
+        manager = task_manager(metadata)
+        names = check_tasks(tasks if tasks is not None else SUITES[suite], manager)
+        loaded_tasks = manager.load(names)
+        if max_length is not None:
+            window = max_length
+        elif suite in LONG_SUITES:
+            window = max(lengths) + _generation_budget(loaded_tasks["tasks"])
+        else:
+            window = model_window
+        for task in loaded_tasks["tasks"].values():
+            _configure(task, num_fewshot=num_fewshot, seed=seed, window=window)
+        lm = build_lm(
+            backend,
+            model_spec,
+            rope=rope,
+            loaded=loaded,
+            window=window,
+            batch_size=batch_size,
+            seed=seed,
+            device=device,
+            decoding=decoding,
+            pcd=pcd,
+        )
+        fits = fitting_documents(loaded_tasks["tasks"], lm, limit=limit)
+        empty = [f.task for f in fits if not f.fitting]
+        if empty:
+            worst = max(f.longest for f in fits)
+            raise UserError(
+                f"no document of {', '.join(empty)} fits the {window}-token window (the longest "
+                f"request needs {worst} tokens): pass a larger --max-length or other tasks"
+            )
+        top = [loaded_tasks["groups"].get(n) or loaded_tasks["tasks"][n] for n in names]
+        out = lm_eval.simple_evaluate(
+            model=lm,
+            tasks=top,
+            num_fewshot=num_fewshot,
+            samples={f.task: f.fitting for f in fits},
+            log_samples=suite == "niah" or item_scores,
+            task_manager=manager,
+            random_seed=seed,
+            numpy_random_seed=seed,
+            torch_random_seed=seed,
+            fewshot_random_seed=seed,
+            verbosity="INFO" if progress else "ERROR",
+        )
+        if out is None:
+            raise UserError("lm-eval returned no results (not the main process?)")
+        raw = _jsonable({k: v for k, v in dict(out).items() if k != "samples"})
+        # The config the model actually ran with (vLLM: the engine's, overrides applied).
+        if loaded is not None:
+            evaluated = lm.model.config
+        else:
+            evaluated = lm.model.llm_engine.model_config.hf_config
+            _shutdown(lm)
+        extra = {
+            "rope_parameters": _jsonable(dict(getattr(evaluated, "rope_parameters", None) or {})),
+            "max_position_embeddings": getattr(evaluated, "max_position_embeddings", None),
+            "max_length": window,
+            "backend": backend,
+            "decoding": decoding,
+        }
+        if decoding == "pcd":
+            extra["pcd"] = lm.pcd.resolved()
+        over = _group_totals({f.task: f.over_length for f in fits}, loaded_tasks["group_map"])
+        records = tidy_records(
+            raw,
+            model=model_spec,
+            rope=rope,
+            limit=limit,
+            suite=suite,
+            over_length=over,
+            extra=extra,
+        )
+        if suite == "niah":
+            from longred_bench.taskdata.niah_grid import niah_cells
+
+            for cell in niah_cells(out["samples"]["longred_niah"]):
+                records.append({**cell, "suite": suite, "model": model_spec, "rope": rope, **extra})
+        if item_scores:
+            records += item_records(
+                out["samples"], loaded_tasks["tasks"], suite=suite, model=model_spec, rope=rope
+            )
+        return EvalResult(records, raw, fits)
+
+
+def _shutdown(lm: Any) -> None:
+    """Stop a vLLM engine's worker process now rather than at interpreter exit."""
+    core = getattr(getattr(lm.model, "llm_engine", None), "engine_core", None)
+    if core is not None and hasattr(core, "shutdown"):
+        core.shutdown()
+
+
+def _config_of(model_spec: str, rope: str | None) -> Any:
+    """The (extended) config of ``model_spec`` (the ``ppl`` suite's default length)."""
+    from longred_bench.models.loading import load
+
+    return load(model_spec, rope=rope).model.config
+
+
+def _run_ppl(
+    model_spec: str,
+    *,
+    rope: str | None,
+    lengths: list[int] | None,
+    samples: int | None,
+    corpus: str | None,
+    batch_size: int,
+    device: str,
+    progress: bool,
+) -> EvalResult:
+    """The ``ppl`` suite: perplexity by position bucket at each length (no lm-eval)."""
+    from longred_bench.evaluation.ppl import run_position_ppl
+
+    if lengths is None:
+        lengths = [_pow2_floor(_config_of(model_spec, rope).max_position_embeddings)]
+    records: list[dict[str, Any]] = []
+    for length in sorted(lengths):
+        for record in run_position_ppl(
+            model_spec,
+            rope=rope,
+            corpus=corpus or "austen",
+            length=length,
+            num_windows=samples or 8,
+            bucket=_ppl_bucket(length),
+            batch_size=batch_size,
+            device=device,
+            progress=progress,
+        ):
+            records.append({**record, "suite": "ppl"})
+    return EvalResult(records)
+
+
+def _ppl_bucket(length: int) -> int:
+    """1024-token position buckets, or 8 per window for windows shorter than 8192 tokens."""
+    return 1024 if length >= 8192 else max(length // 8, 1)

@@ -1,0 +1,25 @@
+"""lm-eval's own command line with this package's lm-eval models registered (``longred-pcd``).
+
+lm-eval 0.4.13 has no plugin discovery for models, so ``lm_eval --model longred-pcd`` cannot find
+a model defined outside lm-eval; this runs the same command line after registering it::
+
+    python -m longred_bench.evaluation.lm_eval_cli --model longred-pcd \\
+        --model_args pretrained=DIR,alpha=1.5 --tasks T --include_path "$(longred-bench tasks-path)"
+
+Every argument is lm-eval's (``run``, ``ls``, ``validate`` and their options).
+"""
+
+from __future__ import annotations
+
+
+def main() -> None:
+    """Register the models, then hand ``sys.argv`` to lm-eval's command line."""
+    from lm_eval.__main__ import cli_evaluate
+
+    import longred_bench.pcd.lm  # noqa: F401  (registers longred-pcd)
+
+    cli_evaluate()
+
+
+if __name__ == "__main__":
+    main()

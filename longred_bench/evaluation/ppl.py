@@ -1,0 +1,123 @@
+"""Long-document perplexity by token position, for an original or RoPE-extended model.
+
+:func:`run_position_ppl` loads the model with :func:`longred_bench.models.loading.load` (so a ``rope``
+extension is applied to the weights measured), cuts ``num_windows`` non-overlapping windows of
+``length`` tokens from long documents (:func:`longred_bench.data.texts.token_windows`: the first window
+of every document before any second one; running text, no BOS token added), runs one forward
+pass per window with no truncation, and averages the next-token NLL over position buckets of
+``bucket`` tokens (:mod:`longred_bench.metrics.position_ppl`): 0-1K, 1K-2K, ... by default.
+A window may be longer than the model's ``max_position_embeddings``: how a model does past its
+window is what context extension is about, so nothing is cut (the original model's buckets past
+its window are the baseline the extensions are compared with). Models without RoPE (learned
+absolute positions) cannot run past their window; that is a ``UserError``.
+
+Texts: a bare corpus name means its ``all`` split (``austen``: the six novels, 927K SmolLM2
+tokens, the longest 207K; ``kjv``: 66 books, none longer than 54K tokens, so KJV cannot fill
+windows of 64K; ``brown``: short texts, about 2K tokens each). These are measurement texts; a
+model trained on part of a corpus (the suite's own pretraining) should be measured on a held-out
+split instead, e.g. ``austen:test`` (Pride and Prejudice, 157K tokens). ``name:split``, a UTF-8
+file path and ``random`` (token ids, smoke runs) are passed on as they are. The resolved source
+is recorded in each record's ``corpus``.
+
+Each record: ``{"kind": "ppl", "model", "rope", "corpus", "length", "bucket_start",
+"bucket_end", "nll", "ppl", "n_tokens", "num_windows", "max_position_embeddings"}`` with
+``bucket_end`` exclusive, ``nll`` the mean NLL (nats per token) of the predictions at positions
+in the bucket, ``ppl = exp(nll)`` and ``n_tokens`` their number (the first bucket has one fewer
+per window: position 0 is never predicted, so all buckets together hold
+``num_windows * (length - 1)`` tokens). ``max_position_embeddings`` is the evaluated model's
+window (the extended one when ``rope`` is given). Memory: the logits of a batch are
+``batch_size * length * vocab`` floats in the model's dtype (SmolLM2, 4096 tokens, fp32: 0.8 GB).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from tqdm.auto import tqdm
+
+from longred_bench.data.texts import CORPORA, token_windows
+from longred_bench.errors import UserError
+from longred_bench.metrics.position_ppl import (
+    bucket_bounds,
+    bucket_nll,
+    mean_nll,
+    next_token_nll,
+)
+
+
+def resolve_source(corpus: str) -> str:
+    """The text source measured for ``corpus``: a bare corpus name means its ``all`` split."""
+    return f"{corpus}:all" if corpus in CORPORA else corpus
+
+
+def run_position_ppl(
+    model_spec: str,
+    *,
+    rope: str | None = None,
+    corpus: str = "austen",
+    length: int = 4096,
+    num_windows: int = 8,
+    bucket: int = 1024,
+    batch_size: int = 1,
+    device: str = "cpu",
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """Perplexity by position bucket of ``model_spec`` (extended by ``rope``) on long texts.
+
+    Returns one record per bucket (see the module docstring), in position order.
+    """
+    if length < 2:
+        raise UserError(f"length must be at least 2 tokens, got {length}")
+    if bucket < 1:
+        raise UserError(f"bucket size must be at least 1 token, got {bucket}")
+    if num_windows < 1 or batch_size < 1:
+        raise UserError(
+            f"num_windows and batch_size must be at least 1 (got {num_windows}, {batch_size})"
+        )
+    from longred_bench.models.loading import load
+
+    source = resolve_source(corpus)
+    loaded = load(model_spec, rope=rope, device=device)
+    config = loaded.model.config
+    window = getattr(config, "max_position_embeddings", None)
+    if window is not None and length > window and not getattr(config, "rope_parameters", None):
+        raise UserError(
+            f"{model_spec} has learned absolute positions ({window}) and no RoPE: windows longer "
+            f"than {window} tokens cannot run on it; use a length of at most {window}"
+        )
+    windows = token_windows(loaded.tokenizer, source, num_windows, length)
+    num_buckets = math.ceil(length / bucket)
+    sums = torch.zeros(num_buckets, dtype=torch.float64)
+    counts = torch.zeros(num_buckets, dtype=torch.int64)
+    batches = windows.split(batch_size)
+    with torch.inference_mode():
+        for ids in tqdm(
+            batches, desc=f"ppl {model_spec} {rope or ''}".strip(), disable=not progress
+        ):
+            ids = ids.to(device)
+            logits = loaded.model(input_ids=ids, use_cache=False).logits
+            nll, valid = next_token_nll(logits, ids)
+            del logits
+            batch_sums, batch_counts = bucket_nll(nll, valid, bucket)
+            sums += batch_sums.cpu()
+            counts += batch_counts.cpu()
+    means = mean_nll(sums, counts)
+    return [
+        {
+            "kind": "ppl",
+            "model": model_spec,
+            "rope": rope,
+            "corpus": source,
+            "length": length,
+            "bucket_start": start,
+            "bucket_end": end,
+            "nll": float(means[k]),
+            "ppl": math.exp(float(means[k])),
+            "n_tokens": int(counts[k]),
+            "num_windows": num_windows,
+            "max_position_embeddings": window,
+        }
+        for k, (start, end) in enumerate(bucket_bounds(length, bucket))
+    ]

@@ -1,0 +1,290 @@
+"""``compare``: one report on an original model against its extended versions.
+
+For the original, every extended checkpoint (``extended``, compared as it is) and every zero-shot
+RoPE extension of the original (``rope``) this runs the short-text suite, RULER and the NIAH grid
+through :func:`longred_bench.evaluation.harness.run_eval`, and measures drift from the original
+(:func:`longred_bench.jobs.drift.run_drift`). Each unit of work (one model and suite, or the drift
+of one set of models) is saved under ``<out>/runs/`` beside the config that made it and reused
+when the same config is asked again, so an interrupted comparison resumes where it stopped and a
+failure loses nothing already measured. The report (:mod:`longred_bench.reports.compare_report`)
+is built from those saved records only.
+
+With ``decoding`` naming ``pcd`` every model gets one more row, labelled ``<label> +pcd``: its
+short suite, RULER and NIAH decoded and scored with Positional Contrastive Decoding (parameters
+``pcd``, :mod:`longred_bench.pcd.model`); drift is a property of the weights and has no PCD row.
+
+Every extended checkpoint must share the original's tokenizer (the same vocabulary): drift
+compares token by token and retention compares scores on identical inputs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from longred_bench.cache import atomic_write_text
+from longred_bench.errors import UserError, reject_unknown_keys
+from longred_bench.evaluation.lm import DECODINGS
+from longred_bench.pcd.config import PcdConfig
+from longred_bench.results import (
+    Provenance,
+    read_cached_json,
+    read_cached_records,
+    read_records,
+    save_run_dir,
+    write_records,
+)
+
+SUITES = ("drift", "short", "ruler", "niah")
+
+
+@dataclass(frozen=True)
+class CompareConfig:
+    """What to compare and how much of each suite to run (see the module docstring).
+
+    ``short_tasks`` replaces the short suite's task list (e.g. to leave out benchmarks whose
+    prompts do not fit a small model's window). ``decoding`` lists the decodings each model is
+    evaluated with (``greedy``, ``pcd``); ``pcd`` sets PCD's parameters (defaults when ``None``).
+    """
+
+    original: str
+    extended: tuple[str, ...] = ()
+    rope: tuple[str, ...] = ()
+    suites: tuple[str, ...] = SUITES
+    short_suite: str = "short"
+    short_tasks: tuple[str, ...] = ()
+    short_limit: int | None = 50
+    lengths: tuple[int, ...] = (1024, 2048)
+    ruler_samples: int = 5
+    niah_depths: tuple[int, ...] = (0, 25, 50, 75, 100)
+    niah_samples: int = 1
+    drift_texts: str = "brown"
+    drift_num_texts: int = 4
+    drift_seq_len: int = 512
+    batch_size: int = 1
+    device: str = "cpu"
+    seed: int = 0
+    decoding: tuple[str, ...] = ("greedy",)
+    pcd: PcdConfig | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CompareConfig:
+        """Build from a dict, rejecting unknown keys; lists become tuples, ``pcd`` a
+        :class:`PcdConfig` (its unknown keys rejected too)."""
+        reject_unknown_keys(cls, data, "compare")
+        values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+        if isinstance(values.get("pcd"), dict):
+            values["pcd"] = PcdConfig.from_dict(values["pcd"])
+        return cls(**values)
+
+    def __post_init__(self) -> None:
+        if not self.extended and not self.rope:
+            raise UserError("compare needs --extended checkpoints and/or --rope extensions")
+        odd = sorted(set(self.suites) - set(SUITES))
+        if odd:
+            raise UserError(f"unknown suite(s) {', '.join(odd)}; suites: {', '.join(SUITES)}")
+        if self.short_suite not in ("short", "short_tiny"):
+            raise UserError(f"short suite must be short or short_tiny, not {self.short_suite!r}")
+        odd = sorted(set(self.decoding) - set(DECODINGS))
+        if odd or not self.decoding or len(set(self.decoding)) != len(self.decoding):
+            raise UserError(
+                f"decoding must list some of {', '.join(DECODINGS)} once each, "
+                f"got {', '.join(self.decoding) or 'none'}"
+            )
+        if self.pcd is not None and "pcd" not in self.decoding:
+            raise UserError("PCD parameters given without pcd in --decoding")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One evaluated model: its label in the report, its spec and its RoPE extension."""
+
+    label: str
+    spec: str
+    rope: str | None = None
+
+
+def entries(cfg: CompareConfig) -> list[Entry]:
+    """The original first, then the checkpoints, then the zero-shot extensions."""
+    out = [Entry("original", cfg.original)]
+    out += [Entry(spec, spec) for spec in cfg.extended]
+    out += [Entry(rope, cfg.original, rope) for rope in cfg.rope]
+    labels = [e.label for e in out]
+    if len(set(labels)) != len(labels):
+        raise UserError(f"a model is listed twice: {', '.join(labels)}")
+    return out
+
+
+def rows(cfg: CompareConfig) -> list[tuple[str, Entry, str]]:
+    """``(label, entry, decoding)`` of every report row: each model, once per decoding (PCD
+    rows labelled ``<label> +pcd``)."""
+    return [
+        (entry.label if decoding == "greedy" else f"{entry.label} +{decoding}", entry, decoding)
+        for entry in entries(cfg)
+        for decoding in cfg.decoding
+    ]
+
+
+def _describe(tokenizer: Any) -> str:
+    name = getattr(tokenizer, "name_or_path", "") or "?"
+    return f"{type(tokenizer).__name__} {name!r}, {len(tokenizer.get_vocab())} tokens"
+
+
+def check_tokenizers(cfg: CompareConfig) -> None:
+    """Raise :class:`UserError` naming both tokenizers if a checkpoint's differs."""
+    from longred_bench.models.loading import load_tokenizer
+
+    if not cfg.extended:
+        return
+    base = load_tokenizer(cfg.original)
+    vocab = base.get_vocab()
+    for spec in cfg.extended:
+        other = load_tokenizer(spec)
+        if other.get_vocab() != vocab:
+            raise UserError(
+                f"tokenizer mismatch: {spec!r} has {_describe(other)}, original "
+                f"{cfg.original!r} has {_describe(base)}; compare needs the same tokenizer"
+            )
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text).strip("_")[:80] or "model"
+
+
+def stored_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The config a cached result is saved and matched under: a RULER evaluation or a PSA
+    measurement also names the RULER sample generator's version, so results measured on
+    samples of an older generator are measured again rather than reused."""
+    if config.get("suite") == "ruler" or "psa" in config:
+        from longred_bench.taskdata.ruler.store import GENERATOR_VERSION
+
+        return {**config, "ruler_generator": GENERATOR_VERSION}
+    return config
+
+
+def cached_records(path: Path, config: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The records saved at ``path`` if they were made by exactly ``config`` and are intact
+    (a damaged cache is treated as absent, with a warning naming the file)."""
+    if not path.is_file() or read_cached_json(path.parent / "config.json") != stored_config(config):
+        return None
+    return read_cached_records(path)
+
+
+def save_records(
+    path: Path, config: dict[str, Any], records: list[dict[str, Any]], seed: int, device: str
+) -> list[dict[str, Any]]:
+    """Write ``records`` (with provenance) to ``path`` and ``config`` beside it, swapping the
+    whole directory in at once (see :func:`longred_bench.results.save_run_dir`); read back."""
+    config = stored_config(config)
+    provenance = Provenance.collect(config, seed=seed, device=device)
+
+    def write(tmp: Path) -> None:
+        write_records(tmp / path.name, records, provenance)
+        atomic_write_text(tmp / "config.json", json.dumps(config, sort_keys=True, indent=1))
+
+    save_run_dir(path.parent, write)
+    return read_records(path)
+
+
+def _eval_unit(
+    cfg: CompareConfig, entry: Entry, suite: str, window: int, decoding: str = "greedy"
+) -> dict[str, Any]:
+    unit: dict[str, Any] = {
+        "model": entry.spec,
+        "rope": entry.rope,
+        "suite": cfg.short_suite if suite == "short" else suite,
+        "batch_size": cfg.batch_size,
+        "device": cfg.device,
+        "seed": cfg.seed,
+    }
+    if suite == "short":
+        # Every model gets the original's window, so retention compares the same documents.
+        unit["limit"] = cfg.short_limit
+        unit["max_length"] = window
+        if cfg.short_tasks:
+            unit["tasks"] = list(cfg.short_tasks)
+    else:
+        unit["lengths"] = list(cfg.lengths)
+    if suite == "ruler":
+        unit["samples"] = cfg.ruler_samples
+    if suite == "niah":
+        unit["samples"] = cfg.niah_samples
+        unit["depths"] = list(cfg.niah_depths)
+    if decoding != "greedy":  # greedy units keep the keys they always had (their caches stay)
+        unit["decoding"] = decoding
+        unit["pcd"] = (cfg.pcd or PcdConfig()).as_dict()
+    return unit
+
+
+def run_eval_unit(unit: dict[str, Any], progress: bool) -> list[dict[str, Any]]:
+    """Evaluate one (model, suite) unit of :func:`_eval_unit` (``base``, where present, only
+    identifies the model in cache keys)."""
+    from longred_bench.evaluation.harness import run_eval
+
+    args = {k: v for k, v in unit.items() if k not in ("model", "base")}
+    if isinstance(args.get("pcd"), dict):
+        args["pcd"] = PcdConfig.from_dict(args["pcd"])
+    result = run_eval(unit["model"], progress=progress, **args)
+    return result.records
+
+
+def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list[dict[str, Any]]:
+    """Run (or reuse) every unit of the comparison and return all records, labelled."""
+    from longred_bench.models.loading import load_config
+
+    check_tokenizers(cfg)
+    window = int(load_config(cfg.original).max_position_embeddings)
+    records: list[dict[str, Any]] = []
+    runs = out / "runs"
+    for suite in ("short", "ruler", "niah"):
+        if suite not in cfg.suites:
+            continue
+        for label, entry, decoding in rows(cfg):
+            unit = _eval_unit(cfg, entry, suite, window, decoding)
+            path = runs / _slug(label) / unit["suite"] / "eval.jsonl"
+            got = cached_records(path, unit)
+            if got is None:
+                if progress:
+                    print(f"[compare] {label}: {unit['suite']}", flush=True)
+                got = save_records(path, unit, run_eval_unit(unit, progress), cfg.seed, cfg.device)
+            records += [{**r, "label": label} for r in got]
+    if "drift" in cfg.suites:
+        records += _drift(cfg, runs / "drift", progress)
+    return records
+
+
+def _drift(cfg: CompareConfig, root: Path, progress: bool) -> list[dict[str, Any]]:
+    from longred_bench.jobs.drift import DriftConfig, run_drift
+
+    records: list[dict[str, Any]] = []
+    common = {
+        "original": cfg.original,
+        "texts": cfg.drift_texts,
+        "num_texts": cfg.drift_num_texts,
+        "seq_len": cfg.drift_seq_len,
+        "seed": cfg.seed,
+        "device": cfg.device,
+    }
+    parts = []
+    if cfg.extended:
+        parts.append(("checkpoints", {**common, "extended": list(cfg.extended)}))
+    if cfg.rope:
+        parts.append(("rope", {**common, "rope": list(cfg.rope)}))
+    for name, unit in parts:
+        path = root / name / "drift.jsonl"
+        got = cached_records(path, unit)
+        if got is None:
+            if progress:
+                print(f"[compare] drift: {name}", flush=True)
+            drift_records, _ = run_drift(DriftConfig.from_dict(unit), progress=progress)
+            got = save_records(path, unit, drift_records, cfg.seed, cfg.device)
+        records += [{**r, "label": r["extension"]} for r in got]
+    return records
+
+
+def config_dict(cfg: CompareConfig) -> dict[str, Any]:
+    """JSON-able form of ``cfg`` (tuples as lists)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(cfg).items()}

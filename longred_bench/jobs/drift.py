@@ -1,0 +1,161 @@
+"""A drift run: load the original and the extended models a config names, measure per-layer drift
+on token windows, and return tidy records (one per model and layer, one summary per model).
+
+Config keys are those of :class:`DriftConfig`; unknown keys are rejected.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import yaml
+
+from longred_bench.data.texts import token_windows
+from longred_bench.errors import UserError, reject_unknown_keys
+from longred_bench.metrics.drift import DriftResult, measure_drift, select_layers
+from longred_bench.models.loading import LoadedModel, extend, load
+from longred_bench.results import Provenance, write_records
+
+
+@dataclass(frozen=True)
+class DriftConfig:
+    """What to compare and on which texts.
+
+    ``extended`` lists checkpoints compared as they are (empty: the original itself); each of
+    them is also loaded once per ``rope`` spec, as a zero-shot extension, when ``rope`` is given.
+    ``top_m`` is LongReD's M: how many highest-KL layers are selected (plus the last).
+    """
+
+    original: str
+    extended: tuple[str, ...] = ()
+    rope: tuple[str, ...] = ()
+    texts: str = "brown"
+    num_texts: int = 8
+    seq_len: int = 1024
+    batch_size: int = 1
+    seed: int = 0
+    top_m: int = 6
+    impl: str = "auto"
+    device: str = "cpu"
+    dtype: str = "float32"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DriftConfig:
+        """Build from a dict (e.g. YAML), rejecting unknown keys."""
+        reject_unknown_keys(cls, data, "drift")
+        values = dict(data)
+        for key in ("extended", "rope"):
+            if key in values:
+                values[key] = tuple(values[key])
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON/YAML-able form (tuples as lists)."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+
+def _dtype(cfg: DriftConfig) -> torch.dtype:
+    dtype = getattr(torch, cfg.dtype, None)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise UserError(
+            f"dtype {cfg.dtype!r} is not a torch floating dtype (float32, bfloat16, ...)"
+        )
+    return dtype
+
+
+def _label(cfg: DriftConfig, spec: str, rope: str | None) -> str:
+    if rope is None:
+        return spec
+    return rope if spec == cfg.original else f"{spec} [{rope}]"
+
+
+def _load_extended(cfg: DriftConfig, original: LoadedModel) -> dict[str, torch.nn.Module]:
+    models: dict[str, torch.nn.Module] = {}
+    for spec in cfg.extended or (cfg.original,):
+        base = (
+            original if spec == cfg.original else load(spec, device=cfg.device, dtype=_dtype(cfg))
+        )
+        if base is not original and base.tokenizer.get_vocab() != original.tokenizer.get_vocab():
+            raise UserError(
+                f"tokenizer of {spec!r} ({base.tokenizer.name_or_path}) differs from that of "
+                f"{cfg.original!r} ({original.tokenizer.name_or_path}): drift needs the same tokens"
+            )
+        if not cfg.rope:
+            models[_label(cfg, spec, None)] = base.model
+        for rope in cfg.rope:
+            models[_label(cfg, spec, rope)] = extend(base.model, rope).eval()
+    return models
+
+
+def _records(
+    cfg: DriftConfig, results: dict[str, DriftResult], models: dict[str, torch.nn.Module]
+) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    for name, res in results.items():
+        common = {
+            "original": cfg.original,
+            "extension": name,
+            "texts": cfg.texts,
+            "seq_len": cfg.seq_len,
+            "num_texts": res.num_texts,
+            "num_tokens": res.num_tokens,
+        }
+        model_config = models[name].config
+        rope = {
+            "rope_parameters": dict(model_config.rope_parameters),
+            "max_position_embeddings": model_config.max_position_embeddings,
+        }
+        for layer in res.layers:
+            records.append({"kind": "drift_layer", **common, **asdict(layer)})
+        kl = [layer.attention_kl for layer in res.layers]
+        records.append(
+            {
+                "kind": "drift_summary",
+                **common,
+                **rope,
+                "mean_hidden_cosine": res.mean_hidden_cosine,
+                "last_hidden_cosine": res.last_hidden_cosine,
+                "mean_attention_kl": res.mean_attention_kl,
+                "top_m": cfg.top_m,
+                "selected_layers": select_layers(kl, min(cfg.top_m, len(kl))),
+            }
+        )
+    return records
+
+
+def run_drift(
+    cfg: DriftConfig, *, progress: bool = True
+) -> tuple[list[dict[str, Any]], Provenance]:
+    """Measure ``cfg`` and return (records, provenance)."""
+    torch.manual_seed(cfg.seed)
+    original = load(cfg.original, device=cfg.device, dtype=_dtype(cfg))
+    extended = _load_extended(cfg, original)
+    windows = token_windows(
+        original.tokenizer, cfg.texts, cfg.num_texts, cfg.seq_len, seed=cfg.seed
+    )
+    limit = original.model.config.max_position_embeddings
+    longest = max(m.config.max_position_embeddings for m in extended.values())
+    if cfg.seq_len > max(limit, longest):
+        raise UserError(
+            f"seq_len {cfg.seq_len} exceeds every model's window ({max(limit, longest)})"
+        )
+    batches = [(chunk, None) for chunk in windows.split(cfg.batch_size)]
+    start = time.perf_counter()
+    results = measure_drift(
+        original.model, extended, batches, impl=cfg.impl, progress=progress, total=len(batches)
+    )
+    config = {**cfg.to_dict(), "seconds": round(time.perf_counter() - start, 2)}
+    return _records(cfg, results, extended), Provenance.collect(
+        config, seed=cfg.seed, device=cfg.device
+    )
+
+
+def save_run(out: Path, records: list[dict[str, Any]], provenance: Provenance) -> Path:
+    """Write ``drift.jsonl`` and the resolved ``config.yaml`` under ``out``; returns the JSONL."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.yaml").write_text(yaml.safe_dump(provenance.config, sort_keys=True))
+    return write_records(out / "drift.jsonl", records, provenance)

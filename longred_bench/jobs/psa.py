@@ -1,0 +1,275 @@
+"""A PSA run: teacher-force the gold answer of RULER retrieval samples and record, at every
+answer token, the gold token's rank, probability and reciprocal rank, plus where the needle sits.
+
+Samples come from the suite's RULER generator (:mod:`longred_bench.taskdata.ruler`), sized with each
+model's tokenizer and cached. Only the NIAH tasks with one gold value are used
+(:data:`RETRIEVAL_TASKS`): ``niah_single_1..3`` and ``niah_multikey_1..3``
+(``niah_multikey_3`` is RULER's key-value retrieval: UUID keys to UUID values, the haystack made
+of other key-value needles). The generator has no passkey task.
+
+Per model and extension the model is loaded (or extended) once; each sample costs one forward
+of ``prompt + " " + answer``, keeping only the logits that predict the answer tokens.
+
+The *gold step* of a sample is its first answer token that is not punctuation or white space
+(:func:`is_content_token`): SmolLM2 tokenizes ``" 3762156"`` as ``" "``, ``"3"``, ..., and the
+reference setup of PSA scores the ``"3"``.
+
+Needle placement (token indices in the prompt, counted with the tokenizer's special tokens):
+``needle_start`` is the needle sentence's first token; ``question_start`` the first token of the
+needle-free tail (the question and the answer prefix); ``needle_depth`` is
+``100 * (needle_start - context_start) / (question_start - context_start)``, the needle's depth in
+the haystack in tokens; ``needle_distance = (prompt_tokens - 1) - needle_start``, the RoPE distance
+from the query that predicts the first answer token back to the needle.
+
+With ``pcd`` (:mod:`longred_bench.pcd.model`) ranks and probabilities are those of the distribution
+PCD decodes from: the calibrated logits restricted to the top-k of the standard ones (a gold
+token outside that set has probability 0 and rank ``top_k + 1``); lines are labelled
+``<label> +pcd``.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import torch
+
+from longred_bench.errors import UserError
+from longred_bench.metrics.psa import gold_probability, gold_rank, reciprocal_rank
+from longred_bench.models.loading import extend, load
+from longred_bench.models.rope import parse_rope_spec
+from longred_bench.pcd.config import PcdConfig
+from longred_bench.results import Provenance
+from longred_bench.taskdata.ruler import Sample, load_or_generate
+from longred_bench.taskdata.ruler.niah import NEEDLE, TEMPLATE
+from longred_bench.taskdata.ruler.registry import check_task
+
+RETRIEVAL_TASKS: tuple[str, ...] = (
+    "niah_single_1",
+    "niah_single_2",
+    "niah_single_3",
+    "niah_multikey_1",
+    "niah_multikey_2",
+    "niah_multikey_3",
+)
+DEFAULT_TASKS: tuple[str, ...] = ("niah_single_2", "niah_multikey_3")
+ORIGINAL = "none"  # the --rope value that stands for the unextended model
+
+
+@dataclass(frozen=True)
+class PsaConfig:
+    """What to measure: every model in ``models`` once per entry of ``ropes`` (``"none"`` is the
+    model as it is), on ``samples`` samples of each task at each length."""
+
+    models: tuple[str, ...]
+    ropes: tuple[str, ...] = (ORIGINAL,)
+    tasks: tuple[str, ...] = DEFAULT_TASKS
+    lengths: tuple[int, ...] = (512, 1024, 2048)
+    samples: int = 10
+    seed: int = 0
+    corpus: str = "brown"
+    device: str = "cpu"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form (tuples as lists)."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+    def check(self) -> None:
+        """Raise :class:`UserError` on bad values, before anything is loaded."""
+        if not self.models:
+            raise UserError("psa: give at least one --model")
+        for task in self.tasks:
+            check_task(task)
+            if task not in RETRIEVAL_TASKS:
+                raise UserError(
+                    f"psa: task {task!r} has no single gold answer to teacher-force; "
+                    f"retrieval tasks: {', '.join(RETRIEVAL_TASKS)}"
+                )
+        if not self.tasks or not self.lengths:
+            raise UserError("psa: give at least one task and one length")
+        if min(self.lengths) < 1 or self.samples < 1:
+            raise UserError(
+                f"psa: lengths and --samples must be >= 1 (got {list(self.lengths)}, "
+                f"{self.samples})"
+            )
+        for rope in self.ropes:
+            if rope != ORIGINAL:
+                parse_rope_spec(rope)
+
+
+def label(model: str, rope: str, config: PsaConfig) -> str:
+    """The name of one measured line: the model, with its extension in brackets."""
+    if rope == ORIGINAL:
+        return model
+    return rope if len(config.models) == 1 and config.models[0] == model else f"{model} [{rope}]"
+
+
+def is_content_token(text: str) -> bool:
+    """True if a decoded token holds a letter or digit (not only punctuation or white space)."""
+    return any(ch.isalnum() for ch in text)
+
+
+def _token_index(offsets: list[tuple[int, int]], char: int) -> int:
+    """Index of the first token that ends after character ``char`` (offsets from the tokenizer)."""
+    for i, (_, end) in enumerate(offsets):
+        if end > char:
+            return i
+    return len(offsets)
+
+
+def needle_placement(sample: Sample, tokenizer: Any) -> dict[str, Any]:
+    """Where the gold needle and the question sit in ``sample``'s prompt, in tokens."""
+    from longred_bench.taskdata.ruler.niah import CONFIGS
+
+    kind = CONFIGS[sample.task].values
+    key = sample.metadata["keys"][0]
+    needle = NEEDLE.format(kind=kind, key=key, value=sample.outputs[0])
+    prompt = sample.input
+    head, tail = TEMPLATE.split("{context}")
+    tail = tail.format(kind=kind, query=key) + sample.metadata["answer_prefix"]
+    head = head.format(kind=kind)
+    at = prompt.find(needle)
+    if at < 0 or prompt.find(needle, at + 1) >= 0 or not prompt.endswith(tail):
+        raise UserError(
+            f"psa: {sample.task} sample {sample.index} does not hold its needle exactly once "
+            "before the question (has the RULER template changed?)"
+        )
+    enc = tokenizer(prompt, return_offsets_mapping=True)
+    offsets = [tuple(o) for o in enc["offset_mapping"]]
+    context_start = _token_index(offsets, len(head))
+    needle_start = _token_index(offsets, at)
+    question_start = _token_index(offsets, len(prompt) - len(tail) + 1)  # after the "\n"
+    n = len(enc["input_ids"])
+    drawn = sample.metadata.get("depth_percent") or []
+    return {
+        "prompt_tokens": n,
+        "needle_start": needle_start,
+        "question_start": question_start,
+        "needle_depth": 100.0
+        * (needle_start - context_start)
+        / max(1, question_start - context_start),
+        "needle_depth_drawn": float(drawn[0]) if len(drawn) == 1 else None,
+        "needle_distance": n - 1 - needle_start,
+    }
+
+
+@torch.no_grad()
+def score_sample(
+    model: torch.nn.Module,
+    tokenizer: Any,
+    sample: Sample,
+    device: str = "cpu",
+    pcd: Any = None,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One forward of ``sample`` with its gold answer appended: (sample record, token records);
+    with ``pcd`` (a :class:`longred_bench.pcd.model.PcdModel` of ``model``) two, scored under PCD."""
+    place = needle_placement(sample, tokenizer)
+    prompt_ids = list(tokenizer(sample.input)["input_ids"])
+    answer_ids = list(tokenizer(" " + sample.outputs[0], add_special_tokens=False)["input_ids"])
+    ids = torch.tensor([prompt_ids + answer_ids], device=device)
+    t = len(answer_ids)
+    if pcd is None:
+        logits = model(input_ids=ids, logits_to_keep=t + 1).logits[0, :t]  # [T, V]
+    else:
+        from longred_bench.pcd.model import pcd_logits
+
+        base, local = pcd.logits_pair(ids, logits_to_keep=t + 1)
+        logits = pcd_logits(base[0, :t], local[0, :t], pcd.config.alpha, pcd.config.top_k)
+    gold = torch.tensor(answer_ids, device=logits.device)
+    ranks = gold_rank(logits, gold)
+    probs = gold_probability(logits, gold)
+    rr = reciprocal_rank(ranks)
+    texts = [tokenizer.decode([i]) for i in answer_ids]
+    step = next((i for i, text in enumerate(texts) if is_content_token(text)), 0)
+    tokens = [
+        {
+            "answer_index": i,
+            "token_id": answer_ids[i],
+            "token": texts[i],
+            "gold_step": i == step,
+            "rank": int(ranks[i]),
+            "probability": float(probs[i]),
+            "reciprocal_rank": float(rr[i]),
+        }
+        for i in range(t)
+    ]
+    record = {
+        **place,
+        "answer": sample.outputs[0],
+        "answer_tokens": t,
+        "gold_step": step,
+        "rank": int(ranks[step]),
+        "probability": float(probs[step]),
+        "reciprocal_rank": float(rr[step]),
+        "mean_reciprocal_rank_all": float(rr.mean()),
+        "mean_rank_all": float(ranks.float().mean()),
+        "mean_probability_all": float(probs.mean()),
+    }
+    return record, tokens
+
+
+def _progress(total: int, desc: str, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, disable=not enabled, leave=False)
+
+
+def run_psa(
+    cfg: PsaConfig, *, progress: bool = True, pcd: PcdConfig | None = None
+) -> tuple[list[dict[str, Any]], Provenance]:
+    """Measure ``cfg``: records of kind ``psa_sample`` (one per sample and line) and
+    ``psa_token`` (one per answer token), and the run's provenance; with ``pcd``, under PCD
+    with those parameters (the local window: the model's own, before any extension)."""
+    cfg.check()
+    start = time.perf_counter()
+    records: list[dict[str, Any]] = []
+    for spec in cfg.models:
+        base = load(spec, device=cfg.device)
+        samples = [
+            s
+            for task in cfg.tasks
+            for length in cfg.lengths
+            for s in load_or_generate(
+                task, base.tokenizer, length, cfg.samples, cfg.seed, corpus=cfg.corpus
+            )
+        ]
+        for rope in cfg.ropes:
+            model = base.model if rope == ORIGINAL else extend(base.model, rope).eval()
+            name = label(spec, rope, cfg)
+            scorer = None
+            if pcd is not None:
+                from longred_bench.pcd.model import PcdModel, trained_window
+
+                scorer = PcdModel(model, pcd, default_window=trained_window(base.model.config))
+                name += " +pcd"
+            window = int(model.config.max_position_embeddings)
+            bar = _progress(len(samples), f"psa {name}", progress)
+            for sample in samples:
+                common = {
+                    "extension": name,
+                    "model": spec,
+                    "rope": rope,
+                    "task": sample.task,
+                    "length": sample.length,
+                    "sample": sample.index,
+                }
+                record, tokens = score_sample(model, base.tokenizer, sample, cfg.device, scorer)
+                total = record["prompt_tokens"] + record["answer_tokens"]
+                records.append(
+                    {"kind": "psa_sample", **common, **record, "window": window,
+                     "beyond_window": total > window}
+                )  # fmt: skip
+                records.extend({"kind": "psa_token", **common, **tok} for tok in tokens)
+                bar.update(1)
+            bar.close()
+            if model is not base.model:
+                del model
+                gc.collect()
+        del base
+        gc.collect()
+    config = {**cfg.to_dict(), "seconds": round(time.perf_counter() - start, 2)}
+    if pcd is not None:
+        config["pcd"] = pcd.as_dict()
+    return records, Provenance.collect(config, seed=cfg.seed, device=cfg.device)

@@ -1,0 +1,186 @@
+"""Percentile-bootstrap confidence intervals of mean scores, plain and paired, as pure functions.
+
+Scores are per-item values (one per scored document, :func:`longred_bench.evaluation.items.item_records`).
+Four statistics:
+
+- :func:`bootstrap_mean_ci`: the mean of one sample of items;
+- :func:`paired_bootstrap_diff_ci`: ``mean(b - a)`` over items matched by key (the same documents
+  scored by two models), resampling the matched pairs;
+- :func:`bootstrap_mean_of_means_ci`: a mean of group means of item means (LongReD's Short Avg is
+  the mean over categories of the mean over a category's tasks; a RULER average over lengths is the
+  mean over lengths of the mean over tasks), resampling items within each innermost sample
+  independently;
+- :func:`paired_bootstrap_mean_of_means_diff_ci`: the difference ``b - a`` of that statistic, items
+  matched by key within each (group, member), the same resampled pairs for both sides.
+
+Every function returns an :class:`Interval` ``(estimate, low, high)``: the statistic on the data and
+the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of its ``n_boot`` bootstrap replicates
+(numpy's default linear interpolation). The replicates come from ``numpy.random.default_rng(seed)``
+drawn in a fixed order (nested groups in sorted key order), so a call is deterministic. A constant
+sample gives a zero-width interval; a paired difference of identical scores is exactly 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from longred_bench.errors import UserError
+
+Nested = Mapping[str, Mapping[str, Sequence[float]]]
+PairedNested = Mapping[str, Mapping[str, Mapping[Hashable, float]]]
+_MAX_DRAWS = 1 << 22  # indices drawn per block of resamples
+
+
+class Interval(NamedTuple):
+    """A point estimate and its percentile-bootstrap interval ``[low, high]``."""
+
+    estimate: float
+    low: float
+    high: float
+
+
+def _check(n_boot: int, level: float) -> None:
+    if n_boot < 1:
+        raise UserError(f"n_boot must be at least 1, got {n_boot}")
+    if not 0.0 < level < 1.0:
+        raise UserError(f"level must lie strictly between 0 and 1, got {level}")
+
+
+def _as_array(values: Sequence[float], what: str) -> np.ndarray:
+    arr = np.asarray(values, dtype=np.float64).reshape(-1)
+    if arr.size == 0:
+        raise UserError(f"{what}: no values to bootstrap")
+    if not np.isfinite(arr).all():
+        raise UserError(f"{what}: values must be finite numbers (found NaN or inf)")
+    return arr
+
+
+def _replicate_means(arr: np.ndarray, rng: np.random.Generator, n_boot: int) -> np.ndarray:
+    """``[1 + n_boot]`` means of ``arr`` (``[n]``): the data's own mean first, then the means of
+    ``n_boot`` resamples with replacement. Both come from the same reduction, so a constant
+    sample gives bit-identical values."""
+    out = np.empty(n_boot + 1, dtype=np.float64)
+    out[0] = arr[np.arange(arr.size)[None, :]].mean(axis=1)[0]
+    rows = max(1, _MAX_DRAWS // arr.size)  # resamples per block, to bound memory
+    for start in range(1, n_boot + 1, rows):
+        stop = min(start + rows, n_boot + 1)
+        idx = rng.integers(0, arr.size, size=(stop - start, arr.size))
+        out[start:stop] = arr[idx].mean(axis=1)
+    return out
+
+
+def _interval(stats: np.ndarray, level: float) -> Interval:
+    """``stats``: ``[1 + n_boot]``, the statistic on the data first, then its replicates."""
+    low, high = np.quantile(stats[1:], [(1.0 - level) / 2.0, (1.0 + level) / 2.0])
+    return Interval(float(stats[0]), float(low), float(high))
+
+
+def bootstrap_mean_ci(
+    values: Sequence[float], *, n_boot: int = 2000, level: float = 0.95, seed: int = 0
+) -> Interval:
+    """Mean of ``values`` (``[n]``) and its ``level`` percentile-bootstrap interval."""
+    _check(n_boot, level)
+    arr = _as_array(values, "bootstrap_mean_ci")
+    return _interval(_replicate_means(arr, np.random.default_rng(seed), n_boot), level)
+
+
+def matched_keys(a: Mapping[Hashable, float], b: Mapping[Hashable, float]) -> list[Hashable]:
+    """The keys present in both ``a`` and ``b``, sorted (by ``repr`` when not comparable)."""
+    common = set(a) & set(b)
+    try:
+        return sorted(common)  # type: ignore[type-var]
+    except TypeError:
+        return sorted(common, key=repr)
+
+
+def _paired_diffs(
+    a: Mapping[Hashable, float], b: Mapping[Hashable, float], what: str
+) -> np.ndarray:
+    keys = matched_keys(a, b)
+    if not keys:
+        raise UserError(f"{what}: the two sides share no item keys, nothing to pair")
+    return _as_array([float(b[k]) - float(a[k]) for k in keys], what)
+
+
+def paired_bootstrap_diff_ci(
+    a: Mapping[Hashable, float],
+    b: Mapping[Hashable, float],
+    *,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> Interval:
+    """``mean(b[k] - a[k])`` over the keys in both mappings, with its paired bootstrap interval.
+
+    Keys present on one side only (documents one model skipped) are left out; the number of
+    pairs used is ``len(matched_keys(a, b))``.
+    """
+    _check(n_boot, level)
+    diffs = _paired_diffs(a, b, "paired_bootstrap_diff_ci")
+    return _interval(_replicate_means(diffs, np.random.default_rng(seed), n_boot), level)
+
+
+def _mean_of_means(
+    groups: Mapping[str, Mapping[str, np.ndarray]], rng: np.random.Generator, n_boot: int
+) -> np.ndarray:
+    """``[1 + n_boot]`` means of group means: on the data first, then the replicates."""
+    if not groups:
+        raise UserError("mean of means: no groups")
+    per_group = []
+    for group in sorted(groups):
+        members = groups[group]
+        if not members:
+            raise UserError(f"mean of means: group {group!r} has no members")
+        per_member = [_replicate_means(members[m], rng, n_boot) for m in sorted(members)]
+        per_group.append(np.mean(per_member, axis=0))
+    return np.mean(per_group, axis=0)
+
+
+def bootstrap_mean_of_means_ci(
+    groups: Nested, *, n_boot: int = 2000, level: float = 0.95, seed: int = 0
+) -> Interval:
+    """``mean_g mean_{m in g} mean(groups[g][m])`` and its bootstrap interval.
+
+    ``groups`` maps a group (a category, a length) to its members (tasks), each a sample of item
+    scores; every member counts once in its group and every group once in the total, whatever
+    their sizes. Items are resampled within each member, independently across members.
+    """
+    _check(n_boot, level)
+    arrays = {
+        g: {m: _as_array(v, f"{g}/{m}") for m, v in members.items()}
+        for g, members in groups.items()
+    }
+    return _interval(_mean_of_means(arrays, np.random.default_rng(seed), n_boot), level)
+
+
+def paired_bootstrap_mean_of_means_diff_ci(
+    a: PairedNested,
+    b: PairedNested,
+    *,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> Interval:
+    """Mean of means of ``b`` minus that of ``a``, items paired by key within each member.
+
+    ``a`` and ``b`` map group -> member -> {item key: score}, with the same groups and members
+    (a ``UserError`` names any difference). Only keys present on both sides count; since the
+    statistic is linear, its difference is the mean of means of the per-item differences, which
+    are resampled as pairs within each member.
+    """
+    _check(n_boot, level)
+    shape_a = {g: sorted(m) for g, m in a.items()}
+    shape_b = {g: sorted(m) for g, m in b.items()}
+    if shape_a != shape_b:
+        raise UserError(
+            f"paired mean of means: the sides have different groups/members ({shape_a} vs "
+            f"{shape_b}); compare the same tasks"
+        )
+    diffs = {
+        g: {m: _paired_diffs(a[g][m], b[g][m], f"{g}/{m}") for m in members}
+        for g, members in a.items()
+    }
+    return _interval(_mean_of_means(diffs, np.random.default_rng(seed), n_boot), level)

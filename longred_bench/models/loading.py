@@ -1,0 +1,198 @@
+"""Model loading and RoPE extension.
+
+``load(spec, rope=...)`` accepts a local Hugging Face directory, a hub id (when online), a ``.gguf``
+file or a zoo name (:mod:`longred_bench.models.zoo`) and returns the model in fp32 on CPU (or the dtype and
+device asked for) with its tokenizer. ``extend(model, rope)`` returns an independent copy whose
+config carries the new ``rope_parameters`` and target ``max_position_embeddings``; the rotary
+embedding modules are rebuilt from that config, the weights are cloned. Nothing in transformers is
+copied or patched: the change goes through the config alone.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError
+from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
+
+from longred_bench.errors import UserError
+from longred_bench.models.rope import OriginalRope, RopeSpec, parse_rope_spec, rope_parameters
+from longred_bench.models.zoo import (
+    ZOO,
+    ZOO_DIRS,
+    check_model_dir,
+    load_zoo,
+    model_file_error,
+    zoo_dir,
+)
+
+_DAMAGED_FIX = "replace the damaged files (a cached copy: delete the folder and run again)"
+
+
+@dataclass
+class LoadedModel:
+    """A causal LM with its tokenizer and the spec strings it was loaded from."""
+
+    model: PreTrainedModel
+    tokenizer: object
+    spec: str
+    rope: str | None = None
+
+
+def original_rope(config: object) -> OriginalRope:
+    """The RoPE base and window of ``config``; errors for models an extension cannot apply to."""
+    params = getattr(config, "rope_parameters", None)
+    model_type = getattr(config, "model_type", "?")
+    if not params:
+        raise UserError(
+            f"model type {model_type!r} has no rotary position embedding (RoPE); "
+            "context extension by RoPE scaling does not apply to it"
+        )
+    if "rope_theta" not in params:
+        kinds = ", ".join(sorted(str(k) for k in params))
+        raise UserError(
+            f"model type {model_type!r} uses a different RoPE per layer kind ({kinds}); "
+            "which layers an extension should change is ambiguous: pass a JSON rope spec per kind "
+            "to transformers yourself or use a model with one RoPE"
+        )
+    layer_types = set(getattr(config, "layer_types", None) or [])
+    if len(layer_types) > 1:
+        raise UserError(
+            f"model type {model_type!r} mixes attention kinds ({', '.join(sorted(layer_types))}); "
+            "a RoPE extension of its sliding-window layers is ambiguous"
+        )
+    return OriginalRope(float(params["rope_theta"]), int(config.max_position_embeddings))
+
+
+def extended_config(config: object, rope: str | RopeSpec) -> object:
+    """A deep copy of ``config`` with the extension's ``rope_parameters`` and target window."""
+    spec = parse_rope_spec(rope) if isinstance(rope, str) else rope
+    params, target = rope_parameters(spec, original_rope(config))
+    new = copy.deepcopy(config)
+    new.rope_parameters = params
+    new.max_position_embeddings = target
+    return new
+
+
+def extend(model: PreTrainedModel, rope: str | RopeSpec) -> PreTrainedModel:
+    """An independent copy of ``model`` with RoPE extended by ``rope`` (spec string or parsed)."""
+    new_config = extended_config(model.config, rope)
+    new = copy.deepcopy(model)
+    for key in ("rope_parameters", "max_position_embeddings"):
+        setattr(new.config, key, getattr(new_config, key))
+    device = next(model.parameters()).device
+    for parent, attr, module in rotary_modules(new):
+        setattr(parent, attr, type(module)(config=new.config).to(device))
+    return new
+
+
+def rotary_modules(model: torch.nn.Module) -> list[tuple[torch.nn.Module, str, torch.nn.Module]]:
+    """``(parent, attribute, module)`` of every rotary embedding module of ``model`` (a module
+    with an ``inv_freq`` buffer and a ``rope_type``); raises if there is none."""
+    found = []
+    for name, module in model.named_modules():
+        if hasattr(module, "inv_freq") and hasattr(module, "rope_type"):
+            parent_name, _, attr = name.rpartition(".")
+            parent = model.get_submodule(parent_name) if parent_name else model
+            found.append((parent, attr, module))
+    if not found:
+        raise UserError(f"found no rotary embedding module in {type(model).__name__}")
+    return found
+
+
+def _source(spec: str) -> tuple[str, dict[str, object]]:
+    """Where ``from_pretrained`` reads ``spec`` (HF dir, ``.gguf`` or hub id), and its kwargs."""
+    path = Path(spec).expanduser()
+    if path.suffix == ".gguf":
+        if not path.is_file():
+            raise UserError(f"GGUF file {path} does not exist")
+        return str(path.parent), {"gguf_file": path.name}
+    if path.exists():
+        if not (path / "config.json").is_file():
+            raise UserError(f"{path} is not a Hugging Face model directory (no config.json)")
+        return str(path), {}
+    return spec, {}
+
+
+def _load_error(spec: str, exc: OSError) -> UserError:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return UserError(
+        f"could not load model {spec!r}: {first} (offline? zoo names: {', '.join(ZOO)})"
+    )
+
+
+def _load_pretrained(spec: str, dtype: torch.dtype, trust_remote_code: bool) -> LoadedModel:
+    source, extra = _source(spec)
+    if not extra and Path(source).is_dir():  # checked against its manifest where it has one
+        check_model_dir(Path(source), _DAMAGED_FIX)
+    try:
+        model = AutoModelForCausalLM.from_pretrained(
+            source, dtype=dtype, trust_remote_code=trust_remote_code, **extra
+        )
+        tokenizer = AutoTokenizer.from_pretrained(
+            source, trust_remote_code=trust_remote_code, **extra
+        )
+    except OSError as exc:
+        raise _load_error(spec, exc) from None
+    except (SafetensorError, json.JSONDecodeError) as exc:
+        raise model_file_error(Path(source), exc, _DAMAGED_FIX) from None
+    if getattr(model, "hf_quantizer", None) is not None:
+        model.hf_quantizer = None
+        model.config.quantization_config = None
+    return LoadedModel(model, tokenizer, spec)
+
+
+def load_tokenizer(spec: str, *, trust_remote_code: bool = False) -> object:
+    """The tokenizer of model ``spec`` alone (zoo name, HF dir, ``.gguf`` file or hub id)."""
+    if spec == "tiny-random":
+        from longred_bench.models.zoo import byte_tokenizer
+
+        return byte_tokenizer()
+    if spec in ZOO_DIRS:
+        spec = str(zoo_dir(spec))
+    source, extra = _source(spec)
+    try:
+        return AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code, **extra)
+    except OSError as exc:
+        raise _load_error(spec, exc) from None
+
+
+def load_config(spec: str, *, trust_remote_code: bool = False) -> object:
+    """The config of model ``spec`` without its weights (the built-in tiny model is built)."""
+    if spec == "tiny-random":
+        return load_zoo(spec)[0].config
+    if spec in ZOO_DIRS:
+        spec = str(zoo_dir(spec))
+    source, extra = _source(spec)
+    try:
+        return AutoConfig.from_pretrained(source, trust_remote_code=trust_remote_code, **extra)
+    except OSError as exc:
+        raise _load_error(spec, exc) from None
+
+
+def load(
+    spec: str,
+    *,
+    rope: str | None = None,
+    dtype: torch.dtype = torch.float32,
+    device: str | torch.device = "cpu",
+    trust_remote_code: bool = False,
+) -> LoadedModel:
+    """Load ``spec`` (zoo name, HF dir, ``.gguf`` file or hub id), optionally RoPE-extended.
+
+    The model is put in eval mode on ``device`` in ``dtype`` (fp32 by default: bf16 matmuls are
+    two orders of magnitude slower than fp32 on CPU).
+    """
+    if spec in ZOO:
+        loaded = LoadedModel(*load_zoo(spec), spec=spec)
+    else:
+        loaded = _load_pretrained(spec, dtype, trust_remote_code)
+    loaded.model.to(device=device, dtype=dtype).eval()
+    if rope is not None:
+        loaded = LoadedModel(extend(loaded.model, rope), loaded.tokenizer, spec, rope)
+        loaded.model.eval()
+    return loaded

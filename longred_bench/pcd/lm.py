@@ -1,0 +1,191 @@
+"""The ``longred-pcd`` lm-eval model: lm-eval's ``HFLM`` scoring and generating with PCD.
+
+Importing this module registers ``longred-pcd`` with lm-eval, after ``import lm_eval.models`` so
+that lm-eval's own models (``hf``, ``vllm``, ...) stay registered. Requests run as ``HFLM`` runs
+them (batching, truncation, stop sequences); only the two model calls change:
+
+- generation (``generate_until``): greedy PCD decoding (:meth:`longred_bench.pcd.model.PcdModel.generate`,
+  two KV caches); a task that asks for sampling is refused;
+- scoring (``loglikelihood``, ``loglikelihood_rolling``): the log-softmax of the calibrated logits,
+  over the whole vocabulary (``loglikelihood=full``, the default) or over the top-k set of the
+  standard logits (``loglikelihood=topk``); see :class:`longred_bench.pcd.model.PcdConfig`.
+
+Model arguments: ``pretrained`` (a model spec: zoo name, HF directory, ``.gguf`` file or hub id,
+loaded by :func:`longred_bench.models.loading.load`; or a loaded model with ``tokenizer``), ``rope`` (a
+zero-shot RoPE extension spec), the PCD parameters ``alpha``, ``top_k``, ``local_base``,
+``local_window``, ``first_pair``, ``loglikelihood``, and ``max_length``, ``batch_size``,
+``max_batch_size``, ``device``, ``dtype``, ``trust_remote_code``, ``add_bos_token``. Anything else
+is refused (lm-eval would otherwise drop it silently for a loaded model).
+
+lm-eval 0.4.13 finds no model outside its own package, so its command line runs this one through
+:mod:`longred_bench.evaluation.lm_eval_cli` (``python -m longred_bench.evaluation.lm_eval_cli --model longred-pcd ...``);
+from Python, import this module and call ``lm_eval.simple_evaluate(model="longred-pcd", ...)``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import lm_eval.models  # noqa: F401  (lm-eval's own models first: registering before hides them)
+import torch
+from lm_eval.api.registry import register_model
+from lm_eval.models.huggingface import HFLM
+
+from longred_bench.errors import UserError
+from longred_bench.pcd.model import DEFAULT_ALPHA, DEFAULT_TOP_K, PcdConfig, PcdModel, score_logits
+
+MODEL_NAME = "longred-pcd"
+log = logging.getLogger(__name__)
+
+
+def _device(device: str | None) -> str:
+    """``device``, or ``cpu`` (with a warning) for a CUDA device on a machine without one, as
+    lm-eval's command line asks for ``cuda:0`` unless told otherwise."""
+    device = device or "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        log.warning("%s: no CUDA device here; running on cpu instead of %s", MODEL_NAME, device)
+        return "cpu"
+    return device
+
+
+def _dtype(dtype: str | torch.dtype) -> torch.dtype:
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype == "auto":
+        return torch.float32
+    value = getattr(torch, str(dtype), None)
+    if not isinstance(value, torch.dtype):
+        raise UserError(f"{MODEL_NAME}: unknown dtype {dtype!r} (use float32, bfloat16, ...)")
+    return value
+
+
+def _load(
+    spec: str, rope: str | None, device: str, dtype: torch.dtype, trust_remote_code: bool
+) -> tuple[Any, Any, int]:
+    """(model, tokenizer, trained window) of ``spec``, extended by ``rope`` when given; the
+    window is the one before the extension."""
+    from longred_bench.models.loading import extend, load
+    from longred_bench.pcd.model import trained_window
+
+    loaded = load(spec, device=device, dtype=dtype, trust_remote_code=trust_remote_code)
+    window = trained_window(loaded.model.config)
+    model = loaded.model if rope is None else extend(loaded.model, rope).eval()
+    return model, loaded.tokenizer, window
+
+
+@register_model(MODEL_NAME)
+class PcdLM(HFLM):
+    """``HFLM`` with Positional Contrastive Decoding (see the module docstring)."""
+
+    def __init__(
+        self,
+        pretrained: Any,
+        tokenizer: Any = None,
+        rope: str | None = None,
+        alpha: float = DEFAULT_ALPHA,
+        top_k: int = DEFAULT_TOP_K,
+        local_base: float | None = None,
+        local_window: int | None = None,
+        first_pair: int = 0,
+        loglikelihood: str = "full",
+        max_length: int | None = None,
+        batch_size: int | str = 1,
+        max_batch_size: int = 64,
+        device: str | None = "cpu",
+        dtype: str | torch.dtype = "float32",
+        trust_remote_code: bool = False,
+        add_bos_token: bool | None = None,
+        **unknown: Any,
+    ) -> None:
+        if unknown:
+            raise UserError(
+                f"{MODEL_NAME}: unknown model argument(s) {', '.join(sorted(unknown))}; known: "
+                "pretrained, tokenizer, rope, alpha, top_k, local_base, local_window, first_pair, "
+                "loglikelihood, max_length, batch_size, max_batch_size, device, dtype, "
+                "trust_remote_code, add_bos_token"
+            )
+        cfg = PcdConfig(
+            alpha=alpha,
+            top_k=top_k,
+            local_base=local_base,
+            local_window=local_window,
+            first_pair=first_pair,
+            loglikelihood=loglikelihood,
+        )
+        window = None
+        if isinstance(pretrained, str):
+            if tokenizer is not None:
+                raise UserError(f"{MODEL_NAME}: tokenizer= is only for an already loaded model")
+            pretrained, tokenizer, window = _load(
+                pretrained, rope, _device(device), _dtype(dtype), bool(trust_remote_code)
+            )
+        elif rope is not None or tokenizer is None:
+            raise UserError(
+                f"{MODEL_NAME}: a loaded model needs tokenizer= and takes no rope= "
+                "(extend it first, longred_bench.models.loading.extend)"
+            )
+        self.pcd = PcdModel(pretrained, cfg, default_window=window)
+        super().__init__(
+            pretrained=pretrained,
+            tokenizer=tokenizer,
+            max_length=max_length,
+            batch_size=batch_size,
+            max_batch_size=max_batch_size,
+            add_bos_token=add_bos_token,
+        )
+        if self.backend != "causal":
+            raise UserError(f"{MODEL_NAME} is for decoder-only models, not {self.backend}")
+
+    def _model_call(
+        self,
+        inps: torch.Tensor,
+        attn_mask: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Calibrated logits ``[batch, seq, vocab]`` of ``inps`` (see ``loglikelihood``)."""
+        logits = super()._model_call(inps, attn_mask, labels)
+        with self.pcd.local():
+            local = super()._model_call(inps, attn_mask, labels)
+        return score_logits(logits, local, self.pcd.config)
+
+    def _stop_check(self, stop: list[str]) -> Callable[[list[int]], bool]:
+        """True once the generated ids end in the end-of-text token or contain a stop string."""
+
+        def is_done(ids: list[int]) -> bool:
+            if ids[-1] == self.eot_token_id:
+                return True
+            text = self.tok_decode(ids, skip_special_tokens=False)
+            return any(s and s in text for s in stop)
+
+        return is_done
+
+    def _model_generate(
+        self, context: torch.Tensor, max_length: int, stop: list[str], **generation_kwargs: Any
+    ) -> torch.Tensor:
+        """Greedy PCD continuation of the left-padded ``context`` up to ``max_length`` tokens."""
+        attention_mask = generation_kwargs.pop("attention_mask", None)
+        temperature = float(generation_kwargs.get("temperature") or 0.0)
+        if generation_kwargs.get("do_sample") or temperature > 0:
+            raise UserError(
+                f"{MODEL_NAME} decodes greedily; this task asks for sampling "
+                f"(do_sample={generation_kwargs.get('do_sample')}, temperature={temperature:g}): "
+                "set do_sample=False, temperature=0 in its generation_kwargs"
+            )
+        with torch.autocast(
+            device_type=self.device.type,
+            dtype=self.mixed_precision_dtype,
+            enabled=self.mixed_precision_dtype is not None,
+        ):
+            return self.pcd.generate(
+                context,
+                attention_mask,
+                max_new_tokens=max_length - context.shape[1],
+                pad_token_id=self.tokenizer.pad_token_id,
+                is_done=self._stop_check(stop),
+            )
+
+    def get_model_info(self) -> dict[str, Any]:
+        """lm-eval's model info plus the PCD parameters as run."""
+        return {**super().get_model_info(), "pcd": self.pcd.resolved()}

@@ -1,0 +1,255 @@
+"""Table 3's records grouped into runs, and the cells of its tables with their intervals.
+
+A *run* is one evaluated model: one (extension, row, seed) of the records ``reproduce table3``
+collects (see :mod:`longred_bench.reports.table3` for the record schema). :func:`collect_runs`
+reads the tidy ``eval`` records (point values: each short task's headline score, ``acc`` else
+``exact_match``, times 100; the ``longred_ruler`` group's score per length and over all lengths)
+and the ``eval_item`` records (the per-document scores behind them). The cell functions pair a
+point value with its percentile-bootstrap interval over the documents
+(:mod:`longred_bench.metrics.stats`) and the number of documents; without item records a cell has no
+interval.
+
+The short categories of the ``short_tiny`` suite are :data:`TINY_CATEGORIES` (its ``ppl`` task is
+a perplexity, reported on its own, never averaged); those of the ``short`` suite are the groups
+its tasks ran in.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from longred_bench.errors import UserError
+from longred_bench.metrics.retention import category_means, short_average
+from longred_bench.metrics.stats import Interval, bootstrap_mean_ci, bootstrap_mean_of_means_ci
+from longred_bench.reports.compare_report import HEADLINE, categories
+from longred_bench.reports.verdicts import BOOT_SEED, LEVEL, N_BOOT, RunScores
+
+ROWS = ("original", "zero-shot", "control", "cpt", "mix-cpt", "longred-c", "longred-u", "linearard")
+ROW_TITLES = {
+    "original": "original",
+    "zero-shot": "zero-shot extension",
+    "control": "control (original RoPE, same data)",
+    "cpt": "CPT, long data",
+    "mix-cpt": "CPT, mixed data",
+    "longred-c": "LongReD-C",
+    "longred-u": "LongReD-U",
+    "linearard": "LinearARD",
+}
+TINY_CATEGORIES: dict[str, tuple[str, ...]] = {
+    "General": ("longred_tiny_cloze",),
+    "RC": ("longred_tiny_nextsent",),
+    "Retrieval": ("longred_tiny_passkey",),
+}
+PPL_TASK, PPL_METRIC = "longred_tiny_ppl", "word_perplexity"
+SHORT_SUITES = ("short", "short_tiny")
+RULER_GROUP = "longred_ruler"
+
+RunKey = tuple[str | None, str, int]  # (extension, row, seed)
+
+
+@dataclass
+class Run:
+    """What the records say about one (extension, row, seed); filled by :func:`collect_runs`."""
+
+    model: str = ""
+    short: dict[str, float] = field(default_factory=dict)  # task -> headline score, 0-100
+    short_n: dict[str, int] = field(default_factory=dict)
+    short_items: dict[str, dict[int, float]] = field(default_factory=dict)  # task -> doc -> score
+    ruler: dict[int | None, float] = field(default_factory=dict)  # length (None: all) -> score
+    ruler_tasks: dict[tuple[str, int | None], float] = field(default_factory=dict)
+    ruler_items: dict[str, dict[int, dict[int, float]]] = field(default_factory=dict)
+    ppl: float | None = None
+    train: dict[str, Any] | None = None
+    window: int | None = None
+    over_length: int = 0
+
+
+def _key(record: dict[str, Any]) -> RunKey:
+    row = record.get("row")
+    if row not in ROWS:
+        raise UserError(f"record has row {row!r}; Table 3 rows are: {', '.join(ROWS)}")
+    seed = record.get("seed")
+    if not isinstance(seed, int):
+        raise UserError(f"record of row {row!r} has seed {seed!r}: an integer is needed")
+    return record.get("extension"), row, seed
+
+
+def short_categories(records: list[dict[str, Any]]) -> dict[str, tuple[str, ...]]:
+    """Categories of the short tasks: :data:`TINY_CATEGORIES` for ``short_tiny``, else the groups
+    the tasks ran in (LongReD's General, Common, RC for ``short``); tasks without a headline
+    metric (perplexity only) are left out."""
+    scored = {
+        r["task"]
+        for r in records
+        if r.get("kind") == "eval"
+        and r.get("suite") in SHORT_SUITES
+        and r.get("n_samples") is not None
+        and r["metric"].split(",")[0] in HEADLINE
+    }
+    tiny = {t for members in TINY_CATEGORIES.values() for t in members}
+    if scored and scored <= tiny:
+        return {c: m for c, m in TINY_CATEGORIES.items() if set(m) <= scored}
+    eval_records = [r for r in records if r.get("kind") == "eval"]
+    found = {g: tuple(t for t in ts if t in scored) for g, ts in categories(eval_records).items()}
+    return {g.removeprefix("longred_"): ts for g, ts in found.items() if ts}
+
+
+def collect_runs(records: list[dict[str, Any]]) -> dict[RunKey, Run]:
+    """The records grouped by (extension, row, seed), in order of first appearance."""
+    runs: dict[RunKey, Run] = {}
+    headline: dict[tuple[RunKey, str], str] = {}
+    for r in records:
+        if r.get("kind") != "eval":
+            continue
+        key = _key(r)
+        run = runs.setdefault(key, Run())
+        run.model = run.model or r.get("model", "")
+        run.train = r.get("train") if run.train is None else run.train
+        run.window = run.window or r.get("max_position_embeddings")
+        leaf = r.get("n_samples") is not None
+        if r.get("suite") in SHORT_SUITES and leaf:
+            run.over_length += int(r.get("n_over_length") or 0)
+            base = r["metric"].split(",")[0]  # without the filter
+            if r["task"] == PPL_TASK and r["metric"] == PPL_METRIC:
+                run.ppl = float(r["value"])
+            best = headline.get((key, r["task"]), "").split(",")[0]
+            if base in HEADLINE and (not best or HEADLINE.index(base) < HEADLINE.index(best)):
+                headline[(key, r["task"])] = r["metric"]
+                run.short[r["task"]] = 100.0 * float(r["value"])
+                run.short_n[r["task"]] = int(r["n_samples"])
+        elif r.get("suite") == "ruler" and r["metric"] == "score":
+            if r["task"] == RULER_GROUP:
+                run.ruler[r.get("length")] = float(r["value"])
+            elif leaf:
+                run.ruler_tasks[(r["task"], r.get("length"))] = float(r["value"])
+    for r in records:
+        if r.get("kind") != "eval_item":
+            continue
+        key = _key(r)
+        run = runs.setdefault(key, Run())
+        if r.get("suite") in SHORT_SUITES and headline.get((key, r["task"])) == r["metric"]:
+            run.short_items.setdefault(r["task"], {})[int(r["doc_id"])] = 100.0 * r["value"]
+        elif r.get("suite") == "ruler" and r["metric"] == "score" and r.get("length"):
+            per_task = run.ruler_items.setdefault(r["task"], {})
+            per_task.setdefault(int(r["length"]), {})[int(r["doc_id"])] = float(r["value"])
+    for run in runs.values():
+        if not run.ruler and run.ruler_tasks:  # no group record: tasks weighted equally
+            by_length: dict[int | None, list[float]] = defaultdict(list)
+            for (_, length), value in run.ruler_tasks.items():
+                by_length[length].append(value)
+            run.ruler = {n: sum(v) / len(v) for n, v in by_length.items()}
+    return runs
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A score, its bootstrap interval (``None`` without item scores) and its document count."""
+
+    value: float | None
+    ci: Interval | None = None
+    n: int | None = None
+
+    def text(self, digits: int = 1) -> str:
+        if self.value is None or math.isnan(self.value):
+            return ""
+        out = f"{self.value:.{digits}f}"
+        if self.ci is not None:
+            out += f" [{self.ci.low:.{digits}f}, {self.ci.high:.{digits}f}]"
+        return out + (f" n={self.n}" if self.n is not None else "")
+
+
+def _boot(**kw: Any) -> dict[str, Any]:
+    return {"n_boot": N_BOOT, "level": LEVEL, "seed": BOOT_SEED, **kw}
+
+
+def short_items(run: Run, cats: dict[str, tuple[str, ...]]) -> dict[str, dict[str, dict]]:
+    """category -> task -> doc_id -> score, for the tasks with item scores."""
+    out: dict[str, dict[str, dict]] = {}
+    for cat, members in cats.items():
+        present = {t: run.short_items[t] for t in members if run.short_items.get(t)}
+        if present:
+            out[cat] = present
+    return out
+
+
+def task_cell(run: Run, task: str) -> Cell:
+    items = run.short_items.get(task)
+    if not items:
+        return Cell(run.short.get(task), None, run.short_n.get(task))
+    return Cell(run.short.get(task), bootstrap_mean_ci(list(items.values()), **_boot()), len(items))
+
+
+def short_avg_cell(run: Run, cats: dict[str, tuple[str, ...]]) -> Cell:
+    """Short Avg (tidy values) with the interval of the mean of category means over items."""
+    if not run.short:
+        return Cell(None)
+    means = category_means(run.short, cats)
+    value = short_average(means) if means else None
+    items = short_items(run, cats)
+    complete = sum(len(m) for m in items.values()) == sum(len(m) for m in cats.values())
+    n = sum(len(d) for m in items.values() for d in m.values()) if items else None
+    if not complete:
+        counts = [run.short_n[t] for m in cats.values() for t in m if t in run.short_n]
+        return Cell(value, None, sum(counts) or None)
+    groups = {c: {t: list(d.values()) for t, d in m.items()} for c, m in items.items()}
+    return Cell(value, bootstrap_mean_of_means_ci(groups, **_boot()), n)
+
+
+def ruler_cell(run: Run, length: int | None) -> Cell:
+    """RULER at ``length`` (``None``: over every length; tasks weighted equally)."""
+    value = run.ruler.get(length)
+    groups = {
+        task: {n: list(docs.values()) for n, docs in per.items() if length in (None, n)}
+        for task, per in run.ruler_items.items()
+    }
+    groups = {t: m for t, m in groups.items() if m}
+    if not groups:
+        return Cell(value)
+    n = sum(len(v) for m in groups.values() for v in m.values())
+    return Cell(value, bootstrap_mean_of_means_ci(groups, **_boot()), n)
+
+
+def run_scores(key: RunKey, run: Run, cats: dict[str, tuple[str, ...]]) -> RunScores:
+    """The verdict rules' view of a run."""
+    return RunScores(
+        extension=key[0],
+        row=key[1],
+        seed=key[2],
+        short_avg=short_avg_cell(run, cats).value,
+        ruler_avg=run.ruler.get(None),
+        short=short_items(run, cats),
+        ruler=run.ruler_items,
+    )
+
+
+def extensions(runs: dict[RunKey, Run]) -> list[str]:
+    return list(dict.fromkeys(k[0] for k in runs if k[0] is not None))
+
+
+def seeds(runs: dict[RunKey, Run], extension: str | None, row: str) -> list[RunKey]:
+    return sorted((k for k in runs if k[0] == extension and k[1] == row), key=lambda k: k[2])
+
+
+def baseline(runs: dict[RunKey, Run], extension: str | None, row: str) -> list[RunKey]:
+    """Runs of ``row`` for ``extension``, else those of ``row`` without an extension."""
+    return seeds(runs, extension, row) or seeds(runs, None, row)
+
+
+def extension_factor(runs: dict[RunKey, Run], extension: str) -> float | None:
+    """Evaluated window of the extension's runs over the original's, where both are known."""
+    orig = [runs[k].window for k in baseline(runs, extension, "original") if runs[k].window]
+    ext = [
+        runs[k].window for k in runs if k[0] == extension and k[1] != "control" and runs[k].window
+    ]
+    if not orig or not ext:
+        return None
+    return max(ext) / orig[0]
+
+
+def row_order(runs: dict[RunKey, Run]) -> list[RunKey]:
+    """Original first, then extension by extension in order of appearance, rows as in ROWS."""
+    order = {ext: i for i, ext in enumerate([None, *extensions(runs)])}
+    return sorted(runs, key=lambda k: (order[k[0]], ROWS.index(k[1]), k[2]))

@@ -1,0 +1,274 @@
+"""The runs behind LongReD Tables 1 (after CPT) and 3: train each row, evaluate each model, cache.
+
+A profile (:data:`TABLE3_PROFILES`) names the base model, the extensions, the rows and the
+evaluation settings. Every trained row of an extension uses the same recipe profile (so the same
+optimizer steps and tokens per step), differing only in recipe, RoPE and seed. Each training run
+lives in ``$LONGRED_CACHE/runs/train-<recipe>-<hash of its resolved config>`` and resumes from its
+checkpoint when interrupted; each evaluation unit (model x suite) is saved beside its config under
+``$LONGRED_CACHE/runs/table3-eval/`` and reused, so a rerun measures only what is missing.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from longred_bench.cache import cache_dir, warn
+from longred_bench.errors import UserError
+from longred_bench.jobs.compare import cached_records, run_eval_unit, save_records
+from longred_bench.results import config_hash, read_records
+
+# Bumped when training code changes what a config trains, so older cached runs are not reused.
+TRAIN_VERSION = 1
+TRAINED_ROWS = ("control", "cpt", "mix-cpt", "longred-c", "longred-u", "linearard")
+ROW_RECIPE = {
+    "control": ("control", {}),
+    "cpt": ("cpt", {}),
+    "mix-cpt": ("mix-cpt", {}),
+    "longred-c": ("longred", {"sampler": "cream"}),
+    "longred-u": ("longred", {"sampler": "uniform"}),
+    "linearard": ("linearard", {}),
+}
+
+
+@dataclass(frozen=True)
+class Table3Profile:
+    """What ``reproduce table3`` runs at one scale."""
+
+    model: str
+    train_profile: str
+    extensions: tuple[str, ...]
+    rows: tuple[str, ...] = TRAINED_ROWS
+    second_seed: tuple[str, ...] = ("cpt", "longred-c")  # rows run with seed 1 too (first ext.)
+    short_suite: str = "short_tiny"
+    short_limit: int | None = None
+    short_max_length: int | None = None  # None: the model's window (smoke: bytes need more)
+    ruler_lengths: tuple[int, ...] = (512, 1024)
+    ruler_samples: int = 10
+    batch_size: int = 8
+    overrides: dict[str, Any] = field(default_factory=dict)  # extra training keys for every row
+    drift_texts: str = "brown"
+    drift_num_texts: int = 64
+    table1_extensions: tuple[str, ...] = ()  # extra ABF bases trained with CPT for Table 1
+
+
+TABLE3_PROFILES: dict[str, Table3Profile] = {
+    "smoke": Table3Profile(
+        model="tiny-random",
+        train_profile="smoke",
+        extensions=("abf:theta=1e5",),
+        rows=("control", "cpt", "longred-c"),
+        second_seed=(),
+        short_limit=4,
+        short_max_length=1024,
+        ruler_lengths=(1024,),
+        ruler_samples=1,
+        batch_size=4,
+        overrides={"steps": 2},
+        drift_texts="random",
+        drift_num_texts=2,
+    ),
+    "tiny": Table3Profile(
+        model="tiny-base",
+        train_profile="tiny",
+        extensions=("abf:theta=4e5", "pi:factor=4"),
+        short_limit=200,
+        ruler_lengths=(512, 1024),
+        ruler_samples=8,
+        batch_size=16,
+        table1_extensions=("abf:theta=2e6", "abf:theta=1e7"),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class TrainedRow:
+    """One training run of the table: its row, extension (None: original RoPE) and seed."""
+
+    row: str
+    extension: str | None
+    seed: int
+
+    def config(self, prof: Table3Profile) -> Any:
+        """The resolved training config of this run."""
+        from longred_bench.training.config import resolve_config
+
+        recipe, extra = ROW_RECIPE[self.row]
+        overrides = {**prof.overrides, **extra, "seed": self.seed, "model": prof.model}
+        if self.extension is not None:
+            overrides["rope"] = self.extension
+        return resolve_config(recipe, profile=prof.train_profile, overrides=overrides)
+
+
+def trained_rows(prof: Table3Profile) -> list[TrainedRow]:
+    """Every training run of the profile (control once: it keeps the original RoPE)."""
+    runs = [TrainedRow("control", None, 0)] if "control" in prof.rows else []
+    for i, ext in enumerate(prof.extensions):
+        for row in prof.rows:
+            if row == "control":
+                continue
+            runs.append(TrainedRow(row, ext, 0))
+            if i == 0 and row in prof.second_seed:
+                runs.append(TrainedRow(row, ext, 1))
+    runs += [TrainedRow("cpt", ext, 0) for ext in prof.table1_extensions]
+    return runs
+
+
+def base_identity(model: str) -> str:
+    """What a model spec names: for ``tiny-base`` its build (config hash), else the spec."""
+    if model == "tiny-base":
+        from longred_bench.training.pretrain.tiny_base import tiny_base_run_dir
+
+        return tiny_base_run_dir().name
+    return model
+
+
+def train_key(cfg: Any) -> str:
+    """Cache key of a training run: its config, the starting model's identity, the code version."""
+    return config_hash(
+        {**cfg.to_dict(), "base": base_identity(cfg.model), "train_version": TRAIN_VERSION}
+    )
+
+
+def _finished_run(run_dir: Path) -> dict[str, Any] | None:
+    """``(run.json info, last metrics record)`` of a finished training run, or None if it is not
+    finished or its records do not parse (then a warning names the file)."""
+    import json
+
+    final, info_path, metrics = run_dir / "final", run_dir / "run.json", run_dir / "metrics.jsonl"
+    if not ((final / "config.json").is_file() and info_path.is_file()):
+        return None
+    for path, read in ((info_path, lambda p: json.loads(p.read_text())),
+                       (metrics, lambda p: read_records(p)[-1])):  # fmt: skip
+        try:
+            value = read(path)
+            if not isinstance(value, dict):
+                raise ValueError(type(value).__name__)
+        except (OSError, ValueError, IndexError) as exc:
+            warn(f"{path} is damaged ({exc.__class__.__name__}): training this run again")
+            return None
+        if path == info_path:
+            info = value
+    return {"steps": value["step"], "tokens": info["tokens"], "seconds": info["seconds"],
+            "dir": str(run_dir)}  # fmt: skip
+
+
+def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
+    """Train ``cfg`` (or reuse its finished run; resume an interrupted one): (final dir, info).
+
+    A finished run whose ``run.json`` or ``metrics.jsonl`` does not parse counts as unfinished:
+    it resumes from its latest checkpoint, or is trained again from the start if it has none
+    (the damaged run is discarded only once the new one is complete)."""
+    from longred_bench.cache import atomic_dir
+    from longred_bench.training.checkpoint import latest_checkpoint
+    from longred_bench.training.loop import train
+
+    run_dir = cache_dir() / "runs" / f"train-{cfg.recipe}-{train_key(cfg)}"
+    info = _finished_run(run_dir)
+    if info is None:
+        if progress:
+            print(f"[train] {cfg.recipe} rope={cfg.rope} seed={cfg.seed} -> {run_dir}", flush=True)
+        if latest_checkpoint(run_dir) is None and run_dir.exists():
+            with atomic_dir(run_dir, replace=True) as fresh:
+                train(cfg, fresh, progress=progress)
+        else:
+            train(cfg, run_dir, resume=run_dir.exists(), progress=progress)
+        info = _finished_run(run_dir)
+        if info is None:
+            raise UserError(f"training run {run_dir} finished without readable records")
+    return run_dir / "final", info
+
+
+def _eval_units(prof: Table3Profile, model: str, rope: str | None) -> list[dict[str, Any]]:
+    common = {"model": model, "base": base_identity(model), "rope": rope,
+              "batch_size": prof.batch_size, "device": "cpu", "seed": 0,
+              "item_scores": True}  # fmt: skip
+    short = {**common, "suite": prof.short_suite, "limit": prof.short_limit,
+             "max_length": prof.short_max_length}  # fmt: skip
+    ruler = {**common, "suite": "ruler", "lengths": list(prof.ruler_lengths),
+             "samples": prof.ruler_samples}  # fmt: skip
+    return [short, ruler]
+
+
+def evaluate_cached(
+    unit: dict[str, Any], labels: dict[str, Any], *, progress: bool
+) -> list[dict[str, Any]]:
+    """Run (or reuse) one evaluation unit; records carry ``labels``."""
+    key = config_hash(unit)
+    path = cache_dir() / "runs" / "table3-eval" / key / "eval.jsonl"
+    got = cached_records(path, unit)
+    if got is None:
+        if progress:
+            print(f"[eval] {labels} {unit['suite']}", flush=True)
+        got = save_records(path, unit, run_eval_unit(unit, progress=False), 0, "cpu")
+    return [{**r, **labels} for r in got]
+
+
+def base_eval_units(prof: Table3Profile) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """``(unit, labels)`` of the base model's evaluations: original RoPE, then each zero-shot
+    extension."""
+    base = {"row": "original", "extension": None, "seed": 0, "train": None}
+    units = [(unit, base) for unit in _eval_units(prof, prof.model, None)]
+    for ext in prof.extensions:
+        labels = {"row": "zero-shot", "extension": ext, "seed": 0, "train": None}
+        units += [(unit, labels) for unit in _eval_units(prof, prof.model, ext)]
+    return units
+
+
+def trained_row_records(
+    prof: Table3Profile, run: TrainedRow, *, progress: bool
+) -> list[dict[str, Any]]:
+    """Train (or reuse) one run and evaluate (or reuse) its checkpoint; its records. A run
+    trained for Table 1's drift only has no records here."""
+    final, info = train_cached(run.config(prof), progress=progress)
+    if run.extension in prof.table1_extensions:
+        return []
+    records: list[dict[str, Any]] = []
+    for ext in [run.extension] if run.extension else prof.extensions:
+        labels = {"row": run.row, "extension": ext, "seed": run.seed, "train": info}
+        for unit in _eval_units(prof, str(final), None):
+            records += evaluate_cached(unit, labels, progress=progress)
+    return records
+
+
+def run_table3(
+    profile: str, *, progress: bool = True, jobs: int = 1
+) -> tuple[list[dict[str, Any]], float]:
+    """All records of the table at ``profile`` and the wall seconds this call took. With
+    ``jobs > 1`` the runs go to worker processes first (:mod:`longred_bench.reproduce.pool`)."""
+    prof = TABLE3_PROFILES[profile]
+    start = time.perf_counter()
+    if jobs != 1:
+        from longred_bench.reproduce.pool import run_units_parallel
+
+        run_units_parallel(profile, jobs, progress=progress)
+    records: list[dict[str, Any]] = []
+    for unit, labels in base_eval_units(prof):
+        records += evaluate_cached(unit, labels, progress=progress)
+    for run in trained_rows(prof):
+        records += trained_row_records(prof, run, progress=progress)
+    return records, time.perf_counter() - start
+
+
+def after_cpt_drift(
+    profile: str, extensions: tuple[str, ...], drift: dict[str, Any], *, progress: bool = True
+) -> list[dict[str, Any]]:
+    """Table 1's "after" records: drift from the base of the CPT checkpoint of each extension
+    (trained, or reused from Table 3's runs), labelled ``stage=after``."""
+    from longred_bench.jobs.drift import DriftConfig, run_drift
+
+    prof = TABLE3_PROFILES[profile]
+    records: list[dict[str, Any]] = []
+    for ext in extensions:
+        final, info = train_cached(TrainedRow("cpt", ext, 0).config(prof), progress=progress)
+        unit = {**drift, "extended": [str(final)], "rope": []}
+        path = cache_dir() / "runs" / "table1-after" / config_hash(unit) / "drift.jsonl"
+        got = cached_records(path, unit)
+        if got is None:
+            got_records, _ = run_drift(DriftConfig.from_dict(unit), progress=progress)
+            got = save_records(path, unit, got_records, unit.get("seed", 0), "cpu")
+        labels = {"stage": "after", "trained_row": "cpt", "extension": ext, "train": info}
+        records += [{**r, **labels} for r in got]
+    return records

@@ -1,0 +1,238 @@
+"""``reproduce TABLE --profile P``: the declared runs of a paper table at a scale profile, cached
+by config hash under ``$LONGRED_CACHE/runs``, then the table's report builder.
+
+Profiles (see the README): ``smoke`` (tiny random Llama, seconds, structure only), ``smol``
+(SmolLM2-135M, real weights, CPU minutes; the default) and ``paper`` (the paper's models on a GPU
+with hub access); ``tiny`` uses the suite's own pretrained ``tiny-base`` and, for Table 1,
+measures drift after CPT too (the CPT runs are shared with Table 3).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from longred_bench.cache import atomic_write_text, cache_dir
+from longred_bench.errors import UserError
+from longred_bench.jobs.drift import DriftConfig, run_drift, save_run
+from longred_bench.reports.table1 import build_table1
+from longred_bench.reproduce.table3 import TABLE3_PROFILES, after_cpt_drift
+from longred_bench.results import config_hash, read_cached_records, read_records, save_run_dir
+
+DEFAULT_PROFILE = "smol"
+# Bumped when the drift measurement changes, so cached runs of older code are not reused.
+DRIFT_VERSION = 1
+
+_ABF_PI = ("pi:factor=4", "pi:factor=16")
+TABLE1_PROFILES: dict[str, DriftConfig] = {
+    "smoke": DriftConfig(
+        original="tiny-random",
+        rope=("abf:theta=1e5", "abf:theta=1e6", "abf:theta=1e7", *_ABF_PI),
+        texts="random",
+        num_texts=2,
+        seq_len=64,
+        top_m=2,
+    ),
+    "tiny": DriftConfig(
+        original="tiny-base",
+        rope=("abf:theta=4e5", "abf:theta=2e6", "abf:theta=1e7", "pi:factor=4"),
+        texts="brown",
+        num_texts=64,
+        seq_len=256,
+        top_m=1,
+    ),
+    "smol": DriftConfig(
+        original="smollm2-135m",
+        rope=("abf:theta=1e6", "abf:theta=1e7", "abf:theta=1e8", *_ABF_PI),
+        texts="brown",
+        num_texts=12,
+        seq_len=512,
+        top_m=6,
+    ),
+    "paper": DriftConfig(
+        original="meta-llama/Meta-Llama-3-8B",
+        rope=("abf:theta=2e7", "abf:theta=1e8", *_ABF_PI),
+        texts="austen:all",
+        num_texts=100,
+        seq_len=8192,
+        top_m=6,
+        device="cuda",
+        dtype="bfloat16",
+    ),
+}
+
+
+def _table1(profile: str, out: Path, *, force: bool, progress: bool) -> list[Path]:
+    if profile not in TABLE1_PROFILES:
+        raise UserError(
+            f"table1 has no profile {profile!r} yet; available: {', '.join(TABLE1_PROFILES)}"
+        )
+    cfg = TABLE1_PROFILES[profile]
+    key = config_hash({**cfg.to_dict(), "drift_version": DRIFT_VERSION})
+    run_dir = cache_dir() / "runs" / f"table1-{profile}-{key}"
+    results = run_dir / "drift.jsonl"
+    records = None if force else read_cached_records(results)
+    if records is None:
+        measured, provenance = run_drift(cfg, progress=progress)
+        save_run_dir(run_dir, lambda tmp: save_run(tmp, measured, provenance))
+        records = read_records(results)
+    if profile in TABLE3_PROFILES:  # the suite trains there: measure drift after CPT too
+        drift = {k: v for k, v in cfg.to_dict().items() if k not in ("extended", "rope")}
+        records += after_cpt_drift(profile, cfg.rope, drift, progress=progress)
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / "table1.jsonl", records)
+    command = (
+        "nox -s reproduce_table1"
+        if profile == DEFAULT_PROFILE
+        else f"longred-bench reproduce table1 --profile {profile}"
+    )
+    md, png = build_table1(records, out, profile=profile, command=command)
+    return [md, png, out / "table1.jsonl"]
+
+
+def _kernel(profile: str, out: Path, *, force: bool, progress: bool) -> list[Path]:
+    """The relation-KL kernel table from the committed benchmark CSVs (profile-independent)."""
+    from longred_bench.reports.kernel import build_kernel_report
+
+    bench = Path("reports") / "kernels"
+    cpu_csv = bench / "relation_kl_cpu.csv"
+    if not cpu_csv.is_file():
+        raise UserError(f"{cpu_csv} is missing: run `nox -s bench_kernels` first")
+    return build_kernel_report(
+        cpu_csv, bench / "relation_kl_gpu.csv", out, compile_csv=bench / "compile_sm90.csv"
+    )
+
+
+def _table3(profile: str, out: Path, *, force: bool, progress: bool, jobs: int = 1) -> list[Path]:
+    """LongReD Table 3 at a profile where the suite can train (smoke, tiny)."""
+    from longred_bench.reports.table3 import build_table3
+    from longred_bench.reproduce.table3 import run_table3
+
+    if profile not in TABLE3_PROFILES:
+        raise UserError(
+            f"table3 has no profile {profile!r}: it trains models, which this suite does at "
+            f"{', '.join(TABLE3_PROFILES)}; use `longred-bench train` for other scales"
+        )
+    import torch
+
+    from longred_bench.reproduce.pool import threads_per_job
+
+    load_start = os.getloadavg()[0]
+    records, seconds = run_table3(profile, progress=progress, jobs=jobs)
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / "table3.jsonl", records)
+    command = f"longred-bench reproduce table3 --profile {profile}" + (
+        f" --jobs {jobs}" if jobs != 1 else ""
+    )
+    threads = threads_per_job(jobs) if jobs != 1 else torch.get_num_threads()
+    note = (
+        f"{jobs} process(es) of {threads} torch thread(s); 1-min load average "
+        f"{load_start:.2f} at start, {os.getloadavg()[0]:.2f} at end; cached units are reused, "
+        "so this is the time of this call"
+    )
+    paths = build_table3(
+        records, out, profile=profile, command=command, wall_seconds=seconds, wall_note=note
+    )
+    return [*paths, out / "table3.jsonl"]
+
+
+TINY_BASE_EVAL = {"batch_size": 16, "device": "cpu", "seed": 0}
+# RULER tasks whose prompts fit 256 tokens of tiny-base's tokenizer (niah_multikey_3,
+# niah_multiquery, qa_1 and qa_2 need 266-296 tokens with an empty haystack).
+TINY_BASE_RULER_TASKS = (
+    "niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
+    "niah_multivalue", "vt", "cwe", "fwe",
+)  # fmt: skip
+TINY_BASE_RULER = {
+    "lengths": [256, 512, 1024],
+    "samples": 20,
+    "tasks": [f"longred_ruler_{t}" for t in TINY_BASE_RULER_TASKS],
+}
+
+
+def _tiny_base(profile: str, out: Path, *, force: bool, progress: bool) -> list[Path]:
+    """tiny-base's pretraining curve, convergence check and scores (profile tiny only)."""
+    from longred_bench.reports.curves import read_metrics
+    from longred_bench.reports.tiny_base_report import build_tiny_base_report
+    from longred_bench.reproduce.table3 import base_identity, evaluate_cached
+    from longred_bench.taskdata.tiny_tasks import build, chance_accuracy
+    from longred_bench.training.pretrain.tiny_base import tiny_base_dir
+
+    if profile != "tiny":
+        raise UserError("tiny_base is the `tiny` profile's base model: use --profile tiny")
+    final = tiny_base_dir(progress=progress)
+    run = final.parent
+    evals = {}
+    for suite, extra in (("short_tiny", {}), ("ruler", TINY_BASE_RULER)):
+        unit = {"model": "tiny-base", "base": base_identity("tiny-base"), "rope": None,
+                "suite": suite, **TINY_BASE_EVAL, **extra}  # fmt: skip
+        evals[suite] = evaluate_cached(unit, {"row": "original"}, progress=progress)
+    chance = {
+        f"longred_tiny_{t}": chance_accuracy(t, build(t)) for t in ("cloze", "nextsent", "passkey")
+    }
+    import json
+
+    info = json.loads((run / "run.json").read_text())
+    command = "longred-bench reproduce tiny_base --profile tiny"
+    return build_tiny_base_report(
+        read_metrics(run / "metrics.jsonl"), info, evals, run / "curves.png", out,
+        command=command, chance=chance,
+    )  # fmt: skip
+
+
+def _pcd(profile: str, out: Path, *, force: bool, progress: bool) -> list[Path]:
+    """Positional Contrastive Decoding: RULER, PSA and short tasks with and without PCD."""
+    from longred_bench.reports.pcd_report import build_pcd_report
+    from longred_bench.reports.psa_report import TOP_K
+    from longred_bench.reproduce.pcd import PCD_PROFILES, run_pcd
+
+    if profile not in PCD_PROFILES:
+        raise UserError(f"pcd has no profile {profile!r}; available: {', '.join(PCD_PROFILES)}")
+    records, seconds = run_pcd(profile, progress=progress, force=force)
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / "pcd.jsonl", records)
+    command = f"longred-bench reproduce pcd --profile {profile}"
+    paths = build_pcd_report(
+        records, out, profile=profile, model=PCD_PROFILES[profile].model, command=command,
+        seconds=seconds, top_k=TOP_K,
+    )  # fmt: skip
+    return [*paths, out / "pcd.jsonl"]
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    """Records (with their provenance) as JSON lines, atomically."""
+    import json
+
+    text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in records)
+    atomic_write_text(path, text)
+    return path
+
+
+TABLES: dict[str, Callable[..., list[Path]]] = {
+    "table1": _table1,
+    "table3": _table3,
+    "tiny_base": _tiny_base,
+    "kernel": _kernel,
+    "pcd": _pcd,
+}
+
+
+def reproduce(
+    table: str,
+    profile: str = DEFAULT_PROFILE,
+    out: Path | None = None,
+    *,
+    force: bool = False,
+    progress: bool = True,
+    jobs: int = 1,
+) -> list[Path]:
+    """Run (or reuse) the runs of ``table`` at ``profile`` and write its report; returns paths.
+    ``jobs``: worker processes for the independent runs (table3 only)."""
+    if table not in TABLES:
+        raise UserError(f"unknown table {table!r}; available: {', '.join(TABLES)}")
+    if jobs != 1 and table != "table3":
+        raise UserError(f"--jobs applies to table3 only; run {table} without it")
+    out = out if out is not None else Path("reports") / profile
+    extra = {"jobs": jobs} if table == "table3" else {}
+    return TABLES[table](profile, out, force=force, progress=progress, **extra)

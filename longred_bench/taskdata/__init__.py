@@ -1,0 +1,1 @@
+"""Task data builders: RULER, the NIAH grid, the tiny short tasks and the short benchmarks."""

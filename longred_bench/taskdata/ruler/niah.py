@@ -1,0 +1,183 @@
+"""RULER's eight needle-in-a-haystack tasks.
+
+A needle is the sentence "One of the special magic {numbers|uuids|words} for {key} is: {value}."
+hidden in a haystack; the question asks for every value of the queried key(s). Variants, as in
+RULER's configuration:
+
+========================  ===========  =====  =======  ============================
+task                      haystack     keys   values   needles
+========================  ===========  =====  =======  ============================
+niah_single_1             noise        words  numbers  1
+niah_single_2             essay        words  numbers  1
+niah_single_3             essay        words  uuids    1
+niah_multikey_1           essay        words  numbers  1 queried + 3 distractor keys
+niah_multikey_2           needles      words  numbers  1 queried; haystack = other keys
+niah_multikey_3           needles      uuids  uuids    1 queried; haystack = other keys
+niah_multivalue           essay        words  numbers  4 values for one key
+niah_multiquery           essay        words  numbers  4 keys, all queried
+========================  ===========  =====  =======  ============================
+
+Needle depths are drawn from 40 evenly spaced depths (percent of the haystack); the haystack size
+is the number of noise sentences, essay words or distractor needles, fitted by the caller. The
+"needles" haystack is made of needles for other keys with their own values, so the model must
+match the key exactly.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from longred_bench.taskdata.ruler import haystack as hs
+from longred_bench.taskdata.ruler.sizing import Draft, Rendered
+
+TEMPLATE = (
+    "Some special magic {kind} are hidden within the following text. Make sure to memorize it. "
+    "I will quiz you about the {kind} afterwards.\n{context}\n"
+    "What are all the special magic {kind} for {query} mentioned in the provided text?"
+)
+ANSWER_PREFIX = " The special magic {kind} for {query} mentioned in the provided text are"
+NEEDLE = "One of the special magic {kind} for {key} is: {value}."
+
+
+@dataclass(frozen=True)
+class NiahConfig:
+    """One NIAH variant."""
+
+    haystack: str  # "noise" | "essay" | "needles"
+    keys: str  # "words" | "uuids"
+    values: str  # "numbers" | "uuids" | "words"
+    num_keys: int = 1
+    num_values: int = 1
+    num_queries: int = 1
+
+
+CONFIGS: dict[str, NiahConfig] = {
+    "niah_single_1": NiahConfig("noise", "words", "numbers"),
+    "niah_single_2": NiahConfig("essay", "words", "numbers"),
+    "niah_single_3": NiahConfig("essay", "words", "uuids"),
+    "niah_multikey_1": NiahConfig("essay", "words", "numbers", num_keys=4),
+    "niah_multikey_2": NiahConfig("needles", "words", "numbers"),
+    "niah_multikey_3": NiahConfig("needles", "uuids", "uuids"),
+    "niah_multivalue": NiahConfig("essay", "words", "numbers", num_values=4),
+    "niah_multiquery": NiahConfig("essay", "words", "numbers", num_keys=4, num_queries=4),
+}
+
+
+class NeedleHaystack(Sequence[str]):
+    """A haystack of needles for other keys, drawn in order only as far as it is read.
+
+    Needle ``i`` is the ``i``-th key (distinct from the sample's keys and the ones before it)
+    with a value, both from a generator of its own seeded by the sample's, so a sample that
+    fits 80 needles draws 80, not ``upper``. Items read as ``prefix + needle``.
+    """
+
+    def __init__(
+        self,
+        rng: random.Random,
+        make_key: Callable[[random.Random], str],
+        make_value: Callable[[random.Random], str],
+        kind: str,
+        taken: set[str],
+        upper: int,
+        prefix: str = "",
+        needles: list[str] | None = None,
+    ) -> None:
+        self.rng, self.make_key, self.make_value = rng, make_key, make_value
+        self.kind, self.taken, self.upper, self.prefix = kind, taken, upper, prefix
+        self.needles = [] if needles is None else needles
+
+    def with_prefix(self, prefix: str) -> NeedleHaystack:
+        """The same needles (drawn once, shared), read with ``prefix`` before each."""
+        args = (self.rng, self.make_key, self.make_value, self.kind, self.taken, self.upper)
+        return NeedleHaystack(*args, prefix, self.needles)
+
+    def __len__(self) -> int:
+        return self.upper
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self.upper)
+            self._draw(stop)
+            return [self.prefix + x for x in self.needles[start:stop:step]]
+        if not -self.upper <= index < self.upper:
+            raise IndexError(index)
+        index %= self.upper
+        self._draw(index + 1)
+        return self.prefix + self.needles[index]
+
+    def _draw(self, n: int) -> None:
+        """Draw needles until ``n`` exist."""
+        while len(self.needles) < n:
+            key = hs.distinct(self.rng, self.make_key, 1, self.taken)[0]
+            self.taken.add(key)
+            value = self.make_value(self.rng)
+            self.needles.append(NEEDLE.format(kind=self.kind, key=key, value=value))
+
+
+def _join_query(keys: list[str]) -> str:
+    if len(keys) == 1:
+        return keys[0]
+    return ", ".join(keys[:-1]) + ", and " + keys[-1]
+
+
+def build(task: str, rng: random.Random, length: int, corpus: str) -> Iterator[Draft]:
+    """The single draft of a NIAH sample (see :mod:`longred_bench.taskdata.ruler.sizing`)."""
+    cfg = CONFIGS[task]
+    vocab = hs.vocabulary(corpus)
+    make_key = hs.maker(cfg.keys, vocab)
+    make_value = hs.maker(cfg.values, vocab)
+    kind = cfg.values
+
+    keys = hs.distinct(rng, make_key, cfg.num_keys)
+    needles: list[str] = []
+    answers: list[str] = []
+    used_values: set[str] = set()
+    for i, key in enumerate(keys):
+        values = hs.distinct(rng, make_value, cfg.num_values, used_values)
+        used_values.update(values)
+        needles.extend(NEEDLE.format(kind=kind, key=key, value=v) for v in values)
+        if i < cfg.num_queries:
+            answers.extend(values)
+    queried = keys[: cfg.num_queries]
+    query = _join_query(queried)
+    depths = hs.random_depths(rng, len(needles))
+    order = list(range(len(needles)))
+    rng.shuffle(order)  # which needle sits at which depth
+    needles = [needles[i] for i in order]
+
+    if cfg.haystack == "noise":
+        units: Sequence[str] = hs.noise_sequence(length)
+    elif cfg.haystack == "essay":
+        upper = length
+        units = hs.essay_units(corpus, rng, upper)
+    else:
+        hay_rng = random.Random(rng.getrandbits(64))
+        units = NeedleHaystack(hay_rng, make_key, make_value, kind, set(keys), max(1, length // 4))
+    snap = cfg.haystack == "essay"
+    separator = "\n" if cfg.haystack == "needles" else " "
+    outputs = tuple(answers)
+    prefix = ANSWER_PREFIX.format(kind=kind, query=query)
+    before, after = (half.format(kind=kind, query=query) for half in TEMPLATE.split("{context}"))
+    if isinstance(units, NeedleHaystack):
+        prefixed: Sequence[str] = units.with_prefix(separator)
+    elif cfg.haystack == "noise":
+        prefixed = hs.noise_sequence(length, separator)
+    else:
+        prefixed = [separator + u for u in units]
+
+    def render(n: int) -> Rendered:
+        parts = hs.joined_parts(
+            before, prefixed[:n], needles, depths, after + prefix, separator=separator, snap=snap
+        )
+        meta = {
+            "depth_percent": depths,
+            "haystack": cfg.haystack,
+            "haystack_units": n,
+            "keys": queried,
+            "answer_prefix": prefix,
+        }
+        return Rendered("".join(parts), outputs, meta, parts)
+
+    yield Draft(render=render, upper=len(units), units=prefixed)

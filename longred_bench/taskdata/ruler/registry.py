@@ -1,0 +1,117 @@
+"""The RULER task registry and the sample generator.
+
+:func:`generate` makes ``num_samples`` samples of a task, each fitted to ``length`` tokens of the
+given tokenizer (see :mod:`longred_bench.taskdata.ruler.sizing`). Sample ``i`` draws from a random
+generator seeded by ``(task, length, seed, i)``; QA samples also take their questions in a
+seeded order, one after the other, so the first ``k`` samples of a call do not depend on how
+many more are asked for.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from longred_bench.errors import UserError
+from longred_bench.taskdata.ruler import haystack, niah, qa, synthetic
+from longred_bench.taskdata.ruler.scoring import SCORERS
+from longred_bench.taskdata.ruler.sizing import Draft, Misfit, Sample, fit
+
+Builder = Callable[[str, random.Random, int, int, str, dict], Iterator[Draft]]
+
+
+def _niah(task, rng, length, seed, corpus, state):
+    return niah.build(task, rng, length, corpus)
+
+
+def _qa(task, rng, length, seed, corpus, state):
+    return qa.build(task, rng, length, seed, state)
+
+
+BUILDERS: dict[str, Builder] = {name: _niah for name in niah.CONFIGS}
+BUILDERS["vt"] = lambda task, rng, length, seed, corpus, state: synthetic.build_vt(rng, length)
+BUILDERS["cwe"] = lambda task, rng, length, seed, corpus, state: synthetic.build_cwe(
+    rng, length, corpus
+)
+BUILDERS["fwe"] = lambda task, rng, length, seed, corpus, state: synthetic.build_fwe(rng, length)
+BUILDERS["qa_1"] = _qa
+BUILDERS["qa_2"] = _qa
+
+TASKS: tuple[str, ...] = tuple(BUILDERS)
+TASK_METRIC: dict[str, str] = {task: "any" if task in qa.DATASETS else "all" for task in TASKS}
+
+
+def check_task(task: str) -> None:
+    """Raise :class:`UserError` for an unknown task name."""
+    if task not in BUILDERS:
+        raise UserError(f"unknown RULER task {task!r}; tasks: {', '.join(TASKS)}")
+
+
+def score(task: str, prediction: str, references: tuple[str, ...] | list[str]) -> float:
+    """Score a prediction with the task's metric (0-100)."""
+    check_task(task)
+    return SCORERS[TASK_METRIC[task]](prediction, references)
+
+
+def preload(task: str, corpus: str = "brown") -> None:
+    """Load the data a task reads (corpus words, vocabulary, QA files) into memory."""
+    check_task(task)
+    if task in qa.DATASETS:
+        qa.load(task)
+    elif task not in ("vt", "fwe"):
+        haystack.vocabulary(corpus)
+
+
+def generate(
+    task: str, tokenizer: Any, length: int, num_samples: int, seed: int, *, corpus: str = "brown"
+) -> list[Sample]:
+    """``num_samples`` samples of ``task``, each as close to ``length`` tokens as fits."""
+    check_task(task)
+    if length < 1 or num_samples < 0:
+        raise UserError(f"length must be >= 1 and num_samples >= 0 (got {length}, {num_samples})")
+    samples = []
+    state: dict = {}  # shared by the samples of this call (QA: which questions are taken)
+    for index in range(num_samples):
+        samples.append(_sample(task, tokenizer, length, seed, index, corpus, state))
+    return samples
+
+
+REDRAWS = 8  # fresh draws of a sample whose drawn words leave no room at a small length
+
+
+def _sample(
+    task: str, tokenizer: Any, length: int, seed: int, index: int, corpus: str, state: dict
+) -> Sample:
+    """Sample ``index``: the first draft that fits. Where none does (at the smallest lengths a
+    draw of long words can leave no room, e.g. ``cwe``'s ten common words at 256 tokens), the
+    sample is drawn again from a seed of its own, up to :data:`REDRAWS` times; the metadata of
+    a redrawn sample records which draw it is (``redraw``)."""
+    misfit: Misfit | None = None
+    for redraw in range(REDRAWS + 1):
+        name = f"ruler/{task}/{length}/{seed}/{index}" + (f"/redraw{redraw}" if redraw else "")
+        rng = random.Random(name)
+        for draft in BUILDERS[task](task, rng, length, seed, corpus, state):
+            try:
+                units, rendered, tokens = fit(
+                    draft, tokenizer, length, TASK_METRIC[task], task=task
+                )
+            except Misfit as error:
+                misfit = misfit or error
+                continue
+            metadata = dict(rendered.metadata, haystack_units=units, seed=seed, corpus=corpus)
+            if redraw:
+                metadata["redraw"] = redraw
+            return Sample(task, length, index, rendered.prompt, rendered.outputs, tokens, metadata)
+    raise misfit or UserError(f"RULER task {task!r}: no sample fits in {length} tokens")
+
+
+def generation_rate(
+    task: str, tokenizer: Any, length: int, n: int, *, seed: int = 0, corpus: str = "brown"
+) -> float:
+    """Samples generated per second (data already loaded, so only generation is timed)."""
+    preload(task, corpus)
+    start = time.perf_counter()
+    generate(task, tokenizer, length, n, seed, corpus=corpus)
+    return n / max(time.perf_counter() - start, 1e-9)

@@ -1,0 +1,105 @@
+"""The on-disk cache of generated RULER samples.
+
+Samples are stored as JSONL (one :meth:`Sample.to_dict` per line) under
+``<cache root>/ruler/<tokenizer fingerprint>/<task>/<corpus>-L<length>-seed<seed>-n<n>-v<V>.jsonl``,
+written atomically. The tokenizer fingerprint hashes its class name, its vocabulary and how it
+encodes a probe string (so a tokenizer that adds a BOS token differs from one that does not);
+``V`` is the generator version, raised whenever a change would alter generated samples.
+Beside each file, ``<name>.jsonl.manifest.json`` records its size and sha256; a file that does
+not match it or does not parse is reported with a warning and generated again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from longred_bench.cache import (
+    atomic_write_text,
+    cache_dir,
+    check_file_entry,
+    warn,
+    write_file_manifest,
+)
+from longred_bench.taskdata.ruler.registry import check_task, generate
+from longred_bench.taskdata.ruler.sizing import Sample, count_tokens
+
+GENERATOR_VERSION = 3  # 3: cwe draws its words lazily (other tasks' samples unchanged)
+_PROBE = "Hello world. 1234567 quiet-harbor"
+
+
+def tokenizer_fingerprint(tokenizer: Any) -> str:
+    """A short hash identifying a tokenizer's behaviour (class, vocabulary, special tokens)."""
+    digest = hashlib.sha256()
+    digest.update(type(tokenizer).__name__.encode())
+    vocab = tokenizer.get_vocab()
+    digest.update(json.dumps(sorted(vocab.items()), ensure_ascii=False).encode())
+    digest.update(str(count_tokens(tokenizer, _PROBE)).encode())
+    return digest.hexdigest()[:16]
+
+
+def cache_path(
+    task: str,
+    tokenizer: Any,
+    length: int,
+    num_samples: int,
+    seed: int,
+    *,
+    corpus: str = "brown",
+    cache: Path | None = None,
+) -> Path:
+    """Where :func:`load_or_generate` keeps these samples (``cache`` overrides the root)."""
+    root = Path(cache) if cache is not None else cache_dir() / "ruler"
+    name = f"{corpus}-L{length}-seed{seed}-n{num_samples}-v{GENERATOR_VERSION}.jsonl"
+    return root / tokenizer_fingerprint(tokenizer) / task / name
+
+
+def read_samples(path: Path, num_samples: int) -> list[Sample] | None:
+    """The samples stored at ``path`` if it holds exactly ``num_samples`` readable ones that
+    match its manifest; None otherwise (with a warning naming the file if it exists)."""
+    check = check_file_entry(path)
+    if check.status == "missing":
+        return None
+    if not check.usable:
+        warn(f"RULER sample cache {path} is corrupt ({check.detail}); generating it again")
+        return None
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        samples = [Sample.from_dict(json.loads(line)) for line in lines if line.strip()]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        warn(f"RULER sample cache {path} does not parse ({type(exc).__name__}); generating again")
+        return None
+    if len(samples) != num_samples:
+        warn(f"RULER sample cache {path} holds {len(samples)} samples, not {num_samples}")
+        return None
+    return samples
+
+
+def load_or_generate(
+    task: str,
+    tokenizer: Any,
+    length: int,
+    num_samples: int,
+    seed: int,
+    *,
+    corpus: str = "brown",
+    cache: Path | None = None,
+) -> list[Sample]:
+    """Cached samples if present and complete, else :func:`generate` them and store them."""
+    check_task(task)
+    path = cache_path(task, tokenizer, length, num_samples, seed, corpus=corpus, cache=cache)
+    samples = read_samples(path, num_samples)
+    if samples is not None:
+        return samples
+    samples = generate(task, tokenizer, length, num_samples, seed, corpus=corpus)
+    write_samples(path, samples)
+    return samples
+
+
+def write_samples(path: Path, samples: list[Sample]) -> None:
+    """Store ``samples`` at ``path`` as JSONL, atomically, then its manifest beside it."""
+    text = "".join(json.dumps(s.to_dict(), ensure_ascii=False) + "\n" for s in samples)
+    atomic_write_text(path, text)
+    write_file_manifest(path, {"kind": "ruler-samples"})

@@ -1,0 +1,158 @@
+"""``longred-bench compare``: config checks, the tokenizer rule, the report's arithmetic, and an
+end-to-end run on the tiny model that resumes from its saved units."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from data_helpers import ensure_cached
+
+from longred_bench import cli
+from longred_bench.errors import UserError
+from longred_bench.jobs import compare
+from longred_bench.jobs.compare import CompareConfig, check_tokenizers, entries
+from longred_bench.metrics.retention import longred_avg
+from longred_bench.reports import compare_report as report
+
+
+def test_config_rejects_unknown_keys_and_suites() -> None:
+    with pytest.raises(UserError, match="unknown compare config key"):
+        CompareConfig.from_dict({"original": "m", "rope": ["pi:factor=2"], "lenghts": [1]})
+    with pytest.raises(UserError, match="unknown suite"):
+        CompareConfig(original="m", rope=("pi:factor=2",), suites=("drift", "longbench"))
+    with pytest.raises(UserError, match="needs --extended"):
+        CompareConfig(original="m")
+
+
+def test_entries_order_and_duplicates() -> None:
+    cfg = CompareConfig(original="m", extended=("ckpt",), rope=("pi:factor=2",))
+    assert [(e.label, e.spec, e.rope) for e in entries(cfg)] == [
+        ("original", "m", None),
+        ("ckpt", "ckpt", None),
+        ("pi:factor=2", "m", "pi:factor=2"),
+    ]
+    with pytest.raises(UserError, match="listed twice"):
+        entries(CompareConfig(original="m", rope=("pi:factor=2", "pi:factor=2")))
+
+
+def _save_tiny(path: Path, extra_token: str | None = None) -> Path:
+    from longred_bench.models.loading import load
+
+    loaded = load("tiny-random")
+    if extra_token is not None:
+        loaded.tokenizer.add_tokens([extra_token])
+    loaded.model.save_pretrained(path)
+    loaded.tokenizer.save_pretrained(path)
+    return path
+
+
+def test_tokenizer_mismatch_names_both_tokenizers(tmp_path: Path) -> None:
+    same = _save_tiny(tmp_path / "same")
+    other = _save_tiny(tmp_path / "other", extra_token="<needle>")
+    check_tokenizers(CompareConfig(original="tiny-random", extended=(str(same),)))
+    cfg = CompareConfig(original="tiny-random", extended=(str(same), str(other)))
+    with pytest.raises(UserError) as exc:
+        check_tokenizers(cfg)
+    message = str(exc.value)
+    assert "tokenizer mismatch" in message and "\n" not in message
+    assert str(other) in message and "'tiny-random'" in message
+    assert "260 tokens" in message and "259 tokens" in message
+
+
+def _eval(label: str, task: str, metric: str, value: float, group: str | None, n=4) -> dict:
+    return {
+        "kind": "eval",
+        "suite": "short",
+        "label": label,
+        "task": task,
+        "metric": metric,
+        "value": value,
+        "group": group,
+        "n_samples": n,
+        "length": None,
+    }
+
+
+def test_report_arithmetic_short_avg_ruler_and_avg() -> None:
+    records = []
+    for label, scale in (("original", 1.0), ("ext", 0.5)):
+        records += [
+            _eval(label, "a", "acc", 0.8 * scale, "g1"),
+            _eval(label, "a", "acc_norm", 0.1, "g1"),  # not the headline metric
+            _eval(label, "b", "exact_match,remove_whitespace", 0.4 * scale, "g1"),
+            _eval(label, "c", "acc", 0.3 * scale, "g2"),
+            _eval(label, "c", "perplexity", 12.0, "g2"),
+            _eval(label, "g1", "acc", 0.99, "short", n=None),  # a group: ignored
+        ]
+        for length, value in ((1024, 90.0 * scale), (2048, 70.0 * scale), (None, 80.0 * scale)):
+            records.append(
+                {
+                    "kind": "eval",
+                    "suite": "ruler",
+                    "label": label,
+                    "task": "longred_ruler",
+                    "metric": "score",
+                    "length": length,
+                    "value": value,
+                }
+            )
+    short = report.short_scores(records)
+    assert short["original"] == pytest.approx({"a": 80.0, "b": 40.0, "c": 30.0})
+    cats = report.categories(records)
+    assert cats == {"g1": ["a", "b"], "g2": ["c"]}
+    # Short Avg is the mean of the category means: ((80 + 40) / 2 + 30) / 2 = 45.
+    assert report.short_avg(short["original"], cats) == pytest.approx(45.0)
+    assert longred_avg(45.0, 80.0) == pytest.approx((5 * 45.0 + 80.0) / 6)
+    ruler = report.ruler_scores(records)
+    assert ruler["ext"] == {1024: 45.0, 2048: 35.0, None: 40.0}
+
+
+@pytest.mark.integration
+def test_compare_tiny_end_to_end_and_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    ensure_cached(request, "brown", "austen")
+    out = tmp_path / "cmp"
+    argv = ["compare", "--original", "tiny-random", "--rope", "pi:factor=4"]
+    argv += ["--suites", "short", "niah", "drift", "--short-suite", "short_tiny"]
+    argv += ["--short-tasks", "longred_tiny_nextsent", "--short-limit", "3"]
+    argv += ["--lengths", "1024", "--niah-depths", "0", "100"]
+    argv += ["--drift-num-texts", "2", "--drift-seq-len", "64", "--out", str(out), "--quiet"]
+    assert cli.main(argv) == 0
+    md = (out / "compare.md").read_text()
+    assert "| pi:factor=4 |" in md and "| original |" in md
+    for png in ("retention.png", "niah.png", "drift.png"):
+        assert (out / png).stat().st_size > 0
+    assert (out / "runs" / "original" / "short_tiny" / "eval.jsonl").is_file()
+    assert (out / "runs" / "pi_factor=4" / "niah" / "eval.jsonl").is_file()
+    first = md
+
+    # A second run with the same settings measures nothing again.
+    def fail(*args, **kwargs):
+        raise AssertionError("a saved unit was measured again")
+
+    monkeypatch.setattr(compare, "run_eval_unit", fail)
+    monkeypatch.setattr("longred_bench.jobs.drift.run_drift", fail)
+    assert cli.main(argv) == 0
+    assert (out / "compare.md").read_text() == first
+
+    # Changing one setting reruns only the units it touches (here: NIAH).
+    calls: list[str] = []
+    monkeypatch.undo()
+    original_unit = compare.run_eval_unit
+
+    def spy(unit, progress):
+        calls.append(unit["suite"])
+        return original_unit(unit, progress)
+
+    monkeypatch.setattr(compare, "run_eval_unit", spy)
+    monkeypatch.setattr("longred_bench.jobs.drift.run_drift", fail)
+    argv[argv.index("100")] = "50"
+    assert cli.main(argv) == 0
+    assert calls == ["niah", "niah"]
+    summary = next(
+        line for line in (out / "compare.md").read_text().splitlines() if "| pi:factor=4 |" in line
+    )
+    assert not math.isnan(float(summary.split("|")[8]))  # hidden cosine is reported

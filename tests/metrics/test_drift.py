@@ -1,0 +1,182 @@
+"""Drift metrics on the tiny random Llama: exact zero for identical models, agreement with eager
+attention maps, growth with the ABF base, LongReD's layer selection."""
+
+import pytest
+import torch
+
+import longred_bench.metrics.drift as drift_module
+from longred_bench.kernels import attention_with_lse
+from longred_bench.metrics.drift import measure_drift, select_layers
+from longred_bench.metrics.similarity import masked_mean_cosine, token_cosine
+from longred_bench.models.capture import capture_attention, capture_qk
+from longred_bench.models.loading import extend, load
+
+pytestmark = pytest.mark.integration
+
+
+def _ids(n=40, batch=2, seed=0):
+    return torch.randint(0, 256, (batch, n), generator=torch.Generator().manual_seed(seed))
+
+
+def test_token_cosine_exact_one_and_zero_vector():
+    a = torch.randn(5, 7, 33)
+    assert torch.equal(token_cosine(a, a), torch.ones(5, 7, dtype=torch.float64))
+    z = torch.zeros(3)
+    assert token_cosine(z, torch.ones(3)).item() == 0.0
+    b = torch.tensor([[1.0, 0.0]]), torch.tensor([[0.0, 2.0]])
+    assert token_cosine(*b).item() == 0.0
+
+
+def test_masked_mean_cosine_skips_padding():
+    a = torch.randn(2, 4, 8)
+    b = a.clone()
+    b[0, 3] = -a[0, 3]
+    mask = torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1]])
+    total, count = masked_mean_cosine(a, b, mask)
+    assert count == 7
+    assert total.item() == pytest.approx(7.0)
+
+
+def test_drift_is_exactly_zero_for_the_original_itself():
+    original = load("tiny-random").model
+    res = measure_drift(original, {"same": original}, [(_ids(), None)], progress=False)["same"]
+    assert [x.hidden_cosine for x in res.layers] == [1.0] * 4
+    assert [x.attention_kl for x in res.layers] == [0.0] * 4
+    assert res.num_tokens == 80
+
+
+def test_attention_kl_matches_eager_attention_maps():
+    original = load("tiny-random").model
+    extended = extend(original, "abf:theta=1e6")
+    ids = _ids(n=23, batch=1)
+    res = measure_drift(original, {"abf": extended}, [(ids, None)], progress=False)["abf"]
+    for model in (original, extended):
+        model.set_attn_implementation("eager")
+    with torch.no_grad():
+        p = original(ids, output_attentions=True, output_hidden_states=True)
+        q = extended(ids, output_attentions=True, output_hidden_states=True)
+    for layer, (att_p, att_q) in enumerate(zip(p.attentions, q.attentions, strict=True)):
+        att_p, att_q = att_p.double(), att_q.double()
+        causal = torch.ones(23, 23, dtype=torch.bool).tril()
+        terms = torch.where(
+            causal, att_p * (att_p.clamp_min(1e-300).log() - att_q.clamp_min(1e-300).log()), 0.0
+        )
+        expected = terms.sum(-1).mean().item()
+        assert res.layers[layer].attention_kl == pytest.approx(expected, rel=1e-3, abs=1e-7)
+        cos = token_cosine(p.hidden_states[layer + 1], q.hidden_states[layer + 1]).mean().item()
+        assert res.layers[layer].hidden_cosine == pytest.approx(cos, rel=1e-6)
+
+
+@pytest.mark.parametrize("padded", [False, True])
+def test_stats_kl_agrees_with_chunked_kl(padded):
+    """On CPU ``impl="auto"`` takes the fused-statistics KL; it must give the chunked numbers.
+    Layer KLs here are about 8e-5; both fp32 paths sit within 1e-8 of an fp64 run of the model."""
+    original = load("tiny-random").model
+    extended = {"abf": extend(original, "abf:theta=1e6"), "pi": extend(original, "pi:factor=4")}
+    ids = _ids(n=48)
+    mask = None
+    if padded:
+        mask = torch.ones(2, 48, dtype=torch.long)
+        mask[0, :7] = 0
+    batches = [(ids, mask)]
+    stats = measure_drift(original, extended, batches, impl="stats", progress=False)
+    chunked = measure_drift(original, extended, batches, impl="chunked", progress=False)
+    auto = measure_drift(original, extended, batches, progress=False)
+    for name in extended:
+        assert auto[name] == stats[name]
+        for a, b in zip(stats[name].layers, chunked[name].layers, strict=True):
+            assert a.attention_kl == pytest.approx(b.attention_kl, rel=0, abs=3e-8)
+            assert a.hidden_cosine == b.hidden_cosine
+
+
+def test_padding_rows_do_not_count():
+    original = load("tiny-random").model
+    extended = extend(original, "pi:factor=4")
+    ids = _ids(n=16, batch=1)
+    full = measure_drift(original, {"e": extended}, [(ids, None)], progress=False)["e"]
+    padded_ids = torch.cat([ids, torch.zeros(1, 5, dtype=torch.long)], dim=1)
+    mask = torch.cat([torch.ones(1, 16), torch.zeros(1, 5)], dim=1).long()
+    padded = measure_drift(original, {"e": extended}, [(padded_ids, mask)], progress=False)["e"]
+    assert padded.num_tokens == 16
+    for a, b in zip(full.layers, padded.layers, strict=True):
+        assert b.attention_kl == pytest.approx(a.attention_kl, rel=1e-4)
+        assert b.hidden_cosine == pytest.approx(a.hidden_cosine, rel=1e-6)
+
+
+def test_drift_grows_with_abf_base():
+    original = load("tiny-random").model
+    bases = ["abf:theta=1e5", "abf:theta=1e6", "abf:theta=1e8"]
+    models = {b: extend(original, b) for b in bases}
+    res = measure_drift(original, models, [(_ids(n=64), None)], progress=False)
+    kl = [res[b].mean_attention_kl for b in bases]
+    cos = [res[b].mean_hidden_cosine for b in bases]
+    assert 0 < kl[0] < kl[1] < kl[2]
+    assert 1 > cos[0] > cos[1] > cos[2]
+
+
+def test_capture_restores_attention_and_matches_sdpa_output():
+    model = load("tiny-random").model
+    ids = _ids(n=12, batch=1)
+    with torch.no_grad():
+        ref = model(ids).logits
+        seen = []
+        with capture_qk(model, lambda layer, q, k, s: seen.append((layer, q.shape, k.shape, s))):
+            out = model(ids).logits
+    assert torch.equal(ref, out)
+    assert model.config._attn_implementation == "sdpa"
+    assert [s[0] for s in seen] == [0, 1, 2, 3]
+    assert seen[0][1:] == (torch.Size([1, 4, 12, 16]), torch.Size([1, 2, 12, 16]), 0.25)
+
+
+def test_capture_attention_output_replaces_sdpa_only_on_plain_calls():
+    model = load("tiny-random").model
+    ids = _ids(n=12)
+    mask = torch.ones(2, 12, dtype=torch.long)
+    mask[0, :3] = 0
+    plain_seen = []
+
+    def attend(layer, q, k, v, scale, plain):
+        plain_seen.append(plain)
+        return attention_with_lse(q, k, v, scale)[0] if plain else None
+
+    with torch.no_grad():
+        for m in (None, mask):
+            ref = model(ids, attention_mask=m).logits
+            with capture_attention(model, attend):
+                out = model(ids, attention_mask=m).logits
+            assert torch.equal(ref, out)
+    assert plain_seen == [True] * 4 + [False] * 4
+    assert model.config._attn_implementation == "sdpa"
+
+
+@pytest.mark.parametrize("padded", [False, True])
+def test_drift_takes_the_extended_lse_from_its_own_attention_unless_padded(padded, monkeypatch):
+    """Unpadded batches compute each extended layer's attention in the KL sink (one fused call
+    fewer); padded ones leave attention to SDPA. Both give the chunked KL."""
+    calls = []
+
+    def counting(*args):
+        calls.append(1)
+        return attention_with_lse(*args)
+
+    monkeypatch.setattr(drift_module, "attention_with_lse", counting)
+    original = load("tiny-random").model
+    extended = {"pi": extend(original, "pi:factor=4")}
+    mask = torch.ones(2, 30, dtype=torch.long)
+    mask[1, :4] = 0
+    batches = [(_ids(n=30), mask if padded else None)]
+    stats = measure_drift(original, extended, batches, progress=False)["pi"]
+    assert len(calls) == (0 if padded else 4)
+    chunked = measure_drift(original, extended, batches, impl="chunked", progress=False)["pi"]
+    for a, b in zip(stats.layers, chunked.layers, strict=True):
+        assert a.attention_kl == pytest.approx(b.attention_kl, rel=0, abs=3e-8)
+        assert a.hidden_cosine == b.hidden_cosine
+
+
+def test_select_layers_top_m_plus_last():
+    kl = [0.1, 0.5, 0.3, 0.5, 0.05]
+    assert select_layers(kl, 2) == [2, 4, 5]
+    assert select_layers(kl, 0) == [5]
+    assert select_layers(kl, 5) == [1, 2, 3, 4, 5]
+    with pytest.raises(ValueError):
+        select_layers(kl, -1)

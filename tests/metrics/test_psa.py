@@ -1,0 +1,192 @@
+"""PSA: the rank/probability/salience metric, the verdict rule and the `psa` command end to end."""
+
+import json
+import math
+
+import pytest
+import torch
+from data_helpers import ensure_cached
+
+from longred_bench.cli import main
+from longred_bench.jobs.psa import is_content_token
+from longred_bench.metrics.psa import gold_probability, gold_rank, reciprocal_rank, salience
+from longred_bench.reports.psa_report import (
+    HOLDS,
+    NOT_HOLDS,
+    UNDECIDED,
+    psa_verdicts,
+    sample_frame,
+    summarize,
+)
+
+# Hand-computed: row 0 scores token 2 (logit 2.0) below two tokens at 3.0 -> rank 3; row 1's
+# gold token 0 has the largest logit -> rank 1; row 2's gold token 1 ties token 3 at the top ->
+# rank 1 (only strictly greater probabilities count).
+LOGITS = torch.tensor(
+    [
+        [1.0, 3.0, 2.0, 3.0],
+        [0.5, 0.1, 0.2, 0.0],
+        [0.0, 3.0, 2.0, 3.0],
+    ]
+)
+GOLD = torch.tensor([2, 0, 1])
+
+
+def test_gold_rank_hand_example():
+    assert gold_rank(LOGITS, GOLD).tolist() == [3, 1, 1]
+    # Token 0 of row 0 is below all three others: rank 4 (the last place).
+    assert gold_rank(LOGITS[:1], torch.tensor([0])).tolist() == [4]
+
+
+def test_gold_probability_hand_example():
+    logits = torch.tensor([[0.0, math.log(3.0)], [math.log(2.0), 0.0]])
+    probs = gold_probability(logits, torch.tensor([1, 1]))
+    assert probs.tolist() == pytest.approx([0.75, 1.0 / 3.0], abs=1e-6)
+    assert probs.dtype == torch.float32
+
+
+def test_salience_is_mean_reciprocal_rank():
+    ranks = torch.tensor([1, 2, 4])
+    assert reciprocal_rank(ranks).tolist() == pytest.approx([1.0, 0.5, 0.25])
+    assert float(salience(ranks)) == pytest.approx(7.0 / 12.0)
+    assert float(salience(gold_rank(LOGITS, GOLD))) == pytest.approx((1 / 3 + 1 + 1) / 3)
+    assert math.isnan(float(salience(torch.tensor([], dtype=torch.long))))
+
+
+def test_metric_shapes_are_checked():
+    with pytest.raises(ValueError, match=r"logits \[T, V\]"):
+        gold_rank(LOGITS, GOLD[:2])
+    with pytest.raises(ValueError):
+        gold_probability(LOGITS[0], GOLD[:1])
+
+
+def test_content_token():
+    assert [is_content_token(t) for t in [" ", ",", " -", "3", " a", "\n"]] == [
+        False,
+        False,
+        False,
+        True,
+        True,
+        False,
+    ]
+
+
+def _rows(extension, length, ranks):
+    return [
+        {
+            "kind": "psa_sample",
+            "extension": extension,
+            "task": "niah_single_2",
+            "length": length,
+            "rank": r,
+            "probability": 1.0 / r,
+            "reciprocal_rank": 1.0 / r,
+            "mean_reciprocal_rank_all": 1.0 / r,
+            "needle_depth": 50.0,
+            "needle_distance": length // 2,
+            "beyond_window": False,
+        }
+        for r in ranks
+    ]
+
+
+def test_verdict_rule():
+    records = (
+        _rows("falls", 512, [1, 1, 1, 1])
+        + _rows("falls", 2048, [2, 2, 2, 2])
+        + _rows("flat", 512, [1, 2, 1, 2])
+        + _rows("flat", 2048, [2, 1, 2, 1])
+        + _rows("lost", 512, [1, 1, 1, 1])
+        + _rows("lost", 2048, [40, 50, 60, 30])
+        + _rows("rises", 512, [2, 2, 2, 2])
+        + _rows("rises", 2048, [1, 1, 1, 1])
+        + _rows("single", 512, [1, 1])
+    )
+    by_length = summarize(sample_frame(records), ["extension", "length"], top_k=10)
+    verdicts = {v.extension: v for v in psa_verdicts(by_length, top_k=10)}
+    assert verdicts["falls"].label == HOLDS
+    assert verdicts["falls"].shortest["s_first"] == 1.0
+    assert verdicts["falls"].longest["s_first"] == 0.5
+    # Overlapping intervals cannot tell; a rise, or a rank outside the top k, refutes it.
+    assert (verdicts["flat"].label, verdicts["flat"].salience_falls) == (UNDECIDED, False)
+    assert verdicts["rises"].label == NOT_HOLDS
+    assert verdicts["lost"].salience_falls and not verdicts["lost"].stays_top_k
+    assert verdicts["lost"].label == NOT_HOLDS
+    assert verdicts["lost"].worst_median_rank == 45.0
+    assert verdicts["single"].label == UNDECIDED
+    # k is a parameter: at k = 50 the "lost" line counts as highly ranked.
+    wide = {v.extension: v for v in psa_verdicts(by_length, top_k=50)}
+    assert wide["lost"].label == HOLDS
+    assert "n = 4" in verdicts["falls"].sentence()
+
+
+@pytest.mark.integration
+def test_psa_command_tiny_random(tmp_path, capsys, request):
+    ensure_cached(request, "brown")  # the NIAH haystack
+    out = tmp_path / "psa"
+    argv = ["psa", "--model", "tiny-random", "--rope", "none", "pi:factor=4"]
+    argv += ["--tasks", "niah_single_1", "--lengths", "640", "--samples", "2"]
+    argv += ["--out", str(out), "--quiet"]
+    assert main(argv) == 0
+    assert capsys.readouterr().out.strip().startswith("wrote ")
+    records = [json.loads(line) for line in (out / "psa.jsonl").read_text().splitlines()]
+    samples = [r for r in records if r["kind"] == "psa_sample"]
+    tokens = [r for r in records if r["kind"] == "psa_token"]
+    assert sorted(r["extension"] for r in samples) == ["pi:factor=4"] * 2 + ["tiny-random"] * 2
+    assert len(tokens) == sum(r["answer_tokens"] for r in samples)
+    for s in samples:
+        mine = [t for t in tokens if (t["extension"], t["sample"]) == (s["extension"], s["sample"])]
+        steps = [t for t in mine if t["gold_step"]]
+        assert len(steps) == 1 and steps[0]["answer_index"] == s["gold_step"]
+        assert steps[0]["token"] == s["answer"][0]  # " " is skipped; the first digit is gold
+        assert steps[0]["rank"] == s["rank"]
+        assert s["reciprocal_rank"] == pytest.approx(1.0 / s["rank"])
+        assert 1 <= s["rank"] <= 259 and 0.0 < s["probability"] < 1.0
+        assert s["question_start"] > s["needle_start"] > 0
+        assert s["needle_distance"] == s["prompt_tokens"] - 1 - s["needle_start"]
+        assert 0.0 <= s["needle_depth"] <= 100.0
+        assert s["window"] == (1024 if s["rope"] == "pi:factor=4" else 256)
+    assert {"git_commit", "versions", "device", "seed", "config"} <= set(records[0]["provenance"])
+    md = (out / "psa.md").read_text()
+    assert "| tiny-random | 640 | 2 |" in md and "undecided" in md
+    assert (out / "psa.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.integration
+def test_ranks_match_a_full_forward_and_needle_is_located(request):
+    ensure_cached(request, "brown")  # the NIAH haystack
+    from longred_bench.jobs.psa import score_sample
+    from longred_bench.models.loading import load
+    from longred_bench.taskdata.ruler import generate
+
+    loaded = load("tiny-random")
+    tok = loaded.tokenizer
+    sample = generate("niah_multikey_3", tok, 900, 1, 0)[0]
+    record, tokens = score_sample(loaded.model, tok, sample)
+    prompt = tok(sample.input)["input_ids"]
+    answer = tok(" " + sample.outputs[0], add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        logits = loaded.model(input_ids=torch.tensor([prompt + answer])).logits[0]
+    rows = logits[len(prompt) - 1 : len(prompt) - 1 + len(answer)]
+    expected = gold_rank(rows, torch.tensor(answer)).tolist()
+    assert [t["rank"] for t in tokens] == expected
+    # Byte tokens: the needle's and the question's first tokens decode to their text.
+    needle = tok.decode(prompt[record["needle_start"] :])
+    assert needle.startswith(f"One of the special magic uuids for {sample.metadata['keys'][0]}")
+    assert tok.decode(prompt[record["question_start"] :]).startswith("What are all the")
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--tasks", "vt"], "no single gold answer"),
+        (["--rope", "warp:factor=2"], "warp"),
+        (["--samples", "0"], "must be >= 1"),
+    ],
+)
+def test_psa_bad_input_is_one_line(tmp_path, capsys, extra, message):
+    argv = ["psa", "--model", "tiny-random", "--lengths", "640", "--out", str(tmp_path)]
+    assert main(argv + extra + ["--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ")
+    assert message in err and "\n" not in err

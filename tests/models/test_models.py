@@ -1,0 +1,106 @@
+"""Model loading, RoPE extension through config only, and the errors for unsupported models."""
+
+import pytest
+import torch
+from transformers import Gemma3TextConfig, GPT2Config, LlamaConfig, LlamaForCausalLM
+
+from longred_bench.errors import UserError
+from longred_bench.models.loading import extend, load, original_rope
+
+
+def test_extend_changes_config_and_shares_nothing():
+    original = load("tiny-random").model
+    extended = extend(original, "pi:factor=4")
+    assert original.config.rope_parameters == {"rope_type": "default", "rope_theta": 10000.0}
+    assert original.config.max_position_embeddings == 256
+    assert extended.config.rope_parameters["rope_type"] == "linear"
+    assert extended.config.max_position_embeddings == 1024
+    inv_o = original.model.rotary_emb.inv_freq
+    inv_e = extended.model.rotary_emb.inv_freq
+    torch.testing.assert_close(inv_e, inv_o / 4)
+    for (name, p_o), (_, p_e) in zip(
+        original.named_parameters(), extended.named_parameters(), strict=True
+    ):
+        assert p_o.data_ptr() != p_e.data_ptr(), name
+        torch.testing.assert_close(p_o, p_e)
+    with torch.no_grad():
+        extended.lm_head.weight.add_(1.0)
+    assert not torch.equal(original.lm_head.weight, extended.lm_head.weight)
+
+
+def test_pi_equals_scaled_positions():
+    """Linear interpolation by 4 is the original model fed positions / 4."""
+    original = load("tiny-random").model
+    extended = extend(original, "pi:factor=4")
+    ids = torch.randint(0, 256, (1, 24), generator=torch.Generator().manual_seed(1))
+    pos = torch.arange(24)[None]
+    with torch.no_grad():
+        a = extended(ids, position_ids=pos).logits
+        b = original(ids, position_ids=pos.float() / 4).logits
+    torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+
+
+def test_tiny_random_is_deterministic():
+    a, b = load("tiny-random").model, load("tiny-random").model
+    torch.testing.assert_close(a.lm_head.weight, b.lm_head.weight)
+
+
+def test_model_without_rope_is_rejected():
+    with pytest.raises(UserError, match="no rotary position embedding"):
+        original_rope(GPT2Config())
+
+
+def test_mixed_rope_model_is_rejected():
+    with pytest.raises(UserError, match="ambiguous"):
+        original_rope(Gemma3TextConfig())
+
+
+def test_local_dir_round_trip(tmp_path):
+    loaded = load("tiny-random")
+    loaded.model.save_pretrained(tmp_path)
+    loaded.tokenizer.save_pretrained(tmp_path)
+    again = load(str(tmp_path), rope="abf:theta=1e6")
+    assert again.model.config.rope_parameters["rope_theta"] == 1e6
+    assert again.model.config.max_position_embeddings == 1024
+
+
+def test_missing_model_is_a_clear_error(tmp_path):
+    (tmp_path / "notamodel").mkdir()
+    with pytest.raises(UserError, match=r"no config\.json"):
+        load(str(tmp_path / "notamodel"))
+    with pytest.raises(UserError, match="does not exist"):
+        load(str(tmp_path / "x.gguf"))
+
+
+def test_extend_random_llama_keeps_dtype():
+    cfg = LlamaConfig(
+        vocab_size=32,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        max_position_embeddings=64,
+    )
+    model = LlamaForCausalLM(cfg).to(torch.float64)
+    ext = extend(model, "yarn:factor=2")
+    assert next(ext.parameters()).dtype == torch.float64
+    assert ext.model.rotary_emb.attention_scaling > 1.0
+
+
+def test_load_tokenizer_matches_the_loaded_models_tokenizer(tmp_path):
+    from longred_bench.models.loading import load_tokenizer
+
+    loaded = load("tiny-random")
+    alone = load_tokenizer("tiny-random")
+    text = "Needle 42 in a haystack."
+    assert alone(text)["input_ids"] == loaded.tokenizer(text)["input_ids"]
+    loaded.model.save_pretrained(tmp_path)
+    loaded.tokenizer.save_pretrained(tmp_path)
+    assert load_tokenizer(str(tmp_path))(text)["input_ids"] == alone(text)["input_ids"]
+
+
+def test_load_tokenizer_of_a_folder_without_config_is_a_user_error(tmp_path):
+    from longred_bench.models.loading import load_tokenizer
+
+    with pytest.raises(UserError, match=r"no config\.json"):
+        load_tokenizer(str(tmp_path))

@@ -1,0 +1,437 @@
+"""Positional Contrastive Decoding: parameters, the local-aware RoPE variant, the contrast, greedy
+decoding, the ``longred-pcd`` lm-eval model, and ``eval`` / ``compare`` with ``--decoding pcd``.
+
+Everything runs on the built-in ``tiny-random`` model (head size 16, RoPE base 1e4, window 256).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+
+from longred_bench import cli
+from longred_bench.errors import UserError
+from longred_bench.jobs import compare
+from longred_bench.models.loading import extend, load
+from longred_bench.pcd.model import (
+    PcdConfig,
+    PcdModel,
+    contrast,
+    longest_wavelength,
+    pcd_logits,
+    restrict_top_k,
+    score_logits,
+    with_base,
+)
+
+HEAD_DIM, WINDOW, BASE = 16, 256, 1e4
+# The default local base of tiny-random: longest wavelength 2 pi B'^((d-2)/d) = 256 tokens.
+TINY_LOCAL_BASE = (WINDOW / (2 * math.pi)) ** (HEAD_DIM / (HEAD_DIM - 2))  # 69.194...
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """One intra-op thread: on a shared 2-core machine two OpenMP threads make each of the tiny
+    model's small matmuls wait for a busy core (milliseconds instead of microseconds)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return load("tiny-random")
+
+
+def _prompts(tokenizer, texts=("The pass key is 71234. Remember", "x")):
+    return tokenizer(list(texts), return_tensors="pt", padding=True, padding_side="left")
+
+
+def _inv_freq(base: float, pairs: range) -> torch.Tensor:
+    return torch.tensor([base ** (-2 * j / HEAD_DIM) for j in pairs], dtype=torch.float64)
+
+
+# --- parameters -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"alpha": -0.5}, "alpha must be a finite number >= 0"),
+        ({"alpha": float("nan")}, "alpha must be a finite number >= 0"),
+        ({"alpha": "strong"}, "alpha must be a number"),
+        ({"alpha": True}, "alpha must be a number"),
+        ({"top_k": 0}, "top_k must be at least 1"),
+        ({"top_k": 2.5}, "top_k must be a whole number"),
+        ({"local_base": 1.0}, "local_base must be a finite RoPE base > 1"),
+        ({"local_window": 4}, "local_window must be at least 7"),
+        ({"local_base": 100.0, "local_window": 64}, "give local_base or local_window, not both"),
+        ({"first_pair": -1}, "first_pair must be >= 0"),
+        ({"loglikelihood": "mean"}, "loglikelihood must be one of full, topk"),
+    ],
+)
+def test_bad_parameters_are_one_line_user_errors(kwargs, message) -> None:
+    with pytest.raises(UserError, match=message) as exc:
+        PcdConfig(**kwargs)
+    assert "\n" not in str(exc.value)
+
+
+def test_config_from_dict_rejects_unknown_keys_and_coerces_numbers() -> None:
+    with pytest.raises(UserError, match="unknown PCD config key"):
+        PcdConfig.from_dict({"alpha": 1.0, "beta": 2.0})
+    cfg = PcdConfig.from_dict({"alpha": 1, "top_k": 100.0, "local_window": "512"})
+    assert (cfg.alpha, cfg.top_k, cfg.local_window) == (1.0, 100, 512)
+    assert type(cfg.top_k) is int and PcdConfig.from_dict(cfg.as_dict()) == cfg
+
+
+def test_model_dependent_errors(tiny) -> None:
+    with pytest.raises(UserError, match="not below the model's RoPE base 10000"):
+        PcdModel(tiny.model, PcdConfig(local_base=2e4))
+    with pytest.raises(UserError, match="first_pair 8 is past the model's last RoPE pair \\(7\\)"):
+        PcdModel(tiny.model, PcdConfig(first_pair=8))
+    with pytest.raises(UserError, match="longest RoPE wavelength \\(19869 tokens\\) is already"):
+        PcdModel(tiny.model, PcdConfig(local_window=100_000))  # 2 pi 1e4^(14/16) = 19,869
+    with pytest.raises(UserError, match="fixed frequencies"):
+        PcdModel(extend(tiny.model, "dynamic:factor=2"), PcdConfig(first_pair=2))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--suite", "ruler", "--pcd-alpha", "1"],
+        ["--suite", "ruler", "--decoding", "pcd", "--pcd-top-k", "0"],
+        ["--suite", "ppl", "--decoding", "pcd"],
+        ["--suite", "ruler", "--decoding", "pcd", "--backend", "vllm"],
+    ],
+)
+def test_eval_cli_refuses_bad_pcd_use_in_one_line(tmp_path, capsys, argv) -> None:
+    assert cli.main(["eval", "--model", "tiny-random", *argv, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
+
+
+# --- the contrast (pure) --------------------------------------------------------------------------
+
+
+def test_contrast_and_top_k_restriction_hand_example() -> None:
+    logits = torch.tensor([[3.0, 2.0, 0.0, -1.0]])
+    local = torch.tensor([[3.0, 0.0, 1.0, -9.0]])
+    # (1 + 1) * L - 1 * L_local = [3, 4, -1, 7]: unrestricted, the token L ranks last would win.
+    assert contrast(logits, local, 1.0).tolist() == [[3.0, 4.0, -1.0, 7.0]]
+    kept = pcd_logits(logits, local, 1.0, top_k=2)  # only L's top 2 (tokens 0 and 1) stay
+    assert kept.tolist() == [[3.0, 4.0, -math.inf, -math.inf]] and kept.argmax(-1).item() == 1
+    assert restrict_top_k(logits, logits, 10).tolist() == logits.tolist()  # k > vocab: all kept
+    full = score_logits(logits, local, PcdConfig(alpha=1.0))
+    topk = score_logits(logits, local, PcdConfig(alpha=1.0, top_k=2, loglikelihood="topk"))
+    assert full.tolist() == [[3.0, 4.0, -1.0, 7.0]] and topk.tolist() == kept.tolist()
+
+
+# --- the local-aware variant ----------------------------------------------------------------------
+
+
+def test_local_variant_changes_only_the_rope_frequencies(tiny) -> None:
+    model = tiny.model
+    rotary = model.model.rotary_emb
+    params_before = {k: (v.data_ptr(), v.clone()) for k, v in model.state_dict().items()}
+    rope_before = dict(model.config.rope_parameters)
+    pcd = PcdModel(model, PcdConfig())
+    (local,) = pcd.local_rotaries()
+    assert pcd.local_base == pytest.approx(TINY_LOCAL_BASE, rel=1e-6)
+    assert pcd.local_window == WINDOW
+    assert 2 * math.pi / local.inv_freq.min().item() == pytest.approx(WINDOW, rel=1e-5)
+    # theta'_j = B'^(-2j/d) for every pair; each pair j >= 1 rotates faster than under B = 1e4,
+    # pair 0 (frequency 1 under any base) is the same.
+    expected = _inv_freq(pcd.local_base, range(HEAD_DIM // 2))
+    torch.testing.assert_close(local.inv_freq.double(), expected, rtol=1e-6, atol=0)
+    torch.testing.assert_close(
+        rotary.inv_freq.double(), _inv_freq(BASE, range(8)), rtol=1e-6, atol=0
+    )
+    assert local.inv_freq[0] == rotary.inv_freq[0] == 1.0
+    assert bool((local.inv_freq[1:] > rotary.inv_freq[1:]).all())
+    assert type(local) is type(rotary) and local.attention_scaling == rotary.attention_scaling
+    # Nothing else changes: same weights (not copied), same config, the base rotary restored.
+    with pcd.local():
+        assert model.model.rotary_emb is local
+        assert sum(1 for _ in model.parameters()) == len(list(model.parameters()))
+    assert model.model.rotary_emb is rotary
+    assert dict(model.config.rope_parameters) == rope_before
+    for key, value in model.state_dict().items():
+        ptr, before = params_before[key]
+        assert value.data_ptr() == ptr and torch.equal(value, before)
+
+
+def test_first_pair_keeps_the_pairs_below_it(tiny) -> None:
+    pcd = PcdModel(tiny.model, PcdConfig(local_base=100.0, first_pair=3))
+    (local,) = pcd.local_rotaries()
+    base = tiny.model.model.rotary_emb.inv_freq
+    assert torch.equal(local.inv_freq[:3], base[:3])
+    torch.testing.assert_close(local.inv_freq[3:].double(), _inv_freq(100.0, range(3, 8)))
+    assert pcd.resolved()["local_base"] == 100.0 and pcd.resolved()["local_window"] is None
+
+
+def test_local_variant_is_the_model_built_from_its_config(tiny) -> None:
+    """The variant's logits are those of the same weights loaded under ``rope_theta = B'``."""
+    pcd = PcdModel(tiny.model, PcdConfig())
+    rebuilt = type(tiny.model)(with_base(tiny.model.config, pcd.local_base)).eval()
+    rebuilt.load_state_dict(tiny.model.state_dict())
+    ids = _prompts(tiny.tokenizer, ("a local-aware pass over these bytes",)).input_ids
+    base, local = pcd.logits_pair(ids)
+    with torch.no_grad():
+        assert torch.equal(local, rebuilt(ids).logits)
+        assert torch.equal(base, tiny.model(ids).logits)
+    assert not torch.equal(base, local)
+
+
+def test_default_base_follows_the_rope_type_and_original_window(tiny) -> None:
+    pi = extend(tiny.model, "pi:factor=4")  # frequencies / 4: the base drops until 256 again
+    pcd = PcdModel(pi, PcdConfig(), default_window=WINDOW)
+    (local,) = pcd.local_rotaries()
+    assert pcd.local_base < TINY_LOCAL_BASE
+    assert 2 * math.pi / local.inv_freq.min().item() == pytest.approx(WINDOW, rel=1e-5)
+    rotary_cls = type(pi.model.rotary_emb)
+    assert longest_wavelength(rotary_cls, pi.config, pcd.local_base) >= WINDOW
+    abf = extend(tiny.model, "abf:theta=1e6")  # the same B' as the original model
+    assert PcdModel(abf, PcdConfig(), default_window=WINDOW).local_base == pytest.approx(
+        TINY_LOCAL_BASE, rel=1e-6
+    )
+
+
+# --- strength 0 is the base model, exactly --------------------------------------------------------
+
+
+def test_strength_zero_logits_equal_the_base_model(tiny) -> None:
+    pcd = PcdModel(tiny.model, PcdConfig(alpha=0.0))
+    ids = _prompts(tiny.tokenizer).input_ids
+    base, local = pcd.logits_pair(ids)
+    assert torch.equal(score_logits(base, local, pcd.config), base)
+    kept = pcd_logits(base, local, 0.0, top_k=5)
+    top = base.topk(5, dim=-1).indices
+    assert torch.equal(kept.gather(-1, top), base.gather(-1, top))
+    assert int(torch.isfinite(kept).sum(-1).max()) == 5
+
+
+def test_strength_zero_generation_equals_greedy(tiny) -> None:
+    enc = _prompts(tiny.tokenizer)
+    pad = tiny.tokenizer.pad_token_id
+    pcd = PcdModel(tiny.model, PcdConfig(alpha=0.0))
+    out = pcd.generate(enc.input_ids, enc.attention_mask, max_new_tokens=24, pad_token_id=pad)
+    with torch.no_grad():
+        ref = tiny.model.generate(
+            input_ids=enc.input_ids, attention_mask=enc.attention_mask, max_new_tokens=24,
+            do_sample=False, pad_token_id=pad,
+        )  # fmt: skip
+    assert out.shape == ref.shape == (2, enc.input_ids.shape[1] + 24)
+    assert torch.equal(out, ref)
+
+
+def test_generation_stops_per_row_and_pads(tiny) -> None:
+    enc = _prompts(tiny.tokenizer)
+    pad, width = tiny.tokenizer.pad_token_id, enc.input_ids.shape[1]
+    pcd = PcdModel(tiny.model, PcdConfig(alpha=1.5))
+    free = pcd.generate(enc.input_ids, enc.attention_mask, max_new_tokens=6, pad_token_id=pad)
+    first = free[0, width].item()
+    assert free[1, width].item() != first  # the rule below stops row 0 only at its first token
+
+    def is_done(ids: list[int]) -> bool:
+        return ids[0] == first or len(ids) >= 3
+
+    out = pcd.generate(
+        enc.input_ids, enc.attention_mask, max_new_tokens=6, pad_token_id=pad, is_done=is_done
+    )
+    assert out.shape[1] == width + 3
+    assert out[0, width:].tolist() == [first, pad, pad]
+    assert torch.equal(out[1], free[1, : width + 3])
+
+
+# --- the lm-eval model ----------------------------------------------------------------------------
+
+
+def _instance(kind: str, args: tuple, idx: int = 0):
+    from lm_eval.api.instance import Instance
+
+    return Instance(request_type=kind, doc={}, arguments=args, idx=idx)
+
+
+def test_lm_eval_model_strength_zero_matches_hflm(tiny) -> None:
+    from lm_eval.models.huggingface import HFLM
+
+    from longred_bench.pcd.lm import PcdLM
+
+    common = {"pretrained": tiny.model, "tokenizer": tiny.tokenizer, "batch_size": 2}
+    hf, zero = HFLM(**common), PcdLM(alpha=0, **common)
+    strong = PcdLM(alpha=1.5, **common)
+    ll = [
+        _instance("loglikelihood", ("The sky is", " blue")),
+        _instance("loglikelihood", ("One, two,", " three"), 1),
+    ]
+    assert zero.loglikelihood(ll) == hf.loglikelihood(ll)
+    assert strong.loglikelihood(ll) != hf.loglikelihood(ll)
+    gen = [
+        _instance("generate_until", ("Key: 4417. Key:", {"until": ["."], "max_gen_toks": 12})),
+        _instance("generate_until", ("abc", {"until": ["\n"], "max_gen_toks": 12}), 1),
+    ]
+    assert zero.generate_until(gen) == hf.generate_until(gen)
+    sampling = _instance("generate_until", ("x", {"do_sample": True, "max_gen_toks": 4}))
+    with pytest.raises(UserError, match="decodes greedily"):
+        strong.generate_until([sampling])
+    with pytest.raises(UserError, match="unknown model argument\\(s\\) beta"):
+        PcdLM(beta=1.0, **common)
+
+
+def _toy_task(tmp_path) -> dict:
+    """A three-document multiple-choice task (loglikelihood requests) from a local JSONL file."""
+    rows = [
+        {"q": f"Item {i}: the sky is", "choices": [" blue", " red"], "gold": i % 2}
+        for i in range(3)
+    ]
+    data = tmp_path / "toy.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return {
+        "task": "pcd_toy_choice", "dataset_path": "json", "test_split": "test",
+        "dataset_kwargs": {"data_files": {"test": str(data)}}, "output_type": "multiple_choice",
+        "doc_to_text": "{{q}}", "doc_to_choice": "{{choices}}", "doc_to_target": "{{gold}}",
+        "metric_list": [{"metric": "acc"}],
+    }  # fmt: skip
+
+
+@pytest.mark.integration
+def test_simple_evaluate_runs_longred_pcd_by_name(tmp_path, monkeypatch) -> None:
+    """``lm_eval.simple_evaluate(model="longred-pcd")``: a generation task (RULER vt, no corpus
+    needed) and a loglikelihood task, with lm-eval's own models still registered."""
+    import lm_eval
+    from lm_eval.api.registry import get_model
+
+    from longred_bench.evaluation.harness import task_manager
+    from longred_bench.pcd.lm import PcdLM
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    toy = _toy_task(tmp_path)
+    manager = task_manager({"tokenizer": "tiny-random", "lengths": [512], "ruler_samples": 2})
+    out = lm_eval.simple_evaluate(
+        model="longred-pcd",
+        model_args="pretrained=tiny-random,rope=pi:factor=4,alpha=1.5,top_k=20",
+        tasks=["longred_ruler_vt", toy],
+        task_manager=manager,
+        log_samples=True,
+        verbosity="ERROR",
+    )
+    assert get_model("longred-pcd") is PcdLM
+    assert get_model("hf").__name__ == "HFLM"
+    assert "vllm" in lm_eval.api.registry.model_registry
+    assert out["results"]["longred_ruler_vt"]["512,none"] >= 0
+    assert out["results"]["pcd_toy_choice"]["acc,none"] in (0.0, 1 / 3, 2 / 3, 1.0)
+    gens = [s["resps"][0][0] for s in out["samples"]["longred_ruler_vt"]]
+    assert len(gens) == 2 and all(isinstance(g, str) for g in gens)
+    lls = [r[0][0] for s in out["samples"]["pcd_toy_choice"] for r in s["resps"]]
+    assert len(lls) == 6 and all(math.isfinite(v) and v < 0 for v in lls)
+
+
+@pytest.mark.integration
+def test_lm_eval_command_line_runs_longred_pcd(tmp_path) -> None:
+    """lm-eval's own command line (through ``python -m longred_bench.evaluation.lm_eval_cli``)."""
+    import os
+    import subprocess
+    import sys
+
+    import yaml
+
+    task = tmp_path / "pcd_toy.yaml"
+    task.write_text(yaml.safe_dump(_toy_task(tmp_path)))
+    argv = [sys.executable, "-m", "longred_bench.evaluation.lm_eval_cli", "--model", "longred-pcd"]
+    argv += ["--model_args", "pretrained=tiny-random,alpha=1.5,top_k=20", "--tasks", str(task)]
+    argv += ["--device", "cpu", "--output_path", str(tmp_path / "results")]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    run = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "|pcd_toy_choice|" in run.stdout and "longred-pcd" in run.stdout
+    (results,) = (tmp_path / "results").rglob("results_*.json")
+    assert json.loads(results.read_text())["results"]["pcd_toy_choice"]["acc,none"] >= 0
+
+
+@pytest.mark.integration
+def test_eval_cli_with_pcd_records_the_parameters_as_run(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    argv = ["eval", "--model", "tiny-random", "--rope", "pi:factor=4", "--suite", "ruler"]
+    argv += ["--tasks", "longred_ruler_vt", "--lengths", "512", "--samples", "1"]
+    argv += ["--decoding", "pcd", "--pcd-alpha", "2", "--out", str(tmp_path / "out"), "--quiet"]
+    assert cli.main(argv) == 0
+    lines = (tmp_path / "out" / "eval.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines if '"kind": "eval"' in line]
+    assert records and all(r["decoding"] == "pcd" for r in records)
+    pcd = records[0]["pcd"]
+    # The local window is the original model's (256), not the extended one (1024).
+    assert (pcd["alpha"], pcd["top_k"], pcd["local_window"]) == (2.0, 50, 256)
+    assert pcd["local_base"] < TINY_LOCAL_BASE  # PI divides the frequencies by 4
+    assert "with PCD" in (tmp_path / "out" / "eval.md").read_text()
+
+
+def test_psa_cli_with_and_without_pcd(tmp_path, request) -> None:
+    from data_helpers import ensure_cached
+
+    ensure_cached(request, "brown")
+    out = tmp_path / "psa"
+    argv = ["psa", "--model", "tiny-random", "--tasks", "niah_single_1", "--lengths", "512"]
+    argv += ["--samples", "1", "--decoding", "greedy", "pcd", "--pcd-top-k", "5"]
+    assert cli.main([*argv, "--out", str(out), "--quiet"]) == 0
+    lines = (out / "psa.jsonl").read_text().splitlines()
+    samples = [json.loads(x) for x in lines if '"kind": "psa_sample"' in x]
+    by_line = {r["extension"]: r for r in samples}
+    assert set(by_line) == {"tiny-random", "tiny-random +pcd"}
+    # Under PCD the rank is in the top-5 set: at most 6 (outside it: rank k + 1, probability 0).
+    pcd = by_line["tiny-random +pcd"]
+    assert pcd["rank"] <= 6 and (pcd["rank"] < 6 or pcd["probability"] == 0.0)
+    assert "| tiny-random +pcd | 512 |" in (out / "psa.md").read_text()
+    assert cli.main([*argv[:-5], "--pcd-alpha", "1", "--out", str(out)]) == 2  # greedy only
+
+
+# --- compare --------------------------------------------------------------------------------------
+
+
+def test_compare_config_decodings() -> None:
+    cfg = compare.CompareConfig.from_dict(
+        {"original": "m", "rope": ["pi:factor=2"], "decoding": ["greedy", "pcd"],
+         "pcd": {"alpha": 2.0}}
+    )  # fmt: skip
+    assert cfg.pcd == PcdConfig(alpha=2.0)
+    assert [(label, e.label, d) for label, e, d in compare.rows(cfg)] == [
+        ("original", "original", "greedy"),
+        ("original +pcd", "original", "pcd"),
+        ("pi:factor=2", "pi:factor=2", "greedy"),
+        ("pi:factor=2 +pcd", "pi:factor=2", "pcd"),
+    ]
+    with pytest.raises(UserError, match="decoding must list"):
+        compare.CompareConfig(original="m", rope=("pi:factor=2",), decoding=("beam",))
+    with pytest.raises(UserError, match="without pcd in --decoding"):
+        compare.CompareConfig(original="m", rope=("pi:factor=2",), pcd=PcdConfig())
+    with pytest.raises(UserError, match="unknown PCD config key"):
+        compare.CompareConfig.from_dict({"original": "m", "rope": ["x"], "pcd": {"beta": 1}})
+
+
+def test_compare_adds_one_pcd_row_per_model(tmp_path, monkeypatch) -> None:
+    """``compare --decoding greedy pcd``: every model is evaluated twice, greedy units keep their
+    keys (their caches stay valid), and the report lists the PCD rows."""
+    seen = []
+
+    def fake_eval(unit, progress):
+        seen.append(unit)
+        value = 50.0 if unit.get("decoding") == "pcd" else 40.0
+        return [{"kind": "eval", "suite": "ruler", "task": "longred_ruler", "metric": "score",
+                 "length": length, "value": value} for length in (None, 512)]  # fmt: skip
+
+    monkeypatch.setattr(compare, "run_eval_unit", fake_eval)
+    out = tmp_path / "cmp"
+    argv = ["compare", "--original", "tiny-random", "--rope", "pi:factor=4", "--suites", "ruler"]
+    argv += ["--lengths", "512", "--decoding", "greedy", "pcd", "--pcd-alpha", "1"]
+    assert cli.main([*argv, "--out", str(out), "--quiet"]) == 0
+    assert len(seen) == 4
+    greedy = [u for u in seen if "decoding" not in u]
+    pcd = [u for u in seen if u.get("decoding") == "pcd"]
+    assert len(greedy) == len(pcd) == 2 and all("pcd" not in u for u in greedy)
+    assert all(u["pcd"] == PcdConfig(alpha=1.0).as_dict() for u in pcd)
+    report = (out / "compare.md").read_text()
+    assert "| original +pcd | " in report and "| pi:factor=4 +pcd | " in report
+    assert cli.main([*argv, "--out", str(out), "--quiet"]) == 0 and len(seen) == 4  # cached

@@ -1,0 +1,98 @@
+"""``reproduce table3 --profile smoke``: every row trained, evaluated with per-document scores,
+reported beside the paper with verdicts; a rerun reuses every cached unit."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from data_helpers import ensure_cached
+
+from longred_bench.cache import cache_dir
+from longred_bench.cli import main
+
+pytestmark = pytest.mark.integration
+
+
+def test_reproduce_table3_smoke(tmp_path, monkeypatch, request):
+    ensure_cached(request, "brown", "austen", "benchmarks")
+    real = cache_dir()
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for folder in ("corpora", "benchmarks"):  # the data from the real cache, runs in a fresh one
+        (cache / folder).symlink_to(real / folder)
+    monkeypatch.setenv("LONGRED_CACHE", str(cache))
+    out = tmp_path / "report"
+    argv = ["reproduce", "table3", "--profile", "smoke", "--out", str(out), "--quiet"]
+    assert main([*argv, "--jobs", "2"]) == 0  # the units in two worker processes
+    md = (out / "table3.md").read_text()
+    assert "profile `smoke`" in md and "LongReD-C" in md and "Llama-3-8B" in md
+    assert "## Verdicts" in md
+    records = [json.loads(x) for x in (out / "table3.jsonl").read_text().splitlines()]
+    rows = {(r["row"], r["extension"]) for r in records}
+    assert rows == {
+        ("original", None),
+        ("zero-shot", "abf:theta=1e5"),
+        ("control", "abf:theta=1e5"),
+        ("cpt", "abf:theta=1e5"),
+        ("longred-c", "abf:theta=1e5"),
+    }
+    items = [r for r in records if r["kind"] == "eval_item"]
+    assert {r["suite"] for r in items} == {"short_tiny", "ruler"}
+    trained = [r for r in records if r["train"]]
+    assert {r["train"]["steps"] for r in trained} == {2}
+    assert (out / "table3.png").read_bytes()[:4] == b"\x89PNG"
+    # A serial rerun trains and evaluates nothing again: identical records (provenance
+    # included), so the workers left every unit in the cache the serial pass reads.
+    assert main(argv) == 0
+    again = [json.loads(x) for x in (out / "table3.jsonl").read_text().splitlines()]
+    assert again == records
+
+
+def test_table3_units_cover_every_run_longest_first():
+    from longred_bench.reproduce.pool import table3_units
+    from longred_bench.reproduce.table3 import TABLE3_PROFILES, base_eval_units, trained_rows
+
+    prof = TABLE3_PROFILES["tiny"]
+    units = table3_units("tiny")
+    trains = [what for kind, what in units if kind == "train"]
+    evals = [what for kind, what in units if kind == "eval"]
+    assert sorted(trains, key=repr) == sorted(trained_rows(prof), key=repr)
+    assert len(evals) == len(base_eval_units(prof)) == 2 * (1 + len(prof.extensions))
+    assert [what.row for _, what in units[:2]] == ["linearard", "linearard"]
+    assert all(kind == "eval" for kind, _ in units[-len(evals) :])
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["table3", "--profile", "smoke", "--jobs", "0"], "--jobs must be at least 1"),
+        (["table1", "--profile", "smoke", "--jobs", "2"], "--jobs applies to table3 only"),
+    ],
+)
+def test_reproduce_jobs_bad_input(argv, message, capsys, tmp_path):
+    assert main(["reproduce", *argv, "--out", str(tmp_path)]) != 0
+    assert message in capsys.readouterr().err
+
+
+def test_damaged_training_records_resume_or_retrain(tmp_path, monkeypatch, capsys):
+    from longred_bench.reproduce.table3 import train_cached
+    from longred_bench.training.config import resolve_config
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    cfg = resolve_config("cpt", profile="smoke", overrides={"long_data": "random"})
+    final, info = train_cached(cfg, progress=False)
+    run_dir = final.parent
+    weights = (final / "model.safetensors").read_bytes()
+    # run.json cut short: resumed from the last checkpoint, same weights, a warning names it.
+    (run_dir / "run.json").write_text('{"tokens": 12')
+    again, info2 = train_cached(cfg, progress=False)
+    assert "run.json is damaged" in capsys.readouterr().err
+    assert again == final and info2["steps"] == info["steps"] == cfg.steps
+    assert (again / "model.safetensors").read_bytes() == weights
+    # No checkpoint and damaged metrics: trained again from the start, into place.
+    (run_dir / "checkpoints" / "latest").unlink()
+    (run_dir / "metrics.jsonl").write_text("{not json\n")
+    third, info3 = train_cached(cfg, progress=False)
+    assert "metrics.jsonl is damaged" in capsys.readouterr().err
+    assert info3["steps"] == cfg.steps and (third / "model.safetensors").read_bytes() == weights

@@ -1,0 +1,338 @@
+"""The ``longred_short_tiny`` tasks: sample builders, their YAMLs and an lm-eval run.
+
+Sentence splitting and the builders' structure are checked offline on a seeded synthetic corpus;
+the checks on real prose need the cached Brown and Austen corpora and skip without them unless
+``--run-network`` is given (then they are fetched).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+from data_helpers import ensure_cached
+
+from longred_bench.data.corpora import Document, load_documents
+from longred_bench.errors import UserError
+from longred_bench.taskdata import tiny_tasks
+
+TASKS_DIR = Path(__file__).resolve().parents[2] / "tasks"
+TASK_NAMES = tuple(f"longred_tiny_{task}" for task in tiny_tasks.TASKS)
+CORPORA = tiny_tasks.DEFAULT_CORPORA
+
+
+@pytest.fixture(scope="module")
+def documents(request: pytest.FixtureRequest) -> list[Document]:
+    ensure_cached(request, *CORPORA)
+    return tiny_tasks.held_out_documents(CORPORA)
+
+
+@pytest.fixture(scope="module")
+def rows(documents: list[Document]) -> dict[str, list[dict]]:
+    return {task: tiny_tasks.BUILDERS[task](documents) for task in tiny_tasks.TASKS}
+
+
+def _synthetic(corpus: str, doc_id: str, seed: int, sentences: int = 400) -> Document:
+    """Seeded prose-like text: short paragraphs of simple sentences over a small vocabulary."""
+    rng = random.Random(seed)
+    nouns = [
+        "garden",
+        "river",
+        "letter",
+        "window",
+        "captain",
+        "village",
+        "doctor",
+        "carriage",
+        "sister",
+        "market",
+    ]
+    verbs = ["watched", "followed", "answered", "carried", "visited", "admired"]
+    paragraphs, current = [], []
+    for _ in range(sentences):
+        words = [rng.choice(["The", "A", "Every"]), rng.choice(nouns), rng.choice(verbs)]
+        words += ["the", rng.choice(nouns), "near", "the", rng.choice(nouns)]
+        current.append(" ".join(words) + rng.choice([".", ".", "!", "?"]))
+        if rng.random() < 0.2:
+            paragraphs.append(" ".join(current))
+            current = []
+    paragraphs.append(" ".join(current))
+    return Document(corpus, doc_id, doc_id, "Chapter 1\n\n" + "\n\n".join(paragraphs))
+
+
+SYNTHETIC = [
+    _synthetic("brown", "b1", 1),
+    _synthetic("brown", "b2", 2),
+    _synthetic("brown", "b3", 3),
+    _synthetic("austen", "a1", 4),
+]
+
+
+def _slice(documents: list[Document], row: dict) -> str:
+    doc = next(d for d in documents if (d.corpus, d.doc_id) == (row["corpus"], row["doc_id"]))
+    return doc.text[row["start"] : row["end"]]
+
+
+# --- sentence splitting and builders, offline ---------------------------------------------
+
+
+def test_split_sentences_rules() -> None:
+    text = (
+        "PRIDE AND PREJUDICE\n\nChapter 1\n\n"
+        '"My dear Mr. Bennet," said his lady. "Have you heard?" It is let! J. F. Kennedy spoke '
+        "in the U.S. Senate today. the next one starts lower and ends. Then a fragment without end"
+    )
+    sentences = tiny_tasks.split_sentences(text)
+    got = [(text[s.start : s.end], s.usable) for s in sentences]
+    assert got == [
+        ("PRIDE AND PREJUDICE", False),
+        ("Chapter 1", False),
+        ('"My dear Mr. Bennet," said his lady.', True),
+        ('"Have you heard?"', True),
+        ("It is let!", True),
+        ("J. F. Kennedy spoke in the U.S. Senate today. the next one starts lower and ends.", True),
+        ("Then a fragment without end", False),
+    ]
+    assert [s.paragraph for s in sentences] == [0, 1, 2, 2, 2, 2, 2]
+    assert sentences[2].words == 7
+
+
+@pytest.mark.parametrize("task", tiny_tasks.TASKS)
+def test_builders_are_seeded(task: str) -> None:
+    build = tiny_tasks.BUILDERS[task]
+    first = build(SYNTHETIC, n=20, seed=7)
+    assert first == build(SYNTHETIC, n=20, seed=7)
+    assert first != build(SYNTHETIC, n=20, seed=8)
+    assert [row["corpus"] for row in first[:4]] == ["brown", "austen", "brown", "austen"]
+    assert sum(row["corpus"] == "brown" for row in first) == 10
+
+
+def test_synthetic_rows_are_verbatim_and_well_formed() -> None:
+    cloze = tiny_tasks.build_cloze(SYNTHETIC, n=20, seed=0)
+    for row in cloze:
+        assert row["context"] + row["target"] == row["text"]
+        assert _slice(SYNTHETIC, row).startswith(row["text"])
+        word = row["target"].strip()
+        assert row["target"] == " " + word and word.isalpha()
+        assert re.search(rf"\b{word}\b", row["context"], re.IGNORECASE)
+    for row in tiny_tasks.build_ppl(SYNTHETIC, n=20, seed=0):
+        assert row["text"] == _slice(SYNTHETIC, row)
+        assert 80 <= len(row["text"].split()) <= 150
+
+
+def test_nextsent_distractors_come_from_other_documents() -> None:
+    for row in tiny_tasks.build_nextsent(SYNTHETIC, n=30, seed=0):
+        own = f"{row['corpus']}/{row['doc_id']}"
+        distractor_docs = _distractor_docs(row)
+        assert row["choice_docs"][row["gold"]] == own and own not in distractor_docs
+        # Brown rows: other Brown documents; the lone Austen document falls back on Brown.
+        assert all(d.startswith("brown/") for d in distractor_docs)
+        true = row["choices"][row["gold"]]
+        assert _slice(SYNTHETIC, row) == row["context"] + _gap(SYNTHETIC, row) + true
+        assert len({" ".join(c.split()) for c in row["choices"]}) == 4
+
+
+def _distractor_docs(row: dict) -> list[str]:
+    return [d for i, d in enumerate(row["choice_docs"]) if i != row["gold"]]
+
+
+def _gap(documents: list[Document], row: dict) -> str:
+    """The whitespace between a nextsent row's context and its true sentence, in the document."""
+    whole = _slice(documents, row)
+    rest = whole[len(row["context"]) :]
+    return rest[: len(rest) - len(rest.lstrip())]
+
+
+def test_nextsent_needs_other_documents() -> None:
+    with pytest.raises(UserError, match="distractor sentences"):
+        tiny_tasks.build_nextsent(SYNTHETIC[3:], n=2, seed=0)
+
+
+def test_too_many_samples_is_a_clear_error() -> None:
+    with pytest.raises(UserError, match="lower n"):
+        tiny_tasks.build_ppl(SYNTHETIC[:1], n=10_000, seed=0)
+    with pytest.raises(UserError, match="unknown tiny task"):
+        tiny_tasks.build("summaries")
+
+
+def test_missing_cache_names_the_fetch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(UserError, match=r"data fetch --sources brown austen`"):
+        tiny_tasks.build("ppl", cache=tmp_path)
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    spec = importlib.util.spec_from_file_location("tiny_utils", TASKS_DIR / "tiny_utils.py")
+    tiny_utils = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tiny_utils)
+    with pytest.raises(UserError, match=r"data fetch --sources brown austen`"):
+        tiny_utils.load_cloze(version=1.0)
+
+
+# --- real prose: Brown + Austen test splits -------------------------------------------------
+
+
+def test_only_test_documents_are_read(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ensure_cached(request, *CORPORA)
+    asked = []
+
+    def spy(corpus, split="all", **kwargs):
+        asked.append((corpus, split))
+        return load_documents(corpus, split, **kwargs)
+
+    monkeypatch.setattr(tiny_tasks, "load_documents", spy)
+    for task in tiny_tasks.TASKS:
+        tiny_tasks.build(task, n=10)
+    assert set(asked) == {("brown", "test"), ("austen", "test")}
+
+
+def test_rows_never_touch_train_documents(rows: dict[str, list[dict]]) -> None:
+    test_ids = {(c, d.doc_id) for c in CORPORA for d in load_documents(c, "test")}
+    train_ids = {(c, d.doc_id) for c in CORPORA for d in load_documents(c, "train")}
+    for task, task_rows in rows.items():
+        assert len(task_rows) == tiny_tasks.DEFAULT_N, task
+        ids = {(row["corpus"], row["doc_id"]) for row in task_rows}
+        assert ids <= test_ids and not ids & train_ids, task
+    for row in rows["nextsent"]:
+        distractors = {tuple(d.split("/", 1)) for d in _distractor_docs(row)}
+        assert distractors <= test_ids and (row["corpus"], row["doc_id"]) not in distractors
+
+
+# sha256 of each task's 500 rows (JSON, sorted keys), first 16 hex digits, from the sha256-pinned
+# cache: the scored samples are the same on every machine (measured here when the suite was built).
+FINGERPRINTS = {
+    "cloze": "3cb7793f7558703b",
+    "nextsent": "bd94ed2c803533b7",
+    "passkey": "a3ee3ea9a8ab6aa3",
+    "ppl": "1c3044b467ff3284",
+}
+
+
+def test_rows_match_their_fingerprints(rows: dict[str, list[dict]]) -> None:
+    for task, task_rows in rows.items():
+        blob = json.dumps(task_rows, sort_keys=True).encode()
+        assert hashlib.sha256(blob).hexdigest()[:16] == FINGERPRINTS[task], task
+
+
+def test_real_rows_are_verbatim(documents: list[Document], rows: dict[str, list[dict]]) -> None:
+    for row in rows["ppl"]:
+        assert row["text"] == _slice(documents, row)
+    for row in rows["cloze"]:
+        assert row["context"] + row["target"] == row["text"]
+        assert _slice(documents, row).startswith(row["text"])
+        assert row["target"].strip().lower() in row["context"].lower()
+    for row in rows["nextsent"]:
+        true = row["choices"][row["gold"]]
+        assert _slice(documents, row) == row["context"] + _gap(documents, row) + true
+        others = [c for i, c in enumerate(row["choices"]) if i != row["gold"]]
+        assert all(" ".join(c.split()) != " ".join(true.split()) for c in others)
+        for choice, source in zip(others, _distractor_docs(row), strict=True):
+            corpus, doc_id = source.split("/", 1)
+            doc = next(d for d in documents if (d.corpus, d.doc_id) == (corpus, doc_id))
+            assert choice in doc.text
+
+
+def test_passkey_is_in_the_prompt_and_is_the_answer(
+    documents: list[Document], rows: dict[str, list[dict]]
+) -> None:
+    positions = set()
+    for row in rows["passkey"]:
+        needle = f"The pass key is {row['key']}. Remember it."
+        assert row["prompt"].count(needle) == 1 and row["prompt"].count(row["key"]) == 1
+        assert row["prompt"] == row["passage"] + "\n" + tiny_tasks.PASSKEY_QUESTION
+        assert row["choices"][row["gold"]] == row["key"]
+        assert all(re.fullmatch(r"\d{5}", c) for c in row["choices"])
+        assert len(set(row["choices"])) == 4
+        assert all(c not in row["prompt"] for c in row["choices"] if c != row["key"])
+        without = row["passage"].replace(" " + needle, "").replace(needle + " ", "")
+        assert without == _slice(documents, row)
+        positions.add(row["position"])
+    assert 0 in positions and len(positions) > 5  # the key moves through the passage
+
+
+def test_chance_levels(rows: dict[str, list[dict]]) -> None:
+    assert tiny_tasks.chance_accuracy("nextsent", rows["nextsent"]) == pytest.approx(0.25)
+    assert tiny_tasks.chance_accuracy("passkey", rows["passkey"]) == pytest.approx(0.25)
+    assert 0.0 < tiny_tasks.chance_accuracy("cloze", rows["cloze"]) < 0.05
+    with pytest.raises(UserError, match="no accuracy"):
+        tiny_tasks.chance_accuracy("ppl", rows["ppl"])
+
+
+def test_prompts_fit_smollm2_window(request: pytest.FixtureRequest, rows) -> None:
+    ensure_cached(request, "smollm2")
+    from longred_bench.models.loading import load_tokenizer
+
+    tok = load_tokenizer("smollm2-135m")
+    texts = [row["text"] for row in rows["cloze"] + rows["ppl"]]
+    texts += [row["context"] + " " + c for row in rows["nextsent"] for c in row["choices"]]
+    texts += [row["prompt"] + " " + row["key"] for row in rows["passkey"]]
+    longest = max(len(tok(t, add_special_tokens=False)["input_ids"]) for t in texts)
+    assert longest <= 255  # room for a BOS token
+
+
+# --- the lm-eval tasks ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def task_manager(request: pytest.FixtureRequest):
+    ensure_cached(request, *CORPORA)
+    from lm_eval.tasks import TaskManager
+
+    return TaskManager(include_path=str(TASKS_DIR))
+
+
+def test_yamls_load_and_build_prompts(task_manager) -> None:
+    assert "longred_short_tiny" in task_manager.all_groups
+    tasks = task_manager.load(list(TASK_NAMES))["tasks"]
+    rows = {t: tiny_tasks.build(t) for t in tiny_tasks.TASKS}
+
+    cloze = tasks["longred_tiny_cloze"]
+    doc = cloze.test_docs()[0]
+    assert cloze.doc_to_text(doc) + cloze.doc_to_target(doc) == rows["cloze"][0]["text"]
+
+    nextsent = tasks["longred_tiny_nextsent"]
+    doc = nextsent.test_docs()[0]
+    assert nextsent.doc_to_text(doc) == rows["nextsent"][0]["context"]
+    choices = nextsent.doc_to_choice(doc)
+    assert len(choices) == 4 and choices[nextsent.doc_to_target(doc)] == doc["choices"][doc["gold"]]
+
+    passkey = tasks["longred_tiny_passkey"]
+    doc = passkey.test_docs()[0]
+    assert passkey.doc_to_text(doc).endswith("\nWhat is the pass key? The pass key is")
+    assert passkey.doc_to_choice(doc)[passkey.doc_to_target(doc)] == doc["key"]
+    requests = passkey.construct_requests(doc, passkey.doc_to_text(doc))
+    assert [r.arguments[1] for r in requests] == [" " + c for c in doc["choices"]]
+
+    ppl = tasks["longred_tiny_ppl"]
+    doc = ppl.test_docs()[0]
+    assert ppl.doc_to_target(doc) == rows["ppl"][0]["text"]
+    assert len(ppl.test_docs()) == tiny_tasks.DEFAULT_N
+
+
+@pytest.mark.integration
+def test_group_runs_on_tiny_model(task_manager) -> None:
+    import lm_eval
+    from lm_eval.models.huggingface import HFLM
+
+    from longred_bench.models.loading import load
+
+    loaded = load("tiny-random")
+    lm = HFLM(pretrained=loaded.model, tokenizer=loaded.tokenizer, max_length=256, batch_size=8)
+    out = lm_eval.simple_evaluate(
+        model=lm, tasks=["longred_short_tiny"], limit=4, task_manager=task_manager
+    )
+    results = out["results"]
+    for name in ("longred_tiny_cloze", "longred_tiny_nextsent", "longred_tiny_passkey"):
+        assert 0.0 <= results[name]["acc,none"] <= 1.0, name
+    for name in ("longred_tiny_nextsent", "longred_tiny_passkey"):
+        assert 0.0 <= results[name]["acc_norm,none"] <= 1.0, name
+    assert results["longred_tiny_cloze"]["perplexity,none"] > 1.0
+    ppl = results["longred_tiny_ppl"]
+    assert ppl["word_perplexity,none"] > ppl["byte_perplexity,none"] > 1.0
+    assert ppl["bits_per_byte,none"] > 0.0
+    assert 0.0 <= results["longred_short_tiny"]["acc,none"] <= 1.0
+    assert out["n-samples"]["longred_tiny_ppl"]["effective"] == 4

@@ -1,0 +1,294 @@
+"""The training module: config resolution, streams, objectives (unit) and every recipe end to end
+at the smoke profile on the random tiny model (integration): resume, NaN stop, frozen teacher,
+the final Hugging Face directory, and the one-line errors on bad input."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from longred_bench.errors import UserError
+from longred_bench.models.loading import extended_config
+from longred_bench.training.build import schedule_factor
+from longred_bench.training.config import RECIPES, TrainConfig, parse_set, resolve_config
+from longred_bench.training.loop import train
+from longred_bench.training.objectives import (
+    causal_lm_loss,
+    hidden_cosine_loss,
+    relation_kl_loss,
+)
+from longred_bench.training.streams import WindowStream
+
+
+def _smoke(recipe: str, **overrides) -> TrainConfig:
+    return resolve_config(recipe, profile="smoke", overrides=overrides)
+
+
+def _losses(out: Path) -> list[float]:
+    lines = (out / "metrics.jsonl").read_text().splitlines()
+    return [json.loads(line)["loss"] for line in lines]
+
+
+# ---------------------------------------------------------------- unit
+
+
+def test_config_rejects_unknown_keys_and_bad_values() -> None:
+    with pytest.raises(UserError, match=r"unknown training config key.*lerning_rate"):
+        _smoke("cpt", lerning_rate=1.0)
+    with pytest.raises(UserError, match="sampler='gauss'"):
+        _smoke("longred", sampler="gauss")
+    with pytest.raises(UserError, match="unknown recipe 'yarn-ft'"):
+        resolve_config("yarn-ft", profile="smoke")
+    with pytest.raises(UserError, match="set rope=SPEC"):
+        _smoke("cpt", rope=None)
+    with pytest.raises(UserError, match="control keeps the original RoPE"):
+        _smoke("control", rope="pi:factor=2")
+
+
+def test_config_values_take_their_field_types() -> None:
+    cfg = _smoke("cpt", steps=2.0, lr=1, a1=3)
+    assert (cfg.steps, cfg.lr, cfg.a1) == (2, 1.0, 3.0)
+    assert isinstance(cfg.steps, int) and isinstance(cfg.lr, float)
+    with pytest.raises(UserError, match=r"config steps='abc' must be of type int"):
+        _smoke("cpt", steps="abc")
+    with pytest.raises(UserError, match=r"config steps=2.5 must be of type int"):
+        _smoke("cpt", steps=2.5)
+    with pytest.raises(UserError, match=r"config lr=True must be of type float"):
+        _smoke("cpt", lr=True)
+
+
+def test_profiles_and_overrides_resolve_in_order(tmp_path: Path) -> None:
+    base = _smoke("longred")
+    assert (base.a1, base.a2, base.model) == (5.0, 10.0, "tiny-random")
+    assert base.mix == pytest.approx({"long": 0.5, "short": 0.375, "s2l": 0.125})
+    user = tmp_path / "user.yaml"
+    user.write_text("a1: 2.0\na2: 15.0\n")
+    cfg = resolve_config(
+        "longred", profile="smoke", config_file=user, overrides=parse_set(["a2=7", "layers=[1]"])
+    )
+    assert (cfg.a1, cfg.a2, cfg.layers) == (2.0, 7.0, (1,))
+    assert parse_set(["lr=1e-4", "rope=none"]) == {"lr": 1e-4, "rope": None}
+    with pytest.raises(UserError, match="is not KEY=VALUE"):
+        parse_set(["lr"])
+
+
+def test_schedule_warms_up_then_decays_to_floor() -> None:
+    cfg = _smoke("cpt", schedule="cosine", warmup_steps=2, min_lr_ratio=0.1)
+    factors = [schedule_factor(cfg, s, 10) for s in range(10)]
+    assert factors[0] == pytest.approx(0.5) and factors[1] == pytest.approx(1.0)
+    assert all(a >= b for a, b in itertools.pairwise(factors[1:]))
+    assert schedule_factor(cfg, 10, 10) == pytest.approx(0.1)
+    assert schedule_factor(_smoke("cpt"), 7, 10) == 1.0
+
+
+def test_stream_resumes_and_splits_the_global_batch() -> None:
+    ids = torch.arange(40).view(10, 4)
+    mask = torch.ones_like(ids, dtype=torch.bool)
+    a = WindowStream("s", ids, mask, seed=3)
+    first = [a.next(3).ids for _ in range(2)]
+    state = a.state_dict()
+    rest = [a.next(3).ids for _ in range(5)]  # crosses two epoch boundaries
+    b = WindowStream("s", ids, mask, seed=3)
+    b.load_state_dict(state)
+    assert all(torch.equal(x, b.next(3).ids) for x in rest)
+    # Two processes of 2 rows draw exactly the rows one process of 4 rows draws.
+    whole = WindowStream("s", ids, mask, seed=5).next(4).ids
+    r0 = WindowStream("s", ids, mask, seed=5).next(2, rank=0, world=2).ids
+    r1 = WindowStream("s", ids, mask, seed=5).next(2, rank=1, world=2).ids
+    assert torch.equal(torch.cat([r0, r1]), whole)
+    assert not torch.equal(first[0], first[1])
+    with pytest.raises(UserError, match="the data changed"):
+        WindowStream("s", ids[:5], mask[:5], seed=3).load_state_dict(state)
+
+
+def test_causal_lm_loss_matches_cross_entropy_of_shifted_tokens() -> None:
+    torch.manual_seed(0)
+    logits = torch.randn(2, 5, 7)
+    ids = torch.randint(0, 7, (2, 5))
+    mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]], dtype=torch.bool)
+    expected = torch.cat(
+        [
+            torch.nn.functional.cross_entropy(logits[0, :4], ids[0, 1:], reduction="none"),
+            torch.nn.functional.cross_entropy(logits[1, :2], ids[1, 1:3], reduction="none"),
+        ]
+    ).mean()
+    assert causal_lm_loss(logits, ids, mask) == pytest.approx(float(expected), rel=1e-6)
+
+
+def test_distillation_distances_vanish_only_for_identical_inputs() -> None:
+    torch.manual_seed(0)
+    h = torch.randn(2, 6, 8, requires_grad=True)
+    assert float(hidden_cosine_loss([h, h], [h.detach(), h.detach()], None).detach()) == 0.0
+    other = torch.randn(2, 6, 8)
+    loss = hidden_cosine_loss([h], [other], None)
+    loss.backward()
+    assert float(loss) > 0.1 and h.grad is not None and h.grad.abs().sum() > 0
+    q = torch.randn(1, 2, 9, 4, requires_grad=True)
+    assert float(relation_kl_loss(q, q.detach(), None)) == pytest.approx(0.0, abs=1e-6)
+    kl = relation_kl_loss(q, torch.randn(1, 2, 9, 4), None)
+    kl.backward()
+    assert float(kl) > 0 and q.grad.abs().sum() > 0
+
+
+def test_dry_run_prints_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    from longred_bench.cli import main
+
+    argv = ["train", "--recipe", "longred", "--profile", "smoke", "--out", "x", "--dry-run"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "stream long: 2 rows x 512 tokens per step" in out
+    assert "stream short: 12 rows x 64 tokens per step" in out
+    assert "tokens per step: 2048" in out and "total tokens: 6144" in out
+
+
+# ---------------------------------------------------------------- integration
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("recipe", [r for r in RECIPES if r != "pretrain"])
+def test_every_recipe_trains_and_saves_a_loadable_model(recipe: str, tmp_path: Path) -> None:
+    from longred_bench.models.loading import load
+
+    cfg = _smoke(recipe, steps=2)
+    final = train(cfg, tmp_path / recipe, progress=False)
+    records = [
+        json.loads(x) for x in (tmp_path / recipe / "metrics.jsonl").read_text().splitlines()
+    ]
+    assert [r["step"] for r in records] == [1, 2]
+    assert all(r["tokens"] == 2048 * r["step"] for r in records)
+    assert all({"loss", "lr", "seconds"} <= set(r) for r in records)
+    assert (tmp_path / recipe / "curves.png").stat().st_size > 0
+    loaded = load(str(final))
+    config = loaded.model.config
+    expected = extended_config(load("tiny-random").model.config, cfg.rope) if cfg.rope else None
+    if expected is None:
+        assert config.max_position_embeddings == 256
+        assert config.rope_parameters == {"rope_type": "default", "rope_theta": 10000.0}
+    else:
+        assert config.max_position_embeddings == expected.max_position_embeddings == 1024
+        assert config.rope_parameters == expected.rope_parameters
+
+
+@pytest.mark.integration
+def test_pretrain_builds_a_model_from_scratch(tmp_path: Path) -> None:
+    final = train(_smoke("pretrain"), tmp_path / "pt", progress=False)
+    losses = _losses(tmp_path / "pt")
+    assert len(losses) == 4 and (final / "tokenizer.json").is_file()
+    again = train(_smoke("pretrain"), tmp_path / "pt2", progress=False)
+    assert _losses(tmp_path / "pt2") == losses  # same config and seed: same run
+    a, b = load_file(str(final / "model.safetensors")), load_file(str(again / "model.safetensors"))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.integration
+def test_kill_and_resume_gives_the_identical_curve(tmp_path: Path) -> None:
+    cfg = _smoke("longred", steps=5, checkpoint_every=2)
+    train(cfg, tmp_path / "whole", progress=False)
+    train(cfg, tmp_path / "cut", progress=False, stop_after=3)  # killed after step 3
+    assert len(_losses(tmp_path / "cut")) == 3
+    with pytest.raises(UserError, match="already holds a run: pass --resume"):
+        train(cfg, tmp_path / "cut", progress=False)
+    train(cfg, tmp_path / "cut", resume=True, progress=False)  # resumes from step 2
+    assert _losses(tmp_path / "cut") == _losses(tmp_path / "whole")
+    a = load_file(str(tmp_path / "whole" / "final" / "model.safetensors"))
+    b = load_file(str(tmp_path / "cut" / "final" / "model.safetensors"))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    with pytest.raises(UserError, match=r"another config.*lr"):
+        train(cfg.replace(lr=1e-3), tmp_path / "cut", resume=True, progress=False)
+
+
+@pytest.mark.integration
+def test_non_finite_loss_stops_naming_the_step(tmp_path: Path, monkeypatch) -> None:
+    from longred_bench.training import methods
+
+    real = methods.CrossEntropy.losses
+
+    def poisoned(self, batches, step):
+        terms = real(self, batches, step)
+        if step == 2:
+            terms["loss"] = terms["loss"] * float("nan")
+        return terms
+
+    monkeypatch.setattr(methods.CrossEntropy, "losses", poisoned)
+    out = tmp_path / "nan"
+    with pytest.raises(UserError, match=r"non-finite loss at step 3 .*step-000002"):
+        train(_smoke("cpt", steps=4, checkpoint_every=2), out, progress=False)
+    assert (out / "checkpoints" / "step-000002" / "student.safetensors").is_file()
+    assert not (out / "final").exists()
+
+
+@pytest.mark.integration
+def test_teacher_is_frozen_and_never_saved(tmp_path: Path, monkeypatch) -> None:
+    from longred_bench.training import build
+
+    seen = {}
+    real = build.build_run
+
+    def spy(cfg, **kw):
+        run = real(cfg, **kw)
+        teacher = run.method.teacher
+        seen["before"] = {k: v.clone() for k, v in teacher.state_dict().items()}
+        seen["teacher"] = teacher
+        seen["student_params"] = {id(p) for p in run.method.student.parameters()}
+        return run
+
+    monkeypatch.setattr("longred_bench.training.loop.build_run", spy)
+    train(_smoke("longred", steps=3), tmp_path / "lr", progress=False)
+    teacher = seen["teacher"]
+    assert not teacher.training
+    assert not any(p.requires_grad for p in teacher.parameters())
+    assert not {id(p) for p in teacher.parameters()} & seen["student_params"]
+    after = teacher.state_dict()
+    assert all(torch.equal(seen["before"][k], after[k]) for k in after)  # bit-identical
+    checkpoint = next((tmp_path / "lr" / "checkpoints").glob("step-*"))
+    saved = load_file(str(checkpoint / "student.safetensors"))
+    assert len(saved) == len(after)  # the student only, never teacher weights beside it
+
+
+@pytest.mark.integration
+def test_linearard_lora_and_cpt_stage(tmp_path: Path) -> None:
+    cfg = _smoke("linearard", steps=2, lora_rank=4, cpt_steps=1)
+    final = train(cfg, tmp_path / "ard", progress=False)
+    records = [json.loads(x) for x in (tmp_path / "ard" / "metrics.jsonl").read_text().splitlines()]
+    assert {"kl_q", "kl_k", "kl_v"} <= set(records[0]) and "cpt" in records[2]
+    weights = load_file(str(final / "model.safetensors"))
+    assert not any("lora" in k for k in weights)  # merged into a plain model
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("recipe", "overrides", "message"),
+    [
+        ("cpt", {"long_len": 256}, "long_len=256 is not above the original window"),
+        ("cpt", {"long_len": 2048}, "exceeds the extended window"),
+        ("longred", {"layers": [0, 9]}, r"layer\(s\) \[0, 9\] out of range"),
+        ("control", {"long_len": 512}, "does not extend it"),
+    ],
+)
+def test_bad_input_is_one_line_before_compute(recipe, overrides, message, tmp_path) -> None:
+    with pytest.raises(UserError, match=message) as info:
+        train(_smoke(recipe, **overrides), tmp_path / "bad", progress=False)
+    assert "\n" not in str(info.value)
+    assert not (tmp_path / "bad" / "metrics.jsonl").exists()
+
+
+@pytest.mark.integration
+def test_short_data_and_mismatched_teacher_are_refused(tmp_path: Path) -> None:
+    from longred_bench.models.zoo import tiny_random
+
+    text = tmp_path / "short.txt"
+    text.write_text("only a few words here")
+    with pytest.raises(UserError, match="fewer than one window of 512"):
+        train(_smoke("cpt", long_data=str(text)), tmp_path / "a", progress=False)
+    model, tok = tiny_random()
+    model.config.num_hidden_layers = 2
+    other = type(model)(model.config)
+    other.save_pretrained(tmp_path / "other")
+    tok.save_pretrained(tmp_path / "other")
+    with pytest.raises(UserError, match="differ in architecture"):
+        train(_smoke("longred", teacher=str(tmp_path / "other")), tmp_path / "b", progress=False)

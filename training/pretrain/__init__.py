@@ -1,0 +1,1 @@
+"""Pretraining-only parts: tokenizer, tiny-base, copy warm-up, retrieval rows."""

@@ -14,7 +14,7 @@ from longred_bench.cache import file_manifest_path, write_file_manifest
 from longred_bench.cli import main
 from longred_bench.training.data import _read_token_cache
 from longred_bench.training.pretrain import tokenizer as tokenizer_module
-from longred_bench.training.pretrain.tiny_base import tokenizer_for_pretraining
+from longred_bench.training.pretrain.tokenizer import tokenizer_for_pretraining
 
 TEXTS = [f"the cat number {i} sat on the mat and looked at the dog {i % 7}." for i in range(300)]
 
@@ -85,7 +85,7 @@ def test_verify_lists_tokenizers_and_token_files(
 def test_verify_results_checks_a_compare_out_folder(
     tmp_path: Path, cache: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from longred_bench.jobs.compare import save_records
+    from longred_bench.jobs.units import save_records
 
     out = tmp_path / "cmp"
     good = out / "runs" / "smol" / "short" / "eval.jsonl"

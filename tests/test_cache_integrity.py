@@ -25,7 +25,7 @@ from longred_bench.data import decode as decode_module
 from longred_bench.data import fetch as fetch_module
 from longred_bench.data import sources as sources_module
 from longred_bench.errors import UserError
-from longred_bench.jobs.compare import cached_records, save_records
+from longred_bench.jobs.units import cached_records, save_records
 from longred_bench.taskdata.ruler import store
 from longred_bench.taskdata.ruler.sizing import Sample
 

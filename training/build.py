@@ -59,7 +59,7 @@ def resolve_device(cfg: TrainConfig) -> tuple[torch.device, torch.dtype]:
 def _pretrain_models(cfg: TrainConfig) -> tuple[torch.nn.Module, Any]:
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from longred_bench.training.pretrain.tiny_base import tokenizer_for_pretraining
+    from longred_bench.training.pretrain.tokenizer import tokenizer_for_pretraining
 
     tokenizer = tokenizer_for_pretraining(cfg.tokenizer, cfg.vocab_size)
     arch = {

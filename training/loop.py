@@ -6,7 +6,7 @@ minimises the ``"loss"`` term the method returns. Outputs under ``DIR``:
 
 - ``config.yaml``: the resolved config (a ``--resume`` with another config is refused);
 - ``metrics.jsonl``: one record per optimizer step (``step``, ``loss``, each term, ``tokens``,
-  ``lr``, ``seconds``, ``grad_norm``; ``heldout_<corpus>`` where measured) and ``curves.png``;
+  ``lr``, ``seconds``, ``grad_norm``; ``heldout_<corpus>`` where measured);
 - ``checkpoints/``: atomic checkpoints every ``checkpoint_every`` steps and at the end;
 - ``final/``: a Hugging Face model directory (tokenizer and extended ``rope_parameters`` in it).
 
@@ -21,7 +21,7 @@ import json
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 import yaml
@@ -40,15 +40,19 @@ from longred_bench.training.checkpoint import (
 )
 from longred_bench.training.config import TrainConfig
 from longred_bench.training.objectives import causal_lm_loss
-from longred_bench.training.pretrain.induction import (
-    WARMUP_DIR,
-    copy_accuracy,
-    copy_warmup,
-    heldout_copy_set,
-    stages,
-)
 
 METRICS = "metrics.jsonl"
+
+
+class Phase(Protocol):
+    """Work a recipe adds around the loop (e.g. pretraining's copy warm-up): ``before`` runs
+    once before the first step of a fresh run, ``info`` adds keys to ``run.json``."""
+
+    def before(
+        self, run: Run, cfg: TrainConfig, out: Path, *, world: int, progress: bool
+    ) -> None: ...
+
+    def info(self, run: Run, cfg: TrainConfig, out: Path) -> dict[str, Any]: ...
 
 
 def total_steps(cfg: TrainConfig) -> int:
@@ -137,9 +141,16 @@ def train(
     rank: int = 0,
     world: int = 1,
     stop_after: int | None = None,
+    phases: tuple[Phase, ...] = (),
 ) -> Path:
     """Train ``cfg`` into ``out``; returns ``out/final`` (``stop_after``: stop after that many
-    steps without a final model, as a killed run would, for tests)."""
+    steps without a final model, as a killed run would, for tests). ``phases`` are the recipe's
+    extra work around the loop (:class:`Phase`)."""
+    if cfg.copy_warmup_steps and not phases:
+        raise UserError(
+            "copy_warmup_steps is set but no warm-up phase was given: train the pretrain recipe "
+            "with `longred-bench train` (longred_bench.jobs.train.run_training)"
+        )
     main = rank == 0
     if main:
         _prepare_dir(cfg, out, resume)
@@ -151,12 +162,9 @@ def train(
         wrap_student,
     )
 
-    if cfg.copy_warmup_steps and (not resume or latest_checkpoint(out) is None):
-        if world > 1:
-            raise UserError(
-                "the copy warm-up runs in one process: build the pretrained model without torchrun"
-            )
-        copy_warmup(method.student, run.tokenizer, cfg, out, device=run.device, progress=progress)
+    if not resume or latest_checkpoint(out) is None:
+        for phase in phases:
+            phase.before(run, cfg, out, world=world, progress=progress)
     method.student = wrap_student(method.student, cfg, world)
     if method.teacher is not None:
         method.teacher = place_teacher(method.teacher, cfg, world)
@@ -251,10 +259,7 @@ def train(
     if end < steps:
         return out / "final"
     if main:  # run.json before final/: a finished final/ always has its run.json
-        from longred_bench.reports.curves import plot_curves
-
-        plot_curves(metrics_path, out / "curves.png", title=f"{cfg.recipe} ({cfg.profile})")
-        info = _run_info(run, cfg, out, tokens, seconds)
+        info = _run_info(run, cfg, out, tokens, seconds, phases)
         atomic_write_text(out / "run.json", json.dumps(info, indent=2))
     weights = _full_state(method.student, cfg, world)
     method.student = _unwrapped(method.student)
@@ -280,17 +285,13 @@ def _unwrapped(model: torch.nn.Module) -> torch.nn.Module:
     return getattr(model, "module", model)
 
 
-def _run_info(run: Run, cfg: TrainConfig, out: Path, tokens: int, seconds: float) -> dict[str, Any]:
-    """``run.json``: totals, and after a copy warm-up its summary and the final copy accuracy."""
+def _run_info(
+    run: Run, cfg: TrainConfig, out: Path, tokens: int, seconds: float, phases: tuple[Phase, ...]
+) -> dict[str, Any]:
+    """``run.json``: totals, and what each phase adds."""
     extra: dict[str, Any] = {}
-    if cfg.copy_warmup_steps:  # one process only (see train)
-        model = _unwrapped(run.method.student)
-        last = stages(cfg)[-1]
-        rows = heldout_copy_set(last, run.tokenizer, cfg.seed)
-        extra["copy_accuracy"] = copy_accuracy(model, *rows)
-        done = out / WARMUP_DIR / "summary.json"
-        if done.is_file():
-            extra["warmup"] = json.loads(done.read_text())
+    for phase in phases:
+        extra.update(phase.info(run, cfg, out))
     return {
         **extra,
         "tokens": tokens,

@@ -1,12 +1,16 @@
 """lm-eval's own command line with this package's lm-eval models registered (``longred-pcd``).
 
-lm-eval 0.4.13 has no plugin discovery for models, so ``lm_eval --model longred-pcd`` cannot find
-a model defined outside lm-eval; this runs the same command line after registering it::
+Installed as the console script ``longred-lm-eval`` (the same as ``python -m
+longred_bench.evaluation.lm_eval_cli``). lm-eval 0.4.13 has no plugin discovery for models, so
+its ``lm_eval --model longred-pcd`` cannot find a model defined outside lm-eval; this runs the same
+command line after registering it::
 
-    python -m longred_bench.evaluation.lm_eval_cli --model longred-pcd \\
+    longred-lm-eval run --model longred-pcd \\
         --model_args pretrained=DIR,alpha=1.5 --tasks T --include_path "$(longred-bench tasks-path)"
 
-Every argument is lm-eval's (``run``, ``ls``, ``validate`` and their options).
+Every argument is lm-eval's (``run``, ``ls``, ``validate`` and their options). The model is also
+declared under the ``lm_eval.models`` entry-point group (``pyproject.toml``) for lm-eval versions
+that read model plugins from there.
 """
 
 from __future__ import annotations

@@ -19,24 +19,15 @@ compares token by token and retention compares scores on identical inputs.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from longred_bench.cache import atomic_write_text
 from longred_bench.errors import UserError, reject_unknown_keys
 from longred_bench.evaluation.lm import DECODINGS
+from longred_bench.jobs.units import cached_records, run_eval_unit, save_records
 from longred_bench.pcd.config import PcdConfig
-from longred_bench.results import (
-    Provenance,
-    read_cached_json,
-    read_cached_records,
-    read_records,
-    save_run_dir,
-    write_records,
-)
 
 SUITES = ("drift", "short", "ruler", "niah")
 
@@ -154,41 +145,6 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text).strip("_")[:80] or "model"
 
 
-def stored_config(config: dict[str, Any]) -> dict[str, Any]:
-    """The config a cached result is saved and matched under: a RULER evaluation or a PSA
-    measurement also names the RULER sample generator's version, so results measured on
-    samples of an older generator are measured again rather than reused."""
-    if config.get("suite") == "ruler" or "psa" in config:
-        from longred_bench.taskdata.ruler.store import GENERATOR_VERSION
-
-        return {**config, "ruler_generator": GENERATOR_VERSION}
-    return config
-
-
-def cached_records(path: Path, config: dict[str, Any]) -> list[dict[str, Any]] | None:
-    """The records saved at ``path`` if they were made by exactly ``config`` and are intact
-    (a damaged cache is treated as absent, with a warning naming the file)."""
-    if not path.is_file() or read_cached_json(path.parent / "config.json") != stored_config(config):
-        return None
-    return read_cached_records(path)
-
-
-def save_records(
-    path: Path, config: dict[str, Any], records: list[dict[str, Any]], seed: int, device: str
-) -> list[dict[str, Any]]:
-    """Write ``records`` (with provenance) to ``path`` and ``config`` beside it, swapping the
-    whole directory in at once (see :func:`longred_bench.results.save_run_dir`); read back."""
-    config = stored_config(config)
-    provenance = Provenance.collect(config, seed=seed, device=device)
-
-    def write(tmp: Path) -> None:
-        write_records(tmp / path.name, records, provenance)
-        atomic_write_text(tmp / "config.json", json.dumps(config, sort_keys=True, indent=1))
-
-    save_run_dir(path.parent, write)
-    return read_records(path)
-
-
 def _eval_unit(
     cfg: CompareConfig, entry: Entry, suite: str, window: int, decoding: str = "greedy"
 ) -> dict[str, Any]:
@@ -217,18 +173,6 @@ def _eval_unit(
         unit["decoding"] = decoding
         unit["pcd"] = (cfg.pcd or PcdConfig()).as_dict()
     return unit
-
-
-def run_eval_unit(unit: dict[str, Any], progress: bool) -> list[dict[str, Any]]:
-    """Evaluate one (model, suite) unit of :func:`_eval_unit` (``base``, where present, only
-    identifies the model in cache keys)."""
-    from longred_bench.evaluation.harness import run_eval
-
-    args = {k: v for k, v in unit.items() if k not in ("model", "base")}
-    if isinstance(args.get("pcd"), dict):
-        args["pcd"] = PcdConfig.from_dict(args["pcd"])
-    result = run_eval(unit["model"], progress=progress, **args)
-    return result.records
 
 
 def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list[dict[str, Any]]:

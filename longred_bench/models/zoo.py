@@ -1,7 +1,10 @@
 """Named models: ``tiny-random`` (built in-process, for the smoke profile), ``smollm2-135m``
-(real SmolLM2-135M-Instruct weights from the cache, see ``longred-bench data fetch``) and
-``tiny-base`` (the suite's own pretrained model, built on first use by the ``pretrain`` recipe;
-see :mod:`longred_bench.training.pretrain.tiny_base`).
+(real SmolLM2-135M-Instruct weights from the cache, see ``longred-bench data fetch``) and the
+models that installed packages register as *builders* under the entry-point group
+``longred_bench.zoo``: a name and a function returning the model's Hugging Face directory,
+building it first if needed. This package registers ``tiny-base`` (the suite's own pretrained
+model, built on first use by the ``pretrain`` recipe, :func:`longred_bench.jobs.tiny_base.tiny_base_dir`),
+so loading a model never imports the training code that builds one.
 
 ``tiny-random`` is a 4-layer Llama (hidden 64, 4 query / 2 KV heads, RoPE base 1e4, 256-token
 window) with seeded random weights and a byte-level tokenizer: every UTF-8 byte is one token. It
@@ -15,6 +18,7 @@ entry and the command that repairs it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 import torch
@@ -76,12 +80,18 @@ def _smollm2_dir() -> Path:
     return model_dir("smollm2-135m")
 
 
-def _tiny_base_dir() -> Path:
-    from longred_bench.training.pretrain.tiny_base import tiny_base_dir
+ZOO_GROUP = "longred_bench.zoo"
 
-    path = tiny_base_dir()
-    check_model_dir(path, _fix_for("tiny-base", path))
-    return path
+
+def _registered(name: str, entry: EntryPoint) -> Callable[[], Path]:
+    """The directory of a registered zoo model, built by its builder if needed, then checked."""
+
+    def locate() -> Path:
+        path = Path(entry.load()())
+        check_model_dir(path, _fix_for(name, path))
+        return path
+
+    return locate
 
 
 def _fix_for(name: str, path: Path) -> str:
@@ -122,7 +132,7 @@ def _from_dir(name: str, locate: Callable[[], Path]) -> Callable[[], tuple[objec
 # Zoo models that live in a Hugging Face directory (fetched or built on first use).
 ZOO_DIRS: dict[str, Callable[[], Path]] = {
     "smollm2-135m": _smollm2_dir,
-    "tiny-base": _tiny_base_dir,
+    **{ep.name: _registered(ep.name, ep) for ep in entry_points(group=ZOO_GROUP)},
 }
 ZOO: dict[str, Callable[[], tuple[object, object]]] = {
     "tiny-random": tiny_random,

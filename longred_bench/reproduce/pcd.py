@@ -22,8 +22,8 @@ from typing import Any
 
 from longred_bench.cache import cache_dir
 from longred_bench.errors import UserError
-from longred_bench.jobs.compare import cached_records, run_eval_unit, save_records
 from longred_bench.jobs.psa import ORIGINAL, PsaConfig, run_psa
+from longred_bench.jobs.units import cached_records, run_eval_unit, save_records
 from longred_bench.pcd.config import PcdConfig
 from longred_bench.results import config_hash
 
@@ -143,7 +143,7 @@ def _eval_unit(
     alpha: float | None = None,
     model: str | None = None,
 ) -> dict[str, Any]:
-    """The :func:`longred_bench.jobs.compare.run_eval_unit` config of one evaluation (of ``model``,
+    """The :func:`longred_bench.jobs.units.run_eval_unit` config of one evaluation (of ``model``,
     default the profile's)."""
     from longred_bench.models.loading import load_config
 

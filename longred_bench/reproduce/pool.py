@@ -1,27 +1,36 @@
-"""Table 3's independent runs in worker processes: ``reproduce table3 --jobs N``.
+"""A table's independent units of work in worker processes (``reproduce table3 --jobs N``).
 
-The table is a set of independent units: evaluations of the base model (original and zero-shot
-RoPE) and training runs, each followed by its own evaluations. With ``jobs > 1`` these units run
-in ``N`` spawned worker processes, each with ``cores / N`` torch threads, longest first; every
-unit writes its usual cache entry (``runs/train-*``, ``runs/table3-eval/*``), so the serial pass
-that assembles the records afterwards only reads them. Small models train faster as two
-one-thread processes than as one two-thread process, which is what makes this worth doing on a
-2-core machine. A failed unit stops the pool with its error; units already finished stay cached.
+A table hands :func:`run_units_parallel` a list of :class:`Unit`: a module-level function, its
+(picklable) arguments, a label and a relative cost. They run in ``N`` spawned worker processes,
+each with ``cores / N`` torch threads, longest first. Each unit writes its usual cache entry, so
+the serial pass that assembles the table's records afterwards only reads them. Small models train
+faster as two one-thread processes than as one two-thread process, which is what makes this
+worth doing on a 2-core machine. A failed unit stops the pool with its error; units already
+finished stay cached. The pool knows nothing of any table.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass
 from multiprocessing import get_context
 from typing import Any
 
 from longred_bench.errors import UserError
 
-# Relative cost of a unit, for longest-first scheduling (measured at profile tiny: a LinearARD
-# run takes about 2.5x a CPT run; an evaluation of one model about a third of a CPT run).
-UNIT_COST = {"linearard": 3.0, "eval": 0.4}
+
+@dataclass(frozen=True)
+class Unit:
+    """One independent piece of work: ``fn(*args)`` (a module-level function, picklable
+    arguments), named ``label`` in progress lines, scheduled by ``cost`` (largest first)."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    label: str
+    cost: float = 1.0
 
 
 def usable_cores() -> int:
@@ -53,52 +62,35 @@ def _init_worker(threads: int) -> None:
     warnings.filterwarnings("ignore", category=FutureWarning)
 
 
-def table3_units(profile: str) -> list[tuple[str, Any]]:
-    """The table's independent units, longest first: ``("eval", (unit, labels))`` for the base
-    model's evaluations, ``("train", TrainedRow)`` for a training run and its evaluations."""
-    from longred_bench.reproduce.table3 import TABLE3_PROFILES, base_eval_units, trained_rows
-
-    prof = TABLE3_PROFILES[profile]
-    units: list[tuple[str, Any]] = [("eval", u) for u in base_eval_units(prof)]
-    units += [("train", run) for run in trained_rows(prof)]
-
-    def cost(item: tuple[str, Any]) -> float:
-        kind, what = item
-        return UNIT_COST["eval"] if kind == "eval" else UNIT_COST.get(what.row, 1.0)
-
-    return sorted(units, key=cost, reverse=True)  # stable: ties keep the table's order
+def longest_first(units: Sequence[Unit]) -> list[Unit]:
+    """``units`` by cost, largest first (ties keep their order)."""
+    return sorted(units, key=lambda u: u.cost, reverse=True)
 
 
-def run_unit(profile: str, kind: str, what: Any) -> str:
-    """Run one unit in this process (its results land in the cache); returns its label."""
-    from longred_bench.reproduce.table3 import TABLE3_PROFILES, evaluate_cached, trained_row_records
-
-    prof = TABLE3_PROFILES[profile]
-    if kind == "eval":
-        unit, labels = what
-        evaluate_cached(unit, labels, progress=False)
-        return f"eval {labels['row']} {labels['extension'] or ''} {unit['suite']}".strip()
-    trained_row_records(prof, what, progress=False)
-    return f"train {what.row} {what.extension or 'original RoPE'} seed {what.seed}"
+def _run(unit: Unit) -> str:
+    unit.fn(*unit.args)
+    return unit.label
 
 
-def run_units_parallel(profile: str, jobs: int, *, progress: bool = True) -> None:
-    """Run every unit of Table 3 at ``profile`` in ``jobs`` worker processes."""
+def run_units_parallel(
+    units: Sequence[Unit], jobs: int, *, name: str, progress: bool = True
+) -> None:
+    """Run ``units`` in ``jobs`` worker processes, longest first (``name`` titles the lines)."""
     if jobs < 1:
         raise UserError(f"--jobs must be at least 1, got {jobs}")
     from tqdm.auto import tqdm
 
-    units = table3_units(profile)
+    units = longest_first(units)
     threads = threads_per_job(jobs)
     if progress:
-        print(f"[table3] {len(units)} units in {jobs} processes, {threads} thread(s) each",
+        print(f"[{name}] {len(units)} units in {jobs} processes, {threads} thread(s) each",
               flush=True)  # fmt: skip
     start = time.perf_counter()
     ctx = get_context("spawn")  # a fresh interpreter: no forked torch thread pools
-    bar = tqdm(total=len(units), desc="table3 units", disable=not progress)
+    bar = tqdm(total=len(units), desc=f"{name} units", disable=not progress)
     with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
                              initargs=(threads,)) as pool:  # fmt: skip
-        pending = {pool.submit(run_unit, profile, kind, what) for kind, what in units}
+        pending = {pool.submit(_run, unit) for unit in units}
         try:
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -107,7 +99,7 @@ def run_units_parallel(profile: str, jobs: int, *, progress: bool = True) -> Non
                     bar.update(1)
                     if progress:
                         minutes = (time.perf_counter() - start) / 60
-                        bar.write(f"[table3] done: {label} ({minutes:.1f} min)")
+                        bar.write(f"[{name}] done: {label} ({minutes:.1f} min)")
         except BaseException:
             for fut in pending:
                 fut.cancel()

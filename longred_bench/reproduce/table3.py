@@ -17,7 +17,8 @@ from typing import Any
 
 from longred_bench.cache import cache_dir, warn
 from longred_bench.errors import UserError
-from longred_bench.jobs.compare import cached_records, run_eval_unit, save_records
+from longred_bench.jobs.units import cached_records, run_eval_unit, save_records
+from longred_bench.reproduce.pool import Unit, run_units_parallel
 from longred_bench.results import config_hash, read_records
 
 # Bumped when training code changes what a config trains, so older cached runs are not reused.
@@ -119,7 +120,7 @@ def trained_rows(prof: Table3Profile) -> list[TrainedRow]:
 def base_identity(model: str) -> str:
     """What a model spec names: for ``tiny-base`` its build (config hash), else the spec."""
     if model == "tiny-base":
-        from longred_bench.training.pretrain.tiny_base import tiny_base_run_dir
+        from longred_bench.jobs.tiny_base import tiny_base_run_dir
 
         return tiny_base_run_dir().name
     return model
@@ -162,8 +163,8 @@ def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
     it resumes from its latest checkpoint, or is trained again from the start if it has none
     (the damaged run is discarded only once the new one is complete)."""
     from longred_bench.cache import atomic_dir
+    from longred_bench.jobs.train import run_training as train
     from longred_bench.training.checkpoint import latest_checkpoint
-    from longred_bench.training.loop import train
 
     run_dir = cache_dir() / "runs" / f"train-{cfg.recipe}-{train_key(cfg)}"
     info = _finished_run(run_dir)
@@ -233,6 +234,32 @@ def trained_row_records(
     return records
 
 
+# Relative cost of a unit, for longest-first scheduling (measured at profile tiny: a LinearARD
+# run takes about 2.5x a CPT run; an evaluation of one model about a third of a CPT run).
+UNIT_COST = {"linearard": 3.0, "eval": 0.4}
+
+
+def _evaluate_quietly(unit: dict[str, Any], labels: dict[str, Any]) -> None:
+    evaluate_cached(unit, labels, progress=False)
+
+
+def _train_row_quietly(prof: Table3Profile, run: TrainedRow) -> None:
+    trained_row_records(prof, run, progress=False)
+
+
+def table3_units(prof: Table3Profile) -> list[Unit]:
+    """The table's independent units for :func:`run_units_parallel`: the base model's
+    evaluations and each training run (with its evaluations), in the table's order."""
+    units = []
+    for unit, labels in base_eval_units(prof):
+        label = f"eval {labels['row']} {labels['extension'] or ''} {unit['suite']}"
+        units.append(Unit(_evaluate_quietly, (unit, labels), label.strip(), UNIT_COST["eval"]))
+    for run in trained_rows(prof):
+        label = f"train {run.row} {run.extension or 'original RoPE'} seed {run.seed}"
+        units.append(Unit(_train_row_quietly, (prof, run), label, UNIT_COST.get(run.row, 1.0)))
+    return units
+
+
 def run_table3(
     profile: str, *, progress: bool = True, jobs: int = 1
 ) -> tuple[list[dict[str, Any]], float]:
@@ -241,9 +268,7 @@ def run_table3(
     prof = TABLE3_PROFILES[profile]
     start = time.perf_counter()
     if jobs != 1:
-        from longred_bench.reproduce.pool import run_units_parallel
-
-        run_units_parallel(profile, jobs, progress=progress)
+        run_units_parallel(table3_units(prof), jobs, name="table3", progress=progress)
     records: list[dict[str, Any]] = []
     for unit, labels in base_eval_units(prof):
         records += evaluate_cached(unit, labels, progress=progress)

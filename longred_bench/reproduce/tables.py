@@ -153,11 +153,11 @@ TINY_BASE_RULER = {
 
 def _tiny_base(profile: str, out: Path, *, force: bool, progress: bool) -> list[Path]:
     """tiny-base's pretraining curve, convergence check and scores (profile tiny only)."""
+    from longred_bench.jobs.tiny_base import tiny_base_dir
     from longred_bench.reports.curves import read_metrics
     from longred_bench.reports.tiny_base_report import build_tiny_base_report
     from longred_bench.reproduce.table3 import base_identity, evaluate_cached
     from longred_bench.taskdata.tiny_tasks import build, chance_accuracy
-    from longred_bench.training.pretrain.tiny_base import tiny_base_dir
 
     if profile != "tiny":
         raise UserError("tiny_base is the `tiny` profile's base model: use --profile tiny")

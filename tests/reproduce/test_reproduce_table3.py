@@ -50,17 +50,22 @@ def test_reproduce_table3_smoke(tmp_path, monkeypatch, request):
 
 
 def test_table3_units_cover_every_run_longest_first():
-    from longred_bench.reproduce.pool import table3_units
-    from longred_bench.reproduce.table3 import TABLE3_PROFILES, base_eval_units, trained_rows
+    from longred_bench.reproduce.pool import longest_first
+    from longred_bench.reproduce.table3 import (
+        TABLE3_PROFILES,
+        base_eval_units,
+        table3_units,
+        trained_rows,
+    )
 
     prof = TABLE3_PROFILES["tiny"]
-    units = table3_units("tiny")
-    trains = [what for kind, what in units if kind == "train"]
-    evals = [what for kind, what in units if kind == "eval"]
+    units = longest_first(table3_units(prof))
+    trains = [u.args[1] for u in units if u.label.startswith("train")]
+    evals = [u.args for u in units if u.label.startswith("eval")]
     assert sorted(trains, key=repr) == sorted(trained_rows(prof), key=repr)
     assert len(evals) == len(base_eval_units(prof)) == 2 * (1 + len(prof.extensions))
-    assert [what.row for _, what in units[:2]] == ["linearard", "linearard"]
-    assert all(kind == "eval" for kind, _ in units[-len(evals) :])
+    assert [u.args[1].row for u in units[:2]] == ["linearard", "linearard"]
+    assert all(u.label.startswith("eval") for u in units[-len(evals) :])
 
 
 @pytest.mark.parametrize(

@@ -13,10 +13,10 @@ import torch
 from safetensors.torch import load_file
 
 from longred_bench.errors import UserError
+from longred_bench.jobs.train import run_training as train
 from longred_bench.models.loading import extended_config
 from longred_bench.training.build import schedule_factor
 from longred_bench.training.config import RECIPES, TrainConfig, parse_set, resolve_config
-from longred_bench.training.loop import train
 from longred_bench.training.objectives import (
     causal_lm_loss,
     hidden_cosine_loss,

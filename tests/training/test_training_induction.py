@@ -139,7 +139,7 @@ def test_warmup_is_deterministic_stops_at_the_threshold_and_is_reused(tmp_path: 
 
 @pytest.mark.integration
 def test_pretraining_records_the_warmup_and_final_copy_accuracy(tmp_path: Path) -> None:
-    from longred_bench.training.loop import train
+    from longred_bench.jobs.train import run_training as train
 
     train(_smoke(), tmp_path / "pt", progress=False)
     info = json.loads((tmp_path / "pt" / "run.json").read_text())

@@ -41,6 +41,7 @@ from safetensors.torch import load_file
 from tqdm.auto import tqdm
 
 from longred_bench.cache import atomic_dir
+from longred_bench.errors import UserError
 from longred_bench.training.checkpoint import save_weights
 from longred_bench.training.config import TrainConfig
 
@@ -225,3 +226,33 @@ def copy_warmup(
         save_weights(model.state_dict(), tmp / "student.safetensors")
         (tmp / "summary.json").write_text(json.dumps(summary, indent=2))
     return summary
+
+
+class CopyWarmup:
+    """The copy warm-up as a :class:`~longred_bench.training.loop.Phase`: run before the first
+    step of a fresh pretraining run; ``run.json`` gets its summary and the final copy accuracy."""
+
+    def before(self, run: Any, cfg: TrainConfig, out: Path, *, world: int, progress: bool) -> None:
+        """Run the warm-up on the run's student (one process only)."""
+        if world > 1:
+            raise UserError(
+                "the copy warm-up runs in one process: build the pretrained model without torchrun"
+            )
+        copy_warmup(
+            run.method.student, run.tokenizer, cfg, out, device=run.device, progress=progress
+        )
+
+    def info(self, run: Any, cfg: TrainConfig, out: Path) -> dict[str, Any]:
+        """The final copy accuracy on held-out episodes and the warm-up's summary."""
+        model = getattr(run.method.student, "module", run.method.student)
+        rows = heldout_copy_set(stages(cfg)[-1], run.tokenizer, cfg.seed)
+        extra: dict[str, Any] = {"copy_accuracy": copy_accuracy(model, *rows)}
+        done = out / WARMUP_DIR / "summary.json"
+        if done.is_file():
+            extra["warmup"] = json.loads(done.read_text())
+        return extra
+
+
+def pretrain_phases(cfg: TrainConfig) -> tuple[CopyWarmup, ...]:
+    """The phases a config adds around the loop: the copy warm-up when it has steps."""
+    return (CopyWarmup(),) if cfg.copy_warmup_steps else ()

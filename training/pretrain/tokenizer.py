@@ -29,8 +29,10 @@ from pathlib import Path
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
+from longred_bench.cache import atomic_dir, cache_dir, check_entry, warn, write_manifest
 from longred_bench.data.corpora import load_documents
 from longred_bench.errors import UserError
+from longred_bench.models.zoo import byte_tokenizer
 
 TOKENIZER_CORPORA: tuple[str, ...] = ("brown", "austen", "kjv")
 SPECIAL_TOKENS: tuple[str, ...] = ("<s>", "</s>", "<pad>")
@@ -88,3 +90,24 @@ def train_tokenizer(
         pad_token=pad,
         clean_up_tokenization_spaces=False,
     )
+
+
+TOKENIZER_VERSION = 1
+
+
+def tokenizer_for_pretraining(kind: str, vocab_size: int) -> object:
+    """The byte tokenizer, or the BPE tokenizer trained on the train splits (cached)."""
+    from transformers import AutoTokenizer
+
+    if kind == "byte":
+        return byte_tokenizer()
+    path = cache_dir() / "tokenizers" / f"bpe-{vocab_size}-v{TOKENIZER_VERSION}"
+    check = check_entry(path, required=False)
+    if check.status == "corrupt":
+        warn(f"tokenizer cache {path} is damaged ({check.detail}); training it again")
+    if not check.usable or not (path / "tokenizer.json").is_file():
+        tokenizer = train_tokenizer(tokenizer_texts(), vocab_size=vocab_size)
+        with atomic_dir(path, replace=True) as tmp:
+            tokenizer.save_pretrained(tmp)
+            write_manifest(tmp, {"kind": "tokenizer", "vocab_size": vocab_size})
+    return AutoTokenizer.from_pretrained(path)

@@ -12,33 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from longred_bench.cache import atomic_dir, cache_dir, check_entry, warn, write_manifest
+from longred_bench.cache import cache_dir, write_manifest
 from longred_bench.errors import UserError
 from longred_bench.results import config_hash
-
-TOKENIZER_VERSION = 1
-
-
-def tokenizer_for_pretraining(kind: str, vocab_size: int) -> object:
-    """The byte tokenizer, or the BPE tokenizer trained on the train splits (cached)."""
-    from transformers import AutoTokenizer
-
-    from longred_bench.models.zoo import byte_tokenizer
-
-    if kind == "byte":
-        return byte_tokenizer()
-    from longred_bench.training.pretrain.tokenizer import tokenizer_texts, train_tokenizer
-
-    path = cache_dir() / "tokenizers" / f"bpe-{vocab_size}-v{TOKENIZER_VERSION}"
-    check = check_entry(path, required=False)
-    if check.status == "corrupt":
-        warn(f"tokenizer cache {path} is damaged ({check.detail}); training it again")
-    if not check.usable or not (path / "tokenizer.json").is_file():
-        tokenizer = train_tokenizer(tokenizer_texts(), vocab_size=vocab_size)
-        with atomic_dir(path, replace=True) as tmp:
-            tokenizer.save_pretrained(tmp)
-            write_manifest(tmp, {"kind": "tokenizer", "vocab_size": vocab_size})
-    return AutoTokenizer.from_pretrained(path)
+from longred_bench.training.pretrain.tokenizer import TOKENIZER_VERSION
 
 
 def tiny_base_run_dir() -> Path:
@@ -53,9 +30,9 @@ def tiny_base_run_dir() -> Path:
 def tiny_base_dir(*, build: bool = True, progress: bool = True) -> Path:
     """The Hugging Face directory of ``tiny-base``, pretraining it first if it is not cached
     (about 15 minutes on 2 CPU cores; an interrupted build resumes from its checkpoint)."""
+    from longred_bench.jobs.train import run_training
     from longred_bench.training.checkpoint import latest_checkpoint
     from longred_bench.training.config import resolve_config
-    from longred_bench.training.loop import train
 
     run = tiny_base_run_dir()
     final = run / "final"
@@ -68,6 +45,7 @@ def tiny_base_dir(*, build: bool = True, progress: bool = True) -> Path:
         )
     print(f"building tiny-base in {run} (cached for later runs)")
     cfg = resolve_config("pretrain", profile="tiny")
-    final = train(cfg, run, resume=latest_checkpoint(run) is not None, progress=progress)
+    resume = latest_checkpoint(run) is not None
+    final = run_training(cfg, run, resume=resume, progress=progress)
     write_manifest(final, {"kind": "model", "model": "tiny-base"})  # file records for verify
     return final

@@ -1,0 +1,31 @@
+"""``train``: a recipe's training run with its phases, then its loss curves (``curves.png``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from longred_bench.reports.curves import plot_curves
+from longred_bench.training.config import TrainConfig
+from longred_bench.training.loop import METRICS, train
+from longred_bench.training.pretrain.induction import pretrain_phases
+
+
+def run_training(
+    cfg: TrainConfig,
+    out: Path,
+    *,
+    resume: bool = False,
+    progress: bool = True,
+    rank: int = 0,
+    world: int = 1,
+    stop_after: int | None = None,
+) -> Path:
+    """Train ``cfg`` into ``out`` (the loop, with the phases its config asks for) and, once it
+    finished, draw ``out/curves.png`` from ``out/metrics.jsonl``; returns ``out/final``."""
+    final = train(
+        cfg, out, resume=resume, progress=progress, rank=rank, world=world,
+        stop_after=stop_after, phases=pretrain_phases(cfg),
+    )  # fmt: skip
+    if rank == 0 and (final / "config.json").is_file():
+        plot_curves(out / METRICS, out / "curves.png", title=f"{cfg.recipe} ({cfg.profile})")
+    return final

@@ -23,12 +23,15 @@ def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> st
 
 
 def write_csv(rows: Sequence[dict[str, Any]], path: Path, columns: Sequence[str]) -> None:
-    """``rows`` as CSV with header ``columns`` (other keys are left out)."""
+    """``rows`` as CSV with header ``columns`` (other keys are left out), written atomically
+    (a temporary file beside ``path``, then renamed), so a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as fh:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(columns), extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
+    tmp.replace(path)
 
 
 def loadavg() -> str:

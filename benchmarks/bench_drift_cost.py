@@ -22,9 +22,9 @@ Example::
 from __future__ import annotations
 
 import argparse
-import csv
 import functools
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -38,6 +38,9 @@ import longred_bench.models.capture as capture_module
 from longred_bench.metrics.drift import measure_drift
 from longred_bench.models.loading import extend, load
 from longred_bench.results import device_name, git_commit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import write_csv
 
 PHASES = {
     "kl_student": ("relation_kl", "relation_kl_stats"),
@@ -228,12 +231,8 @@ def main() -> None:
         "torch": torch.__version__,
         "commit": git_commit(),
     }
-    args.out.mkdir(parents=True, exist_ok=True)
     stem = args.out / f"drift_cost_{args.model}_{args.seq_len}"
-    with open(stem.with_suffix(".csv"), "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(row))
-        writer.writeheader()
-        writer.writerow(row)
+    write_csv([row], stem.with_suffix(".csv"), list(row))  # makes args.out
     md = _markdown(row, prof_plain, prof_drift)
     stem.with_suffix(".md").write_text(md)
     print(md)

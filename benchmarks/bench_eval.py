@@ -1,4 +1,5 @@
-"""Evaluation throughput of ``longred_bench.evaluation.harness.run_eval``: tokens/s, requests/s, wall time.
+"""Evaluation throughput of ``longred_bench.evaluation.harness.run_eval``: tokens/s, requests/s,
+wall time.
 
 One run is ``run_eval(model, suite=..., batch_size=B)``. While it runs, lm-eval's ``HFLM`` request
 methods are wrapped: every request sent to the model is recorded with the time spent answering
@@ -290,7 +291,7 @@ def parse_ropes(items: Sequence[str]) -> dict[str, str]:
 
 
 def suite_kwargs(suite: str, args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    """``run_eval`` keyword arguments of ``suite`` and a short description of the setting."""
+    """``EvalConfig`` fields of ``suite`` and a short description of the setting."""
     if suite == "short":
         tasks = {"tasks": list(args.short_tasks)} if args.short_tasks else {}
         return {"limit": args.limit, **tasks}, f"limit={args.limit}"
@@ -317,15 +318,16 @@ def run_one(
     model: str, rope: str | None, suite: str, batch: int, args: argparse.Namespace
 ) -> list[dict[str, Any]]:
     """Time one ``run_eval``; its rows, one per request type and then ``all``."""
+    from longred_bench.evaluation.config import EvalConfig
     from longred_bench.evaluation.harness import run_eval
 
     kwargs, setting = suite_kwargs(suite, args)
     meter = RequestMeter()
     load_start = os.getloadavg()[0]
     start = time.perf_counter()
-    kwargs.update(suite=suite, rope=rope, batch_size=batch, seed=args.seed, progress=False)
+    cfg = EvalConfig(model, suite=suite, rope=rope, batch_size=batch, seed=args.seed, **kwargs)
     with meter.watch():
-        result = run_eval(model, **kwargs)
+        result = run_eval(cfg, progress=False)
     wall = time.perf_counter() - start
     context = {
         "model": model,
@@ -396,7 +398,7 @@ def report(model: str, rows: list[dict[str, Any]], info: dict[str, Any], cmd: st
 
 def build_parser() -> argparse.ArgumentParser:
     """Command-line options (the defaults finish in a few minutes on 2 CPU cores)."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--models", nargs="+", default=["tiny-random", "smollm2-135m"])
     p.add_argument("--suites", nargs="+", choices=SUITES, default=list(SUITES))
     p.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 8])

@@ -24,21 +24,23 @@ Example::
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
 import json
-import os
-import platform
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import write_csv
+
+from longred_bench.reports.figures import save_figure
+from longred_bench.results import device_name, git_commit
+
 IMPLS = ("naive", "chunked")
 NAIVE_SCORE_COPIES = 6
 """fp32 ``[B, H, n, n]`` tensors the naive path holds at its peak (5.2 to 6.2 measured)."""
-REPO_ROOT = Path(__file__).resolve().parent.parent
 MIB = 1 << 20
 GIB = 1 << 30
 
@@ -144,36 +146,6 @@ def run_worker(spec: dict) -> dict:
 
 
 # ------------------------------------------------------------------------------- driver
-
-
-def cpu_model() -> str:
-    """CPU model name from /proc/cpuinfo (platform string where unavailable) and core count."""
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{model} ({os.cpu_count()} logical CPUs visible)"
-
-
-def git_commit() -> str:
-    """``git rev-parse HEAD`` of the repository, or ``"unknown"``."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=REPO_ROOT,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        )
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
 
 
 def measure(spec: dict, timeout: float) -> dict:
@@ -289,9 +261,7 @@ def write_plot(rows: list[dict], path: Path) -> None:
         ax.legend()
     ax_t.set_title("relation_kl time (fp32, causal, CPU)")
     ax_m.set_title("relation_kl peak memory")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -319,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
 
     kv_heads = args.kv_heads or args.heads
     meta = {
-        "device": cpu_model(),
+        "device": device_name("cpu"),
         "git_commit": git_commit(),
         "timestamp": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "heads": args.heads,
@@ -370,11 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         for key in ("device", "git_commit", "timestamp", "torch"):
             row[key] = meta[key]
-    args.out.mkdir(parents=True, exist_ok=True)
-    with open(args.out / "relation_kl_cpu.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=FIELDS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(rows, args.out / "relation_kl_cpu.csv", FIELDS)
     text = write_markdown(rows, meta, args.out / "relation_kl_cpu.md")
     write_plot(rows, args.out / "relation_kl_cpu.png")
     print(text)

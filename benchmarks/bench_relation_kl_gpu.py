@@ -41,6 +41,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import write_csv
+
 from longred_bench.reports.kernel_bound import (
     H100_SXM_DENSE_BF16_TFLOPS,
     H100_SXM_EXP_PER_S,
@@ -116,17 +119,6 @@ def merge_rows(old: list[dict], new: list[dict]) -> list[dict]:
     """``old`` rows whose key is not in ``new``, then ``new``."""
     keys = {_key(r) for r in new}
     return [r for r in old if _key(r) not in keys] + list(new)
-
-
-def write_csv(rows: list[dict], path: Path) -> None:
-    """Write ``rows`` with the :data:`FIELDS` columns (atomically: temp file, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".csv.tmp")
-    with open(tmp, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=FIELDS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-    tmp.replace(path)
 
 
 def write_markdown(csv_path: Path, md_path: Path) -> str:
@@ -422,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     def record(row: dict) -> None:
         row["timestamp"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         rows.append(row)
-        write_csv(merge_rows(old, rows), csv_path)
+        write_csv(merge_rows(old, rows), csv_path, FIELDS)
         _progress(row)
 
     for d in args.dims:

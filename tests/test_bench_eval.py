@@ -119,6 +119,7 @@ def test_markdown_table_and_csv(tmp_path: Path) -> None:
     common.write_csv(rows, path, ["a", "b"])
     with open(path, newline="") as fh:
         assert list(csv.DictReader(fh)) == [{"a": "1", "b": ""}, {"a": "2.5", "b": "y"}]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["t.csv"]  # no temporary left
 
 
 def test_parse_ropes() -> None:

@@ -123,12 +123,12 @@ def test_drift_bad_input_is_one_line_error(tmp_path, capsys, argv, message):
 
 def test_unknown_profile_lists_available(tmp_path, capsys):
     assert main(["reproduce", "table1", "--profile", "huge", "--out", str(tmp_path)]) == 2
-    assert "available: smoke, tiny, smol, paper" in capsys.readouterr().err
+    assert "profiles: smoke, tiny, smol, paper" in capsys.readouterr().err
 
 
 def test_drift_config_rejects_unknown_keys():
     from longred_bench.errors import UserError
-    from longred_bench.jobs.drift import DriftConfig
+    from longred_bench.jobs.configs import DriftConfig
 
     cfg = DriftConfig.from_dict({"original": "tiny-random", "rope": ["pi:factor=4"]})
     assert cfg.rope == ("pi:factor=4",)

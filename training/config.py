@@ -28,9 +28,9 @@ from typing import Any
 import yaml
 
 from longred_bench.errors import UserError, reject_unknown_keys
+from longred_bench.profiles import PROFILES, check_profile
 
 RECIPES = ("pretrain", "cpt", "mix-cpt", "control", "longred", "linearard")
-PROFILES = ("smoke", "tiny", "smol", "paper")
 SCHEDULES = ("constant", "cosine", "linear")
 SAMPLERS = ("uniform", "cream")
 DISTRIBUTED = ("ddp", "fsdp")
@@ -277,8 +277,7 @@ def resolve_config(
     ``overrides``; validated."""
     data = read_yaml(recipe_file(recipe))
     profiles = data.pop("profiles", {}) or {}
-    if profile not in PROFILES:
-        raise UserError(f"unknown profile {profile!r}; profiles: {', '.join(PROFILES)}")
+    check_profile(profile, PROFILES, f"recipe {recipe}")
     merged: dict[str, Any] = {**data, **(profiles.get(profile) or {})}
     if config_file is not None:
         merged.update(read_yaml(config_file))

@@ -40,21 +40,12 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.errors import UserError
+from longred_bench.evaluation.config import LONG_SUITES, SUITES, EvalConfig
 from longred_bench.evaluation.fit_check import FitReport, fitting_documents
 from longred_bench.evaluation.items import item_records
-from longred_bench.evaluation.lm import build_lm, check_decoding
+from longred_bench.evaluation.lm import build_lm
 from longred_bench.evaluation.quiet_output import lm_eval_output
-from longred_bench.pcd.config import PcdConfig
 
-SUITES: dict[str, tuple[str, ...]] = {
-    "short": ("longred_short",),
-    "short_tiny": ("longred_short_tiny",),
-    "ruler": ("longred_ruler",),
-    "niah": ("longred_niah",),
-    "ppl": (),
-}
-LONG_SUITES = ("ruler", "niah")
-BACKENDS = ("hf", "vllm")
 DEFAULT_TASKS = SUITES["short"]
 _HFLM_MAX_GEN_TOKS = 256  # HFLM.max_gen_toks in lm-eval 0.4.13
 
@@ -242,60 +233,20 @@ def _metadata(model_spec: str, **values: Any) -> dict[str, Any]:
     return {"tokenizer": model_spec, **{k: v for k, v in values.items() if v is not None}}
 
 
-def run_eval(
-    model_spec: str,
-    *,
-    suite: str = "short",
-    rope: str | None = None,
-    tasks: list[str] | None = None,
-    limit: int | None = None,
-    lengths: list[int] | None = None,
-    samples: int | None = None,
-    depths: list[int] | None = None,
-    corpus: str | None = None,
-    num_fewshot: int | None = None,
-    batch_size: int | None = None,
-    max_length: int | None = None,
-    backend: str = "hf",
-    device: str = "cpu",
-    seed: int = 0,
-    progress: bool = True,
-    item_scores: bool = False,
-    decoding: str = "greedy",
-    pcd: PcdConfig | None = None,
-) -> EvalResult:
-    """Evaluate ``model_spec`` (optionally RoPE-extended by ``rope``) on a suite of tasks.
-
-    ``tasks`` replaces the suite's task list. ``lengths`` (``ruler``, ``niah``, ``ppl``) default
-    to the evaluated window rounded down to a power of two; ``samples`` is the number of samples
-    per task and length (RULER), per grid cell (NIAH) or the number of windows (ppl); ``limit``
-    keeps the first documents of each task and is refused for the multi-length suites (it would
-    keep only the shortest length). ``max_length`` defaults to the evaluated model's
-    ``max_position_embeddings`` (the extended window when ``rope`` is given) for the short suites
-    and to the longest length plus the generation budget for ``ruler``/``niah``. ``batch_size``
-    defaults to 1 with the ``hf`` backend and to all requests at once (``"auto"``) with ``vllm``.
-    ``item_scores`` adds one ``eval_item`` record per scored document and per-document metric
-    (:func:`longred_bench.evaluation.items.item_records`; not for the ``ppl`` suite, which has no
-    lm-eval documents). ``decoding="pcd"`` decodes and scores with Positional Contrastive Decoding
-    (parameters ``pcd``, defaults when ``None``; :mod:`longred_bench.pcd.model`).
-    """
-    if suite not in SUITES:
-        raise UserError(f"unknown suite {suite!r}; suites: {', '.join(SUITES)}")
-    if backend not in BACKENDS:
-        raise UserError(f"unknown backend {backend!r}; backends: {', '.join(BACKENDS)}")
-    for name, value in (("--limit", limit), ("--samples", samples), ("--batch-size", batch_size)):
-        if value is not None and value < 1:
-            raise UserError(f"{name} must be at least 1, got {value}")
-    if limit is not None and suite in (*LONG_SUITES, "ppl"):
-        raise UserError(
-            f"--limit is not for the {suite} suite (it keeps the shortest length only): "
-            "use --samples N per length"
-        )
-    if item_scores and suite == "ppl":
+def run_eval(cfg: EvalConfig, *, progress: bool = True, item_scores: bool = False) -> EvalResult:
+    """Run the evaluation ``cfg`` describes (:class:`~longred_bench.evaluation.config.EvalConfig`,
+    already checked). ``item_scores`` adds one ``eval_item`` record per scored document and
+    per-document metric (:func:`longred_bench.evaluation.items.item_records`; not for the ``ppl``
+    suite, which has no lm-eval documents)."""
+    if item_scores and cfg.suite == "ppl":
         raise UserError("item scores are for the lm-eval suites; the ppl suite has no documents")
-    if lengths is not None and (not lengths or min(lengths) < 1):
-        raise UserError(f"--lengths must be positive token counts, got {lengths}")
-    check_decoding(decoding, pcd, backend=backend, suite=suite)
+    model_spec, suite, rope, limit, samples = cfg.model, cfg.suite, cfg.rope, cfg.limit, cfg.samples
+    tasks = list(cfg.tasks) if cfg.tasks is not None else None
+    lengths = list(cfg.lengths) if cfg.lengths is not None else None
+    depths = list(cfg.depths) if cfg.depths is not None else None
+    corpus, num_fewshot, max_length = cfg.corpus, cfg.num_fewshot, cfg.max_length
+    backend, device, seed, decoding, pcd = cfg.backend, cfg.device, cfg.seed, cfg.decoding, cfg.pcd
+    batch_size: int | str | None = cfg.batch_size
     if batch_size is None:
         batch_size = 1 if backend == "hf" or suite == "ppl" else "auto"
     if suite == "ppl":

@@ -1,4 +1,10 @@
-"""What lm-eval writes to the terminal while the suite runs it (:func:`lm_eval_output`)."""
+"""What lm-eval writes to the terminal while the suite runs it (:func:`lm_eval_output`).
+
+Three of lm-eval's warnings never apply to the suite's runs and are always dropped: HFLM's two
+about a model passed as an object (the suite loads and extends the model itself, on purpose,
+in one process) and the task loader's hint to pass ``max_seq_lengths`` (the suite passes its
+own lengths through its task metadata).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,25 @@ import logging
 import os
 from collections.abc import Iterator
 from unittest import mock
+
+
+# (logger, text in the message) of the warnings dropped on every run.
+NOT_FOR_THIS_SUITE = (
+    ("lm_eval.models.huggingface", "`pretrained` model kwarg is not of type `str`"),
+    ("lm_eval.models.huggingface", "Passed an already-initialized model through `pretrained`"),
+    ("lm_eval.api.task", "Custom kwargs can be passed to `--metadata`"),
+)
+
+
+class _Drop(logging.Filter):
+    """Drops records whose message contains ``text``."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return self.text not in record.getMessage()
 
 
 @contextlib.contextmanager
@@ -24,6 +49,10 @@ def lm_eval_output(*, quiet: bool) -> Iterator[None]:
     level = logger.level
     with contextlib.ExitStack() as stack:
         stack.enter_context(mock.patch.object(lm_eval.evaluator, "get_git_commit_hash", git_commit))
+        for name, text in NOT_FOR_THIS_SUITE:
+            drop = _Drop(text)
+            logging.getLogger(name).addFilter(drop)
+            stack.callback(logging.getLogger(name).removeFilter, drop)
         if quiet:
             sink = stack.enter_context(open(os.devnull, "w"))
             stack.enter_context(contextlib.redirect_stderr(sink))  # tqdm bars, warnings

@@ -24,69 +24,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from longred_bench.errors import UserError, reject_unknown_keys
-from longred_bench.evaluation.lm import DECODINGS
+from longred_bench.errors import UserError
+from longred_bench.jobs.configs import CompareConfig
 from longred_bench.jobs.units import cached_records, run_eval_unit, save_records
 from longred_bench.pcd.config import PcdConfig
-
-SUITES = ("drift", "short", "ruler", "niah")
-
-
-@dataclass(frozen=True)
-class CompareConfig:
-    """What to compare and how much of each suite to run (see the module docstring).
-
-    ``short_tasks`` replaces the short suite's task list (e.g. to leave out benchmarks whose
-    prompts do not fit a small model's window). ``decoding`` lists the decodings each model is
-    evaluated with (``greedy``, ``pcd``); ``pcd`` sets PCD's parameters (defaults when ``None``).
-    """
-
-    original: str
-    extended: tuple[str, ...] = ()
-    rope: tuple[str, ...] = ()
-    suites: tuple[str, ...] = SUITES
-    short_suite: str = "short"
-    short_tasks: tuple[str, ...] = ()
-    short_limit: int | None = 50
-    lengths: tuple[int, ...] = (1024, 2048)
-    ruler_samples: int = 5
-    niah_depths: tuple[int, ...] = (0, 25, 50, 75, 100)
-    niah_samples: int = 1
-    drift_texts: str = "brown"
-    drift_num_texts: int = 4
-    drift_seq_len: int = 512
-    batch_size: int = 1
-    device: str = "cpu"
-    seed: int = 0
-    decoding: tuple[str, ...] = ("greedy",)
-    pcd: PcdConfig | None = None
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CompareConfig:
-        """Build from a dict, rejecting unknown keys; lists become tuples, ``pcd`` a
-        :class:`PcdConfig` (its unknown keys rejected too)."""
-        reject_unknown_keys(cls, data, "compare")
-        values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
-        if isinstance(values.get("pcd"), dict):
-            values["pcd"] = PcdConfig.from_dict(values["pcd"])
-        return cls(**values)
-
-    def __post_init__(self) -> None:
-        if not self.extended and not self.rope:
-            raise UserError("compare needs --extended checkpoints and/or --rope extensions")
-        odd = sorted(set(self.suites) - set(SUITES))
-        if odd:
-            raise UserError(f"unknown suite(s) {', '.join(odd)}; suites: {', '.join(SUITES)}")
-        if self.short_suite not in ("short", "short_tiny"):
-            raise UserError(f"short suite must be short or short_tiny, not {self.short_suite!r}")
-        odd = sorted(set(self.decoding) - set(DECODINGS))
-        if odd or not self.decoding or len(set(self.decoding)) != len(self.decoding):
-            raise UserError(
-                f"decoding must list some of {', '.join(DECODINGS)} once each, "
-                f"got {', '.join(self.decoding) or 'none'}"
-            )
-        if self.pcd is not None and "pcd" not in self.decoding:
-            raise UserError("PCD parameters given without pcd in --decoding")
 
 
 @dataclass(frozen=True)
@@ -201,7 +142,8 @@ def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list
 
 
 def _drift(cfg: CompareConfig, root: Path, progress: bool) -> list[dict[str, Any]]:
-    from longred_bench.jobs.drift import DriftConfig, run_drift
+    from longred_bench.jobs.configs import DriftConfig
+    from longred_bench.jobs.drift import run_drift
 
     records: list[dict[str, Any]] = []
     common = {
@@ -232,3 +174,16 @@ def _drift(cfg: CompareConfig, root: Path, progress: bool) -> list[dict[str, Any
 def config_dict(cfg: CompareConfig) -> dict[str, Any]:
     """JSON-able form of ``cfg`` (tuples as lists)."""
     return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(cfg).items()}
+
+
+def compare_command(
+    cfg: CompareConfig, out: Path, *, command: str, progress: bool = True
+) -> list[Path]:
+    """``compare``: run (or reuse) every unit, then write ``out/compare.md`` and its figures
+    (``command`` is the command line quoted in the report)."""
+    from longred_bench.reports.compare_report import build_compare_report
+
+    records = run_compare(cfg, out, progress=progress)
+    labels = [label for label, _, _ in rows(cfg)]
+    title = f"`{cfg.original}` and its extensions"
+    return build_compare_report(records, labels, out, title=title, command=command)

@@ -7,7 +7,7 @@ Config keys are those of :class:`DriftConfig`; unknown keys are rejected.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -15,47 +15,11 @@ import torch
 import yaml
 
 from longred_bench.data.texts import token_windows
-from longred_bench.errors import UserError, reject_unknown_keys
+from longred_bench.errors import UserError
+from longred_bench.jobs.configs import DriftConfig
 from longred_bench.metrics.drift import DriftResult, measure_drift, select_layers
 from longred_bench.models.loading import LoadedModel, extend, load
 from longred_bench.results import Provenance, write_records
-
-
-@dataclass(frozen=True)
-class DriftConfig:
-    """What to compare and on which texts.
-
-    ``extended`` lists checkpoints compared as they are (empty: the original itself); each of
-    them is also loaded once per ``rope`` spec, as a zero-shot extension, when ``rope`` is given.
-    ``top_m`` is LongReD's M: how many highest-KL layers are selected (plus the last).
-    """
-
-    original: str
-    extended: tuple[str, ...] = ()
-    rope: tuple[str, ...] = ()
-    texts: str = "brown"
-    num_texts: int = 8
-    seq_len: int = 1024
-    batch_size: int = 1
-    seed: int = 0
-    top_m: int = 6
-    impl: str = "auto"
-    device: str = "cpu"
-    dtype: str = "float32"
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> DriftConfig:
-        """Build from a dict (e.g. YAML), rejecting unknown keys."""
-        reject_unknown_keys(cls, data, "drift")
-        values = dict(data)
-        for key in ("extended", "rope"):
-            if key in values:
-                values[key] = tuple(values[key])
-        return cls(**values)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON/YAML-able form (tuples as lists)."""
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
 
 def _dtype(cfg: DriftConfig) -> torch.dtype:
@@ -159,3 +123,19 @@ def save_run(out: Path, records: list[dict[str, Any]], provenance: Provenance) -
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.yaml").write_text(yaml.safe_dump(provenance.config, sort_keys=True))
     return write_records(out / "drift.jsonl", records, provenance)
+
+
+def drift_command(cfg: DriftConfig, out: Path, *, progress: bool = True) -> list[Path]:
+    """``drift``: measure, then write ``out/drift.jsonl``, ``drift.md`` and ``drift.png``."""
+    from longred_bench.reports.drift_plot import plot_drift_layers
+    from longred_bench.reports.drift_report import drift_frames, drift_markdown
+    from longred_bench.results import read_records
+
+    records, provenance = run_drift(cfg, progress=progress)
+    jsonl = save_run(out, records, provenance)
+    records = read_records(jsonl)
+    title = f"Drift of extended models from `{cfg.original}`"
+    (out / "drift.md").write_text(drift_markdown(records, title), encoding="utf-8")
+    _, layers = drift_frames(records)
+    plot_drift_layers(layers, out / "drift.png", title.replace("`", ""))
+    return [jsonl, out / "drift.md", out / "drift.png"]

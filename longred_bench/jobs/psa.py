@@ -31,72 +31,19 @@ from __future__ import annotations
 
 import gc
 import time
-from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from longred_bench.errors import UserError
+from longred_bench.jobs.configs import ORIGINAL, PsaConfig
 from longred_bench.metrics.psa import gold_probability, gold_rank, reciprocal_rank
 from longred_bench.models.loading import extend, load
-from longred_bench.models.rope import parse_rope_spec
 from longred_bench.pcd.config import PcdConfig
 from longred_bench.results import Provenance
 from longred_bench.taskdata.ruler import Sample, load_or_generate
 from longred_bench.taskdata.ruler.niah import NEEDLE, TEMPLATE
-from longred_bench.taskdata.ruler.registry import check_task
-
-RETRIEVAL_TASKS: tuple[str, ...] = (
-    "niah_single_1",
-    "niah_single_2",
-    "niah_single_3",
-    "niah_multikey_1",
-    "niah_multikey_2",
-    "niah_multikey_3",
-)
-DEFAULT_TASKS: tuple[str, ...] = ("niah_single_2", "niah_multikey_3")
-ORIGINAL = "none"  # the --rope value that stands for the unextended model
-
-
-@dataclass(frozen=True)
-class PsaConfig:
-    """What to measure: every model in ``models`` once per entry of ``ropes`` (``"none"`` is the
-    model as it is), on ``samples`` samples of each task at each length."""
-
-    models: tuple[str, ...]
-    ropes: tuple[str, ...] = (ORIGINAL,)
-    tasks: tuple[str, ...] = DEFAULT_TASKS
-    lengths: tuple[int, ...] = (512, 1024, 2048)
-    samples: int = 10
-    seed: int = 0
-    corpus: str = "brown"
-    device: str = "cpu"
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able form (tuples as lists)."""
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
-
-    def check(self) -> None:
-        """Raise :class:`UserError` on bad values, before anything is loaded."""
-        if not self.models:
-            raise UserError("psa: give at least one --model")
-        for task in self.tasks:
-            check_task(task)
-            if task not in RETRIEVAL_TASKS:
-                raise UserError(
-                    f"psa: task {task!r} has no single gold answer to teacher-force; "
-                    f"retrieval tasks: {', '.join(RETRIEVAL_TASKS)}"
-                )
-        if not self.tasks or not self.lengths:
-            raise UserError("psa: give at least one task and one length")
-        if min(self.lengths) < 1 or self.samples < 1:
-            raise UserError(
-                f"psa: lengths and --samples must be >= 1 (got {list(self.lengths)}, "
-                f"{self.samples})"
-            )
-        for rope in self.ropes:
-            if rope != ORIGINAL:
-                parse_rope_spec(rope)
 
 
 def label(model: str, rope: str, config: PsaConfig) -> str:
@@ -273,3 +220,41 @@ def run_psa(
     if pcd is not None:
         config["pcd"] = pcd.as_dict()
     return records, Provenance.collect(config, seed=cfg.seed, device=cfg.device)
+
+
+def psa_command(
+    cfg: PsaConfig,
+    out: Path,
+    *,
+    decodings: tuple[str, ...] = ("greedy",),
+    pcd: PcdConfig | None = None,
+    top_k: int,
+    command: str,
+    progress: bool = True,
+) -> list[Path]:
+    """``psa``: one line per model, extension and decoding (``pcd``: PCD with ``pcd``'s
+    parameters, defaults when ``None``), written to ``out/psa.jsonl`` under one provenance that
+    names every decoding, then ``psa.md`` and ``psa.png``."""
+    from longred_bench.reports.psa_report import write_psa_report
+    from longred_bench.results import write_records
+
+    if top_k < 1:
+        raise UserError(f"psa: --top-k must be >= 1 (got {top_k})")
+    if pcd is not None and "pcd" not in decodings:
+        raise UserError("psa: PCD parameters given without pcd in --decoding")
+    cfg.check()
+    records: list[dict[str, Any]] = []
+    for decoding in dict.fromkeys(decodings):
+        use = (pcd or PcdConfig()) if decoding == "pcd" else None
+        got, _ = run_psa(cfg, progress=progress, pcd=use)
+        records += got
+    config = {
+        "command": "psa", **cfg.to_dict(), "decoding": list(dict.fromkeys(decodings)),
+        "pcd": (pcd or PcdConfig()).as_dict() if "pcd" in decodings else None,
+    }  # fmt: skip
+    provenance = Provenance.collect(config, seed=cfg.seed, device=cfg.device)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [write_records(out / "psa.jsonl", records, provenance)]
+    names = ", ".join(f"`{m}`" for m in cfg.models)
+    title = f"PSA: gold-token salience of {names} by length"
+    return paths + write_psa_report(records, out, title, top_k=top_k, command=command)

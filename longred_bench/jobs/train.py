@@ -29,3 +29,14 @@ def run_training(
     if rank == 0 and (final / "config.json").is_file():
         plot_curves(out / METRICS, out / "curves.png", title=f"{cfg.recipe} ({cfg.profile})")
     return final
+
+
+def train_command(cfg: TrainConfig, out: Path, *, resume: bool, progress: bool) -> Path | None:
+    """``train``: one process, or one rank under ``torchrun``; returns ``out/final`` on rank 0."""
+    from longred_bench.training.distributed import init_distributed
+
+    rank, world = init_distributed()
+    final = run_training(
+        cfg, out, resume=resume, progress=progress and rank == 0, rank=rank, world=world
+    )
+    return final if rank == 0 else None

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.cache import atomic_write_text
-from longred_bench.pcd.config import PcdConfig
+from longred_bench.evaluation.config import EvalConfig
 from longred_bench.results import (
     Provenance,
     read_cached_json,
@@ -62,12 +62,9 @@ def save_records(
 
 
 def run_eval_unit(unit: dict[str, Any], progress: bool) -> list[dict[str, Any]]:
-    """Evaluate one (model, suite) unit of :func:`_eval_unit` (``base``, where present, only
+    """Evaluate one unit: an :class:`EvalConfig` as a dict (``base``, where present, only
     identifies the model in cache keys)."""
     from longred_bench.evaluation.harness import run_eval
 
-    args = {k: v for k, v in unit.items() if k not in ("model", "base")}
-    if isinstance(args.get("pcd"), dict):
-        args["pcd"] = PcdConfig.from_dict(args["pcd"])
-    result = run_eval(unit["model"], progress=progress, **args)
-    return result.records
+    cfg = EvalConfig.from_dict({k: v for k, v in unit.items() if k != "base"})
+    return run_eval(cfg, progress=progress).records

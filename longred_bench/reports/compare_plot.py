@@ -11,6 +11,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from longred_bench.reports.figures import save_figure
+
 
 def plot_retention_bars(
     retention: Mapping[str, Mapping[str, float]], path: Path, title: str
@@ -33,8 +35,4 @@ def plot_retention_bars(
     ax.set(xlabel="retention (extended / original)", title=title)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import matplotlib
 
+from longred_bench.reports.figures import save_figure
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
@@ -39,7 +41,4 @@ def plot_curves(metrics: Path, path: Path, *, title: str) -> Path:
     if heldout:
         axes[1].set(xlabel="tokens", ylabel="held-out CE (nats/token)", title="held-out loss")
         axes[1].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=110)

@@ -11,6 +11,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
+from longred_bench.reports.figures import save_figure
+
 
 def plot_drift_layers(layers: pd.DataFrame, path: Path, title: str) -> Path:
     """Two panels from tidy per-layer rows (columns ``extension``, ``layer``, ``hidden_cosine``,
@@ -30,7 +32,4 @@ def plot_drift_layers(layers: pd.DataFrame, path: Path, title: str) -> Path:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax_kl.legend(fontsize=8)
     fig.suptitle(title, fontsize=10)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .figures import save_figure
 from .kernel_compile import compile_section, read_compile_csv
 
 TARGET_FWD_TFLOPS = 400.0
@@ -254,9 +255,7 @@ def _plot(cpu: pd.DataFrame, gpu: pd.DataFrame | None, path: Path) -> None:
         ax.grid(True, which="both", alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def build_kernel_report(

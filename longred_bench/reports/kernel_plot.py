@@ -9,6 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from longred_bench.reports.figures import save_figure
 from longred_bench.reports.kernel import GPU_IMPLS, read_csv
 from longred_bench.reports.kernel_bound import MODES
 
@@ -39,6 +40,4 @@ def plot_gpu_benchmark(csv_path: Path, png_path: Path) -> None:
             ax.set_xlabel("sequence length n")
             ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(png_path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, png_path, dpi=110)

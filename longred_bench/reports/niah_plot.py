@@ -12,6 +12,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from longred_bench.reports.figures import save_figure
+
 
 def _length_label(length: int) -> str:
     return f"{length // 1024}K" if length % 1024 == 0 else str(length)
@@ -26,8 +28,8 @@ def _panel_title(key: tuple[Any, Any]) -> str:
 
 def plot_niah_heatmap(records: Iterable[Mapping[str, Any]], path: Path, title: str) -> Path:
     """Heatmap of ``kind == "niah"`` records (``length``, ``depth``, ``score``; see
-    :func:`longred_bench.taskdata.niah_grid.niah_cells`): columns are lengths, rows depths (0% at the
-    top), colour the score on a fixed 0-100 scale, each cell annotated with its score; a cell
+    :func:`longred_bench.taskdata.niah_grid.niah_cells`): columns are lengths, rows depths (0% at
+    the top), colour the score on a fixed 0-100 scale, each cell annotated with its score; a cell
     without a record is left blank. Records that carry ``model``/``rope`` get one panel per
     (model, rope). Written to ``path`` as PNG."""
     rows = [r for r in records if r.get("kind", "niah") == "niah"]
@@ -68,8 +70,4 @@ def plot_niah_heatmap(records: Iterable[Mapping[str, Any]], path: Path, title: s
         ax.set_title(_panel_title(key), fontsize=9)
     fig.colorbar(image, ax=axes[0].tolist(), label="score", shrink=0.9)
     fig.suptitle(title, fontsize=10)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -30,6 +30,7 @@ from typing import Any
 
 import pandas as pd
 
+from longred_bench.reports.figures import save_figure
 from longred_bench.reports.psa_report import (
     HOLDS,
     NOT_HOLDS,
@@ -248,11 +249,7 @@ def plot_pcd(records: list[dict[str, Any]], path: Path, title: str, top_k: int) 
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(title)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=110)
 
 
 def build_pcd_report(

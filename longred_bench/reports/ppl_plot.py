@@ -12,6 +12,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.ticker import FuncFormatter
 
+from longred_bench.reports.figures import save_figure
+
 
 def _label(key: tuple[Any, ...], varying: list[str]) -> str:
     model, rope, corpus, length = key
@@ -67,8 +69,4 @@ def plot_position_ppl(records: Iterable[Mapping[str, Any]], path: Path, title: s
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
     ax.set_title(title, fontsize=10)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -33,6 +33,7 @@ import pandas as pd
 
 from longred_bench.errors import UserError
 from longred_bench.metrics.stats import Interval, bootstrap_mean_ci
+from longred_bench.reports.figures import save_figure
 
 TOP_K = 10  # "highly ranked": median gold rank within the top TOP_K tokens
 LEVEL = 0.95
@@ -240,10 +241,7 @@ def plot_psa(by_length: pd.DataFrame, path: Path, title: str) -> Path:
             ax.set_yscale("log")
     axes[0].legend(fontsize=8)
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=110)
 
 
 def write_psa_report(

@@ -10,6 +10,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from longred_bench.reports.figures import save_figure
+
 
 def plot_ruler_lengths(series: Mapping[str, Mapping[int, float]], path: Path, title: str) -> Path:
     """Lines of score (0-100) against length (log2 axis), one per ``series`` label; PNG."""
@@ -24,7 +26,4 @@ def plot_ruler_lengths(series: Mapping[str, Mapping[int, float]], path: Path, ti
     ax.set(xlabel="context length (tokens)", ylabel="score (0-100)", title=title, ylim=(-3, 103))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -10,6 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from longred_bench.reports.figures import save_figure
 from longred_bench.reports.table3_rows import ROWS, RunKey
 
 
@@ -59,7 +60,4 @@ def plot_table3(summary: dict[RunKey, dict[str, Any]], path: Path, title: str) -
     ax_bar.set(ylabel="Short Avg / original", title="short-text retention")
     ax_bar.grid(alpha=0.3, axis="y")
     fig.suptitle(title, fontsize=10)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -1,7 +1,8 @@
 """The LongReD claims this suite checks, and the rules, in code, that label each one.
 
 Every verdict is ``reproduced``, ``not reproduced`` or ``not comparable at this scale``, decided
-from bootstrap intervals over the scored documents (:mod:`longred_bench.metrics.stats`), never by eye:
+from bootstrap intervals over the scored documents (:mod:`longred_bench.metrics.stats`),
+never by eye:
 
 (a) *Long-only CPT loses short-text ability* (Table 3), per extension: the paired 95% interval of
     ``Short Avg(cpt) - Short Avg(original)`` lies entirely below 0 -> reproduced; otherwise (it

@@ -22,7 +22,8 @@ from typing import Any
 
 from longred_bench.cache import cache_dir
 from longred_bench.errors import UserError
-from longred_bench.jobs.psa import ORIGINAL, PsaConfig, run_psa
+from longred_bench.jobs.configs import ORIGINAL, PsaConfig
+from longred_bench.jobs.psa import run_psa
 from longred_bench.jobs.units import cached_records, run_eval_unit, save_records
 from longred_bench.pcd.config import PcdConfig
 from longred_bench.results import config_hash

@@ -282,7 +282,8 @@ def after_cpt_drift(
 ) -> list[dict[str, Any]]:
     """Table 1's "after" records: drift from the base of the CPT checkpoint of each extension
     (trained, or reused from Table 3's runs), labelled ``stage=after``."""
-    from longred_bench.jobs.drift import DriftConfig, run_drift
+    from longred_bench.jobs.configs import DriftConfig
+    from longred_bench.jobs.drift import run_drift
 
     prof = TABLE3_PROFILES[profile]
     records: list[dict[str, Any]] = []

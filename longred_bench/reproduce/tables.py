@@ -15,12 +15,14 @@ from pathlib import Path
 
 from longred_bench.cache import atomic_write_text, cache_dir
 from longred_bench.errors import UserError
-from longred_bench.jobs.drift import DriftConfig, run_drift, save_run
+from longred_bench.jobs.configs import DriftConfig
+from longred_bench.jobs.drift import run_drift, save_run
+from longred_bench.profiles import PROFILES, check_profile
 from longred_bench.reports.table1 import build_table1
+from longred_bench.reproduce import DEFAULT_PROFILE, TABLE_NAMES
 from longred_bench.reproduce.table3 import TABLE3_PROFILES, after_cpt_drift
 from longred_bench.results import config_hash, read_cached_records, read_records, save_run_dir
 
-DEFAULT_PROFILE = "smol"
 # Bumped when the drift measurement changes, so cached runs of older code are not reused.
 DRIFT_VERSION = 1
 
@@ -64,10 +66,7 @@ TABLE1_PROFILES: dict[str, DriftConfig] = {
 
 
 def _table1(profile: str, out: Path, *, force: bool, progress: bool) -> list[Path]:
-    if profile not in TABLE1_PROFILES:
-        raise UserError(
-            f"table1 has no profile {profile!r} yet; available: {', '.join(TABLE1_PROFILES)}"
-        )
+    check_profile(profile, TABLE1_PROFILES, "table1")
     cfg = TABLE1_PROFILES[profile]
     key = config_hash({**cfg.to_dict(), "drift_version": DRIFT_VERSION})
     run_dir = cache_dir() / "runs" / f"table1-{profile}-{key}"
@@ -109,11 +108,7 @@ def _table3(profile: str, out: Path, *, force: bool, progress: bool, jobs: int =
     from longred_bench.reports.table3 import build_table3
     from longred_bench.reproduce.table3 import run_table3
 
-    if profile not in TABLE3_PROFILES:
-        raise UserError(
-            f"table3 has no profile {profile!r}: it trains models, which this suite does at "
-            f"{', '.join(TABLE3_PROFILES)}; use `longred-bench train` for other scales"
-        )
+    check_profile(profile, TABLE3_PROFILES, "table3 (it trains models; `train` runs at any)")
     import torch
 
     from longred_bench.reproduce.pool import threads_per_job
@@ -187,8 +182,7 @@ def _pcd(profile: str, out: Path, *, force: bool, progress: bool) -> list[Path]:
     from longred_bench.reports.psa_report import TOP_K
     from longred_bench.reproduce.pcd import PCD_PROFILES, run_pcd
 
-    if profile not in PCD_PROFILES:
-        raise UserError(f"pcd has no profile {profile!r}; available: {', '.join(PCD_PROFILES)}")
+    check_profile(profile, PCD_PROFILES, "pcd")
     records, seconds = run_pcd(profile, progress=progress, force=force)
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / "pcd.jsonl", records)
@@ -209,6 +203,36 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
     return path
 
 
+def table_profiles() -> dict[str, tuple[str, ...]]:
+    """Each table and the profiles it has settings for (``kernel`` reads benchmark CSVs at
+    any profile)."""
+    from longred_bench.reproduce.pcd import PCD_PROFILES
+
+    return {
+        "table1": tuple(TABLE1_PROFILES),
+        "table3": tuple(TABLE3_PROFILES),
+        "tiny_base": ("tiny",),
+        "pcd": tuple(PCD_PROFILES),
+        "kernel": tuple(PROFILES),
+    }
+
+
+def profiles_table() -> str:
+    """``longred-bench profiles``: every registered profile, its model, where it runs, its
+    purpose, the tables it reproduces and the recipes ``train`` runs at it."""
+    from longred_bench.training.config import RECIPES
+
+    tables = table_profiles()
+    rows = ["| profile | model | where | purpose | reproduce | train recipes |", "|---" * 6 + "|"]
+    for name, prof in PROFILES.items():
+        have = ", ".join(t for t, names in tables.items() if name in names) or "-"
+        rows.append(
+            f"| {name} | {prof.model} | {prof.where} | {prof.purpose} | {have} | "
+            f"{', '.join(RECIPES)} |"
+        )
+    return "\n".join(rows)
+
+
 TABLES: dict[str, Callable[..., list[Path]]] = {
     "table1": _table1,
     "table3": _table3,
@@ -216,6 +240,9 @@ TABLES: dict[str, Callable[..., list[Path]]] = {
     "kernel": _kernel,
     "pcd": _pcd,
 }
+
+
+assert tuple(sorted(TABLES)) == TABLE_NAMES, "reproduce.TABLE_NAMES is out of date"
 
 
 def reproduce(
@@ -231,6 +258,7 @@ def reproduce(
     ``jobs``: worker processes for the independent runs (table3 only)."""
     if table not in TABLES:
         raise UserError(f"unknown table {table!r}; available: {', '.join(TABLES)}")
+    check_profile(profile, table_profiles()[table], table)
     if jobs != 1 and table != "table3":
         raise UserError(f"--jobs applies to table3 only; run {table} without it")
     out = out if out is not None else Path("reports") / profile

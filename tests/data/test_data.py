@@ -24,7 +24,7 @@ from longred_bench.data import corpora, sources
 from longred_bench.data import decode as decode_module
 from longred_bench.data import fetch as fetch_module
 from longred_bench.errors import UserError
-from longred_bench.jobs.data import add_data_parser
+from longred_bench.cli import build_parser
 
 # --- cache helpers --------------------------------------------------------------------------
 
@@ -358,9 +358,7 @@ def test_corpus_and_model_errors_name_the_fetch_command(cache: Path) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="longred-bench")
-    add_data_parser(parser.add_subparsers(dest="command", required=True))
-    return parser
+    return build_parser()
 
 
 def test_cli_fetch_and_list(

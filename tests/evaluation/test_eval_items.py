@@ -50,21 +50,50 @@ def test_item_records_keep_per_document_means_only() -> None:
     }
     samples = {
         "mc": [
-            {"doc_id": 7, "filter": "none", "metrics": ["acc", "acc_norm"], "acc": 1.0,
-             "acc_norm": 0.0},
-            {"doc_id": 9, "filter": "none", "metrics": ["acc", "acc_norm"], "acc": True,
-             "acc_norm": 1},
+            {
+                "doc_id": 7,
+                "filter": "none",
+                "metrics": ["acc", "acc_norm"],
+                "acc": 1.0,
+                "acc_norm": 0.0,
+            },
+            {
+                "doc_id": 9,
+                "filter": "none",
+                "metrics": ["acc", "acc_norm"],
+                "acc": True,
+                "acc_norm": 1,
+            },
         ],
-        "lm": [{"doc_id": 0, "filter": "none", "metrics": ["perplexity", "acc"],
-                "perplexity": -3.2, "acc": 0.0}],
+        "lm": [
+            {
+                "doc_id": 0,
+                "filter": "none",
+                "metrics": ["perplexity", "acc"],
+                "perplexity": -3.2,
+                "acc": 0.0,
+            }
+        ],
         "rul": [
-            {"doc_id": 0, "filter": "none", "metrics": ["score", "512", "1024"], "score": 40.0,
-             "512": 40.0, "1024": None},
-            {"doc_id": 1, "filter": "none", "metrics": ["score", "512", "1024"], "score": 100.0,
-             "512": None, "1024": 100.0},
+            {
+                "doc_id": 0,
+                "filter": "none",
+                "metrics": ["score", "512", "1024"],
+                "score": 40.0,
+                "512": 40.0,
+                "1024": None,
+            },
+            {
+                "doc_id": 1,
+                "filter": "none",
+                "metrics": ["score", "512", "1024"],
+                "score": 100.0,
+                "512": None,
+                "1024": 100.0,
+            },
         ],
         "gen": [{"doc_id": 3, "filter": "strip", "metrics": ["exact_match"], "exact_match": 1.0}],
-    }  # fmt: skip
+    }
     records = item_records(samples, tasks, suite="s", model="m", rope="pi:factor=2")
     got = sorted((r["task"], r["metric"], r["length"], r["doc_id"], r["value"]) for r in records)
     assert got == [
@@ -84,10 +113,11 @@ def test_item_records_keep_per_document_means_only() -> None:
 
 
 def test_item_scores_are_refused_for_the_ppl_suite() -> None:
+    from longred_bench.evaluation.config import EvalConfig
     from longred_bench.evaluation.harness import run_eval
 
     with pytest.raises(UserError, match="ppl suite"):
-        run_eval("tiny-random", suite="ppl", item_scores=True)
+        run_eval(EvalConfig(model="tiny-random", suite="ppl"), item_scores=True)
 
 
 def _groups(records: list[dict[str, Any]]) -> dict[tuple, list[float]]:
@@ -100,15 +130,17 @@ def _groups(records: list[dict[str, Any]]) -> dict[tuple, list[float]]:
 
 @pytest.mark.integration
 def test_short_tiny_item_means_equal_tidy_values(request: pytest.FixtureRequest) -> None:
+    from longred_bench.evaluation.config import EvalConfig
     from longred_bench.evaluation.harness import run_eval
 
     ensure_cached(request, "brown", "austen")
     # The byte tokenizer of tiny-random needs a wider window than its 256 tokens for these
     # prompts; at 512 some cloze and passkey documents do not fit and are skipped.
     result = run_eval(
-        "tiny-random", suite="short_tiny", limit=24, max_length=512, item_scores=True,
+        EvalConfig(model="tiny-random", suite="short_tiny", limit=24, max_length=512),
+        item_scores=True,
         progress=False,
-    )  # fmt: skip
+    )
     tidy = {(r["task"], r["metric"], r["length"]): r for r in result.records if r["kind"] == "eval"}
     groups = _groups(result.records)
     assert set(groups) == {
@@ -123,8 +155,11 @@ def test_short_tiny_item_means_equal_tidy_values(request: pytest.FixtureRequest)
     for key, values in groups.items():
         assert _mean(values) == pytest.approx(tidy[key]["value"], abs=1e-12), key
         assert len(values) == tidy[key]["n_samples"]
-        ids = [r["doc_id"] for r in result.records if r["kind"] == "eval_item"
-               and (r["task"], r["metric"]) == key[:2]]  # fmt: skip
+        ids = [
+            r["doc_id"]
+            for r in result.records
+            if r["kind"] == "eval_item" and (r["task"], r["metric"]) == key[:2]
+        ]
         assert ids == fitting[key[0]]  # lm-eval's doc_id is the index in the task's split
     assert any(tidy[(t, "acc", None)]["n_over_length"] > 0 for t in fitting)
     # Some skipped document precedes a fitting one: doc_id is not the position among those scored.
@@ -133,25 +168,30 @@ def test_short_tiny_item_means_equal_tidy_values(request: pytest.FixtureRequest)
 
 @pytest.mark.integration
 def test_item_scores_off_changes_nothing(request: pytest.FixtureRequest) -> None:
+    from longred_bench.evaluation.config import EvalConfig
     from longred_bench.evaluation.harness import run_eval
 
     ensure_cached(request, "brown", "austen")
-    kw = {"suite": "short_tiny", "tasks": ["longred_tiny_nextsent"], "limit": 6, "progress": False}
-    plain = run_eval("tiny-random", **kw)
-    items = run_eval("tiny-random", **kw, item_scores=True)
+    cfg = EvalConfig("tiny-random", suite="short_tiny", tasks=("longred_tiny_nextsent",), limit=6)
+    plain = run_eval(cfg, progress=False)
+    items = run_eval(cfg, progress=False, item_scores=True)
     assert all(r["kind"] == "eval" for r in plain.records)
     assert plain.records == [r for r in items.records if r["kind"] == "eval"]
 
 
 @pytest.mark.integration
 def test_ruler_item_means_equal_tidy_values_per_length() -> None:
+    from longred_bench.evaluation.config import EvalConfig
     from longred_bench.evaluation.harness import run_eval
 
     tasks = ["longred_ruler_vt", "longred_ruler_fwe"]
     result = run_eval(
-        "tiny-random", suite="ruler", tasks=tasks, lengths=[1024, 2048], samples=2,
-        item_scores=True, progress=False,
-    )  # fmt: skip
+        EvalConfig(
+            model="tiny-random", suite="ruler", tasks=tasks, lengths=[1024, 2048], samples=2
+        ),
+        item_scores=True,
+        progress=False,
+    )
     tidy = {(r["task"], r["length"]): r["value"] for r in result.records if r["kind"] == "eval"}
     groups = _groups(result.records)
     assert set(groups) == {(t, "score", n) for t in tasks for n in (1024, 2048)}

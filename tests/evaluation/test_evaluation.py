@@ -162,11 +162,13 @@ def test_eval_cli_tiny(tmp_path: Path, benchmarks_cache: None) -> None:
 @pytest.mark.integration
 @pytest.mark.network
 def test_rope_reaches_evaluated_model(benchmarks_cache: None) -> None:
+    from longred_bench.evaluation.config import EvalConfig
     from longred_bench.evaluation.harness import run_eval
 
     def ppl(rope: str | None) -> tuple[float, dict]:
         result = run_eval(
-            "tiny-random", rope=rope, tasks=["longred_lambada_openai"], limit=2, progress=False
+            EvalConfig(model="tiny-random", rope=rope, tasks=["longred_lambada_openai"], limit=2),
+            progress=False,
         )
         (rec,) = [r for r in result.records if r["metric"] == "perplexity"]
         return rec["value"], rec["rope_parameters"]
@@ -197,10 +199,13 @@ SHORT_TASKS = (
 @pytest.mark.integration
 @pytest.mark.network
 def test_every_short_task_runs_end_to_end_on_the_tiny_model(benchmarks_cache: None) -> None:
+    from longred_bench.evaluation.config import EvalConfig
     from longred_bench.evaluation.harness import run_eval
 
     # PI x8 gives the tiny model a 2048-byte window, so a document of every task fits.
-    result = run_eval("tiny-random", rope="pi:factor=8", suite="short", limit=2, progress=False)
+    result = run_eval(
+        EvalConfig(model="tiny-random", rope="pi:factor=8", suite="short", limit=2), progress=False
+    )
     leaves = {r["task"]: r for r in result.records if r["n_samples"] is not None}
     assert set(leaves) == set(SHORT_TASKS)
     for task, record in leaves.items():
@@ -216,10 +221,13 @@ def test_every_short_task_runs_end_to_end_on_the_tiny_model(benchmarks_cache: No
 @pytest.mark.integration
 @pytest.mark.network
 def test_every_ruler_task_runs_end_to_end_on_the_tiny_model(benchmarks_cache: None) -> None:
+    from longred_bench.evaluation.config import EvalConfig
     from longred_bench.evaluation.harness import run_eval
     from longred_bench.taskdata.ruler import TASKS
 
-    result = run_eval("tiny-random", suite="ruler", lengths=[1024], samples=1, progress=False)
+    result = run_eval(
+        EvalConfig(model="tiny-random", suite="ruler", lengths=[1024], samples=1), progress=False
+    )
     scored = {
         r["task"]: r["value"]
         for r in result.records

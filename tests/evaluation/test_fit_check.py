@@ -160,9 +160,12 @@ def test_check_task_boundary(arc: Any, tiny: Any, needs: dict[int, int]) -> None
 
 @pytest.mark.integration
 def test_run_eval_skips_what_does_not_fit(needs: dict[int, int]) -> None:
+    from longred_bench.evaluation.config import EvalConfig
     from longred_bench.evaluation.harness import run_eval
 
-    result = run_eval("tiny-random", tasks=[TASK], limit=LIMIT, max_length=120, progress=False)
+    result = run_eval(
+        EvalConfig(model="tiny-random", tasks=[TASK], limit=LIMIT, max_length=120), progress=False
+    )
     fitting = [doc for doc, need in sorted(needs.items()) if need <= 120]
     assert [(f.task, f.fitting) for f in result.fits] == [(TASK, fitting)]
     records = [r for r in result.records if r["task"] == TASK]
@@ -175,9 +178,13 @@ def test_run_eval_skips_what_does_not_fit(needs: dict[int, int]) -> None:
 
 @pytest.mark.integration
 def test_run_eval_window_nothing_fits(needs: dict[int, int]) -> None:
+    from longred_bench.evaluation.config import EvalConfig
     from longred_bench.evaluation.harness import run_eval
 
     window = min(needs.values()) - 1
     with pytest.raises(UserError, match=f"no document of {TASK} fits the {window}-token") as info:
-        run_eval("tiny-random", tasks=[TASK], limit=LIMIT, max_length=window, progress=False)
+        run_eval(
+            EvalConfig(model="tiny-random", tasks=[TASK], limit=LIMIT, max_length=window),
+            progress=False,
+        )
     assert "\n" not in str(info.value)

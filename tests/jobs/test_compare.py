@@ -12,7 +12,8 @@ from data_helpers import ensure_cached
 from longred_bench import cli
 from longred_bench.errors import UserError
 from longred_bench.jobs import compare
-from longred_bench.jobs.compare import CompareConfig, check_tokenizers, entries
+from longred_bench.jobs.compare import check_tokenizers, entries
+from longred_bench.jobs.configs import CompareConfig
 from longred_bench.metrics.retention import longred_avg
 from longred_bench.reports import compare_report as report
 

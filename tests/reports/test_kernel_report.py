@@ -163,7 +163,7 @@ def _test_input_rows() -> list[dict]:
 
 def _write_gpu_csv(out: Path, rows: list[dict]) -> Path:
     path = out / "relation_kl_gpu.csv"
-    bench.write_csv(rows, path)
+    bench.write_csv(rows, path, bench.FIELDS)
     return path
 
 

@@ -309,17 +309,23 @@ def test_short_suite_groups_and_filtered_headline_metrics() -> None:
 def test_report_from_real_run_eval_records(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     from data_helpers import ensure_cached
 
+    from longred_bench.evaluation.config import EvalConfig
     from longred_bench.evaluation.harness import run_eval
 
     ensure_cached(request, "brown", "austen")
     tasks = ["longred_tiny_nextsent", "longred_tiny_passkey"]
     kw: dict[str, Any] = {"item_scores": True, "progress": False}
-    base = run_eval("tiny-random", suite="short_tiny", tasks=tasks, limit=8, max_length=512, **kw)
+    base = run_eval(
+        EvalConfig("tiny-random", suite="short_tiny", tasks=tasks, limit=8, max_length=512), **kw
+    )
     ext = "pi:factor=4"
-    short = run_eval("tiny-random", rope=ext, suite="short_tiny", tasks=tasks, limit=8, **kw)
+    short = run_eval(
+        EvalConfig("tiny-random", rope=ext, suite="short_tiny", tasks=tasks, limit=8), **kw
+    )
     ruler = run_eval(
-        "tiny-random", rope=ext, suite="ruler", tasks=["longred_ruler_vt"], lengths=[1024],
-        samples=2, **kw,
+        EvalConfig("tiny-random", rope=ext, suite="ruler", tasks=["longred_ruler_vt"],
+                   lengths=[1024], samples=2),
+        **kw,
     )  # fmt: skip
     records = [{**r, "row": "original", "extension": None, "seed": 0} for r in base.records]
     for row in ("zero-shot", "cpt"):  # one evaluation stands for both rows here

@@ -140,10 +140,13 @@ def test_negative_seed_is_a_user_error() -> None:
 
 
 def test_limit_with_ruler_suite_is_a_user_error() -> None:
+    from longred_bench.evaluation.config import EvalConfig
     from longred_bench.evaluation.harness import run_eval
 
     with pytest.raises(UserError, match="--limit is not for the ruler suite") as info:
-        run_eval("tiny-random", suite="ruler", limit=2, lengths=LENGTHS, progress=False)
+        run_eval(
+            EvalConfig(model="tiny-random", suite="ruler", limit=2, lengths=LENGTHS), progress=False
+        )
     assert "\n" not in str(info.value)
 
 
@@ -302,11 +305,13 @@ def test_length_with_every_document_skipped_is_nan(manager: Any, group: dict[str
 
 @pytest.mark.integration
 def test_run_eval_ruler_records_per_task_and_length() -> None:
+    from longred_bench.evaluation.config import EvalConfig
     from longred_bench.evaluation.harness import run_eval
 
     tasks = ["longred_ruler_vt", "longred_ruler_fwe"]
     result = run_eval(
-        "tiny-random", suite="ruler", tasks=tasks, lengths=LENGTHS, samples=2, progress=False
+        EvalConfig(model="tiny-random", suite="ruler", tasks=tasks, lengths=LENGTHS, samples=2),
+        progress=False,
     )
     by_key = {(r["task"], r["length"]): r for r in result.records}
     assert set(by_key) == {(t, n) for t in tasks for n in (None, *LENGTHS)}

@@ -1,0 +1,102 @@
+"""What one evaluation runs (:class:`EvalConfig`), checked before any model or data is loaded.
+
+The command line builds one from its arguments, ``compare`` and the tables build one per unit
+of work, and :func:`longred_bench.evaluation.harness.run_eval` takes it. This module imports
+no torch, so building the command line's parser stays fast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from longred_bench.errors import UserError, reject_unknown_keys
+from longred_bench.evaluation.lm import check_decoding
+from longred_bench.pcd.config import PcdConfig
+
+SUITES: dict[str, tuple[str, ...]] = {
+    "short": ("longred_short",),
+    "short_tiny": ("longred_short_tiny",),
+    "ruler": ("longred_ruler",),
+    "niah": ("longred_niah",),
+    "ppl": (),
+}
+LONG_SUITES = ("ruler", "niah")
+BACKENDS = ("hf", "vllm")
+RULER_LENGTHS: tuple[int, ...] = tuple(2**k for k in range(8, 18))  # 256 .. 131072
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """One evaluation: ``model`` (a model spec), optionally RoPE-extended by ``rope``, on a
+    ``suite`` (or its ``tasks``). ``lengths`` (ruler, niah, ppl) default to the evaluated window
+    rounded down to a power of two; ``samples`` is per task and length (ruler), per grid cell
+    (niah) or the number of windows (ppl); ``limit`` keeps the first documents of each task
+    (short suites only). ``max_length`` defaults to the evaluated window (short suites) or the
+    longest length plus the generation budget (ruler, niah). ``batch_size`` defaults to 1 with
+    ``hf`` and to all requests at once with ``vllm``. ``decoding="pcd"`` decodes with Positional
+    Contrastive Decoding (parameters ``pcd``, defaults when ``None``)."""
+
+    model: str
+    suite: str = "short"
+    rope: str | None = None
+    tasks: tuple[str, ...] | None = None
+    limit: int | None = None
+    lengths: tuple[int, ...] | None = None
+    samples: int | None = None
+    depths: tuple[int, ...] | None = None
+    corpus: str | None = None
+    num_fewshot: int | None = None
+    batch_size: int | None = None
+    max_length: int | None = None
+    backend: str = "hf"
+    device: str = "cpu"
+    seed: int = 0
+    decoding: str = "greedy"
+    pcd: PcdConfig | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("tasks", "lengths", "depths"):  # lists from YAML/JSON become tuples
+            value = getattr(self, name)
+            if isinstance(value, list):
+                object.__setattr__(self, name, tuple(value))
+        if self.suite not in SUITES:
+            raise UserError(f"unknown suite {self.suite!r}; suites: {', '.join(SUITES)}")
+        if self.backend not in BACKENDS:
+            raise UserError(f"unknown backend {self.backend!r}; backends: {', '.join(BACKENDS)}")
+        for flag, value in (("--limit", self.limit), ("--samples", self.samples),
+                            ("--batch-size", self.batch_size)):  # fmt: skip
+            if value is not None and value < 1:
+                raise UserError(f"{flag} must be at least 1, got {value}")
+        if self.limit is not None and self.suite in (*LONG_SUITES, "ppl"):
+            raise UserError(
+                f"--limit is not for the {self.suite} suite (it keeps the shortest length only): "
+                "use --samples N per length"
+            )
+        if self.lengths is not None and (not self.lengths or min(self.lengths) < 1):
+            raise UserError(f"--lengths must be positive token counts, got {list(self.lengths)}")
+        if self.suite == "ruler" and self.lengths:
+            odd = [n for n in self.lengths if n not in RULER_LENGTHS]
+            if odd:
+                raise UserError(
+                    f"RULER lengths {odd} not supported: use powers of two from "
+                    f"{RULER_LENGTHS[0]} to {RULER_LENGTHS[-1]} (one lm-eval metric per length)"
+                )
+        check_decoding(self.decoding, self.pcd, backend=self.backend, suite=self.suite)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EvalConfig:
+        """Build from a dict (a cached unit, YAML), rejecting unknown keys; ``pcd`` may be a
+        dict of :class:`PcdConfig` fields."""
+        reject_unknown_keys(cls, data, "eval")
+        values = dict(data)
+        if isinstance(values.get("pcd"), dict):
+            values["pcd"] = PcdConfig.from_dict(values["pcd"])
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form (tuples as lists, ``pcd`` as a dict)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out = {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
+        out["pcd"] = None if self.pcd is None else self.pcd.as_dict()
+        return out

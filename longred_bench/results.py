@@ -29,7 +29,8 @@ _PACKAGES = ("longred-bench", "torch", "transformers", "lm_eval", "triton")
 
 
 def git_commit() -> str:
-    """The commit of the source checkout this package runs from (``+dirty`` if modified). An
+    """The commit of the source checkout this package runs from (``+dirty`` if a tracked file
+    outside ``reports/`` is modified: the suite's own outputs do not make the code dirty). An
     installed package (wheel, ``pip install .``) has none: then ``no git checkout (longred-bench
     VERSION)``. Git's own messages never reach the terminal."""
     root = Path(__file__).resolve().parent.parent
@@ -43,7 +44,7 @@ def git_commit() -> str:
         top, head = git("rev-parse", "--show-toplevel", "HEAD").splitlines()
         if Path(top).resolve() != root:  # e.g. a virtualenv inside some other repository
             raise ValueError(top)
-        dirty = git("status", "--porcelain", "--untracked-files=no")
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!reports")
     except (OSError, ValueError, subprocess.CalledProcessError):
         try:
             version = metadata.version("longred-bench")

@@ -14,10 +14,10 @@ the task metadata as keyword arguments; a run sets them with ``--metadata`` (or
 - ``seed`` (default 0) and ``corpus`` (the essay haystack: ``brown``, ``austen`` or ``kjv``).
 
 Each document reports ``score`` (0-100: its task's RULER metric, see
-:mod:`longred_bench.taskdata.ruler.scoring`) and the same value under its length's key (``"4096"``...).
-Aggregated by the mean, ``score`` is the average over every requested length (all lengths have
-the same sample count) and each length key the score at that length (:func:`mean_present`).
-"""
+:mod:`longred_bench.taskdata.ruler.scoring`) and the same value under its length's key
+(``"4096"``...). Aggregated by the mean, ``score`` is the average over every requested length (all
+lengths have the same sample count) and each length key the score at that length
+(:func:`mean_present`)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Dataset loaders for the ``longred_tiny_*`` lm-eval tasks (``custom_dataset: !function ...``).
 
-Each loader builds one task's rows with :mod:`longred_bench.taskdata.tiny_tasks` from the ``test`` splits
-of the default corpus mix (Brown + Austen, 500 rows, seed 1234: fixed, so every run scores the
-same samples) and returns them as a ``test`` split. lm-eval passes the task's ``metadata`` and
+Each loader builds one task's rows with :mod:`longred_bench.taskdata.tiny_tasks` from the ``test``
+splits of the default corpus mix (Brown + Austen, 500 rows, seed 1234: fixed, so every run scores
+the same samples) and returns them as a ``test`` split. lm-eval passes the task's ``metadata`` and
 ``dataset_kwargs`` as keyword arguments; they are ignored. A corpus missing from the cache raises
 :class:`longred_bench.errors.UserError` naming ``longred-bench data fetch --sources brown austen``.
 """

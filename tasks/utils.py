@@ -1,11 +1,11 @@
 """Dataset loaders for the ``longred_*`` lm-eval tasks (``custom_dataset: !function ...``).
 
-lm-eval calls a task's ``custom_dataset`` with the task's ``metadata`` and ``dataset_kwargs``
-as keyword arguments; the loaders read the offline cache through :mod:`longred_bench.taskdata.short_benchmarks`
-(so nothing depends on the working directory) and ignore the metadata keys (``version`` and
-whatever a run passes with ``--metadata``). A missing cache raises
-:class:`longred_bench.errors.UserError` naming ``longred-bench data fetch --sources benchmarks``.
-"""
+lm-eval calls a task's ``custom_dataset`` with the task's ``metadata`` and ``dataset_kwargs`` as
+keyword arguments; the loaders read the offline cache through
+:mod:`longred_bench.taskdata.short_benchmarks` (so nothing depends on the working directory) and
+ignore the metadata keys (``version`` and whatever a run passes with ``--metadata``). A missing
+cache raises :class:`longred_bench.errors.UserError` naming ``longred-bench data fetch --sources
+benchmarks``."""
 
 from __future__ import annotations
 

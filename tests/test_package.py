@@ -103,3 +103,28 @@ def test_git_commit_outside_a_checkout(
     assert capfd.readouterr().err == ""
     monkeypatch.undo()
     assert re.fullmatch(r"[0-9a-f]{40}(\+dirty)?", results.git_commit())
+
+
+def test_git_commit_is_dirty_for_code_changes_not_for_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+
+    from longred_bench import results
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    for name in ("pkg/results.py", "reports/tiny/table3.md"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
+    monkeypatch.setattr(results, "__file__", str(tmp_path / "pkg" / "results.py"))
+    clean = results.git_commit()
+    assert re.fullmatch(r"[0-9a-f]{40}", clean)
+    (tmp_path / "reports/tiny/table3.md").write_text("regenerated\n")
+    assert results.git_commit() == clean
+    (tmp_path / "pkg/results.py").write_text("changed\n")
+    assert results.git_commit() == clean + "+dirty"

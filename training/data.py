@@ -7,8 +7,8 @@
   than ``length`` gives none; data with no window at all is an error).
 - ``pretrain``: the tiny base's pretraining mix, at most ``length`` tokens per row: Brown windows
   and Austen + KJV windows in the ratio 3 : 1 (:data:`PRETRAIN_PROSE`), plus in-window retrieval
-  examples (:mod:`longred_bench.training.pretrain.retrieval`) as ``retrieval_fraction`` of the rows, each
-  right-padded (mask False on padding).
+  examples (:mod:`longred_bench.training.pretrain.retrieval`) as ``retrieval_fraction`` of the rows,
+  each right-padded (mask False on padding).
 - ``random``: seeded uniform token ids (smoke runs of the random tiny model only);
 - a path to a UTF-8 text file: its windows (one document).
 

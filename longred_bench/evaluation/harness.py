@@ -1,7 +1,7 @@
 """Evaluation of a (possibly RoPE-extended) model on the ``tasks/`` lm-eval registry.
 
-The model is loaded once (:func:`longred_bench.models.loading.load`, so a ``--rope`` extension is applied
-to the weights actually evaluated) and wrapped in lm-eval's ``HFLM``, or served by lm-eval's
+The model is loaded once (:func:`longred_bench.models.loading.load`, so a ``--rope`` extension is
+applied to the weights actually evaluated) and wrapped in lm-eval's ``HFLM``, or served by lm-eval's
 ``vllm`` model with the same RoPE override (:mod:`longred_bench.evaluation.vllm`), or, with
 ``decoding="pcd"``, by the ``longred-pcd`` model (:mod:`longred_bench.pcd.lm`); the tasks run
 through ``lm_eval.simple_evaluate`` with a ``TaskManager`` that knows the repository's ``tasks/``

@@ -1,15 +1,15 @@
 """Long-document perplexity by token position, for an original or RoPE-extended model.
 
-:func:`run_position_ppl` loads the model with :func:`longred_bench.models.loading.load` (so a ``rope``
-extension is applied to the weights measured), cuts ``num_windows`` non-overlapping windows of
-``length`` tokens from long documents (:func:`longred_bench.data.texts.token_windows`: the first window
-of every document before any second one; running text, no BOS token added), runs one forward
+:func:`run_position_ppl` loads the model with :func:`longred_bench.models.loading.load` (so a
+``rope`` extension is applied to the weights measured), cuts ``num_windows`` non-overlapping windows
+of ``length`` tokens from long documents (:func:`longred_bench.data.texts.token_windows`: the first
+window of every document before any second one; running text, no BOS token added), runs one forward
 pass per window with no truncation, and averages the next-token NLL over position buckets of
-``bucket`` tokens (:mod:`longred_bench.metrics.position_ppl`): 0-1K, 1K-2K, ... by default.
-A window may be longer than the model's ``max_position_embeddings``: how a model does past its
-window is what context extension is about, so nothing is cut (the original model's buckets past
-its window are the baseline the extensions are compared with). Models without RoPE (learned
-absolute positions) cannot run past their window; that is a ``UserError``.
+``bucket`` tokens (:mod:`longred_bench.metrics.position_ppl`): 0-1K, 1K-2K, ... by default. A window
+may be longer than the model's ``max_position_embeddings``: how a model does past its window is what
+context extension is about, so nothing is cut (the original model's buckets past its window are the
+baseline the extensions are compared with). Models without RoPE (learned absolute positions) cannot
+run past their window; that is a ``UserError``.
 
 Texts: a bare corpus name means its ``all`` split (``austen``: the six novels, 927K SmolLM2
 tokens, the longest 207K; ``kjv``: 66 books, none longer than 54K tokens, so KJV cannot fill

@@ -14,7 +14,6 @@ import os
 from collections.abc import Iterator
 from unittest import mock
 
-
 # (logger, text in the message) of the warnings dropped on every run.
 NOT_FOR_THIS_SUITE = (
     ("lm_eval.models.huggingface", "`pretrained` model kwarg is not of type `str`"),

@@ -111,7 +111,8 @@ def score_sample(
     pcd: Any = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """One forward of ``sample`` with its gold answer appended: (sample record, token records);
-    with ``pcd`` (a :class:`longred_bench.pcd.model.PcdModel` of ``model``) two, scored under PCD."""
+    with ``pcd`` (a :class:`longred_bench.pcd.model.PcdModel` of ``model``) two, scored under
+    PCD."""
     place = needle_placement(sample, tokenizer)
     prompt_ids = list(tokenizer(sample.input)["input_ids"])
     answer_ids = list(tokenizer(" " + sample.outputs[0], add_special_tokens=False)["input_ids"])

@@ -2,8 +2,8 @@
 
 For each text batch the original model runs once; its hidden states and post-RoPE q/k of every
 layer are kept. Each extended model then runs on the same batch, and inside its attention
-capture (:mod:`longred_bench.models.capture`) the attention KL(original || extended) of that layer is
-computed at once in linear memory, so only the original's q/k and one extended layer are alive
+capture (:mod:`longred_bench.models.capture`) the attention KL(original || extended) of that layer
+is computed at once in linear memory, so only the original's q/k and one extended layer are alive
 at a time. On CPU (``impl="auto"`` or ``"stats"``) the KL comes from fused attention statistics
 (:func:`longred_bench.kernels.relation_kl_stats`), the original's side of it (its attention
 entropy) computed once inside the original's capture, and the extended model's log-sum-exp

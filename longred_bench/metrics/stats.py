@@ -1,7 +1,7 @@
 """Percentile-bootstrap confidence intervals of mean scores, plain and paired, as pure functions.
 
-Scores are per-item values (one per scored document, :func:`longred_bench.evaluation.items.item_records`).
-Four statistics:
+Scores are per-item values (one per scored document,
+:func:`longred_bench.evaluation.items.item_records`). Four statistics:
 
 - :func:`bootstrap_mean_ci`: the mean of one sample of items;
 - :func:`paired_bootstrap_diff_ci`: ``mean(b - a)`` over items matched by key (the same documents

@@ -1,9 +1,9 @@
 """Model loading and RoPE extension.
 
 ``load(spec, rope=...)`` accepts a local Hugging Face directory, a hub id (when online), a ``.gguf``
-file or a zoo name (:mod:`longred_bench.models.zoo`) and returns the model in fp32 on CPU (or the dtype and
-device asked for) with its tokenizer. ``extend(model, rope)`` returns an independent copy whose
-config carries the new ``rope_parameters`` and target ``max_position_embeddings``; the rotary
+file or a zoo name (:mod:`longred_bench.models.zoo`) and returns the model in fp32 on CPU (or the
+dtype and device asked for) with its tokenizer. ``extend(model, rope)`` returns an independent copy
+whose config carries the new ``rope_parameters`` and target ``max_position_embeddings``; the rotary
 embedding modules are rebuilt from that config, the weights are cloned. Nothing in transformers is
 copied or patched: the change goes through the config alone.
 """
@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import socket
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlparse
 
 import torch
 from safetensors import SafetensorError
@@ -104,8 +107,27 @@ def rotary_modules(model: torch.nn.Module) -> list[tuple[torch.nn.Module, str, t
     return found
 
 
-def _source(spec: str) -> tuple[str, dict[str, object]]:
-    """Where ``from_pretrained`` reads ``spec`` (HF dir, ``.gguf`` or hub id), and its kwargs."""
+def _hub_unreachable() -> str | None:
+    """Why the Hugging Face hub cannot be reached (offline mode set, or no connection within
+    3 s), or ``None`` when it answers."""
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        if os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on"):
+            return f"{name} is set"
+    host = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co").hostname
+    try:
+        socket.create_connection((host or "huggingface.co", 443), timeout=3).close()
+    except OSError as exc:
+        return f"{host} is unreachable ({exc.strerror or type(exc).__name__})"
+    return None
+
+
+def resolve_spec(spec: str) -> tuple[str, dict[str, object]]:
+    """Where ``from_pretrained`` reads model ``spec`` and its extra kwargs: a zoo model's
+    directory (fetched or built if needed), a local HF directory, a ``.gguf`` file (its folder
+    and ``gguf_file``) or a hub id. A name that is none of the local kinds fails at once when
+    the hub cannot be reached, instead of after transformers' retries."""
+    if spec in ZOO_DIRS:
+        return str(zoo_dir(spec)), {}
     path = Path(spec).expanduser()
     if path.suffix == ".gguf":
         if not path.is_file():
@@ -115,6 +137,12 @@ def _source(spec: str) -> tuple[str, dict[str, object]]:
         if not (path / "config.json").is_file():
             raise UserError(f"{path} is not a Hugging Face model directory (no config.json)")
         return str(path), {}
+    why = _hub_unreachable()
+    if why is not None:
+        raise UserError(
+            f"model {spec!r} is not a local path or a zoo name ({', '.join(ZOO)}), and the hub "
+            f"cannot be reached: {why}"
+        )
     return spec, {}
 
 
@@ -126,7 +154,7 @@ def _load_error(spec: str, exc: OSError) -> UserError:
 
 
 def _load_pretrained(spec: str, dtype: torch.dtype, trust_remote_code: bool) -> LoadedModel:
-    source, extra = _source(spec)
+    source, extra = resolve_spec(spec)
     if not extra and Path(source).is_dir():  # checked against its manifest where it has one
         check_model_dir(Path(source), _DAMAGED_FIX)
     try:
@@ -152,9 +180,7 @@ def load_tokenizer(spec: str, *, trust_remote_code: bool = False) -> object:
         from longred_bench.models.zoo import byte_tokenizer
 
         return byte_tokenizer()
-    if spec in ZOO_DIRS:
-        spec = str(zoo_dir(spec))
-    source, extra = _source(spec)
+    source, extra = resolve_spec(spec)
     try:
         return AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code, **extra)
     except OSError as exc:
@@ -165,9 +191,7 @@ def load_config(spec: str, *, trust_remote_code: bool = False) -> object:
     """The config of model ``spec`` without its weights (the built-in tiny model is built)."""
     if spec == "tiny-random":
         return load_zoo(spec)[0].config
-    if spec in ZOO_DIRS:
-        spec = str(zoo_dir(spec))
-    source, extra = _source(spec)
+    source, extra = resolve_spec(spec)
     try:
         return AutoConfig.from_pretrained(source, trust_remote_code=trust_remote_code, **extra)
     except OSError as exc:

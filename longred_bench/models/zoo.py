@@ -3,8 +3,9 @@
 models that installed packages register as *builders* under the entry-point group
 ``longred_bench.zoo``: a name and a function returning the model's Hugging Face directory,
 building it first if needed. This package registers ``tiny-base`` (the suite's own pretrained
-model, built on first use by the ``pretrain`` recipe, :func:`longred_bench.jobs.tiny_base.tiny_base_dir`),
-so loading a model never imports the training code that builds one.
+model, built on first use by the ``pretrain`` recipe,
+:func:`longred_bench.jobs.tiny_base.tiny_base_dir`), so loading a model never imports the training
+code that builds one.
 
 ``tiny-random`` is a 4-layer Llama (hidden 64, 4 query / 2 KV heads, RoPE base 1e4, 256-token
 window) with seeded random weights and a byte-level tokenizer: every UTF-8 byte is one token. It

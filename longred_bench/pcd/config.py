@@ -1,8 +1,8 @@
 """PCD's parameters (:class:`PcdConfig`, with the ``--pcd-*`` command-line flags that set them)
 and the torch-free RoPE arithmetic of its default local base.
 
-Kept apart from :mod:`longred_bench.pcd.model` (the model side, which needs torch and transformers) so
-that command lines and configs can name PCD without importing either. The parameters and their
+Kept apart from :mod:`longred_bench.pcd.model` (the model side, which needs torch and transformers)
+so that command lines and configs can name PCD without importing either. The parameters and their
 defaults are explained there.
 """
 

@@ -4,22 +4,25 @@ Importing this module registers ``longred-pcd`` with lm-eval, after ``import lm_
 that lm-eval's own models (``hf``, ``vllm``, ...) stay registered. Requests run as ``HFLM`` runs
 them (batching, truncation, stop sequences); only the two model calls change:
 
-- generation (``generate_until``): greedy PCD decoding (:meth:`longred_bench.pcd.model.PcdModel.generate`,
-  two KV caches); a task that asks for sampling is refused;
+- generation (``generate_until``): greedy PCD decoding
+  (:meth:`longred_bench.pcd.model.PcdModel.generate`, two KV caches); a task that asks for
+  sampling is refused;
 - scoring (``loglikelihood``, ``loglikelihood_rolling``): the log-softmax of the calibrated logits,
   over the whole vocabulary (``loglikelihood=full``, the default) or over the top-k set of the
   standard logits (``loglikelihood=topk``); see :class:`longred_bench.pcd.model.PcdConfig`.
 
 Model arguments: ``pretrained`` (a model spec: zoo name, HF directory, ``.gguf`` file or hub id,
-loaded by :func:`longred_bench.models.loading.load`; or a loaded model with ``tokenizer``), ``rope`` (a
-zero-shot RoPE extension spec), the PCD parameters ``alpha``, ``top_k``, ``local_base``,
+loaded by :func:`longred_bench.models.loading.load`; or a loaded model with ``tokenizer``), ``rope``
+(a zero-shot RoPE extension spec), the PCD parameters ``alpha``, ``top_k``, ``local_base``,
 ``local_window``, ``first_pair``, ``loglikelihood``, and ``max_length``, ``batch_size``,
 ``max_batch_size``, ``device``, ``dtype``, ``trust_remote_code``, ``add_bos_token``. Anything else
 is refused (lm-eval would otherwise drop it silently for a loaded model).
 
 lm-eval 0.4.13 finds no model outside its own package, so its command line runs this one through
-:mod:`longred_bench.evaluation.lm_eval_cli` (``python -m longred_bench.evaluation.lm_eval_cli --model longred-pcd ...``);
-from Python, import this module and call ``lm_eval.simple_evaluate(model="longred-pcd", ...)``.
+the console script ``longred-lm-eval`` (:mod:`longred_bench.evaluation.lm_eval_cli`, e.g.
+``longred-lm-eval --model longred-pcd ...``); later lm-eval versions find it through the
+``lm_eval.models`` entry point. From Python, import this module and call
+``lm_eval.simple_evaluate(model="longred-pcd", ...)``.
 """
 
 from __future__ import annotations

@@ -50,9 +50,10 @@ def _warmup_lines(run_info: dict[str, Any]) -> list[str]:
         return []
     verdict = "reached" if warm["reached"] else "**not reached** (ended at its step cap)"
     return [
-        f"- Copy warm-up before the pretraining mix (`training/pretrain/induction.py`): {warm['steps']} "
-        f"steps, {warm['tokens']:,} tokens, {warm['seconds'] / 60:.1f} min; held-out copy "
-        f"accuracy {warm['copy_accuracy']:.3f}, threshold {warm['copy_until']} {verdict}. "
+        "- Copy warm-up before the pretraining mix (`training/pretrain/induction.py`): "
+        f"{warm['steps']} steps, {warm['tokens']:,} tokens, {warm['seconds'] / 60:.1f} min; "
+        f"held-out copy accuracy {warm['copy_accuracy']:.3f}, threshold {warm['copy_until']} "
+        f"{verdict}. "
         f"Copy accuracy after pretraining: {run_info['copy_accuracy']:.3f}.",
     ]
 

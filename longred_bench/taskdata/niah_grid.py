@@ -1,19 +1,19 @@
 """Needle-in-a-haystack grid: one needle at each depth (percent) of an essay haystack, per length.
 
 Every cell ``(length, depth)`` of the grid holds ``n`` samples. A sample is RULER's
-``niah_single_2`` prompt (:mod:`longred_bench.taskdata.ruler.niah`): one "special magic number" needle,
-"One of the special magic numbers for {key} is: {value}.", in an essay haystack made of the prose
-corpus (:func:`longred_bench.taskdata.ruler.haystack.essay_units`, Brown by default), followed by the
-question and the answer prefix. Unlike RULER, whose needle depth is random, the needle sits at
-the requested depth, measured in tokens of the haystack: at the word boundary whose share of the
+``niah_single_2`` prompt (:mod:`longred_bench.taskdata.ruler.niah`): one "special magic number"
+needle, "One of the special magic numbers for {key} is: {value}.", in an essay haystack made of the
+prose corpus (:func:`longred_bench.taskdata.ruler.haystack.essay_units`, Brown by default), followed
+by the question and the answer prefix. Unlike RULER, whose needle depth is random, the needle sits
+at the requested depth, measured in tokens of the haystack: at the word boundary whose share of the
 haystack's tokens is closest to ``depth`` percent, moved to the nearest sentence end within 2% of
 the haystack's words (so it does not split a sentence) or left there when no sentence ends that
 close. Depth 0 puts the needle before the first word, 100 after the last. Each sample records
 ``depth_actual``, the needle's depth as measured in tokens after sizing (within about 2.5 points
 of the requested depth from 1K tokens up).
 
-Sizing is RULER's (:func:`longred_bench.taskdata.ruler.sizing.fit`): the largest haystack whose prompt
-plus answer (" <value>") fits in ``length`` tokens of the target tokenizer.
+Sizing is RULER's (:func:`longred_bench.taskdata.ruler.sizing.fit`): the largest haystack whose
+prompt plus answer (" <value>") fits in ``length`` tokens of the target tokenizer.
 
 Sample ``i`` draws its key, value and starting document from a generator seeded by
 ``(seed, i)`` alone, so within one seed sample ``i`` of every cell has the same needle and the
@@ -136,7 +136,8 @@ def insertion_point(
 def _draft(
     tokenizer: Any, rng: random.Random, length: int, depth: float, corpus: str
 ) -> tuple[Draft, list[str]]:
-    """The draft of one sample (see :mod:`longred_bench.taskdata.ruler.sizing`) and its haystack words."""
+    """The draft of one sample (see :mod:`longred_bench.taskdata.ruler.sizing`) and its haystack
+    words."""
     key = hs.word_key(rng, hs.vocabulary(corpus))
     value = hs.number_value(rng)
     units = hs.essay_units(corpus, rng, length)

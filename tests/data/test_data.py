@@ -20,11 +20,11 @@ import pytest
 from data_helpers import _leftovers, _pin, _sha
 
 from longred_bench import cache as cache_module
+from longred_bench.cli import build_parser
 from longred_bench.data import corpora, sources
 from longred_bench.data import decode as decode_module
 from longred_bench.data import fetch as fetch_module
 from longred_bench.errors import UserError
-from longred_bench.cli import build_parser
 
 # --- cache helpers --------------------------------------------------------------------------
 

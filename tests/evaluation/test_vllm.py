@@ -69,7 +69,8 @@ def _loglikelihoods(out: dict[str, Any]) -> dict[tuple[int, int], float]:
 
 
 def _hf_lm(rope: str, max_length: int) -> Any:
-    """lm-eval's ``HFLM`` around the model ``longred_bench.models.loading.load`` extends by ``rope``."""
+    """lm-eval's ``HFLM`` around the model ``longred_bench.models.loading.load`` extends by
+    ``rope``."""
     from lm_eval.models.huggingface import HFLM
 
     from longred_bench.models.loading import load

@@ -104,3 +104,28 @@ def test_load_tokenizer_of_a_folder_without_config_is_a_user_error(tmp_path):
 
     with pytest.raises(UserError, match=r"no config\.json"):
         load_tokenizer(str(tmp_path))
+
+
+def test_unknown_model_name_fails_at_once_when_the_hub_is_offline(monkeypatch) -> None:
+
+    from longred_bench.errors import UserError
+    from longred_bench.models.loading import load_config, resolve_spec
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(UserError, match=r"not a local path or a zoo name .*HF_HUB_OFFLINE is set"):
+        load_config("no-such-org/no-such-model")
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.setenv("HF_ENDPOINT", "https://hub.invalid")
+    with pytest.raises(UserError, match=r"hub\.invalid is unreachable"):
+        resolve_spec("no-such-org/no-such-model")
+
+
+def test_zoo_builders_come_from_the_entry_point_group() -> None:
+    from importlib.metadata import entry_points
+
+    from longred_bench.jobs.tiny_base import tiny_base_dir
+    from longred_bench.models.zoo import ZOO, ZOO_GROUP
+
+    (entry,) = [e for e in entry_points(group=ZOO_GROUP) if e.name == "tiny-base"]
+    assert entry.load() is tiny_base_dir
+    assert "tiny-base" in ZOO

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -332,7 +333,7 @@ def test_simple_evaluate_runs_longred_pcd_by_name(tmp_path, monkeypatch) -> None
 
 @pytest.mark.integration
 def test_lm_eval_command_line_runs_longred_pcd(tmp_path) -> None:
-    """lm-eval's own command line (through ``python -m longred_bench.evaluation.lm_eval_cli``)."""
+    """lm-eval's own command line through the ``longred-lm-eval`` console script."""
     import os
     import subprocess
     import sys
@@ -341,7 +342,8 @@ def test_lm_eval_command_line_runs_longred_pcd(tmp_path) -> None:
 
     task = tmp_path / "pcd_toy.yaml"
     task.write_text(yaml.safe_dump(_toy_task(tmp_path)))
-    argv = [sys.executable, "-m", "longred_bench.evaluation.lm_eval_cli", "--model", "longred-pcd"]
+    script = Path(sys.executable).with_name("longred-lm-eval")
+    argv = [str(script), "--model", "longred-pcd"]
     argv += ["--model_args", "pretrained=tiny-random,alpha=1.5,top_k=20", "--tasks", str(task)]
     argv += ["--device", "cpu", "--output_path", str(tmp_path / "results")]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
@@ -435,3 +437,12 @@ def test_compare_adds_one_pcd_row_per_model(tmp_path, monkeypatch) -> None:
     report = (out / "compare.md").read_text()
     assert "| original +pcd | " in report and "| pi:factor=4 +pcd | " in report
     assert cli.main([*argv, "--out", str(out), "--quiet"]) == 0 and len(seen) == 4  # cached
+
+
+def test_pcd_model_is_declared_for_lm_eval_plugin_discovery() -> None:
+    from importlib.metadata import entry_points
+
+    from longred_bench.pcd.lm import PcdLM
+
+    (entry,) = [e for e in entry_points(group="lm_eval.models") if e.name == "longred-pcd"]
+    assert entry.load() is PcdLM

@@ -169,7 +169,8 @@ def group(manager: Any) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def samples() -> dict[tuple[str, int], list[Any]]:
-    """The samples :mod:`longred_bench.taskdata.ruler` gives for the same settings, by (task, length)."""
+    """The samples :mod:`longred_bench.taskdata.ruler` gives for the same settings, by (task,
+    length)."""
     from longred_bench.models.zoo import byte_tokenizer
 
     tok = byte_tokenizer()

@@ -1,5 +1,6 @@
-"""The copy warm-up of pretraining (``longred_bench.training.pretrain.induction``): the copy rows, the
-accuracy, the stop rule, reuse of a finished warm-up, and its records in a smoke pretraining run."""
+"""The copy warm-up of pretraining (``longred_bench.training.pretrain.induction``): the copy rows,
+the accuracy, the stop rule, reuse of a finished warm-up, and its records in a smoke pretraining
+run."""
 
 from __future__ import annotations
 

@@ -7,29 +7,30 @@ seeded function per kind:
 
 - ``passkey``: prose with ``"The pass key is NNNNN. Remember it."`` (a 5-digit key) inserted at
   a random depth, moved back to a sentence end, then ``"\\nWhat is the pass key? The pass key is
-  NNNNN."``: the phrasing of the ``longred_tiny_passkey`` task (:mod:`longred_bench.taskdata.tiny_tasks`).
-- ``kv``: 1 to 4 needles with distinct keys in RULER's needle phrasing, ``"One of the special
-  magic numbers for {key} is: {value}."``, inside RULER's prompt template, asking for one of the
-  keys or for all of them, followed by RULER's answer prefix and the values (joined with ``", "``,
-  ending ``"."``). The prompt strings and the noise sentences are RULER's, imported from
-  :mod:`longred_bench.taskdata.ruler.niah` and :mod:`longred_bench.taskdata.ruler.haystack`; the keys, values,
-  depths and haystacks are this module's own seeded draws. Values are 7-digit numbers (about 80%)
-  or UUIDs; keys are ``word-word`` pairs, or UUIDs with UUID values in a haystack of distractor
-  needles. Haystacks: RULER's noise sentences, prose (the filler, as words, needles moved back to
-  a sentence end) or distractor needles for other keys (one per line), as in RULER's multikey
-  tasks.
+  NNNNN."``: the phrasing of the ``longred_tiny_passkey`` task
+  (:mod:`longred_bench.taskdata.tiny_tasks`).
+- ``kv``: 1 to 4 needles with distinct keys in RULER's needle phrasing, ``"One of the special magic
+  numbers for {key} is: {value}."``, inside RULER's prompt template, asking for one of the keys or
+  for all of them, followed by RULER's answer prefix and the values (joined with ``", "``, ending
+  ``"."``). The prompt strings and the noise sentences are RULER's, imported from
+  :mod:`longred_bench.taskdata.ruler.niah` and :mod:`longred_bench.taskdata.ruler.haystack`; the
+  keys, values, depths and haystacks are this module's own seeded draws. Values are 7-digit numbers
+  (about 80%) or UUIDs; keys are ``word-word`` pairs, or UUIDs with UUID values in a haystack of
+  distractor needles. Haystacks: RULER's noise sentences, prose (the filler, as words, needles moved
+  back to a sentence end) or distractor needles for other keys (one per line), as in RULER's
+  multikey tasks.
 - ``copy``: a random sequence (words of the filler, digit strings, or a prose passage), then
   ``"\\nRepeat the ... above: "`` and the same sequence again (copying / induction).
 - ``vt``: RULER's variable tracking: a chain ``VAR ABCDE = 12345.``, ``VAR FGHIJ = VAR ABCDE.``,
   ... of 1 to 4 hops in noise sentences, sometimes with a second chain of another value as a
   distractor, RULER's question and answer prefix, then the chain's variable names.
 
-Sizes: each example has a target length drawn uniformly between 40% and 100% of ``max_tokens``
-and its haystack (or sequence) is the longest whose whole text, tokenized alone, fits in it
-(:func:`longred_bench.taskdata.ruler.sizing.fit`, which counts any special tokens the tokenizer adds), so
-the planted facts sit at every distance inside the window. When even an empty haystack does not
-fit the target, the example is fitted to ``max_tokens``; when it does not fit that either, it
-drops needles (``kv``, last of all to one word key with a number in noise) or hops and the
+Sizes: each example has a target length drawn uniformly between 40% and 100% of ``max_tokens`` and
+its haystack (or sequence) is the longest whose whole text, tokenized alone, fits in it
+(:func:`longred_bench.taskdata.ruler.sizing.fit`, which counts any special tokens the tokenizer
+adds), so the planted facts sit at every distance inside the window. When even an empty haystack
+does not fit the target, the example is fitted to ``max_tokens``; when it does not fit that either,
+it drops needles (``kv``, last of all to one word key with a number in noise) or hops and the
 distractor chain (``vt``); a kind that cannot fit at all is a :class:`UserError`.
 
 ``filler`` is a list of prose sentences or passages, from ``train`` splits only (the caller's

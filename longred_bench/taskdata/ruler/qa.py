@@ -154,10 +154,10 @@ def question_order(task: str, seed: int) -> list[int]:
 def build(task: str, rng: random.Random, length: int, seed: int, state: dict) -> Iterator[Draft]:
     """Drafts for the next sample: the next question in the seeded order, then the following ones.
 
-    ``state`` is shared by the samples of one :func:`~longred_bench.taskdata.ruler.registry.generate`
-    call: it remembers where the last sample's question was, so samples never repeat a question
-    (until all are used) even when some gold paragraphs are too long for the length.
-    """
+    ``state`` is shared by the samples of one
+    :func:`~longred_bench.taskdata.ruler.registry.generate` call: it remembers where the last
+    sample's question was, so samples never repeat a question (until all are used) even when some
+    gold paragraphs are too long for the length."""
     questions, pools = load(task)
     order = question_order(task, seed)
     start = state.get("next_question", 0)

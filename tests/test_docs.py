@@ -116,3 +116,49 @@ def test_patterns_find_what_they_should() -> None:
     assert TEST_PATH.findall(page) == ["tests/pcd/test_pcd.py"]
     noxfile = "@nox.session\n@nox.parametrize('t', ['1'])\ndef compile_kernels(session):\n"
     assert NOX_DEF.findall(noxfile) == ["compile_kernels"]
+
+
+def _command_lines(pages: list[Path]) -> list[tuple[str, list[str]]]:
+    """``longred-bench ...`` lines of fenced blocks (comments stripped, continuations joined)."""
+    import shlex
+
+    found = []
+    for page in pages:
+        for block in (m.group(2) for m in FENCE.finditer(_text(page))):
+            for line in block.replace("\\\n", " ").splitlines():
+                if not line.lstrip().startswith("longred-bench "):
+                    continue
+                words = shlex.split(line, comments=True)
+                if words[:1] == ["longred-bench"] and "$(" not in line:
+                    found.append((f"{page.relative_to(ROOT)}: {line.strip()}", words[1:]))
+    return found
+
+
+def test_documented_command_lines_parse() -> None:
+    """Every ``longred-bench`` command written out in a code block is accepted by the parser
+    as written (arguments, choices, required options)."""
+    from longred_bench.cli import build_parser
+
+    lines = _command_lines(PAGES)
+    assert len(lines) > 10, "found too few command lines: the extractor is broken"
+    bad = []
+    for where, argv in lines:
+        try:
+            build_parser().parse_args(argv)
+        except SystemExit:
+            bad.append(where)
+    assert not bad, f"command lines the parser refuses: {bad}"
+
+
+def test_help_and_argument_errors_import_no_torch() -> None:
+    """The parser is built from torch-free modules, so ``--help`` answers at once."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from longred_bench.cli import build_parser; build_parser(); "
+        "heavy = [m for m in ('torch', 'transformers', 'lm_eval', 'pandas') if m in sys.modules]; "
+        "print(heavy); sys.exit(1 if heavy else 0)"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr

@@ -62,9 +62,9 @@ def save_records(
 
 
 def run_eval_unit(unit: dict[str, Any], progress: bool) -> list[dict[str, Any]]:
-    """Evaluate one unit: an :class:`EvalConfig` as a dict (``base``, where present, only
-    identifies the model in cache keys)."""
+    """Evaluate one unit: an :class:`EvalConfig` as a dict, plus ``item_scores`` (per-document
+    records) where set; ``base``, where present, only identifies the model in cache keys."""
     from longred_bench.evaluation.harness import run_eval
 
-    cfg = EvalConfig.from_dict({k: v for k, v in unit.items() if k != "base"})
-    return run_eval(cfg, progress=progress).records
+    cfg = EvalConfig.from_dict({k: v for k, v in unit.items() if k not in ("base", "item_scores")})
+    return run_eval(cfg, progress=progress, item_scores=bool(unit.get("item_scores"))).records

@@ -1,191 +1,27 @@
-"""The ``longred-bench`` command line: it parses arguments, builds a job's config and calls the
-job (``longred_bench.jobs``, ``longred_bench.reproduce``); nothing else.
-
-Building the parser imports no torch: ``--help`` and argument errors answer at once, and each
-config checks its values before any model or data loads.
-"""
+"""The ``longred-bench`` argument parsers, one function per subcommand. They import only
+torch-free modules (configs, names, defaults), so ``--help`` and argument errors answer at once."""
 
 from __future__ import annotations
 
 import argparse
-import shlex
-import sys
 import textwrap
-import time
 from pathlib import Path
 
-from longred_bench.errors import UserError
-from longred_bench.heap import keep_freed_memory
+from longred_bench.cli import commands
 
 
-def _wrote(paths: list[Path], start: float) -> None:
-    """The closing line of a command: what it wrote and its wall time."""
-    from longred_bench.reports import duration
-
-    took = duration(time.perf_counter() - start)
-    print(f"wrote {', '.join(str(p) for p in paths)} in {took}")
-
-
-def _command_line(args: argparse.Namespace) -> str:
-    """The command as typed, for reports."""
-    return "longred-bench " + shlex.join(sys.argv[1:] if args.argv is None else args.argv)
-
-
-def _cmd_data(args: argparse.Namespace) -> int:
-    from longred_bench.jobs import data
-
-    return {"fetch": data.run_fetch, "list": data.run_list, "verify": data.run_verify}[
-        args.data_command
-    ](args)
-
-
-def _cmd_drift(args: argparse.Namespace) -> int:
-    from longred_bench.jobs.configs import DriftConfig
-
-    cfg = DriftConfig(
-        original=args.original, extended=tuple(args.extended or ()), rope=tuple(args.rope or ()),
-        texts=args.texts, num_texts=args.num_texts, seq_len=args.seq_len,
-        batch_size=args.batch_size, seed=args.seed, top_m=args.top_m, impl=args.impl,
-        device=args.device, dtype=args.dtype,
-    )  # fmt: skip
-    from longred_bench.jobs.drift import drift_command
-
-    paths = drift_command(cfg, Path(args.out), progress=not args.quiet)
-    print("wrote " + ", ".join(str(p) for p in paths))
-    return 0
-
-
-def _cmd_eval(args: argparse.Namespace) -> int:
-    start = time.perf_counter()
-    from longred_bench.evaluation.config import EvalConfig
-    from longred_bench.pcd.config import pcd_from_args
-
-    def seq(values: list | None) -> tuple | None:
-        return None if values is None else tuple(values)
-
-    cfg = EvalConfig(
-        model=args.model, suite=args.suite, rope=args.rope, tasks=seq(args.tasks),
-        limit=args.limit, lengths=seq(args.lengths), samples=args.samples,
-        depths=seq(args.depths), corpus=args.corpus, num_fewshot=args.num_fewshot,
-        batch_size=args.batch_size, max_length=args.max_length, backend=args.backend,
-        device=args.device, seed=args.seed, decoding=args.decoding, pcd=pcd_from_args(args),
-    )  # fmt: skip
-    from longred_bench.jobs.eval import eval_command
-
-    _wrote(eval_command(cfg, Path(args.out), progress=not args.quiet), start)
-    return 0
-
-
-def _cmd_compare(args: argparse.Namespace) -> int:
-    start = time.perf_counter()
-    from longred_bench.jobs.configs import CompareConfig
-    from longred_bench.pcd.config import pcd_from_args
-
-    cfg = CompareConfig(
-        original=args.original, extended=tuple(args.extended or ()), rope=tuple(args.rope or ()),
-        suites=tuple(args.suites), short_suite=args.short_suite,
-        short_tasks=tuple(args.short_tasks or ()), short_limit=args.short_limit,
-        lengths=tuple(args.lengths), ruler_samples=args.ruler_samples,
-        niah_depths=tuple(args.niah_depths), niah_samples=args.niah_samples,
-        drift_texts=args.drift_texts, drift_num_texts=args.drift_num_texts,
-        drift_seq_len=args.drift_seq_len, batch_size=args.batch_size, device=args.device,
-        seed=args.seed, decoding=tuple(args.decoding), pcd=pcd_from_args(args),
-    )  # fmt: skip
-    from longred_bench.jobs.compare import compare_command
-
-    paths = compare_command(
-        cfg, Path(args.out), command=_command_line(args), progress=not args.quiet
-    )
-    _wrote(paths, start)
-    return 0
-
-
-def _cmd_psa(args: argparse.Namespace) -> int:
-    start = time.perf_counter()
-    from longred_bench.jobs.configs import PsaConfig
-    from longred_bench.pcd.config import pcd_from_args
-
-    cfg = PsaConfig(
-        models=tuple(args.model), ropes=tuple(args.rope), tasks=tuple(args.tasks),
-        lengths=tuple(args.lengths), samples=args.samples, seed=args.seed, corpus=args.corpus,
-        device=args.device,
-    )  # fmt: skip
-    cfg.check()
-    if args.top_k is not None and args.top_k < 1:
-        raise UserError(f"psa: --top-k must be >= 1 (got {args.top_k})")
-    from longred_bench.jobs.psa import psa_command
-    from longred_bench.reports.psa_report import TOP_K
-
-    paths = psa_command(
-        cfg, Path(args.out), decodings=tuple(args.decoding), pcd=pcd_from_args(args),
-        top_k=TOP_K if args.top_k is None else args.top_k, command=_command_line(args),
-        progress=not args.quiet,
-    )  # fmt: skip
-    _wrote(paths, start)
-    return 0
-
-
-def _cmd_train(args: argparse.Namespace) -> int:
-    from longred_bench.training.config import parse_set, resolve_config
-
-    cfg = resolve_config(
-        args.recipe,
-        profile=args.profile,
-        config_file=Path(args.config) if args.config else None,
-        overrides=parse_set(args.set or []),
-    )
-    if args.dry_run:
-        from longred_bench.training.plan import describe_plan
-
-        print(describe_plan(cfg))
-        return 0
-    if args.out is None:
-        raise UserError("train: --out DIR is required (only --dry-run runs without one)")
-    from longred_bench.jobs.train import train_command
-
-    final = train_command(cfg, Path(args.out), resume=args.resume, progress=not args.quiet)
-    if final is not None:
-        print(f"wrote {final}")
-    return 0
-
-
-def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from longred_bench.reproduce.tables import reproduce
-
-    paths = reproduce(
-        args.table, args.profile, Path(args.out) if args.out else None, force=args.force,
-        progress=not args.quiet, jobs=args.jobs,
-    )  # fmt: skip
-    print("wrote " + ", ".join(str(p) for p in paths))
-    return 0
-
-
-def _cmd_profiles(args: argparse.Namespace) -> int:
-    from longred_bench.reproduce.tables import profiles_table
-
-    print(profiles_table())
-    return 0
-
-
-def _cmd_tasks_path(args: argparse.Namespace) -> int:
-    from longred_bench.evaluation.harness import tasks_dir
-
-    print(tasks_dir())
-    return 0
-
-
-def _add_data(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_data(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """``data fetch | list | verify``."""
     from longred_bench.data.sources import get_source, source_names
 
     data = subparsers.add_parser("data", help="fetch and inspect cached corpora and models")
-    commands = data.add_subparsers(dest="data_command", required=True, metavar="COMMAND")
+    actions = data.add_subparsers(dest="data_command", required=True, metavar="COMMAND")
     cache_help = "cache root (default: $LONGRED_CACHE or ~/.cache/longred-bench)"
 
     archive_lines = "\n".join(
         f"  {name}: {', '.join(get_source(name).file_names)}" for name in source_names()
     )
-    fetch_parser = commands.add_parser(
+    fetch_parser = actions.add_parser(
         "fetch",
         help="download (or take from --from DIR), verify, decode and cache sources",
         description=textwrap.fill(
@@ -214,13 +50,13 @@ def _add_data(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser
         "--force", action="store_true", help="rebuild and replace entries already cached"
     )
     fetch_parser.add_argument("--cache", type=Path, help=cache_help)
-    fetch_parser.set_defaults(func=_cmd_data)
+    fetch_parser.set_defaults(func=commands.cmd_data)
 
-    list_parser = commands.add_parser("list", help="show what is cached")
+    list_parser = actions.add_parser("list", help="show what is cached")
     list_parser.add_argument("--cache", type=Path, help=cache_help)
-    list_parser.set_defaults(func=_cmd_data)
+    list_parser.set_defaults(func=commands.cmd_data)
 
-    verify_parser = commands.add_parser(
+    verify_parser = actions.add_parser(
         "verify",
         help="check every cache entry against its recorded sizes and sha256",
         description=textwrap.fill(
@@ -246,11 +82,11 @@ def _add_data(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser
         help="check the cached run results of these compare --out folders (alone, or with "
         "--sources)",
     )
-    verify_parser.set_defaults(func=_cmd_data)
+    verify_parser.set_defaults(func=commands.cmd_data)
     return data
 
 
-def _add_drift(sub: argparse._SubParsersAction) -> None:
+def add_drift(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "drift",
         help="per-layer hidden cosine + attention KL of extended models vs the original",
@@ -285,10 +121,10 @@ def _add_drift(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dtype", default="float32")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.set_defaults(func=_cmd_drift)
+    p.set_defaults(func=commands.cmd_drift)
 
 
-def _add_eval(sub: argparse._SubParsersAction) -> None:
+def add_eval(sub: argparse._SubParsersAction) -> None:
     from longred_bench.evaluation.config import BACKENDS, SUITES
     from longred_bench.evaluation.lm import DECODINGS
     from longred_bench.pcd.config import add_pcd_arguments
@@ -341,10 +177,10 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--quiet", action="store_true", help="less lm-eval logging")
-    p.set_defaults(func=_cmd_eval)
+    p.set_defaults(func=commands.cmd_eval)
 
 
-def _add_compare(sub: argparse._SubParsersAction) -> None:
+def add_compare(sub: argparse._SubParsersAction) -> None:
     from longred_bench.evaluation.lm import DECODINGS
     from longred_bench.jobs.configs import COMPARE_SUITES, CompareConfig
     from longred_bench.pcd.config import add_pcd_arguments
@@ -384,10 +220,10 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
     add_pcd_arguments(p)
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--quiet", action="store_true", help="less logging")
-    p.set_defaults(func=_cmd_compare)
+    p.set_defaults(func=commands.cmd_compare)
 
 
-def _add_psa(sub: argparse._SubParsersAction) -> None:
+def add_psa(sub: argparse._SubParsersAction) -> None:
     from longred_bench.evaluation.lm import DECODINGS
     from longred_bench.jobs.configs import DEFAULT_TASKS, ORIGINAL, RETRIEVAL_TASKS, PsaConfig
     from longred_bench.pcd.config import add_pcd_arguments
@@ -434,10 +270,10 @@ def _add_psa(sub: argparse._SubParsersAction) -> None:
     add_pcd_arguments(p)
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.set_defaults(func=_cmd_psa)
+    p.set_defaults(func=commands.cmd_psa)
 
 
-def _add_train(sub: argparse._SubParsersAction) -> None:
+def add_train(sub: argparse._SubParsersAction) -> None:
     from longred_bench.profiles import profile_help
     from longred_bench.training.config import RECIPES
 
@@ -458,10 +294,10 @@ def _add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--resume", action="store_true", help="continue from OUT's last checkpoint")
     p.add_argument("--dry-run", action="store_true", help="print the resolved config and exit")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=_cmd_train)
+    p.set_defaults(func=commands.cmd_train)
 
 
-def _add_reproduce(sub: argparse._SubParsersAction) -> None:
+def add_reproduce(sub: argparse._SubParsersAction) -> None:
     from longred_bench.profiles import profile_help
     from longred_bench.reproduce import DEFAULT_PROFILE, TABLE_NAMES
 
@@ -481,52 +317,4 @@ def _add_reproduce(sub: argparse._SubParsersAction) -> None:
     jobs_help = "table3: worker processes for its independent runs (cores/N threads each)"
     p.add_argument("--jobs", type=int, default=1, help=jobs_help)
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.set_defaults(func=_cmd_reproduce)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``longred-bench`` (imports no torch)."""
-    parser = argparse.ArgumentParser(
-        prog="longred-bench",
-        description="Measure and repair what context-window extension does to a RoPE model.",
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-    _add_data(sub)
-    _add_drift(sub)
-    _add_eval(sub)
-    _add_compare(sub)
-    _add_psa(sub)
-    _add_train(sub)
-    _add_reproduce(sub)
-    p = sub.add_parser(
-        "profiles",
-        help="list the scale profiles: model, where, purpose, what each table runs at",
-        description="Print the profile registry as a Markdown table: each profile's model, "
-        "where it runs, its purpose, the tables `reproduce` has settings for at it and the "
-        "recipes `train` runs at it.",
-    )
-    p.set_defaults(func=_cmd_profiles)
-    p = sub.add_parser(
-        "tasks-path",
-        help="print the folder of the installed lm-eval task registry",
-        description="Print the installed lm-eval task registry's folder, for "
-        '`lm_eval --include_path "$(longred-bench tasks-path)"`.',
-    )
-    p.set_defaults(func=_cmd_tasks_path)
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the exit status (2 with a one-line message on bad input)."""
-    args = build_parser().parse_args(argv)
-    args.argv = argv
-    try:
-        keep_freed_memory()
-        return int(args.func(args))
-    except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    p.set_defaults(func=commands.cmd_reproduce)

@@ -1,0 +1,58 @@
+"""The ``longred-bench`` command line: it parses arguments, builds a job's config and calls the
+job (``longred_bench.jobs``, ``longred_bench.reproduce``); nothing else. :mod:`.parsers` holds the
+argument parsers (no torch is imported to build them: ``--help`` and argument errors answer at
+once), :mod:`.commands` the subcommand bodies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from longred_bench.cli import commands, parsers
+from longred_bench.errors import UserError
+from longred_bench.heap import keep_freed_memory
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``longred-bench`` (imports no torch)."""
+    parser = argparse.ArgumentParser(
+        prog="longred-bench",
+        description="Measure and repair what context-window extension does to a RoPE model.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    parsers.add_data(sub)
+    parsers.add_drift(sub)
+    parsers.add_eval(sub)
+    parsers.add_compare(sub)
+    parsers.add_psa(sub)
+    parsers.add_train(sub)
+    parsers.add_reproduce(sub)
+    p = sub.add_parser(
+        "profiles",
+        help="list the scale profiles: model, where, purpose, what each table runs at",
+        description="Print the profile registry as a Markdown table: each profile's model, "
+        "where it runs, its purpose, the tables `reproduce` has settings for at it and the "
+        "recipes `train` runs at it.",
+    )
+    p.set_defaults(func=commands.cmd_profiles)
+    p = sub.add_parser(
+        "tasks-path",
+        help="print the folder of the installed lm-eval task registry",
+        description="Print the installed lm-eval task registry's folder, for "
+        '`lm_eval --include_path "$(longred-bench tasks-path)"`.',
+    )
+    p.set_defaults(func=commands.cmd_tasks_path)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit status (2 with a one-line message on bad input)."""
+    args = build_parser().parse_args(argv)
+    args.argv = argv
+    try:
+        keep_freed_memory()
+        return int(args.func(args))
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

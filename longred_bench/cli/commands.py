@@ -1,0 +1,169 @@
+"""The bodies of the ``longred-bench`` subcommands: each builds its job's config from the parsed
+arguments and calls the job (``longred_bench.jobs``, ``longred_bench.reproduce``); imports of
+anything heavy happen inside, after parsing."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from longred_bench.errors import UserError
+
+
+def wrote(paths: list[Path], start: float) -> None:
+    """The closing line of a command: what it wrote and its wall time."""
+    from longred_bench.reports import duration
+
+    took = duration(time.perf_counter() - start)
+    print(f"wrote {', '.join(str(p) for p in paths)} in {took}")
+
+
+def command_line(args: argparse.Namespace) -> str:
+    """The command as typed, for reports."""
+    return "longred-bench " + shlex.join(sys.argv[1:] if args.argv is None else args.argv)
+
+
+def cmd_data(args: argparse.Namespace) -> int:
+    from longred_bench.jobs import data
+
+    return {"fetch": data.run_fetch, "list": data.run_list, "verify": data.run_verify}[
+        args.data_command
+    ](args)
+
+
+def cmd_drift(args: argparse.Namespace) -> int:
+    from longred_bench.jobs.configs import DriftConfig
+
+    cfg = DriftConfig(
+        original=args.original, extended=tuple(args.extended or ()), rope=tuple(args.rope or ()),
+        texts=args.texts, num_texts=args.num_texts, seq_len=args.seq_len,
+        batch_size=args.batch_size, seed=args.seed, top_m=args.top_m, impl=args.impl,
+        device=args.device, dtype=args.dtype,
+    )  # fmt: skip
+    from longred_bench.jobs.drift import drift_command
+
+    paths = drift_command(cfg, Path(args.out), progress=not args.quiet)
+    print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    start = time.perf_counter()
+    from longred_bench.evaluation.config import EvalConfig
+    from longred_bench.pcd.config import pcd_from_args
+
+    def seq(values: list | None) -> tuple | None:
+        return None if values is None else tuple(values)
+
+    cfg = EvalConfig(
+        model=args.model, suite=args.suite, rope=args.rope, tasks=seq(args.tasks),
+        limit=args.limit, lengths=seq(args.lengths), samples=args.samples,
+        depths=seq(args.depths), corpus=args.corpus, num_fewshot=args.num_fewshot,
+        batch_size=args.batch_size, max_length=args.max_length, backend=args.backend,
+        device=args.device, seed=args.seed, decoding=args.decoding, pcd=pcd_from_args(args),
+    )  # fmt: skip
+    from longred_bench.jobs.eval import eval_command
+
+    wrote(eval_command(cfg, Path(args.out), progress=not args.quiet), start)
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    start = time.perf_counter()
+    from longred_bench.jobs.configs import CompareConfig
+    from longred_bench.pcd.config import pcd_from_args
+
+    cfg = CompareConfig(
+        original=args.original, extended=tuple(args.extended or ()), rope=tuple(args.rope or ()),
+        suites=tuple(args.suites), short_suite=args.short_suite,
+        short_tasks=tuple(args.short_tasks or ()), short_limit=args.short_limit,
+        lengths=tuple(args.lengths), ruler_samples=args.ruler_samples,
+        niah_depths=tuple(args.niah_depths), niah_samples=args.niah_samples,
+        drift_texts=args.drift_texts, drift_num_texts=args.drift_num_texts,
+        drift_seq_len=args.drift_seq_len, batch_size=args.batch_size, device=args.device,
+        seed=args.seed, decoding=tuple(args.decoding), pcd=pcd_from_args(args),
+    )  # fmt: skip
+    from longred_bench.jobs.compare import compare_command
+
+    paths = compare_command(
+        cfg, Path(args.out), command=command_line(args), progress=not args.quiet
+    )
+    wrote(paths, start)
+    return 0
+
+
+def cmd_psa(args: argparse.Namespace) -> int:
+    start = time.perf_counter()
+    from longred_bench.jobs.configs import PsaConfig
+    from longred_bench.pcd.config import pcd_from_args
+
+    cfg = PsaConfig(
+        models=tuple(args.model), ropes=tuple(args.rope), tasks=tuple(args.tasks),
+        lengths=tuple(args.lengths), samples=args.samples, seed=args.seed, corpus=args.corpus,
+        device=args.device,
+    )  # fmt: skip
+    cfg.check()
+    if args.top_k is not None and args.top_k < 1:
+        raise UserError(f"psa: --top-k must be >= 1 (got {args.top_k})")
+    from longred_bench.jobs.psa import psa_command
+    from longred_bench.reports.psa_report import TOP_K
+
+    paths = psa_command(
+        cfg, Path(args.out), decodings=tuple(args.decoding), pcd=pcd_from_args(args),
+        top_k=TOP_K if args.top_k is None else args.top_k, command=command_line(args),
+        progress=not args.quiet,
+    )  # fmt: skip
+    wrote(paths, start)
+    return 0
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from longred_bench.training.config import parse_set, resolve_config
+
+    cfg = resolve_config(
+        args.recipe,
+        profile=args.profile,
+        config_file=Path(args.config) if args.config else None,
+        overrides=parse_set(args.set or []),
+    )
+    if args.dry_run:
+        from longred_bench.training.plan import describe_plan
+
+        print(describe_plan(cfg))
+        return 0
+    if args.out is None:
+        raise UserError("train: --out DIR is required (only --dry-run runs without one)")
+    from longred_bench.jobs.train import train_command
+
+    final = train_command(cfg, Path(args.out), resume=args.resume, progress=not args.quiet)
+    if final is not None:
+        print(f"wrote {final}")
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from longred_bench.reproduce.tables import reproduce
+
+    paths = reproduce(
+        args.table, args.profile, Path(args.out) if args.out else None, force=args.force,
+        progress=not args.quiet, jobs=args.jobs,
+    )  # fmt: skip
+    print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+def cmd_profiles(args: argparse.Namespace) -> int:
+    from longred_bench.reproduce.tables import profiles_table
+
+    print(profiles_table())
+    return 0
+
+
+def cmd_tasks_path(args: argparse.Namespace) -> int:
+    from longred_bench.evaluation.harness import tasks_dir
+
+    print(tasks_dir())
+    return 0

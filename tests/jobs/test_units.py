@@ -1,0 +1,69 @@
+"""The run cache (:mod:`longred_bench.jobs.units`): a damaged unit is measured again while the
+others are kept, and a result is reused only under the config (and RULER generator) that made it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from longred_bench.jobs.units import cached_records, save_records
+from longred_bench.taskdata.ruler import store
+
+
+def _truncate(path: Path, keep: int) -> None:
+    path.write_bytes(path.read_bytes()[:keep])
+
+
+def test_damaged_run_cache_is_rerun_and_others_are_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs"
+    units = {name: {"model": name, "suite": "ruler"} for name in ("a", "b")}
+    paths = {name: runs / name / "eval.jsonl" for name in units}
+    for name, unit in units.items():
+        save_records(paths[name], unit, [{"score": 1.0, "model": name}], 0, "cpu")
+    assert cached_records(paths["a"], units["a"])[0]["score"] == 1.0
+    assert (runs / "a" / "manifest.json").is_file()
+
+    _truncate(paths["a"], keep=10)
+    assert cached_records(paths["a"], units["a"]) is None
+    assert f"warning: run cache {runs / 'a'} is corrupt" in capsys.readouterr().err
+    (runs / "a" / "manifest.json").unlink()  # a cache of an older version: parsed, no records
+    assert cached_records(paths["a"], units["a"]) is None
+    assert f"warning: run cache {paths['a']} does not parse" in capsys.readouterr().err
+    (runs / "b" / "config.json").write_text("{")
+    assert cached_records(paths["b"], units["b"]) is None
+    assert "config.json does not parse" in capsys.readouterr().err
+
+    save_records(paths["a"], units["a"], [{"score": 2.0, "model": "a"}], 0, "cpu")
+    assert cached_records(paths["a"], units["a"])[0]["score"] == 2.0
+    assert sorted(p.name for p in runs.iterdir()) == ["a", "b"]
+    assert sorted(p.name for p in (runs / "a").iterdir()) == [
+        "config.json",
+        "eval.jsonl",
+        "manifest.json",
+    ]
+
+
+def test_results_of_an_older_ruler_generator_are_measured_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A RULER evaluation or PSA measurement cached under one sample-generator version is not
+    reused under another; a short-task evaluation does not depend on it."""
+    units = {
+        "ruler": {"model": "m", "suite": "ruler", "lengths": [512]},
+        "psa": {"psa": {"models": ["m"]}, "pcd": None},
+        "short": {"model": "m", "suite": "short_tiny"},
+    }
+    paths = {name: tmp_path / name / "eval.jsonl" for name in units}
+    for name, unit in units.items():
+        save_records(paths[name], unit, [{"score": 1.0}], 0, "cpu")
+        assert cached_records(paths[name], unit)[0]["score"] == 1.0
+    saved = json.loads((tmp_path / "ruler" / "config.json").read_text())
+    assert saved["ruler_generator"] == store.GENERATOR_VERSION
+    monkeypatch.setattr(store, "GENERATOR_VERSION", store.GENERATOR_VERSION + 1)
+    assert cached_records(paths["ruler"], units["ruler"]) is None
+    assert cached_records(paths["psa"], units["psa"]) is None
+    assert cached_records(paths["short"], units["short"])[0]["score"] == 1.0

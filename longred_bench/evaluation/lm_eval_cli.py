@@ -8,21 +8,32 @@ command line after registering it::
     longred-lm-eval run --model longred-pcd \\
         --model_args pretrained=DIR,alpha=1.5 --tasks T --include_path "$(longred-bench tasks-path)"
 
-Every argument is lm-eval's (``run``, ``ls``, ``validate`` and their options). The model is also
-declared under the ``lm_eval.models`` entry-point group (``pyproject.toml``) for lm-eval versions
-that read model plugins from there.
+Errors of this suite's tasks and models (a source not fetched, say) end in one line rather than lm-
+eval's traceback. Every argument is lm-eval's (``run``, ``ls``, ``validate`` and their options). The
+model is also declared under the ``lm_eval.models`` entry-point group (``pyproject.toml``) for lm-
+eval versions that read model plugins from there.
 """
 
 from __future__ import annotations
 
+import sys
+
+from longred_bench.errors import UserError
+
 
 def main() -> None:
-    """Register the models, then hand ``sys.argv`` to lm-eval's command line."""
+    """Register the models, then hand ``sys.argv`` to lm-eval's command line; a problem this
+    suite reports (missing cache, bad task metadata) ends in one line and exit status 2, not a
+    traceback."""
     from lm_eval.__main__ import cli_evaluate
 
     import longred_bench.pcd.lm  # noqa: F401  (registers longred-pcd)
 
-    cli_evaluate()
+    try:
+        cli_evaluate()
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,10 @@ the task metadata as keyword arguments; a run sets them with ``--metadata`` (or
   each one of :data:`LENGTH_METRICS`;
 - ``ruler_samples``: samples per task and length (default 100): every length gets the same
   number, so never use ``--limit`` (it keeps the first documents, i.e. the shortest length);
-- ``seed`` (default 0) and ``corpus`` (the essay haystack: ``brown``, ``austen`` or ``kjv``).
+- ``seed`` (default 0) and ``corpus`` (the essay haystack: ``brown``, ``austen`` or ``kjv``);
+- ``phrasing``: ``standard`` (RULER's strings, the default), ``heldout`` or ``train``
+  (:mod:`longred_bench.taskdata.ruler.phrasings`); it applies to the eight NIAH tasks, the
+  others keep RULER's phrasing.
 
 Each document reports ``score`` (0-100: its task's RULER metric, see
 :mod:`longred_bench.taskdata.ruler.scoring`) and the same value under its length's key
@@ -28,9 +31,12 @@ from datasets import Dataset, DatasetDict
 from longred_bench.errors import UserError
 from longred_bench.models.loading import load_tokenizer
 from longred_bench.taskdata.ruler import load_or_generate, score
+from longred_bench.taskdata.ruler.niah import CONFIGS as NIAH_CONFIGS
+from longred_bench.taskdata.ruler.phrasings import check_phrasing
 
 LENGTH_METRICS: tuple[int, ...] = tuple(2**k for k in range(8, 18))  # 256 .. 131072
 DEFAULT_LENGTHS: tuple[int, ...] = (4096,)
+NIAH_TASKS = frozenset(NIAH_CONFIGS)
 DEFAULT_SAMPLES = 100
 
 
@@ -78,9 +84,16 @@ def build(task: str, metadata: dict[str, Any]) -> DatasetDict:
     n = _positive_int(metadata, "ruler_samples", DEFAULT_SAMPLES)
     seed = _positive_int(metadata, "seed", 0)
     corpus = str(metadata.get("corpus") or "brown")
+    # A phrasing family applies to the NIAH tasks; the others have RULER's phrasing only.
+    phrasing = str(metadata.get("phrasing") or "standard")
+    check_phrasing(phrasing)
+    phrasing = phrasing if task in NIAH_TASKS else "standard"
     rows: list[dict[str, Any]] = []
     for length in lengths:
-        for sample in load_or_generate(task, tokenizer, length, n, seed, corpus=corpus):
+        samples = load_or_generate(
+            task, tokenizer, length, n, seed, corpus=corpus, phrasing=phrasing
+        )
+        for sample in samples:
             rows.append(
                 {
                     "task": task,
@@ -90,6 +103,7 @@ def build(task: str, metadata: dict[str, Any]) -> DatasetDict:
                     "outputs": list(sample.outputs),
                     "token_count": sample.token_count,
                     "lengths": lengths,
+                    "phrasing": phrasing,
                 }
             )
     return DatasetDict({"test": Dataset.from_list(rows)})

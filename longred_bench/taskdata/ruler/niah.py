@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from longred_bench.taskdata.ruler import haystack as hs
+from longred_bench.taskdata.ruler.phrasings import SINGULAR, Phrasing, draw
 from longred_bench.taskdata.ruler.sizing import Draft, Rendered
 
 TEMPLATE = (
@@ -39,6 +40,7 @@ TEMPLATE = (
 )
 ANSWER_PREFIX = " The special magic {kind} for {query} mentioned in the provided text are"
 NEEDLE = "One of the special magic {kind} for {key} is: {value}."
+STANDARD = Phrasing(TEMPLATE, ANSWER_PREFIX, NEEDLE)  # RULER's own strings
 
 
 @dataclass(frozen=True)
@@ -83,15 +85,17 @@ class NeedleHaystack(Sequence[str]):
         upper: int,
         prefix: str = "",
         needles: list[str] | None = None,
+        needle: str = NEEDLE,
     ) -> None:
         self.rng, self.make_key, self.make_value = rng, make_key, make_value
         self.kind, self.taken, self.upper, self.prefix = kind, taken, upper, prefix
         self.needles = [] if needles is None else needles
+        self.needle = needle
 
     def with_prefix(self, prefix: str) -> NeedleHaystack:
         """The same needles (drawn once, shared), read with ``prefix`` before each."""
         args = (self.rng, self.make_key, self.make_value, self.kind, self.taken, self.upper)
-        return NeedleHaystack(*args, prefix, self.needles)
+        return NeedleHaystack(*args, prefix, self.needles, self.needle)
 
     def __len__(self) -> int:
         return self.upper
@@ -113,7 +117,11 @@ class NeedleHaystack(Sequence[str]):
             key = hs.distinct(self.rng, self.make_key, 1, self.taken)[0]
             self.taken.add(key)
             value = self.make_value(self.rng)
-            self.needles.append(NEEDLE.format(kind=self.kind, key=key, value=value))
+            self.needles.append(_needle(self.needle, self.kind, key, value))
+
+
+def _needle(template: str, kind: str, key: str, value: str) -> str:
+    return template.format(kind=kind, one=SINGULAR[kind], key=key, value=value)
 
 
 def _join_query(keys: list[str]) -> str:
@@ -122,8 +130,13 @@ def _join_query(keys: list[str]) -> str:
     return ", ".join(keys[:-1]) + ", and " + keys[-1]
 
 
-def build(task: str, rng: random.Random, length: int, corpus: str) -> Iterator[Draft]:
-    """The single draft of a NIAH sample (see :mod:`longred_bench.taskdata.ruler.sizing`)."""
+def build(
+    task: str, rng: random.Random, length: int, corpus: str, phrasing: str = "standard"
+) -> Iterator[Draft]:
+    """The single draft of a NIAH sample (see :mod:`longred_bench.taskdata.ruler.sizing`), in
+    RULER's strings or a phrasing family's (:mod:`longred_bench.taskdata.ruler.phrasings`; drawn
+    first, from the sample's stream, so the standard samples are unchanged)."""
+    words = STANDARD if phrasing == "standard" else draw(phrasing, rng)
     cfg = CONFIGS[task]
     vocab = hs.vocabulary(corpus)
     make_key = hs.maker(cfg.keys, vocab)
@@ -137,7 +150,7 @@ def build(task: str, rng: random.Random, length: int, corpus: str) -> Iterator[D
     for i, key in enumerate(keys):
         values = hs.distinct(rng, make_value, cfg.num_values, used_values)
         used_values.update(values)
-        needles.extend(NEEDLE.format(kind=kind, key=key, value=v) for v in values)
+        needles.extend(_needle(words.needle, kind, key, v) for v in values)
         if i < cfg.num_queries:
             answers.extend(values)
     queried = keys[: cfg.num_queries]
@@ -154,12 +167,16 @@ def build(task: str, rng: random.Random, length: int, corpus: str) -> Iterator[D
         units = hs.essay_units(corpus, rng, upper)
     else:
         hay_rng = random.Random(rng.getrandbits(64))
-        units = NeedleHaystack(hay_rng, make_key, make_value, kind, set(keys), max(1, length // 4))
+        upper = max(1, length // 4)
+        units = NeedleHaystack(
+            hay_rng, make_key, make_value, kind, set(keys), upper, needle=words.needle
+        )
     snap = cfg.haystack == "essay"
     separator = "\n" if cfg.haystack == "needles" else " "
     outputs = tuple(answers)
-    prefix = ANSWER_PREFIX.format(kind=kind, query=query)
-    before, after = (half.format(kind=kind, query=query) for half in TEMPLATE.split("{context}"))
+    fields = {"kind": kind, "one": SINGULAR[kind], "query": query}
+    prefix = words.answer_prefix.format(**fields)
+    before, after = (half.format(**fields) for half in words.template.split("{context}"))
     if isinstance(units, NeedleHaystack):
         prefixed: Sequence[str] = units.with_prefix(separator)
     elif cfg.haystack == "noise":

@@ -16,6 +16,7 @@ from typing import Any
 
 from longred_bench.errors import UserError
 from longred_bench.taskdata.ruler import haystack, niah, qa, synthetic
+from longred_bench.taskdata.ruler.phrasings import check_phrasing
 from longred_bench.taskdata.ruler.scoring import SCORERS
 from longred_bench.taskdata.ruler.sizing import Draft, Misfit, Sample, fit
 
@@ -23,7 +24,7 @@ Builder = Callable[[str, random.Random, int, int, str, dict], Iterator[Draft]]
 
 
 def _niah(task, rng, length, seed, corpus, state):
-    return niah.build(task, rng, length, corpus)
+    return niah.build(task, rng, length, corpus, state.get("phrasing", "standard"))
 
 
 def _qa(task, rng, length, seed, corpus, state):
@@ -64,15 +65,36 @@ def preload(task: str, corpus: str = "brown") -> None:
         haystack.vocabulary(corpus)
 
 
+def check_phrasing_for(task: str, phrasing: str) -> None:
+    """Raise :class:`UserError` unless ``phrasing`` is a family and ``task`` takes it (only the
+    NIAH tasks have phrasing families)."""
+    check_phrasing(phrasing)
+    if phrasing != "standard" and task not in niah.CONFIGS:
+        raise UserError(
+            f"phrasing {phrasing!r} is for the NIAH tasks ({', '.join(niah.CONFIGS)}); "
+            f"{task} has RULER's phrasing only"
+        )
+
+
 def generate(
-    task: str, tokenizer: Any, length: int, num_samples: int, seed: int, *, corpus: str = "brown"
+    task: str,
+    tokenizer: Any,
+    length: int,
+    num_samples: int,
+    seed: int,
+    *,
+    corpus: str = "brown",
+    phrasing: str = "standard",
 ) -> list[Sample]:
-    """``num_samples`` samples of ``task``, each as close to ``length`` tokens as fits."""
+    """``num_samples`` samples of ``task``, each as close to ``length`` tokens as fits, in
+    RULER's strings or a phrasing family's (:mod:`longred_bench.taskdata.ruler.phrasings`)."""
     check_task(task)
+    check_phrasing_for(task, phrasing)
     if length < 1 or num_samples < 0:
         raise UserError(f"length must be >= 1 and num_samples >= 0 (got {length}, {num_samples})")
     samples = []
-    state: dict = {}  # shared by the samples of this call (QA: which questions are taken)
+    # Shared by the samples of this call (QA: which questions are taken; NIAH: the phrasing).
+    state: dict = {"phrasing": phrasing}
     for index in range(num_samples):
         samples.append(_sample(task, tokenizer, length, seed, index, corpus, state))
     return samples
@@ -91,6 +113,8 @@ def _sample(
     misfit: Misfit | None = None
     for redraw in range(REDRAWS + 1):
         name = f"ruler/{task}/{length}/{seed}/{index}" + (f"/redraw{redraw}" if redraw else "")
+        if state.get("phrasing", "standard") != "standard":
+            name += f"/{state['phrasing']}"
         rng = random.Random(name)
         for draft in BUILDERS[task](task, rng, length, seed, corpus, state):
             try:
@@ -101,6 +125,8 @@ def _sample(
                 misfit = misfit or error
                 continue
             metadata = dict(rendered.metadata, haystack_units=units, seed=seed, corpus=corpus)
+            if state.get("phrasing", "standard") != "standard":
+                metadata["phrasing"] = state["phrasing"]
             if redraw:
                 metadata["redraw"] = redraw
             return Sample(task, length, index, rendered.prompt, rendered.outputs, tokens, metadata)

@@ -23,7 +23,7 @@ from longred_bench.cache import (
     warn,
     write_file_manifest,
 )
-from longred_bench.taskdata.ruler.registry import check_task, generate
+from longred_bench.taskdata.ruler.registry import check_phrasing_for, check_task, generate
 from longred_bench.taskdata.ruler.sizing import Sample, count_tokens
 
 GENERATOR_VERSION = 3  # 3: cwe draws its words lazily (other tasks' samples unchanged)
@@ -49,10 +49,13 @@ def cache_path(
     *,
     corpus: str = "brown",
     cache: Path | None = None,
+    phrasing: str = "standard",
 ) -> Path:
-    """Where :func:`load_or_generate` keeps these samples (``cache`` overrides the root)."""
+    """Where :func:`load_or_generate` keeps these samples (``cache`` overrides the root; a
+    phrasing family other than RULER's own is part of the name)."""
     root = Path(cache) if cache is not None else cache_dir() / "ruler"
-    name = f"{corpus}-L{length}-seed{seed}-n{num_samples}-v{GENERATOR_VERSION}.jsonl"
+    words = "" if phrasing == "standard" else f"-{phrasing}"
+    name = f"{corpus}{words}-L{length}-seed{seed}-n{num_samples}-v{GENERATOR_VERSION}.jsonl"
     return root / tokenizer_fingerprint(tokenizer) / task / name
 
 
@@ -86,14 +89,18 @@ def load_or_generate(
     *,
     corpus: str = "brown",
     cache: Path | None = None,
+    phrasing: str = "standard",
 ) -> list[Sample]:
     """Cached samples if present and complete, else :func:`generate` them and store them."""
     check_task(task)
-    path = cache_path(task, tokenizer, length, num_samples, seed, corpus=corpus, cache=cache)
+    check_phrasing_for(task, phrasing)
+    path = cache_path(
+        task, tokenizer, length, num_samples, seed, corpus=corpus, cache=cache, phrasing=phrasing
+    )
     samples = read_samples(path, num_samples)
     if samples is not None:
         return samples
-    samples = generate(task, tokenizer, length, num_samples, seed, corpus=corpus)
+    samples = generate(task, tokenizer, length, num_samples, seed, corpus=corpus, phrasing=phrasing)
     write_samples(path, samples)
     return samples
 

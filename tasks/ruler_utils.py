@@ -8,7 +8,7 @@ the task metadata as keyword arguments; a run sets them with ``--metadata`` (or
 - ``tokenizer`` (required): the model spec whose tokenizer sizes the samples (an HF directory,
   a ``.gguf`` file, a zoo name or a hub id);
 - ``lengths``: the context lengths in tokens (a list or a comma-separated string; default 4096),
-  each one of :data:`LENGTH_METRICS`;
+  each one of :data:`longred_bench.taskdata.ruler.registry.LENGTHS`;
 - ``ruler_samples``: samples per task and length (default 100): every length gets the same
   number, so never use ``--limit`` (it keeps the first documents, i.e. the shortest length);
 - ``seed`` (default 0) and ``corpus`` (the essay haystack: ``brown``, ``austen`` or ``kjv``);
@@ -33,8 +33,8 @@ from longred_bench.models.loading import load_tokenizer
 from longred_bench.taskdata.ruler import load_or_generate, score
 from longred_bench.taskdata.ruler.niah import CONFIGS as NIAH_CONFIGS
 from longred_bench.taskdata.ruler.phrasings import check_phrasing
+from longred_bench.taskdata.ruler.registry import check_lengths
 
-LENGTH_METRICS: tuple[int, ...] = tuple(2**k for k in range(8, 18))  # 256 .. 131072
 DEFAULT_LENGTHS: tuple[int, ...] = (4096,)
 NIAH_TASKS = frozenset(NIAH_CONFIGS)
 DEFAULT_SAMPLES = 100
@@ -51,12 +51,7 @@ def parse_lengths(value: Any) -> list[int]:
         lengths = sorted({int(item) for item in items})
     except (TypeError, ValueError):
         raise UserError(f"RULER lengths must be integers, got {value!r}") from None
-    odd = [n for n in lengths if n not in LENGTH_METRICS]
-    if odd or not lengths:
-        raise UserError(
-            f"RULER lengths {odd or value!r} not supported: use powers of two from "
-            f"{LENGTH_METRICS[0]} to {LENGTH_METRICS[-1]} (one lm-eval metric per length)"
-        )
+    check_lengths(lengths)
     return lengths
 
 

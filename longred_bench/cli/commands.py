@@ -55,13 +55,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from longred_bench.evaluation.config import EvalConfig
     from longred_bench.pcd.config import pcd_from_args
 
-    def seq(values: list | None) -> tuple | None:
-        return None if values is None else tuple(values)
-
     cfg = EvalConfig(
-        model=args.model, suite=args.suite, rope=args.rope, tasks=seq(args.tasks),
-        limit=args.limit, lengths=seq(args.lengths), samples=args.samples,
-        depths=seq(args.depths), corpus=args.corpus, num_fewshot=args.num_fewshot,
+        model=args.model, suite=args.suite, rope=args.rope, tasks=args.tasks,
+        limit=args.limit, lengths=args.lengths, samples=args.samples,
+        depths=args.depths, corpus=args.corpus, num_fewshot=args.num_fewshot,
         batch_size=args.batch_size, max_length=args.max_length, backend=args.backend,
         device=args.device, seed=args.seed, decoding=args.decoding, pcd=pcd_from_args(args),
     )  # fmt: skip
@@ -105,9 +102,7 @@ def cmd_psa(args: argparse.Namespace) -> int:
         lengths=tuple(args.lengths), samples=args.samples, seed=args.seed, corpus=args.corpus,
         device=args.device,
     )  # fmt: skip
-    cfg.check()
-    if args.top_k is not None and args.top_k < 1:
-        raise UserError(f"psa: --top-k must be >= 1 (got {args.top_k})")
+    cfg.check()  # before torch is imported
     from longred_bench.jobs.psa import psa_command
     from longred_bench.reports.psa_report import TOP_K
 

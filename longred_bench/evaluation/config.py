@@ -13,6 +13,7 @@ from typing import Any
 from longred_bench.errors import UserError, reject_unknown_keys
 from longred_bench.evaluation.lm import check_decoding
 from longred_bench.pcd.config import PcdConfig
+from longred_bench.taskdata.ruler.registry import check_lengths
 
 SUITES: dict[str, tuple[str, ...]] = {
     "short": ("longred_short",),
@@ -23,7 +24,6 @@ SUITES: dict[str, tuple[str, ...]] = {
 }
 LONG_SUITES = ("ruler", "niah")
 BACKENDS = ("hf", "vllm")
-RULER_LENGTHS: tuple[int, ...] = tuple(2**k for k in range(8, 18))  # 256 .. 131072
 
 
 @dataclass(frozen=True)
@@ -76,12 +76,7 @@ class EvalConfig:
         if self.lengths is not None and (not self.lengths or min(self.lengths) < 1):
             raise UserError(f"--lengths must be positive token counts, got {list(self.lengths)}")
         if self.suite == "ruler" and self.lengths:
-            odd = [n for n in self.lengths if n not in RULER_LENGTHS]
-            if odd:
-                raise UserError(
-                    f"RULER lengths {odd} not supported: use powers of two from "
-                    f"{RULER_LENGTHS[0]} to {RULER_LENGTHS[-1]} (one lm-eval metric per length)"
-                )
+            check_lengths(self.lengths)
         check_decoding(self.decoding, self.pcd, backend=self.backend, suite=self.suite)
 
     @classmethod

@@ -243,7 +243,6 @@ def psa_command(
         raise UserError(f"psa: --top-k must be >= 1 (got {top_k})")
     if pcd is not None and "pcd" not in decodings:
         raise UserError("psa: PCD parameters given without pcd in --decoding")
-    cfg.check()
     records: list[dict[str, Any]] = []
     for decoding in dict.fromkeys(decodings):
         use = (pcd or PcdConfig()) if decoding == "pcd" else None

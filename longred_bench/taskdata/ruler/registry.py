@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from longred_bench.errors import UserError
@@ -42,6 +42,21 @@ BUILDERS["qa_2"] = _qa
 
 TASKS: tuple[str, ...] = tuple(BUILDERS)
 TASK_METRIC: dict[str, str] = {task: "any" if task in qa.DATASETS else "all" for task in TASKS}
+
+
+LENGTHS: tuple[int, ...] = tuple(2**k for k in range(8, 18))  # 256 .. 131072: lm-eval metrics
+
+
+def check_lengths(lengths: Iterable[int]) -> None:
+    """Raise :class:`UserError` unless every length is one of :data:`LENGTHS` (each length is
+    one lm-eval metric of the RULER tasks)."""
+    lengths = list(lengths)
+    odd = [n for n in lengths if n not in LENGTHS]
+    if odd or not lengths:
+        raise UserError(
+            f"RULER lengths {odd or lengths!r} not supported: use powers of two from "
+            f"{LENGTHS[0]} to {LENGTHS[-1]} (one lm-eval metric per length)"
+        )
 
 
 def check_task(task: str) -> None:

@@ -13,8 +13,8 @@ the task metadata as keyword arguments; a run sets them with ``--metadata`` (or
   number, so never use ``--limit`` (it keeps the first documents, i.e. the shortest length);
 - ``seed`` (default 0) and ``corpus`` (the essay haystack: ``brown``, ``austen`` or ``kjv``);
 - ``phrasing``: ``standard`` (RULER's strings, the default), ``heldout`` or ``train``
-  (:mod:`longred_bench.taskdata.ruler.phrasings`); it applies to the eight NIAH tasks, the
-  others keep RULER's phrasing.
+  (:mod:`longred_bench.taskdata.ruler.phrasings`); it applies to the eight NIAH tasks and
+  ``vt``, the others keep RULER's phrasing.
 
 Each document reports ``score`` (0-100: its task's RULER metric, see
 :mod:`longred_bench.taskdata.ruler.scoring`) and the same value under its length's key
@@ -31,12 +31,10 @@ from datasets import Dataset, DatasetDict
 from longred_bench.errors import UserError
 from longred_bench.models.loading import load_tokenizer
 from longred_bench.taskdata.ruler import load_or_generate, score
-from longred_bench.taskdata.ruler.niah import CONFIGS as NIAH_CONFIGS
 from longred_bench.taskdata.ruler.phrasings import check_phrasing
-from longred_bench.taskdata.ruler.registry import check_lengths
+from longred_bench.taskdata.ruler.registry import PHRASED_TASKS, check_lengths
 
 DEFAULT_LENGTHS: tuple[int, ...] = (4096,)
-NIAH_TASKS = frozenset(NIAH_CONFIGS)
 DEFAULT_SAMPLES = 100
 
 
@@ -79,10 +77,10 @@ def build(task: str, metadata: dict[str, Any]) -> DatasetDict:
     n = _positive_int(metadata, "ruler_samples", DEFAULT_SAMPLES)
     seed = _positive_int(metadata, "seed", 0)
     corpus = str(metadata.get("corpus") or "brown")
-    # A phrasing family applies to the NIAH tasks; the others have RULER's phrasing only.
+    # A phrasing family applies to the NIAH tasks and vt; the others have RULER's phrasing only.
     phrasing = str(metadata.get("phrasing") or "standard")
     check_phrasing(phrasing)
-    phrasing = phrasing if task in NIAH_TASKS else "standard"
+    phrasing = phrasing if task in PHRASED_TASKS else "standard"
     rows: list[dict[str, Any]] = []
     for length in lengths:
         samples = load_or_generate(

@@ -3,8 +3,11 @@
 Each loader builds one task's rows with :mod:`longred_bench.taskdata.tiny_tasks` from the ``test``
 splits of the default corpus mix (Brown + Austen, 500 rows, seed 1234: fixed, so every run scores
 the same samples) and returns them as a ``test`` split. lm-eval passes the task's ``metadata`` and
-``dataset_kwargs`` as keyword arguments; they are ignored. A corpus missing from the cache raises
-:class:`longred_bench.errors.UserError` naming ``longred-bench data fetch --sources brown austen``.
+``dataset_kwargs`` as keyword arguments; only ``phrasing`` is read, by the passkey loader
+(``heldout``, the default, ``train`` or ``standard``: see
+:func:`longred_bench.taskdata.tiny_tasks.build_passkey`), the others are ignored. A corpus missing
+from the cache raises :class:`longred_bench.errors.UserError` naming ``longred-bench data fetch
+--sources brown austen``.
 """
 
 from __future__ import annotations
@@ -18,8 +21,8 @@ from longred_bench.taskdata import tiny_tasks
 Splits = dict[str, datasets.Dataset]
 
 
-def _load(task: str) -> Splits:
-    return {"test": datasets.Dataset.from_list(tiny_tasks.build(task))}
+def _load(task: str, phrasing: str | None = None) -> Splits:
+    return {"test": datasets.Dataset.from_list(tiny_tasks.build(task, phrasing=phrasing))}
 
 
 def load_cloze(**metadata: Any) -> Splits:
@@ -33,9 +36,9 @@ def load_nextsent(**metadata: Any) -> Splits:
 
 
 def load_passkey(**metadata: Any) -> Splits:
-    """In-window passkey: ``prompt`` (passage with the key and the question), ``choices``,
-    ``gold``, ``key``."""
-    return _load("passkey")
+    """In-window passkey: ``prompt`` (passage with the key, the other choices and the question),
+    ``choices``, ``gold``, ``key``, in the ``phrasing`` of the metadata (default ``heldout``)."""
+    return _load("passkey", metadata.get("phrasing") or None)
 
 
 def load_ppl(**metadata: Any) -> Splits:

@@ -78,6 +78,7 @@ class TrainConfig:
     mix_short: float = 0.0
     mix_s2l: float = 0.0
     retrieval_fraction: float = 0.3  # source "pretrain": share of rows that are retrieval examples
+    retrieval_phrasing: str = "train"  # their prompt strings: "train" family or RULER's "standard"
     heldout_every: int = 0  # evaluate held-out loss every N steps (0: never)
     # Pretrain only: the copy warm-up before the mix (longred_bench.training.pretrain.induction).
     copy_warmup_steps: int = 0  # at most this many steps; 0: no warm-up
@@ -163,6 +164,11 @@ class TrainConfig:
             raise UserError("config mix_long/mix_short/mix_s2l must be >= 0 and not all 0")
         if not 0 <= self.retrieval_fraction < 1:
             raise UserError("config retrieval_fraction must be in [0, 1)")
+        if self.retrieval_phrasing not in ("train", "standard"):
+            raise UserError(
+                f"config retrieval_phrasing must be train or standard, got "
+                f"{self.retrieval_phrasing!r} (the held-out family is never trained on)"
+            )
         if self.micro_tokens < 0 or self.warmup_steps < 0 or self.cpt_steps < 0:
             raise UserError("config micro_tokens, warmup_steps and cpt_steps must be >= 0")
         self._validate_copy_warmup()

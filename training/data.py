@@ -7,8 +7,8 @@
   than ``length`` gives none; data with no window at all is an error).
 - ``pretrain``: the tiny base's pretraining mix, at most ``length`` tokens per row: Brown windows
   and Austen + KJV windows in the ratio 3 : 1 (:data:`PRETRAIN_PROSE`), plus in-window retrieval
-  examples (:mod:`longred_bench.training.pretrain.retrieval`) as ``retrieval_fraction`` of the rows,
-  each right-padded (mask False on padding).
+  examples (:mod:`longred_bench.training.pretrain.retrieval`, in ``retrieval_phrasing``) as
+  ``retrieval_fraction`` of the rows, each right-padded (mask False on padding).
 - ``random``: seeded uniform token ids (smoke runs of the random tiny model only);
 - a path to a UTF-8 text file: its windows (one document).
 
@@ -122,7 +122,12 @@ def _filler_sentences(tokenizer: Any) -> list[str]:
 
 
 def pretrain_windows(
-    tokenizer: Any, length: int, *, retrieval_fraction: float, seed: int
+    tokenizer: Any,
+    length: int,
+    *,
+    retrieval_fraction: float,
+    seed: int,
+    retrieval_phrasing: str = "train",
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The pretraining mix (see the module docstring): ``(ids, mask)``."""
     from longred_bench.training.pretrain.retrieval import retrieval_examples
@@ -144,7 +149,12 @@ def pretrain_windows(
     mask[: len(prose)] = True
     if n_retrieval:
         texts = retrieval_examples(
-            tokenizer, _filler_sentences(tokenizer), n=n_retrieval, max_tokens=length, seed=seed
+            tokenizer,
+            _filler_sentences(tokenizer),
+            n=n_retrieval,
+            max_tokens=length,
+            seed=seed,
+            phrasing=retrieval_phrasing,
         )
         encoded = tokenizer(texts, add_special_tokens=False)["input_ids"]
         for row, tok in enumerate(encoded, start=len(prose)):
@@ -155,7 +165,13 @@ def pretrain_windows(
 
 
 def window_set(
-    tokenizer: Any, source: str, length: int, *, seed: int, retrieval_fraction: float = 0.0
+    tokenizer: Any,
+    source: str,
+    length: int,
+    *,
+    seed: int,
+    retrieval_fraction: float = 0.0,
+    retrieval_phrasing: str = "train",
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(ids [N, length], mask [N, length])`` for a data source (module docstring)."""
     if source == "random":
@@ -163,7 +179,13 @@ def window_set(
         ids = torch.randint(0, len(tokenizer), (RANDOM_ROWS, length), generator=gen)
         return ids, torch.ones_like(ids, dtype=torch.bool)
     if source == "pretrain":
-        return pretrain_windows(tokenizer, length, retrieval_fraction=retrieval_fraction, seed=seed)
+        return pretrain_windows(
+            tokenizer,
+            length,
+            retrieval_fraction=retrieval_fraction,
+            seed=seed,
+            retrieval_phrasing=retrieval_phrasing,
+        )
     path = Path(source).expanduser()
     if path.is_file():
         doc = torch.tensor(

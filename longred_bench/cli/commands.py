@@ -61,6 +61,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         depths=args.depths, corpus=args.corpus, num_fewshot=args.num_fewshot,
         batch_size=args.batch_size, max_length=args.max_length, backend=args.backend,
         device=args.device, seed=args.seed, decoding=args.decoding, pcd=pcd_from_args(args),
+        phrasing=args.phrasing,
     )  # fmt: skip
     from longred_bench.jobs.eval import eval_command
 

@@ -156,6 +156,12 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--depths", nargs="+", type=int, metavar="D", help="needle depths %% (niah)")
     p.add_argument("--corpus", help="haystack corpus (ruler/niah: brown) or text (ppl: austen)")
+    p.add_argument(
+        "--phrasing",
+        choices=["standard", "train", "heldout"],
+        help="prompt strings: ruler's NIAH tasks and vt (default standard, RULER's own) or "
+        "short_tiny's passkey (default heldout)",
+    )
     p.add_argument("--limit", type=int, help="at most N documents per task (short suites)")
     p.add_argument("--num-fewshot", type=int, help="few-shot examples (default: each task's own)")
     p.add_argument(

@@ -13,6 +13,7 @@ from typing import Any
 from longred_bench.errors import UserError, reject_unknown_keys
 from longred_bench.evaluation.lm import check_decoding
 from longred_bench.pcd.config import PcdConfig
+from longred_bench.taskdata.ruler.phrasings import check_phrasing
 from longred_bench.taskdata.ruler.registry import check_lengths
 
 SUITES: dict[str, tuple[str, ...]] = {
@@ -24,6 +25,7 @@ SUITES: dict[str, tuple[str, ...]] = {
 }
 LONG_SUITES = ("ruler", "niah")
 BACKENDS = ("hf", "vllm")
+PHRASED_SUITES = ("ruler", "short_tiny")  # suites with tasks that take a phrasing family
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,10 @@ class EvalConfig:
     (short suites only). ``max_length`` defaults to the evaluated window (short suites) or the
     longest length plus the generation budget (ruler, niah). ``batch_size`` defaults to 1 with
     ``hf`` and to all requests at once with ``vllm``. ``decoding="pcd"`` decodes with Positional
-    Contrastive Decoding (parameters ``pcd``, defaults when ``None``)."""
+    Contrastive Decoding (parameters ``pcd``, defaults when ``None``). ``phrasing`` names the
+    prompt strings of the tasks that have phrasing families (ruler: the NIAH tasks and ``vt``,
+    default ``standard``, RULER's own; short_tiny: the passkey task, default ``heldout``): see
+    :mod:`longred_bench.taskdata.ruler.phrasings`."""
 
     model: str
     suite: str = "short"
@@ -54,6 +59,7 @@ class EvalConfig:
     seed: int = 0
     decoding: str = "greedy"
     pcd: PcdConfig | None = None
+    phrasing: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("tasks", "lengths", "depths"):  # lists from YAML/JSON become tuples
@@ -78,6 +84,12 @@ class EvalConfig:
         if self.suite == "ruler" and self.lengths:
             check_lengths(self.lengths)
         check_decoding(self.decoding, self.pcd, backend=self.backend, suite=self.suite)
+        if self.phrasing is not None:
+            check_phrasing(self.phrasing)
+            if self.suite not in PHRASED_SUITES:
+                raise UserError(
+                    f"--phrasing is for the {' and '.join(PHRASED_SUITES)} suites, not {self.suite}"
+                )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EvalConfig:

@@ -282,6 +282,7 @@ def run_eval(cfg: EvalConfig, *, progress: bool = True, item_scores: bool = Fals
             depths=depths,
             corpus=corpus,
             seed=seed,
+            phrasing=cfg.phrasing,
         )
         manager = task_manager(metadata)
         names = check_tasks(tasks if tasks is not None else SUITES[suite], manager)

@@ -20,9 +20,15 @@ which has one passage per target sentence (passages of different targets may sha
   it has not (Austen's test split is one novel). Distractors are usable sentences of 6-35 words
   whose length in characters is within 20% of the true sentence's (the band widens only if too
   few qualify), so length is no cue; the choice order is shuffled, ``gold`` indexes the true one.
-- ``passkey``: a passage of 60-120 words with ``"The pass key is NNNNN. Remember it."`` inserted
-  at a seeded sentence boundary, then ``"What is the pass key? The pass key is"``. ``choices`` are
-  the key and 3 other 5-digit numbers absent from the passage, shuffled; ``gold`` indexes the key.
+- ``passkey``: a passage of 40-90 words with a key sentence (a 5-digit key) and three sentences
+  that plant the other three choices, 5-digit numbers too, each inserted at a seeded sentence
+  boundary, then a question about the key; ``choices`` are the key and those three numbers,
+  shuffled; ``gold`` indexes the key. Every choice occurs in the passage, so only the question's
+  noun tells the key apart. ``phrasing`` picks the strings: ``heldout`` (the default; a family no
+  training row uses, :data:`longred_bench.taskdata.ruler.phrasings.PASSKEY_FAMILIES`, drawn per
+  row), ``train`` (the family pretraining uses) or ``standard`` (``"The pass key is NNNNN.
+  Remember it."`` and ``"What is the pass key? The pass key is"``, with the held-out family's
+  distractor sentences).
 - ``ppl``: passages of 80-150 words, scored by rolling log-likelihood.
 
 Which windows are taken is decided by a ``random.Random`` seeded with a string naming the task,
@@ -47,6 +53,7 @@ from typing import Any
 from longred_bench.data.corpora import Document, corpus_names, load_documents
 from longred_bench.data.sentences import Sentence, split_sentences
 from longred_bench.errors import UserError
+from longred_bench.taskdata.ruler.phrasings import PASSKEY_FAMILIES
 
 TASKS: tuple[str, ...] = ("cloze", "nextsent", "passkey", "ppl")
 DEFAULT_CORPORA: tuple[str, ...] = ("brown", "austen")
@@ -55,13 +62,15 @@ DEFAULT_SEED = 1234
 NUM_CHOICES = 4
 PASSKEY_QUESTION = "What is the pass key? The pass key is"
 PASSKEY_SENTENCE = "The pass key is {key}. Remember it."
+PASSKEY_PHRASINGS: tuple[str, ...] = ("heldout", "train", "standard")
+DEFAULT_PASSKEY_PHRASING = "heldout"
 
 _CLOZE_WORDS = (40, 110)
 _NEXTSENT_CONTEXT_SENTENCES = 3
 _NEXTSENT_CONTEXT_WORDS = (15, 100)
 _NEXTSENT_TARGET_WORDS = (6, 35)
 _NEXTSENT_LENGTH_BAND = 0.2
-_PASSKEY_WORDS = (60, 120)
+_PASSKEY_WORDS = (40, 90)
 _PPL_WORDS = (80, 150)
 
 
@@ -321,39 +330,60 @@ def build_nextsent(
 
 
 def build_passkey(
-    documents: Sequence[Document], n: int = DEFAULT_N, seed: int = DEFAULT_SEED
+    documents: Sequence[Document],
+    n: int = DEFAULT_N,
+    seed: int = DEFAULT_SEED,
+    *,
+    phrasing: str = DEFAULT_PASSKEY_PHRASING,
 ) -> list[dict[str, Any]]:
-    """Passkey rows: ``passage`` (key inserted), ``prompt`` (passage + question), ``key``,
-    ``position`` (sentences before the key), ``choices``, ``gold``."""
+    """Passkey rows: ``passage`` (key and distractor sentences inserted), ``prompt`` (passage +
+    question), ``key``, ``position`` (sentences before the key), ``choices`` (all in the
+    passage), ``gold``, ``phrasing``."""
+    if phrasing not in PASSKEY_PHRASINGS:
+        raise UserError(
+            f"unknown passkey phrasing {phrasing!r}; phrasings: {', '.join(PASSKEY_PHRASINGS)}"
+        )
+    family = PASSKEY_FAMILIES["heldout" if phrasing == "standard" else phrasing]
 
     def build(candidate: Candidate, rng: random.Random) -> dict[str, Any]:
         doc, sentences, i, j = candidate
-        position = rng.randint(0, j - i)
         start, end = sentences[i].start, sentences[j - 1].end
-        key = str(rng.randint(10000, 99999))
-        while key in doc.text[start:end]:
-            key = str(rng.randint(10000, 99999))
-        needle = PASSKEY_SENTENCE.format(key=key)
-        if position == 0:
-            passage = needle + " " + doc.text[start:end]
-        else:  # after sentence i + position - 1, keeping the original gap (space or break)
-            cut = sentences[i + position - 1].end
-            passage = doc.text[start:cut] + " " + needle + doc.text[cut:end]
-        keys = {key}
-        while len(keys) < NUM_CHOICES:
-            other = str(rng.randint(10000, 99999))
-            if other not in passage:
-                keys.add(other)
-        choices = [key, *sorted(keys - {key})]
+        original = doc.text[start:end]
+        numbers: list[str] = []
+        while len(numbers) < NUM_CHOICES:
+            number = str(rng.randint(10000, 99999))
+            if number not in original and number not in numbers:
+                numbers.append(number)
+        key = numbers[0]
+        if phrasing == "standard":
+            needle, question = PASSKEY_SENTENCE, PASSKEY_QUESTION
+        else:
+            needle, question = family.draw(rng)
+        planted = [needle.format(key=key)]
+        planted += [rng.choice(family.distractors).format(number=x) for x in numbers[1:]]
+        # Each planted sentence goes after sentence i + slot - 1 (slot 0: before the passage);
+        # ties keep the drawn order, so the key is not always first.
+        slots = [rng.randint(0, j - i) for _ in planted]
+        order = sorted(range(len(planted)), key=lambda k: (slots[k], rng.random()))
+        pieces, cursor = [], start
+        for k in order:
+            cut = start if slots[k] == 0 else sentences[i + slots[k] - 1].end
+            pieces.append(doc.text[cursor:cut])
+            pieces.append((" " if cut > start else "") + planted[k] + (" " if cut == start else ""))
+            cursor = cut
+        pieces.append(doc.text[cursor:end])
+        passage = "".join(pieces)
+        choices = list(numbers)
         rng.shuffle(choices)
         return {
             **_provenance(doc, sentences, i, j),
             "passage": passage,
-            "prompt": passage + "\n" + PASSKEY_QUESTION,
+            "prompt": passage + "\n" + question,
             "key": key,
-            "position": position,
+            "position": slots[0],
             "choices": choices,
             "gold": choices.index(key),
+            "phrasing": phrasing,
         }
 
     def at_least_3(doc: Document, sentences: list[Sentence], i: int, j: int) -> bool:
@@ -414,11 +444,18 @@ def build(
     seed: int = DEFAULT_SEED,
     *,
     cache: Path | None = None,
+    phrasing: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The rows of tiny task ``task`` built from the test splits of ``corpora``."""
+    """The rows of tiny task ``task`` built from the test splits of ``corpora``; ``phrasing``
+    (passkey only; default ``heldout``) names the passkey's strings."""
     if task not in BUILDERS:
         raise UserError(f"unknown tiny task {task!r}; tasks: {', '.join(TASKS)}")
-    return BUILDERS[task](held_out_documents(corpora, cache=cache), n, seed)
+    documents = held_out_documents(corpora, cache=cache)
+    if task == "passkey":
+        return build_passkey(documents, n, seed, phrasing=phrasing or DEFAULT_PASSKEY_PHRASING)
+    if phrasing is not None:
+        raise UserError(f"a phrasing is for the tiny passkey task only, not {task}")
+    return BUILDERS[task](documents, n, seed)
 
 
 def chance_accuracy(task: str, rows: Sequence[dict[str, Any]]) -> float:

@@ -207,7 +207,7 @@ def test_rows_never_touch_train_documents(rows: dict[str, list[dict]]) -> None:
 FINGERPRINTS = {
     "cloze": "3cb7793f7558703b",
     "nextsent": "bd94ed2c803533b7",
-    "passkey": "a3ee3ea9a8ab6aa3",
+    "passkey": "00e1f980244265fc",  # v2: held-out phrasing, distractors in the passage
     "ppl": "1c3044b467ff3284",
 }
 
@@ -236,22 +236,69 @@ def test_real_rows_are_verbatim(documents: list[Document], rows: dict[str, list[
             assert choice in doc.text
 
 
-def test_passkey_is_in_the_prompt_and_is_the_answer(
-    documents: list[Document], rows: dict[str, list[dict]]
+def _planted(row: dict, family) -> tuple[str, list[str]]:
+    """The key sentence and the distractor sentences a passkey row inserted, each found as the
+    one string of its family (formatted with its number) that occurs in the passage."""
+    if row["phrasing"] == "standard":
+        key_options = [tiny_tasks.PASSKEY_SENTENCE]
+    else:
+        key_options = [n.replace("{noun}", o) for n in family.needles for o in family.nouns]
+    (key_sentence,) = {k.format(key=row["key"]) for k in key_options} & _sentences_in(row)
+    others = []
+    for number in (c for c in row["choices"] if c != row["key"]):
+        (sentence,) = {d.format(number=number) for d in family.distractors} & _sentences_in(row)
+        others.append(sentence)
+    return key_sentence, others
+
+
+def _sentences_in(row: dict) -> set[str]:
+    """Every substring of the passage that some template could have produced: the passage's
+    pieces between the planted numbers, tried against the templates by the caller."""
+    passage = row["passage"]
+    found = set()
+    for start in range(len(passage)):
+        if start == 0 or passage[start - 1] == " ":
+            for end in range(start + 1, min(len(passage), start + 90) + 1):
+                if passage[end - 1] == ".":
+                    found.add(passage[start:end])
+    return found
+
+
+@pytest.mark.parametrize("phrasing", tiny_tasks.PASSKEY_PHRASINGS)
+def test_passkey_plants_every_choice_and_asks_for_the_key(
+    documents: list[Document], rows: dict[str, list[dict]], phrasing: str
 ) -> None:
-    positions = set()
-    for row in rows["passkey"]:
-        needle = f"The pass key is {row['key']}. Remember it."
-        assert row["prompt"].count(needle) == 1 and row["prompt"].count(row["key"]) == 1
-        assert row["prompt"] == row["passage"] + "\n" + tiny_tasks.PASSKEY_QUESTION
-        assert row["choices"][row["gold"]] == row["key"]
+    from longred_bench.taskdata.ruler.phrasings import PASSKEY_FAMILIES
+
+    built = tiny_tasks.build("passkey", phrasing=phrasing)
+    assert phrasing != "heldout" or built == rows["passkey"]  # held-out is the default
+    family = PASSKEY_FAMILIES["heldout" if phrasing == "standard" else phrasing]
+    positions, questions = set(), set()
+    for row in built[:120]:
+        assert row["phrasing"] == phrasing and row["choices"][row["gold"]] == row["key"]
         assert all(re.fullmatch(r"\d{5}", c) for c in row["choices"])
         assert len(set(row["choices"])) == 4
-        assert all(c not in row["prompt"] for c in row["choices"] if c != row["key"])
-        without = row["passage"].replace(" " + needle, "").replace(needle + " ", "")
-        assert without == _slice(documents, row)
+        assert all(row["prompt"].count(c) == 1 for c in row["choices"])  # distractors too
+        key_sentence, others = _planted(row, family)
+        passage = row["passage"]
+        for sentence in (key_sentence, *others):
+            spaced = " " + sentence if " " + sentence in passage else sentence + " "
+            passage = passage.replace(spaced, "", 1)
+        assert passage == _slice(documents, row)  # the rest is the verbatim passage
+        assert row["prompt"].startswith(row["passage"] + "\n")
+        question = row["prompt"][len(row["passage"]) + 1 :]
+        if phrasing == "standard":
+            assert question == tiny_tasks.PASSKEY_QUESTION
+        else:
+            noun = next(n for n in family.nouns if n in question)
+            assert noun in key_sentence  # the question names the key's noun ...
+            assert not any(n in s for s in others for n in family.nouns)  # ... and only its
         positions.add(row["position"])
+        questions.add(question)
     assert 0 in positions and len(positions) > 5  # the key moves through the passage
+    assert len(questions) == (
+        1 if phrasing == "standard" else len(family.nouns) * len(family.questions)
+    )
 
 
 def test_chance_levels(rows: dict[str, list[dict]]) -> None:
@@ -302,7 +349,8 @@ def test_yamls_load_and_build_prompts(task_manager) -> None:
 
     passkey = tasks["longred_tiny_passkey"]
     doc = passkey.test_docs()[0]
-    assert passkey.doc_to_text(doc).endswith("\nWhat is the pass key? The pass key is")
+    assert passkey.doc_to_text(doc) == rows["passkey"][0]["prompt"]  # held-out phrasing
+    assert "pass key" not in passkey.doc_to_text(doc)
     assert passkey.doc_to_choice(doc)[passkey.doc_to_target(doc)] == doc["key"]
     requests = passkey.construct_requests(doc, passkey.doc_to_text(doc))
     assert [r.arguments[1] for r in requests] == [" " + c for c in doc["choices"]]

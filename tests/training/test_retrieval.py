@@ -1,8 +1,9 @@
 """In-window retrieval examples for pretraining: every kind parsed back and checked.
 
-Each example is parsed with regular expressions written from the task phrasings, and its answer
-is compared with the fact planted in its text. A tokenizer trained here on seeded synthetic prose
-(and the byte tokenizer, where tokens are bytes) keeps the tests to seconds without the cache.
+Each example is parsed with regular expressions built from its phrasing family's strings, and its
+answer is compared with the fact planted in its text. A tokenizer trained here on seeded synthetic
+prose (and the byte tokenizer, where tokens are bytes) keeps the tests to seconds without the
+cache.
 """
 
 from __future__ import annotations
@@ -15,12 +16,46 @@ import pytest
 
 from longred_bench.errors import UserError
 from longred_bench.models.zoo import byte_tokenizer
+from longred_bench.taskdata.ruler import niah
+from longred_bench.taskdata.ruler.phrasings import (
+    FAMILIES,
+    PASSKEY_FAMILIES,
+    VT_FAMILIES,
+    Family,
+    PasskeyFamily,
+    VtFamily,
+)
+from longred_bench.taskdata.ruler.synthetic import VT_PREFIX, VT_TEMPLATE
+from longred_bench.taskdata.tiny_tasks import PASSKEY_QUESTION, PASSKEY_SENTENCE
 from longred_bench.training.pretrain.retrieval import KINDS, retrieval_examples
 from longred_bench.training.pretrain.tokenizer import train_tokenizer
 
 MAX_TOKENS = 384
-NEEDLE = re.compile(r"One of the special magic (numbers|uuids) for (\S+) is: (\S+)\.")
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
+FIELDS = {
+    "kind": r"numbers|uuids",
+    "one": r"number|uuid",
+    "key": r"[\w-]+",
+    "value": r"[0-9a-f-]+",
+    "query": r".+?",
+    "noun": r"[a-z ]+?",
+    "number": r"\d{5}",
+    "count": r"\d+",
+}
+STANDARD_NIAH = Family(
+    instructions=(niah.TEMPLATE.split("\n{context}\n")[0],),
+    questions=(niah.TEMPLATE.split("\n{context}\n")[1],),
+    answer_prefixes=(niah.ANSWER_PREFIX,),
+    needles=(niah.NEEDLE,),
+)
+STANDARD_VT = VtFamily(
+    instructions=(VT_TEMPLATE.split("{context}")[0].strip(),),
+    questions=(VT_TEMPLATE.split("{context}")[1].strip(),),
+    answer_prefixes=(VT_PREFIX,),
+)
+STANDARD_PASSKEY = PasskeyFamily(
+    nouns=("pass key",), needles=(PASSKEY_SENTENCE,), questions=(PASSKEY_QUESTION,), distractors=()
+)
 
 
 def _filler(seed: int, sentences: int = 600) -> list[str]:
@@ -48,61 +83,118 @@ def examples(tok) -> list[str]:
     return retrieval_examples(tok, FILLER, n=120, max_tokens=MAX_TOKENS, seed=7)
 
 
-def _passkey(text: str) -> tuple[str, str]:
+def _regex(template: str, **fixed: str) -> str:
+    """``template`` as a regular expression: each field a named group (``fixed`` fields as the
+    given text), a field's later occurrences back-references to its first."""
+    out, seen = [], set()
+    for literal, field in re.findall(r"([^{]*)(?:\{(\w+)\})?", template):
+        out.append(re.escape(literal))
+        if not field:
+            continue
+        if field in fixed:
+            out.append(re.escape(fixed[field]))
+        elif field in seen:
+            out.append(f"(?P={field})")
+        else:
+            seen.add(field)
+            out.append(f"(?P<{field}>{FIELDS[field]})")
+    return "".join(out)
+
+
+def _families(phrasing: str) -> tuple[Family, VtFamily, PasskeyFamily]:
+    if phrasing == "standard":
+        return STANDARD_NIAH, STANDARD_VT, STANDARD_PASSKEY
+    return FAMILIES[phrasing], VT_FAMILIES[phrasing], PASSKEY_FAMILIES[phrasing]
+
+
+def _first(patterns: list[str], text: str, *, full: bool = False) -> re.Match:
+    for pattern in patterns:
+        match = (re.fullmatch if full else re.search)(pattern, text)
+        if match:
+            return match
+    raise AssertionError(f"no pattern of the family matches {text[-200:]!r}")
+
+
+def _needles(text: str, family: Family) -> list[tuple[str, str, str]]:
+    """``(one, key, value)`` of every needle sentence of the family in ``text`` (``one`` is
+    ``None`` for a needle that names no kind)."""
+    found = []
+    for needle in family.needles:
+        for m in re.finditer(_regex(needle), text):
+            groups = m.groupdict()
+            one = groups.get("one") or (groups.get("kind") or "").rstrip("s") or None
+            found.append((one, groups["key"], groups["value"].rstrip(".")))
+    return found
+
+
+def _passkey(text: str, phrasing: str = "train") -> tuple[str, str]:
+    family = _families(phrasing)[2]
     body, question = text.rsplit("\n", 1)
-    answer = re.fullmatch(r"What is the pass key\? The pass key is (\d{5})\.", question)
-    planted = re.findall(r"The pass key is (\d{5})\. Remember it\.", body)
-    assert answer and len(planted) == 1, text
-    return planted[0], answer.group(1)
+    asked = _first(
+        [_regex(q) + r" (?P<key>\d{5})\." for q in family.questions], question, full=True
+    )
+    noun = asked.groupdict().get("noun", "pass key")
+    planted = [
+        m.group("key") for n in family.needles for m in re.finditer(_regex(n, noun=noun), body)
+    ]
+    assert len(planted) == 1, text
+    others = [m.group(0) for m in re.finditer(r"\d{5}", body)]
+    assert others.count(planted[0]) == 1 and len(others) <= 4, text
+    return planted[0], asked.group("key")
 
 
-def _kv(text: str) -> tuple[list[str], list[str]]:
-    kind = re.match(r"Some special magic (numbers|uuids) are hidden", text).group(1)
-    needles = NEEDLE.findall(text)
+def _kv(text: str, phrasing: str = "train") -> tuple[list[str], list[str]]:
+    family = _families(phrasing)[0]
+    first = text.split("\n", 1)[0]
+    kind = _first([_regex(i) for i in family.instructions], first, full=True).group("kind")
+    needles = _needles(text, family)
     keys = [key for _, key, _ in needles]
     assert len(set(keys)) == len(keys), "keys of the needles must be distinct"
-    assert {k for k, _, _ in needles} == {kind}
+    assert {one for one, _, _ in needles} <= {kind.rstrip("s"), None}
     planted = {key: value for _, key, value in needles}
-    question = re.search(rf"What are all the special magic {kind} for (.+?) mentioned in", text)
-    queried = re.split(r", and |, ", question.group(1))
-    prefix = f"The special magic {kind} for {question.group(1)} mentioned in the provided text are "
-    assert prefix in text
-    answer = text.rsplit(prefix, 1)[1]
-    assert answer.endswith(".")
-    return [planted[key] for key in queried], answer[:-1].split(", ")
+    last = text.rsplit("\n", 1)[1]
+    ends = [_regex(q + a, kind=kind) for q in family.questions for a in family.answer_prefixes]
+    match = _first([e + r" (?P<answer>.+)\." for e in ends], last, full=True)
+    queried = re.split(r", and |, ", match.group("query"))
+    return [planted[key] for key in queried], match.group("answer").split(", ")
 
 
-def _copy(text: str) -> tuple[str, str]:
+def _copy(text: str, phrasing: str = "train") -> tuple[str, str]:
     what = r"(?:list of \w+|passage)"
     match = re.fullmatch(rf"Here is a {what}: (.+)\nRepeat the {what} above: (.+)", text)
     assert match, text
     return match.group(1), match.group(2)
 
 
-def _vt(text: str) -> tuple[list[str], list[str]]:
+def _vt(text: str, phrasing: str = "train") -> tuple[list[str], list[str]]:
+    family = _families(phrasing)[1]
     value_of = {name: value for name, value in re.findall(r"VAR ([A-Z]{5}) = (\d{5})\.", text)}
     links = re.findall(r"VAR ([A-Z]{5}) = VAR ([A-Z]{5})\.", text)
     for _ in links:  # chains are written in order, but resolve to a fixed point anyway
         for name, source in links:
             if source in value_of:
                 value_of[name] = value_of[source]
-    asked = re.search(r"assigned the value (\d{5}) in the text above\.", text).group(1)
-    count, named = re.search(
-        r"(\d+) variables are assigned the value \d{5}, they are: (.+)\.$", text
-    ).groups()
-    answer = named.split(", ")
-    assert int(count) == len(answer)
+    last = text.rsplit("\n", 1)[1]
+    ends = [_regex(q + a) for q in family.questions for a in family.answer_prefixes]
+    match = _first(ends, last)
+    asked = match.group("value")
+    answer = last[match.end() :].strip().rstrip(".").split(", ")
+    if match.groupdict().get("count"):
+        assert int(match.group("count")) == len(answer)
     return sorted(n for n, v in value_of.items() if v == asked), sorted(answer)
 
 
-def _kind(text: str) -> str:
-    if "What is the pass key?" in text:
-        return "passkey"
-    if text.startswith("Some special magic"):
-        return "kv"
-    if text.startswith("Here is"):
+def _kind(text: str, phrasing: str = "train") -> str:
+    niah_family, vt_family, passkey_family = _families(phrasing)
+    first = text.split("\n", 1)[0]
+    last = text.rsplit("\n", 1)[-1]
+    if re.fullmatch(r"Here is a (?:list of \w+|passage): .+\nRepeat the .+", text):
         return "copy"
-    if text.startswith("Memorize and track"):
+    if any(re.match(_regex(q), last) for q in passkey_family.questions):
+        return "passkey"
+    if any(re.fullmatch(_regex(i), first) for i in niah_family.instructions):
+        return "kv"
+    if any(re.fullmatch(_regex(i), first.strip()) for i in vt_family.instructions):
         return "vt"
     raise AssertionError(f"unrecognised example: {text[:80]!r}")
 
@@ -150,14 +242,15 @@ def test_kv_varies_needles_haystacks_values_and_queries(tok) -> None:
     for text in texts:
         planted, answer = _kv(text)
         assert planted == answer
-        needles = len(NEEDLE.findall(text))
+        needles = len(_needles(text, FAMILIES["train"]))
         counts[min(needles, 5)] += 1  # 5: a haystack of distractor needles
         stacks += needles > 4
-        uuids += text.startswith("Some special magic uuids")
+        is_uuid = "uuids" in text.split("\n", 1)[0]
+        uuids += is_uuid
         queried_all += len(answer) > 1
         noise += "The grass is green." in text
         prose += " the river " in text or " the garden " in text
-        if text.startswith("Some special magic uuids"):
+        if is_uuid:
             assert all(UUID.fullmatch(v) for v in answer)
         else:
             assert all(re.fullmatch(r"\d{7}", v) for v in answer)
@@ -166,12 +259,40 @@ def test_kv_varies_needles_haystacks_values_and_queries(tok) -> None:
     assert queried_all > 20 and noise > 20 and prose > 20 and stacks > 10
 
 
+@pytest.mark.parametrize("phrasing", ["train", "standard"])
+def test_prompts_come_from_the_family_and_never_from_the_heldout_one(tok, phrasing: str) -> None:
+    texts = retrieval_examples(tok, FILLER, n=160, max_tokens=MAX_TOKENS, seed=4, phrasing=phrasing)
+    parse = {"passkey": _passkey, "kv": _kv, "copy": _copy, "vt": _vt}
+    for text in texts:
+        planted, answer = parse[_kind(text, phrasing)](text, phrasing)
+        assert planted == answer and answer, text
+        assert ("special magic" in text) == (
+            phrasing == "standard" and _kind(text, phrasing) == "kv"
+        )
+    heldout = [*FAMILIES["heldout"].strings(), *VT_FAMILIES["heldout"].strings()]
+    heldout += PASSKEY_FAMILIES["heldout"].strings()
+    for template in heldout:
+        pattern = _regex(template)
+        assert not any(re.search(pattern, text) for text in texts), template
+    if phrasing == "train":  # many wordings, and pass keys with planted distractor numbers
+        firsts = {text.split("\n", 1)[0] for text in texts if _kind(text) in ("kv", "vt")}
+        assert len(firsts) >= 8
+        keys = [t for t in texts if _kind(t) == "passkey"]
+        assert sum(len(re.findall(r"\d{5}", t.rsplit("\n", 1)[0])) > 1 for t in keys) >= 10
+
+
+def test_heldout_phrasing_is_refused(tok) -> None:
+    with pytest.raises(UserError, match="held-out family is never trained on"):
+        retrieval_examples(tok, FILLER, n=2, max_tokens=MAX_TOKENS, seed=0, phrasing="heldout")
+
+
 def test_needles_sit_at_every_depth(tok) -> None:
     texts = retrieval_examples(tok, FILLER, n=60, max_tokens=MAX_TOKENS, seed=9, kinds=["passkey"])
     depths = []
     for text in texts:
         body = text.rsplit("\n", 1)[0]
-        depths.append(body.index("The pass key is") / len(body))
+        key = text.rsplit(" ", 1)[1].rstrip(".")
+        depths.append(body.index(key) / len(body))
     assert min(depths) < 0.15 and max(depths) > 0.8
     assert any(0.35 < d < 0.65 for d in depths)
 

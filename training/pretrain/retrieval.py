@@ -3,27 +3,33 @@
 A model pretrained on prose alone rarely learns to look things up inside its window, and then
 context extension has no retrieval to keep or lose. These examples teach it. Each is one plain
 text (no special tokens; the caller adds ``<s>``/``</s>`` if it wants them), built by a small
-seeded function per kind:
+seeded function per kind (below).
 
-- ``passkey``: prose with ``"The pass key is NNNNN. Remember it."`` (a 5-digit key) inserted at
-  a random depth, moved back to a sentence end, then ``"\\nWhat is the pass key? The pass key is
-  NNNNN."``: the phrasing of the ``longred_tiny_passkey`` task
-  (:mod:`longred_bench.taskdata.tiny_tasks`).
-- ``kv``: 1 to 4 needles with distinct keys in RULER's needle phrasing, ``"One of the special magic
-  numbers for {key} is: {value}."``, inside RULER's prompt template, asking for one of the keys or
-  for all of them, followed by RULER's answer prefix and the values (joined with ``", "``, ending
-  ``"."``). The prompt strings and the noise sentences are RULER's, imported from
-  :mod:`longred_bench.taskdata.ruler.niah` and :mod:`longred_bench.taskdata.ruler.haystack`; the
-  keys, values, depths and haystacks are this module's own seeded draws. Values are 7-digit numbers
-  (about 80%) or UUIDs; keys are ``word-word`` pairs, or UUIDs with UUID values in a haystack of
-  distractor needles. Haystacks: RULER's noise sentences, prose (the filler, as words, needles moved
-  back to a sentence end) or distractor needles for other keys (one per line), as in RULER's
-  multikey tasks.
+Every prompt string comes from the ``train`` phrasing family
+(:mod:`longred_bench.taskdata.ruler.phrasings`), drawn per example, so the model learns to
+retrieve under many wordings and is scored on a ``heldout`` family it never saw; ``phrasing=
+"standard"`` uses RULER's and the tiny passkey task's own strings instead (the earlier base).
+Kinds:
+
+- ``passkey``: prose with a key sentence (a 5-digit key; e.g. ``"Your door code is NNNNN."``) and
+  0 to 3 sentences planting other 5-digit numbers, each at a random depth moved back to a
+  sentence end, then a question naming the key's noun and the key (``standard``: ``"The pass key
+  is NNNNN. Remember it."`` and ``"What is the pass key? The pass key is NNNNN."``, no
+  distractors).
+- ``kv``: 1 to 4 needles with distinct keys in a drawn needle sentence, inside a drawn
+  instruction and question, asking for one of the keys or for all of them, followed by the drawn
+  answer prefix and the values (joined with ``", "``, ending ``"."``). The keys, values, depths
+  and haystacks are this module's own seeded draws; the noise sentences are RULER's
+  (:mod:`longred_bench.taskdata.ruler.haystack`). Values are 7-digit numbers (about 80%) or
+  UUIDs; keys are ``word-word`` pairs, or UUIDs with UUID values in a haystack of distractor
+  needles. Haystacks: noise sentences, prose (the filler, as words, needles moved back to a
+  sentence end) or distractor needles for other keys (one per line), as in RULER's multikey
+  tasks.
 - ``copy``: a random sequence (words of the filler, digit strings, or a prose passage), then
   ``"\\nRepeat the ... above: "`` and the same sequence again (copying / induction).
 - ``vt``: RULER's variable tracking: a chain ``VAR ABCDE = 12345.``, ``VAR FGHIJ = VAR ABCDE.``,
   ... of 1 to 4 hops in noise sentences, sometimes with a second chain of another value as a
-  distractor, RULER's question and answer prefix, then the chain's variable names.
+  distractor, a drawn question and answer prefix, then the chain's variable names.
 
 Sizes: each example has a target length drawn uniformly between 40% and 100% of ``max_tokens`` and
 its haystack (or sequence) is the longest whose whole text, tokenized alone, fits in it
@@ -51,11 +57,19 @@ from typing import Any
 from longred_bench.errors import UserError
 from longred_bench.taskdata.ruler import haystack as hs
 from longred_bench.taskdata.ruler import niah
+from longred_bench.taskdata.ruler.phrasings import (
+    FAMILIES,
+    PASSKEY_FAMILIES,
+    SINGULAR,
+    VT_FAMILIES,
+    Phrasing,
+)
 from longred_bench.taskdata.ruler.sizing import Draft, Misfit, Rendered, fit
 from longred_bench.taskdata.ruler.synthetic import VT_HOPS, VT_PREFIX, VT_TEMPLATE
 from longred_bench.taskdata.tiny_tasks import PASSKEY_QUESTION, PASSKEY_SENTENCE
 
 KINDS: tuple[str, ...] = ("passkey", "kv", "copy", "vt")
+PHRASINGS: tuple[str, ...] = ("train", "standard")  # never "heldout": that family is for tests
 MIN_FILL = 0.4  # shortest target length, as a fraction of max_tokens
 UUID_SHARE = 0.2  # share of kv examples with UUID values
 MAX_NEEDLES = 4
@@ -106,42 +120,58 @@ def _draft(
     return Draft(render=render, upper=len(units))
 
 
-def passkey(rng: random.Random, src: _Source, upper: int) -> Iterator[Draft]:
-    """A pass key in prose, the tiny passkey task's question and the key."""
+def passkey(rng: random.Random, src: _Source, upper: int, phrasing: str) -> Iterator[Draft]:
+    """A pass key in prose, a question and the key. ``train``: a drawn phrasing, with 0 to 3
+    other numbers planted in sentences of their own; ``standard``: the tiny task's strings."""
     words = src.words(rng, upper)
     joined = " ".join(words)
-    key = str(rng.randint(10_000, 99_999))
-    while key in joined:
-        key = str(rng.randint(10_000, 99_999))
-    needle, depth = PASSKEY_SENTENCE.format(key=key), rng.uniform(0.0, 100.0)
-    yield _draft(words, [needle], [depth], "", f"\n{PASSKEY_QUESTION} {key}.", snap=True)
+    numbers = hs.distinct(rng, lambda r: str(r.randint(10_000, 99_999)), 4)
+    while any(n in joined for n in numbers):
+        numbers = hs.distinct(rng, lambda r: str(r.randint(10_000, 99_999)), 4)
+    key, others = numbers[0], numbers[1 : 1 + rng.randint(0, 3)]
+    if phrasing == "standard":
+        (needle, question), distractors = (PASSKEY_SENTENCE, PASSKEY_QUESTION), ()
+    else:
+        family = PASSKEY_FAMILIES[phrasing]
+        (needle, question), distractors = family.draw(rng), family.distractors
+    items = [needle.format(key=key)]
+    items += [rng.choice(distractors).format(number=n) for n in others if distractors]
+    depths = [rng.uniform(0.0, 100.0) for _ in items]
+    yield _draft(words, items, depths, "", f"\n{question} {key}.", snap=True)
 
 
-def kv(rng: random.Random, src: _Source, upper: int) -> Iterator[Draft]:
+def kv(rng: random.Random, src: _Source, upper: int, phrasing: str) -> Iterator[Draft]:
     """RULER-style key-value needles in noise, prose or distractor needles; fewer on a misfit.
 
     When even one needle does not fit (UUID keys in a small window), the last resort is one
     word key with a number value in noise.
     """
+    words = niah.STANDARD if phrasing == "standard" else FAMILIES[phrasing].draw(rng)
     haystack = rng.choice(("noise", "prose", "prose", "needles"))
     kind = "uuids" if rng.random() < UUID_SHARE else "numbers"
     count = rng.randint(1, MAX_NEEDLES)
     query_all = rng.random() < 0.5
-    yield from _kv_drafts(rng, src, upper, haystack, kind, count, query_all)
+    yield from _kv_drafts(rng, src, upper, words, haystack, kind, count, query_all)
     if (haystack, kind) != ("noise", "numbers"):
-        yield from _kv_drafts(rng, src, upper, "noise", "numbers", 1, False)
+        yield from _kv_drafts(rng, src, upper, words, "noise", "numbers", 1, False)
 
 
 def _kv_drafts(
     rng: random.Random,
     src: _Source,
     upper: int,
+    words: Phrasing,
     haystack: str,
     kind: str,
     count: int,
     query_all: bool,
 ) -> Iterator[Draft]:
     uuid_keys = kind == "uuids" and haystack == "needles"
+    one = SINGULAR[kind]
+
+    def needle(key: str, value: str) -> str:
+        return words.needle.format(kind=kind, one=one, key=key, value=value)
+
     make_key = hs.maker("uuids" if uuid_keys else "words", src.vocab)
     make_value = hs.maker(kind, src.vocab)
     keys = hs.distinct(rng, make_key, count)
@@ -154,22 +184,23 @@ def _kv_drafts(
         others = hs.distinct(rng, make_key, max(1, upper // 8), set(keys))
         fakes = hs.distinct(rng, make_value, len(others), set(values))
         pairs = zip(others, fakes, strict=True)
-        units, separator = [niah.NEEDLE.format(kind=kind, key=k, value=v) for k, v in pairs], "\n"
+        units, separator = [needle(k, v) for k, v in pairs], "\n"
     for k in range(count, 0, -1):
-        needles = [niah.NEEDLE.format(kind=kind, key=keys[i], value=values[i]) for i in range(k)]
+        needles = [needle(keys[i], values[i]) for i in range(k)]
         rng.shuffle(needles)  # which needle sits at which depth
         queried = list(range(k)) if query_all else [rng.randrange(k)]
         query = niah._join_query([keys[i] for i in queried])
         answer = ", ".join(values[i] for i in queried)
-        before, after = _frame(niah.TEMPLATE, kind=kind, query=query)
-        after += niah.ANSWER_PREFIX.format(kind=kind, query=query) + f" {answer}."
+        fields = {"kind": kind, "one": one, "query": query}
+        before, after = _frame(words.template, **fields)
+        after += words.answer_prefix.format(**fields) + f" {answer}."
         depths = hs.random_depths(rng, k)
         yield _draft(
             units, needles, depths, before, after, separator=separator, snap=haystack == "prose"
         )
 
 
-def copy(rng: random.Random, src: _Source, upper: int) -> Iterator[Draft]:
+def copy(rng: random.Random, src: _Source, upper: int, phrasing: str) -> Iterator[Draft]:
     """A random sequence of words, digit strings or prose, an instruction, and the repetition."""
     what = rng.choice(("words", "numbers", "text"))
     if what == "words":
@@ -189,8 +220,13 @@ def copy(rng: random.Random, src: _Source, upper: int) -> Iterator[Draft]:
     yield Draft(render=render, upper=upper)
 
 
-def vt(rng: random.Random, src: _Source, upper: int) -> Iterator[Draft]:
-    """RULER's variable tracking chain in noise, with an optional distractor chain."""
+def vt(rng: random.Random, src: _Source, upper: int, phrasing: str) -> Iterator[Draft]:
+    """RULER's variable tracking chain in noise, with an optional distractor chain, in RULER's
+    prompt (``standard``) or a drawn one of the family."""
+    if phrasing == "standard":
+        template, prefix = VT_TEMPLATE, VT_PREFIX
+    else:
+        template, prefix = VT_FAMILIES[phrasing].draw(rng)
     hops = rng.randint(1, VT_HOPS)
     distractor = rng.random() < 0.5
     names = hs.distinct(rng, lambda r: "".join(r.choices(string.ascii_uppercase, k=5)), 10)
@@ -203,8 +239,8 @@ def vt(rng: random.Random, src: _Source, upper: int) -> Iterator[Draft]:
             decoy = _chain(names[5 : 5 + rng.randint(2, VT_HOPS + 1)], other_value)
             statements += decoy
             depths += sorted(rng.uniform(0.0, 100.0) for _ in decoy)
-        before, after = _frame(VT_TEMPLATE, value=value)
-        after += VT_PREFIX.format(count=length + 1, value=value)
+        before, after = _frame(template, value=value)
+        after += prefix.format(count=length + 1, value=value)
         yield _draft(
             units, statements, depths, before, after + f" {', '.join(names[: length + 1])}."
         )
@@ -216,7 +252,7 @@ def _chain(names: Sequence[str], value: str) -> list[str]:
     ]
 
 
-BUILDERS: dict[str, Callable[[random.Random, _Source, int], Iterator[Draft]]] = {
+BUILDERS: dict[str, Callable[[random.Random, _Source, int, str], Iterator[Draft]]] = {
     "passkey": passkey,
     "kv": kv,
     "copy": copy,
@@ -245,8 +281,15 @@ def retrieval_examples(
     max_tokens: int,
     seed: int,
     kinds: Sequence[str] = KINDS,
+    phrasing: str = "train",
 ) -> list[str]:
-    """``n`` retrieval texts of at most ``max_tokens`` tokens each, kinds in turn (module doc)."""
+    """``n`` retrieval texts of at most ``max_tokens`` tokens each, kinds in turn, in the
+    ``train`` phrasing family or RULER's and the tiny task's ``standard`` strings (module doc)."""
+    if phrasing not in PHRASINGS:
+        raise UserError(
+            f"retrieval phrasing must be one of {', '.join(PHRASINGS)}, got {phrasing!r} (the "
+            "held-out family is never trained on)"
+        )
     unknown = sorted(set(kinds) - set(BUILDERS))
     if not kinds or unknown:
         raise UserError(f"unknown retrieval kind(s) {unknown or '(none given)'}; kinds: {KINDS}")
@@ -258,6 +301,6 @@ def retrieval_examples(
         kind = kinds[i % len(kinds)]
         rng = random.Random(f"longred-retrieval/{seed}/{i}/{kind}")
         target = rng.randint(math.ceil(MIN_FILL * max_tokens), max_tokens)
-        drafts = BUILDERS[kind](rng, src, max_tokens)
+        drafts = BUILDERS[kind](rng, src, max_tokens, phrasing)
         out.append(_fitted(kind, drafts, tokenizer, target, max_tokens))
     return out

@@ -3,13 +3,15 @@
 and CPT rows and a ``heldout`` family that no training row uses, so a retrieval score in
 held-out phrasing measures retrieval rather than a memorised format.
 
-A phrasing is four strings: the instruction before the context, the question after it, the answer
-prefix the model continues, and the needle sentence. The ``train`` and ``heldout`` families hold
-several of each, written for this suite; a sample draws one of each from its own random stream,
-so question forms, answer prefixes and needle sentences vary combinatorially. Fields: ``{kind}``
-(plural: numbers, uuids, words), ``{one}`` (singular), ``{key}``, ``{value}``, ``{query}``,
-``{context}``. The two families share no template and no run of four words of fixed text with
-each other or with RULER's strings (checked by the tests).
+A NIAH phrasing is four strings: the instruction before the context, the question after it, the
+answer prefix the model continues, and the needle sentence. The ``train`` and ``heldout`` families
+hold several of each, written for this suite; a sample draws one of each from its own random
+stream, so question forms, answer prefixes and needle sentences vary combinatorially. Fields:
+``{kind}`` (plural: numbers, uuids, words), ``{one}`` (singular), ``{key}``, ``{value}``,
+``{query}``, ``{context}``. Variable tracking (:data:`VT_FAMILIES`) and the pass key of the tiny
+tasks and of pretraining (:data:`PASSKEY_FAMILIES`) have families of their own. The two families of
+a kind share no template and no run of four words of fixed text with each other or with the
+standard strings (checked by the tests).
 """
 
 from __future__ import annotations
@@ -61,21 +63,33 @@ FAMILIES: dict[str, Family] = {
             "Read the passage below with care; a few secret {kind} are tucked into it.",
             "The document that follows conceals some {kind}. Keep track of them.",
             "Hidden {kind} appear somewhere in this text, so pay attention.",
+            "Below is a long text. Some {kind} were slipped into it; note each one.",
+            "Study the following text closely, because you will be asked about its {kind}.",
+            "Certain {kind} are scattered through the writing below.",
         ),
         questions=(
             "Which {kind} belong to {query}?",
             "Tell me the {kind} that were given for {query}.",
             "Name each {one} linked to {query} in the passage.",
+            "What did the text say about {query}?",
+            "Recall the {kind} attached to {query}.",
+            "Give the {kind} stated for {query}.",
         ),
         answer_prefixes=(
             " The {kind} for {query} are",
             " Answer:",
             " Those {kind} were",
+            " Found:",
+            " The text gives",
+            " Result:",
         ),
         needles=(
             "Remember this: the secret {one} of {key} is {value}.",
             "{key} is tied to the {one} {value}.",
             "Record for {key}: {value}.",
+            "{value} is the {one} stored under {key}.",
+            "Note that {key} has the {one} {value}.",
+            "The {one} {value} belongs to {key}.",
         ),
     ),
     "heldout": Family(
@@ -98,6 +112,120 @@ FAMILIES: dict[str, Family] = {
     ),
 }
 PHRASINGS: tuple[str, ...] = ("standard", *FAMILIES)
+
+
+@dataclass(frozen=True)
+class VtFamily:
+    """Variable-tracking prompts (RULER's ``vt``): the statements ``VAR X = ...`` are the task's
+    data and stay; the instruction, question (``{value}``) and answer prefix (``{value}``,
+    ``{count}``) vary."""
+
+    instructions: tuple[str, ...]
+    questions: tuple[str, ...]
+    answer_prefixes: tuple[str, ...]
+
+    def draw(self, rng: random.Random) -> tuple[str, str]:
+        """``(template, answer_prefix)``; the template holds ``{context}`` and ``{value}``."""
+        template = rng.choice(self.instructions) + "\n{context}\n" + rng.choice(self.questions)
+        return template, rng.choice(self.answer_prefixes)
+
+    def strings(self) -> tuple[str, ...]:
+        return (*self.instructions, *self.questions, *self.answer_prefixes)
+
+
+VT_FAMILIES: dict[str, VtFamily] = {
+    "train": VtFamily(
+        instructions=(
+            "Follow the variable assignments that appear in the text below.",
+            "The text below hides statements that copy values between variables; keep track.",
+            "Trace every chain of VAR statements in this passage.",
+        ),
+        questions=(
+            "Which variables end up holding {value}?",
+            "Name all variables whose value is {value}.",
+            "Which variables equal {value} once every statement is applied?",
+        ),
+        answer_prefixes=(
+            " The variables equal to {value} are:",
+            " Answer:",
+            " Variables:",
+        ),
+    ),
+    "heldout": VtFamily(
+        instructions=(
+            "Assignments between named variables are spread across the following material; "
+            "work out where each value flows.",
+            "Inside the material below, values get passed from one variable to another.",
+        ),
+        questions=(
+            "Determine every variable that ends up carrying {value}.",
+            "List the variables that hold {value} by the end.",
+        ),
+        answer_prefixes=(
+            " Reply:",
+            " In total {count} of them:",
+        ),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class PasskeyFamily:
+    """Pass-key prompts: a ``noun`` for the key, the sentence that states it (``{noun}``,
+    ``{key}``), the question after the passage (``{noun}``; the model continues with the key),
+    and sentences that plant other numbers (``{number}``) as distractors."""
+
+    nouns: tuple[str, ...]
+    needles: tuple[str, ...]
+    questions: tuple[str, ...]
+    distractors: tuple[str, ...]
+
+    def draw(self, rng: random.Random) -> tuple[str, str]:
+        """``(needle, question)`` with ``{key}`` left in the needle."""
+        noun = rng.choice(self.nouns)
+        needle = rng.choice(self.needles).replace("{noun}", noun)
+        return needle, rng.choice(self.questions).format(noun=noun)
+
+    def strings(self) -> tuple[str, ...]:
+        return (*self.needles, *self.questions, *self.distractors)
+
+
+PASSKEY_FAMILIES: dict[str, PasskeyFamily] = {
+    "train": PasskeyFamily(
+        nouns=("access code", "secret number", "door code", "vault code"),
+        needles=(
+            "Keep this {noun} in mind: {key}.",
+            "Your {noun} is {key}.",
+            "Note down the {noun} {key}.",
+        ),
+        questions=(
+            "What is your {noun}? It is",
+            "Which {noun} were you given? The {noun} is",
+            "Say the {noun} once more:",
+        ),
+        distractors=(
+            "A parcel numbered {number} arrived that morning.",
+            "Room {number} was already taken.",
+            "The receipt showed the total {number}.",
+        ),
+    ),
+    "heldout": PasskeyFamily(
+        nouns=("locker combination", "security pin"),
+        needles=(
+            "Here is a {noun} to retain: {key}.",
+            "The {noun} you need is {key}; do not lose it.",
+        ),
+        questions=(
+            "Recall the {noun} mentioned above. It was",
+            "State the {noun}. Reply:",
+        ),
+        distractors=(
+            "Order {number} had been shipped the day before.",
+            "Someone had scribbled {number} in the margin.",
+            "The bus on route {number} ran past the house.",
+        ),
+    ),
+}
 
 
 def check_phrasing(name: str) -> None:

@@ -32,7 +32,9 @@ def _qa(task, rng, length, seed, corpus, state):
 
 
 BUILDERS: dict[str, Builder] = {name: _niah for name in niah.CONFIGS}
-BUILDERS["vt"] = lambda task, rng, length, seed, corpus, state: synthetic.build_vt(rng, length)
+BUILDERS["vt"] = lambda task, rng, length, seed, corpus, state: synthetic.build_vt(
+    rng, length, state.get("phrasing", "standard")
+)
 BUILDERS["cwe"] = lambda task, rng, length, seed, corpus, state: synthetic.build_cwe(
     rng, length, corpus
 )
@@ -80,13 +82,16 @@ def preload(task: str, corpus: str = "brown") -> None:
         haystack.vocabulary(corpus)
 
 
+PHRASED_TASKS: tuple[str, ...] = (*niah.CONFIGS, "vt")  # the tasks with phrasing families
+
+
 def check_phrasing_for(task: str, phrasing: str) -> None:
-    """Raise :class:`UserError` unless ``phrasing`` is a family and ``task`` takes it (only the
-    NIAH tasks have phrasing families)."""
+    """Raise :class:`UserError` unless ``phrasing`` is a family and ``task`` takes it (the NIAH
+    tasks and ``vt`` have phrasing families)."""
     check_phrasing(phrasing)
-    if phrasing != "standard" and task not in niah.CONFIGS:
+    if phrasing != "standard" and task not in PHRASED_TASKS:
         raise UserError(
-            f"phrasing {phrasing!r} is for the NIAH tasks ({', '.join(niah.CONFIGS)}); "
+            f"phrasing {phrasing!r} is for the NIAH tasks and vt ({', '.join(PHRASED_TASKS)}); "
             f"{task} has RULER's phrasing only"
         )
 
@@ -108,7 +113,7 @@ def generate(
     if length < 1 or num_samples < 0:
         raise UserError(f"length must be >= 1 and num_samples >= 0 (got {length}, {num_samples})")
     samples = []
-    # Shared by the samples of this call (QA: which questions are taken; NIAH: the phrasing).
+    # Shared by the samples of this call (QA: which questions are taken; NIAH, vt: the phrasing).
     state: dict = {"phrasing": phrasing}
     for index in range(num_samples):
         samples.append(_sample(task, tokenizer, length, seed, index, corpus, state))

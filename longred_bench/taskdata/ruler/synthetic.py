@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 
 from longred_bench.taskdata.ruler import haystack as hs
+from longred_bench.taskdata.ruler.phrasings import VT_FAMILIES
 from longred_bench.taskdata.ruler.sizing import Draft, Rendered
 
 VT_TEMPLATE = (
@@ -65,8 +66,10 @@ FWE_WORD_LEN = 6
 FWE_TOP = 3
 
 
-def build_vt(rng: random.Random, length: int) -> Iterator[Draft]:
-    """One draft: a single 4-hop chain in noise."""
+def build_vt(rng: random.Random, length: int, phrasing: str = "standard") -> Iterator[Draft]:
+    """One draft: a single 4-hop chain in noise, in RULER's prompt or one drawn from a phrasing
+    family (:data:`longred_bench.taskdata.ruler.phrasings.VT_FAMILIES`; drawn last, so the
+    standard samples are unchanged)."""
     names = hs.distinct(rng, lambda r: "".join(r.choices(string.ascii_uppercase, k=5)), VT_HOPS + 1)
     value = str(rng.randint(10_000, 99_999))
     statements = [f"VAR {names[0]} = {value}."]
@@ -74,8 +77,11 @@ def build_vt(rng: random.Random, length: int) -> Iterator[Draft]:
     depths = sorted(rng.uniform(0.0, 100.0) for _ in statements)
     units = hs.noise_sequence(length, " ")
     outputs = tuple(names)
-    prefix = VT_PREFIX.format(count=len(names), value=value)
-    before, after = (h.format(value=value) for h in VT_TEMPLATE.split("{context}"))
+    template, prefix = (VT_TEMPLATE, VT_PREFIX)
+    if phrasing != "standard":
+        template, prefix = VT_FAMILIES[phrasing].draw(rng)
+    prefix = prefix.format(count=len(names), value=value)
+    before, after = (h.format(value=value) for h in template.split("{context}"))
 
     def render(n: int) -> Rendered:
         parts = hs.joined_parts(

@@ -12,9 +12,10 @@ Data streams. A step draws ``tokens_per_step`` tokens split over up to three str
 - ``short``: ``short_data`` in windows of ``short_len`` tokens (D2, short texts);
 - ``s2l``: ``s2l_data`` in windows of the original window (D3).
 
-A data source is ``corpus[+corpus...]`` (train splits of brown, austen, kjv), ``pretrain`` (the
-tiny base's pretraining mix: prose plus in-window retrieval examples) or ``random`` (seeded
-random ids, smoke runs only).
+A data source is ``corpus[+corpus...]`` (train splits of brown, austen, kjv), the same with a
+``+retrieval`` member (plus retrieval examples built at the stream's length, as
+``retrieval_fraction`` of the rows), ``pretrain`` (the tiny base's pretraining mix: prose plus
+in-window retrieval examples) or ``random`` (seeded random ids, smoke runs only).
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ class TrainConfig:
     mix_long: float = 1.0
     mix_short: float = 0.0
     mix_s2l: float = 0.0
-    retrieval_fraction: float = 0.3  # source "pretrain": share of rows that are retrieval examples
+    retrieval_fraction: float = 0.3  # "pretrain", "...+retrieval": share of retrieval rows
     retrieval_phrasing: str = "train"  # their prompt strings: "train" family or RULER's "standard"
     heldout_every: int = 0  # evaluate held-out loss every N steps (0: never)
     # Pretrain only: the copy warm-up before the mix (longred_bench.training.pretrain.induction).

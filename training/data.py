@@ -5,6 +5,10 @@
 - ``corpus[+corpus...]``: every document of the corpora's ``train`` splits, tokenised without
   special tokens and cut into non-overlapping windows of ``length`` tokens (a document shorter
   than ``length`` gives none; data with no window at all is an error).
+- ``corpus[+corpus...]+retrieval``: those windows plus retrieval examples built at the stream's
+  own ``length`` (:mod:`longred_bench.training.pretrain.retrieval`, in ``retrieval_phrasing``,
+  each 40-100% of ``length`` tokens) as ``retrieval_fraction`` of the rows, right-padded: long
+  data with long-range structure, as real long-context training data has.
 - ``pretrain``: the tiny base's pretraining mix, at most ``length`` tokens per row: Brown windows
   and Austen + KJV windows in the ratio 3 : 1 (:data:`PRETRAIN_PROSE`), plus in-window retrieval
   examples (:mod:`longred_bench.training.pretrain.retrieval`, in ``retrieval_phrasing``) as
@@ -37,6 +41,7 @@ from longred_bench.taskdata.ruler.store import tokenizer_fingerprint
 
 PRETRAIN_PROSE = {"brown": 3.0, "austen+kjv": 1.0}
 RANDOM_ROWS = 512
+RETRIEVAL = "retrieval"  # the member of a corpus source that adds retrieval examples
 
 
 def _token_cache(tokenizer: Any, corpus: str, split: str) -> Path:
@@ -130,8 +135,6 @@ def pretrain_windows(
     retrieval_phrasing: str = "train",
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The pretraining mix (see the module docstring): ``(ids, mask)``."""
-    from longred_bench.training.pretrain.retrieval import retrieval_examples
-
     weights = PRETRAIN_PROSE
     per_source = {src: corpus_windows(tokenizer, src, length) for src in weights}
     unit = min(len(w) / weights[src] for src, w in per_source.items())
@@ -141,7 +144,18 @@ def pretrain_windows(
             for i, (s, w) in enumerate(per_source.items())
         ]
     )
-    n_retrieval = round(len(prose) * retrieval_fraction / (1 - retrieval_fraction))
+    return with_retrieval(tokenizer, prose, retrieval_fraction, seed, retrieval_phrasing)
+
+
+def with_retrieval(
+    tokenizer: Any, prose: torch.Tensor, fraction: float, seed: int, phrasing: str
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``prose`` windows ``[N, length]`` plus retrieval examples of at most ``length`` tokens as
+    ``fraction`` of the rows, right-padded: ``(ids, mask)``."""
+    from longred_bench.training.pretrain.retrieval import retrieval_examples
+
+    length = prose.shape[1]
+    n_retrieval = round(len(prose) * fraction / (1 - fraction))
     pad = tokenizer.pad_token_id
     ids = torch.full((len(prose) + n_retrieval, length), pad, dtype=torch.long)
     mask = torch.zeros_like(ids, dtype=torch.bool)
@@ -154,7 +168,7 @@ def pretrain_windows(
             n=n_retrieval,
             max_tokens=length,
             seed=seed,
-            phrasing=retrieval_phrasing,
+            phrasing=phrasing,
         )
         encoded = tokenizer(texts, add_special_tokens=False)["input_ids"]
         for row, tok in enumerate(encoded, start=len(prose)):
@@ -198,5 +212,11 @@ def window_set(
                 "use more text or a shorter length"
             )
     else:
+        corpora = source.split("+")
+        if RETRIEVAL in corpora:
+            prose = corpus_windows(
+                tokenizer, "+".join(c for c in corpora if c != RETRIEVAL), length
+            )
+            return with_retrieval(tokenizer, prose, retrieval_fraction, seed, retrieval_phrasing)
         ids = corpus_windows(tokenizer, source, length)
     return ids, torch.ones_like(ids, dtype=torch.bool)

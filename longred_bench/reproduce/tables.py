@@ -129,22 +129,38 @@ def _table3(profile: str, out: Path, *, force: bool, progress: bool, jobs: int =
     return [*paths, out / "table3.jsonl"]
 
 
-TINY_BASE_EVAL = {"batch_size": 16, "device": "cpu", "seed": 0}
+TINY_BASE_EVAL = {"batch_size": 16, "device": "cpu", "seed": 0, "item_scores": True}
 # RULER tasks whose prompts fit 256 tokens of tiny-base's tokenizer (niah_multikey_3,
 # niah_multiquery, qa_1 and qa_2 need 266-296 tokens with an empty haystack).
 TINY_BASE_RULER_TASKS = (
     "niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
     "niah_multivalue", "vt", "cwe", "fwe",
 )  # fmt: skip
-TINY_BASE_RULER = {
-    "lengths": [256, 512, 1024],
-    "samples": 20,
-    "tasks": [f"longred_ruler_{t}" for t in TINY_BASE_RULER_TASKS],
-}
+# Those with phrasing families: the targets compare their held-out and standard scores.
+TINY_BASE_PHRASED = tuple(t for t in TINY_BASE_RULER_TASKS if t not in ("cwe", "fwe"))
+
+
+def _ruler(tasks: tuple[str, ...], lengths: list[int], samples: int) -> dict:
+    return {"lengths": lengths, "samples": samples, "tasks": [f"longred_ruler_{t}" for t in tasks]}
+
+
+# name -> (suite, settings): the evaluations of the report, each a cached unit.
+TINY_BASE_UNITS: dict[str, tuple[str, dict]] = {
+    "short_tiny": ("short_tiny", {}),
+    "passkey_standard": ("short_tiny", {"tasks": ["longred_tiny_passkey"], "phrasing": "standard"}),
+    "ruler_standard": ("ruler", _ruler(TINY_BASE_RULER_TASKS, [256, 512, 1024], 20)),
+    "ruler_heldout": ("ruler", {**_ruler(TINY_BASE_RULER_TASKS, [256, 512, 1024], 20),
+                                "phrasing": "heldout"}),
+    "targets_standard": ("ruler", _ruler(TINY_BASE_PHRASED, [256], 100)),
+    "targets_heldout": ("ruler", {**_ruler(TINY_BASE_PHRASED, [256], 100), "phrasing": "heldout"}),
+    "lmeval_niah": ("ruler", {"tasks": ["longred_lmeval_niah_single_1"], "lengths": [256],
+                              "samples": 100}),
+}  # fmt: skip
 
 
 def _tiny_base(profile: str, out: Path, *, force: bool, progress: bool) -> list[Path]:
-    """tiny-base's pretraining curve, convergence check and scores (profile tiny only)."""
+    """tiny-base's pretraining curve, convergence check, retrieval targets and scores (profile
+    tiny only)."""
     from longred_bench.jobs.tiny_base import tiny_base_dir
     from longred_bench.reports.curves import read_metrics
     from longred_bench.reports.tiny_base_report import build_tiny_base_report
@@ -154,10 +170,10 @@ def _tiny_base(profile: str, out: Path, *, force: bool, progress: bool) -> list[
     final = tiny_base_dir(progress=progress)
     run = final.parent
     evals = {}
-    for suite, extra in (("short_tiny", {}), ("ruler", TINY_BASE_RULER)):
+    for name, (suite, extra) in TINY_BASE_UNITS.items():
         unit = {"model": "tiny-base", "base": base_identity("tiny-base"), "rope": None,
                 "suite": suite, **TINY_BASE_EVAL, **extra}  # fmt: skip
-        evals[suite] = evaluate_cached(unit, {"row": "original"}, progress=progress)
+        evals[name] = evaluate_cached(unit, {"row": "original"}, progress=progress)
     chance = {
         f"longred_tiny_{t}": chance_accuracy(t, build(t)) for t in ("cloze", "nextsent", "passkey")
     }
@@ -167,7 +183,7 @@ def _tiny_base(profile: str, out: Path, *, force: bool, progress: bool) -> list[
     command = "longred-bench reproduce tiny_base --profile tiny"
     return build_tiny_base_report(
         read_metrics(run / "metrics.jsonl"), info, evals, run / "curves.png", out,
-        command=command, chance=chance,
+        command=command, chance=chance, phrased=TINY_BASE_PHRASED, every=TINY_BASE_RULER_TASKS,
     )  # fmt: skip
 
 

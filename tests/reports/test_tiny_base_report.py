@@ -1,13 +1,22 @@
-"""The ``tiny-base`` report: the convergence rule, the copy warm-up line, the per-length sample
-count, built from records alone."""
+"""The ``tiny-base`` report: the convergence rule, the retrieval targets (each able to fail), the
+copy warm-up line and the per-length sample count, built from records alone."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PIL import Image
 
-from longred_bench.reports.tiny_base_report import build_tiny_base_report, convergence
+from longred_bench.reports.tiny_base_report import (
+    build_tiny_base_report,
+    convergence,
+    targets,
+)
+
+PHRASED = ("niah_single_1", "vt")
+EVERY = ("niah_single_1", "vt", "cwe")
+PROV = {"device": "CPU", "git_commit": "abc"}
 
 
 def _metrics(final: float) -> list[dict]:
@@ -24,35 +33,84 @@ def test_convergence_compares_the_last_fifth_of_the_steps() -> None:
     assert slow["converged"] is False and abs(slow["gain"] - 0.04) < 1e-12
 
 
-def test_report_names_the_warmup_and_samples_per_length(tmp_path: Path) -> None:
+def _ruler(task: str, length: int, hits: int, n: int = 10, prefix: str = "longred_ruler_") -> list:
+    """A task's tidy record and ``n`` item records at ``length``, ``hits`` of them 100."""
+    items = [
+        {"kind": "eval_item", "task": prefix + task, "metric": "score", "length": length,
+         "doc_id": i, "value": 100.0 if i < hits else 0.0}
+        for i in range(n)
+    ]  # fmt: skip
+    tidy = {"task": prefix + task, "metric": "score", "length": length, "value": 100.0 * hits / n,
+            "n_samples": n, "provenance": PROV}  # fmt: skip
+    return [tidy, *items]
+
+
+def _evals(*, single: int = 9, held_vt: int = 8, own: int = 7, beyond: int = 0) -> dict:
+    standard = [
+        r for t in EVERY for n in (256, 1024) for r in _ruler(t, n, 9 if n == 256 else beyond)
+    ]
+    heldout = [r for t in EVERY for n in (256, 1024) for r in _ruler(t, n, 8 if n == 256 else 0)]
+    short = [
+        {"task": "longred_tiny_passkey", "metric": "acc", "length": None, "value": 0.9,
+         "n_samples": 10, "provenance": PROV},
+        *({"kind": "eval_item", "task": "longred_tiny_passkey", "metric": "acc", "length": None,
+           "doc_id": i, "value": float(i < 9)} for i in range(10)),
+    ]  # fmt: skip
+    return {
+        "short_tiny": short,
+        "passkey_standard": [],
+        "ruler_standard": standard,
+        "ruler_heldout": heldout,
+        "targets_standard": _ruler("niah_single_1", 256, 9) + _ruler("vt", 256, 9),
+        "targets_heldout": _ruler("niah_single_1", 256, single) + _ruler("vt", 256, held_vt),
+        "lmeval_niah": _ruler("niah_single_1", 256, own, prefix="longred_lmeval_"),
+    }
+
+
+def test_targets_are_met_by_a_model_that_passes_them() -> None:
+    rows = targets(_evals(), PHRASED, EVERY)
+    assert [r["met"] for r in rows] == [True, True, True, True]
+    assert rows[0]["value"].estimate == 90.0 and rows[0]["n"] == 10
+    assert rows[1]["value"].estimate == pytest.approx((90 + 80) / 2 / 90)
+    assert rows[2]["value"].estimate == 70.0
+
+
+@pytest.mark.parametrize(
+    ("change", "failed"),
+    [
+        ({"single": 6}, 0),  # held-out niah_single_1 60 < 70
+        ({"single": 5, "held_vt": 5}, 1),  # held-out average 50 < 0.8 x 90
+        ({"own": 5}, 2),  # lm-eval's niah_single_1 50 < 60
+        ({"beyond": 1}, 3),  # 10 at 4x the window > 5
+    ],
+)
+def test_each_target_can_fail(change: dict, failed: int) -> None:
+    rows = targets(_evals(**change), PHRASED, EVERY)
+    assert not rows[failed]["met"]
+
+
+def test_report_names_the_warmup_targets_and_samples_per_length(tmp_path: Path) -> None:
     png = tmp_path / "curves.png"
     Image.new("RGB", (4, 4)).save(png)
-    prov = {"device": "CPU", "git_commit": "abc"}
-    short = [{"task": "longred_tiny_passkey", "metric": "acc", "length": None, "value": 0.998,
-              "n_samples": 479, "provenance": prov}]  # fmt: skip
-    ruler = [
-        {"task": "longred_ruler_niah_single_1", "metric": "score", "length": n, "value": v,
-         "n_samples": 60, "provenance": prov}
-        for n, v in ((256, 95.0), (512, 0.0), (1024, 0.0))
-    ]  # fmt: skip
     warm = {"stages": [{"longest": 8, "steps": 450, "copy_accuracy": 0.99, "reached": True}],
             "steps": 450, "tokens": 1843200, "seconds": 256.0, "copy_accuracy": 0.99,
             "copy_until": 0.9, "reached": True}  # fmt: skip
     info = {"tokens": 1000, "seconds": 60.0, "device": "cpu", "tokens_per_second": 16.7,
             "warmup": warm, "copy_accuracy": 0.05}  # fmt: skip
+    kwargs = {"command": "cmd", "chance": {"longred_tiny_passkey": 0.25}, "phrased": PHRASED,
+              "every": EVERY}  # fmt: skip
     (md, _) = build_tiny_base_report(
-        _metrics(4.95), info, {"short_tiny": short, "ruler": ruler}, png, tmp_path / "out",
-        command="cmd", chance={"longred_tiny_passkey": 0.25},
-    )  # fmt: skip
+        _metrics(4.95), info, _evals(single=6), png, tmp_path / "out", **kwargs
+    )
     text = md.read_text()
     assert "Copy warm-up before the pretraining mix" in text and "450 steps" in text
     assert "threshold 0.9 reached" in text and "after pretraining: 0.050" in text
-    assert "| longred_ruler_niah_single_1 | 95.0 | 0.0 | 0.0 |" in text
-    assert "20 samples per task and length" in text
-    assert "| longred_tiny_passkey | 99.8 | 25.0 | 479 |" in text
+    assert "| niah_single_1 | 90.0 / 80.0 | 0.0 / 0.0 |" in text
+    assert "10 samples per task and length" in text
+    assert "| held-out niah_single_1 at 256 | >= 70 | 60.0 [" in text and "| **no** |" in text
+    assert "| longred_tiny_passkey (held-out phrasing) | 90.0 [" in text
     info.pop("warmup")
     (md, _) = build_tiny_base_report(
-        _metrics(4.95), info, {"short_tiny": short, "ruler": ruler}, png, tmp_path / "out2",
-        command="cmd", chance={},
-    )  # fmt: skip
+        _metrics(4.95), info, _evals(), png, tmp_path / "out2", **kwargs
+    )
     assert "Copy warm-up" not in md.read_text()

@@ -13,6 +13,7 @@ import re
 from collections import Counter
 
 import pytest
+import torch
 
 from longred_bench.errors import UserError
 from longred_bench.models.zoo import byte_tokenizer
@@ -305,3 +306,27 @@ def test_bad_input_is_a_user_error(tok) -> None:
     with pytest.raises(UserError, match="'kv' does not fit in 40 tokens"):
         retrieval_examples(tok, FILLER, n=2, max_tokens=40, seed=0, kinds=["kv"])
     assert retrieval_examples(tok, FILLER, n=0, max_tokens=MAX_TOKENS, seed=0) == []
+
+
+@pytest.mark.network
+def test_a_corpus_source_with_retrieval_adds_examples_at_the_stream_length(
+    request: pytest.FixtureRequest,
+) -> None:
+    from data_helpers import ensure_cached
+
+    from longred_bench.training.data import corpus_windows, window_set
+
+    ensure_cached(request, "brown", "austen")
+    tok = byte_tokenizer()
+    prose = corpus_windows(tok, "austen", 512)
+    ids, mask = window_set(tok, "austen+retrieval", 512, seed=3, retrieval_fraction=0.1)
+    n = round(len(prose) * 0.1 / 0.9)
+    assert ids.shape == (len(prose) + n, 512) and torch.equal(ids[: len(prose)], prose)
+    assert bool(mask[: len(prose)].all())
+    filled = mask[len(prose) :].sum(dim=1)
+    assert int(filled.min()) >= 0.4 * 512 * 0.9 and int(filled.max()) <= 512  # long examples
+    extra_ids, extra_mask = ids[len(prose) :], mask[len(prose) :]
+    texts = [tok.decode(row[m].tolist()) for row, m in zip(extra_ids, extra_mask, strict=True)]
+    assert all(any(_kind(t, "train") == k for k in KINDS) for t in texts[:20])
+    plain, _ = window_set(tok, "austen", 512, seed=3, retrieval_fraction=0.1)
+    assert torch.equal(plain, prose)  # without the member, the fraction does nothing

@@ -159,3 +159,18 @@ def save_run_dir(run_dir: Path, write: Callable[[Path], object]) -> Path:
         write(tmp)
         write_manifest(tmp, {"kind": "run"})
     return run_dir
+
+
+_RUN_LABELS = ("model", "rope", "suite", "task", "row", "extension", "seed")
+
+
+def over_length_documents(records: list[dict[str, Any]]) -> int:
+    """Documents skipped as too long for the window, in all: ``n_over_length`` of each task's
+    ``eval`` records, counted once per task and run (a task reports it on every metric, e.g.
+    ``acc`` and ``acc_norm``); groups (``n_samples`` None) are left out."""
+    per_task = {
+        tuple(r.get(k) for k in _RUN_LABELS): int(r.get("n_over_length") or 0)
+        for r in records
+        if r.get("kind") == "eval" and r.get("n_samples") is not None
+    }
+    return sum(per_task.values())

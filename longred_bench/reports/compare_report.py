@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.metrics.retention import longred_avg, retention
+from longred_bench.results import over_length_documents
 
 HEADLINE = ("acc", "exact_match")
 
@@ -120,11 +121,7 @@ def sample_sizes(records: list[dict[str, Any]]) -> str:
     if niah:
         cells = {(r["length"], r["depth"]) for r in niah}
         parts.append(f"NIAH {len(cells)} cells x {max(r['n'] for r in niah)} sample(s)")
-    over = sum(
-        r.get("n_over_length", 0)
-        for r in records
-        if r.get("kind") == "eval" and r.get("n_samples") is not None
-    )
+    over = over_length_documents(records)
     parts.append(f"{over} document(s) skipped as over-length")
     return (
         "Per model: " + "; ".join(parts) + ". Small samples: differences of a few points are noise."

@@ -70,6 +70,7 @@ from longred_bench.reports.verdicts import (
     verdict_longred_keeps_short,
     verdicts_markdown,
 )
+from longred_bench.results import over_length_documents
 
 
 def table3_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> list[Verdict]:
@@ -252,8 +253,8 @@ def _span(values: list[int]) -> str:
     return str(values[0]) if min(values) == max(values) else f"{min(values)}-{max(values)}"
 
 
-def sample_sizes(runs: dict[RunKey, Run]) -> str:
-    """One sentence on the documents scored per run."""
+def sample_sizes(runs: dict[RunKey, Run], records: list[dict[str, Any]]) -> str:
+    """One sentence on the documents scored per run (``records``: those the runs came from)."""
     short = [n for r in runs.values() for n in r.short_n.values()]
     parts = []
     if short:
@@ -263,7 +264,7 @@ def sample_sizes(runs: dict[RunKey, Run]) -> str:
     ]
     if per_length:
         parts.append(f"RULER {_span(per_length)} samples per task and length")
-    over = sum(r.over_length for r in runs.values())
+    over = over_length_documents(records)
     parts.append(f"{over} short document(s) skipped as over-length in all")
     return "Per run: " + "; ".join(parts) + "."
 
@@ -309,7 +310,7 @@ def build_table3(
         f"- Device: {device}; commit {commit}.",
         f"- Intervals: {LEVEL:.0%} percentile bootstrap over the scored documents ({N_BOOT} "
         f"resamples, seed {BOOT_SEED}); `n` is the number of documents behind a cell.",
-        f"- {sample_sizes(runs)}",
+        f"- {sample_sizes(runs, records)}",
         "",
         f"Scores are 0-100. Short-task categories: {cat_text}. Short Avg is the mean of the "
         "category means (LongReD's; the paper has five categories of 17 benchmarks, this suite's "

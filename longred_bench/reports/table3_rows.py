@@ -64,7 +64,6 @@ class Run:
     ppl: float | None = None
     train: dict[str, Any] | None = None
     window: int | None = None
-    over_length: int = 0
 
 
 def _key(record: dict[str, Any]) -> RunKey:
@@ -111,7 +110,6 @@ def collect_runs(records: list[dict[str, Any]]) -> dict[RunKey, Run]:
         run.window = run.window or r.get("max_position_embeddings")
         leaf = r.get("n_samples") is not None
         if r.get("suite") in SHORT_SUITES and leaf:
-            run.over_length += int(r.get("n_over_length") or 0)
             base = r["metric"].split(",")[0]  # without the filter
             if r["task"] == PPL_TASK and r["metric"] == PPL_METRIC:
                 run.ppl = float(r["value"])

@@ -135,9 +135,9 @@ def test_short_tiny_item_means_equal_tidy_values(request: pytest.FixtureRequest)
 
     ensure_cached(request, "brown", "austen")
     # The byte tokenizer of tiny-random needs a wider window than its 256 tokens for these
-    # prompts; at 512 some cloze and passkey documents do not fit and are skipped.
+    # prompts; at 640 some cloze and passkey documents do not fit and are skipped.
     result = run_eval(
-        EvalConfig(model="tiny-random", suite="short_tiny", limit=24, max_length=512),
+        EvalConfig(model="tiny-random", suite="short_tiny", limit=24, max_length=640),
         item_scores=True,
         progress=False,
     )

@@ -316,7 +316,7 @@ def test_report_from_real_run_eval_records(tmp_path: Path, request: pytest.Fixtu
     tasks = ["longred_tiny_nextsent", "longred_tiny_passkey"]
     kw: dict[str, Any] = {"item_scores": True, "progress": False}
     base = run_eval(
-        EvalConfig("tiny-random", suite="short_tiny", tasks=tasks, limit=8, max_length=512), **kw
+        EvalConfig("tiny-random", suite="short_tiny", tasks=tasks, limit=8, max_length=1024), **kw
     )
     ext = "pi:factor=4"
     short = run_eval(
@@ -363,3 +363,20 @@ def test_claim_b_at_the_ruler_floor_is_not_comparable() -> None:
 
     assert label(0.0) == NOT_COMPARABLE  # no long-context ability on either side
     assert label(50.0) == REPRODUCED  # the same short-text gain at a real, equal RULER score
+
+
+def test_over_length_documents_count_each_task_once() -> None:
+    from longred_bench.results import over_length_documents
+
+    def rec(task: str, metric: str, over: int, row: str = "cpt", n: int | None = 190) -> dict:
+        return {"kind": "eval", "suite": "short_tiny", "task": task, "metric": metric, "row": row,
+                "n_samples": n, "n_over_length": over}  # fmt: skip
+
+    records = [
+        rec("longred_tiny_passkey", "acc", 10),
+        rec("longred_tiny_passkey", "acc_norm", 10),  # the same 10 documents
+        rec("longred_tiny_nextsent", "acc", 3),
+        rec("longred_short_tiny", "acc", 13, n=None),  # the group: left out
+        rec("longred_tiny_passkey", "acc", 10, row="control"),  # another run
+    ]
+    assert over_length_documents(records) == 23

@@ -21,9 +21,7 @@ from typing import Any
 
 from datasets import Dataset, DatasetDict
 
-from longred_bench.errors import UserError
-from longred_bench.models.loading import load_tokenizer
-from longred_bench.tasks.ruler_utils import DEFAULT_SAMPLES, parse_lengths
+from longred_bench.tasks.ruler_utils import DEFAULT_SAMPLES, metadata_tokenizer, parse_lengths
 
 TASK = "niah_single_1"
 # lm-eval's niah_single_1 settings (lm_eval/tasks/ruler/niah_utils.py).
@@ -35,13 +33,7 @@ def load_niah_single_1(**metadata: Any) -> DatasetDict:
     from lm_eval.tasks.ruler.niah_utils import TEMPLATE
     from lm_eval.tasks.ruler.prepare_niah import generate_samples, get_haystack
 
-    spec = metadata.get("tokenizer") or metadata.get("pretrained")
-    if not spec:
-        raise UserError(
-            "lm-eval's niah_single_1 sizes its samples with the model's tokenizer: pass "
-            '--metadata \'{"tokenizer": "MODEL", "lengths": [256]}\''
-        )
-    tokenizer = load_tokenizer(str(spec))
+    tokenizer = metadata_tokenizer(metadata)
     lengths = parse_lengths(metadata.get("lengths"))
     n = int(metadata.get("ruler_samples") or DEFAULT_SAMPLES)
     rows = []

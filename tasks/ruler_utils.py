@@ -64,15 +64,20 @@ def _positive_int(metadata: dict[str, Any], key: str, default: int) -> int:
     return number
 
 
-def build(task: str, metadata: dict[str, Any]) -> DatasetDict:
-    """The ``test`` split of RULER ``task`` for the lengths and sample count in ``metadata``."""
+def metadata_tokenizer(metadata: dict[str, Any]) -> Any:
+    """The tokenizer of the model spec in ``metadata`` (``tokenizer``, else ``pretrained``)."""
     spec = metadata.get("tokenizer") or metadata.get("pretrained")
     if not spec:
         raise UserError(
             "RULER tasks size their samples with the model's tokenizer: pass "
             '--metadata \'{"tokenizer": "MODEL", "lengths": [4096]}\''
         )
-    tokenizer = load_tokenizer(str(spec))
+    return load_tokenizer(str(spec))
+
+
+def build(task: str, metadata: dict[str, Any]) -> DatasetDict:
+    """The ``test`` split of RULER ``task`` for the lengths and sample count in ``metadata``."""
+    tokenizer = metadata_tokenizer(metadata)
     lengths = parse_lengths(metadata.get("lengths"))
     n = _positive_int(metadata, "ruler_samples", DEFAULT_SAMPLES)
     seed = _positive_int(metadata, "seed", 0)

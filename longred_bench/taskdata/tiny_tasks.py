@@ -53,7 +53,7 @@ from typing import Any
 from longred_bench.data.corpora import Document, corpus_names, load_documents
 from longred_bench.data.sentences import Sentence, split_sentences
 from longred_bench.errors import UserError
-from longred_bench.taskdata.ruler.phrasings import PASSKEY_FAMILIES
+from longred_bench.taskdata.ruler.phrasings import PASSKEY_FAMILIES, check_phrasing
 
 TASKS: tuple[str, ...] = ("cloze", "nextsent", "passkey", "ppl")
 DEFAULT_CORPORA: tuple[str, ...] = ("brown", "austen")
@@ -62,7 +62,6 @@ DEFAULT_SEED = 1234
 NUM_CHOICES = 4
 PASSKEY_QUESTION = "What is the pass key? The pass key is"
 PASSKEY_SENTENCE = "The pass key is {key}. Remember it."
-PASSKEY_PHRASINGS: tuple[str, ...] = ("heldout", "train", "standard")
 DEFAULT_PASSKEY_PHRASING = "heldout"
 
 _CLOZE_WORDS = (40, 110)
@@ -329,6 +328,14 @@ def build_nextsent(
     return _sample("nextsent", documents, n, seed, words, accept, build)
 
 
+def passkey_prompt(rng: random.Random, phrasing: str) -> tuple[str, str]:
+    """``(key sentence with {key}, question)``: the task's first strings (``standard``) or a pair
+    drawn from the family ``phrasing`` with ``rng``."""
+    if phrasing == "standard":
+        return PASSKEY_SENTENCE, PASSKEY_QUESTION
+    return PASSKEY_FAMILIES[phrasing].draw(rng)
+
+
 def build_passkey(
     documents: Sequence[Document],
     n: int = DEFAULT_N,
@@ -339,10 +346,7 @@ def build_passkey(
     """Passkey rows: ``passage`` (key and distractor sentences inserted), ``prompt`` (passage +
     question), ``key``, ``position`` (sentences before the key), ``choices`` (all in the
     passage), ``gold``, ``phrasing``."""
-    if phrasing not in PASSKEY_PHRASINGS:
-        raise UserError(
-            f"unknown passkey phrasing {phrasing!r}; phrasings: {', '.join(PASSKEY_PHRASINGS)}"
-        )
+    check_phrasing(phrasing)
     family = PASSKEY_FAMILIES["heldout" if phrasing == "standard" else phrasing]
 
     def build(candidate: Candidate, rng: random.Random) -> dict[str, Any]:
@@ -355,10 +359,7 @@ def build_passkey(
             if number not in original and number not in numbers:
                 numbers.append(number)
         key = numbers[0]
-        if phrasing == "standard":
-            needle, question = PASSKEY_SENTENCE, PASSKEY_QUESTION
-        else:
-            needle, question = family.draw(rng)
+        needle, question = passkey_prompt(rng, phrasing)
         planted = [needle.format(key=key)]
         planted += [rng.choice(family.distractors).format(number=x) for x in numbers[1:]]
         # Each planted sentence goes after sentence i + slot - 1 (slot 0: before the passage);

@@ -264,7 +264,7 @@ def _sentences_in(row: dict) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("phrasing", tiny_tasks.PASSKEY_PHRASINGS)
+@pytest.mark.parametrize("phrasing", ["heldout", "train", "standard"])
 def test_passkey_plants_every_choice_and_asks_for_the_key(
     documents: list[Document], rows: dict[str, list[dict]], phrasing: str
 ) -> None:

@@ -58,15 +58,13 @@ from longred_bench.errors import UserError
 from longred_bench.taskdata.ruler import haystack as hs
 from longred_bench.taskdata.ruler import niah
 from longred_bench.taskdata.ruler.phrasings import (
-    FAMILIES,
     PASSKEY_FAMILIES,
     SINGULAR,
-    VT_FAMILIES,
     Phrasing,
 )
 from longred_bench.taskdata.ruler.sizing import Draft, Misfit, Rendered, fit
-from longred_bench.taskdata.ruler.synthetic import VT_HOPS, VT_PREFIX, VT_TEMPLATE
-from longred_bench.taskdata.tiny_tasks import PASSKEY_QUESTION, PASSKEY_SENTENCE
+from longred_bench.taskdata.ruler.synthetic import VT_HOPS, vt_prompt
+from longred_bench.taskdata.tiny_tasks import passkey_prompt
 
 KINDS: tuple[str, ...] = ("passkey", "kv", "copy", "vt")
 PHRASINGS: tuple[str, ...] = ("train", "standard")  # never "heldout": that family is for tests
@@ -129,11 +127,8 @@ def passkey(rng: random.Random, src: _Source, upper: int, phrasing: str) -> Iter
     while any(n in joined for n in numbers):
         numbers = hs.distinct(rng, lambda r: str(r.randint(10_000, 99_999)), 4)
     key, others = numbers[0], numbers[1 : 1 + rng.randint(0, 3)]
-    if phrasing == "standard":
-        (needle, question), distractors = (PASSKEY_SENTENCE, PASSKEY_QUESTION), ()
-    else:
-        family = PASSKEY_FAMILIES[phrasing]
-        (needle, question), distractors = family.draw(rng), family.distractors
+    needle, question = passkey_prompt(rng, phrasing)
+    distractors = () if phrasing == "standard" else PASSKEY_FAMILIES[phrasing].distractors
     items = [needle.format(key=key)]
     items += [rng.choice(distractors).format(number=n) for n in others if distractors]
     depths = [rng.uniform(0.0, 100.0) for _ in items]
@@ -146,7 +141,7 @@ def kv(rng: random.Random, src: _Source, upper: int, phrasing: str) -> Iterator[
     When even one needle does not fit (UUID keys in a small window), the last resort is one
     word key with a number value in noise.
     """
-    words = niah.STANDARD if phrasing == "standard" else FAMILIES[phrasing].draw(rng)
+    words = niah.strings(phrasing, rng)
     haystack = rng.choice(("noise", "prose", "prose", "needles"))
     kind = "uuids" if rng.random() < UUID_SHARE else "numbers"
     count = rng.randint(1, MAX_NEEDLES)
@@ -223,10 +218,7 @@ def copy(rng: random.Random, src: _Source, upper: int, phrasing: str) -> Iterato
 def vt(rng: random.Random, src: _Source, upper: int, phrasing: str) -> Iterator[Draft]:
     """RULER's variable tracking chain in noise, with an optional distractor chain, in RULER's
     prompt (``standard``) or a drawn one of the family."""
-    if phrasing == "standard":
-        template, prefix = VT_TEMPLATE, VT_PREFIX
-    else:
-        template, prefix = VT_FAMILIES[phrasing].draw(rng)
+    template, prefix = vt_prompt(rng, phrasing)
     hops = rng.randint(1, VT_HOPS)
     distractor = rng.random() < 0.5
     names = hs.distinct(rng, lambda r: "".join(r.choices(string.ascii_uppercase, k=5)), 10)

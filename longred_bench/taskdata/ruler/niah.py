@@ -130,13 +130,18 @@ def _join_query(keys: list[str]) -> str:
     return ", ".join(keys[:-1]) + ", and " + keys[-1]
 
 
+def strings(phrasing: str, rng: random.Random) -> Phrasing:
+    """RULER's strings (``standard``) or one drawn from the family ``phrasing`` with ``rng``."""
+    return STANDARD if phrasing == "standard" else draw(phrasing, rng)
+
+
 def build(
     task: str, rng: random.Random, length: int, corpus: str, phrasing: str = "standard"
 ) -> Iterator[Draft]:
     """The single draft of a NIAH sample (see :mod:`longred_bench.taskdata.ruler.sizing`), in
     RULER's strings or a phrasing family's (:mod:`longred_bench.taskdata.ruler.phrasings`; drawn
     first, from the sample's stream, so the standard samples are unchanged)."""
-    words = STANDARD if phrasing == "standard" else draw(phrasing, rng)
+    words = strings(phrasing, rng)
     cfg = CONFIGS[task]
     vocab = hs.vocabulary(corpus)
     make_key = hs.maker(cfg.keys, vocab)

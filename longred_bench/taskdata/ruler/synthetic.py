@@ -66,6 +66,14 @@ FWE_WORD_LEN = 6
 FWE_TOP = 3
 
 
+def vt_prompt(rng: random.Random, phrasing: str) -> tuple[str, str]:
+    """``(template, answer_prefix)`` of variable tracking: RULER's (``standard``) or one drawn
+    from the family ``phrasing`` with ``rng``."""
+    if phrasing == "standard":
+        return VT_TEMPLATE, VT_PREFIX
+    return VT_FAMILIES[phrasing].draw(rng)
+
+
 def build_vt(rng: random.Random, length: int, phrasing: str = "standard") -> Iterator[Draft]:
     """One draft: a single 4-hop chain in noise, in RULER's prompt or one drawn from a phrasing
     family (:data:`longred_bench.taskdata.ruler.phrasings.VT_FAMILIES`; drawn last, so the
@@ -77,9 +85,7 @@ def build_vt(rng: random.Random, length: int, phrasing: str = "standard") -> Ite
     depths = sorted(rng.uniform(0.0, 100.0) for _ in statements)
     units = hs.noise_sequence(length, " ")
     outputs = tuple(names)
-    template, prefix = (VT_TEMPLATE, VT_PREFIX)
-    if phrasing != "standard":
-        template, prefix = VT_FAMILIES[phrasing].draw(rng)
+    template, prefix = vt_prompt(rng, phrasing)
     prefix = prefix.format(count=len(names), value=value)
     before, after = (h.format(value=value) for h in template.split("{context}"))
 

@@ -131,7 +131,9 @@ def main() -> None:
         units = [Unit(_quiet, (s, args), f"{s['row']} {s['extension']} {s['long_data']}",
                       0.4 if s["row"] == "zero-shot" else 1.0) for s in grid]  # fmt: skip
         run_units_parallel(units, args.jobs, name="probe")
-    rows = [summarise(s, _run_setting(s, args), args.lengths) for s in grid]
+    results = [_run_setting(s, args) for s in grid]
+    rows = [summarise(s, r, args.lengths) for s, r in zip(grid, results, strict=True)]
+    prov = next(r["provenance"] for rs in results for r in rs if "provenance" in r)
     args.out.mkdir(parents=True, exist_ok=True)
     cols = list(rows[0])
     write_csv(rows, args.out / "long_data_probe.csv", cols)
@@ -140,7 +142,8 @@ def main() -> None:
         f"{args.samples} RULER samples per task and length, held-out phrasing",
         "",
         f"Command: `python benchmarks/probe_long_data.py {' '.join(sys.argv[1:])}`; "
-        f"{(time.perf_counter() - start) / 60:.1f} min for this call (cached units reused).",
+        f"{(time.perf_counter() - start) / 60:.1f} min for this call (cached units reused); "
+        f"evaluated on {prov.get('device')}, commit `{prov.get('git_commit')}`.",
         f"RULER: mean over {', '.join(PHRASED_TASKS)} (0-100) with a 95% bootstrap interval "
         "over samples; short tasks: accuracy (%) on 200 documents.",
         "",

@@ -1,10 +1,10 @@
 """Dataset loaders for the ``longred_tiny_*`` lm-eval tasks (``custom_dataset: !function ...``).
 
 Each loader builds one task's rows with :mod:`longred_bench.taskdata.tiny_tasks` from the ``test``
-splits of the default corpus mix (Brown + Austen, 500 rows, seed 1234: fixed, so every run scores
-the same samples) and returns them as a ``test`` split. lm-eval passes the task's ``metadata`` and
-``dataset_kwargs`` as keyword arguments; only ``phrasing`` is read, by the passkey loader
-(``heldout``, the default, ``train`` or ``standard``: see
+splits of the default corpus mix (Brown + Austen, seed 1234, the task's number of rows: fixed, so
+every run scores the same samples) and returns them as a ``test`` split. lm-eval passes the
+task's ``metadata`` and ``dataset_kwargs`` as keyword arguments; only ``phrasing`` is read, by
+the passkey loader (``heldout``, the default, ``train`` or ``standard``: see
 :func:`longred_bench.taskdata.tiny_tasks.build_passkey`), the others are ignored. A corpus missing
 from the cache raises :class:`longred_bench.errors.UserError` naming ``longred-bench data fetch
 --sources brown austen``.
@@ -33,6 +33,17 @@ def load_cloze(**metadata: Any) -> Splits:
 def load_nextsent(**metadata: Any) -> Splits:
     """Next-sentence choice: ``context``, four ``choices``, ``gold``."""
     return _load("nextsent")
+
+
+def load_swap(**metadata: Any) -> Splits:
+    """Minimal pairs, two adjacent words swapped: ``context``, two ``choices``, ``gold``."""
+    return _load("swap")
+
+
+def load_replace(**metadata: Any) -> Splits:
+    """Minimal pairs, one content word replaced by a frequent one: ``context``, two ``choices``,
+    ``gold``."""
+    return _load("replace")
 
 
 def load_passkey(**metadata: Any) -> Splits:

@@ -222,12 +222,14 @@ def build_run(cfg: TrainConfig, *, rank: int = 0, world: int = 1) -> Run:
 
 def schedule_factor(cfg: TrainConfig, step: int, total: int) -> float:
     """Learning-rate multiplier at ``step`` (0-based) of ``total``: linear warm-up, then
-    constant, cosine or linear decay to ``min_lr_ratio``."""
+    constant, cosine or linear decay to ``min_lr_ratio``, reached at the last step or, with
+    ``decay_steps``, at that step and held after it (a constant tail: a longer run with the same
+    config is this run continued at the tail's rate)."""
     if cfg.warmup_steps and step < cfg.warmup_steps:
         return (step + 1) / cfg.warmup_steps
     if cfg.schedule == "constant":
         return 1.0
-    span = max(1, total - cfg.warmup_steps)
+    span = max(1, (cfg.decay_steps or total) - cfg.warmup_steps)
     progress = min(1.0, (step - cfg.warmup_steps) / span)
     shape = 0.5 * (1 + math.cos(math.pi * progress)) if cfg.schedule == "cosine" else 1 - progress
     return cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * shape

@@ -62,6 +62,7 @@ class TrainConfig:
     schedule: str = "constant"
     warmup_steps: int = 0
     min_lr_ratio: float = 0.1
+    decay_steps: int = 0  # decay ends at this step, then min_lr_ratio stays; 0: at the last step
     betas: tuple[float, float] = (0.9, 0.95)
     weight_decay: float = 0.1
     grad_clip: float = 1.0
@@ -172,6 +173,14 @@ class TrainConfig:
             )
         if self.micro_tokens < 0 or self.warmup_steps < 0 or self.cpt_steps < 0:
             raise UserError("config micro_tokens, warmup_steps and cpt_steps must be >= 0")
+        if self.decay_steps and (
+            self.decay_steps <= self.warmup_steps or self.schedule == "constant"
+        ):
+            raise UserError(
+                f"config decay_steps ({self.decay_steps}) must exceed warmup_steps "
+                f"({self.warmup_steps}) and needs a decaying schedule (cosine or linear); "
+                "0 decays over the whole run"
+            )
         self._validate_copy_warmup()
         if self.recipe == "control" and self.rope is not None:
             raise UserError("recipe control keeps the original RoPE: drop rope=... from its config")

@@ -78,6 +78,41 @@ def _prepare_dir(cfg: TrainConfig, out: Path, resume: bool) -> None:
     atomic_write_text(saved, yaml.safe_dump(cfg.to_dict(), sort_keys=True))
 
 
+def continue_run(src: Path, out: Path, cfg: TrainConfig) -> None:
+    """Make ``out`` a copy of the finished run ``src`` (its last checkpoint, metrics and any
+    warm-up files) under ``cfg``, the same config with more ``steps``, so that training ``out``
+    with ``resume=True`` continues ``src`` to ``cfg.steps``. With a constant tail
+    (``decay_steps``) that is exactly the longer run. Nothing in ``src`` is changed."""
+    saved = yaml.safe_load((src / "config.yaml").read_text())
+    changed = sorted(k for k, v in cfg.to_dict().items() if k != "steps" and saved.get(k) != v)
+    if changed or cfg.steps <= saved["steps"]:
+        raise UserError(
+            f"continue_run: {out} must continue {src} with more steps and nothing else changed "
+            f"(differs in {', '.join(changed) or 'steps: not more'})"
+        )
+    if not cfg.decay_steps and cfg.schedule != "constant":
+        raise UserError(
+            "continue_run: a decaying schedule without decay_steps would change the learning rate "
+            "of the steps already taken; set decay_steps (a constant tail) to continue a run"
+        )
+    last = latest_checkpoint(src)
+    if last is None or load_checkpoint(last)[1]["step"] != saved["steps"]:
+        raise UserError(f"continue_run: {src} has no checkpoint of its last step; finish it first")
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / "checkpoints" / last.name
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(last, target)
+    atomic_write_text(out / "checkpoints" / "latest", last.name + "\n")
+    for name in ("warmup", "warmup.jsonl"):  # the pretrain recipe's copy warm-up, if any
+        if (src / name).is_dir():
+            shutil.copytree(src / name, out / name, dirs_exist_ok=True)
+        elif (src / name).is_file():
+            shutil.copyfile(src / name, out / name)
+    shutil.copyfile(src / METRICS, out / METRICS)
+    atomic_write_text(out / "config.yaml", yaml.safe_dump(cfg.to_dict(), sort_keys=True))
+
+
 def _trainable(model: torch.nn.Module) -> list[torch.nn.Parameter]:
     return [p for p in model.parameters() if p.requires_grad]
 

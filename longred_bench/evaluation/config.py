@@ -18,7 +18,7 @@ from longred_bench.taskdata.ruler.registry import check_lengths
 
 SUITES: dict[str, tuple[str, ...]] = {
     "short": ("longred_short",),
-    "short_tiny": ("longred_short_tiny",),
+    "short_tiny": ("longred_short_tiny", "longred_tiny_passkey"),
     "ruler": ("longred_ruler",),
     "niah": ("longred_niah",),
     "ppl": (),

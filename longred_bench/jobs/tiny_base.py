@@ -17,6 +17,8 @@ from longred_bench.errors import UserError
 from longred_bench.results import config_hash
 from longred_bench.training.pretrain.tokenizer import TOKENIZER_VERSION
 
+LONGER = 1.5  # the convergence check's run is this many times as long
+
 
 def tiny_base_run_dir() -> Path:
     """Where the tiny base model is (or will be) trained: keyed by its resolved config."""
@@ -49,3 +51,26 @@ def tiny_base_dir(*, build: bool = True, progress: bool = True) -> Path:
     final = run_training(cfg, run, resume=resume, progress=progress)
     write_manifest(final, {"kind": "model", "model": "tiny-base"})  # file records for verify
     return final
+
+
+def tiny_base_longer_dir(*, progress: bool = True) -> Path:
+    """The run directory of tiny-base continued to 1.5x its steps at its constant-tail learning
+    rate (the run a convergence check compares it with; about half a build more on 2 CPU cores,
+    cached beside tiny-base; an interrupted continuation resumes). Builds tiny-base first."""
+    from longred_bench.jobs.train import run_training
+    from longred_bench.training.checkpoint import latest_checkpoint
+    from longred_bench.training.config import resolve_config
+    from longred_bench.training.loop import continue_run
+
+    tiny_base_dir(progress=progress)
+    run = tiny_base_run_dir()
+    out = run / "longer"
+    cfg = resolve_config("pretrain", profile="tiny")
+    longer = cfg.replace(steps=round(cfg.steps * LONGER))
+    if (out / "final" / "config.json").is_file():
+        return out
+    if latest_checkpoint(out) is None:
+        continue_run(run, out, longer)
+    print(f"continuing tiny-base to {longer.steps} steps in {out} (convergence check)")
+    run_training(longer, out, resume=True, progress=progress)
+    return out

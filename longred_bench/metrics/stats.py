@@ -11,7 +11,10 @@ Scores are per-item values (one per scored document,
   mean over lengths of the mean over tasks), resampling items within each innermost sample
   independently;
 - :func:`paired_bootstrap_mean_of_means_diff_ci`: the difference ``b - a`` of that statistic, items
-  matched by key within each (group, member), the same resampled pairs for both sides.
+  matched by key within each (group, member), the same resampled pairs for both sides;
+- :func:`seed_bootstrap_mean_of_means_diff_ci`: the same difference between two rows trained with
+  several seeds each, resampling seeds as well as documents, so the interval counts retraining
+  noise.
 
 Every function returns an :class:`Interval` ``(estimate, low, high)``: the statistic on the data and
 the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of its ``n_boot`` bootstrap replicates
@@ -184,3 +187,78 @@ def paired_bootstrap_mean_of_means_diff_ci(
         for g, members in a.items()
     }
     return _interval(_mean_of_means(diffs, np.random.default_rng(seed), n_boot), level)
+
+
+def _shared_keys(sides: Sequence[PairedNested], g: str, m: str) -> list[Hashable]:
+    common = set.intersection(*(set(side[g][m]) for side in sides))
+    try:
+        return sorted(common)  # type: ignore[type-var]
+    except TypeError:
+        return sorted(common, key=repr)
+
+
+def seed_bootstrap_mean_of_means_diff_ci(
+    a: Sequence[PairedNested],
+    b: Sequence[PairedNested],
+    *,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> Interval:
+    """Mean over ``b``'s seeds of their mean of means minus the same over ``a``'s seeds, with
+    an interval that counts both retraining and document noise.
+
+    ``a`` and ``b`` are lists of runs (one per training seed; one run for a model that was not
+    trained, e.g. the original), each mapping group -> member -> {item key: score} with the same
+    groups and members. Only item keys every run has count. Each replicate resamples the seeds
+    of each side with replacement (a seed is one whole model: the same draw for every member)
+    and the documents of each member with replacement (the same documents for every run, so
+    the comparison stays paired). With one seed per side it is the paired document bootstrap
+    of :func:`paired_bootstrap_mean_of_means_diff_ci`; seeds that disagree widen the interval.
+    """
+    _check(n_boot, level)
+    if not a or not b:
+        raise UserError("seed bootstrap: each side needs at least one run")
+    runs = [*a, *b]
+    shape = {g: sorted(m) for g, m in runs[0].items()}
+    if any({g: sorted(m) for g, m in r.items()} != shape for r in runs):
+        raise UserError(
+            "seed bootstrap: the runs have different groups/members; compare the same tasks"
+        )
+    if not shape:
+        raise UserError("mean of means: no groups")
+    rng = np.random.default_rng(seed)
+    weights = []  # per side: [1 + n_boot, seeds], the data's (uniform) weights first
+    for side in (a, b):
+        counts = np.zeros((n_boot + 1, len(side)))
+        counts[0] = 1.0
+        draws = rng.integers(0, len(side), size=(n_boot, len(side)))
+        np.add.at(counts, (np.arange(1, n_boot + 1)[:, None], draws), 1.0)
+        weights.append(counts / len(side))
+    per_group = []
+    for g in sorted(shape):
+        if not shape[g]:
+            raise UserError(f"mean of means: group {g!r} has no members")
+        per_member = []
+        for m in shape[g]:
+            keys = _shared_keys(runs, g, m)
+            if not keys:
+                raise UserError(f"{g}/{m}: the runs share no item keys, nothing to pair")
+            sides = [
+                np.stack([_as_array([float(r[g][m][k]) for k in keys], f"{g}/{m}") for r in side])
+                for side in (a, b)
+            ]  # [seeds, n] each
+            n = len(keys)
+            rows = max(1, _MAX_DRAWS // (n * len(runs)))
+            means = [np.empty((len(s), n_boot + 1)) for s in sides]  # per-seed resampled means
+            for k, s in enumerate(sides):
+                means[k][:, 0] = s.mean(axis=1)
+            for start in range(1, n_boot + 1, rows):
+                stop = min(start + rows, n_boot + 1)
+                idx = rng.integers(0, n, size=(stop - start, n))
+                for k, s in enumerate(sides):
+                    means[k][:, start:stop] = s[:, idx].mean(axis=2)
+            stat = (weights[1] * means[1].T).sum(axis=1) - (weights[0] * means[0].T).sum(axis=1)
+            per_member.append(stat)
+        per_group.append(np.mean(per_member, axis=0))
+    return _interval(np.mean(per_group, axis=0), level)

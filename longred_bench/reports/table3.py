@@ -40,6 +40,7 @@ from longred_bench.reports import duration
 from longred_bench.reports.paper import TABLE3, TABLE3_HEADLINE, TABLE3_MARK
 from longred_bench.reports.table3_plot import plot_table3
 from longred_bench.reports.table3_rows import (
+    PASSKEY_TASK,
     ROW_TITLES,
     Cell,
     Run,
@@ -122,6 +123,8 @@ def results_table(
     header = ["extension", "row", "seed"]
     header += [f"{c}: {task_name(t)}" for c, t in tasks]
     header += ["Short Avg", "retention", "RULER", "Avg (5 Short + RULER)/6"]
+    with_passkey = any(PASSKEY_TASK in r.short for r in runs.values())
+    header += ["passkey (retrieval, not averaged)"] if with_passkey else []
     header += ["ppl (word, not averaged)"] if with_ppl else []
     lines = ["| " + " | ".join(header) + " |", "|---|---|---:" + "|---:" * (len(header) - 3) + "|"]
     summary: dict[RunKey, dict[str, Cell | float | None]] = {}
@@ -141,6 +144,7 @@ def results_table(
         cells = [_ext_text(key[0]), ROW_TITLES[key[1]], str(key[2])]
         cells += [task_cell(run, t).text() for _, t in tasks]
         cells += [short.text(), _fmt(ratio, 3), ruler.text(), _fmt(avg)]
+        cells += [task_cell(run, PASSKEY_TASK).text()] if with_passkey else []
         cells += [_fmt(run.ppl, 2)] if with_ppl else []
         lines.append("| " + " | ".join(cells) + " |")
     return lines, summary
@@ -316,7 +320,8 @@ def build_table3(
         "category means (LongReD's; the paper has five categories of 17 benchmarks, this suite's "
         "short tasks are what a small model can pass), retention is Short Avg over the "
         "original's, RULER the 13-task average over the lengths evaluated, and Avg = "
-        "(5 Short Avg + RULER) / 6. Perplexity is reported on its own, never averaged.",
+        "(5 Short Avg + RULER) / 6. Perplexity and the in-window passkey (retrieval, in held-out "
+        "phrasing) are reported on their own, never averaged.",
         "",
         "## Results",
         "",

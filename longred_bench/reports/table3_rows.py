@@ -10,8 +10,8 @@ point value with its percentile-bootstrap interval over the documents
 interval.
 
 The short categories of the ``short_tiny`` suite are :data:`TINY_CATEGORIES` (its ``ppl`` task is
-a perplexity, reported on its own, never averaged); those of the ``short`` suite are the groups
-its tasks ran in.
+a perplexity and its passkey (:data:`PASSKEY_TASK`) is retrieval: both are reported on their own,
+never averaged); those of the ``short`` suite are the groups its tasks ran in.
 """
 
 from __future__ import annotations
@@ -39,10 +39,12 @@ ROW_TITLES = {
     "linearard": "LinearARD",
 }
 TINY_CATEGORIES: dict[str, tuple[str, ...]] = {
+    "Language": ("longred_tiny_swap", "longred_tiny_replace"),
     "General": ("longred_tiny_cloze",),
     "RC": ("longred_tiny_nextsent",),
-    "Retrieval": ("longred_tiny_passkey",),
 }
+# Retrieval inside the window: shown as its own column, never in Short Avg.
+PASSKEY_TASK = "longred_tiny_passkey"
 PPL_TASK, PPL_METRIC = "longred_tiny_ppl", "word_perplexity"
 SHORT_SUITES = ("short", "short_tiny")
 RULER_GROUP = "longred_ruler"
@@ -88,7 +90,7 @@ def short_categories(records: list[dict[str, Any]]) -> dict[str, tuple[str, ...]
         and r.get("n_samples") is not None
         and r["metric"].split(",")[0] in HEADLINE
     }
-    tiny = {t for members in TINY_CATEGORIES.values() for t in members}
+    tiny = {t for members in TINY_CATEGORIES.values() for t in members} | {PASSKEY_TASK}
     if scored and scored <= tiny:
         return {c: m for c, m in TINY_CATEGORIES.items() if set(m) <= scored}
     eval_records = [r for r in records if r.get("kind") == "eval"]

@@ -1,8 +1,11 @@
 """The LongReD claims this suite checks, and the rules, in code, that label each one.
 
 Every verdict is ``reproduced``, ``not reproduced`` or ``not comparable at this scale``, decided
-from bootstrap intervals over the scored documents (:mod:`longred_bench.metrics.stats`),
-never by eye:
+from bootstrap intervals (:mod:`longred_bench.metrics.stats`), never by eye. A row trained with
+several seeds enters a comparison as the mean over its seeds, and the interval of a difference
+resamples the seeds of each row as well as the (paired) documents
+(:func:`seed_diff`), so it counts retraining noise; with one seed per row it is the paired
+document bootstrap. Below, "paired interval" means that interval:
 
 (a) *Long-only CPT loses short-text ability* (Table 3), per extension: the paired 95% interval of
     ``Short Avg(cpt) - Short Avg(original)`` lies entirely below 0 -> reproduced; otherwise (it
@@ -26,9 +29,9 @@ never by eye:
 
 Seed spread: where a compared row was trained with two or more seeds, its spread is
 ``max - min`` of its Short Avg over the seeds (``|seed0 - seed1|`` for two). A verdict whose
-compared Short Avg difference (lowest seed) is smaller in size than the largest spread of the rows
-it compares is *not comparable at this scale*: retraining alone moves the score by more than the
-effect. A comparison with no per-document scores (no interval) is not comparable either.
+compared Short Avg difference (mean over seeds) is smaller in size than the largest spread of the
+rows it compares is *not comparable at this scale*: retraining alone moves the score by more than
+the effect. A comparison with no per-document scores (no interval) is not comparable either.
 """
 
 from __future__ import annotations
@@ -39,7 +42,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from longred_bench.errors import UserError
-from longred_bench.metrics.stats import Interval, paired_bootstrap_mean_of_means_diff_ci
+from longred_bench.metrics.stats import (
+    Interval,
+    paired_bootstrap_mean_of_means_diff_ci,
+    seed_bootstrap_mean_of_means_diff_ci,
+)
 from longred_bench.reports.paper import TABLE1, TABLE1_MARK, TABLE3, TABLE3_MARK, Table3Row
 
 REPRODUCED = "reproduced"
@@ -105,8 +112,9 @@ CLAIM_D = (
     "RoPE (`control`): part of the loss is RoPE drift, not only the shift of the data."
 )
 RULE_A = (
-    "paired {level:.0%} bootstrap interval of Short Avg(cpt) - Short Avg(original) over the same "
-    "documents: entirely below 0 -> reproduced; contains 0 or above 0 -> not reproduced."
+    "{level:.0%} bootstrap interval (seeds and paired documents resampled) of Short Avg(cpt) - "
+    "Short Avg(original), each the mean over its seeds: entirely below 0 -> reproduced; contains "
+    "0 or above 0 -> not reproduced."
 )
 RULE_B = (
     "both RULER averages below {floor:g} points (RULER_FLOOR) -> not comparable at this scale "
@@ -122,8 +130,8 @@ RULE_C = (
     "reproduced."
 )
 RULE_D = (
-    "paired {level:.0%} bootstrap interval of Short Avg(cpt) - Short Avg(control): entirely "
-    "below 0 -> reproduced; otherwise not reproduced."
+    "{level:.0%} bootstrap interval (seeds and paired documents resampled) of Short Avg(cpt) - "
+    "Short Avg(control): entirely below 0 -> reproduced; otherwise not reproduced."
 )
 RULE_SEED = (
     " Seed rule: a Short Avg difference smaller than the seed spread of a compared row "
@@ -266,6 +274,46 @@ def paired_diff(a: Items, b: Items) -> tuple[Interval | None, int]:
     ), n
 
 
+def seed_diff(
+    a: Sequence[RunScores], b: Sequence[RunScores], what: str
+) -> tuple[Interval | None, int]:
+    """Interval of the mean over ``b``'s seeds minus the mean over ``a``'s of the ``what``
+    (``short`` or ``ruler``) mean of means, resampling seeds and documents
+    (:func:`~longred_bench.metrics.stats.seed_bootstrap_mean_of_means_diff_ci`), over the
+    documents every run scored; and the number of those documents. ``None`` (and 0) when the runs
+    share no scored document."""
+    sides = [[getattr(r, what) for r in runs] for runs in (a, b)]
+    every = [items for side in sides for items in side]
+    common: Items = {}
+    for g in set.intersection(*(set(x) for x in every)):
+        for m in set.intersection(*(set(x[g]) for x in every)):
+            keys = set.intersection(*(set(x[g][m]) for x in every))
+            if keys:
+                common.setdefault(g, {})[m] = keys
+    n = sum(len(keys) for members in common.values() for keys in members.values())
+    if n == 0:
+        return None, 0
+
+    def cut(items: Items) -> Items:
+        return {g: {m: {k: items[g][m][k] for k in keys} for m, keys in ms.items()}
+                for g, ms in common.items()}  # fmt: skip
+
+    ci = seed_bootstrap_mean_of_means_diff_ci(
+        [cut(x) for x in sides[0]], [cut(x) for x in sides[1]],
+        n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED,
+    )  # fmt: skip
+    return ci, n
+
+
+def _mean_of(runs: Sequence[RunScores], what: str) -> float | None:
+    values = [getattr(r, what) for r in runs if getattr(r, what) is not None]
+    return sum(values) / len(values) if values else None
+
+
+def _seeds(runs: Sequence[RunScores]) -> str:
+    return "" if len(runs) < 2 else f" (mean of {len(runs)} seeds)"
+
+
 def seed_spread(runs: Sequence[RunScores]) -> float | None:
     """``max - min`` of the Short Avg over the seeds of one row (``None`` with fewer than 2)."""
     values = [r.short_avg for r in runs if r.short_avg is not None]
@@ -299,14 +347,18 @@ def _below_zero_verdict(
     scope: str,
     paper: str,
     rule: str,
-    base: RunScores,
-    other: RunScores,
+    base: Sequence[RunScores],
+    other: Sequence[RunScores],
     spreads: Mapping[str, float | None],
     source: str,
 ) -> Verdict:
-    """Claims (a) and (d): Short Avg(other) - Short Avg(base), interval entirely below 0."""
-    ci, n = paired_diff(base.short, other.short)
-    head = f"Short Avg `{other.row}` {_fmt(other.short_avg)} vs `{base.row}` {_fmt(base.short_avg)}"
+    """Claims (a) and (d): Short Avg(other) - Short Avg(base) over their seeds, interval entirely
+    below 0."""
+    ci, n = seed_diff(base, other, "short")
+    head = (
+        f"Short Avg `{other[0].row}` {_fmt(_mean_of(other, 'short_avg'))}{_seeds(other)} vs "
+        f"`{base[0].row}` {_fmt(_mean_of(base, 'short_avg'))}{_seeds(base)}"
+    )
     if ci is None:
         return Verdict(
             key,
@@ -319,8 +371,8 @@ def _below_zero_verdict(
             source,
         )
     ours = (
-        f"{head}; difference {fmt_interval(ci)} ({LEVEL:.0%} paired bootstrap, n={n} "
-        f"documents).{_spread_text(spreads)}"
+        f"{head}; difference {fmt_interval(ci)} ({LEVEL:.0%} bootstrap over seeds and paired "
+        f"documents, n={n} documents).{_spread_text(spreads)}"
     )
     label = REPRODUCED if ci.high < 0 else NOT_REPRODUCED
     why = _seed_check(ci.estimate, spreads)
@@ -335,7 +387,7 @@ def verdict_cpt_loses_short(
     """Claim (a) for one extension: ``cpt`` (seeds, lowest first) against ``original``."""
     rule = RULE_A.format(level=LEVEL)
     spreads = {"cpt": seed_spread(cpt)}
-    return _below_zero_verdict("a", CLAIM_A, scope, paper, rule, original, cpt[0], spreads, "paper")
+    return _below_zero_verdict("a", CLAIM_A, scope, paper, rule, [original], cpt, spreads, "paper")
 
 
 def verdict_cpt_vs_control(
@@ -345,9 +397,7 @@ def verdict_cpt_vs_control(
     rule = RULE_D.format(level=LEVEL)
     spreads = {"cpt": seed_spread(cpt), "control": seed_spread(control)}
     paper = "none: this check is ours, not the paper's."
-    return _below_zero_verdict(
-        "d", CLAIM_D, scope, paper, rule, control[0], cpt[0], spreads, "ours"
-    )
+    return _below_zero_verdict("d", CLAIM_D, scope, paper, rule, control, cpt, spreads, "ours")
 
 
 def verdict_longred_keeps_short(
@@ -358,11 +408,13 @@ def verdict_longred_keeps_short(
     claim = CLAIM_B.format(method=method, row=row, margin=RULER_MARGIN)
     rule = RULE_B.format(level=LEVEL, row=row, margin=RULER_MARGIN, floor=RULER_FLOOR)
     spreads = {"cpt": seed_spread(cpt), row: seed_spread(longred)}
-    short_ci, n_short = paired_diff(cpt[0].short, longred[0].short)
-    ruler_ci, n_ruler = paired_diff(cpt[0].ruler, longred[0].ruler)
+    short_ci, n_short = seed_diff(cpt, longred, "short")
+    ruler_ci, n_ruler = seed_diff(cpt, longred, "ruler")
     head = (
-        f"`{row}` Short Avg {_fmt(longred[0].short_avg)}, RULER {_fmt(longred[0].ruler_avg)}; "
-        f"`cpt` Short Avg {_fmt(cpt[0].short_avg)}, RULER {_fmt(cpt[0].ruler_avg)}"
+        f"`{row}` Short Avg {_fmt(_mean_of(longred, 'short_avg'))}, RULER "
+        f"{_fmt(_mean_of(longred, 'ruler_avg'))}{_seeds(longred)}; `cpt` Short Avg "
+        f"{_fmt(_mean_of(cpt, 'short_avg'))}, RULER {_fmt(_mean_of(cpt, 'ruler_avg'))}"
+        f"{_seeds(cpt)}"
     )
     if short_ci is None or ruler_ci is None:
         missing = "Short" if short_ci is None else "RULER"
@@ -377,10 +429,11 @@ def verdict_longred_keeps_short(
         )
     ours = (
         f"{head}. Short Avg difference {fmt_interval(short_ci)} (n={n_short}); RULER "
-        f"difference {fmt_interval(ruler_ci)} (n={n_ruler}); {LEVEL:.0%} paired bootstrap."
+        f"difference {fmt_interval(ruler_ci)} (n={n_ruler}); {LEVEL:.0%} bootstrap over seeds "
+        "and paired documents."
         f"{_spread_text(spreads)}"
     )
-    if max(cpt[0].ruler_avg or 0.0, longred[0].ruler_avg or 0.0) < RULER_FLOOR:
+    if max(_mean_of(cpt, "ruler_avg") or 0.0, _mean_of(longred, "ruler_avg") or 0.0) < RULER_FLOOR:
         applied = f" Applied: both RULER averages are below {RULER_FLOOR:g} points."
         return Verdict("b", claim, scope, paper, ours, NOT_COMPARABLE, rule + applied)
     similar = ruler_ci.low <= 0.0 <= ruler_ci.high or abs(ruler_ci.estimate) <= RULER_MARGIN

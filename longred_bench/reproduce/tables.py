@@ -161,7 +161,7 @@ TINY_BASE_UNITS: dict[str, tuple[str, dict]] = {
 def _tiny_base(profile: str, out: Path, *, force: bool, progress: bool) -> list[Path]:
     """tiny-base's pretraining curve, convergence check, retrieval targets and scores (profile
     tiny only)."""
-    from longred_bench.jobs.tiny_base import tiny_base_dir
+    from longred_bench.jobs.tiny_base import tiny_base_dir, tiny_base_longer_dir
     from longred_bench.reports.curves import read_metrics
     from longred_bench.reports.tiny_base_report import build_tiny_base_report
     from longred_bench.reproduce.table3 import base_identity, evaluate_cached
@@ -169,20 +169,22 @@ def _tiny_base(profile: str, out: Path, *, force: bool, progress: bool) -> list[
 
     final = tiny_base_dir(progress=progress)
     run = final.parent
+    longer = read_metrics(tiny_base_longer_dir(progress=progress) / "metrics.jsonl")
     evals = {}
     for name, (suite, extra) in TINY_BASE_UNITS.items():
         unit = {"model": "tiny-base", "base": base_identity("tiny-base"), "rope": None,
                 "suite": suite, **TINY_BASE_EVAL, **extra}  # fmt: skip
         evals[name] = evaluate_cached(unit, {"row": "original"}, progress=progress)
     chance = {
-        f"longred_tiny_{t}": chance_accuracy(t, build(t)) for t in ("cloze", "nextsent", "passkey")
+        f"longred_tiny_{t}": chance_accuracy(t, build(t))
+        for t in ("cloze", "nextsent", "swap", "replace", "passkey")
     }
     import json
 
     info = json.loads((run / "run.json").read_text())
     command = "longred-bench reproduce tiny_base --profile tiny"
     return build_tiny_base_report(
-        read_metrics(run / "metrics.jsonl"), info, evals, run / "curves.png", out,
+        read_metrics(run / "metrics.jsonl"), longer, info, evals, run / "curves.png", out,
         command=command, chance=chance, phrased=TINY_BASE_PHRASED, every=TINY_BASE_RULER_TASKS,
     )  # fmt: skip
 

@@ -1,6 +1,6 @@
 """Samples of the ``longred_short_tiny`` lm-eval tasks, built from held-out prose.
 
-Four short-text tasks that a small model pretrained on prose (the suite's tiny Llama, SmolLM2-135M)
+Six short-text tasks that a small model pretrained on prose (the suite's tiny Llama, SmolLM2-135M)
 can score above chance. Every sample is a verbatim passage of a ``test``-split document of a cached
 corpus (:func:`longred_bench.data.corpora.load_documents`); ``train`` documents are never read.
 
@@ -20,6 +20,13 @@ which has one passage per target sentence (passages of different targets may sha
   it has not (Austen's test split is one novel). Distractors are usable sentences of 6-35 words
   whose length in characters is within 20% of the true sentence's (the band widens only if too
   few qualify), so length is no cue; the choice order is shuffled, ``gold`` indexes the true one.
+- ``swap`` and ``replace`` (minimal pairs, chance 0.5): two consecutive sentences (10-80 words)
+  as ``context`` and two ``choices``: the true next sentence (6-30 words) and a corrupted copy of
+  it. ``swap`` exchanges two adjacent lowercase words (one space apart, different words);
+  ``replace`` puts a frequent word (:data:`FREQUENT_WORDS`, none of the neighbouring words) in
+  place of one lowercase content word (3+ letters, not a function word, not the first word). The
+  pair is scored by total log-likelihood (``acc``), so the corrupted copy, made of the same or more
+  frequent words, is no easier for a model that ignores word order and context.
 - ``passkey``: a passage of 40-90 words with a key sentence (a 5-digit key) and three sentences
   that plant the other three choices, 5-digit numbers too, each inserted at a seeded sentence
   boundary, then a question about the key; ``choices`` are the key and those three numbers,
@@ -36,7 +43,9 @@ corpus and seed, so a build is identical on every machine and run. The ``n`` sam
 split evenly over the corpora of the mix (the first corpora take the remainder), sampled without
 replacement from each corpus's candidate passages, and interleaved corpus by corpus, so the first
 rows (what lm-eval's ``--limit`` keeps) cover every corpus. The default mix is Brown test (50
-documents) + Austen test (*Pride and Prejudice*), ``n = 500`` per task, seed 1234. With the longest
+documents) + Austen test (*Pride and Prejudice*), seed 1234, ``n`` per task :data:`SIZES` (1,100
+for the choice tasks, so an accuracy's 95% interval is at most +-3 points; 500 for cloze and
+ppl). With the longest
 passage at 150 words (about 1,000 characters) every prompt with its answer fits in 256 tokens of
 SmolLM2's tokenizer (checked by the tests).
 """
@@ -47,6 +56,8 @@ import random
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
+from functools import partial
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -55,9 +66,16 @@ from longred_bench.data.sentences import Sentence, split_sentences
 from longred_bench.errors import UserError
 from longred_bench.taskdata.ruler.phrasings import PASSKEY_FAMILIES, check_phrasing
 
-TASKS: tuple[str, ...] = ("cloze", "nextsent", "passkey", "ppl")
+TASKS: tuple[str, ...] = ("cloze", "nextsent", "swap", "replace", "passkey", "ppl")
 DEFAULT_CORPORA: tuple[str, ...] = ("brown", "austen")
 DEFAULT_N = 500
+# Rows per task when ``n`` is not given: the choice tasks have 1,100, so a 95% interval of an
+# accuracy is at most +-3 points (1.96 * sqrt(0.25 / 1100) = 0.0295); cloze (accuracy 5-10% on
+# every model scored so far: +-2.6 points at 10%) and ppl keep 500 (Austen's one test novel has
+# fewer than 300 cloze passages).
+SIZES: dict[str, int] = {
+    "cloze": 500, "nextsent": 1100, "swap": 1100, "replace": 1100, "passkey": 1100, "ppl": 500,
+}  # fmt: skip
 DEFAULT_SEED = 1234
 NUM_CHOICES = 4
 PASSKEY_QUESTION = "What is the pass key? The pass key is"
@@ -71,6 +89,11 @@ _NEXTSENT_TARGET_WORDS = (6, 35)
 _NEXTSENT_LENGTH_BAND = 0.2
 _PASSKEY_WORDS = (40, 90)
 _PPL_WORDS = (80, 150)
+_PAIR_CONTEXT_SENTENCES = 2
+_PAIR_CONTEXT_WORDS = (10, 80)
+_PAIR_TARGET_WORDS = (6, 30)
+# Frequent English words that replace a content word in the ``replace`` minimal pairs.
+FREQUENT_WORDS = ("the", "of", "and", "to", "in", "with", "for", "a")
 
 
 def _word_set(words: str) -> frozenset[str]:
@@ -328,6 +351,89 @@ def build_nextsent(
     return _sample("nextsent", documents, n, seed, words, accept, build)
 
 
+def _swap(sentence: str, rng: random.Random) -> str | None:
+    """``sentence`` with two adjacent lowercase words (one space apart, different) swapped, the
+    pair drawn with ``rng``; ``None`` when it has no such pair."""
+    words = list(_WORD.finditer(sentence))
+    pairs = [
+        (a, b)
+        for a, b in pairwise(words)
+        if sentence[a.end() : b.start()] == " "
+        and a.group().islower() and b.group().islower() and a.group() != b.group()
+    ]  # fmt: skip
+    if not pairs:
+        return None
+    a, b = rng.choice(pairs)
+    return sentence[: a.start()] + b.group() + " " + a.group() + sentence[b.end() :]
+
+
+def _replace(sentence: str, rng: random.Random) -> str | None:
+    """``sentence`` with one lowercase content word (3+ letters, not a function word, not the
+    first word) replaced by a frequent word that differs from it and from its neighbours, both
+    drawn with ``rng``; ``None`` when it has no such word."""
+    words = list(_WORD.finditer(sentence))
+    slots = [
+        k
+        for k, w in enumerate(words)
+        if k > 0 and w.group().islower() and len(w.group()) >= 3
+        and w.group() not in _FUNCTION_WORDS
+    ]  # fmt: skip
+    if not slots:
+        return None
+    k = rng.choice(slots)
+    near = {w.group().lower() for w in words[max(0, k - 1) : k + 2]}
+    word = rng.choice([f for f in FREQUENT_WORDS if f not in near])
+    return sentence[: words[k].start()] + word + sentence[words[k].end() :]
+
+
+CORRUPTIONS: dict[str, Callable[[str, random.Random], str | None]] = {
+    "swap": _swap,
+    "replace": _replace,
+}
+
+
+def build_pairs(
+    task: str, documents: Sequence[Document], n: int = DEFAULT_N, seed: int = DEFAULT_SEED
+) -> list[dict[str, Any]]:
+    """Minimal-pair rows of ``task`` (``swap`` or ``replace``): ``context`` (two sentences),
+    ``choices`` (the true next sentence and its corrupted copy, shuffled), ``gold``,
+    ``original`` and ``corrupted``."""
+    corrupt = CORRUPTIONS[task]
+    count = _PAIR_CONTEXT_SENTENCES
+    context_low, context_high = _PAIR_CONTEXT_WORDS
+    target_low, target_high = _PAIR_TARGET_WORDS
+
+    def target(doc: Document, sentences: list[Sentence], j: int) -> str:
+        return doc.text[sentences[j - 1].start : sentences[j - 1].end]
+
+    def accept(doc: Document, sentences: list[Sentence], i: int, j: int) -> bool:
+        if j - i != count + 1 or not target_low <= sentences[j - 1].words <= target_high:
+            return False
+        context_words = sum(s.words for s in sentences[i : j - 1])
+        probe = random.Random(0)  # corruptible at all (the row draws its own corruption)
+        return context_low <= context_words <= context_high and bool(
+            corrupt(target(doc, sentences, j), probe)
+        )
+
+    def build(candidate: Candidate, rng: random.Random) -> dict[str, Any]:
+        doc, sentences, i, j = candidate
+        original = target(doc, sentences, j)
+        corrupted = corrupt(original, rng)
+        choices = [original, corrupted]
+        rng.shuffle(choices)
+        return {
+            **_provenance(doc, sentences, i, j),
+            "context": doc.text[sentences[i].start : sentences[j - 2].end],
+            "choices": choices,
+            "gold": choices.index(original),
+            "original": original,
+            "corrupted": corrupted,
+        }
+
+    words = (0, context_high + target_high)  # the window is 3 sentences, checked by accept
+    return _sample(task, documents, n, seed, words, accept, build)
+
+
 def passkey_prompt(rng: random.Random, phrasing: str) -> tuple[str, str]:
     """``(key sentence with {key}, question)``: the task's first strings (``standard``) or a pair
     drawn from the family ``phrasing`` with ``rng``."""
@@ -411,6 +517,8 @@ def build_ppl(
 BUILDERS: dict[str, Callable[..., list[dict[str, Any]]]] = {
     "cloze": build_cloze,
     "nextsent": build_nextsent,
+    "swap": partial(build_pairs, "swap"),
+    "replace": partial(build_pairs, "replace"),
     "passkey": build_passkey,
     "ppl": build_ppl,
 }
@@ -441,17 +549,19 @@ def held_out_documents(
 def build(
     task: str,
     corpora: Sequence[str] = DEFAULT_CORPORA,
-    n: int = DEFAULT_N,
+    n: int | None = None,
     seed: int = DEFAULT_SEED,
     *,
     cache: Path | None = None,
     phrasing: str | None = None,
 ) -> list[dict[str, Any]]:
     """The rows of tiny task ``task`` built from the test splits of ``corpora``; ``phrasing``
-    (passkey only; default ``heldout``) names the passkey's strings."""
+    (passkey only; default ``heldout``) names the passkey's strings; ``n`` rows (default: the
+    task's :data:`SIZES`)."""
     if task not in BUILDERS:
         raise UserError(f"unknown tiny task {task!r}; tasks: {', '.join(TASKS)}")
     documents = held_out_documents(corpora, cache=cache)
+    n = SIZES[task] if n is None else n
     if task == "passkey":
         return build_passkey(documents, n, seed, phrasing=phrasing or DEFAULT_PASSKEY_PHRASING)
     if phrasing is not None:
@@ -462,11 +572,14 @@ def build(
 def chance_accuracy(task: str, rows: Sequence[dict[str, Any]]) -> float:
     """Expected ``acc`` of guessing: one of the choices (``nextsent``, ``passkey``) uniformly,
     or (``cloze``) one of the distinct words of the context of 3+ letters uniformly."""
-    if task in ("nextsent", "passkey"):
+    if task in ("nextsent", "swap", "replace", "passkey"):
         return sum(1 / len(row["choices"]) for row in rows) / len(rows)
     if task == "cloze":
         return sum(
             1 / len({w.lower() for w in _WORD.findall(row["context"]) if len(w) >= 3})
             for row in rows
         ) / len(rows)
-    raise UserError(f"tiny task {task!r} has no accuracy; tasks with one: cloze, nextsent, passkey")
+    raise UserError(
+        f"tiny task {task!r} has no accuracy; tasks with one: cloze, nextsent, swap, replace, "
+        "passkey"
+    )

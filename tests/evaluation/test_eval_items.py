@@ -147,6 +147,8 @@ def test_short_tiny_item_means_equal_tidy_values(request: pytest.FixtureRequest)
         ("longred_tiny_cloze", "acc", None),
         ("longred_tiny_nextsent", "acc", None),
         ("longred_tiny_nextsent", "acc_norm", None),
+        ("longred_tiny_swap", "acc", None),
+        ("longred_tiny_replace", "acc", None),
         ("longred_tiny_passkey", "acc", None),
         ("longred_tiny_passkey", "acc_norm", None),
     }  # no perplexity-like metric, no group

@@ -27,10 +27,19 @@ def _metrics(final: float) -> list[dict]:
     ]
 
 
-def test_convergence_compares_the_last_fifth_of_the_steps() -> None:
-    assert convergence(_metrics(4.95))["brown"]["converged"] is True  # 1% gain
-    slow = convergence(_metrics(4.8))["brown"]
+def _longer(final: float, after: float) -> list[dict]:
+    return [*_metrics(final), {"step": 125, "loss": 4.0}, {"step": 150, "heldout_brown": after}]
+
+
+def test_convergence_compares_the_run_with_its_longer_continuation() -> None:
+    done = convergence(_metrics(5.0), _longer(5.0, 4.96))["brown"]
+    assert done["converged"] is True and done["longer_steps"] == 150  # 0.8% gain
+    slow = convergence(_metrics(5.0), _longer(5.0, 4.8))["brown"]
     assert slow["converged"] is False and abs(slow["gain"] - 0.04) < 1e-12
+    with pytest.raises(ValueError, match="not after 100"):
+        convergence(_metrics(5.0), _metrics(4.0))
+    with pytest.raises(ValueError, match="no held-out loss"):
+        convergence([{"step": 1, "loss": 3.0}], _longer(5.0, 4.0))
 
 
 def _ruler(task: str, length: int, hits: int, n: int = 10, prefix: str = "longred_ruler_") -> list:
@@ -100,7 +109,7 @@ def test_report_names_the_warmup_targets_and_samples_per_length(tmp_path: Path) 
     kwargs = {"command": "cmd", "chance": {"longred_tiny_passkey": 0.25}, "phrased": PHRASED,
               "every": EVERY}  # fmt: skip
     (md, _) = build_tiny_base_report(
-        _metrics(4.95), info, _evals(single=6), png, tmp_path / "out", **kwargs
+        _metrics(4.95), _longer(4.95, 4.94), info, _evals(single=6), png, tmp_path / "out", **kwargs
     )
     text = md.read_text()
     assert "Copy warm-up before the pretraining mix" in text and "450 steps" in text
@@ -111,6 +120,6 @@ def test_report_names_the_warmup_targets_and_samples_per_length(tmp_path: Path) 
     assert "| longred_tiny_passkey (held-out phrasing) | 90.0 [" in text
     info.pop("warmup")
     (md, _) = build_tiny_base_report(
-        _metrics(4.95), info, _evals(), png, tmp_path / "out2", **kwargs
+        _metrics(4.95), _longer(4.95, 4.94), info, _evals(), png, tmp_path / "out2", **kwargs
     )
     assert "Copy warm-up" not in md.read_text()

@@ -34,7 +34,8 @@ def documents(request: pytest.FixtureRequest) -> list[Document]:
 
 @pytest.fixture(scope="module")
 def rows(documents: list[Document]) -> dict[str, list[dict]]:
-    return {task: tiny_tasks.BUILDERS[task](documents) for task in tiny_tasks.TASKS}
+    sizes = tiny_tasks.SIZES
+    return {task: tiny_tasks.BUILDERS[task](documents, sizes[task]) for task in tiny_tasks.TASKS}
 
 
 def _synthetic(corpus: str, doc_id: str, seed: int, sentences: int = 400) -> Document:
@@ -194,7 +195,7 @@ def test_rows_never_touch_train_documents(rows: dict[str, list[dict]]) -> None:
     test_ids = {(c, d.doc_id) for c in CORPORA for d in load_documents(c, "test")}
     train_ids = {(c, d.doc_id) for c in CORPORA for d in load_documents(c, "train")}
     for task, task_rows in rows.items():
-        assert len(task_rows) == tiny_tasks.DEFAULT_N, task
+        assert len(task_rows) == tiny_tasks.SIZES[task], task
         ids = {(row["corpus"], row["doc_id"]) for row in task_rows}
         assert ids <= test_ids and not ids & train_ids, task
     for row in rows["nextsent"]:
@@ -206,8 +207,10 @@ def test_rows_never_touch_train_documents(rows: dict[str, list[dict]]) -> None:
 # cache: the scored samples are the same on every machine (measured here when the suite was built).
 FINGERPRINTS = {
     "cloze": "3cb7793f7558703b",
-    "nextsent": "bd94ed2c803533b7",
-    "passkey": "00e1f980244265fc",  # v2: held-out phrasing, distractors in the passage
+    "nextsent": "9f6ec02fc95a68b3",  # 1,100 rows
+    "swap": "03ba78c8e7b64f3d",
+    "replace": "4a2f5d831cd7cea8",
+    "passkey": "44a6edb71995454b",  # v2: held-out phrasing, distractors in the passage; 1,100 rows
     "ppl": "1c3044b467ff3284",
 }
 
@@ -296,14 +299,60 @@ def test_passkey_plants_every_choice_and_asks_for_the_key(
         positions.add(row["position"])
         questions.add(question)
     assert 0 in positions and len(positions) > 5  # the key moves through the passage
-    assert len(questions) == (
-        1 if phrasing == "standard" else len(family.nouns) * len(family.questions)
-    )
+    if phrasing == "standard":
+        assert len(questions) == 1
+    else:  # every question is a (noun, question) of the family, and the draws cover many
+        possible = {q.format(noun=n) for q in family.questions for n in family.nouns}
+        assert questions <= possible and len(questions) >= min(len(possible), 40)
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[A-Za-z]+", text)
+
+
+def test_swap_pairs_differ_by_two_adjacent_words(
+    documents: list[Document], rows: dict[str, list[dict]]
+) -> None:
+    golds = []
+    for row in rows["swap"]:
+        original, corrupted = row["original"], row["corrupted"]
+        assert row["choices"][row["gold"]] == original and corrupted in row["choices"]
+        assert original in _slice(documents, row) and row["context"] in _slice(documents, row)
+        a, b = _words(original), _words(corrupted)
+        diff = [k for k in range(len(a)) if a[k] != b[k]]
+        assert len(a) == len(b) and len(diff) == 2 and diff[1] == diff[0] + 1
+        assert (b[diff[0]], b[diff[1]]) == (a[diff[1]], a[diff[0]]) and a[diff[0]].islower()
+        assert sorted(original) == sorted(corrupted)  # the same characters, reordered
+        golds.append(row["gold"])
+    assert 0.4 < sum(golds) / len(golds) < 0.6  # the true sentence is first about half the time
+
+
+def test_replace_pairs_put_one_frequent_word_for_one_content_word(
+    documents: list[Document], rows: dict[str, list[dict]]
+) -> None:
+    for row in rows["replace"]:
+        original, corrupted = row["original"], row["corrupted"]
+        assert row["choices"][row["gold"]] == original and original in _slice(documents, row)
+        a, b = _words(original), _words(corrupted)
+        diff = [k for k in range(len(a)) if a[k] != b[k]]
+        assert len(a) == len(b) and len(diff) == 1 and diff[0] > 0
+        k = diff[0]
+        assert b[k] in tiny_tasks.FREQUENT_WORDS and len(a[k]) >= 3 and a[k].islower()
+        assert b[k] not in {w.lower() for w in a[max(0, k - 1) : k + 2]}
+
+
+def test_choice_tasks_are_sized_for_a_three_point_interval() -> None:
+    for task in ("nextsent", "swap", "replace", "passkey"):  # worst case p = 0.5
+        assert 1.96 * (0.25 / tiny_tasks.SIZES[task]) ** 0.5 <= 0.03, task
+    # cloze scores 5-10% on every model so far: +-3 points holds up to 12%
+    assert 1.96 * (0.12 * 0.88 / tiny_tasks.SIZES["cloze"]) ** 0.5 <= 0.03
 
 
 def test_chance_levels(rows: dict[str, list[dict]]) -> None:
     assert tiny_tasks.chance_accuracy("nextsent", rows["nextsent"]) == pytest.approx(0.25)
     assert tiny_tasks.chance_accuracy("passkey", rows["passkey"]) == pytest.approx(0.25)
+    assert tiny_tasks.chance_accuracy("swap", rows["swap"]) == pytest.approx(0.5)
+    assert tiny_tasks.chance_accuracy("replace", rows["replace"]) == pytest.approx(0.5)
     assert 0.0 < tiny_tasks.chance_accuracy("cloze", rows["cloze"]) < 0.05
     with pytest.raises(UserError, match="no accuracy"):
         tiny_tasks.chance_accuracy("ppl", rows["ppl"])
@@ -317,6 +366,8 @@ def test_prompts_fit_smollm2_window(request: pytest.FixtureRequest, rows) -> Non
     texts = [row["text"] for row in rows["cloze"] + rows["ppl"]]
     texts += [row["context"] + " " + c for row in rows["nextsent"] for c in row["choices"]]
     texts += [row["prompt"] + " " + row["key"] for row in rows["passkey"]]
+    pairs = rows["swap"] + rows["replace"]
+    texts += [row["context"] + " " + c for row in pairs for c in row["choices"]]
     longest = max(len(tok(t, add_special_tokens=False)["input_ids"]) for t in texts)
     assert longest <= 255  # room for a BOS token
 
@@ -358,7 +409,12 @@ def test_yamls_load_and_build_prompts(task_manager) -> None:
     ppl = tasks["longred_tiny_ppl"]
     doc = ppl.test_docs()[0]
     assert ppl.doc_to_target(doc) == rows["ppl"][0]["text"]
-    assert len(ppl.test_docs()) == tiny_tasks.DEFAULT_N
+    assert len(ppl.test_docs()) == tiny_tasks.SIZES["ppl"]
+    for name in ("swap", "replace"):
+        pairs = tasks[f"longred_tiny_{name}"]
+        doc = pairs.test_docs()[0]
+        assert pairs.doc_to_text(doc) == rows[name][0]["context"]
+        assert pairs.doc_to_choice(doc)[pairs.doc_to_target(doc)] == rows[name][0]["original"]
 
 
 @pytest.mark.integration
@@ -371,10 +427,12 @@ def test_group_runs_on_tiny_model(task_manager) -> None:
     loaded = load("tiny-random")
     lm = HFLM(pretrained=loaded.model, tokenizer=loaded.tokenizer, max_length=256, batch_size=8)
     out = lm_eval.simple_evaluate(
-        model=lm, tasks=["longred_short_tiny"], limit=4, task_manager=task_manager
-    )
+        model=lm, tasks=["longred_short_tiny", "longred_tiny_passkey"], limit=4,
+        task_manager=task_manager,
+    )  # fmt: skip
     results = out["results"]
-    for name in ("longred_tiny_cloze", "longred_tiny_nextsent", "longred_tiny_passkey"):
+    tiny = ("cloze", "nextsent", "swap", "replace", "passkey")
+    for name in (f"longred_tiny_{t}" for t in tiny):
         assert 0.0 <= results[name]["acc,none"] <= 1.0, name
     for name in ("longred_tiny_nextsent", "longred_tiny_passkey"):
         assert 0.0 <= results[name]["acc_norm,none"] <= 1.0, name
@@ -382,5 +440,6 @@ def test_group_runs_on_tiny_model(task_manager) -> None:
     ppl = results["longred_tiny_ppl"]
     assert ppl["word_perplexity,none"] > ppl["byte_perplexity,none"] > 1.0
     assert ppl["bits_per_byte,none"] > 0.0
-    assert 0.0 <= results["longred_short_tiny"]["acc,none"] <= 1.0
+    group = [results[f"longred_tiny_{t}"]["acc,none"] for t in tiny[:4]]  # not the passkey
+    assert results["longred_short_tiny"]["acc,none"] == pytest.approx(sum(group) / 4)
     assert out["n-samples"]["longred_tiny_ppl"]["effective"] == 4

@@ -119,12 +119,15 @@ def _first(patterns: list[str], text: str, *, full: bool = False) -> re.Match:
 def _needles(text: str, family: Family) -> list[tuple[str, str, str]]:
     """``(one, key, value)`` of every needle sentence of the family in ``text`` (``one`` is
     ``None`` for a needle that names no kind)."""
+    matches = [m for needle in family.needles for m in re.finditer(_regex(needle), text)]
     found = []
-    for needle in family.needles:
-        for m in re.finditer(_regex(needle), text):
-            groups = m.groupdict()
-            one = groups.get("one") or (groups.get("kind") or "").rstrip("s") or None
-            found.append((one, groups["key"], groups["value"].rstrip(".")))
+    for m in matches:  # a needle with a lead-in also matches the template without it: keep one
+        if any(o is not m and o.start() <= m.start() and m.end() <= o.end() and
+               o.end() - o.start() > m.end() - m.start() for o in matches):  # fmt: skip
+            continue
+        groups = m.groupdict()
+        one = groups.get("one") or (groups.get("kind") or "").rstrip("s") or None
+        found.append((one, groups["key"], groups["value"].rstrip(".")))
     return found
 
 

@@ -86,6 +86,19 @@ def test_schedule_warms_up_then_decays_to_floor() -> None:
     assert schedule_factor(_smoke("cpt"), 7, 10) == 1.0
 
 
+def test_decay_steps_give_a_constant_tail_that_a_longer_run_shares() -> None:
+    cfg = _smoke("cpt", schedule="cosine", warmup_steps=2, min_lr_ratio=0.1, decay_steps=6)
+    short = [schedule_factor(cfg, s, 10) for s in range(10)]
+    longer = [schedule_factor(cfg, s, 15) for s in range(15)]
+    assert longer[:10] == short  # the 1.5x run is this run continued
+    assert short[6:] == pytest.approx([0.1] * 4) and longer[10:] == pytest.approx([0.1] * 5)
+    assert short[5] > 0.1  # still decaying before decay_steps
+    with pytest.raises(UserError, match=r"decay_steps .* must exceed warmup_steps"):
+        _smoke("cpt", schedule="cosine", warmup_steps=2, decay_steps=2)
+    with pytest.raises(UserError, match="needs a decaying schedule"):
+        _smoke("cpt", schedule="constant", decay_steps=5)
+
+
 def test_stream_resumes_and_splits_the_global_batch() -> None:
     ids = torch.arange(40).view(10, 4)
     mask = torch.ones_like(ids, dtype=torch.bool)
@@ -172,6 +185,35 @@ def test_every_recipe_trains_and_saves_a_loadable_model(recipe: str, tmp_path: P
     else:
         assert config.max_position_embeddings == expected.max_position_embeddings == 1024
         assert config.rope_parameters == expected.rope_parameters
+
+
+@pytest.mark.integration
+def test_a_continued_run_repeats_the_run_and_a_short_run_fails_the_convergence_rule(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    from data_helpers import ensure_cached
+
+    from longred_bench.reports.curves import read_metrics
+    from longred_bench.reports.tiny_base_report import convergence
+    from longred_bench.training.loop import continue_run
+
+    ensure_cached(request, "brown")
+    cfg = _smoke("pretrain", long_data="brown", tokenizer="byte", copy_warmup_steps=0,
+                 schedule="cosine", warmup_steps=1, decay_steps=2, steps=6, lr=3e-3,
+                 min_lr_ratio=0.5, heldout_every=3, heldout_windows=8)  # fmt: skip
+    train(cfg, tmp_path / "run", progress=False)
+    longer = cfg.replace(steps=9)
+    continue_run(tmp_path / "run", tmp_path / "longer", longer)
+    train(longer, tmp_path / "longer", resume=True, progress=False)
+    train(longer, tmp_path / "whole", progress=False)  # the 1.5x run from scratch
+    continued = read_metrics(tmp_path / "longer" / "metrics.jsonl")
+    whole = read_metrics(tmp_path / "whole" / "metrics.jsonl")
+    assert [r["loss"] for r in continued] == pytest.approx([r["loss"] for r in whole])
+    assert [r["lr"] for r in continued][2:] == pytest.approx([3e-3 * 0.5] * 7)  # the tail
+    rule = convergence(read_metrics(tmp_path / "run" / "metrics.jsonl"), continued)
+    assert rule["brown"]["gain"] > 0.01 and rule["brown"]["converged"] is False
+    with pytest.raises(UserError, match=r"more steps and nothing else changed .*lr"):
+        continue_run(tmp_path / "run", tmp_path / "other", longer.replace(lr=1e-3))
 
 
 @pytest.mark.integration

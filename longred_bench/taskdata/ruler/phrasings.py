@@ -16,6 +16,7 @@ standard strings (checked by the tests).
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import dataclass
 
@@ -57,23 +58,44 @@ class Family:
         return (*self.instructions, *self.questions, *self.answer_prefixes, *self.needles)
 
 
+def _compose(*parts: tuple[str, ...]) -> tuple[str, ...]:
+    """Every concatenation of one string from each part, in order (a family written as parts
+    grows combinatorially, so no single wording is worth memorising)."""
+    return tuple("".join(combo) for combo in itertools.product(*parts))
+
+
 FAMILIES: dict[str, Family] = {
     "train": Family(
-        instructions=(
-            "Read the passage below with care; a few secret {kind} are tucked into it.",
-            "The document that follows conceals some {kind}. Keep track of them.",
-            "Hidden {kind} appear somewhere in this text, so pay attention.",
-            "Below is a long text. Some {kind} were slipped into it; note each one.",
-            "Study the following text closely, because you will be asked about its {kind}.",
-            "Certain {kind} are scattered through the writing below.",
+        instructions=_compose(
+            (
+                "",
+                "Read the passage below with care. ",
+                "This is a memory exercise. ",
+                "Here is some text to study. ",
+                "Attention, please. ",
+            ),
+            (
+                "A few secret {kind} are tucked into it.",
+                "The document that follows conceals some {kind}. Keep track of them.",
+                "Hidden {kind} appear somewhere in this text, so pay attention.",
+                "Some {kind} were slipped into it; note each one.",
+                "You will be asked about its {kind}.",
+                "Certain {kind} are scattered through the writing.",
+                "It contains a few {kind} worth remembering.",
+            ),
         ),
-        questions=(
-            "Which {kind} belong to {query}?",
-            "Tell me the {kind} that were given for {query}.",
-            "Name each {one} linked to {query} in the passage.",
-            "What did the text say about {query}?",
-            "Recall the {kind} attached to {query}.",
-            "Give the {kind} stated for {query}.",
+        questions=_compose(
+            ("", "Now, ", "Question: ", "One more thing. ", "Think back. "),
+            (
+                "Which {kind} belong to {query}?",
+                "Tell me the {kind} that were given for {query}.",
+                "Name each {one} linked to {query} in the passage.",
+                "What did the text say about {query}?",
+                "Recall the {kind} attached to {query}.",
+                "Give the {kind} stated for {query}.",
+                "Find {query} in the text and report its {kind}.",
+                "What {kind} went with {query}?",
+            ),
         ),
         answer_prefixes=(
             " The {kind} for {query} are",
@@ -82,14 +104,25 @@ FAMILIES: dict[str, Family] = {
             " Found:",
             " The text gives",
             " Result:",
+            " It says",
+            " Output:",
+            " My answer is",
+            " Response:",
+            " The {one} is",
+            " A:",
         ),
-        needles=(
-            "Remember this: the secret {one} of {key} is {value}.",
-            "{key} is tied to the {one} {value}.",
-            "Record for {key}: {value}.",
-            "{value} is the {one} stored under {key}.",
-            "Note that {key} has the {one} {value}.",
-            "The {one} {value} belongs to {key}.",
+        needles=_compose(
+            ("", "Remember this: ", "Note: ", "For the record: ", "Important: "),
+            (
+                "The secret {one} of {key} is {value}.",
+                "{key} is tied to the {one} {value}.",
+                "{key} has the {one} {value}.",
+                "{value} is the {one} stored under {key}.",
+                "The {one} {value} belongs to {key}.",
+                "{value} was assigned to {key}.",
+                "{key} maps to {value}.",
+                "Under {key} we wrote {value}.",
+            ),
         ),
     ),
     "heldout": Family(
@@ -135,20 +168,31 @@ class VtFamily:
 
 VT_FAMILIES: dict[str, VtFamily] = {
     "train": VtFamily(
-        instructions=(
-            "Follow the variable assignments that appear in the text below.",
-            "The text below hides statements that copy values between variables; keep track.",
-            "Trace every chain of VAR statements in this passage.",
+        instructions=_compose(
+            ("", "This is a tracing exercise. ", "Read carefully. "),
+            (
+                "Follow the variable assignments that appear in the text below.",
+                "The text below hides statements that copy values between variables; keep track.",
+                "Trace every chain of VAR statements in this passage.",
+                "Some lines below set one variable from another. Keep a tally.",
+            ),
         ),
-        questions=(
-            "Which variables end up holding {value}?",
-            "Name all variables whose value is {value}.",
-            "Which variables equal {value} once every statement is applied?",
+        questions=_compose(
+            ("", "Question: ", "Now, "),
+            (
+                "Which variables end up holding {value}?",
+                "Name all variables whose value is {value}.",
+                "Which variables equal {value} once every statement is applied?",
+                "What variables were given {value}, directly or through others?",
+            ),
         ),
         answer_prefixes=(
             " The variables equal to {value} are:",
             " Answer:",
             " Variables:",
+            " Result:",
+            " They number {count}:",
+            " Output:",
         ),
     ),
     "heldout": VtFamily(
@@ -192,21 +236,38 @@ class PasskeyFamily:
 
 PASSKEY_FAMILIES: dict[str, PasskeyFamily] = {
     "train": PasskeyFamily(
-        nouns=("access code", "secret number", "door code", "vault code"),
+        nouns=(
+            "access code",
+            "secret number",
+            "door code",
+            "vault code",
+            "entry code",
+            "account number",
+            "ticket number",
+            "alarm code",
+        ),
         needles=(
             "Keep this {noun} in mind: {key}.",
             "Your {noun} is {key}.",
             "Note down the {noun} {key}.",
+            "Remember that the {noun} is {key}.",
+            "The {noun} for today: {key}.",
+            "{key} is the {noun}.",
         ),
         questions=(
             "What is your {noun}? It is",
             "Which {noun} were you given? The {noun} is",
             "Say the {noun} once more:",
+            "Write the {noun} here:",
+            "Question: the {noun}? Answer:",
+            "The {noun} was",
         ),
         distractors=(
             "A parcel numbered {number} arrived that morning.",
             "Room {number} was already taken.",
             "The receipt showed the total {number}.",
+            "The phone rang from extension {number}.",
+            "His badge read {number}.",
         ),
     ),
     "heldout": PasskeyFamily(

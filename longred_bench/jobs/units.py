@@ -28,12 +28,17 @@ from longred_bench.results import (
 
 def stored_config(config: dict[str, Any]) -> dict[str, Any]:
     """The config a cached result is saved and matched under: a RULER evaluation or a PSA
-    measurement also names the RULER sample generator's version, so results measured on
-    samples of an older generator are measured again rather than reused."""
+    measurement also names the RULER sample generator's version, and a ``short_tiny`` evaluation
+    the tiny tasks' version, so results measured on samples of an older generator are measured
+    again rather than reused."""
     if config.get("suite") == "ruler" or "psa" in config:
         from longred_bench.taskdata.ruler.store import GENERATOR_VERSION
 
         return {**config, "ruler_generator": GENERATOR_VERSION}
+    if config.get("suite") == "short_tiny":
+        from longred_bench.taskdata.tiny_tasks import TINY_TASKS_VERSION
+
+        return {**config, "tiny_tasks": TINY_TASKS_VERSION}
     return config
 
 

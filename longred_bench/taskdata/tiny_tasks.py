@@ -23,10 +23,11 @@ which has one passage per target sentence (passages of different targets may sha
 - ``swap`` and ``replace`` (minimal pairs, chance 0.5): two consecutive sentences (10-80 words)
   as ``context`` and two ``choices``: the true next sentence (6-30 words) and a corrupted copy of
   it. ``swap`` exchanges two adjacent lowercase words (one space apart, different words);
-  ``replace`` puts a frequent word (:data:`FREQUENT_WORDS`, none of the neighbouring words) in
-  place of one lowercase content word (3+ letters, not a function word, not the first word). The
-  pair is scored by total log-likelihood (``acc``), so the corrupted copy, made of the same or more
-  frequent words, is no easier for a model that ignores word order and context.
+  ``replace`` puts another content word of a similar frequency in the same documents (count
+  within a factor of 1.25, :func:`content_vocabulary`) in place of one lowercase content word (3+
+  letters, not a function word, not the first word). The pair is scored by total log-likelihood
+  (``acc``): a swap keeps the same words and a replacement keeps the word frequency, so a model
+  that ignores word order and context gains nothing from either corruption.
 - ``passkey``: a passage of 40-90 words with a key sentence (a 5-digit key) and three sentences
   that plant the other three choices, 5-digit numbers too, each inserted at a seeded sentence
   boundary, then a question about the key; ``choices`` are the key and those three numbers,
@@ -69,6 +70,9 @@ from longred_bench.taskdata.ruler.phrasings import PASSKEY_FAMILIES, check_phras
 TASKS: tuple[str, ...] = ("cloze", "nextsent", "swap", "replace", "passkey", "ppl")
 DEFAULT_CORPORA: tuple[str, ...] = ("brown", "austen")
 DEFAULT_N = 500
+# Bumped when the rows of a task change (cached evaluations of older rows are then not reused):
+# 2: the minimal pairs (swap, replace), 1,100 rows for the choice tasks.
+TINY_TASKS_VERSION = 2
 # Rows per task when ``n`` is not given: the choice tasks have 1,100, so a 95% interval of an
 # accuracy is at most +-3 points (1.96 * sqrt(0.25 / 1100) = 0.0295); cloze (accuracy 5-10% on
 # every model scored so far: +-2.6 points at 10%) and ppl keep 500 (Austen's one test novel has
@@ -92,8 +96,10 @@ _PPL_WORDS = (80, 150)
 _PAIR_CONTEXT_SENTENCES = 2
 _PAIR_CONTEXT_WORDS = (10, 80)
 _PAIR_TARGET_WORDS = (6, 30)
-# Frequent English words that replace a content word in the ``replace`` minimal pairs.
-FREQUENT_WORDS = ("the", "of", "and", "to", "in", "with", "for", "a")
+# ``replace``: a content word seen at least this often in the documents is replaced by another
+# whose count is within this factor of its own.
+_MIN_COUNT = 3
+_FREQUENCY_BAND = 1.25
 
 
 def _word_set(words: str) -> frozenset[str]:
@@ -351,7 +357,10 @@ def build_nextsent(
     return _sample("nextsent", documents, n, seed, words, accept, build)
 
 
-def _swap(sentence: str, rng: random.Random) -> str | None:
+Vocabulary = dict[str, list[str]]  # content word -> content words of a similar frequency
+
+
+def _swap(sentence: str, rng: random.Random, vocab: Vocabulary) -> str | None:
     """``sentence`` with two adjacent lowercase words (one space apart, different) swapped, the
     pair drawn with ``rng``; ``None`` when it has no such pair."""
     words = list(_WORD.finditer(sentence))
@@ -367,26 +376,49 @@ def _swap(sentence: str, rng: random.Random) -> str | None:
     return sentence[: a.start()] + b.group() + " " + a.group() + sentence[b.end() :]
 
 
-def _replace(sentence: str, rng: random.Random) -> str | None:
-    """``sentence`` with one lowercase content word (3+ letters, not a function word, not the
-    first word) replaced by a frequent word that differs from it and from its neighbours, both
-    drawn with ``rng``; ``None`` when it has no such word."""
+def _content(word: str) -> bool:
+    return word.islower() and len(word) >= 3 and word not in _FUNCTION_WORDS
+
+
+def content_vocabulary(documents: Sequence[Document]) -> Vocabulary:
+    """For each content word of ``documents`` (lowercase, 3+ letters, not a function word) seen
+    at least :data:`_MIN_COUNT` times, the other such words whose count is within a factor of
+    :data:`_FREQUENCY_BAND` of its own (sorted): the replacements the ``replace`` task draws."""
+    counts: dict[str, int] = {}
+    for doc in documents:
+        for match in _WORD.finditer(doc.text):
+            word = match.group()
+            if _content(word):
+                counts[word] = counts.get(word, 0) + 1
+    ranked = sorted((c, w) for w, c in counts.items() if c >= _MIN_COUNT)
+    keys = [c for c, _ in ranked]
+    out: Vocabulary = {}
+    for count, word in ranked:
+        lo = bisect_left(keys, count / _FREQUENCY_BAND)
+        hi = bisect_right(keys, count * _FREQUENCY_BAND)
+        out[word] = [w for _, w in ranked[lo:hi] if w != word]
+    return out
+
+
+def _replace(sentence: str, rng: random.Random, vocab: Vocabulary) -> str | None:
+    """``sentence`` with one content word (not the first word, in ``vocab``) replaced by another
+    content word of a similar frequency in the same documents that is not in the sentence, both
+    drawn with ``rng``; ``None`` when it has no such word. Frequency is matched so that a model
+    that ignores context gains nothing from the replacement, in either direction."""
     words = list(_WORD.finditer(sentence))
+    present = {w.group().lower() for w in words}
     slots = [
-        k
-        for k, w in enumerate(words)
-        if k > 0 and w.group().islower() and len(w.group()) >= 3
-        and w.group() not in _FUNCTION_WORDS
+        k for k, w in enumerate(words)
+        if k > 0 and _content(w.group()) and any(o not in present for o in vocab.get(w.group(), ()))
     ]  # fmt: skip
     if not slots:
         return None
     k = rng.choice(slots)
-    near = {w.group().lower() for w in words[max(0, k - 1) : k + 2]}
-    word = rng.choice([f for f in FREQUENT_WORDS if f not in near])
+    word = rng.choice([o for o in vocab[words[k].group()] if o not in present])
     return sentence[: words[k].start()] + word + sentence[words[k].end() :]
 
 
-CORRUPTIONS: dict[str, Callable[[str, random.Random], str | None]] = {
+CORRUPTIONS: dict[str, Callable[[str, random.Random, Vocabulary], str | None]] = {
     "swap": _swap,
     "replace": _replace,
 }
@@ -399,6 +431,7 @@ def build_pairs(
     ``choices`` (the true next sentence and its corrupted copy, shuffled), ``gold``,
     ``original`` and ``corrupted``."""
     corrupt = CORRUPTIONS[task]
+    vocab = content_vocabulary(documents) if task == "replace" else {}
     count = _PAIR_CONTEXT_SENTENCES
     context_low, context_high = _PAIR_CONTEXT_WORDS
     target_low, target_high = _PAIR_TARGET_WORDS
@@ -412,13 +445,13 @@ def build_pairs(
         context_words = sum(s.words for s in sentences[i : j - 1])
         probe = random.Random(0)  # corruptible at all (the row draws its own corruption)
         return context_low <= context_words <= context_high and bool(
-            corrupt(target(doc, sentences, j), probe)
+            corrupt(target(doc, sentences, j), probe, vocab)
         )
 
     def build(candidate: Candidate, rng: random.Random) -> dict[str, Any]:
         doc, sentences, i, j = candidate
         original = target(doc, sentences, j)
-        corrupted = corrupt(original, rng)
+        corrupted = corrupt(original, rng, vocab)
         choices = [original, corrupted]
         rng.shuffle(choices)
         return {

@@ -1,5 +1,6 @@
 """The run cache (:mod:`longred_bench.jobs.units`): a damaged unit is measured again while the
-others are kept, and a result is reused only under the config (and RULER generator) that made it."""
+others are kept, and a result is reused only under the config (and RULER generator or tiny-task
+rows) that made it."""
 
 from __future__ import annotations
 
@@ -67,3 +68,24 @@ def test_results_of_an_older_ruler_generator_are_measured_again(
     assert cached_records(paths["ruler"], units["ruler"]) is None
     assert cached_records(paths["psa"], units["psa"]) is None
     assert cached_records(paths["short"], units["short"])[0]["score"] == 1.0
+
+
+def test_results_of_older_tiny_task_rows_are_measured_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``short_tiny`` evaluation cached under one version of the tiny tasks' rows is not
+    reused under another; a RULER evaluation does not depend on it."""
+    from longred_bench.taskdata import tiny_tasks
+
+    units = {
+        "short": {"model": "m", "suite": "short_tiny"},
+        "ruler": {"model": "m", "suite": "ruler", "lengths": [512]},
+    }
+    paths = {name: tmp_path / name / "eval.jsonl" for name in units}
+    for name, unit in units.items():
+        save_records(paths[name], unit, [{"score": 1.0}], 0, "cpu")
+    saved = json.loads((tmp_path / "short" / "config.json").read_text())
+    assert saved["tiny_tasks"] == tiny_tasks.TINY_TASKS_VERSION
+    monkeypatch.setattr(tiny_tasks, "TINY_TASKS_VERSION", tiny_tasks.TINY_TASKS_VERSION + 1)
+    assert cached_records(paths["short"], units["short"]) is None
+    assert cached_records(paths["ruler"], units["ruler"])[0]["score"] == 1.0

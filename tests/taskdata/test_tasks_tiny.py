@@ -209,7 +209,7 @@ FINGERPRINTS = {
     "cloze": "3cb7793f7558703b",
     "nextsent": "9f6ec02fc95a68b3",  # 1,100 rows
     "swap": "03ba78c8e7b64f3d",
-    "replace": "4a2f5d831cd7cea8",
+    "replace": "cdbb5392c44a232b",
     "passkey": "44a6edb71995454b",  # v2: held-out phrasing, distractors in the passage; 1,100 rows
     "ppl": "1c3044b467ff3284",
 }
@@ -327,18 +327,30 @@ def test_swap_pairs_differ_by_two_adjacent_words(
     assert 0.4 < sum(golds) / len(golds) < 0.6  # the true sentence is first about half the time
 
 
-def test_replace_pairs_put_one_frequent_word_for_one_content_word(
+def test_replace_pairs_put_a_word_of_similar_frequency_for_one_content_word(
     documents: list[Document], rows: dict[str, list[dict]]
 ) -> None:
+    counts: dict[str, int] = {}
+    for doc in documents:
+        for word in _words(doc.text):
+            counts[word] = counts.get(word, 0) + 1
     for row in rows["replace"]:
         original, corrupted = row["original"], row["corrupted"]
         assert row["choices"][row["gold"]] == original and original in _slice(documents, row)
         a, b = _words(original), _words(corrupted)
         diff = [k for k in range(len(a)) if a[k] != b[k]]
         assert len(a) == len(b) and len(diff) == 1 and diff[0] > 0
-        k = diff[0]
-        assert b[k] in tiny_tasks.FREQUENT_WORDS and len(a[k]) >= 3 and a[k].islower()
-        assert b[k] not in {w.lower() for w in a[max(0, k - 1) : k + 2]}
+        old, new = a[diff[0]], b[diff[0]]
+        assert old.islower() and new.islower() and len(old) >= 3 and len(new) >= 3
+        assert new not in {w.lower() for w in a}  # a word the sentence does not have
+        assert 1 / 1.25 <= counts[new] / counts[old] <= 1.25  # frequency-matched
+
+
+def test_content_vocabulary_matches_frequencies() -> None:
+    docs = [Document("c", "d", "d", "alpha alpha alpha alpha beta beta beta beta beta gamma " * 3)]
+    vocab = tiny_tasks.content_vocabulary(docs)
+    assert vocab["alpha"] == ["beta"] and vocab["beta"] == ["alpha"]  # 12 vs 15: within 1.25
+    assert vocab["gamma"] == []  # 3 against 12: too rare to stand in for either
 
 
 def test_choice_tasks_are_sized_for_a_three_point_interval() -> None:

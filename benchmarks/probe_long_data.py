@@ -6,13 +6,20 @@ D1 (``austen+kjv``, today's Table 3 data) and ``cpt`` / ``longred`` (CREAM sampl
 retrieval rows built at the long length (``austen+kjv+retrieval``, training phrasing family) at
 each ``--fractions`` value, with ``--steps`` and ``--lr`` (one value each per call). Every model is
 scored on RULER's phrased tasks (NIAH and ``vt``, those whose prompts fit) in the held-out
-phrasing at ``--lengths``, and on the two general short tasks (cloze, nextsent). Runs and
+phrasing at ``--lengths``, and on the short tasks of Table 3's Short Avg (swap, replace, cloze,
+nextsent; ``--short-limit`` documents each) with their mean (Short Avg: Language = swap and
+replace, General = cloze, RC = nextsent, as in the Table 3 report). With ``--control`` the call
+also evaluates ``tiny-base`` itself and trains the ``control`` row (the same D1, steps and
+learning rate at the original RoPE, on the first ``--fractions`` value): whether a learning rate
+leaves the control's Short Avg where the original's is (a base that more training does not
+improve) is what that row shows, with the paired bootstrap interval of the difference. Runs and
 evaluations are cached like Table 3's (``$LONGRED_CACHE/runs``), so a probe grid can be extended
-call by call. Writes ``long_data_probe.csv`` and ``.md`` under ``--out`` (appending nothing: the
-table holds every setting of this call) and prints the table.
+call by call. Writes ``<name>.csv`` and ``.md`` under ``--out`` (``--name``, default
+``long_data_probe``; appending nothing: the table holds every setting of this call) and prints
+the table.
 
     python benchmarks/probe_long_data.py --fractions 0.3 --steps 64 --lr 3e-4 --jobs 2 \
-        --out reports/probes
+        --control --out reports/probes --name long_data_probe
 """
 
 from __future__ import annotations
@@ -27,7 +34,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import write_csv
 
 PHRASED_TASKS = ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "vt")
-SHORT_TASKS = ("longred_tiny_cloze", "longred_tiny_nextsent")
+SHORT_TASKS = ("longred_tiny_swap", "longred_tiny_replace", "longred_tiny_cloze",
+               "longred_tiny_nextsent")  # fmt: skip
+# Short Avg as the Table 3 report takes it: the mean of its categories' means.
+SHORT_CATEGORIES = {
+    "Language": ("longred_tiny_swap", "longred_tiny_replace"),
+    "General": ("longred_tiny_cloze",),
+    "RC": ("longred_tiny_nextsent",),
+}
 PROSE, WITH_RETRIEVAL = "austen+kjv", "austen+kjv+retrieval"
 
 
@@ -39,16 +53,21 @@ def _units(model: str, rope: str | None, args: argparse.Namespace) -> list[dict[
     tasks = [f"longred_ruler_{t}" for t in PHRASED_TASKS]
     ruler = {**common, "suite": "ruler", "lengths": list(args.lengths), "samples": args.samples,
              "tasks": tasks, "phrasing": "heldout"}  # fmt: skip
-    short = {**common, "suite": "short_tiny", "tasks": list(SHORT_TASKS), "limit": 200}
+    short = {**common, "suite": "short_tiny", "tasks": list(SHORT_TASKS),
+             "limit": args.short_limit}  # fmt: skip
     return [ruler, short]
 
 
-def _config(recipe: str, extension: str, long_data: str, fraction: float, args: argparse.Namespace):
+def _config(
+    recipe: str, extension: str | None, long_data: str, fraction: float, args: argparse.Namespace
+):
     from longred_bench.training.config import resolve_config
 
-    overrides: dict[str, Any] = {"rope": extension, "long_data": long_data, "steps": args.steps,
-                                 "lr": args.lr, "retrieval_fraction": fraction,
-                                 "model": "tiny-base", "seed": 0}  # fmt: skip
+    overrides: dict[str, Any] = {"long_data": long_data, "steps": args.steps, "lr": args.lr,
+                                 "retrieval_fraction": fraction, "model": "tiny-base",
+                                 "seed": 0}  # fmt: skip
+    if extension is not None:  # the control row keeps the original RoPE
+        overrides["rope"] = extension
     if recipe == "longred":
         overrides["sampler"] = "cream"
     return resolve_config(recipe, profile="tiny", overrides=overrides)
@@ -58,6 +77,10 @@ def settings(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Every (extension, row) of the call: zero-shot, CPT on prose, and per fraction CPT and
     LongReD-C on D1 with retrieval."""
     out = []
+    if args.control:
+        out.append({"extension": "-", "row": "original", "long_data": "-", "fraction": 0.0})
+        out.append({"extension": "-", "row": "control", "long_data": WITH_RETRIEVAL,
+                    "fraction": args.fractions[0]})  # fmt: skip
     for ext in args.extensions:
         out.append({"extension": ext, "row": "zero-shot", "long_data": "-", "fraction": 0.0})
         out.append({"extension": ext, "row": "cpt", "long_data": PROSE, "fraction": 0.0})
@@ -71,11 +94,12 @@ def settings(args: argparse.Namespace) -> list[dict[str, Any]]:
 def _run_setting(setting: dict[str, Any], args: argparse.Namespace) -> list[dict[str, Any]]:
     from longred_bench.reproduce.table3 import evaluate_cached, train_cached
 
-    if setting["row"] == "zero-shot":
-        model, rope, info = "tiny-base", setting["extension"], None
+    ext = None if setting["extension"] == "-" else setting["extension"]
+    if setting["row"] in ("zero-shot", "original"):
+        model, rope, info = "tiny-base", ext, None
     else:
-        cfg = _config(setting["row"], setting["extension"], setting["long_data"],
-                      setting["fraction"] or 0.3, args)  # fmt: skip
+        cfg = _config(setting["row"], ext, setting["long_data"], setting["fraction"] or 0.3,
+                      args)  # fmt: skip
         final, info = train_cached(cfg, progress=False)
         model, rope = str(final), None
     records = []
@@ -84,10 +108,25 @@ def _run_setting(setting: dict[str, Any], args: argparse.Namespace) -> list[dict
     return records
 
 
-def summarise(setting: dict[str, Any], records: list[dict[str, Any]], lengths) -> dict[str, Any]:
+def short_items(records: list[dict[str, Any]]) -> dict[str, dict[str, dict[Any, float]]]:
+    """category -> task -> doc_id -> accuracy (0-100) of the Short Avg tasks."""
+    return {
+        cat: {t: {r["doc_id"]: 100 * r["value"] for r in records if r.get("kind") == "eval_item"
+                  and r["task"] == t and r.get("metric") == "acc"} for t in tasks}
+        for cat, tasks in SHORT_CATEGORIES.items()
+    }  # fmt: skip
+
+
+def summarise(
+    setting: dict[str, Any], records: list[dict[str, Any]], lengths, original=None
+) -> dict[str, Any]:
     """One table row: held-out RULER mean over the phrased tasks per length (with a bootstrap
-    interval over samples) and the short tasks' accuracies."""
-    from longred_bench.metrics.stats import bootstrap_mean_of_means_ci
+    interval over samples), the short tasks' accuracies and Short Avg, and (given the original's
+    records) the paired interval of Short Avg minus the original's."""
+    from longred_bench.metrics.stats import (
+        bootstrap_mean_of_means_ci,
+        paired_bootstrap_mean_of_means_diff_ci,
+    )
 
     row = dict(setting)
     for n in lengths:
@@ -103,6 +142,13 @@ def summarise(setting: dict[str, Any], records: list[dict[str, Any]], lengths) -
         acc = [r["value"] for r in records if r.get("kind") == "eval" and r["task"] == task
                and r["metric"] == "acc"]  # fmt: skip
         row[task.removeprefix("longred_tiny_")] = round(100 * acc[0], 1) if acc else None
+    items = short_items(records)
+    if all(items[c][t] for c, ts in SHORT_CATEGORIES.items() for t in ts):
+        row["short_avg"] = round(bootstrap_mean_of_means_ci(items).estimate, 2)
+    if original is not None and original is not records and "short_avg" in row:
+        base = short_items(original)
+        diff = paired_bootstrap_mean_of_means_diff_ci(base, items)
+        row["short_vs_original"] = f"{diff.estimate:+.2f} [{diff.low:+.2f}, {diff.high:+.2f}]"
     info = next((r.get("train") for r in records if r.get("train")), None)
     row["train_min"] = round(info["seconds"] / 60, 1) if info else None
     return row
@@ -121,6 +167,13 @@ def main() -> None:
     p.add_argument("--lengths", nargs="+", type=int, default=[512, 1024])
     p.add_argument("--samples", type=int, default=20)
     p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--short-limit", type=int, default=500)
+    p.add_argument(
+        "--control",
+        action="store_true",
+        help="also evaluate tiny-base and train the control row (original RoPE)",
+    )
+    p.add_argument("--name", default="long_data_probe", help="output file stem")
     p.add_argument("--out", type=Path, default=Path("reports/probes"))
     args = p.parse_args()
     from longred_bench.reproduce.pool import Unit, run_units_parallel
@@ -129,14 +182,17 @@ def main() -> None:
     grid = settings(args)
     if args.jobs > 1:
         units = [Unit(_quiet, (s, args), f"{s['row']} {s['extension']} {s['long_data']}",
-                      0.4 if s["row"] == "zero-shot" else 1.0) for s in grid]  # fmt: skip
+                      0.4 if s["row"] in ("zero-shot", "original") else 1.0)
+                 for s in grid]  # fmt: skip
         run_units_parallel(units, args.jobs, name="probe")
     results = [_run_setting(s, args) for s in grid]
-    rows = [summarise(s, r, args.lengths) for s, r in zip(grid, results, strict=True)]
+    original = next((r for s, r in zip(grid, results, strict=True) if s["row"] == "original"), None)
+    rows = [summarise(s, r, args.lengths, original) for s, r in zip(grid, results, strict=True)]
+    cols = list(dict.fromkeys(c for row in rows for c in row))
+    rows = [{c: row.get(c, "") for c in cols} for row in rows]
     prov = next(r["provenance"] for rs in results for r in rs if "provenance" in r)
     args.out.mkdir(parents=True, exist_ok=True)
-    cols = list(rows[0])
-    write_csv(rows, args.out / "long_data_probe.csv", cols)
+    write_csv(rows, args.out / f"{args.name}.csv", cols)
     lines = [
         f"# Long-data probe (profile tiny): steps {args.steps}, lr {args.lr}, "
         f"{args.samples} RULER samples per task and length, held-out phrasing",
@@ -145,14 +201,17 @@ def main() -> None:
         f"{(time.perf_counter() - start) / 60:.1f} min for this call (cached units reused); "
         f"evaluated on {prov.get('device')}, commit `{prov.get('git_commit')}`.",
         f"RULER: mean over {', '.join(PHRASED_TASKS)} (0-100) with a 95% bootstrap interval "
-        "over samples; short tasks: accuracy (%) on 200 documents.",
+        f"over samples; short tasks: accuracy (%) on the first {args.short_limit} documents each; "
+        "short_avg: the mean of the Language (swap, replace), General (cloze) and RC (nextsent) "
+        "means; short_vs_original: Short Avg minus tiny-base's, paired 95% bootstrap over "
+        "documents.",
         "",
         "| " + " | ".join(cols) + " |",
         "|" + "---|" * len(cols),
     ]
     lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
     text = "\n".join(lines) + "\n"
-    (args.out / "long_data_probe.md").write_text(text)
+    (args.out / f"{args.name}.md").write_text(text)
     print(text)
 
 

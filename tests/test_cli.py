@@ -16,7 +16,9 @@ def test_reproduce_table1_smoke(tmp_path, monkeypatch):
     md = (out / "table1.md").read_text()
     assert "profile `smoke`" in md
     assert "Llama-3-8B-32K" in md  # paper rows beside ours
-    assert md.count("| this suite | tiny-random |") == 5
+    assert md.count("| this suite | tiny-random |") == 6  # 5 extensions and the control
+    assert "| this suite | tiny-random | control: CPT data at the original RoPE |" in md
+    assert "bootstrap over the 2 texts" in md
     assert (out / "table1.png").read_bytes()[:4] == b"\x89PNG"
     records = [json.loads(line) for line in (out / "table1.jsonl").read_text().splitlines()]
     summaries = [r for r in records if r["kind"] == "drift_summary" and "stage" not in r]
@@ -25,6 +27,9 @@ def test_reproduce_table1_smoke(tmp_path, monkeypatch):
     # After CPT: one trained checkpoint per extension, measured against the same original.
     assert sorted(r["extension"] for r in after) == sorted(r["extension"] for r in summaries)
     assert all(r["train"]["steps"] == 2 and r["trained_row"] == "cpt" for r in after)
+    control = [r for r in records if r["kind"] == "drift_summary" and r.get("stage") == "control"]
+    assert [(r["trained_row"], r["extension"]) for r in control] == [("control", None)]
+    assert all(len(r["text_hidden_cosine"]) == 2 for r in [*summaries, *after, *control])
     assert {"git_commit", "versions", "device", "seed", "config"} <= set(records[0]["provenance"])
     # ABF drift grows with the base on the same texts.
     kl = {r["extension"]: r["mean_attention_kl"] for r in summaries}

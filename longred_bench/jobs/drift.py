@@ -1,11 +1,19 @@
 """A drift run: load the original and the extended models a config names, measure per-layer drift
 on token windows, and return tidy records (one per model and layer, one summary per model).
 
+A summary also lists each window's own drift, in window order (the same windows for every model
+of a run, and for every run with the same ``texts``, ``num_texts``, ``seq_len``, ``seed`` and
+tokenizer): ``text_hidden_cosine`` and ``text_attention_kl`` (that window's mean over its tokens,
+then over layers; ``None`` for a window with no valid token) and ``text_num_tokens``. Their mean
+over windows is the summary's ``mean_hidden_cosine`` / ``mean_attention_kl`` (all windows have
+``seq_len`` tokens); reports bootstrap over them.
+
 Config keys are those of :class:`DriftConfig`; unknown keys are rejected.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -55,6 +63,11 @@ def _load_extended(cfg: DriftConfig, original: LoadedModel) -> dict[str, torch.n
     return models
 
 
+def _finite(values: list[float]) -> list[float | None]:
+    """``values`` with NaN (a window with no valid token) as ``None``, which JSON can hold."""
+    return [None if math.isnan(v) else v for v in values]
+
+
 def _records(
     cfg: DriftConfig, results: dict[str, DriftResult], models: dict[str, torch.nn.Module]
 ) -> list[dict[str, Any]]:
@@ -86,6 +99,9 @@ def _records(
                 "mean_attention_kl": res.mean_attention_kl,
                 "top_m": cfg.top_m,
                 "selected_layers": select_layers(kl, min(cfg.top_m, len(kl))),
+                "text_hidden_cosine": _finite([t.hidden_cosine for t in res.texts]),
+                "text_attention_kl": _finite([t.attention_kl for t in res.texts]),
+                "text_num_tokens": [t.num_tokens for t in res.texts],
             }
         )
     return records

@@ -13,6 +13,12 @@ taken from its own attention call where that call is plain causal attention; oth
 
 Layer ``l`` (1-based) is decoder layer ``l``: its attention and its output hidden state; the last
 layer's hidden state is the model's final normed output, as transformers returns it.
+
+Besides the per-layer means over all tokens, each text (one row of a batch) gets its own drift
+(:class:`TextDrift`): its hidden cosine and attention KL averaged over its own tokens, then over
+layers, so reports can bootstrap over texts. When every text has the same number of valid
+tokens (the drift job's windows) the mean over texts of a per-text value equals the summary's
+mean over layers. A text with no valid token has NaN values.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from longred_bench.kernels import (
     stats_supported,
     teacher_terms,
 )
-from longred_bench.metrics.similarity import masked_mean_cosine
+from longred_bench.metrics.similarity import masked_cosine_sums
 from longred_bench.models.capture import capture_attention, capture_qk
 
 
@@ -47,12 +53,24 @@ class LayerDrift:
 
 
 @dataclass(frozen=True)
+class TextDrift:
+    """Drift of one text: hidden cosine (mean over its tokens) and attention KL (mean over its
+    query rows and heads), each averaged over layers; ``num_tokens`` valid tokens."""
+
+    hidden_cosine: float
+    attention_kl: float
+    num_tokens: int
+
+
+@dataclass(frozen=True)
 class DriftResult:
-    """Per-layer drift of one extended model over ``num_tokens`` tokens of ``num_texts`` texts."""
+    """Per-layer drift of one extended model over ``num_tokens`` tokens of ``num_texts`` texts,
+    and (``texts``) each text's own drift, in input order."""
 
     layers: tuple[LayerDrift, ...]
     num_texts: int
     num_tokens: int
+    texts: tuple[TextDrift, ...] = ()
 
     @property
     def mean_hidden_cosine(self) -> float:
@@ -83,21 +101,38 @@ def select_layers(attention_kl: Sequence[float], m: int) -> list[int]:
 
 
 class _Accumulator:
-    """Running sums of hidden cosine and attention KL per layer for one extended model."""
+    """Running sums of hidden cosine and attention KL per layer for one extended model, and the
+    drift of each text seen."""
 
     def __init__(self, num_layers: int) -> None:
         self.cos_sum = [0.0] * num_layers
         self.kl_sum = [0.0] * num_layers
         self.kl_rows = [0] * num_layers
         self.tokens = 0
-        self.texts = 0
+        self.texts: list[TextDrift] = []
+
+    def add(self, cos: torch.Tensor, kl: torch.Tensor, tokens: torch.Tensor, heads: int) -> None:
+        """One batch: ``cos`` and ``kl`` are fp64 ``[layers, batch]`` per-text sums over valid
+        tokens (query rows and heads for ``kl``), ``tokens`` the ``[batch]`` valid counts."""
+        for i in range(len(self.cos_sum)):
+            self.cos_sum[i] += float(cos[i].sum())
+            self.kl_sum[i] += float(kl[i].sum())
+            self.kl_rows[i] += int(tokens.sum()) * heads
+        self.tokens += int(tokens.sum())
+        count = tokens.to(torch.float64)
+        hidden = (cos / count).mean(0).tolist()  # 0 / 0 = NaN for a text with no valid token
+        attn = (kl / (count * heads)).mean(0).tolist()
+        counts = tokens.tolist()
+        self.texts += [
+            TextDrift(h, k, int(n)) for h, k, n in zip(hidden, attn, counts, strict=True)
+        ]
 
     def result(self) -> DriftResult:
         layers = tuple(
-            LayerDrift(i + 1, self.cos_sum[i] / max(self.tokens, 1), self.kl_sum[i] / rows)
+            LayerDrift(i + 1, self.cos_sum[i] / max(self.tokens, 1), self.kl_sum[i] / max(rows, 1))
             for i, rows in enumerate(self.kl_rows)
         )
-        return DriftResult(layers, self.texts, self.tokens)
+        return DriftResult(layers, len(self.texts), self.tokens, tuple(self.texts))
 
 
 @dataclass
@@ -118,14 +153,14 @@ class _TeacherSink:
 
 @dataclass
 class _KLSink:
-    """Attention capture sink of an extended model: adds each layer's KL(original || extended)
-    against the original's q/k of the same batch. With the ``stats`` KL on a plain causal call
-    (no padding) it computes the layer's attention itself, so the KL takes the extended
-    model's log-sum-exp from that call instead of a fused call of its own."""
+    """Attention capture sink of an extended model: keeps each layer's KL(original || extended)
+    against the original's q/k of the same batch, summed per text (``kl``: fp64 ``[layers,
+    batch]``). With the ``stats`` KL on a plain causal call (no padding) it computes the layer's
+    attention itself, so the KL takes the extended model's log-sum-exp from that call instead of
+    a fused call of its own."""
 
     teacher: _TeacherSink
-    acc: _Accumulator
-    rows: int
+    kl: torch.Tensor
     impl: str
 
     def __call__(
@@ -133,7 +168,7 @@ class _KLSink:
         plain: bool,
     ) -> torch.Tensor | None:  # fmt: skip
         q_t, k_t, scale_t, terms = self.teacher.layers[layer]
-        kwargs = dict(mask=self.teacher.mask, scale_s=scale, scale_t=scale_t, reduction="sum")
+        kwargs = dict(mask=self.teacher.mask, scale_s=scale, scale_t=scale_t, reduction="none")
         out = None
         if terms is None:
             kl = relation_kl(q, k, q_t, k_t, impl=self.impl, **kwargs)
@@ -142,8 +177,7 @@ class _KLSink:
             kl = relation_kl_stats(q, k, q_t, k_t, teacher=terms, student_lse=lse, **kwargs)
         else:
             kl = relation_kl_stats(q, k, q_t, k_t, teacher=terms, **kwargs)
-        self.acc.kl_sum[layer] += float(kl)
-        self.acc.kl_rows[layer] += self.rows
+        self.kl[layer] = kl.double().sum(dim=(1, 2)).to(self.kl.device)
         return out
 
 
@@ -180,7 +214,8 @@ def measure_drift(
     """Drift of each model in ``extended`` from ``original`` over ``batches``.
 
     ``batches`` yields ``(input_ids [batch, seq], attention_mask [batch, seq] or None)``;
-    positions are ``0..seq-1`` for every model. Returns one :class:`DriftResult` per name.
+    positions are ``0..seq-1`` for every model. Returns one :class:`DriftResult` per name, its
+    ``texts`` one per batch row in the order given.
     """
     num_layers = _check_compatible(original, extended)
     acc = {name: _Accumulator(num_layers) for name in extended}
@@ -198,16 +233,16 @@ def measure_drift(
                 f"captured q/k of {len(teacher.layers)} of {num_layers} layers: the model's "
                 "attention does not go through transformers' attention interface"
             )
-        tokens = int(mask.sum()) if mask is not None else input_ids.numel()
-        rows = tokens * original.config.num_attention_heads
+        heads = original.config.num_attention_heads
         for name, model in extended.items():
-            with capture_attention(model, _KLSink(teacher, acc[name], rows, impl)):
+            sink = _KLSink(
+                teacher, torch.zeros(num_layers, input_ids.shape[0], dtype=torch.float64), impl
+            )
+            with capture_attention(model, sink):
                 out = _hidden_states(model, input_ids, mask)
-            for i in range(num_layers):
-                total_cos, _ = masked_mean_cosine(ref[i + 1], out[i + 1], mask)
-                acc[name].cos_sum[i] += float(total_cos)
-            acc[name].tokens += tokens
-            acc[name].texts += input_ids.shape[0]
+            sums = [masked_cosine_sums(ref[i + 1], out[i + 1], mask) for i in range(num_layers)]
+            cos = torch.stack([s.cpu() for s, _ in sums])
+            acc[name].add(cos, sink.kl, sums[0][1].cpu(), heads)
     return {name: a.result() for name, a in acc.items()}
 
 

@@ -31,3 +31,19 @@ def masked_mean_cosine(
         return cos.sum(), cos.numel()
     keep = mask.bool()
     return cos[keep].sum(), int(keep.sum())
+
+
+def masked_cosine_sums(
+    a: torch.Tensor, b: torch.Tensor, mask: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-sequence sums of token cosines over valid tokens and their counts.
+
+    Shapes: ``a``, ``b`` are ``[batch, seq, dim]``; ``mask`` is ``[batch, seq]`` (True = real
+    token) or None. Returns (fp64 ``[batch]`` sums, int64 ``[batch]`` counts); a sequence with
+    every token masked gives (0, 0).
+    """
+    cos = token_cosine(a, b)
+    if mask is None:
+        return cos.sum(-1), torch.full(cos.shape[:1], cos.shape[1], dtype=torch.long)
+    keep = mask.bool()
+    return torch.where(keep, cos, 0.0).sum(-1), keep.sum(-1)

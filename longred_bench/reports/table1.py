@@ -3,29 +3,52 @@ pre-training, beside the published values.
 
 Reads drift records (``kind`` = ``drift_summary`` / ``drift_layer``, from
 :mod:`longred_bench.jobs.drift`) and writes ``table1.md`` and ``table1.png``. A record's ``stage``
-is ``"before"`` (the zero-shot extension; also when absent) or ``"after"``: the checkpoint of
+is ``"before"`` (the zero-shot extension; also when absent), ``"after"``: the checkpoint of
 ``trained_row`` (``"cpt"``) trained at that extension, compared with the original on the same
-texts; an after record's ``extension`` is the RoPE spec of the before row it belongs to. A before
-row without an after record says at which profile the after values are measured. Claim (c) of
-:mod:`longred_bench.reports.verdicts` (drift falls after CPT) is labelled for every extension that
-has both.
+texts (its ``extension`` is the RoPE spec of the before row it belongs to), or ``"control"``: the
+``control`` checkpoint, trained on the same data at the original RoPE, compared with the original
+on the same texts (its ``extension`` is ``None``). A before row without an after record says at
+which profile the after values are measured. Claim (c) of :mod:`longred_bench.reports.verdicts`
+(drift falls after CPT) is labelled for every extension that has both.
+
+Every value is shown with its percentile-bootstrap interval over the evaluated texts
+(:func:`~longred_bench.metrics.stats.bootstrap_mean_ci` of the summary's per-text values); a
+record without per-text values (older runs) shows its point value alone.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from longred_bench.metrics.stats import Interval, bootstrap_mean_ci
 from longred_bench.reports.drift_plot import plot_drift_layers
 from longred_bench.reports.drift_report import drift_frames
 from longred_bench.reports.paper import TABLE1, TABLE1_MARK, TABLE1_SETTING
-from longred_bench.reports.verdicts import CLAIM_C, RULE_C, verdict_drift_falls, verdicts_markdown
+from longred_bench.reports.verdicts import (
+    BOOT_SEED,
+    CLAIM_C,
+    LEVEL,
+    N_BOOT,
+    RULE_C,
+    text_values,
+    verdict_drift_falls,
+    verdicts_markdown,
+)
 
 AFTER_CPT_MISSING = "not measured yet"
 AFTER_PROFILE = "tiny"  # the profile whose reference report measures the after-CPT columns
+CONTROL_LABEL = "control: CPT data at the original RoPE"
+CONTROL_TEXT = (
+    "Control: the `control` checkpoint, trained on the same CPT data at the original RoPE, "
+    "against the original (no RoPE change); it measures how far the training data alone moves "
+    "the model, so an after-CPT similarity near the control's says the remaining drift is the "
+    "data's, not the RoPE's."
+)
 
 
 def _rope_detail(params: dict[str, Any]) -> str:
@@ -34,21 +57,57 @@ def _rope_detail(params: dict[str, Any]) -> str:
     return f"{params['rope_type']} x{params['factor']:g}, base {params['rope_theta']:.0e}"
 
 
-def _is_after(frame: pd.DataFrame) -> pd.Series:
+def _stage(frame: pd.DataFrame) -> pd.Series:
+    """Each row's stage, ``"before"`` where the record has none."""
     if "stage" not in frame:
-        return pd.Series(False, index=frame.index)
-    return frame["stage"].eq("after")
+        return pd.Series("before", index=frame.index)
+    return frame["stage"].fillna("before")
+
+
+def _by_seed(frame: pd.DataFrame) -> pd.DataFrame:
+    if "seed" in frame:
+        return frame.sort_values("seed", kind="stable", na_position="last")
+    return frame
 
 
 def after_by_extension(summary: pd.DataFrame) -> dict[str, dict[str, Any]]:
     """``{extension: after-CPT drift summary}`` (the lowest ``seed`` where several exist)."""
-    after = summary[_is_after(summary)]
-    if "seed" in after:
-        after = after.sort_values("seed", kind="stable", na_position="last")
     out: dict[str, dict[str, Any]] = {}
-    for _, row in after.iterrows():
+    for _, row in _by_seed(summary[_stage(summary).eq("after")]).iterrows():
         out.setdefault(row["extension"], row.to_dict())
     return out
+
+
+def control_summary(summary: pd.DataFrame) -> dict[str, Any] | None:
+    """The control checkpoint's drift summary (the lowest ``seed``), or ``None``."""
+    control = _by_seed(summary[_stage(summary).eq("control")])
+    return None if control.empty else control.iloc[0].to_dict()
+
+
+def drift_interval(summary: Mapping[str, Any], metric: str) -> Interval | None:
+    """Bootstrap interval over texts of a summary's mean ``metric`` (``hidden_cosine`` or
+    ``attention_kl``), or ``None`` without per-text values."""
+    values = text_values(summary, metric)
+    if values is None:
+        return None
+    return bootstrap_mean_ci(list(values.values()), n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED)
+
+
+def _cell(summary: Mapping[str, Any], metric: str, spec: str) -> str:
+    """``0.98141 [0.98010, 0.98260]``: the summary's value and its interval (value alone
+    without per-text values)."""
+    value = _num(summary[f"mean_{metric}"], spec)
+    ci = drift_interval(summary, metric)
+    return value if ci is None else f"{value} [{spec % ci.low}, {spec % ci.high}]"
+
+
+def _texts_count(summaries: list[Mapping[str, Any]]) -> int | None:
+    """Number of per-text values of the first summary that has them."""
+    for s in summaries:
+        values = text_values(s, "hidden_cosine")
+        if values is not None:
+            return len(values)
+    return None
 
 
 def _missing_note(profile: str, after_profile: str) -> str:
@@ -75,8 +134,9 @@ def build_table1(
     cells of rows that have none here.
     """
     summary_all, layers_all = drift_frames(records)
-    before = summary_all[~_is_after(summary_all)].reset_index(drop=True)
+    before = summary_all[_stage(summary_all).eq("before")].reset_index(drop=True)
     after = after_by_extension(summary_all)
+    control = control_summary(summary_all)
     prov = records[0]["provenance"]
     first = before.iloc[0]
     missing = _missing_note(profile, after_profile)
@@ -89,6 +149,15 @@ def build_table1(
         which = "every extension" if not after else ", ".join(f"`{e}`" for e in lacking)
         where = "" if profile == after_profile else f" at this profile; {missing}"
         after_text = f"After CPT: {AFTER_CPT_MISSING} for {which}{where}."
+    shown = [r.to_dict() for _, r in before.iterrows()] + list(after.values())
+    n_texts = _texts_count(shown + ([control] if control else []))
+    if n_texts is None:
+        interval_text = "- Intervals: none (these records have no per-text values): point values."
+    else:
+        interval_text = (
+            f"- Intervals: {LEVEL:.0%} percentile bootstrap over the {n_texts} texts (windows) "
+            f"of each value, {N_BOOT} resamples; the verdict pairs the same texts before and after."
+        )
     lines = [
         f"# LongReD Table 1: drift {stage} continued pre-training (profile `{profile}`)",
         "",
@@ -96,6 +165,7 @@ def build_table1(
         + (" and their CPT checkpoints." if after else " (zero-shot)."),
         f"- Texts: `{first['texts']}`, {first['num_texts']} windows of {first['seq_len']} tokens "
         f"({first['num_tokens']} tokens).",
+        interval_text,
         f"- Device: {prov['device']}; torch {prov['versions']['torch']}, "
         f"transformers {prov['versions']['transformers']}.",
         f"- Commit: `{prov['git_commit']}`; measured {prov['timestamp']}; command: `{command}`.",
@@ -104,7 +174,8 @@ def build_table1(
         "and layers. Attention KL: KL(original || extended) per query row, mean over heads, "
         "positions and layers, in nats (the paper's values are printed with their published "
         "1e-5 scale; its averaging is not spelled out, so compare trends, not magnitudes). "
-        + after_text,
+        + after_text
+        + (f" {CONTROL_TEXT}" if control else ""),
         "",
         "| source | model | extension | RoPE | hidden sim. before | hidden sim. after "
         "| attn KL before | attn KL after | KL-selected layers |",
@@ -115,13 +186,21 @@ def build_table1(
         post = after.get(row["extension"])
         if post is not None:
             verdicts.append(verdict_drift_falls(row["extension"], row.to_dict(), post))
-        hidden_after = _num(post["mean_hidden_cosine"], "%.5f") if post else missing
-        kl_after = _num(post["mean_attention_kl"], "%.4g") if post else missing
+        hidden_after = _cell(post, "hidden_cosine", "%.5f") if post else missing
+        kl_after = _cell(post, "attention_kl", "%.4g") if post else missing
         lines.append(
             f"| this suite | {row['original']} | `{row['extension']}` | "
-            f"{_rope_detail(row['rope_parameters'])} | {row['mean_hidden_cosine']:.5f} | "
-            f"{hidden_after} | {row['mean_attention_kl']:.4g} | {kl_after} | "
+            f"{_rope_detail(row['rope_parameters'])} | {_cell(row, 'hidden_cosine', '%.5f')} | "
+            f"{hidden_after} | {_cell(row, 'attention_kl', '%.4g')} | {kl_after} | "
             f"{', '.join(str(x) for x in row['selected_layers'])} |"
+        )
+    if control:
+        lines.append(
+            f"| this suite | {control['original']} | {CONTROL_LABEL} | "
+            f"{_rope_detail(control['rope_parameters'])} (original) | 1 (same model) | "
+            f"{_cell(control, 'hidden_cosine', '%.5f')} | 0 (same model) | "
+            f"{_cell(control, 'attention_kl', '%.4g')} | "
+            f"{', '.join(str(x) for x in control['selected_layers'])} |"
         )
     for paper in TABLE1:
         lines.append(
@@ -143,15 +222,17 @@ def build_table1(
     else:
         lines += [
             f"(c) {CLAIM_C} Not checked at this profile: no after-CPT drift records "
-            f"({missing}). Rule: {RULE_C}",
+            f"({missing}). Rule: {RULE_C.format(level=LEVEL)}",
             "",
         ]
     lines.append("![per-layer drift](table1.png)")
     md_path = out_dir / "table1.md"
     md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     layers = layers_all.copy()
-    late = _is_after(layers)
+    stages = _stage(layers)
+    late = stages.eq("after")
     layers.loc[late, "extension"] = layers.loc[late, "extension"] + " (after CPT)"
+    layers.loc[stages.eq("control"), "extension"] = "control (CPT at the original RoPE)"
     png_path = plot_drift_layers(
         layers, out_dir / "table1.png", f"{first['original']}: drift per layer ({profile})"
     )

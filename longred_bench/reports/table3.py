@@ -15,12 +15,16 @@ an extension-free control), ``seed`` (int) and ``train`` (``{"steps", "tokens", 
 
 Per (extension, row, seed): each short task's headline score (``acc``, else ``exact_match``;
 0-100) by category, Short Avg (mean over categories of the mean over their tasks), its retention
-against the original, RULER (the 13-task average over the lengths evaluated, and per length) and
-LongReD's ``Avg = (5 Short Avg + RULER) / 6``; every short and RULER cell with its 95% percentile
-bootstrap interval over the scored documents and their number ``n``. Point values are the tidy
-records'; intervals come from the item records (whose means they are). The ``short_tiny`` suite's
-``ppl`` task is a perplexity, shown on its own and never averaged. The paper's Table 3 is printed
-beside ours, then the verdicts of :mod:`longred_bench.reports.verdicts`.
+against the original (both Short Avgs over the documents both runs scored, with their number
+``n``: :func:`~longred_bench.reports.table3_rows.retention_cell`), RULER (the 13-task average
+over the lengths evaluated, and per length) and LongReD's ``Avg = (5 Short Avg + RULER) / 6``;
+every short and RULER cell with its 95% percentile bootstrap interval over the scored documents
+and their number ``n``. Point values are the tidy records'; intervals come from the item records
+(whose means they are). The ``short_tiny`` suite's ``ppl`` task is a perplexity, shown on its own
+and never averaged. The spread of each row trained with several seeds is tabled, then the
+paper's Table 3 beside ours and the verdicts of :mod:`longred_bench.reports.verdicts` (claim (b)
+against both ``cpt`` and the data-matched ``mix-cpt``); every difference a verdict reports is
+over the documents all compared runs scored.
 
 The ``original`` row without an extension is the baseline of every extension (one with an
 extension is that extension's baseline instead); a ``control`` row without an extension is
@@ -43,12 +47,14 @@ from longred_bench.reports.table3_rows import (
     PASSKEY_TASK,
     ROW_TITLES,
     Cell,
+    RetentionCell,
     Run,
     RunKey,
     baseline,
     collect_runs,
     extension_factor,
     extensions,
+    retention_cell,
     row_order,
     ruler_cell,
     run_scores,
@@ -57,11 +63,9 @@ from longred_bench.reports.table3_rows import (
     short_categories,
     task_cell,
 )
+from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, RunScores, seed_spread
 from longred_bench.reports.verdicts import (
-    BOOT_SEED,
-    LEVEL,
-    N_BOOT,
-    RunScores,
+    B_BASELINES,
     Verdict,
     extension_setting,
     paper_evidence_a,
@@ -75,7 +79,8 @@ from longred_bench.results import over_length_documents
 
 
 def table3_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> list[Verdict]:
-    """Claims (a), (b) and (d) for every extension whose compared rows were evaluated."""
+    """Claims (a), (b) and (d) for every extension whose compared rows were evaluated; (b) for
+    each LongReD variant against ``cpt`` (key ``b``) and the data-matched ``mix-cpt`` (``b'``)."""
 
     def scores(keys: list[RunKey]) -> list[RunScores]:
         return [run_scores(k, runs[k], cats) for k in keys]
@@ -94,9 +99,11 @@ def table3_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -
             )
         for row, method in (("longred-c", "LongReD-C"), ("longred-u", "LongReD-U")):
             longred = scores(seeds(runs, ext, row))
-            if cpt and longred:
-                paper = paper_evidence_b(pe, factor, method)
-                out.append(verdict_longred_keeps_short(cpt, longred, scope, paper, method))
+            for base_row, (_, _, data) in B_BASELINES.items():
+                base = scores(seeds(runs, ext, base_row))
+                if base and longred:
+                    paper = paper_evidence_b(pe, factor, method, data)
+                    out.append(verdict_longred_keeps_short(base, longred, scope, paper, method))
         control = scores(baseline(runs, ext, "control"))
         if cpt and control:
             out.append(verdict_cpt_vs_control(control, cpt, scope))
@@ -116,34 +123,34 @@ def _fmt(value: float | None, digits: int = 1) -> str:
 
 def results_table(
     runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]
-) -> tuple[list[str], dict[RunKey, dict[str, Cell | float | None]]]:
-    """The main table's lines and, per run, its summary (for the figure)."""
+) -> tuple[list[str], dict[RunKey, dict[str, Cell | RetentionCell]]]:
+    """The main table's lines and, per run, its summary (for the figure). Retention is over the
+    documents the run and the original both scored, with their number ``n``."""
     tasks = [(c, t) for c, members in cats.items() for t in members]
     with_ppl = any(r.ppl is not None for r in runs.values())
     header = ["extension", "row", "seed"]
     header += [f"{c}: {task_name(t)}" for c, t in tasks]
-    header += ["Short Avg", "retention", "RULER", "Avg (5 Short + RULER)/6"]
+    header += ["Short Avg", "retention (shared docs)", "RULER", "Avg (5 Short + RULER)/6"]
     with_passkey = any(PASSKEY_TASK in r.short for r in runs.values())
     header += ["passkey (retrieval, not averaged)"] if with_passkey else []
     header += ["ppl (word, not averaged)"] if with_ppl else []
     lines = ["| " + " | ".join(header) + " |", "|---|---|---:" + "|---:" * (len(header) - 3) + "|"]
-    summary: dict[RunKey, dict[str, Cell | float | None]] = {}
+    summary: dict[RunKey, dict[str, Cell | RetentionCell]] = {}
     for key in row_order(runs):
         run = runs[key]
         short = short_avg_cell(run, cats)
         ruler = ruler_cell(run, None)
         base_keys = baseline(runs, key[0], "original")
-        base = short_avg_cell(runs[base_keys[0]], cats).value if base_keys else None
-        ratio = None
-        if key[1] != "original" and short.value is not None and base:
-            ratio = short.value / base
+        ratio = RetentionCell(None)
+        if key[1] != "original" and base_keys:
+            ratio = retention_cell(run, runs[base_keys[0]], cats)
         avg = None
         if short.value is not None and ruler.value is not None:
             avg = longred_avg(short.value, ruler.value)
         summary[key] = {"short": short, "ruler": ruler, "retention": ratio}
         cells = [_ext_text(key[0]), ROW_TITLES[key[1]], str(key[2])]
         cells += [task_cell(run, t).text() for _, t in tasks]
-        cells += [short.text(), _fmt(ratio, 3), ruler.text(), _fmt(avg)]
+        cells += [short.text(), ratio.text(), ruler.text(), _fmt(avg)]
         cells += [task_cell(run, PASSKEY_TASK).text()] if with_passkey else []
         cells += [_fmt(run.ppl, 2)] if with_ppl else []
         lines.append("| " + " | ".join(cells) + " |")
@@ -169,7 +176,9 @@ def ruler_table(runs: dict[RunKey, Run]) -> list[str]:
 
 
 def seed_table(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> list[str]:
-    """Short Avg and RULER per seed of the rows trained with several seeds, and the spreads."""
+    """Short Avg and RULER of every seed of the rows trained with several seeds, and the spreads
+    the verdicts' seed rule uses (:func:`~longred_bench.reports.verdict_stats.seed_spread`: each
+    seed on the documents all the row's seeds scored)."""
     groups: dict[tuple[str | None, str], list[RunKey]] = defaultdict(list)
     for key in row_order(runs):
         groups[(key[0], key[1])].append(key)
@@ -182,19 +191,21 @@ def seed_table(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> lis
         "|---|---|---|---|---:|---|---:|",
     ]
     for (ext, row), keys in multi.items():
-        short = [short_avg_cell(runs[k], cats).value for k in keys]
-        ruler = [runs[k].ruler.get(None) for k in keys]
-
-        def spread(values: list[float | None]) -> str:
-            known = [v for v in values if v is not None]
-            return _fmt(max(known) - min(known), 2) if len(known) > 1 else ""
-
+        scores = [run_scores(k, runs[k], cats) for k in keys]
+        short = [s.short_avg for s in scores]
+        ruler = [s.ruler_avg for s in scores]
         lines.append(
             f"| {_ext_text(ext)} | {ROW_TITLES[row]} | {', '.join(str(k[2]) for k in keys)} | "
-            f"{', '.join(_fmt(v, 2) for v in short)} | {spread(short)} | "
-            f"{', '.join(_fmt(v, 2) for v in ruler)} | {spread(ruler)} |"
+            f"{', '.join(_fmt(v, 2) for v in short)} | {_fmt(seed_spread(scores), 2)} | "
+            f"{', '.join(_fmt(v, 2) for v in ruler)} | {_fmt(seed_spread(scores, 'ruler'), 2)} |"
         )
-    return [*lines, ""]
+    return [
+        *lines,
+        "",
+        "Spreads are max - min over the seeds, each seed scored on the documents all the row's "
+        "seeds scored; the seed rule of the verdicts uses them.",
+        "",
+    ]
 
 
 def training_lines(runs: dict[RunKey, Run]) -> list[str]:
@@ -319,7 +330,8 @@ def build_table3(
         f"Scores are 0-100. Short-task categories: {cat_text}. Short Avg is the mean of the "
         "category means (LongReD's; the paper has five categories of 17 benchmarks, this suite's "
         "short tasks are what a small model can pass), retention is Short Avg over the "
-        "original's, RULER the 13-task average over the lengths evaluated, and Avg = "
+        "original's, both over the documents the two runs scored (their number is `n`), RULER "
+        "the 13-task average over the lengths evaluated, and Avg = "
         "(5 Short Avg + RULER) / 6. Perplexity and the in-window passkey (retrieval, in held-out "
         "phrasing) are reported on their own, never averaged.",
         "",

@@ -1,7 +1,9 @@
-"""Table 3's figure: Short Avg (with its interval) against RULER per run, and retention bars."""
+"""Table 3's figure: Short Avg (with its interval) against RULER per run, and retention bars
+(each over the documents the run and the original both scored)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -55,25 +57,24 @@ def plot_table3(summary: dict[RunKey, dict[str, Any]], path: Path, title: str) -
 
 def _retention_bars(ax: Any, summary: dict[RunKey, dict[str, Any]], colours: dict) -> None:
     """Retention bars grouped by extension (a gap and the extension's name between groups), each
-    with the Short Avg interval divided by the original's Short Avg (the original taken as
-    fixed)."""
+    over the documents the run and the original both scored, with the run's Short Avg interval
+    on them divided by the original's Short Avg on them (the original taken as fixed)."""
     groups: dict[Any, list[tuple[RunKey, dict[str, Any]]]] = {}
     for key, s in summary.items():
-        if s["retention"] is not None:
+        if s["retention"].value is not None and not math.isnan(s["retention"].value):
             groups.setdefault(key[0], []).append((key, s))
     x, ticks, labels = 0.0, [], []
     for extension, members in groups.items():
         start = x
         for key, s in members:
-            ratio, short = s["retention"], s["short"]
+            ratio = s["retention"]
             yerr = None
-            if short.ci is not None and short.value:
-                base = short.value / ratio
+            if ratio.ci is not None:
                 yerr = [
-                    [(short.value - short.ci.low) / base],
-                    [(short.ci.high - short.value) / base],
+                    [max(0.0, ratio.value - ratio.ci[0])],
+                    [max(0.0, ratio.ci[1] - ratio.value)],
                 ]
-            ax.bar(x, ratio, color=colours[key[1]], yerr=yerr, capsize=2, ecolor="0.3")
+            ax.bar(x, ratio.value, color=colours[key[1]], yerr=yerr, capsize=2, ecolor="0.3")
             ticks.append(x)
             labels.append(f"{key[1]} s{key[2]}")
             x += 1.0

@@ -7,7 +7,8 @@ reads the tidy ``eval`` records (point values: each short task's headline score,
 and the ``eval_item`` records (the per-document scores behind them). The cell functions pair a
 point value with its percentile-bootstrap interval over the documents
 (:mod:`longred_bench.metrics.stats`) and the number of documents; without item records a cell has no
-interval.
+interval. :func:`retention_cell` divides a run's Short Avg by the original's over the documents
+both scored (a document one of them skipped counts on neither side) and says how many.
 
 The short categories of the ``short_tiny`` suite are :data:`TINY_CATEGORIES` (its ``ppl`` task is
 a perplexity and its passkey (:data:`PASSKEY_TASK`) is retrieval: both are reported on their own,
@@ -22,10 +23,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from longred_bench.errors import UserError
-from longred_bench.metrics.retention import category_means, short_average
+from longred_bench.metrics.retention import (
+    category_means,
+    common_documents,
+    common_retention,
+    mean_of_means,
+    short_average,
+)
 from longred_bench.metrics.stats import Interval, bootstrap_mean_ci, bootstrap_mean_of_means_ci
 from longred_bench.reports.compare_report import HEADLINE, categories
-from longred_bench.reports.verdicts import BOOT_SEED, LEVEL, N_BOOT, RunScores
+from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, RunScores
 
 ROWS = ("original", "zero-shot", "control", "cpt", "mix-cpt", "longred-c", "longred-u", "linearard")
 ROW_TITLES = {
@@ -210,6 +217,46 @@ def ruler_cell(run: Run, length: int | None) -> Cell:
         return Cell(value)
     n = sum(len(v) for m in groups.values() for v in m.values())
     return Cell(value, bootstrap_mean_of_means_ci(groups, **_boot()), n)
+
+
+@dataclass(frozen=True)
+class RetentionCell:
+    """Short Avg retention against the original over the documents both runs scored: the
+    ratio, its interval (the run's Short Avg interval on those documents over the original's
+    Short Avg on them, the original taken as fixed; ``None`` without item scores) and ``n``."""
+
+    value: float | None
+    ci: tuple[float, float] | None = None
+    n: int | None = None
+
+    def text(self, digits: int = 3) -> str:
+        if self.value is None or math.isnan(self.value):
+            return ""
+        return f"{self.value:.{digits}f}" + (f" n={self.n}" if self.n is not None else "")
+
+
+def retention_cell(run: Run, original: Run, cats: dict[str, tuple[str, ...]]) -> RetentionCell:
+    """Short Avg of ``run`` over that of ``original``, both on the documents both scored
+    (:func:`~longred_bench.metrics.retention.common_retention`). Without item scores on both
+    sides, the tidy Short Avg ratio when every task was scored on as many documents on both
+    sides (the suite's first ``limit`` documents), else no value: the document sets differ."""
+    ext, orig = short_items(run, cats), short_items(original, cats)
+    if ext and orig:
+        ratio, n = common_retention(orig, ext)
+        if n == 0 or math.isnan(ratio):
+            return RetentionCell(None, None, n)
+        (orig_cut, ext_cut), _ = common_documents(orig, ext)
+        base = mean_of_means(orig_cut)
+        groups = {c: {t: list(d.values()) for t, d in m.items()} for c, m in ext_cut.items()}
+        ci = bootstrap_mean_of_means_ci(groups, **_boot())
+        return RetentionCell(ratio, (ci.low / base, ci.high / base), n)
+    value, base = short_avg_cell(run, cats).value, short_avg_cell(original, cats).value
+    tasks = [t for m in cats.values() for t in m if t in run.short or t in original.short]
+    counts = [(run.short_n.get(t), original.short_n.get(t)) for t in tasks]
+    same = all(a is not None and a == b for a, b in counts)
+    if value is None or not base or not same:
+        return RetentionCell(None)
+    return RetentionCell(value / base, None, sum(run.short_n[t] for t in tasks))
 
 
 def run_scores(key: RunKey, run: Run, cats: dict[str, tuple[str, ...]]) -> RunScores:

@@ -4,50 +4,77 @@ Every verdict is ``reproduced``, ``not reproduced`` or ``not comparable at this 
 from bootstrap intervals (:mod:`longred_bench.metrics.stats`), never by eye. A row trained with
 several seeds enters a comparison as the mean over its seeds, and the interval of a difference
 resamples the seeds of each row as well as the (paired) documents
-(:func:`seed_diff`), so it counts retraining noise; with one seed per row it is the paired
-document bootstrap. Below, "paired interval" means that interval:
+(:func:`~longred_bench.reports.verdict_stats.seed_diff`), so it counts retraining noise; with
+one seed per row it is the paired document bootstrap. Every difference, and the ``n`` it reports,
+is over the documents all the compared runs scored. Below, "paired interval" means that
+interval:
 
 (a) *Long-only CPT loses short-text ability* (Table 3), per extension: the paired 95% interval of
     ``Short Avg(cpt) - Short Avg(original)`` lies entirely below 0 -> reproduced; otherwise (it
     contains 0 or lies above it) -> not reproduced.
 (b) *LongReD keeps more short-text ability than CPT at a similar RULER score* (Table 3), for
-    LongReD-C and LongReD-U, per extension: when both RULER averages are below
-    :data:`RULER_FLOOR` points there is no long-context ability to compare -> not comparable at
-    this scale; otherwise RULER is *similar* when the paired interval of
-    ``RULER(longred) - RULER(cpt)`` contains 0 or the difference is within
-    :data:`RULER_MARGIN` points; not similar -> not comparable at this scale (a short-text gain
-    could be bought with long-context ability); similar and the paired interval of
-    ``Short Avg(longred) - Short Avg(cpt)`` entirely above 0 -> reproduced; else not reproduced.
-(c) *Drift falls after CPT* (Table 1), per extension: hidden similarity after > before and
-    attention KL after < before -> reproduced; otherwise not reproduced. Drift records hold one
-    value per layer, not per document, so this rule is on point values (the token count is
-    given with them) and says so.
+    LongReD-C and LongReD-U, per extension, against two baselines: long-only CPT (``cpt``, key
+    ``b``) and the data-matched CPT on the same corpora mix as LongReD (``mix-cpt``, key
+    ``b'``). With ``base`` the baseline: when both RULER averages are below :data:`RULER_FLOOR`
+    points there is no long-context ability to compare -> not comparable at this scale.
+    Otherwise LongReD's RULER is *similar* when the paired interval of
+    ``RULER(longred) - RULER(base)`` contains 0, or the difference is within
+    :data:`RULER_MARGIN` points, or within the RULER seed spread of a compared row; *at least as
+    good* when that interval lies entirely above 0; *worse* otherwise (entirely below 0 and
+    beyond the margin and the spread). Similar or at least as good: the paired interval of
+    ``Short Avg(longred) - Short Avg(base)`` entirely above 0 -> reproduced (a method at least as
+    good on both axes is credited), else not reproduced. Worse -> not comparable at this scale (a
+    short-text gain could have been bought with long-context ability).
+(c) *Drift falls after CPT* (Table 1), per extension: the same texts are measured before and
+    after, so the interval is the paired bootstrap over texts of ``after - before`` of each
+    text's drift (:func:`~longred_bench.metrics.stats.paired_bootstrap_diff_ci`): the hidden
+    similarity interval entirely above 0 and the attention KL interval entirely below 0 ->
+    reproduced; otherwise not reproduced. Records without per-text values (older runs) fall
+    back to point values (after > before and after < before), and the verdict says so.
 (d) ours, not the paper's: *CPT at the new RoPE loses more than the same training at the
     original RoPE* (the ``control`` row): the paired interval of
     ``Short Avg(cpt) - Short Avg(control)`` entirely below 0 -> reproduced (RoPE drift adds to
     the forgetting that the data shift alone causes); otherwise not reproduced.
 
 Seed spread: where a compared row was trained with two or more seeds, its spread is
-``max - min`` of its Short Avg over the seeds (``|seed0 - seed1|`` for two). A verdict whose
-compared Short Avg difference (mean over seeds) is smaller in size than the largest spread of the
-rows it compares is *not comparable at this scale*: retraining alone moves the score by more than
-the effect. A comparison with no per-document scores (no interval) is not comparable either.
+``max - min`` over the seeds of its Short Avg (and, for (b), of its RULER average), each seed
+scored on the documents all its seeds scored
+(:func:`~longred_bench.reports.verdict_stats.seed_spread`). A verdict whose compared Short Avg
+difference (mean over seeds) is smaller in size than the largest Short Avg spread of the rows it
+compares is *not comparable at this scale*: retraining alone moves the score by more than the
+effect. In (b), a RULER difference within the larger RULER spread of the two rows counts as
+similar RULER, not as a difference. A comparison with no per-document scores (no interval) is
+not comparable either.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from longred_bench.errors import UserError
 from longred_bench.metrics.stats import (
     Interval,
-    paired_bootstrap_mean_of_means_diff_ci,
-    seed_bootstrap_mean_of_means_diff_ci,
+    matched_keys,
+    paired_bootstrap_diff_ci,
 )
 from longred_bench.reports.paper import TABLE1, TABLE1_MARK, TABLE3, TABLE3_MARK, Table3Row
+from longred_bench.reports.verdict_stats import BOOT_SEED as BOOT_SEED
+from longred_bench.reports.verdict_stats import (
+    LEVEL,
+    compared_means,
+    mean_over_seeds,
+    seed_check,
+    seed_diff,
+    seed_spread,
+    seeds_note,
+    spread_text,
+)
+from longred_bench.reports.verdict_stats import N_BOOT as N_BOOT
+from longred_bench.reports.verdict_stats import RunScores as RunScores
+from longred_bench.reports.verdict_stats import paired_diff as paired_diff
 
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
@@ -55,39 +82,21 @@ NOT_COMPARABLE = "not comparable at this scale"
 LABELS = (REPRODUCED, NOT_REPRODUCED, NOT_COMPARABLE)
 RULER_FLOOR = 5.0  # points: below this on both sides, RULER measures no long-context ability
 RULER_MARGIN = 5.0  # points (0-100): RULER scores this close count as "similar" for claim (b)
-LEVEL = 0.95
-N_BOOT = 2000
-BOOT_SEED = 0
 # The base window of the paper's models (thousands of tokens), to map an extension factor to
 # a Table 3 setting (Llama-3-8B 8K x4 = 32K).
 PAPER_BASE_WINDOW_K = {"Llama-3-8B": 8, "Mistral-7B-v0.3": 32}
-
-Items = dict[Hashable, dict[Hashable, dict[Hashable, float]]]
-
-
-@dataclass(frozen=True)
-class RunScores:
-    """One evaluated model: scores on a 0-100 scale.
-
-    ``short`` maps category -> task -> doc_id -> score and ``ruler`` task -> length -> doc_id ->
-    score (empty without per-document records); ``short_avg`` and ``ruler_avg`` are the tidy
-    records' values (``None`` where not evaluated).
-    """
-
-    extension: str | None
-    row: str
-    seed: int
-    short_avg: float | None
-    ruler_avg: float | None
-    short: Items = field(default_factory=dict)
-    ruler: Items = field(default_factory=dict)
+# Claim (b)'s baselines: row -> (claim key, name in the claim, the paper's data column).
+B_BASELINES = {
+    "cpt": ("b", "long-only CPT", "Long"),
+    "mix-cpt": ("b'", "the data-matched CPT (`mix-cpt`: LongReD's corpora mix)", "Mix"),
+}
 
 
 @dataclass(frozen=True)
 class Verdict:
     """A claim checked at one setting: the evidence on both sides, the label and its rule."""
 
-    key: str  # "a", "b", "c", "d"
+    key: str  # "a", "b" (against cpt), "b'" (against mix-cpt), "c", "d"
     claim: str
     scope: str
     paper: str
@@ -103,8 +112,8 @@ class Verdict:
 
 CLAIM_A = "Long-only CPT loses short-text ability (Short Avg of `cpt` below `original`)."
 CLAIM_B = (
-    "{method} keeps more short-text ability than long-only CPT at a similar RULER score "
-    "(Short Avg of `{row}` above `cpt`, RULER within {margin:g} points)."
+    "{method} keeps more short-text ability than {baseline} at a similar RULER score "
+    "(Short Avg of `{row}` above `{base}`, RULER within {margin:g} points or higher)."
 )
 CLAIM_C = "Drift falls after CPT: hidden similarity rises and attention KL falls (Table 1)."
 CLAIM_D = (
@@ -118,14 +127,23 @@ RULE_A = (
 )
 RULE_B = (
     "both RULER averages below {floor:g} points (RULER_FLOOR) -> not comparable at this scale "
-    "(no long-context ability to keep similar); RULER similar: paired {level:.0%} interval of "
-    "RULER({row}) - RULER(cpt) contains 0 or "
-    "|difference| <= {margin:g} points (RULER_MARGIN); not similar -> not comparable at this "
-    "scale; similar and the paired interval of Short Avg({row}) - Short Avg(cpt) entirely above "
-    "0 -> reproduced; otherwise not reproduced."
+    "(no long-context ability to compare). Otherwise, with the {level:.0%} bootstrap interval "
+    "(seeds and paired documents resampled) of RULER({row}) - RULER({base}): RULER is similar "
+    "when it contains 0, or |difference| <= {margin:g} points (RULER_MARGIN), or |difference| "
+    "<= the larger RULER seed spread of the two rows; at least as good when it lies entirely "
+    "above 0; worse otherwise. Similar or at least as good: the interval of Short Avg({row}) - "
+    "Short Avg({base}) entirely above 0 -> reproduced (at least as good on both axes is "
+    "credited), otherwise not reproduced. Worse -> not comparable at this scale (a short-text "
+    "gain could have been bought with long-context ability)."
 )
 RULE_C = (
-    "point values (drift records have no per-document values, so no interval): hidden "
+    "{level:.0%} paired bootstrap interval over the evaluated texts (the same texts before and "
+    "after) of after - before: hidden similarity interval entirely above 0 and attention KL "
+    "interval entirely below 0 -> reproduced; otherwise (either interval contains 0 or lies on "
+    "the other side) not reproduced."
+)
+RULE_C_POINT = (
+    "point values (these drift records have no per-text values, so no interval): hidden "
     "similarity after > before and attention KL after < before -> reproduced; otherwise not "
     "reproduced."
 )
@@ -134,8 +152,8 @@ RULE_D = (
     "Short Avg(control): entirely below 0 -> reproduced; otherwise not reproduced."
 )
 RULE_SEED = (
-    " Seed rule: a Short Avg difference smaller than the seed spread of a compared row "
-    "-> not comparable at this scale."
+    " Seed rule: a Short Avg difference smaller than the Short Avg seed spread of a compared "
+    "row -> not comparable at this scale."
 )
 
 
@@ -218,16 +236,19 @@ def paper_evidence_a(pe: str, factor: float) -> str:
     return f"{TABLE3_MARK} " + "; ".join(parts) + "."
 
 
-def paper_evidence_b(pe: str, factor: float, method: str) -> str:
-    """Table 3's LongReD-C/U (mix data) vs long-only CPT, Short and RULER."""
+def paper_evidence_b(pe: str, factor: float, method: str, data: str = "Long") -> str:
+    """Table 3's LongReD-C/U (mix data) vs CPT on ``data`` (``Long``: long-only, ``Mix``: the
+    data-matched baseline), Short and RULER."""
     rows = paper_rows(pe, factor, method, "Mix")
     if not rows:
         return f"{TABLE3_MARK} no Table 3 row for {method} at {pe} x{factor:g}."
+    name = "CPT" if data == "Long" else f"{data} CPT"
     parts = []
     for r in rows:
-        c = _paper_twin(r, "CPT", "Long")
+        c = _paper_twin(r, "CPT", data)
         parts.append(
-            f"{_setting(r)}: Short {r.short:.2f} vs CPT {c.short:.2f} ({r.short - c.short:+.2f}), "
+            f"{_setting(r)}: Short {r.short:.2f} vs {name} {c.short:.2f} "
+            f"({r.short - c.short:+.2f}), "
             f"RULER {r.ruler:.2f} vs {c.ruler:.2f} ({(r.ruler or 0) - (c.ruler or 0):+.2f})"
         )
     return f"{TABLE3_MARK} " + "; ".join(parts) + "."
@@ -246,99 +267,32 @@ def paper_evidence_c() -> str:
 # --- rules ------------------------------------------------------------------------------------
 
 
-def _common(a: Items, b: Items) -> tuple[Items, Items, int]:
-    """``a`` and ``b`` cut to the (group, member, doc) keys both have; the number of pairs."""
-    out_a: Items = {}
-    out_b: Items = {}
-    pairs = 0
-    for g in set(a) & set(b):
-        for m in set(a[g]) & set(b[g]):
-            keys = set(a[g][m]) & set(b[g][m])
-            if keys:
-                out_a.setdefault(g, {})[m] = {k: a[g][m][k] for k in keys}
-                out_b.setdefault(g, {})[m] = {k: b[g][m][k] for k in keys}
-                pairs += len(keys)
-    return out_a, out_b, pairs
-
-
-def paired_diff(a: Items, b: Items) -> tuple[Interval | None, int]:
-    """Paired interval of mean-of-means(b) - mean-of-means(a) over shared items, and n pairs.
-
-    ``None`` (and 0) when the two share no scored document.
-    """
-    ca, cb, n = _common(a, b)
-    if n == 0:
-        return None, 0
-    return paired_bootstrap_mean_of_means_diff_ci(
-        ca, cb, n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED
-    ), n
-
-
-def seed_diff(
-    a: Sequence[RunScores], b: Sequence[RunScores], what: str
-) -> tuple[Interval | None, int]:
-    """Interval of the mean over ``b``'s seeds minus the mean over ``a``'s of the ``what``
-    (``short`` or ``ruler``) mean of means, resampling seeds and documents
-    (:func:`~longred_bench.metrics.stats.seed_bootstrap_mean_of_means_diff_ci`), over the
-    documents every run scored; and the number of those documents. ``None`` (and 0) when the runs
-    share no scored document."""
-    sides = [[getattr(r, what) for r in runs] for runs in (a, b)]
-    every = [items for side in sides for items in side]
-    common: Items = {}
-    for g in set.intersection(*(set(x) for x in every)):
-        for m in set.intersection(*(set(x[g]) for x in every)):
-            keys = set.intersection(*(set(x[g][m]) for x in every))
-            if keys:
-                common.setdefault(g, {})[m] = keys
-    n = sum(len(keys) for members in common.values() for keys in members.values())
-    if n == 0:
-        return None, 0
-
-    def cut(items: Items) -> Items:
-        return {g: {m: {k: items[g][m][k] for k in keys} for m, keys in ms.items()}
-                for g, ms in common.items()}  # fmt: skip
-
-    ci = seed_bootstrap_mean_of_means_diff_ci(
-        [cut(x) for x in sides[0]], [cut(x) for x in sides[1]],
-        n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED,
-    )  # fmt: skip
-    return ci, n
-
-
-def _mean_of(runs: Sequence[RunScores], what: str) -> float | None:
-    values = [getattr(r, what) for r in runs if getattr(r, what) is not None]
-    return sum(values) / len(values) if values else None
-
-
-def _seeds(runs: Sequence[RunScores]) -> str:
-    return "" if len(runs) < 2 else f" (mean of {len(runs)} seeds)"
-
-
-def seed_spread(runs: Sequence[RunScores]) -> float | None:
-    """``max - min`` of the Short Avg over the seeds of one row (``None`` with fewer than 2)."""
-    values = [r.short_avg for r in runs if r.short_avg is not None]
-    if len(values) < 2:
-        return None
-    return max(values) - min(values)
-
-
-def _seed_check(diff: float, spreads: Mapping[str, float | None]) -> str | None:
-    """Why the seed rule makes a verdict not comparable, or ``None`` when it does not."""
-    known = {row: s for row, s in spreads.items() if s is not None}
-    if not known:
-        return None
-    row, spread = max(known.items(), key=lambda kv: kv[1])
-    if abs(diff) < spread:
-        return (
-            f"|Short Avg difference| {abs(diff):.2f} < seed spread of `{row}` {spread:.2f}: "
-            "retraining with another seed moves the score more than the compared effect"
+def _ruler_standing(ci: Interval, spreads: Mapping[str, float | None]) -> tuple[bool, str]:
+    """Claim (b)'s RULER test: (LongReD's RULER similar or at least as good, why)."""
+    diff = ci.estimate
+    known = [s for s in spreads.values() if s is not None]
+    spread = max(known) if known else None
+    if ci.low > 0:
+        return True, (
+            f"RULER higher by {diff:+.2f} points, interval entirely above 0 (at least as good "
+            "on both axes is credited)"
         )
-    return None
-
-
-def _spread_text(spreads: Mapping[str, float | None]) -> str:
-    known = [f"`{row}` {s:.2f}" for row, s in spreads.items() if s is not None]
-    return f" Seed spread (Short Avg, max - min): {', '.join(known)}." if known else ""
+    if ci.low <= 0 <= ci.high:
+        return True, f"RULER similar: the interval of its difference ({diff:+.2f}) contains 0"
+    if abs(diff) <= RULER_MARGIN:
+        return True, f"RULER similar: |difference| {abs(diff):.2f} <= {RULER_MARGIN:g} points"
+    if spread is not None and abs(diff) <= spread:
+        return True, (
+            f"RULER similar: |difference| {abs(diff):.2f} is within the RULER seed spread "
+            f"{spread:.2f}"
+        )
+    beyond = f"the {RULER_MARGIN:g}-point margin" + (
+        f" and the RULER seed spread {spread:.2f}" if spread is not None else ""
+    )
+    return False, (
+        f"RULER lower by {diff:+.2f} points, interval entirely below 0 and beyond {beyond}: the "
+        "short-text gain could have been bought with long-context ability"
+    )
 
 
 def _below_zero_verdict(
@@ -355,9 +309,10 @@ def _below_zero_verdict(
     """Claims (a) and (d): Short Avg(other) - Short Avg(base) over their seeds, interval entirely
     below 0."""
     ci, n = seed_diff(base, other, "short")
+    low, high = compared_means(base, other, "short")
     head = (
-        f"Short Avg `{other[0].row}` {_fmt(_mean_of(other, 'short_avg'))}{_seeds(other)} vs "
-        f"`{base[0].row}` {_fmt(_mean_of(base, 'short_avg'))}{_seeds(base)}"
+        f"Short Avg `{other[0].row}` {_fmt(high)}{seeds_note(other)} vs `{base[0].row}` "
+        f"{_fmt(low)}{seeds_note(base)}"
     )
     if ci is None:
         return Verdict(
@@ -371,11 +326,11 @@ def _below_zero_verdict(
             source,
         )
     ours = (
-        f"{head}; difference {fmt_interval(ci)} ({LEVEL:.0%} bootstrap over seeds and paired "
-        f"documents, n={n} documents).{_spread_text(spreads)}"
+        f"{head} on the documents both scored; difference {fmt_interval(ci)} ({LEVEL:.0%} "
+        f"bootstrap over seeds and paired documents, n={n} documents).{spread_text(spreads)}"
     )
     label = REPRODUCED if ci.high < 0 else NOT_REPRODUCED
-    why = _seed_check(ci.estimate, spreads)
+    why = seed_check(ci.estimate, spreads)
     if why is not None:
         label, rule = NOT_COMPARABLE, f"{rule}{RULE_SEED} Applied: {why}."
     return Verdict(key, claim, scope, paper, ours, label, rule, source)
@@ -401,69 +356,115 @@ def verdict_cpt_vs_control(
 
 
 def verdict_longred_keeps_short(
-    cpt: Sequence[RunScores], longred: Sequence[RunScores], scope: str, paper: str, method: str
+    base: Sequence[RunScores], longred: Sequence[RunScores], scope: str, paper: str, method: str
 ) -> Verdict:
-    """Claim (b) for one extension and one LongReD variant (runs: seeds, lowest first)."""
-    row = longred[0].row
-    claim = CLAIM_B.format(method=method, row=row, margin=RULER_MARGIN)
-    rule = RULE_B.format(level=LEVEL, row=row, margin=RULER_MARGIN, floor=RULER_FLOOR)
-    spreads = {"cpt": seed_spread(cpt), row: seed_spread(longred)}
-    short_ci, n_short = seed_diff(cpt, longred, "short")
-    ruler_ci, n_ruler = seed_diff(cpt, longred, "ruler")
+    """Claim (b) for one extension, one LongReD variant and one baseline (runs: seeds, lowest
+    first): ``cpt`` gives the verdict keyed ``b``, ``mix-cpt`` (data-matched) ``b'``."""
+    row, base_row = longred[0].row, base[0].row
+    key, baseline, _ = B_BASELINES[base_row]
+    claim = CLAIM_B.format(
+        method=method, baseline=baseline, row=row, base=base_row, margin=RULER_MARGIN
+    )
+    rule = RULE_B.format(
+        level=LEVEL, row=row, base=base_row, margin=RULER_MARGIN, floor=RULER_FLOOR
+    )
+    spreads = {base_row: seed_spread(base), row: seed_spread(longred)}
+    ruler_spreads = {base_row: seed_spread(base, "ruler"), row: seed_spread(longred, "ruler")}
+    short_ci, n_short = seed_diff(base, longred, "short")
+    ruler_ci, n_ruler = seed_diff(base, longred, "ruler")
+    (base_short, short), (base_ruler, ruler) = (
+        compared_means(base, longred, what) for what in ("short", "ruler")
+    )
     head = (
-        f"`{row}` Short Avg {_fmt(_mean_of(longred, 'short_avg'))}, RULER "
-        f"{_fmt(_mean_of(longred, 'ruler_avg'))}{_seeds(longred)}; `cpt` Short Avg "
-        f"{_fmt(_mean_of(cpt, 'short_avg'))}, RULER {_fmt(_mean_of(cpt, 'ruler_avg'))}"
-        f"{_seeds(cpt)}"
+        f"`{row}` Short Avg {_fmt(short)}, RULER {_fmt(ruler)}{seeds_note(longred)}; "
+        f"`{base_row}` Short Avg {_fmt(base_short)}, RULER {_fmt(base_ruler)}{seeds_note(base)}"
     )
     if short_ci is None or ruler_ci is None:
         missing = "Short" if short_ci is None else "RULER"
-        return Verdict(
-            "b",
-            claim,
-            scope,
-            paper,
-            f"{head}; no per-document {missing} scores to pair.",
-            NOT_COMPARABLE,
-            rule + f" No {missing} interval.",
-        )
+        ours, rule = f"{head}; no per-document {missing} scores to pair.", f"{rule} No interval."
+        return Verdict(key, claim, scope, paper, ours, NOT_COMPARABLE, rule)
     ours = (
-        f"{head}. Short Avg difference {fmt_interval(short_ci)} (n={n_short}); RULER "
-        f"difference {fmt_interval(ruler_ci)} (n={n_ruler}); {LEVEL:.0%} bootstrap over seeds "
+        f"{head}, each on the documents every compared run scored. Short Avg difference "
+        f"{fmt_interval(short_ci)} (n={n_short} documents); RULER difference "
+        f"{fmt_interval(ruler_ci)} (n={n_ruler} documents); {LEVEL:.0%} bootstrap over seeds "
         "and paired documents."
-        f"{_spread_text(spreads)}"
+        f"{spread_text(spreads)}{spread_text(ruler_spreads, 'RULER')}"
     )
-    if max(_mean_of(cpt, "ruler_avg") or 0.0, _mean_of(longred, "ruler_avg") or 0.0) < RULER_FLOOR:
+    rulers = [mean_over_seeds(runs, "ruler_avg") or 0.0 for runs in (base, longred)]
+    if max(rulers) < RULER_FLOOR:
         applied = f" Applied: both RULER averages are below {RULER_FLOOR:g} points."
-        return Verdict("b", claim, scope, paper, ours, NOT_COMPARABLE, rule + applied)
-    similar = ruler_ci.low <= 0.0 <= ruler_ci.high or abs(ruler_ci.estimate) <= RULER_MARGIN
-    if not similar:
-        applied = (
-            f" Applied: RULER differs by {ruler_ci.estimate:+.2f} points, outside the margin and "
-            "with an interval excluding 0."
-        )
-        return Verdict("b", claim, scope, paper, ours, NOT_COMPARABLE, rule + applied)
+        return Verdict(key, claim, scope, paper, ours, NOT_COMPARABLE, rule + applied)
+    judged, why = _ruler_standing(ruler_ci, ruler_spreads)
+    if not judged:
+        return Verdict(key, claim, scope, paper, ours, NOT_COMPARABLE, f"{rule} Applied: {why}.")
     label = REPRODUCED if short_ci.low > 0 else NOT_REPRODUCED
-    why = _seed_check(short_ci.estimate, spreads)
-    if why is not None:
-        label, rule = NOT_COMPARABLE, f"{rule}{RULE_SEED} Applied: {why}."
-    return Verdict("b", claim, scope, paper, ours, label, rule)
+    rule = f"{rule} Applied: {why}."
+    seed_why = seed_check(short_ci.estimate, spreads)
+    if seed_why is not None:
+        label, rule = NOT_COMPARABLE, f"{rule}{RULE_SEED} Applied: {seed_why}."
+    return Verdict(key, claim, scope, paper, ours, label, rule)
+
+
+def text_values(summary: Mapping[str, Any], metric: str) -> dict[int, float] | None:
+    """``{text index: value}`` of a ``drift_summary`` record's per-text ``metric``
+    (``hidden_cosine`` or ``attention_kl``; :mod:`longred_bench.jobs.drift`), finite values
+    only; ``None`` when the record has none (records of older runs)."""
+    values = summary.get(f"text_{metric}")
+    if not isinstance(values, (list, tuple)):
+        return None
+    out = {i: float(v) for i, v in enumerate(values) if v is not None and math.isfinite(v)}
+    return out or None
+
+
+def _fmt_drift_diff(ci: Interval) -> str:
+    """``+0.00943 [+0.00801, +0.0109]``: a drift difference and its interval, 3 significant
+    digits (attention KL differences span many orders of magnitude)."""
+    return f"{ci.estimate:+.3g} [{ci.low:+.3g}, {ci.high:+.3g}]"
+
+
+def _paired_texts(
+    before: Mapping[str, Any], after: Mapping[str, Any], metric: str
+) -> tuple[dict[int, float], dict[int, float]] | None:
+    """Both sides' per-text values when they were measured on the same texts, else ``None``."""
+    sides = text_values(before, metric), text_values(after, metric)
+    same = all(before.get(k) == after.get(k) for k in ("texts", "seq_len", "num_texts"))
+    if sides[0] is None or sides[1] is None or not same:
+        return None
+    return sides[0], sides[1]
 
 
 def verdict_drift_falls(
     extension: str, before: Mapping[str, Any], after: Mapping[str, Any]
 ) -> Verdict:
-    """Claim (c) for one extension from its before and after ``drift_summary`` records."""
+    """Claim (c) for one extension from its before and after ``drift_summary`` records: the
+    paired bootstrap over texts of after - before (:data:`RULE_C`), or, without per-text values
+    on both sides, the point values (:data:`RULE_C_POINT`)."""
     h0, h1 = float(before["mean_hidden_cosine"]), float(after["mean_hidden_cosine"])
     k0, k1 = float(before["mean_attention_kl"]), float(after["mean_attention_kl"])
     tokens = after.get("num_tokens", before.get("num_tokens"))
+    row = after.get("trained_row", "cpt")
+    scope, paper = f"`{extension}`", paper_evidence_c()
+    hidden = _paired_texts(before, after, "hidden_cosine")
+    kl = _paired_texts(before, after, "attention_kl")
+    if hidden is None or kl is None:
+        ours = (
+            f"hidden similarity {h0:.5f} -> {h1:.5f} ({h1 - h0:+.5f}); attention KL {k0:.4g} -> "
+            f"{k1:.4g} nats ({k1 - k0:+.4g}); point values on {tokens} tokens (no per-text "
+            f"values, so no interval), after `{row}`."
+        )
+        label = REPRODUCED if h1 > h0 and k1 < k0 else NOT_REPRODUCED
+        return Verdict("c", CLAIM_C, scope, paper, ours, label, RULE_C_POINT)
+    opts = dict(n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED)
+    hidden_ci = paired_bootstrap_diff_ci(*hidden, **opts)
+    kl_ci = paired_bootstrap_diff_ci(*kl, **opts)
+    n = min(len(matched_keys(*hidden)), len(matched_keys(*kl)))
     ours = (
-        f"hidden similarity {h0:.5f} -> {h1:.5f} ({h1 - h0:+.5f}); attention KL {k0:.4g} -> "
-        f"{k1:.4g} nats ({k1 - k0:+.4g}); point values on {tokens} tokens, after "
-        f"`{after.get('trained_row', 'cpt')}`."
+        f"hidden similarity {h0:.5f} -> {h1:.5f}, after - before {_fmt_drift_diff(hidden_ci)}; "
+        f"attention KL {k0:.4g} -> {k1:.4g} nats, after - before {_fmt_drift_diff(kl_ci)}; "
+        f"{LEVEL:.0%} paired bootstrap over n={n} texts ({tokens} tokens), after `{row}`."
     )
-    label = REPRODUCED if h1 > h0 and k1 < k0 else NOT_REPRODUCED
-    return Verdict("c", CLAIM_C, f"`{extension}`", paper_evidence_c(), ours, label, RULE_C)
+    label = REPRODUCED if hidden_ci.low > 0 and kl_ci.high < 0 else NOT_REPRODUCED
+    return Verdict("c", CLAIM_C, scope, paper, ours, label, RULE_C.format(level=LEVEL))
 
 
 def verdicts_markdown(verdicts: Sequence[Verdict]) -> list[str]:

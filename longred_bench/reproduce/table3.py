@@ -1,9 +1,13 @@
 """The runs behind LongReD Tables 1 (after CPT) and 3: train each row, evaluate each model, cache.
 
-A profile (:data:`TABLE3_PROFILES`) names the base model, the extensions, the rows and the
-evaluation settings. Every trained row of an extension uses the same recipe profile (so the same
-optimizer steps and tokens per step), differing only in recipe, RoPE and seed. Each training run
-lives in ``$LONGRED_CACHE/runs/train-<recipe>-<hash of its resolved config>`` and resumes from its
+A profile (:data:`TABLE3_PROFILES`) names the base model, the extensions, the rows, how many
+seeds each row is trained with and the evaluation settings. Every trained row of an extension uses
+the same recipe profile (so the same optimizer steps and tokens per step), differing only in
+recipe, RoPE and seed. A row with ``k`` seeds is trained with seeds ``0 .. k-1`` at every
+extension; ``control`` keeps the original RoPE, so each of its seeds is trained once and shared by
+every extension. Seed 0's config is the one a single-seed profile trains, so adding seeds reuses
+the cached seed-0 runs. Each training run lives in
+``$LONGRED_CACHE/runs/train-<recipe>-<hash of its resolved config>`` and resumes from its
 checkpoint when interrupted; each evaluation unit (model x suite) is saved beside its config under
 ``$LONGRED_CACHE/runs/table3-eval/`` and reused, so a rerun measures only what is missing.
 """
@@ -42,7 +46,7 @@ class Table3Profile:
     train_profile: str
     extensions: tuple[str, ...]
     rows: tuple[str, ...] = TRAINED_ROWS
-    second_seed: tuple[str, ...] = ("cpt", "longred-c")  # rows run with seed 1 too (first ext.)
+    seeds: dict[str, int] = field(default_factory=dict)  # row -> seeds 0..k-1 (absent: 1)
     short_suite: str = "short_tiny"
     short_limit: int | None = None
     short_max_length: int | None = None  # None: the model's window (smoke: bytes need more)
@@ -54,6 +58,23 @@ class Table3Profile:
     drift_num_texts: int = 64
     table1_extensions: tuple[str, ...] = ()  # extra ABF bases trained with CPT for Table 1
 
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.seeds) - set(self.rows))
+        if unknown:
+            raise ValueError(f"seeds given for rows not in the profile: {', '.join(unknown)}")
+        bad = {row: k for row, k in self.seeds.items() if not isinstance(k, int) or k < 1}
+        if bad:
+            raise ValueError(f"a row needs at least one seed: {bad}")
+
+    def seed_count(self, row: str) -> int:
+        """How many seeds ``row`` is trained with (1 unless :attr:`seeds` says otherwise)."""
+        return self.seeds.get(row, 1)
+
+
+# Rows that enter a verdict (reports.verdicts claims a, b, d): 3 seeds each at `tiny`, so every
+# interval of a difference counts retraining noise; LinearARD enters none and keeps one seed.
+VERDICT_ROWS = ("control", "cpt", "mix-cpt", "longred-c", "longred-u")
+
 
 TABLE3_PROFILES: dict[str, Table3Profile] = {
     "smoke": Table3Profile(
@@ -61,7 +82,6 @@ TABLE3_PROFILES: dict[str, Table3Profile] = {
         train_profile="smoke",
         extensions=("abf:theta=1e5",),
         rows=("control", "cpt", "longred-c"),
-        second_seed=(),
         short_limit=4,
         short_max_length=1024,
         ruler_lengths=(1024,),
@@ -75,6 +95,7 @@ TABLE3_PROFILES: dict[str, Table3Profile] = {
         model="tiny-base",
         train_profile="tiny",
         extensions=("abf:theta=4e5", "pi:factor=4"),
+        seeds=dict.fromkeys(VERDICT_ROWS, 3),
         short_limit=200,
         ruler_lengths=(512, 1024),
         ruler_samples=8,
@@ -104,15 +125,17 @@ class TrainedRow:
 
 
 def trained_rows(prof: Table3Profile) -> list[TrainedRow]:
-    """Every training run of the profile (control once: it keeps the original RoPE)."""
-    runs = [TrainedRow("control", None, 0)] if "control" in prof.rows else []
-    for i, ext in enumerate(prof.extensions):
-        for row in prof.rows:
-            if row == "control":
-                continue
-            runs.append(TrainedRow(row, ext, 0))
-            if i == 0 and row in prof.second_seed:
-                runs.append(TrainedRow(row, ext, 1))
+    """Every training run of the profile: each row with each of its seeds at every extension
+    (``control`` once per seed: it keeps the original RoPE), seed by seed, so the first runs
+    make a complete single-seed table; then the CPT runs Table 1 adds (seed 0)."""
+    runs: list[TrainedRow] = []
+    for seed in range(max((prof.seed_count(r) for r in prof.rows), default=0)):
+        if "control" in prof.rows and seed < prof.seed_count("control"):
+            runs.append(TrainedRow("control", None, seed))
+        for ext in prof.extensions:
+            for row in prof.rows:
+                if row != "control" and seed < prof.seed_count(row):
+                    runs.append(TrainedRow(row, ext, seed))
     runs += [TrainedRow("cpt", ext, 0) for ext in prof.table1_extensions]
     return runs
 
@@ -235,7 +258,9 @@ def trained_row_records(
 
 
 # Relative cost of a unit, for longest-first scheduling (measured at profile tiny: a LinearARD
-# run takes about 2.5x a CPT run; an evaluation of one model about a third of a CPT run).
+# run takes about 2.5x a CPT run; an evaluation of one model about a third of a CPT run). Every
+# seed of a row is a unit of its own at the row's cost; equal costs keep :func:`trained_rows`'
+# order (seed 0 of every row first).
 UNIT_COST = {"linearard": 3.0, "eval": 0.4}
 
 

@@ -4,7 +4,8 @@ by config hash under ``$LONGRED_CACHE/runs``, then the table's report builder.
 Profiles (see the README): ``smoke`` (tiny random Llama, seconds, structure only), ``smol``
 (SmolLM2-135M, real weights, CPU minutes; the default) and ``paper`` (the paper's models on a GPU
 with hub access); ``tiny`` uses the suite's own pretrained ``tiny-base`` and, for Table 1,
-measures drift after CPT too (the CPT runs are shared with Table 3).
+measures drift after CPT too, and the drift of the ``control`` checkpoint (the same CPT data at
+the original RoPE), on the same texts (the training runs are shared with Table 3).
 """
 
 from __future__ import annotations
@@ -12,19 +13,22 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from longred_bench.cache import atomic_write_text, cache_dir
 from longred_bench.errors import UserError
 from longred_bench.jobs.configs import DriftConfig
 from longred_bench.jobs.drift import run_drift, save_run
+from longred_bench.jobs.units import cached_records, save_records
 from longred_bench.profiles import PROFILES, check_profile
 from longred_bench.reports.table1 import build_table1
 from longred_bench.reproduce import DEFAULT_PROFILE
-from longred_bench.reproduce.table3 import TABLE3_PROFILES, after_cpt_drift
+from longred_bench.reproduce.table3 import TABLE3_PROFILES, TrainedRow, train_cached
 from longred_bench.results import config_hash, read_cached_records, read_records, save_run_dir
 
-# Bumped when the drift measurement changes, so cached runs of older code are not reused.
-DRIFT_VERSION = 1
+# Bumped when the drift measurement changes, so cached runs of older code are not reused
+# (2: summaries carry per-text values).
+DRIFT_VERSION = 2
 
 _ABF_PI = ("pi:factor=4", "pi:factor=16")
 TABLE1_PROFILES: dict[str, DriftConfig] = {
@@ -65,6 +69,55 @@ TABLE1_PROFILES: dict[str, DriftConfig] = {
 }
 
 
+def checkpoint_drift(
+    profile: str,
+    run: TrainedRow,
+    drift: dict[str, Any],
+    labels: dict[str, Any],
+    *,
+    force: bool = False,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """Drift from the base model of the final checkpoint of Table 3's training ``run`` (trained,
+    or reused from the run cache) with the settings ``drift`` (a :class:`DriftConfig` dict
+    without ``extended``/``rope``): records carrying ``labels`` and the run's ``train`` info,
+    cached under ``$LONGRED_CACHE/runs/table1-after/``."""
+    final, info = train_cached(run.config(TABLE3_PROFILES[profile]), progress=progress)
+    unit = {**drift, "extended": [str(final)], "rope": []}
+    key = {**unit, "drift_version": DRIFT_VERSION}
+    path = cache_dir() / "runs" / "table1-after" / config_hash(key) / "drift.jsonl"
+    got = None if force else cached_records(path, key)
+    if got is None:
+        measured, _ = run_drift(DriftConfig.from_dict(unit), progress=progress)
+        got = save_records(path, key, measured, unit["seed"], unit["device"])
+    return [{**r, **labels, "train": info} for r in got]
+
+
+def after_cpt_and_control_drift(
+    profile: str,
+    extensions: tuple[str, ...],
+    drift: dict[str, Any],
+    *,
+    force: bool = False,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """Table 1's trained rows: for each extension the drift of its ``cpt`` checkpoint
+    (``stage="after"``), then that of the ``control`` checkpoint, CPT on the same data at the
+    original RoPE (``stage="control"``, ``extension`` None), all seed 0 and on the same texts."""
+    records: list[dict[str, Any]] = []
+    for ext in extensions:
+        labels = {"stage": "after", "trained_row": "cpt", "extension": ext}
+        records += checkpoint_drift(
+            profile, TrainedRow("cpt", ext, 0), drift, labels, force=force, progress=progress
+        )
+    if "control" in TABLE3_PROFILES[profile].rows:
+        labels = {"stage": "control", "trained_row": "control", "extension": None}
+        records += checkpoint_drift(
+            profile, TrainedRow("control", None, 0), drift, labels, force=force, progress=progress
+        )
+    return records
+
+
 def _table1(profile: str, out: Path, *, force: bool, progress: bool) -> list[Path]:
     cfg = TABLE1_PROFILES[profile]
     key = config_hash({**cfg.to_dict(), "drift_version": DRIFT_VERSION})
@@ -75,9 +128,11 @@ def _table1(profile: str, out: Path, *, force: bool, progress: bool) -> list[Pat
         measured, provenance = run_drift(cfg, progress=progress)
         save_run_dir(run_dir, lambda tmp: save_run(tmp, measured, provenance))
         records = read_records(results)
-    if profile in TABLE3_PROFILES:  # the suite trains there: measure drift after CPT too
+    if profile in TABLE3_PROFILES:  # the suite trains there: drift after CPT and of the control
         drift = {k: v for k, v in cfg.to_dict().items() if k not in ("extended", "rope")}
-        records += after_cpt_drift(profile, cfg.rope, drift, progress=progress)
+        records += after_cpt_and_control_drift(
+            profile, cfg.rope, drift, force=force, progress=progress
+        )
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / "table1.jsonl", records)
     command = (

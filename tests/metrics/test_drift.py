@@ -1,13 +1,15 @@
 """Drift metrics on the tiny random Llama: exact zero for identical models, agreement with eager
 attention maps, growth with the ABF base, LongReD's layer selection."""
 
+import math
+
 import pytest
 import torch
 
 import longred_bench.metrics.drift as drift_module
 from longred_bench.kernels import attention_with_lse
 from longred_bench.metrics.drift import measure_drift, select_layers
-from longred_bench.metrics.similarity import masked_mean_cosine, token_cosine
+from longred_bench.metrics.similarity import masked_cosine_sums, masked_mean_cosine, token_cosine
 from longred_bench.models.capture import capture_attention, capture_qk
 from longred_bench.models.loading import extend, load
 
@@ -180,3 +182,66 @@ def test_select_layers_top_m_plus_last():
     assert select_layers(kl, 5) == [1, 2, 3, 4, 5]
     with pytest.raises(ValueError):
         select_layers(kl, -1)
+
+
+def test_per_text_drift_averages_to_the_summary_and_ignores_batch_partners():
+    """Each row of a batch is a text with its own drift (mean over its tokens, then layers); with
+    equal-length texts their mean is the summary's mean over layers, and a text's values do not
+    depend on the texts batched with it."""
+    original = load("tiny-random").model
+    extended = {"pi": extend(original, "pi:factor=4")}
+    ids = _ids(n=40, batch=3)
+    res = measure_drift(original, extended, [(ids[:2], None), (ids[2:], None)], progress=False)
+    res = res["pi"]
+    assert res.num_texts == len(res.texts) == 3
+    assert [t.num_tokens for t in res.texts] == [40, 40, 40]
+    hidden = [t.hidden_cosine for t in res.texts]
+    kl = [t.attention_kl for t in res.texts]
+    assert sum(hidden) / 3 == pytest.approx(res.mean_hidden_cosine, rel=1e-12)
+    assert sum(kl) / 3 == pytest.approx(res.mean_attention_kl, rel=1e-9)
+    assert len(set(kl)) == 3  # different texts drift differently
+    alone = measure_drift(original, extended, [(ids[1:2], None)], progress=False)["pi"].texts[0]
+    assert alone.hidden_cosine == pytest.approx(hidden[1], rel=1e-9)
+    assert alone.attention_kl == pytest.approx(kl[1], rel=1e-5)
+
+
+def test_per_text_drift_of_padded_and_empty_texts():
+    """Padding does not count towards a text's drift; a text with no valid token is NaN."""
+    original = load("tiny-random").model
+    extended = {"e": extend(original, "abf:theta=1e6")}
+    ids = _ids(n=20, batch=2)
+    full = measure_drift(original, extended, [(ids, None)], progress=False)["e"].texts
+    padded_ids = torch.cat([ids, torch.zeros(2, 6, dtype=torch.long)], dim=1)
+    mask = torch.cat([torch.ones(2, 20), torch.zeros(2, 6)], dim=1).long()
+    padded = measure_drift(original, extended, [(padded_ids, mask)], progress=False)["e"].texts
+    for a, b in zip(full, padded, strict=True):
+        assert b.num_tokens == 20
+        assert b.hidden_cosine == pytest.approx(a.hidden_cosine, rel=1e-6)
+        assert b.attention_kl == pytest.approx(a.attention_kl, rel=1e-4)
+    mask[1] = 0
+    empty = measure_drift(original, extended, [(padded_ids, mask)], progress=False)["e"]
+    assert empty.texts[1].num_tokens == 0
+    assert math.isnan(empty.texts[1].hidden_cosine) and math.isnan(empty.texts[1].attention_kl)
+    assert empty.texts[0].hidden_cosine == pytest.approx(full[0].hidden_cosine, rel=1e-6)
+    assert empty.num_tokens == 20 and empty.mean_hidden_cosine == pytest.approx(
+        full[0].hidden_cosine, rel=1e-6
+    )
+
+
+def test_per_text_drift_of_the_original_itself_is_exact():
+    original = load("tiny-random").model
+    res = measure_drift(original, {"same": original}, [(_ids(), None)], progress=False)["same"]
+    assert [(t.hidden_cosine, t.attention_kl) for t in res.texts] == [(1.0, 0.0)] * 2
+
+
+def test_masked_cosine_sums_per_sequence():
+    a = torch.randn(2, 4, 8)
+    b = a.clone()
+    b[0, 3] = -a[0, 3]
+    mask = torch.tensor([[1, 1, 1, 0], [1, 1, 0, 0]])
+    sums, counts = masked_cosine_sums(a, b, mask)
+    assert counts.tolist() == [3, 2] and sums.tolist() == pytest.approx([3.0, 2.0])
+    sums, counts = masked_cosine_sums(a, b)
+    assert counts.tolist() == [4, 4] and sums.tolist() == pytest.approx([2.0, 4.0])
+    total, count = masked_mean_cosine(a, b, mask)
+    assert float(total) == pytest.approx(5.0) and count == 5

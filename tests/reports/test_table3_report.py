@@ -20,6 +20,7 @@ from longred_bench.reports.table3 import build_table3, table3_verdicts
 from longred_bench.reports.table3_rows import (
     TINY_CATEGORIES,
     collect_runs,
+    retention_cell,
     ruler_cell,
     short_avg_cell,
     short_categories,
@@ -130,6 +131,7 @@ def records_for(
     longred_ruler: float = 0.5,
     control: tuple[float, float, float] | None = None,
     longred_train: dict[str, Any] | None = None,
+    mix_cpt: tuple[float, float, float] | None = None,
 ) -> list[dict[str, Any]]:
     recs = run_records("original", None, short=(0.6, 0.6, 0.8))
     recs += run_records("zero-shot", EXT, short=(0.5, 0.5, 0.7), ruler=0.2)
@@ -141,6 +143,8 @@ def records_for(
     )
     if control is not None:
         recs += run_records("control", None, short=control, train=TRAIN)
+    if mix_cpt is not None:
+        recs += run_records("mix-cpt", EXT, short=mix_cpt, ruler=0.5, train=TRAIN)
     return recs
 
 
@@ -202,6 +206,9 @@ def test_verdict_b_flips_and_ruler_margin() -> None:
     assert _labels(records_for(longred_ruler=0.25))["b"] == NOT_COMPARABLE
     # 3 points away: the interval may or may not contain 0, the margin says similar.
     assert _labels(records_for(longred_ruler=0.53))["b"] == REPRODUCED
+    # RULER 40 points above CPT's: at least as good on both axes is credited.
+    assert _labels(records_for(longred_ruler=0.9))["b"] == REPRODUCED
+    assert _labels(records_for(longred=(0.3, 0.4, 0.5), longred_ruler=0.9))["b"] == NOT_REPRODUCED
 
 
 def test_seed_spread_makes_small_differences_not_comparable() -> None:
@@ -239,8 +246,8 @@ def test_build_table3_writes_cells_paper_rows_and_verdicts(tmp_path: Path) -> No
     assert re.search(r"\| 66\.7 \[\d+\.\d, \d+\.\d\] n=800 \|", line)
     assert re.search(r"\| 90\.0 \[\d+\.\d, \d+\.\d\] n=200 \| 50\.00 \|$", line)  # passkey
     cpt = next(x for x in md.splitlines() if x.startswith(f"| `{EXT}` | CPT, long data | 0 |"))
-    # Retention 40 / 66.67 = 0.600; Avg = (5 * 40 + 50) / 6 = 41.7; ppl 50.00.
-    assert "| 0.600 |" in cpt and "| 41.7 |" in cpt and cpt.endswith("| 50.00 |")
+    # Retention 40 / 66.67 = 0.600 over 4 x 200 shared documents; Avg = (5 * 40 + 50) / 6 = 41.7.
+    assert "| 0.600 n=800 |" in cpt and "| 41.7 |" in cpt and cpt.endswith("| 50.00 |")
     assert re.search(r"\| 50\.0 \[\d+\.\d, \d+\.\d\] n=80 \|", cpt)
     # RULER per length table, paper rows, verdicts, training budget.
     assert "| extension | row | seed | 512 | 1024 | all lengths |" in md
@@ -346,30 +353,6 @@ def test_report_from_real_run_eval_records(tmp_path: Path, request: pytest.Fixtu
     assert "[fig] Llama-3-8B 32K PI: Short 49.36 vs original 55.16" in md
 
 
-def test_claim_b_at_the_ruler_floor_is_not_comparable() -> None:
-    from longred_bench.reports.verdicts import (
-        NOT_COMPARABLE,
-        REPRODUCED,
-        RunScores,
-        verdict_longred_keeps_short,
-    )
-
-    def run(row: str, short: float, ruler: float) -> RunScores:
-        docs = {i: short + (i % 3) for i in range(60)}
-        return RunScores(
-            "abf:theta=4e5", row, 0, short + 1, ruler,
-            short={"General": {"cloze": docs}},
-            ruler={"niah_single_1": {1024: {i: ruler for i in range(20)}}},
-        )  # fmt: skip
-
-    def label(ruler: float) -> str:
-        cpt, longred = run("cpt", 20.0, ruler), run("longred-c", 40.0, ruler)
-        return verdict_longred_keeps_short([cpt], [longred], "s", "p", "LongReD-C").label
-
-    assert label(0.0) == NOT_COMPARABLE  # no long-context ability on either side
-    assert label(50.0) == REPRODUCED  # the same short-text gain at a real, equal RULER score
-
-
 def test_over_length_documents_count_each_task_once() -> None:
     from longred_bench.results import over_length_documents
 
@@ -385,3 +368,90 @@ def test_over_length_documents_count_each_task_once() -> None:
         rec("longred_tiny_passkey", "acc", 10, row="control"),  # another run
     ]
     assert over_length_documents(records) == 23
+
+
+# --- claim (b) against the data-matched baseline; retention over shared documents ---------------
+
+
+def test_claim_b_against_the_data_matched_mix_cpt() -> None:
+    recs = records_for(mix_cpt=(0.5, 0.5, 0.6))  # mix-cpt: Short 53.3, LongReD-C 61.7
+    runs = collect_runs(recs)
+    verdicts = table3_verdicts(runs, short_categories(recs))
+    b = [v for v in verdicts if v.key == "b"]
+    b2 = [v for v in verdicts if v.key == "b'"]
+    assert len(b) == 1 and len(b2) == 1  # against cpt, kept, and against mix-cpt
+    assert b[0].label == b2[0].label == REPRODUCED
+    assert "data-matched" in b2[0].claim and "`mix-cpt`" in b2[0].claim
+    assert "RULER(longred-c) - RULER(mix-cpt)" in b2[0].rule
+    assert "vs Mix CPT" in b2[0].paper and "vs CPT" in b[0].paper
+    # mix-cpt keeps more short-text ability than LongReD-C: b' flips, b does not.
+    labels = _labels(records_for(mix_cpt=(0.7, 0.7, 0.8)))
+    assert labels["b'"] == NOT_REPRODUCED and labels["b"] == REPRODUCED
+    assert "b'" not in _labels(records_for())  # no mix-cpt row, no b' verdict
+
+
+def _drop_docs(records: list[dict[str, Any]], row: str, keep: int) -> list[dict[str, Any]]:
+    """``row``'s short tasks scored on their first ``keep`` documents only (the others skipped,
+    as over-length documents are): item records dropped, tidy values and counts recomputed."""
+    out = []
+    for r in records:
+        short_item = r["row"] == row and r["suite"] == "short_tiny" and r["kind"] == "eval_item"
+        if not (short_item and r["doc_id"] >= keep):
+            out.append(r)
+    for r in out:
+        if r["row"] == row and r["kind"] == "eval" and r["metric"] == "acc":
+            values = [x["value"] for x in out if x["kind"] == "eval_item" and x["row"] == row
+                      and x["task"] == r["task"]]  # fmt: skip
+            r["value"], r["n_samples"] = sum(values) / len(values), len(values)
+    return out
+
+
+def test_retention_is_over_the_documents_both_runs_scored(tmp_path: Path) -> None:
+    # The original scored 190 of the 200 documents of each task (its 10 last, all 0, skipped);
+    # CPT scored all 200. Over the shared 190: CPT 40 * 200/190 over the original's
+    # 66.67 * 200/190 = 0.600. The tidy averages over unequal sets would give 40 / 70.18 = 0.570.
+    recs = _drop_docs(records_for(), "original", 190)
+    runs = collect_runs(recs)
+    cats = short_categories(recs)
+    orig, cpt = runs[(None, "original", 0)], runs[(EXT, "cpt", 0)]
+    assert short_avg_cell(orig, cats).n == 4 * 190 and short_avg_cell(cpt, cats).n == 4 * 200
+    naive = short_avg_cell(cpt, cats).value / short_avg_cell(orig, cats).value
+    assert naive == pytest.approx(0.570, abs=1e-3)
+    cell = retention_cell(cpt, orig, cats)
+    assert cell.value == pytest.approx(0.600) and cell.n == 4 * 190
+    assert cell.ci[0] < 0.600 < cell.ci[1]
+    build_table3(recs, tmp_path, profile="tiny", command="c")
+    md = (tmp_path / "table3.md").read_text()
+    line = next(x for x in md.splitlines() if x.startswith(f"| `{EXT}` | CPT, long data | 0 |"))
+    assert "| 0.600 n=760 |" in line
+    # Claim (a)'s means and difference are over the same shared documents, and say n: CPT
+    # 40 * 200/190 = 42.11 against the original's 70.18 (its tidy value over its own 190).
+    a = next(x for x in md.splitlines() if x.startswith("- Ours: Short Avg `cpt`"))
+    assert "`cpt` 42.11 vs `original` 70.18 on the documents both scored" in a
+    assert "difference -28.07 [" in a and "n=760 documents" in a
+
+
+def test_retention_without_item_scores_needs_equal_document_counts() -> None:
+    tidy = [r for r in records_for() if r["kind"] == "eval"]
+    runs = collect_runs(tidy)
+    cats = short_categories(tidy)
+    orig, cpt = runs[(None, "original", 0)], runs[(EXT, "cpt", 0)]
+    same = retention_cell(cpt, orig, cats)
+    assert same.value == pytest.approx(0.600) and same.ci is None and same.n == 800
+    uneven = [r for r in _drop_docs(records_for(), "original", 190) if r["kind"] == "eval"]
+    runs = collect_runs(uneven)
+    cell = retention_cell(runs[(EXT, "cpt", 0)], runs[(None, "original", 0)], cats)
+    assert cell.value is None and cell.text() == ""  # unknown shared set: no ratio
+
+
+def test_seed_table_shows_every_seed(tmp_path: Path) -> None:
+    recs = records_for()
+    for seed, short in ((1, (0.32, 0.42, 0.52)), (2, (0.34, 0.44, 0.54))):
+        recs += run_records("cpt", EXT, short=short, ruler=0.5 + seed / 20, seed=seed, train=TRAIN)
+    build_table3(recs, tmp_path, profile="tiny", command="c")
+    md = (tmp_path / "table3.md").read_text()
+    line = next(
+        x for x in md.splitlines() if x.startswith(f"| `{EXT}` | CPT, long data | 0, 1, 2 |")
+    )
+    # Short Avg 40, 42, 44 (spread 4); RULER 50, 55, 60 (spread 10).
+    assert "| 40.00, 42.00, 44.00 | 4.00 | 50.00, 55.00, 60.00 | 10.00 |" in line

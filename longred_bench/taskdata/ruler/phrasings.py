@@ -110,6 +110,14 @@ FAMILIES: dict[str, Family] = {
             " Response:",
             " The {one} is",
             " A:",
+            # Prefixes that restate the key and end on "is"/"are", so the model learns that a
+            # value, not a needle sentence, follows "<key> ... is" in an answer.
+            " The {one} for {query} is",
+            " For {query}, the {one} is",
+            " The {one} that goes with {query} is",
+            " The {one} which the text gives for {query} is",
+            " What {query} holds is",
+            " The {kind} listed under {query} are",
         ),
         needles=_compose(
             ("", "Remember this: ", "Note: ", "For the record: ", "Important: "),

@@ -1,0 +1,141 @@
+"""The intervals and seed spreads behind the verdict rules of :mod:`longred_bench.reports.verdicts`.
+
+A :class:`RunScores` is one evaluated model as the rules see it. Every comparison of two rows is
+made over the documents both scored (every seed of both rows, for :func:`seed_diff`), never over
+two different document sets: :func:`~longred_bench.metrics.retention.common_documents` cuts
+nested per-document scores to their shared keys, :func:`paired_diff` and :func:`seed_diff` give
+the interval of a difference and the number ``n`` of documents behind it, and
+:func:`seed_spread` is the spread of one row's score over its seeds, on the documents all those
+seeds scored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from longred_bench.metrics.retention import common_documents, mean_of_means
+from longred_bench.metrics.stats import (
+    Interval,
+    paired_bootstrap_mean_of_means_diff_ci,
+    seed_bootstrap_mean_of_means_diff_ci,
+)
+
+LEVEL = 0.95
+N_BOOT = 2000
+BOOT_SEED = 0
+
+Items = dict[Hashable, dict[Hashable, dict[Hashable, float]]]
+
+
+@dataclass(frozen=True)
+class RunScores:
+    """One evaluated model: scores on a 0-100 scale.
+
+    ``short`` maps category -> task -> doc_id -> score and ``ruler`` task -> length -> doc_id ->
+    score (empty without per-document records); ``short_avg`` and ``ruler_avg`` are the tidy
+    records' values (``None`` where not evaluated).
+    """
+
+    extension: str | None
+    row: str
+    seed: int
+    short_avg: float | None
+    ruler_avg: float | None
+    short: Items = field(default_factory=dict)
+    ruler: Items = field(default_factory=dict)
+
+
+def paired_diff(a: Items, b: Items) -> tuple[Interval | None, int]:
+    """Paired interval of mean-of-means(b) - mean-of-means(a) over shared items, and n pairs.
+
+    ``None`` (and 0) when the two share no scored document.
+    """
+    (ca, cb), n = common_documents(a, b)
+    if n == 0:
+        return None, 0
+    return paired_bootstrap_mean_of_means_diff_ci(
+        ca, cb, n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED
+    ), n
+
+
+def seed_diff(
+    a: Sequence[RunScores], b: Sequence[RunScores], what: str
+) -> tuple[Interval | None, int]:
+    """Interval of the mean over ``b``'s seeds minus the mean over ``a``'s of the ``what``
+    (``short`` or ``ruler``) mean of means, resampling seeds and documents
+    (:func:`~longred_bench.metrics.stats.seed_bootstrap_mean_of_means_diff_ci`), over the
+    documents every run scored; and the number of those documents. ``None`` (and 0) when the runs
+    share no scored document."""
+    cuts, n = common_documents(*(getattr(r, what) for r in [*a, *b]))
+    if n == 0:
+        return None, 0
+    ci = seed_bootstrap_mean_of_means_diff_ci(
+        cuts[: len(a)], cuts[len(a) :], n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED
+    )
+    return ci, n
+
+
+def compared_means(
+    a: Sequence[RunScores], b: Sequence[RunScores], what: str
+) -> tuple[float | None, float | None]:
+    """Each side's ``what`` (``short`` or ``ruler``) mean of means on the documents every run of
+    both sides scored, averaged over its seeds: the two values whose difference is the estimate
+    of :func:`seed_diff`. Without shared per-document scores, the tidy averages over seeds."""
+    cuts, n = common_documents(*(getattr(r, what) for r in [*a, *b]))
+    if n == 0:
+        return mean_over_seeds(a, f"{what}_avg"), mean_over_seeds(b, f"{what}_avg")
+    means = [mean_of_means(c) for c in cuts]
+    return sum(means[: len(a)]) / len(a), sum(means[len(a) :]) / len(b)
+
+
+def mean_over_seeds(runs: Sequence[RunScores], what: str) -> float | None:
+    """Mean of the tidy ``what`` (``short_avg`` or ``ruler_avg``) over the runs that have it."""
+    values = [getattr(r, what) for r in runs if getattr(r, what) is not None]
+    return sum(values) / len(values) if values else None
+
+
+def seed_spread(runs: Sequence[RunScores], what: str = "short") -> float | None:
+    """``max - min`` over the seeds of one row of its ``what`` (``short``: Short Avg, ``ruler``:
+    RULER average); ``None`` with fewer than 2 seeds.
+
+    With per-document scores on every seed, each seed's score is the mean of means over the
+    documents all the seeds scored; otherwise the tidy values (``short_avg``/``ruler_avg``).
+    """
+    if len(runs) < 2:
+        return None
+    cuts, n = common_documents(*(getattr(r, what) for r in runs))
+    if n:
+        values = [mean_of_means(c) for c in cuts]
+    else:
+        tidy = [getattr(r, f"{what}_avg") for r in runs]
+        values = [v for v in tidy if v is not None]
+    if len(values) < 2:
+        return None
+    return max(values) - min(values)
+
+
+def seeds_note(runs: Sequence[RunScores]) -> str:
+    """`` (mean of k seeds)`` for a row of k >= 2 seeds, else nothing."""
+    return "" if len(runs) < 2 else f" (mean of {len(runs)} seeds)"
+
+
+def seed_check(diff: float, spreads: Mapping[str, float | None]) -> str | None:
+    """Why the seed rule makes a verdict not comparable (``|diff|`` below the largest Short Avg
+    seed spread of the compared rows), or ``None`` when it does not."""
+    known = {row: s for row, s in spreads.items() if s is not None}
+    if not known:
+        return None
+    row, spread = max(known.items(), key=lambda kv: kv[1])
+    if abs(diff) < spread:
+        return (
+            f"|Short Avg difference| {abs(diff):.2f} < seed spread of `{row}` {spread:.2f}: "
+            "retraining with another seed moves the score more than the compared effect"
+        )
+    return None
+
+
+def spread_text(spreads: Mapping[str, float | None], what: str = "Short Avg") -> str:
+    """`` Seed spread (what, max - min): `row` x, ...`` for the rows with a spread."""
+    known = [f"`{row}` {s:.2f}" for row, s in spreads.items() if s is not None]
+    return f" Seed spread ({what}, max - min): {', '.join(known)}." if known else ""

@@ -1,0 +1,44 @@
+"""The drift job's records: per-text values in each summary, consistent with the summary means."""
+
+import pytest
+
+from longred_bench.jobs.configs import DriftConfig
+from longred_bench.jobs.drift import run_drift
+from longred_bench.reports.drift_report import drift_markdown
+
+pytestmark = pytest.mark.integration
+
+
+def test_summaries_carry_per_text_values_whose_mean_is_the_summary_mean():
+    cfg = DriftConfig(
+        original="tiny-random",
+        rope=("abf:theta=1e6", "pi:factor=4"),
+        texts="random",
+        num_texts=3,
+        seq_len=32,
+        batch_size=2,  # batches of 2 and 1: per-text values follow the window order
+        top_m=1,
+    )
+    records, _ = run_drift(cfg, progress=False)
+    summaries = [r for r in records if r["kind"] == "drift_summary"]
+    assert [r["extension"] for r in summaries] == ["abf:theta=1e6", "pi:factor=4"]
+    for s in summaries:
+        assert s["num_texts"] == len(s["text_hidden_cosine"]) == len(s["text_attention_kl"]) == 3
+        assert s["text_num_tokens"] == [32, 32, 32]
+        assert sum(s["text_hidden_cosine"]) / 3 == pytest.approx(s["mean_hidden_cosine"], rel=1e-12)
+        assert sum(s["text_attention_kl"]) / 3 == pytest.approx(s["mean_attention_kl"], rel=1e-9)
+        assert all(0 < v < 1 for v in s["text_hidden_cosine"])
+        assert all(v > 0 for v in s["text_attention_kl"])
+        layers = [
+            r for r in records if r["kind"] == "drift_layer" and r["extension"] == s["extension"]
+        ]
+        assert len(layers) == 4 and set(layers[0]) >= {"layer", "hidden_cosine", "attention_kl"}
+    # PI x4 moves every text more than ABF 1e6 does.
+    abf, pi = summaries
+    assert all(
+        p > a for a, p in zip(abf["text_attention_kl"], pi["text_attention_kl"], strict=True)
+    )
+    md = drift_markdown(
+        [{**r, "provenance": {"device": "cpu", "git_commit": "x"}} for r in records], "t"
+    )
+    assert "| pi:factor=4 |" in md

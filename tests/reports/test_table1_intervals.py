@@ -1,0 +1,198 @@
+"""Table 1's bootstrap intervals over texts, claim (c) on paired per-text values, and the control
+row, from drift records made here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from longred_bench.reports.table1 import (
+    CONTROL_LABEL,
+    CONTROL_TEXT,
+    build_table1,
+    drift_interval,
+)
+from longred_bench.reports.verdicts import (
+    LEVEL,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    RULE_C,
+    RULE_C_POINT,
+    verdict_drift_falls,
+)
+
+PROV = {
+    "device": "CPU test",
+    "git_commit": "abc123",
+    "versions": {"torch": "t", "transformers": "x"},
+    "seed": 0,
+    "timestamp": "2026-01-01T00:00:00+00:00",
+    "config": {},
+}
+ROPE = {
+    "abf:theta=4e4": {"rope_type": "default", "rope_theta": 4e4},
+    "pi:factor=4": {"rope_type": "linear", "rope_theta": 1e4, "factor": 4.0},
+    None: {"rope_type": "default", "rope_theta": 1e4},
+}
+
+
+def summary(hidden: list[float] | None, kl: list[float] | None, **extra: Any) -> dict[str, Any]:
+    """A drift summary whose means are those of its per-text values (``None``: no per-text
+    values, as older records; then ``extra`` gives the means)."""
+    record: dict[str, Any] = {
+        "kind": "drift_summary",
+        "original": "tiny-base",
+        "extension": "abf:theta=4e4",
+        "texts": "brown",
+        "seq_len": 256,
+        "num_texts": len(hidden) if hidden else 8,
+        "num_tokens": 256 * (len(hidden) if hidden else 8),
+        "max_position_embeddings": 1024,
+        "top_m": 1,
+        "selected_layers": [2],
+    }
+    if hidden is not None and kl is not None:
+        record |= {
+            "mean_hidden_cosine": float(np.mean(hidden)),
+            "last_hidden_cosine": float(np.mean(hidden)),
+            "mean_attention_kl": float(np.mean(kl)),
+            "text_hidden_cosine": list(hidden),
+            "text_attention_kl": list(kl),
+            "text_num_tokens": [256] * len(hidden),
+        }
+    record |= extra
+    record["rope_parameters"] = ROPE[record["extension"]]
+    return record
+
+
+def with_layers(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The summary and two layer records of the same model, each with provenance."""
+    keys = ("original", "extension", "texts", "seq_len", "num_texts", "num_tokens")
+    labels = {k: record[k] for k in (*keys, "stage", "trained_row") if k in record}
+    layers = [
+        {"kind": "drift_layer", **labels, "layer": i, "hidden_cosine": 0.9, "attention_kl": 0.1}
+        for i in (1, 2)
+    ]
+    return [{**r, "provenance": PROV} for r in (*layers, record)]
+
+
+def _spread(n: int, seed: int, center: float, scale: float) -> list[float]:
+    return list(center + scale * np.random.default_rng(seed).standard_normal(n))
+
+
+def test_interval_contains_the_value_and_narrows_with_more_texts() -> None:
+    few = summary(_spread(16, 0, 0.9, 0.02), _spread(16, 1, 0.3, 0.05))
+    many = summary(_spread(256, 0, 0.9, 0.02), _spread(256, 1, 0.3, 0.05))
+    widths = []
+    for record in (few, many):
+        for metric in ("hidden_cosine", "attention_kl"):
+            ci = drift_interval(record, metric)
+            assert ci is not None
+            assert ci.low < record[f"mean_{metric}"] < ci.high
+            assert ci.estimate == pytest.approx(record[f"mean_{metric}"], rel=1e-12)
+        widths.append(drift_interval(record, "hidden_cosine"))
+    (f, m) = widths
+    assert (m.high - m.low) < 0.5 * (f.high - f.low)  # 16x the texts: about a quarter the width
+    assert drift_interval(summary(None, None, mean_hidden_cosine=0.9), "hidden_cosine") is None
+
+
+def test_verdict_c_pairs_the_texts() -> None:
+    """Texts differ far more from each other than before from after: the separate intervals
+    overlap, but every text's similarity rises and KL falls, so the paired interval excludes 0."""
+    base_h = _spread(12, 2, 0.85, 0.05)
+    base_k = [abs(x) for x in _spread(12, 3, 0.4, 0.15)]
+    before = summary(base_h, base_k)
+    after = summary(
+        [h + 0.004 + d for h, d in zip(base_h, _spread(12, 4, 0, 0.001), strict=True)],
+        [k - 0.01 + d for k, d in zip(base_k, _spread(12, 5, 0, 0.002), strict=True)],
+        stage="after",
+        trained_row="cpt",
+    )
+    h0, h1 = drift_interval(before, "hidden_cosine"), drift_interval(after, "hidden_cosine")
+    assert h1.low < h0.high  # unpaired intervals overlap
+    verdict = verdict_drift_falls("abf:theta=4e4", before, after)
+    assert verdict.label == REPRODUCED
+    assert verdict.rule == RULE_C.format(level=LEVEL)
+    assert "paired bootstrap over n=12 texts" in verdict.ours
+
+
+@pytest.mark.parametrize("which", ["hidden", "kl"])
+def test_verdict_c_not_reproduced_when_the_difference_interval_contains_zero(which: str) -> None:
+    """Point values move the right way (the old point rule says reproduced), but the per-text
+    differences scatter around 0, so the paired interval contains 0: not reproduced."""
+    n = 10
+    h = [0.9] * n
+    k = [0.3] * n
+    noise = [0.02, -0.018, 0.021, -0.019, 0.02, -0.017, 0.019, -0.02, 0.018, -0.019]
+    assert np.mean(noise) > 0
+    after_h = [x + 0.01 for x in h]  # clearly up
+    after_k = [x - 0.01 for x in k]  # clearly down
+    if which == "hidden":
+        after_h = [x + d for x, d in zip(h, noise, strict=True)]
+    else:
+        after_k = [x - d for x, d in zip(k, noise, strict=True)]
+    before = summary(h, k)
+    after = summary(after_h, after_k, stage="after", trained_row="cpt")
+    assert after["mean_hidden_cosine"] > before["mean_hidden_cosine"]
+    assert after["mean_attention_kl"] < before["mean_attention_kl"]
+    verdict = verdict_drift_falls("abf:theta=4e4", before, after)
+    assert verdict.label == NOT_REPRODUCED
+
+
+def test_verdict_c_falls_back_to_point_values_without_paired_texts() -> None:
+    with_texts = summary([0.90, 0.91, 0.92], [0.3, 0.31, 0.29])
+    old = summary(None, None, mean_hidden_cosine=0.95, mean_attention_kl=0.1, stage="after")
+    verdict = verdict_drift_falls("abf:theta=4e4", with_texts, old)
+    assert verdict.label == REPRODUCED and verdict.rule == RULE_C_POINT
+    assert "no per-text values, so no interval" in verdict.ours
+    other_windows = summary([0.95, 0.96, 0.97], [0.2, 0.21, 0.19], seq_len=512, stage="after")
+    verdict = verdict_drift_falls("abf:theta=4e4", with_texts, other_windows)
+    assert verdict.rule == RULE_C_POINT  # different windows: nothing to pair
+
+
+def test_report_shows_intervals_sample_size_and_the_control_row(tmp_path: Path) -> None:
+    hidden = _spread(8, 6, 0.9, 0.01)
+    kl = [abs(x) for x in _spread(8, 7, 0.3, 0.05)]
+    before = summary(hidden, kl)
+    after = summary(
+        [x + 0.02 for x in hidden], [x - 0.05 for x in kl], stage="after", trained_row="cpt"
+    )
+    control = summary(
+        [0.97] * 7 + [0.98], [0.05] * 7 + [0.06], stage="control", trained_row="control",
+        extension=None,
+    )  # fmt: skip
+    pi = summary(_spread(8, 8, 0.8, 0.01), _spread(8, 9, 0.9, 0.05), extension="pi:factor=4")
+    records = [r for s in (before, after, control, pi) for r in with_layers(s)]
+    md_path, png = build_table1(records, tmp_path, profile="tiny", command="c")
+    md = md_path.read_text()
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert "bootstrap over the 8 texts" in md
+    ci = drift_interval(before, "hidden_cosine")
+    row = next(x for x in md.splitlines() if x.startswith("| this suite | tiny-base | `abf"))
+    assert f"{before['mean_hidden_cosine']:.5f} [{ci.low:.5f}, {ci.high:.5f}]" in row
+    control_row = next(x for x in md.splitlines() if CONTROL_LABEL in x)
+    cells = [c.strip() for c in control_row.strip("|").split("|")]
+    ci = drift_interval(control, "hidden_cosine")
+    assert cells[4] == "1 (same model)" and cells[6] == "0 (same model)"
+    assert cells[5] == f"0.97125 [{ci.low:.5f}, {ci.high:.5f}]"
+    assert cells[7].startswith("0.05125 [")
+    assert CONTROL_TEXT in md
+    assert md.count("| this suite |") == 3  # two extensions and the control
+    assert md.count("| (c) Drift falls after CPT") == 1  # the control is no claim (c) setting
+    assert "| `abf:theta=4e4` | **reproduced** |" in md
+
+
+def test_report_of_old_records_shows_point_values(tmp_path: Path) -> None:
+    before = summary(None, None, mean_hidden_cosine=0.9, last_hidden_cosine=0.9,
+                     mean_attention_kl=0.2)  # fmt: skip
+    after = summary(None, None, mean_hidden_cosine=0.95, last_hidden_cosine=0.95,
+                    mean_attention_kl=0.1, stage="after", trained_row="cpt")  # fmt: skip
+    records = [r for s in (before, after) for r in with_layers(s)]
+    md = build_table1(records, tmp_path, profile="tiny", command="c")[0].read_text()
+    row = next(x for x in md.splitlines() if x.startswith("| this suite | tiny-base | `abf"))
+    assert "[" not in row.split("|")[5] and "0.90000" in row
+    assert "Intervals: none" in md and "no per-text values, so no interval" in md
+    assert CONTROL_LABEL not in md

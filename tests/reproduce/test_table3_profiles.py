@@ -1,0 +1,64 @@
+"""The runs ``reproduce table3`` declares (``longred_bench.reproduce.table3``): seeds per row at
+every extension, control once per seed, seed 0's config independent of the seed count."""
+
+from __future__ import annotations
+
+import pytest
+
+from longred_bench.reproduce.table3 import TrainedRow
+
+
+def test_tiny_trains_three_seeds_of_every_verdict_row_at_every_extension():
+    from collections import Counter
+
+    from longred_bench.reproduce.table3 import TABLE3_PROFILES, VERDICT_ROWS, trained_rows
+
+    prof = TABLE3_PROFILES["tiny"]
+    runs = trained_rows(prof)
+    assert len(runs) == len(set(runs)) == 31  # 3 control + 2 x (4 x 3 + 1) + 2 for Table 1
+    seeds = Counter((r.row, r.extension) for r in runs)
+    for ext in prof.extensions:
+        for row in VERDICT_ROWS:
+            if row != "control":
+                got = sorted(r.seed for r in runs if (r.row, r.extension) == (row, ext))
+                assert got == [0, 1, 2], (row, ext)
+        assert seeds[("linearard", ext)] == 1
+    assert [r for r in runs if r.row == "linearard"] == [
+        TrainedRow("linearard", ext, 0) for ext in prof.extensions
+    ]
+    # control keeps the original RoPE: trained once per seed, shared by the extensions.
+    assert sorted(r.seed for r in runs if r.row == "control") == [0, 1, 2]
+    assert {r.extension for r in runs if r.row == "control"} == {None}
+    # Table 1's extra CPT runs: seed 0 only.
+    assert [r.seed for r in runs if r.extension in prof.table1_extensions] == [0, 0]
+    # Seed 0 of every row comes first: the first runs make a complete single-seed table.
+    first = runs[: 1 + len(prof.extensions) * (len(prof.rows) - 1)]
+    assert {r.seed for r in first} == {0}
+
+
+def test_smoke_trains_one_seed_per_row():
+    from longred_bench.reproduce.table3 import TABLE3_PROFILES, trained_rows
+
+    prof = TABLE3_PROFILES["smoke"]
+    assert trained_rows(prof) == [
+        TrainedRow("control", None, 0),
+        TrainedRow("cpt", "abf:theta=1e5", 0),
+        TrainedRow("longred-c", "abf:theta=1e5", 0),
+    ]
+
+
+def test_seed_zero_config_does_not_depend_on_the_seed_count():
+    from dataclasses import replace
+
+    from longred_bench.reproduce.table3 import TABLE3_PROFILES
+
+    prof = TABLE3_PROFILES["tiny"]
+    single = replace(prof, seeds={})
+    for row in ("cpt", "longred-c", "linearard"):
+        run = TrainedRow(row, "abf:theta=4e5", 0)
+        assert run.config(prof).to_dict() == run.config(single).to_dict()
+    assert TrainedRow("cpt", "abf:theta=4e5", 1).config(prof).seed == 1
+    with pytest.raises(ValueError, match="not in the profile: linear"):
+        replace(prof, seeds={"linear": 2})
+    with pytest.raises(ValueError, match="at least one seed"):
+        replace(prof, seeds={"cpt": 0})

@@ -144,7 +144,8 @@ def summarise(
         row[task.removeprefix("longred_tiny_")] = round(100 * acc[0], 1) if acc else None
     items = short_items(records)
     if all(items[c][t] for c, ts in SHORT_CATEGORIES.items() for t in ts):
-        row["short_avg"] = round(bootstrap_mean_of_means_ci(items).estimate, 2)
+        lists = {c: {t: list(docs.values()) for t, docs in ts.items()} for c, ts in items.items()}
+        row["short_avg"] = round(bootstrap_mean_of_means_ci(lists).estimate, 2)
     if original is not None and original is not records and "short_avg" in row:
         base = short_items(original)
         diff = paired_bootstrap_mean_of_means_diff_ci(base, items)

@@ -52,6 +52,9 @@ class Table3Profile:
     short_max_length: int | None = None  # None: the model's window (smoke: bytes need more)
     ruler_lengths: tuple[int, ...] = (512, 1024)
     ruler_samples: int = 10
+    # RULER's NIAH and vt prompts in this phrasing family (``heldout``: one no training row uses,
+    # so RULER measures retrieval, not a memorised prompt; ``standard``: RULER's own strings).
+    ruler_phrasing: str = "standard"
     batch_size: int = 8
     overrides: dict[str, Any] = field(default_factory=dict)  # extra training keys for every row
     drift_texts: str = "brown"
@@ -99,6 +102,12 @@ TABLE3_PROFILES: dict[str, Table3Profile] = {
         short_limit=200,
         ruler_lengths=(512, 1024),
         ruler_samples=8,
+        ruler_phrasing="heldout",
+        # D1 with long-range structure, the same for every trained row: Austen + KJV prose plus
+        # retrieval rows built at the long length in the train phrasing family, 30% of the rows
+        # (benchmarks/probe_long_data.py; the recipes' own D1, prose only, is the named variant
+        # `--set long_data=austen+kjv`).
+        overrides={"long_data": "austen+kjv+retrieval", "retrieval_fraction": 0.3},
         batch_size=16,
         table1_extensions=("abf:theta=2e6", "abf:theta=1e7"),
     ),
@@ -213,6 +222,8 @@ def _eval_units(prof: Table3Profile, model: str, rope: str | None) -> list[dict[
              "max_length": prof.short_max_length}  # fmt: skip
     ruler = {**common, "suite": "ruler", "lengths": list(prof.ruler_lengths),
              "samples": prof.ruler_samples}  # fmt: skip
+    if prof.ruler_phrasing != "standard":  # standard units keep their earlier cache keys
+        ruler["phrasing"] = prof.ruler_phrasing
     return [short, ruler]
 
 

@@ -62,3 +62,20 @@ def test_seed_zero_config_does_not_depend_on_the_seed_count():
         replace(prof, seeds={"linear": 2})
     with pytest.raises(ValueError, match="at least one seed"):
         replace(prof, seeds={"cpt": 0})
+
+
+def test_tiny_trains_every_row_on_d1_with_retrieval_and_scores_heldout_ruler():
+    """Every trained row of the tiny table sees the same D1 (prose plus retrieval rows at the
+    long length); RULER is asked in the held-out phrasing, and the smoke profile's RULER unit
+    keeps RULER's own strings (and so its earlier cache key)."""
+    from longred_bench.reproduce.table3 import TABLE3_PROFILES, _eval_units, trained_rows
+
+    prof = TABLE3_PROFILES["tiny"]
+    for run in trained_rows(prof):
+        cfg = run.config(prof)
+        assert (cfg.long_data, cfg.retrieval_fraction) == ("austen+kjv+retrieval", 0.3), run
+    ruler = [u for u in _eval_units(prof, "tiny-base", None) if u["suite"] == "ruler"]
+    assert [u["phrasing"] for u in ruler] == ["heldout"]
+    smoke = TABLE3_PROFILES["smoke"]
+    smoke_ruler = [u for u in _eval_units(smoke, "tiny-random", None) if u["suite"] == "ruler"]
+    assert "phrasing" not in smoke_ruler[0]

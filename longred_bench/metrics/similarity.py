@@ -26,11 +26,8 @@ def masked_mean_cosine(
     Shapes: ``a``, ``b`` are ``[batch, seq, dim]``; ``mask`` is ``[batch, seq]`` (True = real
     token) or None. Returns (fp64 scalar sum, count); all tokens masked gives (0, 0).
     """
-    cos = token_cosine(a, b)
-    if mask is None:
-        return cos.sum(), cos.numel()
-    keep = mask.bool()
-    return cos[keep].sum(), int(keep.sum())
+    sums, counts = masked_cosine_sums(a, b, mask)
+    return sums.sum(), int(counts.sum())
 
 
 def masked_cosine_sums(

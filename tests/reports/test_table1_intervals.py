@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from report_helpers import PROV
 
 from longred_bench.reports.table1 import (
     CONTROL_LABEL,
@@ -24,14 +25,6 @@ from longred_bench.reports.verdicts import (
     verdict_drift_falls,
 )
 
-PROV = {
-    "device": "CPU test",
-    "git_commit": "abc123",
-    "versions": {"torch": "t", "transformers": "x"},
-    "seed": 0,
-    "timestamp": "2026-01-01T00:00:00+00:00",
-    "config": {},
-}
 ROPE = {
     "abf:theta=4e4": {"rope_type": "default", "rope_theta": 4e4},
     "pi:factor=4": {"rope_type": "linear", "rope_theta": 1e4, "factor": 4.0},

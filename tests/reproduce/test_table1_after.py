@@ -6,18 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from report_helpers import PROV
 
 from longred_bench.reports.table1 import build_table1
 from longred_bench.reports.verdicts import NOT_REPRODUCED, REPRODUCED, verdict_drift_falls
 
-PROV = {
-    "device": "CPU test",
-    "git_commit": "abc123",
-    "versions": {"torch": "t", "transformers": "x"},
-    "seed": 0,
-    "timestamp": "2026-01-01T00:00:00+00:00",
-    "config": {},
-}
 EXTS = {
     "abf:theta=4e4": {"rope_type": "default", "rope_theta": 4e4},
     "pi:factor=4": {"rope_type": "linear", "rope_theta": 1e4, "factor": 4.0},

@@ -311,26 +311,3 @@ def run_table3(
     for run in trained_rows(prof):
         records += trained_row_records(prof, run, progress=progress)
     return records, time.perf_counter() - start
-
-
-def after_cpt_drift(
-    profile: str, extensions: tuple[str, ...], drift: dict[str, Any], *, progress: bool = True
-) -> list[dict[str, Any]]:
-    """Table 1's "after" records: drift from the base of the CPT checkpoint of each extension
-    (trained, or reused from Table 3's runs), labelled ``stage=after``."""
-    from longred_bench.jobs.configs import DriftConfig
-    from longred_bench.jobs.drift import run_drift
-
-    prof = TABLE3_PROFILES[profile]
-    records: list[dict[str, Any]] = []
-    for ext in extensions:
-        final, info = train_cached(TrainedRow("cpt", ext, 0).config(prof), progress=progress)
-        unit = {**drift, "extended": [str(final)], "rope": []}
-        path = cache_dir() / "runs" / "table1-after" / config_hash(unit) / "drift.jsonl"
-        got = cached_records(path, unit)
-        if got is None:
-            got_records, _ = run_drift(DriftConfig.from_dict(unit), progress=progress)
-            got = save_records(path, unit, got_records, unit.get("seed", 0), "cpu")
-        labels = {"stage": "after", "trained_row": "cpt", "extension": ext, "train": info}
-        records += [{**r, **labels} for r in got]
-    return records

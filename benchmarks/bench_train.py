@@ -10,6 +10,12 @@ against the naive form. Writes ``train_throughput.csv`` / ``.md`` and the KL mem
 ``--out`` and prints them.
 
     python benchmarks/bench_train.py --out reports/bench
+
+On a CUDA machine the same steps run with ``--device cuda`` (bf16 autocast by default there;
+``--impl triton`` picks LinearARD's relation-KL kernel), written as ``train_throughput_cuda.*``
+with the peak GPU memory of each recipe::
+
+    python benchmarks/bench_train.py --device cuda --impl triton --skip-memory --out reports/bench
 """
 
 from __future__ import annotations
@@ -27,25 +33,37 @@ from bench_common import write_csv
 RECIPES = (("cpt", {}), ("mix-cpt", {}), ("longred", {"sampler": "cream"}), ("linearard", {}))
 
 
-def measure(recipe: str, extra: dict, steps: int, scratch: Path) -> dict:
-    """Train ``steps`` steps of ``recipe`` at profile tiny; tokens/s after the first step."""
+def measure(recipe: str, extra: dict, steps: int, scratch: Path, run: dict | None = None) -> dict:
+    """Train ``steps`` steps of ``recipe`` at profile tiny; tokens/s after the first step.
+    ``run`` adds config overrides (``device``, ``dtype``, ``impl``) to every recipe's."""
+    import torch
+
     from longred_bench.training.config import resolve_config
     from longred_bench.training.loop import train
 
-    overrides = {**extra, "steps": steps, "checkpoint_every": 10_000}
+    overrides = {**extra, **(run or {}), "steps": steps, "checkpoint_every": 10_000}
     cfg = resolve_config(recipe, profile="tiny", overrides=overrides)
     out = scratch / recipe
+    cuda = torch.cuda.is_available() and cfg.device != "cpu"
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
     train(cfg, out, progress=False)
     rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
     tokens = rows[-1]["tokens"] - rows[0]["tokens"]
     seconds = rows[-1]["seconds"] - rows[0]["seconds"]
-    return {
+    result = {
         "recipe": recipe + (f" ({extra['sampler']})" if "sampler" in extra else ""),
         "tokens_per_step": rows[0]["tokens"],
         "seconds_per_step": round(seconds / (len(rows) - 1), 3),
         "tokens_per_second": round(tokens / seconds, 1),
         "rope": cfg.rope,
+        "final_loss": round(rows[-1]["loss"], 4),
     }
+    info = json.loads((out / "run.json").read_text())
+    result.update(device=info["device"], dtype=info["dtype"])
+    if cuda:
+        result["peak_gpu_mib"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,6 +71,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=6, help="optimizer steps per recipe")
     parser.add_argument("--out", default="reports/bench", help="output folder")
     parser.add_argument("--skip-memory", action="store_true", help="throughput only")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
+    parser.add_argument("--dtype", default="auto", help="auto: fp32 on CPU, bf16 on CUDA")
+    parser.add_argument("--impl", default="auto", help="relation-KL implementation")
+    parser.add_argument(
+        "--recipes", nargs="+", default=[r for r, _ in RECIPES], choices=[r for r, _ in RECIPES]
+    )
     args = parser.parse_args(argv)
     import torch
 
@@ -63,32 +87,48 @@ def main(argv: list[str] | None = None) -> int:
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    run = {"device": args.device, "dtype": args.dtype, "impl": args.impl}
+    recipes = [(r, extra) for r, extra in RECIPES if r in args.recipes]
     with tempfile.TemporaryDirectory() as tmp:
-        rows = [measure(r, extra, args.steps, Path(tmp)) for r, extra in RECIPES]
+        rows = [measure(r, extra, args.steps, Path(tmp), run) for r, extra in recipes]
     base = rows[0]["tokens_per_second"]
     for row in rows:
-        row["cost_vs_cpt"] = round(base / row["tokens_per_second"], 3)
-    write_csv(rows, out / "train_throughput.csv", list(rows[0]))
+        row["cost_vs_first"] = round(base / row["tokens_per_second"], 3)
+    stem = "train_throughput" if args.device == "cpu" else f"train_throughput_{args.device}"
+    write_csv(rows, out / f"{stem}.csv", list(rows[0]))
+    gpu = "peak_gpu_mib" in rows[0]
+    command = f"python benchmarks/bench_train.py --steps {args.steps} --out {args.out}"
+    for flag, value in (("device", "cpu"), ("dtype", "auto"), ("impl", "auto")):
+        if getattr(args, flag) != value:
+            command += f" --{flag} {getattr(args, flag)}"
+    if args.recipes != [r for r, _ in RECIPES]:
+        command += " --recipes " + " ".join(args.recipes)
     lines = [
-        "# Training throughput on tiny-base (profile tiny)",
+        f"# Training throughput on tiny-base (profile tiny, {rows[0]['device']})",
         "",
-        f"Device: {device_name('cpu')}; torch {torch.__version__}; commit `{git_commit()}`; "
-        f"{args.steps} steps per recipe, the first excluded; command: "
-        f"`python benchmarks/bench_train.py --steps {args.steps} --out {args.out}`.",
+        f"Device: {device_name(args.device)}; torch {torch.__version__}; commit "
+        f"`{git_commit()}`; {args.steps} steps per recipe, the first excluded; command: "
+        f"`{command}`.",
         "",
-        "| recipe | RoPE | tokens/step | s/step | tokens/s | cost per token vs CPT |",
-        "|---|---|---:|---:|---:|---:|",
+        f"| recipe | RoPE | dtype | tokens/step | s/step | tokens/s | cost per token vs "
+        f"{rows[0]['recipe']} | loss at the last step |" + (" peak GPU MiB |" if gpu else ""),
+        "|---|---|---|---:|---:|---:|---:|---:|" + ("---:|" if gpu else ""),
     ]
     lines += [
-        f"| {r['recipe']} | `{r['rope']}` | {r['tokens_per_step']} | {r['seconds_per_step']} | "
-        f"{r['tokens_per_second']:.0f} | {r['cost_vs_cpt']:.2f}x |"
+        f"| {r['recipe']} | `{r['rope']}` | {r['dtype']} | {r['tokens_per_step']} | "
+        f"{r['seconds_per_step']} | {r['tokens_per_second']:.0f} | {r['cost_vs_first']:.2f}x | "
+        f"{r['final_loss']} |" + (f" {r['peak_gpu_mib']} |" if gpu else "")
         for r in rows
     ]
-    longred = next(r for r in rows if r["recipe"].startswith("longred"))
-    verdict = "met" if longred["cost_vs_cpt"] <= 1.25 else "missed"
-    lines += ["", f"Target LongReD <= 1.25x CPT per token: {verdict} ({longred['cost_vs_cpt']}x)."]
+    longred = next((r for r in rows if r["recipe"].startswith("longred")), None)
+    if longred is not None and rows[0]["recipe"] == "cpt":
+        verdict = "met" if longred["cost_vs_first"] <= 1.25 else "missed"
+        lines += [
+            "",
+            f"Target LongReD <= 1.25x CPT per token: {verdict} ({longred['cost_vs_first']}x).",
+        ]
     text = "\n".join(lines) + "\n"
-    (out / "train_throughput.md").write_text(text)
+    (out / f"{stem}.md").write_text(text)
     print(text)
     if not args.skip_memory:
         script = Path(__file__).with_name("bench_relation_kl_cpu.py")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+import os
 import platform
 import subprocess
 from collections.abc import Callable
@@ -28,11 +29,16 @@ from longred_bench.cache import atomic_dir, atomic_write_text, check_entry, warn
 _PACKAGES = ("longred-bench", "torch", "transformers", "lm_eval", "triton")
 
 
+SOURCE_COMMIT_VAR = "LONGRED_SOURCE_COMMIT"
+
+
 def git_commit() -> str:
     """The commit of the source checkout this package runs from (``+dirty`` if a tracked file
     outside ``reports/`` is modified: the suite's own outputs do not make the code dirty). An
     installed package (wheel, ``pip install .``) has none: then ``no git checkout (longred-bench
-    VERSION)``. Git's own messages never reach the terminal."""
+    VERSION)``, or, where ``$LONGRED_SOURCE_COMMIT`` names the commit a copied source tree came
+    from (a GPU machine's copy without ``.git``), ``COMMIT (copy, no git checkout)``. Git's own
+    messages never reach the terminal."""
     root = Path(__file__).resolve().parent.parent
 
     def git(*args: str) -> str:
@@ -46,6 +52,8 @@ def git_commit() -> str:
             raise ValueError(top)
         dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!reports")
     except (OSError, ValueError, subprocess.CalledProcessError):
+        if os.environ.get(SOURCE_COMMIT_VAR, "").strip():
+            return f"{os.environ[SOURCE_COMMIT_VAR].strip()} (copy, no git checkout)"
         try:
             version = metadata.version("longred-bench")
         except metadata.PackageNotFoundError:

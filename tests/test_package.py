@@ -101,6 +101,8 @@ def test_git_commit_outside_a_checkout(
     monkeypatch.setattr(results, "__file__", str(tmp_path / "pkg" / "results.py"))
     assert results.git_commit() == "no git checkout (longred-bench 0.1.0)"
     assert capfd.readouterr().err == ""
+    monkeypatch.setenv(results.SOURCE_COMMIT_VAR, "abc123")
+    assert results.git_commit() == "abc123 (copy, no git checkout)"
     monkeypatch.undo()
     assert re.fullmatch(r"[0-9a-f]{40}(\+dirty)?", results.git_commit())
 

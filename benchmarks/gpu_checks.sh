@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The GPU checks of docs/performance.md in one run on a CUDA machine whose Python already has
+# torch, triton and transformers (nothing is fetched):
+#   G1  tests/kernels/test_relation_kl_triton.py on the GPU (the gpu tier and every other test)
+#   G3  a few training steps of cpt, longred and linearard on tiny-base, bf16, impl=triton
+#   G2  benchmarks/bench_relation_kl_gpu.py: triton and chunked at d=128, n 1K to 32K, then the
+#       eager and torch.compile baselines at n=4K (and eager at 2K, 8K)
+# Everything lands in $OUT (default ./gpu-checks): gpu_checks.log, train_throughput_cuda.*,
+# relation_kl_gpu.*. G3 needs a cache holding tiny-base's final/ and the corpora, named by
+# $LONGRED_CACHE. Each stage has its own time limit (seconds: G1_S, G3_S, G2_S, G2B_S), so a slow
+# stage cannot starve the next; G2 writes its CSV after every row. Usage:
+#   LONGRED_CACHE=/path/to/cache LONGRED_SOURCE_COMMIT=$(git rev-parse HEAD) benchmarks/gpu_checks.sh
+set -u -o pipefail
+OUT=${OUT:-$PWD/gpu-checks}
+mkdir -p "$OUT"
+LOG="$OUT/gpu_checks.log"
+export PYTHONUNBUFFERED=1
+PY=${PYTHON:-python3}
+stage() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$LOG"; }
+run() { "$@" 2>&1 | tee -a "$LOG"; }
+
+stage setup
+run nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+run $PY -m pip install -q --no-deps --no-build-isolation --no-index -e . || exit 1
+run $PY -c "import torch, triton, transformers; print('torch', torch.__version__, 'triton',
+triton.__version__, 'transformers', transformers.__version__, torch.cuda.get_device_name())"
+run $PY -c "from longred_bench.results import git_commit; print('commit', git_commit())"
+
+stage "G1 relation-KL kernel tests on the GPU"
+run timeout "${G1_S:-200}" $PY -m pytest -q -p no:cacheprovider -rs \
+  tests/kernels/test_relation_kl_triton.py
+
+stage "G3 training steps on CUDA (bf16, impl=triton)"
+run timeout "${G3_S:-100}" $PY benchmarks/bench_train.py --device cuda --impl triton --steps 4 \
+  --recipes cpt longred linearard --skip-memory --out "$OUT"
+
+stage "G2 relation-KL speed and memory: triton, chunked"
+run timeout "${G2_S:-150}" $PY benchmarks/bench_relation_kl_gpu.py --dims 128 \
+  --lengths 1024 2048 4096 8192 16384 32768 --impls triton chunked --out "$OUT"
+stage "G2 baselines: eager and torch.compile at 4K, eager at 2K and 8K"
+run timeout "${G2B_S:-90}" $PY benchmarks/bench_relation_kl_gpu.py --dims 128 --lengths 4096 \
+  --impls eager compiled --no-check --append --out "$OUT"
+run timeout 40 $PY benchmarks/bench_relation_kl_gpu.py --dims 128 --lengths 2048 8192 \
+  --impls eager --no-check --append --out "$OUT"
+stage done

@@ -36,9 +36,11 @@ def git_commit() -> str:
     """The commit of the source checkout this package runs from (``+dirty`` if a tracked file
     outside ``reports/`` is modified: the suite's own outputs do not make the code dirty). An
     installed package (wheel, ``pip install .``) has none: then ``no git checkout (longred-bench
-    VERSION)``, or, where ``$LONGRED_SOURCE_COMMIT`` names the commit a copied source tree came
-    from (a GPU machine's copy without ``.git``), ``COMMIT (copy, no git checkout)``. Git's own
-    messages never reach the terminal."""
+    VERSION)``. ``$LONGRED_SOURCE_COMMIT``, where set, names the commit a copied source tree came
+    from (a GPU machine's copy, whose ``.git`` may be missing or stale) and wins: ``COMMIT
+    (copy)``. Git's own messages never reach the terminal."""
+    if os.environ.get(SOURCE_COMMIT_VAR, "").strip():
+        return f"{os.environ[SOURCE_COMMIT_VAR].strip()} (copy)"
     root = Path(__file__).resolve().parent.parent
 
     def git(*args: str) -> str:
@@ -52,8 +54,6 @@ def git_commit() -> str:
             raise ValueError(top)
         dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!reports")
     except (OSError, ValueError, subprocess.CalledProcessError):
-        if os.environ.get(SOURCE_COMMIT_VAR, "").strip():
-            return f"{os.environ[SOURCE_COMMIT_VAR].strip()} (copy, no git checkout)"
         try:
             version = metadata.version("longred-bench")
         except metadata.PackageNotFoundError:

@@ -58,7 +58,11 @@ def relation_kl_loss(
 ) -> torch.Tensor:
     """KL(P_teacher || P_student) of ``softmax(X X^T / sqrt(d))`` rows, causal, mean over heads
     and valid rows; ``student``/``teacher`` are ``[B, H, T, d]`` (q, k or v of one layer)."""
+    teacher = teacher.detach()
+    if teacher.dtype != student.dtype:  # e.g. an fp32 student against a bf16 teacher
+        common = torch.promote_types(student.dtype, teacher.dtype)
+        student, teacher = student.to(common), teacher.to(common)
     return relation_kl(
-        student, student, teacher.detach(), teacher.detach(), mask=mask, causal=True,
+        student, student, teacher, teacher, mask=mask, causal=True,
         reduction="mean", impl=impl,
     )  # fmt: skip

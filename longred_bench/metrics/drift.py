@@ -168,6 +168,9 @@ class _KLSink:
         plain: bool,
     ) -> torch.Tensor | None:  # fmt: skip
         q_t, k_t, scale_t, terms = self.teacher.layers[layer]
+        if q.dtype != q_t.dtype:  # e.g. a bf16 original against an fp32 extended copy
+            common = torch.promote_types(q.dtype, q_t.dtype)
+            q, k, q_t, k_t = (x.to(common) for x in (q, k, q_t, k_t))
         kwargs = dict(mask=self.teacher.mask, scale_s=scale, scale_t=scale_t, reduction="none")
         out = None
         if terms is None:

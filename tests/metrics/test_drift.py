@@ -1,6 +1,7 @@
 """Drift metrics on the tiny random Llama: exact zero for identical models, agreement with eager
 attention maps, growth with the ABF base, LongReD's layer selection."""
 
+import copy
 import math
 
 import pytest
@@ -89,6 +90,23 @@ def test_stats_kl_agrees_with_chunked_kl(padded):
         for a, b in zip(stats[name].layers, chunked[name].layers, strict=True):
             assert a.attention_kl == pytest.approx(b.attention_kl, rel=0, abs=3e-8)
             assert a.hidden_cosine == b.hidden_cosine
+
+
+@pytest.mark.parametrize("impl", ["chunked", "auto"])
+def test_drift_of_models_in_different_dtypes(impl):
+    """A bf16 original against an fp32 extended copy (as when a trainer keeps its teacher in
+    bf16): q/k are compared at the wider dtype, and the numbers are the fp32 pair's within bf16
+    rounding."""
+    original = load("tiny-random").model
+    extended = {"abf": extend(original, "abf:theta=1e6")}
+    low = copy.deepcopy(original).to(torch.bfloat16)
+    batches = [(_ids(n=48), None)]
+    exact = measure_drift(original, extended, batches, impl=impl, progress=False)["abf"]
+    mixed = measure_drift(low, extended, batches, impl=impl, progress=False)["abf"]
+    for a, b in zip(mixed.layers, exact.layers, strict=True):
+        assert math.isfinite(a.attention_kl) and a.attention_kl > 0
+        assert a.attention_kl == pytest.approx(b.attention_kl, rel=0.3)
+        assert a.hidden_cosine == pytest.approx(b.hidden_cosine, abs=2e-2)
 
 
 def test_padding_rows_do_not_count():

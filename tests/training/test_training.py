@@ -143,9 +143,12 @@ def test_distillation_distances_vanish_only_for_identical_inputs() -> None:
     assert float(loss) > 0.1 and h.grad is not None and h.grad.abs().sum() > 0
     q = torch.randn(1, 2, 9, 4, requires_grad=True)
     assert float(relation_kl_loss(q, q.detach(), None)) == pytest.approx(0.0, abs=1e-6)
-    kl = relation_kl_loss(q, torch.randn(1, 2, 9, 4), None)
+    teacher = torch.randn(1, 2, 9, 4).to(torch.bfloat16)
+    kl = relation_kl_loss(q, teacher, None)
     kl.backward()
-    assert float(kl) > 0 and q.grad.abs().sum() > 0
+    assert float(kl) > 0 and q.grad.abs().sum() > 0 and q.grad.dtype == torch.float32
+    # a bf16 teacher (as a trainer keeps it on GPU) is compared at the student's fp32
+    assert float(kl) == pytest.approx(float(relation_kl_loss(q, teacher.float(), None)), rel=1e-6)
 
 
 def test_dry_run_prints_plan(capsys: pytest.CaptureFixture[str]) -> None:

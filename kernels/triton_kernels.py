@@ -67,6 +67,41 @@ def _token_ok(mask_ptr, idx, n, HAS_MASK: tl.constexpr):
 
 
 @triton.jit
+def _fwd_step(
+    a_s, a_t, b_s_ptr, b_t_ptr, mask_ptr, rows, start_n, n, sb_s_n, sb_t_n, d_s, d_t,
+    qk_s, qk_t, m_s, m_t, l_s, l_t, acc,
+    DS: tl.constexpr, DT: tl.constexpr, BLOCK_N: tl.constexpr,
+    CAUSAL: tl.constexpr, HAS_MASK: tl.constexpr, EDGE: tl.constexpr,
+    UPCAST: tl.constexpr, F32: tl.constexpr,
+):  # fmt: skip
+    """One column tile of the forward sweep, scores in log2 units (``qk_*`` carry log2(e)).
+    ``EDGE``: the tile may cross the diagonal or the end; otherwise only the padding mask (if
+    any) can hide a column, and no causal or bounds comparison is made."""
+    cols = start_n + tl.arange(0, BLOCK_N)
+    bt_s = _load_cols_t(b_s_ptr, cols, n, sb_s_n, d_s, DS, UPCAST)
+    bt_t = _load_cols_t(b_t_ptr, cols, n, sb_t_n, d_t, DT, UPCAST)
+    s_s = _dot(a_s, bt_s, F32) * qk_s
+    s_t = _dot(a_t, bt_t, F32) * qk_t
+    if EDGE or HAS_MASK:
+        valid = _token_ok(mask_ptr, cols, n, HAS_MASK)[None, :]
+        if EDGE and CAUSAL:
+            valid = valid & (cols[None, :] <= rows[:, None])
+        s_s = tl.where(valid, s_s, _NEG)
+        s_t = tl.where(valid, s_t, _NEG)
+
+    new_m_s = tl.maximum(m_s, tl.max(s_s, 1))
+    l_s = l_s * tl.exp2(m_s - new_m_s) + tl.sum(tl.exp2(s_s - new_m_s[:, None]), 1)
+
+    new_m_t = tl.maximum(m_t, tl.max(s_t, 1))
+    alpha_t = tl.exp2(m_t - new_m_t)
+    p_t = tl.exp2(s_t - new_m_t[:, None])
+    l_t = l_t * alpha_t + tl.sum(p_t, 1)
+    # Invalid entries hold _NEG in both score tiles, so their difference is exactly 0.
+    acc = acc * alpha_t + tl.sum(p_t * (s_t - s_s), 1)
+    return new_m_s, new_m_t, l_s, l_t, acc
+
+
+@triton.jit
 def _relkl_fwd_kernel(
     A_s, B_s, A_t, B_t, MASK, KL, LSE_s, LSE_t,
     sa_s_b, sa_s_h, sa_s_n,
@@ -93,6 +128,9 @@ def _relkl_fwd_kernel(
     rows = start_m + tl.arange(0, BLOCK_M)
     a_s = _load_rows(a_s_ptr, rows, n, sa_s_n, d_s, DS, UPCAST)
     a_t = _load_rows(a_t_ptr, rows, n, sa_t_n, d_t, DT, UPCAST)
+    log2e: tl.constexpr = 1.4426950408889634
+    qk_s = scale_s * log2e
+    qk_t = scale_t * log2e
 
     m_s = tl.full([BLOCK_M], _NEG, tl.float32)
     m_t = tl.full([BLOCK_M], _NEG, tl.float32)
@@ -100,34 +138,32 @@ def _relkl_fwd_kernel(
     l_t = tl.zeros([BLOCK_M], tl.float32)
     acc = tl.zeros([BLOCK_M], tl.float32)
 
-    hi = n
+    # Interior tiles (wholly below the diagonal, wholly inside n) first, then the edge tiles.
     if CAUSAL:
+        lo = (start_m // BLOCK_N) * BLOCK_N
         hi = tl.minimum(n, start_m + BLOCK_M)
-    for start_n in range(0, hi, BLOCK_N):
-        cols = start_n + tl.arange(0, BLOCK_N)
-        valid = _token_ok(mask_ptr, cols, n, HAS_MASK)[None, :]
-        if CAUSAL:
-            valid = valid & (cols[None, :] <= rows[:, None])
-        bt_s = _load_cols_t(b_s_ptr, cols, n, sb_s_n, d_s, DS, UPCAST)
-        bt_t = _load_cols_t(b_t_ptr, cols, n, sb_t_n, d_t, DT, UPCAST)
-        s_s = tl.where(valid, _dot(a_s, bt_s, F32) * scale_s, _NEG)
-        s_t = tl.where(valid, _dot(a_t, bt_t, F32) * scale_t, _NEG)
+    else:
+        lo = (n // BLOCK_N) * BLOCK_N
+        hi = n
+    for start_n in range(0, lo, BLOCK_N):
+        m_s, m_t, l_s, l_t, acc = _fwd_step(
+            a_s, a_t, b_s_ptr, b_t_ptr, mask_ptr, rows, start_n, n, sb_s_n, sb_t_n, d_s, d_t,
+            qk_s, qk_t, m_s, m_t, l_s, l_t, acc,
+            DS, DT, BLOCK_N, CAUSAL, HAS_MASK, False, UPCAST, F32,
+        )  # fmt: skip
+    for start_n in range(lo, hi, BLOCK_N):
+        m_s, m_t, l_s, l_t, acc = _fwd_step(
+            a_s, a_t, b_s_ptr, b_t_ptr, mask_ptr, rows, start_n, n, sb_s_n, sb_t_n, d_s, d_t,
+            qk_s, qk_t, m_s, m_t, l_s, l_t, acc,
+            DS, DT, BLOCK_N, CAUSAL, HAS_MASK, True, UPCAST, F32,
+        )  # fmt: skip
 
-        new_m_s = tl.maximum(m_s, tl.max(s_s, 1))
-        l_s = l_s * tl.exp(m_s - new_m_s) + tl.sum(tl.exp(s_s - new_m_s[:, None]), 1)
-        m_s = new_m_s
-
-        new_m_t = tl.maximum(m_t, tl.max(s_t, 1))
-        alpha_t = tl.exp(m_t - new_m_t)
-        p_t = tl.exp(s_t - new_m_t[:, None])
-        l_t = l_t * alpha_t + tl.sum(p_t, 1)
-        # Invalid entries hold _NEG in both score tiles, so their difference is exactly 0.
-        acc = acc * alpha_t + tl.sum(p_t * (s_t - s_s), 1)
-        m_t = new_m_t
-
-    lse_s = m_s + tl.log(l_s)
-    lse_t = m_t + tl.log(l_t)
-    kl = acc / l_t - lse_t + lse_s
+    ln2: tl.constexpr = 0.6931471805599453
+    lse2_s = m_s + tl.log2(l_s)
+    lse2_t = m_t + tl.log2(l_t)
+    kl = (acc / l_t - lse2_t + lse2_s) * ln2
+    lse_s = lse2_s * ln2
+    lse_t = lse2_t * ln2
     row_ok = _token_ok(mask_ptr, rows, n, HAS_MASK)
     out = pid_bh.to(tl.int64) * n + rows
     in_range = rows < n

@@ -94,8 +94,8 @@ def default_tile_configs(
         return TileConfig(16, 16, 4), TileConfig(16, 16, 4)
     if d <= 64:
         return TileConfig(128, 64, 8), TileConfig(64, 64, 8)
-    if d <= 128:
-        return TileConfig(128, 64, 8), TileConfig(32, 32, 4)
+    if d <= 128:  # 64 x 64, 4 warps: the fastest of 18 forward tiles at n=8K on an H200
+        return TileConfig(64, 64, 4), TileConfig(32, 32, 4)
     return TileConfig(64, 64, 8), TileConfig(16, 32, 4)
 
 

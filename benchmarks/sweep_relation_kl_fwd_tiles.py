@@ -1,0 +1,62 @@
+"""Forward tile sweep of the Triton relation KL (CUDA only): this checkout's kernel against a
+baseline ``triton_kernels.py`` from another commit, over 18 tile configurations.
+
+Causal, bf16, one batch, 32 query heads, 8 kv heads, head dim 128; time by
+``triton.testing.do_bench`` (25 ms warm-up, 100 ms of repetitions); TFLOP/s counts the useful
+FLOPs of the causal forward, ``2 n^2 (d_s + d_t) H / 2``; ``maxdiff`` is each output's largest
+difference from the first configuration's. Prints one line per (kernel, tiles)::
+
+    git show 756c272:kernels/triton_kernels.py \
+      | sed 's/from ._common/from longred_bench.kernels._common/' > /tmp/old_triton_kernels.py
+    python benchmarks/sweep_relation_kl_fwd_tiles.py 8192 /tmp/old_triton_kernels.py
+"""
+
+import importlib.util
+import itertools
+import sys
+
+import torch
+from triton.testing import do_bench
+
+import longred_bench.kernels.triton_impl as ti
+from longred_bench.kernels.triton_impl import TileConfig, relation_kl_forward
+
+n = int(sys.argv[1]) if len(sys.argv) > 1 else 8192
+spec = importlib.util.spec_from_file_location("oldk", sys.argv[2])
+oldk = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(oldk)
+new_kernel = ti._relkl_fwd_kernel
+H, KV, d = 32, 8, 128
+g = torch.Generator(device="cuda").manual_seed(0)
+
+
+def r(h: int) -> torch.Tensor:
+    return torch.randn(1, h, n, d, device="cuda", dtype=torch.bfloat16, generator=g)
+
+
+x = (r(H), r(KV), r(H), r(KV))
+sc = d**-0.5
+flops = 2 * n * n * 2 * d * H / 2
+cfgs = [
+    TileConfig(bm, bn, w, s)
+    for bm, bn, (w, s) in itertools.product((64, 128), (32, 64, 128), ((4, 2), (8, 2), (8, 3)))
+]
+ref = None
+for name, kern in (("old", oldk._relkl_fwd_kernel), ("new", new_kernel)):
+    ti._relkl_fwd_kernel = kern
+    for c in cfgs:
+        tiles = f"{c.block_m}x{c.block_n} w{c.num_warps} s{c.num_stages}"
+        try:
+
+            def f(c: TileConfig = c) -> tuple:
+                return relation_kl_forward(*x, None, True, sc, sc, c)
+
+            out = f()[0]
+            if ref is None:
+                ref = out
+            err = (out - ref).abs().max().item()
+            ms = do_bench(f, warmup=25, rep=100)
+            print(f"{name} {tiles}: {ms:.3f} ms {flops / ms / 1e9:.1f} TFLOP/s maxdiff {err:.2e}")
+        except Exception as e:
+            print(f"{name} {tiles}: failed {type(e).__name__}: {str(e)[:120]}")
+ti._relkl_fwd_kernel = new_kernel

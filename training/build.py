@@ -185,7 +185,7 @@ def build_run(cfg: TrainConfig, *, rank: int = 0, world: int = 1) -> Run:
         ids, mask = window_set(
             tokenizer, sources[name], lengths[name], seed=cfg.seed + 101 * i,
             retrieval_fraction=cfg.retrieval_fraction,
-            retrieval_phrasing=cfg.retrieval_phrasing,
+            retrieval_phrasing=cfg.retrieval_phrasing, copy_fraction=cfg.copy_fraction,
         )  # fmt: skip
         streams[name] = WindowStream(name, ids, mask, seed=cfg.seed + 101 * i)
     heldout = {}

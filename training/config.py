@@ -81,6 +81,7 @@ class TrainConfig:
     mix_s2l: float = 0.0
     retrieval_fraction: float = 0.3  # "pretrain", "...+retrieval": share of retrieval rows
     retrieval_phrasing: str = "train"  # their prompt strings: "train" family or RULER's "standard"
+    copy_fraction: float = 0.0  # "pretrain" only: share of copy-episode rows (half digit strings)
     heldout_every: int = 0  # evaluate held-out loss every N steps (0: never)
     # Pretrain only: the copy warm-up before the mix (longred_bench.training.pretrain.induction).
     copy_warmup_steps: int = 0  # at most this many steps; 0: no warm-up
@@ -166,6 +167,16 @@ class TrainConfig:
             raise UserError("config mix_long/mix_short/mix_s2l must be >= 0 and not all 0")
         if not 0 <= self.retrieval_fraction < 1:
             raise UserError("config retrieval_fraction must be in [0, 1)")
+        if not 0 <= self.copy_fraction < 1 - self.retrieval_fraction:
+            raise UserError(
+                f"config copy_fraction must be in [0, 1 - retrieval_fraction) (got "
+                f"{self.copy_fraction} with retrieval_fraction {self.retrieval_fraction})"
+            )
+        if self.copy_fraction and self.long_data != "pretrain":
+            raise UserError(
+                f"config copy_fraction is for the pretraining mix (long_data=pretrain), not "
+                f"long_data={self.long_data!r}"
+            )
         if self.retrieval_phrasing not in ("train", "standard"):
             raise UserError(
                 f"config retrieval_phrasing must be train or standard, got "

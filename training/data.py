@@ -12,7 +12,8 @@
 - ``pretrain``: the tiny base's pretraining mix, at most ``length`` tokens per row: Brown windows
   and Austen + KJV windows in the ratio 3 : 1 (:data:`PRETRAIN_PROSE`), plus in-window retrieval
   examples (:mod:`longred_bench.training.pretrain.retrieval`, in ``retrieval_phrasing``) as
-  ``retrieval_fraction`` of the rows, each right-padded (mask False on padding).
+  ``retrieval_fraction`` of the rows, each right-padded (mask False on padding), and copy
+  episodes (:func:`copy_mix_rows`) as ``copy_fraction`` of the rows.
 - ``random``: seeded uniform token ids (smoke runs of the random tiny model only);
 - a path to a UTF-8 text file: its windows (one document).
 
@@ -126,6 +127,35 @@ def _filler_sentences(tokenizer: Any) -> list[str]:
     return [s if s.endswith(".") else s + "." for s in out]
 
 
+COPY_MIX_VERSION = 1
+"""Version of :func:`copy_mix_rows`; part of tiny-base's cache key."""
+COPY_MIX_DIGITS = (2, 12)
+"""Shortest and longest digit string of a digit copy episode."""
+COPY_MIX_TOKENS = (2, 64)
+"""Shortest and longest sequence of a copy episode over the whole vocabulary."""
+
+
+def copy_mix_rows(tokenizer: Any, n: int, length: int, seed: int) -> torch.Tensor:
+    """``n`` rows of ``length`` tokens of copy episodes (``s s``, as in the copy warm-up of
+    :mod:`longred_bench.training.pretrain.induction`): the first half random digit strings, the
+    rest random sequences of any non-special token. A number to retrieve almost always repeats a
+    digit (94% of 7-digit ones), so copying it exactly takes more than the previous token; the
+    warm-up's episodes over a 4K vocabulary almost never repeat one, and without copy rows in the
+    mix the warm-up's copying fades during pretraining."""
+    from longred_bench.training.pretrain.induction import alphabet, copy_rows
+
+    gen = torch.Generator().manual_seed(seed + 9173)
+    digits = torch.tensor(
+        [tokenizer.convert_tokens_to_ids(str(d)) for d in range(10)], dtype=torch.long
+    )
+    if len(set(digits.tolist())) != 10 or tokenizer.unk_token_id in digits.tolist():
+        raise UserError("copy_fraction needs a tokenizer with a token for each digit 0-9")
+    half = n // 2
+    first, _ = copy_rows(half, length, COPY_MIX_DIGITS, digits, None, gen)
+    rest, _ = copy_rows(n - half, length, COPY_MIX_TOKENS, alphabet(tokenizer), None, gen)
+    return torch.cat([first, rest])
+
+
 def pretrain_windows(
     tokenizer: Any,
     length: int,
@@ -133,6 +163,7 @@ def pretrain_windows(
     retrieval_fraction: float,
     seed: int,
     retrieval_phrasing: str = "train",
+    copy_fraction: float = 0.0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The pretraining mix (see the module docstring): ``(ids, mask)``."""
     weights = PRETRAIN_PROSE
@@ -144,7 +175,16 @@ def pretrain_windows(
             for i, (s, w) in enumerate(per_source.items())
         ]
     )
-    return with_retrieval(tokenizer, prose, retrieval_fraction, seed, retrieval_phrasing)
+    if not copy_fraction:
+        return with_retrieval(tokenizer, prose, retrieval_fraction, seed, retrieval_phrasing)
+    # retrieval and copy rows are their fractions of all rows: r / (1 - c) of the rows before
+    # the copy rows are added
+    ids, mask = with_retrieval(
+        tokenizer, prose, retrieval_fraction / (1 - copy_fraction), seed, retrieval_phrasing
+    )
+    n_copy = round(len(prose) * copy_fraction / (1 - retrieval_fraction - copy_fraction))
+    copies = copy_mix_rows(tokenizer, n_copy, length, seed)
+    return torch.cat([ids, copies]), torch.cat([mask, torch.ones_like(copies, dtype=torch.bool)])
 
 
 def with_retrieval(
@@ -186,6 +226,7 @@ def window_set(
     seed: int,
     retrieval_fraction: float = 0.0,
     retrieval_phrasing: str = "train",
+    copy_fraction: float = 0.0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(ids [N, length], mask [N, length])`` for a data source (module docstring)."""
     if source == "random":
@@ -199,6 +240,7 @@ def window_set(
             retrieval_fraction=retrieval_fraction,
             seed=seed,
             retrieval_phrasing=retrieval_phrasing,
+            copy_fraction=copy_fraction,
         )
     path = Path(source).expanduser()
     if path.is_file():

@@ -15,6 +15,7 @@ from pathlib import Path
 from longred_bench.cache import cache_dir, write_manifest
 from longred_bench.errors import UserError
 from longred_bench.results import config_hash
+from longred_bench.training.data import COPY_MIX_VERSION
 from longred_bench.training.pretrain.retrieval import RETRIEVAL_VERSION
 from longred_bench.training.pretrain.tokenizer import TOKENIZER_VERSION
 
@@ -26,9 +27,10 @@ def tiny_base_run_dir() -> Path:
     from longred_bench.training.config import resolve_config
 
     cfg = resolve_config("pretrain", profile="tiny")
-    key = config_hash(
-        {**cfg.to_dict(), "tokenizer_version": TOKENIZER_VERSION, "retrieval": RETRIEVAL_VERSION}
-    )
+    versions = {"tokenizer_version": TOKENIZER_VERSION, "retrieval": RETRIEVAL_VERSION}
+    if cfg.copy_fraction:
+        versions["copy_mix"] = COPY_MIX_VERSION
+    key = config_hash({**cfg.to_dict(), **versions})
     return cache_dir() / "models" / f"tiny-base-{key}"
 
 

@@ -5,9 +5,9 @@ splits of the default corpus mix (Brown + Austen, seed 1234, the task's number o
 every run scores the same samples) and returns them as a ``test`` split. lm-eval passes the
 task's ``metadata`` and ``dataset_kwargs`` as keyword arguments; only ``phrasing`` is read, by
 the passkey loader (``heldout``, the default, ``train`` or ``standard``: see
-:func:`longred_bench.taskdata.tiny_tasks.build_passkey`), the others are ignored. A corpus missing
-from the cache raises :class:`longred_bench.errors.UserError` naming ``longred-bench data fetch
---sources brown austen``.
+:func:`longred_bench.taskdata.tiny_passkey.build_passkey`), the others are ignored. A corpus
+missing from the cache raises :class:`longred_bench.errors.UserError` naming ``longred-bench data
+fetch --sources brown austen``.
 """
 
 from __future__ import annotations

@@ -18,8 +18,13 @@ import pytest
 from data_helpers import ensure_cached
 
 from longred_bench.data.corpora import Document, load_documents
+from longred_bench.data.sentences import split_sentences
 from longred_bench.errors import UserError
 from longred_bench.taskdata import tiny_tasks
+from longred_bench.taskdata.tiny_cloze import build_cloze
+from longred_bench.taskdata.tiny_nextsent import build_nextsent
+from longred_bench.taskdata.tiny_pairs import content_vocabulary
+from longred_bench.taskdata.tiny_ppl import build_ppl
 
 TASKS_DIR = Path(__file__).resolve().parents[2] / "tasks"
 TASK_NAMES = tuple(f"longred_tiny_{task}" for task in tiny_tasks.TASKS)
@@ -88,7 +93,7 @@ def test_split_sentences_rules() -> None:
         '"My dear Mr. Bennet," said his lady. "Have you heard?" It is let! J. F. Kennedy spoke '
         "in the U.S. Senate today. the next one starts lower and ends. Then a fragment without end"
     )
-    sentences = tiny_tasks.split_sentences(text)
+    sentences = split_sentences(text)
     got = [(text[s.start : s.end], s.usable) for s in sentences]
     assert got == [
         ("PRIDE AND PREJUDICE", False),
@@ -114,20 +119,20 @@ def test_builders_are_seeded(task: str) -> None:
 
 
 def test_synthetic_rows_are_verbatim_and_well_formed() -> None:
-    cloze = tiny_tasks.build_cloze(SYNTHETIC, n=20, seed=0)
+    cloze = build_cloze(SYNTHETIC, n=20, seed=0)
     for row in cloze:
         assert row["context"] + row["target"] == row["text"]
         assert _slice(SYNTHETIC, row).startswith(row["text"])
         word = row["target"].strip()
         assert row["target"] == " " + word and word.isalpha()
         assert re.search(rf"\b{word}\b", row["context"], re.IGNORECASE)
-    for row in tiny_tasks.build_ppl(SYNTHETIC, n=20, seed=0):
+    for row in build_ppl(SYNTHETIC, n=20, seed=0):
         assert row["text"] == _slice(SYNTHETIC, row)
         assert 80 <= len(row["text"].split()) <= 150
 
 
 def test_nextsent_distractors_come_from_other_documents() -> None:
-    for row in tiny_tasks.build_nextsent(SYNTHETIC, n=30, seed=0):
+    for row in build_nextsent(SYNTHETIC, n=30, seed=0):
         own = f"{row['corpus']}/{row['doc_id']}"
         distractor_docs = _distractor_docs(row)
         assert row["choice_docs"][row["gold"]] == own and own not in distractor_docs
@@ -151,12 +156,12 @@ def _gap(documents: list[Document], row: dict) -> str:
 
 def test_nextsent_needs_other_documents() -> None:
     with pytest.raises(UserError, match="distractor sentences"):
-        tiny_tasks.build_nextsent(SYNTHETIC[3:], n=2, seed=0)
+        build_nextsent(SYNTHETIC[3:], n=2, seed=0)
 
 
 def test_too_many_samples_is_a_clear_error() -> None:
     with pytest.raises(UserError, match="lower n"):
-        tiny_tasks.build_ppl(SYNTHETIC[:1], n=10_000, seed=0)
+        build_ppl(SYNTHETIC[:1], n=10_000, seed=0)
     with pytest.raises(UserError, match="unknown tiny task"):
         tiny_tasks.build("summaries")
 
@@ -348,7 +353,7 @@ def test_replace_pairs_put_a_word_of_similar_frequency_for_one_content_word(
 
 def test_content_vocabulary_matches_frequencies() -> None:
     docs = [Document("c", "d", "d", "alpha alpha alpha alpha beta beta beta beta beta gamma " * 3)]
-    vocab = tiny_tasks.content_vocabulary(docs)
+    vocab = content_vocabulary(docs)
     assert vocab["alpha"] == ["beta"] and vocab["beta"] == ["alpha"]  # 12 vs 15: within 1.25
     assert vocab["gamma"] == []  # 3 against 12: too rare to stand in for either
 

@@ -64,7 +64,7 @@ from longred_bench.taskdata.ruler.phrasings import (
 )
 from longred_bench.taskdata.ruler.sizing import Draft, Misfit, Rendered, fit
 from longred_bench.taskdata.ruler.synthetic import VT_HOPS, vt_prompt
-from longred_bench.taskdata.tiny_tasks import passkey_prompt
+from longred_bench.taskdata.tiny_passkey import passkey_prompt
 
 KINDS: tuple[str, ...] = ("passkey", "kv", "copy", "vt")
 # Bumped whenever the examples change (strings or draws); tiny-base's cache key holds it.

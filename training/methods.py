@@ -10,6 +10,9 @@ batches into named loss terms with the total under ``"loss"`` (:meth:`Method.los
   same positions for both models; ``1 - cos`` of the final normed hidden state on the s2l stream,
   the student given skipped position ids (:mod:`longred_bench.training.positions`), the teacher
   ``0..T-1``.
+- ``pose``: next-token CE on the long stream's rows, samples shorter than the extended window,
+  with position ids stretched over that window (:mod:`longred_bench.training.position_transforms`:
+  PoSE's two chunks, or RPES's sorted random ids with ``position_transform: rpes``).
 - ``linearard``: for each chosen layer and each of q, k, v (q and k after RoPE), KL(teacher ||
   student) of ``softmax(X X^T / sqrt(d))`` rows on the s2l stream (texts of the original window,
   where the teacher is valid), mean over heads and valid rows, summed over kinds and averaged
@@ -32,6 +35,7 @@ from longred_bench.training.objectives import (
     hidden_cosine_loss,
     relation_kl_loss,
 )
+from longred_bench.training.position_transforms import pose_position_ids, rpes_position_ids
 from longred_bench.training.positions import skipped_position_ids
 from longred_bench.training.streams import Batch
 
@@ -117,6 +121,23 @@ class LongReD(Method):
         return terms
 
 
+class PositionTransformCE(Method):
+    """CE on short samples at position ids spread over the extended window (module docstring)."""
+
+    def losses(self, batches: dict[str, Batch], step: int) -> dict[str, torch.Tensor]:
+        b = batches["long"]
+        rows, length = b.ids.shape
+        sampler = {"pose": pose_position_ids, "rpes": rpes_position_ids}
+        # Drawn for the global batch on every process, so the run does not depend on it.
+        positions = sampler[self.cfg.position_transform](
+            length, self.target_window, rows * self.world, generator=self.generator
+        )[self.rank * rows : (self.rank + 1) * rows].to(b.ids.device)
+        # The attention mask is passed on purpose (see LongReD's s2l term).
+        logits = self.student(b.ids, attention_mask=b.mask, position_ids=positions).logits
+        ce = causal_lm_loss(logits, b.ids, b.mask)
+        return {"ce_long": ce, "loss": ce}
+
+
 class LinearARD(Method):
     """Relation-KL distillation of q/k/v, then optional long-text CE (module docstring)."""
 
@@ -168,4 +189,5 @@ METHODS: dict[str, type[Method]] = {
     "control": CrossEntropy,
     "longred": LongReD,
     "linearard": LinearARD,
+    "pose": PositionTransformCE,
 }

@@ -10,8 +10,8 @@ types, and the sentence selection that keeps the text around them.
 - :func:`type_shares`: at each position, the top ``top_fraction`` of tokens across the batch by
   change; the share of each word type among all of them.
 - :func:`select_sentences`: keep every sentence that holds an anchor-type word and each other
-  one with probability ``keep_other`` (the released code's shortcut, "a sentence with a digit",
-  is ``anchors=("numeral",)`` on :func:`word_type`, whose numerals are digits and number words).
+  one with probability ``keep_other``. The anchor ``digit`` (a sentence with a digit character)
+  is the released code's shortcut; ``numeral`` also counts number words.
 """
 
 from __future__ import annotations
@@ -33,6 +33,10 @@ WORD_TYPES = (
     "punctuation",
     "other",
 )
+
+DIGIT = "digit"
+"""Anchor of :func:`select_sentences`: a sentence holding a digit character (the released code's
+selection)."""
 
 _WORDS = {
     "numeral": "zero one two three four five six seven eight nine ten eleven twelve twenty "
@@ -117,7 +121,7 @@ def select_sentences(
     """Sentences in order: each holding a word of an ``anchors`` type, and each other one with
     probability ``keep_other``."""
     anchors = set(anchors)
-    unknown = anchors - set(WORD_TYPES)
+    unknown = anchors - set(WORD_TYPES) - {DIGIT}
     if unknown:
         raise ValueError(f"unknown anchor type(s) {sorted(unknown)}; types: {WORD_TYPES}")
     if not 0 <= keep_other <= 1:

@@ -70,5 +70,8 @@ def test_select_sentences_keeps_anchors_and_samples_the_rest() -> None:
     assert len(with_digit) == 1000  # every anchored sentence
     assert 200 < len(kept) - 1000 < 300  # about a quarter of the others
     assert select_sentences(sentences, ["numeral"], 0.0, random.Random(0)) == sentences[1::2]
+    words = ["It rained for seven days.", "It rained.", "In 1801 it rained."]
+    assert select_sentences(words, ["digit"], 0.0, random.Random(0)) == words[2:]
+    assert select_sentences(words, ["numeral"], 0.0, random.Random(0)) == [words[0], words[2]]
     with pytest.raises(ValueError, match="unknown anchor"):
         select_sentences(sentences, ["noun"], 0.5, random.Random(0))

@@ -126,4 +126,10 @@ def select_sentences(
         raise ValueError(f"unknown anchor type(s) {sorted(unknown)}; types: {WORD_TYPES}")
     if not 0 <= keep_other <= 1:
         raise ValueError(f"keep_other must be in [0, 1], got {keep_other}")
-    return [s for s in sentences if sentence_types(s) & anchors or rng.random() < keep_other]
+
+    def anchored(sentence: str) -> bool:
+        if DIGIT in anchors and any(c.isdigit() for c in sentence):
+            return True
+        return bool(sentence_types(sentence) & anchors)
+
+    return [s for s in sentences if anchored(s) or rng.random() < keep_other]

@@ -131,11 +131,11 @@ def _check_lengths(cfg: TrainConfig, student: Any, window: int) -> None:
                 f"long_len={cfg.long_len} exceeds the extended window ({target}) of "
                 f"rope={cfg.rope}: raise the extension's factor or lower long_len"
             )
-    elif cfg.recipe == "pose":
+    elif cfg.recipe in ("pose", "rpes"):
         if cfg.long_len >= target:
             raise UserError(
                 f"long_len={cfg.long_len} is not below the extended window ({target}) of "
-                f"rope={cfg.rope}: recipe pose stretches shorter samples over that window"
+                f"rope={cfg.rope}: recipe {cfg.recipe} stretches shorter samples over that window"
             )
     elif cfg.long_len > window:
         raise UserError(

@@ -31,9 +31,9 @@ import yaml
 from longred_bench.errors import UserError, reject_unknown_keys
 from longred_bench.profiles import PROFILES, check_profile
 
-EXTENDING_RECIPES = ("cpt", "mix-cpt", "longred", "linearard", "pose")
+EXTENDING_RECIPES = ("cpt", "mix-cpt", "longred", "linearard", "pose", "rpes")
 """Recipes that train a RoPE-extended student (they need ``rope``)."""
-RECIPES = ("pretrain", "cpt", "mix-cpt", "control", "longred", "linearard", "pose")
+RECIPES = ("pretrain", "cpt", "mix-cpt", "control", "longred", "linearard", "pose", "rpes")
 SCHEDULES = ("constant", "cosine", "linear")
 SAMPLERS = ("uniform", "cream")
 DISTRIBUTED = ("ddp", "fsdp")
@@ -84,7 +84,6 @@ class TrainConfig:
     retrieval_fraction: float = 0.3  # "pretrain", "...+retrieval": share of retrieval rows
     retrieval_phrasing: str = "train"  # their prompt strings: "train" family or RULER's "standard"
     copy_fraction: float = 0.0  # "pretrain" only: share of copy-episode rows (half digit strings)
-    position_transform: str = "pose"  # "pose" recipe: "pose" (two chunks) or "rpes" (random ids)
     heldout_every: int = 0  # evaluate held-out loss every N steps (0: never)
     # Pretrain only: the copy warm-up before the mix (longred_bench.training.pretrain.induction).
     copy_warmup_steps: int = 0  # at most this many steps; 0: no warm-up
@@ -198,7 +197,6 @@ class TrainConfig:
         self._validate_copy_warmup()
         if self.recipe == "control" and self.rope is not None:
             raise UserError("recipe control keeps the original RoPE: drop rope=... from its config")
-        _choice("position_transform", self.position_transform, ("pose", "rpes"))
         if self.recipe in EXTENDING_RECIPES and not self.rope:
             raise UserError(
                 f"recipe {self.recipe} extends the window: set rope=SPEC (e.g. abf:theta=1.6e5)"

@@ -10,9 +10,9 @@ batches into named loss terms with the total under ``"loss"`` (:meth:`Method.los
   same positions for both models; ``1 - cos`` of the final normed hidden state on the s2l stream,
   the student given skipped position ids (:mod:`longred_bench.training.positions`), the teacher
   ``0..T-1``.
-- ``pose``: next-token CE on the long stream's rows, samples shorter than the extended window,
-  with position ids stretched over that window (:mod:`longred_bench.training.position_transforms`:
-  PoSE's two chunks, or RPES's sorted random ids with ``position_transform: rpes``).
+- ``pose``, ``rpes``: next-token CE on the long stream's rows, samples shorter than the extended
+  window, with position ids stretched over that window
+  (:mod:`longred_bench.training.position_transforms`: PoSE's two chunks, RPES's sorted random ids).
 - ``linearard``: for each chosen layer and each of q, k, v (q and k after RoPE), KL(teacher ||
   student) of ``softmax(X X^T / sqrt(d))`` rows on the s2l stream (texts of the original window,
   where the teacher is valid), mean over heads and valid rows, summed over kinds and averaged
@@ -129,7 +129,7 @@ class PositionTransformCE(Method):
         rows, length = b.ids.shape
         sampler = {"pose": pose_position_ids, "rpes": rpes_position_ids}
         # Drawn for the global batch on every process, so the run does not depend on it.
-        positions = sampler[self.cfg.position_transform](
+        positions = sampler[self.cfg.recipe](
             length, self.target_window, rows * self.world, generator=self.generator
         )[self.rank * rows : (self.rank + 1) * rows].to(b.ids.device)
         # The attention mask is passed on purpose (see LongReD's s2l term).
@@ -190,4 +190,5 @@ METHODS: dict[str, type[Method]] = {
     "longred": LongReD,
     "linearard": LinearARD,
     "pose": PositionTransformCE,
+    "rpes": PositionTransformCE,
 }

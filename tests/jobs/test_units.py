@@ -89,3 +89,12 @@ def test_results_of_older_tiny_task_rows_are_measured_again(
     monkeypatch.setattr(tiny_tasks, "TINY_TASKS_VERSION", tiny_tasks.TINY_TASKS_VERSION + 1)
     assert cached_records(paths["short"], units["short"]) is None
     assert cached_records(paths["ruler"], units["ruler"])[0]["score"] == 1.0
+
+
+def test_tiny_base_key_is_pinned() -> None:
+    """tiny-base and every cached training run are keyed by their resolved config's hash: a new
+    ``TrainConfig`` field, or a changed default, rebuilds tiny-base (about 15 min) and retrains
+    every table's rows. Change this pin only together with such a deliberate change."""
+    from longred_bench.jobs.tiny_base import tiny_base_run_dir
+
+    assert tiny_base_run_dir().name == "tiny-base-1dde558c2579acf7"

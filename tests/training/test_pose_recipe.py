@@ -1,4 +1,4 @@
-"""The ``pose`` recipe (PoSE, and RPES by ``position_transform``): CE on short samples at
+"""The ``pose`` and ``rpes`` recipes (PoSE, RPES): CE on short samples at
 position ids stretched over the extended window (integration, the random tiny model)."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def _positions_seen(cfg) -> tuple[list[torch.Tensor], dict, torch.Tensor]:
 
 @pytest.mark.parametrize("transform", ["pose", "rpes"])
 def test_pose_trains_on_stretched_positions(transform: str) -> None:
-    cfg = resolve_config("pose", profile="smoke", overrides={"position_transform": transform})
+    cfg = resolve_config(transform, profile="smoke")
     seen, terms, plain = _positions_seen(cfg)
     assert len(seen) == 1 and seen[0] is not None
     ids = seen[0]
@@ -54,8 +54,6 @@ def test_pose_trains_on_stretched_positions(transform: str) -> None:
 
 
 def test_pose_checks_its_settings() -> None:
-    with pytest.raises(UserError, match="position_transform"):
-        resolve_config("pose", profile="smoke", overrides={"position_transform": "yarn"})
     with pytest.raises(UserError, match="extends the window"):
         resolve_config("pose", profile="smoke", overrides={"rope": None})
     cfg = resolve_config("pose", profile="smoke", overrides={"long_len": 1024})

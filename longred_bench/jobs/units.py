@@ -26,11 +26,31 @@ from longred_bench.results import (
 )
 
 
+def _suite_builds(config: Any) -> set[str]:
+    """Names of models the suite builds itself (``tiny-base``) anywhere among ``config``'s
+    values."""
+    from longred_bench.jobs.tiny_base import SUITE_BUILT
+
+    if isinstance(config, str):
+        return {config} & set(SUITE_BUILT)
+    if isinstance(config, dict):
+        config = list(config.values())
+    if isinstance(config, list | tuple):
+        return set().union(*(_suite_builds(x) for x in config)) if config else set()
+    return set()
+
+
 def stored_config(config: dict[str, Any]) -> dict[str, Any]:
     """The config a cached result is saved and matched under: a RULER evaluation or a PSA
     measurement also names the RULER sample generator's version, and a ``short_tiny`` evaluation
     the tiny tasks' version, so results measured on samples of an older generator are measured
-    again rather than reused."""
+    again rather than reused. A config that names a model the suite builds (``tiny-base``) and
+    not already its build (``base``) also names the build, so a rebuilt model is measured again."""
+    from longred_bench.jobs.tiny_base import build_identity
+
+    builds = _suite_builds(config)
+    if builds and "base" not in config:
+        config = {**config, "suite_builds": {name: build_identity(name) for name in sorted(builds)}}
     if config.get("suite") == "ruler" or "psa" in config:
         from longred_bench.taskdata.ruler.store import GENERATOR_VERSION
 

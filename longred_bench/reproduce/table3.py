@@ -151,11 +151,9 @@ def trained_rows(prof: Table3Profile) -> list[TrainedRow]:
 
 def base_identity(model: str) -> str:
     """What a model spec names: for ``tiny-base`` its build (config hash), else the spec."""
-    if model == "tiny-base":
-        from longred_bench.jobs.tiny_base import tiny_base_run_dir
+    from longred_bench.jobs.tiny_base import build_identity
 
-        return tiny_base_run_dir().name
-    return model
+    return build_identity(model)
 
 
 def train_key(cfg: Any) -> str:

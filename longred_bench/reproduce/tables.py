@@ -19,7 +19,7 @@ from longred_bench.cache import atomic_write_text, cache_dir
 from longred_bench.errors import UserError
 from longred_bench.jobs.configs import DriftConfig
 from longred_bench.jobs.drift import run_drift, save_run
-from longred_bench.jobs.units import cached_records, save_records
+from longred_bench.jobs.units import cached_records, save_records, stored_config
 from longred_bench.profiles import PROFILES, check_profile
 from longred_bench.reports.table1 import build_table1
 from longred_bench.reproduce import DEFAULT_PROFILE
@@ -120,7 +120,8 @@ def after_cpt_and_control_drift(
 
 def _table1(profile: str, out: Path, *, force: bool, progress: bool) -> list[Path]:
     cfg = TABLE1_PROFILES[profile]
-    key = config_hash({**cfg.to_dict(), "drift_version": DRIFT_VERSION})
+    # stored_config ties the key to tiny-base's build where the original is tiny-base
+    key = config_hash(stored_config({**cfg.to_dict(), "drift_version": DRIFT_VERSION}))
     run_dir = cache_dir() / "runs" / f"table1-{profile}-{key}"
     results = run_dir / "drift.jsonl"
     records = None if force else read_cached_records(results)

@@ -98,3 +98,19 @@ def test_tiny_base_key_is_pinned() -> None:
     from longred_bench.jobs.tiny_base import tiny_base_run_dir
 
     assert tiny_base_run_dir().name == "tiny-base-1dde558c2579acf7"
+
+
+def test_a_unit_naming_tiny_base_is_tied_to_its_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A result measured on tiny-base is not reused after tiny-base is rebuilt (a new config
+    gives a new build directory); a unit that already names the build (``base``) keeps its key."""
+    import longred_bench.jobs.tiny_base as tiny_base
+    from longred_bench.jobs.units import stored_config
+
+    unit = {"original": "tiny-base", "extended": [{"rope": "pi:factor=4"}], "suite": "drift"}
+    first = stored_config(unit)
+    assert first["suite_builds"] == {"tiny-base": tiny_base.tiny_base_run_dir().name}
+    monkeypatch.setattr(tiny_base, "tiny_base_run_dir", lambda: Path("/x/tiny-base-0123"))
+    assert stored_config(unit)["suite_builds"] == {"tiny-base": "tiny-base-0123"}
+    assert "suite_builds" not in stored_config({"model": "smollm2-135m", "suite": "drift"})
+    named = {"model": "tiny-base", "base": "tiny-base-0123", "suite": "drift"}
+    assert stored_config(named) == named

@@ -46,9 +46,9 @@ PROSE, WITH_RETRIEVAL = "austen+kjv", "austen+kjv+retrieval"
 
 
 def _units(model: str, rope: str | None, args: argparse.Namespace) -> list[dict[str, Any]]:
-    from longred_bench.reproduce.table3 import base_identity
+    from longred_bench.jobs.tiny_base import build_identity
 
-    common = {"model": model, "base": base_identity(model), "rope": rope, "batch_size": 16,
+    common = {"model": model, "base": build_identity(model), "rope": rope, "batch_size": 16,
               "device": "cpu", "seed": 0, "item_scores": True}  # fmt: skip
     tasks = [f"longred_ruler_{t}" for t in PHRASED_TASKS]
     ruler = {**common, "suite": "ruler", "lengths": list(args.lengths), "samples": args.samples,

@@ -227,3 +227,12 @@ def reduce_row_kl(row_kl: torch.Tensor, args: RelationKLArgs) -> torch.Tensor:
     if args.reduction == "sum":
         return total
     return total / max(count_valid_rows(args), 1)
+
+
+def at_common_dtype(*tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """``tensors`` cast to their widest dtype (``torch.promote_types``), e.g. a bf16 teacher's q/k
+    beside an fp32 student's: the relation KL takes four inputs of one dtype."""
+    common = tensors[0].dtype
+    for x in tensors[1:]:
+        common = torch.promote_types(common, x.dtype)
+    return tuple(x.to(common) for x in tensors)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
-from longred_bench.kernels import relation_kl
+from longred_bench.kernels import at_common_dtype, relation_kl
 from longred_bench.metrics.similarity import masked_mean_cosine
 
 
@@ -58,10 +58,7 @@ def relation_kl_loss(
 ) -> torch.Tensor:
     """KL(P_teacher || P_student) of ``softmax(X X^T / sqrt(d))`` rows, causal, mean over heads
     and valid rows; ``student``/``teacher`` are ``[B, H, T, d]`` (q, k or v of one layer)."""
-    teacher = teacher.detach()
-    if teacher.dtype != student.dtype:  # e.g. an fp32 student against a bf16 teacher
-        common = torch.promote_types(student.dtype, teacher.dtype)
-        student, teacher = student.to(common), teacher.to(common)
+    student, teacher = at_common_dtype(student, teacher.detach())  # e.g. a bf16 teacher
     return relation_kl(
         student, student, teacher, teacher, mask=mask, causal=True,
         reduction="mean", impl=impl,

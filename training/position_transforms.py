@@ -39,18 +39,13 @@ def _check(length: int, target: int, batch: int) -> None:
         )
 
 
-def _uniform_int(lo: int, hi: int, size: int, generator: torch.Generator | None) -> torch.Tensor:
-    """``size`` integers uniform on ``{lo, ..., hi}`` (inclusive)."""
-    return torch.randint(lo, hi + 1, (size,), generator=generator)
-
-
 def pose_position_ids(
     length: int, target: int, batch: int, *, generator: torch.Generator | None = None
 ) -> torch.Tensor:
     """PoSE's two-chunk ids ``[batch, length]`` (module docstring)."""
     _check(length, target, batch)
-    head = _uniform_int(1, (length + 1) // 2, batch, generator)
-    shift = _uniform_int(0, target - length, batch, generator)
+    head = torch.randint(1, (length + 1) // 2 + 1, (batch,), generator=generator)
+    shift = torch.randint(0, target - length + 1, (batch,), generator=generator)
     ids = torch.arange(length).expand(batch, length)
     return ids + (ids >= head[:, None]) * shift[:, None]
 
@@ -105,7 +100,7 @@ def sentence_gap_position_ids(
     batch, length = starts.shape
     _check(length, target, batch)
     skipped = target - length
-    head = _uniform_int(1, (length + 1) // 2, batch, generator)
+    head = torch.randint(1, (length + 1) // 2 + 1, (batch,), generator=generator)
     rows = []
     for b in range(batch):
         r = int(head[b])

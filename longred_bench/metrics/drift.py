@@ -33,6 +33,7 @@ from transformers import PreTrainedModel
 from longred_bench.errors import UserError
 from longred_bench.kernels import (
     TeacherTerms,
+    at_common_dtype,
     attention_with_lse,
     relation_kl,
     relation_kl_stats,
@@ -168,9 +169,7 @@ class _KLSink:
         plain: bool,
     ) -> torch.Tensor | None:  # fmt: skip
         q_t, k_t, scale_t, terms = self.teacher.layers[layer]
-        if q.dtype != q_t.dtype:  # e.g. a bf16 original against an fp32 extended copy
-            common = torch.promote_types(q.dtype, q_t.dtype)
-            q, k, q_t, k_t = (x.to(common) for x in (q, k, q_t, k_t))
+        q, k, q_t, k_t = at_common_dtype(q, k, q_t, k_t)  # e.g. a bf16 original, fp32 extended
         kwargs = dict(mask=self.teacher.mask, scale_s=scale, scale_t=scale_t, reduction="none")
         out = None
         if terms is None:

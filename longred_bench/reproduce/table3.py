@@ -21,6 +21,7 @@ from typing import Any
 
 from longred_bench.cache import cache_dir, warn
 from longred_bench.errors import UserError
+from longred_bench.jobs.tiny_base import build_identity
 from longred_bench.jobs.units import cached_records, run_eval_unit, save_records
 from longred_bench.reproduce.pool import Unit, run_units_parallel
 from longred_bench.results import config_hash, read_records
@@ -149,17 +150,10 @@ def trained_rows(prof: Table3Profile) -> list[TrainedRow]:
     return runs
 
 
-def base_identity(model: str) -> str:
-    """What a model spec names: for ``tiny-base`` its build (config hash), else the spec."""
-    from longred_bench.jobs.tiny_base import build_identity
-
-    return build_identity(model)
-
-
 def train_key(cfg: Any) -> str:
     """Cache key of a training run: its config, the starting model's identity, the code version."""
     return config_hash(
-        {**cfg.to_dict(), "base": base_identity(cfg.model), "train_version": TRAIN_VERSION}
+        {**cfg.to_dict(), "base": build_identity(cfg.model), "train_version": TRAIN_VERSION}
     )
 
 
@@ -213,7 +207,7 @@ def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
 
 
 def _eval_units(prof: Table3Profile, model: str, rope: str | None) -> list[dict[str, Any]]:
-    common = {"model": model, "base": base_identity(model), "rope": rope,
+    common = {"model": model, "base": build_identity(model), "rope": rope,
               "batch_size": prof.batch_size, "device": "cpu", "seed": 0,
               "item_scores": True}  # fmt: skip
     short = {**common, "suite": prof.short_suite, "limit": prof.short_limit,

@@ -217,10 +217,10 @@ TINY_BASE_UNITS: dict[str, tuple[str, dict]] = {
 def _tiny_base(profile: str, out: Path, *, force: bool, progress: bool) -> list[Path]:
     """tiny-base's pretraining curve, convergence check, retrieval targets and scores (profile
     tiny only)."""
-    from longred_bench.jobs.tiny_base import tiny_base_dir, tiny_base_longer_dir
+    from longred_bench.jobs.tiny_base import build_identity, tiny_base_dir, tiny_base_longer_dir
     from longred_bench.reports.curves import read_metrics
     from longred_bench.reports.tiny_base_report import build_tiny_base_report
-    from longred_bench.reproduce.table3 import base_identity, evaluate_cached
+    from longred_bench.reproduce.table3 import evaluate_cached
     from longred_bench.taskdata.tiny_tasks import build, chance_accuracy
 
     final = tiny_base_dir(progress=progress)
@@ -228,7 +228,7 @@ def _tiny_base(profile: str, out: Path, *, force: bool, progress: bool) -> list[
     longer = read_metrics(tiny_base_longer_dir(progress=progress) / "metrics.jsonl")
     evals = {}
     for name, (suite, extra) in TINY_BASE_UNITS.items():
-        unit = {"model": "tiny-base", "base": base_identity("tiny-base"), "rope": None,
+        unit = {"model": "tiny-base", "base": build_identity("tiny-base"), "rope": None,
                 "suite": suite, **TINY_BASE_EVAL, **extra}  # fmt: skip
         evals[name] = evaluate_cached(unit, {"row": "original"}, progress=progress)
     chance = {

@@ -100,8 +100,9 @@ def reproduce_table3(session: nox.Session) -> None:
 
 @nox.session
 def reproduce_pcd(session: nox.Session) -> None:
-    """Positional Contrastive Decoding (RULER, PSA and short tasks with and without PCD, a
-    strength sweep) at profile ``smol`` (SmolLM2-135M); ``-- --profile smoke`` for seconds."""
+    """Positional Contrastive Decoding (settings chosen on a dev split; RULER, PSA and short tasks
+    with and without PCD on a test split) at profile ``smol`` (SmolLM2-135M); resumable unit by
+    unit; ``-- --profile smoke`` for minutes."""
     _install(session)
     args = session.posargs or []
     profile = args[args.index("--profile") + 1] if "--profile" in args else "smol"

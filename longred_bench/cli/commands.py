@@ -101,7 +101,7 @@ def cmd_psa(args: argparse.Namespace) -> int:
     cfg = PsaConfig(
         models=tuple(args.model), ropes=tuple(args.rope), tasks=tuple(args.tasks),
         lengths=tuple(args.lengths), samples=args.samples, seed=args.seed, corpus=args.corpus,
-        device=args.device,
+        device=args.device, depths=tuple(args.depths or ()),
     )  # fmt: skip
     cfg.check()  # before torch is imported
     from longred_bench.jobs.psa import psa_command

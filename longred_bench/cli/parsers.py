@@ -267,6 +267,11 @@ def add_psa(sub: argparse._SubParsersAction) -> None:
         help="'highly ranked' for the verdict (default: TOP_K of longred_bench.reports.psa_report)",
     )
     p.add_argument("--corpus", default=d.corpus, help="haystack corpus (default brown)")
+    p.add_argument(
+        "--depths", nargs="+", type=float, metavar="PCT",
+        help="needle depths (percent): sample i's needle at depth i mod their number, the same "
+        "at every length (single-needle NIAH tasks; default: drawn, differing by length)",
+    )  # fmt: skip
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--device", default=d.device)
     p.add_argument(

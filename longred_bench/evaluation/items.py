@@ -43,7 +43,9 @@ def item_records(
     records: list[dict[str, Any]] = []
     for task in sorted(samples):
         kept = _mean_aggregated(tasks[task])
+        generates = getattr(tasks[task], "OUTPUT_TYPE", None) == "generate_until"
         for sample in samples[task]:
+            texts = _texts(sample) if generates else {}
             filt = sample.get("filter", "none")
             per_length = any(name.isdigit() for name in sample.get("metrics", ()))
             for name in sample.get("metrics", ()):
@@ -63,6 +65,16 @@ def item_records(
                         "length": length,
                         "doc_id": int(sample["doc_id"]),
                         "value": float(value),
+                        **texts,
                     }
                 )
     return records
+
+
+def _texts(sample: dict[str, Any]) -> dict[str, Any]:
+    """``response`` and ``target`` of a generation task's logged sample (see
+    :func:`item_records`)."""
+    resps = sample.get("resps") or [[None]]
+    response = resps[0][0] if resps[0] else None
+    return {"response": None if response is None else str(response),
+            "target": sample.get("target")}  # fmt: skip

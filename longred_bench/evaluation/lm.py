@@ -4,11 +4,10 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from longred_bench.errors import UserError
-from longred_bench.pcd.config import PcdConfig, trained_window
+from longred_bench.pcd.config import PcdConfig
 
 DECODINGS = ("greedy", "pcd")
 
@@ -23,17 +22,6 @@ def check_decoding(decoding: str, pcd: PcdConfig | None, *, backend: str, suite:
         raise UserError("--decoding pcd runs on the hf backend only (it swaps RoPE per forward)")
     if decoding == "pcd" and suite == "ppl":
         raise UserError("--decoding pcd is for the lm-eval suites; the ppl suite has no decoding")
-
-
-def pcd_for(pcd: PcdConfig | None, model_spec: str, rope: str | None) -> PcdConfig:
-    """``pcd`` (defaults when ``None``) whose local window, for a zero-shot extension with
-    neither ``local_base`` nor ``local_window`` given, is the original model's window."""
-    from longred_bench.models.loading import load_config
-
-    cfg = pcd or PcdConfig()
-    if rope is None or cfg.local_base is not None or cfg.local_window is not None:
-        return cfg
-    return replace(cfg, local_window=trained_window(load_config(model_spec)))
 
 
 def build_lm(
@@ -70,7 +58,7 @@ def build_lm(
             tokenizer=loaded.tokenizer,
             max_length=window,
             batch_size=batch_size,
-            **pcd_for(pcd, model_spec, rope).as_dict(),
+            **(pcd or PcdConfig()).as_dict(),
         )
     from lm_eval.models.huggingface import HFLM
 

@@ -12,7 +12,7 @@ from longred_bench.errors import UserError, reject_unknown_keys
 from longred_bench.evaluation.lm import DECODINGS
 from longred_bench.models.rope import parse_rope_spec
 from longred_bench.pcd.config import PcdConfig
-from longred_bench.taskdata.ruler.registry import check_task
+from longred_bench.taskdata.ruler.registry import check_depths, check_task
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,9 @@ ORIGINAL = "none"  # the --rope value that stands for the unextended model
 @dataclass(frozen=True)
 class PsaConfig:
     """What to measure: every model in ``models`` once per entry of ``ropes`` (``"none"`` is the
-    model as it is), on ``samples`` samples of each task at each length."""
+    model as it is), on ``samples`` samples of each task at each length; with ``depths``
+    (percent), sample ``i``'s needle sits at ``depths[i % len(depths)]`` at every length (else
+    at a drawn depth, which differs by length)."""
 
     models: tuple[str, ...]
     ropes: tuple[str, ...] = (ORIGINAL,)
@@ -139,10 +141,15 @@ class PsaConfig:
     seed: int = 0
     corpus: str = "brown"
     device: str = "cpu"
+    depths: tuple[float, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able form (tuples as lists)."""
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        """JSON-able form (tuples as lists; ``depths`` only when given, so the cache keys of
+        configs without it stay as they were)."""
+        out = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        if not self.depths:
+            del out["depths"]
+        return out
 
     def check(self) -> None:
         """Raise :class:`UserError` on bad values, before anything is loaded."""
@@ -157,6 +164,8 @@ class PsaConfig:
                 )
         if not self.tasks or not self.lengths:
             raise UserError("psa: give at least one task and one length")
+        for task in self.tasks:
+            check_depths(task, self.depths)
         if min(self.lengths) < 1 or self.samples < 1:
             raise UserError(
                 f"psa: lengths and --samples must be >= 1 (got {list(self.lengths)}, "

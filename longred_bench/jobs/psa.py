@@ -22,9 +22,9 @@ the haystack in tokens; ``needle_distance = (prompt_tokens - 1) - needle_start``
 from the query that predicts the first answer token back to the needle.
 
 With ``pcd`` (:mod:`longred_bench.pcd.model`) ranks and probabilities are those of the distribution
-PCD decodes from: the calibrated logits restricted to the top-k of the standard ones (a gold
-token outside that set has probability 0 and rank ``top_k + 1``); lines are labelled
-``<label> +pcd``.
+PCD decodes from: the calibrated logits on the plausible tokens of the standard ones (a gold
+token outside that set has probability 0 and rank one past the set's size), the local base that
+of the prompt's length; lines are labelled ``<label> +pcd``.
 """
 
 from __future__ import annotations
@@ -123,8 +123,8 @@ def score_sample(
     else:
         from longred_bench.pcd.model import pcd_logits
 
-        base, local = pcd.logits_pair(ids, logits_to_keep=t + 1)
-        logits = pcd_logits(base[0, :t], local[0, :t], pcd.config.alpha, pcd.config.top_k)
+        base, local = pcd.logits_pair(ids, len(prompt_ids), logits_to_keep=t + 1)
+        logits = pcd_logits(base[0, :t], local[0, :t], pcd.config)
     gold = torch.tensor(answer_ids, device=logits.device)
     ranks = gold_rank(logits, gold)
     probs = gold_probability(logits, gold)
@@ -169,7 +169,7 @@ def run_psa(
 ) -> tuple[list[dict[str, Any]], Provenance]:
     """Measure ``cfg``: records of kind ``psa_sample`` (one per sample and line) and
     ``psa_token`` (one per answer token), and the run's provenance; with ``pcd``, under PCD
-    with those parameters (the local window: the model's own, before any extension)."""
+    with those parameters."""
     cfg.check()
     start = time.perf_counter()
     records: list[dict[str, Any]] = []
@@ -180,7 +180,13 @@ def run_psa(
             for task in cfg.tasks
             for length in cfg.lengths
             for s in load_or_generate(
-                task, base.tokenizer, length, cfg.samples, cfg.seed, corpus=cfg.corpus
+                task,
+                base.tokenizer,
+                length,
+                cfg.samples,
+                cfg.seed,
+                corpus=cfg.corpus,
+                depths=cfg.depths,
             )
         ]
         for rope in cfg.ropes:
@@ -188,9 +194,9 @@ def run_psa(
             name = label(spec, rope, cfg)
             scorer = None
             if pcd is not None:
-                from longred_bench.pcd.model import PcdModel, trained_window
+                from longred_bench.pcd.model import PcdModel
 
-                scorer = PcdModel(model, pcd, default_window=trained_window(base.model.config))
+                scorer = PcdModel(model, pcd)
                 name += " +pcd"
             window = int(model.config.max_position_embeddings)
             bar = _progress(len(samples), f"psa {name}", progress)

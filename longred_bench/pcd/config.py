@@ -1,5 +1,5 @@
 """PCD's parameters (:class:`PcdConfig`, with the ``--pcd-*`` command-line flags that set them)
-and the torch-free RoPE arithmetic of its default local base.
+and the torch-free arithmetic of its local window.
 
 Kept apart from :mod:`longred_bench.pcd.model` (the model side, which needs torch and transformers)
 so that command lines and configs can name PCD without importing either. The parameters and their
@@ -16,9 +16,12 @@ from typing import Any
 from longred_bench.errors import UserError, reject_unknown_keys
 
 DEFAULT_ALPHA = 1.5
+DEFAULT_BETA = 0.1
 DEFAULT_TOP_K = 50
-LOGLIKELIHOOD_MODES = ("full", "topk")
+DEFAULT_LOCAL_FRACTION = 0.25
+PLAUSIBILITY_RULES = ("adaptive", "topk")
 MIN_WINDOW = 7  # a base B' > 1 needs a longest wavelength above 2 pi
+LENGTH_QUANTUM = 64  # prompt lengths are rounded up to this before the local fraction applies
 
 
 def _number(name: str, value: Any, *, integer: bool) -> float | int:
@@ -38,25 +41,28 @@ def _number(name: str, value: Any, *, integer: bool) -> float | int:
 
 @dataclass(frozen=True)
 class PcdConfig:
-    """PCD's parameters (see the module docstring; the unconfirmed ones are marked).
+    """PCD's parameters (see :mod:`longred_bench.pcd.model`; the unconfirmed ones are marked).
 
     - ``alpha``: contrast strength (>= 0; 0 gives the base model's greedy output exactly).
-    - ``top_k``: plausibility restriction, tokens kept from the top of ``L`` (>= 1).
-    - ``local_base``: ``B'`` (unconfirmed); ``None`` derives it from ``local_window``.
-    - ``local_window``: the window ``W`` of the default ``B'`` (unconfirmed); ``None``: the
-      model's trained window. Give ``local_base`` or ``local_window``, not both.
+    - ``plausibility``: which tokens the contrast may choose from (unconfirmed): ``adaptive``
+      (default), those whose standard-pass probability is at least ``beta`` times the top one's;
+      ``topk``, the ``top_k`` most likely of the standard pass.
+    - ``beta``: the adaptive cut (0 < beta <= 1).
+    - ``top_k``: the top-k cut (>= 1).
+    - The local window rule (unconfirmed; at most one of the three): ``local_fraction``, the
+      local window ``W'`` as a fraction of the prompt (default 0.25 when none is given);
+      ``local_window``, ``W'`` in tokens; ``local_base``, the local RoPE base ``B'`` itself.
     - ``first_pair``: first RoPE pair whose frequency changes (unconfirmed; 0 = all pairs).
-    - ``loglikelihood``: how requests are scored (unconfirmed, the paper defines no scoring):
-      ``full``, log-softmax of the calibrated logits over the whole vocabulary; ``topk``, over the
-      top-k set of ``L`` only, tokens outside it scoring ``-inf`` (the decoding distribution).
     """
 
     alpha: float = DEFAULT_ALPHA
+    plausibility: str = "adaptive"
+    beta: float = DEFAULT_BETA
     top_k: int = DEFAULT_TOP_K
-    local_base: float | None = None
+    local_fraction: float | None = None
     local_window: int | None = None
+    local_base: float | None = None
     first_pair: int = 0
-    loglikelihood: str = "full"
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PcdConfig:
@@ -67,40 +73,73 @@ class PcdConfig:
     def __post_init__(self) -> None:
         coerce = {
             "alpha": _number("alpha", self.alpha, integer=False),
+            "beta": _number("beta", self.beta, integer=False),
             "top_k": _number("top_k", self.top_k, integer=True),
             "first_pair": _number("first_pair", self.first_pair, integer=True),
         }
-        if self.local_base is not None:
-            coerce["local_base"] = _number("local_base", self.local_base, integer=False)
-        if self.local_window is not None:
-            coerce["local_window"] = _number("local_window", self.local_window, integer=True)
+        for name, integer in (("local_fraction", False), ("local_window", True),
+                              ("local_base", False)):  # fmt: skip
+            if getattr(self, name) is not None:
+                coerce[name] = _number(name, getattr(self, name), integer=integer)
         for key, value in coerce.items():
             object.__setattr__(self, key, value)
         if not math.isfinite(self.alpha) or self.alpha < 0:
             raise UserError(f"PCD alpha must be a finite number >= 0, got {self.alpha:g}")
+        if self.plausibility not in PLAUSIBILITY_RULES:
+            raise UserError(
+                f"PCD plausibility must be one of {', '.join(PLAUSIBILITY_RULES)}, "
+                f"got {self.plausibility!r}"
+            )
+        if not 0 < self.beta <= 1:
+            raise UserError(f"PCD beta must be in (0, 1], got {self.beta:g}")
         if self.top_k < 1:
             raise UserError(f"PCD top_k must be at least 1, got {self.top_k}")
-        if self.local_base is not None and not (1 < self.local_base < math.inf):
-            raise UserError(
-                f"PCD local_base must be a finite RoPE base > 1, got {self.local_base:g}"
-            )
+        given = [n for n in ("local_fraction", "local_window", "local_base") if getattr(self, n)
+                 is not None]  # fmt: skip
+        if len(given) > 1:
+            raise UserError(f"PCD: give one of local_fraction, local_window, local_base, not "
+                            f"{' and '.join(given)}")  # fmt: skip
+        if self.local_fraction is not None and not 0 < self.local_fraction <= 1:
+            raise UserError(f"PCD local_fraction must be in (0, 1], got {self.local_fraction:g}")
         if self.local_window is not None and self.local_window < MIN_WINDOW:
             raise UserError(
                 f"PCD local_window must be at least {MIN_WINDOW} tokens, got {self.local_window}"
             )
-        if self.local_base is not None and self.local_window is not None:
-            raise UserError("PCD: give local_base or local_window, not both")
+        if self.local_base is not None and not (1 < self.local_base < math.inf):
+            raise UserError(
+                f"PCD local_base must be a finite RoPE base > 1, got {self.local_base:g}"
+            )
         if self.first_pair < 0:
             raise UserError(f"PCD first_pair must be >= 0, got {self.first_pair}")
-        if self.loglikelihood not in LOGLIKELIHOOD_MODES:
-            raise UserError(
-                f"PCD loglikelihood must be one of {', '.join(LOGLIKELIHOOD_MODES)}, "
-                f"got {self.loglikelihood!r}"
-            )
 
     def as_dict(self) -> dict[str, Any]:
         """The parameters as a JSON-able dict (the keys :meth:`from_dict` takes)."""
         return asdict(self)
+
+    def window_rule(self) -> str:
+        """The local window rule as a short text: ``fraction 0.25``, ``window 64`` or
+        ``base 100``."""
+        if self.local_base is not None:
+            return f"base {self.local_base:g}"
+        if self.local_window is not None:
+            return f"window {self.local_window}"
+        return f"fraction {self.fraction():g}"
+
+    def fraction(self) -> float:
+        """The local fraction in force (the default when no rule is given)."""
+        return DEFAULT_LOCAL_FRACTION if self.local_fraction is None else self.local_fraction
+
+    def window_for(self, prompt_tokens: int) -> int | None:
+        """The local window ``W'`` for a prompt of ``prompt_tokens`` tokens (``None`` under a
+        ``local_base`` rule): ``local_window``, or ``local_fraction`` of the prompt's length
+        rounded up to a multiple of :data:`LENGTH_QUANTUM` tokens (so that the prompts of one
+        RULER length share a window), at least :data:`MIN_WINDOW`."""
+        if self.local_base is not None:
+            return None
+        if self.local_window is not None:
+            return self.local_window
+        padded = LENGTH_QUANTUM * math.ceil(max(int(prompt_tokens), 1) / LENGTH_QUANTUM)
+        return max(MIN_WINDOW, round(self.fraction() * padded))
 
 
 def trained_window(config: Any) -> int:
@@ -112,23 +151,24 @@ def trained_window(config: Any) -> int:
 
 _FLAGS = {  # --pcd-<flag>: (PcdConfig field, type, help)
     "alpha": ("alpha", float, f"contrast strength (default {DEFAULT_ALPHA})"),
-    "top-k": ("top_k", int, f"plausibility restriction: top-k of the standard logits "
-              f"(default {DEFAULT_TOP_K})"),
-    "local-base": ("local_base", float, "RoPE base B' of the local-aware variant (unconfirmed; "
-                   "default: the base whose longest wavelength is the trained window)"),
-    "local-window": ("local_window", int, "window W of the default B' (default: the model's "
-                     "trained window)"),
+    "plausibility": ("plausibility", str, "tokens the contrast chooses from: adaptive (p >= "
+                     "beta * p_max of the standard pass, default) or topk"),
+    "beta": ("beta", float, f"adaptive plausibility cut (default {DEFAULT_BETA})"),
+    "top-k": ("top_k", int, f"top-k plausibility cut (default {DEFAULT_TOP_K})"),
+    "local-fraction": ("local_fraction", float, "local window W' as a fraction of the prompt "
+                       f"(unconfirmed; default {DEFAULT_LOCAL_FRACTION})"),
+    "local-window": ("local_window", int, "local window W' in tokens (instead of a fraction)"),
+    "local-base": ("local_base", float, "RoPE base B' of the local-aware variant (instead of "
+                   "a window)"),
     "first-pair": ("first_pair", int, "first RoPE pair whose frequency changes (unconfirmed; "
                    "default 0: all)"),
-    "loglikelihood": ("loglikelihood", str, "scoring: full (log-softmax of the calibrated "
-                      "logits over the vocabulary, default) or topk (over the top-k set)"),
 }  # fmt: skip
 
 
 def add_pcd_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``--pcd-*`` flags (all default to ``None``: PCD's own defaults apply)."""
     for flag, (_, kind, text) in _FLAGS.items():
-        choices = LOGLIKELIHOOD_MODES if flag == "loglikelihood" else None
+        choices = PLAUSIBILITY_RULES if flag == "plausibility" else None
         parser.add_argument(f"--pcd-{flag}", type=kind, choices=choices, help=text)
 
 

@@ -7,16 +7,22 @@ them (batching, truncation, stop sequences); only the two model calls change:
 - generation (``generate_until``): greedy PCD decoding
   (:meth:`longred_bench.pcd.model.PcdModel.generate`, two KV caches); a task that asks for
   sampling is refused;
-- scoring (``loglikelihood``, ``loglikelihood_rolling``): the log-softmax of the calibrated logits,
-  over the whole vocabulary (``loglikelihood=full``, the default) or over the top-k set of the
-  standard logits (``loglikelihood=topk``); see :class:`longred_bench.pcd.model.PcdConfig`.
+- scoring (``loglikelihood``): each continuation scores
+  ``(1 + alpha) * log p(c | x) - alpha * log p_local(c | x)``, the contrast of the two passes'
+  log-likelihoods of its own tokens (``is_greedy`` is the standard pass's); at ``alpha = 0`` the
+  scores are ``HFLM``'s. Requests are run through ``HFLM`` twice, the second time under the local
+  base of their length (:meth:`longred_bench.pcd.model.PcdModel.base_for`);
+- ``loglikelihood_rolling`` (perplexity of whole texts) is not defined under PCD: every request
+  gets ``NaN``, so a perplexity under PCD reads as not defined, never as a number.
 
 Model arguments: ``pretrained`` (a model spec: zoo name, HF directory, ``.gguf`` file or hub id,
 loaded by :func:`longred_bench.models.loading.load`; or a loaded model with ``tokenizer``), ``rope``
-(a zero-shot RoPE extension spec), the PCD parameters ``alpha``, ``top_k``, ``local_base``,
-``local_window``, ``first_pair``, ``loglikelihood``, and ``max_length``, ``batch_size``,
-``max_batch_size``, ``device``, ``dtype``, ``trust_remote_code``, ``add_bos_token``. Anything else
-is refused (lm-eval would otherwise drop it silently for a loaded model).
+(a zero-shot RoPE extension spec), the PCD parameters (the fields of
+:class:`longred_bench.pcd.config.PcdConfig`: ``alpha``, ``plausibility``, ``beta``, ``top_k``,
+``local_fraction``, ``local_window``, ``local_base``, ``first_pair``), and ``max_length``,
+``batch_size``, ``max_batch_size``, ``device``, ``dtype``, ``trust_remote_code``,
+``add_bos_token``. Anything else is refused (lm-eval would otherwise drop it silently for a
+loaded model).
 
 lm-eval 0.4.13 finds no model outside its own package, so its command line runs this one through
 the console script ``longred-lm-eval`` (:mod:`longred_bench.evaluation.lm_eval_cli`, e.g.
@@ -37,7 +43,7 @@ from lm_eval.api.registry import register_model
 from lm_eval.models.huggingface import HFLM
 
 from longred_bench.errors import UserError
-from longred_bench.pcd.model import DEFAULT_ALPHA, DEFAULT_TOP_K, PcdConfig, PcdModel, score_logits
+from longred_bench.pcd.model import PcdConfig, PcdModel
 
 MODEL_NAME = "longred-pcd"
 log = logging.getLogger(__name__)
@@ -66,16 +72,13 @@ def _dtype(dtype: str | torch.dtype) -> torch.dtype:
 
 def _load(
     spec: str, rope: str | None, device: str, dtype: torch.dtype, trust_remote_code: bool
-) -> tuple[Any, Any, int]:
-    """(model, tokenizer, trained window) of ``spec``, extended by ``rope`` when given; the
-    window is the one before the extension."""
+) -> tuple[Any, Any]:
+    """(model, tokenizer) of ``spec``, extended by ``rope`` when given."""
     from longred_bench.models.loading import extend, load
-    from longred_bench.pcd.model import trained_window
 
     loaded = load(spec, device=device, dtype=dtype, trust_remote_code=trust_remote_code)
-    window = trained_window(loaded.model.config)
     model = loaded.model if rope is None else extend(loaded.model, rope).eval()
-    return model, loaded.tokenizer, window
+    return model, loaded.tokenizer
 
 
 @register_model(MODEL_NAME)
@@ -87,12 +90,6 @@ class PcdLM(HFLM):
         pretrained: Any,
         tokenizer: Any = None,
         rope: str | None = None,
-        alpha: float = DEFAULT_ALPHA,
-        top_k: int = DEFAULT_TOP_K,
-        local_base: float | None = None,
-        local_window: int | None = None,
-        first_pair: int = 0,
-        loglikelihood: str = "full",
         max_length: int | None = None,
         batch_size: int | str = 1,
         max_batch_size: int = 64,
@@ -102,26 +99,19 @@ class PcdLM(HFLM):
         add_bos_token: bool | None = None,
         **unknown: Any,
     ) -> None:
+        pcd_fields = list(PcdConfig.__dataclass_fields__)
+        pcd_args = {k: unknown.pop(k) for k in list(unknown) if k in pcd_fields}
         if unknown:
             raise UserError(
                 f"{MODEL_NAME}: unknown model argument(s) {', '.join(sorted(unknown))}; known: "
-                "pretrained, tokenizer, rope, alpha, top_k, local_base, local_window, first_pair, "
-                "loglikelihood, max_length, batch_size, max_batch_size, device, dtype, "
-                "trust_remote_code, add_bos_token"
+                "pretrained, tokenizer, rope, max_length, batch_size, max_batch_size, device, "
+                f"dtype, trust_remote_code, add_bos_token, {', '.join(pcd_fields)}"
             )
-        cfg = PcdConfig(
-            alpha=alpha,
-            top_k=top_k,
-            local_base=local_base,
-            local_window=local_window,
-            first_pair=first_pair,
-            loglikelihood=loglikelihood,
-        )
-        window = None
+        cfg = PcdConfig(**pcd_args)
         if isinstance(pretrained, str):
             if tokenizer is not None:
                 raise UserError(f"{MODEL_NAME}: tokenizer= is only for an already loaded model")
-            pretrained, tokenizer, window = _load(
+            pretrained, tokenizer = _load(
                 pretrained, rope, _device(device), _dtype(dtype), bool(trust_remote_code)
             )
         elif rope is not None or tokenizer is None:
@@ -129,7 +119,7 @@ class PcdLM(HFLM):
                 f"{MODEL_NAME}: a loaded model needs tokenizer= and takes no rope= "
                 "(extend it first, longred_bench.models.loading.extend)"
             )
-        self.pcd = PcdModel(pretrained, cfg, default_window=window)
+        self.pcd = PcdModel(pretrained, cfg)
         super().__init__(
             pretrained=pretrained,
             tokenizer=tokenizer,
@@ -141,17 +131,35 @@ class PcdLM(HFLM):
         if self.backend != "causal":
             raise UserError(f"{MODEL_NAME} is for decoder-only models, not {self.backend}")
 
-    def _model_call(
+    def _loglikelihood_tokens(
         self,
-        inps: torch.Tensor,
-        attn_mask: torch.Tensor | None = None,
-        labels: torch.Tensor | None = None,
-    ) -> torch.Tensor:
-        """Calibrated logits ``[batch, seq, vocab]`` of ``inps`` (see ``loglikelihood``)."""
-        logits = super()._model_call(inps, attn_mask, labels)
-        with self.pcd.local():
-            local = super()._model_call(inps, attn_mask, labels)
-        return score_logits(logits, local, self.pcd.config)
+        requests: list[tuple[tuple[str, str], list[int], list[int]]],
+        disable_tqdm: bool = False,
+        override_bs: int | None = None,
+    ) -> list[tuple[float, bool]]:
+        """Contrast scores of ``requests`` (see the module docstring): ``HFLM``'s scores, and,
+        when ``alpha > 0``, ``HFLM``'s scores again under each request's local base."""
+        standard = super()._loglikelihood_tokens(requests, disable_tqdm, override_bs)
+        alpha = self.pcd.config.alpha
+        if alpha == 0:
+            return standard
+        local = [score for score, _ in standard]  # no local variant: the contrast is the score
+        groups: dict[float, list[int]] = {}
+        for i, (_, context, continuation) in enumerate(requests):
+            base = self.pcd.base_for(len(context) + len(continuation))
+            if base is not None:
+                groups.setdefault(base, []).append(i)
+        for base, index in groups.items():
+            with self.pcd.local(base):
+                got = super()._loglikelihood_tokens([requests[i] for i in index], True, override_bs)
+            for i, (score, _) in zip(index, got, strict=True):
+                local[i] = score
+        return [((1 + alpha) * s - alpha * ls, g) for (s, g), ls in zip(standard, local,
+                                                                         strict=True)]  # fmt: skip
+
+    def loglikelihood_rolling(self, requests: list[Any], disable_tqdm: bool = False) -> list[float]:
+        """``NaN`` for every request: rolling perplexity is not defined under PCD."""
+        return [float("nan")] * len(requests)
 
     def _stop_check(self, stop: list[str]) -> Callable[[list[int]], bool]:
         """True once the generated ids end in the end-of-text token or contain a stop string."""

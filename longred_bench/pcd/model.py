@@ -1,43 +1,53 @@
 """Positional Contrastive Decoding (PCD; arXiv 2506.08371): the local-aware RoPE variant of a
-model, the logit contrast, and greedy decoding with it.
+model, the logit contrast, and greedy decoding and choice scoring with it.
 
 PCD contrasts the model's standard next-token logits ``L`` with the logits ``L_local`` of a
 *local-aware* variant of the same weights::
 
-    calibrated = (1 + alpha) * L - alpha * L_local,   kept on the top_k tokens of L (others -inf)
+    calibrated = (1 + alpha) * L - alpha * L_local,   on the plausible tokens of L (others -inf)
 
-and decodes greedily from ``calibrated``. The variant recomputes the RoPE frequencies
-``theta_j = B^(-2j/d)`` (pair ``j = 0 .. d/2-1``, head size ``d``) with a lower base ``B' < B``,
-which over-rotates the low-frequency pairs most (the ratio ``(B/B')^(2j/d)`` grows with ``j``), so
-the variant attends more locally. It is built from the model's own ``rope_parameters`` with
-``rope_theta`` set to ``B'``: transformers builds the variant's rotary module from that config,
-nothing of its modeling code is copied. Pairs below ``first_pair`` keep the original frequencies.
+and decodes greedily from ``calibrated``. The plausible tokens (:func:`plausible`, unconfirmed)
+are by default those whose standard-pass probability is at least ``beta`` times the most likely
+one's (the adaptive cut of contrastive decoding; ``beta`` 0.1), or the ``top_k`` most likely
+(``plausibility="topk"``; the pre-paper code used k = 50). Under the adaptive cut a step where the
+standard pass is confident keeps one token, so the contrast changes only uncertain steps.
 
-One model object serves both passes: :meth:`PcdModel.local` swaps the variant's rotary module(s)
-in for the duration of a forward pass. The weights are shared; the variant holds one extra
-``inv_freq`` buffer (``d/2`` floats). Keys depend on the base, so generation keeps two KV caches
-and runs two forward passes per token (about twice the KV memory and compute of greedy decoding).
+The variant recomputes the RoPE frequencies ``theta_j = B^(-2j/d)`` (pair ``j = 0 .. d/2-1``,
+head size ``d``) with a lower base ``B' < B``, which over-rotates the low-frequency pairs most (the
+ratio ``(B/B')^(2j/d)`` grows with ``j``). It is built from the model's own ``rope_parameters``
+with ``rope_theta`` set to ``B'``: transformers builds the variant's rotary module from that
+config, nothing of its modeling code is copied. Pairs below ``first_pair`` keep the original
+frequencies (``first_pair > 0``: only the lower-frequency pairs change).
+
+The local window rule (unconfirmed; :class:`PcdConfig`): ``B'`` is the smallest base whose longest
+wavelength, as the model applies its frequencies (RoPE type and scaling included), is at least a
+local window ``W'`` (:func:`base_for_window`; for the default RoPE type
+``(W' / 2 pi) ** (d / (d - 2))``). ``W'`` is by default a quarter of the prompt
+(``local_fraction``; the prompt's length rounded up to 64 tokens), or a fixed number of tokens
+(``local_window``); or ``B'`` is given outright (``local_base``). Under ``W'`` every pair still
+tells apart the distances inside the local window, and distances beyond it are over-rotated: the
+variant sees only what is local, so the contrast favours what the standard pass reads from
+further away. A prompt whose ``W'`` reaches the model's longest wavelength has nothing to
+over-rotate: its local pass is the standard one and the contrast leaves it as it is. The same
+rule holds for every model and extension (no trained-window default that differs by line).
+
+Scoring (:meth:`longred_bench.pcd.lm.PcdLM.loglikelihood`): a continuation (a multiple-choice
+answer) scores ``(1 + alpha) * log p(c | x) - alpha * log p_local(c | x)``, the contrast applied
+to the two passes' log-likelihoods of exactly the choice's tokens; at ``alpha = 0`` these are the
+greedy scores. Rolling perplexity under PCD is not defined (the contrast is not a distribution
+over texts) and is reported as ``NaN``.
+
+One model object serves both passes: :meth:`PcdModel.local` swaps a variant's rotary module(s)
+in for the duration of a forward pass. The weights are shared; each ``B'`` in use holds one extra
+``inv_freq`` buffer (``d/2`` floats). Keys depend on the base, so generation keeps a KV cache per
+variant and runs two forward passes per token (about twice the KV memory and compute of greedy
+decoding); rows of a batch whose prompts get different ``B'`` run their local pass apart.
 
 Sources (``PCD.md``): the paper confirms that PCD contrasts standard with local-aware logits;
-third-party reviews restate the frequencies and ``B' < B``. The contrast formula, ``alpha = 1.5``
-and ``top_k`` (50 or 100; 50 here) come from the first author's pre-paper repository, not from
-the paper. **Unconfirmed**, so parameters of :class:`PcdConfig` with documented defaults: ``B'``
-(``local_base`` / ``local_window``), whether only pairs from a split index on change
-(``first_pair``, default 0: all), and what PCD means for scoring (``loglikelihood``).
-
-Default ``B'``: the smallest base whose longest RoPE wavelength, as the model applies its
-frequencies (its RoPE type and scaling included), is at least the model's trained window ``W``
-(:func:`base_for_window`); for the default RoPE type that is ``(W / 2 pi) ** (d / (d - 2))``
-exactly, e.g. 1,643 for SmolLM2-135M (``d`` 64, ``W`` 8,192, ``B`` 1e5). Why: under it the
-slowest pair turns once over ``W`` tokens, so every pair still tells apart all distances inside
-one trained window, while none stays nearly constant across the context, as the low-frequency
-pairs of the original base do (they carry the distance-insensitive, long-range part of
-attention); distances beyond ``W`` are over-rotated, which is the local-aware behaviour. It is a
-scale the model knows (its own training window), needs no tuning, and is the same for a model
-and its ABF extensions. ``W`` is ``rope_parameters["original_max_position_embeddings"]`` where
-the config records it (YaRN, llama3), else ``max_position_embeddings``; for a zero-shot ``rope``
-extension the callers pass the original model's window. With ``first_pair > 0`` the base is
-chosen as if every pair changed; the pairs below ``first_pair`` then keep their frequencies.
+third-party reviews restate the frequencies and ``B' < B``. The contrast formula and
+``alpha = 1.5`` come from the first author's pre-paper repository. **Unconfirmed**, so parameters
+of :class:`PcdConfig` with documented defaults: the local window rule, ``first_pair``, the
+plausibility cut and the choice scoring.
 """
 
 from __future__ import annotations
@@ -54,25 +64,26 @@ from longred_bench.errors import UserError
 from longred_bench.models.loading import original_rope, rotary_modules
 from longred_bench.pcd.config import (
     DEFAULT_ALPHA,
+    DEFAULT_BETA,
     DEFAULT_TOP_K,
-    LOGLIKELIHOOD_MODES,
     MIN_WINDOW,
+    PLAUSIBILITY_RULES,
     PcdConfig,
     trained_window,
 )
 
 __all__ = [
     "DEFAULT_ALPHA",
+    "DEFAULT_BETA",
     "DEFAULT_TOP_K",
-    "LOGLIKELIHOOD_MODES",
+    "PLAUSIBILITY_RULES",
     "PcdConfig",
     "PcdModel",
     "base_for_window",
     "contrast",
     "longest_wavelength",
     "pcd_logits",
-    "restrict_top_k",
-    "score_logits",
+    "plausible",
     "trained_window",
     "with_base",
 ]
@@ -95,19 +106,16 @@ def longest_wavelength(rotary_cls: type, config: Any, base: float) -> float:
     return float(2 * math.pi / inv_freq.min())
 
 
-def base_for_window(rotary_cls: type, config: Any, window: int) -> float:
+def base_for_window(rotary_cls: type, config: Any, window: int) -> float | None:
     """The smallest RoPE base ``B' < B`` whose longest wavelength is at least ``window`` tokens
     (bisection on ``log B'``; for the default RoPE type, where the wavelength is continuous in
-    the base, it is ``(window / 2 pi) ** (d / (d - 2))``)."""
+    the base, it is ``(window / 2 pi) ** (d / (d - 2))``); ``None`` when the model's own longest
+    wavelength is already within ``window`` (nothing to over-rotate)."""
     if window < MIN_WINDOW:
         raise UserError(f"PCD local window must be at least {MIN_WINDOW} tokens, got {window}")
     base = original_rope(config).theta
-    longest = longest_wavelength(rotary_cls, config, base)
-    if longest <= window:
-        raise UserError(
-            f"the model's longest RoPE wavelength ({longest:.0f} tokens) is already within the "
-            f"PCD local window {window}: pass a smaller local_window or a local_base"
-        )
+    if longest_wavelength(rotary_cls, config, base) <= window:
+        return None
     lo, hi = 0.0, math.log(base)
     for _ in range(_BISECTIONS):
         mid = (lo + hi) / 2
@@ -124,51 +132,38 @@ def contrast(logits: torch.Tensor, local_logits: torch.Tensor, alpha: float) -> 
     return calibrated.sub_(local_logits.float(), alpha=alpha)
 
 
-def restrict_top_k(calibrated: torch.Tensor, logits: torch.Tensor, k: int) -> torch.Tensor:
-    """``calibrated`` on the ``k`` highest entries of ``logits`` (last dim), ``-inf`` elsewhere."""
-    k = min(int(k), logits.shape[-1])
-    keep = torch.zeros_like(calibrated, dtype=torch.bool)
-    keep.scatter_(-1, logits.topk(k, dim=-1).indices, True)
-    return calibrated.masked_fill(~keep, float("-inf"))
+def plausible(logits: torch.Tensor, cfg: PcdConfig) -> torch.Tensor:
+    """Boolean mask ``[..., vocab]`` of the tokens the contrast may choose from: under
+    ``adaptive``, those with ``softmax(logits) >= beta * max softmax(logits)`` (in logits:
+    ``logit >= max logit + log beta``); under ``topk``, the ``top_k`` highest (all when
+    ``top_k`` exceeds the vocabulary)."""
+    logits = logits.float()
+    if cfg.plausibility == "adaptive":
+        return logits >= logits.amax(-1, keepdim=True) + math.log(cfg.beta)
+    k = min(int(cfg.top_k), logits.shape[-1])
+    keep = torch.zeros_like(logits, dtype=torch.bool)
+    return keep.scatter_(-1, logits.topk(k, dim=-1).indices, True)
 
 
-def pcd_logits(
-    logits: torch.Tensor, local_logits: torch.Tensor, alpha: float, top_k: int
-) -> torch.Tensor:
-    """The logits PCD decodes from: the contrast restricted to the top-k of ``logits``."""
-    return restrict_top_k(contrast(logits, local_logits, alpha), logits, top_k)
-
-
-def score_logits(logits: torch.Tensor, local_logits: torch.Tensor, cfg: PcdConfig) -> torch.Tensor:
-    """The logits whose log-softmax scores a request under ``cfg.loglikelihood``."""
-    if cfg.loglikelihood == "topk":
-        return pcd_logits(logits, local_logits, cfg.alpha, cfg.top_k)
-    return contrast(logits, local_logits, cfg.alpha)
+def pcd_logits(logits: torch.Tensor, local_logits: torch.Tensor, cfg: PcdConfig) -> torch.Tensor:
+    """The logits PCD decodes from: the contrast on the plausible tokens of ``logits``,
+    ``-inf`` elsewhere."""
+    calibrated = contrast(logits, local_logits, cfg.alpha)
+    return calibrated.masked_fill(~plausible(logits, cfg), float("-inf"))
 
 
 class PcdModel:
-    """A causal LM and its local-aware RoPE variant: one model object, two rotary modules.
+    """A causal LM and its local-aware RoPE variants: one model object, a rotary module per
+    local base ``B'`` in use (built on first use)."""
 
-    ``default_window`` is the trained window ``W`` when the caller knows better than the config
-    (a zero-shot extension: the original model's window); ``cfg.local_window`` overrides it.
-    """
-
-    def __init__(self, model: Any, cfg: PcdConfig, *, default_window: int | None = None) -> None:
+    def __init__(self, model: Any, cfg: PcdConfig) -> None:
         config = model.config
-        base = original_rope(config).theta
-        rotaries = rotary_modules(model)
-        self.local_window: int | None = None
-        if cfg.local_base is not None:
-            local_base = float(cfg.local_base)
-        else:
-            self.local_window = int(cfg.local_window or default_window or trained_window(config))
-            local_base = base_for_window(type(rotaries[0][2]), config, self.local_window)
-        if local_base >= base:
-            raise UserError(
-                f"PCD local base {local_base:g} is not below the model's RoPE base {base:g}: "
-                "pass a smaller local_base (or local_window)"
-            )
-        pairs = min(module.inv_freq.numel() for *_, module in rotaries)
+        self.model = model
+        self.config = cfg
+        self.base = original_rope(config).theta
+        self._rotaries = rotary_modules(model)
+        self._rotary_cls = type(self._rotaries[0][2])
+        pairs = min(module.inv_freq.numel() for *_, module in self._rotaries)
         if cfg.first_pair >= pairs:
             raise UserError(
                 f"PCD first_pair {cfg.first_pair} is past the model's last RoPE pair ({pairs - 1})"
@@ -179,47 +174,84 @@ class PcdModel:
                 f"PCD first_pair > 0 needs a RoPE type with fixed frequencies "
                 f"({', '.join(_STATIC_ROPE_TYPES)}), not {rope_type!r}"
             )
-        local_config = with_base(config, local_base)
-        self._swaps = []
-        for parent, attr, module in rotaries:
-            local = type(module)(config=local_config).to(module.inv_freq.device)
-            for name in ("inv_freq", "original_inv_freq"):
-                if cfg.first_pair and hasattr(local, name):
-                    getattr(local, name)[: cfg.first_pair] = getattr(module, name)[: cfg.first_pair]
-            self._swaps.append((parent, attr, module, local))
-        self.model = model
-        self.config = cfg
-        self.base = base
-        self.local_base = local_base
+        if cfg.local_base is not None and cfg.local_base >= self.base:
+            raise UserError(
+                f"PCD local base {cfg.local_base:g} is not below the model's RoPE base "
+                f"{self.base:g}: pass a smaller local_base (or a local window)"
+            )
+        self._bases: dict[int, float | None] = {}  # W' -> B' (None: nothing to over-rotate)
+        self._locals: dict[float, list[torch.nn.Module]] = {}
+
+    def base_for(self, prompt_tokens: int) -> float | None:
+        """``B'`` for a prompt of ``prompt_tokens`` tokens under the config's window rule;
+        ``None`` when its window reaches the model's longest wavelength (no local variant)."""
+        window = self.config.window_for(prompt_tokens)
+        if window is None:
+            return float(self.config.local_base)
+        if window not in self._bases:
+            self._bases[window] = base_for_window(self._rotary_cls, self.model.config, window)
+        return self._bases[window]
 
     def resolved(self) -> dict[str, Any]:
-        """The parameters as run: ``cfg`` with ``local_base`` and ``local_window`` resolved."""
-        return {**self.config.as_dict(), "local_base": self.local_base,
-                "local_window": self.local_window}  # fmt: skip
+        """The parameters as run: the config, its window rule, and each local window ``W'`` used
+        so far with its base ``B'`` (``local``, sorted by ``W'``; ``None`` where nothing was
+        over-rotated; under a ``local_base`` rule ``W'`` is that base's longest wavelength)."""
+        if self.config.local_base is not None:
+            cfg = self.model.config
+            wave = longest_wavelength(self._rotary_cls, cfg, self.config.local_base)
+            local = [{"window": round(wave, 1), "base": self.config.local_base}]
+        else:
+            local = [{"window": w, "base": b} for w, b in sorted(self._bases.items())]
+        return {**self.config.as_dict(), "base": self.base,
+                "window_rule": self.config.window_rule(), "local": local}  # fmt: skip
 
-    def local_rotaries(self) -> list[torch.nn.Module]:
-        """The variant's rotary modules (one per rotary module of the model)."""
-        return [local for *_, local in self._swaps]
+    def local_rotaries(self, local_base: float) -> list[torch.nn.Module]:
+        """The variant's rotary modules for ``local_base`` (one per rotary module of the
+        model), built from the model's config with that base; pairs below ``first_pair`` keep
+        the model's frequencies."""
+        if local_base not in self._locals:
+            local_config = with_base(self.model.config, local_base)
+            first = self.config.first_pair
+            built = []
+            for *_, module in self._rotaries:
+                local = type(module)(config=local_config).to(module.inv_freq.device)
+                for name in ("inv_freq", "original_inv_freq"):
+                    if first and hasattr(local, name):
+                        getattr(local, name)[:first] = getattr(module, name)[:first]
+                built.append(local)
+            self._locals[local_base] = built
+        return self._locals[local_base]
 
     @contextlib.contextmanager
-    def local(self) -> Iterator[None]:
-        """Within the block the model runs with the local-aware RoPE; restored on exit."""
-        for parent, attr, base, local in self._swaps:
-            setattr(parent, attr, local.to(base.inv_freq.device))
+    def local(self, local_base: float) -> Iterator[None]:
+        """Within the block the model runs with the local-aware RoPE of base ``local_base``;
+        restored on exit."""
+        for (parent, attr, module), local in zip(
+            self._rotaries, self.local_rotaries(local_base), strict=True
+        ):
+            setattr(parent, attr, local.to(module.inv_freq.device))
         try:
             yield
         finally:
-            for parent, attr, base, _ in self._swaps:
-                setattr(parent, attr, base)
+            for parent, attr, module in self._rotaries:
+                setattr(parent, attr, module)
 
-    def _forward(self, local: bool, **inputs: Any) -> Any:
-        with self.local() if local else contextlib.nullcontext():
+    def _forward(self, local_base: float | None, **inputs: Any) -> Any:
+        with self.local(local_base) if local_base else contextlib.nullcontext():
             return self.model(**inputs)
 
     @torch.no_grad()
-    def logits_pair(self, input_ids: torch.Tensor, **inputs: Any) -> tuple[torch.Tensor, ...]:
-        """``(L, L_local)``: the logits of ``input_ids`` ``[batch, seq]`` under both RoPEs."""
-        return tuple(self._forward(v, input_ids=input_ids, **inputs).logits for v in (0, 1))
+    def logits_pair(
+        self, input_ids: torch.Tensor, prompt_tokens: int | None = None, **inputs: Any
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(L, L_local)``: the logits of ``input_ids`` ``[batch, seq]`` under both RoPEs, the
+        local base chosen for a prompt of ``prompt_tokens`` tokens (default: ``seq``);
+        ``L_local`` is ``L`` when that prompt has no local variant."""
+        logits = self._forward(None, input_ids=input_ids, **inputs).logits
+        base = self.base_for(prompt_tokens or input_ids.shape[1])
+        if base is None:
+            return logits, logits
+        return logits, self._forward(base, input_ids=input_ids, **inputs).logits
 
     @torch.no_grad()
     def generate(
@@ -236,28 +268,40 @@ class PcdModel:
         Returns ``[batch, seq + n]`` (prompt then ``n <= max_new_tokens`` tokens). A row stops
         when ``is_done(its generated ids)`` is true and is padded with ``pad_token_id`` until
         every row has stopped. Positions count real tokens only (left padding ignored), as
-        transformers' ``generate`` does; each RoPE variant keeps its own KV cache.
+        transformers' ``generate`` does. Each row's local base follows from its own prompt
+        length; the rows of one base share a KV cache, the standard pass has its own. At
+        ``alpha = 0`` no local pass runs (the output is greedy decoding's).
         """
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
         mask = attention_mask.long()
         positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
-        caches: list[Any] = [None, None]
+        groups: dict[float, list[int]] = {}
+        if self.config.alpha > 0:
+            for row, n in enumerate(mask.sum(-1).tolist()):
+                base = self.base_for(int(n))
+                if base is not None:
+                    groups.setdefault(base, []).append(row)
+        rows = {b: torch.tensor(r, device=input_ids.device) for b, r in groups.items()}
+        caches: dict[float | None, Any] = dict.fromkeys([None, *groups])
         step_ids, out = input_ids, input_ids
         done = torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
         generated: list[list[int]] = [[] for _ in range(input_ids.shape[0])]
         for _ in range(max(int(max_new_tokens), 0)):
-            last = []
-            for variant in (0, 1):
-                res = self._forward(
-                    bool(variant), input_ids=step_ids, attention_mask=mask,
-                    position_ids=positions, past_key_values=caches[variant], use_cache=True,
-                    logits_to_keep=1,
-                )  # fmt: skip
-                caches[variant] = res.past_key_values
-                last.append(res.logits[:, -1])
-            cfg = self.config
-            chosen = pcd_logits(last[0], last[1], cfg.alpha, cfg.top_k).argmax(-1)
+            standard = local = torch.empty(0)
+            for base, idx in [(None, None), *rows.items()]:
+                inputs = {"input_ids": step_ids, "attention_mask": mask, "position_ids": positions}
+                if idx is not None:
+                    inputs = {k: v[idx] for k, v in inputs.items()}
+                res = self._forward(base, **inputs, past_key_values=caches[base], use_cache=True,
+                                    logits_to_keep=1)  # fmt: skip
+                caches[base] = res.past_key_values
+                if idx is None:
+                    standard = res.logits[:, -1]
+                    local = standard.clone()
+                else:
+                    local[idx] = res.logits[:, -1].to(local.dtype)
+            chosen = pcd_logits(standard, local, self.config).argmax(-1)
             chosen = chosen.masked_fill(done, pad_token_id)
             out = torch.cat([out, chosen[:, None]], dim=1)
             for row, token in enumerate(chosen.tolist()):

@@ -1,21 +1,29 @@
-"""The ``reproduce pcd`` report: RULER by length, PSA curves and short tasks with and without
-Positional Contrastive Decoding, a contrast-strength sweep, the cost per token, and one verdict
-per claim and line, decided by rules in code.
+"""The ``reproduce pcd`` report: PCD's settings chosen on a dev split, then RULER by length, PSA
+curves and short tasks with and without Positional Contrastive Decoding on a test split, a few
+failures read from the generated strings, the cost per token, and one verdict per claim and line,
+decided by rules in code.
 
 Reads the tagged records of :func:`longred_bench.reproduce.pcd.run_pcd` and writes ``pcd.md`` and
 ``pcd.png`` (RULER mean and PSA salience against length, one line per extension and decoding).
 
-Claims and rules (points are on a 0-100 scale; intervals are 95% paired bootstraps over the
-documents both decodings scored, :func:`longred_bench.reports.verdicts.paired_diff`):
+The dev table lists every (alpha, local fraction) of the grid with its mean dev RULER score per
+dev line, greedy decoding (alpha 0) first, and marks the setting chosen by
+:func:`longred_bench.reproduce.pcd.choose` (recomputed here from the dev records).
+
+Claims and rules on the test split (points are on a 0-100 scale; intervals are 95% paired
+bootstraps over the documents both decodings scored,
+:func:`longred_bench.reports.verdict_stats.paired_diff`):
 
 1. *The gold token stays highly ranked while its salience falls* (PSA, greedy decoding): the
    rule of :func:`longred_bench.reports.psa_report.psa_verdicts`.
-2. *PCD improves long-context retrieval*: the interval of ``RULER(pcd) - RULER(greedy)`` (every
-   task and length) lies entirely above 0 -> holds; entirely below 0 -> does not hold; else
-   undecided.
+2. *PCD improves long-context retrieval*, per line and per region (lengths within the line's
+   window, its config's ``max_position_embeddings``, and lengths beyond it): the interval of
+   ``RULER(pcd) - RULER(greedy)`` lies entirely above 0 -> holds; entirely below 0 -> does not
+   hold; else undecided.
 3. *PCD does not hurt short tasks*: the interval of ``Short(pcd) - Short(greedy)`` (headline
-   accuracy) lies entirely above ``-SHORT_MARGIN`` -> holds; entirely below 0 -> does not hold;
-   else undecided.
+   accuracy; under PCD a choice scores the contrast of its two log-likelihoods) lies entirely
+   above ``-SHORT_MARGIN`` -> holds; entirely below ``-SHORT_MARGIN`` -> does not hold; else
+   undecided. Perplexities under PCD are not defined and are shown as such.
 
 No number of the PCD paper is shown beside ours: no source available here confirms its models,
 benchmarks or numbers (``PCD.md``), and a number nobody can check is not put in a report.
@@ -24,12 +32,15 @@ benchmarks or numbers (``PCD.md``), and a number nobody can check is not put in 
 from __future__ import annotations
 
 import csv
+import math
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from longred_bench.pcd.config import PcdConfig
+from longred_bench.pcd.selection import choose, dev_scores
 from longred_bench.reports.figures import save_figure
 from longred_bench.reports.psa_report import (
     HOLDS,
@@ -48,6 +59,7 @@ CLAIMS = {
     "ruler": "PCD improves long-context retrieval (RULER)",
     "short": "PCD does not hurt short tasks",
 }
+FAILURES_SHOWN = 5
 NO_PAPER = (
     "No number of the PCD paper is shown beside ours: no source available here confirms its "
     "models, benchmarks or numbers (see `PCD.md`), so there is nothing checked to compare with."
@@ -75,15 +87,23 @@ def ruler_by_length(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def items(
-    records: list[dict[str, Any]], part: str, line: str, decoding: str, metric: str
+    records: list[dict[str, Any]],
+    part: str,
+    line: str,
+    decoding: str,
+    metric: str,
+    lengths: set[int] | None = None,
 ) -> dict[str, dict[Any, dict[int, float]]]:
-    """Per-document scores (points) as ``{task: {length or metric: {doc_id: value}}}``."""
+    """Per-document scores (points) as ``{task: {length or metric: {doc_id: value}}}``, only at
+    ``lengths`` when given."""
     out: dict[str, dict[Any, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
     scale = 1.0 if part == "ruler" else 100.0
     for r in records:
         if (r.get("kind"), r.get("part"), r.get("line"), r.get("decoding")) != (
             "eval_item", part, line, decoding,
         ) or r.get("metric") != metric:  # fmt: skip
+            continue
+        if lengths is not None and r.get("length") not in lengths:
             continue
         member = r["length"] if r.get("length") is not None else metric
         out[r["task"]][member][int(r["doc_id"])] = scale * float(r["value"])
@@ -98,8 +118,30 @@ def _lines(records: list[dict[str, Any]]) -> list[str]:
     return list(dict.fromkeys(r["line"] for r in records if r.get("part") in ("ruler", "short")))
 
 
+def line_window(records: list[dict[str, Any]], line: str) -> int | None:
+    """The window of ``line`` as evaluated: its config's ``max_position_embeddings``."""
+    found = (int(r["max_position_embeddings"]) for r in records if r.get("line") == line
+             and r.get("part") == "ruler" and r.get("max_position_embeddings"))  # fmt: skip
+    return next(found, None)
+
+
+def regions(records: list[dict[str, Any]], line: str) -> list[tuple[str, set[int]]]:
+    """``(name, lengths)`` of the test RULER lengths of ``line`` within its window and beyond
+    it (a region without lengths is left out)."""
+    lengths = {int(r["length"]) for r in records if r.get("line") == line
+               and r.get("part") == "ruler" and r.get("length") is not None}  # fmt: skip
+    window = line_window(records, line)
+    if window is None:
+        return [("all lengths", lengths)] if lengths else []
+    inside = {n for n in lengths if n <= window}
+    out = [(f"within its window ({window})", inside), (f"beyond its window ({window})",
+                                                        lengths - inside)]  # fmt: skip
+    return [(name, ls) for name, ls in out if ls]
+
+
 def pcd_verdicts(records: list[dict[str, Any]], top_k: int) -> list[tuple[str, str, str, str]]:
-    """``(claim key, line, label, evidence)`` for every claim and line (see the module rules)."""
+    """``(claim key, line, label, evidence)`` for every claim and line (see the module rules);
+    the RULER claim once per region of the line."""
     out = []
     greedy_psa = [r for r in records if r.get("part") == "psa" and r["decoding"] == "greedy"]
     if greedy_psa:
@@ -108,23 +150,153 @@ def pcd_verdicts(records: list[dict[str, Any]], top_k: int) -> list[tuple[str, s
             a, b = v.shortest, v.longest
             text = (
                 f"S first {a['s_first']:.3f} at {a['length']} -> {b['s_first']:.3f} at "
-                f"{b['length']}; worst median gold rank {v.worst_median_rank:g}, top-k {top_k}"
+                f"{b['length']}; lowest top-{top_k} share {v.share_text()}"
             )
             out.append(("psa", _line_of_extension(v.extension, records), v.label, text))
-    for key, part, metric in (("ruler", "ruler", "score"), ("short", "short", SHORT_METRIC)):
-        for line in _lines(records):
-            a = items(records, part, line, "greedy", metric)
-            b = items(records, part, line, "pcd", metric)
+    for line in _lines(records):
+        for region, lengths in regions(records, line):
+            a = items(records, "ruler", line, "greedy", "score", lengths)
+            b = items(records, "ruler", line, "pcd", "score", lengths)
             ci, n = paired_diff(a, b)
             if ci is None:
-                out.append((key, line, UNDECIDED, "no document scored by both decodings"))
+                out.append(("ruler", f"{line}, {region}", UNDECIDED, "no document scored by both"))
                 continue
-            if key == "ruler":
-                label = HOLDS if ci.low > 0 else NOT_HOLDS if ci.high < 0 else UNDECIDED
-            else:
-                label = NOT_HOLDS if ci.high < 0 else HOLDS if ci.low > -SHORT_MARGIN else UNDECIDED
-            text = f"PCD - greedy {fmt_interval(ci)} points ({LEVEL:.0%} paired, n={n} documents)"
-            out.append((key, line, label, text))
+            label = HOLDS if ci.low > 0 else NOT_HOLDS if ci.high < 0 else UNDECIDED
+            text = f"PCD - greedy {fmt_interval(ci)} points ({LEVEL:.0%} paired, n={n} samples)"
+            out.append(("ruler", f"{line}, {region}", label, text))
+    for line in _lines(records):
+        ci, n = paired_diff(items(records, "short", line, "greedy", SHORT_METRIC),
+                            items(records, "short", line, "pcd", SHORT_METRIC))  # fmt: skip
+        if ci is None:
+            out.append(("short", line, UNDECIDED, "no document scored by both decodings"))
+            continue
+        label = (HOLDS if ci.low > -SHORT_MARGIN else NOT_HOLDS if ci.high < -SHORT_MARGIN
+                 else UNDECIDED)  # fmt: skip
+        text = f"PCD - greedy {fmt_interval(ci)} points ({LEVEL:.0%} paired, n={n} documents)"
+        out.append(("short", line, label, text))
+    return out
+
+
+def dev_table(records: list[dict[str, Any]]) -> list[str]:
+    """The dev grid as Markdown rows: mean dev RULER per setting and dev line, the chosen
+    setting in bold (empty when there are no dev records)."""
+    dev = [r for r in records if r.get("part") == "dev" and r.get("kind") == "eval_item"
+           and r.get("metric") == "score"]  # fmt: skip
+    if not dev:
+        return []
+    lines = list(dict.fromkeys(r["line"] for r in dev))
+    per: dict[tuple, list[float]] = defaultdict(list)
+    for r in dev:
+        per[(float(r["alpha"]), r.get("local_fraction"), r["line"])].append(float(r["value"]))
+    overall = dev_scores(dev)
+    grid = [PcdConfig(alpha=a, local_fraction=f) for a, f in overall if a > 0]
+    best = choose(dev, grid) if grid else None
+    chosen = None if best is None else (best.alpha, best.local_fraction)
+    samples = {(r["task"], r["length"], r["doc_id"]) for r in dev}
+    seeds = sorted({r.get("seed") for r in dev if r.get("seed") is not None})
+    out = [
+        f"Dev split: RULER samples of another generator seed than the test samples "
+        f"({len(samples)} samples per setting and line: "
+        f"{len({t for t, _, _ in samples})} tasks x lengths "
+        f"{', '.join(map(str, sorted({n for _, n, _ in samples})))}). "
+        "Chosen: the highest mean over every dev line (ties: smaller alpha, then smaller "
+        "fraction); alpha 0 (greedy) is the reference, not a candidate."
+        + (f" Seeds: {seeds}." if seeds else ""),
+        "",
+        "| alpha | local fraction | " + " | ".join(lines) + " | mean |",
+        "|---:|---:|" + "---:|" * (len(lines) + 1),
+    ]
+    for key in sorted(overall, key=lambda k: (k[0], k[1] or 0.0)):
+        alpha, fraction = key
+        cells = [per.get((alpha, fraction, line)) for line in lines]
+        row = [f"{alpha:g}", "-" if fraction is None else f"{fraction:g}"]
+        row += [f"{sum(c) / len(c):.1f}" if c else "" for c in cells]
+        row.append(f"{overall[key]:.1f}")
+        if key == chosen:
+            row = [f"**{x}**" for x in row]
+        out.append("| " + " | ".join(row) + " |")
+    return out
+
+
+def first_difference(a: str, b: str) -> int:
+    """Index of the first character where ``a`` and ``b`` differ (the shorter length if one is
+    a prefix of the other)."""
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+                min(len(a), len(b)))  # fmt: skip
+
+
+def _snippet(text: str, at: int) -> str:
+    head = text[max(0, at - 24) : at]
+    tail = text[at : at + 24]
+    return f"`{head}⟦{tail}⟧`".replace("\n", "⏎")
+
+
+def failures(records: list[dict[str, Any]], k: int = FAILURES_SHOWN) -> list[str]:
+    """Markdown rows for up to ``k`` test RULER samples that greedy decoding scored higher than
+    PCD: the reference, and both outputs from a little before their first difference (the
+    differing part in ⟦ ⟧)."""
+    key = ("line", "task", "length", "doc_id")
+    by: dict[tuple, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for r in records:
+        if r.get("part") == "ruler" and r.get("kind") == "eval_item" and "response" in r:
+            by[tuple(r[x] for x in key)][r["decoding"]] = r
+    rows = []
+    for ident, pair in sorted(by.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        g, p = pair.get("greedy"), pair.get("pcd")
+        if g is None or p is None or not g["value"] > p["value"]:
+            continue
+        at = first_difference(g["response"] or "", p["response"] or "")
+        target = g.get("target")
+        target = ", ".join(target) if isinstance(target, list) else str(target)
+        rows.append(
+            f"| {ident[0]} | {ident[1].removeprefix('longred_ruler_')} | {ident[2]} | "
+            f"{ident[3]} | {target} | {g['value']:.0f} / {p['value']:.0f} | {at} | "
+            f"{_snippet(g['response'] or '', at)} | {_snippet(p['response'] or '', at)} |"
+        )
+        if len(rows) == k:
+            break
+    if not rows:
+        return ["No test sample that greedy decoding scored higher than PCD."]
+    head = ["| line | task | length | sample | answer | score greedy / PCD | first difference "
+            "at | greedy | PCD |", "|---|---|---:|---:|---|---|---:|---|---|"]  # fmt: skip
+    return [*head, *rows]
+
+
+def _perplexities(records: list[dict[str, Any]]) -> list[str]:
+    """Rows ``| line | task | greedy | PCD |`` of every perplexity-like short metric."""
+    cells: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    for r in records:
+        if (r.get("part") == "short" and r.get("kind") == "eval"
+                and "perplexity" in str(r.get("metric"))):  # fmt: skip
+            cells[(r["line"], r["task"])][r["decoding"]] = r["value"]
+    rows = []
+    for (line, task), by in cells.items():
+
+        def show(v: Any) -> str:
+            return "not defined" if v is None or math.isnan(float(v)) else f"{float(v):.1f}"
+
+        rows.append(f"| {line} | {task} | {show(by.get('greedy'))} | {show(by.get('pcd'))} |")
+    return rows
+
+
+def _settings_lines(records: list[dict[str, Any]]) -> list[str]:
+    """PCD's parameters as run on the test split, with each line's local windows and bases."""
+    runs = {r["line"]: r["pcd"] for r in records if r.get("part") == "ruler"
+            and r.get("kind") == "eval" and isinstance(r.get("pcd"), dict)}  # fmt: skip
+    if not runs:
+        return ["No PCD test unit in these records."]
+    first = next(iter(runs.values()))
+    keep = ("alpha", "plausibility", "beta", "top_k", "first_pair", "window_rule")
+    params = ", ".join(f"{k} = {first.get(k)}" for k in keep if first.get(k) is not None)
+    out = [f"PCD on the test split, every line: {params} (unconfirmed: the window rule, "
+           "the plausibility cut, `first_pair`, the choice scoring; see `docs/pcd.md`).",
+           "", "| line | local window W' -> base B' |", "|---|---|"]  # fmt: skip
+    for line, pcd in runs.items():
+        pairs = ", ".join(
+            f"{w['window']} -> {'none' if w['base'] is None else format(w['base'], '.4g')}"
+            for w in pcd.get("local", [])
+        )
+        out.append(f"| {line} | {pairs} |")
     return out
 
 
@@ -147,17 +319,19 @@ def pcd_markdown(
 ) -> str:  # fmt: skip
     """The report's Markdown (see the module docstring)."""
     prov = next((r["provenance"] for r in records if "provenance" in r), {})
-    params = next((r["pcd"] for r in records if r.get("part") == "ruler" and "pcd" in r), {})
     lines = [
         f"# Positional Contrastive Decoding on `{model}` (profile `{profile}`)",
         "",
         f"Command: `{command}`. Wall time {seconds / 60:.1f} min (cached units count as 0). "
         f"Device: {prov.get('device', '?')}. Commit `{prov.get('git_commit', '?')}`.",
         "",
-        f"PCD as run on the original: `{params}` (unconfirmed points: `local_base`/"
-        "`local_window`, `first_pair`, `loglikelihood`; see the README).",
+        "## PCD's settings, chosen on the dev split",
         "",
-        "## Verdicts",
+        *dev_table(records),
+        "",
+        *_settings_lines(records),
+        "",
+        "## Verdicts (test split)",
         "",
     ]
     for key, line, label, text in pcd_verdicts(records, top_k):
@@ -186,16 +360,10 @@ def pcd_markdown(
             )
         lines += [
             "",
-            "Under PCD the rank is in the distribution PCD decodes from (the top-k set of the "
-            "standard logits; a gold token outside it has rank k + 1).",
+            "Under PCD the rank is in the distribution PCD decodes from (the contrast on the "
+            "plausible tokens of the standard pass; a gold token outside them has rank one past "
+            "their number).",
         ]
-    sweep = ruler_frame(records, "sweep")
-    if not sweep.empty:
-        task, length = sweep["task"].iloc[0], int(sweep["length"].iloc[0])
-        lines += ["", f"## Contrast strength sweep: `{task}` at {length} tokens", ""]
-        lines += ["| alpha | score |", "|---:|---:|"]
-        for alpha, rows in sweep.groupby("alpha"):
-            lines.append(f"| {alpha:g} | {rows['value'].mean():.1f} |")
     lines += ["", "## Short tasks (headline accuracy, 0-100)", "", "| line | greedy | PCD |"]
     lines += ["|---|---:|---:|"]
     for line in _lines(records):
@@ -205,6 +373,13 @@ def pcd_markdown(
                     for m in t.values() for v in m.values()]  # fmt: skip
             cells.append(f"{sum(vals) / len(vals):.1f}" if vals else "")
         lines.append(f"| {line} | " + " | ".join(cells) + " |")
+    ppl = _perplexities(records)
+    if ppl:
+        lines += ["", "Perplexity under PCD is not defined (the contrast is not a distribution "
+                  "over texts), so it is not computed:", "", "| line | task | greedy | PCD |",
+                  "|---|---|---:|---:|", *ppl]  # fmt: skip
+    lines += ["", "## Where PCD loses: test samples greedy decoding got and PCD did not", ""]
+    lines += failures(records)
     lines += ["", "## Cost per generated token", "", *_cost_lines(model, bench_dir)]
     lines += ["## The paper's numbers", "", NO_PAPER, ""]
     return "\n".join(lines)

@@ -16,11 +16,14 @@ falls"), per line, pooling the tasks' samples at each length:
 
 - *salience falls*: the interval of ``S first`` at the longest length lies entirely below the
   interval at the shortest length (non-overlapping :data:`LEVEL` intervals, a conservative test);
-- *stays highly ranked*: the median gold-step rank is at most ``top_k`` at every length;
-- both -> ``holds``; ``does not hold`` (naming which part failed) when the gold rank leaves the
-  top ``top_k``, or when the interval at the longest length lies entirely above the one at the
-  shortest (salience rises); otherwise (the intervals overlap, or a single length) ``undecided``:
-  the samples cannot tell.
+  *rises*: entirely above;
+- *stays highly ranked*: at every length the interval of the top-``top_k`` share (the share of
+  samples whose gold-step rank is at most ``top_k``; the median rank is within the top ``top_k``
+  exactly when that share is at least one half) lies entirely above 1/2; *leaves the top*: at some
+  length it lies entirely below 1/2;
+- falls and stays -> ``holds``; rises or leaves -> ``does not hold`` (naming which part failed);
+  otherwise (overlapping intervals, or a single length) ``undecided``: the samples cannot tell.
+  Both labels need an interval to clear its bound, so the rule is symmetric.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ def summarize(frame: pd.DataFrame, by: list[str], top_k: int = TOP_K) -> pd.Data
     rows = []
     for key, group in frame.groupby(by, sort=False):
         first, every = _ci(group["reciprocal_rank"]), _ci(group["mean_reciprocal_rank_all"])
+        share = _ci((group["rank"] <= top_k).astype(float))
         rows.append(
             {
                 **dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True)),
@@ -73,7 +77,10 @@ def summarize(frame: pd.DataFrame, by: list[str], top_k: int = TOP_K) -> pd.Data
                 "s_all_high": every.high,
                 "median_rank": float(group["rank"].median()),
                 "mean_rank": float(group["rank"].mean()),
-                "top_k_share": float((group["rank"] <= top_k).mean()),
+                "top_k": top_k,
+                "top_k_share": share.estimate,
+                "top_k_share_low": share.low,
+                "top_k_share_high": share.high,
                 "mean_probability": float(group["probability"].mean()),
                 "mean_depth": float(group["needle_depth"].mean()),
                 "mean_distance": float(group["needle_distance"].mean()),
@@ -90,11 +97,17 @@ class PsaVerdict:
     extension: str
     label: str
     salience_falls: bool
-    stays_top_k: bool
+    stays_top_k: bool  # at every length the top-k share's interval is above 1/2
+    leaves_top_k: bool  # at some length it is below 1/2
     shortest: dict[str, Any]
     longest: dict[str, Any]
     worst_median_rank: float
+    worst_share: dict[str, Any]  # the length with the lowest top-k share
     top_k: int
+
+    def share_text(self) -> str:
+        """The lowest top-k share with its interval and length."""
+        return _share(self.worst_share)
 
     def sentence(self) -> str:
         """One Markdown line with the numbers behind the label."""
@@ -114,19 +127,32 @@ class PsaVerdict:
                 else "salience does not fall beyond its intervals"
             )
             why.append(
-                f"median gold rank <= {self.top_k} at every length"
+                f"the gold rank stays in the top {self.top_k}"
                 if self.stays_top_k
-                else f"median gold rank leaves the top {self.top_k}"
+                else f"the gold rank leaves the top {self.top_k}"
+                if self.leaves_top_k
+                else f"top-{self.top_k} share not clear of 1/2"
             )
         reason = f" ({'; '.join(why)})" if why else " (one length only)"
         return (
             f"- **{self.extension}**: {self.label}{reason}: {at(s)} vs {at(lo)}; "
-            f"worst median gold rank {self.worst_median_rank:g}."
+            f"worst median gold rank {self.worst_median_rank:g}; lowest top-{self.top_k} share "
+            f"{self.share_text()}."
         )
 
 
-def psa_verdicts(by_length: pd.DataFrame, top_k: int = TOP_K) -> list[PsaVerdict]:
-    """The verdict of every line in ``by_length`` (:func:`summarize` by extension and length)."""
+def _share(row: dict[str, Any]) -> str:
+    return (f"{row['top_k_share']:.2f} [{row['top_k_share_low']:.2f}, "
+            f"{row['top_k_share_high']:.2f}] at {row['length']}")  # fmt: skip
+
+
+def psa_verdicts(by_length: pd.DataFrame, top_k: int | None = None) -> list[PsaVerdict]:
+    """The verdict of every line in ``by_length`` (:func:`summarize` by extension and length,
+    whose ``top_k`` the top-k shares were counted with; ``top_k``, when given, must be it)."""
+    counted = int(by_length["top_k"].iloc[0])
+    if top_k is not None and top_k != counted:
+        raise ValueError(f"psa_verdicts: top_k {top_k} but the summary counted top-{counted}")
+    top_k = counted
     verdicts = []
     for extension, rows in by_length.groupby("extension", sort=False):
         rows = rows.sort_values("length")
@@ -134,18 +160,21 @@ def psa_verdicts(by_length: pd.DataFrame, top_k: int = TOP_K) -> list[PsaVerdict
         falls = bool(longest["s_first_high"] < shortest["s_first_low"])
         rises = bool(longest["s_first_low"] > shortest["s_first_high"])
         worst = float(rows["median_rank"].max())
-        stays = worst <= top_k
+        stays = bool((rows["top_k_share_low"] > 0.5).all())
+        leaves = bool((rows["top_k_share_high"] < 0.5).any())
+        lowest = rows.loc[rows["top_k_share"].idxmin()].to_dict()
         if len(rows) < 2:
             label = UNDECIDED
         elif falls and stays:
             label = HOLDS
-        elif rises or not stays:
+        elif rises or leaves:
             label = NOT_HOLDS
         else:
             label = UNDECIDED
         verdicts.append(
-            PsaVerdict(str(extension), label, falls, stays, shortest, longest, worst, top_k)
-        )
+            PsaVerdict(str(extension), label, falls, stays, leaves, shortest, longest, worst,
+                       lowest, top_k)
+        )  # fmt: skip
     return verdicts
 
 

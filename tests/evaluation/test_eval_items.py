@@ -22,8 +22,9 @@ def _mean(values: list[float]) -> float:
 
 
 class _FakeTask:
-    def __init__(self, aggregations: dict[str, Any]) -> None:
+    def __init__(self, aggregations: dict[str, Any], output_type: str = "loglikelihood") -> None:
         self._aggregations = aggregations
+        self.OUTPUT_TYPE = output_type
 
     def aggregation(self) -> dict[str, Any]:
         return self._aggregations
@@ -46,7 +47,7 @@ def test_item_records_keep_per_document_means_only() -> None:
         "mc": _FakeTask({"acc": mean, "acc_norm": mean}),
         "lm": _FakeTask({"acc": mean, "perplexity": perplexity}),
         "rul": _FakeTask({"score": mean, "512": mean_present, "1024": mean_present}),
-        "gen": _FakeTask({"exact_match": mean}),
+        "gen": _FakeTask({"exact_match": mean}, "generate_until"),
     }
     samples = {
         "mc": [
@@ -92,7 +93,16 @@ def test_item_records_keep_per_document_means_only() -> None:
                 "1024": 100.0,
             },
         ],
-        "gen": [{"doc_id": 3, "filter": "strip", "metrics": ["exact_match"], "exact_match": 1.0}],
+        "gen": [
+            {
+                "doc_id": 3,
+                "filter": "strip",
+                "metrics": ["exact_match"],
+                "exact_match": 1.0,
+                "resps": [[" 4417 and more"]],
+                "target": ["4417"],
+            }
+        ],
     }
     records = item_records(samples, tasks, suite="s", model="m", rope="pi:factor=2")
     got = sorted((r["task"], r["metric"], r["length"], r["doc_id"], r["value"]) for r in records)
@@ -107,6 +117,10 @@ def test_item_records_keep_per_document_means_only() -> None:
         ("rul", "score", 1024, 1, 100.0),
     ]
     assert all(isinstance(r["value"], float) for r in records)
+    # A generation task's records carry what the model wrote and the reference; others do not.
+    texts = {r["task"]: (r.get("response"), r.get("target")) for r in records}
+    assert texts["gen"] == (" 4417 and more", ["4417"])
+    assert texts["mc"] == texts["lm"] == texts["rul"] == (None, None)
     assert {(r["kind"], r["suite"], r["model"], r["rope"]) for r in records} == {
         ("eval_item", "s", "m", "pi:factor=2")
     }
@@ -205,3 +219,5 @@ def test_ruler_item_means_equal_tidy_values_per_length() -> None:
         assert _mean(pooled) == pytest.approx(tidy[(task, None)])
     ids = {(r["task"], r["doc_id"]) for r in result.records if r["kind"] == "eval_item"}
     assert len(ids) == 8  # each document once, under its own length
+    items = [r for r in result.records if r["kind"] == "eval_item"]
+    assert all(isinstance(r["response"], str) and r["target"] for r in items)

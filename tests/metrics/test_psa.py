@@ -101,6 +101,8 @@ def test_verdict_rule():
         + _rows("rises", 512, [2, 2, 2, 2])
         + _rows("rises", 2048, [1, 1, 1, 1])
         + _rows("single", 512, [1, 1])
+        + _rows("unclear", 512, [1] * 8)
+        + _rows("unclear", 2048, [2, 20] * 4)
     )
     by_length = summarize(sample_frame(records), ["extension", "length"], top_k=10)
     verdicts = {v.extension: v for v in psa_verdicts(by_length, top_k=10)}
@@ -111,12 +113,20 @@ def test_verdict_rule():
     assert (verdicts["flat"].label, verdicts["flat"].salience_falls) == (UNDECIDED, False)
     assert verdicts["rises"].label == NOT_HOLDS
     assert verdicts["lost"].salience_falls and not verdicts["lost"].stays_top_k
-    assert verdicts["lost"].label == NOT_HOLDS
+    assert verdicts["lost"].leaves_top_k and verdicts["lost"].label == NOT_HOLDS
     assert verdicts["lost"].worst_median_rank == 45.0
     assert verdicts["single"].label == UNDECIDED
-    # k is a parameter: at k = 50 the "lost" line counts as highly ranked.
-    wide = {v.extension: v for v in psa_verdicts(by_length, top_k=50)}
+    # Half the samples in the top 10 at 2048: neither stays nor leaves, so no label, although
+    # salience falls (a point rule on the median rank would have decided it).
+    unclear = verdicts["unclear"]
+    assert unclear.salience_falls and not unclear.stays_top_k and not unclear.leaves_top_k
+    assert unclear.label == UNDECIDED and "0.50 [" in unclear.sentence()
+    # k is a parameter: at k = 100 the "lost" line counts as highly ranked.
+    wide_summary = summarize(sample_frame(records), ["extension", "length"], top_k=100)
+    wide = {v.extension: v for v in psa_verdicts(wide_summary)}
     assert wide["lost"].label == HOLDS
+    with pytest.raises(ValueError, match="top_k 10 but the summary counted top-100"):
+        psa_verdicts(wide_summary, top_k=10)
     assert "n = 4" in verdicts["falls"].sentence()
 
 

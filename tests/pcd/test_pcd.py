@@ -23,13 +23,12 @@ from longred_bench.pcd.model import (
     contrast,
     longest_wavelength,
     pcd_logits,
-    restrict_top_k,
-    score_logits,
+    plausible,
     with_base,
 )
 
 HEAD_DIM, WINDOW, BASE = 16, 256, 1e4
-# The default local base of tiny-random: longest wavelength 2 pi B'^((d-2)/d) = 256 tokens.
+# tiny-random's local base for W' = 256: longest wavelength 2 pi B'^((d-2)/d) = 256 tokens.
 TINY_LOCAL_BASE = (WINDOW / (2 * math.pi)) ** (HEAD_DIM / (HEAD_DIM - 2))  # 69.194...
 
 
@@ -70,9 +69,14 @@ def _inv_freq(base: float, pairs: range) -> torch.Tensor:
         ({"top_k": 2.5}, "top_k must be a whole number"),
         ({"local_base": 1.0}, "local_base must be a finite RoPE base > 1"),
         ({"local_window": 4}, "local_window must be at least 7"),
-        ({"local_base": 100.0, "local_window": 64}, "give local_base or local_window, not both"),
+        ({"local_base": 100.0, "local_window": 64}, "not local_window and local_base"),
+        ({"local_fraction": 0.5, "local_window": 64}, "not local_fraction and local_window"),
+        ({"local_fraction": 0.0}, "local_fraction must be in \\(0, 1\\]"),
+        ({"local_fraction": 1.5}, "local_fraction must be in \\(0, 1\\]"),
         ({"first_pair": -1}, "first_pair must be >= 0"),
-        ({"loglikelihood": "mean"}, "loglikelihood must be one of full, topk"),
+        ({"plausibility": "nucleus"}, "plausibility must be one of adaptive, topk"),
+        ({"beta": 0.0}, "beta must be in \\(0, 1\\]"),
+        ({"beta": 1.5}, "beta must be in \\(0, 1\\]"),
     ],
 )
 def test_bad_parameters_are_one_line_user_errors(kwargs, message) -> None:
@@ -83,7 +87,7 @@ def test_bad_parameters_are_one_line_user_errors(kwargs, message) -> None:
 
 def test_config_from_dict_rejects_unknown_keys_and_coerces_numbers() -> None:
     with pytest.raises(UserError, match="unknown PCD config key"):
-        PcdConfig.from_dict({"alpha": 1.0, "beta": 2.0})
+        PcdConfig.from_dict({"alpha": 1.0, "gamma": 2.0})
     cfg = PcdConfig.from_dict({"alpha": 1, "top_k": 100.0, "local_window": "512"})
     assert (cfg.alpha, cfg.top_k, cfg.local_window) == (1.0, 100, 512)
     assert type(cfg.top_k) is int and PcdConfig.from_dict(cfg.as_dict()) == cfg
@@ -94,8 +98,6 @@ def test_model_dependent_errors(tiny) -> None:
         PcdModel(tiny.model, PcdConfig(local_base=2e4))
     with pytest.raises(UserError, match="first_pair 8 is past the model's last RoPE pair \\(7\\)"):
         PcdModel(tiny.model, PcdConfig(first_pair=8))
-    with pytest.raises(UserError, match="longest RoPE wavelength \\(19869 tokens\\) is already"):
-        PcdModel(tiny.model, PcdConfig(local_window=100_000))  # 2 pi 1e4^(14/16) = 19,869
     with pytest.raises(UserError, match="fixed frequencies"):
         PcdModel(extend(tiny.model, "dynamic:factor=2"), PcdConfig(first_pair=2))
 
@@ -105,6 +107,7 @@ def test_model_dependent_errors(tiny) -> None:
     [
         ["--suite", "ruler", "--pcd-alpha", "1"],
         ["--suite", "ruler", "--decoding", "pcd", "--pcd-top-k", "0"],
+        ["--suite", "ruler", "--decoding", "pcd", "--pcd-beta", "2"],
         ["--suite", "ppl", "--decoding", "pcd"],
         ["--suite", "ruler", "--decoding", "pcd", "--backend", "vllm"],
     ],
@@ -123,12 +126,36 @@ def test_contrast_and_top_k_restriction_hand_example() -> None:
     local = torch.tensor([[3.0, 0.0, 1.0, -9.0]])
     # (1 + 1) * L - 1 * L_local = [3, 4, -1, 7]: unrestricted, the token L ranks last would win.
     assert contrast(logits, local, 1.0).tolist() == [[3.0, 4.0, -1.0, 7.0]]
-    kept = pcd_logits(logits, local, 1.0, top_k=2)  # only L's top 2 (tokens 0 and 1) stay
+    top2 = PcdConfig(alpha=1.0, plausibility="topk", top_k=2)
+    kept = pcd_logits(logits, local, top2)  # only L's top 2 (tokens 0 and 1) stay
     assert kept.tolist() == [[3.0, 4.0, -math.inf, -math.inf]] and kept.argmax(-1).item() == 1
-    assert restrict_top_k(logits, logits, 10).tolist() == logits.tolist()  # k > vocab: all kept
-    full = score_logits(logits, local, PcdConfig(alpha=1.0))
-    topk = score_logits(logits, local, PcdConfig(alpha=1.0, top_k=2, loglikelihood="topk"))
-    assert full.tolist() == [[3.0, 4.0, -1.0, 7.0]] and topk.tolist() == kept.tolist()
+    all_kept = plausible(logits, PcdConfig(plausibility="topk", top_k=10))  # k > vocab
+    assert all_kept.all()
+
+
+def test_adaptive_cut_keeps_exactly_the_tokens_above_beta_times_the_top() -> None:
+    probs = torch.tensor([[0.5, 0.3, 0.04, 0.16], [0.9, 0.05, 0.03, 0.02]])
+    # beta 0.3: p >= 0.15 in row 0 (tokens 0, 1, 3), p >= 0.27 in row 1 (token 0 only: a
+    # confident step keeps one token, so the contrast cannot change it).
+    mask = plausible(probs.log() + 7.0, PcdConfig(beta=0.3))  # logits: any shift
+    assert mask.tolist() == [[True, True, False, True], [True, False, False, False]]
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(64, 500, generator=gen) * 3
+    p = logits.softmax(-1)
+    for beta in (0.01, 0.1, 0.5):
+        expected = p >= beta * p.amax(-1, keepdim=True)
+        assert torch.equal(plausible(logits, PcdConfig(beta=beta)), expected)
+    chosen = pcd_logits(logits, torch.randn(64, 500, generator=gen), PcdConfig(alpha=3.0))
+    assert bool(plausible(logits, PcdConfig()).gather(-1, chosen.argmax(-1, keepdim=True)).all())
+
+
+def test_local_window_rule_by_hand() -> None:
+    quarter = PcdConfig()  # the default rule: a quarter of the prompt rounded up to 64 tokens
+    assert quarter.window_rule() == "fraction 0.25"
+    assert [quarter.window_for(n) for n in (1, 64, 65, 1000, 1024)] == [16, 16, 32, 256, 256]
+    assert PcdConfig(local_fraction=0.05).window_for(40) == 7  # never below 7 tokens
+    assert PcdConfig(local_window=96).window_for(5000) == 96
+    assert PcdConfig(local_base=50.0).window_for(5000) is None
 
 
 # --- the local-aware variant ----------------------------------------------------------------------
@@ -140,13 +167,15 @@ def test_local_variant_changes_only_the_rope_frequencies(tiny) -> None:
     params_before = {k: (v.data_ptr(), v.clone()) for k, v in model.state_dict().items()}
     rope_before = dict(model.config.rope_parameters)
     pcd = PcdModel(model, PcdConfig())
-    (local,) = pcd.local_rotaries()
-    assert pcd.local_base == pytest.approx(TINY_LOCAL_BASE, rel=1e-6)
-    assert pcd.local_window == WINDOW
+    # A 1,000-token prompt: W' = 256 (a quarter of 1,024), B' = (256 / 2 pi)^(16/14) by hand.
+    local_base = pcd.base_for(1000)
+    (local,) = pcd.local_rotaries(local_base)
+    assert local_base == pytest.approx(TINY_LOCAL_BASE, rel=1e-6)
+    assert pcd.resolved()["local"] == [{"window": WINDOW, "base": local_base}]
     assert 2 * math.pi / local.inv_freq.min().item() == pytest.approx(WINDOW, rel=1e-5)
     # theta'_j = B'^(-2j/d) for every pair; each pair j >= 1 rotates faster than under B = 1e4,
     # pair 0 (frequency 1 under any base) is the same.
-    expected = _inv_freq(pcd.local_base, range(HEAD_DIM // 2))
+    expected = _inv_freq(local_base, range(HEAD_DIM // 2))
     torch.testing.assert_close(local.inv_freq.double(), expected, rtol=1e-6, atol=0)
     torch.testing.assert_close(
         rotary.inv_freq.double(), _inv_freq(BASE, range(8)), rtol=1e-6, atol=0
@@ -155,7 +184,7 @@ def test_local_variant_changes_only_the_rope_frequencies(tiny) -> None:
     assert bool((local.inv_freq[1:] > rotary.inv_freq[1:]).all())
     assert type(local) is type(rotary) and local.attention_scaling == rotary.attention_scaling
     # Nothing else changes: same weights (not copied), same config, the base rotary restored.
-    with pcd.local():
+    with pcd.local(local_base):
         assert model.model.rotary_emb is local
         assert sum(1 for _ in model.parameters()) == len(list(model.parameters()))
     assert model.model.rotary_emb is rotary
@@ -167,17 +196,19 @@ def test_local_variant_changes_only_the_rope_frequencies(tiny) -> None:
 
 def test_first_pair_keeps_the_pairs_below_it(tiny) -> None:
     pcd = PcdModel(tiny.model, PcdConfig(local_base=100.0, first_pair=3))
-    (local,) = pcd.local_rotaries()
+    assert pcd.base_for(5000) == 100.0
+    (local,) = pcd.local_rotaries(100.0)
     base = tiny.model.model.rotary_emb.inv_freq
     assert torch.equal(local.inv_freq[:3], base[:3])
     torch.testing.assert_close(local.inv_freq[3:].double(), _inv_freq(100.0, range(3, 8)))
-    assert pcd.resolved()["local_base"] == 100.0 and pcd.resolved()["local_window"] is None
+    wave = 2 * math.pi * 100.0 ** (14 / 16)  # B' = 100's longest wavelength, as if all changed
+    assert pcd.resolved()["local"] == [{"window": round(wave, 1), "base": 100.0}]
 
 
 def test_local_variant_is_the_model_built_from_its_config(tiny) -> None:
     """The variant's logits are those of the same weights loaded under ``rope_theta = B'``."""
-    pcd = PcdModel(tiny.model, PcdConfig())
-    rebuilt = type(tiny.model)(with_base(tiny.model.config, pcd.local_base)).eval()
+    pcd = PcdModel(tiny.model, PcdConfig(local_window=16))
+    rebuilt = type(tiny.model)(with_base(tiny.model.config, pcd.base_for(1))).eval()
     rebuilt.load_state_dict(tiny.model.state_dict())
     ids = _prompts(tiny.tokenizer, ("a local-aware pass over these bytes",)).input_ids
     base, local = pcd.logits_pair(ids)
@@ -187,32 +218,41 @@ def test_local_variant_is_the_model_built_from_its_config(tiny) -> None:
     assert not torch.equal(base, local)
 
 
-def test_default_base_follows_the_rope_type_and_original_window(tiny) -> None:
+def test_local_base_follows_the_rope_type(tiny) -> None:
     pi = extend(tiny.model, "pi:factor=4")  # frequencies / 4: the base drops until 256 again
-    pcd = PcdModel(pi, PcdConfig(), default_window=WINDOW)
-    (local,) = pcd.local_rotaries()
-    assert pcd.local_base < TINY_LOCAL_BASE
+    pcd = PcdModel(pi, PcdConfig(local_window=WINDOW))
+    local_base = pcd.base_for(1)
+    (local,) = pcd.local_rotaries(local_base)
+    assert local_base < TINY_LOCAL_BASE
     assert 2 * math.pi / local.inv_freq.min().item() == pytest.approx(WINDOW, rel=1e-5)
     rotary_cls = type(pi.model.rotary_emb)
-    assert longest_wavelength(rotary_cls, pi.config, pcd.local_base) >= WINDOW
+    assert longest_wavelength(rotary_cls, pi.config, local_base) >= WINDOW
     abf = extend(tiny.model, "abf:theta=1e6")  # the same B' as the original model
-    assert PcdModel(abf, PcdConfig(), default_window=WINDOW).local_base == pytest.approx(
+    assert PcdModel(abf, PcdConfig(local_window=WINDOW)).base_for(1) == pytest.approx(
         TINY_LOCAL_BASE, rel=1e-6
     )
+    # A window past the model's longest wavelength (2 pi 1e4^(14/16) = 19,869): no variant.
+    far = PcdModel(tiny.model, PcdConfig(local_window=100_000))
+    assert far.base_for(1) is None
+    ids = _prompts(tiny.tokenizer, ("x y",)).input_ids
+    base, local_logits = far.logits_pair(ids)
+    assert local_logits is base
 
 
 # --- strength 0 is the base model, exactly --------------------------------------------------------
 
 
 def test_strength_zero_logits_equal_the_base_model(tiny) -> None:
-    pcd = PcdModel(tiny.model, PcdConfig(alpha=0.0))
+    cfg = PcdConfig(alpha=0.0, plausibility="topk", top_k=5)
+    pcd = PcdModel(tiny.model, cfg)
     ids = _prompts(tiny.tokenizer).input_ids
     base, local = pcd.logits_pair(ids)
-    assert torch.equal(score_logits(base, local, pcd.config), base)
-    kept = pcd_logits(base, local, 0.0, top_k=5)
+    kept = pcd_logits(base, local, cfg)
     top = base.topk(5, dim=-1).indices
     assert torch.equal(kept.gather(-1, top), base.gather(-1, top))
     assert int(torch.isfinite(kept).sum(-1).max()) == 5
+    adaptive = pcd_logits(base, local, PcdConfig(alpha=0.0))
+    assert torch.equal(adaptive.argmax(-1), base.argmax(-1))
 
 
 def test_strength_zero_generation_equals_greedy(tiny) -> None:
@@ -227,6 +267,24 @@ def test_strength_zero_generation_equals_greedy(tiny) -> None:
         )  # fmt: skip
     assert out.shape == ref.shape == (2, enc.input_ids.shape[1] + 24)
     assert torch.equal(out, ref)
+
+
+def test_rows_with_different_local_bases_decode_as_alone(tiny) -> None:
+    """Under the fraction rule a 10-byte and a 100-byte prompt get different B' (W' 16 and 32);
+    decoded in one batch, each row's tokens are those it gets decoded alone."""
+    texts = ("short one.", "a much longer prompt " * 5)
+    enc = _prompts(tiny.tokenizer, texts)
+    pad = tiny.tokenizer.pad_token_id
+    pcd = PcdModel(tiny.model, PcdConfig(alpha=1.5, beta=0.01))
+    lengths = enc.attention_mask.sum(-1).tolist()
+    assert len({pcd.base_for(n) for n in lengths}) == 2
+    both = pcd.generate(enc.input_ids, enc.attention_mask, max_new_tokens=8, pad_token_id=pad)
+    for row, text in enumerate(texts):
+        one = _prompts(tiny.tokenizer, (text,))
+        alone = pcd.generate(one.input_ids, one.attention_mask, max_new_tokens=8,
+                             pad_token_id=pad)  # fmt: skip
+        assert both[row, -8:].tolist() == alone[0, -8:].tolist()
+    assert len(pcd.resolved()["local"]) == 2
 
 
 def test_generation_stops_per_row_and_pads(tiny) -> None:
@@ -270,7 +328,18 @@ def test_lm_eval_model_strength_zero_matches_hflm(tiny) -> None:
         _instance("loglikelihood", ("One, two,", " three"), 1),
     ]
     assert zero.loglikelihood(ll) == hf.loglikelihood(ll)
-    assert strong.loglikelihood(ll) != hf.loglikelihood(ll)
+    # Each choice scores (1 + alpha) log p - alpha log p_local of its own tokens; both prompts
+    # are under 64 tokens, so both get W' = 16.
+    with strong.pcd.local(strong.pcd.base_for(1)):
+        local = hf.loglikelihood(ll)
+    pairs = zip(hf.loglikelihood(ll), local, strict=True)
+    expected = [2.5 * s - 1.5 * ls for (s, _), (ls, _) in pairs]
+    got = strong.loglikelihood(ll)
+    assert [s for s, _ in got] == pytest.approx(expected, rel=1e-6)
+    assert [g for _, g in got] == [g for _, g in hf.loglikelihood(ll)]
+    assert got != hf.loglikelihood(ll)
+    rolling = strong.loglikelihood_rolling([_instance("loglikelihood_rolling", ("any text",))])
+    assert len(rolling) == 1 and math.isnan(rolling[0])
     gen = [
         _instance("generate_until", ("Key: 4417. Key:", {"until": ["."], "max_gen_toks": 12})),
         _instance("generate_until", ("abc", {"until": ["\n"], "max_gen_toks": 12}), 1),
@@ -279,8 +348,8 @@ def test_lm_eval_model_strength_zero_matches_hflm(tiny) -> None:
     sampling = _instance("generate_until", ("x", {"do_sample": True, "max_gen_toks": 4}))
     with pytest.raises(UserError, match="decodes greedily"):
         strong.generate_until([sampling])
-    with pytest.raises(UserError, match="unknown model argument\\(s\\) beta"):
-        PcdLM(beta=1.0, **common)
+    with pytest.raises(UserError, match="unknown model argument\\(s\\) gamma"):
+        PcdLM(gamma=1.0, **common)
 
 
 def _toy_task(tmp_path) -> dict:
@@ -314,7 +383,7 @@ def test_simple_evaluate_runs_longred_pcd_by_name(tmp_path, monkeypatch) -> None
     manager = task_manager({"tokenizer": "tiny-random", "lengths": [512], "ruler_samples": 2})
     out = lm_eval.simple_evaluate(
         model="longred-pcd",
-        model_args="pretrained=tiny-random,rope=pi:factor=4,alpha=1.5,top_k=20",
+        model_args="pretrained=tiny-random,rope=pi:factor=4,alpha=1.5,plausibility=topk,top_k=20",
         tasks=["longred_ruler_vt", toy],
         task_manager=manager,
         log_samples=True,
@@ -328,7 +397,7 @@ def test_simple_evaluate_runs_longred_pcd_by_name(tmp_path, monkeypatch) -> None
     gens = [s["resps"][0][0] for s in out["samples"]["longred_ruler_vt"]]
     assert len(gens) == 2 and all(isinstance(g, str) for g in gens)
     lls = [r[0][0] for s in out["samples"]["pcd_toy_choice"] for r in s["resps"]]
-    assert len(lls) == 6 and all(math.isfinite(v) and v < 0 for v in lls)
+    assert len(lls) == 6 and all(math.isfinite(v) for v in lls)
 
 
 @pytest.mark.integration
@@ -365,9 +434,13 @@ def test_eval_cli_with_pcd_records_the_parameters_as_run(tmp_path, monkeypatch) 
     records = [json.loads(line) for line in lines if '"kind": "eval"' in line]
     assert records and all(r["decoding"] == "pcd" for r in records)
     pcd = records[0]["pcd"]
-    # The local window is the original model's (256), not the extended one (1024).
-    assert (pcd["alpha"], pcd["top_k"], pcd["local_window"]) == (2.0, 50, 256)
-    assert pcd["local_base"] < TINY_LOCAL_BASE  # PI divides the frequencies by 4
+    # The default rule: a quarter of the prompt (about 500 tokens: W' = 128) for every line.
+    assert (pcd["alpha"], pcd["plausibility"], pcd["window_rule"]) == (
+        2.0,
+        "adaptive",
+        "fraction 0.25",
+    )
+    assert [w["window"] for w in pcd["local"]] == [128]
     assert "with PCD" in (tmp_path / "out" / "eval.md").read_text()
 
 
@@ -377,7 +450,8 @@ def test_psa_cli_with_and_without_pcd(tmp_path, request) -> None:
     ensure_cached(request, "brown")
     out = tmp_path / "psa"
     argv = ["psa", "--model", "tiny-random", "--tasks", "niah_single_1", "--lengths", "512"]
-    argv += ["--samples", "1", "--decoding", "greedy", "pcd", "--pcd-top-k", "5"]
+    argv += ["--samples", "1", "--decoding", "greedy", "pcd", "--pcd-plausibility", "topk"]
+    argv += ["--pcd-top-k", "5"]
     assert cli.main([*argv, "--out", str(out), "--quiet"]) == 0
     lines = (out / "psa.jsonl").read_text().splitlines()
     samples = [json.loads(x) for x in lines if '"kind": "psa_sample"' in x]
@@ -387,7 +461,7 @@ def test_psa_cli_with_and_without_pcd(tmp_path, request) -> None:
     pcd = by_line["tiny-random +pcd"]
     assert pcd["rank"] <= 6 and (pcd["rank"] < 6 or pcd["probability"] == 0.0)
     assert "| tiny-random +pcd | 512 |" in (out / "psa.md").read_text()
-    assert cli.main([*argv[:-5], "--pcd-alpha", "1", "--out", str(out)]) == 2  # greedy only
+    assert cli.main([*argv[:-7], "--pcd-alpha", "1", "--out", str(out)]) == 2  # greedy only
 
 
 # --- compare --------------------------------------------------------------------------------------
@@ -410,7 +484,7 @@ def test_compare_config_decodings() -> None:
     with pytest.raises(UserError, match="without pcd in --decoding"):
         compare.CompareConfig(original="m", rope=("pi:factor=2",), pcd=PcdConfig())
     with pytest.raises(UserError, match="unknown PCD config key"):
-        compare.CompareConfig.from_dict({"original": "m", "rope": ["x"], "pcd": {"beta": 1}})
+        compare.CompareConfig.from_dict({"original": "m", "rope": ["x"], "pcd": {"gamma": 1}})
 
 
 def test_compare_adds_one_pcd_row_per_model(tmp_path, monkeypatch) -> None:

@@ -1,5 +1,6 @@
-"""``reproduce pcd --profile smoke``: RULER, PSA and short tasks with and without PCD, the
-strength sweep, the verdicts and the figure; a rerun reuses every cached unit."""
+"""``reproduce pcd --profile smoke``: PCD's settings chosen on dev samples, then RULER, PSA and
+short tasks with and without PCD on test samples, the verdicts, the failure listing and the
+figure; a rerun reuses every cached unit."""
 
 from __future__ import annotations
 
@@ -36,24 +37,37 @@ def test_reproduce_pcd_smoke(tmp_path, monkeypatch, request, one_thread):
     assert main(argv) == 0
     md = (out / "pcd.md").read_text()
     assert "profile `smoke`" in md and (out / "pcd.png").stat().st_size > 0
-    for claim in ("salience falls", "improves long-context retrieval", "does not hurt short"):
+    # One verdict per line for PSA and short tasks; RULER per line and region (the original's
+    # 512 and 1024 are beyond its 256-token window; pi:factor=4 has 512 within, 1024 at it).
+    for claim, count in (("salience falls", 2), ("improves long-context retrieval", 2),
+                         ("does not hurt short", 2)):  # fmt: skip
         lines = [x for x in md.splitlines() if x.startswith("- ") and claim in x]
-        assert len(lines) == 2, claim  # one verdict per line: original and pi:factor=4
+        assert len(lines) == count, claim
         assert all(any(f"**{v}**" in x for v in ("holds", "does not hold", "undecided"))
                    for x in lines)  # fmt: skip
+    assert "`original, beyond its window (256)`" in md
+    assert "`pi:factor=4, within its window (1024)`" in md
     assert "| original +pcd |" in md and "| pi:factor=4 +pcd |" in md
-    assert "## Contrast strength sweep: `longred_ruler_vt` at 512 tokens" in md
-    assert "No number of the PCD paper" in md
+    assert "## PCD's settings, chosen on the dev split" in md and "No number of the PCD paper" in md
     records = [json.loads(x) for x in (out / "pcd.jsonl").read_text().splitlines()]
     parts = {(r["part"], r["line"], r["decoding"]) for r in records}
     for line in ("original", "pi:factor=4"):
         for dec in ("greedy", "pcd"):
             assert {("ruler", line, dec), ("short", line, dec), ("psa", line, dec)} <= parts
-    assert {r["alpha"] for r in records if r["part"] == "sweep"} == {0.0, 0.5, 3.0}
-    pcd = next(r["pcd"] for r in records if r["part"] == "ruler" and r["line"] == "pi:factor=4"
-               and r["kind"] == "eval" and r["decoding"] == "pcd")  # fmt: skip
-    assert pcd["local_window"] == 256  # the original model's window, not the extended one
+    # The dev grid ran on the dev line only, greedy (alpha 0) beside every grid setting.
+    dev = {(r["line"], r["alpha"], r["local_fraction"]) for r in records if r["part"] == "dev"}
+    assert dev == {("pi:factor=4", 0.0, None), ("pi:factor=4", 0.5, 0.25),
+                   ("pi:factor=4", 3.0, 0.25)}  # fmt: skip
+    chosen = [r["pcd"] for r in records if r["part"] == "ruler" and r["kind"] == "eval"
+              and r["decoding"] == "pcd"]  # fmt: skip
+    assert {(c["alpha"], c["window_rule"]) for c in chosen} <= {(0.5, "fraction 0.25"),
+                                                               (3.0, "fraction 0.25")}  # fmt: skip
+    assert len({c["alpha"] for c in chosen}) == 1  # one setting for every line
+    assert "**" in next(x for x in md.splitlines() if x.startswith(f"| **{chosen[0]['alpha']:g}"))
     assert any(r["kind"] == "eval_item" and r["part"] == "short" for r in records)
+    ruler_items = [r for r in records if r["kind"] == "eval_item" and r["part"] == "ruler"]
+    assert ruler_items and all(isinstance(r["response"], str) for r in ruler_items)
+    assert "## Where PCD loses" in md
     runs = sorted(p.name for p in (cache / "runs").iterdir())
     mtimes = {p: p.stat().st_mtime_ns for p in (cache / "runs").rglob("*.jsonl")}
     assert main(argv) == 0  # a rerun reuses every unit
@@ -77,8 +91,8 @@ def test_pcd_lines_of_trained_checkpoints(tmp_path, monkeypatch, request, one_th
     monkeypatch.setenv("LONGRED_CACHE", str(cache))
     small = dataclasses.replace(
         pcd_run.PCD_PROFILES["smoke"], ropes=(), ruler_tasks=("vt",), lengths=(512,),
-        ruler_samples=1, short_limit=2, psa_samples=1, sweep_alphas=(),
-        trained=(("cpt", "abf:theta=1e5"),),
+        ruler_samples=1, short_limit=2, psa_samples=1, grid_alphas=(1.0,),
+        dev_lines=("cpt abf:theta=1e5",), trained=(("cpt", "abf:theta=1e5"),),
     )  # fmt: skip
     monkeypatch.setitem(pcd_run.PCD_PROFILES, "smoke", small)
     records, _ = pcd_run.run_pcd("smoke", progress=False)

@@ -493,3 +493,37 @@ def test_piece_counts_with_multi_digit_tokens():
     assert counter is not None and counter.pattern is GPT2_PIECES  # "12"-like tokens exist
     texts = _random_texts(4, "0123456789 ab'st\n.-", 2000, 30) + corpus[:50]
     assert counter.count_many(texts) == [_reference_count(tok, t) for t in texts]
+
+
+def test_dev_and_test_seeds_share_no_sample(byte_tok):
+    """``reproduce pcd`` picks PCD's settings on seed-1 samples and tests on seed-0 ones."""
+    from longred_bench.reproduce.pcd import PCD_PROFILES, TEST_SEED
+
+    dev_seed = PCD_PROFILES["tiny"].dev_seed
+    for task in ("niah_single_1", "vt"):
+        dev = {s.input for s in generate(task, byte_tok, 1024, 8, seed=dev_seed)}
+        test = {s.input for s in generate(task, byte_tok, 1024, 8, seed=TEST_SEED)}
+        assert len(dev) == len(test) == 8 and not dev & test
+
+
+def test_fixed_depths_are_the_same_at_every_length(byte_tok, tmp_path):
+    depths = (10.0, 90.0)
+    by_length = {
+        n: load_or_generate("niah_single_1", byte_tok, n, 4, 0, cache=tmp_path, depths=depths)
+        for n in (512, 1024)
+    }
+    for samples in by_length.values():
+        assert [s.metadata["depth_percent"] for s in samples] == [[10.0], [90.0], [10.0], [90.0]]
+    # Only the depth changes: the same needle values as the drawn-depth samples.
+    drawn = generate("niah_single_1", byte_tok, 1024, 4, 0)
+    assert [s.outputs for s in drawn] == [s.outputs for s in by_length[1024]]
+    assert [s.metadata["depth_percent"] for s in drawn] != [[10.0], [90.0], [10.0], [90.0]]
+    assert cache_path("niah_single_1", byte_tok, 512, 4, 0, cache=tmp_path) != cache_path(
+        "niah_single_1", byte_tok, 512, 4, 0, cache=tmp_path, depths=depths
+    )
+    with pytest.raises(UserError, match="single-needle tasks"):
+        generate("niah_multivalue", byte_tok, 1024, 1, 0, depths=(50.0,))
+    with pytest.raises(UserError, match="for the NIAH tasks, not 'vt'"):
+        generate("vt", byte_tok, 1024, 1, 0, depths=(50.0,))
+    with pytest.raises(UserError, match="percents in \\[0, 100\\]"):
+        generate("niah_single_1", byte_tok, 1024, 1, 0, depths=(150.0,))

@@ -29,6 +29,7 @@ import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from longred_bench.errors import UserError
 from longred_bench.taskdata.ruler import haystack as hs
 from longred_bench.taskdata.ruler.phrasings import SINGULAR, Phrasing, draw
 from longred_bench.taskdata.ruler.sizing import Draft, Rendered
@@ -136,11 +137,18 @@ def strings(phrasing: str, rng: random.Random) -> Phrasing:
 
 
 def build(
-    task: str, rng: random.Random, length: int, corpus: str, phrasing: str = "standard"
+    task: str,
+    rng: random.Random,
+    length: int,
+    corpus: str,
+    phrasing: str = "standard",
+    depth: float | None = None,
 ) -> Iterator[Draft]:
     """The single draft of a NIAH sample (see :mod:`longred_bench.taskdata.ruler.sizing`), in
     RULER's strings or a phrasing family's (:mod:`longred_bench.taskdata.ruler.phrasings`; drawn
-    first, from the sample's stream, so the standard samples are unchanged)."""
+    first, from the sample's stream, so the standard samples are unchanged). ``depth`` (percent)
+    puts a single-needle task's needle there instead of at its drawn depth (everything else is
+    drawn as before)."""
     words = strings(phrasing, rng)
     cfg = CONFIGS[task]
     vocab = hs.vocabulary(corpus)
@@ -161,6 +169,11 @@ def build(
     queried = keys[: cfg.num_queries]
     query = _join_query(queried)
     depths = hs.random_depths(rng, len(needles))
+    if depth is not None:
+        if len(needles) != 1:
+            raise UserError(f"RULER {task} has {len(needles)} needles: a fixed depth is for "
+                            "single-needle tasks")  # fmt: skip
+        depths = [float(depth)]
     order = list(range(len(needles)))
     rng.shuffle(order)  # which needle sits at which depth
     needles = [needles[i] for i in order]

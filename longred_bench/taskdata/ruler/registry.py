@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from longred_bench.errors import UserError
@@ -24,7 +24,9 @@ Builder = Callable[[str, random.Random, int, int, str, dict], Iterator[Draft]]
 
 
 def _niah(task, rng, length, seed, corpus, state):
-    return niah.build(task, rng, length, corpus, state.get("phrasing", "standard"))
+    return niah.build(
+        task, rng, length, corpus, state.get("phrasing", "standard"), state.get("depth")
+    )
 
 
 def _qa(task, rng, length, seed, corpus, state):
@@ -105,19 +107,35 @@ def generate(
     *,
     corpus: str = "brown",
     phrasing: str = "standard",
+    depths: Sequence[float] = (),
 ) -> list[Sample]:
     """``num_samples`` samples of ``task``, each as close to ``length`` tokens as fits, in
-    RULER's strings or a phrasing family's (:mod:`longred_bench.taskdata.ruler.phrasings`)."""
+    RULER's strings or a phrasing family's (:mod:`longred_bench.taskdata.ruler.phrasings`).
+    ``depths`` (percent; single-needle NIAH tasks) puts sample ``i``'s needle at
+    ``depths[i % len(depths)]``, so the samples of every length have the same depths."""
     check_task(task)
     check_phrasing_for(task, phrasing)
+    check_depths(task, depths)
     if length < 1 or num_samples < 0:
         raise UserError(f"length must be >= 1 and num_samples >= 0 (got {length}, {num_samples})")
     samples = []
     # Shared by the samples of this call (QA: which questions are taken; NIAH, vt: the phrasing).
     state: dict = {"phrasing": phrasing}
     for index in range(num_samples):
+        state["depth"] = float(depths[index % len(depths)]) if depths else None
         samples.append(_sample(task, tokenizer, length, seed, index, corpus, state))
     return samples
+
+
+def check_depths(task: str, depths: Sequence[float]) -> None:
+    """Raise :class:`UserError` unless ``depths`` are percents for a NIAH task (or empty)."""
+    if not depths:
+        return
+    if task not in niah.CONFIGS:
+        raise UserError(f"fixed needle depths are for the NIAH tasks, not {task!r}")
+    bad = [d for d in depths if not 0 <= float(d) <= 100]
+    if bad:
+        raise UserError(f"needle depths are percents in [0, 100], got {bad}")
 
 
 REDRAWS = 8  # fresh draws of a sample whose drawn words leave no room at a small length

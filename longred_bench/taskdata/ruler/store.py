@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,12 @@ from longred_bench.cache import (
     warn,
     write_file_manifest,
 )
-from longred_bench.taskdata.ruler.registry import check_phrasing_for, check_task, generate
+from longred_bench.taskdata.ruler.registry import (
+    check_depths,
+    check_phrasing_for,
+    check_task,
+    generate,
+)
 from longred_bench.taskdata.ruler.sizing import Sample, count_tokens
 
 GENERATOR_VERSION = 3  # 3: cwe draws its words lazily (other tasks' samples unchanged)
@@ -50,11 +56,14 @@ def cache_path(
     corpus: str = "brown",
     cache: Path | None = None,
     phrasing: str = "standard",
+    depths: Sequence[float] = (),
 ) -> Path:
     """Where :func:`load_or_generate` keeps these samples (``cache`` overrides the root; a
-    phrasing family other than RULER's own is part of the name)."""
+    phrasing family other than RULER's own, and fixed needle depths, are part of the name)."""
     root = Path(cache) if cache is not None else cache_dir() / "ruler"
     words = "" if phrasing == "standard" else f"-{phrasing}"
+    if depths:
+        words += "-depths" + "_".join(f"{float(d):g}" for d in depths)
     name = f"{corpus}{words}-L{length}-seed{seed}-n{num_samples}-v{GENERATOR_VERSION}.jsonl"
     return root / tokenizer_fingerprint(tokenizer) / task / name
 
@@ -90,17 +99,19 @@ def load_or_generate(
     corpus: str = "brown",
     cache: Path | None = None,
     phrasing: str = "standard",
+    depths: Sequence[float] = (),
 ) -> list[Sample]:
     """Cached samples if present and complete, else :func:`generate` them and store them."""
     check_task(task)
     check_phrasing_for(task, phrasing)
-    path = cache_path(
-        task, tokenizer, length, num_samples, seed, corpus=corpus, cache=cache, phrasing=phrasing
-    )
+    check_depths(task, depths)
+    path = cache_path(task, tokenizer, length, num_samples, seed, corpus=corpus, cache=cache,
+                      phrasing=phrasing, depths=depths)  # fmt: skip
     samples = read_samples(path, num_samples)
     if samples is not None:
         return samples
-    samples = generate(task, tokenizer, length, num_samples, seed, corpus=corpus, phrasing=phrasing)
+    samples = generate(task, tokenizer, length, num_samples, seed, corpus=corpus, phrasing=phrasing,
+                       depths=depths)  # fmt: skip
     write_samples(path, samples)
     return samples
 

@@ -145,7 +145,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     paths = reproduce(
         args.table, args.profile, Path(args.out) if args.out else None, force=args.force,
-        progress=not args.quiet, jobs=args.jobs,
+        progress=not args.quiet, jobs=args.jobs, d1=args.d1,
     )  # fmt: skip
     print("wrote " + ", ".join(str(p) for p in paths))
     return 0

@@ -327,5 +327,11 @@ def add_reproduce(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--force", action="store_true", help="recompute even if a cached run exists")
     jobs_help = "table3: worker processes for its independent runs (cores/N threads each)"
     p.add_argument("--jobs", type=int, default=1, help=jobs_help)
+    p.add_argument(
+        "--d1", choices=["retrieval", "prose"],
+        help="table3: long data of the trained rows (default retrieval: the profile's own, at "
+        "tiny prose plus retrieval rows; prose: the recipes' prose-only D1, written under "
+        "reports/<profile>/d1-prose)",
+    )  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=commands.cmd_reproduce)

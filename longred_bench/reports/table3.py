@@ -208,6 +208,29 @@ def seed_table(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> lis
     ]
 
 
+def d1_lines(runs: dict[RunKey, Run], trained: list[RunKey]) -> list[str]:
+    """What long data (D1) the trained rows used, as recorded with their runs (nothing for
+    records that predate it)."""
+    used = Counter(
+        (t.get("long_data"), t.get("retrieval_fraction"))
+        for t in (runs[k].train or {} for k in trained)
+        if t.get("long_data")
+    )
+    if not used:
+        return []
+
+    def text(data: str, fraction: float | None) -> str:
+        if "+retrieval" in data:
+            return f"`{data}` ({fraction:.0%} of rows retrieval rows at the long length)"
+        return f"`{data}` (prose only)"
+
+    if len(used) == 1:
+        ((data, fraction),) = used
+        return [f"Long data (D1) of every trained row: {text(data, fraction)}.", ""]
+    parts = "; ".join(f"{text(d, f)}: {n} runs" for (d, f), n in used.items())
+    return [f"Long data (D1) differs between trained rows: {parts}.", ""]
+
+
 def training_lines(runs: dict[RunKey, Run]) -> list[str]:
     """The training budget of each trained run, and whether every one used the same."""
     trained = [k for k in row_order(runs) if runs[k].train]
@@ -229,6 +252,7 @@ def training_lines(runs: dict[RunKey, Run]) -> list[str]:
     common, _ = Counter(budgets.values()).most_common(1)[0]
     odd = [k for k, b in budgets.items() if b != common]
     lines.append("")
+    lines += d1_lines(runs, trained)
     if not odd:
         lines.append(
             f"Every trained row used the same budget: {common[0]} steps and {common[1]} tokens."

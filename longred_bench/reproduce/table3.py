@@ -15,7 +15,7 @@ checkpoint when interrupted; each evaluation unit (model x suite) is saved besid
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,23 @@ class Table3Profile:
     def seed_count(self, row: str) -> int:
         """How many seeds ``row`` is trained with (1 unless :attr:`seeds` says otherwise)."""
         return self.seeds.get(row, 1)
+
+
+# Long data (D1) of every trained row. ``retrieval``: the profile's own (at tiny, Austen + KJV plus
+# retrieval rows built at the long length); ``prose``: the recipes' own D1 (Austen + KJV prose
+# only), the variant behind the finding "on prose-only D1, CPT loses long retrieval that LongReD
+# keeps". A variant changes only the training overrides, so its runs are cached apart.
+D1_VARIANTS = ("retrieval", "prose")
+_D1_KEYS = ("long_data", "retrieval_fraction")
+
+
+def with_d1(prof: Table3Profile, d1: str) -> Table3Profile:
+    """``prof`` with the long data of variant ``d1`` (:data:`D1_VARIANTS`)."""
+    if d1 not in D1_VARIANTS:
+        raise UserError(f"unknown D1 variant {d1!r}; variants: {', '.join(D1_VARIANTS)}")
+    if d1 == "retrieval":
+        return prof
+    return replace(prof, overrides={k: v for k, v in prof.overrides.items() if k not in _D1_KEYS})
 
 
 # Rows that enter a verdict (reports.verdicts claims a, b, d): 3 seeds each at `tiny`, so every
@@ -249,9 +266,11 @@ def trained_row_records(
 ) -> list[dict[str, Any]]:
     """Train (or reuse) one run and evaluate (or reuse) its checkpoint; its records. A run
     trained for Table 1's drift only has no records here."""
-    final, info = train_cached(run.config(prof), progress=progress)
+    cfg = run.config(prof)
+    final, info = train_cached(cfg, progress=progress)
     if run.extension in prof.table1_extensions:
         return []
+    info = {**info, "long_data": cfg.long_data, "retrieval_fraction": cfg.retrieval_fraction}
     records: list[dict[str, Any]] = []
     for ext in [run.extension] if run.extension else prof.extensions:
         labels = {"row": run.row, "extension": ext, "seed": run.seed, "train": info}
@@ -289,11 +308,12 @@ def table3_units(prof: Table3Profile) -> list[Unit]:
 
 
 def run_table3(
-    profile: str, *, progress: bool = True, jobs: int = 1
+    profile: str, *, progress: bool = True, jobs: int = 1, d1: str = "retrieval"
 ) -> tuple[list[dict[str, Any]], float]:
-    """All records of the table at ``profile`` and the wall seconds this call took. With
-    ``jobs > 1`` the runs go to worker processes first (:mod:`longred_bench.reproduce.pool`)."""
-    prof = TABLE3_PROFILES[profile]
+    """All records of the table at ``profile`` (its trained rows on the long data of variant
+    ``d1``) and the wall seconds this call took. With ``jobs > 1`` the runs go to worker
+    processes first (:mod:`longred_bench.reproduce.pool`)."""
+    prof = with_d1(TABLE3_PROFILES[profile], d1)
     start = time.perf_counter()
     if jobs != 1:
         run_units_parallel(table3_units(prof), jobs, name="table3", progress=progress)

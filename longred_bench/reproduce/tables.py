@@ -158,8 +158,11 @@ def _kernel(profile: str, out: Path, *, force: bool, progress: bool) -> list[Pat
     )
 
 
-def _table3(profile: str, out: Path, *, force: bool, progress: bool, jobs: int = 1) -> list[Path]:
-    """LongReD Table 3 at a profile where the suite can train (smoke, tiny)."""
+def _table3(
+    profile: str, out: Path, *, force: bool, progress: bool, jobs: int = 1, d1: str = "retrieval"
+) -> list[Path]:
+    """LongReD Table 3 at a profile where the suite can train (smoke, tiny), its trained rows on
+    the long data of variant ``d1``."""
     import torch
 
     from longred_bench.reports.table3 import build_table3
@@ -167,11 +170,13 @@ def _table3(profile: str, out: Path, *, force: bool, progress: bool, jobs: int =
     from longred_bench.reproduce.table3 import run_table3
 
     load_start = os.getloadavg()[0]
-    records, seconds = run_table3(profile, progress=progress, jobs=jobs)
+    records, seconds = run_table3(profile, progress=progress, jobs=jobs, d1=d1)
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / "table3.jsonl", records)
-    command = f"longred-bench reproduce table3 --profile {profile}" + (
-        f" --jobs {jobs}" if jobs != 1 else ""
+    command = (
+        f"longred-bench reproduce table3 --profile {profile}"
+        + (f" --jobs {jobs}" if jobs != 1 else "")
+        + (f" --d1 {d1}" if d1 != "retrieval" else "")
     )
     threads = threads_per_job(jobs) if jobs != 1 else torch.get_num_threads()
     note = (
@@ -318,14 +323,28 @@ def reproduce(
     force: bool = False,
     progress: bool = True,
     jobs: int = 1,
+    d1: str | None = None,
 ) -> list[Path]:
     """Run (or reuse) the runs of ``table`` at ``profile`` and write its report; returns paths.
-    ``jobs``: worker processes for the independent runs (table3 only)."""
+    ``jobs``: worker processes for the independent runs (table3 only). ``d1``: the long data of
+    Table 3's trained rows (:data:`longred_bench.reproduce.table3.D1_VARIANTS`; table3 only;
+    a variant other than ``retrieval`` writes under ``reports/<profile>/d1-<variant>`` by
+    default)."""
     if table not in TABLES:
         raise UserError(f"unknown table {table!r}; available: {', '.join(TABLES)}")
     check_profile(profile, table_profiles()[table], table)
     if jobs != 1 and table != "table3":
         raise UserError(f"--jobs applies to table3 only; run {table} without it")
-    out = out if out is not None else Path("reports") / profile
-    extra = {"jobs": jobs} if table == "table3" else {}
+    if d1 is not None and table != "table3":
+        raise UserError(f"--d1 applies to table3 only; run {table} without it")
+    if d1 is not None:
+        from longred_bench.reproduce.table3 import D1_VARIANTS
+
+        if d1 not in D1_VARIANTS:
+            raise UserError(f"unknown --d1 {d1!r}; variants: {', '.join(D1_VARIANTS)}")
+    default = Path("reports") / profile
+    if d1 not in (None, "retrieval"):
+        default = default / f"d1-{d1}"
+    out = out if out is not None else default
+    extra: dict[str, Any] = {"jobs": jobs, "d1": d1 or "retrieval"} if table == "table3" else {}
     return TABLES[table](profile, out, force=force, progress=progress, **extra)

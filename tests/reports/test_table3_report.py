@@ -132,19 +132,20 @@ def records_for(
     control: tuple[float, float, float] | None = None,
     longred_train: dict[str, Any] | None = None,
     mix_cpt: tuple[float, float, float] | None = None,
+    train: dict[str, Any] = TRAIN,
 ) -> list[dict[str, Any]]:
     recs = run_records("original", None, short=(0.6, 0.6, 0.8))
     recs += run_records("zero-shot", EXT, short=(0.5, 0.5, 0.7), ruler=0.2)
-    recs += run_records("cpt", EXT, short=cpt, ruler=0.5, train=TRAIN)
+    recs += run_records("cpt", EXT, short=cpt, ruler=0.5, train=train)
     if cpt_seed1 is not None:
-        recs += run_records("cpt", EXT, short=cpt_seed1, ruler=0.5, seed=1, train=TRAIN)
+        recs += run_records("cpt", EXT, short=cpt_seed1, ruler=0.5, seed=1, train=train)
     recs += run_records(
-        "longred-c", EXT, short=longred, ruler=longred_ruler, train=longred_train or TRAIN
+        "longred-c", EXT, short=longred, ruler=longred_ruler, train=longred_train or train
     )
     if control is not None:
-        recs += run_records("control", None, short=control, train=TRAIN)
+        recs += run_records("control", None, short=control, train=train)
     if mix_cpt is not None:
-        recs += run_records("mix-cpt", EXT, short=mix_cpt, ruler=0.5, train=TRAIN)
+        recs += run_records("mix-cpt", EXT, short=mix_cpt, ruler=0.5, train=train)
     return recs
 
 
@@ -260,6 +261,20 @@ def test_build_table3_writes_cells_paper_rows_and_verdicts(tmp_path: Path) -> No
     assert "Short 51.00 vs original 55.16 (-4.16)" in md  # the paper's evidence for (a)
     assert "ours (not in the paper)" in md
     assert "Every trained row used the same budget: 100 steps and 409600 tokens." in md
+    assert "Long data (D1)" not in md  # these runs recorded no D1
+
+
+def test_the_long_data_of_trained_rows_is_stated(tmp_path: Path) -> None:
+    with_retrieval = {**TRAIN, "long_data": "austen+kjv+retrieval", "retrieval_fraction": 0.3}
+    prose = {**TRAIN, "long_data": "austen+kjv", "retrieval_fraction": 0.3}
+    build_table3(records_for(train=with_retrieval), tmp_path, profile="tiny", command="c")
+    md = (tmp_path / "table3.md").read_text()
+    assert ("Long data (D1) of every trained row: `austen+kjv+retrieval` (30% of rows retrieval "
+            "rows at the long length).") in md  # fmt: skip
+    build_table3(records_for(train=with_retrieval, longred_train=prose), tmp_path,
+                 profile="tiny", command="c")  # fmt: skip
+    md = (tmp_path / "table3.md").read_text()
+    assert "Long data (D1) differs between trained rows:" in md and "(prose only): 1 runs" in md
 
 
 def test_unequal_budgets_are_flagged(tmp_path: Path) -> None:

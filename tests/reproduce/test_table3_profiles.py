@@ -79,3 +79,28 @@ def test_tiny_trains_every_row_on_d1_with_retrieval_and_scores_heldout_ruler():
     smoke = TABLE3_PROFILES["smoke"]
     smoke_ruler = [u for u in _eval_units(smoke, "tiny-random", None) if u["suite"] == "ruler"]
     assert "phrasing" not in smoke_ruler[0]
+
+
+def test_the_prose_d1_variant_trains_on_the_recipes_own_long_data():
+    """``--d1 prose``: every trained row on Austen + KJV prose only (the recipes' own D1), in run
+    configs of their own; evaluations unchanged; an unknown variant is a one-line error."""
+    from longred_bench.errors import UserError
+    from longred_bench.reproduce.table3 import TABLE3_PROFILES, trained_rows, with_d1
+
+    tiny = TABLE3_PROFILES["tiny"]
+    assert with_d1(tiny, "retrieval") is tiny
+    prose = with_d1(tiny, "prose")
+    assert prose.overrides == {} and prose.ruler_phrasing == tiny.ruler_phrasing
+    for run in trained_rows(prose):
+        assert run.config(prose).long_data == "austen+kjv", run
+        assert run.config(prose) != run.config(tiny)
+    with pytest.raises(UserError, match="unknown D1 variant 'code'"):
+        with_d1(tiny, "code")
+
+
+def test_d1_is_refused_for_other_tables(capsys):
+    from longred_bench.cli import main
+
+    assert main(["reproduce", "tiny_base", "--profile", "tiny", "--d1", "prose"]) == 2
+    err = capsys.readouterr().err
+    assert "--d1 applies to table3 only" in err and err.count("\n") == 1

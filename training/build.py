@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from longred_bench.errors import UserError
-from longred_bench.training.config import TrainConfig
+from longred_bench.training.config import ATTENTION_PROJECTIONS, TrainConfig
 from longred_bench.training.data import corpus_windows, window_set
 from longred_bench.training.methods import METHODS, Method
 from longred_bench.training.plan import micro_rows, micro_steps, stream_lengths
@@ -120,7 +120,7 @@ def _models(cfg: TrainConfig) -> tuple[torch.nn.Module, torch.nn.Module | None, 
 
 def _check_lengths(cfg: TrainConfig, student: Any, window: int) -> None:
     target = int(student.config.max_position_embeddings)
-    if cfg.recipe in ("cpt", "mix-cpt", "longred", "linearard"):
+    if cfg.recipe in ("cpt", "mix-cpt", "longred", "linearard", "attention-only"):
         if cfg.long_len <= window:
             raise UserError(
                 f"long_len={cfg.long_len} is not above the original window ({window}): "
@@ -216,6 +216,8 @@ def build_run(cfg: TrainConfig, *, rank: int = 0, world: int = 1) -> Run:
             target_modules=["q_proj", "k_proj", "v_proj"], lora_dropout=0.0,
         )  # fmt: skip
         student = get_peft_model(student, lora)
+    if cfg.trainable == "attention":
+        freeze_all_but_attention(student)
     student.to(device).train()
     generator = torch.Generator().manual_seed(cfg.seed + 7)
     per_process = {k: r // world for k, r in rows.items()}
@@ -224,6 +226,20 @@ def build_run(cfg: TrainConfig, *, rank: int = 0, world: int = 1) -> Run:
         cfg, student, teacher, per_process, window, layers, generator, rank, world, target
     )
     return Run(method, tokenizer, streams, heldout, micro, device, dtype)
+
+
+def freeze_all_but_attention(model: torch.nn.Module) -> int:
+    """Leave only the attention projections (:data:`ATTENTION_PROJECTIONS` of every layer)
+    trainable; returns how many parameter tensors stay trainable (a UserError if none, e.g. a
+    model that names them otherwise)."""
+    kept = 0
+    for name, param in model.named_parameters():
+        train = any(f"self_attn.{p}." in name for p in ATTENTION_PROJECTIONS)
+        param.requires_grad_(train)
+        kept += train
+    if not kept:
+        raise UserError("trainable=attention found no q/k/v/o_proj weights under self_attn")
+    return kept
 
 
 def schedule_factor(cfg: TrainConfig, step: int, total: int) -> float:

@@ -31,9 +31,15 @@ import yaml
 from longred_bench.errors import UserError, reject_unknown_keys
 from longred_bench.profiles import PROFILES, check_profile
 
-EXTENDING_RECIPES = ("cpt", "mix-cpt", "longred", "linearard", "pose", "rpes")
+EXTENDING_RECIPES = ("cpt", "mix-cpt", "longred", "linearard", "pose", "rpes", "attention-only")
 """Recipes that train a RoPE-extended student (they need ``rope``)."""
-RECIPES = ("pretrain", "cpt", "mix-cpt", "control", "longred", "linearard", "pose", "rpes")
+RECIPES = ("pretrain", "cpt", "mix-cpt", "control", "longred", "linearard", "pose", "rpes",
+           "attention-only")  # fmt: skip
+TRAINABLE = ("all", "attention")
+ATTENTION_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
+# Fields added after runs were cached: left out of to_dict (so of every cache key) while they
+# hold their default, so adding them rebuilt nothing.
+_OMITTED_AT_DEFAULT = ("trainable",)
 SCHEDULES = ("constant", "cosine", "linear")
 SAMPLERS = ("uniform", "cream")
 DISTRIBUTED = ("ddp", "fsdp")
@@ -108,6 +114,9 @@ class TrainConfig:
     lora_alpha: float = 16.0
     impl: str = "auto"
     cpt_steps: int = 0  # optional long-CE stage after LinearARD, in optimizer steps
+    # Which weights train: "all", or "attention" (the q/k/v/o projections only; LongReD Table 7's
+    # parameter-efficient baseline, recipe attention-only).
+    trainable: str = "all"
     # Scale-out (torchrun).
     distributed: str = "ddp"
     activation_checkpointing: bool = False
@@ -132,8 +141,14 @@ class TrainConfig:
         return cfg
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON/YAML-able form (tuples as lists)."""
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        """JSON/YAML-able form (tuples as lists; the fields of ``_OMITTED_AT_DEFAULT`` only when
+        they differ from their default)."""
+        out = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        defaults = {f.name: f.default for f in fields(self)}
+        for name in _OMITTED_AT_DEFAULT:
+            if out[name] == defaults[name]:
+                del out[name]
+        return out
 
     def replace(self, **changes: Any) -> TrainConfig:
         """A validated copy with ``changes`` applied."""
@@ -156,6 +171,11 @@ class TrainConfig:
         _choice("teacher_placement", self.teacher_placement, TEACHER_PLACEMENT)
         _choice("tokenizer", self.tokenizer, ("bpe", "byte"))
         _choice("impl", self.impl, ("auto", "naive", "chunked", "triton"))
+        _choice("trainable", self.trainable, TRAINABLE)
+        if self.trainable != "all" and self.recipe == "pretrain":
+            raise UserError(
+                "config trainable=attention is for tuning a pretrained model, not pretrain"
+            )
         for kind in self.ard_kinds:
             _choice("ard_kinds", kind, ARD_KINDS)
         for name in ("steps", "tokens_per_step", "long_len", "short_len", "checkpoint_every"):

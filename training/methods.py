@@ -191,4 +191,5 @@ METHODS: dict[str, type[Method]] = {
     "linearard": LinearARD,
     "pose": PositionTransformCE,
     "rpes": PositionTransformCE,
+    "attention-only": CrossEntropy,
 }

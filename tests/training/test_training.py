@@ -337,3 +337,28 @@ def test_short_data_and_mismatched_teacher_are_refused(tmp_path: Path) -> None:
     tok.save_pretrained(tmp_path / "other")
     with pytest.raises(UserError, match="differ in architecture"):
         train(_smoke("longred", teacher=str(tmp_path / "other")), tmp_path / "b", progress=False)
+
+
+def test_trainable_field_is_left_out_of_cache_keys_at_its_default() -> None:
+    """``trainable`` came after runs were cached: at ``all`` it is not in ``to_dict`` (so no key
+    changed); at ``attention`` it is, and the attention-only recipe sets it."""
+    cpt = _smoke("cpt")
+    assert "trainable" not in cpt.to_dict() and cpt.trainable == "all"
+    pet = _smoke("attention-only")
+    assert pet.to_dict()["trainable"] == "attention"
+    assert TrainConfig.from_dict(pet.to_dict()) == pet
+    with pytest.raises(UserError, match="trainable='mlp' is not one of all, attention"):
+        _smoke("cpt", trainable="mlp")
+
+
+@pytest.mark.integration
+def test_attention_only_changes_only_the_attention_projections(tmp_path: Path) -> None:
+    from longred_bench.models.loading import load
+
+    final = train(_smoke("attention-only", steps=2, lr=1e-2), tmp_path / "pet", progress=False)
+    before = load("tiny-random").model.state_dict()
+    after = load(str(final)).model.state_dict()
+    changed = {k for k in before if not torch.equal(before[k], after[k])}
+    attention = {k for k in before if any(f"self_attn.{p}." in k for p in
+                                          ("q_proj", "k_proj", "v_proj", "o_proj"))}  # fmt: skip
+    assert attention and changed == attention

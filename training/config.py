@@ -34,12 +34,12 @@ from longred_bench.profiles import PROFILES, check_profile
 EXTENDING_RECIPES = ("cpt", "mix-cpt", "longred", "linearard", "pose", "rpes", "attention-only")
 """Recipes that train a RoPE-extended student (they need ``rope``)."""
 RECIPES = ("pretrain", "cpt", "mix-cpt", "control", "longred", "linearard", "pose", "rpes",
-           "attention-only")  # fmt: skip
+           "attention-only", "merge")  # fmt: skip
 TRAINABLE = ("all", "attention")
 ATTENTION_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
 # Fields added after runs were cached: left out of to_dict (so of every cache key) while they
 # hold their default, so adding them rebuilt nothing.
-_OMITTED_AT_DEFAULT = ("trainable",)
+_OMITTED_AT_DEFAULT = ("trainable", "merge_with", "merge_weight")
 SCHEDULES = ("constant", "cosine", "linear")
 SAMPLERS = ("uniform", "cream")
 DISTRIBUTED = ("ddp", "fsdp")
@@ -117,6 +117,9 @@ class TrainConfig:
     # Which weights train: "all", or "attention" (the q/k/v/o projections only; LongReD Table 7's
     # parameter-efficient baseline, recipe attention-only).
     trainable: str = "all"
+    # Recipe merge: merge_weight x the trained extended model merge_with + the rest x ``model``.
+    merge_with: str | None = None
+    merge_weight: float = 0.5
     # Scale-out (torchrun).
     distributed: str = "ddp"
     activation_checkpointing: bool = False
@@ -215,12 +218,25 @@ class TrainConfig:
                 "0 decays over the whole run"
             )
         self._validate_copy_warmup()
+        self._validate_merge()
         if self.recipe == "control" and self.rope is not None:
             raise UserError("recipe control keeps the original RoPE: drop rope=... from its config")
         if self.recipe in EXTENDING_RECIPES and not self.rope:
             raise UserError(
                 f"recipe {self.recipe} extends the window: set rope=SPEC (e.g. abf:theta=1.6e5)"
             )
+
+    def _validate_merge(self) -> None:
+        if self.recipe != "merge":
+            if self.merge_with is not None:
+                raise UserError(f"config merge_with is for recipe merge, not {self.recipe}")
+            return
+        if not self.merge_with:
+            raise UserError("recipe merge needs merge_with=DIR (the trained extended model)")
+        if not 0 <= self.merge_weight <= 1:
+            raise UserError(f"config merge_weight must be in [0, 1] (got {self.merge_weight})")
+        if self.rope is not None:
+            raise UserError("recipe merge takes the RoPE of merge_with: drop rope=... from it")
 
     def _validate_copy_warmup(self) -> None:
         if self.copy_warmup_steps and self.recipe != "pretrain":

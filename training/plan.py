@@ -48,6 +48,9 @@ def describe_plan(cfg: TrainConfig) -> str:
     """The resolved config as YAML, then tokens per step and in total."""
     from longred_bench.models.loading import load_config
 
+    if cfg.recipe == "merge":
+        head = yaml.safe_dump(cfg.to_dict(), sort_keys=True).rstrip()
+        return f"{head}\n\nmerge: no training steps, no tokens (weights interpolated)"
     window = (
         int(cfg.architecture.get("max_position_embeddings", 256))
         if cfg.recipe == "pretrain"

@@ -21,7 +21,13 @@ def run_training(
     stop_after: int | None = None,
 ) -> Path:
     """Train ``cfg`` into ``out`` (the loop, with the phases its config asks for) and, once it
-    finished, draw ``out/curves.png`` from ``out/metrics.jsonl``; returns ``out/final``."""
+    finished, draw ``out/curves.png`` from ``out/metrics.jsonl``; returns ``out/final``. Recipe
+    ``merge`` trains nothing: it writes the merged model
+    (:func:`longred_bench.training.merge.merge_run`)."""
+    if cfg.recipe == "merge":
+        from longred_bench.training.merge import merge_run
+
+        return merge_run(cfg, out, progress=progress and rank == 0)
     final = train(
         cfg, out, resume=resume, progress=progress, rank=rank, world=world,
         stop_after=stop_after, phases=pretrain_phases(cfg),

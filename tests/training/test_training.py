@@ -166,7 +166,7 @@ def test_dry_run_prints_plan(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("recipe", [r for r in RECIPES if r != "pretrain"])
+@pytest.mark.parametrize("recipe", [r for r in RECIPES if r not in ("pretrain", "merge")])
 def test_every_recipe_trains_and_saves_a_loadable_model(recipe: str, tmp_path: Path) -> None:
     from longred_bench.models.loading import load
 
@@ -362,3 +362,50 @@ def test_attention_only_changes_only_the_attention_projections(tmp_path: Path) -
     attention = {k for k in before if any(f"self_attn.{p}." in k for p in
                                           ("q_proj", "k_proj", "v_proj", "o_proj"))}  # fmt: skip
     assert attention and changed == attention
+
+
+def test_merge_weights_by_hand_and_mismatches() -> None:
+    from longred_bench.training.merge import merge_weights
+
+    original = {"w": torch.tensor([0.0, 2.0]), "b": torch.tensor([1.0])}
+    trained = {"w": torch.tensor([4.0, 6.0]), "b": torch.tensor([3.0])}
+    merged = merge_weights(original, trained, 0.25)
+    assert merged["w"].tolist() == [1.0, 3.0] and merged["b"].tolist() == [1.5]
+    assert merge_weights(original, trained, 1.0)["w"].tolist() == [4.0, 6.0]
+    with pytest.raises(UserError, match="do not have the same weights"):
+        merge_weights(original, {"w": trained["w"]}, 0.5)
+    with pytest.raises(UserError, match=r"w has shape \(2,\) in the original and \(3,\)"):
+        merge_weights(original, {**trained, "w": torch.zeros(3)}, 0.5)
+    with pytest.raises(UserError, match="recipe merge needs merge_with"):
+        _smoke("merge")
+    with pytest.raises(UserError, match="merge_weight must be in"):
+        _smoke("merge", merge_with="x", merge_weight=1.5)
+    with pytest.raises(UserError, match="merge_with is for recipe merge, not cpt"):
+        _smoke("cpt", merge_with="x")
+
+
+@pytest.mark.integration
+def test_merge_interpolates_a_trained_model_with_its_original(tmp_path: Path) -> None:
+    from longred_bench.models.loading import load
+    from longred_bench.reproduce.table3 import _finished_run
+
+    cpt = train(_smoke("cpt", steps=2, lr=1e-2), tmp_path / "cpt", progress=False)
+    final = train(_smoke("merge", merge_with=str(cpt), merge_weight=0.25), tmp_path / "m",
+                  progress=False)  # fmt: skip
+    merged, trained = load(str(final)).model, load(str(cpt)).model
+    original = load("tiny-random").model.state_dict()
+    assert merged.config.rope_parameters == trained.config.rope_parameters  # extended RoPE
+    for name, tensor in merged.state_dict().items():
+        expected = 0.25 * trained.state_dict()[name] + 0.75 * original[name]
+        torch.testing.assert_close(tensor, expected)
+    cfg = _smoke("merge", merge_with=str(cpt), merge_weight=0.25)
+    assert "merge_weight" in cfg.to_dict() and "trainable" not in cfg.to_dict()
+    info = json.loads((tmp_path / "m" / "run.json").read_text())
+    assert info["tokens"] == 0 and info["merge_weight"] == 0.25
+    # A merge is a finished run for the run cache (run.json, metrics, final/).
+    assert _finished_run(tmp_path / "m") == {
+        "steps": 0,
+        "tokens": 0,
+        "seconds": info["seconds"],
+        "dir": str(tmp_path / "m"),
+    }

@@ -1,0 +1,78 @@
+"""Recipe ``merge`` (LongReD Table 7's "model merging" baseline): the weights of a trained
+extended model interpolated with the original's, no optimizer.
+
+``merged = merge_weight * trained + (1 - merge_weight) * original`` for every tensor
+(:func:`merge_weights`), where ``trained`` is ``merge_with`` (a RoPE-extended checkpoint, e.g.
+CPT's) and ``original`` the config's ``model``. The merged model keeps the trained model's config,
+so its extended RoPE: ``merge_weight = 1`` is the trained model, ``0`` the original weights under
+the extended RoPE (a zero-shot extension). :func:`merge_run` writes ``DIR/final`` (weights, config,
+tokenizer), ``DIR/run.json`` and a one-record ``DIR/metrics.jsonl`` (step 0, 0 tokens), so a merge
+is cached and reused like any training run.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import torch
+
+from longred_bench.cache import atomic_dir, atomic_write_text
+from longred_bench.errors import UserError
+from longred_bench.training.config import TrainConfig
+
+
+def merge_weights(
+    original: dict[str, torch.Tensor], trained: dict[str, torch.Tensor], weight: float
+) -> dict[str, torch.Tensor]:
+    """``weight * trained + (1 - weight) * original`` per tensor, computed in fp32 and returned in
+    ``trained``'s dtypes; a UserError naming the first tensor the two do not share in shape."""
+    missing = sorted(set(original) ^ set(trained))
+    if missing:
+        raise UserError(
+            f"merge: the two models do not have the same weights (e.g. {missing[0]}): merge a "
+            "model with a checkpoint trained from it"
+        )
+    out = {}
+    for name, tensor in trained.items():
+        base = original[name]
+        if base.shape != tensor.shape:
+            raise UserError(
+                f"merge: {name} has shape {tuple(base.shape)} in the original and "
+                f"{tuple(tensor.shape)} in the trained model"
+            )
+        mixed = weight * tensor.float() + (1.0 - weight) * base.float()
+        out[name] = mixed.to(tensor.dtype)
+    return out
+
+
+def merge_run(cfg: TrainConfig, out: Path, *, progress: bool = True) -> Path:
+    """Write the merge of ``cfg`` into ``out`` (module docstring); returns ``out/final``."""
+    from longred_bench.models.loading import load
+
+    if not cfg.merge_with:
+        raise UserError("recipe merge needs merge_with=DIR (the trained extended model)")
+    start = time.perf_counter()
+    original = load(cfg.model)
+    trained = load(cfg.merge_with)
+    merged = merge_weights(
+        original.model.state_dict(), trained.model.state_dict(), cfg.merge_weight
+    )
+    model = trained.model
+    model.load_state_dict(merged)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "config.yaml", json.dumps(cfg.to_dict(), indent=2, sort_keys=True))
+    seconds = round(time.perf_counter() - start, 2)
+    info = {"tokens": 0, "seconds": seconds, "merge_with": str(cfg.merge_with),
+            "merge_weight": cfg.merge_weight}  # fmt: skip
+    atomic_write_text(out / "metrics.jsonl", json.dumps({"step": 0, "tokens": 0}) + "\n")
+    atomic_write_text(out / "run.json", json.dumps(info, indent=2))
+    final = out / "final"
+    with atomic_dir(final, replace=True) as tmp:
+        model.save_pretrained(tmp)
+        trained.tokenizer.save_pretrained(tmp)
+    if progress:
+        print(f"[merge] {cfg.merge_weight:g} x {cfg.merge_with} + "
+              f"{1 - cfg.merge_weight:g} x {cfg.model} -> {final}", flush=True)  # fmt: skip
+    return final

@@ -18,8 +18,9 @@ import torch
 from longred_bench.errors import UserError
 from longred_bench.training.config import ATTENTION_PROJECTIONS, TrainConfig
 from longred_bench.training.data import corpus_windows, window_set
-from longred_bench.training.methods import METHODS, Method
+from longred_bench.training.methods import METHODS, Method, SentenceGapCE
 from longred_bench.training.plan import micro_rows, micro_steps, stream_lengths
+from longred_bench.training.position_transforms import sentence_delimiter_ids
 from longred_bench.training.streams import WindowStream
 
 TEACHER_RECIPES = ("longred", "linearard")
@@ -131,7 +132,7 @@ def _check_lengths(cfg: TrainConfig, student: Any, window: int) -> None:
                 f"long_len={cfg.long_len} exceeds the extended window ({target}) of "
                 f"rope={cfg.rope}: raise the extension's factor or lower long_len"
             )
-    elif cfg.recipe in ("pose", "rpes"):
+    elif cfg.recipe in ("pose", "rpes", "longrecipe"):
         if cfg.long_len >= target:
             raise UserError(
                 f"long_len={cfg.long_len} is not below the extended window ({target}) of "
@@ -187,11 +188,13 @@ def build_run(cfg: TrainConfig, *, rank: int = 0, world: int = 1) -> Run:
                 f"{r} rows of stream {name!r} per micro-step do not split over {world} processes"
             )
     streams = {}
+    select = cfg.recipe == "longrecipe" and (cfg.anchors or cfg.keep_other < 1)
     for i, name in enumerate(rows):
         ids, mask = window_set(
             tokenizer, sources[name], lengths[name], seed=cfg.seed + 101 * i,
             retrieval_fraction=cfg.retrieval_fraction,
             retrieval_phrasing=cfg.retrieval_phrasing, copy_fraction=cfg.copy_fraction,
+            selection=(cfg.anchors, cfg.keep_other) if select and name == "long" else None,
         )  # fmt: skip
         streams[name] = WindowStream(name, ids, mask, seed=cfg.seed + 101 * i)
     heldout = {}
@@ -225,6 +228,8 @@ def build_run(cfg: TrainConfig, *, rank: int = 0, world: int = 1) -> Run:
     method = METHODS[cfg.recipe](
         cfg, student, teacher, per_process, window, layers, generator, rank, world, target
     )
+    if isinstance(method, SentenceGapCE):
+        method.delimiters = sentence_delimiter_ids(tokenizer)
     return Run(method, tokenizer, streams, heldout, micro, device, dtype)
 
 
@@ -246,7 +251,10 @@ def schedule_factor(cfg: TrainConfig, step: int, total: int) -> float:
     """Learning-rate multiplier at ``step`` (0-based) of ``total``: linear warm-up, then
     constant, cosine or linear decay to ``min_lr_ratio``, reached at the last step or, with
     ``decay_steps``, at that step and held after it (a constant tail: a longer run with the same
-    config is this run continued at the tail's rate)."""
+    config is this run continued at the tail's rate). LongRecipe's replay steps (after ``steps``)
+    run at ``replay_lr``."""
+    if cfg.replay_steps and step >= cfg.steps:
+        return cfg.replay_lr / cfg.lr
     if cfg.warmup_steps and step < cfg.warmup_steps:
         return (step + 1) / cfg.warmup_steps
     if cfg.schedule == "constant":

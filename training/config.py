@@ -31,15 +31,17 @@ import yaml
 from longred_bench.errors import UserError, reject_unknown_keys
 from longred_bench.profiles import PROFILES, check_profile
 
-EXTENDING_RECIPES = ("cpt", "mix-cpt", "longred", "linearard", "pose", "rpes", "attention-only")
+EXTENDING_RECIPES = ("cpt", "mix-cpt", "longred", "linearard", "pose", "rpes", "attention-only",
+                     "longrecipe")  # fmt: skip
 """Recipes that train a RoPE-extended student (they need ``rope``)."""
 RECIPES = ("pretrain", "cpt", "mix-cpt", "control", "longred", "linearard", "pose", "rpes",
-           "attention-only", "merge")  # fmt: skip
+           "attention-only", "merge", "longrecipe")  # fmt: skip
 TRAINABLE = ("all", "attention")
 ATTENTION_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
 # Fields added after runs were cached: left out of to_dict (so of every cache key) while they
 # hold their default, so adding them rebuilt nothing.
-_OMITTED_AT_DEFAULT = ("trainable", "merge_with", "merge_weight")
+_OMITTED_AT_DEFAULT = ("trainable", "merge_with", "merge_weight", "anchors", "keep_other",
+                       "replay_steps", "replay_lr")  # fmt: skip
 SCHEDULES = ("constant", "cosine", "linear")
 SAMPLERS = ("uniform", "cream")
 DISTRIBUTED = ("ddp", "fsdp")
@@ -120,6 +122,14 @@ class TrainConfig:
     # Recipe merge: merge_weight x the trained extended model merge_with + the rest x ``model``.
     merge_with: str | None = None
     merge_weight: float = 0.5
+    # LongRecipe (recipe longrecipe): sentences of D1 that hold a word of an ``anchors`` type are
+    # kept, each other one with probability ``keep_other`` (1: no selection); then
+    # ``replay_steps`` steps on original-window text (D2) at ``replay_lr``; then the weights are
+    # merged with the original's, ``merge_weight`` x trained.
+    anchors: tuple[str, ...] = ()
+    keep_other: float = 1.0
+    replay_steps: int = 0
+    replay_lr: float = 0.0
     # Scale-out (torchrun).
     distributed: str = "ddp"
     activation_checkpointing: bool = False
@@ -146,12 +156,12 @@ class TrainConfig:
     def to_dict(self) -> dict[str, Any]:
         """JSON/YAML-able form (tuples as lists; the fields of ``_OMITTED_AT_DEFAULT`` only when
         they differ from their default)."""
-        out = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
         defaults = {f.name: f.default for f in fields(self)}
-        for name in _OMITTED_AT_DEFAULT:
-            if out[name] == defaults[name]:
-                del out[name]
-        return out
+        return {
+            k: list(v) if isinstance(v, tuple) else v
+            for k, v in asdict(self).items()
+            if not (k in _OMITTED_AT_DEFAULT and v == defaults[k])
+        }
 
     def replace(self, **changes: Any) -> TrainConfig:
         """A validated copy with ``changes`` applied."""
@@ -219,12 +229,35 @@ class TrainConfig:
             )
         self._validate_copy_warmup()
         self._validate_merge()
+        self._validate_longrecipe()
         if self.recipe == "control" and self.rope is not None:
             raise UserError("recipe control keeps the original RoPE: drop rope=... from its config")
         if self.recipe in EXTENDING_RECIPES and not self.rope:
             raise UserError(
                 f"recipe {self.recipe} extends the window: set rope=SPEC (e.g. abf:theta=1.6e5)"
             )
+
+    def _validate_longrecipe(self) -> None:
+        from longred_bench.training.impactful_tokens import ANCHORS
+
+        if self.recipe != "longrecipe":
+            if self.anchors or self.keep_other != 1.0 or self.replay_steps:
+                raise UserError(
+                    f"config anchors, keep_other and replay_steps are for recipe longrecipe, "
+                    f"not {self.recipe}"
+                )
+            return
+        for anchor in self.anchors:
+            _choice("anchors", anchor, ANCHORS)
+        if not 0 <= self.keep_other <= 1 or not (self.anchors or self.keep_other == 1):
+            raise UserError(
+                f"config keep_other must be in [0, 1], and below 1 only with anchors (got "
+                f"{self.keep_other} with anchors {list(self.anchors)})"
+            )
+        if self.replay_steps < 0 or (self.replay_steps and self.replay_lr <= 0):
+            raise UserError("config replay_steps must be >= 0, and replay_lr > 0 with replay steps")
+        if not 0 <= self.merge_weight <= 1:
+            raise UserError(f"config merge_weight must be in [0, 1] (got {self.merge_weight})")
 
     def _validate_merge(self) -> None:
         if self.recipe != "merge":

@@ -218,6 +218,41 @@ def with_retrieval(
     return ids, mask
 
 
+def selected_windows(
+    tokenizer: Any, source: str, length: int, anchors: tuple[str, ...], keep_other: float, seed: int
+) -> torch.Tensor:
+    """``length``-token windows of the train documents of corpora ``a+b+...`` after LongRecipe's
+    sentence selection (:func:`longred_bench.training.impactful_tokens.select_sentences`): each
+    document keeps, in order, its sentences that hold an ``anchors`` type and each other one with
+    probability ``keep_other`` (drawn from ``seed``)."""
+    import random
+
+    from longred_bench.data.corpora import load_documents
+    from longred_bench.data.sentences import split_sentences
+    from longred_bench.training.impactful_tokens import select_sentences
+
+    rng = random.Random(f"longrecipe/{source}/{seed}")
+    texts = []
+    for corpus in source.split("+"):
+        if corpus not in CORPORA:
+            raise UserError(
+                f"sentence selection needs corpora ({', '.join(CORPORA)}), not {corpus!r}"
+            )
+        for doc in load_documents(corpus, "train"):
+            sentences = [doc.text[s.start : s.end] for s in split_sentences(doc.text)]
+            kept = select_sentences(sentences, anchors, keep_other, rng)
+            if kept:
+                texts.append(" ".join(kept))
+    encoded = tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
+    windows = _cut([torch.tensor(t) for t in encoded], length)
+    if len(windows) == 0:
+        raise UserError(
+            f"sentence selection (anchors {list(anchors)}, keep_other {keep_other}) left no "
+            f"{length}-token window of {source!r}: keep more sentences or shorten long_len"
+        )
+    return windows
+
+
 def window_set(
     tokenizer: Any,
     source: str,
@@ -227,8 +262,14 @@ def window_set(
     retrieval_fraction: float = 0.0,
     retrieval_phrasing: str = "train",
     copy_fraction: float = 0.0,
+    selection: tuple[tuple[str, ...], float] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(ids [N, length], mask [N, length])`` for a data source (module docstring)."""
+    """``(ids [N, length], mask [N, length])`` for a data source (module docstring);
+    ``selection`` = ``(anchors, keep_other)`` selects sentences of a corpus source first
+    (:func:`selected_windows`)."""
+    if selection is not None:
+        ids = selected_windows(tokenizer, source, length, *selection, seed=seed)
+        return ids, torch.ones_like(ids, dtype=torch.bool)
     if source == "random":
         gen = torch.Generator().manual_seed(seed * 7919 + length)
         ids = torch.randint(0, len(tokenizer), (RANDOM_ROWS, length), generator=gen)

@@ -37,6 +37,8 @@ WORD_TYPES = (
 DIGIT = "digit"
 """Anchor of :func:`select_sentences`: a sentence holding a digit character (the released code's
 selection)."""
+ANCHORS = (*WORD_TYPES, DIGIT)
+"""Every anchor :func:`select_sentences` takes."""
 
 _WORDS = {
     "numeral": "zero one two three four five six seven eight nine ten eleven twelve twenty "

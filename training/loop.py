@@ -56,8 +56,9 @@ class Phase(Protocol):
 
 
 def total_steps(cfg: TrainConfig) -> int:
-    """Optimizer steps of the run (LinearARD's optional CPT stage included)."""
-    return cfg.steps + (cfg.cpt_steps if cfg.recipe == "linearard" else 0)
+    """Optimizer steps of the run (LinearARD's optional CPT stage and LongRecipe's replay
+    included)."""
+    return cfg.steps + (cfg.cpt_steps if cfg.recipe == "linearard" else 0) + cfg.replay_steps
 
 
 def _prepare_dir(cfg: TrainConfig, out: Path, resume: bool) -> None:
@@ -293,6 +294,7 @@ def train(
     bar.close()
     if end < steps:
         return out / "final"
+    run.method.finish()
     if main:  # run.json before final/: a finished final/ always has its run.json
         info = _run_info(run, cfg, out, tokens, seconds, phases)
         atomic_write_text(out / "run.json", json.dumps(info, indent=2))

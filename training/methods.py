@@ -13,6 +13,11 @@ batches into named loss terms with the total under ``"loss"`` (:meth:`Method.los
 - ``pose``, ``rpes``: next-token CE on the long stream's rows, samples shorter than the extended
   window, with position ids stretched over that window
   (:mod:`longred_bench.training.position_transforms`: PoSE's two chunks, RPES's sorted random ids).
+- ``longrecipe``: next-token CE on the long stream's rows (samples shorter than the extended
+  window, from sentence-selected D1) at LongRecipe's sentence-gap position ids
+  (:func:`~longred_bench.training.position_transforms.sentence_gap_position_ids`); after
+  ``steps``, ``replay_steps`` steps of CE on the short stream at ordinary positions; at the end
+  (:meth:`Method.finish`) the weights are merged with the original model's.
 - ``linearard``: for each chosen layer and each of q, k, v (q and k after RoPE), KL(teacher ||
   student) of ``softmax(X X^T / sqrt(d))`` rows on the s2l stream (texts of the original window,
   where the teacher is valid), mean over heads and valid rows, summed over kinds and averaged
@@ -35,7 +40,12 @@ from longred_bench.training.objectives import (
     hidden_cosine_loss,
     relation_kl_loss,
 )
-from longred_bench.training.position_transforms import pose_position_ids, rpes_position_ids
+from longred_bench.training.position_transforms import (
+    pose_position_ids,
+    rpes_position_ids,
+    sentence_gap_position_ids,
+    sentence_starts,
+)
 from longred_bench.training.positions import skipped_position_ids
 from longred_bench.training.streams import Batch
 
@@ -62,6 +72,9 @@ class Method(ABC):
     @abstractmethod
     def losses(self, batches: dict[str, Batch], step: int) -> dict[str, torch.Tensor]:
         """Named loss terms of one micro-batch; ``"loss"`` is what is minimised."""
+
+    def finish(self) -> None:  # noqa: B027 (a hook: most recipes add nothing)
+        """Work on the student after the last step, before its weights are saved (none)."""
 
 
 class CrossEntropy(Method):
@@ -138,6 +151,45 @@ class PositionTransformCE(Method):
         return {"ce_long": ce, "loss": ce}
 
 
+class SentenceGapCE(Method):
+    """LongRecipe: CE at sentence-gap positions, then replay, then the merge (module docstring).
+    ``delimiters`` (the tokenizer's sentence-ending token ids) is set by the builder."""
+
+    delimiters: torch.Tensor | None = None
+
+    def rows(self, step: int) -> dict[str, int]:
+        if step < self.cfg.steps:
+            return {"long": self.rows_per_step["long"]}
+        return {"short": self.rows_per_step["short"]}
+
+    def losses(self, batches: dict[str, Batch], step: int) -> dict[str, torch.Tensor]:
+        if "short" in batches:
+            b = batches["short"]
+            logits = self.student(b.ids, attention_mask=b.mask).logits
+            ce = causal_lm_loss(logits, b.ids, b.mask)
+            return {"ce_replay": ce, "loss": ce}
+        b = batches["long"]
+        starts = sentence_starts(b.ids.cpu(), self.delimiters)
+        positions = sentence_gap_position_ids(
+            starts, self.target_window, generator=self.generator
+        ).to(b.ids.device)
+        # The attention mask is passed on purpose (see LongReD's s2l term).
+        logits = self.student(b.ids, attention_mask=b.mask, position_ids=positions).logits
+        ce = causal_lm_loss(logits, b.ids, b.mask)
+        return {"ce_long": ce, "loss": ce}
+
+    def finish(self) -> None:
+        """``merge_weight`` x the trained weights + the rest x the original model's."""
+        if self.cfg.merge_weight >= 1:
+            return
+        from longred_bench.models.loading import load
+        from longred_bench.training.merge import merge_weights
+
+        model = getattr(self.student, "module", self.student)
+        original = load(self.cfg.model).model.state_dict()
+        model.load_state_dict(merge_weights(original, model.state_dict(), self.cfg.merge_weight))
+
+
 class LinearARD(Method):
     """Relation-KL distillation of q/k/v, then optional long-text CE (module docstring)."""
 
@@ -192,4 +244,5 @@ METHODS: dict[str, type[Method]] = {
     "pose": PositionTransformCE,
     "rpes": PositionTransformCE,
     "attention-only": CrossEntropy,
+    "longrecipe": SentenceGapCE,
 }

@@ -170,13 +170,15 @@ def test_dry_run_prints_plan(capsys: pytest.CaptureFixture[str]) -> None:
 def test_every_recipe_trains_and_saves_a_loadable_model(recipe: str, tmp_path: Path) -> None:
     from longred_bench.models.loading import load
 
-    cfg = _smoke(recipe, steps=2)
+    # LongRecipe's replay steps come after ``steps``; its main phase reads 3/4 of the tokens.
+    cfg = _smoke(recipe, steps=2, **({"replay_steps": 0} if recipe == "longrecipe" else {}))
+    per_step = 1536 if recipe == "longrecipe" else 2048
     final = train(cfg, tmp_path / recipe, progress=False)
     records = [
         json.loads(x) for x in (tmp_path / recipe / "metrics.jsonl").read_text().splitlines()
     ]
     assert [r["step"] for r in records] == [1, 2]
-    assert all(r["tokens"] == 2048 * r["step"] for r in records)
+    assert all(r["tokens"] == per_step * r["step"] for r in records)
     assert all({"loss", "lr", "seconds"} <= set(r) for r in records)
     assert (tmp_path / recipe / "curves.png").stat().st_size > 0
     loaded = load(str(final))
@@ -231,8 +233,12 @@ def test_pretrain_builds_a_model_from_scratch(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
-def test_kill_and_resume_gives_the_identical_curve(tmp_path: Path) -> None:
-    cfg = _smoke("longred", steps=5, checkpoint_every=2)
+@pytest.mark.parametrize(
+    ("recipe", "extra"),
+    [("longred", {"steps": 5}), ("longrecipe", {"steps": 3, "replay_steps": 2})],
+)
+def test_kill_and_resume_gives_the_identical_curve(recipe, extra, tmp_path: Path) -> None:
+    cfg = _smoke(recipe, checkpoint_every=2, **extra)
     train(cfg, tmp_path / "whole", progress=False)
     train(cfg, tmp_path / "cut", progress=False, stop_after=3)  # killed after step 3
     assert len(_losses(tmp_path / "cut")) == 3
@@ -409,3 +415,62 @@ def test_merge_interpolates_a_trained_model_with_its_original(tmp_path: Path) ->
         "seconds": info["seconds"],
         "dir": str(tmp_path / "m"),
     }
+
+
+def test_longrecipe_config_replay_rate_and_bad_keys() -> None:
+    cfg = _smoke("longrecipe", steps=4, replay_steps=2, lr=1e-3, replay_lr=1e-4)
+    assert [schedule_factor(cfg, s, 6) for s in range(6)] == [1, 1, 1, 1, 0.1, 0.1]
+    tiny = resolve_config("longrecipe", profile="tiny")
+    assert tiny.anchors == ("numeral", "pronoun", "auxiliary") and tiny.keep_other == 0.5
+    assert tiny.to_dict()["anchors"] == ["numeral", "pronoun", "auxiliary"]
+    with pytest.raises(UserError, match="anchors='verb' is not one of"):
+        _smoke("longrecipe", anchors=["verb"])
+    with pytest.raises(UserError, match="below 1 only with anchors"):
+        _smoke("longrecipe", keep_other=0.5)
+    with pytest.raises(UserError, match="replay_lr > 0 with replay steps"):
+        _smoke("longrecipe", replay_lr=0.0)
+    with pytest.raises(UserError, match="are for recipe longrecipe, not cpt"):
+        _smoke("cpt", anchors=["digit"])
+    for key in ("anchors", "keep_other", "replay_steps", "replay_lr"):
+        assert key not in _smoke("cpt").to_dict()
+
+
+def test_sentence_selection_keeps_anchor_sentences(request: pytest.FixtureRequest) -> None:
+    from data_helpers import ensure_cached
+
+    from longred_bench.models.zoo import byte_tokenizer
+    from longred_bench.training.data import corpus_windows, selected_windows
+
+    ensure_cached(request, "austen")
+    tok = byte_tokenizer()
+    everything = corpus_windows(tok, "austen", 256)
+    digits = selected_windows(tok, "austen", 256, ("digit",), 0.0, seed=0)
+    halves = selected_windows(tok, "austen", 256, ("pronoun",), 0.5, seed=0)
+    assert 0 < len(digits) < len(halves) < len(everything)
+    text = tok.decode(digits[0].tolist())
+    assert any(c.isdigit() for c in text)
+    assert torch.equal(halves, selected_windows(tok, "austen", 256, ("pronoun",), 0.5, seed=0))
+    with pytest.raises(UserError, match="left no 100000-token window"):
+        selected_windows(tok, "austen", 100_000, ("digit",), 0.0, seed=0)
+
+
+@pytest.mark.integration
+def test_longrecipe_replays_then_merges_with_the_original(tmp_path: Path) -> None:
+    from longred_bench.models.loading import load
+
+    out = tmp_path / "lr"
+    cfg = _smoke("longrecipe", steps=2, replay_steps=2, merge_weight=0.0, lr=1e-2, replay_lr=1e-3)
+    final = train(cfg, out, progress=False)
+    records = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [("ce_long" in r, "ce_replay" in r) for r in records] == [
+        (True, False),
+        (True, False),
+        (False, True),
+        (False, True),
+    ]
+    assert [r["lr"] for r in records] == [1e-2, 1e-2, 1e-3, 1e-3]
+    # merge_weight 0: the saved weights are the original's, under the extended RoPE.
+    merged = load(str(final)).model
+    original = load("tiny-random").model.state_dict()
+    assert all(torch.equal(t, original[k]) for k, t in merged.state_dict().items())
+    assert merged.config.max_position_embeddings == 1024

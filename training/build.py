@@ -18,6 +18,7 @@ import torch
 from longred_bench.errors import UserError
 from longred_bench.training.config import ATTENTION_PROJECTIONS, TrainConfig
 from longred_bench.training.data import corpus_windows, window_set
+from longred_bench.training.impactful_tokens import MEASURED
 from longred_bench.training.methods import METHODS, Method, SentenceGapCE
 from longred_bench.training.plan import micro_rows, micro_steps, stream_lengths
 from longred_bench.training.position_transforms import sentence_delimiter_ids
@@ -169,8 +170,18 @@ def _kl_layers(cfg: TrainConfig, student: Any, teacher: Any, s2l: WindowStream) 
     return tuple(select_layers(kl, min(cfg.top_m, len(kl))))
 
 
-def build_run(cfg: TrainConfig, *, rank: int = 0, world: int = 1) -> Run:
-    """Build the run of ``cfg`` (see the module docstring); raises UserError on bad input."""
+def build_run(
+    cfg: TrainConfig, *, rank: int = 0, world: int = 1, anchors: tuple[str, ...] | None = None
+) -> Run:
+    """Build the run of ``cfg`` (see the module docstring); raises UserError on bad input.
+    ``anchors``: LongRecipe's measured anchor types (needed when the config asks for
+    ``measured``)."""
+    if MEASURED in cfg.anchors and anchors is None:
+        raise UserError(
+            "anchors=[measured] needs the measurement first: train with `longred-bench train` "
+            "(longred_bench.jobs.train.run_training)"
+        )
+    anchors = cfg.anchors if anchors is None else anchors
     device, dtype = resolve_device(cfg)
     torch.manual_seed(cfg.seed)  # anything drawn from the global generator (LoRA init)
     student, teacher, tokenizer, window = _models(cfg)
@@ -194,7 +205,7 @@ def build_run(cfg: TrainConfig, *, rank: int = 0, world: int = 1) -> Run:
             tokenizer, sources[name], lengths[name], seed=cfg.seed + 101 * i,
             retrieval_fraction=cfg.retrieval_fraction,
             retrieval_phrasing=cfg.retrieval_phrasing, copy_fraction=cfg.copy_fraction,
-            selection=(cfg.anchors, cfg.keep_other) if select and name == "long" else None,
+            selection=(anchors, cfg.keep_other) if select and name == "long" else None,
         )  # fmt: skip
         streams[name] = WindowStream(name, ids, mask, seed=cfg.seed + 101 * i)
     heldout = {}

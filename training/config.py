@@ -41,7 +41,7 @@ ATTENTION_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
 # Fields added after runs were cached: left out of to_dict (so of every cache key) while they
 # hold their default, so adding them rebuilt nothing.
 _OMITTED_AT_DEFAULT = ("trainable", "merge_with", "merge_weight", "anchors", "keep_other",
-                       "replay_steps", "replay_lr")  # fmt: skip
+                       "replay_steps", "replay_lr", "impact_steps")  # fmt: skip
 SCHEDULES = ("constant", "cosine", "linear")
 SAMPLERS = ("uniform", "cream")
 DISTRIBUTED = ("ddp", "fsdp")
@@ -130,6 +130,9 @@ class TrainConfig:
     keep_other: float = 1.0
     replay_steps: int = 0
     replay_lr: float = 0.0
+    # anchors=[measured]: the anchor types come from the logit change of a brief extension (a
+    # cpt run of impact_steps steps at the extended window) over the original model.
+    impact_steps: int = 8
     # Scale-out (torchrun).
     distributed: str = "ddp"
     activation_checkpointing: bool = False
@@ -238,7 +241,7 @@ class TrainConfig:
             )
 
     def _validate_longrecipe(self) -> None:
-        from longred_bench.training.impactful_tokens import ANCHORS
+        from longred_bench.training.impactful_tokens import ANCHORS, MEASURED
 
         if self.recipe != "longrecipe":
             if self.anchors or self.keep_other != 1.0 or self.replay_steps:
@@ -247,8 +250,14 @@ class TrainConfig:
                     f"not {self.recipe}"
                 )
             return
-        for anchor in self.anchors:
-            _choice("anchors", anchor, ANCHORS)
+        if MEASURED in self.anchors:
+            if len(self.anchors) > 1 or self.impact_steps < 1:
+                raise UserError(
+                    "config anchors=[measured] stands alone and needs impact_steps >= 1"
+                )
+        else:
+            for anchor in self.anchors:
+                _choice("anchors", anchor, (*ANCHORS, MEASURED))
         if not 0 <= self.keep_other <= 1 or not (self.anchors or self.keep_other == 1):
             raise UserError(
                 f"config keep_other must be in [0, 1], and below 1 only with anchors (got "

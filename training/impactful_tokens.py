@@ -9,6 +9,10 @@ types, and the sentence selection that keeps the text around them.
   paper ranks parts of speech, with no tagger to download.
 - :func:`type_shares`: at each position, the top ``top_fraction`` of tokens across the batch by
   change; the share of each word type among all of them.
+- :func:`type_lifts`: each type's share among those top tokens over its share among all tokens
+  (a lift above 1: the brief extension changes that type's tokens more than the average token).
+- :func:`measured_anchors`: the anchor types of a measurement, the ``k`` types (other than
+  ``other`` and ``punctuation``) with the largest lift above 1.
 - :func:`select_sentences`: keep every sentence that holds an anchor-type word and each other
   one with probability ``keep_other``. The anchor ``digit`` (a sentence with a digit character)
   is the released code's shortcut; ``numeral`` also counts number words.
@@ -37,6 +41,8 @@ WORD_TYPES = (
 DIGIT = "digit"
 """Anchor of :func:`select_sentences`: a sentence holding a digit character (the released code's
 selection)."""
+MEASURED = "measured"
+"""Config anchor meaning: the types :func:`measured_anchors` finds for the run's own model."""
 ANCHORS = (*WORD_TYPES, DIGIT)
 """Every anchor :func:`select_sentences` takes."""
 
@@ -107,6 +113,28 @@ def type_shares(
     counts = Counter(names[i] for i in picked.flatten().tolist())
     total = sum(counts.values())
     return {kind: counts.get(kind, 0) / total for kind in WORD_TYPES}
+
+
+def type_lifts(
+    change: torch.Tensor, ids: torch.Tensor, tokenizer, *, top_fraction: float = 0.2
+) -> dict[str, float]:
+    """Each word type's share among the top tokens (:func:`type_shares`) over its share among
+    all tokens at positions ``1..T-1``; types absent from the sample get 0."""
+    top = type_shares(change, ids, tokenizer, top_fraction=top_fraction)
+    names = {i: word_type(tokenizer.decode([i])) for i in ids[:, 1:].unique().tolist()}
+    counts = Counter(names[i] for i in ids[:, 1:].flatten().tolist())
+    total = sum(counts.values())
+    return {k: top[k] / (counts[k] / total) if counts.get(k) else 0.0 for k in WORD_TYPES}
+
+
+def measured_anchors(lifts: dict[str, float], k: int = 3) -> tuple[str, ...]:
+    """The ``k`` word types other than ``other`` and ``punctuation`` with the largest lift
+    above 1, largest first (fewer when fewer are above 1)."""
+    ranked = sorted(
+        (t for t in WORD_TYPES if t not in ("other", "punctuation") and lifts.get(t, 0) > 1),
+        key=lambda t: -lifts[t],
+    )
+    return tuple(ranked[:k])
 
 
 def sentence_types(sentence: str) -> set[str]:

@@ -178,10 +178,12 @@ def train(
     world: int = 1,
     stop_after: int | None = None,
     phases: tuple[Phase, ...] = (),
+    anchors: tuple[str, ...] | None = None,
 ) -> Path:
     """Train ``cfg`` into ``out``; returns ``out/final`` (``stop_after``: stop after that many
     steps without a final model, as a killed run would, for tests). ``phases`` are the recipe's
-    extra work around the loop (:class:`Phase`)."""
+    extra work around the loop (:class:`Phase`); ``anchors``: LongRecipe's measured anchor types,
+    used instead of the config's ``measured``."""
     if cfg.copy_warmup_steps and not phases:
         raise UserError(
             "copy_warmup_steps is set but no warm-up phase was given: train the pretrain recipe "
@@ -190,7 +192,7 @@ def train(
     main = rank == 0
     if main:
         _prepare_dir(cfg, out, resume)
-    run = build_run(cfg, rank=rank, world=world)
+    run = build_run(cfg, rank=rank, world=world, anchors=anchors)
     method = run.method
     from longred_bench.training.distributed import (
         mean_over_processes,

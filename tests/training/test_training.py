@@ -421,8 +421,10 @@ def test_longrecipe_config_replay_rate_and_bad_keys() -> None:
     cfg = _smoke("longrecipe", steps=4, replay_steps=2, lr=1e-3, replay_lr=1e-4)
     assert [schedule_factor(cfg, s, 6) for s in range(6)] == [1, 1, 1, 1, 0.1, 0.1]
     tiny = resolve_config("longrecipe", profile="tiny")
-    assert tiny.anchors == ("numeral", "pronoun", "auxiliary") and tiny.keep_other == 0.5
-    assert tiny.to_dict()["anchors"] == ["numeral", "pronoun", "auxiliary"]
+    assert tiny.anchors == ("measured",) and tiny.keep_other == 0.5
+    assert tiny.to_dict()["anchors"] == ["measured"] and "impact_steps" not in tiny.to_dict()
+    with pytest.raises(UserError, match="measured\\] stands alone"):
+        _smoke("longrecipe", anchors=["measured", "digit"])
     with pytest.raises(UserError, match="anchors='verb' is not one of"):
         _smoke("longrecipe", anchors=["verb"])
     with pytest.raises(UserError, match="below 1 only with anchors"):
@@ -474,3 +476,26 @@ def test_longrecipe_replays_then_merges_with_the_original(tmp_path: Path) -> Non
     original = load("tiny-random").model.state_dict()
     assert all(torch.equal(t, original[k]) for k, t in merged.state_dict().items())
     assert merged.config.max_position_embeddings == 1024
+
+
+@pytest.mark.integration
+def test_longrecipe_measures_its_anchors_then_selects(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """anchors=[measured]: a brief cpt run, the logit-change lifts per word type, the anchors
+    from them in run.json and impact.json; a resumed run reads the measurement back."""
+    from data_helpers import ensure_cached
+
+    from longred_bench.jobs.train import IMPACT
+
+    ensure_cached(request, "austen")
+    cfg = _smoke("longrecipe", long_data="austen", anchors=["measured"], keep_other=0.5,
+                 steps=2, replay_steps=0, impact_steps=1)  # fmt: skip
+    out = tmp_path / "m"
+    train(cfg, out, progress=False)
+    impact = json.loads((out / IMPACT).read_text())
+    assert set(impact["lifts"]) >= {"numeral", "pronoun", "other"}
+    assert impact["brief_steps"] == 1 and impact["brief_len"] == 1024 and impact["windows"] > 0
+    assert all(impact["lifts"][a] > 1 for a in impact["anchors"])
+    assert json.loads((out / "run.json").read_text())["impact"] == impact
+    assert (out / "impact" / "final" / "config.json").is_file()

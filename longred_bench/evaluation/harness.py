@@ -357,6 +357,8 @@ def run_eval(cfg: EvalConfig, *, progress: bool = True, item_scores: bool = Fals
             over_length=over,
             extra=extra,
         )
+        if decoding == "pcd":
+            _undefined_under_pcd(records)
         if suite == "niah":
             from longred_bench.taskdata.niah_grid import niah_cells
 
@@ -367,6 +369,18 @@ def run_eval(cfg: EvalConfig, *, progress: bool = True, item_scores: bool = Fals
                 out["samples"], loaded_tasks["tasks"], suite=suite, model=model_spec, rope=rope
             )
         return EvalResult(records, raw, fits)
+
+
+PERPLEXITY_LIKE = ("perplexity", "bits_per_byte", "byte_perplexity", "word_perplexity")
+
+
+def _undefined_under_pcd(records: list[dict[str, Any]]) -> None:
+    """Perplexity-like metrics of a PCD run lose their value (``None``, with ``not_defined``):
+    lm-eval derives them from the request scores, which under PCD are contrasts of two passes,
+    not log-probabilities (:mod:`longred_bench.pcd.lm`)."""
+    for r in records:
+        if str(r.get("metric", "")).split(",")[0] in PERPLEXITY_LIKE:
+            r.update(value=None, stderr=None, not_defined="not a probability under PCD")
 
 
 def _shutdown(lm: Any) -> None:

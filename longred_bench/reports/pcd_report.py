@@ -263,7 +263,9 @@ def failures(records: list[dict[str, Any]], k: int = FAILURES_SHOWN) -> list[str
 
 
 def _perplexities(records: list[dict[str, Any]]) -> list[str]:
-    """Rows ``| line | task | greedy | PCD |`` of every perplexity-like short metric."""
+    """Rows ``| line | task | greedy | PCD |`` of every perplexity-like short metric; under PCD
+    always "not defined" (lm-eval computes them from the choice scores, which under PCD are
+    contrasts, not log-probabilities)."""
     cells: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
     for r in records:
         if (r.get("part") == "short" and r.get("kind") == "eval"
@@ -271,11 +273,10 @@ def _perplexities(records: list[dict[str, Any]]) -> list[str]:
             cells[(r["line"], r["task"])][r["decoding"]] = r["value"]
     rows = []
     for (line, task), by in cells.items():
-
-        def show(v: Any) -> str:
-            return "not defined" if v is None or math.isnan(float(v)) else f"{float(v):.1f}"
-
-        rows.append(f"| {line} | {task} | {show(by.get('greedy'))} | {show(by.get('pcd'))} |")
+        greedy = by.get("greedy")
+        shown = "" if greedy is None or math.isnan(float(greedy)) else f"{float(greedy):.1f}"
+        pcd = "not defined" if "pcd" in by else ""
+        rows.append(f"| {line} | {task} | {shown} | {pcd} |")
     return rows
 
 
@@ -375,9 +376,9 @@ def pcd_markdown(
         lines.append(f"| {line} | " + " | ".join(cells) + " |")
     ppl = _perplexities(records)
     if ppl:
-        lines += ["", "Perplexity under PCD is not defined (the contrast is not a distribution "
-                  "over texts), so it is not computed:", "", "| line | task | greedy | PCD |",
-                  "|---|---|---:|---:|", *ppl]  # fmt: skip
+        lines += ["", "Perplexity under PCD is not defined: the contrast is not a distribution "
+                  "over texts, so a perplexity lm-eval derives from PCD's scores is not shown:",
+                  "", "| line | task | greedy | PCD |", "|---|---|---:|---:|", *ppl]  # fmt: skip
     lines += ["", "## Where PCD loses: test samples greedy decoding got and PCD did not", ""]
     lines += failures(records)
     lines += ["", "## Cost per generated token", "", *_cost_lines(model, bench_dir)]

@@ -520,3 +520,24 @@ def test_pcd_model_is_declared_for_lm_eval_plugin_discovery() -> None:
 
     (entry,) = [e for e in entry_points(group="lm_eval.models") if e.name == "longred-pcd"]
     assert entry.load() is PcdLM
+
+
+def test_perplexities_under_pcd_are_not_defined() -> None:
+    from longred_bench.evaluation.harness import _undefined_under_pcd
+    from longred_bench.reports.pcd_report import _perplexities
+
+    records = [
+        {"kind": "eval", "task": "cloze", "metric": "perplexity", "value": 84.1, "stderr": 2.0},
+        {"kind": "eval", "task": "cloze", "metric": "acc", "value": 0.1, "stderr": 0.01},
+        {"kind": "eval", "task": "wiki", "metric": "word_perplexity,none", "value": 9.0},
+    ]
+    _undefined_under_pcd(records)
+    assert [r["value"] for r in records] == [None, 0.1, None]
+    assert records[0]["not_defined"] and "not_defined" not in records[1]
+    # The report never shows a PCD perplexity, even from records that still carry one.
+    shown = [
+        {"part": "short", "kind": "eval", "line": "abf", "task": "cloze", "metric": "perplexity",
+         "decoding": d, "value": v}
+        for d, v in (("greedy", 1772.2), ("pcd", 84.1))
+    ]  # fmt: skip
+    assert _perplexities(shown) == ["| abf | cloze | 1772.2 | not defined |"]

@@ -398,7 +398,7 @@ def plot_pcd(records: list[dict[str, Any]], path: Path, title: str, top_k: int) 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 5), layout="constrained")
     by_line = ruler_by_length(ruler_frame(records))
     psa = [r for r in records if r.get("part") == "psa"]
     by_ext = summarize(sample_frame(psa), ["extension", "length"], top_k) if psa else None
@@ -423,7 +423,11 @@ def plot_pcd(records: list[dict[str, Any]], path: Path, title: str, top_k: int) 
         ax.set_xscale("log", base=2)
         ax.set(xlabel="context length (tokens)", title=name)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+    # One legend below both panels, so no line is hidden behind it.
+    handles = dict(zip(*reversed(left.get_legend_handles_labels()), strict=True))
+    handles.update(zip(*reversed(right.get_legend_handles_labels()), strict=True))
+    fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncol=4, fontsize=8,
+               frameon=False)  # fmt: skip
     fig.suptitle(title)
     return save_figure(fig, path, dpi=110)
 

@@ -73,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-memory", action="store_true", help="throughput only")
     parser.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
     parser.add_argument("--dtype", default="auto", help="auto: fp32 on CPU, bf16 on CUDA")
-    parser.add_argument("--impl", default="auto", help="relation-KL implementation")
+    parser.add_argument(
+        "--impl", default=None, help="relation-KL implementation (default: the recipe's)"
+    )
     parser.add_argument(
         "--recipes", nargs="+", default=[r for r, _ in RECIPES], choices=[r for r, _ in RECIPES]
     )
@@ -87,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    run = {"device": args.device, "dtype": args.dtype, "impl": args.impl}
+    run = {"device": args.device, "dtype": args.dtype}
+    if args.impl is not None:
+        run["impl"] = args.impl
     recipes = [(r, extra) for r, extra in RECIPES if r in args.recipes]
     with tempfile.TemporaryDirectory() as tmp:
         rows = [measure(r, extra, args.steps, Path(tmp), run) for r, extra in recipes]
@@ -98,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     write_csv(rows, out / f"{stem}.csv", list(rows[0]))
     gpu = "peak_gpu_mib" in rows[0]
     command = f"python benchmarks/bench_train.py --steps {args.steps} --out {args.out}"
-    for flag, value in (("device", "cpu"), ("dtype", "auto"), ("impl", "auto")):
+    for flag, value in (("device", "cpu"), ("dtype", "auto"), ("impl", None)):
         if getattr(args, flag) != value:
             command += f" --{flag} {getattr(args, flag)}"
     if args.recipes != [r for r, _ in RECIPES]:

@@ -1,22 +1,23 @@
 """Probe of the `tiny` profile's long data (D1): can long-only CPT learn long-context retrieval?
 
 For each extension (``--extensions``) it evaluates the zero-shot extension of ``tiny-base`` and
-trains, from ``tiny-base`` with that extension, one run per probe setting: ``cpt`` on prose-only
-D1 (``austen+kjv``, today's Table 3 data) and ``cpt`` / ``longred`` (CREAM sampler) on D1 with
+trains, from ``tiny-base`` with that extension, one run per probe setting: ``cpt`` on prose-only D1
+(``austen+kjv``, today's Table 3 data) and ``cpt`` / ``longred`` (CREAM sampler) on D1 with
 retrieval rows built at the long length (``austen+kjv+retrieval``, training phrasing family) at
-each ``--fractions`` value, with ``--steps`` and ``--lr`` (one value each per call). Every model is
-scored on RULER's phrased tasks (NIAH and ``vt``, those whose prompts fit) in the held-out
-phrasing at ``--lengths``, and on the short tasks of Table 3's Short Avg (swap, replace, cloze,
-nextsent; ``--short-limit`` documents each) with their mean (Short Avg: Language = swap and
-replace, General = cloze, RC = nextsent, as in the Table 3 report). With ``--control`` the call
-also evaluates ``tiny-base`` itself and trains the ``control`` row (the same D1, steps and
-learning rate at the original RoPE, on the first ``--fractions`` value): whether a learning rate
-leaves the control's Short Avg where the original's is (a base that more training does not
-improve) is what that row shows, with the paired bootstrap interval of the difference. Runs and
-evaluations are cached like Table 3's (``$LONGRED_CACHE/runs``), so a probe grid can be extended
-call by call. Writes ``<name>.csv`` and ``.md`` under ``--out`` (``--name``, default
-``long_data_probe``; appending nothing: the table holds every setting of this call) and prints
-the table.
+each ``--fractions`` value, with ``--steps`` and ``--lr`` (one value each per call); an extension
+whose window is shorter than the profile's ``long_len`` (e.g. ``pi:factor=2``: 512 tokens) trains
+at its whole window. Every model is scored on RULER's phrased tasks (NIAH and ``vt``, those whose
+prompts fit) in the held-out phrasing at ``--lengths``, and on the short tasks of Table 3's Short
+Avg (swap, replace, cloze, nextsent; ``--short-limit`` documents each) with their mean (Short Avg:
+Language = swap and replace, General = cloze, RC = nextsent, as in the Table 3 report). With
+``--control`` the call also evaluates ``tiny-base`` itself and trains the ``control`` row (the same
+D1, steps and learning rate at the original RoPE, on the first ``--fractions`` value): whether a
+learning rate leaves the control's Short Avg where the original's is (a base that more training
+does not improve) is what that row shows, with the paired bootstrap interval of the difference.
+Runs and evaluations are cached like Table 3's (``$LONGRED_CACHE/runs``), so a probe grid can be
+extended call by call. Writes ``<name>.csv`` and ``.md`` under ``--out`` (``--name``, default
+``long_data_probe``; appending nothing: the table holds every setting of this call) and prints the
+table.
 
     python benchmarks/probe_long_data.py --fractions 0.3 --steps 64 --lr 3e-4 --jobs 2 \
         --control --out reports/probes --name long_data_probe
@@ -61,6 +62,7 @@ def _units(model: str, rope: str | None, args: argparse.Namespace) -> list[dict[
 def _config(
     recipe: str, extension: str | None, long_data: str, fraction: float, args: argparse.Namespace
 ):
+    from longred_bench.models.loading import extended_config, load_config
     from longred_bench.training.config import resolve_config
 
     overrides: dict[str, Any] = {"long_data": long_data, "steps": args.steps, "lr": args.lr,
@@ -68,6 +70,12 @@ def _config(
                                  "seed": 0}  # fmt: skip
     if extension is not None:  # the control row keeps the original RoPE
         overrides["rope"] = extension
+        # A milder extension (e.g. pi:factor=2) has a shorter window than the profile's
+        # long_len: train at its whole window instead.
+        window = int(extended_config(load_config("tiny-base"), extension).max_position_embeddings)
+        default = resolve_config(recipe, profile="tiny").long_len
+        if window < default:
+            overrides["long_len"] = window
     if recipe == "longred":
         overrides["sampler"] = "cream"
     return resolve_config(recipe, profile="tiny", overrides=overrides)

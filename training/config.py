@@ -231,6 +231,8 @@ class TrainConfig:
                 "0 decays over the whole run"
             )
         self._validate_copy_warmup()
+        if not 0 <= self.merge_weight <= 1:
+            raise UserError(f"config merge_weight must be in [0, 1] (got {self.merge_weight})")
         self._validate_merge()
         self._validate_longrecipe()
         if self.recipe == "control" and self.rope is not None:
@@ -265,8 +267,6 @@ class TrainConfig:
             )
         if self.replay_steps < 0 or (self.replay_steps and self.replay_lr <= 0):
             raise UserError("config replay_steps must be >= 0, and replay_lr > 0 with replay steps")
-        if not 0 <= self.merge_weight <= 1:
-            raise UserError(f"config merge_weight must be in [0, 1] (got {self.merge_weight})")
 
     def _validate_merge(self) -> None:
         if self.recipe != "merge":
@@ -275,8 +275,6 @@ class TrainConfig:
             return
         if not self.merge_with:
             raise UserError("recipe merge needs merge_with=DIR (the trained extended model)")
-        if not 0 <= self.merge_weight <= 1:
-            raise UserError(f"config merge_weight must be in [0, 1] (got {self.merge_weight})")
         if self.rope is not None:
             raise UserError("recipe merge takes the RoPE of merge_with: drop rope=... from it")
 

@@ -76,6 +76,21 @@ class Method(ABC):
     def finish(self) -> None:  # noqa: B027 (a hook: most recipes add nothing)
         """Work on the student after the last step, before its weights are saved (none)."""
 
+    def plain_ce(self, b: Batch) -> torch.Tensor:
+        """Next-token CE of the student on ``b`` at ordinary positions."""
+        logits = self.student(b.ids, attention_mask=b.mask).logits
+        return causal_lm_loss(logits, b.ids, b.mask)
+
+
+class TwoStage(Method):
+    """A method that reads stream ``STAGES[0]`` for ``steps`` steps, then ``STAGES[1]``."""
+
+    STAGES: tuple[str, str] = ("long", "short")
+
+    def rows(self, step: int) -> dict[str, int]:
+        stream = self.STAGES[0] if step < self.cfg.steps else self.STAGES[1]
+        return {stream: self.rows_per_step[stream]}
+
 
 class CrossEntropy(Method):
     """Next-token CE on every stream, weighted by real tokens."""
@@ -151,22 +166,15 @@ class PositionTransformCE(Method):
         return {"ce_long": ce, "loss": ce}
 
 
-class SentenceGapCE(Method):
+class SentenceGapCE(TwoStage):
     """LongRecipe: CE at sentence-gap positions, then replay, then the merge (module docstring).
     ``delimiters`` (the tokenizer's sentence-ending token ids) is set by the builder."""
 
     delimiters: torch.Tensor | None = None
 
-    def rows(self, step: int) -> dict[str, int]:
-        if step < self.cfg.steps:
-            return {"long": self.rows_per_step["long"]}
-        return {"short": self.rows_per_step["short"]}
-
     def losses(self, batches: dict[str, Batch], step: int) -> dict[str, torch.Tensor]:
         if "short" in batches:
-            b = batches["short"]
-            logits = self.student(b.ids, attention_mask=b.mask).logits
-            ce = causal_lm_loss(logits, b.ids, b.mask)
+            ce = self.plain_ce(batches["short"])
             return {"ce_replay": ce, "loss": ce}
         b = batches["long"]
         starts = sentence_starts(b.ids.cpu(), self.delimiters)
@@ -190,19 +198,14 @@ class SentenceGapCE(Method):
         model.load_state_dict(merge_weights(original, model.state_dict(), self.cfg.merge_weight))
 
 
-class LinearARD(Method):
+class LinearARD(TwoStage):
     """Relation-KL distillation of q/k/v, then optional long-text CE (module docstring)."""
 
-    def rows(self, step: int) -> dict[str, int]:
-        if step < self.cfg.steps:
-            return {"s2l": self.rows_per_step["s2l"]}
-        return {"long": self.rows_per_step["long"]}
+    STAGES = ("s2l", "long")
 
     def losses(self, batches: dict[str, Batch], step: int) -> dict[str, torch.Tensor]:
         if "long" in batches:
-            b = batches["long"]
-            logits = self.student(b.ids, attention_mask=b.mask).logits
-            ce = causal_lm_loss(logits, b.ids, b.mask)
+            ce = self.plain_ce(batches["long"])
             return {"cpt": ce, "loss": ce}
         b = batches["s2l"]
         wanted = {i - 1 for i in self.layers}

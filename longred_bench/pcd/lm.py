@@ -144,11 +144,7 @@ class PcdLM(HFLM):
         if alpha == 0:
             return standard
         local = [score for score, _ in standard]  # no local variant: the contrast is the score
-        groups: dict[float, list[int]] = {}
-        for i, (_, context, continuation) in enumerate(requests):
-            base = self.pcd.base_for(len(context) + len(continuation))
-            if base is not None:
-                groups.setdefault(base, []).append(i)
+        groups = self.pcd.rows_by_base([len(ctx) + len(cont) for _, ctx, cont in requests])
         for base, index in groups.items():
             with self.pcd.local(base):
                 got = super()._loglikelihood_tokens([requests[i] for i in index], True, override_bs)

@@ -192,6 +192,16 @@ class PcdModel:
             self._bases[window] = base_for_window(self._rotary_cls, self.model.config, window)
         return self._bases[window]
 
+    def rows_by_base(self, prompt_lengths: list[int]) -> dict[float, list[int]]:
+        """Indices of ``prompt_lengths`` grouped by their local base ``B'`` (prompts with no local
+        variant left out): the rows whose local pass can run together."""
+        groups: dict[float, list[int]] = {}
+        for i, n in enumerate(prompt_lengths):
+            base = self.base_for(int(n))
+            if base is not None:
+                groups.setdefault(base, []).append(i)
+        return groups
+
     def resolved(self) -> dict[str, Any]:
         """The parameters as run: the config, its window rule, and each local window ``W'`` used
         so far with its base ``B'`` (``local``, sorted by ``W'``; ``None`` where nothing was
@@ -276,12 +286,7 @@ class PcdModel:
             attention_mask = torch.ones_like(input_ids)
         mask = attention_mask.long()
         positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
-        groups: dict[float, list[int]] = {}
-        if self.config.alpha > 0:
-            for row, n in enumerate(mask.sum(-1).tolist()):
-                base = self.base_for(int(n))
-                if base is not None:
-                    groups.setdefault(base, []).append(row)
+        groups = self.rows_by_base(mask.sum(-1).tolist()) if self.config.alpha > 0 else {}
         rows = {b: torch.tensor(r, device=input_ids.device) for b, r in groups.items()}
         caches: dict[float | None, Any] = dict.fromkeys([None, *groups])
         step_ids, out = input_ids, input_ids

@@ -1,22 +1,20 @@
-"""Positional Contrastive Decoding: parameters, the local-aware RoPE variant, the contrast, greedy
-decoding, the ``longred-pcd`` lm-eval model, and ``eval`` / ``compare`` with ``--decoding pcd``.
+"""Positional Contrastive Decoding: parameters, the contrast and its plausibility cut, the
+local-aware RoPE variant and greedy decoding. The lm-eval model and the command lines are in
+``test_pcd_lm.py``.
 
 Everything runs on the built-in ``tiny-random`` model (head size 16, RoPE base 1e4, window 256).
 """
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 
 import pytest
 import torch
 
 from longred_bench import cli
 from longred_bench.errors import UserError
-from longred_bench.jobs import compare
-from longred_bench.models.loading import extend, load
+from longred_bench.models.loading import extend
 from longred_bench.pcd.model import (
     PcdConfig,
     PcdModel,
@@ -30,21 +28,6 @@ from longred_bench.pcd.model import (
 HEAD_DIM, WINDOW, BASE = 16, 256, 1e4
 # tiny-random's local base for W' = 256: longest wavelength 2 pi B'^((d-2)/d) = 256 tokens.
 TINY_LOCAL_BASE = (WINDOW / (2 * math.pi)) ** (HEAD_DIM / (HEAD_DIM - 2))  # 69.194...
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """One intra-op thread: on a shared 2-core machine two OpenMP threads make each of the tiny
-    model's small matmuls wait for a busy core (milliseconds instead of microseconds)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-@pytest.fixture(scope="module")
-def tiny():
-    return load("tiny-random")
 
 
 def _prompts(tokenizer, texts=("The pass key is 71234. Remember", "x")):
@@ -304,240 +287,3 @@ def test_generation_stops_per_row_and_pads(tiny) -> None:
     assert out.shape[1] == width + 3
     assert out[0, width:].tolist() == [first, pad, pad]
     assert torch.equal(out[1], free[1, : width + 3])
-
-
-# --- the lm-eval model ----------------------------------------------------------------------------
-
-
-def _instance(kind: str, args: tuple, idx: int = 0):
-    from lm_eval.api.instance import Instance
-
-    return Instance(request_type=kind, doc={}, arguments=args, idx=idx)
-
-
-def test_lm_eval_model_strength_zero_matches_hflm(tiny) -> None:
-    from lm_eval.models.huggingface import HFLM
-
-    from longred_bench.pcd.lm import PcdLM
-
-    common = {"pretrained": tiny.model, "tokenizer": tiny.tokenizer, "batch_size": 2}
-    hf, zero = HFLM(**common), PcdLM(alpha=0, **common)
-    strong = PcdLM(alpha=1.5, **common)
-    ll = [
-        _instance("loglikelihood", ("The sky is", " blue")),
-        _instance("loglikelihood", ("One, two,", " three"), 1),
-    ]
-    assert zero.loglikelihood(ll) == hf.loglikelihood(ll)
-    # Each choice scores (1 + alpha) log p - alpha log p_local of its own tokens; both prompts
-    # are under 64 tokens, so both get W' = 16.
-    with strong.pcd.local(strong.pcd.base_for(1)):
-        local = hf.loglikelihood(ll)
-    pairs = zip(hf.loglikelihood(ll), local, strict=True)
-    expected = [2.5 * s - 1.5 * ls for (s, _), (ls, _) in pairs]
-    got = strong.loglikelihood(ll)
-    assert [s for s, _ in got] == pytest.approx(expected, rel=1e-6)
-    assert [g for _, g in got] == [g for _, g in hf.loglikelihood(ll)]
-    assert got != hf.loglikelihood(ll)
-    rolling = strong.loglikelihood_rolling([_instance("loglikelihood_rolling", ("any text",))])
-    assert len(rolling) == 1 and math.isnan(rolling[0])
-    gen = [
-        _instance("generate_until", ("Key: 4417. Key:", {"until": ["."], "max_gen_toks": 12})),
-        _instance("generate_until", ("abc", {"until": ["\n"], "max_gen_toks": 12}), 1),
-    ]
-    assert zero.generate_until(gen) == hf.generate_until(gen)
-    sampling = _instance("generate_until", ("x", {"do_sample": True, "max_gen_toks": 4}))
-    with pytest.raises(UserError, match="decodes greedily"):
-        strong.generate_until([sampling])
-    with pytest.raises(UserError, match="unknown model argument\\(s\\) gamma"):
-        PcdLM(gamma=1.0, **common)
-
-
-def _toy_task(tmp_path) -> dict:
-    """A three-document multiple-choice task (loglikelihood requests) from a local JSONL file."""
-    rows = [
-        {"q": f"Item {i}: the sky is", "choices": [" blue", " red"], "gold": i % 2}
-        for i in range(3)
-    ]
-    data = tmp_path / "toy.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return {
-        "task": "pcd_toy_choice", "dataset_path": "json", "test_split": "test",
-        "dataset_kwargs": {"data_files": {"test": str(data)}}, "output_type": "multiple_choice",
-        "doc_to_text": "{{q}}", "doc_to_choice": "{{choices}}", "doc_to_target": "{{gold}}",
-        "metric_list": [{"metric": "acc"}],
-    }  # fmt: skip
-
-
-@pytest.mark.integration
-def test_simple_evaluate_runs_longred_pcd_by_name(tmp_path, monkeypatch) -> None:
-    """``lm_eval.simple_evaluate(model="longred-pcd")``: a generation task (RULER vt, no corpus
-    needed) and a loglikelihood task, with lm-eval's own models still registered."""
-    import lm_eval
-    from lm_eval.api.registry import get_model
-
-    from longred_bench.evaluation.harness import task_manager
-    from longred_bench.pcd.lm import PcdLM
-
-    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
-    toy = _toy_task(tmp_path)
-    manager = task_manager({"tokenizer": "tiny-random", "lengths": [512], "ruler_samples": 2})
-    out = lm_eval.simple_evaluate(
-        model="longred-pcd",
-        model_args="pretrained=tiny-random,rope=pi:factor=4,alpha=1.5,plausibility=topk,top_k=20",
-        tasks=["longred_ruler_vt", toy],
-        task_manager=manager,
-        log_samples=True,
-        verbosity="ERROR",
-    )
-    assert get_model("longred-pcd") is PcdLM
-    assert get_model("hf").__name__ == "HFLM"
-    assert "vllm" in lm_eval.api.registry.model_registry
-    assert out["results"]["longred_ruler_vt"]["512,none"] >= 0
-    assert out["results"]["pcd_toy_choice"]["acc,none"] in (0.0, 1 / 3, 2 / 3, 1.0)
-    gens = [s["resps"][0][0] for s in out["samples"]["longred_ruler_vt"]]
-    assert len(gens) == 2 and all(isinstance(g, str) for g in gens)
-    lls = [r[0][0] for s in out["samples"]["pcd_toy_choice"] for r in s["resps"]]
-    assert len(lls) == 6 and all(math.isfinite(v) for v in lls)
-
-
-@pytest.mark.integration
-def test_lm_eval_command_line_runs_longred_pcd(tmp_path) -> None:
-    """lm-eval's own command line through the ``longred-lm-eval`` console script."""
-    import os
-    import subprocess
-    import sys
-
-    import yaml
-
-    task = tmp_path / "pcd_toy.yaml"
-    task.write_text(yaml.safe_dump(_toy_task(tmp_path)))
-    script = Path(sys.executable).with_name("longred-lm-eval")
-    argv = [str(script), "--model", "longred-pcd"]
-    argv += ["--model_args", "pretrained=tiny-random,alpha=1.5,top_k=20", "--tasks", str(task)]
-    argv += ["--device", "cpu", "--output_path", str(tmp_path / "results")]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    run = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert "|pcd_toy_choice|" in run.stdout and "longred-pcd" in run.stdout
-    (results,) = (tmp_path / "results").rglob("results_*.json")
-    assert json.loads(results.read_text())["results"]["pcd_toy_choice"]["acc,none"] >= 0
-
-
-@pytest.mark.integration
-def test_eval_cli_with_pcd_records_the_parameters_as_run(tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
-    argv = ["eval", "--model", "tiny-random", "--rope", "pi:factor=4", "--suite", "ruler"]
-    argv += ["--tasks", "longred_ruler_vt", "--lengths", "512", "--samples", "1"]
-    argv += ["--decoding", "pcd", "--pcd-alpha", "2", "--out", str(tmp_path / "out"), "--quiet"]
-    assert cli.main(argv) == 0
-    lines = (tmp_path / "out" / "eval.jsonl").read_text().splitlines()
-    records = [json.loads(line) for line in lines if '"kind": "eval"' in line]
-    assert records and all(r["decoding"] == "pcd" for r in records)
-    pcd = records[0]["pcd"]
-    # The default rule: a quarter of the prompt (about 500 tokens: W' = 128) for every line.
-    assert (pcd["alpha"], pcd["plausibility"], pcd["window_rule"]) == (
-        2.0,
-        "adaptive",
-        "fraction 0.25",
-    )
-    assert [w["window"] for w in pcd["local"]] == [128]
-    assert "with PCD" in (tmp_path / "out" / "eval.md").read_text()
-
-
-def test_psa_cli_with_and_without_pcd(tmp_path, request) -> None:
-    from data_helpers import ensure_cached
-
-    ensure_cached(request, "brown")
-    out = tmp_path / "psa"
-    argv = ["psa", "--model", "tiny-random", "--tasks", "niah_single_1", "--lengths", "512"]
-    argv += ["--samples", "1", "--decoding", "greedy", "pcd", "--pcd-plausibility", "topk"]
-    argv += ["--pcd-top-k", "5"]
-    assert cli.main([*argv, "--out", str(out), "--quiet"]) == 0
-    lines = (out / "psa.jsonl").read_text().splitlines()
-    samples = [json.loads(x) for x in lines if '"kind": "psa_sample"' in x]
-    by_line = {r["extension"]: r for r in samples}
-    assert set(by_line) == {"tiny-random", "tiny-random +pcd"}
-    # Under PCD the rank is in the top-5 set: at most 6 (outside it: rank k + 1, probability 0).
-    pcd = by_line["tiny-random +pcd"]
-    assert pcd["rank"] <= 6 and (pcd["rank"] < 6 or pcd["probability"] == 0.0)
-    assert "| tiny-random +pcd | 512 |" in (out / "psa.md").read_text()
-    assert cli.main([*argv[:-7], "--pcd-alpha", "1", "--out", str(out)]) == 2  # greedy only
-
-
-# --- compare --------------------------------------------------------------------------------------
-
-
-def test_compare_config_decodings() -> None:
-    cfg = compare.CompareConfig.from_dict(
-        {"original": "m", "rope": ["pi:factor=2"], "decoding": ["greedy", "pcd"],
-         "pcd": {"alpha": 2.0}}
-    )  # fmt: skip
-    assert cfg.pcd == PcdConfig(alpha=2.0)
-    assert [(label, e.label, d) for label, e, d in compare.rows(cfg)] == [
-        ("original", "original", "greedy"),
-        ("original +pcd", "original", "pcd"),
-        ("pi:factor=2", "pi:factor=2", "greedy"),
-        ("pi:factor=2 +pcd", "pi:factor=2", "pcd"),
-    ]
-    with pytest.raises(UserError, match="decoding must list"):
-        compare.CompareConfig(original="m", rope=("pi:factor=2",), decoding=("beam",))
-    with pytest.raises(UserError, match="without pcd in --decoding"):
-        compare.CompareConfig(original="m", rope=("pi:factor=2",), pcd=PcdConfig())
-    with pytest.raises(UserError, match="unknown PCD config key"):
-        compare.CompareConfig.from_dict({"original": "m", "rope": ["x"], "pcd": {"gamma": 1}})
-
-
-def test_compare_adds_one_pcd_row_per_model(tmp_path, monkeypatch) -> None:
-    """``compare --decoding greedy pcd``: every model is evaluated twice, greedy units keep their
-    keys (their caches stay valid), and the report lists the PCD rows."""
-    seen = []
-
-    def fake_eval(unit, progress):
-        seen.append(unit)
-        value = 50.0 if unit.get("decoding") == "pcd" else 40.0
-        return [{"kind": "eval", "suite": "ruler", "task": "longred_ruler", "metric": "score",
-                 "length": length, "value": value} for length in (None, 512)]  # fmt: skip
-
-    monkeypatch.setattr(compare, "run_eval_unit", fake_eval)
-    out = tmp_path / "cmp"
-    argv = ["compare", "--original", "tiny-random", "--rope", "pi:factor=4", "--suites", "ruler"]
-    argv += ["--lengths", "512", "--decoding", "greedy", "pcd", "--pcd-alpha", "1"]
-    assert cli.main([*argv, "--out", str(out), "--quiet"]) == 0
-    assert len(seen) == 4
-    greedy = [u for u in seen if "decoding" not in u]
-    pcd = [u for u in seen if u.get("decoding") == "pcd"]
-    assert len(greedy) == len(pcd) == 2 and all("pcd" not in u for u in greedy)
-    assert all(u["pcd"] == PcdConfig(alpha=1.0).as_dict() for u in pcd)
-    report = (out / "compare.md").read_text()
-    assert "| original +pcd | " in report and "| pi:factor=4 +pcd | " in report
-    assert cli.main([*argv, "--out", str(out), "--quiet"]) == 0 and len(seen) == 4  # cached
-
-
-def test_pcd_model_is_declared_for_lm_eval_plugin_discovery() -> None:
-    from importlib.metadata import entry_points
-
-    from longred_bench.pcd.lm import PcdLM
-
-    (entry,) = [e for e in entry_points(group="lm_eval.models") if e.name == "longred-pcd"]
-    assert entry.load() is PcdLM
-
-
-def test_perplexities_under_pcd_are_not_defined() -> None:
-    from longred_bench.evaluation.harness import _undefined_under_pcd
-    from longred_bench.reports.pcd_report import _perplexities
-
-    records = [
-        {"kind": "eval", "task": "cloze", "metric": "perplexity", "value": 84.1, "stderr": 2.0},
-        {"kind": "eval", "task": "cloze", "metric": "acc", "value": 0.1, "stderr": 0.01},
-        {"kind": "eval", "task": "wiki", "metric": "word_perplexity,none", "value": 9.0},
-    ]
-    _undefined_under_pcd(records)
-    assert [r["value"] for r in records] == [None, 0.1, None]
-    assert records[0]["not_defined"] and "not_defined" not in records[1]
-    # The report never shows a PCD perplexity, even from records that still carry one.
-    shown = [
-        {"part": "short", "kind": "eval", "line": "abf", "task": "cloze", "metric": "perplexity",
-         "decoding": d, "value": v}
-        for d, v in (("greedy", 1772.2), ("pcd", 84.1))
-    ]  # fmt: skip
-    assert _perplexities(shown) == ["| abf | cloze | 1772.2 | not defined |"]

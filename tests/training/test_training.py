@@ -11,22 +11,19 @@ from pathlib import Path
 import pytest
 import torch
 from safetensors.torch import load_file
+from train_helpers import smoke
 
 from longred_bench.errors import UserError
 from longred_bench.jobs.train import run_training as train
 from longred_bench.models.loading import extended_config
 from longred_bench.training.build import schedule_factor
-from longred_bench.training.config import RECIPES, TrainConfig, parse_set, resolve_config
+from longred_bench.training.config import RECIPES, parse_set, resolve_config
 from longred_bench.training.objectives import (
     causal_lm_loss,
     hidden_cosine_loss,
     relation_kl_loss,
 )
 from longred_bench.training.streams import WindowStream
-
-
-def _smoke(recipe: str, **overrides) -> TrainConfig:
-    return resolve_config(recipe, profile="smoke", overrides=overrides)
 
 
 def _losses(out: Path) -> list[float]:
@@ -39,31 +36,31 @@ def _losses(out: Path) -> list[float]:
 
 def test_config_rejects_unknown_keys_and_bad_values() -> None:
     with pytest.raises(UserError, match=r"unknown training config key.*lerning_rate"):
-        _smoke("cpt", lerning_rate=1.0)
+        smoke("cpt", lerning_rate=1.0)
     with pytest.raises(UserError, match="sampler='gauss'"):
-        _smoke("longred", sampler="gauss")
+        smoke("longred", sampler="gauss")
     with pytest.raises(UserError, match="unknown recipe 'yarn-ft'"):
         resolve_config("yarn-ft", profile="smoke")
     with pytest.raises(UserError, match="set rope=SPEC"):
-        _smoke("cpt", rope=None)
+        smoke("cpt", rope=None)
     with pytest.raises(UserError, match="control keeps the original RoPE"):
-        _smoke("control", rope="pi:factor=2")
+        smoke("control", rope="pi:factor=2")
 
 
 def test_config_values_take_their_field_types() -> None:
-    cfg = _smoke("cpt", steps=2.0, lr=1, a1=3)
+    cfg = smoke("cpt", steps=2.0, lr=1, a1=3)
     assert (cfg.steps, cfg.lr, cfg.a1) == (2, 1.0, 3.0)
     assert isinstance(cfg.steps, int) and isinstance(cfg.lr, float)
     with pytest.raises(UserError, match=r"config steps='abc' must be of type int"):
-        _smoke("cpt", steps="abc")
+        smoke("cpt", steps="abc")
     with pytest.raises(UserError, match=r"config steps=2.5 must be of type int"):
-        _smoke("cpt", steps=2.5)
+        smoke("cpt", steps=2.5)
     with pytest.raises(UserError, match=r"config lr=True must be of type float"):
-        _smoke("cpt", lr=True)
+        smoke("cpt", lr=True)
 
 
 def test_profiles_and_overrides_resolve_in_order(tmp_path: Path) -> None:
-    base = _smoke("longred")
+    base = smoke("longred")
     assert (base.a1, base.a2, base.model) == (5.0, 10.0, "tiny-random")
     assert base.mix == pytest.approx({"long": 0.5, "short": 0.375, "s2l": 0.125})
     user = tmp_path / "user.yaml"
@@ -78,25 +75,25 @@ def test_profiles_and_overrides_resolve_in_order(tmp_path: Path) -> None:
 
 
 def test_schedule_warms_up_then_decays_to_floor() -> None:
-    cfg = _smoke("cpt", schedule="cosine", warmup_steps=2, min_lr_ratio=0.1)
+    cfg = smoke("cpt", schedule="cosine", warmup_steps=2, min_lr_ratio=0.1)
     factors = [schedule_factor(cfg, s, 10) for s in range(10)]
     assert factors[0] == pytest.approx(0.5) and factors[1] == pytest.approx(1.0)
     assert all(a >= b for a, b in itertools.pairwise(factors[1:]))
     assert schedule_factor(cfg, 10, 10) == pytest.approx(0.1)
-    assert schedule_factor(_smoke("cpt"), 7, 10) == 1.0
+    assert schedule_factor(smoke("cpt"), 7, 10) == 1.0
 
 
 def test_decay_steps_give_a_constant_tail_that_a_longer_run_shares() -> None:
-    cfg = _smoke("cpt", schedule="cosine", warmup_steps=2, min_lr_ratio=0.1, decay_steps=6)
+    cfg = smoke("cpt", schedule="cosine", warmup_steps=2, min_lr_ratio=0.1, decay_steps=6)
     short = [schedule_factor(cfg, s, 10) for s in range(10)]
     longer = [schedule_factor(cfg, s, 15) for s in range(15)]
     assert longer[:10] == short  # the 1.5x run is this run continued
     assert short[6:] == pytest.approx([0.1] * 4) and longer[10:] == pytest.approx([0.1] * 5)
     assert short[5] > 0.1  # still decaying before decay_steps
     with pytest.raises(UserError, match=r"decay_steps .* must exceed warmup_steps"):
-        _smoke("cpt", schedule="cosine", warmup_steps=2, decay_steps=2)
+        smoke("cpt", schedule="cosine", warmup_steps=2, decay_steps=2)
     with pytest.raises(UserError, match="needs a decaying schedule"):
-        _smoke("cpt", schedule="constant", decay_steps=5)
+        smoke("cpt", schedule="constant", decay_steps=5)
 
 
 def test_stream_resumes_and_splits_the_global_batch() -> None:
@@ -171,7 +168,7 @@ def test_every_recipe_trains_and_saves_a_loadable_model(recipe: str, tmp_path: P
     from longred_bench.models.loading import load
 
     # LongRecipe's replay steps come after ``steps``; its main phase reads 3/4 of the tokens.
-    cfg = _smoke(recipe, steps=2, **({"replay_steps": 0} if recipe == "longrecipe" else {}))
+    cfg = smoke(recipe, steps=2, **({"replay_steps": 0} if recipe == "longrecipe" else {}))
     per_step = 1536 if recipe == "longrecipe" else 2048
     final = train(cfg, tmp_path / recipe, progress=False)
     records = [
@@ -203,7 +200,7 @@ def test_a_continued_run_repeats_the_run_and_a_short_run_fails_the_convergence_r
     from longred_bench.training.loop import continue_run
 
     ensure_cached(request, "brown")
-    cfg = _smoke("pretrain", long_data="brown", tokenizer="byte", copy_warmup_steps=0,
+    cfg = smoke("pretrain", long_data="brown", tokenizer="byte", copy_warmup_steps=0,
                  schedule="cosine", warmup_steps=1, decay_steps=2, steps=6, lr=3e-3,
                  min_lr_ratio=0.5, heldout_every=3, heldout_windows=8)  # fmt: skip
     train(cfg, tmp_path / "run", progress=False)
@@ -223,10 +220,10 @@ def test_a_continued_run_repeats_the_run_and_a_short_run_fails_the_convergence_r
 
 @pytest.mark.integration
 def test_pretrain_builds_a_model_from_scratch(tmp_path: Path) -> None:
-    final = train(_smoke("pretrain"), tmp_path / "pt", progress=False)
+    final = train(smoke("pretrain"), tmp_path / "pt", progress=False)
     losses = _losses(tmp_path / "pt")
     assert len(losses) == 4 and (final / "tokenizer.json").is_file()
-    again = train(_smoke("pretrain"), tmp_path / "pt2", progress=False)
+    again = train(smoke("pretrain"), tmp_path / "pt2", progress=False)
     assert _losses(tmp_path / "pt2") == losses  # same config and seed: same run
     a, b = load_file(str(final / "model.safetensors")), load_file(str(again / "model.safetensors"))
     assert all(torch.equal(a[k], b[k]) for k in a)
@@ -238,7 +235,7 @@ def test_pretrain_builds_a_model_from_scratch(tmp_path: Path) -> None:
     [("longred", {"steps": 5}), ("longrecipe", {"steps": 3, "replay_steps": 2})],
 )
 def test_kill_and_resume_gives_the_identical_curve(recipe, extra, tmp_path: Path) -> None:
-    cfg = _smoke(recipe, checkpoint_every=2, **extra)
+    cfg = smoke(recipe, checkpoint_every=2, **extra)
     train(cfg, tmp_path / "whole", progress=False)
     train(cfg, tmp_path / "cut", progress=False, stop_after=3)  # killed after step 3
     assert len(_losses(tmp_path / "cut")) == 3
@@ -268,7 +265,7 @@ def test_non_finite_loss_stops_naming_the_step(tmp_path: Path, monkeypatch) -> N
     monkeypatch.setattr(methods.CrossEntropy, "losses", poisoned)
     out = tmp_path / "nan"
     with pytest.raises(UserError, match=r"non-finite loss at step 3 .*step-000002"):
-        train(_smoke("cpt", steps=4, checkpoint_every=2), out, progress=False)
+        train(smoke("cpt", steps=4, checkpoint_every=2), out, progress=False)
     assert (out / "checkpoints" / "step-000002" / "student.safetensors").is_file()
     assert not (out / "final").exists()
 
@@ -289,7 +286,7 @@ def test_teacher_is_frozen_and_never_saved(tmp_path: Path, monkeypatch) -> None:
         return run
 
     monkeypatch.setattr("longred_bench.training.loop.build_run", spy)
-    train(_smoke("longred", steps=3), tmp_path / "lr", progress=False)
+    train(smoke("longred", steps=3), tmp_path / "lr", progress=False)
     teacher = seen["teacher"]
     assert not teacher.training
     assert not any(p.requires_grad for p in teacher.parameters())
@@ -303,7 +300,7 @@ def test_teacher_is_frozen_and_never_saved(tmp_path: Path, monkeypatch) -> None:
 
 @pytest.mark.integration
 def test_linearard_lora_and_cpt_stage(tmp_path: Path) -> None:
-    cfg = _smoke("linearard", steps=2, lora_rank=4, cpt_steps=1)
+    cfg = smoke("linearard", steps=2, lora_rank=4, cpt_steps=1)
     final = train(cfg, tmp_path / "ard", progress=False)
     records = [json.loads(x) for x in (tmp_path / "ard" / "metrics.jsonl").read_text().splitlines()]
     assert {"kl_q", "kl_k", "kl_v"} <= set(records[0]) and "cpt" in records[2]
@@ -323,7 +320,7 @@ def test_linearard_lora_and_cpt_stage(tmp_path: Path) -> None:
 )
 def test_bad_input_is_one_line_before_compute(recipe, overrides, message, tmp_path) -> None:
     with pytest.raises(UserError, match=message) as info:
-        train(_smoke(recipe, **overrides), tmp_path / "bad", progress=False)
+        train(smoke(recipe, **overrides), tmp_path / "bad", progress=False)
     assert "\n" not in str(info.value)
     assert not (tmp_path / "bad" / "metrics.jsonl").exists()
 
@@ -335,167 +332,11 @@ def test_short_data_and_mismatched_teacher_are_refused(tmp_path: Path) -> None:
     text = tmp_path / "short.txt"
     text.write_text("only a few words here")
     with pytest.raises(UserError, match="fewer than one window of 512"):
-        train(_smoke("cpt", long_data=str(text)), tmp_path / "a", progress=False)
+        train(smoke("cpt", long_data=str(text)), tmp_path / "a", progress=False)
     model, tok = tiny_random()
     model.config.num_hidden_layers = 2
     other = type(model)(model.config)
     other.save_pretrained(tmp_path / "other")
     tok.save_pretrained(tmp_path / "other")
     with pytest.raises(UserError, match="differ in architecture"):
-        train(_smoke("longred", teacher=str(tmp_path / "other")), tmp_path / "b", progress=False)
-
-
-def test_trainable_field_is_left_out_of_cache_keys_at_its_default() -> None:
-    """``trainable`` came after runs were cached: at ``all`` it is not in ``to_dict`` (so no key
-    changed); at ``attention`` it is, and the attention-only recipe sets it."""
-    cpt = _smoke("cpt")
-    assert "trainable" not in cpt.to_dict() and cpt.trainable == "all"
-    pet = _smoke("attention-only")
-    assert pet.to_dict()["trainable"] == "attention"
-    assert TrainConfig.from_dict(pet.to_dict()) == pet
-    with pytest.raises(UserError, match="trainable='mlp' is not one of all, attention"):
-        _smoke("cpt", trainable="mlp")
-
-
-@pytest.mark.integration
-def test_attention_only_changes_only_the_attention_projections(tmp_path: Path) -> None:
-    from longred_bench.models.loading import load
-
-    final = train(_smoke("attention-only", steps=2, lr=1e-2), tmp_path / "pet", progress=False)
-    before = load("tiny-random").model.state_dict()
-    after = load(str(final)).model.state_dict()
-    changed = {k for k in before if not torch.equal(before[k], after[k])}
-    attention = {k for k in before if any(f"self_attn.{p}." in k for p in
-                                          ("q_proj", "k_proj", "v_proj", "o_proj"))}  # fmt: skip
-    assert attention and changed == attention
-
-
-def test_merge_weights_by_hand_and_mismatches() -> None:
-    from longred_bench.training.merge import merge_weights
-
-    original = {"w": torch.tensor([0.0, 2.0]), "b": torch.tensor([1.0])}
-    trained = {"w": torch.tensor([4.0, 6.0]), "b": torch.tensor([3.0])}
-    merged = merge_weights(original, trained, 0.25)
-    assert merged["w"].tolist() == [1.0, 3.0] and merged["b"].tolist() == [1.5]
-    assert merge_weights(original, trained, 1.0)["w"].tolist() == [4.0, 6.0]
-    with pytest.raises(UserError, match="do not have the same weights"):
-        merge_weights(original, {"w": trained["w"]}, 0.5)
-    with pytest.raises(UserError, match=r"w has shape \(2,\) in the original and \(3,\)"):
-        merge_weights(original, {**trained, "w": torch.zeros(3)}, 0.5)
-    with pytest.raises(UserError, match="recipe merge needs merge_with"):
-        _smoke("merge")
-    with pytest.raises(UserError, match="merge_weight must be in"):
-        _smoke("merge", merge_with="x", merge_weight=1.5)
-    with pytest.raises(UserError, match="merge_with is for recipe merge, not cpt"):
-        _smoke("cpt", merge_with="x")
-
-
-@pytest.mark.integration
-def test_merge_interpolates_a_trained_model_with_its_original(tmp_path: Path) -> None:
-    from longred_bench.models.loading import load
-    from longred_bench.reproduce.table3 import _finished_run
-
-    cpt = train(_smoke("cpt", steps=2, lr=1e-2), tmp_path / "cpt", progress=False)
-    final = train(_smoke("merge", merge_with=str(cpt), merge_weight=0.25), tmp_path / "m",
-                  progress=False)  # fmt: skip
-    merged, trained = load(str(final)).model, load(str(cpt)).model
-    original = load("tiny-random").model.state_dict()
-    assert merged.config.rope_parameters == trained.config.rope_parameters  # extended RoPE
-    for name, tensor in merged.state_dict().items():
-        expected = 0.25 * trained.state_dict()[name] + 0.75 * original[name]
-        torch.testing.assert_close(tensor, expected)
-    cfg = _smoke("merge", merge_with=str(cpt), merge_weight=0.25)
-    assert "merge_weight" in cfg.to_dict() and "trainable" not in cfg.to_dict()
-    info = json.loads((tmp_path / "m" / "run.json").read_text())
-    assert info["tokens"] == 0 and info["merge_weight"] == 0.25
-    # A merge is a finished run for the run cache (run.json, metrics, final/).
-    assert _finished_run(tmp_path / "m") == {
-        "steps": 0,
-        "tokens": 0,
-        "seconds": info["seconds"],
-        "dir": str(tmp_path / "m"),
-    }
-
-
-def test_longrecipe_config_replay_rate_and_bad_keys() -> None:
-    cfg = _smoke("longrecipe", steps=4, replay_steps=2, lr=1e-3, replay_lr=1e-4)
-    assert [schedule_factor(cfg, s, 6) for s in range(6)] == [1, 1, 1, 1, 0.1, 0.1]
-    tiny = resolve_config("longrecipe", profile="tiny")
-    assert tiny.anchors == ("measured",) and tiny.keep_other == 0.5
-    assert tiny.to_dict()["anchors"] == ["measured"] and "impact_steps" not in tiny.to_dict()
-    with pytest.raises(UserError, match="measured\\] stands alone"):
-        _smoke("longrecipe", anchors=["measured", "digit"])
-    with pytest.raises(UserError, match="anchors='verb' is not one of"):
-        _smoke("longrecipe", anchors=["verb"])
-    with pytest.raises(UserError, match="below 1 only with anchors"):
-        _smoke("longrecipe", keep_other=0.5)
-    with pytest.raises(UserError, match="replay_lr > 0 with replay steps"):
-        _smoke("longrecipe", replay_lr=0.0)
-    with pytest.raises(UserError, match="are for recipe longrecipe, not cpt"):
-        _smoke("cpt", anchors=["digit"])
-    for key in ("anchors", "keep_other", "replay_steps", "replay_lr"):
-        assert key not in _smoke("cpt").to_dict()
-
-
-def test_sentence_selection_keeps_anchor_sentences(request: pytest.FixtureRequest) -> None:
-    from data_helpers import ensure_cached
-
-    from longred_bench.models.zoo import byte_tokenizer
-    from longred_bench.training.data import corpus_windows, selected_windows
-
-    ensure_cached(request, "austen")
-    tok = byte_tokenizer()
-    everything = corpus_windows(tok, "austen", 256)
-    digits = selected_windows(tok, "austen", 256, ("digit",), 0.0, seed=0)
-    halves = selected_windows(tok, "austen", 256, ("pronoun",), 0.5, seed=0)
-    assert 0 < len(digits) < len(halves) < len(everything)
-    text = tok.decode(digits[0].tolist())
-    assert any(c.isdigit() for c in text)
-    assert torch.equal(halves, selected_windows(tok, "austen", 256, ("pronoun",), 0.5, seed=0))
-    with pytest.raises(UserError, match="left no 100000-token window"):
-        selected_windows(tok, "austen", 100_000, ("digit",), 0.0, seed=0)
-
-
-@pytest.mark.integration
-def test_longrecipe_replays_then_merges_with_the_original(tmp_path: Path) -> None:
-    from longred_bench.models.loading import load
-
-    out = tmp_path / "lr"
-    cfg = _smoke("longrecipe", steps=2, replay_steps=2, merge_weight=0.0, lr=1e-2, replay_lr=1e-3)
-    final = train(cfg, out, progress=False)
-    records = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
-    assert [("ce_long" in r, "ce_replay" in r) for r in records] == [
-        (True, False),
-        (True, False),
-        (False, True),
-        (False, True),
-    ]
-    assert [r["lr"] for r in records] == [1e-2, 1e-2, 1e-3, 1e-3]
-    # merge_weight 0: the saved weights are the original's, under the extended RoPE.
-    merged = load(str(final)).model
-    original = load("tiny-random").model.state_dict()
-    assert all(torch.equal(t, original[k]) for k, t in merged.state_dict().items())
-    assert merged.config.max_position_embeddings == 1024
-
-
-@pytest.mark.integration
-def test_longrecipe_measures_its_anchors_then_selects(
-    tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
-    """anchors=[measured]: a brief cpt run, the logit-change lifts per word type, the anchors
-    from them in run.json and impact.json; a resumed run reads the measurement back."""
-    from data_helpers import ensure_cached
-
-    from longred_bench.jobs.train import IMPACT
-
-    ensure_cached(request, "austen")
-    cfg = _smoke("longrecipe", long_data="austen", anchors=["measured"], keep_other=0.5,
-                 steps=2, replay_steps=0, impact_steps=1)  # fmt: skip
-    out = tmp_path / "m"
-    train(cfg, out, progress=False)
-    impact = json.loads((out / IMPACT).read_text())
-    assert set(impact["lifts"]) >= {"numeral", "pronoun", "other"}
-    assert impact["brief_steps"] == 1 and impact["brief_len"] == 1024 and impact["windows"] > 0
-    assert all(impact["lifts"][a] > 1 for a in impact["anchors"])
-    assert json.loads((out / "run.json").read_text())["impact"] == impact
-    assert (out / "impact" / "final" / "config.json").is_file()
+        train(smoke("longred", teacher=str(tmp_path / "other")), tmp_path / "b", progress=False)

@@ -1,0 +1,101 @@
+"""The ``longrecipe`` recipe: its config keys, sentence selection by anchor types, the replay
+stage and its learning rate, the merge with the original, and anchors measured for the run's own
+model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from train_helpers import smoke
+
+from longred_bench.errors import UserError
+from longred_bench.jobs.train import run_training as train
+from longred_bench.training.build import schedule_factor
+from longred_bench.training.config import resolve_config
+
+
+def test_longrecipe_config_replay_rate_and_bad_keys() -> None:
+    cfg = smoke("longrecipe", steps=4, replay_steps=2, lr=1e-3, replay_lr=1e-4)
+    assert [schedule_factor(cfg, s, 6) for s in range(6)] == [1, 1, 1, 1, 0.1, 0.1]
+    tiny = resolve_config("longrecipe", profile="tiny")
+    assert tiny.anchors == ("measured",) and tiny.keep_other == 0.5
+    assert tiny.to_dict()["anchors"] == ["measured"] and "impact_steps" not in tiny.to_dict()
+    with pytest.raises(UserError, match="measured\\] stands alone"):
+        smoke("longrecipe", anchors=["measured", "digit"])
+    with pytest.raises(UserError, match="anchors='verb' is not one of"):
+        smoke("longrecipe", anchors=["verb"])
+    with pytest.raises(UserError, match="below 1 only with anchors"):
+        smoke("longrecipe", keep_other=0.5)
+    with pytest.raises(UserError, match="replay_lr > 0 with replay steps"):
+        smoke("longrecipe", replay_lr=0.0)
+    with pytest.raises(UserError, match="are for recipe longrecipe, not cpt"):
+        smoke("cpt", anchors=["digit"])
+    for key in ("anchors", "keep_other", "replay_steps", "replay_lr"):
+        assert key not in smoke("cpt").to_dict()
+
+
+def test_sentence_selection_keeps_anchor_sentences(request: pytest.FixtureRequest) -> None:
+    from data_helpers import ensure_cached
+
+    from longred_bench.models.zoo import byte_tokenizer
+    from longred_bench.training.data import corpus_windows, selected_windows
+
+    ensure_cached(request, "austen")
+    tok = byte_tokenizer()
+    everything = corpus_windows(tok, "austen", 256)
+    digits = selected_windows(tok, "austen", 256, ("digit",), 0.0, seed=0)
+    halves = selected_windows(tok, "austen", 256, ("pronoun",), 0.5, seed=0)
+    assert 0 < len(digits) < len(halves) < len(everything)
+    text = tok.decode(digits[0].tolist())
+    assert any(c.isdigit() for c in text)
+    assert torch.equal(halves, selected_windows(tok, "austen", 256, ("pronoun",), 0.5, seed=0))
+    with pytest.raises(UserError, match="left no 100000-token window"):
+        selected_windows(tok, "austen", 100_000, ("digit",), 0.0, seed=0)
+
+
+@pytest.mark.integration
+def test_longrecipe_replays_then_merges_with_the_original(tmp_path: Path) -> None:
+    from longred_bench.models.loading import load
+
+    out = tmp_path / "lr"
+    cfg = smoke("longrecipe", steps=2, replay_steps=2, merge_weight=0.0, lr=1e-2, replay_lr=1e-3)
+    final = train(cfg, out, progress=False)
+    records = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [("ce_long" in r, "ce_replay" in r) for r in records] == [
+        (True, False),
+        (True, False),
+        (False, True),
+        (False, True),
+    ]
+    assert [r["lr"] for r in records] == [1e-2, 1e-2, 1e-3, 1e-3]
+    # merge_weight 0: the saved weights are the original's, under the extended RoPE.
+    merged = load(str(final)).model
+    original = load("tiny-random").model.state_dict()
+    assert all(torch.equal(t, original[k]) for k, t in merged.state_dict().items())
+    assert merged.config.max_position_embeddings == 1024
+
+
+@pytest.mark.integration
+def test_longrecipe_measures_its_anchors_then_selects(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """anchors=[measured]: a brief cpt run, the logit-change lifts per word type, the anchors
+    from them in run.json and impact.json; a resumed run reads the measurement back."""
+    from data_helpers import ensure_cached
+
+    from longred_bench.jobs.train import IMPACT
+
+    ensure_cached(request, "austen")
+    cfg = smoke("longrecipe", long_data="austen", anchors=["measured"], keep_other=0.5,
+                 steps=2, replay_steps=0, impact_steps=1)  # fmt: skip
+    out = tmp_path / "m"
+    train(cfg, out, progress=False)
+    impact = json.loads((out / IMPACT).read_text())
+    assert set(impact["lifts"]) >= {"numeral", "pronoun", "other"}
+    assert impact["brief_steps"] == 1 and impact["brief_len"] == 1024 and impact["windows"] > 0
+    assert all(impact["lifts"][a] > 1 for a in impact["anchors"])
+    assert json.loads((out / "run.json").read_text())["impact"] == impact
+    assert (out / "impact" / "final" / "config.json").is_file()

@@ -62,7 +62,7 @@ def _units(model: str, rope: str | None, args: argparse.Namespace) -> list[dict[
 def _config(
     recipe: str, extension: str | None, long_data: str, fraction: float, args: argparse.Namespace
 ):
-    from longred_bench.models.loading import extended_config, load_config
+    from longred_bench.reproduce.table3 import extension_window
     from longred_bench.training.config import resolve_config
 
     overrides: dict[str, Any] = {"long_data": long_data, "steps": args.steps, "lr": args.lr,
@@ -72,7 +72,7 @@ def _config(
         overrides["rope"] = extension
         # A milder extension (e.g. pi:factor=2) has a shorter window than the profile's
         # long_len: train at its whole window instead.
-        window = int(extended_config(load_config("tiny-base"), extension).max_position_embeddings)
+        window = extension_window("tiny-base", extension)
         default = resolve_config(recipe, profile="tiny").long_len
         if window < default:
             overrides["long_len"] = window

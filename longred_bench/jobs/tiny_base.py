@@ -30,6 +30,22 @@ def build_identity(name: str) -> str:
     return tiny_base_run_dir().name if name == "tiny-base" else name
 
 
+def config_without_build(name: str) -> object:
+    """``name``'s model config for planning: tiny-base's from its recipe's architecture (so
+    nothing is built), any other model's from its files
+    (:func:`~longred_bench.models.loading.load_config`)."""
+    from longred_bench.models.loading import load_config
+
+    if name != "tiny-base":
+        return load_config(name)
+    from types import SimpleNamespace
+
+    from longred_bench.training.config import resolve_config
+
+    arch = resolve_config("pretrain", profile="tiny").architecture
+    return SimpleNamespace(model_type="llama", **arch)
+
+
 def tiny_base_run_dir() -> Path:
     """Where the tiny base model is (or will be) trained: keyed by its resolved config."""
     from longred_bench.training.config import resolve_config

@@ -16,7 +16,7 @@ an extension-free control), ``seed`` (int) and ``train`` (``{"steps", "tokens", 
 Per (extension, row, seed): each short task's headline score (``acc``, else ``exact_match``;
 0-100) by category, Short Avg (mean over categories of the mean over their tasks), its retention
 against the original (both Short Avgs over the documents both runs scored, with their number
-``n``: :func:`~longred_bench.reports.table3_rows.retention_cell`), RULER (the 13-task average
+``n``: :func:`~longred_bench.reports.table3_rows.retention_cell`), RULER (the task average
 over the lengths evaluated, and per length) and LongReD's ``Avg = (5 Short Avg + RULER) / 6``;
 every short and RULER cell with its 95% percentile bootstrap interval over the scored documents
 and their number ``n``. Point values are the tidy records'; intervals come from the item records
@@ -34,6 +34,7 @@ compared with the CPT of every extension in the same way.
 from __future__ import annotations
 
 import math
+import statistics
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,7 @@ from longred_bench.reports.verdicts import (
     extension_setting,
     paper_evidence_a,
     paper_evidence_b,
+    verdict_cpt_learns_long,
     verdict_cpt_loses_short,
     verdict_cpt_vs_control,
     verdict_longred_keeps_short,
@@ -79,8 +81,9 @@ from longred_bench.results import over_length_documents
 
 
 def table3_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> list[Verdict]:
-    """Claims (a), (b) and (d) for every extension whose compared rows were evaluated; (b) for
-    each LongReD variant against ``cpt`` (key ``b``) and the data-matched ``mix-cpt`` (``b'``)."""
+    """Claims (a), (b), (d) and (e) for every extension whose compared rows were evaluated; (b)
+    for each LongReD variant against ``cpt`` (key ``b``) and the data-matched ``mix-cpt``
+    (``b'``)."""
 
     def scores(keys: list[RunKey]) -> list[RunScores]:
         return [run_scores(k, runs[k], cats) for k in keys]
@@ -107,6 +110,9 @@ def table3_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -
         control = scores(baseline(runs, ext, "control"))
         if cpt and control:
             out.append(verdict_cpt_vs_control(control, cpt, scope))
+        zero_shot = scores(seeds(runs, ext, "zero-shot"))
+        if cpt and zero_shot:
+            out.append(verdict_cpt_learns_long(zero_shot[0], cpt, scope))
     return out
 
 
@@ -231,6 +237,40 @@ def d1_lines(runs: dict[RunKey, Run], trained: list[RunKey]) -> list[str]:
     return [f"Long data (D1) differs between trained rows: {parts}.", ""]
 
 
+TOKEN_TOLERANCE = 0.10  # token counts leave out padding, so rows of one budget differ a little
+
+
+def budget_sentence(budgets: dict[RunKey, tuple[Any, Any]]) -> str:
+    """Whether every trained run used the same budget: the same steps, and token counts (which
+    leave out padding, so they vary with the data's row lengths) within :data:`TOKEN_TOLERANCE`
+    of the median over the runs of the most common step count."""
+    steps, _ = Counter(b[0] for b in budgets.values()).most_common(1)[0]
+    tokens = sorted(b[1] for b in budgets.values() if b[0] == steps and b[1] is not None)
+    mid = round(statistics.median(tokens)) if tokens else None
+
+    def same(budget: tuple[Any, Any]) -> bool:
+        if budget[0] != steps:
+            return False
+        return mid is None or (
+            budget[1] is not None and abs(budget[1] - mid) <= TOKEN_TOLERANCE * mid
+        )
+
+    odd = [k for k, b in budgets.items() if not same(b)]
+    if not odd and tokens and tokens[0] == tokens[-1]:
+        return f"Every trained row used the same budget: {steps} steps and {mid} tokens."
+    if not odd:
+        return (
+            f"Every trained row used the same budget: {steps} steps and {tokens[0]}-{tokens[-1]} "
+            f"tokens (counted without padding; within {TOKEN_TOLERANCE:.0%} of the median {mid})."
+        )
+    names = ", ".join(f"{ROW_TITLES[k[1]]} {_ext_text(k[0])} seed {k[2]}" for k in odd)
+    return (
+        f"**Not every trained row used the same budget**: most used {steps} steps and about "
+        f"{mid} tokens; different (other steps, or tokens beyond {TOKEN_TOLERANCE:.0%}): "
+        f"{names}. Compare those rows with care."
+    )
+
+
 def training_lines(runs: dict[RunKey, Run]) -> list[str]:
     """The training budget of each trained run, and whether every one used the same."""
     trained = [k for k in row_order(runs) if runs[k].train]
@@ -249,20 +289,9 @@ def training_lines(runs: dict[RunKey, Run]) -> list[str]:
             f"| {_ext_text(key[0])} | {ROW_TITLES[key[1]]} | {key[2]} | {t.get('steps')} | "
             f"{t.get('tokens')} | {_fmt(seconds, 0) if seconds is not None else ''} |"
         )
-    common, _ = Counter(budgets.values()).most_common(1)[0]
-    odd = [k for k, b in budgets.items() if b != common]
     lines.append("")
     lines += d1_lines(runs, trained)
-    if not odd:
-        lines.append(
-            f"Every trained row used the same budget: {common[0]} steps and {common[1]} tokens."
-        )
-    else:
-        names = ", ".join(f"{ROW_TITLES[k[1]]} {_ext_text(k[0])} seed {k[2]}" for k in odd)
-        lines.append(
-            f"**Not every trained row used the same budget**: most used {common[0]} steps and "
-            f"{common[1]} tokens; different: {names}. Compare those rows with care."
-        )
+    lines.append(budget_sentence(budgets))
     return [*lines, ""]
 
 
@@ -306,6 +335,18 @@ def sample_sizes(runs: dict[RunKey, Run], records: list[dict[str, Any]]) -> str:
     over = over_length_documents(records)
     parts.append(f"{over} short document(s) skipped as over-length in all")
     return "Per run: " + "; ".join(parts) + "."
+
+
+def ruler_scope(runs: dict[RunKey, Run]) -> str:
+    """What the RULER column averages: its tasks, at each extension's lengths."""
+    tasks = sorted({task_name(t).removeprefix("ruler_") for r in runs.values()
+                    for t, _ in r.ruler_tasks})  # fmt: skip
+    if not tasks:
+        return "the task average over the lengths evaluated"
+    return (
+        f"the mean over its {len(tasks)} tasks ({', '.join(tasks)}) at the lengths each row was "
+        "scored at (an extension's rows at the lengths within its window; see RULER by length)"
+    )
 
 
 def _provenance(records: list[dict[str, Any]]) -> tuple[str, str]:
@@ -355,9 +396,9 @@ def build_table3(
         "category means (LongReD's; the paper has five categories of 17 benchmarks, this suite's "
         "short tasks are what a small model can pass), retention is Short Avg over the "
         "original's, both over the documents the two runs scored (their number is `n`), RULER "
-        "the 13-task average over the lengths evaluated, and Avg = "
-        "(5 Short Avg + RULER) / 6. Perplexity and the in-window passkey (retrieval, in held-out "
-        "phrasing) are reported on their own, never averaged.",
+        f"{ruler_scope(runs)}, and Avg = (5 Short Avg + RULER) / 6. Perplexity and the "
+        "in-window passkey (retrieval, in held-out phrasing) are reported on their own, never "
+        "averaged.",
         "",
         "## Results",
         "",

@@ -287,8 +287,22 @@ def test_unequal_budgets_are_flagged(tmp_path: Path) -> None:
     )
     md = (tmp_path / "table3.md").read_text()
     assert "**Not every trained row used the same budget**" in md
-    assert "different: LongReD-C `abf:theta=4e4` seed 0" in md
+    assert "different (other steps, or tokens beyond 10%): LongReD-C `abf:theta=4e4` seed 0" in md
     assert "wall time not recorded" in md
+
+
+def test_token_counts_within_the_tolerance_are_one_budget(tmp_path: Path) -> None:
+    """Token counts leave out padding, so runs of one budget differ a little: 5% apart is the
+    same budget (with the range printed), 30% apart is flagged."""
+    near = {"steps": 100, "tokens": 430080, "seconds": 6.0}  # +5% over 409600
+    build_table3(records_for(longred_train=near), tmp_path, profile="tiny", command="c")
+    md = (tmp_path / "table3.md").read_text()
+    assert "Every trained row used the same budget: 100 steps and 409600-430080 tokens" in md
+    far = {"steps": 100, "tokens": 532480, "seconds": 6.0}  # +30%
+    build_table3(records_for(longred_train=far), tmp_path, profile="tiny", command="c")
+    md = (tmp_path / "table3.md").read_text()
+    assert "**Not every trained row used the same budget**" in md
+    assert "beyond 10%): " in md and "LongReD-C `abf:theta=4e4` seed 0. Compare" in md
 
 
 def test_unknown_row_and_missing_original_are_user_errors(tmp_path: Path) -> None:

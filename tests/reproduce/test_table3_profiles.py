@@ -15,7 +15,7 @@ def test_tiny_trains_three_seeds_of_every_verdict_row_at_every_extension():
 
     prof = TABLE3_PROFILES["tiny"]
     runs = trained_rows(prof)
-    assert len(runs) == len(set(runs)) == 31  # 3 control + 2 x (4 x 3 + 1) + 2 for Table 1
+    assert len(runs) == len(set(runs)) == 32  # 3 control + 2 x (4 x 3 + 1) + 3 for Table 1
     seeds = Counter((r.row, r.extension) for r in runs)
     for ext in prof.extensions:
         for row in VERDICT_ROWS:
@@ -30,7 +30,7 @@ def test_tiny_trains_three_seeds_of_every_verdict_row_at_every_extension():
     assert sorted(r.seed for r in runs if r.row == "control") == [0, 1, 2]
     assert {r.extension for r in runs if r.row == "control"} == {None}
     # Table 1's extra CPT runs: seed 0 only.
-    assert [r.seed for r in runs if r.extension in prof.table1_extensions] == [0, 0]
+    assert [r.seed for r in runs if r.extension in prof.table1_extensions] == [0, 0, 0]
     # Seed 0 of every row comes first: the first runs make a complete single-seed table.
     first = runs[: 1 + len(prof.extensions) * (len(prof.rows) - 1)]
     assert {r.seed for r in first} == {0}
@@ -74,11 +74,13 @@ def test_tiny_trains_every_row_on_d1_with_retrieval_and_scores_heldout_ruler():
     for run in trained_rows(prof):
         cfg = run.config(prof)
         assert (cfg.long_data, cfg.retrieval_fraction) == ("austen+kjv+retrieval", 0.3), run
-    ruler = [u for u in _eval_units(prof, "tiny-base", None) if u["suite"] == "ruler"]
+    ruler = [u for u in _eval_units(prof, "tiny-base", None, None) if u["suite"] == "ruler"]
     assert [u["phrasing"] for u in ruler] == ["heldout"]
     smoke = TABLE3_PROFILES["smoke"]
-    smoke_ruler = [u for u in _eval_units(smoke, "tiny-random", None) if u["suite"] == "ruler"]
-    assert "phrasing" not in smoke_ruler[0]
+    smoke_ruler = [
+        u for u in _eval_units(smoke, "tiny-random", None, None) if u["suite"] == "ruler"
+    ]
+    assert "phrasing" not in smoke_ruler[0] and "tasks" not in smoke_ruler[0]
 
 
 def test_the_prose_d1_variant_trains_on_the_recipes_own_long_data():
@@ -104,3 +106,39 @@ def test_d1_is_refused_for_other_tables(capsys):
     assert main(["reproduce", "tiny_base", "--profile", "tiny", "--d1", "prose"]) == 2
     err = capsys.readouterr().err
     assert "--d1 applies to table3 only" in err and err.count("\n") == 1
+
+
+def test_an_extension_with_a_shorter_window_trains_and_is_scored_inside_it(monkeypatch, tmp_path):
+    """PI x2 of tiny-base (window 512) trains at 512 tokens, not the recipes' 1,024, and its rows
+    are scored on RULER at 512 only; ABF x4 keeps 1,024 and both lengths; the original model is
+    scored at every length. Planning reads tiny-base's window from its recipe: nothing is built."""
+    from longred_bench.reproduce.table3 import (
+        TABLE3_PROFILES,
+        _eval_units,
+        extension_window,
+        ruler_lengths_for,
+    )
+    from longred_bench.taskdata.ruler.registry import PHRASED_TASKS
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    extension_window.cache_clear()
+    prof = TABLE3_PROFILES["tiny"]
+    assert "pi:factor=2" in prof.extensions
+    assert extension_window("tiny-base", "pi:factor=2") == 512
+    assert extension_window("tiny-base", "abf:theta=4e5") == 1024
+    assert not (tmp_path / "models").exists()  # tiny-base was not built to plan
+    for row in ("cpt", "mix-cpt", "longred-c", "linearard"):
+        assert TrainedRow(row, "pi:factor=2", 0).config(prof).long_len == 512, row
+        assert TrainedRow(row, "abf:theta=4e5", 0).config(prof).long_len == 1024, row
+    assert TrainedRow("control", None, 0).config(prof).long_len == 256
+    assert ruler_lengths_for(prof, "pi:factor=2") == [512]
+    assert ruler_lengths_for(prof, "abf:theta=4e5") == [512, 1024]
+    assert ruler_lengths_for(prof, None) == [512, 1024]
+    ruler = [u for u in _eval_units(prof, "m", None, "pi:factor=2") if u["suite"] == "ruler"]
+    assert ruler[0]["lengths"] == [512]
+    assert ruler[0]["tasks"] == [f"longred_ruler_{t}" for t in PHRASED_TASKS]
+    with pytest.raises(ValueError, match="no RULER length of the profile fits"):
+        from dataclasses import replace
+
+        ruler_lengths_for(replace(prof, ruler_lengths=(2048,)), "pi:factor=2")
+    extension_window.cache_clear()

@@ -87,6 +87,12 @@ def reproduce_table3(session: nox.Session) -> None:
     """LongReD Table 3 (CPT, mix-CPT, LongReD-C/U, LinearARD, control) at profile ``tiny``
     (trains tiny-base on first use) in two worker processes; ``-- --profile smoke`` for the
     seconds-long smoke run, ``-- --jobs N`` for another number of workers."""
+    _reproduce_trained(session, "table3")
+
+
+def _reproduce_trained(session: nox.Session, table: str) -> None:
+    """``reproduce TABLE`` of a table the suite trains for: profile ``tiny`` unless the
+    arguments name one, its data fetched first, two worker processes unless ``--jobs`` says."""
     _install(session)
     args = session.posargs or []
     profile = args[args.index("--profile") + 1] if "--profile" in args else "tiny"
@@ -95,7 +101,15 @@ def reproduce_table3(session: nox.Session) -> None:
         args = [*args, "--profile", "tiny"]
     if "--jobs" not in args:  # two one-thread workers train tiny models about twice as fast
         args = [*args, "--jobs", "2"]
-    session.run("longred-bench", "reproduce", "table3", *args)
+    session.run("longred-bench", "reproduce", table, *args)
+
+
+@nox.session
+def reproduce_linearard(session: nox.Session) -> None:
+    """LinearARD (with and without its LoRA, at the baselines' budget and at 1/64 of it) beside
+    CPT and LongReD-C at profile ``tiny``, in two worker processes; its claims decided by rule;
+    ``-- --profile smoke`` for the seconds-long smoke run."""
+    _reproduce_trained(session, "linearard")
 
 
 @nox.session

@@ -182,3 +182,10 @@ def over_length_documents(records: list[dict[str, Any]]) -> int:
         if r.get("kind") == "eval" and r.get("n_samples") is not None
     }
     return sum(per_task.values())
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    """Records (with their provenance) as JSON lines, atomically."""
+    text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in records)
+    atomic_write_text(path, text)
+    return path

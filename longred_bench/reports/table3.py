@@ -349,7 +349,30 @@ def ruler_scope(runs: dict[RunKey, Run]) -> str:
     )
 
 
-def _provenance(records: list[dict[str, Any]]) -> tuple[str, str]:
+def run_sections(
+    runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]], table: list[str]
+) -> list[str]:
+    """The sections every run table report has: the results ``table``, RULER by length, the
+    seeds and the training budget."""
+    return [
+        "## Results",
+        "",
+        *table,
+        "",
+        "## RULER by length",
+        "",
+        *ruler_table(runs),
+        "## Seeds",
+        "",
+        *seed_table(runs, cats),
+        "## Training budget",
+        "",
+        *training_lines(runs),
+    ]
+
+
+def provenance(records: list[dict[str, Any]]) -> tuple[str, str]:
+    """(devices, commits) the records were measured on, each joined for a report line."""
     provs = [r["provenance"] for r in records if isinstance(r.get("provenance"), dict)]
     devices = sorted({str(p.get("device")) for p in provs}) or ["not recorded"]
     commits = sorted({str(p.get("git_commit")) for p in provs}) or ["not recorded"]
@@ -374,7 +397,7 @@ def build_table3(
         raise UserError("Table 3 needs the `original` row (the baseline of every retention)")
     cats = short_categories(records)
     out_dir.mkdir(parents=True, exist_ok=True)
-    device, commit = _provenance(records)
+    device, commit = provenance(records)
     order = row_order(runs)
     model = next((runs[k].model for k in order if k[1] == "original"), "")
     row_names = ", ".join(dict.fromkeys(ROW_TITLES[k[1]] for k in order))
@@ -400,19 +423,7 @@ def build_table3(
         "in-window passkey (retrieval, in held-out phrasing) are reported on their own, never "
         "averaged.",
         "",
-        "## Results",
-        "",
-        *table,
-        "",
-        "## RULER by length",
-        "",
-        *ruler_table(runs),
-        "## Seeds",
-        "",
-        *seed_table(runs, cats),
-        "## Training budget",
-        "",
-        *training_lines(runs),
+        *run_sections(runs, cats, table),
         "## Verdicts",
         "",
         *verdicts_markdown(verdicts),

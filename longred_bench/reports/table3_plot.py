@@ -20,7 +20,9 @@ def plot_table3(summary: dict[RunKey, dict[str, Any]], path: Path, title: str) -
     """Left: Short Avg (interval bars) against RULER per run, the legend outside the axes;
     right: Short Avg retention bars grouped by extension, with intervals."""
     fig, (ax_xy, ax_bar) = plt.subplots(1, 2, figsize=(13, 5.0), constrained_layout=True)
-    colours = {row: f"C{i}" for i, row in enumerate(ROWS)}
+    # tab20's dark colours for the first ten rows, its light ones after: no two rows share one.
+    palette = plt.get_cmap("tab20")
+    colours = {row: palette((2 * i) % 20 + (2 * i) // 20) for i, row in enumerate(ROWS)}
     shapes = "osD^vP*X"
     markers = {
         ext: shapes[i % len(shapes)] for i, ext in enumerate(dict.fromkeys(k[0] for k in summary))

@@ -34,7 +34,10 @@ from longred_bench.metrics.stats import Interval, bootstrap_mean_ci, bootstrap_m
 from longred_bench.reports.compare_report import HEADLINE, categories
 from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, RunScores
 
-ROWS = ("original", "zero-shot", "control", "cpt", "mix-cpt", "longred-c", "longred-u", "linearard")
+ROWS = (
+    "original", "zero-shot", "control", "cpt", "mix-cpt", "longred-c", "longred-u", "linearard",
+    "linearard-ft", "linearard-lite", "linearard-lite-ft",
+)  # fmt: skip
 ROW_TITLES = {
     "original": "original",
     "zero-shot": "zero-shot extension",
@@ -44,6 +47,9 @@ ROW_TITLES = {
     "longred-c": "LongReD-C",
     "longred-u": "LongReD-U",
     "linearard": "LinearARD",
+    "linearard-ft": "LinearARD, all weights",
+    "linearard-lite": "LinearARD, 1/64 tokens",
+    "linearard-lite-ft": "LinearARD, all weights, 1/64 tokens",
 }
 TINY_CATEGORIES: dict[str, tuple[str, ...]] = {
     "Language": ("longred_tiny_swap", "longred_tiny_replace"),

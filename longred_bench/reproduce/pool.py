@@ -46,6 +46,19 @@ def threads_per_job(jobs: int) -> int:
     return max(1, usable_cores() // jobs)
 
 
+def wall_note(jobs: int, load_start: float) -> str:
+    """How a call's wall time was taken: its processes and threads, and the machine's 1-minute
+    load average at its start (``load_start``) and now."""
+    import torch
+
+    threads = threads_per_job(jobs) if jobs != 1 else torch.get_num_threads()
+    return (
+        f"{jobs} process(es) of {threads} torch thread(s); 1-min load average "
+        f"{load_start:.2f} at start, {os.getloadavg()[0]:.2f} at end; cached units are reused, "
+        "so this is the time of this call"
+    )
+
+
 def _init_worker(threads: int) -> None:
     """A worker's set-up: its threads; no per-model loading bars or library deprecation
     warnings (the parent shows one bar over the units)."""

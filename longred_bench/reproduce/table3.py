@@ -38,7 +38,15 @@ ROW_RECIPE = {
     "longred-c": ("longred", {"sampler": "cream"}),
     "longred-u": ("longred", {"sampler": "uniform"}),
     "linearard": ("linearard", {}),
+    # LinearARD's own comparison (`reproduce linearard`): without its LoRA (every weight
+    # trained), and at its reduced budget (LITE_BUDGET), with and without the LoRA.
+    "linearard-ft": ("linearard", {"lora_rank": 0}),
+    "linearard-lite": ("linearard", {}),
+    "linearard-lite-ft": ("linearard", {"lora_rank": 0}),
 }
+# The reduced budget of the `-lite` rows: a quarter of the steps with a sixteenth of the tokens
+# per step, 1/64 of the others' tokens (LinearARD's paper: 4.25M tokens against 256M, 1/60).
+LITE_STEPS, LITE_TOKENS = 4, 16
 
 
 @dataclass(frozen=True)
@@ -165,6 +173,11 @@ class TrainedRow:
             return resolve_config(recipe, profile=prof.train_profile, overrides=overrides)
         overrides["rope"] = self.extension
         cfg = resolve_config(recipe, profile=prof.train_profile, overrides=overrides)
+        if self.row.startswith("linearard-lite"):
+            cfg = cfg.replace(
+                steps=max(1, cfg.steps // LITE_STEPS),
+                tokens_per_step=cfg.tokens_per_step // LITE_TOKENS,
+            )
         # An extension whose window is shorter than the recipe's long length (PI x2 of a
         # 256-token model: 512) trains at its whole window, not beyond it.
         window = extension_window(prof.model, self.extension)
@@ -329,7 +342,8 @@ def trained_row_records(
 # run takes about 2.5x a CPT run; an evaluation of one model about a third of a CPT run). Every
 # seed of a row is a unit of its own at the row's cost; equal costs keep :func:`trained_rows`'
 # order (seed 0 of every row first).
-UNIT_COST = {"linearard": 3.0, "eval": 0.4}
+UNIT_COST = {"linearard": 3.0, "linearard-ft": 3.0, "linearard-lite": 0.5,
+             "linearard-lite-ft": 0.5, "eval": 0.4}  # fmt: skip
 
 
 def _evaluate_quietly(unit: dict[str, Any], labels: dict[str, Any]) -> None:
@@ -357,12 +371,19 @@ def run_table3(
     profile: str, *, progress: bool = True, jobs: int = 1, d1: str = "retrieval"
 ) -> tuple[list[dict[str, Any]], float]:
     """All records of the table at ``profile`` (its trained rows on the long data of variant
-    ``d1``) and the wall seconds this call took. With ``jobs > 1`` the runs go to worker
-    processes first (:mod:`longred_bench.reproduce.pool`)."""
-    prof = with_d1(TABLE3_PROFILES[profile], d1)
+    ``d1``) and the wall seconds this call took (:func:`run_profile`)."""
+    return run_profile(with_d1(TABLE3_PROFILES[profile], d1), progress=progress, jobs=jobs)
+
+
+def run_profile(
+    prof: Table3Profile, *, name: str = "table3", progress: bool = True, jobs: int = 1
+) -> tuple[list[dict[str, Any]], float]:
+    """Train and evaluate every run of ``prof`` (or reuse the cached ones): their records and
+    the wall seconds this call took. With ``jobs > 1`` the runs go to worker processes first
+    (:mod:`longred_bench.reproduce.pool`; ``name`` labels their progress)."""
     start = time.perf_counter()
     if jobs != 1:
-        run_units_parallel(table3_units(prof), jobs, name="table3", progress=progress)
+        run_units_parallel(table3_units(prof), jobs, name=name, progress=progress)
     records: list[dict[str, Any]] = []
     for unit, labels in base_eval_units(prof):
         records += evaluate_cached(unit, labels, progress=progress)

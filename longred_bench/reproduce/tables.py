@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from longred_bench.cache import atomic_write_text, cache_dir
+from longred_bench.cache import cache_dir
 from longred_bench.errors import UserError
 from longred_bench.jobs.configs import DriftConfig
 from longred_bench.jobs.drift import run_drift, save_run
@@ -23,8 +23,15 @@ from longred_bench.jobs.units import cached_records, save_records, stored_config
 from longred_bench.profiles import PROFILES, check_profile
 from longred_bench.reports.table1 import build_table1
 from longred_bench.reproduce import DEFAULT_PROFILE
+from longred_bench.reproduce.linearard import reproduce_linearard
 from longred_bench.reproduce.table3 import TABLE3_PROFILES, TrainedRow, train_cached
-from longred_bench.results import config_hash, read_cached_records, read_records, save_run_dir
+from longred_bench.results import (
+    config_hash,
+    read_cached_records,
+    read_records,
+    save_run_dir,
+    write_jsonl,
+)
 
 # Bumped when the drift measurement changes, so cached runs of older code are not reused
 # (2: summaries carry per-text values).
@@ -163,10 +170,8 @@ def _table3(
 ) -> list[Path]:
     """LongReD Table 3 at a profile where the suite can train (smoke, tiny), its trained rows on
     the long data of variant ``d1``."""
-    import torch
-
     from longred_bench.reports.table3 import build_table3
-    from longred_bench.reproduce.pool import threads_per_job
+    from longred_bench.reproduce.pool import wall_note
     from longred_bench.reproduce.table3 import run_table3
 
     load_start = os.getloadavg()[0]
@@ -178,12 +183,7 @@ def _table3(
         + (f" --jobs {jobs}" if jobs != 1 else "")
         + (f" --d1 {d1}" if d1 != "retrieval" else "")
     )
-    threads = threads_per_job(jobs) if jobs != 1 else torch.get_num_threads()
-    note = (
-        f"{jobs} process(es) of {threads} torch thread(s); 1-min load average "
-        f"{load_start:.2f} at start, {os.getloadavg()[0]:.2f} at end; cached units are reused, "
-        "so this is the time of this call"
-    )
+    note = wall_note(jobs, load_start)
     paths = build_table3(
         records, out, profile=profile, command=command, wall_seconds=seconds, wall_note=note
     )
@@ -267,23 +267,16 @@ def _pcd(profile: str, out: Path, *, force: bool, progress: bool) -> list[Path]:
     return [*paths, out / "pcd.jsonl"]
 
 
-def write_jsonl(path: Path, records: list[dict]) -> Path:
-    """Records (with their provenance) as JSON lines, atomically."""
-    import json
-
-    text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in records)
-    atomic_write_text(path, text)
-    return path
-
-
 def table_profiles() -> dict[str, tuple[str, ...]]:
     """Each table and the profiles it has settings for (``kernel`` reads benchmark CSVs at
     any profile)."""
+    from longred_bench.reproduce.linearard import LINEARARD_PROFILES
     from longred_bench.reproduce.pcd import PCD_PROFILES
 
     return {
         "table1": tuple(TABLE1_PROFILES),
         "table3": tuple(TABLE3_PROFILES),
+        "linearard": tuple(LINEARARD_PROFILES),
         "tiny_base": ("tiny",),
         "pcd": tuple(PCD_PROFILES),
         "kernel": tuple(PROFILES),
@@ -309,10 +302,14 @@ def profiles_table() -> str:
 TABLES: dict[str, Callable[..., list[Path]]] = {
     "table1": _table1,
     "table3": _table3,
+    "linearard": reproduce_linearard,
     "tiny_base": _tiny_base,
     "kernel": _kernel,
     "pcd": _pcd,
 }
+
+
+JOBS_TABLES = ("table3", "linearard")  # the tables whose runs go to worker processes
 
 
 def reproduce(
@@ -326,15 +323,17 @@ def reproduce(
     d1: str | None = None,
 ) -> list[Path]:
     """Run (or reuse) the runs of ``table`` at ``profile`` and write its report; returns paths.
-    ``jobs``: worker processes for the independent runs (table3 only). ``d1``: the long data of
-    Table 3's trained rows (:data:`longred_bench.reproduce.table3.D1_VARIANTS`; table3 only;
+    ``jobs``: worker processes for the independent runs (:data:`JOBS_TABLES`). ``d1``: the long
+    data of Table 3's trained rows (:data:`longred_bench.reproduce.table3.D1_VARIANTS`; table3 only;
     a variant other than ``retrieval`` writes under ``reports/<profile>/d1-<variant>`` by
     default)."""
     if table not in TABLES:
         raise UserError(f"unknown table {table!r}; available: {', '.join(TABLES)}")
     check_profile(profile, table_profiles()[table], table)
-    if jobs != 1 and table != "table3":
-        raise UserError(f"--jobs applies to table3 only; run {table} without it")
+    if jobs != 1 and table not in JOBS_TABLES:
+        raise UserError(
+            f"--jobs applies to {' and '.join(JOBS_TABLES)} only; run {table} without it"
+        )
     if d1 is not None and table != "table3":
         raise UserError(f"--d1 applies to table3 only; run {table} without it")
     if d1 is not None:
@@ -346,5 +345,7 @@ def reproduce(
     if d1 not in (None, "retrieval"):
         default = default / f"d1-{d1}"
     out = out if out is not None else default
-    extra: dict[str, Any] = {"jobs": jobs, "d1": d1 or "retrieval"} if table == "table3" else {}
+    extra: dict[str, Any] = {"jobs": jobs} if table in JOBS_TABLES else {}
+    if table == "table3":
+        extra["d1"] = d1 or "retrieval"
     return TABLES[table](profile, out, force=force, progress=progress, **extra)

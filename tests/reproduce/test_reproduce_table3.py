@@ -72,7 +72,10 @@ def test_table3_units_cover_every_run_longest_first():
     ("argv", "message"),
     [
         (["table3", "--profile", "smoke", "--jobs", "0"], "--jobs must be at least 1"),
-        (["table1", "--profile", "smoke", "--jobs", "2"], "--jobs applies to table3 only"),
+        (
+            ["table1", "--profile", "smoke", "--jobs", "2"],
+            "--jobs applies to table3 and linearard only",
+        ),
     ],
 )
 def test_reproduce_jobs_bad_input(argv, message, capsys, tmp_path):

@@ -1,0 +1,184 @@
+"""LinearARD's report: its rows beside CPT and LongReD-C, cost per token, and its claims decided.
+
+Built from the records of ``reproduce linearard`` (the same record schema as Table 3's,
+:mod:`longred_bench.reports.table3`): the original model, each zero-shot extension, ``cpt`` and
+``longred-c`` (the baselines), and the LinearARD rows: ``linearard`` (LoRA on q/k/v, the
+baselines' token budget), ``linearard-ft`` (every weight trained), ``linearard-lite`` and
+``linearard-lite-ft`` (1/64 of the baselines' tokens). The tables are Table 3's (per seed, with
+intervals over the scored documents), then the training cost per token of each row against CPT's
+at the same extension (seconds per token of the runs' own timings, mean over seeds), and the
+verdicts of :mod:`longred_bench.reports.linearard_verdicts`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from longred_bench.errors import UserError
+from longred_bench.reports import duration
+from longred_bench.reports.linearard_verdicts import (
+    BASELINES,
+    verdict_fewer_tokens,
+    verdict_long,
+    verdict_recovery,
+)
+from longred_bench.reports.table3 import (
+    provenance,
+    results_table,
+    ruler_scope,
+    run_sections,
+    sample_sizes,
+)
+from longred_bench.reports.table3_plot import plot_table3
+from longred_bench.reports.table3_rows import (
+    ROW_TITLES,
+    Run,
+    RunKey,
+    collect_runs,
+    extension_factor,
+    extensions,
+    run_scores,
+    seeds,
+    short_categories,
+)
+from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT
+from longred_bench.reports.verdicts import Verdict, extension_setting, verdicts_markdown
+
+LINEARARD_ROWS = ("linearard", "linearard-ft", "linearard-lite", "linearard-lite-ft")
+COST_TARGET = 1.5  # LinearARD's cost per token at most this many times CPT's (the suite's target)
+
+
+def linearard_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> list[Verdict]:
+    """(L1) and (L2) for every LinearARD row of every extension with both baselines; (L3) from
+    the ``linearard-lite`` row's two."""
+    out: list[Verdict] = []
+    for ext in extensions(runs):
+        pe, factor = extension_setting(ext, extension_factor(runs, ext))
+        base = {b: [run_scores(k, runs[k], cats) for k in seeds(runs, ext, b)] for b in BASELINES}
+        if not all(base.values()):
+            continue
+        for row in LINEARARD_ROWS:
+            mine = [run_scores(k, runs[k], cats) for k in seeds(runs, ext, row)]
+            if not mine:
+                continue
+            scope = f"`{ext}` ({pe} x{factor:g}), `{row}`"
+            recovery, long = verdict_recovery(mine, base, scope), verdict_long(mine, base, scope)
+            out += [recovery, long]
+            if row == "linearard-lite":
+                out.append(verdict_fewer_tokens(recovery, long, scope, _budgets(runs, ext, row)))
+    return out
+
+
+def _mean_train(runs: dict[RunKey, Run], ext: str, row: str, what: str) -> float | None:
+    values = [
+        float(runs[k].train[what]) for k in seeds(runs, ext, row) if (runs[k].train or {}).get(what)
+    ]
+    return sum(values) / len(values) if values else None
+
+
+def _budgets(runs: dict[RunKey, Run], ext: str, row: str) -> str:
+    mine, cpt = _mean_train(runs, ext, row, "tokens"), _mean_train(runs, ext, "cpt", "tokens")
+    if not mine or not cpt:
+        return "training tokens not recorded"
+    return f"`{row}` trained on {mine:,.0f} tokens, `cpt` on {cpt:,.0f} (1/{cpt / mine:.0f})"
+
+
+def cost_lines(runs: dict[RunKey, Run]) -> list[str]:
+    """Seconds per million training tokens of each trained row (mean over its seeds) and its
+    ratio to CPT's at the same extension, with the target for ``linearard``."""
+    lines = [
+        "| extension | row | seeds | tokens (mean) | s per 1M tokens | x CPT per token |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    verdict = []
+    for ext in extensions(runs):
+        cpt = _per_token(runs, ext, "cpt")
+        for row in ("cpt", "longred-c", *LINEARARD_ROWS):
+            cost = _per_token(runs, ext, row)
+            if cost is None:
+                continue
+            ratio = cost / cpt if cpt else None
+            tokens = _mean_train(runs, ext, row, "tokens") or 0.0
+            lines.append(
+                f"| `{ext}` | {ROW_TITLES[row]} | {len(seeds(runs, ext, row))} | {tokens:,.0f} | "
+                f"{cost * 1e6:.0f} | {'' if ratio is None else f'{ratio:.2f}'} |"
+            )
+            if row == "linearard" and ratio is not None:
+                met = "met" if ratio <= COST_TARGET else "**not met**"
+                verdict.append(f"`{ext}` {ratio:.2f}x ({met})")
+    if len(lines) == 2:
+        return ["No training timings in these records.", ""]
+    lines += [
+        "",
+        "Each run's seconds come from its own training (one torch thread per worker process; a "
+        "run reused from the cache keeps the timing of the call that trained it), so ratios "
+        "between calls carry the machine's load at those times. Target: LinearARD (LoRA, the "
+        f"baselines' budget) at most {COST_TARGET:g}x CPT per token: "
+        + ("; ".join(verdict) if verdict else "no LinearARD timing")
+        + ". `python benchmarks/bench_train.py` times the two A/B in one process.",
+        "",
+    ]
+    return lines
+
+
+def _per_token(runs: dict[RunKey, Run], ext: str, row: str) -> float | None:
+    secs, tokens = _mean_train(runs, ext, row, "seconds"), _mean_train(runs, ext, row, "tokens")
+    return secs / tokens if secs and tokens else None
+
+
+def build_linearard(
+    records: list[dict[str, Any]],
+    out_dir: Path,
+    *,
+    profile: str,
+    command: str,
+    wall_seconds: float | None = None,
+    wall_note: str = "",
+) -> list[Path]:
+    """Write ``linearard.md`` and ``linearard.png`` under ``out_dir``; returns their paths."""
+    runs = collect_runs(records)
+    if not any(k[1] == "original" for k in runs):
+        raise UserError("the LinearARD report needs the `original` row (every retention's base)")
+    if not any(k[1] in LINEARARD_ROWS for k in runs):
+        raise UserError("no LinearARD rows in these records: run `reproduce linearard` first")
+    cats = short_categories(records)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    device, commit = provenance(records)
+    table, summary = results_table(runs, cats)
+    lines = [
+        f"# LinearARD against CPT and LongReD-C (profile `{profile}`)",
+        "",
+        f"- Command: `{command}`; wall time {duration(wall_seconds)}"
+        + (f" ({wall_note})." if wall_note else "."),
+        f"- Device: {device}; commit {commit}.",
+        f"- Intervals: {LEVEL:.0%} percentile bootstrap over the scored documents ({N_BOOT} "
+        f"resamples, seed {BOOT_SEED}); `n` is the number of documents behind a cell.",
+        f"- {sample_sizes(runs, records)}",
+        "",
+        "Rows: LinearARD distils the original model's Q/Q, K/K and V/V self-relations (q and k "
+        "after RoPE) into its RoPE-extended copy on texts of the original window, every layer; "
+        "`LinearARD` trains a LoRA of rank 8 on q, k and v with the baselines' token budget, "
+        "`all weights` trains every weight, `1/64 tokens` runs a quarter of the steps with a "
+        "sixteenth of the tokens per step (LinearARD's paper: 4.25M tokens against 256M, 1/60). "
+        "CPT and LongReD-C are Table 3's rows (the same runs, cached). Short Avg and RULER as in "
+        f"Table 3: RULER {ruler_scope(runs)}.",
+        "",
+        *run_sections(runs, cats, table),
+        "## Cost per training token",
+        "",
+        *cost_lines(runs),
+        "## Verdicts",
+        "",
+        *verdicts_markdown(linearard_verdicts(runs, cats)),
+        "The paper's setting (LLaMA2-7B, 4K -> 32K by PI x8, 4.25M tokens, LongBench and "
+        "short benchmarks) is not this profile's: compare directions and verdicts, not "
+        "magnitudes.",
+        "",
+        "![Short Avg against RULER, and retention](linearard.png)",
+    ]
+    md_path = out_dir / "linearard.md"
+    md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    title = f"LinearARD against CPT and LongReD-C ({profile})"
+    png_path = plot_table3(summary, out_dir / "linearard.png", title)
+    return [md_path, png_path]

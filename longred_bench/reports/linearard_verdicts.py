@@ -1,0 +1,143 @@
+"""LinearARD's claims, and the rules, in code, that label each one at one extension.
+
+LinearARD (arXiv 2604.00004) reports, for LLaMA2-7B extended 4K -> 32K, that relation-KL
+distillation on Q/Q, K/K and V/V self-relations recovers 98.3% of the short-text performance of
+the best baselines (LongReD, CPT), is better than them on long-context benchmarks, and does so with
+4.25M training tokens against their 256M (about 1/60). Each rule takes a LinearARD row and the
+baseline rows (``cpt``, ``longred-c``) as :class:`~longred_bench.reports.verdict_stats.RunScores`
+(every seed of a row); every interval resamples the seeds of each compared row as well as the
+documents all the compared runs scored (:func:`~longred_bench.reports.verdict_stats.seed_diff`):
+
+(L1) *short-text recovery*: with ``best`` the baseline of higher mean Short Avg, the interval of
+     ``Short Avg(linearard) - 0.983 Short Avg(best)`` lies entirely above 0 -> reproduced;
+     otherwise not reproduced. (The baseline's per-document scores are scaled by 0.983, so the
+     difference stays a difference of means of means.)
+(L2) *better on long context*: the interval of ``RULER(linearard) - RULER(b)`` lies entirely
+     above 0 for every baseline ``b`` -> reproduced; otherwise not reproduced.
+(L3) *with about 1/60 of the tokens*: the reduced-budget row (``linearard-lite``: 1/64 of the
+     baselines' tokens) passes both (L1) and (L2) -> reproduced; otherwise not reproduced.
+
+A comparison without shared per-document scores has no interval and is not comparable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from longred_bench.reports.verdict_stats import (
+    LEVEL,
+    RunScores,
+    compared_means,
+    seed_diff,
+    seeds_note,
+)
+from longred_bench.reports.verdicts import (
+    NOT_COMPARABLE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    Verdict,
+    fmt_interval,
+)
+
+RECOVERY = 0.983  # LinearARD's abstract: 98.3% of the best baselines' short-text performance
+BASELINES = ("cpt", "longred-c")
+PAPER_L1 = (
+    "LLaMA2-7B 4K -> 32K: recovers 98.3% of the short-text performance of state-of-the-art "
+    "baselines (abstract)."
+)
+PAPER_L2 = "better than the baselines on long-context benchmarks (abstract)."
+PAPER_L3 = "4.25M training tokens against 256M for LongReD and CPT, about 1/60 (abstract)."
+CLAIM_L1 = "LinearARD recovers at least 98.3% of the best baseline's short-text score."
+CLAIM_L2 = "LinearARD is better on long-context tasks than every baseline (CPT, LongReD-C)."
+CLAIM_L3 = "LinearARD does both with about 1/60 of the baselines' training tokens."
+RULE_L1 = (
+    "best = the baseline of higher mean Short Avg; {level:.0%} bootstrap interval (seeds and "
+    "paired documents resampled) of Short Avg(row) - {recovery} x Short Avg(best): entirely above "
+    "0 -> reproduced; otherwise not reproduced."
+)
+RULE_L2 = (
+    "for each baseline, the {level:.0%} bootstrap interval (seeds and paired samples resampled) "
+    "of RULER(row) - RULER(baseline): entirely above 0 for every baseline -> reproduced; "
+    "otherwise not reproduced."
+)
+RULE_L3 = (
+    "the reduced-budget row (1/64 of the baselines' tokens) reproduces both (L1) and (L2) -> "
+    "reproduced; otherwise not reproduced."
+)
+
+
+def _scaled(run: RunScores, factor: float) -> RunScores:
+    """``run`` with every per-document Short score (and its Short Avg) times ``factor``."""
+    short = {c: {t: {d: v * factor for d, v in docs.items()} for t, docs in m.items()}
+             for c, m in run.short.items()}  # fmt: skip
+    avg = None if run.short_avg is None else run.short_avg * factor
+    return replace(run, short=short, short_avg=avg)
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def verdict_recovery(
+    row: Sequence[RunScores], baselines: dict[str, Sequence[RunScores]], scope: str
+) -> Verdict:
+    """(L1) for one LinearARD row against the best of ``baselines`` (row -> its seeds)."""
+    name = row[0].row
+    rule = RULE_L1.format(level=LEVEL, recovery=RECOVERY)
+    means = {b: compared_means(runs, row, "short")[0] for b, runs in baselines.items()}
+    known = {b: m for b, m in means.items() if m is not None}
+    if not known:
+        ours = f"`{name}`: no baseline Short Avg to compare with."
+        return Verdict("L1", CLAIM_L1, scope, PAPER_L1, ours, NOT_COMPARABLE, rule, "paper")
+    best = max(known, key=lambda b: known[b])
+    ci, n = seed_diff([_scaled(r, RECOVERY) for r in baselines[best]], row, "short")
+    base, mine = compared_means(baselines[best], row, "short")
+    head = (
+        f"Short Avg `{name}` {_fmt(mine)}{seeds_note(row)} vs the best baseline `{best}` "
+        f"{_fmt(base)}{seeds_note(baselines[best])}"
+    )
+    if ci is None or base is None or mine is None:
+        ours = head + "; no per-document scores to pair."
+        return Verdict("L1", CLAIM_L1, scope, PAPER_L1, ours, NOT_COMPARABLE, rule, "paper")
+    ours = (
+        f"{head}: {mine / base:.1%} of it; Short Avg({name}) - {RECOVERY} x Short Avg({best}) "
+        f"{fmt_interval(ci)} ({LEVEL:.0%} bootstrap over seeds and paired documents, n={n})."
+    )
+    label = REPRODUCED if ci.low > 0 else NOT_REPRODUCED
+    return Verdict("L1", CLAIM_L1, scope, PAPER_L1, ours, label, rule, "paper")
+
+
+def verdict_long(
+    row: Sequence[RunScores], baselines: dict[str, Sequence[RunScores]], scope: str
+) -> Verdict:
+    """(L2) for one LinearARD row against every one of ``baselines`` (row -> its seeds)."""
+    name = row[0].row
+    rule = RULE_L2.format(level=LEVEL)
+    parts, above = [], True
+    for b, runs in baselines.items():
+        ci, n = seed_diff(runs, row, "ruler")
+        base, mine = compared_means(runs, row, "ruler")
+        if ci is None:
+            ours = f"`{name}` vs `{b}`: no per-sample RULER scores to pair."
+            return Verdict("L2", CLAIM_L2, scope, PAPER_L2, ours, NOT_COMPARABLE, rule, "paper")
+        parts.append(
+            f"RULER `{name}` {_fmt(mine)} vs `{b}` {_fmt(base)}{seeds_note(runs)}: "
+            f"{fmt_interval(ci)} (n={n})"
+        )
+        above = above and ci.low > 0
+    ours = "; ".join(parts) + f" ({LEVEL:.0%} bootstrap over seeds and paired samples)."
+    label = REPRODUCED if above and parts else NOT_REPRODUCED
+    return Verdict("L2", CLAIM_L2, scope, PAPER_L2, ours, label, rule, "paper")
+
+
+def verdict_fewer_tokens(recovery: Verdict, long: Verdict, scope: str, tokens: str) -> Verdict:
+    """(L3) from the reduced-budget row's (L1) and (L2) verdicts; ``tokens`` says the budgets."""
+    ours = f"{tokens}; (L1) {recovery.label}, (L2) {long.label} for that row."
+    if NOT_COMPARABLE in (recovery.label, long.label):
+        label = NOT_COMPARABLE
+    elif recovery.label == long.label == REPRODUCED:
+        label = REPRODUCED
+    else:
+        label = NOT_REPRODUCED
+    return Verdict("L3", CLAIM_L3, scope, PAPER_L3, ours, label, RULE_L3, "paper")

@@ -1,0 +1,62 @@
+"""``reproduce linearard --profile smoke``: the baselines and the four LinearARD rows trained and
+evaluated, the reduced-budget rows at 1/64 of the tokens, the report with its cost table and
+verdicts; the tiny profile's seeds and runs shared with Table 3."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from data_helpers import ensure_cached
+
+from longred_bench.cache import cache_dir
+from longred_bench.cli import main
+
+
+@pytest.mark.integration
+def test_reproduce_linearard_smoke(tmp_path, monkeypatch, request):
+    ensure_cached(request, "brown", "austen", "benchmarks")
+    real = cache_dir()
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for folder in ("corpora", "benchmarks"):
+        (cache / folder).symlink_to(real / folder)
+    monkeypatch.setenv("LONGRED_CACHE", str(cache))
+    out = tmp_path / "report"
+    argv = ["reproduce", "linearard", "--profile", "smoke", "--out", str(out), "--quiet"]
+    assert main([*argv, "--jobs", "2"]) == 0
+    records = [json.loads(x) for x in (out / "linearard.jsonl").read_text().splitlines()]
+    ext = "abf:theta=1e5"
+    rows = {(r["row"], r["extension"]) for r in records}
+    trained = ("cpt", "longred-c", "linearard", "linearard-ft", "linearard-lite",
+               "linearard-lite-ft")  # fmt: skip
+    assert rows == {("original", None), ("zero-shot", ext)} | {(row, ext) for row in trained}
+    tokens = {r["row"]: r["train"]["tokens"] for r in records if r["train"]}
+    assert tokens["linearard-lite"] * 64 == tokens["linearard"] == tokens["cpt"]
+    md = (out / "linearard.md").read_text()
+    assert "## Cost per training token" in md and "x CPT per token" in md
+    for key in ("(L1)", "(L2)", "(L3)"):
+        assert f"| {key} LinearARD" in md, key
+    assert (out / "linearard.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_tiny_linearard_shares_table3_baseline_runs():
+    """The baselines of the tiny LinearARD table are Table 3's runs (same configs, so cached
+    once); LinearARD with its LoRA has 3 seeds at both budgets, the all-weights rows one."""
+    from longred_bench.reproduce.linearard import LINEARARD_PROFILES
+    from longred_bench.reproduce.table3 import TABLE3_PROFILES, TrainedRow, trained_rows
+
+    prof, table3 = LINEARARD_PROFILES["tiny"], TABLE3_PROFILES["tiny"]
+    runs = trained_rows(prof)
+    for run in runs:
+        if run.row in ("cpt", "longred-c"):
+            assert run in trained_rows(table3)
+            assert run.config(prof) == run.config(table3)
+    count = {row: sum(r.row == row for r in runs) for row in prof.rows}
+    assert count == {"cpt": 6, "longred-c": 6, "linearard": 6, "linearard-ft": 2,
+                     "linearard-lite": 6, "linearard-lite-ft": 2}  # fmt: skip
+    full = TrainedRow("linearard", "pi:factor=2", 0).config(prof)
+    lite = TrainedRow("linearard-lite", "pi:factor=2", 0).config(prof)
+    ft = TrainedRow("linearard-ft", "pi:factor=2", 0).config(prof)
+    assert full.steps * full.tokens_per_step == 64 * lite.steps * lite.tokens_per_step
+    assert (full.lora_rank, ft.lora_rank, lite.lora_rank) == (8, 0, 8)

@@ -32,6 +32,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 import torch
+import torch.distributed as dist
 
 from longred_bench.models.capture import capture_qkv
 from longred_bench.training.config import TrainConfig
@@ -198,6 +199,19 @@ class SentenceGapCE(TwoStage):
         model.load_state_dict(merge_weights(original, model.state_dict(), self.cfg.merge_weight))
 
 
+def decoder_stack(model: torch.nn.Module) -> torch.nn.Module:
+    """What LinearARD runs of a causal LM: its decoder stack without the vocabulary projection
+    (relation KL reads only the layers' q, k and v; at tiny-base's size the LM head is about a
+    third of a forward pass). A LoRA model's base is unwrapped; in a distributed run the model
+    runs whole, so the wrapper's hooks (gradient sync, sharding) see every call."""
+    if hasattr(model, "module") or (dist.is_available() and dist.is_initialized()):
+        return model
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    get = getattr(base, "get_decoder", None)
+    decoder = get() if callable(get) else None
+    return decoder if isinstance(decoder, torch.nn.Module) and decoder is not base else model
+
+
 class LinearARD(TwoStage):
     """Relation-KL distillation of q/k/v, then optional long-text CE (module docstring)."""
 
@@ -217,7 +231,7 @@ class LinearARD(TwoStage):
                 teacher[layer] = (q, k, v)
 
         with torch.no_grad(), capture_qkv(self.teacher, keep):
-            self.teacher(b.ids, attention_mask=b.mask)
+            decoder_stack(self.teacher)(b.ids, attention_mask=b.mask)
         sums = {kind: torch.zeros((), device=b.ids.device) for kind in self.cfg.ard_kinds}
 
         def compare(layer: int, q, k, v, scale: float) -> None:
@@ -231,7 +245,7 @@ class LinearARD(TwoStage):
                 )
 
         with capture_qkv(getattr(self.student, "module", self.student), compare):
-            self.student(b.ids, attention_mask=b.mask)
+            decoder_stack(self.student)(b.ids, attention_mask=b.mask)
         terms = {f"kl_{kind}": value / len(wanted) for kind, value in sums.items()}
         terms["loss"] = sum(terms.values())
         return terms

@@ -340,3 +340,44 @@ def test_short_data_and_mismatched_teacher_are_refused(tmp_path: Path) -> None:
     tok.save_pretrained(tmp_path / "other")
     with pytest.raises(UserError, match="differ in architecture"):
         train(smoke("longred", teacher=str(tmp_path / "other")), tmp_path / "b", progress=False)
+
+
+def test_linearard_runs_the_decoder_stack_and_its_loss_is_unchanged(monkeypatch) -> None:
+    """LinearARD reads only q, k and v, so it runs a causal LM's decoder stack without the
+    vocabulary projection (a LoRA model unwrapped too); the loss and its gradients are those of
+    running the whole model."""
+    from peft import LoraConfig, get_peft_model
+
+    import longred_bench.training.methods as methods
+    from longred_bench.models.loading import extend, load
+    from longred_bench.training.streams import Batch
+
+    teacher = load("tiny-random").model
+    assert type(methods.decoder_stack(teacher)).__name__ == "LlamaModel"
+    assert not any("lm_head" in n for n, _ in methods.decoder_stack(teacher).named_parameters())
+    lora = LoraConfig(r=4, target_modules=["q_proj", "k_proj", "v_proj"], lora_dropout=0.0)
+    student = get_peft_model(extend(teacher, "pi:factor=2"), lora)
+    stack = methods.decoder_stack(student)
+    assert type(stack).__name__ == "LlamaModel" and any(
+        "lora" in n for n, _ in stack.named_parameters()
+    )
+
+    cfg = smoke("linearard", lora_rank=4)
+    layers = tuple(range(1, teacher.config.num_hidden_layers + 1))
+    method = methods.LinearARD(cfg, student, teacher, {"s2l": 2}, 256, layers)
+    ids = torch.randint(0, 200, (2, 48), generator=torch.Generator().manual_seed(0))
+    batch = {"s2l": Batch(ids, torch.ones_like(ids, dtype=torch.bool))}
+
+    def loss_and_grads() -> tuple[float, list[torch.Tensor]]:
+        student.zero_grad()
+        loss = method.losses(batch, 0)["loss"]
+        loss.backward()
+        return loss.item(), [p.grad.clone() for p in student.parameters() if p.requires_grad]
+
+    fast, fast_grads = loss_and_grads()
+    monkeypatch.setattr(methods, "decoder_stack", lambda model: model)
+    whole, whole_grads = loss_and_grads()
+    assert fast > 0 and fast == pytest.approx(whole, rel=1e-6)
+    assert all(
+        torch.allclose(a, b, atol=1e-7) for a, b in zip(fast_grads, whole_grads, strict=True)
+    )

@@ -39,7 +39,7 @@ ROW_RECIPE = {
     "longred-u": ("longred", {"sampler": "uniform"}),
     "linearard": ("linearard", {}),
     # LinearARD's own comparison (`reproduce linearard`): without its LoRA (every weight
-    # trained), and at its reduced budget (LITE_BUDGET), with and without the LoRA.
+    # trained), and at its reduced budget (LITE_STEPS, LITE_TOKENS), with and without the LoRA.
     "linearard-ft": ("linearard", {"lora_rank": 0}),
     "linearard-lite": ("linearard", {}),
     "linearard-lite-ft": ("linearard", {"lora_rank": 0}),
@@ -138,9 +138,9 @@ TABLE3_PROFILES: dict[str, Table3Profile] = {
         ruler_lengths=(512, 1024),
         ruler_samples=12,
         ruler_phrasing="heldout",
-        # The tasks with phrasing families (NIAH and vt), all scored in the held-out family:
-        # cwe, fwe and the QA tasks score near 0 on every row of this 6M model, which only
-        # scales the average down.
+        # The tasks with phrasing families (NIAH and vt), all scored in the held-out family, so
+        # every verdict reads retrieval asked in a phrasing no row trains on; cwe, fwe and the
+        # QA tasks have RULER's phrasing only.
         ruler_tasks=tuple(f"longred_ruler_{t}" for t in PHRASED_TASKS),
         # D1 with long-range structure, the same for every trained row: Austen + KJV prose plus
         # retrieval rows built at the long length in the train phrasing family, 30% of the rows

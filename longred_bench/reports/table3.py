@@ -42,6 +42,7 @@ from typing import Any
 from longred_bench.errors import UserError
 from longred_bench.metrics.retention import longred_avg
 from longred_bench.reports import duration
+from longred_bench.reports.long_verdict import verdict_cpt_learns_long
 from longred_bench.reports.paper import TABLE3, TABLE3_HEADLINE, TABLE3_MARK
 from longred_bench.reports.table3_plot import plot_table3
 from longred_bench.reports.table3_rows import (
@@ -71,7 +72,6 @@ from longred_bench.reports.verdicts import (
     extension_setting,
     paper_evidence_a,
     paper_evidence_b,
-    verdict_cpt_learns_long,
     verdict_cpt_loses_short,
     verdict_cpt_vs_control,
     verdict_longred_keeps_short,

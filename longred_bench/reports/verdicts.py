@@ -35,10 +35,8 @@ interval:
     original RoPE* (the ``control`` row): the paired interval of
     ``Short Avg(cpt) - Short Avg(control)`` entirely below 0 -> reproduced (RoPE drift adds to
     the forgetting that the data shift alone causes); otherwise not reproduced.
-(e) ours, the premise of (b): *long-context CPT learns long-context ability* that the zero-shot
-    extension lacks: the paired interval of ``RULER(cpt) - RULER(zero-shot)`` entirely above 0
-    -> reproduced; otherwise not reproduced (then "similar RULER" in (b) compares rows that
-    learned nothing long). The interval resamples CPT's seeds, so no seed rule is added.
+(e) ours, the premise of (b): *long-context CPT learns long-context ability*
+    (:mod:`longred_bench.reports.long_verdict`).
 
 Seed spread: where a compared row was trained with two or more seeds, its spread is
 ``max - min`` over the seeds of its Short Avg (and, for (b), of its RULER average), each seed
@@ -154,14 +152,6 @@ RULE_C_POINT = (
 RULE_D = (
     "{level:.0%} bootstrap interval (seeds and paired documents resampled) of Short Avg(cpt) - "
     "Short Avg(control): entirely below 0 -> reproduced; otherwise not reproduced."
-)
-CLAIM_E = (
-    "Long-context CPT learns long-context ability: RULER of `cpt` above the zero-shot "
-    "extension's (the premise of (b))."
-)
-RULE_E = (
-    "{level:.0%} bootstrap interval (seeds and paired documents resampled) of RULER(cpt) - "
-    "RULER(zero-shot): entirely above 0 -> reproduced; otherwise not reproduced."
 )
 RULE_SEED = (
     " Seed rule: a Short Avg difference smaller than the Short Avg seed spread of a compared "
@@ -365,26 +355,6 @@ def verdict_cpt_vs_control(
     spreads = {"cpt": seed_spread(cpt), "control": seed_spread(control)}
     paper = "none: this check is ours, not the paper's."
     return _below_zero_verdict("d", CLAIM_D, scope, paper, rule, control, cpt, spreads, "ours")
-
-
-def verdict_cpt_learns_long(zero_shot: RunScores, cpt: Sequence[RunScores], scope: str) -> Verdict:
-    """Claim (e) for one extension: the RULER of ``cpt`` (seeds, lowest first) against the
-    zero-shot extension's."""
-    rule = RULE_E.format(level=LEVEL)
-    paper = "none: this check is ours, the premise of the paper's comparison (b)."
-    ci, n = seed_diff([zero_shot], cpt, "ruler")
-    low, high = compared_means([zero_shot], cpt, "ruler")
-    head = f"RULER `cpt` {_fmt(high)}{seeds_note(cpt)} vs `zero-shot` {_fmt(low)}"
-    if ci is None:
-        ours = head + "; no per-sample RULER scores to pair."
-        return Verdict("e", CLAIM_E, scope, paper, ours, NOT_COMPARABLE, rule, "ours")
-    ours = (
-        f"{head} on the samples both scored; difference {fmt_interval(ci)} ({LEVEL:.0%} "
-        f"bootstrap over seeds and paired samples, n={n} samples)."
-        f"{spread_text({'cpt': seed_spread(cpt, 'ruler')}, 'RULER')}"
-    )
-    label = REPRODUCED if ci.low > 0 else NOT_REPRODUCED
-    return Verdict("e", CLAIM_E, scope, paper, ours, label, rule, "ours")
 
 
 def verdict_longred_keeps_short(

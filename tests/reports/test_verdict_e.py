@@ -4,13 +4,8 @@ RULER(cpt) - RULER(zero-shot) on hand-built ``RunScores``."""
 
 from __future__ import annotations
 
-from longred_bench.reports.verdicts import (
-    NOT_COMPARABLE,
-    NOT_REPRODUCED,
-    REPRODUCED,
-    RunScores,
-    verdict_cpt_learns_long,
-)
+from longred_bench.reports.long_verdict import verdict_cpt_learns_long
+from longred_bench.reports.verdicts import NOT_COMPARABLE, NOT_REPRODUCED, REPRODUCED, RunScores
 
 
 def _run(row: str, hits: int, seed: int = 0, n: int = 40) -> RunScores:

@@ -1,0 +1,62 @@
+"""Claim (e) of Table 3, ours and the premise of claim (b): long-context CPT learns
+long-context ability that the zero-shot extension lacks.
+
+Rule: the paired interval (seeds and samples resampled,
+:func:`~longred_bench.reports.verdict_stats.seed_diff`) of ``RULER(cpt) - RULER(zero-shot)``
+entirely above 0 -> reproduced; otherwise not reproduced (then "similar RULER" in (b) compares
+rows that learned nothing long). The interval resamples CPT's seeds, so no seed rule is added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from longred_bench.reports.verdict_stats import (
+    LEVEL,
+    RunScores,
+    compared_means,
+    seed_diff,
+    seed_spread,
+    seeds_note,
+    spread_text,
+)
+from longred_bench.reports.verdicts import (
+    NOT_COMPARABLE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    Verdict,
+    fmt_interval,
+)
+
+CLAIM_E = (
+    "Long-context CPT learns long-context ability: RULER of `cpt` above the zero-shot "
+    "extension's (the premise of (b))."
+)
+RULE_E = (
+    "{level:.0%} bootstrap interval (seeds and paired documents resampled) of RULER(cpt) - "
+    "RULER(zero-shot): entirely above 0 -> reproduced; otherwise not reproduced."
+)
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def verdict_cpt_learns_long(zero_shot: RunScores, cpt: Sequence[RunScores], scope: str) -> Verdict:
+    """Claim (e) for one extension: the RULER of ``cpt`` (seeds, lowest first) against the
+    zero-shot extension's."""
+    rule = RULE_E.format(level=LEVEL)
+    paper = "none: this check is ours, the premise of the paper's comparison (b)."
+    ci, n = seed_diff([zero_shot], cpt, "ruler")
+    low, high = compared_means([zero_shot], cpt, "ruler")
+    head = f"RULER `cpt` {_fmt(high)}{seeds_note(cpt)} vs `zero-shot` {_fmt(low)}"
+    if ci is None:
+        ours = head + "; no per-sample RULER scores to pair."
+        return Verdict("e", CLAIM_E, scope, paper, ours, NOT_COMPARABLE, rule, "ours")
+    ours = (
+        f"{head} on the samples both scored; difference {fmt_interval(ci)} ({LEVEL:.0%} "
+        f"bootstrap over seeds and paired samples, n={n} samples)."
+        f"{spread_text({'cpt': seed_spread(cpt, 'ruler')}, 'RULER')}"
+    )
+    label = REPRODUCED if ci.low > 0 else NOT_REPRODUCED
+    return Verdict("e", CLAIM_E, scope, paper, ours, label, rule, "ours")

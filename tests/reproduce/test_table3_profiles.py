@@ -55,9 +55,9 @@ def test_seed_zero_config_does_not_depend_on_the_seed_count():
     prof = TABLE3_PROFILES["tiny"]
     single = replace(prof, seeds={})
     for row in ("cpt", "longred-c", "linearard"):
-        run = TrainedRow(row, "abf:theta=4e5", 0)
+        run = TrainedRow(row, "abf:theta=2e6", 0)
         assert run.config(prof).to_dict() == run.config(single).to_dict()
-    assert TrainedRow("cpt", "abf:theta=4e5", 1).config(prof).seed == 1
+    assert TrainedRow("cpt", "abf:theta=2e6", 1).config(prof).seed == 1
     with pytest.raises(ValueError, match="not in the profile: linear"):
         replace(prof, seeds={"linear": 2})
     with pytest.raises(ValueError, match="at least one seed"):
@@ -123,16 +123,16 @@ def test_an_extension_with_a_shorter_window_trains_and_is_scored_inside_it(monke
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
     extension_window.cache_clear()
     prof = TABLE3_PROFILES["tiny"]
-    assert "pi:factor=2" in prof.extensions
+    assert prof.extensions == ("abf:theta=2e6", "pi:factor=2")
     assert extension_window("tiny-base", "pi:factor=2") == 512
-    assert extension_window("tiny-base", "abf:theta=4e5") == 1024
+    assert extension_window("tiny-base", "abf:theta=2e6") == 1024
     assert not (tmp_path / "models").exists()  # tiny-base was not built to plan
     for row in ("cpt", "mix-cpt", "longred-c", "linearard"):
         assert TrainedRow(row, "pi:factor=2", 0).config(prof).long_len == 512, row
-        assert TrainedRow(row, "abf:theta=4e5", 0).config(prof).long_len == 1024, row
+        assert TrainedRow(row, "abf:theta=2e6", 0).config(prof).long_len == 1024, row
     assert TrainedRow("control", None, 0).config(prof).long_len == 256
     assert ruler_lengths_for(prof, "pi:factor=2") == [512]
-    assert ruler_lengths_for(prof, "abf:theta=4e5") == [512, 1024]
+    assert ruler_lengths_for(prof, "abf:theta=2e6") == [512, 1024]
     assert ruler_lengths_for(prof, None) == [512, 1024]
     ruler = [u for u in _eval_units(prof, "m", None, "pi:factor=2") if u["suite"] == "ruler"]
     assert ruler[0]["lengths"] == [512]

@@ -113,6 +113,14 @@ def reproduce_linearard(session: nox.Session) -> None:
 
 
 @nox.session
+def reproduce_longrecipe(session: nox.Session) -> None:
+    """LongRecipe beside PoSE, RPES and full-length CPT at equal steps and tokens, at profile
+    ``tiny``, in two worker processes; its claims decided by rule; ``-- --profile smoke`` for the
+    seconds-long smoke run."""
+    _reproduce_trained(session, "longrecipe")
+
+
+@nox.session
 def reproduce_pcd(session: nox.Session) -> None:
     """Positional Contrastive Decoding (settings chosen on a dev split; RULER, PSA and short tasks
     with and without PCD on a test split) at profile ``smol`` (SmolLM2-135M); resumable unit by

@@ -265,10 +265,14 @@ def window_set(
     selection: tuple[tuple[str, ...], float] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(ids [N, length], mask [N, length])`` for a data source (module docstring);
-    ``selection`` = ``(anchors, keep_other)`` selects sentences of a corpus source first
-    (:func:`selected_windows`)."""
+    ``selection`` = ``(anchors, keep_other)`` selects sentences of a corpus source's prose first
+    (:func:`selected_windows`); its ``+retrieval`` member, if any, is added after, unselected."""
     if selection is not None:
-        ids = selected_windows(tokenizer, source, length, *selection, seed=seed)
+        corpora = source.split("+")
+        prose = "+".join(c for c in corpora if c != RETRIEVAL)
+        ids = selected_windows(tokenizer, prose, length, *selection, seed=seed)
+        if RETRIEVAL in corpora:
+            return with_retrieval(tokenizer, ids, retrieval_fraction, seed, retrieval_phrasing)
         return ids, torch.ones_like(ids, dtype=torch.bool)
     if source == "random":
         gen = torch.Generator().manual_seed(seed * 7919 + length)

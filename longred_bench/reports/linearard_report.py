@@ -38,7 +38,9 @@ from longred_bench.reports.table3_rows import (
     collect_runs,
     extension_factor,
     extensions,
+    mean_train,
     run_scores,
+    seconds_per_token,
     seeds,
     short_categories,
 )
@@ -70,15 +72,8 @@ def linearard_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]
     return out
 
 
-def _mean_train(runs: dict[RunKey, Run], ext: str, row: str, what: str) -> float | None:
-    values = [
-        float(runs[k].train[what]) for k in seeds(runs, ext, row) if (runs[k].train or {}).get(what)
-    ]
-    return sum(values) / len(values) if values else None
-
-
 def _budgets(runs: dict[RunKey, Run], ext: str, row: str) -> str:
-    mine, cpt = _mean_train(runs, ext, row, "tokens"), _mean_train(runs, ext, "cpt", "tokens")
+    mine, cpt = mean_train(runs, ext, row, "tokens"), mean_train(runs, ext, "cpt", "tokens")
     if not mine or not cpt:
         return "training tokens not recorded"
     return f"`{row}` trained on {mine:,.0f} tokens, `cpt` on {cpt:,.0f} (1/{cpt / mine:.0f})"
@@ -93,13 +88,13 @@ def cost_lines(runs: dict[RunKey, Run]) -> list[str]:
     ]
     verdict = []
     for ext in extensions(runs):
-        cpt = _per_token(runs, ext, "cpt")
+        cpt = seconds_per_token(runs, ext, "cpt")
         for row in ("cpt", "longred-c", *LINEARARD_ROWS):
-            cost = _per_token(runs, ext, row)
+            cost = seconds_per_token(runs, ext, row)
             if cost is None:
                 continue
             ratio = cost / cpt if cpt else None
-            tokens = _mean_train(runs, ext, row, "tokens") or 0.0
+            tokens = mean_train(runs, ext, row, "tokens") or 0.0
             lines.append(
                 f"| `{ext}` | {ROW_TITLES[row]} | {len(seeds(runs, ext, row))} | {tokens:,.0f} | "
                 f"{cost * 1e6:.0f} | {'' if ratio is None else f'{ratio:.2f}'} |"
@@ -120,11 +115,6 @@ def cost_lines(runs: dict[RunKey, Run]) -> list[str]:
         "",
     ]
     return lines
-
-
-def _per_token(runs: dict[RunKey, Run], ext: str, row: str) -> float | None:
-    secs, tokens = _mean_train(runs, ext, row, "seconds"), _mean_train(runs, ext, row, "tokens")
-    return secs / tokens if secs and tokens else None
 
 
 def build_linearard(

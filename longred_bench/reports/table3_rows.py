@@ -36,7 +36,8 @@ from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, RunSco
 
 ROWS = (
     "original", "zero-shot", "control", "cpt", "mix-cpt", "longred-c", "longred-u", "linearard",
-    "linearard-ft", "linearard-lite", "linearard-lite-ft",
+    "linearard-ft", "linearard-lite", "linearard-lite-ft", "rpes", "pose", "longrecipe",
+    "longrecipe-digit",
 )  # fmt: skip
 ROW_TITLES = {
     "original": "original",
@@ -50,6 +51,10 @@ ROW_TITLES = {
     "linearard-ft": "LinearARD, all weights",
     "linearard-lite": "LinearARD, 1/64 tokens",
     "linearard-lite-ft": "LinearARD, all weights, 1/64 tokens",
+    "rpes": "RPES",
+    "pose": "PoSE",
+    "longrecipe": "LongRecipe",
+    "longrecipe-digit": "LongRecipe, digit selection",
 }
 TINY_CATEGORIES: dict[str, tuple[str, ...]] = {
     "Language": ("longred_tiny_swap", "longred_tiny_replace"),
@@ -306,3 +311,18 @@ def row_order(runs: dict[RunKey, Run]) -> list[RunKey]:
     """Original first, then extension by extension in order of appearance, rows as in ROWS."""
     order = {ext: i for i, ext in enumerate([None, *extensions(runs)])}
     return sorted(runs, key=lambda k: (order[k[0]], ROWS.index(k[1]), k[2]))
+
+
+def mean_train(runs: dict[RunKey, Run], ext: str | None, row: str, what: str) -> float | None:
+    """Mean over the seeds of ``row`` at ``ext`` of a training figure (``tokens``, ``seconds``,
+    ``steps``) of their records' ``train`` info; ``None`` where none recorded it."""
+    values = [
+        float(runs[k].train[what]) for k in seeds(runs, ext, row) if (runs[k].train or {}).get(what)
+    ]
+    return sum(values) / len(values) if values else None
+
+
+def seconds_per_token(runs: dict[RunKey, Run], ext: str | None, row: str) -> float | None:
+    """Training seconds per token of ``row`` at ``ext`` (means over its seeds)."""
+    secs, tokens = mean_train(runs, ext, row, "seconds"), mean_train(runs, ext, row, "tokens")
+    return secs / tokens if secs and tokens else None

@@ -14,6 +14,7 @@ checkpoint when interrupted; each evaluation unit (model x suite) is saved besid
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -43,7 +44,16 @@ ROW_RECIPE = {
     "linearard-ft": ("linearard", {"lora_rank": 0}),
     "linearard-lite": ("linearard", {}),
     "linearard-lite-ft": ("linearard", {"lora_rank": 0}),
+    # LongRecipe's comparison (`reproduce longrecipe`): RPES and PoSE on samples of the original
+    # window, LongRecipe on about 30% of the target window with its anchor types measured (the
+    # recipe's default) or the released code's shortcut (sentences with a digit).
+    "rpes": ("rpes", {}),
+    "pose": ("pose", {}),
+    "longrecipe": ("longrecipe", {}),
+    "longrecipe-digit": ("longrecipe", {"anchors": ["digit"]}),
 }
+# Rows whose replay stage is part of the others' budget (:func:`replay_within_budget`).
+REPLAY_IN_BUDGET = ("longrecipe", "longrecipe-digit")
 # The reduced budget of the `-lite` rows: a quarter of the steps with a sixteenth of the tokens
 # per step, 1/64 of the others' tokens (LinearARD's paper: 4.25M tokens against 256M, 1/60).
 LITE_STEPS, LITE_TOKENS = 4, 16
@@ -181,10 +191,24 @@ class TrainedRow:
                 steps=max(1, cfg.steps // LITE_STEPS),
                 tokens_per_step=cfg.tokens_per_step // LITE_TOKENS,
             )
+        if self.row in REPLAY_IN_BUDGET:
+            cfg = replay_within_budget(cfg)
         # An extension whose window is shorter than the recipe's long length (PI x2 of a
         # 256-token model: 512) trains at its whole window, not beyond it.
         window = extension_window(prof.model, self.extension)
         return cfg.replace(long_len=window) if window < cfg.long_len else cfg
+
+
+def replay_within_budget(cfg: Any) -> Any:
+    """LongRecipe's ``cfg`` at the other rows' steps and tokens: the last quarter of ``steps``
+    (at least one) replays original-window text, and each stage reads ``tokens_per_step`` tokens
+    a step (the two streams mixed 1 : 1 over twice the tokens, one stage at a time), so the run
+    takes as many steps and tokens as a CPT run of ``cfg.steps`` steps."""
+    replay = max(1, cfg.steps // 4)
+    return cfg.replace(
+        steps=cfg.steps - replay, replay_steps=replay, mix_long=1.0, mix_short=1.0,
+        tokens_per_step=2 * cfg.tokens_per_step,
+    )  # fmt: skip
 
 
 @cache
@@ -234,8 +258,6 @@ def train_key(cfg: Any) -> str:
 def _finished_run(run_dir: Path) -> dict[str, Any] | None:
     """``(run.json info, last metrics record)`` of a finished training run, or None if it is not
     finished or its records do not parse (then a warning names the file)."""
-    import json
-
     final, info_path, metrics = run_dir / "final", run_dir / "run.json", run_dir / "metrics.jsonl"
     if not ((final / "config.json").is_file() and info_path.is_file()):
         return None
@@ -333,6 +355,13 @@ def trained_row_records(
     if run.extension in prof.table1_extensions:
         return []
     info = {**info, "long_data": cfg.long_data, "retrieval_fraction": cfg.retrieval_fraction}
+    if cfg.recipe == "longrecipe":
+        from longred_bench.jobs.train import IMPACT
+
+        info["anchors"] = list(cfg.anchors)
+        impact = Path(info["dir"]) / IMPACT
+        if impact.is_file():  # the anchor types measured for this run
+            info["impact"] = json.loads(impact.read_text())
     records: list[dict[str, Any]] = []
     for ext in [run.extension] if run.extension else prof.extensions:
         labels = {"row": run.row, "extension": ext, "seed": run.seed, "train": info}

@@ -24,6 +24,7 @@ from longred_bench.profiles import PROFILES, check_profile
 from longred_bench.reports.table1 import build_table1
 from longred_bench.reproduce import DEFAULT_PROFILE
 from longred_bench.reproduce.linearard import reproduce_linearard
+from longred_bench.reproduce.longrecipe import reproduce_longrecipe
 from longred_bench.reproduce.table3 import TABLE3_PROFILES, TrainedRow, train_cached
 from longred_bench.results import (
     config_hash,
@@ -271,12 +272,14 @@ def table_profiles() -> dict[str, tuple[str, ...]]:
     """Each table and the profiles it has settings for (``kernel`` reads benchmark CSVs at
     any profile)."""
     from longred_bench.reproduce.linearard import LINEARARD_PROFILES
+    from longred_bench.reproduce.longrecipe import LONGRECIPE_PROFILES
     from longred_bench.reproduce.pcd import PCD_PROFILES
 
     return {
         "table1": tuple(TABLE1_PROFILES),
         "table3": tuple(TABLE3_PROFILES),
         "linearard": tuple(LINEARARD_PROFILES),
+        "longrecipe": tuple(LONGRECIPE_PROFILES),
         "tiny_base": ("tiny",),
         "pcd": tuple(PCD_PROFILES),
         "kernel": tuple(PROFILES),
@@ -303,13 +306,14 @@ TABLES: dict[str, Callable[..., list[Path]]] = {
     "table1": _table1,
     "table3": _table3,
     "linearard": reproduce_linearard,
+    "longrecipe": reproduce_longrecipe,
     "tiny_base": _tiny_base,
     "kernel": _kernel,
     "pcd": _pcd,
 }
 
 
-JOBS_TABLES = ("table3", "linearard")  # the tables whose runs go to worker processes
+JOBS_TABLES = ("table3", "linearard", "longrecipe")  # the tables whose runs go to worker processes
 
 
 def reproduce(

@@ -56,6 +56,27 @@ def test_sentence_selection_keeps_anchor_sentences(request: pytest.FixtureReques
         selected_windows(tok, "austen", 100_000, ("digit",), 0.0, seed=0)
 
 
+def test_sentence_selection_keeps_the_retrieval_member(request: pytest.FixtureRequest) -> None:
+    """``austen+retrieval`` under selection: the selected prose windows, then retrieval rows as
+    ``retrieval_fraction`` of all rows (right-padded, so their masks end in False)."""
+    from data_helpers import ensure_cached
+
+    from longred_bench.models.zoo import byte_tokenizer
+    from longred_bench.training.data import selected_windows, window_set
+
+    ensure_cached(request, "austen", "brown")
+    tok = byte_tokenizer()
+    prose = selected_windows(tok, "austen", 256, ("digit",), 0.0, seed=3)
+    ids, mask = window_set(
+        tok, "austen+retrieval", 256, seed=3, retrieval_fraction=0.25,
+        selection=(("digit",), 0.0),
+    )  # fmt: skip
+    assert torch.equal(ids[: len(prose)], prose) and mask[: len(prose)].all()
+    extra = len(ids) - len(prose)
+    assert extra == round(len(prose) * 0.25 / 0.75) > 0
+    assert not mask[len(prose) :].all(dim=1).all()  # retrieval rows are right-padded
+
+
 @pytest.mark.integration
 def test_longrecipe_replays_then_merges_with_the_original(tmp_path: Path) -> None:
     from longred_bench.models.loading import load

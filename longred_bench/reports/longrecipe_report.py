@@ -1,0 +1,273 @@
+"""LongRecipe's report: LongRecipe beside PoSE, RPES and full-length CPT, and its claims decided.
+
+Built from the records of ``reproduce longrecipe`` (the record schema of Table 3,
+:mod:`longred_bench.reports.table3`): the original model, the zero-shot extension, ``cpt``
+(full-length training), ``rpes``, ``pose``, ``longrecipe`` and ``longrecipe-digit``. The tables are
+Table 3's (per seed, with intervals over the scored documents), then NIAH(M) (the paper's mean of
+the multi-key, multi-value and multi-query needle tasks), the anchor types each LongRecipe run
+selected its sentences by, the training cost per token against CPT's, LongRecipe's published
+Table 1, and the verdicts of :mod:`longred_bench.reports.longrecipe_verdicts`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from longred_bench.errors import UserError
+from longred_bench.reports import duration
+from longred_bench.reports.longrecipe_verdicts import (
+    SHORT_BASELINES,
+    attention_flop_share,
+    verdict_beats,
+    verdict_compute,
+    verdict_matches_full_length,
+)
+from longred_bench.reports.table3 import (
+    provenance,
+    results_table,
+    ruler_scope,
+    run_sections,
+    sample_sizes,
+    task_name,
+)
+from longred_bench.reports.table3_plot import plot_table3
+from longred_bench.reports.table3_rows import (
+    ROW_TITLES,
+    Run,
+    RunKey,
+    collect_runs,
+    extension_factor,
+    extensions,
+    mean_train,
+    row_order,
+    run_scores,
+    seconds_per_token,
+    seeds,
+    short_categories,
+)
+from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT
+from longred_bench.reports.verdicts import Verdict, extension_setting, verdicts_markdown
+
+LONGRECIPE_ROWS = ("longrecipe", "longrecipe-digit")
+TRAINED = ("cpt", "rpes", "pose", *LONGRECIPE_ROWS)
+# NIAH(M) of LongRecipe's Table 1: RULER's multi-key, multi-value and multi-query needle tasks.
+NIAH_M = ("niah_multikey_1", "niah_multikey_2", "niah_multikey_3", "niah_multivalue",
+          "niah_multiquery")  # fmt: skip
+# LongRecipe Table 1, Llama-3-8B-Instruct (published; SEED_METHODS.md): target, method, NIAH(M),
+# RULER, LongBench, MMLU, GSM8K, HumanEval.
+PAPER_TABLE1 = (
+    ("80K", "full-length training", 82.3, 75.7, 28.1, 62.2, 54.5, 32.7),
+    ("80K", "RPES", 71.8, 71.4, 27.9, 61.4, 53.1, 15.4),
+    ("80K", "PoSE", 68.8, 69.9, 27.2, 62.6, 58.2, 25.6),
+    ("80K", "LongRecipe", 78.9, 74.5, 26.9, 63.0, 57.9, 29.3),
+    ("128K", "full-length training", 73.2, 75.8, 26.4, 58.3, 50.9, 16.5),
+    ("128K", "RPES", 72.7, 71.5, 27.3, 59.2, 46.0, 16.8),
+    ("128K", "PoSE", 80.1, 75.3, 26.7, 61.9, 51.1, 21.1),
+    ("128K", "LongRecipe", 82.6, 76.0, 25.5, 62.1, 54.9, 24.2),
+)
+
+
+def niah_m(run: Run) -> float | None:
+    """Mean over the NIAH(M) tasks the run was scored on (each task's score over all its
+    lengths); ``None`` without any."""
+    values = [v for (task, length), v in run.ruler_tasks.items()
+              if length is None and task_name(task).removeprefix("ruler_") in NIAH_M]  # fmt: skip
+    return sum(values) / len(values) if values else None
+
+
+def niah_lines(runs: dict[RunKey, Run]) -> list[str]:
+    """NIAH(M) of every run, beside its RULER average."""
+    lines = ["| extension | row | seed | NIAH(M) | RULER |", "|---|---|---:|---:|---:|"]
+    for key in row_order(runs):
+        run, value = runs[key], niah_m(runs[key])
+        if value is None:
+            continue
+        ruler = run.ruler.get(None)
+        lines.append(
+            f"| `{key[0] or 'original RoPE'}` | {ROW_TITLES[key[1]]} | {key[2]} | {value:.1f} | "
+            f"{'' if ruler is None else f'{ruler:.1f}'} |"
+        )
+    if len(lines) == 2:
+        return ["No NIAH(M) task among the RULER tasks scored.", ""]
+    return [*lines, "", "NIAH(M): the mean of the multi-key, multi-value and multi-query needle "
+            "tasks over the lengths scored (LongRecipe's Table 1 column).", ""]  # fmt: skip
+
+
+def anchor_lines(runs: dict[RunKey, Run]) -> list[str]:
+    """The anchor types each LongRecipe run kept its sentences by, with the measured lifts."""
+    lines = []
+    for key in row_order(runs):
+        train = runs[key].train or {}
+        if key[1] not in LONGRECIPE_ROWS or "anchors" not in train:
+            continue
+        impact = train.get("impact")
+        if impact:
+            lifts = ", ".join(f"{t} {v:.2f}" for t, v in sorted(
+                impact.get("lifts", {}).items(), key=lambda kv: -kv[1])[:5])  # fmt: skip
+            how = (f"measured: {', '.join(impact['anchors']) or 'none'} (largest lifts of the "
+                   f"logit change: {lifts})")  # fmt: skip
+        else:
+            how = f"given: {', '.join(train['anchors']) or 'none'}"
+        lines.append(f"- `{key[0]}` {ROW_TITLES[key[1]]}, seed {key[2]}: {how}.")
+    if not lines:
+        return []
+    return [
+        "## Sentence selection",
+        "",
+        "LongRecipe keeps the sentences of its long data that hold a word of an anchor type and "
+        "half of the others. `LongRecipe` measures the anchor types on its own model (a brief "
+        "full-length CPT run, then the word types whose tokens' logits change most); `LongRecipe, "
+        "digit selection` uses the released code's shortcut (sentences with a digit).",
+        "",
+        *lines,
+        "",
+    ]
+
+
+def cost_lines(runs: dict[RunKey, Run]) -> tuple[list[str], dict[str, float | None]]:
+    """The cost table (tokens, steps, seconds per 1M tokens, ratio to CPT) and each extension's
+    LongRecipe / CPT seconds-per-token ratio."""
+    lines = [
+        "| extension | row | seeds | steps (mean) | tokens (mean) | s per 1M tokens | x CPT |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    ratios: dict[str, float | None] = {}
+    for ext in extensions(runs):
+        cpt = seconds_per_token(runs, ext, "cpt")
+        for row in TRAINED:
+            cost = seconds_per_token(runs, ext, row)
+            if cost is None:
+                continue
+            ratio = cost / cpt if cpt else None
+            if row == "longrecipe":
+                ratios[ext] = ratio
+            lines.append(
+                f"| `{ext}` | {ROW_TITLES[row]} | {len(seeds(runs, ext, row))} | "
+                f"{mean_train(runs, ext, row, 'steps') or 0:.0f} | "
+                f"{mean_train(runs, ext, row, 'tokens') or 0:,.0f} | {cost * 1e6:.0f} | "
+                f"{'' if ratio is None else f'{ratio:.2f}'} |"
+            )
+    if len(lines) == 2:
+        return ["No training timings in these records.", ""], ratios
+    lines += [
+        "",
+        "Every row trains the same steps on the same number of tokens (LongRecipe's replay is "
+        "the last quarter of its steps). Seconds are each run's own training (one torch thread "
+        "per worker process; a run reused from the cache keeps the timing of the call that "
+        "trained it); LongRecipe's brief anchor measurement run is not counted.",
+        "",
+    ]
+    return lines, ratios
+
+
+def paper_lines() -> list[str]:
+    """LongRecipe's published Table 1."""
+    lines = [
+        "| target | method | NIAH(M) | RULER | LongBench | MMLU | GSM8K | HumanEval |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for target, method, *nums in PAPER_TABLE1:
+        lines.append(f"| {target} | {method} | " + " | ".join(f"{v:.1f}" for v in nums) + " |")
+    return [*lines, "", "Llama-3-8B-Instruct, 8K window, LongRecipe on 30% of the target "
+            "window (arXiv 2409.00509, Table 1).", ""]  # fmt: skip
+
+
+def longrecipe_verdicts(
+    runs: dict[RunKey, Run],
+    cats: dict[str, tuple[str, ...]],
+    ratios: dict[str, float | None],
+    model_config: Any | None,
+) -> list[Verdict]:
+    """(R1)-(R3) for the ``longrecipe`` row of every extension with its baselines, and (R4)."""
+    out: list[Verdict] = []
+    for ext in extensions(runs):
+        pe, factor = extension_setting(ext, extension_factor(runs, ext))
+
+        def scores(row: str, ext: str | None = ext) -> list[Any]:
+            return [run_scores(k, runs[k], cats) for k in seeds(runs, ext, row)]
+
+        mine, cpt, zero = scores("longrecipe"), scores("cpt"), scores("zero-shot")
+        if not mine:
+            continue
+        scope = f"`{ext}` ({pe} x{factor:g}), `longrecipe`"
+        if cpt and zero:
+            out.append(verdict_matches_full_length(mine, cpt, zero, scope))
+        base = {b: scores(b) for b in SHORT_BASELINES}
+        if all(base.values()):
+            out += [verdict_beats(mine, base, scope, "ruler"),
+                    verdict_beats(mine, base, scope, "short")]  # fmt: skip
+        window = next((runs[k].window for k in seeds(runs, ext, "cpt") if runs[k].window), None)
+        share = None
+        if model_config is not None and window:
+            share = attention_flop_share(model_config, int(window))
+        timing = "seconds per training token, `longrecipe` / `cpt` (means over seeds)"
+        out.append(verdict_compute(ratios.get(ext), share, scope, timing))
+    return out
+
+
+def build_longrecipe(
+    records: list[dict[str, Any]],
+    out_dir: Path,
+    *,
+    profile: str,
+    command: str,
+    wall_seconds: float | None = None,
+    wall_note: str = "",
+    model_config: Any | None = None,
+) -> list[Path]:
+    """Write ``longrecipe.md`` and ``longrecipe.png`` under ``out_dir``; returns their paths.
+    ``model_config``: the base model's config, for the attention share of (R4)."""
+    runs = collect_runs(records)
+    if not any(k[1] == "original" for k in runs):
+        raise UserError("the LongRecipe report needs the `original` row (every retention's base)")
+    if not any(k[1] in LONGRECIPE_ROWS for k in runs):
+        raise UserError("no LongRecipe rows in these records: run `reproduce longrecipe` first")
+    cats = short_categories(records)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    device, commit = provenance(records)
+    table, summary = results_table(runs, cats)
+    costs, ratios = cost_lines(runs)
+    lines = [
+        f"# LongRecipe against PoSE, RPES and full-length training (profile `{profile}`)",
+        "",
+        f"- Command: `{command}`; wall time {duration(wall_seconds)}"
+        + (f" ({wall_note})." if wall_note else "."),
+        f"- Device: {device}; commit {commit}.",
+        f"- Intervals: {LEVEL:.0%} percentile bootstrap over the scored documents ({N_BOOT} "
+        f"resamples, seed {BOOT_SEED}); `n` is the number of documents behind a cell.",
+        f"- {sample_sizes(runs, records)}",
+        "",
+        "Rows: `CPT, long data` trains at the whole target window (full-length training); `RPES` "
+        "and `PoSE` train on samples of the original window with position ids spread over the "
+        "target window (RPES: a sorted random subset; PoSE: a head chunk, then the rest shifted "
+        "by a random skip); `LongRecipe` trains on about 30% of the target window, from "
+        "sentence-selected text, at sentence-gap position ids, replays original-window text for "
+        "the last quarter of its steps at a tenth of the learning rate, then averages its "
+        "weights 50/50 with the original's. All rows: the same long data, steps and tokens. "
+        f"Short Avg and RULER as in Table 3: RULER {ruler_scope(runs)}.",
+        "",
+        *run_sections(runs, cats, table),
+        "## NIAH(M)",
+        "",
+        *niah_lines(runs),
+        *anchor_lines(runs),
+        "## Cost per training token",
+        "",
+        *costs,
+        "## LongRecipe's published Table 1",
+        "",
+        *paper_lines(),
+        "## Verdicts",
+        "",
+        *verdicts_markdown(longrecipe_verdicts(runs, cats, ratios, model_config)),
+        "The paper's setting (Llama-3-8B-Instruct, 8K -> 80K/128K, about 240M tokens) is not "
+        "this profile's: compare directions and verdicts, not magnitudes.",
+        "",
+        "![Short Avg against RULER, and retention](longrecipe.png)",
+    ]
+    md_path = out_dir / "longrecipe.md"
+    md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    title = f"LongRecipe against PoSE, RPES and full-length CPT ({profile})"
+    png_path = plot_table3(summary, out_dir / "longrecipe.png", title)
+    return [md_path, png_path]

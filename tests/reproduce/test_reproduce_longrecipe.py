@@ -1,0 +1,68 @@
+"""``reproduce longrecipe --profile smoke``: full-length CPT, RPES, PoSE and LongRecipe trained at
+the same steps and tokens and evaluated, the report with its NIAH(M), cost table and verdicts;
+the tiny profile's CPT runs shared with Table 3 and LongRecipe's replay inside the budget."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from data_helpers import ensure_cached
+
+from longred_bench.cache import cache_dir
+from longred_bench.cli import main
+
+
+@pytest.mark.integration
+def test_reproduce_longrecipe_smoke(tmp_path, monkeypatch, request):
+    ensure_cached(request, "brown", "austen", "benchmarks")
+    real = cache_dir()
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for folder in ("corpora", "benchmarks"):
+        (cache / folder).symlink_to(real / folder)
+    monkeypatch.setenv("LONGRED_CACHE", str(cache))
+    out = tmp_path / "report"
+    argv = ["reproduce", "longrecipe", "--profile", "smoke", "--out", str(out), "--quiet"]
+    assert main([*argv, "--jobs", "2"]) == 0
+    records = [json.loads(x) for x in (out / "longrecipe.jsonl").read_text().splitlines()]
+    ext = "pi:factor=4"
+    rows = {(r["row"], r["extension"]) for r in records}
+    trained = ("cpt", "rpes", "pose", "longrecipe")
+    assert rows == {("original", None), ("zero-shot", ext)} | {(row, ext) for row in trained}
+    steps = {r["row"]: r["train"]["steps"] for r in records if r["train"]}
+    assert set(steps.values()) == {4}, steps
+    md = (out / "longrecipe.md").read_text()
+    assert "## Cost per training token" in md and "## NIAH(M)" in md
+    for key in ("(R1)", "(R2)", "(R3)", "(R4)"):
+        assert f"| {key} " in md, key
+    assert (out / "longrecipe.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_tiny_longrecipe_rows_share_table3_cpt_and_one_budget():
+    """Full-length CPT is Table 3's run (same config, so cached once); every compared row has 3
+    seeds; every row takes the same steps and tokens per step, LongRecipe's last quarter of
+    steps replaying original-window text; samples are 25-31% of the target window."""
+    from longred_bench.reproduce.longrecipe import LONGRECIPE_PROFILES
+    from longred_bench.reproduce.table3 import TABLE3_PROFILES, TrainedRow, trained_rows
+
+    prof, table3 = LONGRECIPE_PROFILES["tiny"], TABLE3_PROFILES["tiny"]
+    runs = trained_rows(prof)
+    for run in runs:
+        if run.row == "cpt":
+            assert run in trained_rows(table3) and run.config(prof) == run.config(table3)
+    count = {row: sum(r.row == row for r in runs) for row in prof.rows}
+    assert count == {"cpt": 3, "rpes": 3, "pose": 3, "longrecipe": 3, "longrecipe-digit": 1}
+    ext = prof.extensions[0]
+    cfgs = {row: TrainedRow(row, ext, 0).config(prof) for row in prof.rows}
+    for row, cfg in cfgs.items():
+        assert cfg.steps + cfg.replay_steps == 64, row
+        assert (cfg.long_data, cfg.retrieval_fraction) == ("austen+kjv+retrieval", 0.3), row
+    lr = cfgs["longrecipe"]
+    assert (lr.steps, lr.replay_steps, lr.mix["long"], lr.mix["short"]) == (48, 16, 0.5, 0.5)
+    assert lr.tokens_per_step * lr.mix["long"] == cfgs["cpt"].tokens_per_step
+    assert cfgs["longrecipe-digit"].anchors == ("digit",) and lr.anchors == ("measured",)
+    window = cfgs["cpt"].long_len
+    assert window == 1024
+    for row, share in (("pose", 0.25), ("rpes", 0.25), ("longrecipe", 0.3125)):
+        assert cfgs[row].long_len / window == share, row

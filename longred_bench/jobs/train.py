@@ -99,14 +99,19 @@ def measure_anchors(cfg: TrainConfig, out: Path, *, progress: bool = True) -> di
     if path.is_file():
         return json.loads(path.read_text())
     target = int(extended_config(load_config(cfg.model), cfg.rope).max_position_embeddings)
+    # About as many tokens a step as the run's long stage reads (its share of tokens_per_step),
+    # in whole rows of the target window.
+    rows = max(1, round(cfg.tokens_per_step * cfg.mix["long"] / target))
     brief = cfg.replace(
         recipe="cpt", steps=cfg.impact_steps, long_len=target, mix_long=1.0, mix_short=0.0,
         mix_s2l=0.0, anchors=(), keep_other=1.0, replay_steps=0, replay_lr=0.0,
         checkpoint_every=cfg.impact_steps, schedule="constant", warmup_steps=0,
+        tokens_per_step=rows * target,
     )  # fmt: skip
     brief_dir = out / "impact"
     extended = train(brief, brief_dir, resume=latest_checkpoint(brief_dir) is not None,
                      progress=progress)  # fmt: skip
+    brief_info = json.loads((brief_dir / "run.json").read_text())
     original = load(cfg.model)
     ids, _ = window_set(original.tokenizer, cfg.long_data, target, seed=cfg.seed)
     ids = ids[:IMPACT_WINDOWS]
@@ -119,6 +124,8 @@ def measure_anchors(cfg: TrainConfig, out: Path, *, progress: bool = True) -> di
         "shares": {k: round(v, 4) for k, v in type_shares(change, ids, original.tokenizer).items()},
         "brief_steps": cfg.impact_steps,
         "brief_len": target,
+        "brief_tokens": brief_info["tokens"],
+        "brief_seconds": brief_info["seconds"],
         "windows": len(ids),
     }
     out.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,6 @@ from longred_bench.errors import UserError
 from longred_bench.reports import duration
 from longred_bench.reports.longrecipe_verdicts import (
     SHORT_BASELINES,
-    attention_flop_share,
     verdict_beats,
     verdict_compute,
     verdict_matches_full_length,
@@ -42,7 +41,6 @@ from longred_bench.reports.table3_rows import (
     mean_train,
     row_order,
     run_scores,
-    seconds_per_token,
     seeds,
     short_categories,
 )
@@ -107,6 +105,8 @@ def anchor_lines(runs: dict[RunKey, Run]) -> list[str]:
                 impact.get("lifts", {}).items(), key=lambda kv: -kv[1])[:5])  # fmt: skip
             how = (f"measured: {', '.join(impact['anchors']) or 'none'} (largest lifts of the "
                    f"logit change: {lifts})")  # fmt: skip
+        elif "measured" in train["anchors"]:
+            how = "measured, but the run's impact.json was not found"
         else:
             how = f"given: {', '.join(train['anchors']) or 'none'}"
         lines.append(f"- `{key[0]}` {ROW_TITLES[key[1]]}, seed {key[2]}: {how}.")
@@ -125,37 +125,59 @@ def anchor_lines(runs: dict[RunKey, Run]) -> list[str]:
     ]
 
 
+def _cost(runs: dict[RunKey, Run], ext: str, row: str) -> dict[str, float] | None:
+    """Means over the seeds of ``row`` at ``ext``: steps, tokens, sample length, training seconds
+    and the anchor measurement's seconds (LongRecipe's brief run; 0 for the other rows)."""
+    seconds = mean_train(runs, ext, row, "seconds")
+    if not seconds:
+        return None
+    keys = seeds(runs, ext, row)
+    briefs = [float(((runs[k].train or {}).get("impact") or {}).get("brief_seconds") or 0)
+              for k in keys]  # fmt: skip
+    figures = {what: mean_train(runs, ext, row, what) or 0.0
+               for what in ("steps", "tokens", "long_len")}  # fmt: skip
+    return {**figures, "seeds": len(keys), "seconds": seconds, "brief": sum(briefs) / len(keys)}
+
+
 def cost_lines(runs: dict[RunKey, Run]) -> tuple[list[str], dict[str, float | None]]:
-    """The cost table (tokens, steps, seconds per 1M tokens, ratio to CPT) and each extension's
-    LongRecipe / CPT seconds-per-token ratio."""
+    """The cost table (tokens, steps, sample length, seconds per 1M tokens, ratios to CPT per
+    token and per sequence) and each extension's LongRecipe / CPT cost per sequence."""
     lines = [
-        "| extension | row | seeds | steps (mean) | tokens (mean) | s per 1M tokens | x CPT |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| extension | row | seeds | steps | tokens | sample length | s per 1M tokens | "
+        "x CPT per token | x CPT per sequence |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     ratios: dict[str, float | None] = {}
     for ext in extensions(runs):
-        cpt = seconds_per_token(runs, ext, "cpt")
+        cpt = _cost(runs, ext, "cpt")
         for row in TRAINED:
-            cost = seconds_per_token(runs, ext, row)
-            if cost is None:
+            c = _cost(runs, ext, row)
+            if c is None or not c["tokens"]:
                 continue
-            ratio = cost / cpt if cpt else None
+            per_token = (c["seconds"] + c["brief"]) / c["tokens"]
+            token_ratio = seq_ratio = None
+            if cpt and cpt["tokens"] and cpt["long_len"] and c["long_len"]:
+                token_ratio = per_token / (cpt["seconds"] / cpt["tokens"])
+                seq_ratio = token_ratio * c["long_len"] / cpt["long_len"]
             if row == "longrecipe":
-                ratios[ext] = ratio
+                ratios[ext] = seq_ratio
             lines.append(
-                f"| `{ext}` | {ROW_TITLES[row]} | {len(seeds(runs, ext, row))} | "
-                f"{mean_train(runs, ext, row, 'steps') or 0:.0f} | "
-                f"{mean_train(runs, ext, row, 'tokens') or 0:,.0f} | {cost * 1e6:.0f} | "
-                f"{'' if ratio is None else f'{ratio:.2f}'} |"
+                f"| `{ext}` | {ROW_TITLES[row]} | {c['seeds']} | {c['steps']:.0f} | "
+                f"{c['tokens']:,.0f} | {c['long_len']:.0f} | {per_token * 1e6:.0f} | "
+                + " | ".join("" if r is None else f"{r:.2f}" for r in (token_ratio, seq_ratio))
+                + " |"
             )
     if len(lines) == 2:
         return ["No training timings in these records.", ""], ratios
     lines += [
         "",
-        "Every row trains the same steps on the same number of tokens (LongRecipe's replay is "
-        "the last quarter of its steps). Seconds are each run's own training (one torch thread "
-        "per worker process; a run reused from the cache keeps the timing of the call that "
-        "trained it); LongRecipe's brief anchor measurement run is not counted.",
+        "Every row trains the same steps on about the same number of tokens (LongRecipe's replay "
+        "is the last quarter of its steps, so it trains on long samples for 48 steps where the "
+        "others train for 64: conservative for its long ability; the replay and the merge with "
+        "the original may favour its short ability). Seconds are each run's own training (one "
+        "torch thread per worker process; a run reused from the cache keeps the timing of the "
+        "call that trained it); LongRecipe's include its anchor measurement run (a brief "
+        "full-length CPT run). Per sequence = per token x the sample length over CPT's.",
         "",
     ]
     return lines, ratios
@@ -177,7 +199,6 @@ def longrecipe_verdicts(
     runs: dict[RunKey, Run],
     cats: dict[str, tuple[str, ...]],
     ratios: dict[str, float | None],
-    model_config: Any | None,
 ) -> list[Verdict]:
     """(R1)-(R3) for the ``longrecipe`` row of every extension with its baselines, and (R4)."""
     out: list[Verdict] = []
@@ -197,12 +218,8 @@ def longrecipe_verdicts(
         if all(base.values()):
             out += [verdict_beats(mine, base, scope, "ruler"),
                     verdict_beats(mine, base, scope, "short")]  # fmt: skip
-        window = next((runs[k].window for k in seeds(runs, ext, "cpt") if runs[k].window), None)
-        share = None
-        if model_config is not None and window:
-            share = attention_flop_share(model_config, int(window))
-        timing = "seconds per training token, `longrecipe` / `cpt` (means over seeds)"
-        out.append(verdict_compute(ratios.get(ext), share, scope, timing))
+        timing = "training seconds per sequence, `longrecipe` / `cpt` (means over seeds)"
+        out.append(verdict_compute(ratios.get(ext), scope, timing))
     return out
 
 
@@ -214,10 +231,8 @@ def build_longrecipe(
     command: str,
     wall_seconds: float | None = None,
     wall_note: str = "",
-    model_config: Any | None = None,
 ) -> list[Path]:
-    """Write ``longrecipe.md`` and ``longrecipe.png`` under ``out_dir``; returns their paths.
-    ``model_config``: the base model's config, for the attention share of (R4)."""
+    """Write ``longrecipe.md`` and ``longrecipe.png`` under ``out_dir``; returns their paths."""
     runs = collect_runs(records)
     if not any(k[1] == "original" for k in runs):
         raise UserError("the LongRecipe report needs the `original` row (every retention's base)")
@@ -260,7 +275,7 @@ def build_longrecipe(
         *paper_lines(),
         "## Verdicts",
         "",
-        *verdicts_markdown(longrecipe_verdicts(runs, cats, ratios, model_config)),
+        *verdicts_markdown(longrecipe_verdicts(runs, cats, ratios)),
         "The paper's setting (Llama-3-8B-Instruct, 8K -> 80K/128K, about 240M tokens) is not "
         "this profile's: compare directions and verdicts, not magnitudes.",
         "",

@@ -46,7 +46,6 @@ def reproduce_longrecipe(
     profile: str, out: Path, *, force: bool, progress: bool, jobs: int = 1
 ) -> list[Path]:
     """Train and evaluate the rows of ``profile`` (or reuse them) and write the report."""
-    from longred_bench.jobs.tiny_base import config_without_build
     from longred_bench.reports.longrecipe_report import build_longrecipe
     from longred_bench.reproduce.pool import wall_note
     from longred_bench.results import write_jsonl
@@ -62,6 +61,6 @@ def reproduce_longrecipe(
     )
     paths = build_longrecipe(
         records, out, profile=profile, command=command, wall_seconds=seconds,
-        wall_note=wall_note(jobs, load_start), model_config=config_without_build(prof.model),
+        wall_note=wall_note(jobs, load_start),
     )  # fmt: skip
     return [*paths, out / "longrecipe.jsonl"]

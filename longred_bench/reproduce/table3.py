@@ -203,7 +203,9 @@ def replay_within_budget(cfg: Any) -> Any:
     """LongRecipe's ``cfg`` at the other rows' steps and tokens: the last quarter of ``steps``
     (at least one) replays original-window text, and each stage reads ``tokens_per_step`` tokens
     a step (the two streams mixed 1 : 1 over twice the tokens, one stage at a time), so the run
-    takes as many steps and tokens as a CPT run of ``cfg.steps`` steps."""
+    takes as many steps and about as many tokens as a CPT run of ``cfg.steps`` steps."""
+    if cfg.steps < 2:
+        raise UserError(f"LongRecipe's replay within the budget needs steps >= 2, got {cfg.steps}")
     replay = max(1, cfg.steps // 4)
     return cfg.replace(
         steps=cfg.steps - replay, replay_steps=replay, mix_long=1.0, mix_short=1.0,
@@ -354,7 +356,8 @@ def trained_row_records(
     final, info = train_cached(cfg, progress=progress)
     if run.extension in prof.table1_extensions:
         return []
-    info = {**info, "long_data": cfg.long_data, "retrieval_fraction": cfg.retrieval_fraction}
+    info = {**info, "long_data": cfg.long_data, "retrieval_fraction": cfg.retrieval_fraction,
+            "long_len": cfg.long_len}  # fmt: skip
     if cfg.recipe == "longrecipe":
         from longred_bench.jobs.train import IMPACT
 

@@ -43,8 +43,14 @@ def test_tiny_longrecipe_rows_share_table3_cpt_and_one_budget():
     """Full-length CPT is Table 3's run (same config, so cached once); every compared row has 3
     seeds; every row takes the same steps and tokens per step, LongRecipe's last quarter of
     steps replaying original-window text; samples are 25-31% of the target window."""
+    from longred_bench.errors import UserError
     from longred_bench.reproduce.longrecipe import LONGRECIPE_PROFILES
-    from longred_bench.reproduce.table3 import TABLE3_PROFILES, TrainedRow, trained_rows
+    from longred_bench.reproduce.table3 import (
+        TABLE3_PROFILES,
+        TrainedRow,
+        replay_within_budget,
+        trained_rows,
+    )
 
     prof, table3 = LONGRECIPE_PROFILES["tiny"], TABLE3_PROFILES["tiny"]
     runs = trained_rows(prof)
@@ -66,3 +72,5 @@ def test_tiny_longrecipe_rows_share_table3_cpt_and_one_budget():
     assert window == 1024
     for row, share in (("pose", 0.25), ("rpes", 0.25), ("longrecipe", 0.3125)):
         assert cfgs[row].long_len / window == share, row
+    with pytest.raises(UserError, match="needs steps >= 2, got 1"):
+        replay_within_budget(cfgs["cpt"].replace(steps=1))

@@ -4,13 +4,15 @@ Built from the records of ``reproduce longrecipe`` (the record schema of Table 3
 :mod:`longred_bench.reports.table3`): the original model, the zero-shot extension, ``cpt``
 (full-length training), ``rpes``, ``pose``, ``longrecipe`` and ``longrecipe-digit``. The tables are
 Table 3's (per seed, with intervals over the scored documents), then NIAH(M) (the paper's mean of
-the multi-key, multi-value and multi-query needle tasks), the anchor types each LongRecipe run
+the multi-key, multi-value and multi-query needle tasks), perplexity by position on held-out
+long text (``ppl`` records, seeds averaged), the anchor types each LongRecipe run
 selected its sentences by, the training cost per token against CPT's, LongRecipe's published
 Table 1, and the verdicts of :mod:`longred_bench.reports.longrecipe_verdicts`.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from longred_bench.reports.longrecipe_verdicts import (
     verdict_compute,
     verdict_matches_full_length,
 )
+from longred_bench.reports.ppl_plot import plot_position_ppl
 from longred_bench.reports.table3 import (
     provenance,
     results_table,
@@ -90,6 +93,51 @@ def niah_lines(runs: dict[RunKey, Run]) -> list[str]:
         return ["No NIAH(M) task among the RULER tasks scored.", ""]
     return [*lines, "", "NIAH(M): the mean of the multi-key, multi-value and multi-query needle "
             "tasks over the lengths scored (LongRecipe's Table 1 column).", ""]  # fmt: skip
+
+
+def position_ppl(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Perplexity by position of every row (per extension), the NLL of each bucket averaged
+    over the row's seeds: ``ppl`` records as :func:`~longred_bench.reports.ppl_plot.
+    plot_position_ppl` reads them, with ``model`` the row's title and ``seeds`` their number."""
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in records:
+        if r.get("kind") == "ppl" and r.get("row") in ROW_TITLES:
+            key = (r.get("extension"), r["row"], r.get("corpus"), r.get("length"),
+                   r["bucket_start"], r["bucket_end"])  # fmt: skip
+            groups.setdefault(key, []).append(r)
+    out = []
+    for (ext, row, corpus, length, start, end), group in groups.items():
+        nll = sum(float(r["nll"]) for r in group) / len(group)
+        out.append({
+            "kind": "ppl", "model": ROW_TITLES[row], "rope": ext, "corpus": corpus,
+            "length": length, "bucket_start": start, "bucket_end": end, "nll": nll,
+            "ppl": math.exp(nll), "seeds": len(group),
+            "max_position_embeddings": group[0].get("max_position_embeddings"),
+        })  # fmt: skip
+    return out
+
+
+def ppl_lines(curves: list[dict[str, Any]]) -> list[str]:
+    """Perplexity by position bucket, one row per (extension, row)."""
+    if not curves:
+        return ["No perplexity by position in these records.", ""]
+    buckets = sorted({(c["bucket_start"], c["bucket_end"]) for c in curves})
+    lines = [
+        "| extension | row | seeds | " + " | ".join(f"{a}-{b}" for a, b in buckets) + " |",
+        "|---|---|---:|" + "---:|" * len(buckets),
+    ]
+    rows: dict[tuple[Any, str], dict[tuple[int, int], dict[str, Any]]] = {}
+    for c in curves:
+        rows.setdefault((c["rope"], c["model"]), {})[(c["bucket_start"], c["bucket_end"])] = c
+    for (ext, title), cells in rows.items():
+        seeds_n = max(c["seeds"] for c in cells.values())
+        values = [f"{cells[b]['ppl']:.1f}" if b in cells else "" for b in buckets]
+        lines.append(f"| `{ext or 'original RoPE'}` | {title} | {seeds_n} | "
+                     + " | ".join(values) + " |")  # fmt: skip
+    corpus = ", ".join(sorted({str(c["corpus"]) for c in curves}))
+    return [*lines, "", f"Perplexity of the next token by position bucket (tokens) on {corpus}, "
+            "windows of each row's longest RULER length (the original model's beyond its "
+            "window); the NLL of a bucket is averaged over the row's seeds.", ""]  # fmt: skip
 
 
 def anchor_lines(runs: dict[RunKey, Run]) -> list[str]:
@@ -243,6 +291,7 @@ def build_longrecipe(
     device, commit = provenance(records)
     table, summary = results_table(runs, cats)
     costs, ratios = cost_lines(runs)
+    curves = position_ppl(records)
     lines = [
         f"# LongRecipe against PoSE, RPES and full-length training (profile `{profile}`)",
         "",
@@ -266,6 +315,10 @@ def build_longrecipe(
         "## NIAH(M)",
         "",
         *niah_lines(runs),
+        "## Perplexity by position",
+        "",
+        *ppl_lines(curves),
+        *(["![Perplexity by position](longrecipe_ppl.png)", ""] if curves else []),
         *anchor_lines(runs),
         "## Cost per training token",
         "",
@@ -285,4 +338,7 @@ def build_longrecipe(
     md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     title = f"LongRecipe against PoSE, RPES and full-length CPT ({profile})"
     png_path = plot_table3(summary, out_dir / "longrecipe.png", title)
-    return [md_path, png_path]
+    if not curves:
+        return [md_path, png_path]
+    ppl_title = f"Perplexity by position: LongRecipe, PoSE, RPES and CPT ({profile})"
+    return [md_path, png_path, plot_position_ppl(curves, out_dir / "longrecipe_ppl.png", ppl_title)]

@@ -28,6 +28,8 @@ LONGRECIPE_PROFILES: dict[str, Table3Profile] = {
         rows=_COMPARED,
         extensions=("pi:factor=4",),
         overrides={**TABLE3_PROFILES["smoke"].overrides, "steps": 4},
+        ppl_corpus="random",
+        ppl_windows=2,
     ),
     # ABF 2e6 (window 1,024): Table 3's ABF setting, where full-length CPT learns long retrieval
     # (claim (e) of Table 3); PoSE and RPES train on 256-token samples (25% of the window),
@@ -38,6 +40,7 @@ LONGRECIPE_PROFILES: dict[str, Table3Profile] = {
         extensions=("abf:theta=2e6",),
         seeds=dict.fromkeys(_COMPARED, 3),
         table1_extensions=(),
+        ppl_corpus="austen:test",  # Pride and Prejudice: no recipe trains on the test split
     ),
 }
 

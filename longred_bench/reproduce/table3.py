@@ -84,6 +84,10 @@ class Table3Profile:
     drift_texts: str = "brown"
     drift_num_texts: int = 64
     table1_extensions: tuple[str, ...] = ()  # extra extensions trained with CPT for Table 1
+    # Perplexity by position (``ppl`` suite) on this corpus, ``ppl_windows`` windows of the
+    # longest RULER length of each row's extension; None: not measured.
+    ppl_corpus: str | None = None
+    ppl_windows: int = 16
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.seeds) - set(self.rows))
@@ -319,7 +323,11 @@ def _eval_units(
         ruler["tasks"] = list(prof.ruler_tasks)
     if prof.ruler_phrasing != "standard":  # standard units keep their earlier cache keys
         ruler["phrasing"] = prof.ruler_phrasing
-    return [short, ruler]
+    if prof.ppl_corpus is None:
+        return [short, ruler]
+    ppl = {**common, "suite": "ppl", "item_scores": False, "corpus": prof.ppl_corpus,
+           "lengths": [max(ruler["lengths"])], "samples": prof.ppl_windows}  # fmt: skip
+    return [short, ruler, ppl]
 
 
 def evaluate_cached(

@@ -32,8 +32,12 @@ def test_reproduce_longrecipe_smoke(tmp_path, monkeypatch, request):
     assert rows == {("original", None), ("zero-shot", ext)} | {(row, ext) for row in trained}
     steps = {r["row"]: r["train"]["steps"] for r in records if r["train"]}
     assert set(steps.values()) == {4}, steps
+    ppl = {(r["row"], r["extension"]) for r in records if r["kind"] == "ppl"}
+    assert ppl == rows  # perplexity by position for every row
     md = (out / "longrecipe.md").read_text()
     assert "## Cost per training token" in md and "## NIAH(M)" in md
+    assert "## Perplexity by position" in md and "| `pi:factor=4` | PoSE | 1 |" in md
+    assert (out / "longrecipe_ppl.png").read_bytes()[:4] == b"\x89PNG"
     for key in ("(R1)", "(R2)", "(R3)", "(R4)"):
         assert f"| {key} " in md, key
     assert (out / "longrecipe.png").read_bytes()[:4] == b"\x89PNG"

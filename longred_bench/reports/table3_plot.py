@@ -27,10 +27,16 @@ def plot_table3(summary: dict[RunKey, dict[str, Any]], path: Path, title: str) -
     markers = {
         ext: shapes[i % len(shapes)] for i, ext in enumerate(dict.fromkeys(k[0] for k in summary))
     }
+    labelled: set[tuple[Any, str]] = set()  # one legend entry per (extension, row), not per seed
     for key, s in summary.items():
         short, ruler = s["short"], s["ruler"]
         if short.value is None or ruler.value is None:
             continue
+        seeds = sum(k[:2] == key[:2] for k in summary)
+        label = f"{key[1]} {key[0] or ''}".strip() + (f" ({seeds} seeds)" if seeds > 1 else "")
+        if key[:2] in labelled:
+            label = "_nolegend_"
+        labelled.add(key[:2])
         yerr = None
         if short.ci is not None:
             yerr = [[short.value - short.ci.low], [short.ci.high - short.value]]
@@ -41,7 +47,7 @@ def plot_table3(summary: dict[RunKey, dict[str, Any]], path: Path, title: str) -
             fmt=markers.get(key[0], "o"),
             color=colours[key[1]],
             capsize=3,
-            label=f"{key[1]} {key[0] or ''} s{key[2]}".strip(),
+            label=label,
         )
     for key, s in summary.items():
         if key[1] == "original" and s["short"].value is not None:
@@ -51,7 +57,9 @@ def plot_table3(summary: dict[RunKey, dict[str, Any]], path: Path, title: str) -
     ax_xy.set(xlabel="RULER average (0-100)", ylabel="Short Avg (0-100)", title="short vs long")
     ax_xy.grid(alpha=0.3)
     if ax_xy.get_legend_handles_labels()[0]:  # outside the axes: it must hide no point
-        ax_xy.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+        entries = len(ax_xy.get_legend_handles_labels()[0])
+        ax_xy.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0,
+                     ncol=1 if entries <= 16 else 2)  # fmt: skip
     _retention_bars(ax_bar, summary, colours)
     fig.suptitle(title, fontsize=10)
     return save_figure(fig, path)

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.errors import UserError
-from longred_bench.reports import duration
 from longred_bench.reports.linearard_verdicts import (
     BASELINES,
     verdict_fewer_tokens,
@@ -24,11 +23,10 @@ from longred_bench.reports.linearard_verdicts import (
     verdict_recovery,
 )
 from longred_bench.reports.table3 import (
-    provenance,
     results_table,
     ruler_scope,
+    run_header,
     run_sections,
-    sample_sizes,
 )
 from longred_bench.reports.table3_plot import plot_table3
 from longred_bench.reports.table3_rows import (
@@ -44,7 +42,6 @@ from longred_bench.reports.table3_rows import (
     seeds,
     short_categories,
 )
-from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT
 from longred_bench.reports.verdicts import Verdict, extension_setting, verdicts_markdown
 
 LINEARARD_ROWS = ("linearard", "linearard-ft", "linearard-lite", "linearard-lite-ft")
@@ -134,17 +131,11 @@ def build_linearard(
         raise UserError("no LinearARD rows in these records: run `reproduce linearard` first")
     cats = short_categories(records)
     out_dir.mkdir(parents=True, exist_ok=True)
-    device, commit = provenance(records)
     table, summary = results_table(runs, cats)
     lines = [
         f"# LinearARD against CPT and LongReD-C (profile `{profile}`)",
         "",
-        f"- Command: `{command}`; wall time {duration(wall_seconds)}"
-        + (f" ({wall_note})." if wall_note else "."),
-        f"- Device: {device}; commit {commit}.",
-        f"- Intervals: {LEVEL:.0%} percentile bootstrap over the scored documents ({N_BOOT} "
-        f"resamples, seed {BOOT_SEED}); `n` is the number of documents behind a cell.",
-        f"- {sample_sizes(runs, records)}",
+        *run_header(records, runs, command, wall_seconds, wall_note),
         "",
         "Rows: LinearARD distils the original model's Q/Q, K/K and V/V self-relations (q and k "
         "after RoPE) into its RoPE-extended copy on texts of the original window, every layer; "

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.errors import UserError
-from longred_bench.reports import duration
 from longred_bench.reports.longrecipe_verdicts import (
     SHORT_BASELINES,
     verdict_beats,
@@ -26,11 +25,10 @@ from longred_bench.reports.longrecipe_verdicts import (
 )
 from longred_bench.reports.ppl_plot import plot_position_ppl
 from longred_bench.reports.table3 import (
-    provenance,
     results_table,
     ruler_scope,
+    run_header,
     run_sections,
-    sample_sizes,
     task_name,
 )
 from longred_bench.reports.table3_plot import plot_table3
@@ -47,7 +45,6 @@ from longred_bench.reports.table3_rows import (
     seeds,
     short_categories,
 )
-from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT
 from longred_bench.reports.verdicts import Verdict, extension_setting, verdicts_markdown
 
 LONGRECIPE_ROWS = ("longrecipe", "longrecipe-digit")
@@ -288,19 +285,13 @@ def build_longrecipe(
         raise UserError("no LongRecipe rows in these records: run `reproduce longrecipe` first")
     cats = short_categories(records)
     out_dir.mkdir(parents=True, exist_ok=True)
-    device, commit = provenance(records)
     table, summary = results_table(runs, cats)
     costs, ratios = cost_lines(runs)
     curves = position_ppl(records)
     lines = [
         f"# LongRecipe against PoSE, RPES and full-length training (profile `{profile}`)",
         "",
-        f"- Command: `{command}`; wall time {duration(wall_seconds)}"
-        + (f" ({wall_note})." if wall_note else "."),
-        f"- Device: {device}; commit {commit}.",
-        f"- Intervals: {LEVEL:.0%} percentile bootstrap over the scored documents ({N_BOOT} "
-        f"resamples, seed {BOOT_SEED}); `n` is the number of documents behind a cell.",
-        f"- {sample_sizes(runs, records)}",
+        *run_header(records, runs, command, wall_seconds, wall_note),
         "",
         "Rows: `CPT, long data` trains at the whole target window (full-length training); `RPES` "
         "and `PoSE` train on samples of the original window with position ids spread over the "

@@ -379,6 +379,26 @@ def provenance(records: list[dict[str, Any]]) -> tuple[str, str]:
     return ", ".join(devices), ", ".join(f"`{c}`" for c in commits)
 
 
+def run_header(
+    records: list[dict[str, Any]],
+    runs: dict[RunKey, Run],
+    command: str,
+    wall_seconds: float | None,
+    wall_note: str,
+) -> list[str]:
+    """The bullet lines every run table report opens with: command and wall time, device and
+    commit, how intervals are made, and the sample sizes."""
+    device, commit = provenance(records)
+    return [
+        f"- Command: `{command}`; wall time {duration(wall_seconds)}"
+        + (f" ({wall_note})." if wall_note else "."),
+        f"- Device: {device}; commit {commit}.",
+        f"- Intervals: {LEVEL:.0%} percentile bootstrap over the scored documents ({N_BOOT} "
+        f"resamples, seed {BOOT_SEED}); `n` is the number of documents behind a cell.",
+        f"- {sample_sizes(runs, records)}",
+    ]
+
+
 def build_table3(
     records: list[dict[str, Any]],
     out_dir: Path,
@@ -397,7 +417,6 @@ def build_table3(
         raise UserError("Table 3 needs the `original` row (the baseline of every retention)")
     cats = short_categories(records)
     out_dir.mkdir(parents=True, exist_ok=True)
-    device, commit = provenance(records)
     order = row_order(runs)
     model = next((runs[k].model for k in order if k[1] == "original"), "")
     row_names = ", ".join(dict.fromkeys(ROW_TITLES[k[1]] for k in order))
@@ -408,12 +427,7 @@ def build_table3(
         f"# LongReD Table 3: short-text ability and RULER after extension (profile `{profile}`)",
         "",
         f"- Base model: `{model}`; rows: {row_names}.",
-        f"- Command: `{command}`; wall time {duration(wall_seconds)}"
-        + (f" ({wall_note})." if wall_note else "."),
-        f"- Device: {device}; commit {commit}.",
-        f"- Intervals: {LEVEL:.0%} percentile bootstrap over the scored documents ({N_BOOT} "
-        f"resamples, seed {BOOT_SEED}); `n` is the number of documents behind a cell.",
-        f"- {sample_sizes(runs, records)}",
+        *run_header(records, runs, command, wall_seconds, wall_note),
         "",
         f"Scores are 0-100. Short-task categories: {cat_text}. Short Avg is the mean of the "
         "category means (LongReD's; the paper has five categories of 17 benchmarks, this suite's "

@@ -12,11 +12,10 @@ all-weights rows with one.
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 
-from longred_bench.reproduce.table3 import TABLE3_PROFILES, Table3Profile, run_profile
+from longred_bench.reproduce.table3 import TABLE3_PROFILES, Table3Profile, reproduce_runs
 
 _ROWS = ("cpt", "longred-c", "linearard", "linearard-ft", "linearard-lite", "linearard-lite-ft")
 LINEARARD_PROFILES: dict[str, Table3Profile] = {
@@ -45,20 +44,14 @@ def reproduce_linearard(
 ) -> list[Path]:
     """Train and evaluate the rows of ``profile`` (or reuse them) and write the report."""
     from longred_bench.reports.linearard_report import build_linearard
-    from longred_bench.reproduce.pool import wall_note
-    from longred_bench.results import write_jsonl
 
     del force  # every unit is cached by its config; there is nothing else to redo
-    load_start = os.getloadavg()[0]
-    prof = LINEARARD_PROFILES[profile]
-    records, seconds = run_profile(prof, name="linearard", progress=progress, jobs=jobs)
-    out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out / "linearard.jsonl", records)
-    command = f"longred-bench reproduce linearard --profile {profile}" + (
-        f" --jobs {jobs}" if jobs != 1 else ""
+    return reproduce_runs(
+        "linearard",
+        LINEARARD_PROFILES[profile],
+        build_linearard,
+        profile,
+        out,
+        progress=progress,
+        jobs=jobs,
     )
-    note = wall_note(jobs, load_start)
-    paths = build_linearard(
-        records, out, profile=profile, command=command, wall_seconds=seconds, wall_note=note
-    )
-    return [*paths, out / "linearard.jsonl"]

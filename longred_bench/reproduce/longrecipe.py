@@ -14,11 +14,10 @@ verdict compares are trained with 3 seeds at ``tiny``; the digit selection (in n
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 
-from longred_bench.reproduce.table3 import TABLE3_PROFILES, Table3Profile, run_profile
+from longred_bench.reproduce.table3 import TABLE3_PROFILES, Table3Profile, reproduce_runs
 
 _COMPARED = ("cpt", "rpes", "pose", "longrecipe")
 LONGRECIPE_PROFILES: dict[str, Table3Profile] = {
@@ -50,20 +49,14 @@ def reproduce_longrecipe(
 ) -> list[Path]:
     """Train and evaluate the rows of ``profile`` (or reuse them) and write the report."""
     from longred_bench.reports.longrecipe_report import build_longrecipe
-    from longred_bench.reproduce.pool import wall_note
-    from longred_bench.results import write_jsonl
 
     del force  # every unit is cached by its config; there is nothing else to redo
-    load_start = os.getloadavg()[0]
-    prof = LONGRECIPE_PROFILES[profile]
-    records, seconds = run_profile(prof, name="longrecipe", progress=progress, jobs=jobs)
-    out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out / "longrecipe.jsonl", records)
-    command = f"longred-bench reproduce longrecipe --profile {profile}" + (
-        f" --jobs {jobs}" if jobs != 1 else ""
+    return reproduce_runs(
+        "longrecipe",
+        LONGRECIPE_PROFILES[profile],
+        build_longrecipe,
+        profile,
+        out,
+        progress=progress,
+        jobs=jobs,
     )
-    paths = build_longrecipe(
-        records, out, profile=profile, command=command, wall_seconds=seconds,
-        wall_note=wall_note(jobs, load_start),
-    )  # fmt: skip
-    return [*paths, out / "longrecipe.jsonl"]

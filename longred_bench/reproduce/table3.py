@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -433,3 +434,33 @@ def run_profile(
     for run in trained_rows(prof):
         records += trained_row_records(prof, run, progress=progress)
     return records, time.perf_counter() - start
+
+
+def reproduce_runs(
+    name: str,
+    prof: Table3Profile,
+    build: Callable[..., list[Path]],
+    profile: str,
+    out: Path,
+    *,
+    progress: bool,
+    jobs: int,
+) -> list[Path]:
+    """``reproduce NAME`` of a table made of Table 3 style runs: run (or reuse) every unit of
+    ``prof``, write ``out/NAME.jsonl`` and the report ``build(records, out, ...)`` writes; the
+    paths written."""
+    import os
+
+    from longred_bench.reproduce.pool import wall_note
+    from longred_bench.results import write_jsonl
+
+    load_start = os.getloadavg()[0]
+    records, seconds = run_profile(prof, name=name, progress=progress, jobs=jobs)
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / f"{name}.jsonl", records)
+    command = f"longred-bench reproduce {name} --profile {profile}" + (
+        f" --jobs {jobs}" if jobs != 1 else ""
+    )
+    paths = build(records, out, profile=profile, command=command, wall_seconds=seconds,
+                  wall_note=wall_note(jobs, load_start))  # fmt: skip
+    return [*paths, out / f"{name}.jsonl"]

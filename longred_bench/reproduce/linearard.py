@@ -1,10 +1,10 @@
-"""``reproduce linearard``: LinearARD beside CPT and LongReD-C at Table 3's extensions and budget.
+"""``reproduce linearard``: LinearARD beside CPT and LongReD-C at Table 3's budget.
 
 A profile (:data:`LINEARARD_PROFILES`) is a Table 3 profile with other rows: the baselines
 ``cpt`` and ``longred-c`` (Table 3's configs, so at Table 3's extensions they come from its
-cache) and the four
-LinearARD rows (:data:`~longred_bench.reports.linearard_report.LINEARARD_ROWS`): with its LoRA
-and with every weight trained, each at the baselines' token budget and at 1/64 of it
+cache) and the four LinearARD rows
+(:data:`~longred_bench.reports.linearard_report.LINEARARD_ROWS`): with its LoRA and with every
+weight trained, each at the baselines' token budget and at 1/64 of it
 (:data:`~longred_bench.reproduce.table3.LITE_STEPS`). The rows a verdict compares (the baselines
 and LinearARD with its LoRA at both budgets) are trained with 3 seeds at ``tiny``; the
 all-weights rows with one.

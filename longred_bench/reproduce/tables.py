@@ -336,7 +336,8 @@ def reproduce(
     check_profile(profile, table_profiles()[table], table)
     if jobs != 1 and table not in JOBS_TABLES:
         raise UserError(
-            f"--jobs applies to {' and '.join(JOBS_TABLES)} only; run {table} without it"
+            f"--jobs applies to {', '.join(JOBS_TABLES[:-1])} and {JOBS_TABLES[-1]} only; run "
+            f"{table} without it"
         )
     if d1 is not None and table != "table3":
         raise UserError(f"--d1 applies to table3 only; run {table} without it")

@@ -7,21 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from data_helpers import ensure_cached
 
-from longred_bench.cache import cache_dir
 from longred_bench.cli import main
 
 
 @pytest.mark.integration
-def test_reproduce_linearard_smoke(tmp_path, monkeypatch, request):
-    ensure_cached(request, "brown", "austen", "benchmarks")
-    real = cache_dir()
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    for folder in ("corpora", "benchmarks"):
-        (cache / folder).symlink_to(real / folder)
-    monkeypatch.setenv("LONGRED_CACHE", str(cache))
+def test_reproduce_linearard_smoke(tmp_path, smoke_cache):
     out = tmp_path / "report"
     argv = ["reproduce", "linearard", "--profile", "smoke", "--out", str(out), "--quiet"]
     assert main([*argv, "--jobs", "2"]) == 0

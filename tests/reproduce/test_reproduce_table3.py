@@ -6,22 +6,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from data_helpers import ensure_cached
 
-from longred_bench.cache import cache_dir
 from longred_bench.cli import main
 
 pytestmark = pytest.mark.integration
 
 
-def test_reproduce_table3_smoke(tmp_path, monkeypatch, request):
-    ensure_cached(request, "brown", "austen", "benchmarks")
-    real = cache_dir()
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    for folder in ("corpora", "benchmarks"):  # the data from the real cache, runs in a fresh one
-        (cache / folder).symlink_to(real / folder)
-    monkeypatch.setenv("LONGRED_CACHE", str(cache))
+def test_reproduce_table3_smoke(tmp_path, smoke_cache):
     out = tmp_path / "report"
     argv = ["reproduce", "table3", "--profile", "smoke", "--out", str(out), "--quiet"]
     assert main([*argv, "--jobs", "2"]) == 0  # the units in two worker processes

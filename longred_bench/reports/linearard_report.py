@@ -15,7 +15,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from longred_bench.errors import UserError
 from longred_bench.reports.linearard_verdicts import (
     BASELINES,
     verdict_fewer_tokens,
@@ -33,10 +32,10 @@ from longred_bench.reports.table3_rows import (
     ROW_TITLES,
     Run,
     RunKey,
-    collect_runs,
     extension_factor,
     extensions,
     mean_train,
+    method_runs,
     run_scores,
     seconds_per_token,
     seeds,
@@ -124,11 +123,7 @@ def build_linearard(
     wall_note: str = "",
 ) -> list[Path]:
     """Write ``linearard.md`` and ``linearard.png`` under ``out_dir``; returns their paths."""
-    runs = collect_runs(records)
-    if not any(k[1] == "original" for k in runs):
-        raise UserError("the LinearARD report needs the `original` row (every retention's base)")
-    if not any(k[1] in LINEARARD_ROWS for k in runs):
-        raise UserError("no LinearARD rows in these records: run `reproduce linearard` first")
+    runs = method_runs(records, LINEARARD_ROWS, "LinearARD", "linearard")
     cats = short_categories(records)
     out_dir.mkdir(parents=True, exist_ok=True)
     table, summary = results_table(runs, cats)

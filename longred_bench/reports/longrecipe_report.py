@@ -16,7 +16,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-from longred_bench.errors import UserError
 from longred_bench.reports.longrecipe_verdicts import (
     SHORT_BASELINES,
     verdict_beats,
@@ -36,10 +35,10 @@ from longred_bench.reports.table3_rows import (
     ROW_TITLES,
     Run,
     RunKey,
-    collect_runs,
     extension_factor,
     extensions,
     mean_train,
+    method_runs,
     row_order,
     run_scores,
     seeds,
@@ -278,11 +277,7 @@ def build_longrecipe(
     wall_note: str = "",
 ) -> list[Path]:
     """Write ``longrecipe.md`` and ``longrecipe.png`` under ``out_dir``; returns their paths."""
-    runs = collect_runs(records)
-    if not any(k[1] == "original" for k in runs):
-        raise UserError("the LongRecipe report needs the `original` row (every retention's base)")
-    if not any(k[1] in LONGRECIPE_ROWS for k in runs):
-        raise UserError("no LongRecipe rows in these records: run `reproduce longrecipe` first")
+    runs = method_runs(records, LONGRECIPE_ROWS, "LongRecipe", "longrecipe")
     cats = short_categories(records)
     out_dir.mkdir(parents=True, exist_ok=True)
     table, summary = results_table(runs, cats)

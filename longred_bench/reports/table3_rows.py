@@ -326,3 +326,17 @@ def seconds_per_token(runs: dict[RunKey, Run], ext: str | None, row: str) -> flo
     """Training seconds per token of ``row`` at ``ext`` (means over its seeds)."""
     secs, tokens = mean_train(runs, ext, row, "seconds"), mean_train(runs, ext, row, "tokens")
     return secs / tokens if secs and tokens else None
+
+
+def method_runs(
+    records: list[dict[str, Any]], rows: tuple[str, ...], method: str, table: str
+) -> dict[RunKey, Run]:
+    """:func:`collect_runs` of a method's comparison table (``reproduce TABLE``), with a one-line
+    error when the records lack the ``original`` row (every retention's base) or every one of
+    the method's ``rows``."""
+    runs = collect_runs(records)
+    if not any(k[1] == "original" for k in runs):
+        raise UserError(f"the {method} report needs the `original` row (every retention's base)")
+    if not any(k[1] in rows for k in runs):
+        raise UserError(f"no {method} rows in these records: run `reproduce {table}` first")
+    return runs

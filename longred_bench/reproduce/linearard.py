@@ -1,8 +1,8 @@
-"""``reproduce linearard``: LinearARD beside CPT and LongReD-C at Table 3's budget.
+"""``reproduce linearard``: LinearARD beside CPT and LongReD-C at Table 3's extensions and budget.
 
 A profile (:data:`LINEARARD_PROFILES`) is a Table 3 profile with other rows: the baselines
-``cpt`` and ``longred-c`` (Table 3's configs, so at Table 3's extensions they come from its
-cache) and the four LinearARD rows
+``cpt`` and ``longred-c`` (the same runs as Table 3's, so they come from its cache) and the
+four LinearARD rows
 (:data:`~longred_bench.reports.linearard_report.LINEARARD_ROWS`): with its LoRA and with every
 weight trained, each at the baselines' token budget and at 1/64 of it
 (:data:`~longred_bench.reproduce.table3.LITE_STEPS`). The rows a verdict compares (the baselines
@@ -26,12 +26,8 @@ LINEARARD_PROFILES: dict[str, Table3Profile] = {
         rows=_ROWS,
         overrides={**TABLE3_PROFILES["smoke"].overrides, "steps": 4, "tokens_per_step": 4096},
     ),
-    # ABF 4e5, where its report was measured; Table 3 has since moved to ABF 2e6, so at ABF
-    # its baselines are runs of their own (the same configs as Table 3's would be) until the
-    # report is regenerated at Table 3's extensions.
     "tiny": replace(
         TABLE3_PROFILES["tiny"],
-        extensions=("abf:theta=4e5", "pi:factor=2"),
         rows=_ROWS,
         seeds=dict.fromkeys(("cpt", "longred-c", "linearard", "linearard-lite"), 3),
         table1_extensions=(),

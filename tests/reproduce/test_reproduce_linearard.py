@@ -32,9 +32,9 @@ def test_reproduce_linearard_smoke(tmp_path, smoke_cache):
 
 
 def test_tiny_linearard_shares_table3_baseline_runs():
-    """The baselines of the tiny LinearARD table have Table 3's configs (so at an extension both
-    tables use they are cached once: PI x2); LinearARD with its LoRA has 3 seeds at both budgets,
-    the all-weights rows one."""
+    """The baselines of the tiny LinearARD table are Table 3's runs at Table 3's extensions (same
+    configs, so cached once); LinearARD with its LoRA has 3 seeds at both budgets, the
+    all-weights rows one."""
     from longred_bench.reproduce.linearard import LINEARARD_PROFILES
     from longred_bench.reproduce.table3 import TABLE3_PROFILES, TrainedRow, trained_rows
 
@@ -42,10 +42,9 @@ def test_tiny_linearard_shares_table3_baseline_runs():
     runs = trained_rows(prof)
     for run in runs:
         if run.row in ("cpt", "longred-c"):
+            assert run in trained_rows(table3)
             assert run.config(prof) == run.config(table3)
-            if run.extension in table3.extensions:
-                assert run in trained_rows(table3)
-    assert "pi:factor=2" in set(prof.extensions) & set(table3.extensions)
+    assert prof.extensions == table3.extensions
     count = {row: sum(r.row == row for r in runs) for row in prof.rows}
     assert count == {"cpt": 6, "longred-c": 6, "linearard": 6, "linearard-ft": 2,
                      "linearard-lite": 6, "linearard-lite-ft": 2}  # fmt: skip

@@ -11,6 +11,7 @@ with their sizes and sha256) are written whole by :func:`save_run_dir` and read 
 from __future__ import annotations
 
 import datetime as _dt
+import gzip
 import hashlib
 import json
 import os
@@ -24,7 +25,14 @@ from typing import Any
 
 import torch
 
-from longred_bench.cache import atomic_dir, atomic_write_text, check_entry, warn, write_manifest
+from longred_bench.cache import (
+    atomic_dir,
+    atomic_write_bytes,
+    atomic_write_text,
+    check_entry,
+    warn,
+    write_manifest,
+)
 
 _PACKAGES = ("longred-bench", "torch", "transformers", "lm_eval", "triton")
 
@@ -127,8 +135,9 @@ def write_records(path: Path, records: list[dict[str, Any]], provenance: Provena
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
-    """Records of a JSONL results file."""
-    with open(path, encoding="utf-8") as fh:
+    """Records of a JSONL results file (gzip-compressed when its name ends in ``.gz``)."""
+    opener = gzip.open if Path(path).suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
 
@@ -185,7 +194,25 @@ def over_length_documents(records: list[dict[str, Any]]) -> int:
 
 
 def write_jsonl(path: Path, records: list[dict]) -> Path:
-    """Records (with their provenance) as JSON lines, atomically."""
+    """Records (with their provenance) as JSON lines, atomically; gzip-compressed when ``path``
+    ends in ``.gz``, with no name or time in the header, so the same records give the same
+    bytes."""
     text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in records)
-    atomic_write_text(path, text)
+    if Path(path).suffix == ".gz":
+        atomic_write_bytes(path, gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
+    else:
+        atomic_write_text(path, text)
+    return path
+
+
+TABLE_RECORDS_SUFFIX = ".jsonl.gz"
+
+
+def write_table_records(out: Path, name: str, records: list[dict]) -> Path:
+    """A reproduced table's records as ``out/NAME.jsonl.gz`` (per-document scores of every run
+    make them tens of MB as text; compressed they are committed beside the report). An
+    uncompressed ``NAME.jsonl`` an older version wrote there is removed once the new file is
+    in place, so the directory holds one set of records per table."""
+    path = write_jsonl(out / f"{name}{TABLE_RECORDS_SUFFIX}", records)
+    (out / f"{name}.jsonl").unlink(missing_ok=True)
     return path

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from longred_bench.cli import main
+from longred_bench.results import read_records
 
 pytestmark = pytest.mark.integration
 
@@ -20,7 +21,7 @@ def test_reproduce_table1_smoke(tmp_path, monkeypatch):
     assert "| this suite | tiny-random | control: CPT data at the original RoPE |" in md
     assert "bootstrap over the 2 texts" in md
     assert (out / "table1.png").read_bytes()[:4] == b"\x89PNG"
-    records = [json.loads(line) for line in (out / "table1.jsonl").read_text().splitlines()]
+    records = read_records(out / "table1.jsonl.gz")
     summaries = [r for r in records if r["kind"] == "drift_summary" and "stage" not in r]
     after = [r for r in records if r["kind"] == "drift_summary" and r.get("stage") == "after"]
     assert len(summaries) == 5
@@ -36,7 +37,7 @@ def test_reproduce_table1_smoke(tmp_path, monkeypatch):
     assert kl["abf:theta=1e5"] < kl["abf:theta=1e6"] < kl["abf:theta=1e7"]
     # A second run reuses the cached run: same numbers, same timestamp.
     assert main(["reproduce", "table1", "--profile", "smoke", "--out", str(out), "--quiet"]) == 0
-    again = [json.loads(line) for line in (out / "table1.jsonl").read_text().splitlines()]
+    again = read_records(out / "table1.jsonl.gz")
     assert again == records
 
 

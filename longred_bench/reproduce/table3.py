@@ -447,20 +447,20 @@ def reproduce_runs(
     jobs: int,
 ) -> list[Path]:
     """``reproduce NAME`` of a table made of Table 3 style runs: run (or reuse) every unit of
-    ``prof``, write ``out/NAME.jsonl`` and the report ``build(records, out, ...)`` writes; the
+    ``prof``, write ``out/NAME.jsonl.gz`` and the report ``build(records, out, ...)`` writes; the
     paths written."""
     import os
 
     from longred_bench.reproduce.pool import wall_note
-    from longred_bench.results import write_jsonl
+    from longred_bench.results import write_table_records
 
     load_start = os.getloadavg()[0]
     records, seconds = run_profile(prof, name=name, progress=progress, jobs=jobs)
     out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out / f"{name}.jsonl", records)
+    jsonl = write_table_records(out, name, records)
     command = f"longred-bench reproduce {name} --profile {profile}" + (
         f" --jobs {jobs}" if jobs != 1 else ""
     )
     paths = build(records, out, profile=profile, command=command, wall_seconds=seconds,
                   wall_note=wall_note(jobs, load_start))  # fmt: skip
-    return [*paths, out / f"{name}.jsonl"]
+    return [*paths, jsonl]

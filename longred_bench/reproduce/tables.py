@@ -31,7 +31,7 @@ from longred_bench.results import (
     read_cached_records,
     read_records,
     save_run_dir,
-    write_jsonl,
+    write_table_records,
 )
 
 # Bumped when the drift measurement changes, so cached runs of older code are not reused
@@ -143,14 +143,14 @@ def _table1(profile: str, out: Path, *, force: bool, progress: bool) -> list[Pat
             profile, cfg.rope, drift, force=force, progress=progress
         )
     out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out / "table1.jsonl", records)
+    jsonl = write_table_records(out, "table1", records)
     command = (
         "nox -s reproduce_table1"
         if profile == DEFAULT_PROFILE
         else f"longred-bench reproduce table1 --profile {profile}"
     )
     md, png = build_table1(records, out, profile=profile, command=command)
-    return [md, png, out / "table1.jsonl"]
+    return [md, png, jsonl]
 
 
 def _kernel(profile: str, out: Path, *, force: bool, progress: bool) -> list[Path]:
@@ -178,7 +178,7 @@ def _table3(
     load_start = os.getloadavg()[0]
     records, seconds = run_table3(profile, progress=progress, jobs=jobs, d1=d1)
     out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out / "table3.jsonl", records)
+    jsonl = write_table_records(out, "table3", records)
     command = (
         f"longred-bench reproduce table3 --profile {profile}"
         + (f" --jobs {jobs}" if jobs != 1 else "")
@@ -188,7 +188,7 @@ def _table3(
     paths = build_table3(
         records, out, profile=profile, command=command, wall_seconds=seconds, wall_note=note
     )
-    return [*paths, out / "table3.jsonl"]
+    return [*paths, jsonl]
 
 
 TINY_BASE_EVAL = {"batch_size": 16, "device": "cpu", "seed": 0, "item_scores": True}
@@ -259,13 +259,13 @@ def _pcd(profile: str, out: Path, *, force: bool, progress: bool) -> list[Path]:
 
     records, seconds = run_pcd(profile, progress=progress, force=force)
     out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out / "pcd.jsonl", records)
+    jsonl = write_table_records(out, "pcd", records)
     command = f"longred-bench reproduce pcd --profile {profile}"
     paths = build_pcd_report(
         records, out, profile=profile, model=PCD_PROFILES[profile].model, command=command,
         seconds=seconds, top_k=TOP_K,
     )  # fmt: skip
-    return [*paths, out / "pcd.jsonl"]
+    return [*paths, jsonl]
 
 
 def table_profiles() -> dict[str, tuple[str, ...]]:

@@ -4,14 +4,13 @@ figure; a rerun reuses every cached unit."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 import torch
 from data_helpers import ensure_cached
 
 from longred_bench.cache import cache_dir
 from longred_bench.cli import main
+from longred_bench.results import read_records
 
 pytestmark = pytest.mark.integration
 
@@ -49,7 +48,7 @@ def test_reproduce_pcd_smoke(tmp_path, monkeypatch, request, one_thread):
     assert "`pi:factor=4, within its window (1024)`" in md
     assert "| original +pcd |" in md and "| pi:factor=4 +pcd |" in md
     assert "## PCD's settings, chosen on the dev split" in md and "No number of the PCD paper" in md
-    records = [json.loads(x) for x in (out / "pcd.jsonl").read_text().splitlines()]
+    records = read_records(out / "pcd.jsonl.gz")
     parts = {(r["part"], r["line"], r["decoding"]) for r in records}
     for line in ("original", "pi:factor=4"):
         for dec in ("greedy", "pcd"):

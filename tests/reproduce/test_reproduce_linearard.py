@@ -4,11 +4,10 @@ verdicts; the tiny profile's seeds and runs shared with Table 3."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from longred_bench.cli import main
+from longred_bench.results import read_records
 
 
 @pytest.mark.integration
@@ -16,7 +15,7 @@ def test_reproduce_linearard_smoke(tmp_path, smoke_cache):
     out = tmp_path / "report"
     argv = ["reproduce", "linearard", "--profile", "smoke", "--out", str(out), "--quiet"]
     assert main([*argv, "--jobs", "2"]) == 0
-    records = [json.loads(x) for x in (out / "linearard.jsonl").read_text().splitlines()]
+    records = read_records(out / "linearard.jsonl.gz")
     ext = "abf:theta=1e5"
     rows = {(r["row"], r["extension"]) for r in records}
     trained = ("cpt", "longred-c", "linearard", "linearard-ft", "linearard-lite",

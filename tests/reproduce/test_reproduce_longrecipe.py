@@ -4,11 +4,10 @@ the tiny profile's CPT runs shared with Table 3 and LongRecipe's replay inside t
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from longred_bench.cli import main
+from longred_bench.results import read_records
 
 
 @pytest.mark.integration
@@ -16,7 +15,7 @@ def test_reproduce_longrecipe_smoke(tmp_path, smoke_cache):
     out = tmp_path / "report"
     argv = ["reproduce", "longrecipe", "--profile", "smoke", "--out", str(out), "--quiet"]
     assert main([*argv, "--jobs", "2"]) == 0
-    records = [json.loads(x) for x in (out / "longrecipe.jsonl").read_text().splitlines()]
+    records = read_records(out / "longrecipe.jsonl.gz")
     ext = "pi:factor=4"
     rows = {(r["row"], r["extension"]) for r in records}
     trained = ("cpt", "rpes", "pose", "longrecipe")

@@ -3,11 +3,10 @@ reported beside the paper with verdicts; a rerun reuses every cached unit."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from longred_bench.cli import main
+from longred_bench.results import read_records
 
 pytestmark = pytest.mark.integration
 
@@ -19,7 +18,7 @@ def test_reproduce_table3_smoke(tmp_path, smoke_cache):
     md = (out / "table3.md").read_text()
     assert "profile `smoke`" in md and "LongReD-C" in md and "Llama-3-8B" in md
     assert "## Verdicts" in md
-    records = [json.loads(x) for x in (out / "table3.jsonl").read_text().splitlines()]
+    records = read_records(out / "table3.jsonl.gz")
     rows = {(r["row"], r["extension"]) for r in records}
     assert rows == {
         ("original", None),
@@ -36,7 +35,7 @@ def test_reproduce_table3_smoke(tmp_path, smoke_cache):
     # A serial rerun trains and evaluates nothing again: identical records (provenance
     # included), so the workers left every unit in the cache the serial pass reads.
     assert main(argv) == 0
-    again = [json.loads(x) for x in (out / "table3.jsonl").read_text().splitlines()]
+    again = read_records(out / "table3.jsonl.gz")
     assert again == records
 
 

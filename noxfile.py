@@ -105,6 +105,14 @@ def _reproduce_trained(session: nox.Session, table: str) -> None:
 
 
 @nox.session
+def reproduce_table2(session: nox.Session) -> None:
+    """LongReD Table 2 (long-only against long+short CPT data, per short task) at profile
+    ``tiny``, in two worker processes; its claim decided by rule; ``-- --profile smoke`` for the
+    seconds-long smoke run."""
+    _reproduce_trained(session, "table2")
+
+
+@nox.session
 def reproduce_linearard(session: nox.Session) -> None:
     """LinearARD (with and without its LoRA, at the baselines' budget and at 1/64 of it) beside
     CPT and LongReD-C at profile ``tiny``, in two worker processes; its claims decided by rule;

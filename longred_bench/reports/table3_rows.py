@@ -35,15 +35,16 @@ from longred_bench.reports.compare_report import HEADLINE, categories
 from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, RunScores
 
 ROWS = (
-    "original", "zero-shot", "control", "cpt", "mix-cpt", "longred-c", "longred-u", "linearard",
-    "linearard-ft", "linearard-lite", "linearard-lite-ft", "rpes", "pose", "longrecipe",
-    "longrecipe-digit",
+    "original", "zero-shot", "control", "cpt", "long-short-cpt", "mix-cpt", "longred-c",
+    "longred-u", "linearard", "linearard-ft", "linearard-lite", "linearard-lite-ft", "rpes",
+    "pose", "longrecipe", "longrecipe-digit",
 )  # fmt: skip
 ROW_TITLES = {
     "original": "original",
     "zero-shot": "zero-shot extension",
     "control": "control (original RoPE, same data)",
     "cpt": "CPT, long data",
+    "long-short-cpt": "CPT, long + original-window data",
     "mix-cpt": "CPT, mixed data",
     "longred-c": "LongReD-C",
     "longred-u": "LongReD-U",

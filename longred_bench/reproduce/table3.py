@@ -37,6 +37,9 @@ ROW_RECIPE = {
     "control": ("control", {}),
     "cpt": ("cpt", {}),
     "mix-cpt": ("mix-cpt", {}),
+    # LongReD Table 2's "Long+Short" (`reproduce table2`): half of the long tokens replaced by
+    # text of the original window, CE on both at the extended RoPE.
+    "long-short-cpt": ("mix-cpt", {"mix_long": 1.0, "mix_short": 0.0, "mix_s2l": 1.0}),
     "longred-c": ("longred", {"sampler": "cream"}),
     "longred-u": ("longred", {"sampler": "uniform"}),
     "linearard": ("linearard", {}),

@@ -25,6 +25,7 @@ from longred_bench.reports.table1 import build_table1
 from longred_bench.reproduce import DEFAULT_PROFILE
 from longred_bench.reproduce.linearard import reproduce_linearard
 from longred_bench.reproduce.longrecipe import reproduce_longrecipe
+from longred_bench.reproduce.table2 import TABLE2_PROFILES, reproduce_table2
 from longred_bench.reproduce.table3 import TABLE3_PROFILES, TrainedRow, train_cached
 from longred_bench.results import (
     config_hash,
@@ -277,6 +278,7 @@ def table_profiles() -> dict[str, tuple[str, ...]]:
 
     return {
         "table1": tuple(TABLE1_PROFILES),
+        "table2": tuple(TABLE2_PROFILES),
         "table3": tuple(TABLE3_PROFILES),
         "linearard": tuple(LINEARARD_PROFILES),
         "longrecipe": tuple(LONGRECIPE_PROFILES),
@@ -304,6 +306,7 @@ def profiles_table() -> str:
 
 TABLES: dict[str, Callable[..., list[Path]]] = {
     "table1": _table1,
+    "table2": reproduce_table2,
     "table3": _table3,
     "linearard": reproduce_linearard,
     "longrecipe": reproduce_longrecipe,
@@ -313,7 +316,8 @@ TABLES: dict[str, Callable[..., list[Path]]] = {
 }
 
 
-JOBS_TABLES = ("table3", "linearard", "longrecipe")  # the tables whose runs go to worker processes
+# The tables whose runs go to worker processes.
+JOBS_TABLES = ("table2", "table3", "linearard", "longrecipe")
 
 
 def reproduce(

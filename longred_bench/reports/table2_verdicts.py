@@ -1,0 +1,99 @@
+"""LongReD Table 2's claim, and the rule, in code, that labels it at one extension.
+
+LongReD's Table 2 (Llama-3-8B, 32K by ABF) continues pre-training on long data only (``Long``)
+and on long data with half of it replaced by text of the original window (``Long+Short``), and
+the second scores higher on every short benchmark shown (MMLU, HumanEval, PIQA, TriviaQA). The
+rule takes the two rows (``cpt``, ``long-short-cpt``) as
+:class:`~longred_bench.reports.verdict_stats.RunScores` (every seed of a row); its interval
+resamples the seeds of each row as well as the documents all their runs scored
+(:func:`~longred_bench.reports.verdict_stats.seed_diff`):
+
+(T2) *long+short data keeps more short-text ability*: the interval of
+     ``Short Avg(long-short-cpt) - Short Avg(cpt)`` lies entirely above 0 -> reproduced;
+     otherwise not reproduced. Seed rule (as for Table 3's claims): a Short Avg difference smaller
+     than the Short Avg seed spread of either row -> not comparable at this scale. Without shared
+     per-document scores there is no interval -> not comparable.
+
+The RULER difference of the same two rows is reported beside it (the paper's Table 3 has the
+data-mixed CPT at about long CPT's RULER), not judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from longred_bench.reports.paper import TABLE2
+from longred_bench.reports.verdict_stats import (
+    LEVEL,
+    RunScores,
+    compared_means,
+    seed_check,
+    seed_diff,
+    seed_spread,
+    seeds_note,
+    spread_text,
+)
+from longred_bench.reports.verdicts import (
+    NOT_COMPARABLE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    RULE_SEED,
+    Verdict,
+    fmt_interval,
+)
+
+LONG, LONG_SHORT = "cpt", "long-short-cpt"
+CLAIM_T2 = (
+    "Replacing half of the long data with text of the original window keeps more short-text "
+    "ability than long data only (Short Avg of `long-short-cpt` above `cpt`)."
+)
+RULE_T2 = (
+    "{level:.0%} bootstrap interval (seeds and paired documents resampled) of "
+    "Short Avg(long-short-cpt) - Short Avg(cpt), each the mean over its seeds: entirely above 0 "
+    "-> reproduced; otherwise not reproduced."
+)
+
+
+def paper_evidence() -> str:
+    """The paper's Table 2, as one line."""
+    diffs = ", ".join(f"{name} {short - long:+.2f}" for name, long, short in TABLE2)
+    return f"Llama-3-8B 32K ABF: Long+Short above Long on every benchmark shown ({diffs})."
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def verdict_long_short(
+    long: Sequence[RunScores], long_short: Sequence[RunScores], scope: str
+) -> Verdict:
+    """(T2) at one extension: ``long_short`` (its seeds) against ``long`` (its seeds)."""
+    rule = RULE_T2.format(level=LEVEL)
+    ci, n = seed_diff(long, long_short, "short")
+    base, mine = compared_means(long, long_short, "short")
+    head = (
+        f"Short Avg `{LONG_SHORT}` {_fmt(mine)}{seeds_note(long_short)} vs `{LONG}` "
+        f"{_fmt(base)}{seeds_note(long)}"
+    )
+    if ci is None:
+        ours = head + "; no per-document scores to pair."
+        return Verdict("T2", CLAIM_T2, scope, paper_evidence(), ours, NOT_COMPARABLE, rule)
+    spreads = {LONG: seed_spread(long), LONG_SHORT: seed_spread(long_short)}
+    ruler_ci, ruler_n = seed_diff(long, long_short, "ruler")
+    ruler_base, ruler_mine = compared_means(long, long_short, "ruler")
+    ruler = (
+        f" RULER `{LONG_SHORT}` {_fmt(ruler_mine)} vs `{LONG}` {_fmt(ruler_base)}: "
+        f"{fmt_interval(ruler_ci)} (n={ruler_n}; reported, not judged)."
+        if ruler_ci is not None
+        else ""
+    )
+    ours = (
+        f"{head} on the documents both scored; difference {fmt_interval(ci)} ({LEVEL:.0%} "
+        f"bootstrap over seeds and paired documents, n={n} documents).{spread_text(spreads)}"
+        f"{ruler}"
+    )
+    label = REPRODUCED if ci.low > 0 else NOT_REPRODUCED
+    why = seed_check(ci.estimate, spreads)
+    if why is not None:
+        label, rule = NOT_COMPARABLE, f"{rule}{RULE_SEED} Applied: {why}."
+    return Verdict("T2", CLAIM_T2, scope, paper_evidence(), ours, label, rule)

@@ -1,0 +1,48 @@
+"""LongReD Table 2's claim (``longred_bench.reports.table2_verdicts``) on hand-built
+``RunScores``: long+short above long-only by an interval over seeds and documents, the seed rule,
+and no verdict without shared documents."""
+
+from __future__ import annotations
+
+from longred_bench.reports.table2_verdicts import verdict_long_short
+from longred_bench.reports.verdict_stats import RunScores
+from longred_bench.reports.verdicts import NOT_COMPARABLE, NOT_REPRODUCED, REPRODUCED
+
+
+def _run(row: str, short: float, seed: int = 0, hits: int = 4) -> RunScores:
+    """Short: 200 documents at ``short`` +-1; RULER: the first ``hits`` of 40 samples."""
+    docs = {i: short + (i % 3) - 1 for i in range(200)}
+    per = {i: 100.0 if i < hits else 0.0 for i in range(40)}
+    return RunScores(
+        "abf:theta=2e6", row, seed, short, 2.5 * hits,
+        short={"General": {"cloze": docs}}, ruler={"niah_single_1": {1024: per}},
+    )  # fmt: skip
+
+
+def _rows(row: str, values: tuple[float, ...]) -> list[RunScores]:
+    return [_run(row, v, s) for s, v in enumerate(values)]
+
+
+def test_long_short_above_long_is_reproduced_and_below_is_not() -> None:
+    long = _rows("cpt", (50.0, 50.2, 49.9))
+    above = verdict_long_short(long, _rows("long-short-cpt", (52.0, 52.1, 51.9)), "s")
+    assert (above.key, above.label) == ("T2", REPRODUCED)
+    assert "RULER `long-short-cpt` 10.00 vs `cpt` 10.00" in above.ours
+    # No difference at all: smaller than the seed spreads, so the seed rule calls it.
+    same = verdict_long_short(long, _rows("long-short-cpt", (50.1, 49.9, 50.0)), "s")
+    assert same.label == NOT_COMPARABLE
+    below = verdict_long_short(long, _rows("long-short-cpt", (48.0, 48.1, 47.9)), "s")
+    assert below.label == NOT_REPRODUCED
+
+
+def test_a_gain_within_the_seed_spread_is_not_comparable() -> None:
+    long = _rows("cpt", (50.0, 50.1, 50.0))
+    # +1.0 on average, but its own seeds span 4 points: retraining moves it more than the gain.
+    noisy = verdict_long_short(long, _rows("long-short-cpt", (49.0, 53.0, 51.0)), "s")
+    assert noisy.label == NOT_COMPARABLE and "seed spread of `long-short-cpt` 4.00" in noisy.rule
+
+
+def test_no_shared_documents_is_not_comparable() -> None:
+    bare = [RunScores("abf:theta=2e6", "cpt", 0, 50.0, 0.0)]
+    v = verdict_long_short(bare, _rows("long-short-cpt", (52.0,)), "s")
+    assert v.label == NOT_COMPARABLE and "no per-document scores" in v.ours

@@ -113,6 +113,14 @@ def reproduce_table2(session: nox.Session) -> None:
 
 
 @nox.session
+def reproduce_table10(session: nox.Session) -> None:
+    """LongReD Table 10 (training cost per recipe from the runs' own timings, ratio to long-only
+    CPT, the paper's GPU hours beside) at profile ``tiny`` (Table 3's runs, trained first where
+    missing); ``-- --profile smoke`` for the seconds-long smoke run."""
+    _reproduce_trained(session, "table10")
+
+
+@nox.session
 def reproduce_linearard(session: nox.Session) -> None:
     """LinearARD (with and without its LoRA, at the baselines' budget and at 1/64 of it) beside
     CPT and LongReD-C at profile ``tiny``, in two worker processes; its claims decided by rule;

@@ -1,0 +1,292 @@
+"""LongReD Table 10 at a profile: training cost per recipe from the runs' own timings, beside the
+paper's GPU hours, with the ratio to long-only CPT and the paper's cost claims decided.
+
+Built from the records of ``reproduce table10`` (Table 3's record schema): each trained run's
+``train`` info (seconds and tokens of its own training). A row's cost is its seconds per training
+token, the mean over its seeds of seconds over the mean of tokens (:func:`seconds_per_token`); its
+ratio to ``cpt`` at the same extension has a percentile-bootstrap interval that resamples the
+seeds (runs) of both rows. Timings are wall-clock seconds of each run's own training on the
+machine that trained it: a run reused from the run cache keeps the timing of the call that
+trained it, so the load of the machine at those times is part of the spread.
+
+Claims (the paper: Llama-3-8B on 8 x A800, 32K and 128K):
+
+(T10a) *LongReD costs no more than long-only CPT* (32K: 22.4 h against 22.4 h; 128K: 33.4 h
+       against 42.8 h): the interval of cost(LongReD-C) / cost(cpt) lies entirely at or below
+       ``1 + TOLERANCE`` -> reproduced; entirely above it -> not reproduced; otherwise not
+       comparable at this scale (the timing spread is wider than the tolerance).
+(T10b) *mixed-data CPT costs less than long-only CPT* (19.9 h and 30.4 h): the interval of
+       cost(mix-cpt) / cost(cpt) entirely below 1 -> reproduced; entirely at or above 1 -> not
+       reproduced; otherwise not comparable at this scale.
+
+Peak memory is not in the records of CPU runs (no per-run allocator peak there), so the report
+says so instead of a number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+
+from longred_bench.metrics.stats import Interval
+from longred_bench.reports.figures import save_figure
+from longred_bench.reports.table3 import run_header
+from longred_bench.reports.table3_rows import (
+    ROW_TITLES,
+    Run,
+    RunKey,
+    extension_factor,
+    extensions,
+    method_runs,
+    seeds,
+)
+from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT
+from longred_bench.reports.verdicts import (
+    NOT_COMPARABLE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    Verdict,
+    extension_setting,
+    verdicts_markdown,
+)
+
+COST_ROWS = ("cpt", "mix-cpt", "longred-c", "longred-u")
+TOLERANCE = 0.10  # (T10a): "no more than CPT" allows 10% of timing noise
+TABLE10_MARK = "[sec]"
+# window -> recipe -> GPU hours of Llama-3-8B on 8 x A800 (LongReD Table 10)
+TABLE10 = {
+    "32K": {"cpt": 22.4, "mix-cpt": 19.9, "longred": 22.4},
+    "128K": {"cpt": 42.8, "mix-cpt": 30.4, "longred": 33.4},
+}
+CLAIM_A = "LongReD costs no more training time per token than long-only CPT."
+CLAIM_B = "CPT on mixed data costs less training time per token than long-only CPT."
+RULE_A = (
+    "{level:.0%} bootstrap interval over the runs (seeds) of each row of seconds per token "
+    "(LongReD-C) / (cpt): entirely <= {limit:.2f} -> reproduced; entirely above -> not "
+    "reproduced; otherwise not comparable at this scale (timing spread wider than the "
+    "{tol:.0%} tolerance)."
+)
+RULE_B = (
+    "{level:.0%} bootstrap interval over the runs (seeds) of each row of seconds per token "
+    "(mix-cpt) / (cpt): entirely below 1 -> reproduced; entirely at or above 1 -> not "
+    "reproduced; otherwise not comparable at this scale."
+)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Training cost of one row at one extension: per run (seed) seconds and tokens."""
+
+    extension: str
+    row: str
+    seconds: tuple[float, ...]
+    tokens: tuple[float, ...]
+    steps: tuple[float, ...]
+
+    @property
+    def per_token(self) -> float:
+        """Mean seconds over mean tokens."""
+        return float(np.mean(self.seconds) / np.mean(self.tokens))
+
+
+def costs(runs: dict[RunKey, Run]) -> list[Cost]:
+    """Every trained row's runs with recorded seconds and tokens, per extension."""
+    out = []
+    for ext in extensions(runs):
+        for row in COST_ROWS:
+            infos = [runs[k].train or {} for k in seeds(runs, ext, row)]
+            infos = [i for i in infos if i.get("seconds") and i.get("tokens")]
+            if infos:
+                out.append(Cost(
+                    ext, row, tuple(float(i["seconds"]) for i in infos),
+                    tuple(float(i["tokens"]) for i in infos),
+                    tuple(float(i.get("steps") or 0) for i in infos),
+                ))  # fmt: skip
+    return out
+
+
+def ratio_interval(mine: Cost, base: Cost) -> Interval:
+    """cost(mine) / cost(base) and its bootstrap interval, resampling each row's runs."""
+    rng = np.random.default_rng(BOOT_SEED)
+    sa, ta = np.array(mine.seconds), np.array(mine.tokens)
+    sb, tb = np.array(base.seconds), np.array(base.tokens)
+    ia = rng.integers(0, len(sa), size=(N_BOOT, len(sa)))
+    ib = rng.integers(0, len(sb), size=(N_BOOT, len(sb)))
+    stats = (sa[ia].mean(1) / ta[ia].mean(1)) / (sb[ib].mean(1) / tb[ib].mean(1))
+    half = (1 - LEVEL) / 2
+    low, high = np.quantile(stats, [half, 1 - half])
+    return Interval(mine.per_token / base.per_token, float(low), float(high))
+
+
+def _find(table: list[Cost], ext: str, row: str) -> Cost | None:
+    return next((c for c in table if c.extension == ext and c.row == row), None)
+
+
+def cost_table(table: list[Cost]) -> list[str]:
+    lines = [
+        "| extension | row | runs | steps | tokens (mean) | seconds per run | s per 1M tokens | "
+        f"x CPT per token [{LEVEL:.0%} CI] | peak memory |",
+        "|---|---|---:|---:|---:|---|---:|---:|---|",
+    ]
+    for c in table:
+        base = _find(table, c.extension, "cpt")
+        ratio = "1.00" if c.row == "cpt" else ""
+        if base is not None and c.row != "cpt":
+            ci = ratio_interval(c, base)
+            ratio = f"{ci.estimate:.2f} [{ci.low:.2f}, {ci.high:.2f}]"
+        secs = ", ".join(f"{s:.0f}" for s in c.seconds)
+        lines.append(
+            f"| `{c.extension}` | {ROW_TITLES[c.row]} | {len(c.seconds)} | "
+            f"{np.mean(c.steps):.0f} | {np.mean(c.tokens):,.0f} | {secs} | "
+            f"{c.per_token * 1e6:.0f} | {ratio} | not recorded (CPU) |"
+        )
+    return [*lines, ""]
+
+
+def paper_lines() -> list[str]:
+    lines = [
+        f"Paper ({TABLE10_MARK}; Llama-3-8B, 8 x A800, GPU hours of the whole run):",
+        "",
+        "| window | long CPT | mix CPT | LongReD | mix / long | LongReD / long |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for window, h in TABLE10.items():
+        lines.append(
+            f"| {window} | {h['cpt']} h | {h['mix-cpt']} h | {h['longred']} h | "
+            f"{h['mix-cpt'] / h['cpt']:.2f} | {h['longred'] / h['cpt']:.2f} |"
+        )
+    return [*lines, ""]
+
+
+def _paper(row: str) -> str:
+    parts = [f"{w}: {h[row]} h against {h['cpt']} h ({h[row] / h['cpt']:.2f}x)"
+             for w, h in TABLE10.items()]  # fmt: skip
+    return f"Llama-3-8B on 8 x A800, {'; '.join(parts)} ({TABLE10_MARK})."
+
+
+def cost_label(key: str, ci: Interval) -> str:
+    """The rule of (T10a) (at most CPT's cost, within the tolerance) or (T10b) (below CPT's)
+    applied to the interval of a cost ratio."""
+    if key == "T10a":
+        limit = 1 + TOLERANCE
+        if ci.high <= limit:
+            return REPRODUCED
+        return NOT_REPRODUCED if ci.low > limit else NOT_COMPARABLE
+    if ci.high < 1.0:
+        return REPRODUCED
+    return NOT_REPRODUCED if ci.low >= 1.0 else NOT_COMPARABLE
+
+
+def table10_verdicts(runs: dict[RunKey, Run], table: list[Cost]) -> list[Verdict]:
+    """(T10a) and (T10b) at every extension with the rows they compare."""
+    out = []
+    limit = 1 + TOLERANCE
+    for ext in extensions(runs):
+        base = _find(table, ext, "cpt")
+        if base is None:
+            continue
+        pe, factor = extension_setting(ext, extension_factor(runs, ext))
+        scope = f"`{ext}` ({pe} x{factor:g})"
+        for key, row, claim, rule, paper in (
+            ("T10a", "longred-c", CLAIM_A, RULE_A, _paper("longred")),
+            ("T10b", "mix-cpt", CLAIM_B, RULE_B, _paper("mix-cpt")),
+        ):
+            mine = _find(table, ext, row)
+            if mine is None:
+                continue
+            ci = ratio_interval(mine, base)
+            text = rule.format(level=LEVEL, limit=limit, tol=TOLERANCE)
+            label = cost_label(key, ci)
+            ours = (
+                f"`{row}` {mine.per_token * 1e6:.0f} s per 1M tokens ({len(mine.seconds)} runs) "
+                f"against `cpt` {base.per_token * 1e6:.0f} ({len(base.seconds)} runs): "
+                f"{ci.estimate:.2f}x [{ci.low:.2f}, {ci.high:.2f}]."
+            )
+            out.append(Verdict(key, claim, scope, paper, ours, label, text))
+    return out
+
+
+def plot_table10(table: list[Cost], path: Path, title: str) -> Path:
+    """Left: the paper's hours relative to long CPT; right: ours, seconds per token relative to
+    CPT per extension, each run a dot."""
+    fig, (ax_p, ax_o) = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
+    names = ("cpt", "mix-cpt", "longred")
+    for i, (window, h) in enumerate(TABLE10.items()):
+        xs = [j + (i - 0.5) * 0.35 for j in range(len(names))]
+        ax_p.bar(xs, [h[n] / h["cpt"] for n in names], 0.35, label=window)
+    ax_p.set_xticks(range(len(names)), ["long CPT", "mix CPT", "LongReD"])
+    ax_p.set_title(f"paper {TABLE10_MARK}: hours / long CPT's")
+    ax_p.legend(fontsize=8)
+    exts = list(dict.fromkeys(c.extension for c in table))
+    width = 0.8 / max(1, len(exts))
+    for i, ext in enumerate(exts):
+        base = _find(table, ext, "cpt")
+        if base is None:
+            continue
+        for j, row in enumerate(COST_ROWS):
+            c = _find(table, ext, row)
+            if c is None:
+                continue
+            x = j + (i - (len(exts) - 1) / 2) * width
+            ax_o.bar(x, c.per_token / base.per_token, width, color=f"C{i}",
+                     label=ext if j == 0 else None)  # fmt: skip
+            runs = np.array(c.seconds) / np.array(c.tokens) / base.per_token
+            ax_o.plot([x] * len(runs), runs, "k.", markersize=4)
+    ax_o.set_xticks(range(len(COST_ROWS)), [ROW_TITLES[r] for r in COST_ROWS], fontsize=8)
+    ax_o.axhline(1.0, color="black", linewidth=0.8)
+    ax_o.set_title("ours: seconds per token / CPT's (dots: runs)")
+    if exts:
+        ax_o.legend(fontsize=8)
+    fig.suptitle(title)
+    return save_figure(fig, path)
+
+
+def build_table10(
+    records: list[dict[str, Any]],
+    out_dir: Path,
+    *,
+    profile: str,
+    command: str,
+    wall_seconds: float | None = None,
+    wall_note: str = "",
+) -> list[Path]:
+    """Write ``table10.md`` and ``table10.png`` under ``out_dir``; returns their paths."""
+    runs = method_runs(records, COST_ROWS, "Table 10", "table10")
+    table = costs(runs)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    lines = [
+        f"# LongReD Table 10: training cost per recipe (profile `{profile}`)",
+        "",
+        *run_header(records, runs, command, wall_seconds, wall_note),
+        "",
+        "Each trained row's wall-clock training seconds per token, from the runs' own timings "
+        "(the same runs as Table 3's; every row takes the same steps and tokens per step), and "
+        "its ratio to long-only CPT at the same extension, with an interval that resamples the "
+        "runs (seeds) of both rows. A run reused from the run cache keeps the timing of the call "
+        "that trained it, so the machine's load at those times is part of the spread; "
+        "`python benchmarks/bench_train.py` times recipes A/B in one process.",
+        "",
+        *paper_lines(),
+        "Ours:",
+        "",
+        *cost_table(table),
+        "## Verdicts",
+        "",
+        *verdicts_markdown(table10_verdicts(runs, table)),
+        "The paper's hours are of 8B models at 32K and 128K tokens on GPUs, where attention over "
+        "the long window dominates; ours are of a 4-layer model on CPU: compare ratios, not "
+        "hours.",
+        "",
+        "![cost per token relative to CPT](table10.png)",
+    ]
+    md_path = out_dir / "table10.md"
+    md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    title = f"LongReD Table 10: training cost per recipe ({profile})"
+    return [md_path, plot_table10(table, out_dir / "table10.png", title)]

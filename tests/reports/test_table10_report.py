@@ -1,0 +1,39 @@
+"""LongReD Table 10's cost claims (``longred_bench.reports.table10_report``) on hand-built runs:
+the ratio of seconds per token and its interval over the runs, and each rule's three outcomes."""
+
+from __future__ import annotations
+
+import pytest
+
+from longred_bench.metrics.stats import Interval
+from longred_bench.reports.table10_report import Cost, cost_label, ratio_interval
+from longred_bench.reports.verdicts import NOT_COMPARABLE, NOT_REPRODUCED, REPRODUCED
+
+
+def _cost(row: str, seconds: tuple[float, ...], tokens: float = 1000.0) -> Cost:
+    return Cost("abf:theta=2e6", row, seconds, (tokens,) * len(seconds), (64.0,) * len(seconds))
+
+
+def test_ratio_is_seconds_per_token_and_its_interval_widens_with_the_runs_spread() -> None:
+    cpt = _cost("cpt", (100.0, 100.0, 100.0))
+    # Twice the seconds on half the tokens' worth per second: 2x per token, whatever the spread.
+    steady = ratio_interval(_cost("longred-c", (100.0, 100.0, 100.0), tokens=500.0), cpt)
+    assert steady.estimate == pytest.approx(2.0) and steady.low == steady.high == pytest.approx(2)
+    noisy = ratio_interval(_cost("longred-c", (60.0, 100.0, 140.0)), cpt)
+    assert noisy.estimate == pytest.approx(1.0)
+    assert noisy.low < 0.8 and noisy.high > 1.2
+
+
+@pytest.mark.parametrize(
+    ("key", "interval", "label"),
+    [
+        ("T10a", Interval(0.9, 0.8, 1.05), REPRODUCED),  # at most CPT's, within the tolerance
+        ("T10a", Interval(1.5, 1.3, 1.7), NOT_REPRODUCED),
+        ("T10a", Interval(1.0, 0.7, 1.4), NOT_COMPARABLE),  # spread wider than the tolerance
+        ("T10b", Interval(0.8, 0.7, 0.95), REPRODUCED),
+        ("T10b", Interval(1.1, 1.0, 1.2), NOT_REPRODUCED),
+        ("T10b", Interval(0.95, 0.8, 1.1), NOT_COMPARABLE),
+    ],
+)
+def test_cost_rules(key: str, interval: Interval, label: str) -> None:
+    assert cost_label(key, interval) == label

@@ -113,6 +113,14 @@ def reproduce_table2(session: nox.Session) -> None:
 
 
 @nox.session
+def reproduce_table7(session: nox.Session) -> None:
+    """LongReD Table 7 (LongReD-C against model merging, attention-only tuning and CPT at one
+    extension) at profile ``tiny``, in two worker processes; its claims decided by rule;
+    ``-- --profile smoke`` for the seconds-long smoke run."""
+    _reproduce_trained(session, "table7")
+
+
+@nox.session
 def reproduce_table10(session: nox.Session) -> None:
     """LongReD Table 10 (training cost per recipe from the runs' own timings, ratio to long-only
     CPT, the paper's GPU hours beside) at profile ``tiny`` (Table 3's runs, trained first where

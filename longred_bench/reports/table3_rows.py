@@ -35,9 +35,9 @@ from longred_bench.reports.compare_report import HEADLINE, categories
 from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, RunScores
 
 ROWS = (
-    "original", "zero-shot", "control", "cpt", "long-short-cpt", "mix-cpt", "longred-c",
-    "longred-u", "linearard", "linearard-ft", "linearard-lite", "linearard-lite-ft", "rpes",
-    "pose", "longrecipe", "longrecipe-digit",
+    "original", "zero-shot", "control", "cpt", "long-short-cpt", "mix-cpt", "attention-only",
+    "merge", "longred-c", "longred-u", "linearard", "linearard-ft", "linearard-lite",
+    "linearard-lite-ft", "rpes", "pose", "longrecipe", "longrecipe-digit",
 )  # fmt: skip
 ROW_TITLES = {
     "original": "original",
@@ -46,6 +46,8 @@ ROW_TITLES = {
     "cpt": "CPT, long data",
     "long-short-cpt": "CPT, long + original-window data",
     "mix-cpt": "CPT, mixed data",
+    "attention-only": "CPT, attention only (PET)",
+    "merge": "merge: 0.5 CPT + 0.5 original",
     "longred-c": "LongReD-C",
     "longred-u": "LongReD-U",
     "linearard": "LinearARD",

@@ -92,6 +92,11 @@ B_BASELINES = {
     "cpt": ("b", "long-only CPT", "Long"),
     "mix-cpt": ("b'", "the data-matched CPT (`mix-cpt`: LongReD's corpora mix)", "Mix"),
 }
+# The same claim against Table 7's continual-learning baselines (`reproduce table7`).
+T7_BASELINES = {
+    "merge": ("T7m", "model merging (`merge`: half CPT's weights, half the original's)", None),
+    "attention-only": ("T7p", "attention-only CPT (`attention-only`, Table 7's PET)", None),
+}
 
 
 @dataclass(frozen=True)
@@ -361,9 +366,10 @@ def verdict_longred_keeps_short(
     base: Sequence[RunScores], longred: Sequence[RunScores], scope: str, paper: str, method: str
 ) -> Verdict:
     """Claim (b) for one extension, one LongReD variant and one baseline (runs: seeds, lowest
-    first): ``cpt`` gives the verdict keyed ``b``, ``mix-cpt`` (data-matched) ``b'``."""
+    first): ``cpt`` gives the verdict keyed ``b``, ``mix-cpt`` (data-matched) ``b'``, Table 7's
+    ``merge`` and ``attention-only`` (:data:`T7_BASELINES`) ``T7m`` and ``T7p``."""
     row, base_row = longred[0].row, base[0].row
-    key, baseline, _ = B_BASELINES[base_row]
+    key, baseline, _ = {**B_BASELINES, **T7_BASELINES}[base_row]
     claim = CLAIM_B.format(
         method=method, baseline=baseline, row=row, base=base_row, margin=RULER_MARGIN
     )

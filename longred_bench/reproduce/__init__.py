@@ -3,7 +3,7 @@
 without importing any table."""
 
 TABLE_NAMES = (
-    "kernel", "linearard", "longrecipe", "pcd", "table1", "table2", "table3", "table10",
+    "kernel", "linearard", "longrecipe", "pcd", "table1", "table2", "table3", "table7", "table10",
     "tiny_base",
 )  # fmt: skip
 DEFAULT_PROFILE = "smol"

@@ -40,6 +40,11 @@ ROW_RECIPE = {
     # LongReD Table 2's "Long+Short" (`reproduce table2`): half of the long tokens replaced by
     # text of the original window, CE on both at the extended RoPE.
     "long-short-cpt": ("mix-cpt", {"mix_long": 1.0, "mix_short": 0.0, "mix_s2l": 1.0}),
+    # LongReD Table 7's continual-learning baselines (`reproduce table7`): CPT with only the
+    # attention projections trainable, and half CPT's weights merged with half the original's
+    # (the `cpt` run of the same extension and seed; no optimizer).
+    "attention-only": ("attention-only", {}),
+    "merge": ("merge", {"merge_weight": 0.5}),
     "longred-c": ("longred", {"sampler": "cream"}),
     "longred-u": ("longred", {"sampler": "uniform"}),
     "linearard": ("linearard", {}),
@@ -190,6 +195,10 @@ class TrainedRow:
 
         recipe, extra = ROW_RECIPE[self.row]
         overrides = {**prof.overrides, **extra, "seed": self.seed, "model": prof.model}
+        if self.row in MERGED_ROWS:  # the RoPE is the trained model's own
+            source = merge_source(prof, self)
+            overrides["merge_with"] = str(run_dir_of(source.config(prof)) / "final")
+            return resolve_config(recipe, profile=prof.train_profile, overrides=overrides)
         if self.extension is None:
             return resolve_config(recipe, profile=prof.train_profile, overrides=overrides)
         overrides["rope"] = self.extension
@@ -205,6 +214,25 @@ class TrainedRow:
         # 256-token model: 512) trains at its whole window, not beyond it.
         window = extension_window(prof.model, self.extension)
         return cfg.replace(long_len=window) if window < cfg.long_len else cfg
+
+
+# Rows made from another run's final weights, not trained (:func:`merge_source`): each is built
+# after the pool's units, once its source run is finished.
+MERGED_ROWS = ("merge",)
+
+
+def merge_source(prof: Table3Profile, run: TrainedRow) -> TrainedRow:
+    """The trained run a ``merge`` row interpolates with the original: ``cpt`` at the same
+    extension and seed."""
+    if run.extension is None:
+        raise UserError("a merge row needs an extension: its RoPE is the trained model's")
+    del prof
+    return TrainedRow("cpt", run.extension, run.seed)
+
+
+def run_dir_of(cfg: Any) -> Path:
+    """Where training run ``cfg`` is cached (:func:`train_cached`)."""
+    return cache_dir() / "runs" / f"train-{cfg.recipe}-{train_key(cfg)}"
 
 
 def replay_within_budget(cfg: Any) -> Any:
@@ -296,7 +324,7 @@ def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
     from longred_bench.jobs.train import run_training as train
     from longred_bench.training.checkpoint import latest_checkpoint
 
-    run_dir = cache_dir() / "runs" / f"train-{cfg.recipe}-{train_key(cfg)}"
+    run_dir = run_dir_of(cfg)
     info = _finished_run(run_dir)
     if info is None:
         if progress:
@@ -364,6 +392,8 @@ def trained_row_records(
 ) -> list[dict[str, Any]]:
     """Train (or reuse) one run and evaluate (or reuse) its checkpoint; its records. A run
     trained for Table 1's drift only has no records here."""
+    if run.row in MERGED_ROWS:  # its source run first (cached by then, or trained here)
+        train_cached(merge_source(prof, run).config(prof), progress=progress)
     cfg = run.config(prof)
     final, info = train_cached(cfg, progress=progress)
     if run.extension in prof.table1_extensions:
@@ -409,6 +439,8 @@ def table3_units(prof: Table3Profile) -> list[Unit]:
         label = f"eval {labels['row']} {labels['extension'] or ''} {unit['suite']}"
         units.append(Unit(_evaluate_quietly, (unit, labels), label.strip(), UNIT_COST["eval"]))
     for run in trained_rows(prof):
+        if run.row in MERGED_ROWS:  # needs its source run: built in the serial pass after
+            continue
         label = f"train {run.row} {run.extension or 'original RoPE'} seed {run.seed}"
         units.append(Unit(_train_row_quietly, (prof, run), label, UNIT_COST.get(run.row, 1.0)))
     return units

@@ -27,6 +27,7 @@ from longred_bench.reproduce.linearard import reproduce_linearard
 from longred_bench.reproduce.longrecipe import reproduce_longrecipe
 from longred_bench.reproduce.table2 import TABLE2_PROFILES, reproduce_table2
 from longred_bench.reproduce.table3 import TABLE3_PROFILES, TrainedRow, train_cached
+from longred_bench.reproduce.table7 import TABLE7_PROFILES, reproduce_table7
 from longred_bench.reproduce.table10 import TABLE10_PROFILES, reproduce_table10
 from longred_bench.results import (
     config_hash,
@@ -281,6 +282,7 @@ def table_profiles() -> dict[str, tuple[str, ...]]:
         "table1": tuple(TABLE1_PROFILES),
         "table2": tuple(TABLE2_PROFILES),
         "table3": tuple(TABLE3_PROFILES),
+        "table7": tuple(TABLE7_PROFILES),
         "table10": tuple(TABLE10_PROFILES),
         "linearard": tuple(LINEARARD_PROFILES),
         "longrecipe": tuple(LONGRECIPE_PROFILES),
@@ -310,6 +312,7 @@ TABLES: dict[str, Callable[..., list[Path]]] = {
     "table1": _table1,
     "table2": reproduce_table2,
     "table3": _table3,
+    "table7": reproduce_table7,
     "table10": reproduce_table10,
     "linearard": reproduce_linearard,
     "longrecipe": reproduce_longrecipe,
@@ -320,7 +323,7 @@ TABLES: dict[str, Callable[..., list[Path]]] = {
 
 
 # The tables whose runs go to worker processes.
-JOBS_TABLES = ("table2", "table3", "table10", "linearard", "longrecipe")
+JOBS_TABLES = ("table2", "table3", "table7", "table10", "linearard", "longrecipe")
 
 
 def reproduce(

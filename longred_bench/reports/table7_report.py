@@ -1,0 +1,124 @@
+"""LongReD Table 7 at a profile: LongReD-C against continual-learning baselines (model merging,
+attention-only tuning) and CPT at one extension, its claims decided.
+
+Built from the records of ``reproduce table7`` (Table 3's record schema): the original model, the
+zero-shot extension, ``cpt``, ``attention-only`` (CPT with only the attention projections
+trainable: the paper's PET), ``merge`` (half the ``cpt`` run's weights and half the original's,
+no optimizer) and ``longred-c``. The claims are Table 3's claim (b) with these baselines
+(:func:`~longred_bench.reports.verdicts.verdict_longred_keeps_short`, keys ``T7m`` and ``T7p``):
+LongReD-C keeps more short-text ability than the baseline at a similar RULER score, every
+interval over seeds and paired documents, the seed rule applied.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from longred_bench.reports.paper import TABLE7, TABLE7_COLUMNS, TABLE7_MARK, TABLE7_SETTING
+from longred_bench.reports.table3 import results_table, ruler_scope, run_header, run_sections
+from longred_bench.reports.table3_plot import plot_table3
+from longred_bench.reports.table3_rows import (
+    Run,
+    RunKey,
+    extension_factor,
+    extensions,
+    method_runs,
+    run_scores,
+    seeds,
+    short_categories,
+)
+from longred_bench.reports.verdicts import (
+    T7_BASELINES,
+    Verdict,
+    extension_setting,
+    verdict_longred_keeps_short,
+    verdicts_markdown,
+)
+
+BASELINE_ROWS = tuple(T7_BASELINES)
+_PAPER_NAMES = {"merge": "model merging", "attention-only": "PET (attention-only tuning)"}
+
+
+def _scores(name: str) -> str:
+    values = TABLE7[name]
+    return ", ".join(f"{c} {v:.2f}" for c, v in zip(TABLE7_COLUMNS, values, strict=True) if v)
+
+
+def paper_evidence(base_row: str) -> str:
+    """The paper's Table 7 numbers of LongReD-C and the baseline, as one line."""
+    name = _PAPER_NAMES[base_row]
+    return (
+        f"{TABLE7_SETTING}: LongReD-C {_scores('LongReD-C')}; {name} {_scores(name)} "
+        f"({TABLE7_MARK})."
+    )
+
+
+def paper_lines() -> list[str]:
+    lines = [
+        f"Paper ({TABLE7_MARK}; {TABLE7_SETTING}; empty where the write-ups give no number):",
+        "",
+        "| method | " + " | ".join(TABLE7_COLUMNS) + " |",
+        "|---|" + "---:|" * len(TABLE7_COLUMNS),
+    ]
+    for name, values in TABLE7.items():
+        cells = " | ".join("" if v is None else f"{v:.2f}" for v in values)
+        lines.append(f"| {name} | {cells} |")
+    return [*lines, ""]
+
+
+def table7_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> list[Verdict]:
+    """(T7m) and (T7p): LongReD-C against each baseline at every extension that has both."""
+    out = []
+    for ext in extensions(runs):
+        pe, factor = extension_setting(ext, extension_factor(runs, ext))
+        scope = f"`{ext}` ({pe} x{factor:g})"
+        longred = [run_scores(k, runs[k], cats) for k in seeds(runs, ext, "longred-c")]
+        for base_row in BASELINE_ROWS:
+            base = [run_scores(k, runs[k], cats) for k in seeds(runs, ext, base_row)]
+            if base and longred:
+                paper = paper_evidence(base_row)
+                out.append(verdict_longred_keeps_short(base, longred, scope, paper, "LongReD-C"))
+    return out
+
+
+def build_table7(
+    records: list[dict[str, Any]],
+    out_dir: Path,
+    *,
+    profile: str,
+    command: str,
+    wall_seconds: float | None = None,
+    wall_note: str = "",
+) -> list[Path]:
+    """Write ``table7.md`` and ``table7.png`` under ``out_dir``; returns their paths."""
+    runs = method_runs(records, BASELINE_ROWS, "Table 7", "table7")
+    cats = short_categories(records)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    table, summary = results_table(runs, cats)
+    lines = [
+        f"# LongReD Table 7: continual-learning baselines (profile `{profile}`)",
+        "",
+        *run_header(records, runs, command, wall_seconds, wall_note),
+        "",
+        "Rows: `CPT, attention only (PET)` continues pre-training on the long data with only the "
+        "attention projections (q, k, v, o) trainable; `merge` interpolates the weights of the "
+        "`cpt` run of the same seed with the original's, half each, under the extended RoPE (no "
+        "training, so its budget row shows 0 steps); `cpt` and `LongReD-C` are Table 3's runs. "
+        f"Short Avg and RULER as in Table 3: RULER {ruler_scope(runs)}.",
+        "",
+        *paper_lines(),
+        "## Verdicts",
+        "",
+        *verdicts_markdown(table7_verdicts(runs, cats)),
+        "The paper's categories (General, Math, Common) are not this profile's short tasks: "
+        "compare directions and verdicts, not magnitudes.",
+        "",
+        "![Short Avg against RULER, and retention](table7.png)",
+        "",
+        *run_sections(runs, cats, table),
+    ]
+    md_path = out_dir / "table7.md"
+    md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    title = f"LongReD Table 7: continual-learning baselines ({profile})"
+    return [md_path, plot_table3(summary, out_dir / "table7.png", title)]

@@ -193,13 +193,22 @@ def over_length_documents(records: list[dict[str, Any]]) -> int:
     return sum(per_task.values())
 
 
+def gzip_fixed(data: bytes) -> bytes:
+    """``data`` gzip-compressed (level 9) with a header that names no file, time or operating
+    system (OS byte 255, "unknown", whatever Python writes by default), so the same bytes give
+    the same file on every Python with the same zlib."""
+    out = bytearray(gzip.compress(data, compresslevel=9, mtime=0))
+    out[9] = 255
+    return bytes(out)
+
+
 def write_jsonl(path: Path, records: list[dict]) -> Path:
     """Records (with their provenance) as JSON lines, atomically; gzip-compressed when ``path``
     ends in ``.gz``, with no name or time in the header, so the same records give the same
     bytes."""
     text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in records)
     if Path(path).suffix == ".gz":
-        atomic_write_bytes(path, gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
+        atomic_write_bytes(path, gzip_fixed(text.encode("utf-8")))
     else:
         atomic_write_text(path, text)
     return path

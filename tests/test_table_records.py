@@ -20,6 +20,7 @@ def test_table_records_round_trip_compressed(tmp_path: Path) -> None:
     assert path == tmp_path / "table3.jsonl.gz"
     raw = path.read_bytes()
     assert raw[:2] == b"\x1f\x8b"  # gzip magic
+    assert raw[4:8] == b"\x00" * 4 and raw[9] == 255  # no time, no operating system
     assert read_records(path) == RECORDS
     lines = gzip.decompress(raw).decode().splitlines()
     assert [json.loads(x) for x in lines] == RECORDS

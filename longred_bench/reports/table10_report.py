@@ -19,6 +19,8 @@ Claims (the paper: Llama-3-8B on 8 x A800, 32K and 128K):
        cost(mix-cpt) / cost(cpt) entirely below 1 -> reproduced; entirely at or above 1 -> not
        reproduced; otherwise not comparable at this scale.
 
+Either claim with a row of a single run is not comparable: one timing says nothing of its spread.
+
 Peak memory is not in the records of CPU runs (no per-run allocator peak there), so the report
 says so instead of a number.
 """
@@ -71,12 +73,12 @@ RULE_A = (
     "{level:.0%} bootstrap interval over the runs (seeds) of each row of seconds per token "
     "(LongReD-C) / (cpt): entirely <= {limit:.2f} -> reproduced; entirely above -> not "
     "reproduced; otherwise not comparable at this scale (timing spread wider than the "
-    "{tol:.0%} tolerance)."
+    "{tol:.0%} tolerance). A row of one run -> not comparable (no spread to judge by)."
 )
 RULE_B = (
     "{level:.0%} bootstrap interval over the runs (seeds) of each row of seconds per token "
     "(mix-cpt) / (cpt): entirely below 1 -> reproduced; entirely at or above 1 -> not "
-    "reproduced; otherwise not comparable at this scale."
+    "reproduced; otherwise not comparable at this scale. A row of one run -> not comparable."
 )
 
 
@@ -171,9 +173,12 @@ def _paper(row: str) -> str:
     return f"Llama-3-8B on 8 x A800, {'; '.join(parts)} ({TABLE10_MARK})."
 
 
-def cost_label(key: str, ci: Interval) -> str:
+def cost_label(key: str, ci: Interval, runs: int = 2) -> str:
     """The rule of (T10a) (at most CPT's cost, within the tolerance) or (T10b) (below CPT's)
-    applied to the interval of a cost ratio."""
+    applied to the interval of a cost ratio; ``runs``: the fewer runs of the two rows (with one,
+    the interval says nothing of the timing spread: not comparable)."""
+    if runs < 2:
+        return NOT_COMPARABLE
     if key == "T10a":
         limit = 1 + TOLERANCE
         if ci.high <= limit:
@@ -203,7 +208,7 @@ def table10_verdicts(runs: dict[RunKey, Run], table: list[Cost]) -> list[Verdict
                 continue
             ci = ratio_interval(mine, base)
             text = rule.format(level=LEVEL, limit=limit, tol=TOLERANCE)
-            label = cost_label(key, ci)
+            label = cost_label(key, ci, min(len(mine.seconds), len(base.seconds)))
             ours = (
                 f"`{row}` {mine.per_token * 1e6:.0f} s per 1M tokens ({len(mine.seconds)} runs) "
                 f"against `cpt` {base.per_token * 1e6:.0f} ({len(base.seconds)} runs): "

@@ -189,8 +189,10 @@ def build_table2(
         *run_header(records, runs, command, wall_seconds, wall_note),
         "",
         "Rows: `CPT, long data` continues pre-training on the long data (D1) only; `CPT, long + "
-        "original-window data` replaces half of its tokens by text of the original window "
-        "(LongReD's Table 2: half of the long data replaced by 8K-token text); `CPT, mixed data` "
+        "original-window data` replaces half of its tokens by text of the original window, the "
+        "short data of LongReD's mix (`s2l_data` of the records' configs: Brown `train` at the "
+        "tiny profile, the pretraining mix's main corpus, where D1 is Austen + KJV) (LongReD's "
+        "Table 2: half of the long data replaced by 8K-token text); `CPT, mixed data` "
         "is LongReD's 4 : 3 : 1 mix of Table 3 where present. Every trained row takes the same "
         f"steps and tokens per step. Short Avg and RULER as in Table 3: RULER {ruler_scope(runs)}.",
         "",

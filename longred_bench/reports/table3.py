@@ -272,7 +272,8 @@ def budget_sentence(budgets: dict[RunKey, tuple[Any, Any]]) -> str:
 
 
 def training_lines(runs: dict[RunKey, Run]) -> list[str]:
-    """The training budget of each trained run, and whether every one used the same."""
+    """The training budget of each trained run, and whether every one used the same (runs of 0
+    steps, merges, left out of that check)."""
     trained = [k for k in row_order(runs) if runs[k].train]
     if not trained:
         return ["No trained rows in these records.", ""]
@@ -283,7 +284,8 @@ def training_lines(runs: dict[RunKey, Run]) -> list[str]:
     budgets = {}
     for key in trained:
         t = runs[key].train or {}
-        budgets[key] = (t.get("steps"), t.get("tokens"))
+        if t.get("steps") != 0:  # a merge trains nothing: no budget to compare
+            budgets[key] = (t.get("steps"), t.get("tokens"))
         seconds = t.get("seconds")
         lines.append(
             f"| {_ext_text(key[0])} | {ROW_TITLES[key[1]]} | {key[2]} | {t.get('steps')} | "
@@ -291,7 +293,10 @@ def training_lines(runs: dict[RunKey, Run]) -> list[str]:
         )
     lines.append("")
     lines += d1_lines(runs, trained)
-    lines.append(budget_sentence(budgets))
+    if budgets:
+        lines.append(budget_sentence(budgets))
+    if len(budgets) < len(trained):
+        lines.append("Rows of 0 steps (merges) train nothing: they are left out of that check.")
     return [*lines, ""]
 
 

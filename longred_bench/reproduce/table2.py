@@ -4,8 +4,10 @@ A profile (:data:`TABLE2_PROFILES`) is a Table 3 profile with other rows: ``cpt`
 at ``tiny`` the same runs as Table 3's, so they come from its cache), ``long-short-cpt`` (half of
 the long tokens replaced by text of the original window, CE on both at the extended RoPE: the
 paper's "Long+Short") and, at ``tiny``, ``mix-cpt`` (LongReD's 4 : 3 : 1 mix, Table 3's runs) for
-reference. Every row trains the same steps and tokens per step on the same long data; the rows of
-the verdict are trained with 3 seeds at ``tiny``.
+reference. Every row trains the same steps and tokens per step and reads the same long data (D1)
+for its long share; the original-window text is the short data of LongReD's mix (``s2l_data``:
+Brown ``train`` at ``tiny``, where D1 is Austen + KJV). The rows of the verdict are trained with 3
+seeds at ``tiny``.
 """
 
 from __future__ import annotations

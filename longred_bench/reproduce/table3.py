@@ -287,10 +287,29 @@ def trained_rows(prof: Table3Profile) -> list[TrainedRow]:
 
 
 def train_key(cfg: Any) -> str:
-    """Cache key of a training run: its config, the starting model's identity, the code version."""
+    """Cache key of a training run: its config, the starting model's identity, the code version.
+    A merge's trained model counts by what it is (:func:`merge_source_identity`), not where it
+    lies."""
+    fields = cfg.to_dict()
+    if cfg.recipe == "merge" and cfg.merge_with:
+        fields["merge_with"] = merge_source_identity(Path(cfg.merge_with))
     return config_hash(
-        {**cfg.to_dict(), "base": build_identity(cfg.model), "train_version": TRAIN_VERSION}
+        {**fields, "base": build_identity(cfg.model), "train_version": TRAIN_VERSION}
     )
+
+
+def merge_source_identity(final: Path) -> str:
+    """What a merge's trained model is: its cached run's name (which holds that run's config
+    hash) and a hash of the run's ``run.json`` (its own tokens and seconds), so a source trained
+    again makes a new merge, and moving the cache does not. A directory outside the run cache is
+    named by its path."""
+    run = final.parent
+    info = run / "run.json"
+    if not (final.name == "final" and run.name.startswith("train-") and info.is_file()):
+        return str(final)
+    import hashlib
+
+    return f"{run.name}:{hashlib.sha256(info.read_bytes()).hexdigest()[:16]}"
 
 
 def _finished_run(run_dir: Path) -> dict[str, Any] | None:

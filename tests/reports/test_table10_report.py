@@ -37,3 +37,9 @@ def test_ratio_is_seconds_per_token_and_its_interval_widens_with_the_runs_spread
 )
 def test_cost_rules(key: str, interval: Interval, label: str) -> None:
     assert cost_label(key, interval) == label
+
+
+def test_one_run_per_row_is_not_comparable() -> None:
+    # A clear ratio, but from a single timing of one row: the spread is unknown.
+    assert cost_label("T10a", Interval(0.8, 0.8, 0.8), runs=1) == NOT_COMPARABLE
+    assert cost_label("T10a", Interval(0.8, 0.8, 0.8), runs=3) == REPRODUCED

@@ -113,6 +113,16 @@ def reproduce_table2(session: nox.Session) -> None:
 
 
 @nox.session
+@nox.parametrize("table", ["table4", "table5", "table6"])
+def reproduce_ablation(session: nox.Session, table: str) -> None:
+    """LongReD's ablations of LongReD-C (Table 4: loss weights, Table 5: distilled layers,
+    Table 6: short-distillation length) at profile ``tiny``, in two worker processes; their
+    claims decided by rule: ``nox -s "reproduce_ablation(table='table4')"``; ``-- --profile
+    smoke`` for the seconds-long smoke run."""
+    _reproduce_trained(session, table)
+
+
+@nox.session
 def reproduce_table7(session: nox.Session) -> None:
     """LongReD Table 7 (LongReD-C against model merging, attention-only tuning and CPT at one
     extension) at profile ``tiny``, in two worker processes; its claims decided by rule;

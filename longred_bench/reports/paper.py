@@ -131,3 +131,28 @@ TABLE7: dict[str, tuple[float | None, ...]] = {
     "CPT": (65.39, None, None, 82.80),
     "LongReD-C": (67.51, 31.52, 72.35, 84.98),
 }
+
+ABLATION_MARK = "[sec]"
+ABLATION_SETTING = "Llama-3-8B extended to 32K by ABF, LongReD-C"
+# LongReD Table 4: loss weights -> RULER (and what the write-ups note)
+TABLE4: tuple[tuple[str, float, str], ...] = (
+    ("a1 = 5, a2 = 10 (default)", 84.98, "Short Avg 54.85"),
+    ("no L_short (a1 = 0, a2 = 15)", 85.48, "General 66.54, Common 70.64 (default 67.65, 72.35)"),
+    ("no L_s2l (a2 = 0)", 83.61, ""),
+    ("a2 = 100", 80.40, ""),
+    ("a1 = 100", 80.19, ""),
+    ("a1 = 2", 86.03, ""),
+)
+# LongReD Table 5: distilled layers -> RULER
+TABLE5: tuple[tuple[str, float], ...] = (
+    ("attention-KL selected (6) + last (default)", 84.98),
+    ("uniform (6) + last", 82.53),
+    ("all layers", 81.47),
+    ("last only", 82.24),
+)
+# LongReD Table 6: short-distillation length (of the 8K window) -> RULER
+TABLE6: tuple[tuple[str, float], ...] = (
+    ("1,024 (1/8, default)", 84.98),
+    ("2,048 (1/4)", 83.20),
+    ("8,192 (1x)", 75.54),
+)

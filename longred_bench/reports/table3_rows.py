@@ -38,6 +38,9 @@ ROWS = (
     "original", "zero-shot", "control", "cpt", "long-short-cpt", "mix-cpt", "attention-only",
     "merge", "longred-c", "longred-u", "linearard", "linearard-ft", "linearard-lite",
     "linearard-lite-ft", "rpes", "pose", "longrecipe", "longrecipe-digit",
+    "longred-c-no-short", "longred-c-no-s2l", "longred-c-a2-100", "longred-c-a1-100",
+    "longred-c-a1-2", "longred-c-uniform", "longred-c-all-layers", "longred-c-last-layer",
+    "longred-c-short-eighth", "longred-c-short-quarter", "longred-c-short-full",
 )  # fmt: skip
 ROW_TITLES = {
     "original": "original",
@@ -58,6 +61,17 @@ ROW_TITLES = {
     "pose": "PoSE",
     "longrecipe": "LongRecipe",
     "longrecipe-digit": "LongRecipe, digit selection",
+    "longred-c-no-short": "LongReD-C, no L_short (a1 = 0, a2 = 15)",
+    "longred-c-no-s2l": "LongReD-C, no L_s2l (a2 = 0)",
+    "longred-c-a2-100": "LongReD-C, a2 = 100",
+    "longred-c-a1-100": "LongReD-C, a1 = 100",
+    "longred-c-a1-2": "LongReD-C, a1 = 2",
+    "longred-c-uniform": "LongReD-C, uniform layers + last",
+    "longred-c-all-layers": "LongReD-C, all layers",
+    "longred-c-last-layer": "LongReD-C, last layer only",
+    "longred-c-short-eighth": "LongReD-C, short texts 1/8 of the window",
+    "longred-c-short-quarter": "LongReD-C, short texts 1/4 of the window",
+    "longred-c-short-full": "LongReD-C, short texts of the whole window",
 }
 TINY_CATEGORIES: dict[str, tuple[str, ...]] = {
     "Language": ("longred_tiny_swap", "longred_tiny_replace"),

@@ -3,7 +3,8 @@
 without importing any table."""
 
 TABLE_NAMES = (
-    "kernel", "linearard", "longrecipe", "pcd", "table1", "table2", "table3", "table7", "table10",
+    "kernel", "linearard", "longrecipe", "pcd", "table1", "table2", "table3", "table4", "table5",
+    "table6", "table7", "table10",
     "tiny_base",
 )  # fmt: skip
 DEFAULT_PROFILE = "smol"

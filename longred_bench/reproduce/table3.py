@@ -61,6 +61,47 @@ ROW_RECIPE = {
     "longrecipe": ("longrecipe", {}),
     "longrecipe-digit": ("longrecipe", {"anchors": ["digit"]}),
 }
+# LongReD's ablations (`reproduce table4`, `table5`, `table6`): LongReD-C with one setting
+# changed. Loss weights (Table 4) are keys; distilled layers (Table 5) and the short-distillation
+# length (Table 6) follow the model's depth and window (:func:`ablation_overrides`).
+ABLATION_ROWS: dict[str, dict[str, Any]] = {
+    "longred-c-no-short": {"a1": 0.0, "a2": 15.0},
+    "longred-c-no-s2l": {"a2": 0.0},
+    "longred-c-a2-100": {"a2": 100.0},
+    "longred-c-a1-100": {"a1": 100.0},
+    "longred-c-a1-2": {"a1": 2.0},
+    "longred-c-uniform": {},
+    "longred-c-all-layers": {},
+    "longred-c-last-layer": {},
+    "longred-c-short-eighth": {},
+    "longred-c-short-quarter": {},
+    "longred-c-short-full": {},
+}
+ROW_RECIPE.update({row: ("longred", {"sampler": "cream", **o}) for row, o in ABLATION_ROWS.items()})
+SHORT_FRACTIONS = {"longred-c-short-eighth": 8, "longred-c-short-quarter": 4,
+                   "longred-c-short-full": 1}  # fmt: skip
+
+
+def ablation_overrides(row: str, model: str, top_m: int) -> dict[str, Any]:
+    """The settings of an ablation row that depend on ``model``: distilled layers (1-based;
+    ``uniform``: ``top_m`` layers evenly spread below the last, plus the last; ``all-layers``;
+    ``last-layer``) and the short-distillation length (a fraction of the original window)."""
+    from longred_bench.jobs.tiny_base import config_without_build
+
+    config = config_without_build(model)
+    depth = int(config.num_hidden_layers)
+    if row == "longred-c-uniform":
+        step = depth / (top_m + 1)
+        return {"layers": sorted({max(1, round(step * (i + 1))) for i in range(top_m)} | {depth})}
+    if row == "longred-c-all-layers":
+        return {"layers": list(range(1, depth + 1))}
+    if row == "longred-c-last-layer":
+        return {"layers": [depth]}
+    if row in SHORT_FRACTIONS:
+        return {"short_len": int(config.max_position_embeddings) // SHORT_FRACTIONS[row]}
+    return {}
+
+
 # Rows whose replay stage is part of the others' budget (:func:`replay_within_budget`).
 REPLAY_IN_BUDGET = ("longrecipe", "longrecipe-digit")
 # The reduced budget of the `-lite` rows: a quarter of the steps with a sixteenth of the tokens
@@ -202,6 +243,9 @@ class TrainedRow:
         if self.extension is None:
             return resolve_config(recipe, profile=prof.train_profile, overrides=overrides)
         overrides["rope"] = self.extension
+        if self.row in ABLATION_ROWS:
+            top_m = resolve_config(recipe, profile=prof.train_profile, overrides=overrides).top_m
+            overrides.update(ablation_overrides(self.row, prof.model, top_m))
         cfg = resolve_config(recipe, profile=prof.train_profile, overrides=overrides)
         if self.row.startswith("linearard-lite"):
             cfg = cfg.replace(
@@ -329,8 +373,9 @@ def _finished_run(run_dir: Path) -> dict[str, Any] | None:
             return None
         if path == info_path:
             info = value
+    layers = {"layers": info["layers"]} if "layers" in info else {}  # the distilled layers
     return {"steps": value["step"], "tokens": info["tokens"], "seconds": info["seconds"],
-            "dir": str(run_dir)}  # fmt: skip
+            "dir": str(run_dir), **layers}  # fmt: skip
 
 
 def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
@@ -418,7 +463,7 @@ def trained_row_records(
     if run.extension in prof.table1_extensions:
         return []
     info = {**info, "long_data": cfg.long_data, "retrieval_fraction": cfg.retrieval_fraction,
-            "long_len": cfg.long_len}  # fmt: skip
+            "long_len": cfg.long_len, "short_len": cfg.short_len}  # fmt: skip
     if cfg.recipe == "longrecipe":
         from longred_bench.jobs.train import IMPACT
 

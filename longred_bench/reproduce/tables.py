@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from longred_bench.jobs.units import cached_records, save_records, stored_config
 from longred_bench.profiles import PROFILES, check_profile
 from longred_bench.reports.table1 import build_table1
 from longred_bench.reproduce import DEFAULT_PROFILE
+from longred_bench.reproduce.ablations import ABLATION_PROFILES, reproduce_ablation
 from longred_bench.reproduce.linearard import reproduce_linearard
 from longred_bench.reproduce.longrecipe import reproduce_longrecipe
 from longred_bench.reproduce.table2 import TABLE2_PROFILES, reproduce_table2
@@ -282,6 +284,7 @@ def table_profiles() -> dict[str, tuple[str, ...]]:
         "table1": tuple(TABLE1_PROFILES),
         "table2": tuple(TABLE2_PROFILES),
         "table3": tuple(TABLE3_PROFILES),
+        **{name: tuple(profiles) for name, profiles in ABLATION_PROFILES.items()},
         "table7": tuple(TABLE7_PROFILES),
         "table10": tuple(TABLE10_PROFILES),
         "linearard": tuple(LINEARARD_PROFILES),
@@ -312,6 +315,7 @@ TABLES: dict[str, Callable[..., list[Path]]] = {
     "table1": _table1,
     "table2": reproduce_table2,
     "table3": _table3,
+    **{name: partial(reproduce_ablation, name) for name in ABLATION_PROFILES},
     "table7": reproduce_table7,
     "table10": reproduce_table10,
     "linearard": reproduce_linearard,
@@ -323,7 +327,10 @@ TABLES: dict[str, Callable[..., list[Path]]] = {
 
 
 # The tables whose runs go to worker processes.
-JOBS_TABLES = ("table2", "table3", "table7", "table10", "linearard", "longrecipe")
+JOBS_TABLES = (
+    "table2", "table3", "table4", "table5", "table6", "table7", "table10", "linearard",
+    "longrecipe",
+)  # fmt: skip
 
 
 def reproduce(

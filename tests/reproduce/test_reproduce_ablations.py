@@ -1,0 +1,48 @@
+"""``reproduce table5 --profile smoke``: LongReD-C and its distilled-layer variants trained and
+evaluated, each run's layers recorded, the paper's Table 5 beside ours and its claims; the tiny
+profiles of Tables 4-6 share LongReD-C's runs with Table 3 and set what they vary."""
+
+from __future__ import annotations
+
+import pytest
+
+from longred_bench.cli import main
+from longred_bench.results import read_records
+
+
+@pytest.mark.integration
+def test_reproduce_table5_smoke(tmp_path, smoke_cache):
+    out = tmp_path / "report"
+    argv = ["reproduce", "table5", "--profile", "smoke", "--out", str(out), "--quiet"]
+    assert main([*argv, "--jobs", "2"]) == 0
+    records = read_records(out / "table5.jsonl.gz")
+    layers = {r["row"]: tuple(r["train"]["layers"]) for r in records if r["train"]}
+    assert layers["longred-c-all-layers"] == (1, 2, 3, 4)
+    assert layers["longred-c-last-layer"] == (4,)
+    assert layers["longred-c-uniform"] == (2, 4)
+    md = (out / "table5.md").read_text()
+    assert "| uniform (6) + last | 82.53 |" in md
+    for key in ("T5a", "T5b", "T5c"):
+        assert f"| ({key}) Attention-KL selected layers" in md
+    assert (out / "table5.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_tiny_ablations_vary_one_setting_of_table3s_longred_c():
+    from longred_bench.reproduce.ablations import ABLATION_PROFILES
+    from longred_bench.reproduce.table3 import TABLE3_PROFILES, TrainedRow, trained_rows
+
+    table3 = TABLE3_PROFILES["tiny"]
+    default = TrainedRow("longred-c", "abf:theta=2e6", 0).config(table3)
+    for name, profiles in ABLATION_PROFILES.items():
+        prof = profiles["tiny"]
+        assert prof.extensions == ("abf:theta=2e6",)
+        assert all(run in trained_rows(table3) for run in trained_rows(prof)
+                   if run.row == "longred-c")  # fmt: skip
+        for row in prof.rows[1:]:
+            cfg = TrainedRow(row, "abf:theta=2e6", 0).config(prof)
+            changed = {k for k, v in cfg.to_dict().items() if default.to_dict().get(k) != v}
+            assert changed and changed <= {"a1", "a2", "layers", "short_len"}, (name, row)
+    short = {r: TrainedRow(r, "abf:theta=2e6", 0).config(table3).short_len
+             for r in ABLATION_PROFILES["table6"]["tiny"].rows}  # fmt: skip
+    assert short == {"longred-c": 128, "longred-c-short-eighth": 32,
+                     "longred-c-short-quarter": 64, "longred-c-short-full": 256}  # fmt: skip

@@ -105,6 +105,14 @@ def _reproduce_trained(session: nox.Session, table: str) -> None:
 
 
 @nox.session
+def reproduce_all(session: nox.Session) -> None:
+    """Every table at profile ``tiny`` (``-- --profile P`` for another), the run tables first,
+    in two worker processes; ``-- --dry-run`` prints the plan (each unit, cached or not, and the
+    time left) and runs nothing."""
+    _reproduce_trained(session, "all")
+
+
+@nox.session
 def reproduce_table2(session: nox.Session) -> None:
     """LongReD Table 2 (long-only against long+short CPT data, per short task) at profile
     ``tiny``, in two worker processes; its claim decided by rule; ``-- --profile smoke`` for the

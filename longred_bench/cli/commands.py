@@ -145,9 +145,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     paths = reproduce(
         args.table, args.profile, Path(args.out) if args.out else None, force=args.force,
-        progress=not args.quiet, jobs=args.jobs, d1=args.d1,
+        progress=not args.quiet, jobs=args.jobs, d1=args.d1, dry_run=args.dry_run,
     )  # fmt: skip
-    print("wrote " + ", ".join(str(p) for p in paths))
+    if paths:
+        print("wrote " + ", ".join(str(p) for p in paths))
     return 0
 
 

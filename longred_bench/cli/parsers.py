@@ -336,5 +336,10 @@ def add_reproduce(sub: argparse._SubParsersAction) -> None:
         "tiny prose plus retrieval rows; prose: the recipes' prose-only D1, written under "
         "reports/<profile>/d1-prose)",
     )  # fmt: skip
+    p.add_argument(
+        "--dry-run", action="store_true",
+        help="print each unit of the table (or of `all`), cached or not, and an estimate of the "
+        "time left; run nothing (`all --profile paper --dry-run`: the papers' configurations)",
+    )  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=commands.cmd_reproduce)

@@ -3,8 +3,7 @@
 without importing any table."""
 
 TABLE_NAMES = (
-    "kernel", "linearard", "longrecipe", "pcd", "table1", "table2", "table3", "table4", "table5",
-    "table6", "table7", "table10",
-    "tiny_base",
+    "all", "kernel", "linearard", "longrecipe", "pcd", "table1", "table2", "table3", "table4",
+    "table5", "table6", "table7", "table10", "tiny_base",
 )  # fmt: skip
 DEFAULT_PROFILE = "smol"

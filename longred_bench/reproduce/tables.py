@@ -342,14 +342,29 @@ def reproduce(
     progress: bool = True,
     jobs: int = 1,
     d1: str | None = None,
+    dry_run: bool = False,
 ) -> list[Path]:
     """Run (or reuse) the runs of ``table`` at ``profile`` and write its report; returns paths.
     ``jobs``: worker processes for the independent runs (:data:`JOBS_TABLES`). ``d1``: the long
     data of Table 3's trained rows (:data:`longred_bench.reproduce.table3.D1_VARIANTS`; table3 only;
     a variant other than ``retrieval`` writes under ``reports/<profile>/d1-<variant>`` by
     default)."""
+    if table == "all":
+        return reproduce_all(profile, out, force=force, progress=progress, jobs=jobs,
+                             dry_run=dry_run)  # fmt: skip
     if table not in TABLES:
         raise UserError(f"unknown table {table!r}; available: {', '.join(TABLES)}")
+    if dry_run:
+        from longred_bench.reproduce.plan import RUN_TABLES, plan_text
+
+        if table not in RUN_TABLES:
+            raise UserError(
+                f"--dry-run plans the tables made of training runs ({', '.join(RUN_TABLES)}) "
+                f"and `all`; run {table} without it"
+            )
+        check_profile(profile, table_profiles()[table], table)
+        print(plan_text([table], profile, jobs), end="")
+        return []
     check_profile(profile, table_profiles()[table], table)
     if jobs != 1 and table not in JOBS_TABLES:
         raise UserError(
@@ -371,3 +386,43 @@ def reproduce(
     if table == "table3":
         extra["d1"] = d1 or "retrieval"
     return TABLES[table](profile, out, force=force, progress=progress, **extra)
+
+
+def reproduce_all(
+    profile: str,
+    out: Path | None = None,
+    *,
+    force: bool = False,
+    progress: bool = True,
+    jobs: int = 1,
+    dry_run: bool = False,
+) -> list[Path]:
+    """Every table with settings for ``profile``: the run tables first, Table 3 before the
+    others (they reuse its runs through the run cache), then Table 1, ``tiny_base``, PCD and the
+    kernel table. ``dry_run``: print the plan (:mod:`longred_bench.reproduce.plan`) instead."""
+    from longred_bench.reproduce.plan import (
+        OTHER_TABLES,
+        RUN_TABLES,
+        check_can_run,
+        paper_plan,
+        plan_text,
+    )
+
+    if profile == "paper" and dry_run:
+        print(paper_plan(), end="")
+        return []
+    supported = table_profiles()
+    tables = [t for t in (*RUN_TABLES, *OTHER_TABLES) if profile in supported[t]]
+    if profile not in PROFILES:
+        raise UserError(f"unknown profile {profile!r}; profiles: {', '.join(PROFILES)}")
+    if dry_run:
+        print(plan_text(tables, profile, jobs), end="")
+        return []
+    check_can_run(profile)
+    paths: list[Path] = []
+    for table in tables:
+        if progress:
+            print(f"[all] {table} --profile {profile}", flush=True)
+        table_jobs = jobs if table in JOBS_TABLES else 1
+        paths += reproduce(table, profile, out, force=force, progress=progress, jobs=table_jobs)
+    return paths

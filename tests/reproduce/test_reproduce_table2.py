@@ -12,7 +12,7 @@ from longred_bench.results import read_records
 
 
 @pytest.mark.integration
-def test_reproduce_table2_smoke(tmp_path, smoke_cache):
+def test_reproduce_table2_smoke(tmp_path, smoke_cache, capsys):
     out = tmp_path / "report"
     argv = ["reproduce", "table2", "--profile", "smoke", "--out", str(out), "--quiet"]
     assert main([*argv, "--jobs", "2"]) == 0
@@ -27,6 +27,9 @@ def test_reproduce_table2_smoke(tmp_path, smoke_cache):
     assert "| MMLU | 62.00 | 62.50 | +0.50 |" in md  # the paper's numbers beside ours
     assert "**Short Avg**" in md and "| (T2) Replacing half of the long data" in md
     assert (out / "table2.png").read_bytes()[:4] == b"\x89PNG"
+    # Its plan now finds every unit in the run cache.
+    assert main(["reproduce", "table2", "--profile", "smoke", "--dry-run"]) == 0
+    assert "0 to run" in capsys.readouterr().out
 
 
 def test_tiny_table2_shares_table3_runs_and_trains_half_at_the_original_window():

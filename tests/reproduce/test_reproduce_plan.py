@@ -1,0 +1,47 @@
+"""``reproduce all`` / ``--dry-run``: the plan lists every unit, cached or not, counts shared units
+once and runs nothing; the paper profile's plan prints LongReD's configurations offline and a
+real paper run without a GPU fails in one line."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from longred_bench.cli import main
+
+
+def test_dry_run_of_all_lists_units_and_runs_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    argv = ["reproduce", "all", "--profile", "smoke", "--dry-run", "--out", str(out)]
+    assert main([*argv, "--jobs", "2"]) == 0
+    text = capsys.readouterr().out
+    for table in ("table3", "table2", "table4", "table7", "table10", "linearard", "table1"):
+        assert f"\n{table}:" in text or text.startswith(f"{table}:"), table
+    assert "to run  train cpt abf:theta=1e5 seed 0" in text
+    assert "with 2 job(s)" in text and "0 cached" in text
+    # The cpt run appears in several tables but once in the total.
+    distinct = int(text.split("In all: ")[1].split(" distinct")[0])
+    listed = sum(int(line.split(": ")[1].split(" units")[0]) for line in text.splitlines()
+                 if " units, " in line and not line.startswith("In all"))  # fmt: skip
+    assert distinct < listed
+    assert not out.exists() and not (tmp_path / "cache" / "runs").exists()
+
+
+def test_dry_run_is_for_run_tables(capsys):
+    assert main(["reproduce", "table1", "--profile", "smoke", "--dry-run"]) != 0
+    assert "--dry-run plans the tables made of training runs" in capsys.readouterr().err
+
+
+def test_paper_plan_prints_longreds_configurations(capsys):
+    assert main(["reproduce", "all", "--profile", "paper", "--dry-run"]) == 0
+    text = capsys.readouterr().out
+    assert "| longred (cream) | meta-llama/Meta-Llama-3-8B | abf:theta=2e7 | 32000 / 1024 |" in text
+    assert "a1 5, a2 10, top_m 6" in text and "32K: cpt 22.4 h" in text
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the check is for machines without a GPU")
+def test_paper_run_without_gpu_fails_at_once(capsys):
+    assert main(["reproduce", "all", "--profile", "paper"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "needs GPUs and hub access" in err

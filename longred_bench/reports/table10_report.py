@@ -269,7 +269,13 @@ def build_table10(
     lines = [
         f"# LongReD Table 10: training cost per recipe (profile `{profile}`)",
         "",
-        *run_header(records, runs, command, wall_seconds, wall_note),
+        *(
+            line
+            for line in run_header(records, runs, command, wall_seconds, wall_note)
+            if not line.startswith("- Intervals")
+        ),
+        f"- Intervals: {LEVEL:.0%} percentile bootstrap over the runs (seeds) of each row "
+        f"({N_BOOT} resamples, seed {BOOT_SEED}).",
         "",
         "Each trained row's wall-clock training seconds per token, from the runs' own timings "
         "(the same runs as Table 3's; every row takes the same steps and tokens per step), and "

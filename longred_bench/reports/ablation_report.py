@@ -12,8 +12,9 @@ Every claim is a direction (:class:`Claim`): the interval of ``what(row) - what(
 (``what``: Short Avg or RULER) entirely on the claimed side of 0 -> reproduced; otherwise not
 reproduced. Not comparable at this scale: the difference is smaller than the larger seed spread
 (of ``what``) of the two rows; for a RULER claim, both RULER averages are below
-:data:`~longred_bench.reports.verdicts.RULER_FLOOR`; or the two rows distilled the same layers (a
-layer choice that cannot differ on this model's depth); or there is no interval.
+:data:`~longred_bench.reports.verdicts.RULER_FLOOR`; for a claim between layer choices
+(``Claim.layers``), the two rows distilled the same layers (a choice that cannot differ on this
+model's depth); or there is no interval.
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ class Claim:
     what: str  # "short" or "ruler"
     sign: int
     paper: str
+    layers: bool = False  # the two rows differ in their distilled layers (Table 5)
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,7 @@ def verdict_direction(
         f"otherwise not reproduced. Not comparable at this scale: a difference smaller than the "
         f"larger {name} seed spread of the two rows"
         + (f", both RULER averages below {RULER_FLOOR:g}" if claim.what == "ruler" else "")
-        + ", or the same distilled layers."
+        + (", or the same distilled layers." if claim.layers else ".")
     )
     ci, n = seed_diff(ref, mine, claim.what)
     base, value = compared_means(ref, mine, claim.what)
@@ -155,7 +157,12 @@ def ablation_verdicts(
             ref = [run_scores(k, runs[k], cats) for k in ref_keys]
             mine = [run_scores(k, runs[k], cats) for k in my_keys]
             layers = _layers(ref_keys, runs), _layers(my_keys, runs)
-            same = len(layers[0]) == 1 and layers[0] == layers[1] and () not in layers[0]
+            same = (
+                claim.layers
+                and len(layers[0]) == 1
+                and layers[0] == layers[1]
+                and () not in layers[0]
+            )
             out.append(verdict_direction(claim, ref, mine, scope, same_layers=same))
     return out
 

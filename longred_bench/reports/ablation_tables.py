@@ -96,6 +96,7 @@ TABLE5_ABLATION = Ablation(
             "ruler",
             -1,
             _drop(name, _KL),
+            layers=True,
         )
         for key, what, row, name in (
             ("T5a", "uniformly spread layers", "longred-c-uniform", TABLE5[1][0]),

@@ -40,8 +40,14 @@ def test_seed_spread_floor_and_same_layers_make_it_not_comparable() -> None:
     assert noisy.label == NOT_COMPARABLE and "seed spread" in noisy.rule
     low = verdict_direction(CLAIM, _rows("longred-c", (1, 1, 1)), _rows("v", (0, 0, 0)), "s")
     assert low.label == NOT_COMPARABLE and "floor" in low.rule
-    same = verdict_direction(CLAIM, ref, _rows("v", (4, 4, 5)), "s", same_layers=True)
+    layer_claim = Claim("T", "KL layers beat v.", "v", "longred-c", "ruler", -1, "p", layers=True)
+    same = verdict_direction(layer_claim, ref, _rows("v", (4, 4, 5)), "s", same_layers=True)
     assert same.label == NOT_COMPARABLE and "same layers" in same.rule
+
+
+def test_same_layers_only_matter_to_claims_between_layer_choices() -> None:
+    for name, ablation in ABLATIONS.items():
+        assert all(c.layers == (name == "table5") for c in ablation.claims), name
 
 
 def test_every_claim_compares_rows_of_its_table() -> None:

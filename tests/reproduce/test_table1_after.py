@@ -112,8 +112,7 @@ def test_verdict_c_rule(after: tuple[float, float], label: str) -> None:
 
 def test_parser_table_names_and_profiles_match_the_tables() -> None:
     """The parser's table names (read without importing any table) are the dispatcher's and
-    `all`, and
-    every table's per-profile settings are keyed by registered profiles."""
+    `all`, and every table's per-profile settings are keyed by registered profiles."""
     from longred_bench.profiles import PROFILES
     from longred_bench.reproduce import TABLE_NAMES
     from longred_bench.reproduce.tables import TABLES, table_profiles

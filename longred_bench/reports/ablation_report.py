@@ -100,13 +100,14 @@ def verdict_direction(
     """One :class:`Claim` at one extension (the rule in the module docstring)."""
     name = WHAT_NAMES[claim.what]
     side = "below" if claim.sign < 0 else "above"
+    cases = [f"a difference smaller than the larger {name} seed spread of the two rows"]
+    cases += [f"both RULER averages below {RULER_FLOOR:g}"] if claim.what == "ruler" else []
+    cases += ["the same distilled layers"] if claim.layers else []
+    either = cases[0] if len(cases) == 1 else ", ".join(cases[:-1]) + " or " + cases[-1]
     rule = (
         f"{LEVEL:.0%} bootstrap interval (seeds and paired documents resampled) of "
         f"{name}({claim.row}) - {name}({claim.reference}): entirely {side} 0 -> reproduced; "
-        f"otherwise not reproduced. Not comparable at this scale: a difference smaller than the "
-        f"larger {name} seed spread of the two rows"
-        + (f", both RULER averages below {RULER_FLOOR:g}" if claim.what == "ruler" else "")
-        + (", or the same distilled layers." if claim.layers else ".")
+        f"otherwise not reproduced. Not comparable at this scale: {either}."
     )
     ci, n = seed_diff(ref, mine, claim.what)
     base, value = compared_means(ref, mine, claim.what)

@@ -6,9 +6,10 @@ run and each evaluation, keyed as the real call keys them (a run directory, an e
 hash), so a unit two tables share counts once in the total. A cached training run's time is its
 own (``run.json``); an uncached one is estimated from the cached runs' seconds per token, of the
 same recipe where there are some, else of every recipe, times its tokens; an evaluation from
-:data:`~longred_bench.reproduce.table3.UNIT_COST` (measured at ``tiny``: a third of a CPT run),
-and a merge at one second. Other tables (Table 1, ``tiny_base``, PCD, the kernel table) are one line
-each, cached or not where the cache says so. ``--profile paper --dry-run`` prints the papers'
+:data:`~longred_bench.reproduce.table3.UNIT_COST` (measured at ``tiny``: a third of a CPT run;
+of any cached training run where the plan has no CPT run), and a merge at one second. Other
+tables (Table 1, ``tiny_base``, PCD, the kernel table) are one line each, cached or not where the
+cache says so. ``--profile paper --dry-run`` prints the papers'
 configurations instead (:func:`paper_plan`), offline; a real ``paper`` run needs a GPU and hub
 access and fails at once without a GPU.
 """
@@ -117,8 +118,9 @@ def estimate(units: list[PlannedUnit]) -> list[PlannedUnit]:
         if u.kind == "train" and u.cached and u.seconds and u.tokens:
             rates.setdefault(u.recipe, []).append(u.seconds / u.tokens)
     every = [r for values in rates.values() for r in values]
-    cpt = [u.seconds for u in units if u.kind == "train" and u.recipe == "cpt" and u.seconds]
-    eval_seconds = UNIT_COST["eval"] * statistics.median(cpt) if cpt else None
+    trained = [u for u in units if u.kind == "train" and u.recipe != "merge" and u.seconds]
+    runs = [u.seconds for u in trained if u.recipe == "cpt"] or [u.seconds for u in trained]
+    eval_seconds = UNIT_COST["eval"] * statistics.median(runs) if runs else None
     out = []
     for u in units:
         seconds = u.seconds

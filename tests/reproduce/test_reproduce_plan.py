@@ -45,3 +45,18 @@ def test_paper_run_without_gpu_fails_at_once(capsys):
     assert main(["reproduce", "all", "--profile", "paper"]) != 0
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "needs GPUs and hub access" in err
+
+
+def test_estimates_come_from_cached_runs_of_the_plan():
+    from longred_bench.reproduce.plan import PlannedUnit, estimate
+    from longred_bench.reproduce.table3 import UNIT_COST
+
+    units = [
+        PlannedUnit("a", "train longred seed 0", "train", True, 100.0, "longred", 1000),
+        PlannedUnit("b", "train longred seed 1", "train", False, None, "longred", 2000),
+        PlannedUnit("c", "eval", "eval", False, None),
+    ]
+    got = {u.key: u.seconds for u in estimate(units)}
+    # Twice the tokens at the cached run's rate; an evaluation from the cached run when the plan
+    # holds no CPT run.
+    assert got == {"a": 100.0, "b": 200.0, "c": UNIT_COST["eval"] * 100.0}

@@ -41,7 +41,7 @@ ATTENTION_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
 # Fields added after runs were cached: left out of to_dict (so of every cache key) while they
 # hold their default, so adding them rebuilt nothing.
 _OMITTED_AT_DEFAULT = ("trainable", "merge_with", "merge_weight", "anchors", "keep_other",
-                       "replay_steps", "replay_lr", "impact_steps")  # fmt: skip
+                       "replay_steps", "replay_lr", "impact_steps", "snapshot_steps")  # fmt: skip
 SCHEDULES = ("constant", "cosine", "linear")
 SAMPLERS = ("uniform", "cream")
 DISTRIBUTED = ("ddp", "fsdp")
@@ -80,6 +80,9 @@ class TrainConfig:
     device: str = "auto"
     checkpoint_every: int = 50
     keep_checkpoints: int = 2
+    # Hugging Face model directories kept at these optimizer steps, ``DIR/steps/step-NNNNNN/``
+    # (a learning curve from one run: LongReD Figure 3); empty: only ``final/``.
+    snapshot_steps: tuple[int, ...] = ()
     # Data.
     long_data: str = "austen+kjv"
     long_len: int = 1024
@@ -231,6 +234,7 @@ class TrainConfig:
                 "0 decays over the whole run"
             )
         self._validate_copy_warmup()
+        self._validate_snapshots()
         if not 0 <= self.merge_weight <= 1:
             raise UserError(f"config merge_weight must be in [0, 1] (got {self.merge_weight})")
         self._validate_merge()
@@ -267,6 +271,18 @@ class TrainConfig:
             )
         if self.replay_steps < 0 or (self.replay_steps and self.replay_lr <= 0):
             raise UserError("config replay_steps must be >= 0, and replay_lr > 0 with replay steps")
+
+    def _validate_snapshots(self) -> None:
+        last = self.steps + (self.cpt_steps if self.recipe == "linearard" else 0)
+        last += self.replay_steps
+        steps = self.snapshot_steps
+        if list(steps) != sorted(set(steps)) or (steps and not 1 <= steps[0] <= steps[-1] <= last):
+            raise UserError(
+                f"config snapshot_steps must be increasing optimizer steps in 1..{last} (got "
+                f"{list(steps)})"
+            )
+        if steps and self.lora_rank:
+            raise UserError("config snapshot_steps is not supported with LoRA (lora_rank > 0)")
 
     def _validate_merge(self) -> None:
         if self.recipe != "merge":

@@ -8,7 +8,8 @@ minimises the ``"loss"`` term the method returns. Outputs under ``DIR``:
 - ``metrics.jsonl``: one record per optimizer step (``step``, ``loss``, each term, ``tokens``,
   ``lr``, ``seconds``, ``grad_norm``; ``heldout_<corpus>`` where measured);
 - ``checkpoints/``: atomic checkpoints every ``checkpoint_every`` steps and at the end;
-- ``final/``: a Hugging Face model directory (tokenizer and extended ``rope_parameters`` in it).
+- ``final/``: a Hugging Face model directory (tokenizer and extended ``rope_parameters`` in it);
+- ``steps/step-NNNNNN/``: the same, at each of the config's ``snapshot_steps``.
 
 Precision: float32 on CPU; on CUDA the student keeps float32 weights and runs under bfloat16
 autocast (the config's ``dtype``); nothing else depends on the device. A NaN or infinite loss stops
@@ -42,6 +43,12 @@ from longred_bench.training.config import TrainConfig
 from longred_bench.training.objectives import causal_lm_loss
 
 METRICS = "metrics.jsonl"
+SNAPSHOTS = "steps"
+
+
+def snapshot_dir(out: Path, step: int) -> Path:
+    """Where run ``out`` keeps its model of optimizer step ``step`` (``snapshot_steps``)."""
+    return out / SNAPSHOTS / f"step-{step:06d}"
 
 
 class Phase(Protocol):
@@ -147,25 +154,30 @@ def _read_metrics(path: Path, upto: int) -> list[str]:
     return [ln for ln in lines if json.loads(ln)["step"] <= upto]
 
 
-def _save_final(run: Run, out: Path, weights: dict | None = None) -> Path:
-    """``out/final``: the student as a Hugging Face directory with its tokenizer (LoRA merged;
-    under FSDP2 the gathered full ``weights``)."""
+def _save_model(
+    model: torch.nn.Module, tokenizer: Any, target: Path, weights: dict | None = None
+) -> Path:
+    """``target``: ``model`` as a Hugging Face directory with ``tokenizer`` (under FSDP2 the
+    gathered full ``weights``), written atomically in place of any older one."""
     from longred_bench.training.checkpoint import save_weights
 
-    model = run.method.student
-    if hasattr(model, "merge_and_unload"):
-        model = model.merge_and_unload()
-    final = out / "final"
-    if final.exists():
-        shutil.rmtree(final)
-    with atomic_dir(final) as tmp:
+    with atomic_dir(target, replace=True) as tmp:
         if weights is None:
             model.save_pretrained(tmp)
         else:
             model.config.save_pretrained(tmp)
             save_weights(weights, tmp / "model.safetensors")
-        run.tokenizer.save_pretrained(tmp)
-    return final
+        tokenizer.save_pretrained(tmp)
+    return target
+
+
+def _save_final(run: Run, out: Path, weights: dict | None = None) -> Path:
+    """``out/final``: the student as a Hugging Face directory with its tokenizer (LoRA merged;
+    under FSDP2 the gathered full ``weights``)."""
+    model = run.method.student
+    if hasattr(model, "merge_and_unload"):
+        model = model.merge_and_unload()
+    return _save_model(model, run.tokenizer, out / "final", weights)
 
 
 def train(
@@ -293,6 +305,11 @@ def train(
             if main:
                 student_state = _unwrapped(method.student).state_dict()
                 save_checkpoint(out, step + 1, student_state, state, cfg.keep_checkpoints)
+        if step + 1 in cfg.snapshot_steps:  # every process joins in gathering FSDP2 weights
+            weights = _full_state(method.student, cfg, world)
+            if main:
+                model = _unwrapped(method.student)
+                _save_model(model, run.tokenizer, snapshot_dir(out, step + 1), weights)
     bar.close()
     if end < steps:
         return out / "final"

@@ -16,146 +16,22 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from longred_bench.cache import cache_dir
 from longred_bench.errors import UserError
-from longred_bench.jobs.configs import DriftConfig
-from longred_bench.jobs.drift import run_drift, save_run
-from longred_bench.jobs.units import cached_records, save_records, stored_config
 from longred_bench.profiles import PROFILES, check_profile
-from longred_bench.reports.table1 import build_table1
 from longred_bench.reproduce import DEFAULT_PROFILE
 from longred_bench.reproduce.ablations import ABLATION_PROFILES, reproduce_ablation
+from longred_bench.reproduce.fig2 import FIG2_PROFILES, reproduce_fig2
+from longred_bench.reproduce.fig3 import FIG3_PROFILES, reproduce_fig3
 from longred_bench.reproduce.linearard import reproduce_linearard
 from longred_bench.reproduce.longrecipe import reproduce_longrecipe
+from longred_bench.reproduce.table1 import TABLE1_PROFILES, reproduce_table1
 from longred_bench.reproduce.table2 import TABLE2_PROFILES, reproduce_table2
-from longred_bench.reproduce.table3 import TABLE3_PROFILES, TrainedRow, train_cached
+from longred_bench.reproduce.table3 import TABLE3_PROFILES
 from longred_bench.reproduce.table7 import TABLE7_PROFILES, reproduce_table7
 from longred_bench.reproduce.table10 import TABLE10_PROFILES, reproduce_table10
 from longred_bench.results import (
-    config_hash,
-    read_cached_records,
-    read_records,
-    save_run_dir,
     write_table_records,
 )
-
-# Bumped when the drift measurement changes, so cached runs of older code are not reused
-# (2: summaries carry per-text values).
-DRIFT_VERSION = 2
-
-_ABF_PI = ("pi:factor=4", "pi:factor=16")
-TABLE1_PROFILES: dict[str, DriftConfig] = {
-    "smoke": DriftConfig(
-        original="tiny-random",
-        rope=("abf:theta=1e5", "abf:theta=1e6", "abf:theta=1e7", *_ABF_PI),
-        texts="random",
-        num_texts=2,
-        seq_len=64,
-        top_m=2,
-    ),
-    "tiny": DriftConfig(
-        original="tiny-base",
-        rope=("abf:theta=4e5", "abf:theta=2e6", "abf:theta=1e7", "pi:factor=4"),
-        texts="brown",
-        num_texts=64,
-        seq_len=256,
-        top_m=1,
-    ),
-    "smol": DriftConfig(
-        original="smollm2-135m",
-        rope=("abf:theta=1e6", "abf:theta=1e7", "abf:theta=1e8", *_ABF_PI),
-        texts="brown",
-        num_texts=12,
-        seq_len=512,
-        top_m=6,
-    ),
-    "paper": DriftConfig(
-        original="meta-llama/Meta-Llama-3-8B",
-        rope=("abf:theta=2e7", "abf:theta=1e8", *_ABF_PI),
-        texts="austen:all",
-        num_texts=100,
-        seq_len=8192,
-        top_m=6,
-        device="cuda",
-        dtype="bfloat16",
-    ),
-}
-
-
-def checkpoint_drift(
-    profile: str,
-    run: TrainedRow,
-    drift: dict[str, Any],
-    labels: dict[str, Any],
-    *,
-    force: bool = False,
-    progress: bool = True,
-) -> list[dict[str, Any]]:
-    """Drift from the base model of the final checkpoint of Table 3's training ``run`` (trained,
-    or reused from the run cache) with the settings ``drift`` (a :class:`DriftConfig` dict
-    without ``extended``/``rope``): records carrying ``labels`` and the run's ``train`` info,
-    cached under ``$LONGRED_CACHE/runs/table1-after/``."""
-    final, info = train_cached(run.config(TABLE3_PROFILES[profile]), progress=progress)
-    unit = {**drift, "extended": [str(final)], "rope": []}
-    key = {**unit, "drift_version": DRIFT_VERSION}
-    path = cache_dir() / "runs" / "table1-after" / config_hash(key) / "drift.jsonl"
-    got = None if force else cached_records(path, key)
-    if got is None:
-        measured, _ = run_drift(DriftConfig.from_dict(unit), progress=progress)
-        got = save_records(path, key, measured, unit["seed"], unit["device"])
-    return [{**r, **labels, "train": info} for r in got]
-
-
-def after_cpt_and_control_drift(
-    profile: str,
-    extensions: tuple[str, ...],
-    drift: dict[str, Any],
-    *,
-    force: bool = False,
-    progress: bool = True,
-) -> list[dict[str, Any]]:
-    """Table 1's trained rows: for each extension the drift of its ``cpt`` checkpoint
-    (``stage="after"``), then that of the ``control`` checkpoint, CPT on the same data at the
-    original RoPE (``stage="control"``, ``extension`` None), all seed 0 and on the same texts."""
-    records: list[dict[str, Any]] = []
-    for ext in extensions:
-        labels = {"stage": "after", "trained_row": "cpt", "extension": ext}
-        records += checkpoint_drift(
-            profile, TrainedRow("cpt", ext, 0), drift, labels, force=force, progress=progress
-        )
-    if "control" in TABLE3_PROFILES[profile].rows:
-        labels = {"stage": "control", "trained_row": "control", "extension": None}
-        records += checkpoint_drift(
-            profile, TrainedRow("control", None, 0), drift, labels, force=force, progress=progress
-        )
-    return records
-
-
-def _table1(profile: str, out: Path, *, force: bool, progress: bool) -> list[Path]:
-    cfg = TABLE1_PROFILES[profile]
-    # stored_config ties the key to tiny-base's build where the original is tiny-base
-    key = config_hash(stored_config({**cfg.to_dict(), "drift_version": DRIFT_VERSION}))
-    run_dir = cache_dir() / "runs" / f"table1-{profile}-{key}"
-    results = run_dir / "drift.jsonl"
-    records = None if force else read_cached_records(results)
-    if records is None:
-        measured, provenance = run_drift(cfg, progress=progress)
-        save_run_dir(run_dir, lambda tmp: save_run(tmp, measured, provenance))
-        records = read_records(results)
-    if profile in TABLE3_PROFILES:  # the suite trains there: drift after CPT and of the control
-        drift = {k: v for k, v in cfg.to_dict().items() if k not in ("extended", "rope")}
-        records += after_cpt_and_control_drift(
-            profile, cfg.rope, drift, force=force, progress=progress
-        )
-    out.mkdir(parents=True, exist_ok=True)
-    jsonl = write_table_records(out, "table1", records)
-    command = (
-        "nox -s reproduce_table1"
-        if profile == DEFAULT_PROFILE
-        else f"longred-bench reproduce table1 --profile {profile}"
-    )
-    md, png = build_table1(records, out, profile=profile, command=command)
-    return [md, png, jsonl]
 
 
 def _kernel(profile: str, out: Path, *, force: bool, progress: bool) -> list[Path]:
@@ -287,6 +163,8 @@ def table_profiles() -> dict[str, tuple[str, ...]]:
         **{name: tuple(profiles) for name, profiles in ABLATION_PROFILES.items()},
         "table7": tuple(TABLE7_PROFILES),
         "table10": tuple(TABLE10_PROFILES),
+        "fig2": tuple(FIG2_PROFILES),
+        "fig3": tuple(FIG3_PROFILES),
         "linearard": tuple(LINEARARD_PROFILES),
         "longrecipe": tuple(LONGRECIPE_PROFILES),
         "tiny_base": ("tiny",),
@@ -312,12 +190,14 @@ def profiles_table() -> str:
 
 
 TABLES: dict[str, Callable[..., list[Path]]] = {
-    "table1": _table1,
+    "table1": reproduce_table1,
     "table2": reproduce_table2,
     "table3": _table3,
     **{name: partial(reproduce_ablation, name) for name in ABLATION_PROFILES},
     "table7": reproduce_table7,
     "table10": reproduce_table10,
+    "fig2": reproduce_fig2,
+    "fig3": reproduce_fig3,
     "linearard": reproduce_linearard,
     "longrecipe": reproduce_longrecipe,
     "tiny_base": _tiny_base,
@@ -328,7 +208,8 @@ TABLES: dict[str, Callable[..., list[Path]]] = {
 
 # The tables whose runs go to worker processes.
 JOBS_TABLES = (
-    "table2", "table3", "table4", "table5", "table6", "table7", "table10", "linearard",
+    "table2", "table3", "table4", "table5", "table6", "table7", "table10", "fig2", "fig3",
+    "linearard",
     "longrecipe",
 )  # fmt: skip
 
@@ -357,10 +238,10 @@ def reproduce(
     if dry_run:
         from longred_bench.reproduce.plan import RUN_TABLES, plan_text
 
-        if table not in RUN_TABLES:
+        if table not in (*RUN_TABLES, "fig2", "fig3"):
             raise UserError(
-                f"--dry-run plans the tables made of training runs ({', '.join(RUN_TABLES)}) "
-                f"and `all`; run {table} without it"
+                f"--dry-run plans the tables made of training runs ({', '.join(RUN_TABLES)}, "
+                f"fig2, fig3) and `all`; run {table} without it"
             )
         check_profile(profile, table_profiles()[table], table)
         print(plan_text([table], profile, jobs), end="")

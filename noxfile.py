@@ -147,6 +147,22 @@ def reproduce_table10(session: nox.Session) -> None:
 
 
 @nox.session
+def reproduce_fig2(session: nox.Session) -> None:
+    """LongReD Figure 2 (short retention against hidden similarity over 12 CPT-trained
+    extensions, Spearman's rho) at profile ``tiny``, in two worker processes; ``-- --profile
+    smol`` for 13 zero-shot extensions of SmolLM2; ``-- --profile smoke`` for the smoke run."""
+    _reproduce_trained(session, "fig2")
+
+
+@nox.session
+def reproduce_fig3(session: nox.Session) -> None:
+    """LongReD Figure 3 (Short Avg against step of long-only CPT runs 4x Table 3's length, from
+    log-spaced snapshots) at profile ``tiny``, in two worker processes; its claim decided by rule;
+    ``-- --profile smoke`` for the seconds-long smoke run."""
+    _reproduce_trained(session, "fig3")
+
+
+@nox.session
 def reproduce_linearard(session: nox.Session) -> None:
     """LinearARD (with and without its LoRA, at the baselines' budget and at 1/64 of it) beside
     CPT and LongReD-C at profile ``tiny``, in two worker processes; its claims decided by rule;

@@ -326,8 +326,8 @@ def add_reproduce(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="output directory (default reports/<profile>)")
     p.add_argument("--force", action="store_true", help="recompute even if a cached run exists")
     jobs_help = (
-        "the tables the suite trains for (table2-7, table10, linearard, longrecipe): worker "
-        "processes for the independent runs (cores/N threads each)"
+        "the tables the suite trains for (table2-7, table10, fig2, fig3, linearard, "
+        "longrecipe): worker processes for the independent runs (cores/N threads each)"
     )
     p.add_argument("--jobs", type=int, default=1, help=jobs_help)
     p.add_argument(

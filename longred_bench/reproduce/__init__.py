@@ -3,7 +3,7 @@
 without importing any table (``all``: every table of a profile)."""
 
 TABLE_NAMES = (
-    "all", "kernel", "linearard", "longrecipe", "pcd", "table1", "table10", "table2", "table3",
-    "table4", "table5", "table6", "table7", "tiny_base",
+    "all", "fig2", "fig3", "kernel", "linearard", "longrecipe", "pcd", "table1", "table10",
+    "table2", "table3", "table4", "table5", "table6", "table7", "tiny_base",
 )  # fmt: skip
 DEFAULT_PROFILE = "smol"

@@ -29,7 +29,7 @@ RUN_TABLES = (
     "longrecipe",
 )  # fmt: skip
 # The other tables, after them.
-OTHER_TABLES = ("table1", "tiny_base", "pcd", "kernel")
+OTHER_TABLES = ("fig2", "fig3", "table1", "tiny_base", "pcd", "kernel")
 MERGE_SECONDS = 1.0  # a merge interpolates two small models: about a second at tiny
 
 
@@ -183,6 +183,21 @@ def other_status(table: str, profile: str) -> str:
         built = (tiny_base_run_dir() / "final" / "config.json").is_file()
         return f"tiny-base {'built' if built else 'not built (about 15 min)'}; its evaluations " \
                "are cached units of their own (not itemised)"  # fmt: skip
+    if table == "fig3":
+        from longred_bench.reproduce.fig3 import FIG3_PROFILES, cached_runs
+
+        done, runs = cached_runs(FIG3_PROFILES[profile])
+        fp = FIG3_PROFILES[profile]
+        return (f"{done} of {runs} CPT runs of {fp.multiple}x Table 3's steps cached (each about "
+                f"{fp.multiple}x a Table 3 CPT run), then {len(fp.snapshots)} short evaluations "
+                "each")  # fmt: skip
+    if table == "fig2":
+        from longred_bench.reproduce.fig2 import FIG2_PROFILES
+
+        fp = FIG2_PROFILES[profile]
+        return (f"{len(fp.zero_shot)} zero-shot and {len(fp.trained)} CPT-trained extensions "
+                "(Table 3's seed-0 CPT runs where they exist), each a short evaluation and a "
+                "drift measurement; cached units are reused (not itemised)")  # fmt: skip
     if table == "table1":
         runs = sorted((cache_dir() / "runs").glob(f"table1-{profile}-*"))
         return ("drift of the zero-shot extensions " + ("cached" if runs else "not cached")

@@ -1,0 +1,303 @@
+"""LongReD Figure 3 at a profile: Short Avg against training step of long-only CPT, with the
+paper's claim "the short-text score recovers early, then declines" decided by a rule.
+
+Built from the records of ``reproduce fig3`` (Table 3's record schema plus ``step``: 0 for the
+zero-shot extension, ``None`` for the original model, the optimizer step for a snapshot of a CPT
+run; each run's ``train`` info names ``table_steps``, Table 3's steps). Per extension:
+
+- *early*: the snapshots before Table 3's steps, averaged document by document per seed;
+- *late*: the last snapshot (``multiple`` x Table 3's steps).
+
+(F3) *recovers early, then declines*, with three {level} intervals (seeds and documents
+resampled; every comparison on the documents all the compared models scored):
+
+- premise: Short Avg(zero-shot) - Short Avg(original) entirely below 0 (the extension lost short
+  ability, so there is something to recover); otherwise not comparable at this scale;
+- recovery: mean over seeds of early - zero-shot;
+- decline: mean over seeds of late - early (paired by seed).
+
+Recovery entirely above 0 and decline entirely below 0 -> reproduced; recovery entirely below 0
+or decline entirely above 0 -> not reproduced; otherwise not comparable at this scale.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+from longred_bench.errors import UserError
+from longred_bench.metrics.retention import common_documents
+from longred_bench.metrics.stats import Interval, seed_bootstrap_mean_of_means_diff_ci
+from longred_bench.reports import duration
+from longred_bench.reports.figures import save_figure
+from longred_bench.reports.table3 import provenance
+from longred_bench.reports.table3_rows import (
+    Run,
+    collect_runs,
+    short_avg_cell,
+    short_categories,
+    short_items,
+)
+from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT
+from longred_bench.reports.verdicts import (
+    NOT_COMPARABLE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    Verdict,
+    extension_setting,
+    fmt_interval,
+    verdicts_markdown,
+)
+
+FIG3_MARK = "[sec]"
+PAPER = (
+    "Llama-3-8B, ABF base 2e7 at 32K, batch 64: the short-task score recovers within the first "
+    f"~32 steps, then declines ({FIG3_MARK})."
+)
+CLAIM = "During long-only CPT the short-text score recovers early, then declines."
+RULE = (
+    "{level:.0%} bootstrap intervals (seeds and paired documents resampled). Premise: "
+    "Short Avg(zero-shot) - Short Avg(original) entirely below 0, else not comparable at this "
+    "scale (nothing lost to recover). Recovery: early (the snapshots before Table 3's "
+    "{table_steps} steps, averaged per seed) - zero-shot. Decline: late (step {late}) - early, "
+    "paired by seed. Recovery entirely above 0 and decline entirely below 0 -> reproduced; "
+    "recovery entirely below 0 or decline entirely above 0 -> not reproduced; otherwise not "
+    "comparable at this scale."
+)
+
+Items = dict[Any, dict[Any, dict[Any, float]]]
+PointKey = tuple[str | None, int | None, int]  # (extension, step, seed)
+
+
+def curve_runs(records: list[dict[str, Any]]) -> dict[PointKey, Run]:
+    """The records grouped by (extension, step, seed): the original model (step None), the
+    zero-shot extension (step 0) and each CPT snapshot."""
+    by_step: dict[int | None, list[dict[str, Any]]] = defaultdict(list)
+    for r in records:
+        if r.get("kind") in ("eval", "eval_item"):
+            if "step" not in r:
+                raise UserError("a Figure 3 record has no `step`: run `reproduce fig3` again")
+            by_step[r["step"]].append(r)
+    out: dict[PointKey, Run] = {}
+    for step, recs in by_step.items():
+        for (ext, _, seed), run in collect_runs(recs).items():
+            out[(ext, step, seed)] = run
+    if not any(k[1] is None for k in out):
+        raise UserError("the Figure 3 report needs the original model's records (step None)")
+    return out
+
+
+def _linear(parts: Sequence[Items], weights: Sequence[float]) -> Items:
+    """Document by document, sum of ``weights`` x ``parts`` over the documents all parts scored."""
+    cuts, _ = common_documents(*parts)
+    out: Items = {}
+    for g, members in cuts[0].items():
+        out[g] = {}
+        for m, docs in members.items():
+            out[g][m] = {
+                d: sum(w * c[g][m][d] for c, w in zip(cuts, weights, strict=True)) for d in docs
+            }
+    return out
+
+
+def _ci(a: Sequence[Items], b: Sequence[Items]) -> Interval:
+    return seed_bootstrap_mean_of_means_diff_ci(
+        list(a), list(b), n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED
+    )
+
+
+def curve_intervals(
+    original: Items, zero: Items, early: Sequence[Sequence[Items]], late: Sequence[Items]
+) -> dict[str, Interval]:
+    """The premise, recovery and decline intervals (see the module) from per-document scores:
+    ``early[s]`` the early snapshots of seed ``s``, ``late[s]`` its last one."""
+    cuts, n = common_documents(original, zero, *(e for es in early for e in es), *late)
+    if n == 0:
+        raise UserError("the Figure 3 models share no scored document")
+    orig, zer, rest = cuts[0], cuts[1], cuts[2:]
+    per_seed = [len(es) for es in early]
+    early_means, i = [], 0
+    for k in per_seed:
+        early_means.append(_linear(rest[i : i + k], [1.0 / k] * k))
+        i += k
+    lates = rest[i:]
+    zeros = _linear([orig], [0.0])
+    declines = [_linear([lt, em], [1.0, -1.0]) for lt, em in zip(lates, early_means, strict=True)]
+    return {
+        "premise": _ci([orig], [zer]),
+        "recovery": _ci([zer], early_means),
+        "decline": _ci([zeros], declines),
+    }
+
+
+def curve_label(ci: dict[str, Interval]) -> str:
+    """(F3)'s rule (see the module) on the three intervals."""
+    if ci["premise"].high >= 0:
+        return NOT_COMPARABLE
+    if ci["recovery"].low > 0 and ci["decline"].high < 0:
+        return REPRODUCED
+    if ci["recovery"].high < 0 or ci["decline"].low > 0:
+        return NOT_REPRODUCED
+    return NOT_COMPARABLE
+
+
+def _table_steps(runs: dict[PointKey, Run]) -> int:
+    found = {(r.train or {}).get("table_steps") for k, r in runs.items() if k[1]}
+    found.discard(None)
+    if len(found) != 1:
+        raise UserError(f"Figure 3 records name Table 3's steps as {sorted(found)}: need one")
+    return int(found.pop())
+
+
+def fig3_verdicts(runs: dict[PointKey, Run], cats: dict[str, tuple[str, ...]]) -> list[Verdict]:
+    """(F3) at every extension with its zero-shot model and CPT snapshots."""
+    table_steps = _table_steps(runs)
+    orig_run = runs[next(k for k in runs if k[1] is None)]
+    original = short_items(orig_run, cats)
+    out = []
+    for ext in sorted({k[0] for k in runs if k[1] is not None}):
+        zero = runs.get((ext, 0, 0))
+        steps = sorted({k[1] for k in runs if k[0] == ext and k[1]})
+        seeds = sorted({k[2] for k in runs if k[0] == ext and k[1]})
+        early = [s for s in steps if s < table_steps]
+        if zero is None or not early or steps[-1] <= table_steps:
+            continue
+        late = steps[-1]
+        ci = curve_intervals(
+            original,
+            short_items(zero, cats),
+            [[short_items(runs[(ext, s, seed)], cats) for s in early] for seed in seeds],
+            [short_items(runs[(ext, late, seed)], cats) for seed in seeds],
+        )
+        window = runs[(ext, late, seeds[0])].window
+        known = window and orig_run.window
+        pe, factor = extension_setting(ext, window / orig_run.window if known else None)
+        ours = (
+            f"{len(seeds)} seed(s); early = steps {', '.join(map(str, early))}, late = step "
+            f"{late}. Premise (zero-shot - original) {fmt_interval(ci['premise'])}; recovery "
+            f"(early - zero-shot) {fmt_interval(ci['recovery'])}; decline (late - early) "
+            f"{fmt_interval(ci['decline'])}."
+        )
+        rule = RULE.format(level=LEVEL, table_steps=table_steps, late=late)
+        out.append(Verdict("F3", CLAIM, f"`{ext}` ({pe} x{factor:g})", PAPER, ours,
+                           curve_label(ci), rule))  # fmt: skip
+    return out
+
+
+def _score(run: Run, cats: dict[str, tuple[str, ...]]) -> float | None:
+    return short_avg_cell(run, cats).value
+
+
+def curve_table(runs: dict[PointKey, Run], cats: dict[str, tuple[str, ...]]) -> list[str]:
+    """Short Avg per extension and step: mean over seeds, each seed, tokens trained."""
+    orig = _score(runs[next(k for k in runs if k[1] is None)], cats)
+    lines = [f"Original model: Short Avg {orig:.2f}.", "",
+             "| extension | step | tokens | Short Avg (mean over seeds) | seeds |",
+             "|---|---:|---:|---:|---|"]  # fmt: skip
+    for ext in sorted({k[0] for k in runs if k[1] is not None}):
+        for step in sorted({k[1] for k in runs if k[0] == ext and k[1] is not None}):
+            keys = sorted(k for k in runs if k[0] == ext and k[1] == step)
+            values = [v for v in (_score(runs[k], cats) for k in keys) if v is not None]
+            if not values:
+                continue
+            info = runs[keys[0]].train or {}
+            tokens = ""
+            if step and info.get("tokens") and info.get("steps"):
+                tokens = f"{info['tokens'] * step / info['steps']:,.0f}"
+            what = "zero-shot" if step == 0 else ", ".join(f"{v:.2f}" for v in values)
+            lines.append(f"| `{ext}` | {step} | {tokens} | {sum(values) / len(values):.2f} | "
+                         f"{what} |")  # fmt: skip
+    return [*lines, ""]
+
+
+def plot_fig3(
+    runs: dict[PointKey, Run], cats: dict[str, tuple[str, ...]], path: Path, title: str
+) -> Path:
+    """One panel per extension: Short Avg against step (symmetric log axis), each seed thin,
+    the mean over seeds thick; the original's score dashed, Table 3's steps dotted."""
+    exts = sorted({k[0] for k in runs if k[1] is not None})
+    orig = _score(runs[next(k for k in runs if k[1] is None)], cats)
+    table_steps = _table_steps(runs)
+    fig, axes = plt.subplots(1, max(1, len(exts)), figsize=(5.2 * max(1, len(exts)), 4),
+                             constrained_layout=True, squeeze=False)  # fmt: skip
+    for ax, ext in zip(axes[0], exts, strict=False):
+        zero = runs.get((ext, 0, 0))
+        start = [(0, _score(zero, cats))] if zero is not None else []
+        seeds = sorted({k[2] for k in runs if k[0] == ext and k[1]})
+        steps = sorted({k[1] for k in runs if k[0] == ext and k[1]})
+        curves = []
+        for seed in seeds:
+            pts = start + [(s, _score(runs[(ext, s, seed)], cats)) for s in steps
+                           if (ext, s, seed) in runs]  # fmt: skip
+            curves.append(pts)
+            ax.plot(*zip(*pts, strict=True), color="C0", alpha=0.35, linewidth=0.9)
+        if curves:
+            xs = [p[0] for p in curves[0]]
+            mean = [sum(c[i][1] for c in curves) / len(curves) for i in range(len(xs))]
+            ax.plot(xs, mean, "o-", color="C0", linewidth=2, label=f"CPT, mean of {len(curves)}")
+        if orig is not None:
+            ax.axhline(orig, color="black", linestyle="--", linewidth=1, label="original")
+        ax.axvline(table_steps, color="gray", linestyle=":", linewidth=1, label="Table 3's steps")
+        ax.set_xscale("symlog", linthresh=max(1, min(steps, default=1)))
+        ax.set_xticks([0, *steps], [str(s) for s in (0, *steps)])
+        ax.minorticks_off()
+        ax.set_xlabel("optimizer step (0: zero-shot extension)")
+        ax.set_ylabel("Short Avg")
+        ax.set_title(ext)
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    return save_figure(fig, path)
+
+
+def build_fig3(
+    records: list[dict[str, Any]],
+    out_dir: Path,
+    *,
+    profile: str,
+    command: str,
+    wall_seconds: float | None = None,
+    wall_note: str = "",
+) -> list[Path]:
+    """Write ``fig3.md`` and ``fig3.png`` under ``out_dir``; returns their paths."""
+    runs = curve_runs(records)
+    cats = short_categories(records)
+    device, commit = provenance(records)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    title = f"LongReD Figure 3: Short Avg against CPT step (profile {profile})"
+    png = plot_fig3(runs, cats, out_dir / "fig3.png", title)
+    n_docs = {t: len(d) for r in runs.values() for t, d in r.short_items.items()}
+    lines = [
+        f"# LongReD Figure 3: short-text score against training step (profile `{profile}`)",
+        "",
+        f"- Command: `{command}`; wall time {duration(wall_seconds)}"
+        + (f" ({wall_note})." if wall_note else "."),
+        f"- Device: {device}; commit {commit}.",
+        f"- Intervals: {LEVEL:.0%} percentile bootstrap resampling seeds and the scored "
+        f"documents ({N_BOOT} resamples, seed {BOOT_SEED}).",
+        "- Short tasks (documents): "
+        + ", ".join(f"`{t}` ({n})" for t, n in sorted(n_docs.items()))
+        + ".",
+        "",
+        "Each extension's long-only CPT run is trained for several times Table 3's steps at "
+        "its constant learning rate, with its model kept at log-spaced steps; step 0 is the "
+        "zero-shot extension. The runs use Table 3's data, tokens per step and learning rate, "
+        "so the snapshot at Table 3's steps is Table 3's CPT model of the same seed.",
+        "",
+        f"Paper: {PAPER}",
+        "",
+        *curve_table(runs, cats),
+        "## Verdicts",
+        "",
+        *verdicts_markdown(fig3_verdicts(runs, cats)),
+        "![Short Avg against step](fig3.png)",
+    ]
+    md = out_dir / "fig3.md"
+    md.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return [md, png]

@@ -1,0 +1,41 @@
+"""Spearman's rho and its bootstrap interval over pairs (LongReD Figure 2's statistic)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from longred_bench.errors import UserError
+from longred_bench.metrics.correlation import average_ranks, bootstrap_spearman_ci, spearman
+
+
+def test_ranks_average_their_ties():
+    assert average_ranks(np.array([3.0, 1.0, 3.0, 2.0])).tolist() == [3.5, 1.0, 3.5, 2.0]
+
+
+def test_spearman_of_monotone_reversed_and_tied_samples():
+    x = [0.1, 0.5, 0.7, 0.9, 2.0]
+    assert spearman(x, [v**3 for v in x]) == pytest.approx(1.0)
+    assert spearman(x, [-v for v in x]) == pytest.approx(-1.0)
+    # with ties: Pearson correlation of the average ranks (1, 2.5, 2.5, 4) and (1, 2, 3, 4)
+    assert spearman([1, 2, 2, 3], [1, 2, 3, 4]) == pytest.approx(4.5 / math.sqrt(4.5 * 5))
+    assert math.isnan(spearman([1, 1, 1], [1, 2, 3]))
+
+
+def test_interval_excludes_0_for_a_clear_trend_and_includes_it_for_noise():
+    rng = np.random.default_rng(3)
+    x = np.linspace(0, 1, 14)
+    trend = bootstrap_spearman_ci(x, x + rng.normal(0, 0.1, 14))
+    noise = bootstrap_spearman_ci(x, rng.normal(0, 1, 14))
+    assert trend.low > 0 and trend.estimate > 0.8
+    assert noise.low < 0 < noise.high
+    assert bootstrap_spearman_ci(x, x[::-1]).high < 0
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(UserError, match="same length >= 3"):
+        spearman([1, 2], [1, 2])
+    with pytest.raises(UserError, match="n_boot"):
+        bootstrap_spearman_ci([1, 2, 3], [1, 2, 3], n_boot=0)

@@ -1,0 +1,64 @@
+"""Figure 3's rule (premise, recovery, decline) on hand-built per-document scores: each label is
+reachable, and seeds that disagree widen the intervals."""
+
+from __future__ import annotations
+
+import pytest
+
+from longred_bench.errors import UserError
+from longred_bench.reports.fig3_report import curve_intervals, curve_label, curve_runs
+from longred_bench.reports.verdicts import NOT_COMPARABLE, NOT_REPRODUCED, REPRODUCED
+
+DOCS = range(60)
+
+
+def _items(shift: float, noise: int = 0) -> dict:
+    """One task of 60 documents scoring 0 or 100, ``shift`` points of them raised to 100."""
+    base = [100.0 if (d * 7 + noise) % 10 < 4 else 0.0 for d in DOCS]
+    raised = round(len(base) * shift / 100)
+    zeros = [d for d in DOCS if base[d] == 0.0][:raised] if shift > 0 else []
+    ones = [d for d in DOCS if base[d] == 100.0][:-raised] if shift < 0 else []
+    return {"gen": {"t": {d: (100.0 if d in zeros else 0.0 if d in ones else base[d])
+                          for d in DOCS}}}  # fmt: skip
+
+
+def _label(original, zero, early, late):
+    return curve_label(curve_intervals(original, zero, early, late))
+
+
+def test_recovery_then_decline_is_reproduced():
+    seeds = range(3)
+    assert _label(_items(0), _items(-30), [[_items(-5), _items(-5)] for _ in seeds],
+                  [_items(-25) for _ in seeds]) == REPRODUCED  # fmt: skip
+
+
+def test_a_steady_climb_or_a_steady_fall_is_not_reproduced():
+    seeds = range(3)
+    climb = _label(_items(0), _items(-30), [[_items(-20)] for _ in seeds],
+                   [_items(0) for _ in seeds])  # fmt: skip
+    fall = _label(_items(0), _items(-10), [[_items(-30)] for _ in seeds],
+                  [_items(-35) for _ in seeds])  # fmt: skip
+    assert climb == NOT_REPRODUCED and fall == NOT_REPRODUCED
+
+
+def test_nothing_lost_is_not_comparable():
+    seeds = range(3)
+    assert _label(_items(0), _items(0), [[_items(10)] for _ in seeds],
+                  [_items(-10) for _ in seeds]) == NOT_COMPARABLE  # fmt: skip
+
+
+def test_seeds_that_disagree_widen_the_interval():
+    agree = curve_intervals(_items(0), _items(-30), [[_items(-5)]] * 3, [_items(-25)] * 3)
+    split = curve_intervals(
+        _items(0), _items(-30), [[_items(-5)], [_items(-5)], [_items(-5)]],
+        [_items(-40), _items(-25), _items(-10)],
+    )  # fmt: skip
+    assert agree["decline"].estimate == pytest.approx(split["decline"].estimate)
+    width = lambda ci: ci.high - ci.low  # noqa: E731
+    assert width(split["decline"]) > width(agree["decline"])
+
+
+def test_records_without_a_step_are_refused():
+    record = {"kind": "eval", "row": "cpt", "seed": 0, "extension": "pi:factor=2"}
+    with pytest.raises(UserError, match="no `step`"):
+        curve_runs([record])

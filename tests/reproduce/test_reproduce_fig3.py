@@ -1,0 +1,60 @@
+"""``reproduce fig3``: long-only CPT runs several times Table 3's length with their models kept at
+log-spaced steps, each scored on the short suite, beside the zero-shot extension (step 0)."""
+
+from __future__ import annotations
+
+import pytest
+
+from longred_bench.cli import main
+from longred_bench.errors import UserError
+from longred_bench.results import read_records
+
+
+@pytest.mark.integration
+def test_reproduce_fig3_smoke_scores_every_snapshot_and_reuses_them(tmp_path, smoke_cache):
+    out = tmp_path / "report"
+    argv = ["reproduce", "fig3", "--profile", "smoke", "--out", str(out), "--quiet"]
+    assert main(argv) == 0
+    records = read_records(out / "fig3.jsonl.gz")
+    steps = {(r["row"], r["step"]) for r in records if r["kind"] == "eval"}
+    assert steps == {("original", None), ("zero-shot", 0), ("cpt", 1), ("cpt", 2), ("cpt", 4)}
+    trained = next(r["train"] for r in records if r["row"] == "cpt")
+    assert trained["steps"] == 4 and trained["table_steps"] == 2  # 2 x Table 3's smoke steps
+    md = (out / "fig3.md").read_text()
+    assert "| `abf:theta=1e5` | 4 | 8,192 |" in md
+    assert "| (F3) During long-only CPT the short-text score recovers early" in md
+    assert (out / "fig3.png").read_bytes()[:4] == b"\x89PNG"
+    runs = sorted((smoke_cache / "runs").glob("train-cpt-*"))
+    stamp = [p.stat().st_mtime for p in runs]
+    assert main(argv) == 0  # every unit cached: nothing is trained again
+    assert [p.stat().st_mtime for p in runs] == stamp
+    assert read_records(out / "fig3.jsonl.gz") == records
+
+
+def test_tiny_fig3_runs_are_table3_cpt_runs_four_times_longer():
+    from longred_bench.reproduce.fig3 import FIG3_PROFILES
+    from longred_bench.reproduce.table3 import TABLE3_PROFILES, TrainedRow
+
+    fp = FIG3_PROFILES["tiny"]
+    assert fp.table.extensions == TABLE3_PROFILES["tiny"].extensions and fp.seeds == 3
+    for ext in fp.table.extensions:
+        table3 = TrainedRow("cpt", ext, 1).config(TABLE3_PROFILES["tiny"])
+        curve = fp.run_config(ext, 1)
+        assert curve.steps == 4 * table3.steps == 256
+        assert list(curve.snapshot_steps) == [4, 16, 64, 256]
+        assert curve.replace(steps=table3.steps, snapshot_steps=[]) == table3
+
+
+def test_fig3_refuses_a_decaying_schedule_and_a_short_last_snapshot():
+    from dataclasses import replace
+
+    from longred_bench.reproduce.fig3 import FIG3_PROFILES
+
+    fp = FIG3_PROFILES["tiny"]
+    with pytest.raises(UserError, match="last snapshot"):
+        replace(fp, snapshots=(4, 16, 64)).run_config("pi:factor=2", 0)
+    decaying = replace(
+        fp, table=replace(fp.table, overrides={**fp.table.overrides, "schedule": "cosine"})
+    )
+    with pytest.raises(UserError, match="constant learning rate"):
+        decaying.run_config("pi:factor=2", 0)

@@ -28,9 +28,8 @@ import matplotlib.pyplot as plt
 from longred_bench.errors import UserError
 from longred_bench.metrics.correlation import bootstrap_spearman_ci
 from longred_bench.metrics.stats import Interval, bootstrap_mean_ci
-from longred_bench.reports import duration
 from longred_bench.reports.figures import save_figure
-from longred_bench.reports.table3 import provenance
+from longred_bench.reports.table3 import call_lines
 from longred_bench.reports.table3_rows import (
     Run,
     collect_runs,
@@ -205,7 +204,6 @@ def build_fig2(
 ) -> list[Path]:
     """Write ``fig2.md`` and ``fig2.png`` under ``out_dir``; returns their paths."""
     points, base = collect_points(records)
-    device, commit = provenance(records)
     drift = next((r for r in records if r.get("kind") == "drift_summary"), {})
     n_docs = {r["task"] for r in records if r.get("kind") == "eval_item"}
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -217,9 +215,7 @@ def build_fig2(
     lines = [
         f"# LongReD Figure 2: short-text retention against hidden similarity (profile `{profile}`)",
         "",
-        f"- Command: `{command}`; wall time {duration(wall_seconds)}"
-        + (f" ({wall_note})." if wall_note else "."),
-        f"- Device: {device}; commit {commit}.",
+        *call_lines(records, command, wall_seconds, wall_note),
         f"- Hidden similarity: cosine between the extended and the original model's hidden "
         f"states, mean over layers and tokens, on {drift.get('num_texts')} `{drift.get('texts')}` "
         f"texts of {drift.get('seq_len')} tokens; interval over texts.",

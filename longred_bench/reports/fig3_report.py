@@ -35,9 +35,8 @@ import matplotlib.pyplot as plt
 from longred_bench.errors import UserError
 from longred_bench.metrics.retention import common_documents
 from longred_bench.metrics.stats import Interval, seed_bootstrap_mean_of_means_diff_ci
-from longred_bench.reports import duration
 from longred_bench.reports.figures import save_figure
-from longred_bench.reports.table3 import provenance
+from longred_bench.reports.table3 import call_lines
 from longred_bench.reports.table3_rows import (
     Run,
     collect_runs,
@@ -268,7 +267,6 @@ def build_fig3(
     """Write ``fig3.md`` and ``fig3.png`` under ``out_dir``; returns their paths."""
     runs = curve_runs(records)
     cats = short_categories(records)
-    device, commit = provenance(records)
     out_dir.mkdir(parents=True, exist_ok=True)
     title = f"LongReD Figure 3: Short Avg against CPT step (profile {profile})"
     png = plot_fig3(runs, cats, out_dir / "fig3.png", title)
@@ -276,9 +274,7 @@ def build_fig3(
     lines = [
         f"# LongReD Figure 3: short-text score against training step (profile `{profile}`)",
         "",
-        f"- Command: `{command}`; wall time {duration(wall_seconds)}"
-        + (f" ({wall_note})." if wall_note else "."),
-        f"- Device: {device}; commit {commit}.",
+        *call_lines(records, command, wall_seconds, wall_note),
         f"- Intervals: {LEVEL:.0%} percentile bootstrap resampling seeds and the scored "
         f"documents ({N_BOOT} resamples, seed {BOOT_SEED}).",
         "- Short tasks (documents): "

@@ -384,6 +384,19 @@ def provenance(records: list[dict[str, Any]]) -> tuple[str, str]:
     return ", ".join(devices), ", ".join(f"`{c}`" for c in commits)
 
 
+def call_lines(
+    records: list[dict[str, Any]], command: str, wall_seconds: float | None, wall_note: str
+) -> list[str]:
+    """The report lines naming the call: command and wall time (``wall_note``: how it was
+    taken), device and commit of the records."""
+    device, commit = provenance(records)
+    return [
+        f"- Command: `{command}`; wall time {duration(wall_seconds)}"
+        + (f" ({wall_note})." if wall_note else "."),
+        f"- Device: {device}; commit {commit}.",
+    ]
+
+
 def run_header(
     records: list[dict[str, Any]],
     runs: dict[RunKey, Run],
@@ -393,11 +406,8 @@ def run_header(
 ) -> list[str]:
     """The bullet lines every run table report opens with: command and wall time, device and
     commit, how intervals are made, and the sample sizes."""
-    device, commit = provenance(records)
     return [
-        f"- Command: `{command}`; wall time {duration(wall_seconds)}"
-        + (f" ({wall_note})." if wall_note else "."),
-        f"- Device: {device}; commit {commit}.",
+        *call_lines(records, command, wall_seconds, wall_note),
         f"- Intervals: {LEVEL:.0%} percentile bootstrap over the scored documents ({N_BOOT} "
         f"resamples, seed {BOOT_SEED}); `n` is the number of documents behind a cell.",
         f"- {sample_sizes(runs, records)}",

@@ -196,17 +196,18 @@ def reproduce_fig2(
     import os
 
     from longred_bench.reports.fig2_report import build_fig2
-    from longred_bench.reproduce.pool import wall_note
-    from longred_bench.results import write_table_records
+    from longred_bench.reproduce.output import write_outputs
 
     del force  # every unit is cached by its config; there is nothing else to redo
     load_start = os.getloadavg()[0]
     records, seconds = run_fig2(FIG2_PROFILES[profile], progress=progress, jobs=jobs)
-    out.mkdir(parents=True, exist_ok=True)
-    jsonl = write_table_records(out, "fig2", records)
-    command = f"longred-bench reproduce fig2 --profile {profile}" + (
-        f" --jobs {jobs}" if jobs != 1 else ""
+    return write_outputs(
+        "fig2",
+        build_fig2,
+        records,
+        out,
+        profile=profile,
+        jobs=jobs,
+        seconds=seconds,
+        load_start=load_start,
     )
-    paths = build_fig2(records, out, profile=profile, command=command, wall_seconds=seconds,
-                       wall_note=wall_note(jobs, load_start))  # fmt: skip
-    return [*paths, jsonl]

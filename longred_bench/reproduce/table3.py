@@ -484,16 +484,9 @@ def reproduce_runs(
     paths written."""
     import os
 
-    from longred_bench.reproduce.pool import wall_note
-    from longred_bench.results import write_table_records
+    from longred_bench.reproduce.output import write_outputs
 
     load_start = os.getloadavg()[0]
     records, seconds = run_profile(prof, name=name, progress=progress, jobs=jobs)
-    out.mkdir(parents=True, exist_ok=True)
-    jsonl = write_table_records(out, name, records)
-    command = f"longred-bench reproduce {name} --profile {profile}" + (
-        f" --jobs {jobs}" if jobs != 1 else ""
-    )
-    paths = build(records, out, profile=profile, command=command, wall_seconds=seconds,
-                  wall_note=wall_note(jobs, load_start))  # fmt: skip
-    return [*paths, jsonl]
+    return write_outputs(name, build, records, out, profile=profile, jobs=jobs, seconds=seconds,
+                         load_start=load_start)  # fmt: skip

@@ -4,6 +4,8 @@ log-spaced steps, each scored on the short suite, beside the zero-shot extension
 from __future__ import annotations
 
 import pytest
+import torch
+from safetensors.torch import load_file
 
 from longred_bench.cli import main
 from longred_bench.errors import UserError
@@ -24,6 +26,18 @@ def test_reproduce_fig3_smoke_scores_every_snapshot_and_reuses_them(tmp_path, sm
     assert "| `abf:theta=1e5` | 4 | 8,192 |" in md
     assert "| (F3) During long-only CPT the short-text score recovers early" in md
     assert (out / "fig3.png").read_bytes()[:4] == b"\x89PNG"
+    # the snapshot at Table 3's steps is Table 3's CPT model of the same seed, bit for bit
+    from longred_bench.reproduce.fig3 import FIG3_PROFILES
+    from longred_bench.reproduce.table3 import TABLE3_PROFILES, TrainedRow, run_dir_of, train_cached
+    from longred_bench.training.loop import snapshot_dir
+
+    curve = run_dir_of(FIG3_PROFILES["smoke"].run_config("abf:theta=1e5", 0))
+    final, _ = train_cached(
+        TrainedRow("cpt", "abf:theta=1e5", 0).config(TABLE3_PROFILES["smoke"]), progress=False
+    )
+    snap = load_file(str(snapshot_dir(curve, 2) / "model.safetensors"))
+    table3 = load_file(str(final / "model.safetensors"))
+    assert all(torch.equal(snap[k], table3[k]) for k in table3)
     runs = sorted((smoke_cache / "runs").glob("train-cpt-*"))
     stamp = [p.stat().st_mtime for p in runs]
     assert main(argv) == 0  # every unit cached: nothing is trained again

@@ -95,8 +95,11 @@ def _similarity(summary: dict[str, Any]) -> Interval:
     return bootstrap_mean_ci(list(values.values()), n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED)
 
 
-def collect_points(records: list[dict[str, Any]]) -> tuple[list[Point], float]:
-    """Every point with both a drift summary and a short score, and the original's score."""
+def collect_points(
+    records: list[dict[str, Any]],
+) -> tuple[list[Point], float, dict[str, tuple[str, ...]]]:
+    """Every point with both a drift summary and a short score, the original's score, and the
+    categories (with their tasks) the score averages."""
     evals = [r for r in records if r.get("kind") in ("eval", "eval_item")]
     runs: dict[Any, Run] = collect_runs(evals)
     cats = _categories(evals, runs)
@@ -114,7 +117,7 @@ def collect_points(records: list[dict[str, Any]]) -> tuple[list[Point], float]:
         score = None if run is None else short_avg_cell(run, cats).value
         if score is not None:
             out.append(Point(r["series"], r["extension"], _similarity(r), score, score / base))
-    return out, base
+    return out, base, cats
 
 
 def spearman_label(ci: Interval, n: int) -> str:
@@ -203,9 +206,9 @@ def build_fig2(
     wall_note: str = "",
 ) -> list[Path]:
     """Write ``fig2.md`` and ``fig2.png`` under ``out_dir``; returns their paths."""
-    points, base = collect_points(records)
+    points, base, cats = collect_points(records)
     drift = next((r for r in records if r.get("kind") == "drift_summary"), {})
-    n_docs = {r["task"] for r in records if r.get("kind") == "eval_item"}
+    tasks = sorted(t for members in cats.values() for t in members)
     out_dir.mkdir(parents=True, exist_ok=True)
     png = plot_fig2(
         points,
@@ -219,8 +222,8 @@ def build_fig2(
         f"- Hidden similarity: cosine between the extended and the original model's hidden "
         f"states, mean over layers and tokens, on {drift.get('num_texts')} `{drift.get('texts')}` "
         f"texts of {drift.get('seq_len')} tokens; interval over texts.",
-        f"- Short score: {', '.join(f'`{t}`' for t in sorted(n_docs))}; retention = score / the "
-        "original's.",
+        f"- Short score: the mean over categories of {', '.join(f'`{t}`' for t in tasks)}; "
+        "retention = score / the original's.",
         "",
         f"Paper: {PAPER}",
         "",

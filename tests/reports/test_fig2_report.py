@@ -38,7 +38,7 @@ def _series(pairs, series="cpt"):
 
 
 def test_points_are_retention_against_similarity():
-    points, base = collect_points(_series([(0.99, 76.0), (0.95, 60.0), (0.90, 40.0)]))
+    points, base, _ = collect_points(_series([(0.99, 76.0), (0.95, 60.0), (0.90, 40.0)]))
     assert base == pytest.approx(80.0)
     assert [round(p.retention, 3) for p in points] == [0.95, 0.75, 0.5]
     assert points[0].similarity.low == pytest.approx(0.989)

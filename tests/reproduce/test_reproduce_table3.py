@@ -64,8 +64,8 @@ def test_table3_units_cover_every_run_longest_first():
         (["table3", "--profile", "smoke", "--jobs", "0"], "--jobs must be at least 1"),
         (
             ["table1", "--profile", "smoke", "--jobs", "2"],
-            "--jobs applies to table2, table3, table4, table5, table6, table7, table10, "
-            "linearard and longrecipe only",
+            "--jobs applies to table2, table3, table4, table5, table6, table7, table10, fig2, "
+            "fig3, linearard and longrecipe only",
         ),
     ],
 )

@@ -199,7 +199,7 @@ def test_a_continued_run_repeats_the_run_and_a_short_run_fails_the_convergence_r
     from longred_bench.reports.tiny_base_report import convergence
     from longred_bench.training.loop import continue_run
 
-    ensure_cached(request, "brown")
+    ensure_cached(request, "brown", "austen", "kjv")  # held-out loss reads Brown and Austen + KJV
     cfg = smoke("pretrain", long_data="brown", tokenizer="byte", copy_warmup_steps=0,
                  schedule="cosine", warmup_steps=1, decay_steps=2, steps=6, lr=3e-3,
                  min_lr_ratio=0.5, heldout_every=3, heldout_windows=8)  # fmt: skip

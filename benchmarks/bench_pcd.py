@@ -87,8 +87,9 @@ def _timed(fn: Callable[[], Any]) -> float:
 def kv_bytes(loaded: Any, pcd: Any, ids: torch.Tensor, mode: str) -> int:
     """Bytes of the KV cache(s) after a prefill of ``ids`` (one cache, or one per variant)."""
     total = 0
-    for variant in (0,) if mode == "greedy" else (0, 1):
-        with torch.no_grad(), pcd.local() if variant else _nothing():
+    base = pcd.base_for(ids.shape[-1])  # the local-aware variant's RoPE base at this length
+    for variant in (0,) if mode == "greedy" or base is None else (0, 1):
+        with torch.no_grad(), pcd.local(base) if variant else _nothing():
             cache = loaded.model(ids, use_cache=True, logits_to_keep=1).past_key_values
         total += sum(t.nbytes for layer in cache.layers for t in (layer.keys, layer.values))
     return total
@@ -155,7 +156,9 @@ def measure(model: str, length: int, args: argparse.Namespace) -> list[dict[str,
             times[mode]["tok"].append((many - one) / (args.new_tokens - 1))
             times[mode]["score"].append(_timed(lambda lm=lm: lm._model_call(ids)))
     params = sum(p.nbytes for p in loaded.model.parameters())
-    extra = sum(b.nbytes for r in pcd.local_rotaries() for b in r.buffers())
+    base = pcd.base_for(ids.shape[-1])
+    rotaries = pcd.local_rotaries(base) if base is not None else []
+    extra = sum(b.nbytes for r in rotaries for b in r.buffers())
     rows = []
     for mode in lms:
         med = {k: statistics.median(v) for k, v in times[mode].items()}

@@ -265,3 +265,21 @@ def test_bench_eval_smoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     md = md_path.read_text()
     assert md.startswith("# Evaluation throughput: tiny-random (rope `pi:factor=8`)")
     assert "| ruler | vt L=512 n=2 | 2 | 2 | 0 | 2 |" in md and "load average" in md
+
+
+@pytest.mark.integration
+def test_bench_pcd_smoke_measures_both_modes(tmp_path: Path) -> None:
+    """The PCD cost benchmark runs end to end on tiny-random: greedy and PCD rows, PCD with the
+    local variant's second KV cache and its rotary buffers."""
+    pcd = _load("bench_pcd")
+    threads = torch.get_num_threads()
+    argv = ["--models", "tiny-random", "--lengths", "128", "--new-tokens", "2", "--repeats", "1"]
+    try:
+        written = pcd.main([*argv, "--threads", "1", "--out", str(tmp_path)])
+    finally:
+        torch.set_num_threads(threads)
+    with open(written[0], newline="") as fh:
+        greedy, with_pcd = list(csv.DictReader(fh))
+    assert (greedy["mode"], with_pcd["mode"]) == ("greedy", "pcd")
+    assert float(with_pcd["kv_mib"]) == pytest.approx(2 * float(greedy["kv_mib"]), abs=0.011)
+    assert float(greedy["extra_state_kib"]) == 0 < float(with_pcd["extra_state_kib"])

@@ -6,8 +6,8 @@ corpus when cached, else seeded random tokens):
 - ``prefill_s``: seconds to generate one token after the prompt (greedy: transformers'
   ``generate``, as lm-eval's ``hf`` model runs it; PCD: ``PcdModel.generate``);
 - ``per_token_ms``: the time of each further token, ``(T(n) - T(1)) / (n - 1)`` within a run;
-- ``score_s``: one scoring forward over the prompt (``HFLM._model_call`` vs
-  ``PcdLM._model_call``: the loglikelihood path);
+- ``score_s``: scoring the prompt's last 8 tokens given the rest, as one lm-eval loglikelihood
+  request (``HFLM`` vs ``PcdLM``, which scores it again under the local base);
 - ``kv_mib``: the KV cache after the prompt (the tensors of the cache objects, summed; PCD keeps
   one per RoPE variant);
 - ``peak_rss_mib``: the peak resident memory while ``n`` tokens are generated, above the level
@@ -84,6 +84,14 @@ def _timed(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
+def _score(lm: Any, ids: torch.Tensor, continuation: int = 8) -> Any:
+    """Score the last ``continuation`` tokens of ``ids`` given the rest, as lm-eval's
+    loglikelihood requests are scored (PCD: the standard pass, then the local one)."""
+    tokens = ids[0].tolist()
+    request = (("", ""), tokens[:-continuation], tokens[-continuation:])
+    return lm._loglikelihood_tokens([request], disable_tqdm=True)
+
+
 def kv_bytes(loaded: Any, pcd: Any, ids: torch.Tensor, mode: str) -> int:
     """Bytes of the KV cache(s) after a prefill of ``ids`` (one cache, or one per variant)."""
     total = 0
@@ -154,7 +162,7 @@ def measure(model: str, length: int, args: argparse.Namespace) -> list[dict[str,
             many = _timed(lambda g=generate: g(ids, args.new_tokens))
             times[mode]["one"].append(one)
             times[mode]["tok"].append((many - one) / (args.new_tokens - 1))
-            times[mode]["score"].append(_timed(lambda lm=lm: lm._model_call(ids)))
+            times[mode]["score"].append(_timed(lambda lm=lm: _score(lm, ids)))
     params = sum(p.nbytes for p in loaded.model.parameters())
     base = pcd.base_for(ids.shape[-1])
     rotaries = pcd.local_rotaries(base) if base is not None else []

@@ -283,3 +283,4 @@ def test_bench_pcd_smoke_measures_both_modes(tmp_path: Path) -> None:
     assert (greedy["mode"], with_pcd["mode"]) == ("greedy", "pcd")
     assert float(with_pcd["kv_mib"]) == pytest.approx(2 * float(greedy["kv_mib"]), abs=0.011)
     assert float(greedy["extra_state_kib"]) == 0 < float(with_pcd["extra_state_kib"])
+    assert float(with_pcd["score_ratio"]) > 0 and not greedy["score_ratio"]

@@ -2,13 +2,17 @@
 # The GPU checks of docs/performance.md in one run on a CUDA machine whose Python already has
 # torch, triton and transformers (nothing is fetched):
 #   G1  tests/kernels/test_relation_kl_triton.py on the GPU (the gpu tier and every other test)
-#   G3  a few training steps of cpt, longred and linearard on tiny-base, bf16, impl=triton
-#   G2  benchmarks/bench_relation_kl_gpu.py: triton and chunked at d=128, n 1K to 32K, then the
-#       eager and torch.compile baselines at n=4K (and eager at 2K, 8K)
-# Everything lands in $OUT (default ./gpu-checks): gpu_checks.log, train_throughput_cuda.*,
-# relation_kl_gpu.*. G3 needs a cache holding tiny-base's final/ and the corpora, named by
-# $LONGRED_CACHE. Each stage has its own time limit (seconds: G1_S, G3_S, G2_S, G2B_S), so a slow
-# stage cannot starve the next; G2 writes its CSV after every row. Usage:
+#   G2  with $OLD_KERNELS (a triton_kernels.py of another commit, its relative import made
+#       absolute), the forward tile sweep of both kernels at n=8K; then
+#       benchmarks/bench_relation_kl_gpu.py: triton at d=128, n 1K to 32K, then chunked, eager and
+#       torch.compile at n=4K (the 5x target's baseline) and eager at 2K, 8K
+#   G3  a few training steps of cpt, longred and linearard on tiny-base, bf16, impl=triton, and
+#       of cpt and linearard with impl=chunked (LinearARD's cost per token against CPT's)
+# Everything lands in $OUT (default ./gpu-checks): gpu_checks.log, fwd_tile_sweep.log,
+# relation_kl_gpu.*, triton/train_throughput_cuda.*, chunked/train_throughput_cuda.*. G3 needs a
+# cache holding tiny-base's final/ and the corpora, named by $LONGRED_CACHE. Each stage has its
+# own time limit (seconds: G1_S, SWEEP_S, G2_S, G2B_S, G3_S), so a slow stage cannot starve the
+# next; G2 writes its CSV after every row. Usage:
 #   LONGRED_CACHE=/path/to/cache LONGRED_SOURCE_COMMIT=$(git rev-parse HEAD) benchmarks/gpu_checks.sh
 set -u -o pipefail
 OUT=${OUT:-$PWD/gpu-checks}
@@ -27,19 +31,27 @@ triton.__version__, 'transformers', transformers.__version__, torch.cuda.get_dev
 run $PY -c "from longred_bench.results import git_commit; print('commit', git_commit())"
 
 stage "G1 relation-KL kernel tests on the GPU"
-run timeout "${G1_S:-200}" $PY -m pytest -q -p no:cacheprovider -rs \
+run timeout "${G1_S:-150}" $PY -m pytest -q -p no:cacheprovider -rs \
   tests/kernels/test_relation_kl_triton.py
 
-stage "G3 training steps on CUDA (bf16, impl=triton)"
-run timeout "${G3_S:-100}" $PY benchmarks/bench_train.py --device cuda --impl triton --steps 4 \
-  --recipes cpt longred linearard --skip-memory --out "$OUT"
+if [ -n "${OLD_KERNELS:-}" ]; then
+  stage "G2 forward tile sweep: $OLD_KERNELS (old) against this checkout (new), n=8192"
+  timeout "${SWEEP_S:-150}" $PY benchmarks/sweep_relation_kl_fwd_tiles.py 8192 "$OLD_KERNELS" \
+    2>&1 | tee -a "$LOG" "$OUT/fwd_tile_sweep.log"
+fi
 
-stage "G2 relation-KL speed and memory: triton, chunked"
-run timeout "${G2_S:-150}" $PY benchmarks/bench_relation_kl_gpu.py --dims 128 \
-  --lengths 1024 2048 4096 8192 16384 32768 --impls triton chunked --out "$OUT"
-stage "G2 baselines: eager and torch.compile at 4K, eager at 2K and 8K"
-run timeout "${G2B_S:-90}" $PY benchmarks/bench_relation_kl_gpu.py --dims 128 --lengths 4096 \
-  --impls eager compiled --no-check --append --out "$OUT"
+stage "G2 relation-KL speed and memory: triton, n 1K to 32K"
+run timeout "${G2_S:-120}" $PY benchmarks/bench_relation_kl_gpu.py --dims 128 \
+  --lengths 1024 2048 4096 8192 16384 32768 --impls triton --out "$OUT"
+stage "G2 baselines: chunked, eager and torch.compile at 4K, eager at 2K and 8K"
+run timeout "${G2B_S:-120}" $PY benchmarks/bench_relation_kl_gpu.py --dims 128 --lengths 4096 \
+  --impls chunked eager compiled --no-check --append --out "$OUT"
 run timeout 40 $PY benchmarks/bench_relation_kl_gpu.py --dims 128 --lengths 2048 8192 \
   --impls eager --no-check --append --out "$OUT"
+
+stage "G3 training steps on CUDA (bf16): impl=triton, then impl=chunked"
+run timeout "${G3_S:-100}" $PY benchmarks/bench_train.py --device cuda --impl triton --steps 4 \
+  --recipes cpt longred linearard --skip-memory --out "$OUT/triton"
+run timeout "${G3_S:-100}" $PY benchmarks/bench_train.py --device cuda --impl chunked --steps 4 \
+  --recipes cpt linearard --skip-memory --out "$OUT/chunked"
 stage done

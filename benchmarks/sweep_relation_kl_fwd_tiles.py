@@ -19,7 +19,7 @@ import torch
 from triton.testing import do_bench
 
 import longred_bench.kernels.triton_impl as ti
-from longred_bench.kernels.triton_impl import TileConfig, relation_kl_forward
+from longred_bench.kernels.triton_impl import TileConfig
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 8192
 spec = importlib.util.spec_from_file_location("oldk", sys.argv[2])
@@ -48,8 +48,16 @@ for name, kern in (("old", oldk._relkl_fwd_kernel), ("new", new_kernel)):
         tiles = f"{c.block_m}x{c.block_n} w{c.num_warps} s{c.num_stages}"
         try:
 
-            def f(c: TileConfig = c) -> tuple:
-                return relation_kl_forward(*x, None, True, sc, sc, c)
+            def f(c: TileConfig = c, kern=kern) -> tuple:
+                launch, out = ti.forward_launch(*x, None, True, sc, sc, c)
+                # An older kernel may not take every compile-time option of this checkout's.
+                meta = {
+                    k: v
+                    for k, v in launch.meta.items()
+                    if k in kern.arg_names or k in ("num_warps", "num_stages")
+                }
+                kern[launch.grid](*launch.args, **meta)
+                return out
 
             out = f()[0]
             if ref is None:

@@ -5,7 +5,10 @@ Scores ``S = scale * A B^T`` are never stored.  The forward kernel runs one prog
 when causal), carrying for every row the online log-sum-exp state of student and teacher
 (running max ``m`` and rescaled sum ``l``) and ``acc = sum_j exp(S_t - m_t) (S_t - S_s)``,
 rescaled whenever ``m_t`` grows.  At the end ``KL = acc / l_t - LSE_t + LSE_s``; it writes the
-per-row KL and the two fp32 ``LSE`` vectors (``O(n)`` memory).
+per-row KL and the two fp32 ``LSE`` vectors (``O(n)`` memory).  Column tiles no mask touches
+take a shorter path (see ``_fwd_step``); causal row tiles are launched longest first, which
+shortens the tail of the last wave.  Scales must be positive (the row max is taken before
+scaling).
 
 The backward pass recomputes scores from the inputs and the saved ``LSE`` and forms
 ``G = (P_s - P_t) * dKL`` in fp32.  Like FlashAttention-2 it uses two kernels and no atomics,
@@ -204,6 +207,10 @@ def forward_launch(
     ``mask`` is ``None`` or contiguous int8 ``[B, n]`` (nonzero for real tokens).
     """
     batch, heads, n, kv_s, kv_t, d_s, d_t = _check_inputs(a_s, b_s, a_t, b_t, mask)
+    if not (scale_s > 0 and scale_t > 0):
+        raise ValueError(
+            f"relation_kl triton: scale_s and scale_t must be positive, got {scale_s}, {scale_t}"
+        )
     row_kl = torch.empty(batch, heads, n, dtype=torch.float32, device=a_s.device)
     lse_s = torch.empty_like(row_kl)
     lse_t = torch.empty_like(row_kl)
@@ -213,11 +220,10 @@ def forward_launch(
         *strides,
         n, heads, group_s, group_t, d_s, d_t, float(scale_s), float(scale_t),
     )  # fmt: skip
+    meta = _meta(a_s, d_s, d_t, causal, mask is not None, config)
+    meta["EVEN_D"] = meta["DS"] == d_s and meta["DT"] == d_t  # no head-dim padding to mask
     launch = KernelLaunch(
-        _relkl_fwd_kernel,
-        (triton.cdiv(n, config.block_m), batch * heads),
-        args,
-        _meta(a_s, d_s, d_t, causal, mask is not None, config),
+        _relkl_fwd_kernel, (triton.cdiv(n, config.block_m), batch * heads), args, meta
     )
     return launch, (row_kl, lse_s, lse_t)
 

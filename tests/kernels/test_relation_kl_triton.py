@@ -390,6 +390,8 @@ def test_launch_wrappers_check_operands():
         relation_kl_forward(a_s, b_s[:, :, :9].contiguous(), *ok[2:])
     with pytest.raises(ValueError, match="mask"):
         relation_kl_forward(*ok[:4], torch.ones(1, 17, dtype=torch.bool, device=DEVICE), *ok[5:])
+    with pytest.raises(ValueError, match="positive"):  # the row max is taken before scaling
+        relation_kl_forward(*ok[:6], -0.25, 0.25, SMALL_TILES)
     lse = torch.zeros(1, 2, 17, device=DEVICE)
     with pytest.raises(ValueError, match="grad_rows"):
         relation_kl_backward("a", *ok[:5], lse, lse, lse.double(), *ok[5:])

@@ -1,5 +1,6 @@
 """Forward tile sweep of the Triton relation KL (CUDA only): this checkout's kernel against a
-baseline ``triton_kernels.py`` from another commit, over 18 tile configurations.
+baseline ``triton_kernels.py`` from another commit, over 18 tile configurations (both
+kernels at each configuration before the next, so a run cut short still compares them).
 
 Causal, bf16, one batch, 32 query heads, 8 kv heads, head dim 128; time by
 ``triton.testing.do_bench`` (25 ms warm-up, 100 ms of repetitions); TFLOP/s counts the useful
@@ -25,7 +26,6 @@ n = int(sys.argv[1]) if len(sys.argv) > 1 else 8192
 spec = importlib.util.spec_from_file_location("oldk", sys.argv[2])
 oldk = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(oldk)
-new_kernel = ti._relkl_fwd_kernel
 H, KV, d = 32, 8, 128
 g = torch.Generator(device="cuda").manual_seed(0)
 
@@ -42,29 +42,27 @@ cfgs = [
     for bm, bn, (w, s) in itertools.product((64, 128), (32, 64, 128), ((4, 2), (8, 2), (8, 3)))
 ]
 ref = None
-for name, kern in (("old", oldk._relkl_fwd_kernel), ("new", new_kernel)):
-    ti._relkl_fwd_kernel = kern
-    for c in cfgs:
-        tiles = f"{c.block_m}x{c.block_n} w{c.num_warps} s{c.num_stages}"
-        try:
+kernels = (("old", oldk._relkl_fwd_kernel), ("new", ti._relkl_fwd_kernel))
+for c, (name, kern) in itertools.product(cfgs, kernels):  # old and new side by side per tile
+    tiles = f"{c.block_m}x{c.block_n} w{c.num_warps} s{c.num_stages}"
+    try:
 
-            def f(c: TileConfig = c, kern=kern) -> tuple:
-                launch, out = ti.forward_launch(*x, None, True, sc, sc, c)
-                # An older kernel may not take every compile-time option of this checkout's.
-                meta = {
-                    k: v
-                    for k, v in launch.meta.items()
-                    if k in kern.arg_names or k in ("num_warps", "num_stages")
-                }
-                kern[launch.grid](*launch.args, **meta)
-                return out
+        def f(c: TileConfig = c, kern=kern) -> tuple:
+            launch, out = ti.forward_launch(*x, None, True, sc, sc, c)
+            # An older kernel may not take every compile-time option of this checkout's.
+            meta = {
+                k: v
+                for k, v in launch.meta.items()
+                if k in kern.arg_names or k in ("num_warps", "num_stages")
+            }
+            kern[launch.grid](*launch.args, **meta)
+            return out
 
-            out = f()[0]
-            if ref is None:
-                ref = out
-            err = (out - ref).abs().max().item()
-            ms = do_bench(f, warmup=25, rep=100)
-            print(f"{name} {tiles}: {ms:.3f} ms {flops / ms / 1e9:.1f} TFLOP/s maxdiff {err:.2e}")
-        except Exception as e:
-            print(f"{name} {tiles}: failed {type(e).__name__}: {str(e)[:120]}")
-ti._relkl_fwd_kernel = new_kernel
+        out = f()[0]
+        if ref is None:
+            ref = out
+        err = (out - ref).abs().max().item()
+        ms = do_bench(f, warmup=25, rep=100)
+        print(f"{name} {tiles}: {ms:.3f} ms {flops / ms / 1e9:.1f} TFLOP/s maxdiff {err:.2e}")
+    except Exception as e:
+        print(f"{name} {tiles}: failed {type(e).__name__}: {str(e)[:120]}")

@@ -5,7 +5,9 @@ kernels at each configuration before the next, so a run cut short still compares
 Causal, bf16, one batch, 32 query heads, 8 kv heads, head dim 128; time by
 ``triton.testing.do_bench`` (25 ms warm-up, 100 ms of repetitions); TFLOP/s counts the useful
 FLOPs of the causal forward, ``2 n^2 (d_s + d_t) H / 2``; ``maxdiff`` is each output's largest
-difference from the first configuration's. Prints one line per (kernel, tiles)::
+difference from the first configuration's. ``-`` for the baseline measures this checkout's
+kernel alone; tile configurations after it (``BMxBN:WARPS:STAGES``) replace the 18. Prints one
+line per (kernel, tiles)::
 
     git show 756c272:kernels/triton_kernels.py \
       | sed 's/from ._common/from longred_bench.kernels._common/' > /tmp/old_triton_kernels.py
@@ -23,9 +25,12 @@ import longred_bench.kernels.triton_impl as ti
 from longred_bench.kernels.triton_impl import TileConfig
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 8192
-spec = importlib.util.spec_from_file_location("oldk", sys.argv[2])
-oldk = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(oldk)
+kernels = [("new", ti._relkl_fwd_kernel)]
+if len(sys.argv) > 2 and sys.argv[2] != "-":
+    spec = importlib.util.spec_from_file_location("oldk", sys.argv[2])
+    oldk = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(oldk)
+    kernels.insert(0, ("old", oldk._relkl_fwd_kernel))
 H, KV, d = 32, 8, 128
 g = torch.Generator(device="cuda").manual_seed(0)
 
@@ -41,8 +46,13 @@ cfgs = [
     TileConfig(bm, bn, w, s)
     for bm, bn, (w, s) in itertools.product((64, 128), (32, 64, 128), ((4, 2), (8, 2), (8, 3)))
 ]
+if len(sys.argv) > 3:  # BMxBN:WARPS:STAGES ... instead of the 18 above
+    cfgs = []
+    for spec_ in sys.argv[3:]:
+        tiles_, warps_, stages_ = spec_.split(":")
+        bm_, bn_ = tiles_.split("x")
+        cfgs.append(TileConfig(int(bm_), int(bn_), int(warps_), int(stages_)))
 ref = None
-kernels = (("old", oldk._relkl_fwd_kernel), ("new", ti._relkl_fwd_kernel))
 for c, (name, kern) in itertools.product(cfgs, kernels):  # old and new side by side per tile
     tiles = f"{c.block_m}x{c.block_n} w{c.num_warps} s{c.num_stages}"
     try:

@@ -1,0 +1,63 @@
+"""``benchmarks/probe_convergence.py``: the convergence rule applied at every build length of
+one long run (unit), and its report written from a run directory."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))  # the script imports its shared helpers
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+probe = _load("probe_convergence")
+
+
+def _records(loss_at) -> list[dict]:
+    """Training records every 50 steps to 3,000, held-out losses from ``loss_at(step)``."""
+    out = []
+    for step in range(50, 3001, 50):
+        loss = loss_at(step)
+        out.append({"step": step, "loss": loss, "heldout_a": loss, "heldout_b": loss + 0.1})
+    return out
+
+
+def test_gains_apply_the_rule_at_each_length():
+    # 5% drop per 1.5x until step 1,000, flat from there: lengths from 1,000 on pass.
+    def loss(step: int) -> float:
+        return 5.0 * 0.95 ** (min(step, 1000) / 100)
+
+    rows = probe.gains(_records(loss), start=800)
+    by_steps = {r["steps"]: r for r in rows}
+    assert set(by_steps) == {s for s in range(800, 2001, 100)}  # 1.5 S must be a held-out step
+    assert by_steps[800]["converged"] == "no"
+    assert by_steps[800]["a gain %"] > 1.0
+    assert by_steps[1000]["converged"] == "yes"
+    assert by_steps[1000]["a gain %"] == 0.0
+    assert by_steps[900]["longer_steps"] == 1350
+
+
+def test_report_says_when_no_length_passes(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    records = _records(lambda step: 6.0 - 0.3 * (step / 100) ** 0.5)  # keeps falling
+    (run / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    info = {"tokens": 123, "device": "cpu", "dtype": "float32", "tokens_per_second": 10.0}
+    (run / "run.json").write_text(json.dumps(info))
+    out = tmp_path / "out"
+    assert probe.main([str(run), "--out", str(out), "--commit", "abc1234"]) == 0
+    md = (out / "convergence_probe.md").read_text()
+    assert "No build length up to 2000 steps (checked against 3000) passes the rule." in md
+    assert "`abc1234`" in md
+    assert (out / "convergence_probe.png").stat().st_size > 0
+    assert (out / "convergence_probe.csv").read_text().startswith("step,a,b")

@@ -91,7 +91,7 @@ def default_tile_configs(
     d = max(_pad_dim(head_dim_s), _pad_dim(head_dim_t))
     if dtype == torch.float32:
         if d <= 64:
-            return TileConfig(32, 32, 4), TileConfig(16, 32, 4)
+            return TileConfig(16, 32, 4), TileConfig(16, 32, 4)
         if d <= 128:
             return TileConfig(16, 32, 8), TileConfig(16, 32, 8)
         return TileConfig(16, 16, 4), TileConfig(16, 16, 4)

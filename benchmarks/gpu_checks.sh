@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU checks of docs/performance.md in one run on a CUDA machine whose Python already has
 # torch, triton and transformers (nothing is fetched):
-#   G1  tests/kernels/test_relation_kl_triton.py on the GPU (the gpu tier and every other test)
+#   G1  tests/kernels/test_relation_kl_triton.py and its gpu tier test_relation_kl_triton_gpu.py
 #   G2  with $OLD_KERNELS (a triton_kernels.py of another commit, its relative import made
 #       absolute), the forward tile sweep of both kernels at n=8K; then
 #       benchmarks/bench_relation_kl_gpu.py: triton at d=128, n 1K to 32K, then chunked, eager and
@@ -32,7 +32,7 @@ run $PY -c "from longred_bench.results import git_commit; print('commit', git_co
 
 stage "G1 relation-KL kernel tests on the GPU"
 run timeout "${G1_S:-150}" $PY -m pytest -q -p no:cacheprovider -rs \
-  tests/kernels/test_relation_kl_triton.py
+  tests/kernels/test_relation_kl_triton.py tests/kernels/test_relation_kl_triton_gpu.py
 
 if [ -n "${OLD_KERNELS:-}" ]; then
   stage "G2 forward tile sweep: $OLD_KERNELS (old) against this checkout (new), n=8192"

@@ -1,11 +1,11 @@
 """Tests for the Triton relation KL (``kernels/triton_impl.py``).
 
 Without CUDA the kernels run in Triton's interpreter (``conftest.py`` sets ``TRITON_INTERPRET``),
-so the default tier uses tiny sizes and 16 x 16 tiles: several row/column tiles and partial
-tiles run even at ``seq`` 37 or 70.  Accuracy follows FlashAttention's rule: against an fp64
-autograd reference computed from the same inputs, the Triton error may be at most twice the
-error of the naive PyTorch path at the input precision, plus a small absolute floor.  The
-``gpu`` tests repeat the comparisons in bf16 at real sizes with the default tiles.
+so this tier uses tiny sizes and 16 x 16 tiles: several row/column tiles and partial tiles run
+even at ``seq`` 37 or 70.  Accuracy follows FlashAttention's rule: against an fp64 autograd
+reference computed from the same inputs, the Triton error may be at most twice the error of the
+naive PyTorch path at the input precision, plus a small absolute floor.
+``test_relation_kl_triton_gpu.py`` repeats the comparisons at real sizes with the default tiles.
 """
 
 from __future__ import annotations
@@ -17,6 +17,21 @@ import torch
 
 pytest.importorskip("triton")
 
+from triton_helpers import (
+    DEVICE,
+    F64,
+    FLOOR,
+    SMALL_TILES,
+    assert_within_twice_naive,
+    compare_three_ways,
+    make_inputs,
+    make_mask,
+    make_upstream,
+    naive,
+    rows_and_grads,
+    triton_small,
+)
+
 from longred_bench.kernels import relation_kl
 from longred_bench.kernels.triton_impl import (
     TileConfig,
@@ -25,122 +40,6 @@ from longred_bench.kernels.triton_impl import (
     relation_kl_forward,
     relation_kl_triton,
 )
-
-F64 = torch.float64
-DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
-SMALL_TILES = TileConfig(block_m=16, block_n=16, num_warps=4, num_stages=1)
-# Absolute floor of the 2x rule, relative to the largest reference value.
-FLOOR = {torch.float32: 2e-6, torch.float16: 2e-4, torch.bfloat16: 2e-3}
-
-
-def make_inputs(
-    batch: int = 2,
-    heads: int = 4,
-    seq: int = 37,
-    kv_s: int = 2,
-    kv_t: int = 2,
-    d_s: int = 16,
-    d_t: int = 16,
-    dtype: torch.dtype = torch.float32,
-    seed: int = 0,
-    device: str = DEVICE,
-) -> list[torch.Tensor]:
-    """Random ``[a_s, b_s, a_t, b_t]`` (no grad), rounded to ``dtype``."""
-    gen = torch.Generator().manual_seed(seed)
-    shapes = [
-        (batch, heads, seq, d_s),
-        (batch, kv_s, seq, d_s),
-        (batch, heads, seq, d_t),
-        (batch, kv_t, seq, d_t),
-    ]
-    return [
-        torch.randn(*s, generator=gen, dtype=F64).to(device=device, dtype=dtype) for s in shapes
-    ]
-
-
-def make_mask(kind: str | None, batch: int, seq: int, device: str = DEVICE) -> torch.Tensor | None:
-    """``None``, ``"left"``/``"right"`` padding (3 + 2b tokens), or ``"dead_row"``."""
-    if kind is None:
-        return None
-    mask = torch.ones(batch, seq, dtype=torch.bool)
-    for b in range(batch):
-        pad = min(seq - 1, 3 + 2 * b)
-        if kind == "left":
-            mask[b, :pad] = False
-        elif kind == "right":
-            mask[b, seq - pad :] = False
-        elif kind == "dead_row":
-            mask[b, : max(seq // 2, 1)] = False
-    if kind == "dead_row":
-        mask[0] = False
-    return mask.to(device)
-
-
-def rows_and_grads(fn, inputs, upstream, self_relation=False, **kwargs):
-    """Per-row KL and student grads of ``sum(rows * upstream)`` on fresh leaves of ``inputs``.
-
-    With ``self_relation`` the student is ``(a_s, a_s)``: one leaf in both roles, one gradient.
-    """
-    leaves = [x.detach().clone() for x in inputs]
-    leaves[0].requires_grad_(True)
-    if self_relation:
-        leaves[1] = leaves[0]
-    else:
-        leaves[1].requires_grad_(True)
-    rows = fn(*leaves, reduction="none", **kwargs)
-    wrt = leaves[:1] if self_relation else leaves[:2]
-    grads = torch.autograd.grad((rows * upstream.to(rows.dtype)).sum(), wrt)
-    return rows.detach(), list(grads)
-
-
-def make_upstream(inputs: list[torch.Tensor], seed: int = 7) -> torch.Tensor:
-    """Random fp64 upstream gradient for the per-row KL of ``inputs``."""
-    gen = torch.Generator().manual_seed(seed)
-    shape = inputs[0].shape[:3]
-    return torch.randn(*shape, generator=gen, dtype=F64).to(inputs[0].device)
-
-
-def naive(*args, **kwargs):
-    return relation_kl(*args, impl="naive", **kwargs)
-
-
-def triton_small(*args, **kwargs):
-    return relation_kl_triton(*args, tile_config=SMALL_TILES, **kwargs)
-
-
-def assert_within_twice_naive(got, same_prec, ref, floor, what, abs_floor=1e-7):
-    """FlashAttention's rule in max norms: ``|got - ref| <= 2 |same_prec - ref| + floor``.
-
-    The floor is ``floor`` relative to the largest reference value plus ``abs_floor``.
-    """
-    err = (got.double() - ref).abs().max().item()
-    base = (same_prec.double() - ref).abs().max().item()
-    bound = 2 * base + floor * ref.abs().max().item() + abs_floor
-    assert err <= bound, f"{what}: error {err:.3e} > bound {bound:.3e} (naive {base:.3e})"
-
-
-def compare_three_ways(inputs, mask, causal, dtype, self_relation=False, tiles=triton_small, **kw):
-    """Triton vs fp64 naive, with the naive path at ``dtype`` setting the tolerance."""
-    batch, heads, seq = inputs[0].shape[:3]
-    upstream = make_upstream(inputs)
-    kw = dict(mask=mask, causal=causal, self_relation=self_relation, **kw)
-    ref_rows, ref_grads = rows_and_grads(naive, [x.to(F64) for x in inputs], upstream, **kw)
-    nv_rows, nv_grads = rows_and_grads(naive, inputs, upstream, **kw)
-    tr_rows, tr_grads = rows_and_grads(tiles, inputs, upstream, **kw)
-
-    assert tr_rows.dtype == torch.float32 and tr_rows.shape == (batch, heads, seq)
-    assert torch.isfinite(tr_rows).all()
-    floor = FLOOR[dtype]
-    assert_within_twice_naive(tr_rows, nv_rows, ref_rows, floor, "row KL")
-    for name, got, same, ref in zip(("a_s", "b_s"), tr_grads, nv_grads, ref_grads, strict=False):
-        assert got.dtype == dtype and got.shape == ref.shape
-        assert torch.isfinite(got).all()
-        assert_within_twice_naive(got, same, ref, floor, f"grad {name}")
-    if mask is not None:
-        assert (tr_rows * ~mask[:, None, :] == 0).all()
-        assert (tr_grads[0] * ~mask[:, None, :, None] == 0).all()
-    return tr_rows, tr_grads
-
 
 CASES = [
     # seq, causal, heads, kv_s, kv_t, d_s, d_t, mask, dtype
@@ -407,96 +306,3 @@ def test_tile_config_is_validated_and_defaults_are_powers_of_two():
             for cfg in default_tile_configs(d_s, d_t, dtype):
                 for block in (cfg.block_m, cfg.block_n):
                     assert block >= 16 and block & (block - 1) == 0
-
-
-# ------------------------------------------------------------------------------------------
-# GPU tier: real sizes, default tiles, bf16 (run on an H100; skipped without CUDA)
-# ------------------------------------------------------------------------------------------
-
-GPU_CASES = [
-    # batch, seq, heads, kv_s, kv_t, d_s, d_t, causal, mask
-    pytest.param(2, 1024, 8, 2, 2, 64, 64, True, "left", id="1024-d64-causal-left"),
-    pytest.param(2, 1024, 8, 2, 8, 128, 64, False, "right", id="1024-d128-64-noncausal"),
-    pytest.param(1, 2048, 8, 2, 2, 128, 128, True, "right", id="2048-d128-causal-right"),
-    pytest.param(1, 4096, 8, 2, 2, 64, 64, True, None, id="4096-d64-causal"),
-    pytest.param(1, 4096, 8, 2, 1, 128, 128, False, "left", id="4096-d128-noncausal"),
-]
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("batch,seq,heads,kv_s,kv_t,d_s,d_t,causal,mask_kind", GPU_CASES)
-def test_gpu_bf16_real_sizes(batch, seq, heads, kv_s, kv_t, d_s, d_t, causal, mask_kind):
-    dtype = torch.bfloat16
-    inputs = make_inputs(batch, heads, seq, kv_s, kv_t, d_s, d_t, dtype=dtype, seed=seq + d_s)
-    mask = make_mask(mask_kind, batch, seq)
-    compare_three_ways(inputs, mask, causal, dtype, tiles=relation_kl_triton)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize(
-    "dtype,d_s,d_t",
-    [(torch.float32, 64, 128), (torch.float16, 64, 128), (torch.float32, 64, 64)],
-)
-def test_gpu_other_dtypes(dtype, d_s, d_t):
-    # fp32 at head dims <= 64 has tiles of its own (16 x 32 forward)
-    inputs = make_inputs(2, 8, 1024, 2, 4, d_s, d_t, dtype=dtype, seed=21)
-    mask = make_mask("left", 2, 1024)
-    compare_three_ways(inputs, mask, True, dtype, tiles=relation_kl_triton)
-
-
-@pytest.mark.gpu
-def test_gpu_self_relation_and_mean_bf16():
-    dtype = torch.bfloat16
-    inputs = make_inputs(1, 8, 2048, 8, 2, 64, 64, dtype=dtype, seed=22)
-    inputs[1] = inputs[0]
-    mask = make_mask("right", 1, 2048)
-    compare_three_ways(inputs, mask, True, dtype, self_relation=True, tiles=relation_kl_triton)
-
-    def grads(fn, xs):
-        leaves = [x.detach().clone() for x in xs]
-        for x in leaves[:2]:
-            x.requires_grad_(True)
-        out = fn(*leaves, mask=mask, reduction="mean")
-        return torch.autograd.grad(out, leaves[:2])
-
-    ref = grads(naive, [x.to(F64) for x in inputs])
-    same = grads(naive, inputs)
-    got = grads(relation_kl_triton, inputs)
-    for g, s, r in zip(got, same, ref, strict=True):
-        assert_within_twice_naive(g, s, r, FLOOR[dtype], "mean grad")
-
-
-@pytest.mark.gpu
-def test_gpu_backward_is_deterministic():
-    inputs = make_inputs(1, 8, 2048, 2, 2, 128, 128, dtype=torch.bfloat16, seed=23)
-    upstream = torch.randn(1, 8, 2048, device=DEVICE)
-    first = rows_and_grads(relation_kl_triton, inputs, upstream, causal=True)
-    second = rows_and_grads(relation_kl_triton, inputs, upstream, causal=True)
-    assert torch.equal(first[0], second[0])
-    for g1, g2 in zip(first[1], second[1], strict=True):
-        assert torch.equal(g1, g2)
-
-
-def chunked(*args, **kwargs):
-    return relation_kl(*args, impl="chunked", **kwargs)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("causal,mask_kind", [(True, "left"), (False, "right")])
-def test_gpu_bf16_32k_against_chunked_fp64(causal, mask_kind):
-    """At 32K tokens no materialised reference fits: the linear-memory chunked path in fp64 is
-    the reference, and the chunked path at the input precision sets the tolerance."""
-    dtype, seq = torch.bfloat16, 32768
-    inputs = make_inputs(1, 4, seq, 2, 2, 64, 64, dtype=dtype, seed=24)
-    mask = make_mask(mask_kind, 1, seq)
-    upstream = make_upstream(inputs)
-    kw = dict(mask=mask, causal=causal)
-    ref_rows, ref_grads = rows_and_grads(chunked, [x.to(F64) for x in inputs], upstream, **kw)
-    same_rows, same_grads = rows_and_grads(chunked, inputs, upstream, **kw)
-    rows, grads = rows_and_grads(relation_kl_triton, inputs, upstream, **kw)
-    assert torch.isfinite(rows).all()
-    assert_within_twice_naive(rows, same_rows, ref_rows, FLOOR[dtype], "row KL at 32K")
-    for name, got, same, ref in zip(("a_s", "b_s"), grads, same_grads, ref_grads, strict=True):
-        assert torch.isfinite(got).all()
-        assert_within_twice_naive(got, same, ref, FLOOR[dtype], f"grad {name} at 32K")
-    assert (rows * ~mask[:, None, :] == 0).all()

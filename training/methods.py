@@ -21,7 +21,8 @@ batches into named loss terms with the total under ``"loss"`` (:meth:`Method.los
 - ``linearard``: for each chosen layer and each of q, k, v (q and k after RoPE), KL(teacher ||
   student) of ``softmax(X X^T / sqrt(d))`` rows on the s2l stream (texts of the original window,
   where the teacher is valid), mean over heads and valid rows, summed over kinds and averaged
-  over layers; then, if ``cpt_steps`` > 0, that many steps of long-text CE.
+  over layers; then, if ``cpt_steps`` > 0, that many steps of long-text CE. Teacher and student
+  run their decoder stacks only up to the last layer compared.
 
 The teacher runs under ``no_grad`` and only on the streams that need it.
 """
@@ -29,6 +30,7 @@ The teacher runs under ``no_grad`` and only on the streams that need it.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from contextlib import suppress
 from dataclasses import dataclass, field
 
 import torch
@@ -212,6 +214,27 @@ def decoder_stack(model: torch.nn.Module) -> torch.nn.Module:
     return decoder if isinstance(decoder, torch.nn.Module) and decoder is not base else model
 
 
+class _LastLayerSeen(Exception):
+    """Raised by a q/k/v sink once the last layer LinearARD compares is captured: nothing after
+    it reaches the loss, so the rest of the forward pass is skipped."""
+
+
+def _run_until(model: torch.nn.Module, sink, last: int, ids, mask) -> None:
+    """Run ``model``'s decoder stack on ``ids`` with ``sink`` capturing q/k/v, stopping after
+    layer ``last`` (0-based) where the model runs alone; a distributed wrapper runs it whole,
+    since its hooks (gradient sync, sharding) expect every call to finish."""
+    stack = decoder_stack(model)
+    whole = hasattr(model, "module") or (dist.is_available() and dist.is_initialized())
+
+    def until(layer: int, *qkv) -> None:
+        sink(layer, *qkv)
+        if layer == last and not whole:
+            raise _LastLayerSeen
+
+    with capture_qkv(getattr(model, "module", model), until), suppress(_LastLayerSeen):
+        stack(ids, attention_mask=mask)
+
+
 class LinearARD(TwoStage):
     """Relation-KL distillation of q/k/v, then optional long-text CE (module docstring)."""
 
@@ -230,8 +253,9 @@ class LinearARD(TwoStage):
             if layer in wanted:
                 teacher[layer] = (q, k, v)
 
-        with torch.no_grad(), capture_qkv(self.teacher, keep):
-            decoder_stack(self.teacher)(b.ids, attention_mask=b.mask)
+        last = max(wanted)
+        with torch.no_grad():
+            _run_until(self.teacher, keep, last, b.ids, b.mask)
         sums = {kind: torch.zeros((), device=b.ids.device) for kind in self.cfg.ard_kinds}
 
         def compare(layer: int, q, k, v, scale: float) -> None:
@@ -244,8 +268,7 @@ class LinearARD(TwoStage):
                     student, reference, b.mask, impl=self.cfg.impl
                 )
 
-        with capture_qkv(getattr(self.student, "module", self.student), compare):
-            decoder_stack(self.student)(b.ids, attention_mask=b.mask)
+        _run_until(self.student, compare, last, b.ids, b.mask)
         terms = {f"kl_{kind}": value / len(wanted) for kind, value in sums.items()}
         terms["loss"] = sum(terms.values())
         return terms

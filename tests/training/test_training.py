@@ -381,3 +381,41 @@ def test_linearard_runs_the_decoder_stack_and_its_loss_is_unchanged(monkeypatch)
     assert all(
         torch.allclose(a, b, atol=1e-7) for a, b in zip(fast_grads, whole_grads, strict=True)
     )
+
+
+def test_linearard_stops_after_the_last_layer_it_compares(monkeypatch) -> None:
+    """Nothing after the last compared layer's q/k/v reaches LinearARD's loss: teacher and student
+    stop there (no MLP runs when only layer 1 is compared), with the loss and gradients of the
+    whole forward pass, which is what a distributed run (whose wrappers need it) still does."""
+    import longred_bench.training.methods as methods
+    from longred_bench.models.loading import extend, load
+    from longred_bench.training.streams import Batch
+
+    teacher = load("tiny-random").model
+    student = extend(load("tiny-random").model, "pi:factor=2")
+    method = methods.LinearARD(smoke("linearard"), student, teacher, {"s2l": 2}, 256, (1,))
+    ids = torch.randint(0, 200, (2, 48), generator=torch.Generator().manual_seed(1))
+    batch = {"s2l": Batch(ids, torch.ones_like(ids, dtype=torch.bool))}
+    mlp_calls = []
+    for model in (teacher, student):
+        for layer in model.model.layers:
+            layer.mlp.register_forward_hook(lambda *_: mlp_calls.append(1))
+
+    def loss_and_grads() -> tuple[float, list[torch.Tensor | None]]:
+        student.zero_grad()
+        loss = method.losses(batch, 0)["loss"]
+        loss.backward()
+        return loss.item(), [p.grad for p in student.parameters()]
+
+    early, early_grads = loss_and_grads()
+    assert mlp_calls == []
+    assert early_grads[-1] is None or not early_grads[-1].any()  # the final norm: not reached
+    monkeypatch.setattr(methods.dist, "is_initialized", lambda: True)  # as under torchrun
+    whole, whole_grads = loss_and_grads()
+    assert len(mlp_calls) == 2 * teacher.config.num_hidden_layers
+    assert early > 0 and early == pytest.approx(whole, rel=1e-6)
+    for a, b in zip(early_grads, whole_grads, strict=True):
+        if a is None or b is None:
+            assert (a is None or not a.any()) and (b is None or not b.any())
+        else:
+            assert torch.allclose(a, b, atol=1e-7)

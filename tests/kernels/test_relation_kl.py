@@ -352,6 +352,10 @@ def test_default_block_size_is_bounded() -> None:
     assert default_block_size(8, 32, 1 << 20) == 16
     mid = default_block_size(1, 4, 16384)
     assert 16 <= mid <= 512 and mid & (mid - 1) == 0
+    # On CPU blocks a quarter the size (cache-sized score tensors), within the same bounds.
+    assert default_block_size(32, 4, 256) == 256
+    assert default_block_size(32, 4, 256, cpu=True) == 64
+    assert default_block_size(1, 4, 100, cpu=True) == 512
 
 
 # ---------------------------------------------------------------- dispatcher and validation

@@ -11,6 +11,10 @@ against the naive form. Writes ``train_throughput.csv`` / ``.md`` and the KL mem
 
     python benchmarks/bench_train.py --out reports/bench
 
+Step times on a shared CPU vary by 10% or more between calls; ``--repeats N`` measures every
+recipe once per round for ``N`` interleaved rounds and reports medians with the range of the
+per-round cost ratios.
+
 On a CUDA machine the same steps run with ``--device cuda`` (bf16 autocast by default there;
 ``--impl triton`` picks LinearARD's relation-KL kernel), written as ``train_throughput_cuda.*``
 with the peak GPU memory of each recipe::
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -66,11 +71,36 @@ def measure(recipe: str, extra: dict, steps: int, scratch: Path, run: dict | Non
     return result
 
 
+def combine_rounds(rounds: list[list[dict]]) -> list[dict]:
+    """One row per recipe from ``rounds`` (each a list of :func:`measure` rows, recipes in the
+    same order): the median seconds per step and tokens/s, ``cost_vs_first`` the ratio of the
+    medians to the first recipe's, and with several rounds the range of the per-round ratios
+    (``cost_range``), so the noise between rounds shows beside the ratio."""
+    rows = []
+    for i, first in enumerate(rounds[0]):
+        runs = [r[i] for r in rounds]
+        row = dict(first)
+        row["seconds_per_step"] = round(statistics.median(r["seconds_per_step"] for r in runs), 3)
+        row["tokens_per_second"] = round(statistics.median(r["tokens_per_second"] for r in runs), 1)
+        if "peak_gpu_mib" in first:
+            row["peak_gpu_mib"] = max(r["peak_gpu_mib"] for r in runs)
+        rows.append(row)
+    for i, row in enumerate(rows):
+        row["cost_vs_first"] = round(rows[0]["tokens_per_second"] / row["tokens_per_second"], 3)
+        ratios = [r[0]["tokens_per_second"] / r[i]["tokens_per_second"] for r in rounds]
+        row["cost_range"] = f"{min(ratios):.2f}-{max(ratios):.2f}" if len(rounds) > 1 else ""
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=6, help="optimizer steps per recipe")
     parser.add_argument("--out", default="reports/bench", help="output folder")
     parser.add_argument("--skip-memory", action="store_true", help="throughput only")
+    parser.add_argument(
+        "--repeats", type=int, default=1,
+        help="rounds, each measuring every recipe once (interleaved); medians are reported",
+    )  # fmt: skip
     parser.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
     parser.add_argument("--dtype", default="auto", help="auto: fp32 on CPU, bf16 on CUDA")
     parser.add_argument(
@@ -93,11 +123,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.impl is not None:
         run["impl"] = args.impl
     recipes = [(r, extra) for r, extra in RECIPES if r in args.recipes]
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
     with tempfile.TemporaryDirectory() as tmp:
-        rows = [measure(r, extra, args.steps, Path(tmp), run) for r, extra in recipes]
-    base = rows[0]["tokens_per_second"]
-    for row in rows:
-        row["cost_vs_first"] = round(base / row["tokens_per_second"], 3)
+        rounds = [
+            [measure(r, extra, args.steps, Path(tmp) / str(i), run) for r, extra in recipes]
+            for i in range(args.repeats)
+        ]
+    rows = combine_rounds(rounds)
     stem = "train_throughput" if args.device == "cpu" else f"train_throughput_{args.device}"
     write_csv(rows, out / f"{stem}.csv", list(rows[0]))
     gpu = "peak_gpu_mib" in rows[0]
@@ -107,21 +140,38 @@ def main(argv: list[str] | None = None) -> int:
             command += f" --{flag} {getattr(args, flag)}"
     if args.recipes != [r for r, _ in RECIPES]:
         command += " --recipes " + " ".join(args.recipes)
+    if args.repeats > 1:
+        command += f" --repeats {args.repeats}"
+    several = args.repeats > 1
+    how = (
+        f"{args.repeats} interleaved rounds (every recipe once per round), medians shown, the "
+        "range of the per-round cost ratios beside"
+        if several
+        else "one round"
+    )
     lines = [
         f"# Training throughput on tiny-base (profile tiny, {rows[0]['device']})",
         "",
         f"Device: {device_name(args.device)}; torch {torch.__version__}; commit "
-        f"`{git_commit()}`; {args.steps} steps per recipe, the first excluded; command: "
-        f"`{command}`.",
+        f"`{git_commit()}`; {args.steps} steps per recipe, the first excluded; {how}; "
+        f"command: `{command}`.",
         "",
         f"| recipe | RoPE | dtype | tokens/step | s/step | tokens/s | cost per token vs "
-        f"{rows[0]['recipe']} | loss at the last step |" + (" peak GPU MiB |" if gpu else ""),
-        "|---|---|---|---:|---:|---:|---:|---:|" + ("---:|" if gpu else ""),
+        f"{rows[0]['recipe']} |"
+        + (" per-round range |" if several else "")
+        + " loss at the last step |"
+        + (" peak GPU MiB |" if gpu else ""),
+        "|---|---|---|---:|---:|---:|---:|"
+        + ("---:|" if several else "")
+        + "---:|"
+        + ("---:|" if gpu else ""),
     ]
     lines += [
         f"| {r['recipe']} | `{r['rope']}` | {r['dtype']} | {r['tokens_per_step']} | "
-        f"{r['seconds_per_step']} | {r['tokens_per_second']:.0f} | {r['cost_vs_first']:.2f}x | "
-        f"{r['final_loss']} |" + (f" {r['peak_gpu_mib']} |" if gpu else "")
+        f"{r['seconds_per_step']} | {r['tokens_per_second']:.0f} | {r['cost_vs_first']:.2f}x |"
+        + (f" {r['cost_range']} |" if several else "")
+        + f" {r['final_loss']} |"
+        + (f" {r['peak_gpu_mib']} |" if gpu else "")
         for r in rows
     ]
     longred = next((r for r in rows if r["recipe"].startswith("longred")), None)

@@ -1,0 +1,46 @@
+"""``benchmarks/bench_train.py``: the interleaved rounds of ``--repeats`` combined into one row
+per recipe (unit)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))  # the script imports its shared helpers
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = _load("bench_train")
+
+
+def _row(recipe: str, seconds: float) -> dict:
+    return {"recipe": recipe, "seconds_per_step": seconds, "tokens_per_second": 8192 / seconds}
+
+
+def test_rounds_give_medians_and_the_range_of_per_round_ratios():
+    rounds = [
+        [_row("cpt", 1.0), _row("linearard", 1.5)],
+        [_row("cpt", 1.2), _row("linearard", 1.5)],  # a slow CPT round: ratio 1.25
+        [_row("cpt", 1.0), _row("linearard", 1.7)],
+    ]
+    cpt, ard = bench.combine_rounds(rounds)
+    assert cpt["seconds_per_step"] == 1.0 and cpt["cost_vs_first"] == 1.0
+    assert ard["seconds_per_step"] == 1.5
+    assert ard["cost_vs_first"] == 1.5  # the ratio of the medians, not the median ratio
+    assert ard["cost_range"] == "1.25-1.70"
+    assert cpt["cost_range"] == "1.00-1.00"
+
+
+def test_one_round_has_no_range():
+    (only,) = bench.combine_rounds([[_row("cpt", 2.0)]])
+    assert only["cost_vs_first"] == 1.0 and only["cost_range"] == ""
+    assert only["tokens_per_second"] == 4096.0

@@ -41,6 +41,7 @@ from longred_bench.training.checkpoint import (
 )
 from longred_bench.training.config import TrainConfig
 from longred_bench.training.objectives import causal_lm_loss
+from longred_bench.training.peak_memory import PeakMemory
 
 METRICS = "metrics.jsonl"
 SNAPSHOTS = "steps"
@@ -218,6 +219,7 @@ def train(
     method.student = wrap_student(method.student, cfg, world)
     if method.teacher is not None:
         method.teacher = place_teacher(method.teacher, cfg, world)
+    peak = PeakMemory(run.device)
     params = _trainable(method.student)
     optimizer = torch.optim.AdamW(
         params, lr=cfg.lr, betas=tuple(cfg.betas), weight_decay=cfg.weight_decay
@@ -315,7 +317,7 @@ def train(
         return out / "final"
     run.method.finish()
     if main:  # run.json before final/: a finished final/ always has its run.json
-        info = _run_info(run, cfg, out, tokens, seconds, phases)
+        info = {**_run_info(run, cfg, out, tokens, seconds, phases), **peak.info()}
         atomic_write_text(out / "run.json", json.dumps(info, indent=2))
     weights = _full_state(method.student, cfg, world)
     method.student = _unwrapped(method.student)

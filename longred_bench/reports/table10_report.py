@@ -21,8 +21,10 @@ Claims (the paper: Llama-3-8B on 8 x A800, 32K and 128K):
 
 Either claim with a row of a single run is not comparable: one timing says nothing of its spread.
 
-Peak memory is not in the records of CPU runs (no per-run allocator peak there), so the report
-says so instead of a number.
+Peak memory is each run's own ``run.json`` figure (:mod:`longred_bench.training.peak_memory`): the
+CUDA allocator's peak on a GPU, the training process's peak resident set on CPU; the table shows
+the largest over a row's runs and its kind. Runs trained before the suite recorded it show "not
+recorded".
 """
 
 from __future__ import annotations
@@ -91,6 +93,8 @@ class Cost:
     seconds: tuple[float, ...]
     tokens: tuple[float, ...]
     steps: tuple[float, ...]
+    peaks: tuple[tuple[float, str], ...] = ()
+    """``(MiB, kind)`` of the runs that recorded a peak (``peak_memory_mib``, ``_kind``)."""
 
     @property
     def per_token(self) -> float:
@@ -110,6 +114,8 @@ def costs(runs: dict[RunKey, Run]) -> list[Cost]:
                     ext, row, tuple(float(i["seconds"]) for i in infos),
                     tuple(float(i["tokens"]) for i in infos),
                     tuple(float(i.get("steps") or 0) for i in infos),
+                    tuple((float(i["peak_memory_mib"]), str(i.get("peak_memory_kind", "")))
+                          for i in infos if i.get("peak_memory_mib")),
                 ))  # fmt: skip
     return out
 
@@ -131,6 +137,17 @@ def _find(table: list[Cost], ext: str, row: str) -> Cost | None:
     return next((c for c in table if c.extension == ext and c.row == row), None)
 
 
+def peak_cell(cost: Cost) -> str:
+    """The largest recorded peak of a row's runs in MiB with its kind (and how many runs
+    recorded one, if not all), or "not recorded"."""
+    if not cost.peaks:
+        return "not recorded"
+    mib, kind = max(cost.peaks)
+    recorded, runs = len(cost.peaks), len(cost.seconds)
+    some = "" if recorded == runs else f", {recorded} of {runs} runs"
+    return f"{mib:,.0f} MiB ({kind}{some})"
+
+
 def cost_table(table: list[Cost]) -> list[str]:
     lines = [
         "| extension | row | runs | steps | tokens (mean) | seconds per run | s per 1M tokens | "
@@ -147,7 +164,7 @@ def cost_table(table: list[Cost]) -> list[str]:
         lines.append(
             f"| `{c.extension}` | {ROW_TITLES[c.row]} | {len(c.seconds)} | "
             f"{np.mean(c.steps):.0f} | {np.mean(c.tokens):,.0f} | {secs} | "
-            f"{c.per_token * 1e6:.0f} | {ratio} | not recorded (CPU) |"
+            f"{c.per_token * 1e6:.0f} | {ratio} | {peak_cell(c)} |"
         )
     return [*lines, ""]
 

@@ -308,8 +308,9 @@ def _finished_run(run_dir: Path) -> dict[str, Any] | None:
         if path == info_path:
             info = value
     layers = {"layers": info["layers"]} if "layers" in info else {}  # the distilled layers
+    peak = {k: info[k] for k in ("peak_memory_mib", "peak_memory_kind") if k in info}
     return {"steps": value["step"], "tokens": info["tokens"], "seconds": info["seconds"],
-            "dir": str(run_dir), **layers}  # fmt: skip
+            "dir": str(run_dir), **layers, **peak}  # fmt: skip
 
 
 def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:

@@ -43,3 +43,14 @@ def test_one_run_per_row_is_not_comparable() -> None:
     # A clear ratio, but from a single timing of one row: the spread is unknown.
     assert cost_label("T10a", Interval(0.8, 0.8, 0.8), runs=1) == NOT_COMPARABLE
     assert cost_label("T10a", Interval(0.8, 0.8, 0.8), runs=3) == REPRODUCED
+
+
+def test_peak_memory_cell_shows_the_largest_recorded_peak_and_its_kind() -> None:
+    from longred_bench.reports.table10_report import peak_cell
+
+    assert peak_cell(_cost("cpt", (1.0, 1.0))) == "not recorded"  # runs from before it was kept
+    full = Cost("x", "cpt", (1.0, 1.0), (1.0, 1.0), (1.0, 1.0),
+                ((812.0, "process RSS"), (1530.4, "process RSS")))  # fmt: skip
+    assert peak_cell(full) == "1,530 MiB (process RSS)"
+    part = Cost("x", "cpt", (1.0, 1.0, 1.0), (1.0,) * 3, (1.0,) * 3, ((700.0, "CUDA allocator"),))
+    assert peak_cell(part) == "700 MiB (CUDA allocator, 1 of 3 runs)"

@@ -21,6 +21,7 @@ def test_reproduce_table10_smoke(tmp_path, smoke_cache):
     md = (out / "table10.md").read_text()
     assert "| 32K | 22.4 h | 19.9 h | 22.4 h | 0.89 | 1.00 |" in md  # the paper beside ours
     assert "| `abf:theta=1e5` | CPT, long data | 1 |" in md
+    assert "MiB (process RSS) |" in md  # each run's own peak (Linux CPU)
     assert "| (T10a) LongReD costs no more" in md and "| (T10b) CPT on mixed data" in md
     assert (out / "table10.png").read_bytes()[:4] == b"\x89PNG"
 

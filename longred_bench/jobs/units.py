@@ -70,17 +70,29 @@ def cached_records(path: Path, config: dict[str, Any]) -> list[dict[str, Any]] |
     return read_cached_records(path)
 
 
+TIMING = "timing.json"
+"""Beside a unit's records: ``{"seconds": ...}``, the wall time of the call that computed it."""
+
+
 def save_records(
-    path: Path, config: dict[str, Any], records: list[dict[str, Any]], seed: int, device: str
+    path: Path,
+    config: dict[str, Any],
+    records: list[dict[str, Any]],
+    seed: int,
+    device: str,
+    seconds: float | None = None,
 ) -> list[dict[str, Any]]:
     """Write ``records`` (with provenance) to ``path`` and ``config`` beside it, swapping the
-    whole directory in at once (see :func:`longred_bench.results.save_run_dir`); read back."""
+    whole directory in at once (see :func:`longred_bench.results.save_run_dir`); read back.
+    ``seconds``, where given, is kept in :data:`TIMING` (plans estimate from it)."""
     config = stored_config(config)
     provenance = Provenance.collect(config, seed=seed, device=device)
 
     def write(tmp: Path) -> None:
         write_records(tmp / path.name, records, provenance)
         atomic_write_text(tmp / "config.json", json.dumps(config, sort_keys=True, indent=1))
+        if seconds is not None:
+            atomic_write_text(tmp / TIMING, json.dumps({"seconds": round(seconds, 2)}))
 
     save_run_dir(path.parent, write)
     return read_records(path)
@@ -93,3 +105,12 @@ def run_eval_unit(unit: dict[str, Any], progress: bool) -> list[dict[str, Any]]:
 
     cfg = EvalConfig.from_dict({k: v for k, v in unit.items() if k not in ("base", "item_scores")})
     return run_eval(cfg, progress=progress, item_scores=bool(unit.get("item_scores"))).records
+
+
+def unit_seconds(run_dir: Path) -> float | None:
+    """The wall seconds recorded beside a cached unit (:data:`TIMING`), or None."""
+    try:
+        value = json.loads((run_dir / TIMING).read_text())["seconds"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return float(value) if isinstance(value, (int, float)) else None

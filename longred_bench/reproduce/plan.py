@@ -5,9 +5,11 @@ The tables made of Table 3 style runs (:data:`RUN_TABLES`) are planned unit by u
 run and each evaluation, keyed as the real call keys them (a run directory, an evaluation's config
 hash), so a unit two tables share counts once in the total. A cached training run's time is its
 own (``run.json``); an uncached one is estimated from the cached runs' seconds per token, of the
-same recipe where there are some, else of every recipe, times its tokens; an evaluation from
+same recipe where there are some, else of every recipe, times its tokens. A cached evaluation's
+time is its own where the call that computed it recorded one (``timing.json``); an uncached one
+is the median of the recorded times of its suite, else
 :data:`~longred_bench.reproduce.table3.UNIT_COST` (measured at ``tiny``: a third of a CPT run;
-of any cached training run where the plan has no CPT run), and a merge at one second. Other
+of any cached training run where the plan has no CPT run); a merge is one second. Other
 tables (Table 1, ``tiny_base``, PCD, the kernel table) are one line each, cached or not where the
 cache says so. ``--profile paper --dry-run`` prints the papers'
 configurations instead (:func:`paper_plan`), offline; a real ``paper`` run needs a GPU and hub
@@ -17,7 +19,7 @@ access and fails at once without a GPU.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from longred_bench.errors import UserError
@@ -45,6 +47,7 @@ class PlannedUnit:
     seconds: float | None  # measured (cached training runs) or estimated; None: unknown
     recipe: str = ""
     tokens: int = 0
+    suite: str = ""  # an evaluation's suite (``short_tiny``, ``ruler``, ``ppl``)
 
 
 def run_table_profile(table: str, profile: str) -> Any:
@@ -69,11 +72,14 @@ def run_table_profile(table: str, profile: str) -> Any:
 
 def _eval_unit(unit: dict[str, Any], label: str) -> PlannedUnit:
     from longred_bench.cache import cache_dir
+    from longred_bench.jobs.units import unit_seconds
     from longred_bench.results import config_hash
 
     key = config_hash(unit)
     path = cache_dir() / "runs" / "table3-eval" / key / "eval.jsonl"
-    return PlannedUnit(key, label, "eval", path.is_file(), None)
+    cached = path.is_file()
+    seconds = unit_seconds(path.parent) if cached else None
+    return PlannedUnit(key, label, "eval", cached, seconds, suite=str(unit.get("suite", "")))
 
 
 def table_units(prof: Any) -> list[PlannedUnit]:
@@ -121,16 +127,21 @@ def estimate(units: list[PlannedUnit]) -> list[PlannedUnit]:
     trained = [u for u in units if u.kind == "train" and u.recipe != "merge" and u.seconds]
     runs = [u.seconds for u in trained if u.recipe == "cpt"] or [u.seconds for u in trained]
     eval_seconds = UNIT_COST["eval"] * statistics.median(runs) if runs else None
+    by_suite: dict[str, list[float]] = {}
+    for u in units:
+        if u.kind == "eval" and u.cached and u.seconds:
+            by_suite.setdefault(u.suite, []).append(u.seconds)
     out = []
     for u in units:
         seconds = u.seconds
         if seconds is None and u.kind == "eval":
-            seconds = eval_seconds
+            measured = by_suite.get(u.suite)
+            seconds = statistics.median(measured) if measured else eval_seconds
         elif seconds is None and u.recipe == "merge":
             seconds = MERGE_SECONDS
         elif seconds is None and (rates.get(u.recipe) or every):
             seconds = statistics.median(rates.get(u.recipe) or every) * u.tokens
-        out.append(PlannedUnit(u.key, u.label, u.kind, u.cached, seconds, u.recipe, u.tokens))
+        out.append(replace(u, seconds=seconds))
     return out
 
 
@@ -166,7 +177,8 @@ def plan_text(tables: list[str], profile: str, jobs: int) -> str:
         f"In all: {len(distinct)} distinct units of the run tables, {len(distinct) - len(todo)} "
         f"cached, {len(todo)} to run: about {_minutes(total)} with {jobs} job(s)"
         + (f" ({unknown} without an estimate)" if unknown else "")
-        + ". Estimates: cached runs' seconds per token; an evaluation a third of a CPT run."
+        + ". Estimates: cached runs' seconds per token; an evaluation the median recorded time "
+        "of its suite, else a third of a CPT run."
     )
     return "\n".join(lines) + "\n"
 

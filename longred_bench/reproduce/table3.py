@@ -371,7 +371,9 @@ def evaluate_cached(
     if got is None:
         if progress:
             print(f"[eval] {labels} {unit['suite']}", flush=True)
-        got = save_records(path, unit, run_eval_unit(unit, progress=False), 0, "cpu")
+        start = time.perf_counter()
+        records = run_eval_unit(unit, progress=False)
+        got = save_records(path, unit, records, 0, "cpu", time.perf_counter() - start)
     return [{**r, **labels} for r in got]
 
 

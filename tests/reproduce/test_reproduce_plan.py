@@ -60,3 +60,36 @@ def test_estimates_come_from_cached_runs_of_the_plan():
     # Twice the tokens at the cached run's rate; an evaluation from the cached run when the plan
     # holds no CPT run.
     assert got == {"a": 100.0, "b": 200.0, "c": UNIT_COST["eval"] * 100.0}
+
+
+def test_evaluations_are_estimated_from_recorded_times_of_their_suite():
+    from longred_bench.reproduce.plan import PlannedUnit, estimate
+    from longred_bench.reproduce.table3 import UNIT_COST
+
+    units = [
+        PlannedUnit("t", "train cpt seed 0", "train", True, 90.0, "cpt", 1000),
+        PlannedUnit("r1", "eval ruler", "eval", True, 40.0, suite="ruler"),
+        PlannedUnit("r2", "eval ruler", "eval", True, 60.0, suite="ruler"),
+        PlannedUnit("r3", "eval ruler", "eval", False, None, suite="ruler"),
+        PlannedUnit("s1", "eval short", "eval", True, None, suite="short_tiny"),  # no timing kept
+        PlannedUnit("s2", "eval short", "eval", False, None, suite="short_tiny"),
+    ]
+    got = {u.key: u.seconds for u in estimate(units)}
+    assert got["r3"] == 50.0  # the median of the recorded ruler units
+    assert got["s2"] == UNIT_COST["eval"] * 90.0  # none recorded for its suite: a third of CPT
+    assert got["s1"] == UNIT_COST["eval"] * 90.0  # cached without a timing: estimated alike
+
+
+def test_an_evaluation_unit_records_its_time(tmp_path, monkeypatch):
+    import longred_bench.reproduce.table3 as table3
+    from longred_bench.jobs.units import unit_seconds
+    from longred_bench.results import config_hash
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    record = {"kind": "eval", "task": "t", "metric": "acc", "value": 1.0}
+    monkeypatch.setattr(table3, "run_eval_unit", lambda unit, progress: [dict(record)])
+    unit = {"suite": "ruler", "model": "m", "seed": 0}
+    got = table3.evaluate_cached(unit, {"row": "x"}, progress=False)
+    assert got[0]["row"] == "x" and got[0]["value"] == 1.0
+    seconds = unit_seconds(tmp_path / "runs" / "table3-eval" / config_hash(unit))
+    assert seconds is not None and seconds >= 0.0

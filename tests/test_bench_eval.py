@@ -8,30 +8,16 @@ directory, so it reads and writes nothing outside ``tmp_path``.
 from __future__ import annotations
 
 import csv
-import importlib.util
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import torch
+from script_loader import load_script
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "benchmarks"))  # the scripts import their shared helpers
-
-
-def _load(name: str):
-    path = REPO / "benchmarks" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-common = _load("bench_common")
-bench = _load("bench_eval")
-rate = _load("bench_ruler_rate")
+common = load_script("bench_common")
+bench = load_script("bench_eval")
+rate = load_script("bench_ruler_rate")
 
 
 def _words(text: str) -> list[int]:
@@ -271,7 +257,7 @@ def test_bench_eval_smoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 def test_bench_pcd_smoke_measures_both_modes(tmp_path: Path) -> None:
     """The PCD cost benchmark runs end to end on tiny-random: greedy and PCD rows, PCD with the
     local variant's second KV cache and its rotary buffers."""
-    pcd = _load("bench_pcd")
+    pcd = load_script("bench_pcd")
     threads = torch.get_num_threads()
     argv = ["--models", "tiny-random", "--lengths", "128", "--new-tokens", "2", "--repeats", "1"]
     try:

@@ -3,23 +3,9 @@ per recipe (unit)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
+from script_loader import load_script
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "benchmarks"))  # the script imports its shared helpers
-
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load("bench_train")
+bench = load_script("bench_train")
 
 
 def _row(recipe: str, seconds: float) -> dict:

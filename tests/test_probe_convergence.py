@@ -3,24 +3,11 @@ one long run (unit), and its report written from a run directory."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "benchmarks"))  # the script imports its shared helpers
+from script_loader import load_script
 
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-probe = _load("probe_convergence")
+probe = load_script("probe_convergence")
 
 
 def _records(loss_at) -> list[dict]:

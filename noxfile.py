@@ -332,11 +332,12 @@ def tests_vllm(session: nox.Session) -> None:
 @nox.session
 def bench_train(session: nox.Session) -> None:
     """Tokens/s of cpt, mix-cpt, longred and linearard steps on tiny-base (CPU), LongReD's cost
-    per token against CPT, and the relation-KL peak memory LinearARD trains with (2K, 8K tokens)
-    against the naive form; reports/bench/train_throughput.* (``-- ARGS`` go to the script);
+    per token against CPT (medians of 3 interleaved rounds), and the relation-KL peak memory
+    LinearARD trains with (2K, 8K tokens) against the naive form; reports/bench/train_throughput.*
+    (``-- ARGS`` go to the script instead of ``--repeats 3``);
     then training steps with glibc's default malloc against kept freed memory,
     reports/bench/malloc_tiny_base.*."""
     _install(session)
     session.run("longred-bench", "data", "fetch", "--sources", "brown", "austen", "kjv")
-    session.run("python", "benchmarks/bench_train.py", *session.posargs)
+    session.run("python", "benchmarks/bench_train.py", *(session.posargs or ["--repeats", "3"]))
     session.run("python", "benchmarks/bench_malloc.py", "--out", "reports/bench")

@@ -51,11 +51,18 @@ def describe_plan(cfg: TrainConfig) -> str:
     if cfg.recipe == "merge":
         head = yaml.safe_dump(cfg.to_dict(), sort_keys=True).rstrip()
         return f"{head}\n\nmerge: no training steps, no tokens (weights interpolated)"
-    window = (
-        int(cfg.architecture.get("max_position_embeddings", 256))
-        if cfg.recipe == "pretrain"
-        else int(load_config(cfg.model).max_position_embeddings)
-    )
+    if cfg.recipe == "pretrain":
+        window = int(cfg.architecture.get("max_position_embeddings", 256))
+    else:
+        try:
+            window = int(load_config(cfg.model).max_position_embeddings)
+        except UserError as exc:  # e.g. a hub model offline: the config is still worth showing
+            head = yaml.safe_dump(cfg.to_dict(), sort_keys=True).rstrip()
+            return (
+                f"{head}\n\ntokens per step: {cfg.tokens_per_step} (as configured)\nsteps: "
+                f"{cfg.steps}\nrows per stream need the model's window, which could not be "
+                f"read: {exc}"
+            )
     lengths = stream_lengths(cfg, window)
     micro = micro_steps(cfg)
     rows = {n: r * micro for n, r in micro_rows(cfg, window).items() if n != "long"

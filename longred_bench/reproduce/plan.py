@@ -33,6 +33,11 @@ RUN_TABLES = (
 # The other tables, after them.
 OTHER_TABLES = ("fig2", "fig3", "table1", "tiny_base", "pcd", "kernel")
 MERGE_SECONDS = 1.0  # a merge interpolates two small models: about a second at tiny
+# What the other papers state of their compute (LongReD's own GPU hours are its Table 10).
+OTHER_PAPERS_COMPUTE = {
+    "linearard": "4.25M training tokens against 256M for LongReD / CPT (LLaMA2-7B, 4K -> 32K)",
+    "longrecipe": "16 H100-hours at 80K (Llama-3-8B-Instruct; 104 steps of 96 sequences)",
+}
 
 
 @dataclass(frozen=True)
@@ -244,8 +249,21 @@ def paper_plan() -> str:
         )
     lines += [
         "",
-        "The other recipes' `paper` profiles (LinearARD, PoSE, RPES, LongRecipe): "
-        "`longred-bench train --recipe R --profile paper --dry-run`.",
+        "The other papers' recipes (their `paper` profiles; `longred-bench train --recipe R "
+        "--profile paper --dry-run` prints each whole config):",
+        "",
+        "| recipe | model | RoPE | long / short length | steps x tokens per step = tokens | lr | "
+        "the paper's compute |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for recipe in ("linearard", "pose", "rpes", "longrecipe"):
+        cfg = resolve_config(recipe, profile="paper")
+        lines.append(
+            f"| {recipe} | {cfg.model} | {cfg.rope} | {cfg.long_len} / {cfg.short_len} | "
+            f"{cfg.steps} x {cfg.tokens_per_step:,} = {cfg.steps * cfg.tokens_per_step:,} | "
+            f"{cfg.lr:g} | {OTHER_PAPERS_COMPUTE.get(recipe, 'not stated')} |"
+        )
+    lines += [
         "",
         "LongReD Table 10, GPU hours on 8 x A800 (Llama-3-8B):",
     ]

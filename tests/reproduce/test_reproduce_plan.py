@@ -38,6 +38,24 @@ def test_paper_plan_prints_longreds_configurations(capsys):
     text = capsys.readouterr().out
     assert "| longred (cream) | meta-llama/Meta-Llama-3-8B | abf:theta=2e7 | 32000 / 1024 |" in text
     assert "a1 5, a2 10, top_m 6" in text and "32K: cpt 22.4 h" in text
+    # The other papers' recipes, with what their papers state of compute.
+    assert "| longrecipe | meta-llama/Meta-Llama-3-8B-Instruct | abf:theta=4.89e7 |" in text
+    assert "16 H100-hours at 80K" in text and "4.25M training tokens" in text
+    assert "| pose | meta-llama/Meta-Llama-3-8B |" in text
+
+
+def test_paper_train_dry_run_works_without_the_model(monkeypatch, capsys):
+    import longred_bench.models.loading as loading
+    from longred_bench.errors import UserError
+
+    def offline(model):
+        raise UserError(f"model {model!r} cannot be reached")
+
+    monkeypatch.setattr(loading, "load_config", offline)
+    assert main(["train", "--recipe", "linearard", "--profile", "paper", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "model: meta-llama/Meta-Llama-3-8B" in out and "steps: 512" in out
+    assert "rows per stream need the model's window, which could not be read" in out
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the check is for machines without a GPU")

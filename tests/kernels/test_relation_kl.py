@@ -11,6 +11,7 @@ import types
 
 import pytest
 import torch
+from masks import make_mask
 
 from longred_bench.kernels import (
     prepare_relation_kl_args,
@@ -47,24 +48,6 @@ def make_inputs(
         rnd(batch, heads, seq, d_t, grad=teacher_grad),
         rnd(batch, kv_t, seq, d_t, grad=teacher_grad),
     )
-
-
-def make_mask(kind: str | None, batch: int, seq: int) -> torch.Tensor | None:
-    """``None``, ``"left"``/``"right"`` padding of a few tokens per row, or ``"dead_row"``."""
-    if kind is None:
-        return None
-    mask = torch.ones(batch, seq, dtype=torch.bool)
-    for b in range(batch):
-        pad = min(seq - 1, 3 + 2 * b)
-        if kind == "left":
-            mask[b, :pad] = False
-        elif kind == "right":
-            mask[b, seq - pad :] = False
-        elif kind == "dead_row":
-            mask[b, : max(seq // 2, 1)] = False
-    if kind == "dead_row":
-        mask[0] = False
-    return mask
 
 
 def brute_force_rows(a_s, b_s, a_t, b_t, mask, causal, scale_s, scale_t) -> torch.Tensor:

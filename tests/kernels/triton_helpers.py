@@ -4,6 +4,7 @@ precision, plus a small floor)."""
 
 from __future__ import annotations
 
+import masks
 import torch
 
 from longred_bench.kernels import relation_kl
@@ -42,21 +43,8 @@ def make_inputs(
 
 
 def make_mask(kind: str | None, batch: int, seq: int, device: str = DEVICE) -> torch.Tensor | None:
-    """``None``, ``"left"``/``"right"`` padding (3 + 2b tokens), or ``"dead_row"``."""
-    if kind is None:
-        return None
-    mask = torch.ones(batch, seq, dtype=torch.bool)
-    for b in range(batch):
-        pad = min(seq - 1, 3 + 2 * b)
-        if kind == "left":
-            mask[b, :pad] = False
-        elif kind == "right":
-            mask[b, seq - pad :] = False
-        elif kind == "dead_row":
-            mask[b, : max(seq // 2, 1)] = False
-    if kind == "dead_row":
-        mask[0] = False
-    return mask.to(device)
+    """:func:`masks.make_mask` on the test device."""
+    return masks.make_mask(kind, batch, seq, device)
 
 
 def rows_and_grads(fn, inputs, upstream, self_relation=False, **kwargs):

@@ -85,9 +85,10 @@ def task_manager(metadata: dict[str, Any] | None = None, names: Iterable[str] | 
 
 def _self_contained(manager: Any, name: str, depth: int = 0) -> bool:
     """Whether ``manager``'s index holds task or group ``name`` and, for a group, each member
-    (read from the group's parsed YAML; anything unexpected counts as not held)."""
+    (read from the group's parsed YAML; anything unexpected counts as not held). A tag never
+    counts: lm-eval's own tasks may carry the same tag."""
     entry = manager.task_index.get(name)
-    if entry is None or depth > 8:
+    if entry is None or depth > 8 or name in getattr(manager, "all_tags", ()):
         return False
     if name not in manager.all_groups:
         return True

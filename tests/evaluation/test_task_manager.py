@@ -27,10 +27,11 @@ def test_every_suite_is_served_by_the_repository_registry_alone(local) -> None:
     assert "longred_tiny_cloze" in loaded["tasks"]
 
 
-def _fake(index: dict[str, dict | None], groups: set[str]) -> SimpleNamespace:
-    """A manager with ``index`` (name -> parsed YAML) and ``groups``, as lm-eval's index has."""
+def _fake(index: dict[str, dict | None], groups: set[str], tags: set[str] = frozenset()):
+    """A manager with ``index`` (name -> parsed YAML), ``groups`` and ``tags``, as lm-eval's
+    index has."""
     entries = {name: SimpleNamespace(cfg=cfg) for name, cfg in index.items()}
-    return SimpleNamespace(task_index=entries, all_groups=sorted(groups))
+    return SimpleNamespace(task_index=entries, all_groups=sorted(groups), all_tags=sorted(tags))
 
 
 def test_a_group_is_self_contained_only_when_all_its_members_are() -> None:
@@ -43,8 +44,10 @@ def test_a_group_is_self_contained_only_when_all_its_members_are() -> None:
             "g_odd": None,
             "a": {"task": "a"},
             "b": {"task": "b"},
+            "t": None,
         },
         groups={"g_ok", "g_inner", "g_out", "g_inline", "g_odd"},
+        tags={"t"},
     )
     assert _self_contained(manager, "a")
     assert _self_contained(manager, "g_ok")
@@ -52,6 +55,7 @@ def test_a_group_is_self_contained_only_when_all_its_members_are() -> None:
     assert not _self_contained(manager, "g_out")  # a member only lm-eval's own folder has
     assert not _self_contained(manager, "g_inline")  # an inline task: not read, so not trusted
     assert not _self_contained(manager, "g_odd")  # no parsed YAML to read members from
+    assert not _self_contained(manager, "t")  # a tag: lm-eval's own tasks may carry it too
 
 
 def test_a_name_outside_the_registry_gets_lm_evals_tasks_too(monkeypatch) -> None:

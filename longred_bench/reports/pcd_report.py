@@ -41,6 +41,7 @@ import pandas as pd
 
 from longred_bench.pcd.config import PcdConfig
 from longred_bench.pcd.selection import choose, dev_scores
+from longred_bench.reports import provenance
 from longred_bench.reports.figures import save_figure
 from longred_bench.reports.psa_report import (
     HOLDS,
@@ -314,17 +315,43 @@ def _cost_lines(model: str, bench_dir: Path) -> list[str]:
     return [*lines, ""]
 
 
+def unit_cost_line(records: list[dict[str, Any]]) -> str:
+    """One line on the units behind ``records`` (tagged ``unit`` and ``unit_seconds`` by
+    :func:`longred_bench.reproduce.pcd.run_pcd`): how many, the commits they were computed at,
+    and their summed compute time where it was recorded."""
+    units: dict[str, tuple[Any, Any]] = {}
+    for r in records:
+        if "unit" in r:
+            commit = (r.get("provenance") or {}).get("git_commit", "not recorded")
+            units.setdefault(r["unit"], (commit, r.get("unit_seconds")))
+    if not units:
+        return f"Commit {provenance(records)[1]}; the units are not named in these records."
+    per_commit: dict[str, int] = defaultdict(int)
+    for commit, _ in units.values():
+        per_commit[str(commit)] += 1
+    at = ", ".join(f"`{c}` ({n})" for c, n in sorted(per_commit.items()))
+    timed = [s for _, s in units.values() if isinstance(s, (int, float))]
+    cost = (
+        f"compute recorded for {len(timed)} of them: {sum(timed) / 60:.1f} min"
+        if timed
+        else "their compute time was not recorded (saved before it was)"
+    )
+    return f"Units: {len(units)}, computed at commits {at}; {cost}."
+
+
 def pcd_markdown(
     records: list[dict[str, Any]], *, profile: str, model: str, command: str, seconds: float,
     top_k: int, bench_dir: Path,
 ) -> str:  # fmt: skip
     """The report's Markdown (see the module docstring)."""
-    prov = next((r["provenance"] for r in records if "provenance" in r), {})
+    device, _ = provenance(records)
     lines = [
         f"# Positional Contrastive Decoding on `{model}` (profile `{profile}`)",
         "",
         f"Command: `{command}`. Wall time {seconds / 60:.1f} min (cached units count as 0). "
-        f"Device: {prov.get('device', '?')}. Commit `{prov.get('git_commit', '?')}`.",
+        f"Device: {device}.",
+        "",
+        unit_cost_line(records),
         "",
         "## PCD's settings, chosen on the dev split",
         "",

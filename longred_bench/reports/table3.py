@@ -41,7 +41,7 @@ from typing import Any
 
 from longred_bench.errors import UserError
 from longred_bench.metrics.retention import longred_avg
-from longred_bench.reports import duration
+from longred_bench.reports import duration, provenance
 from longred_bench.reports.long_verdict import verdict_cpt_learns_long
 from longred_bench.reports.paper import TABLE3, TABLE3_HEADLINE, TABLE3_MARK
 from longred_bench.reports.table3_plot import plot_table3
@@ -374,14 +374,6 @@ def run_sections(
         "",
         *training_lines(runs),
     ]
-
-
-def provenance(records: list[dict[str, Any]]) -> tuple[str, str]:
-    """(devices, commits) the records were measured on, each joined for a report line."""
-    provs = [r["provenance"] for r in records if isinstance(r.get("provenance"), dict)]
-    devices = sorted({str(p.get("device")) for p in provs}) or ["not recorded"]
-    commits = sorted({str(p.get("git_commit")) for p in provs}) or ["not recorded"]
-    return ", ".join(devices), ", ".join(f"`{c}`" for c in commits)
 
 
 def call_lines(

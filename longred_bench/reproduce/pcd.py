@@ -17,14 +17,16 @@ candidate: the trial asks how well PCD can do, so it is run at its best dev sett
 unit with PCD uses the chosen setting, one rule for all lines.
 
 Every unit (one evaluation, or one PSA measurement) is saved under
-``$LONGRED_CACHE/runs/pcd-<profile>-<hash>/`` beside the config that made it and reused when asked
-again, so an interrupted run resumes unit by unit. Evaluations keep per-document scores and the
-generated strings (``eval_item`` records) for the paired verdicts and the failure listing of
-:mod:`longred_bench.reports.pcd_report`.
+``$LONGRED_CACHE/runs/pcd-<profile>-<hash>/`` beside the config that made it and the seconds it
+took, and reused when asked again, so an interrupted run resumes unit by unit. Evaluations keep
+per-document scores and the generated strings (``eval_item`` records) for the paired verdicts and
+the failure listing of :mod:`longred_bench.reports.pcd_report`.
 
 Every record gets ``line`` (``original``, the RoPE spec, or ``<row> <extension>`` for a trained
 checkpoint), ``decoding`` (``greedy`` or ``pcd``) and ``part`` (``dev``, ``ruler``, ``short`` or
-``psa``); dev records carry ``alpha`` and ``local_fraction`` (``alpha`` 0 for greedy).
+``psa``), ``unit`` (its cache folder) and ``unit_seconds`` (the compute time of that unit, ``None``
+for units saved before it was recorded); dev records carry ``alpha`` and ``local_fraction``
+(``alpha`` 0 for greedy).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from longred_bench.cache import cache_dir
 from longred_bench.errors import UserError
 from longred_bench.jobs.configs import ORIGINAL, PsaConfig
 from longred_bench.jobs.psa import run_psa
-from longred_bench.jobs.units import cached_records, run_eval_unit, save_records
+from longred_bench.jobs.units import cached_records, run_eval_unit, save_records, unit_seconds
 from longred_bench.pcd.config import PcdConfig
 from longred_bench.pcd.selection import choose
 from longred_bench.results import config_hash
@@ -224,8 +226,12 @@ def _cached(
     path = cache_dir() / "runs" / f"pcd-{profile}-{key}" / name
     got = None if force else cached_records(path, unit)
     if got is None:
-        got = save_records(path, unit, compute(), seed=0, device="cpu")
-    return got
+        start = time.perf_counter()
+        records = compute()
+        seconds = time.perf_counter() - start
+        got = save_records(path, unit, records, seed=0, device="cpu", seconds=seconds)
+    # Which unit each record came from and what it cost when computed (None: not recorded).
+    return _tag(got, unit=path.parent.name, unit_seconds=unit_seconds(path.parent))
 
 
 def _tag(records: list[dict[str, Any]], **tags: Any) -> list[dict[str, Any]]:

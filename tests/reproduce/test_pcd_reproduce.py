@@ -67,6 +67,11 @@ def test_reproduce_pcd_smoke(tmp_path, monkeypatch, request, one_thread):
     ruler_items = [r for r in records if r["kind"] == "eval_item" and r["part"] == "ruler"]
     assert ruler_items and all(isinstance(r["response"], str) for r in ruler_items)
     assert "## Where PCD loses" in md
+    # Every unit kept its compute time, and the report counts them all with it.
+    units = {r["unit"] for r in records}
+    assert all((cache / "runs" / u / "timing.json").is_file() for u in units)
+    assert all(isinstance(r["unit_seconds"], float) for r in records)
+    assert f"Units: {len(units)}, computed at commits " in md and "compute recorded for" in md
     runs = sorted(p.name for p in (cache / "runs").iterdir())
     mtimes = {p: p.stat().st_mtime_ns for p in (cache / "runs").rglob("*.jsonl")}
     assert main(argv) == 0  # a rerun reuses every unit

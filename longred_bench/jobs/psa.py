@@ -263,4 +263,10 @@ def psa_command(
     paths = [write_records(out / "psa.jsonl", records, provenance)]
     names = ", ".join(f"`{m}`" for m in cfg.models)
     title = f"PSA: gold-token salience of {names} by length"
-    return paths + write_psa_report(records, out, title, top_k=top_k, command=command)
+    measured = (
+        f"Device: {provenance.device}; commit `{provenance.git_commit}`; measured "
+        f"{provenance.timestamp}."
+    )
+    return paths + write_psa_report(
+        records, out, title, top_k=top_k, command=command, measured=measured
+    )

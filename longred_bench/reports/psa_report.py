@@ -199,15 +199,23 @@ def _table(summary: pd.DataFrame, keys: list[str], top_k: int) -> list[str]:
 
 
 def psa_markdown(
-    records: list[dict[str, Any]], title: str, *, top_k: int = TOP_K, command: str | None = None
+    records: list[dict[str, Any]],
+    title: str,
+    *,
+    top_k: int = TOP_K,
+    command: str | None = None,
+    measured: str | None = None,
 ) -> str:
-    """The Markdown report: per-length table, per-task table, verdict lines, definitions."""
+    """The Markdown report: per-length table, per-task table, verdict lines, definitions
+    (``measured``: a line naming device, commit and time of the measurement)."""
     frame = sample_frame(records)
     by_length = summarize(frame, ["extension", "length"], top_k)
     by_task = summarize(frame, ["extension", "task", "length"], top_k)
     lines = [f"# {title}", ""]
     if command:
         lines += [f"Command: `{command}`", ""]
+    if measured:
+        lines += [measured, ""]
     lines += [
         f"Tasks: {', '.join(sorted(frame['task'].unique()))}. Ranks and probabilities are those "
         "of the gold step (the first answer token that is not punctuation or white space); "
@@ -226,10 +234,12 @@ def psa_markdown(
         "## Verdict: does the gold token stay highly ranked while its salience falls?",
         "",
         f"Rule: **holds** when the {LEVEL:.0%} interval of S first at the longest length lies "
-        f"entirely below the one at the shortest and the median gold rank is <= {top_k} at every "
-        "length; **does not hold** when the median rank leaves that top or the longest length's "
-        "interval lies entirely above the shortest's; otherwise **undecided** (the intervals "
-        "overlap: more samples are needed).",
+        f"entirely below the one at the shortest (salience falls) and, at every length, the "
+        f"{LEVEL:.0%} interval of the top-{top_k} share (samples whose gold rank is at most "
+        f"{top_k}) lies above 1/2; **does not hold** when at some length that share's interval "
+        "lies below 1/2 (the gold token leaves the top) or the longest length's S first interval "
+        "lies entirely above the shortest's; otherwise **undecided**. Both labels need an "
+        "interval to clear its bound.",
         "",
     ]
     lines += [v.sentence() for v in psa_verdicts(by_length, top_k)]
@@ -280,9 +290,11 @@ def write_psa_report(
     *,
     top_k: int = TOP_K,
     command: str | None = None,
+    measured: str | None = None,
 ) -> list[Path]:
     """Write ``psa.md`` and ``psa.png`` under ``out``; returns their paths."""
     md = out / "psa.md"
-    md.write_text(psa_markdown(records, title, top_k=top_k, command=command), encoding="utf-8")
+    text = psa_markdown(records, title, top_k=top_k, command=command, measured=measured)
+    md.write_text(text, encoding="utf-8")
     by_length = summarize(sample_frame(records), ["extension", "length"], top_k)
     return [md, plot_psa(by_length, out / "psa.png", title.replace("`", ""))]

@@ -159,6 +159,8 @@ def test_psa_command_tiny_random(tmp_path, capsys, request):
     assert {"git_commit", "versions", "device", "seed", "config"} <= set(records[0]["provenance"])
     md = (out / "psa.md").read_text()
     assert "| tiny-random | 640 | 2 |" in md and "undecided" in md
+    prov = records[0]["provenance"]
+    assert f"Device: {prov['device']}; commit `{prov['git_commit']}`; measured " in md
     assert (out / "psa.png").read_bytes()[:4] == b"\x89PNG"
 
 

@@ -1,0 +1,331 @@
+"""RULER with greedy decoding and with Positional Contrastive Decoding at long lengths, without
+lm-eval: the protocol of ``reproduce pcd`` for a GPU machine whose image has torch and
+transformers but not lm-eval's import chain (datasets, pyarrow, pandas).
+
+What it shares with ``longred-bench eval --suite ruler`` (checked against it on CPU by
+``tests/pcd/test_pcd_long.py``, sample by sample):
+
+- the samples: the suite's seeded RULER generator (:mod:`longred_bench.taskdata.ruler`), sized
+  with the model's tokenizer;
+- the prompt: the sample's ``input``, tokenized with the tokenizer's default special tokens, as
+  lm-eval's ``hf`` model does;
+- the generation budget: the task's ``max_gen_toks`` from its YAML in the suite's task registry;
+- decoding: transformers' ``generate`` (greedy) or ``PcdModel.generate``, stopping at the
+  end-of-text token; the response is the decoded continuation (special tokens skipped), cut at
+  the end-of-text string;
+- the scorer: :func:`longred_bench.taskdata.ruler.score`.
+
+The protocol is ``reproduce pcd``'s: PCD's ``alpha`` and local fraction are chosen on dev
+samples (generator seed 1) by :func:`longred_bench.pcd.selection.choose` over every line, then
+greedy decoding and PCD at the chosen setting run on test samples (seed 0). One line per model
+and RoPE extension (``--rope``, ``none`` for the model as saved)::
+
+    python benchmarks/pcd_long.py run --model tiny-base --rope abf:theta=4e7 yarn:factor=16 \\
+        --lengths 4096 8192 --samples 24 --dev-samples 6 --device cuda --out OUT
+    python benchmarks/pcd_long.py report OUT/pcd_long.csv   # Markdown with paired intervals
+
+``run`` writes ``OUT/pcd_long.csv`` (one row per line, part, setting, task, length and sample,
+with the response) after every line and part, and skips what the CSV already holds, so a killed
+run resumes. ``report`` writes ``pcd_long.md`` beside the CSV: the dev grid, RULER by line and
+length for both decodings, and PCD - greedy with a 95% paired bootstrap interval over samples.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import provenance, provenance_lines, write_csv
+
+FIELDS = (
+    "line",
+    "part",
+    "alpha",
+    "local_fraction",
+    "task",
+    "length",
+    "sample",
+    "score",
+    "response",
+    "prompt_tokens",
+    "local_base",
+    "seconds",
+)
+TASKS = ("niah_single_1", "niah_single_2", "niah_multikey_1", "vt")
+ALPHAS = (0.5, 1.5, 3.0)
+FRACTIONS = (0.125, 0.25, 0.5)
+DEV_SEED, TEST_SEED = 1, 0
+
+
+def generation_budget(task: str) -> int:
+    """``max_gen_toks`` of RULER ``task`` in the suite's lm-eval task registry."""
+    from longred_bench.evaluation.harness import tasks_dir
+
+    text = (tasks_dir() / f"longred_ruler_{task}.yaml").read_text(encoding="utf-8")
+    found = re.search(r"^\s*max_gen_toks:\s*(\d+)\s*$", text, re.MULTILINE)
+    if found is None:
+        raise ValueError(f"longred_ruler_{task}.yaml sets no max_gen_toks")
+    return int(found.group(1))
+
+
+def response_text(tokenizer: Any, new_ids: list[int]) -> str:
+    """The decoded continuation, special tokens skipped, cut at the end-of-text string."""
+    text = tokenizer.decode(new_ids, skip_special_tokens=True)
+    eos = tokenizer.decode([tokenizer.eos_token_id], skip_special_tokens=False)
+    return text.split(eos)[0] if eos else text
+
+
+def decode(model: Any, tokenizer: Any, prompt: str, budget: int, pcd: Any | None) -> list[int]:
+    """The new token ids of one greedy (``pcd`` None) or PCD continuation of ``prompt``."""
+    ids = torch.tensor([tokenizer.encode(prompt)], device=model.device)
+    mask = torch.ones_like(ids)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    with torch.no_grad():
+        if pcd is None:
+            out = model.generate(
+                input_ids=ids,
+                attention_mask=mask,
+                max_length=ids.shape[1] + budget,
+                do_sample=False,
+                pad_token_id=pad,
+                use_cache=True,
+            )
+        else:
+            eos = tokenizer.eos_token_id
+            out = pcd.generate(
+                ids,
+                mask,
+                max_new_tokens=budget,
+                pad_token_id=pad,
+                is_done=lambda got: got[-1] == eos,
+            )
+    return out[0, ids.shape[1] :].tolist()
+
+
+def score_samples(
+    loaded: Any, samples: list[tuple[str, Any]], pcd_cfg: Any | None, **row: Any
+) -> list[dict[str, Any]]:
+    """One CSV row per ``(task, sample)``: greedy when ``pcd_cfg`` is None, else PCD with it."""
+    from longred_bench.pcd.model import PcdModel
+    from longred_bench.taskdata.ruler import score
+
+    pcd = None if pcd_cfg is None else PcdModel(loaded.model, pcd_cfg)
+    rows = []
+    for task, sample in samples:
+        start = time.perf_counter()
+        new = decode(loaded.model, loaded.tokenizer, sample.input, generation_budget(task), pcd)
+        text = response_text(loaded.tokenizer, new)
+        prompt_tokens = len(loaded.tokenizer.encode(sample.input))
+        base = None if pcd is None else pcd.base_for(prompt_tokens)
+        rows.append(
+            {
+                **row,
+                "task": task,
+                "length": sample.length,
+                "sample": sample.index,
+                "score": score(task, text, list(sample.outputs)),
+                "response": text,
+                "prompt_tokens": prompt_tokens,
+                "local_base": base,
+                "seconds": round(time.perf_counter() - start, 3),
+            }
+        )
+    return rows
+
+
+def ruler_samples(
+    tokenizer: Any, tasks: list[str], lengths: list[int], n: int, seed: int, phrasing: str
+) -> list[tuple[str, Any]]:
+    """``(task, sample)`` for every task and length, from the suite's generator and store."""
+    from longred_bench.taskdata.ruler import load_or_generate
+    from longred_bench.taskdata.ruler.registry import PHRASED_TASKS
+
+    out = []
+    for task in tasks:
+        use = phrasing if task in PHRASED_TASKS else "standard"
+        for length in lengths:
+            for sample in load_or_generate(task, tokenizer, length, n, seed, phrasing=use):
+                out.append((task, sample))
+    return out
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """The CSV's rows (numbers parsed), or none when it does not exist."""
+    if not path.is_file():
+        return []
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    for r in rows:
+        for key in ("alpha", "score", "seconds"):
+            r[key] = float(r[key])
+        for key in ("length", "sample", "prompt_tokens"):
+            r[key] = int(r[key])
+        r["local_fraction"] = float(r["local_fraction"]) if r["local_fraction"] else None
+    return rows
+
+
+def run(args: argparse.Namespace) -> Path:
+    """Dev grid on every line, the choice, then the test split (see the module docstring)."""
+    from longred_bench.models.loading import load
+    from longred_bench.pcd.config import PcdConfig
+    from longred_bench.pcd.selection import choose
+
+    torch.manual_seed(0)
+    out = Path(args.out)
+    path = out / "pcd_long.csv"
+    rows = read_rows(path)
+    done = {(r["line"], r["part"], r["alpha"], r["local_fraction"]) for r in rows}
+    grid = [PcdConfig(alpha=a, local_fraction=f) for a in args.alphas for f in args.fractions]
+    dtype = getattr(torch, args.dtype)
+
+    def each_line(part: str, settings: list[PcdConfig | None]) -> None:
+        for rope in args.rope:
+            line = args.model if rope == "none" else f"{args.model} [{rope}]"
+            todo = [
+                c
+                for c in settings
+                if (line, part, c.alpha if c else 0.0, c.local_fraction if c else None) not in done
+            ]
+            if not todo:
+                continue
+            loaded = load(args.model, rope=None if rope == "none" else rope, device=args.device)
+            loaded.model.to(dtype)
+            seed, n = (DEV_SEED, args.dev_samples) if part == "dev" else (TEST_SEED, args.samples)
+            lengths = args.dev_lengths or args.lengths if part == "dev" else args.lengths
+            samples = ruler_samples(loaded.tokenizer, args.tasks, lengths, n, seed, args.phrasing)
+            for cfg in todo:
+                alpha = 0.0 if cfg is None else cfg.alpha
+                fraction = None if cfg is None else cfg.local_fraction
+                print(f"[pcd_long] {part} {line} alpha={alpha:g} fraction={fraction}", flush=True)
+                rows.extend(
+                    score_samples(
+                        loaded,
+                        samples,
+                        cfg,
+                        line=line,
+                        part=part,
+                        alpha=alpha,
+                        local_fraction=fraction,
+                    )
+                )
+                done.add((line, part, alpha, fraction))
+                write_csv(rows, path, FIELDS)
+            del loaded
+
+    each_line("dev", [None, *grid])
+    dev = [
+        {
+            "part": "dev",
+            "kind": "eval_item",
+            "metric": "score",
+            "value": r["score"],
+            "alpha": r["alpha"],
+            "local_fraction": r["local_fraction"],
+        }
+        for r in rows
+        if r["part"] == "dev"
+    ]
+    chosen = choose(dev, grid)
+    print(f"[pcd_long] chosen on dev: alpha={chosen.alpha:g} fraction={chosen.local_fraction:g}")
+    each_line("test", [None, chosen])
+    info = provenance()
+    (out / "pcd_long_run.md").write_text(provenance_lines(info, " ".join(sys.argv)) + "\n")
+    return path
+
+
+def report(csv_path: Path) -> Path:
+    """``pcd_long.md`` beside ``csv_path``: dev grid, test scores and paired intervals."""
+    from longred_bench.reports.verdict_stats import paired_diff
+
+    rows = read_rows(csv_path)
+    lines = [f"# RULER with greedy decoding and PCD at long lengths (`{csv_path.name}`)", ""]
+    run_md = csv_path.with_name("pcd_long_run.md")
+    if run_md.is_file():
+        lines += [run_md.read_text().strip(), ""]
+    dev: dict[tuple[float, Any], list[float]] = {}
+    for r in rows:
+        if r["part"] == "dev":
+            dev.setdefault((r["alpha"], r["local_fraction"]), []).append(r["score"])
+    lines += [
+        "## Dev grid (mean over lines, tasks, lengths, samples)",
+        "",
+        "| alpha | local fraction | n | mean |",
+        "|---:|---:|---:|---:|",
+    ]
+    for (alpha, frac), vals in sorted(dev.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0)):
+        lines.append(
+            f"| {alpha:g} | {'-' if frac is None else f'{frac:g}'} | {len(vals)} | "
+            f"{sum(vals) / len(vals):.1f} |"
+        )
+    test = [r for r in rows if r["part"] == "test"]
+    lines += [
+        "",
+        "## Test split: PCD - greedy (95% paired bootstrap over samples)",
+        "",
+        "| line | length | n | greedy | PCD | PCD - greedy |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for line in dict.fromkeys(r["line"] for r in test):
+        for length in sorted({r["length"] for r in test if r["line"] == line}):
+            items: dict[str, dict] = {"greedy": {}, "pcd": {}}
+            for r in test:
+                if r["line"] == line and r["length"] == length:
+                    dec = "greedy" if r["alpha"] == 0 else "pcd"
+                    items[dec].setdefault(r["task"], {}).setdefault(length, {})[r["sample"]] = r[
+                        "score"
+                    ]
+            interval, n = paired_diff(items["greedy"], items["pcd"])
+            means = {}
+            for dec, by_task in items.items():
+                vals = [v for per in by_task.values() for d in per.values() for v in d.values()]
+                means[dec] = f"{sum(vals) / len(vals):.1f}" if vals else "-"
+            diff = (
+                "-"
+                if interval is None
+                else (f"{interval.estimate:+.2f} [{interval.low:+.2f}, {interval.high:+.2f}]")
+            )
+            lines.append(
+                f"| {line} | {length} | {n} | {means['greedy']} | {means['pcd']} | {diff} |"
+            )
+    path = csv_path.with_name("pcd_long.md")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="dev grid, choice, test split; writes OUT/pcd_long.csv")
+    r.add_argument("--model", default="tiny-base")
+    r.add_argument("--rope", nargs="+", default=["none"], help="one line per spec; none: as saved")
+    r.add_argument("--tasks", nargs="+", default=list(TASKS))
+    r.add_argument("--lengths", nargs="+", type=int, default=[4096, 8192])
+    r.add_argument("--dev-lengths", nargs="+", type=int, default=None)
+    r.add_argument("--samples", type=int, default=24)
+    r.add_argument("--dev-samples", type=int, default=6)
+    r.add_argument("--alphas", nargs="+", type=float, default=list(ALPHAS))
+    r.add_argument("--fractions", nargs="+", type=float, default=list(FRACTIONS))
+    r.add_argument("--phrasing", default="heldout")
+    r.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    r.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    r.add_argument("--out", required=True)
+    p = sub.add_parser("report", help="pcd_long.md from a run's CSV")
+    p.add_argument("csv")
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        print(f"wrote {run(args)}")
+    else:
+        print(f"wrote {report(Path(args.csv))}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -34,9 +34,11 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import re
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +67,7 @@ FRACTIONS = (0.125, 0.25, 0.5)
 DEV_SEED, TEST_SEED = 1, 0
 
 
+@functools.cache
 def generation_budget(task: str) -> int:
     """``max_gen_toks`` of RULER ``task`` in the suite's lm-eval task registry."""
     from longred_bench.evaluation.harness import tasks_dir
@@ -83,9 +86,11 @@ def response_text(tokenizer: Any, new_ids: list[int]) -> str:
     return text.split(eos)[0] if eos else text
 
 
-def decode(model: Any, tokenizer: Any, prompt: str, budget: int, pcd: Any | None) -> list[int]:
-    """The new token ids of one greedy (``pcd`` None) or PCD continuation of ``prompt``."""
-    ids = torch.tensor([tokenizer.encode(prompt)], device=model.device)
+def decode(
+    model: Any, tokenizer: Any, prompt: list[int], budget: int, pcd: Any | None
+) -> list[int]:
+    """The new token ids of one greedy (``pcd`` None) or PCD continuation of the ``prompt`` ids."""
+    ids = torch.tensor([prompt], device=model.device)
     mask = torch.ones_like(ids)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     with torch.no_grad():
@@ -121,9 +126,10 @@ def score_samples(
     rows = []
     for task, sample in samples:
         start = time.perf_counter()
-        new = decode(loaded.model, loaded.tokenizer, sample.input, generation_budget(task), pcd)
+        prompt = loaded.tokenizer.encode(sample.input)
+        new = decode(loaded.model, loaded.tokenizer, prompt, generation_budget(task), pcd)
         text = response_text(loaded.tokenizer, new)
-        prompt_tokens = len(loaded.tokenizer.encode(sample.input))
+        prompt_tokens = len(prompt)
         base = None if pcd is None else pcd.base_for(prompt_tokens)
         rows.append(
             {
@@ -170,6 +176,16 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
             r[key] = int(r[key])
         r["local_fraction"] = float(r["local_fraction"]) if r["local_fraction"] else None
     return rows
+
+
+def dev_records(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The dev rows as the ``eval_item`` records :mod:`longred_bench.pcd.selection` reads."""
+    return [
+        {"part": "dev", "kind": "eval_item", "metric": "score", "value": r["score"],
+         "alpha": r["alpha"], "local_fraction": r["local_fraction"]}
+        for r in rows
+        if r["part"] == "dev"
+    ]  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> Path:
@@ -221,19 +237,7 @@ def run(args: argparse.Namespace) -> Path:
             del loaded
 
     each_line("dev", [None, *grid])
-    dev = [
-        {
-            "part": "dev",
-            "kind": "eval_item",
-            "metric": "score",
-            "value": r["score"],
-            "alpha": r["alpha"],
-            "local_fraction": r["local_fraction"],
-        }
-        for r in rows
-        if r["part"] == "dev"
-    ]
-    chosen = choose(dev, grid)
+    chosen = choose(dev_records(rows), grid)
     print(f"[pcd_long] chosen on dev: alpha={chosen.alpha:g} fraction={chosen.local_fraction:g}")
     each_line("test", [None, chosen])
     info = provenance()
@@ -243,6 +247,7 @@ def run(args: argparse.Namespace) -> Path:
 
 def report(csv_path: Path) -> Path:
     """``pcd_long.md`` beside ``csv_path``: dev grid, test scores and paired intervals."""
+    from longred_bench.pcd.selection import dev_scores
     from longred_bench.reports.verdict_stats import paired_diff
 
     rows = read_rows(csv_path)
@@ -250,21 +255,19 @@ def report(csv_path: Path) -> Path:
     run_md = csv_path.with_name("pcd_long_run.md")
     if run_md.is_file():
         lines += [run_md.read_text().strip(), ""]
-    dev: dict[tuple[float, Any], list[float]] = {}
-    for r in rows:
-        if r["part"] == "dev":
-            dev.setdefault((r["alpha"], r["local_fraction"]), []).append(r["score"])
+    dev = dev_records(rows)
+    counts = Counter((r["alpha"], r["local_fraction"]) for r in dev)
     lines += [
         "## Dev grid (mean over lines, tasks, lengths, samples)",
         "",
         "| alpha | local fraction | n | mean |",
         "|---:|---:|---:|---:|",
     ]
-    for (alpha, frac), vals in sorted(dev.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0)):
-        lines.append(
-            f"| {alpha:g} | {'-' if frac is None else f'{frac:g}'} | {len(vals)} | "
-            f"{sum(vals) / len(vals):.1f} |"
-        )
+    for (alpha, frac), mean in sorted(
+        dev_scores(dev).items(), key=lambda kv: (kv[0][0], kv[0][1] or 0)
+    ):
+        shown = "-" if frac is None else f"{frac:g}"
+        lines.append(f"| {alpha:g} | {shown} | {counts[(alpha, frac)]} | {mean:.1f} |")
     test = [r for r in rows if r["part"] == "test"]
     lines += [
         "",

@@ -39,6 +39,14 @@ def loadavg() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def _version(package: str) -> str:
+    """``package``'s installed version, or ``not installed`` (a GPU image may lack lm-eval)."""
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
 def provenance() -> dict[str, Any]:
     """Commit, device (threads included), package versions, timestamp and load average now."""
     import torch
@@ -52,7 +60,7 @@ def provenance() -> dict[str, Any]:
         "python": platform.python_version(),
         "torch": torch.__version__,
         "transformers": metadata.version("transformers"),
-        "lm_eval": metadata.version("lm_eval"),
+        "lm_eval": _version("lm_eval"),
         "timestamp": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "loadavg": loadavg(),
     }

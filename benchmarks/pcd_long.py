@@ -24,6 +24,13 @@ and RoPE extension (``--rope``, ``none`` for the model as saved)::
         --lengths 4096 8192 --samples 24 --dev-samples 6 --device cuda --out OUT
     python benchmarks/pcd_long.py report OUT/pcd_long.csv   # Markdown with paired intervals
 
+Across processes: ``--shard I/N`` keeps every N-th sample from the I-th (each shard with its own
+``--out``); ``--part dev`` stops after the grid; ``merge`` joins shards' CSVs (a sample computed
+twice must agree); ``--part test`` then chooses from the merged dev rows, which must be there::
+
+    python benchmarks/pcd_long.py run ... --part dev --shard 3/16 --out dev3
+    python benchmarks/pcd_long.py merge ALL/pcd_long.csv dev*/pcd_long.csv
+
 ``run`` writes ``OUT/pcd_long.csv`` (one row per line, part, setting, task, length and sample,
 with the response) after every line and part, and skips what the CSV already holds, so a killed
 run resumes. ``report`` writes ``pcd_long.md`` beside the CSV: the dev grid, RULER by line and
@@ -188,8 +195,39 @@ def dev_records(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
+def sharded(items: list[Any], shard: str | None) -> list[Any]:
+    """Every N-th of ``items`` from the I-th, for ``shard`` ``"I/N"`` (all for None)."""
+    if shard is None:
+        return items
+    found = re.fullmatch(r"(\d+)/(\d+)", shard)
+    if found is None or not int(found[1]) < int(found[2]):
+        raise ValueError(f"--shard {shard!r}: give I/N with 0 <= I < N, e.g. 0/4")
+    return items[int(found[1]) :: int(found[2])]
+
+
+KEY = ("line", "part", "alpha", "local_fraction", "task", "length", "sample")
+
+
+def merge(out: Path, inputs: list[Path]) -> Path:
+    """Write ``out`` with the rows of every CSV in ``inputs`` (and ``out``'s own, if it exists),
+    each sample once; a sample in two files must have the same score and response there."""
+    merged: dict[tuple, dict[str, Any]] = {}
+    for path in [out, *inputs] if out.is_file() else inputs:
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such CSV; give the shards' pcd_long.csv files")
+        for r in read_rows(path):
+            key = tuple(r[k] for k in KEY)
+            seen = merged.setdefault(key, r)
+            if (seen["score"], seen["response"]) != (r["score"], r["response"]):
+                raise ValueError(f"{path}: sample {key} differs from an earlier file's; "
+                                 "the shards were not run with the same settings")  # fmt: skip
+    write_csv(list(merged.values()), out, FIELDS)
+    return out
+
+
 def run(args: argparse.Namespace) -> Path:
-    """Dev grid on every line, the choice, then the test split (see the module docstring)."""
+    """Dev grid on every line, the choice, then the test split (see the module docstring);
+    ``args.part`` ``dev`` or ``test`` runs one of them, ``args.shard`` a share of the samples."""
     from longred_bench.models.loading import load
     from longred_bench.pcd.config import PcdConfig
     from longred_bench.pcd.selection import choose
@@ -217,6 +255,7 @@ def run(args: argparse.Namespace) -> Path:
             seed, n = (DEV_SEED, args.dev_samples) if part == "dev" else (TEST_SEED, args.samples)
             lengths = args.dev_lengths or args.lengths if part == "dev" else args.lengths
             samples = ruler_samples(loaded.tokenizer, args.tasks, lengths, n, seed, args.phrasing)
+            samples = sharded(samples, args.shard)
             for cfg in todo:
                 alpha = 0.0 if cfg is None else cfg.alpha
                 fraction = None if cfg is None else cfg.local_fraction
@@ -236,7 +275,13 @@ def run(args: argparse.Namespace) -> Path:
                 write_csv(rows, path, FIELDS)
             del loaded
 
-    each_line("dev", [None, *grid])
+    sharded([], args.shard)  # a malformed --shard fails before any work
+    if args.part in ("dev", "all"):
+        each_line("dev", [None, *grid])
+    if args.part == "dev":
+        return path
+    if not dev_records(rows):
+        raise SystemExit(f"{path} holds no dev rows: run --part dev first and merge its CSVs there")
     chosen = choose(dev_records(rows), grid)
     print(f"[pcd_long] chosen on dev: alpha={chosen.alpha:g} fraction={chosen.local_fraction:g}")
     each_line("test", [None, chosen])
@@ -319,12 +364,19 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--phrasing", default="heldout")
     r.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     r.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    r.add_argument("--part", choices=["all", "dev", "test"], default="all")
+    r.add_argument("--shard", default=None, help="I/N: every N-th sample from the I-th")
     r.add_argument("--out", required=True)
+    m = sub.add_parser("merge", help="join shards' CSVs into one, each sample once")
+    m.add_argument("out")
+    m.add_argument("inputs", nargs="+")
     p = sub.add_parser("report", help="pcd_long.md from a run's CSV")
     p.add_argument("csv")
     args = parser.parse_args(argv)
     if args.command == "run":
         print(f"wrote {run(args)}")
+    elif args.command == "merge":
+        print(f"wrote {merge(Path(args.out), [Path(x) for x in args.inputs])}")
     else:
         print(f"wrote {report(Path(args.csv))}")
     return 0

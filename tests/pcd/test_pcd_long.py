@@ -99,3 +99,60 @@ def test_run_chooses_on_dev_resumes_and_reports(private_cache, tmp_path) -> None
     assert pcd_long.main(["report", str(path)]) == 0
     md = (out / "pcd_long.md").read_text()
     assert "| tiny-random [pi:factor=4] | 512 | 2 |" in md and "## Dev grid" in md
+
+
+def test_shards_take_every_nth_sample_and_cover_all_once() -> None:
+    items = list(range(10))
+    shards = [pcd_long.sharded(items, f"{i}/3") for i in range(3)]
+    assert shards[1] == [1, 4, 7]
+    assert sorted(x for s in shards for x in s) == items
+    assert pcd_long.sharded(items, None) == items
+    for bad in ("3/3", "1", "a/b", "-1/2"):
+        with pytest.raises(ValueError, match="--shard"):
+            pcd_long.sharded(items, bad)
+
+
+def _row(sample: int, score: float, response: str = "x") -> dict:
+    return {"line": "l", "part": "test", "alpha": 0.0, "local_fraction": None, "task": "vt",
+            "length": 512, "sample": sample, "score": score, "response": response,
+            "prompt_tokens": 500, "local_base": None, "seconds": 1.0}  # fmt: skip
+
+
+def test_merge_keeps_each_sample_once_and_refuses_disagreeing_shards(tmp_path) -> None:
+    a, b, out = tmp_path / "a.csv", tmp_path / "b.csv", tmp_path / "all.csv"
+    pcd_long.write_csv([_row(0, 100.0), _row(1, 0.0)], a, pcd_long.FIELDS)
+    pcd_long.write_csv([_row(1, 0.0), _row(2, 100.0)], b, pcd_long.FIELDS)
+    pcd_long.merge(out, [a, b])
+    assert sorted(r["sample"] for r in pcd_long.read_rows(out)) == [0, 1, 2]
+    pcd_long.write_csv([_row(2, 0.0, "y")], b, pcd_long.FIELDS)
+    with pytest.raises(ValueError, match="differs"):
+        pcd_long.merge(out, [b])  # out already holds sample 2 with another response
+    with pytest.raises(FileNotFoundError, match="no such CSV"):
+        pcd_long.merge(tmp_path / "new.csv", [tmp_path / "missing.csv"])
+
+
+@pytest.mark.integration
+def test_shards_merged_equal_one_run(private_cache, tmp_path) -> None:
+    common = ["--model", "tiny-random", "--tasks", "vt", "--lengths", "512", "--samples", "3",
+              "--dev-samples", "2", "--alphas", "0.5", "3", "--fractions", "0.25",
+              "--device", "cpu"]  # fmt: skip
+    assert pcd_long.main(["run", *common, "--out", str(tmp_path / "one")]) == 0
+    everything = tmp_path / "all" / "pcd_long.csv"
+    with pytest.raises(SystemExit, match="no dev rows"):
+        pcd_long.main(["run", *common, "--part", "test", "--out", str(tmp_path / "early")])
+    for part in ("dev", "test"):
+        for i in range(2):
+            shard = tmp_path / f"{part}{i}"
+            if part == "test":
+                pcd_long.merge(shard / "pcd_long.csv", [everything])
+            argv = ["run", *common, "--part", part, "--shard", f"{i}/2", "--out", str(shard)]
+            assert pcd_long.main(argv) == 0
+        pcd_long.merge(everything, [tmp_path / f"{part}{i}" / "pcd_long.csv" for i in range(2)])
+
+    def keyed(path):
+        return {tuple(r[k] for k in pcd_long.KEY): (r["score"], r["response"])
+                for r in pcd_long.read_rows(path)}  # fmt: skip
+
+    one = keyed(tmp_path / "one" / "pcd_long.csv")
+    assert len(one) == 3 * 2 + 2 * 3  # dev: 3 settings x 2 samples; test: 2 decodings x 3
+    assert keyed(everything) == one

@@ -293,7 +293,9 @@ def run(args: argparse.Namespace) -> Path:
 def report(csv_path: Path) -> Path:
     """``pcd_long.md`` beside ``csv_path``: dev grid, test scores and paired intervals."""
     from longred_bench.pcd.selection import dev_scores
+    from longred_bench.reports.pcd_report import mean_of, ruler_verdict
     from longred_bench.reports.verdict_stats import paired_diff
+    from longred_bench.reports.verdicts import RULER_FLOOR
 
     rows = read_rows(csv_path)
     lines = [f"# RULER with greedy decoding and PCD at long lengths (`{csv_path.name}`)", ""]
@@ -318,8 +320,13 @@ def report(csv_path: Path) -> Path:
         "",
         "## Test split: PCD - greedy (95% paired bootstrap over samples)",
         "",
-        "| line | length | n | greedy | PCD | PCD - greedy |",
-        "|---|---:|---:|---:|---:|---|",
+        "Verdict on *PCD improves long-context retrieval (RULER)* per line and length, by the rule "
+        "of `reproduce pcd` (`longred_bench.reports.pcd_report.ruler_verdict`): both means below "
+        f"{RULER_FLOOR:g} points -> not comparable at this scale; else the interval entirely "
+        "above 0 -> holds, entirely below 0 -> does not hold, else undecided.",
+        "",
+        "| line | length | n | greedy | PCD | PCD - greedy | verdict |",
+        "|---|---:|---:|---:|---:|---|---|",
     ]
     for line in dict.fromkeys(r["line"] for r in test):
         for length in sorted({r["length"] for r in test if r["line"] == line}):
@@ -331,17 +338,14 @@ def report(csv_path: Path) -> Path:
                         "score"
                     ]
             interval, n = paired_diff(items["greedy"], items["pcd"])
-            means = {}
-            for dec, by_task in items.items():
-                vals = [v for per in by_task.values() for d in per.values() for v in d.values()]
-                means[dec] = f"{sum(vals) / len(vals):.1f}" if vals else "-"
-            diff = (
-                "-"
-                if interval is None
-                else (f"{interval.estimate:+.2f} [{interval.low:+.2f}, {interval.high:+.2f}]")
-            )
+            greedy, pcd = mean_of(items["greedy"]), mean_of(items["pcd"])
+            if interval is None or greedy is None or pcd is None:
+                lines.append(f"| {line} | {length} | {n} | - | - | - | no sample scored by both |")
+                continue
+            label, _ = ruler_verdict(interval, n, greedy, pcd)
+            diff = f"{interval.estimate:+.2f} [{interval.low:+.2f}, {interval.high:+.2f}]"
             lines.append(
-                f"| {line} | {length} | {n} | {means['greedy']} | {means['pcd']} | {diff} |"
+                f"| {line} | {length} | {n} | {greedy:.1f} | {pcd:.1f} | {diff} | {label} |"
             )
     path = csv_path.with_name("pcd_long.md")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

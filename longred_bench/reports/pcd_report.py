@@ -17,9 +17,11 @@ bootstraps over the documents both decodings scored,
 1. *The gold token stays highly ranked while its salience falls* (PSA, greedy decoding): the
    rule of :func:`longred_bench.reports.psa_report.psa_verdicts`.
 2. *PCD improves long-context retrieval*, per line and per region (lengths within the line's
-   window, its config's ``max_position_embeddings``, and lengths beyond it): the interval of
-   ``RULER(pcd) - RULER(greedy)`` lies entirely above 0 -> holds; entirely below 0 -> does not
-   hold; else undecided.
+   window, its config's ``max_position_embeddings``, and lengths beyond it): both decodings'
+   means below :data:`~longred_bench.reports.verdicts.RULER_FLOOR` -> not comparable at this
+   scale (there is no retrieval to improve, the floor the table reports apply); else the
+   interval of ``RULER(pcd) - RULER(greedy)`` lies entirely above 0 -> holds; entirely below 0
+   -> does not hold; else undecided.
 3. *PCD does not hurt short tasks*: the interval of ``Short(pcd) - Short(greedy)`` (headline
    accuracy; under PCD a choice scores the contrast of its two log-likelihoods) lies entirely
    above ``-SHORT_MARGIN`` -> holds; entirely below ``-SHORT_MARGIN`` -> does not hold; else
@@ -39,6 +41,7 @@ from typing import Any
 
 import pandas as pd
 
+from longred_bench.metrics.stats import Interval
 from longred_bench.pcd.config import PcdConfig
 from longred_bench.pcd.selection import choose, dev_scores
 from longred_bench.reports import provenance
@@ -51,7 +54,13 @@ from longred_bench.reports.psa_report import (
     sample_frame,
     summarize,
 )
-from longred_bench.reports.verdicts import LEVEL, fmt_interval, paired_diff
+from longred_bench.reports.verdicts import (
+    LEVEL,
+    NOT_COMPARABLE,
+    RULER_FLOOR,
+    fmt_interval,
+    paired_diff,
+)
 
 SHORT_MARGIN = 1.0  # points: a short-task loss smaller than this is no harm
 SHORT_METRIC = "acc"
@@ -140,6 +149,26 @@ def regions(records: list[dict[str, Any]], line: str) -> list[tuple[str, set[int
     return [(name, ls) for name, ls in out if ls]
 
 
+def mean_of(items: dict[str, dict[Any, dict[int, float]]]) -> float | None:
+    """The mean of every value in ``items`` (as :func:`items` returns them), None when empty."""
+    values = [v for per in items.values() for docs in per.values() for v in docs.values()]
+    return sum(values) / len(values) if values else None
+
+
+def ruler_verdict(
+    ci: Interval, n: int, greedy: float, pcd: float, unit: str = "samples"
+) -> tuple[str, str]:
+    """``(label, evidence)`` of the RULER claim from the paired interval of PCD - greedy over
+    ``n`` samples and the two decodings' mean scores (rule 2 of the module docstring)."""
+    text = f"PCD - greedy {fmt_interval(ci)} points ({LEVEL:.0%} paired, n={n} {unit})"
+    if max(greedy, pcd) < RULER_FLOOR:
+        return NOT_COMPARABLE, (
+            f"greedy {greedy:.1f}, PCD {pcd:.1f}: both below the floor of {RULER_FLOOR:g} points; "
+            + text
+        )
+    return (HOLDS if ci.low > 0 else NOT_HOLDS if ci.high < 0 else UNDECIDED), text
+
+
 def pcd_verdicts(records: list[dict[str, Any]], top_k: int) -> list[tuple[str, str, str, str]]:
     """``(claim key, line, label, evidence)`` for every claim and line (see the module rules);
     the RULER claim once per region of the line."""
@@ -162,8 +191,7 @@ def pcd_verdicts(records: list[dict[str, Any]], top_k: int) -> list[tuple[str, s
             if ci is None:
                 out.append(("ruler", f"{line}, {region}", UNDECIDED, "no document scored by both"))
                 continue
-            label = HOLDS if ci.low > 0 else NOT_HOLDS if ci.high < 0 else UNDECIDED
-            text = f"PCD - greedy {fmt_interval(ci)} points ({LEVEL:.0%} paired, n={n} samples)"
+            label, text = ruler_verdict(ci, n, mean_of(a), mean_of(b))
             out.append(("ruler", f"{line}, {region}", label, text))
     for line in _lines(records):
         ci, n = paired_diff(items(records, "short", line, "greedy", SHORT_METRIC),

@@ -316,6 +316,11 @@ def report(csv_path: Path) -> Path:
         shown = "-" if frac is None else f"{frac:g}"
         lines.append(f"| {alpha:g} | {shown} | {counts[(alpha, frac)]} | {mean:.1f} |")
     test = [r for r in rows if r["part"] == "test"]
+    if not test:
+        lines += ["", "No test rows: this CSV holds the dev part only (`run --part dev`)."]
+        path = csv_path.with_name("pcd_long.md")
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return path
     lines += [
         "",
         "## Test split: PCD - greedy (95% paired bootstrap over samples)",

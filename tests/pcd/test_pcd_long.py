@@ -156,3 +156,17 @@ def test_shards_merged_equal_one_run(private_cache, tmp_path) -> None:
     one = keyed(tmp_path / "one" / "pcd_long.csv")
     assert len(one) == 3 * 2 + 2 * 3  # dev: 3 settings x 2 samples; test: 2 decodings x 3
     assert keyed(everything) == one
+
+
+def test_report_gives_the_floor_verdict_and_says_when_there_is_no_test_split(tmp_path) -> None:
+    path = tmp_path / "pcd_long.csv"
+    dev = [{**_row(i, 0.0), "part": "dev"} for i in range(4)]
+    pcd_long.write_csv(dev, path, pcd_long.FIELDS)
+    assert "No test rows" in pcd_long.report(path).read_text()
+    pcd = [{**_row(i, 0.0), "alpha": 0.5, "local_fraction": 0.5} for i in range(4)]
+    pcd_long.write_csv([*dev, *(_row(i, 0.0) for i in range(4)), *pcd], path, pcd_long.FIELDS)
+    md = pcd_long.report(path).read_text()
+    assert "| l | 512 | 4 | 0.0 | 0.0 | +0.00 [+0.00, +0.00] | not comparable at this scale |" in md
+    ten = [{**r, "score": 10.0} for r in pcd]  # PCD 10 points above greedy on every sample
+    pcd_long.write_csv([*dev, *(_row(i, 0.0) for i in range(4)), *ten], path, pcd_long.FIELDS)
+    assert "| holds |" in pcd_long.report(path).read_text()

@@ -42,7 +42,10 @@ def test_reproduce_pcd_smoke(tmp_path, monkeypatch, request, one_thread):
                          ("does not hurt short", 2)):  # fmt: skip
         lines = [x for x in md.splitlines() if x.startswith("- ") and claim in x]
         assert len(lines) == count, claim
-        assert all(any(f"**{v}**" in x for v in ("holds", "does not hold", "undecided"))
+        labels = ("holds", "does not hold", "undecided", "not comparable at this scale")
+        assert all(any(f"**{v}**" in x for v in labels) for x in lines)
+        # The RULER floor: "not comparable" exactly where it says both are below the floor.
+        assert all(("**not comparable at this scale**" in x) == ("below the floor" in x)
                    for x in lines)  # fmt: skip
     assert "`original, beyond its window (256)`" in md
     assert "`pi:factor=4, within its window (1024)`" in md

@@ -293,8 +293,8 @@ def run(args: argparse.Namespace) -> Path:
 def report(csv_path: Path) -> Path:
     """``pcd_long.md`` beside ``csv_path``: dev grid, test scores and paired intervals."""
     from longred_bench.pcd.selection import dev_scores
-    from longred_bench.reports.pcd_report import mean_of, ruler_verdict
-    from longred_bench.reports.verdict_stats import paired_diff
+    from longred_bench.reports.pcd_report import ruler_verdict
+    from longred_bench.reports.verdict_stats import flat_mean, paired_diff
     from longred_bench.reports.verdicts import RULER_FLOOR
 
     rows = read_rows(csv_path)
@@ -343,7 +343,7 @@ def report(csv_path: Path) -> Path:
                         "score"
                     ]
             interval, n = paired_diff(items["greedy"], items["pcd"])
-            greedy, pcd = mean_of(items["greedy"]), mean_of(items["pcd"])
+            greedy, pcd = flat_mean(items["greedy"]), flat_mean(items["pcd"])
             if interval is None or greedy is None or pcd is None:
                 lines.append(f"| {line} | {length} | {n} | - | - | - | no sample scored by both |")
                 continue

@@ -54,6 +54,7 @@ from longred_bench.reports.psa_report import (
     sample_frame,
     summarize,
 )
+from longred_bench.reports.verdict_stats import flat_mean
 from longred_bench.reports.verdicts import (
     LEVEL,
     NOT_COMPARABLE,
@@ -149,12 +150,6 @@ def regions(records: list[dict[str, Any]], line: str) -> list[tuple[str, set[int
     return [(name, ls) for name, ls in out if ls]
 
 
-def mean_of(items: dict[str, dict[Any, dict[int, float]]]) -> float | None:
-    """The mean of every value in ``items`` (as :func:`items` returns them), None when empty."""
-    values = [v for per in items.values() for docs in per.values() for v in docs.values()]
-    return sum(values) / len(values) if values else None
-
-
 def ruler_verdict(
     ci: Interval, n: int, greedy: float, pcd: float, unit: str = "samples"
 ) -> tuple[str, str]:
@@ -191,7 +186,7 @@ def pcd_verdicts(records: list[dict[str, Any]], top_k: int) -> list[tuple[str, s
             if ci is None:
                 out.append(("ruler", f"{line}, {region}", UNDECIDED, "no document scored by both"))
                 continue
-            label, text = ruler_verdict(ci, n, mean_of(a), mean_of(b))
+            label, text = ruler_verdict(ci, n, flat_mean(a), flat_mean(b))
             out.append(("ruler", f"{line}, {region}", label, text))
     for line in _lines(records):
         ci, n = paired_diff(items(records, "short", line, "greedy", SHORT_METRIC),

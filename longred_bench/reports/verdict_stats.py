@@ -46,6 +46,12 @@ class RunScores:
     ruler: Items = field(default_factory=dict)
 
 
+def flat_mean(items: Items) -> float | None:
+    """The plain mean of every value in ``items`` (not a mean of means), None when empty."""
+    values = [v for per in items.values() for docs in per.values() for v in docs.values()]
+    return sum(values) / len(values) if values else None
+
+
 def paired_diff(a: Items, b: Items) -> tuple[Interval | None, int]:
     """Paired interval of mean-of-means(b) - mean-of-means(a) over shared items, and n pairs.
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from longred_bench.metrics.stats import Interval
-from longred_bench.reports.pcd_report import mean_of, pcd_verdicts, ruler_verdict
+from longred_bench.reports.pcd_report import pcd_verdicts, ruler_verdict
+from longred_bench.reports.verdict_stats import flat_mean
 from longred_bench.reports.verdicts import NOT_COMPARABLE, RULER_FLOOR
 
 
@@ -31,9 +32,9 @@ def test_floor_first_then_the_interval(ci, greedy, pcd, label) -> None:
     assert ("below the floor" in text) == (label == NOT_COMPARABLE)
 
 
-def test_mean_of_is_flat_over_tasks_lengths_and_documents() -> None:
-    assert mean_of({"a": {512: {0: 10.0, 1: 20.0}}, "b": {1024: {0: 60.0}}}) == 30.0
-    assert mean_of({}) is None
+def test_flat_mean_is_flat_over_tasks_lengths_and_documents() -> None:
+    assert flat_mean({"a": {512: {0: 10.0, 1: 20.0}}, "b": {1024: {0: 60.0}}}) == 30.0
+    assert flat_mean({}) is None
 
 
 def _item(decoding: str, doc: int, value: float) -> dict:

@@ -293,9 +293,6 @@ def run(args: argparse.Namespace) -> Path:
 def report(csv_path: Path) -> Path:
     """``pcd_long.md`` beside ``csv_path``: dev grid, test scores and paired intervals."""
     from longred_bench.pcd.selection import dev_scores
-    from longred_bench.reports.pcd_report import ruler_verdict
-    from longred_bench.reports.verdict_stats import flat_mean, paired_diff
-    from longred_bench.reports.verdicts import RULER_FLOOR
 
     rows = read_rows(csv_path)
     lines = [f"# RULER with greedy decoding and PCD at long lengths (`{csv_path.name}`)", ""]
@@ -318,10 +315,21 @@ def report(csv_path: Path) -> Path:
     test = [r for r in rows if r["part"] == "test"]
     if not test:
         lines += ["", "No test rows: this CSV holds the dev part only (`run --part dev`)."]
-        path = csv_path.with_name("pcd_long.md")
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        return path
-    lines += [
+    else:
+        lines += split_lines(test)
+    path = csv_path.with_name("pcd_long.md")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def split_lines(test: list[dict[str, Any]]) -> list[str]:
+    """The report's test-split table: per line and length, both means, PCD - greedy with its
+    paired interval, and the verdict by ``reproduce pcd``'s rule."""
+    from longred_bench.reports.pcd_report import ruler_verdict
+    from longred_bench.reports.verdict_stats import flat_mean, paired_diff
+    from longred_bench.reports.verdicts import RULER_FLOOR
+
+    lines = [
         "",
         "## Test split: PCD - greedy (95% paired bootstrap over samples)",
         "",
@@ -352,9 +360,7 @@ def report(csv_path: Path) -> Path:
             lines.append(
                 f"| {line} | {length} | {n} | {greedy:.1f} | {pcd:.1f} | {diff} | {label} |"
             )
-    path = csv_path.with_name("pcd_long.md")
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:

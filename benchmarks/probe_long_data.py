@@ -62,7 +62,8 @@ def _units(model: str, rope: str | None, args: argparse.Namespace) -> list[dict[
 def _config(
     recipe: str, extension: str | None, long_data: str, fraction: float, args: argparse.Namespace
 ):
-    from longred_bench.reproduce.table3 import extension_window
+    from longred_bench.models.rope import target_window
+    from longred_bench.profiles import load_profile
     from longred_bench.training.config import resolve_config
 
     overrides: dict[str, Any] = {"long_data": long_data, "steps": args.steps, "lr": args.lr,
@@ -72,7 +73,7 @@ def _config(
         overrides["rope"] = extension
         # A milder extension (e.g. pi:factor=2) has a shorter window than the profile's
         # long_len: train at its whole window instead.
-        window = extension_window("tiny-base", extension)
+        window = target_window(extension, load_profile("tiny").model.window)
         default = resolve_config(recipe, profile="tiny").long_len
         if window < default:
             overrides["long_len"] = window
@@ -100,7 +101,8 @@ def settings(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def _run_setting(setting: dict[str, Any], args: argparse.Namespace) -> list[dict[str, Any]]:
-    from longred_bench.reproduce.table3 import evaluate_cached, train_cached
+    from longred_bench.jobs.units import train_cached
+    from longred_bench.reproduce.grid import eval_unit
 
     ext = None if setting["extension"] == "-" else setting["extension"]
     if setting["row"] in ("zero-shot", "original"):
@@ -112,7 +114,7 @@ def _run_setting(setting: dict[str, Any], args: argparse.Namespace) -> list[dict
         model, rope = str(final), None
     records = []
     for unit in _units(model, rope, args):
-        records += evaluate_cached(unit, {"train": info}, progress=False)
+        records += [{**r, "train": info} for r in eval_unit(unit).run(progress=False)]
     return records
 
 

@@ -23,8 +23,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from longred_bench.cache import (
     atomic_dir,
     atomic_write_bytes,
@@ -70,8 +68,10 @@ def git_commit() -> str:
     return head + ("+dirty" if dirty else "")
 
 
-def device_name(device: str | torch.device = "cpu") -> str:
+def device_name(device: Any = "cpu") -> str:
     """Human-readable device: the GPU's name, or the CPU model and core count."""
+    import torch
+
     device = torch.device(device)
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
@@ -105,9 +105,7 @@ class Provenance:
     config: dict[str, Any]
 
     @classmethod
-    def collect(
-        cls, config: dict[str, Any], *, seed: int, device: str | torch.device
-    ) -> Provenance:
+    def collect(cls, config: dict[str, Any], *, seed: int, device: Any) -> Provenance:
         """Provenance of a run happening now with ``config`` on ``device``."""
         return cls(
             git_commit=git_commit(),

@@ -1,9 +1,11 @@
-"""The training config: one frozen dataclass, resolved from a recipe's YAML, a profile, a user
-YAML and ``--set KEY=VALUE`` overrides, in that order; unknown keys and bad values are rejected.
+"""The training config: one frozen dataclass, resolved from a recipe's YAML, a profile file, a
+user YAML and ``--set KEY=VALUE`` overrides, in that order; unknown keys and bad values are
+rejected.
 
-A recipe YAML (``training/recipes/<recipe>.yaml``) holds the recipe's defaults at the top level
-and a ``profiles:`` mapping of per-profile overrides (``smoke``, ``tiny``, ``smol``, ``paper``).
-The resolved config is written beside every run (``DIR/config.yaml``) and hashed to recognise it.
+A recipe YAML (``training/recipes/<recipe>.yaml``) holds the method's own defaults (loss weights,
+data mix, optimiser). A profile (:mod:`longred_bench.profiles`) adds its model, its hardware and
+its ``training.<recipe>`` keys (the budget: steps, tokens per step, lengths, learning rate). The
+resolved config is written beside every run (``DIR/config.yaml``) and hashed to recognise it.
 
 Data streams. A step draws ``tokens_per_step`` tokens split over up to three streams by the
 ``mix_*`` token fractions (LongReD's 4:3:1 is ``mix_long=4, mix_short=3, mix_s2l=1``):
@@ -29,7 +31,6 @@ from typing import Any
 import yaml
 
 from longred_bench.errors import UserError, reject_unknown_keys
-from longred_bench.profiles import PROFILES, check_profile
 
 EXTENDING_RECIPES = ("cpt", "mix-cpt", "longred", "linearard", "pose", "rpes", "attention-only",
                      "longrecipe")  # fmt: skip
@@ -183,7 +184,8 @@ class TrainConfig:
     def validate(self) -> None:
         """Raise :class:`UserError` naming the first invalid value."""
         _choice("recipe", self.recipe, RECIPES)
-        _choice("profile", self.profile, PROFILES)
+        if not self.profile or not isinstance(self.profile, str):
+            raise UserError(f"config profile must name a profile, got {self.profile!r}")
         _choice("schedule", self.schedule, SCHEDULES)
         _choice("sampler", self.sampler, SAMPLERS)
         _choice("distributed", self.distributed, DISTRIBUTED)
@@ -387,22 +389,56 @@ def _number(value: Any) -> Any:
     return value
 
 
+def profile_keys(recipe: str, profile: str | Path) -> tuple[dict[str, Any], str]:
+    """The training keys profile ``profile`` (a built-in name or a YAML path) gives ``recipe``:
+    its model (except ``pretrain``, which builds one), its hardware (except ``pretrain`` and
+    ``merge``, which train no pretrained model) and its ``training.<recipe>`` keys; and the
+    profile's name. A key that is no training key, or a hardware key set per recipe, is a
+    one-line error naming the profile file."""
+    from longred_bench.profiles import load_profile
+
+    prof = load_profile(profile)
+    known = {f.name for f in fields(TrainConfig)}
+    for name, section in prof.training.items():
+        where = f"profile {prof.source}: training.{name}"
+        if name not in RECIPES:
+            raise UserError(f"{where} is not a recipe (recipes: {', '.join(RECIPES)})")
+        if not isinstance(section, dict):
+            raise UserError(f"{where} must be a mapping of training keys")
+        for key in section:
+            if key in HARDWARE_KEYS:
+                raise UserError(f"{where}.{key}: set it under `hardware:`, not per recipe")
+            if key not in known or key in ("recipe", "profile"):
+                raise UserError(f"{where}.{key} is not a training key (see docs/training.md)")
+    keys: dict[str, Any] = {}
+    if recipe != "pretrain":
+        keys["model"] = prof.model.name
+    if recipe not in ("pretrain", "merge"):
+        hw = prof.hardware
+        keys.update(device=hw.device, dtype=hw.dtype, distributed="fsdp" if hw.fsdp else "ddp",
+                    activation_checkpointing=hw.activation_checkpointing)  # fmt: skip
+    return {**keys, **(prof.training.get(recipe) or {})}, prof.name
+
+
+# TrainConfig keys that a profile's ``hardware:`` section sets.
+HARDWARE_KEYS = ("device", "dtype", "distributed", "activation_checkpointing")
+
+
 def resolve_config(
     recipe: str,
     *,
-    profile: str = "tiny",
+    profile: str | Path = "tiny",
     config_file: Path | None = None,
     overrides: dict[str, Any] | None = None,
 ) -> TrainConfig:
-    """The recipe's defaults, then its ``profile`` overrides, then ``config_file``, then
-    ``overrides``; validated."""
+    """The recipe's defaults, then what profile ``profile`` gives it (:func:`profile_keys`),
+    then ``config_file``, then ``overrides``; validated."""
     data = read_yaml(recipe_file(recipe))
-    profiles = data.pop("profiles", {}) or {}
-    check_profile(profile, PROFILES, f"recipe {recipe}")
-    merged: dict[str, Any] = {**data, **(profiles.get(profile) or {})}
+    keys, name = profile_keys(recipe, profile)
+    merged: dict[str, Any] = {**data, **keys}
     if config_file is not None:
         merged.update(read_yaml(config_file))
     merged.update(overrides or {})
     merged["recipe"] = recipe
-    merged["profile"] = profile
+    merged["profile"] = name
     return TrainConfig.from_dict({k: _number(v) for k, v in merged.items()})

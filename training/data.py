@@ -127,8 +127,6 @@ def _filler_sentences(tokenizer: Any) -> list[str]:
     return [s if s.endswith(".") else s + "." for s in out]
 
 
-COPY_MIX_VERSION = 1
-"""Version of :func:`copy_mix_rows`; part of tiny-base's cache key."""
 COPY_MIX_DIGITS = (2, 12)
 """Shortest and longest digit string of a digit copy episode."""
 COPY_MIX_TOKENS = (2, 64)

@@ -24,8 +24,10 @@ import random
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 WORD_TYPES = (
     "numeral",
@@ -81,17 +83,19 @@ def word_type(text: str) -> str:
     return "other"
 
 
-@torch.no_grad()
 def logit_change(
     original: torch.nn.Module, extended: torch.nn.Module, ids: torch.Tensor
 ) -> torch.Tensor:
     """``[B, T]`` fp32: the extended model's logit of each observed token minus the original's,
     both given the same prefix at ordinary positions; position 0 is 0."""
+    import torch
+
     out = torch.zeros(ids.shape, dtype=torch.float32)
     target = ids[:, 1:].unsqueeze(-1)
     scores = []
     for model in (original, extended):
-        logits = model(ids).logits[:, :-1].float()
+        with torch.no_grad():
+            logits = model(ids).logits[:, :-1].float()
         scores.append(logits.gather(-1, target).squeeze(-1).cpu())
     out[:, 1:] = scores[1] - scores[0]
     return out

@@ -40,16 +40,9 @@ from longred_bench.training.checkpoint import (
     set_rng_state,
 )
 from longred_bench.training.config import TrainConfig
+from longred_bench.training.layout import METRICS, snapshot_dir
 from longred_bench.training.objectives import causal_lm_loss
 from longred_bench.training.peak_memory import PeakMemory
-
-METRICS = "metrics.jsonl"
-SNAPSHOTS = "steps"
-
-
-def snapshot_dir(out: Path, step: int) -> Path:
-    """Where run ``out`` keeps its model of optimizer step ``step`` (``snapshot_steps``)."""
-    return out / SNAPSHOTS / f"step-{step:06d}"
 
 
 class Phase(Protocol):

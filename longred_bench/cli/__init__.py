@@ -28,14 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     parsers.add_psa(sub)
     parsers.add_train(sub)
     parsers.add_reproduce(sub)
-    p = sub.add_parser(
-        "profiles",
-        help="list the scale profiles: model, where, purpose, what each table runs at",
-        description="Print the profile registry as a Markdown table: each profile's model, "
-        "where it runs, its purpose, the tables `reproduce` has settings for at it and the "
-        "recipes `train` runs at it.",
-    )
-    p.set_defaults(func=commands.cmd_profiles)
+    parsers.add_profiles(sub)
     p = sub.add_parser(
         "tasks-path",
         help="print the folder of the installed lm-eval task registry",

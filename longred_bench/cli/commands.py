@@ -141,7 +141,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from longred_bench.reproduce.tables import reproduce
+    from longred_bench.reproduce.engine import reproduce
 
     paths = reproduce(
         args.table, args.profile, Path(args.out) if args.out else None, force=args.force,
@@ -153,9 +153,14 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_profiles(args: argparse.Namespace) -> int:
-    from longred_bench.reproduce.tables import profiles_table
+    from longred_bench.reproduce import profile_views
 
-    print(profiles_table())
+    if args.profiles_command == "show":
+        print(profile_views.show_profile(args.profile), end="")
+    elif args.profiles_command == "new":
+        print(f"wrote {profile_views.new_profile(args.source, Path(args.out))}")
+    else:
+        print(profile_views.profiles_table())
     return 0
 
 

@@ -309,26 +309,27 @@ def add_train(sub: argparse._SubParsersAction) -> None:
 
 
 def add_reproduce(sub: argparse._SubParsersAction) -> None:
-    from longred_bench.profiles import profile_help
-    from longred_bench.reproduce import DEFAULT_PROFILE, TABLE_NAMES
+    from longred_bench.profiles import DEFAULT, profile_help
+    from longred_bench.reproduce.registry import table_names
 
     p = sub.add_parser(
         "reproduce",
         help="regenerate a paper table as Markdown + PNG under reports/<profile>/",
-        description="Run (or reuse cached) runs of a paper table and write its report.",
+        description="Run (or reuse cached) units of a paper table at a profile (a built-in one "
+        "or your own YAML file: `longred-bench profiles new`) and write its report.",
     )
-    p.add_argument("table", choices=TABLE_NAMES)
+    p.add_argument("table", choices=("all", *table_names()))
     p.add_argument(
         "--profile",
-        default=DEFAULT_PROFILE,
-        help=f"{profile_help()} (default {DEFAULT_PROFILE}; `longred-bench profiles`)",
+        help=f"{profile_help()} (default: {DEFAULT} for table1 and pcd, tiny for the others; "
+        "`longred-bench profiles`)",
     )
-    p.add_argument("--out", help="output directory (default reports/<profile>)")
-    p.add_argument("--force", action="store_true", help="recompute even if a cached run exists")
-    jobs_help = (
-        "the tables the suite trains for (table2-7, table10, fig2, fig3, linearard, "
-        "longrecipe): worker processes for the independent runs (cores/N threads each)"
-    )
+    p.add_argument("--out", help="output directory (default reports/<profile name>)")
+    p.add_argument(
+        "--force", action="store_true",
+        help="compute the table's evaluations and measurements again (training runs are kept)",
+    )  # fmt: skip
+    jobs_help = "worker processes for the table's units (cores/N threads each)"
     p.add_argument("--jobs", type=int, default=1, help=jobs_help)
     p.add_argument(
         "--d1", choices=["retrieval", "prose"],
@@ -339,7 +340,30 @@ def add_reproduce(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--dry-run", action="store_true",
         help="print each unit of the table (or of `all`), cached or not, and an estimate of the "
-        "time left; run nothing (`all --profile paper --dry-run`: the papers' configurations)",
+        "time left; run nothing and load no model",
     )  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=commands.cmd_reproduce)
+
+
+def add_profiles(sub: argparse._SubParsersAction) -> None:
+    """``profiles [show P | new --from P --out FILE]``."""
+    from longred_bench.profiles import profile_help
+
+    p = sub.add_parser(
+        "profiles",
+        help="list the scale profiles; show one resolved; write an editable copy",
+        description="Without a subcommand: each built-in profile's model, where it runs, its "
+        "purpose and the tables it runs. `show P` prints profile P (a built-in name or a YAML "
+        "file) with every key resolved and each table's settings; `new --from P --out FILE` "
+        "writes an editable copy of P.",
+    )
+    p.set_defaults(func=commands.cmd_profiles, profiles_command=None)
+    actions = p.add_subparsers(dest="profiles_command", metavar="COMMAND")
+    show = actions.add_parser("show", help="print a profile resolved, with every table's settings")
+    show.add_argument("profile", help=profile_help())
+    show.set_defaults(func=commands.cmd_profiles)
+    new = actions.add_parser("new", help="write an editable copy of a profile")
+    new.add_argument("--from", dest="source", required=True, help=profile_help())
+    new.add_argument("--out", required=True, help="the new YAML file (its stem names it)")
+    new.set_defaults(func=commands.cmd_profiles)

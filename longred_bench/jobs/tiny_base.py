@@ -15,9 +15,6 @@ from pathlib import Path
 from longred_bench.cache import cache_dir, write_manifest
 from longred_bench.errors import UserError
 from longred_bench.results import config_hash
-from longred_bench.training.data import COPY_MIX_VERSION
-from longred_bench.training.pretrain.retrieval import RETRIEVAL_VERSION
-from longred_bench.training.pretrain.tokenizer import TOKENIZER_VERSION
 
 LONGER = 1.5  # the convergence check's run is this many times as long
 SUITE_BUILT = ("tiny-base",)
@@ -49,6 +46,11 @@ def config_without_build(name: str) -> object:
 def tiny_base_run_dir() -> Path:
     """Where the tiny base model is (or will be) trained: keyed by its resolved config."""
     from longred_bench.training.config import resolve_config
+    from longred_bench.training.versions import (
+        COPY_MIX_VERSION,
+        RETRIEVAL_VERSION,
+        TOKENIZER_VERSION,
+    )
 
     cfg = resolve_config("pretrain", profile="tiny")
     versions = {"tokenizer_version": TOKENIZER_VERSION, "retrieval": RETRIEVAL_VERSION}

@@ -1,29 +1,121 @@
-"""The run cache of jobs and tables: one unit of work (an evaluation, a drift measurement, ...)
-saved under a directory with the config that made it, reused only when asked with that config.
+"""The run cache: every unit of work (an evaluation, a drift or PSA measurement, a training run)
+kept under ``$LONGRED_CACHE`` beside the config that made it, with one protocol for all of them.
 
-A unit is a JSON-able config dict. :func:`save_records` writes its records (with provenance) and
-``config.json`` beside them, swapping the directory in at once; :func:`cached_records` returns
-them only when the stored config equals the one asked (a damaged entry counts as absent, with a
-warning). :func:`run_eval_unit` evaluates one evaluation unit. ``compare``, ``reproduce table3``
-and ``reproduce pcd`` all keep their units here.
+A :class:`CachedUnit` is a kind, a folder (relative to the cache root, named by a hash of the
+config) and its config. :meth:`CachedUnit.cached` returns its result only when the stored config
+equals the one asked (a damaged entry counts as absent, with a warning); :meth:`CachedUnit.run`
+returns the cached result or computes it, saves it whole (the folder is swapped in at once) with
+its compute time (``timing.json``), and returns what was saved. The config is the whole
+description of the unit: computing it needs nothing else. Results are records: an evaluation's,
+a measurement's, or a training run's one summary record (its steps, tokens, seconds, folder).
+
+``compare``, ``reproduce`` and every table keep their units here.
 """
 
 from __future__ import annotations
 
 import json
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from longred_bench.cache import atomic_write_text
-from longred_bench.evaluation.config import EvalConfig
+from longred_bench.cache import atomic_write_text, cache_dir
+from longred_bench.errors import UserError
 from longred_bench.results import (
     Provenance,
+    config_hash,
     read_cached_json,
     read_cached_records,
     read_records,
     save_run_dir,
     write_records,
 )
+
+KINDS = ("eval", "drift", "psa", "train")
+RECORDS_FILE = {"eval": "eval.jsonl", "drift": "drift.jsonl", "psa": "psa.jsonl"}
+# Keys of a config that only identify a unit (a model's build, a measurement's version), which
+# the computation does not take.
+IDENTITY_KEYS = ("base", "item_scores", "drift_version")
+TIMING = "timing.json"
+"""Beside a unit's records: ``{"seconds": ...}``, the wall time of the call that computed it."""
+
+
+@dataclass(frozen=True, eq=True)
+class CachedUnit:
+    """One unit of work in the run cache (see the module docstring)."""
+
+    kind: str
+    folder: str
+    config: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown unit kind {self.kind!r}; kinds: {', '.join(KINDS)}")
+
+    @property
+    def dir(self) -> Path:
+        """Where the unit lives."""
+        return cache_dir() / self.folder
+
+    @property
+    def name(self) -> str:
+        """The unit's folder name: its id across tables."""
+        return Path(self.folder).name
+
+    def cached(self) -> list[dict[str, Any]] | None:
+        """The saved result if it was made by exactly this config and is intact, else None."""
+        if self.kind == "train":
+            info = finished_run(self.dir)
+            return None if info is None else [info]
+        return cached_records(self.dir / RECORDS_FILE[self.kind], self.config)
+
+    def seconds(self) -> float | None:
+        """The compute time recorded with the unit (a training run's own), or None."""
+        if self.kind == "train":
+            info = finished_run(self.dir)
+            return None if info is None else float(info["seconds"])
+        return unit_seconds(self.dir)
+
+    def run(self, *, progress: bool = True, force: bool = False) -> list[dict[str, Any]]:
+        """The cached result, or the unit computed and saved (``force``: computed again)."""
+        if self.kind == "train":
+            return [train_cached(self.config, progress=progress)[1]]
+        got = None if force else self.cached()
+        if got is not None:
+            return got
+        start = time.perf_counter()
+        records = _compute(self.kind, self.config, progress)
+        seconds = time.perf_counter() - start
+        seed, device = self.config.get("seed", 0), self.config.get("device", "cpu")
+        if self.kind == "psa":
+            seed, device = self.config["psa"]["seed"], self.config["psa"]["device"]
+        path = self.dir / RECORDS_FILE[self.kind]
+        return save_records(path, self.config, records, seed, device, seconds)
+
+
+def unit_folder(group: str, key: dict[str, Any]) -> str:
+    """``runs/<group>/<hash of key>``: the folder of a unit of ``group`` (``table3-eval``,
+    ``fig2-drift``, ...)."""
+    return f"runs/{group}/{config_hash(key)}"
+
+
+def _compute(kind: str, config: dict[str, Any], progress: bool) -> list[dict[str, Any]]:
+    own = {k: v for k, v in config.items() if k not in IDENTITY_KEYS}
+    if kind == "eval":
+        return run_eval_unit(config, progress)
+    if kind == "drift":
+        from longred_bench.jobs.configs import DriftConfig
+        from longred_bench.jobs.drift import run_drift
+
+        return run_drift(DriftConfig.from_dict(own), progress=progress)[0]
+    from longred_bench.jobs.configs import PsaConfig
+    from longred_bench.jobs.psa import run_psa
+    from longred_bench.pcd.config import PcdConfig
+
+    psa = {k: tuple(v) if isinstance(v, list) else v for k, v in config["psa"].items()}
+    pcd = PcdConfig.from_dict(config["pcd"]) if config.get("pcd") else None
+    return run_psa(PsaConfig(**psa), progress=progress, pcd=pcd)[0]
 
 
 def _suite_builds(config: Any) -> set[str]:
@@ -70,10 +162,6 @@ def cached_records(path: Path, config: dict[str, Any]) -> list[dict[str, Any]] |
     return read_cached_records(path)
 
 
-TIMING = "timing.json"
-"""Beside a unit's records: ``{"seconds": ...}``, the wall time of the call that computed it."""
-
-
 def save_records(
     path: Path,
     config: dict[str, Any],
@@ -101,6 +189,7 @@ def save_records(
 def run_eval_unit(unit: dict[str, Any], progress: bool) -> list[dict[str, Any]]:
     """Evaluate one unit: an :class:`EvalConfig` as a dict, plus ``item_scores`` (per-document
     records) where set; ``base``, where present, only identifies the model in cache keys."""
+    from longred_bench.evaluation.config import EvalConfig
     from longred_bench.evaluation.harness import run_eval
 
     cfg = EvalConfig.from_dict({k: v for k, v in unit.items() if k not in ("base", "item_scores")})
@@ -114,3 +203,104 @@ def unit_seconds(run_dir: Path) -> float | None:
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return float(value) if isinstance(value, (int, float)) else None
+
+
+# Training runs. Bumped when training code changes what a config trains, so older cached runs are
+# not reused.
+TRAIN_VERSION = 1
+
+
+def train_unit(cfg: Any) -> CachedUnit:
+    """The training run of :class:`~longred_bench.training.config.TrainConfig` ``cfg`` as a unit:
+    ``runs/train-<recipe>-<key>``."""
+    return CachedUnit("train", f"runs/train-{cfg.recipe}-{train_key(cfg)}", cfg.to_dict())
+
+
+def run_dir_of(cfg: Any) -> Path:
+    """Where training run ``cfg`` is cached."""
+    return train_unit(cfg).dir
+
+
+def train_key(cfg: Any) -> str:
+    """Cache key of a training run: its config, the starting model's identity, the code version.
+    A merge's trained model counts by what it is (:func:`merge_source_identity`), not where it
+    lies."""
+    from longred_bench.jobs.tiny_base import build_identity
+
+    fields = cfg.to_dict()
+    if cfg.recipe == "merge" and cfg.merge_with:
+        fields["merge_with"] = merge_source_identity(Path(cfg.merge_with))
+    return config_hash(
+        {**fields, "base": build_identity(cfg.model), "train_version": TRAIN_VERSION}
+    )
+
+
+def merge_source_identity(final: Path) -> str:
+    """What a merge's trained model is: its cached run's name (which holds that run's config
+    hash) and a hash of the run's ``run.json`` (its own tokens and seconds), so a source trained
+    again makes a new merge, and moving the cache does not. A directory outside the run cache is
+    named by its path."""
+    run = final.parent
+    info = run / "run.json"
+    if not (final.name == "final" and run.name.startswith("train-") and info.is_file()):
+        return str(final)
+    import hashlib
+
+    return f"{run.name}:{hashlib.sha256(info.read_bytes()).hexdigest()[:16]}"
+
+
+def finished_run(run_dir: Path) -> dict[str, Any] | None:
+    """A finished training run's summary record (steps, tokens, seconds, folder, distilled
+    layers, peak memory, LongRecipe's measured anchors), or None if it is not finished or its
+    records do not parse (then a warning names the file)."""
+    from longred_bench.cache import warn
+
+    final, info_path, metrics = run_dir / "final", run_dir / "run.json", run_dir / "metrics.jsonl"
+    if not ((final / "config.json").is_file() and info_path.is_file()):
+        return None
+    for path, read in ((info_path, lambda p: json.loads(p.read_text())),
+                       (metrics, lambda p: read_records(p)[-1])):  # fmt: skip
+        try:
+            value = read(path)
+            if not isinstance(value, dict):
+                raise ValueError(type(value).__name__)
+        except (OSError, ValueError, IndexError) as exc:
+            warn(f"{path} is damaged ({exc.__class__.__name__}): training this run again")
+            return None
+        if path == info_path:
+            info = value
+    layers = {"layers": info["layers"]} if "layers" in info else {}  # the distilled layers
+    peak = {k: info[k] for k in ("peak_memory_mib", "peak_memory_kind") if k in info}
+    impact = {"impact": info["impact"]} if "impact" in info else {}  # LongRecipe's anchors
+    return {"steps": value["step"], "tokens": info["tokens"], "seconds": info["seconds"],
+            "dir": str(run_dir), **layers, **peak, **impact}  # fmt: skip
+
+
+def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
+    """Train ``cfg`` (a TrainConfig or its dict; or reuse its finished run; resume an
+    interrupted one): (final dir, summary record).
+
+    A finished run whose ``run.json`` or ``metrics.jsonl`` does not parse counts as unfinished:
+    it resumes from its latest checkpoint, or is trained again from the start if it has none
+    (the damaged run is discarded only once the new one is complete)."""
+    from longred_bench.cache import atomic_dir
+    from longred_bench.jobs.train import run_training
+    from longred_bench.training.checkpoint import latest_checkpoint
+    from longred_bench.training.config import TrainConfig
+
+    if isinstance(cfg, dict):
+        cfg = TrainConfig.from_dict(cfg)
+    run_dir = run_dir_of(cfg)
+    info = finished_run(run_dir)
+    if info is None:
+        if progress:
+            print(f"[train] {cfg.recipe} rope={cfg.rope} seed={cfg.seed} -> {run_dir}", flush=True)
+        if latest_checkpoint(run_dir) is None and run_dir.exists():
+            with atomic_dir(run_dir, replace=True) as fresh:
+                run_training(cfg, fresh, progress=progress)
+        else:
+            run_training(cfg, run_dir, resume=run_dir.exists(), progress=progress)
+        info = finished_run(run_dir)
+        if info is None:
+            raise UserError(f"training run {run_dir} finished without readable records")
+    return run_dir / "final", info

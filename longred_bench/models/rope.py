@@ -124,22 +124,34 @@ def parse_rope_spec(text: str) -> RopeSpec:
     return RopeSpec(method, tuple(sorted(params.items())))
 
 
+def _factor_and_target(spec: RopeSpec, orig_len: int) -> tuple[float, int]:
+    p = dict(spec.params)
+    if spec.method == "abf":
+        factor = p.get("factor", ABF_DEFAULT_FACTOR)
+    else:
+        factor = p["factor"] if "factor" in p else p["max_len"] / orig_len
+    return factor, int(p["max_len"]) if "max_len" in p else round(orig_len * factor)
+
+
+def target_window(rope: str | RopeSpec, window: int) -> int:
+    """The window (``max_position_embeddings``) extension ``rope`` gives a model whose window is
+    ``window``: what :func:`rope_parameters` sets, without the model's config."""
+    spec = parse_rope_spec(rope) if isinstance(rope, str) else rope
+    return _factor_and_target(spec, window)[1]
+
+
 def rope_parameters(spec: RopeSpec, original: OriginalRope) -> tuple[dict[str, Any], int]:
     """Turn ``spec`` applied to ``original`` into (transformers ``rope_parameters``, target
     ``max_position_embeddings``). Pure: reads nothing but its arguments."""
     p = dict(spec.params)
     theta = p.get("theta", original.theta)
     orig_len = original.max_position_embeddings
-    if spec.method == "abf":
-        if theta <= original.theta:
-            raise UserError(
-                f"ABF needs theta above the original {original.theta:g} (got {theta:g}); "
-                "a smaller base shortens, not extends, the window"
-            )
-        factor = p.get("factor", ABF_DEFAULT_FACTOR)
-    else:
-        factor = p["factor"] if "factor" in p else p["max_len"] / orig_len
-    target = int(p["max_len"]) if "max_len" in p else round(orig_len * factor)
+    if spec.method == "abf" and theta <= original.theta:
+        raise UserError(
+            f"ABF needs theta above the original {original.theta:g} (got {theta:g}); "
+            "a smaller base shortens, not extends, the window"
+        )
+    factor, target = _factor_and_target(spec, orig_len)
     if target <= orig_len:
         raise UserError(
             f"RoPE spec {spec.label()}: target window {target} is not above the original {orig_len}"

@@ -4,7 +4,7 @@ at a profile: each variant of LongReD-C against the default, its claims decided.
 Built from the records of ``reproduce table4`` / ``table5`` / ``table6`` (Table 3's record
 schema): the original model, the zero-shot extension, ``longred-c`` (the default: a1 = 5,
 a2 = 10, the attention-KL layers plus the last, Table 3's short length) and the variants
-(:data:`~longred_bench.reproduce.table3.ABLATION_ROWS`). The report gives the paper's numbers,
+(:data:`~longred_bench.reproduce.rows.ABLATION_ROWS`). The report gives the paper's numbers,
 then each variant's Short Avg and RULER (means over seeds) and its differences from a reference
 row with intervals over seeds and paired documents, then the verdicts.
 

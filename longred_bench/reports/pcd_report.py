@@ -3,12 +3,13 @@ curves and short tasks with and without Positional Contrastive Decoding on a tes
 failures read from the generated strings, the cost per token, and one verdict per claim and line,
 decided by rules in code.
 
-Reads the tagged records of :func:`longred_bench.reproduce.pcd.run_pcd` and writes ``pcd.md`` and
-``pcd.png`` (RULER mean and PSA salience against length, one line per extension and decoding).
+Reads the tagged records of ``reproduce pcd`` (:mod:`longred_bench.reproduce.pcd`) and writes
+``pcd.md`` and ``pcd.png`` (RULER mean and PSA salience against length, one line per extension
+and decoding).
 
 The dev table lists every (alpha, local fraction) of the grid with its mean dev RULER score per
 dev line, greedy decoding (alpha 0) first, and marks the setting chosen by
-:func:`longred_bench.reproduce.pcd.choose` (recomputed here from the dev records).
+:func:`longred_bench.pcd.selection.choose` (recomputed here from the dev records).
 
 Claims and rules on the test split (points are on a 0-100 scale; intervals are 95% paired
 bootstraps over the documents both decodings scored,
@@ -340,8 +341,8 @@ def _cost_lines(model: str, bench_dir: Path) -> list[str]:
 
 def unit_cost_line(records: list[dict[str, Any]]) -> str:
     """One line on the units behind ``records`` (tagged ``unit`` and ``unit_seconds`` by
-    :func:`longred_bench.reproduce.pcd.run_pcd`): how many, the commits they were computed at,
-    and their summed compute time where it was recorded."""
+    ``reproduce pcd``): how many, the commits they were computed at, and their summed compute
+    time where it was recorded."""
     units: dict[str, tuple[Any, Any]] = {}
     for r in records:
         if "unit" in r:

@@ -1,9 +1,5 @@
-"""One module per paper table or figure, the worker pool, and the ``reproduce`` dispatcher
-(:mod:`longred_bench.reproduce.tables`). The names below are read by the command line's parser
-without importing any table (``all``: every table of a profile)."""
-
-TABLE_NAMES = (
-    "all", "fig2", "fig3", "kernel", "linearard", "longrecipe", "pcd", "table1", "table10",
-    "table2", "table3", "table4", "table5", "table6", "table7", "tiny_base",
-)  # fmt: skip
-DEFAULT_PROFILE = "smol"
+"""``reproduce``: one module per paper table or figure, each declaring its
+:class:`~longred_bench.reproduce.spec.TableSpec`; the registry that names them
+(:mod:`~longred_bench.reproduce.registry`), the run grid the training tables share
+(:mod:`~longred_bench.reproduce.grid`), the engine that runs any table at any profile
+(:mod:`~longred_bench.reproduce.engine`) and its plan (:mod:`~longred_bench.reproduce.plan`)."""

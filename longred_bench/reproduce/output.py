@@ -15,21 +15,17 @@ def write_outputs(
     out: Path,
     *,
     profile: str,
-    jobs: int,
-    seconds: float,
-    load_start: float,
+    command: str,
+    wall_seconds: float,
+    wall_note: str,
 ) -> list[Path]:
     """Write ``out/NAME.jsonl.gz`` and the report ``build(records, out, ...)`` writes (a report
     builder's protocol: ``profile``, ``command``, ``wall_seconds``, ``wall_note``); the paths
-    written. ``load_start``: the 1-min load average when the call began."""
-    from longred_bench.reproduce.pool import wall_note
+    written."""
     from longred_bench.results import write_table_records
 
     out.mkdir(parents=True, exist_ok=True)
     jsonl = write_table_records(out, name, records)
-    command = f"longred-bench reproduce {name} --profile {profile}" + (
-        f" --jobs {jobs}" if jobs != 1 else ""
-    )
-    paths = build(records, out, profile=profile, command=command, wall_seconds=seconds,
-                  wall_note=wall_note(jobs, load_start))  # fmt: skip
+    paths = build(records, out, profile=profile, command=command, wall_seconds=wall_seconds,
+                  wall_note=wall_note)  # fmt: skip
     return [*paths, jsonl]

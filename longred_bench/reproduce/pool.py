@@ -1,9 +1,10 @@
 """A table's independent units of work in worker processes (``reproduce table3 --jobs N``).
 
-A table hands :func:`run_units_parallel` a list of :class:`Unit`: a module-level function, its
-(picklable) arguments, a label and a relative cost. They run in ``N`` spawned worker processes,
-each with ``cores / N`` torch threads, longest first. Each unit writes its usual cache entry, so
-the serial pass that assembles the table's records afterwards only reads them. Small models train
+The engine hands :func:`run_units_parallel` a list of :class:`Unit`: a module-level function, its
+(picklable) arguments, a label, a relative cost, its key and the keys of the units it waits for.
+They run in ``N`` spawned worker processes, each with ``cores / N`` torch threads, longest first
+among those whose units waited for are done. Each unit writes its usual cache entry, so the pass
+that assembles the table's records afterwards only reads them. Small models train
 faster as two one-thread processes than as one two-thread process, which is what makes this
 worth doing on a 2-core machine. A failed unit stops the pool with its error; units already
 finished stay cached. The pool knows nothing of any table.
@@ -24,13 +25,16 @@ from longred_bench.errors import UserError
 
 @dataclass(frozen=True)
 class Unit:
-    """One independent piece of work: ``fn(*args)`` (a module-level function, picklable
-    arguments), named ``label`` in progress lines, scheduled by ``cost`` (largest first)."""
+    """One piece of work: ``fn(*args)`` (a module-level function, picklable arguments), named
+    ``label`` in progress lines, scheduled by ``cost`` (largest first) once the units whose
+    ``key`` is in ``after`` are done."""
 
     fn: Callable[..., Any]
     args: tuple[Any, ...]
     label: str
     cost: float = 1.0
+    key: str = ""
+    after: tuple[str, ...] = ()
 
 
 def usable_cores() -> int:
@@ -86,36 +90,63 @@ def _run(unit: Unit) -> str:
 
 
 def run_units_parallel(
-    units: Sequence[Unit], jobs: int, *, name: str, progress: bool = True
-) -> None:
-    """Run ``units`` in ``jobs`` worker processes, longest first (``name`` titles the lines)."""
+    units: Sequence[Unit],
+    jobs: int,
+    *,
+    name: str,
+    progress: bool = True,
+    ready: Callable[[Unit], bool] | None = None,
+) -> list[str]:
+    """Run ``units`` in ``jobs`` worker processes (``name`` titles the lines), longest first
+    among those whose ``after`` units of this batch are done; ``ready(unit)``, where given, is
+    asked before a waiting unit starts (False: it is left for a later call). Returns the keys
+    of the units that ran."""
     if jobs < 1:
         raise UserError(f"--jobs must be at least 1, got {jobs}")
     from tqdm.auto import tqdm
 
-    units = longest_first(units)
+    waiting = longest_first(units)
+    batch = {u.key for u in waiting}
     threads = threads_per_job(jobs)
     if progress:
-        print(f"[{name}] {len(units)} units in {jobs} processes, {threads} thread(s) each",
+        print(f"[{name}] {len(waiting)} units in {jobs} processes, {threads} thread(s) each",
               flush=True)  # fmt: skip
     start = time.perf_counter()
     ctx = get_context("spawn")  # a fresh interpreter: no forked torch thread pools
-    bar = tqdm(total=len(units), desc=f"{name} units", disable=not progress)
+    bar = tqdm(total=len(waiting), desc=f"{name} units", disable=not progress)
+    done: list[str] = []
+    running: dict[Any, Unit] = {}
+
+    def startable(unit: Unit) -> bool:
+        if any(k in batch and k not in done for k in unit.after):
+            return False
+        return ready is None or not unit.after or ready(unit)
+
     with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
                              initargs=(threads,)) as pool:  # fmt: skip
-        pending = {pool.submit(_run, unit) for unit in units}
         try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    label = fut.result()  # re-raises a worker's error here
+            while True:
+                for unit in list(waiting):
+                    if len(running) >= jobs:
+                        break
+                    if startable(unit):
+                        waiting.remove(unit)
+                        running[pool.submit(_run, unit)] = unit
+                if not running:
+                    break  # what is left waits for units that did not run
+                finished, _ = wait(set(running), return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    unit = running.pop(fut)
+                    fut.result()  # re-raises a worker's error here
+                    done.append(unit.key)
                     bar.update(1)
                     if progress:
                         minutes = (time.perf_counter() - start) / 60
-                        bar.write(f"[{name}] done: {label} ({minutes:.1f} min)")
+                        bar.write(f"[{name}] done: {unit.label} ({minutes:.1f} min)")
         except BaseException:
-            for fut in pending:
+            for fut in running:
                 fut.cancel()
             raise
         finally:
             bar.close()
+    return done

@@ -1,6 +1,6 @@
 """The rows a run table trains: each row's recipe and config keys (:data:`ROW_RECIPE`), the
 ablation rows of LongReD-C and their model-dependent settings, and the reduced and replay budgets
-of the LinearARD and LongRecipe rows (:mod:`longred_bench.reproduce.table3` builds each run's
+of the LinearARD and LongRecipe rows (:mod:`longred_bench.reproduce.grid` builds each run's
 config from them)."""
 
 from __future__ import annotations
@@ -57,14 +57,11 @@ SHORT_FRACTIONS = {"longred-c-short-eighth": 8, "longred-c-short-quarter": 4,
                    "longred-c-short-full": 1}  # fmt: skip
 
 
-def ablation_overrides(row: str, model: str, top_m: int) -> dict[str, Any]:
-    """The settings of an ablation row that depend on ``model``: distilled layers (1-based;
-    ``uniform``: ``top_m`` layers evenly spread below the last, plus the last; ``all-layers``;
-    ``last-layer``) and the short-distillation length (a fraction of the original window)."""
-    from longred_bench.jobs.tiny_base import config_without_build
-
-    config = config_without_build(model)
-    depth = int(config.num_hidden_layers)
+def ablation_overrides(row: str, depth: int, window: int, top_m: int) -> dict[str, Any]:
+    """The settings of an ablation row that depend on the model (``depth`` decoder layers, a
+    ``window``-token window): distilled layers (1-based; ``uniform``: ``top_m`` layers evenly
+    spread below the last, plus the last; ``all-layers``; ``last-layer``) and the
+    short-distillation length (a fraction of the original window)."""
     if row == "longred-c-uniform":
         step = depth / (top_m + 1)
         return {"layers": sorted({max(1, round(step * (i + 1))) for i in range(top_m)} | {depth})}
@@ -73,7 +70,7 @@ def ablation_overrides(row: str, model: str, top_m: int) -> dict[str, Any]:
     if row == "longred-c-last-layer":
         return {"layers": [depth]}
     if row in SHORT_FRACTIONS:
-        return {"short_len": int(config.max_position_embeddings) // SHORT_FRACTIONS[row]}
+        return {"short_len": window // SHORT_FRACTIONS[row]}
     return {}
 
 

@@ -8,7 +8,6 @@ from longred_bench.reports.ablation_report import Claim, verdict_direction
 from longred_bench.reports.ablation_tables import ABLATIONS
 from longred_bench.reports.verdict_stats import RunScores
 from longred_bench.reports.verdicts import NOT_COMPARABLE, NOT_REPRODUCED, REPRODUCED
-from longred_bench.reproduce.ablations import ABLATION_PROFILES
 
 
 def _rows(row: str, hits: tuple[int, ...]) -> list[RunScores]:
@@ -52,7 +51,9 @@ def test_same_layers_only_matter_to_claims_between_layer_choices() -> None:
 
 def test_every_claim_compares_rows_of_its_table() -> None:
     for name, ablation in ABLATIONS.items():
-        rows = set(ABLATION_PROFILES[name]["tiny"].rows)
+        from profile_helpers import grid_of
+
+        rows = set(grid_of(name).rows)
         assert set(ablation.rows) < rows
         for claim in ablation.claims:
             assert {claim.row, claim.reference} <= rows, (name, claim.key)

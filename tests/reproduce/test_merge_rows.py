@@ -11,12 +11,8 @@ from pathlib import Path
 import pytest
 
 from longred_bench.errors import UserError
-from longred_bench.reproduce.table3 import (
-    TABLE3_PROFILES,
-    TrainedRow,
-    merge_source,
-    train_key,
-)
+from longred_bench.jobs.units import train_key
+from longred_bench.reproduce.grid import TrainedRow, merge_source
 from longred_bench.training.config import resolve_config
 
 
@@ -42,9 +38,26 @@ def test_merge_key_follows_the_source_run_not_its_path(tmp_path: Path) -> None:
 
 
 def test_merge_source_is_the_cpt_run_of_the_same_extension_and_seed() -> None:
-    prof = TABLE3_PROFILES["tiny"]
-    assert merge_source(prof, TrainedRow("merge", "abf:theta=2e6", 2)) == TrainedRow(
+    assert merge_source(TrainedRow("merge", "abf:theta=2e6", 2)) == TrainedRow(
         "cpt", "abf:theta=2e6", 2
     )
     with pytest.raises(UserError, match="needs an extension"):
-        merge_source(prof, TrainedRow("merge", None, 0))
+        merge_source(TrainedRow("merge", None, 0))
+
+
+def test_a_merge_step_waits_for_its_source_run() -> None:
+    """Table 7's merge of seed s waits for the cpt run of seed s; its evaluations wait for it."""
+    from profile_helpers import ctx_of
+
+    from longred_bench.jobs.units import train_unit
+    from longred_bench.reproduce.table7 import SPEC
+
+    ctx = ctx_of("table7")
+    grid, steps = SPEC.grid(ctx), SPEC.steps(ctx)
+    merges = [s for s in steps if s.unit.kind == "train" and s.unit.config["recipe"] == "merge"]
+    assert len(merges) == 3
+    for seed, step in enumerate(merges):
+        source = train_unit(TrainedRow("cpt", "abf:theta=2e6", seed).config(grid))
+        assert step.after == (source.folder,)
+        assert step.unit.config["merge_with"] == str(source.dir / "final")
+    assert [s for s in steps if s.train == merges[0].key]

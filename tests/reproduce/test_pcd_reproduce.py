@@ -85,10 +85,10 @@ def test_reproduce_pcd_smoke(tmp_path, monkeypatch, request, one_thread):
 def test_pcd_lines_of_trained_checkpoints(tmp_path, monkeypatch, request, one_thread):
     """A profile's trained rows are trained (or reused from Table 3's cache) and become lines
     of their own (here the only ones), evaluated with their saved RoPE, greedy and PCD, in
-    RULER, short and PSA."""
-    import dataclasses
+    RULER, short and PSA. The profile is a user's file that extends smoke."""
+    import yaml
 
-    from longred_bench.reproduce import pcd as pcd_run
+    from longred_bench.reproduce.engine import reproduce
 
     ensure_cached(request, "brown", "austen")
     real = cache_dir()
@@ -96,13 +96,17 @@ def test_pcd_lines_of_trained_checkpoints(tmp_path, monkeypatch, request, one_th
     cache.mkdir()
     (cache / "corpora").symlink_to(real / "corpora")
     monkeypatch.setenv("LONGRED_CACHE", str(cache))
-    small = dataclasses.replace(
-        pcd_run.PCD_PROFILES["smoke"], ropes=(), ruler_tasks=("vt",), lengths=(512,),
-        ruler_samples=1, short_limit=2, psa_samples=1, grid_alphas=(1.0,),
-        dev_lines=("cpt abf:theta=1e5",), trained=(("cpt", "abf:theta=1e5"),),
-    )  # fmt: skip
-    monkeypatch.setitem(pcd_run.PCD_PROFILES, "smoke", small)
-    records, _ = pcd_run.run_pcd("smoke", progress=False)
+    profile = tmp_path / "trainedpcd.yaml"
+    pcd = {"ropes": [], "ruler_tasks": ["vt"], "lengths": [512], "ruler_samples": 1,
+           "short_tasks": ["longred_tiny_nextsent"], "short_limit": 2, "psa_tasks": ["vt"],
+           "psa_samples": 1, "grid_alphas": [1.0], "grid_fractions": [0.25], "dev_samples": 1,
+           "dev_lengths": [512], "dev_lines": ["cpt abf:theta=1e5"],
+           "trained": [["cpt", "abf:theta=1e5"]]}  # fmt: skip
+    pcd["psa_tasks"] = ["niah_single_1"]
+    profile.write_text(yaml.safe_dump({"extends": "smoke", "tables": {"pcd": pcd}}))
+    out = tmp_path / "report"
+    reproduce("pcd", profile, out, progress=False)
+    records = read_records(out / "pcd.jsonl.gz")
     line = "cpt abf:theta=1e5"
     parts = {(r["part"], r["line"], r["decoding"]) for r in records}
     for dec in ("greedy", "pcd"):
@@ -110,3 +114,4 @@ def test_pcd_lines_of_trained_checkpoints(tmp_path, monkeypatch, request, one_th
     models = {r["model"] for r in records if r["kind"] == "eval" and r["line"] == line}
     assert len(models) == 1 and models.pop().endswith("/final")
     assert len(list((cache / "runs").glob("train-cpt-*/final/config.json"))) == 1
+    assert all(p.name.startswith(("pcd-trainedpcd-", "train-")) for p in (cache / "runs").iterdir())

@@ -28,21 +28,36 @@ def test_reproduce_table5_smoke(tmp_path, smoke_cache):
 
 
 def test_tiny_ablations_vary_one_setting_of_table3s_longred_c():
-    from longred_bench.reproduce.ablations import ABLATION_PROFILES
-    from longred_bench.reproduce.table3 import TABLE3_PROFILES, TrainedRow, trained_rows
+    from profile_helpers import grid_of
 
-    table3 = TABLE3_PROFILES["tiny"]
+    from longred_bench.reproduce.grid import TrainedRow, trained_rows
+
+    table3 = grid_of("table3")
     default = TrainedRow("longred-c", "abf:theta=2e6", 0).config(table3)
-    for name, profiles in ABLATION_PROFILES.items():
-        prof = profiles["tiny"]
-        assert prof.extensions == ("abf:theta=2e6",)
-        assert all(run in trained_rows(table3) for run in trained_rows(prof)
+    for name in ("table4", "table5", "table6"):
+        grid = grid_of(name)
+        assert grid.extensions == ("abf:theta=2e6",)
+        assert all(run in trained_rows(table3) for run in trained_rows(grid)
                    if run.row == "longred-c")  # fmt: skip
-        for row in prof.rows[1:]:
-            cfg = TrainedRow(row, "abf:theta=2e6", 0).config(prof)
+        assert set(grid.seeds.values()) == {3} and set(grid.seeds) == set(grid.rows)
+        for row in grid.rows[1:]:
+            cfg = TrainedRow(row, "abf:theta=2e6", 0).config(grid)
             changed = {k for k, v in cfg.to_dict().items() if default.to_dict().get(k) != v}
             assert changed and changed <= {"a1", "a2", "layers", "short_len"}, (name, row)
     short = {r: TrainedRow(r, "abf:theta=2e6", 0).config(table3).short_len
-             for r in ABLATION_PROFILES["table6"]["tiny"].rows}  # fmt: skip
+             for r in grid_of("table6").rows}  # fmt: skip
     assert short == {"longred-c": 128, "longred-c-short-eighth": 32,
                      "longred-c-short-quarter": 64, "longred-c-short-full": 256}  # fmt: skip
+
+
+def test_table5_refuses_a_one_layer_model_naming_the_key():
+    import dataclasses
+
+    from longred_bench.errors import UserError
+    from longred_bench.profiles import load_profile
+    from longred_bench.reproduce.ablations import TABLE5
+
+    prof = load_profile("smoke")
+    one = dataclasses.replace(prof, model=dataclasses.replace(prof.model, layers=1))
+    with pytest.raises(UserError, match=r"model\.layers: table5 needs at least 2 layers"):
+        TABLE5.resolve(one)

@@ -28,14 +28,21 @@ def test_reproduce_fig2_smoke(tmp_path, smoke_cache):
 
 
 def test_tiny_fig2_trains_twelve_extensions_with_table3s_cpt_config():
-    from longred_bench.reproduce.fig2 import FIG2_PROFILES, short_unit
-    from longred_bench.reproduce.table3 import TABLE3_PROFILES, _eval_units
+    from profile_helpers import ctx_of, grid_of
 
-    fp, table3 = FIG2_PROFILES["tiny"], TABLE3_PROFILES["tiny"]
-    assert len(fp.trained) >= 12 and set(table3.extensions) <= set(fp.trained)
-    methods = {ext.split(":")[0] for ext in fp.trained}
-    assert methods == {"abf", "pi", "yarn"}
-    assert len(FIG2_PROFILES["smol"].zero_shot) >= 12
-    # the short evaluation is Table 3's unit, so Table 3's cached evaluations are reused
-    table3_short = _eval_units(table3, "some/final", None, "pi:factor=2")[0]
-    assert short_unit(fp, "some/final", None) == table3_short
+    from longred_bench.jobs.units import train_unit
+    from longred_bench.reproduce.fig2 import SPEC
+    from longred_bench.reproduce.grid import TrainedRow, eval_units
+
+    ctx, table3 = ctx_of("fig2"), grid_of("table3")
+    trained = ctx.settings.trained
+    assert len(trained) >= 12 and set(table3.extensions) <= set(trained)
+    assert {ext.split(":")[0] for ext in trained} == {"abf", "pi", "yarn"}
+    assert len(ctx_of("fig2", "smol").settings.zero_shot) >= 12
+    steps = SPEC.steps(ctx)
+    # the CPT runs are Table 3's config (seed 0), and the short evaluation is Table 3's unit,
+    # so Table 3's cached runs and evaluations are reused
+    run = train_unit(TrainedRow("cpt", "pi:factor=2", 0).config(table3))
+    assert run.folder in {s.key for s in steps}
+    table3_short = eval_units(table3, str(run.dir / "final"), None, "pi:factor=2")[0]
+    assert any(s.unit.config == table3_short for s in steps)

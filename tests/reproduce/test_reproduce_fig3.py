@@ -27,13 +27,17 @@ def test_reproduce_fig3_smoke_scores_every_snapshot_and_reuses_them(tmp_path, sm
     assert "| (F3) During long-only CPT the short-text score recovers early" in md
     assert (out / "fig3.png").read_bytes()[:4] == b"\x89PNG"
     # the snapshot at Table 3's steps is Table 3's CPT model of the same seed, bit for bit
-    from longred_bench.reproduce.fig3 import FIG3_PROFILES
-    from longred_bench.reproduce.table3 import TABLE3_PROFILES, TrainedRow, run_dir_of, train_cached
-    from longred_bench.training.loop import snapshot_dir
+    from profile_helpers import ctx_of, grid_of
 
-    curve = run_dir_of(FIG3_PROFILES["smoke"].run_config("abf:theta=1e5", 0))
+    from longred_bench.jobs.units import run_dir_of, train_cached
+    from longred_bench.reproduce import fig3
+    from longred_bench.reproduce.grid import TrainedRow
+    from longred_bench.training.layout import snapshot_dir
+
+    ctx = ctx_of("fig3", "smoke")
+    curve = run_dir_of(fig3.run_config(ctx, fig3.grid(ctx), "abf:theta=1e5", 0))
     final, _ = train_cached(
-        TrainedRow("cpt", "abf:theta=1e5", 0).config(TABLE3_PROFILES["smoke"]), progress=False
+        TrainedRow("cpt", "abf:theta=1e5", 0).config(grid_of("table3", "smoke")), progress=False
     )
     snap = load_file(str(snapshot_dir(curve, 2) / "model.safetensors"))
     table3 = load_file(str(final / "model.safetensors"))
@@ -46,29 +50,32 @@ def test_reproduce_fig3_smoke_scores_every_snapshot_and_reuses_them(tmp_path, sm
 
 
 def test_tiny_fig3_runs_are_table3_cpt_runs_four_times_longer():
-    from longred_bench.reproduce.fig3 import FIG3_PROFILES
-    from longred_bench.reproduce.table3 import TABLE3_PROFILES, TrainedRow
+    from profile_helpers import ctx_of, grid_of
 
-    fp = FIG3_PROFILES["tiny"]
-    assert fp.table.extensions == TABLE3_PROFILES["tiny"].extensions and fp.seeds == 3
-    for ext in fp.table.extensions:
-        table3 = TrainedRow("cpt", ext, 1).config(TABLE3_PROFILES["tiny"])
-        curve = fp.run_config(ext, 1)
-        assert curve.steps == 4 * table3.steps == 256
+    from longred_bench.reproduce import fig3
+    from longred_bench.reproduce.grid import TrainedRow
+
+    ctx, table3 = ctx_of("fig3"), grid_of("table3")
+    grid = fig3.grid(ctx)
+    assert grid.extensions == table3.extensions and grid.seed_count("cpt") == 3
+    for ext in grid.extensions:
+        t3 = TrainedRow("cpt", ext, 1).config(table3)
+        curve = fig3.run_config(ctx, grid, ext, 1)
+        assert curve.steps == 4 * t3.steps == 256
         assert list(curve.snapshot_steps) == [4, 16, 64, 256]
-        assert curve.replace(steps=table3.steps, snapshot_steps=[]) == table3
+        assert curve.replace(steps=t3.steps, snapshot_steps=[]) == t3
 
 
 def test_fig3_refuses_a_decaying_schedule_and_a_short_last_snapshot():
-    from dataclasses import replace
+    from profile_helpers import ctx_of
 
-    from longred_bench.reproduce.fig3 import FIG3_PROFILES
+    from longred_bench.reproduce import fig3
 
-    fp = FIG3_PROFILES["tiny"]
+    short = ctx_of("fig3", snapshots=[4, 16, 64])
     with pytest.raises(UserError, match="last snapshot"):
-        replace(fp, snapshots=(4, 16, 64)).run_config("pi:factor=2", 0)
-    decaying = replace(
-        fp, table=replace(fp.table, overrides={**fp.table.overrides, "schedule": "cosine"})
-    )
+        fig3.run_config(short, fig3.grid(short), "pi:factor=2", 0)
+    decaying = ctx_of("fig3", overrides={"schedule": "cosine"})
     with pytest.raises(UserError, match="constant learning rate"):
-        decaying.run_config("pi:factor=2", 0)
+        fig3.run_config(decaying, fig3.grid(decaying), "pi:factor=2", 0)
+    with pytest.raises(UserError, match=r"tables\.fig3\.snapshots: must be increasing"):
+        ctx_of("fig3", snapshots=[16, 4])

@@ -34,10 +34,11 @@ def test_tiny_linearard_shares_table3_baseline_runs():
     """The baselines of the tiny LinearARD table are Table 3's runs at Table 3's extensions (same
     configs, so cached once); LinearARD with its LoRA has 3 seeds at both budgets, the
     all-weights rows one."""
-    from longred_bench.reproduce.linearard import LINEARARD_PROFILES
-    from longred_bench.reproduce.table3 import TABLE3_PROFILES, TrainedRow, trained_rows
+    from profile_helpers import grid_of
 
-    prof, table3 = LINEARARD_PROFILES["tiny"], TABLE3_PROFILES["tiny"]
+    from longred_bench.reproduce.grid import TrainedRow, trained_rows
+
+    prof, table3 = grid_of("linearard"), grid_of("table3")
     runs = trained_rows(prof)
     for run in runs:
         if run.row in ("cpt", "longred-c"):

@@ -37,16 +37,12 @@ def test_tiny_longrecipe_rows_share_table3_cpt_and_one_budget():
     """Full-length CPT is Table 3's run (same config, so cached once); every compared row has 3
     seeds; every row takes the same steps and tokens per step, LongRecipe's last quarter of
     steps replaying original-window text; samples are 25-31% of the target window."""
-    from longred_bench.errors import UserError
-    from longred_bench.reproduce.longrecipe import LONGRECIPE_PROFILES
-    from longred_bench.reproduce.table3 import (
-        TABLE3_PROFILES,
-        TrainedRow,
-        replay_within_budget,
-        trained_rows,
-    )
+    from profile_helpers import grid_of
 
-    prof, table3 = LONGRECIPE_PROFILES["tiny"], TABLE3_PROFILES["tiny"]
+    from longred_bench.errors import UserError
+    from longred_bench.reproduce.grid import TrainedRow, replay_within_budget, trained_rows
+
+    prof, table3 = grid_of("longrecipe"), grid_of("table3")
     runs = trained_rows(prof)
     for run in runs:
         if run.row == "cpt":

@@ -1,6 +1,6 @@
-"""``reproduce all`` / ``--dry-run``: the plan lists every unit, cached or not, counts shared units
-once and runs nothing; the paper profile's plan prints LongReD's configurations offline and a
-real paper run without a GPU fails in one line."""
+"""``reproduce all`` / ``--dry-run``: the plan lists every unit of every table, cached or not,
+counts shared units once, runs nothing and loads no model; the paper profile's plan also prints
+the papers' configurations offline, and a real paper run without a GPU fails in one line."""
 
 from __future__ import annotations
 
@@ -16,7 +16,20 @@ def test_dry_run_of_all_lists_units_and_runs_nothing(tmp_path, monkeypatch, caps
     argv = ["reproduce", "all", "--profile", "smoke", "--dry-run", "--out", str(out)]
     assert main([*argv, "--jobs", "2"]) == 0
     text = capsys.readouterr().out
-    for table in ("table3", "table2", "table4", "table7", "table10", "linearard", "table1"):
+    for table in (
+        "table3",
+        "table2",
+        "table4",
+        "table7",
+        "table10",
+        "linearard",
+        "table1",
+        "fig2",
+        "fig3",
+        "pcd",
+        "tiny_base",
+        "kernel",
+    ):
         assert f"\n{table}:" in text or text.startswith(f"{table}:"), table
     assert "to run  train cpt abf:theta=1e5 seed 0" in text
     assert "with 2 job(s)" in text and "0 cached" in text
@@ -28,15 +41,34 @@ def test_dry_run_of_all_lists_units_and_runs_nothing(tmp_path, monkeypatch, caps
     assert not out.exists() and not (tmp_path / "cache" / "runs").exists()
 
 
-def test_dry_run_is_for_run_tables(capsys):
-    assert main(["reproduce", "table1", "--profile", "smoke", "--dry-run"]) != 0
-    assert "--dry-run plans the tables made of training runs" in capsys.readouterr().err
+@pytest.mark.parametrize("profile", ["smoke", "tiny", "smol", "paper"])
+def test_every_table_plans_at_every_builtin_profile(profile, tmp_path, monkeypatch, capsys):
+    """``reproduce T --profile P --dry-run`` succeeds for every table at every built-in
+    profile, offline, without torch: the profile states the model's window and depth."""
+    import subprocess
+    import sys
+
+    from longred_bench.reproduce.registry import table_names
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    code = (
+        "import sys\n"
+        "from longred_bench.reproduce.engine import reproduce\n"
+        f"for t in {list(table_names())!r}:\n"
+        f"    reproduce(t, {profile!r}, dry_run=True)\n"
+        "assert 'torch' not in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("--dry-run") == len(table_names())
+    assert not (tmp_path / "cache" / "runs").exists()
 
 
 def test_paper_plan_prints_longreds_configurations(capsys):
     assert main(["reproduce", "all", "--profile", "paper", "--dry-run"]) == 0
     text = capsys.readouterr().out
     assert "| longred (cream) | meta-llama/Meta-Llama-3-8B | abf:theta=2e7 | 32000 / 1024 |" in text
+    assert "train longred-c abf:theta=2e7 seed 0" in text  # every unit of every table
     assert "a1 5, a2 10, top_m 6" in text and "32K: cpt 22.4 h" in text
     # The other papers' recipes, with what their papers state of compute.
     assert "| longrecipe | meta-llama/Meta-Llama-3-8B-Instruct | abf:theta=4.89e7 |" in text
@@ -62,12 +94,12 @@ def test_paper_train_dry_run_works_without_the_model(monkeypatch, capsys):
 def test_paper_run_without_gpu_fails_at_once(capsys):
     assert main(["reproduce", "all", "--profile", "paper"]) != 0
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "needs GPUs and hub access" in err
+    assert len(err.splitlines()) == 1 and "runs on CUDA GPUs and none is visible here" in err
 
 
 def test_estimates_come_from_cached_runs_of_the_plan():
+    from longred_bench.reproduce.grid import UNIT_COST
     from longred_bench.reproduce.plan import PlannedUnit, estimate
-    from longred_bench.reproduce.table3 import UNIT_COST
 
     units = [
         PlannedUnit("a", "train longred seed 0", "train", True, 100.0, "longred", 1000),
@@ -81,8 +113,8 @@ def test_estimates_come_from_cached_runs_of_the_plan():
 
 
 def test_evaluations_are_estimated_from_recorded_times_of_their_suite():
+    from longred_bench.reproduce.grid import UNIT_COST
     from longred_bench.reproduce.plan import PlannedUnit, estimate
-    from longred_bench.reproduce.table3 import UNIT_COST
 
     units = [
         PlannedUnit("t", "train cpt seed 0", "train", True, 90.0, "cpt", 1000),
@@ -99,15 +131,15 @@ def test_evaluations_are_estimated_from_recorded_times_of_their_suite():
 
 
 def test_an_evaluation_unit_records_its_time(tmp_path, monkeypatch):
-    import longred_bench.reproduce.table3 as table3
-    from longred_bench.jobs.units import unit_seconds
-    from longred_bench.results import config_hash
+    import longred_bench.jobs.units as units
+    from longred_bench.reproduce.grid import eval_unit
 
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
     record = {"kind": "eval", "task": "t", "metric": "acc", "value": 1.0}
-    monkeypatch.setattr(table3, "run_eval_unit", lambda unit, progress: [dict(record)])
-    unit = {"suite": "ruler", "model": "m", "seed": 0}
-    got = table3.evaluate_cached(unit, {"row": "x"}, progress=False)
-    assert got[0]["row"] == "x" and got[0]["value"] == 1.0
-    seconds = unit_seconds(tmp_path / "runs" / "table3-eval" / config_hash(unit))
-    assert seconds is not None and seconds >= 0.0
+    monkeypatch.setattr(units, "run_eval_unit", lambda unit, progress: [dict(record)])
+    unit = eval_unit({"suite": "ruler", "model": "m", "seed": 0})
+    assert unit.cached() is None and unit.seconds() is None
+    got = unit.run(progress=False)
+    assert got[0]["value"] == 1.0 and unit.cached() == got
+    assert unit.seconds() is not None and unit.seconds() >= 0.0
+    assert unit.dir == tmp_path / unit.folder and unit.folder.startswith("runs/table3-eval/")

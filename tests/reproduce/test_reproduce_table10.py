@@ -27,10 +27,11 @@ def test_reproduce_table10_smoke(tmp_path, smoke_cache):
 
 
 def test_tiny_table10_reads_table3_runs():
-    from longred_bench.reproduce.table3 import TABLE3_PROFILES, trained_rows
-    from longred_bench.reproduce.table10 import TABLE10_PROFILES
+    from profile_helpers import grid_of
 
-    prof, table3 = TABLE10_PROFILES["tiny"], TABLE3_PROFILES["tiny"]
+    from longred_bench.reproduce.grid import trained_rows
+
+    prof, table3 = grid_of("table10"), grid_of("table3")
     runs = trained_rows(prof)
     assert len(runs) == 4 * 3 * 2  # four rows, three seeds, two extensions
     assert all(run in trained_rows(table3) and run.config(prof) == run.config(table3)

@@ -33,10 +33,11 @@ def test_reproduce_table2_smoke(tmp_path, smoke_cache, capsys):
 
 
 def test_tiny_table2_shares_table3_runs_and_trains_half_at_the_original_window():
-    from longred_bench.reproduce.table2 import TABLE2_PROFILES
-    from longred_bench.reproduce.table3 import TABLE3_PROFILES, TrainedRow, trained_rows
+    from profile_helpers import grid_of
 
-    prof, table3 = TABLE2_PROFILES["tiny"], TABLE3_PROFILES["tiny"]
+    from longred_bench.reproduce.grid import TrainedRow, trained_rows
+
+    prof, table3 = grid_of("table2"), grid_of("table3")
     runs = trained_rows(prof)
     for run in runs:
         if run.row in ("cpt", "mix-cpt"):

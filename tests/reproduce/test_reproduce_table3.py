@@ -39,43 +39,36 @@ def test_reproduce_table3_smoke(tmp_path, smoke_cache):
     assert again == records
 
 
-def test_table3_units_cover_every_run_longest_first():
-    from longred_bench.reproduce.pool import longest_first
-    from longred_bench.reproduce.table3 import (
-        TABLE3_PROFILES,
-        base_eval_units,
-        table3_units,
-        trained_rows,
-    )
+def test_table3_steps_cover_every_run_and_its_evaluations_after_it():
+    """Every run of the grid is a training step; each evaluation of a checkpoint waits for its
+    run; the pool orders them longest first (LinearARD runs first)."""
+    from profile_helpers import ctx_of
 
-    prof = TABLE3_PROFILES["tiny"]
-    units = longest_first(table3_units(prof))
-    trains = [u.args[1] for u in units if u.label.startswith("train")]
-    evals = [u.args for u in units if u.label.startswith("eval")]
-    assert sorted(trains, key=repr) == sorted(trained_rows(prof), key=repr)
-    assert len(evals) == len(base_eval_units(prof)) == 2 * (1 + len(prof.extensions))
-    assert [u.args[1].row for u in units[:2]] == ["linearard", "linearard"]
-    assert all(u.label.startswith("eval") for u in units[-len(evals) :])
+    from longred_bench.reproduce.grid import trained_rows
+    from longred_bench.reproduce.pool import Unit, longest_first
+    from longred_bench.reproduce.table3 import SPEC
+
+    ctx = ctx_of("table3")
+    grid, steps = SPEC.grid(ctx), SPEC.steps(ctx)
+    trains = [s for s in steps if s.unit.kind == "train"]
+    assert len(trains) == len(trained_rows(grid)) == len({s.key for s in trains})
+    folders = {s.key for s in trains}
+    evals = [s for s in steps if s.unit.kind == "eval"]
+    base = [s for s in evals if not s.after]
+    assert len(base) == 2 * (1 + len(grid.extensions))
+    assert all(s.after[0] in folders and s.train == s.after[0] for s in evals if s.after)
+    units = longest_first([Unit(print, (), s.label, s.cost, s.key, s.after) for s in steps])
+    assert [u.label.split()[1] for u in units[:2]] == ["linearard", "linearard"]
 
 
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [
-        (["table3", "--profile", "smoke", "--jobs", "0"], "--jobs must be at least 1"),
-        (
-            ["table1", "--profile", "smoke", "--jobs", "2"],
-            "--jobs applies to table2, table3, table4, table5, table6, table7, table10, fig2, "
-            "fig3, linearard and longrecipe only",
-        ),
-    ],
-)
-def test_reproduce_jobs_bad_input(argv, message, capsys, tmp_path):
-    assert main(["reproduce", *argv, "--out", str(tmp_path)]) != 0
-    assert message in capsys.readouterr().err
+def test_reproduce_jobs_bad_input(capsys, tmp_path):
+    argv = ["reproduce", "table3", "--profile", "smoke", "--jobs", "0", "--out", str(tmp_path)]
+    assert main(argv) == 2
+    assert "--jobs must be at least 1" in capsys.readouterr().err
 
 
 def test_damaged_training_records_resume_or_retrain(tmp_path, monkeypatch, capsys):
-    from longred_bench.reproduce.table3 import train_cached
+    from longred_bench.jobs.units import train_cached
     from longred_bench.training.config import resolve_config
 
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))

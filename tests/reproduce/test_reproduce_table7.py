@@ -35,10 +35,11 @@ def test_reproduce_table7_smoke(tmp_path, smoke_cache):
 
 
 def test_tiny_table7_is_one_extension_with_table3_baselines_and_merges_its_cpt_seeds():
-    from longred_bench.reproduce.table3 import TABLE3_PROFILES, TrainedRow, trained_rows
-    from longred_bench.reproduce.table7 import TABLE7_PROFILES
+    from profile_helpers import grid_of
 
-    prof, table3 = TABLE7_PROFILES["tiny"], TABLE3_PROFILES["tiny"]
+    from longred_bench.reproduce.grid import TrainedRow, trained_rows
+
+    prof, table3 = grid_of("table7"), grid_of("table3")
     assert prof.extensions == ("abf:theta=2e6",)
     runs = trained_rows(prof)
     assert {row: sum(r.row == row for r in runs) for row in prof.rows} == dict.fromkeys(

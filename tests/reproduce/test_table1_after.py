@@ -108,15 +108,3 @@ def test_verdict_c_rule(after: tuple[float, float], label: str) -> None:
     verdict = verdict_drift_falls("abf:theta=4e4", before, post)
     assert verdict.label == label and verdict.key == "c"
     assert "0.92 -> 0.95" in verdict.paper  # the paper's Llama-3-8B-32K row
-
-
-def test_parser_table_names_and_profiles_match_the_tables() -> None:
-    """The parser's table names (read without importing any table) are the dispatcher's and
-    `all`, and every table's per-profile settings are keyed by registered profiles."""
-    from longred_bench.profiles import PROFILES
-    from longred_bench.reproduce import TABLE_NAMES
-    from longred_bench.reproduce.tables import TABLES, table_profiles
-
-    assert tuple(sorted((*TABLES, "all"))) == TABLE_NAMES
-    assert set(table_profiles()) == set(TABLES)
-    assert all(set(names) <= set(PROFILES) for names in table_profiles().values())

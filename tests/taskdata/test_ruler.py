@@ -247,9 +247,11 @@ def test_qa_fill_is_maximal(smol_tok, task):
 
 def test_dev_and_test_seeds_share_no_sample(byte_tok):
     """``reproduce pcd`` picks PCD's settings on seed-1 samples and tests on seed-0 ones."""
-    from longred_bench.reproduce.pcd import PCD_PROFILES, TEST_SEED
+    from profile_helpers import ctx_of
 
-    dev_seed = PCD_PROFILES["tiny"].dev_seed
+    from longred_bench.reproduce.pcd import TEST_SEED
+
+    dev_seed = ctx_of("pcd").settings.dev_seed
     for task in ("niah_single_1", "vt"):
         dev = {s.input for s in generate(task, byte_tok, 1024, 8, seed=dev_seed)}
         test = {s.input for s in generate(task, byte_tok, 1024, 8, seed=TEST_SEED)}

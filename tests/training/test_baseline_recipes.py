@@ -63,8 +63,8 @@ def test_merge_weights_by_hand_and_mismatches() -> None:
 
 @pytest.mark.integration
 def test_merge_interpolates_a_trained_model_with_its_original(tmp_path: Path) -> None:
+    from longred_bench.jobs.units import finished_run
     from longred_bench.models.loading import load
-    from longred_bench.reproduce.table3 import _finished_run
 
     cpt = train(smoke("cpt", steps=2, lr=1e-2), tmp_path / "cpt", progress=False)
     final = train(smoke("merge", merge_with=str(cpt), merge_weight=0.25), tmp_path / "m",
@@ -80,7 +80,7 @@ def test_merge_interpolates_a_trained_model_with_its_original(tmp_path: Path) ->
     info = json.loads((tmp_path / "m" / "run.json").read_text())
     assert info["tokens"] == 0 and info["merge_weight"] == 0.25
     # A merge is a finished run for the run cache (run.json, metrics, final/).
-    assert _finished_run(tmp_path / "m") == {
+    assert finished_run(tmp_path / "m") == {
         "steps": 0,
         "tokens": 0,
         "seconds": info["seconds"],

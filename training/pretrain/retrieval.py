@@ -67,8 +67,6 @@ from longred_bench.taskdata.ruler.synthetic import VT_HOPS, vt_prompt
 from longred_bench.taskdata.tiny_passkey import passkey_prompt
 
 KINDS: tuple[str, ...] = ("passkey", "kv", "copy", "vt")
-# Bumped whenever the examples change (strings or draws); tiny-base's cache key holds it.
-RETRIEVAL_VERSION = 3
 PHRASINGS: tuple[str, ...] = ("train", "standard")  # never "heldout": that family is for tests
 MIN_FILL = 0.4  # shortest target length, as a fraction of max_tokens
 UUID_SHARE = 0.2  # share of kv examples with UUID values

@@ -33,6 +33,7 @@ from longred_bench.cache import atomic_dir, cache_dir, check_entry, warn, write_
 from longred_bench.data.corpora import load_documents
 from longred_bench.errors import UserError
 from longred_bench.models.zoo import byte_tokenizer
+from longred_bench.training.versions import TOKENIZER_VERSION
 
 TOKENIZER_CORPORA: tuple[str, ...] = ("brown", "austen", "kjv")
 SPECIAL_TOKENS: tuple[str, ...] = ("<s>", "</s>", "<pad>")
@@ -90,9 +91,6 @@ def train_tokenizer(
         pad_token=pad,
         clean_up_tokenization_spaces=False,
     )
-
-
-TOKENIZER_VERSION = 1
 
 
 def tokenizer_for_pretraining(kind: str, vocab_size: int) -> object:

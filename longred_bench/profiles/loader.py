@@ -1,0 +1,127 @@
+"""Profile files: the built-in ones shipped beside this module (``smoke``, ``tiny``, ``smol``,
+``paper``) and a user's own, found by name or path, ``extends`` followed, validated into a
+:class:`~longred_bench.profiles.schema.Profile`.
+
+``extends: NAME|PATH`` takes every key of that profile (a path is relative to the file that
+names it); the file's own keys replace them, mappings merged key by key, lists replaced whole.
+``name`` is not inherited: a profile is named by its ``name`` key, else by its file's stem. The
+name labels its training runs (their cache keys), so two files with the same settings and
+different names train apart.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from longred_bench.errors import UserError
+from longred_bench.profiles.schema import Profile, build
+
+BUILTIN = ("smoke", "tiny", "smol", "paper")
+DEFAULT = "smol"
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def builtin_path(name: str) -> Path:
+    """The file of built-in profile ``name``."""
+    return Path(str(resources.files("longred_bench.profiles") / f"{name}.yaml"))
+
+
+def profile_file(spec: str | Path, *, relative_to: Path | None = None) -> Path:
+    """The file ``spec`` names: a built-in profile's name, or a YAML path (relative to
+    ``relative_to``'s folder when given)."""
+    if str(spec) in BUILTIN:
+        return builtin_path(str(spec))
+    path = Path(spec).expanduser()
+    if relative_to is not None and not path.is_absolute():
+        path = relative_to.parent / path
+    if path.is_file():
+        return path
+    what = f"profile {spec!r}" if relative_to is None else f"{relative_to}: extends {spec!r}"
+    raise UserError(
+        f"{what} is neither a built-in profile ({', '.join(BUILTIN)}) nor a YAML file; "
+        "`longred-bench profiles new --from smol --out my.yaml` writes one to edit"
+    )
+
+
+def read_mapping(path: Path) -> dict[str, Any]:
+    """The YAML mapping in ``path`` (a one-line error if it does not parse or is no mapping)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise UserError(f"profile {path}: not valid YAML{where}; fix the file") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise UserError(f"profile {path}: must hold a mapping of keys to values")
+    return data
+
+
+def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``over``'s keys: mappings merged key by key, anything else replaced."""
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def resolved_mapping(path: Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The keys of the profile in ``path`` with its ``extends`` chain merged in (its own
+    ``name``, or none)."""
+    if path.resolve() in _seen:
+        chain = " -> ".join(str(p) for p in (*_seen, path.resolve()))
+        raise UserError(f"profile {path}: extends itself ({chain}); remove one `extends`")
+    data = read_mapping(path)
+    parent = data.pop("extends", None)
+    if parent is None:
+        return data
+    if not isinstance(parent, str):
+        raise UserError(f"profile {path}: extends must be a profile name or a path, got {parent!r}")
+    base = resolved_mapping(profile_file(parent, relative_to=path), (*_seen, path.resolve()))
+    base.pop("name", None)
+    return merge(base, data)
+
+
+@cache
+def _load(path: Path, mtime_ns: int) -> Profile:
+    del mtime_ns  # part of the cache key: an edited file is read again
+    data = resolved_mapping(path)
+    name = data.pop("name", path.stem)
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        raise UserError(f"profile {path}: name must be letters, digits, '.', '_' or '-', got "
+                        f"{name!r}")  # fmt: skip
+    profile = build(Profile, {**data, "name": name}, file=str(path))
+    check_model_path(profile.model.name, path)
+    return Profile(**{**profile.__dict__, "source": str(path)})
+
+
+def check_model_path(name: str, path: Path) -> None:
+    """A model named by a local path (``/``, ``./``, ``../``, ``~`` or a ``.gguf`` file; a
+    relative one is read from the current folder, as on the command line) must exist; zoo names
+    and hub ids are checked when the model is read."""
+    if not (name.startswith(("/", "./", "../", "~")) or name.endswith(".gguf")):
+        return
+    if not Path(name).expanduser().exists():
+        raise UserError(f"profile {path}: model.name {name!r} does not exist; give a Hugging "
+                        "Face folder, a .gguf file, a zoo name or a hub id")  # fmt: skip
+
+
+def load_profile(spec: str | Path) -> Profile:
+    """The profile ``spec`` names (a built-in name or a YAML path), validated."""
+    path = profile_file(spec).resolve()
+    return _load(path, path.stat().st_mtime_ns)
+
+
+def profile_help() -> str:
+    """For help texts: the built-in names, or a file."""
+    return f"{' | '.join(BUILTIN)} | PATH.yaml"

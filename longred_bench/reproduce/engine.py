@@ -1,0 +1,228 @@
+"""``reproduce TABLE --profile P``: the one engine behind every table.
+
+It reads the profile (a one-line error for a bad file, before torch is imported), resolves the
+table's settings (:meth:`TableSpec.resolve`), then computes every step the run cache does not
+hold: in order, or in ``--jobs`` worker processes for the tables that allow it, a step starting
+once the units it waits for are done. Steps whose configs depend on other units' results (a merge
+on its source run's record, PCD's test units on its dev grid) are listed again after each round,
+until nothing is left to compute. The records are then gathered from the cache (every step's
+records with its labels, or the table's own ``records``) and written with the report
+(:func:`~longred_bench.reproduce.output.write_outputs`, or the table's own ``write``).
+``--dry-run`` prints the plan instead (:mod:`longred_bench.reproduce.plan`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from longred_bench.errors import UserError
+from longred_bench.jobs.units import CachedUnit
+from longred_bench.profiles import load_profile
+from longred_bench.profiles.schema import Profile
+from longred_bench.reproduce.registry import get_spec, table_names
+from longred_bench.reproduce.sources import fetch_missing, needed_sources
+from longred_bench.reproduce.spec import Context, Step
+
+MAX_ROUNDS = 8
+
+
+def gather(ctx: Context, steps: list[Step]) -> list[dict[str, Any]]:
+    """The records of ``steps`` in order, each with its step's labels (and the summary record of
+    the training run it names as ``train``); a unit missing from the cache is computed first."""
+    results: dict[str, list[dict[str, Any]]] = {}
+    records: list[dict[str, Any]] = []
+    for step in steps:
+        got = step.unit.run(progress=ctx.progress)
+        results[step.key] = got
+        if step.labels is None:
+            continue
+        labels = dict(step.labels)
+        if step.train is not None:
+            info = results.get(step.train) or CachedUnit("train", step.train, {}).cached()
+            if info is None:
+                raise UserError(f"{ctx.table}: the run {step.train} is not finished")
+            labels["train"] = {**info[0], **step.train_extra}
+        records += [{**r, **labels} for r in got]
+    return records
+
+
+def _needed(step: Step, force: bool) -> bool:
+    return step.unit.cached() is None or (force and step.unit.kind != "train")
+
+
+def _ready(by_key: dict[str, Step], step: Step) -> bool:
+    """Whether the units ``step`` waits for are in the cache (a merge re-keyed by its finished
+    source, say, is not: the step waits for the next round)."""
+    return all(k not in by_key or by_key[k].unit.cached() is not None for k in step.after)
+
+
+def _compute(unit: CachedUnit, force: bool) -> None:
+    """A worker's task: compute one unit quietly (module level: picklable)."""
+    unit.run(progress=False, force=force and unit.kind != "train")
+
+
+def run_steps(ctx: Context, jobs: int = 1) -> int:
+    """Compute every step of table ``ctx`` that the cache does not hold (``ctx.force``: every
+    evaluation and measurement again), in rounds (see the module docstring); how many units
+    were computed."""
+    spec = get_spec(ctx.table)
+    computed: set[str] = set()
+    for _ in range(MAX_ROUNDS):
+        steps = spec.steps(ctx)
+        by_key = {s.key: s for s in steps}
+        todo = [s for s in steps if s.key not in computed and _needed(s, ctx.force)]
+        if not todo:
+            return len(computed)
+        fetch_missing(needed_sources(todo), progress=ctx.progress)
+
+        ran = _run_round(ctx, todo, jobs if spec.parallel else 1, partial(_ready, by_key))
+        if not ran:
+            raise UserError(f"{ctx.table}: {todo[0].label} waits for units that were not made")
+        computed |= set(ran)
+    raise UserError(f"{ctx.table}: units still to compute after {MAX_ROUNDS} rounds")
+
+
+def _run_round(ctx: Context, todo: list[Step], jobs: int, ready: Any) -> list[str]:
+    if jobs == 1:
+        ran = []
+        for step in todo:
+            if ready(step):
+                if ctx.progress:
+                    print(f"[{ctx.table}] {step.label}", flush=True)
+                step.unit.run(progress=ctx.progress, force=ctx.force and step.unit.kind != "train")
+                ran.append(step.key)
+        return ran
+    from longred_bench.reproduce.pool import Unit, run_units_parallel
+
+    units = [Unit(_compute, (s.unit, ctx.force), s.label, s.cost, s.key, s.after) for s in todo]
+    steps = {s.key: s for s in todo}
+    return run_units_parallel(units, jobs, name=ctx.table, progress=ctx.progress,
+                              ready=lambda u: ready(steps[u.key]))  # fmt: skip
+
+
+def records_of(ctx: Context) -> list[dict[str, Any]]:
+    """Every record of table ``ctx`` (computing what the cache lacks)."""
+    spec = get_spec(ctx.table)
+    return spec.records(ctx) if spec.records is not None else gather(ctx, spec.steps(ctx))
+
+
+def command_of(table: str, profile: str, jobs: int, options: dict[str, Any]) -> str:
+    """The command line that reproduces this call."""
+    return (f"longred-bench reproduce {table} --profile {profile}"
+            + (f" --jobs {jobs}" if jobs != 1 else "")
+            + "".join(f" --{k} {v}" for k, v in options.items()))  # fmt: skip
+
+
+def default_out(profile: Profile, options: dict[str, Any]) -> Path:
+    """``reports/<profile>`` (``d1-<variant>`` below it for a Table 3 data variant)."""
+    out = Path("reports") / profile.name
+    return out / f"d1-{options['d1']}" if options.get("d1") else out
+
+
+def reproduce(
+    table: str,
+    profile: str | Path | None,
+    out: Path | None = None,
+    *,
+    force: bool = False,
+    progress: bool = True,
+    jobs: int = 1,
+    d1: str | None = None,
+    dry_run: bool = False,
+) -> list[Path]:
+    """Run (or reuse) every unit of ``table`` (or ``all``) at ``profile`` (a built-in name or a
+    YAML path) and write its report; the paths written (none with ``dry_run``, which prints
+    the plan). ``profile`` None: the table's default (``tiny`` for ``all``)."""
+    if profile is None:
+        profile = "tiny" if table == "all" else get_spec(table).default_profile
+    prof = load_profile(profile)
+    if jobs < 1:
+        raise UserError(f"--jobs must be at least 1, got {jobs}")
+    if d1 is not None and table != "table3":
+        raise UserError(f"--d1 applies to table3 only; run {table} without it")
+    from longred_bench.reproduce.grid import D1_VARIANTS
+
+    if d1 is not None and d1 not in D1_VARIANTS:
+        raise UserError(f"unknown --d1 {d1!r}; variants: {', '.join(D1_VARIANTS)}")
+    options = {"d1": d1} if d1 not in (None, "retrieval") else {}
+    tables = list(table_names()) if table == "all" else [table]
+    ctxs = [get_spec(t).resolve(prof, progress=progress, force=force,
+                                options=options if t == "table3" else {})
+            for t in tables]  # fmt: skip
+    if dry_run:
+        from longred_bench.reproduce.plan import plan_text
+
+        print(plan_text(ctxs, jobs), end="")
+        return []
+    check_can_run(prof)
+    steps = [s for c in ctxs for s in get_spec(c.table).steps(c)]
+    fetch_missing(needed_sources(steps), progress=progress)
+    if steps:
+        check_model(prof)
+    paths: list[Path] = []
+    for ctx in ctxs:
+        if progress and len(ctxs) > 1:
+            print(f"[all] {ctx.table} --profile {prof.name}", flush=True)
+        paths += run_table(ctx, out or default_out(prof, ctx.options), jobs=jobs)
+    return paths
+
+
+def run_table(ctx: Context, out: Path, *, jobs: int = 1) -> list[Path]:
+    """Compute, gather and write one table (see the module docstring)."""
+    from longred_bench.reproduce.output import write_outputs
+    from longred_bench.reproduce.pool import wall_note
+
+    spec = get_spec(ctx.table)
+    load_start = os.getloadavg()[0]
+    start = time.perf_counter()
+    table_jobs = jobs if spec.parallel else 1
+    run_steps(ctx, table_jobs)
+    records = records_of(ctx)
+    report = {
+        "profile": ctx.profile.name,
+        "command": command_of(ctx.table, ctx.profile.name, table_jobs, ctx.options),
+        "wall_seconds": time.perf_counter() - start,
+        "wall_note": wall_note(table_jobs, load_start),
+    }
+    if spec.write is not None:
+        return spec.write(ctx, records, out, report)
+    return write_outputs(ctx.table, spec.build, records, out, **report)
+
+
+def check_model(profile: Profile) -> None:
+    """The profile's model exists and has the window and depth the profile states (its config
+    is read, not its weights): a one-line error naming the file and key otherwise."""
+    from longred_bench.jobs.tiny_base import config_without_build
+
+    m, where = profile.model, profile.source or profile.name
+    try:
+        config = config_without_build(m.name)
+    except UserError as exc:
+        raise UserError(f"profile {where}: model.name {m.name!r}: {exc}") from None
+    window = int(getattr(config, "max_position_embeddings", 0))
+    layers = int(getattr(config, "num_hidden_layers", 0))
+    if window != m.window:
+        raise UserError(f"profile {where}: model.window is {m.window}, but {m.name}'s config "
+                        f"says {window}: set model.window: {window}")  # fmt: skip
+    if m.layers is not None and layers != m.layers:
+        raise UserError(f"profile {where}: model.layers is {m.layers}, but {m.name} has "
+                        f"{layers}: set model.layers: {layers}")  # fmt: skip
+
+
+def check_can_run(profile: Profile) -> None:
+    """A profile that evaluates or trains on CUDA fails at once, in one line, without a GPU."""
+    wants = {profile.evaluation.device, profile.hardware.device, profile.drift.device}
+    if "cuda" not in wants and profile.hardware.nproc_per_node == 1:
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        raise UserError(
+            f"profile {profile.name} runs on CUDA GPUs and none is visible here: "
+            f"`longred-bench reproduce all --profile {profile.source or profile.name} --dry-run` "
+            "prints its plan"
+        )

@@ -1,0 +1,98 @@
+"""``longred-bench profiles``: the built-in profiles and what each runs (``profiles``), one
+profile resolved with every table's settings (``profiles show P``), and an editable copy of one
+(``profiles new --from P --out FILE``). Nothing here imports torch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from longred_bench.errors import UserError
+from longred_bench.profiles import BUILTIN, load_profile
+from longred_bench.profiles.loader import read_mapping
+from longred_bench.profiles.schema import Profile, to_dict
+from longred_bench.reproduce.registry import get_spec, table_names
+
+
+def table_support(profile: Profile) -> dict[str, str | None]:
+    """Each table and why it cannot run at ``profile`` (None: it can)."""
+    out: dict[str, str | None] = {}
+    for name in table_names():
+        try:
+            get_spec(name).resolve(profile, progress=False)
+            out[name] = None
+        except UserError as exc:
+            out[name] = str(exc)
+    return out
+
+
+def profiles_table() -> str:
+    """Every built-in profile: its model, where it runs, its purpose, the tables it runs."""
+    rows = ["| profile | model | where | purpose | reproduce |", "|---" * 5 + "|"]
+    for name in BUILTIN:
+        prof = load_profile(name)
+        runs = [t for t, why in table_support(prof).items() if why is None]
+        rows.append(f"| {name} | {prof.about.model or prof.model.name} | {prof.about.where} | "
+                    f"{prof.about.purpose} | {', '.join(runs) or '-'} |")  # fmt: skip
+    rows += [
+        "",
+        "`longred-bench profiles show P` prints one whole; `longred-bench profiles new "
+        "--from P --out my.yaml` writes an editable copy (`--profile my.yaml` runs it).",
+    ]
+    return "\n".join(rows)
+
+
+def show_profile(spec: str) -> str:
+    """Profile ``spec`` resolved (``extends`` followed, defaults filled) as YAML, then every
+    table's resolved settings, or why it cannot run."""
+    import dataclasses
+
+    import yaml
+
+    prof = load_profile(spec)
+    data = to_dict(prof)
+    tables: dict[str, Any] = {}
+    for name in table_names():
+        try:
+            settings = get_spec(name).resolve(prof, progress=False).settings
+            tables[name] = to_dict(settings) if dataclasses.fields(settings) else {}
+        except UserError as exc:
+            tables[name] = f"cannot run: {exc}"
+    data["tables"] = tables
+    head = f"# profile {prof.name}, from {prof.source}, resolved (every key, defaults filled)\n"
+    return head + yaml.safe_dump(data, sort_keys=False, width=100)
+
+
+def new_profile(source: str, out: Path) -> Path:
+    """Write an editable copy of profile ``source`` to ``out`` (named after ``out``'s stem): the
+    file itself with its comments where it extends nothing, else its resolved keys. Refuses to
+    replace a file."""
+    import yaml
+
+    from longred_bench.profiles.loader import profile_file
+
+    if out.exists():
+        raise UserError(f"{out} exists; give another --out (nothing was written)")
+    if out.suffix not in (".yaml", ".yml"):
+        raise UserError(f"--out {out}: a profile is a .yaml file")
+    from longred_bench.profiles.loader import NAME_PATTERN
+
+    if not NAME_PATTERN.match(out.stem):
+        raise UserError(f"--out {out}: the file's stem names the profile; use letters, digits, "
+                        "'.', '_' or '-'")  # fmt: skip
+    prof = load_profile(source)  # validates before anything is written
+    path = profile_file(source)
+    raw = read_mapping(path)
+    head = (f"# A longred-bench profile, copied from {prof.name} ({path.name}) by `longred-bench "
+            "profiles new`.\n# Edit any value; `longred-bench profiles show FILE` checks it and "
+            "`--profile FILE` runs it.\n")  # fmt: skip
+    if "extends" in raw:
+        body = yaml.safe_dump({k: v for k, v in to_dict(prof).items()}, sort_keys=False,
+                              width=100)  # fmt: skip
+    else:
+        body = "".join(line for line in path.read_text(encoding="utf-8").splitlines(True)
+                       if not line.startswith("name:"))  # fmt: skip
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(f"{head}name: {out.stem}\n{body}", encoding="utf-8")
+    load_profile(out)  # the copy is a valid profile
+    return out

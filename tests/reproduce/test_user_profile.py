@@ -1,0 +1,124 @@
+"""A user's own profile: ``profiles new --from smoke`` writes an editable copy, the user changes
+its extensions and seeds, and ``reproduce`` runs Table 3, Table 2 and Figure 3 on it end to end;
+``profiles show`` resolves it; a bad profile fails in one line that names the file and the key,
+before any model is loaded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from longred_bench.cli import main
+from longred_bench.results import read_records
+
+
+def _edit(path: Path, change) -> None:
+    data = yaml.safe_load(path.read_text())
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def test_profiles_new_writes_an_editable_copy_that_show_resolves(tmp_path, capsys):
+    mine = tmp_path / "mine.yaml"
+    assert main(["profiles", "new", "--from", "smoke", "--out", str(mine)]) == 0
+    text = mine.read_text()
+    assert text.splitlines()[2] == "name: mine" and "# data: every pipeline end to end" in text
+    assert main(["profiles", "new", "--from", "smoke", "--out", str(mine)]) == 2  # never replaced
+    assert "exists" in capsys.readouterr().err and mine.read_text() == text
+    assert main(["profiles", "show", str(mine)]) == 0
+    shown = yaml.safe_load(capsys.readouterr().out)
+    assert shown["name"] == "mine" and shown["model"]["name"] == "tiny-random"
+    assert shown["tables"]["table3"]["rows"] == ["control", "cpt", "longred-c"]
+    assert shown["tables"]["fig3"]["snapshots"] == [1, 2, 4]
+
+
+def test_extends_inherits_and_overrides(tmp_path, capsys):
+    child = tmp_path / "child.yaml"
+    child.write_text("extends: smoke\nruns:\n  seeds: 2\ntables:\n  table3:\n    rows: [cpt]\n")
+    assert main(["profiles", "show", str(child)]) == 0
+    shown = yaml.safe_load(capsys.readouterr().out)
+    assert shown["name"] == "child" and shown["runs"]["seeds"] == 2
+    assert shown["runs"]["extensions"] == ["abf:theta=1e5"]  # inherited
+    assert shown["tables"]["table3"]["rows"] == ["cpt"] and shown["tables"]["table2"]["rows"] == [
+        "cpt",
+        "long-short-cpt",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("extends: smoke\nrunz: {}\n", "unknown key runz"),
+        ("extends: smoke\nruns: {seeds: three}\n", "runs.seeds must be an integer, got 'three'"),
+        ("extends: smoke\nevaluation: {ruler: {lenghts: [512]}}\n", "evaluation.ruler.lenghts"),
+        ("extends: smoke\nmodel: {name: ./no/such/model}\n", "model.name './no/such/model' does "
+         "not exist"),  # fmt: skip
+        ("model: {window: 256}\n", "model.name is required"),
+        ("extends: smoke\ntables: {table3: {rowz: [cpt]}}\n", "unknown key tables.table3.rowz"),
+        ("extends: smoke\ntables: {table3: {rows: [cpt, fancy]}}\n", "unknown row 'fancy'"),
+        ("extends: smoke\ntraining: {cpt: {stepz: 3}}\n", "training.cpt.stepz is not a training"),
+        ("extends: smoke\ntraining: {cpt: {device: cuda}}\n", "set it under `hardware:`"),
+        ("extends: nowhere.yaml\n", "extends 'nowhere.yaml' is neither"),
+        ("extends: smoke\nruns: [1, 2\n", "not valid YAML at line"),
+    ],
+)
+def test_a_bad_profile_fails_in_one_line_naming_file_and_key(tmp_path, capsys, body, message):
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(body)
+    code = (
+        "import sys\n"
+        "from longred_bench.cli import main\n"
+        f"status = main(['reproduce', 'table3', '--profile', {str(bad)!r}, '--out', 'x'])\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+        "sys.exit(status)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    err = done.stderr.strip()
+    assert len(err.splitlines()) == 1 and str(bad) in err and message in err, err
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_window_the_model_does_not_have_is_refused_before_any_run(tmp_path, capsys):
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text("extends: smoke\nmodel: {name: tiny-random, window: 512}\n")
+    assert main(["reproduce", "table1", "--profile", str(wrong), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "model.window is 512, but tiny-random's config says 256" in err
+    assert str(wrong) in err and err.count("\n") == 1
+
+
+@pytest.mark.integration
+def test_a_users_profile_runs_table3_table2_and_fig3(tmp_path, smoke_cache, capsys):
+    mine = tmp_path / "mine.yaml"
+    assert main(["profiles", "new", "--from", "smoke", "--out", str(mine)]) == 0
+
+    def change(data):
+        data["runs"]["extensions"] = ["pi:factor=2"]
+        data["runs"]["seeds"] = 2
+        data["tables"]["table3"]["rows"] = ["cpt", "longred-c"]
+        data["tables"]["fig3"].update(seeds=1)
+
+    _edit(mine, change)
+    for table in ("table3", "table2", "fig3"):
+        out = tmp_path / table
+        argv = ["reproduce", table, "--profile", str(mine), "--out", str(out), "--quiet"]
+        assert main(argv) == 0, table
+        records = read_records(out / f"{table}.jsonl.gz")
+        assert {r["extension"] for r in records} - {None} == {"pi:factor=2"}, table
+        assert f"profile `mine`" in (out / f"{table}.md").read_text() or table == "fig3"
+    table3 = read_records(tmp_path / "table3" / "table3.jsonl.gz")
+    seeds = {(r["row"], r["seed"]) for r in table3 if r["train"]}
+    assert seeds == {("cpt", 0), ("cpt", 1), ("longred-c", 0), ("longred-c", 1)}
+    # Table 2 reuses Table 3's cpt runs: the same run folders.
+    table2 = read_records(tmp_path / "table2" / "table2.jsonl.gz")
+    dirs = lambda rs, row: {r["train"]["dir"] for r in rs if r["row"] == row}  # noqa: E731
+    assert dirs(table2, "cpt") == dirs(table3, "cpt")
+    runs = list((smoke_cache / "runs").glob("train-*/config.yaml"))
+    assert runs and all("profile: mine" in p.read_text() for p in runs)

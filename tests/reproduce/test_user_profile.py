@@ -53,8 +53,7 @@ def test_extends_inherits_and_overrides(tmp_path, capsys):
         ("extends: smoke\nrunz: {}\n", "unknown key runz"),
         ("extends: smoke\nruns: {seeds: three}\n", "runs.seeds must be an integer, got 'three'"),
         ("extends: smoke\nevaluation: {ruler: {lenghts: [512]}}\n", "evaluation.ruler.lenghts"),
-        ("extends: smoke\nmodel: {name: ./no/such/model}\n", "model.name './no/such/model' does "
-         "not exist"),  # fmt: skip
+        ("extends: smoke\nmodel: {name: ./no/such/model}\n", "'./no/such/model' does not exist"),
         ("model: {window: 256}\n", "model.name is required"),
         ("extends: smoke\ntables: {table3: {rowz: [cpt]}}\n", "unknown key tables.table3.rowz"),
         ("extends: smoke\ntables: {table3: {rows: [cpt, fancy]}}\n", "unknown row 'fancy'"),
@@ -112,7 +111,7 @@ def test_a_users_profile_runs_table3_table2_and_fig3(tmp_path, smoke_cache, caps
         assert main(argv) == 0, table
         records = read_records(out / f"{table}.jsonl.gz")
         assert {r["extension"] for r in records} - {None} == {"pi:factor=2"}, table
-        assert f"profile `mine`" in (out / f"{table}.md").read_text() or table == "fig3"
+        assert "profile `mine`" in (out / f"{table}.md").read_text() or table == "fig3"
     table3 = read_records(tmp_path / "table3" / "table3.jsonl.gz")
     seeds = {(r["row"], r["seed"]) for r in table3 if r["train"]}
     assert seeds == {("cpt", 0), ("cpt", 1), ("longred-c", 0), ("longred-c", 1)}

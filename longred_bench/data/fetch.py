@@ -279,7 +279,7 @@ def _fetch_one(source: Source, from_dir: Path | None, root: Path, *, replace: bo
             _write_manifest(out, source, hashes)
 
 
-def _needs_fetch(entry: Path, force: bool) -> tuple[bool, bool]:
+def needs_fetch(entry: Path, force: bool) -> tuple[bool, bool]:
     """(fetch it?, replace an existing entry?) for ``entry``; a size check decides damage."""
     result = check_entry(entry, hashes=False)
     if result.status == "missing":
@@ -313,7 +313,7 @@ def fetch(
             entry = root / source.entry
             start = time.monotonic()
             bar.set_description(source.name)
-            needed, replace = _needs_fetch(entry, force)
+            needed, replace = needs_fetch(entry, force)
             status: Literal["fetched", "cached", "replaced"] = "cached"
             if needed:
                 _fetch_one(source, from_dir, root, replace=replace)

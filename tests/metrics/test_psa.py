@@ -8,8 +8,13 @@ import torch
 from data_helpers import ensure_cached
 
 from longred_bench.cli import main
-from longred_bench.jobs.psa import is_content_token
-from longred_bench.metrics.psa import gold_probability, gold_rank, reciprocal_rank, salience
+from longred_bench.metrics.psa import (
+    gold_probability,
+    gold_rank,
+    is_content_token,
+    reciprocal_rank,
+    salience,
+)
 from longred_bench.reports.psa_report import (
     HOLDS,
     NOT_HOLDS,

@@ -43,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status (2 with a one-line message on bad input)."""
     args = build_parser().parse_args(argv)
     args.argv = argv
+    import longred_bench.jobs  # noqa: F401  (registers the models the suite builds: tiny-base)
+
     try:
         keep_freed_memory()
         return int(args.func(args))

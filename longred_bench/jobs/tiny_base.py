@@ -14,6 +14,7 @@ from pathlib import Path
 
 from longred_bench.cache import cache_dir, write_manifest
 from longred_bench.errors import UserError
+from longred_bench.models.builders import register_builder
 from longred_bench.results import config_hash
 
 LONGER = 1.5  # the convergence check's run is this many times as long
@@ -105,3 +106,6 @@ def tiny_base_longer_dir(*, progress: bool = True) -> Path:
     print(f"continuing tiny-base to {longer.steps} steps in {out} (convergence check)")
     run_training(longer, out, resume=True, progress=progress)
     return out
+
+
+register_builder("tiny-base", tiny_base_dir)

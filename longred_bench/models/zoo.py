@@ -1,11 +1,9 @@
 """Named models: ``tiny-random`` (built in-process, for the smoke profile), ``smollm2-135m``
 (real SmolLM2-135M-Instruct weights from the cache, see ``longred-bench data fetch``) and the
-models that installed packages register as *builders* under the entry-point group
-``longred_bench.zoo``: a name and a function returning the model's Hugging Face directory,
-building it first if needed. This package registers ``tiny-base`` (the suite's own pretrained
-model, built on first use by the ``pretrain`` recipe,
-:func:`longred_bench.jobs.tiny_base.tiny_base_dir`), so loading a model never imports the training
-code that builds one.
+models registered as *builders* (:mod:`longred_bench.models.builders`): a name and a function
+returning the model's Hugging Face directory, building it first if needed. The layer that builds
+``tiny-base`` (the suite's own pretrained model, :mod:`longred_bench.jobs.tiny_base`) registers
+it, so loading a model never imports the training code that builds one.
 
 ``tiny-random`` is a 4-layer Llama (hidden 64, 4 query / 2 KV heads, RoPE base 1e4, 256-token
 window) with seeded random weights and a byte-level tokenizer: every UTF-8 byte is one token. It
@@ -18,8 +16,7 @@ entry and the command that repairs it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from importlib.metadata import EntryPoint, entry_points
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import torch
@@ -29,6 +26,7 @@ from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from longred_bench.cache import check_entry
 from longred_bench.errors import UserError
+from longred_bench.models.builders import BUILDERS
 
 TINY_SEED = 0
 # What loading a damaged model directory raises (JSONDecodeError is a ValueError).
@@ -81,14 +79,11 @@ def _smollm2_dir() -> Path:
     return model_dir("smollm2-135m")
 
 
-ZOO_GROUP = "longred_bench.zoo"
-
-
-def _registered(name: str, entry: EntryPoint) -> Callable[[], Path]:
+def _registered(name: str, build: Callable[[], Path]) -> Callable[[], Path]:
     """The directory of a registered zoo model, built by its builder if needed, then checked."""
 
     def locate() -> Path:
-        path = Path(entry.load()())
+        path = Path(build())
         check_model_dir(path, _fix_for(name, path))
         return path
 
@@ -130,15 +125,33 @@ def _from_dir(name: str, locate: Callable[[], Path]) -> Callable[[], tuple[objec
     return load
 
 
+class _Zoo(Mapping):
+    """Named models: fixed ones and those registered as builders, looked up when asked (a
+    builder may register after this module is imported)."""
+
+    def __init__(self, fixed: dict[str, Callable], wrap: Callable[[str, Callable], Callable]):
+        self.fixed, self.wrap = fixed, wrap
+
+    def _all(self) -> dict[str, Callable]:
+        built = {name: self.wrap(name, build) for name, build in BUILDERS.items()}
+        return {**self.fixed, **built}
+
+    def __getitem__(self, name: str) -> Callable:
+        return self._all()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
 # Zoo models that live in a Hugging Face directory (fetched or built on first use).
-ZOO_DIRS: dict[str, Callable[[], Path]] = {
-    "smollm2-135m": _smollm2_dir,
-    **{ep.name: _registered(ep.name, ep) for ep in entry_points(group=ZOO_GROUP)},
-}
-ZOO: dict[str, Callable[[], tuple[object, object]]] = {
-    "tiny-random": tiny_random,
-    **{name: _from_dir(name, locate) for name, locate in ZOO_DIRS.items()},
-}
+ZOO_DIRS: Mapping[str, Callable[[], Path]] = _Zoo({"smollm2-135m": _smollm2_dir}, _registered)
+ZOO: Mapping[str, Callable[[], tuple[object, object]]] = _Zoo(
+    {"tiny-random": tiny_random, "smollm2-135m": _from_dir("smollm2-135m", _smollm2_dir)},
+    lambda name, build: _from_dir(name, _registered(name, build)),
+)
 
 
 def load_zoo(name: str) -> tuple[object, object]:

@@ -120,12 +120,19 @@ def test_unknown_model_name_fails_at_once_when_the_hub_is_offline(monkeypatch) -
         resolve_spec("no-such-org/no-such-model")
 
 
-def test_zoo_builders_come_from_the_entry_point_group() -> None:
-    from importlib.metadata import entry_points
+def test_the_layer_that_builds_tiny_base_registers_it_in_the_zoo() -> None:
+    """tiny-base is registered by the jobs package that builds it (models never import it); a
+    builder registered later is found by the next lookup."""
+    import subprocess
+    import sys
 
-    from longred_bench.jobs.tiny_base import tiny_base_dir
-    from longred_bench.models.zoo import ZOO, ZOO_GROUP
-
-    (entry,) = [e for e in entry_points(group=ZOO_GROUP) if e.name == "tiny-base"]
-    assert entry.load() is tiny_base_dir
-    assert "tiny-base" in ZOO
+    code = (
+        "from longred_bench.models.zoo import ZOO\n"
+        "assert 'tiny-base' not in ZOO and 'tiny-random' in ZOO\n"
+        "import longred_bench.jobs\n"
+        "from longred_bench.jobs.tiny_base import tiny_base_dir\n"
+        "from longred_bench.models.builders import BUILDERS\n"
+        "assert 'tiny-base' in ZOO and BUILDERS['tiny-base'] is tiny_base_dir\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

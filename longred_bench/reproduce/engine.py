@@ -74,14 +74,14 @@ def run_steps(ctx: Context, jobs: int = 1) -> int:
     for _ in range(MAX_ROUNDS):
         steps = spec.steps(ctx)
         by_key = {s.key: s for s in steps}
-        todo = [s for s in steps if s.key not in computed and _needed(s, ctx.force)]
-        if not todo:
+        pending = [s for s in steps if s.key not in computed and _needed(s, ctx.force)]
+        if not pending:
             return len(computed)
+        todo = [s for s in pending if not s.relisted or _ready(by_key, s)]
         fetch_missing(needed_sources(todo), progress=ctx.progress)
-
         ran = _run_round(ctx, todo, jobs if spec.parallel else 1, partial(_ready, by_key))
         if not ran:
-            raise UserError(f"{ctx.table}: {todo[0].label} waits for units that were not made")
+            raise UserError(f"{ctx.table}: {pending[0].label} waits for units that were not made")
         computed |= set(ran)
     raise UserError(f"{ctx.table}: units still to compute after {MAX_ROUNDS} rounds")
 

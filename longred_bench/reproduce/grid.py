@@ -282,7 +282,7 @@ def row_steps(grid: RunGrid, run: TrainedRow) -> list[Step]:
     after = (train_unit(merge_source(run).config(grid)).folder,) if cfg.recipe == "merge" else ()
     where = run.extension or "original RoPE"
     steps = [Step(train, f"train {run.row} {where} seed {run.seed}", UNIT_COST.get(run.row, 1.0),
-                  after=after)]  # fmt: skip
+                  after=after, relisted=bool(after))]  # fmt: skip
     extra = {"long_data": cfg.long_data, "retrieval_fraction": cfg.retrieval_fraction,
              "long_len": cfg.long_len, "short_len": cfg.short_len}  # fmt: skip
     if cfg.recipe == "longrecipe":

@@ -28,7 +28,9 @@ class Step:
     and plans, ``cost`` orders the worker pool (largest first; a Table 3 CPT run is 1),
     ``after`` holds the folders of the units it waits for. Its records enter the table with
     ``labels`` (None: it adds no records, as a training run does); ``train`` names the training
-    step whose summary record joins them as ``labels["train"]``, with ``train_extra`` added."""
+    step whose summary record joins them as ``labels["train"]``, with ``train_extra`` added.
+    ``relisted``: its config names the results of the units it waits for (a merge names its
+    source run's record), so it runs only once they are cached when the table is listed."""
 
     unit: CachedUnit
     label: str
@@ -37,6 +39,7 @@ class Step:
     labels: dict[str, Any] | None = None
     train: str | None = None
     train_extra: dict[str, Any] = field(default_factory=dict)
+    relisted: bool = False
 
     @property
     def key(self) -> str:

@@ -1,0 +1,113 @@
+"""The run engine: units computed once, in rounds where a unit's key depends on another's result,
+waiting for the units they name, records gathered with their labels; the worker pool starts a unit
+only once the units it waits for are done."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+import longred_bench.jobs.units as units
+from longred_bench.errors import UserError
+from longred_bench.jobs.units import CachedUnit
+from longred_bench.profiles import load_profile
+from longred_bench.reproduce import engine
+from longred_bench.reproduce.spec import Context, NoSettings, Step, TableSpec
+
+
+def _unit(name: str, **config) -> CachedUnit:
+    return CachedUnit("eval", f"runs/test/{name}", {"suite": "fake", "name": name, **config})
+
+
+@pytest.fixture
+def computed(tmp_path, monkeypatch) -> list[str]:
+    """Evaluations computed for real by a stand-in of the harness (records name the unit)."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    calls: list[str] = []
+
+    def fake(config, progress):
+        calls.append(config["name"])
+        return [{"kind": "eval", "value": float(len(calls)), "of": config["name"]}]
+
+    monkeypatch.setattr(units, "run_eval_unit", fake)
+    return calls
+
+
+def _spec(steps) -> TableSpec:
+    return TableSpec("fake", "a table for the engine's tests", NoSettings, steps)
+
+
+def test_a_unit_keyed_by_another_ones_result_runs_in_the_next_round(computed, monkeypatch):
+    """B's key names A's result (as a merge names its source run's record): B is listed once A
+    is cached, runs in the next round, and its records carry A's record as ``train``."""
+
+    def steps(ctx: Context) -> list[Step]:
+        a = _unit("a")
+        got = a.cached()
+        b = _unit("b", source=got[0]["value"] if got else None)
+        return [Step(a, "a", labels=None), Step(b, "b", after=(a.folder,), labels={"row": "b"},
+                                                train=a.folder, train_extra={"x": 1},
+                                                relisted=True)]  # fmt: skip
+
+    spec = _spec(steps)
+    monkeypatch.setattr(engine, "get_spec", lambda name: spec)
+    ctx = Context("fake", load_profile("smoke"), NoSettings(), progress=False)
+    assert engine.run_steps(ctx) == 2
+    assert computed == ["a", "b"]  # b once, with a's result in its key
+    records = engine.records_of(ctx)
+    assert [r["of"] for r in records] == ["b"]
+    assert records[0]["row"] == "b" and records[0]["train"] == {**records[0]["train"], "x": 1}
+    assert records[0]["train"]["of"] == "a"
+    assert engine.run_steps(ctx) == 0 and computed == ["a", "b"]  # all cached: nothing again
+
+
+def test_force_computes_every_evaluation_again_once(computed, monkeypatch):
+    spec = _spec(lambda ctx: [Step(_unit("a"), "a", labels={})])
+    monkeypatch.setattr(engine, "get_spec", lambda name: spec)
+    ctx = Context("fake", load_profile("smoke"), NoSettings(), progress=False)
+    engine.run_steps(ctx)
+    forced = Context("fake", load_profile("smoke"), NoSettings(), progress=False, force=True)
+    assert engine.run_steps(forced) == 1 and computed == ["a", "a"]
+
+
+def test_a_unit_waiting_for_one_that_is_never_made_is_an_error(computed, monkeypatch):
+    ghost = _unit("ghost")
+    spec = _spec(
+        lambda ctx: [
+            Step(ghost, "ghost", labels={}),
+            Step(_unit("b"), "b", labels={}, after=(ghost.folder,)),
+        ]
+    )
+    monkeypatch.setattr(engine, "get_spec", lambda name: spec)
+    monkeypatch.setattr(CachedUnit, "run", lambda self, **kw: [] if self.name == "ghost" else
+                        CachedUnit.cached(self))  # fmt: skip
+    ctx = Context("fake", load_profile("smoke"), NoSettings(), progress=False)
+    with pytest.raises(UserError, match="waits for units that were not made"):
+        engine.run_steps(ctx)
+
+
+def _write(path: str, label: str) -> None:
+    """A worker's task: append ``label`` and the time to ``path``."""
+    with open(path, "a") as fh:
+        fh.write(json.dumps([label, time.monotonic()]) + "\n")
+
+
+@pytest.mark.integration
+def test_the_pool_starts_a_unit_after_the_units_it_waits_for(tmp_path: Path):
+    from longred_bench.reproduce.pool import Unit, run_units_parallel
+
+    log = str(tmp_path / "log")
+    work = [
+        Unit(_write, (log, "eval"), "eval", cost=5.0, key="e", after=("t",)),
+        Unit(_write, (log, "train"), "train", cost=1.0, key="t"),
+        Unit(_write, (log, "other"), "other", cost=0.5, key="o"),
+        Unit(_write, (log, "never"), "never", cost=9.0, key="n", after=("t",)),
+    ]
+    done = run_units_parallel(work, 2, name="t", progress=False,
+                              ready=lambda u: u.key != "n")  # fmt: skip
+    order = [json.loads(line)[0] for line in Path(log).read_text().splitlines()]
+    assert sorted(done) == ["e", "o", "t"] and "never" not in order
+    assert order.index("train") < order.index("eval")

@@ -269,17 +269,18 @@ def _gather(ctx: Context, steps: list[Step]) -> list[dict[str, Any]]:
 
 def _write(ctx: Context, records: list[dict[str, Any]], out: Any, report: dict[str, Any]
            ) -> list[Any]:  # fmt: skip
-    from longred_bench.reports.pcd_report import build_pcd_report
-    from longred_bench.reports.psa_report import TOP_K
-    from longred_bench.results import write_table_records
+    from longred_bench.reproduce.output import write_outputs
 
-    out.mkdir(parents=True, exist_ok=True)
-    jsonl = write_table_records(out, "pcd", records)
-    paths = build_pcd_report(
-        records, out, profile=report["profile"], model=ctx.profile.model.name,
-        command=report["command"], seconds=report["wall_seconds"], top_k=TOP_K,
-    )  # fmt: skip
-    return [*paths, jsonl]
+    def build(records: list[dict[str, Any]], out: Any, *, profile: str, command: str,
+              wall_seconds: float, wall_note: str) -> list[Any]:  # fmt: skip
+        from longred_bench.reports.pcd_report import build_pcd_report
+        from longred_bench.reports.psa_report import TOP_K
+
+        del wall_note  # the PCD report gives its units' own compute time
+        return build_pcd_report(records, out, profile=profile, model=ctx.profile.model.name,
+                                command=command, seconds=wall_seconds, top_k=TOP_K)  # fmt: skip
+
+    return write_outputs("pcd", build, records, out, **report)
 
 
 SPEC = TableSpec(

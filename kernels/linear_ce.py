@@ -8,9 +8,10 @@ logits ``[rows, vocab]`` (and their gradient) are the largest tensors of a train
   the reference the tests and benchmarks compare with (one copy of the math).
 * :func:`linear_cross_entropy_chunked`: rows in chunks; each chunk's logits are made, turned
   into its loss and its gradients (``d hidden`` for its rows, added into ``d weight``) and
-  dropped, all in the forward pass; the backward pass scales the stored gradients. Peak extra
-  memory is one chunk's logits, not the whole. The CPU path, and CUDA's where no fused kernel
-  is installed.
+  dropped, all in the forward pass (softmax and gradient in place of the logits); the backward
+  pass scales the stored gradients. Peak extra memory is one chunk's logits, the fp32 weight
+  gradient and the hidden-state gradient, not the whole logits. The CPU path, and CUDA's where
+  no fused kernel is installed.
 * ``impl="liger"``: Liger-Kernel's fused Triton kernel
   (``liger_kernel.transformers.functional.liger_fused_linear_cross_entropy``), an optional
   library used as it is, on CUDA only.
@@ -111,13 +112,17 @@ class _ChunkedLinearCE(torch.autograd.Function):
                 ok = valid[start : start + step]
                 picked = torch.where(ok, target[start : start + step], 0)
                 logits = (h @ w.t()).to(acc)
-                lse = torch.logsumexp(logits, dim=-1)
                 own = logits.gather(1, picked[:, None]).squeeze(1)
+                # log-sum-exp in place of the logits (no second chunk-sized block), which then
+                # hold the softmax: d loss / d logits = softmax - one-hot, on counted rows.
+                top = logits.amax(dim=-1)
+                grad = logits.sub_(top[:, None]).exp_()
+                norm = grad.sum(dim=-1)
+                lse = top + norm.log()
                 total += torch.where(ok, lse - own, 0.0).sum()
                 if not (need_h or need_w):
                     continue
-                # d loss / d logits = softmax - one-hot, on counted rows; in place of the logits.
-                grad = logits.sub_(lse[:, None]).exp_()
+                grad /= norm[:, None]
                 grad[torch.arange(len(picked), device=grad.device), picked] -= 1.0
                 grad *= ok[:, None]
                 if scale is not None:

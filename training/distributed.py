@@ -104,8 +104,13 @@ def wrap_student(
     policy = MixedPrecisionPolicy()
     if cfg.mixed_precision == "fsdp":
         policy = MixedPrecisionPolicy(param_dtype=dtype, reduce_dtype=torch.float32)
-    for layer in _decoder_layers(model):
-        fully_shard(layer, mp_policy=policy)
+    layers = _decoder_layers(model)
+    # LinearARD's loss reads q/k/v inside its last compared layer, never that layer's output,
+    # where FSDP2 gathers a layer's weights again for the backward pass: that layer keeps them
+    # gathered from its forward pass (its gradients are still reduced at the end of backward).
+    last = max(cfg.ard_layers or (len(layers),)) - 1 if cfg.recipe == "linearard" else -1
+    for i, layer in enumerate(layers):
+        fully_shard(layer, mp_policy=policy, reshard_after_forward=i != last)
     fully_shard(model, mp_policy=policy)
     return model
 

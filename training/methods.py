@@ -50,6 +50,10 @@ from longred_bench.training.position_transforms import (
 from longred_bench.training.positions import skipped_position_ids
 from longred_bench.training.streams import Batch
 
+# Hidden states only: the vocabulary projection runs on the last position alone (its logits are
+# never read), so no [rows, tokens, vocab] tensor is made for a distillation term.
+_HIDDEN = {"output_hidden_states": True, "logits_to_keep": 1}
+
 
 @dataclass
 class Method(ABC):
@@ -120,11 +124,11 @@ class LongReD(Method):
         if "short" in batches:
             b = batches["short"]
             with torch.inference_mode():
-                t = self.teacher(b.ids, attention_mask=b.mask, output_hidden_states=True)
+                t = self.teacher(b.ids, attention_mask=b.mask, **_HIDDEN)
                 reference = [t.hidden_states[i] for i in self.layers]
             reference = [r.clone() for r in reference]  # usable outside inference mode
             del t
-            s = self.student(b.ids, attention_mask=b.mask, output_hidden_states=True)
+            s = self.student(b.ids, attention_mask=b.mask, **_HIDDEN)
             picked = [s.hidden_states[i] for i in self.layers]
             terms["short"] = hidden_cosine_loss(picked, reference, b.mask)
             loss = loss + self.cfg.a1 * terms["short"]
@@ -138,15 +142,13 @@ class LongReD(Method):
                 cream_sigma=self.cfg.cream_sigma,
             )[self.rank * rows : (self.rank + 1) * rows].to(b.ids.device)  # fmt: skip
             with torch.inference_mode():
-                t = self.teacher(b.ids, attention_mask=b.mask, output_hidden_states=True)
+                t = self.teacher(b.ids, attention_mask=b.mask, **_HIDDEN)
                 final = t.hidden_states[-1]
             final = final.clone()  # usable outside inference mode
             del t
             # The attention mask is passed on purpose: without one, transformers reads
             # non-contiguous position ids as packed sequences and masks block-diagonally.
-            s = self.student(
-                b.ids, attention_mask=b.mask, position_ids=positions, output_hidden_states=True
-            )
+            s = self.student(b.ids, attention_mask=b.mask, position_ids=positions, **_HIDDEN)
             terms["s2l"] = hidden_cosine_loss([s.hidden_states[-1]], [final], b.mask)
             loss = loss + self.cfg.a2 * terms["s2l"]
         terms["loss"] = loss
@@ -257,18 +259,21 @@ class LinearARD(TwoStage):
         with torch.inference_mode():
             _run_until(self.teacher, keep, last, b.ids, b.mask)
         sums = {kind: torch.zeros((), device=b.ids.device) for kind in self.cfg.ard_kinds}
+        student: dict[int, tuple[torch.Tensor, ...]] = {}
 
-        def compare(layer: int, q, k, v, scale: float) -> None:
-            if layer not in wanted:
-                return
+        def collect(layer: int, q, k, v, scale: float) -> None:
+            if layer in wanted:
+                student[layer] = (q, k, v)
+
+        # The relation KL runs after the forward pass, outside the decoder layers, so that a
+        # layer recomputed by activation checkpointing saves what it saved the first time.
+        _run_until(self.student, collect, last, b.ids, b.mask)
+        for layer in sorted(student):
             for kind in self.cfg.ard_kinds:
-                student = (q, k, v)[kinds[kind]]
-                reference = teacher[layer][kinds[kind]]
                 sums[kind] = sums[kind] + relation_kl_loss(
-                    student, reference, b.mask, impl=self.cfg.impl
-                )
-
-        _run_until(self.student, compare, last, b.ids, b.mask)
+                    student[layer][kinds[kind]], teacher[layer][kinds[kind]], b.mask,
+                    impl=self.cfg.impl,
+                )  # fmt: skip
         terms = {f"kl_{kind}": value / len(wanted) for kind, value in sums.items()}
         terms["loss"] = sum(terms.values())
         return terms

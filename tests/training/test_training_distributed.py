@@ -43,10 +43,18 @@ def test_two_processes_follow_the_one_process_curve(recipe: str, tmp_path: Path)
 
 
 @pytest.mark.integration
-def test_fsdp_with_a_sharded_teacher_follows_the_one_process_curve(tmp_path: Path) -> None:
-    settings = ("steps=3", "tokens_per_step=4096", "distributed=fsdp", "teacher_placement=shard")
-    _train(tmp_path / "one", "longred", 1, *settings)
-    _train(tmp_path / "two", "longred", 2, *settings)
+@pytest.mark.parametrize(
+    ("recipe", "extra"),
+    [
+        ("longred", ("teacher_placement=shard",)),
+        # LoRA off: a LoRA student is merged before saving, which FSDP2's shards do not support
+        ("linearard", ("activation_checkpointing=true", "lora_rank=0")),
+    ],
+)
+def test_fsdp_follows_the_one_process_curve(recipe: str, extra: tuple, tmp_path: Path) -> None:
+    settings = ("steps=3", "tokens_per_step=4096", "distributed=fsdp", *extra)
+    _train(tmp_path / "one", recipe, 1, *settings)
+    _train(tmp_path / "two", recipe, 2, *settings)
     assert _curve(tmp_path / "two") == pytest.approx(_curve(tmp_path / "one"), rel=1e-4, abs=1e-6)
     # checkpoints of a sharded student hold its whole weights (gathered by both processes)
     from longred_bench.training.checkpoint import latest_checkpoint, load_checkpoint

@@ -91,11 +91,12 @@ class _ChunkedLinearCE(torch.autograd.Function):
     """Loss and gradients chunk by chunk in the forward pass; backward scales them."""
 
     @staticmethod
-    def forward(ctx, hidden, weight, target, ignore_index, reduction, chunk_rows):
+    def forward(ctx, hidden, weight, target, ignore_index, reduction, chunk_rows, grad_enabled):
         rows, vocab = hidden.shape[0], weight.shape[0]
         dtype = _compute_dtype(hidden, weight)
         acc = torch.promote_types(dtype, torch.float32)
-        need_h, need_w = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        need_h = grad_enabled and ctx.needs_input_grad[0]
+        need_w = grad_enabled and ctx.needs_input_grad[1]
         valid = target != ignore_index
         count = valid.sum()
         scale = 1.0 / count.clamp_min(1).to(acc) if reduction == "mean" else None
@@ -121,6 +122,7 @@ class _ChunkedLinearCE(torch.autograd.Function):
                 lse = top + norm.log()
                 total += torch.where(ok, lse - own, 0.0).sum()
                 if not (need_h or need_w):
+                    del logits, grad  # before the next chunk's block is made
                     continue
                 grad /= norm[:, None]
                 grad[torch.arange(len(picked), device=grad.device), picked] -= 1.0
@@ -135,13 +137,19 @@ class _ChunkedLinearCE(torch.autograd.Function):
                         grad_w.addmm_(grad.t(), h)
                     else:
                         grad_w += grad.t() @ h
+                del logits, grad  # before the next chunk's block is made
         ctx.grads = (grad_h, grad_w)
         ctx.weight_dtype = weight.dtype
         return total * scale if scale is not None else total
 
     @staticmethod
     def backward(ctx, grad_out):
+        if ctx.grads is None:
+            raise RuntimeError("linear_cross_entropy_chunked: backward ran twice (retain_graph)")
         grad_h, grad_w = ctx.grads
+        # Dropped here, so that autograd can keep the returned gradients as the inputs' .grad
+        # instead of copying them (a weight gradient is vocab x dim in fp32).
+        ctx.grads = None
         hidden_dtype = None if grad_h is None else grad_h.dtype
         one = bool(torch.all(grad_out == 1))
         if grad_h is not None and not one:
@@ -149,7 +157,7 @@ class _ChunkedLinearCE(torch.autograd.Function):
         if grad_w is not None:
             grad_w = grad_w if one else grad_w * grad_out
             grad_w = grad_w.to(ctx.weight_dtype)
-        return grad_h, grad_w, None, None, None, None
+        return grad_h, grad_w, None, None, None, None, None
 
 
 def linear_cross_entropy_chunked(
@@ -167,7 +175,10 @@ def linear_cross_entropy_chunked(
     _check(hidden, weight, target, reduction)
     if chunk_rows is not None and chunk_rows < 1:
         raise ValueError(f"linear_cross_entropy: chunk_rows must be >= 1, got {chunk_rows}")
-    return _ChunkedLinearCE.apply(hidden, weight, target, ignore_index, reduction, chunk_rows)
+    grad_enabled = torch.is_grad_enabled()  # the forward pass itself runs without it
+    return _ChunkedLinearCE.apply(
+        hidden, weight, target, ignore_index, reduction, chunk_rows, grad_enabled
+    )
 
 
 def liger_available() -> bool:

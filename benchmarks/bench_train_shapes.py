@@ -15,6 +15,7 @@ distillation recipes; LinearARD's relation KL not counted) over the peak dense b
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
 import time
@@ -114,6 +115,7 @@ def measure(args, recipe: str, seq_len: int, compiled: bool, peak: float) -> dic
     }  # fmt: skip
     del run
     close_single_process_group()
+    gc.collect()  # the wrapped model's reference cycles, before the next recipe's model
     if args.device == "cuda":
         torch.cuda.empty_cache()
     return result

@@ -131,6 +131,9 @@ def estimate_train_memory(
         activations = student * s.layers * per_layer
         recompute = 0
     activations += head_tokens * 12 * s.hidden
+    if cfg.recipe == "linearard":  # the student's q/k/v of the compared layers, kept for the KL
+        compared = len(cfg.ard_layers) or s.layers
+        activations += student * compared * c * (s.heads + 2 * s.kv_heads) * s.head_dim
     layer_backward = recompute + max(tokens.values()) * c * 3 * s.intermediate
     ce_tokens = head_tokens if cfg.recipe != "longrecipe" else student
     candidates = {

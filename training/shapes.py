@@ -72,6 +72,21 @@ class ModelShape:
         """Forward and backward: 3x the forward FLOPs."""
         return 3 * self.forward_flops_per_token(tokens)
 
+    @classmethod
+    def from_config(cls, config: Any, name: str | None = None) -> ModelShape:
+        """The shape of a transformers Llama-like config (e.g. a model's, for a dry run)."""
+        heads = int(config.num_attention_heads)
+        params = getattr(config, "rope_parameters", None) or {}
+        return cls(
+            name=name or str(getattr(config, "name_or_path", "") or config.model_type),
+            vocab=int(config.vocab_size), hidden=int(config.hidden_size),
+            intermediate=int(config.intermediate_size), layers=int(config.num_hidden_layers),
+            heads=heads, kv_heads=int(getattr(config, "num_key_value_heads", None) or heads),
+            tied=bool(getattr(config, "tie_word_embeddings", False)),
+            window=int(config.max_position_embeddings),
+            rope_theta=float(params.get("rope_theta", 10_000.0)),
+        )  # fmt: skip
+
     def llama_config(self, **overrides: Any) -> Any:
         """A transformers ``LlamaConfig`` of this shape."""
         from transformers import LlamaConfig

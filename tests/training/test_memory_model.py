@@ -25,6 +25,11 @@ def test_named_shapes_have_the_published_parameter_counts() -> None:
     assert small.params == sum(p.numel() for p in random_model(small).parameters())
 
 
+def test_a_shape_reads_back_from_its_transformers_config() -> None:
+    for s in (shape("smollm2-135m"), shape("llama3-8b", 1)):
+        assert ModelShape.from_config(s.llama_config(), s.name) == s
+
+
 def test_flops_count_matmuls_and_causal_attention() -> None:
     s = shape("llama3-8b")
     dense = 2 * (s.params - s.vocab * s.hidden - s.hidden * (2 * s.layers + 1))

@@ -25,6 +25,7 @@ weight's dtype.
 
 from __future__ import annotations
 
+import functools
 import importlib
 
 import torch
@@ -181,6 +182,7 @@ def linear_cross_entropy_chunked(
     )
 
 
+@functools.cache
 def liger_available() -> bool:
     """Whether Liger-Kernel's fused linear CE imports here."""
     try:

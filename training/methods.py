@@ -261,19 +261,28 @@ class LinearARD(TwoStage):
         sums = {kind: torch.zeros((), device=b.ids.device) for kind in self.cfg.ard_kinds}
         student: dict[int, tuple[torch.Tensor, ...]] = {}
 
-        def collect(layer: int, q, k, v, scale: float) -> None:
-            if layer in wanted:
-                student[layer] = (q, k, v)
-
-        # The relation KL runs after the forward pass, outside the decoder layers, so that a
-        # layer recomputed by activation checkpointing saves what it saved the first time.
-        _run_until(self.student, collect, last, b.ids, b.mask)
-        for layer in sorted(student):
+        def add(layer: int, qkv: tuple[torch.Tensor, ...]) -> None:
             for kind in self.cfg.ard_kinds:
                 sums[kind] = sums[kind] + relation_kl_loss(
-                    student[layer][kinds[kind]], teacher[layer][kinds[kind]], b.mask,
-                    impl=self.cfg.impl,
-                )  # fmt: skip
+                    qkv[kinds[kind]], teacher[layer][kinds[kind]], b.mask, impl=self.cfg.impl
+                )
+
+        # With activation checkpointing the relation KL runs after the forward pass, outside the
+        # decoder layers, so that a recomputed layer saves what it saved the first time; without
+        # it, inside the pass as each layer is reached (the order the cached runs were made in:
+        # the two agree to float rounding).
+        after = self.cfg.activation_checkpointing
+
+        def compare(layer: int, q, k, v, scale: float) -> None:
+            if layer in wanted:
+                if after:
+                    student[layer] = (q, k, v)
+                else:
+                    add(layer, (q, k, v))
+
+        _run_until(self.student, compare, last, b.ids, b.mask)
+        for layer in sorted(student):
+            add(layer, student[layer])
         terms = {f"kl_{kind}": value / len(wanted) for kind, value in sums.items()}
         terms["loss"] = sum(terms.values())
         return terms

@@ -69,3 +69,17 @@ def test_a_built_run_attends_through_sdpa() -> None:
     method = build_run(smoke("longred")).method
     assert method.student.config._attn_implementation == "sdpa"
     assert method.teacher.config._attn_implementation == "sdpa"
+
+
+@pytest.mark.integration
+def test_linearard_with_checkpointing_follows_the_plain_curve(tmp_path) -> None:
+    import json
+
+    from longred_bench.training.loop import train
+
+    curves = []
+    for name, ckpt in (("plain", False), ("ckpt", True)):
+        train(smoke("linearard", activation_checkpointing=ckpt), tmp_path / name, progress=False)
+        lines = (tmp_path / name / "metrics.jsonl").read_text().splitlines()
+        curves.append([json.loads(x)["loss"] for x in lines])
+    assert len(curves[0]) == 3 and curves[1] == pytest.approx(curves[0], rel=1e-5)

@@ -66,7 +66,8 @@ def test_fsdp_follows_the_one_process_curve(recipe: str, extra: tuple, tmp_path:
 
 
 BF16_STEPS = ("steps=5", "tokens_per_step=2048", "lr=1e-3", "checkpoint_every=2",
-              "distributed=fsdp", "mixed_precision=fsdp", "dtype=bfloat16")  # fmt: skip
+              "distributed=fsdp", "mixed_precision=fsdp", "dtype=bfloat16",
+              "lm_loss=chunked")  # fmt: skip
 
 
 @pytest.mark.integration

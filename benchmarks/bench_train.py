@@ -20,6 +20,13 @@ On a CUDA machine the same steps run with ``--device cuda`` (bf16 autocast by de
 with the peak GPU memory of each recipe::
 
     python benchmarks/bench_train.py --device cuda --impl triton --skip-memory --out reports/bench
+
+With ``--shape`` it trains a randomly initialised model of a named shape instead (no weights, no
+corpus): tokens/s, MFU and peak memory per recipe and row length
+(``benchmarks/bench_train_shapes.py``)::
+
+    python benchmarks/bench_train.py --device cuda --shape llama-1b --seq-len 8192 32768 \
+        --recipes cpt longred linearard --impl triton --compile off on --out reports/bench
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import write_csv
+from bench_train_shapes import add_arguments, run_shapes
 
 RECIPES = (("cpt", {}), ("mix-cpt", {}), ("longred", {"sampler": "cream"}), ("linearard", {}))
 
@@ -109,7 +117,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--recipes", nargs="+", default=[r for r, _ in RECIPES], choices=[r for r, _ in RECIPES]
     )
+    add_arguments(parser)
     args = parser.parse_args(argv)
+    if args.shape:
+        args.command_line = " ".join(sys.argv[1:] if argv is None else argv)
+        return run_shapes(args)
     import torch
 
     from longred_bench.heap import keep_freed_memory

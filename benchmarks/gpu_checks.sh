@@ -18,17 +18,8 @@ set -u -o pipefail
 OUT=${OUT:-$PWD/gpu-checks}
 mkdir -p "$OUT"
 LOG="$OUT/gpu_checks.log"
-export PYTHONUNBUFFERED=1
-PY=${PYTHON:-python3}
-stage() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$LOG"; }
-run() { "$@" 2>&1 | tee -a "$LOG"; }
-
-stage setup
-run nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
-run $PY -m pip install -q --no-deps --no-build-isolation --no-index -e . || exit 1
-run $PY -c "import torch, triton, transformers; print('torch', torch.__version__, 'triton',
-triton.__version__, 'transformers', transformers.__version__, torch.cuda.get_device_name())"
-run $PY -c "from longred_bench.results import git_commit; print('commit', git_commit())"
+source "$(dirname "$0")/gpu_common.sh"
+setup_checkout
 
 stage "G1 relation-KL kernel tests on the GPU"
 run timeout "${G1_S:-150}" $PY -m pytest -q -p no:cacheprovider -rs \

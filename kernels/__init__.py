@@ -12,6 +12,9 @@ relations).  Implementations:
   gradient is needed.
 * ``"auto"``: Triton for CUDA inputs when it imports, chunked otherwise.
 
+``linear_cross_entropy`` (:mod:`.linear_ce`) is the language-model loss without whole logits:
+the plain reference, a chunked PyTorch form, and Liger-Kernel's fused kernel where installed.
+
 Argument validation shared by all of them is :func:`._common.prepare_relation_kl_args`.
 ``kernels/triton_compile.py`` compiles the Triton kernels for a GPU target without a GPU.
 """
@@ -39,6 +42,12 @@ from .attention_stats import (
     teacher_terms,
 )
 from .chunked import relation_kl_chunked
+from .linear_ce import (
+    LINEAR_CE_IMPLS,
+    linear_cross_entropy,
+    linear_cross_entropy_chunked,
+    linear_cross_entropy_reference,
+)
 from .reference import relation_kl_naive
 
 IMPLS = ("auto", "naive", "chunked", "triton", "stats")
@@ -46,6 +55,7 @@ _TRITON_MODULE = "longred_bench.kernels.triton_impl"
 
 __all__ = [
     "IMPLS",
+    "LINEAR_CE_IMPLS",
     "MASK_VALUE",
     "REDUCTIONS",
     "RelationKLArgs",
@@ -53,6 +63,9 @@ __all__ = [
     "at_common_dtype",
     "attention_with_lse",
     "count_valid_rows",
+    "linear_cross_entropy",
+    "linear_cross_entropy_chunked",
+    "linear_cross_entropy_reference",
     "prepare_relation_kl_args",
     "reduce_row_kl",
     "relation_kl",

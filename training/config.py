@@ -42,11 +42,14 @@ ATTENTION_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
 # Fields added after runs were cached: left out of to_dict (so of every cache key) while they
 # hold their default, so adding them rebuilt nothing.
 _OMITTED_AT_DEFAULT = ("trainable", "merge_with", "merge_weight", "anchors", "keep_other",
-                       "replay_steps", "replay_lr", "impact_steps", "snapshot_steps")  # fmt: skip
+                       "replay_steps", "replay_lr", "impact_steps", "snapshot_steps", "lm_loss",
+                       "mixed_precision", "compile")  # fmt: skip
 SCHEDULES = ("constant", "cosine", "linear")
 SAMPLERS = ("uniform", "cream")
 DISTRIBUTED = ("ddp", "fsdp")
 TEACHER_PLACEMENT = ("replicate", "shard")
+LM_LOSSES = ("auto", "plain", "chunked", "liger")
+MIXED_PRECISION = ("autocast", "fsdp")
 ARD_KINDS = ("q", "k", "v")
 
 
@@ -141,6 +144,16 @@ class TrainConfig:
     distributed: str = "ddp"
     activation_checkpointing: bool = False
     teacher_placement: str = "replicate"
+    # Fit and speed at scale (docs/training.md, "Training at scale").
+    # lm_loss: how the next-token CE is computed: plain (whole logits), chunked (row chunks, never
+    # the whole logits), liger (Liger-Kernel's fused kernel, CUDA), auto (plain on CPU; liger,
+    # else chunked, on CUDA). All agree to float rounding.
+    lm_loss: str = "auto"
+    # mixed_precision: autocast (float32 weights under autocast to ``dtype``) or fsdp (FSDP2's
+    # policy: parameters and compute in ``dtype``, gradients reduced and kept in float32 beside
+    # float32 master weights; one process is wrapped the same way, for the same numerics).
+    mixed_precision: str = "autocast"
+    compile: bool = False  # torch.compile each decoder layer of the student
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
@@ -190,6 +203,10 @@ class TrainConfig:
         _choice("sampler", self.sampler, SAMPLERS)
         _choice("distributed", self.distributed, DISTRIBUTED)
         _choice("teacher_placement", self.teacher_placement, TEACHER_PLACEMENT)
+        _choice("lm_loss", self.lm_loss, LM_LOSSES)
+        _choice("mixed_precision", self.mixed_precision, MIXED_PRECISION)
+        if self.mixed_precision == "fsdp" and self.distributed != "fsdp":
+            raise UserError("config mixed_precision=fsdp needs distributed=fsdp (FSDP2's policy)")
         _choice("tokenizer", self.tokenizer, ("bpe", "byte"))
         _choice("impl", self.impl, ("auto", "naive", "chunked", "triton"))
         _choice("trainable", self.trainable, TRAINABLE)

@@ -7,7 +7,8 @@ FSDP2's ``fully_shard`` (with activation checkpointing where the config asks) wh
 ``distributed: fsdp``. Every process draws its slice of the same global batch
 (:class:`~longred_bench.training.streams.WindowStream`), so the loss curve does not depend on the
 number of processes. The frozen teacher is replicated (``teacher_placement: replicate``) or
-sharded with ``fully_shard`` too (``shard``).
+sharded with ``fully_shard`` too (``shard``). Checkpoints of a sharded student hold its whole
+weights and optimizer state, gathered by every process (:func:`full_states`).
 """
 
 from __future__ import annotations
@@ -37,9 +38,56 @@ def _decoder_layers(model: torch.nn.Module) -> list[torch.nn.Module]:
     return [m for m in model.modules() if type(m).__name__.endswith("DecoderLayer")]
 
 
-def wrap_student(model: torch.nn.Module, cfg: TrainConfig, world: int) -> torch.nn.Module:
-    """The student as the config asks: as it is (one process), DDP, or FSDP2-sharded."""
-    if world == 1:
+_OWN_GROUP: list[bool] = []  # set while a one-process group of ours is open
+
+
+def _single_process_group() -> None:
+    """A process group of this process alone (FSDP2 needs one to wrap a model on one device)."""
+    if not dist.is_initialized():
+        backend = "nccl" if torch.cuda.is_available() else "gloo"
+        dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1)
+        _OWN_GROUP.append(True)
+
+
+def close_single_process_group() -> None:
+    """Close the one-process group :func:`wrap_student` opened, if it did (a run leaves the
+    process as it found it)."""
+    if _OWN_GROUP:
+        dist.destroy_process_group()
+        _OWN_GROUP.clear()
+
+
+def is_sharded(model: torch.nn.Module) -> bool:
+    """Whether ``model`` is wrapped by FSDP2 (its state is gathered by every process)."""
+    from torch.distributed.fsdp import FSDPModule
+
+    return isinstance(model, FSDPModule)
+
+
+def enable_activation_checkpointing(model: torch.nn.Module) -> None:
+    """transformers' own checkpointing of every decoder layer (non-reentrant), by whichever name
+    the installed version has (``activation_checkpointing_enable`` from 5.2x on)."""
+    kwargs = {"use_reentrant": False}
+    if hasattr(model, "activation_checkpointing_enable"):
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
+
+
+def wrap_student(
+    model: torch.nn.Module, cfg: TrainConfig, world: int, dtype: torch.dtype = torch.float32
+) -> torch.nn.Module:
+    """The student as the config asks: activation checkpointing per decoder layer and compiled
+    decoder layers where set, then as it is (one process), DDP, or FSDP2-sharded per decoder
+    layer. ``mixed_precision: fsdp`` shards with FSDP2's policy (parameters all-gathered and
+    computed in ``dtype``, gradients reduced in float32, float32 master weights), on one process
+    too (over a one-process group), so one device has the numerics of many."""
+    if cfg.activation_checkpointing:
+        enable_activation_checkpointing(model)
+    if cfg.compile:
+        for layer in _decoder_layers(model):
+            layer.compile()
+    if world == 1 and cfg.mixed_precision != "fsdp":
         return model
     if cfg.distributed == "ddp":
         from torch.nn.parallel import DistributedDataParallel
@@ -49,13 +97,21 @@ def wrap_student(model: torch.nn.Module, cfg: TrainConfig, world: int) -> torch.
         # LinearARD's loss never reaches the last MLP, final norm and LM head.
         unused = cfg.recipe == "linearard"
         return DistributedDataParallel(model, device_ids=ids, find_unused_parameters=unused)
-    from torch.distributed.fsdp import fully_shard
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
-    if cfg.activation_checkpointing:
-        model.gradient_checkpointing_enable()
-    for layer in _decoder_layers(model):
-        fully_shard(layer)
-    fully_shard(model)
+    if world == 1:
+        _single_process_group()
+    policy = MixedPrecisionPolicy()
+    if cfg.mixed_precision == "fsdp":
+        policy = MixedPrecisionPolicy(param_dtype=dtype, reduce_dtype=torch.float32)
+    layers = _decoder_layers(model)
+    # LinearARD's loss reads q/k/v inside its last compared layer, never that layer's output,
+    # where FSDP2 gathers a layer's weights again for the backward pass: that layer keeps them
+    # gathered from its forward pass (its gradients are still reduced at the end of backward).
+    last = max(cfg.ard_layers or (len(layers),)) - 1 if cfg.recipe == "linearard" else -1
+    for i, layer in enumerate(layers):
+        fully_shard(layer, mp_policy=policy, reshard_after_forward=i != last)
+    fully_shard(model, mp_policy=policy)
     return model
 
 
@@ -69,6 +125,42 @@ def place_teacher(teacher: torch.nn.Module, cfg: TrainConfig, world: int) -> tor
         fully_shard(layer)
     fully_shard(teacher)
     return teacher
+
+
+def full_states(model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> tuple[dict, dict]:
+    """(weights, optimizer state) for a checkpoint. Under FSDP2 every process joins in gathering
+    them whole onto the CPU (rank 0 gets them; the optimizer state keyed by parameter name);
+    otherwise the (unwrapped) model's and the optimizer's own."""
+    if not is_sharded(model):
+        return getattr(model, "module", model).state_dict(), optimizer.state_dict()
+    from torch.distributed.checkpoint.state_dict import (
+        StateDictOptions,
+        get_model_state_dict,
+        get_optimizer_state_dict,
+    )
+
+    options = StateDictOptions(full_state_dict=True, cpu_offload=True)
+    weights = get_model_state_dict(model, options=options)
+    return weights, get_optimizer_state_dict(model, optimizer, options=options)
+
+
+def load_full_states(
+    model: torch.nn.Module, optimizer: torch.optim.Optimizer, weights: dict, optim_state: dict
+) -> None:
+    """Load what :func:`full_states` saved (every process reads the whole checkpoint)."""
+    if not is_sharded(model):
+        getattr(model, "module", model).load_state_dict(weights)
+        optimizer.load_state_dict(optim_state)
+        return
+    from torch.distributed.checkpoint.state_dict import (
+        StateDictOptions,
+        set_model_state_dict,
+        set_optimizer_state_dict,
+    )
+
+    options = StateDictOptions(full_state_dict=True)
+    set_model_state_dict(model, weights, options=options)
+    set_optimizer_state_dict(model, optimizer, optim_state, options=options)
 
 
 def mean_over_processes(values: dict[str, float], world: int) -> dict[str, float]:

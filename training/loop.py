@@ -12,8 +12,10 @@ minimises the ``"loss"`` term the method returns. Outputs under ``DIR``:
 - ``steps/step-NNNNNN/``: the same, at each of the config's ``snapshot_steps``.
 
 Precision: float32 on CPU; on CUDA the student keeps float32 weights and runs under bfloat16
-autocast (the config's ``dtype``); nothing else depends on the device. A NaN or infinite loss stops
-the run naming the step; the last good checkpoint stays.
+autocast (the config's ``dtype``), or, with ``mixed_precision: fsdp``, under FSDP2's policy
+(bfloat16 parameters and compute, float32 gradient reduction and master weights; see
+:mod:`~longred_bench.training.distributed`); nothing else depends on the device. A NaN or
+infinite loss stops the run naming the step; the last good checkpoint stays.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from longred_bench.training.checkpoint import (
 )
 from longred_bench.training.config import TrainConfig
 from longred_bench.training.layout import METRICS, snapshot_dir
-from longred_bench.training.objectives import causal_lm_loss
+from longred_bench.training.lm_loss import lm_loss, resolve_lm_loss
 from longred_bench.training.peak_memory import PeakMemory
 
 
@@ -124,21 +126,23 @@ def heldout_losses(run: Run) -> dict[str, float]:
     """Mean next-token CE of the student on each held-out window set."""
     model = run.method.student
     model.eval()
+    impl = resolve_lm_loss(run.method.cfg.lm_loss, run.device)
     out = {}
     for name, windows in run.heldout.items():
         total = 0.0
         for chunk in windows.split(8):
             chunk = chunk.to(run.device)
-            mask = torch.ones_like(chunk, dtype=torch.bool)
             with _autocast(run):
-                total += float(causal_lm_loss(model(chunk).logits, chunk, mask)) * len(chunk)
+                total += float(lm_loss(model, chunk, None, impl=impl)) * len(chunk)
         out[f"heldout_{name}"] = total / len(windows)
     model.train()
     return out
 
 
 def _autocast(run: Run) -> torch.autocast:
-    return torch.autocast(run.device.type, dtype=run.dtype, enabled=run.dtype != torch.float32)
+    """Autocast to the run's dtype, unless float32 or FSDP2's policy sets the compute dtype."""
+    on = run.dtype != torch.float32 and run.method.cfg.mixed_precision == "autocast"
+    return torch.autocast(run.device.type, dtype=run.dtype, enabled=on)
 
 
 def _read_metrics(path: Path, upto: int) -> list[str]:
@@ -201,6 +205,9 @@ def train(
     run = build_run(cfg, rank=rank, world=world, anchors=anchors)
     method = run.method
     from longred_bench.training.distributed import (
+        close_single_process_group,
+        full_states,
+        load_full_states,
         mean_over_processes,
         place_teacher,
         wrap_student,
@@ -209,7 +216,7 @@ def train(
     if not resume or latest_checkpoint(out) is None:
         for phase in phases:
             phase.before(run, cfg, out, world=world, progress=progress)
-    method.student = wrap_student(method.student, cfg, world)
+    method.student = wrap_student(method.student, cfg, world, run.dtype)
     if method.teacher is not None:
         method.teacher = place_teacher(method.teacher, cfg, world)
     peak = PeakMemory(run.device)
@@ -225,8 +232,7 @@ def train(
     checkpoint = latest_checkpoint(out) if resume else None
     if checkpoint is not None:
         weights, state = load_checkpoint(checkpoint)
-        _unwrapped(method.student).load_state_dict(weights)
-        optimizer.load_state_dict(state["optimizer"])
+        load_full_states(method.student, optimizer, weights, state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
         for name, stream in run.streams.items():
             stream.load_state_dict(state["streams"][name])
@@ -290,37 +296,41 @@ def train(
             with metrics_path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(record, sort_keys=True) + "\n")
         if (step + 1) % cfg.checkpoint_every == 0 or step + 1 == steps:
+            student_state, optimizer_state = full_states(method.student, optimizer)
             state = {
                 "step": step + 1, "tokens": tokens, "seconds": seconds,
-                "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                "optimizer": optimizer_state, "scheduler": scheduler.state_dict(),
                 "streams": {n: s.state_dict() for n, s in run.streams.items()},
                 "generator": method.generator.get_state(), "rng": rng_state(),
                 "layers": list(method.layers),
             }  # fmt: skip
             if main:
-                student_state = _unwrapped(method.student).state_dict()
                 save_checkpoint(out, step + 1, student_state, state, cfg.keep_checkpoints)
         if step + 1 in cfg.snapshot_steps:  # every process joins in gathering FSDP2 weights
-            weights = _full_state(method.student, cfg, world)
+            weights = _full_state(method.student)
             if main:
                 model = _unwrapped(method.student)
                 _save_model(model, run.tokenizer, snapshot_dir(out, step + 1), weights)
     bar.close()
     if end < steps:
+        close_single_process_group()
         return out / "final"
     run.method.finish()
     if main:  # run.json before final/: a finished final/ always has its run.json
         info = {**_run_info(run, cfg, out, tokens, seconds, phases), **peak.info()}
         atomic_write_text(out / "run.json", json.dumps(info, indent=2))
-    weights = _full_state(method.student, cfg, world)
+    weights = _full_state(method.student)
+    close_single_process_group()
     method.student = _unwrapped(method.student)
     return _save_final(run, out, weights) if main else out / "final"
 
 
-def _full_state(model: torch.nn.Module, cfg: TrainConfig, world: int) -> dict | None:
+def _full_state(model: torch.nn.Module) -> dict | None:
     """Under FSDP2 every process joins in gathering the full weights; otherwise None (the
     model's own state is saved)."""
-    if world == 1 or cfg.distributed != "fsdp":
+    from longred_bench.training.distributed import is_sharded
+
+    if not is_sharded(model):
         return None
     from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
 
@@ -352,4 +362,5 @@ def _run_info(
         "tokens_per_step": run.tokens_per_step,
         "device": str(run.device),
         "dtype": str(run.dtype).removeprefix("torch."),
+        "lm_loss": resolve_lm_loss(cfg.lm_loss, run.device),
     }

@@ -24,7 +24,8 @@ batches into named loss terms with the total under ``"loss"`` (:meth:`Method.los
   over layers; then, if ``cpt_steps`` > 0, that many steps of long-text CE. Teacher and student
   run their decoder stacks only up to the last layer compared.
 
-The teacher runs under ``no_grad`` and only on the streams that need it.
+The teacher runs under ``inference_mode`` (the few outputs a loss keeps are copied out of it) and
+only on the streams that need it.
 """
 
 from __future__ import annotations
@@ -38,11 +39,8 @@ import torch.distributed as dist
 
 from longred_bench.models.capture import capture_qkv
 from longred_bench.training.config import TrainConfig
-from longred_bench.training.objectives import (
-    causal_lm_loss,
-    hidden_cosine_loss,
-    relation_kl_loss,
-)
+from longred_bench.training.lm_loss import lm_loss, resolve_lm_loss
+from longred_bench.training.objectives import hidden_cosine_loss, relation_kl_loss
 from longred_bench.training.position_transforms import (
     pose_position_ids,
     rpes_position_ids,
@@ -51,6 +49,10 @@ from longred_bench.training.position_transforms import (
 )
 from longred_bench.training.positions import skipped_position_ids
 from longred_bench.training.streams import Batch
+
+# Hidden states only: the vocabulary projection runs on the last position alone (its logits are
+# never read), so no [rows, tokens, vocab] tensor is made for a distillation term.
+_HIDDEN = {"output_hidden_states": True, "logits_to_keep": 1}
 
 
 @dataclass
@@ -79,10 +81,11 @@ class Method(ABC):
     def finish(self) -> None:  # noqa: B027 (a hook: most recipes add nothing)
         """Work on the student after the last step, before its weights are saved (none)."""
 
-    def plain_ce(self, b: Batch) -> torch.Tensor:
-        """Next-token CE of the student on ``b`` at ordinary positions."""
-        logits = self.student(b.ids, attention_mask=b.mask).logits
-        return causal_lm_loss(logits, b.ids, b.mask)
+    def lm_loss(self, b: Batch, **kwargs) -> torch.Tensor:
+        """Next-token CE of the student on ``b`` (at ``position_ids`` where given), computed as
+        the config's ``lm_loss`` says (:mod:`~longred_bench.training.lm_loss`)."""
+        impl = resolve_lm_loss(self.cfg.lm_loss, b.ids.device)
+        return lm_loss(self.student, b.ids, b.mask, impl=impl, **kwargs)
 
 
 class TwoStage(Method):
@@ -102,8 +105,7 @@ class CrossEntropy(Method):
         terms: dict[str, torch.Tensor] = {}
         total, weight = 0.0, 0
         for name, batch in batches.items():
-            logits = self.student(batch.ids, attention_mask=batch.mask).logits
-            terms[f"ce_{name}"] = causal_lm_loss(logits, batch.ids, batch.mask)
+            terms[f"ce_{name}"] = self.lm_loss(batch)
             total = total + terms[f"ce_{name}"] * batch.tokens
             weight += batch.tokens
         terms["loss"] = total / weight
@@ -117,17 +119,17 @@ class LongReD(Method):
         terms: dict[str, torch.Tensor] = {}
         loss = torch.zeros((), device=next(self.student.parameters()).device)
         if "long" in batches:
-            b = batches["long"]
-            logits = self.student(b.ids, attention_mask=b.mask).logits
-            terms["long"] = causal_lm_loss(logits, b.ids, b.mask)
+            terms["long"] = self.lm_loss(batches["long"])
             loss = loss + terms["long"]
         if "short" in batches:
             b = batches["short"]
-            with torch.no_grad():
-                t = self.teacher(b.ids, attention_mask=b.mask, output_hidden_states=True)
-            s = self.student(b.ids, attention_mask=b.mask, output_hidden_states=True)
+            with torch.inference_mode():
+                t = self.teacher(b.ids, attention_mask=b.mask, **_HIDDEN)
+                reference = [t.hidden_states[i] for i in self.layers]
+            reference = [r.clone() for r in reference]  # usable outside inference mode
+            del t
+            s = self.student(b.ids, attention_mask=b.mask, **_HIDDEN)
             picked = [s.hidden_states[i] for i in self.layers]
-            reference = [t.hidden_states[i] for i in self.layers]
             terms["short"] = hidden_cosine_loss(picked, reference, b.mask)
             loss = loss + self.cfg.a1 * terms["short"]
         if "s2l" in batches:
@@ -139,14 +141,15 @@ class LongReD(Method):
                 sampler=self.cfg.sampler, generator=self.generator,
                 cream_sigma=self.cfg.cream_sigma,
             )[self.rank * rows : (self.rank + 1) * rows].to(b.ids.device)  # fmt: skip
-            with torch.no_grad():
-                t = self.teacher(b.ids, attention_mask=b.mask, output_hidden_states=True)
+            with torch.inference_mode():
+                t = self.teacher(b.ids, attention_mask=b.mask, **_HIDDEN)
+                final = t.hidden_states[-1]
+            final = final.clone()  # usable outside inference mode
+            del t
             # The attention mask is passed on purpose: without one, transformers reads
             # non-contiguous position ids as packed sequences and masks block-diagonally.
-            s = self.student(
-                b.ids, attention_mask=b.mask, position_ids=positions, output_hidden_states=True
-            )
-            terms["s2l"] = hidden_cosine_loss([s.hidden_states[-1]], [t.hidden_states[-1]], b.mask)
+            s = self.student(b.ids, attention_mask=b.mask, position_ids=positions, **_HIDDEN)
+            terms["s2l"] = hidden_cosine_loss([s.hidden_states[-1]], [final], b.mask)
             loss = loss + self.cfg.a2 * terms["s2l"]
         terms["loss"] = loss
         return terms
@@ -164,8 +167,7 @@ class PositionTransformCE(Method):
             length, self.target_window, rows * self.world, generator=self.generator
         )[self.rank * rows : (self.rank + 1) * rows].to(b.ids.device)
         # The attention mask is passed on purpose (see LongReD's s2l term).
-        logits = self.student(b.ids, attention_mask=b.mask, position_ids=positions).logits
-        ce = causal_lm_loss(logits, b.ids, b.mask)
+        ce = self.lm_loss(b, position_ids=positions)
         return {"ce_long": ce, "loss": ce}
 
 
@@ -177,7 +179,7 @@ class SentenceGapCE(TwoStage):
 
     def losses(self, batches: dict[str, Batch], step: int) -> dict[str, torch.Tensor]:
         if "short" in batches:
-            ce = self.plain_ce(batches["short"])
+            ce = self.lm_loss(batches["short"])
             return {"ce_replay": ce, "loss": ce}
         b = batches["long"]
         starts = sentence_starts(b.ids.cpu(), self.delimiters)
@@ -185,8 +187,7 @@ class SentenceGapCE(TwoStage):
             starts, self.target_window, generator=self.generator
         ).to(b.ids.device)
         # The attention mask is passed on purpose (see LongReD's s2l term).
-        logits = self.student(b.ids, attention_mask=b.mask, position_ids=positions).logits
-        ce = causal_lm_loss(logits, b.ids, b.mask)
+        ce = self.lm_loss(b, position_ids=positions)
         return {"ce_long": ce, "loss": ce}
 
     def finish(self) -> None:
@@ -242,7 +243,7 @@ class LinearARD(TwoStage):
 
     def losses(self, batches: dict[str, Batch], step: int) -> dict[str, torch.Tensor]:
         if "long" in batches:
-            ce = self.plain_ce(batches["long"])
+            ce = self.lm_loss(batches["long"])
             return {"cpt": ce, "loss": ce}
         b = batches["s2l"]
         wanted = {i - 1 for i in self.layers}
@@ -250,25 +251,38 @@ class LinearARD(TwoStage):
         teacher: dict[int, tuple[torch.Tensor, ...]] = {}
 
         def keep(layer: int, q, k, v, scale: float) -> None:
-            if layer in wanted:
-                teacher[layer] = (q, k, v)
+            if layer in wanted:  # copied out of inference mode: the relation KL keeps them
+                with torch.inference_mode(False):
+                    teacher[layer] = (q.clone(), k.clone(), v.clone())
 
         last = max(wanted)
-        with torch.no_grad():
+        with torch.inference_mode():
             _run_until(self.teacher, keep, last, b.ids, b.mask)
         sums = {kind: torch.zeros((), device=b.ids.device) for kind in self.cfg.ard_kinds}
+        student: dict[int, tuple[torch.Tensor, ...]] = {}
 
-        def compare(layer: int, q, k, v, scale: float) -> None:
-            if layer not in wanted:
-                return
+        def add(layer: int, qkv: tuple[torch.Tensor, ...]) -> None:
             for kind in self.cfg.ard_kinds:
-                student = (q, k, v)[kinds[kind]]
-                reference = teacher[layer][kinds[kind]]
                 sums[kind] = sums[kind] + relation_kl_loss(
-                    student, reference, b.mask, impl=self.cfg.impl
+                    qkv[kinds[kind]], teacher[layer][kinds[kind]], b.mask, impl=self.cfg.impl
                 )
 
+        # With activation checkpointing the relation KL runs after the forward pass, outside the
+        # decoder layers, so that a recomputed layer saves what it saved the first time; without
+        # it, inside the pass as each layer is reached (the order the cached runs were made in:
+        # the two agree to float rounding).
+        after = self.cfg.activation_checkpointing
+
+        def compare(layer: int, q, k, v, scale: float) -> None:
+            if layer in wanted:
+                if after:
+                    student[layer] = (q, k, v)
+                else:
+                    add(layer, (q, k, v))
+
         _run_until(self.student, compare, last, b.ids, b.mask)
+        for layer in sorted(student):
+            add(layer, student[layer])
         terms = {f"kl_{kind}": value / len(wanted) for kind, value in sums.items()}
         terms["loss"] = sum(terms.values())
         return terms

@@ -1,5 +1,6 @@
 """Data-parallel training under torchrun on 2 CPU processes (gloo) against one process: the same
-global batch gives the same loss curve within fp32 tolerance."""
+global batch gives the same loss curve within fp32 tolerance (DDP; FSDP2 with a sharded teacher),
+and within bf16 tolerance under FSDP2's mixed-precision policy (one process wrapped alike)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,14 @@ from pathlib import Path
 import pytest
 
 
-def _curve(out: Path) -> list[float]:
-    return [json.loads(x)["loss"] for x in (out / "metrics.jsonl").read_text().splitlines()]
+def _curve(out: Path, key: str = "loss") -> list[float]:
+    return [json.loads(x)[key] for x in (out / "metrics.jsonl").read_text().splitlines()]
 
 
-def _train(out: Path, recipe: str, nproc: int) -> None:
-    args = ["train", "--recipe", recipe, "--profile", "smoke", "--set", "steps=3",
-            "tokens_per_step=4096", "--out", str(out), "--quiet"]  # fmt: skip
+def _train(out: Path, recipe: str, nproc: int, *settings: str) -> None:
+    settings = settings or ("steps=3", "tokens_per_step=4096")
+    args = ["train", "--recipe", recipe, "--profile", "smoke", "--set", *settings,
+            "--out", str(out), "--quiet"]  # fmt: skip
     if nproc == 1:
         cmd = [sys.executable, "-m", "longred_bench", *args]
     else:
@@ -38,3 +40,47 @@ def test_two_processes_follow_the_one_process_curve(recipe: str, tmp_path: Path)
     assert len(one) == len(two) == 3
     assert two == pytest.approx(one, rel=1e-4, abs=1e-6)
     assert (tmp_path / "two" / "final" / "config.json").is_file()
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("recipe", "extra"),
+    [
+        ("longred", ("teacher_placement=shard",)),
+        # LoRA off: a LoRA student is merged before saving, which FSDP2's shards do not support
+        ("linearard", ("activation_checkpointing=true", "lora_rank=0")),
+    ],
+)
+def test_fsdp_follows_the_one_process_curve(recipe: str, extra: tuple, tmp_path: Path) -> None:
+    settings = ("steps=3", "tokens_per_step=4096", "distributed=fsdp", *extra)
+    _train(tmp_path / "one", recipe, 1, *settings)
+    _train(tmp_path / "two", recipe, 2, *settings)
+    assert _curve(tmp_path / "two") == pytest.approx(_curve(tmp_path / "one"), rel=1e-4, abs=1e-6)
+    # checkpoints of a sharded student hold its whole weights (gathered by both processes)
+    from longred_bench.training.checkpoint import latest_checkpoint, load_checkpoint
+
+    weights, state = load_checkpoint(latest_checkpoint(tmp_path / "two"))
+    one, _ = load_checkpoint(latest_checkpoint(tmp_path / "one"))
+    assert weights.keys() == one.keys() and state["step"] == 3
+    assert all(weights[k].shape == one[k].shape for k in one)
+
+
+BF16_STEPS = ("steps=5", "tokens_per_step=2048", "lr=1e-3", "checkpoint_every=2",
+              "distributed=fsdp", "mixed_precision=fsdp", "dtype=bfloat16",
+              "lm_loss=chunked")  # fmt: skip
+
+
+@pytest.mark.integration
+def test_fsdp_mixed_precision_on_two_processes_matches_one_within_bf16(tmp_path: Path) -> None:
+    _train(tmp_path / "one", "cpt", 1, *BF16_STEPS)
+    _train(tmp_path / "two", "cpt", 2, *BF16_STEPS)
+    _train(tmp_path / "fp32", "cpt", 1, *BF16_STEPS[:4])
+    one, two, fp32 = (_curve(tmp_path / n) for n in ("one", "two", "fp32"))
+    assert len(one) == len(two) == 5
+    # bf16 keeps 8 bits of mantissa (eps 2**-7); the curves agree far inside that
+    assert two == pytest.approx(one, rel=2**-9)
+    norms = [_curve(tmp_path / n, "grad_norm") for n in ("one", "two")]
+    assert norms[1] == pytest.approx(norms[0], rel=2**-6)
+    assert one != fp32  # the policy took effect: bf16 compute is not the fp32 run
+    assert one == pytest.approx(fp32, rel=2**-7)
+    assert (tmp_path / "two" / "final" / "model.safetensors").is_file()

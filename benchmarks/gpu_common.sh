@@ -1,0 +1,15 @@
+# Shared by the GPU check scripts (sourced, after they set LOG): the stage banner, a logged
+# command, and the set-up every run starts with (the GPU, this checkout installed without
+# fetching anything, the versions and the commit).
+export PYTHONUNBUFFERED=1
+PY=${PYTHON:-python3}
+stage() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$LOG"; }
+run() { "$@" 2>&1 | tee -a "$LOG"; }
+setup_checkout() {
+  stage setup
+  run nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+  run $PY -m pip install -q --no-deps --no-build-isolation --no-index -e . || exit 1
+  run $PY -c "import torch, triton, transformers; print('torch', torch.__version__, 'triton',
+triton.__version__, 'transformers', transformers.__version__, torch.cuda.get_device_name())"
+  run $PY -c "from longred_bench.results import git_commit; print('commit', git_commit())"
+}

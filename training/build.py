@@ -24,8 +24,6 @@ from longred_bench.training.plan import micro_rows, micro_steps, stream_lengths
 from longred_bench.training.position_transforms import sentence_delimiter_ids
 from longred_bench.training.streams import WindowStream
 
-TEACHER_RECIPES = ("longred", "linearard")
-
 
 @dataclass
 class Run:
@@ -108,7 +106,7 @@ def _models(cfg: TrainConfig) -> tuple[torch.nn.Module, torch.nn.Module | None, 
     loaded = load(cfg.model)
     window = int(loaded.model.config.max_position_embeddings)
     teacher = None
-    if cfg.recipe in TEACHER_RECIPES:
+    if METHODS[cfg.recipe].TEACHER:
         teacher = loaded.model
         if cfg.teacher not in (None, cfg.model):
             teacher = load(cfg.teacher).model
@@ -122,7 +120,8 @@ def _models(cfg: TrainConfig) -> tuple[torch.nn.Module, torch.nn.Module | None, 
 
 def _check_lengths(cfg: TrainConfig, student: Any, window: int) -> None:
     target = int(student.config.max_position_embeddings)
-    if cfg.recipe in ("cpt", "mix-cpt", "longred", "linearard", "attention-only"):
+    rows = METHODS[cfg.recipe].LONG_ROWS
+    if rows == "beyond":
         if cfg.long_len <= window:
             raise UserError(
                 f"long_len={cfg.long_len} is not above the original window ({window}): "
@@ -133,7 +132,7 @@ def _check_lengths(cfg: TrainConfig, student: Any, window: int) -> None:
                 f"long_len={cfg.long_len} exceeds the extended window ({target}) of "
                 f"rope={cfg.rope}: raise the extension's factor or lower long_len"
             )
-    elif cfg.recipe in ("pose", "rpes", "longrecipe"):
+    elif rows == "within":
         if cfg.long_len >= target:
             raise UserError(
                 f"long_len={cfg.long_len} is not below the extended window ({target}) of "

@@ -95,7 +95,9 @@ def wrap_student(
         device = next(model.parameters()).device
         ids = [device.index] if device.type == "cuda" else None
         # LinearARD's loss never reaches the last MLP, final norm and LM head.
-        unused = cfg.recipe == "linearard"
+        from longred_bench.training.methods import METHODS
+
+        unused = METHODS[cfg.recipe].UNUSED_PARAMETERS
         return DistributedDataParallel(model, device_ids=ids, find_unused_parameters=unused)
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 

@@ -59,9 +59,11 @@ class Phase(Protocol):
 
 
 def total_steps(cfg: TrainConfig) -> int:
-    """Optimizer steps of the run (LinearARD's optional CPT stage and LongRecipe's replay
-    included)."""
-    return cfg.steps + (cfg.cpt_steps if cfg.recipe == "linearard" else 0) + cfg.replay_steps
+    """Optimizer steps of the run, as its method counts them (LinearARD's optional CPT stage and
+    LongRecipe's replay included)."""
+    from longred_bench.training.methods import METHODS
+
+    return METHODS[cfg.recipe].total_steps(cfg)
 
 
 def _prepare_dir(cfg: TrainConfig, out: Path, resume: bool) -> None:

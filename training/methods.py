@@ -33,6 +33,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from contextlib import suppress
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
 
 import torch
 import torch.distributed as dist
@@ -55,9 +57,31 @@ from longred_bench.training.streams import Batch
 _HIDDEN = {"output_hidden_states": True, "logits_to_keep": 1}
 
 
+@dataclass(frozen=True)
+class Preparation:
+    """What a recipe does before its first step: ``phases`` around the loop (pretraining's copy
+    warm-up) and the anchor types it measured (LongRecipe)."""
+
+    phases: tuple[Any, ...] = ()
+    anchors: tuple[str, ...] | None = None
+
+
 @dataclass
 class Method(ABC):
-    """Loss terms of one recipe over the student (and a frozen teacher where it needs one)."""
+    """Loss terms of one recipe over the student (and a frozen teacher where it needs one), and
+    the recipe's own facts the loop and the builder ask it for (its hooks): whether it distils
+    from a teacher (``TEACHER``), how its long rows sit against the windows (``LONG_ROWS``),
+    whether the loss leaves parameters unused (``UNUSED_PARAMETERS``), how many optimizer steps
+    it takes (:meth:`total_steps`), its streams' token shares (:meth:`stream_mix`), the work
+    before its first step (:meth:`prepare`) and, for a recipe that trains nothing,
+    :meth:`produce`."""
+
+    TEACHER: ClassVar[bool] = False
+    # "beyond": long rows longer than the original window, within the extended one; "within":
+    # samples shorter than the extended window, stretched over it; "": no check.
+    LONG_ROWS: ClassVar[str] = "beyond"
+    UNUSED_PARAMETERS: ClassVar[bool] = False  # DDP must look for them (LinearARD: the LM head)
+    TRAINS: ClassVar[bool] = True
 
     cfg: TrainConfig
     student: torch.nn.Module
@@ -80,6 +104,32 @@ class Method(ABC):
 
     def finish(self) -> None:  # noqa: B027 (a hook: most recipes add nothing)
         """Work on the student after the last step, before its weights are saved (none)."""
+
+    @classmethod
+    def total_steps(cls, cfg: TrainConfig) -> int:
+        """Optimizer steps of a run (LongRecipe's replay included)."""
+        return cfg.steps + cfg.replay_steps
+
+    @classmethod
+    def stream_mix(cls, cfg: TrainConfig) -> dict[str, float]:
+        """Each stream's share of a step's tokens."""
+        return cfg.mix
+
+    @classmethod
+    def stream_phases(cls, streams: list[str]) -> list[list[str]]:
+        """The streams read together at a step, per stage of the run."""
+        return [list(streams)]
+
+    @classmethod
+    def prepare(cls, cfg: TrainConfig, out: Path, *, train: Any, progress: bool) -> Preparation:
+        """The work before the first step (none); ``train`` trains a config into a folder (the
+        loop's :func:`~longred_bench.training.loop.train`), for a brief run of its own."""
+        return Preparation()
+
+    @classmethod
+    def produce(cls, cfg: TrainConfig, out: Path, *, progress: bool) -> Path:
+        """The final model of a recipe that trains nothing (:attr:`TRAINS` False)."""
+        raise NotImplementedError(f"recipe {cfg.recipe} trains: the loop produces its model")
 
     def lm_loss(self, b: Batch, **kwargs) -> torch.Tensor:
         """Next-token CE of the student on ``b`` (at ``position_ids`` where given), computed as
@@ -112,8 +162,47 @@ class CrossEntropy(Method):
         return terms
 
 
+class Pretrain(CrossEntropy):
+    """Pretraining from scratch: next-token CE on the mix, after the copy warm-up where the
+    config has one (:mod:`longred_bench.training.pretrain.induction`)."""
+
+    LONG_ROWS = ""
+
+    @classmethod
+    def prepare(cls, cfg: TrainConfig, out: Path, *, train: Any, progress: bool) -> Preparation:
+        from longred_bench.training.pretrain.induction import pretrain_phases
+
+        return Preparation(phases=pretrain_phases(cfg))
+
+
+class OriginalWindowCE(CrossEntropy):
+    """CE at the original RoPE and window (``control``): no long rows to check."""
+
+    LONG_ROWS = ""
+
+
+class Merge(CrossEntropy):
+    """Model merging: ``merge_weight`` x a trained extended model + the rest x the original; no
+    optimizer, no data (:mod:`longred_bench.training.merge`)."""
+
+    LONG_ROWS = ""
+    TRAINS = False
+
+    @classmethod
+    def total_steps(cls, cfg: TrainConfig) -> int:
+        return 0
+
+    @classmethod
+    def produce(cls, cfg: TrainConfig, out: Path, *, progress: bool) -> Path:
+        from longred_bench.training.merge import merge_run
+
+        return merge_run(cfg, out, progress=progress)
+
+
 class LongReD(Method):
     """``L_long + a1 L_short + a2 L_s2l`` (module docstring)."""
+
+    TEACHER = True
 
     def losses(self, batches: dict[str, Batch], step: int) -> dict[str, torch.Tensor]:
         terms: dict[str, torch.Tensor] = {}
@@ -158,6 +247,8 @@ class LongReD(Method):
 class PositionTransformCE(Method):
     """CE on short samples at position ids spread over the extended window (module docstring)."""
 
+    LONG_ROWS = "within"
+
     def losses(self, batches: dict[str, Batch], step: int) -> dict[str, torch.Tensor]:
         b = batches["long"]
         rows, length = b.ids.shape
@@ -175,6 +266,8 @@ class SentenceGapCE(TwoStage):
     """LongRecipe: CE at sentence-gap positions, then replay, then the merge (module docstring).
     ``delimiters`` (the tokenizer's sentence-ending token ids) is set by the builder."""
 
+    LONG_ROWS = "within"
+
     delimiters: torch.Tensor | None = None
 
     def losses(self, batches: dict[str, Batch], step: int) -> dict[str, torch.Tensor]:
@@ -189,6 +282,19 @@ class SentenceGapCE(TwoStage):
         # The attention mask is passed on purpose (see LongReD's s2l term).
         ce = self.lm_loss(b, position_ids=positions)
         return {"ce_long": ce, "loss": ce}
+
+    @classmethod
+    def prepare(cls, cfg: TrainConfig, out: Path, *, train: Any, progress: bool) -> Preparation:
+        """With ``anchors: [measured]``, the anchor types measured for this run's model
+        (:func:`longred_bench.training.anchors.measure_anchors`), kept in ``run.json``."""
+        from longred_bench.training.impactful_tokens import MEASURED
+
+        if MEASURED not in cfg.anchors:
+            return Preparation()
+        from longred_bench.training.anchors import ImpactInfo, measure_anchors
+
+        impact = measure_anchors(cfg, out, train=train, progress=progress)
+        return Preparation(phases=(ImpactInfo(impact),), anchors=tuple(impact["anchors"]))
 
     def finish(self) -> None:
         """``merge_weight`` x the trained weights + the rest x the original model's."""
@@ -240,6 +346,20 @@ class LinearARD(TwoStage):
     """Relation-KL distillation of q/k/v, then optional long-text CE (module docstring)."""
 
     STAGES = ("s2l", "long")
+    TEACHER = True
+    UNUSED_PARAMETERS = True
+
+    @classmethod
+    def total_steps(cls, cfg: TrainConfig) -> int:
+        return cfg.steps + cfg.cpt_steps + cfg.replay_steps
+
+    @classmethod
+    def stream_mix(cls, cfg: TrainConfig) -> dict[str, float]:
+        return {"s2l": 1.0, **({"long": 1.0} if cfg.cpt_steps else {})}
+
+    @classmethod
+    def stream_phases(cls, streams: list[str]) -> list[list[str]]:
+        return [["s2l"], ["long"]]
 
     def losses(self, batches: dict[str, Batch], step: int) -> dict[str, torch.Tensor]:
         if "long" in batches:
@@ -289,10 +409,11 @@ class LinearARD(TwoStage):
 
 
 METHODS: dict[str, type[Method]] = {
-    "pretrain": CrossEntropy,
+    "pretrain": Pretrain,
     "cpt": CrossEntropy,
     "mix-cpt": CrossEntropy,
-    "control": CrossEntropy,
+    "control": OriginalWindowCE,
+    "merge": Merge,
     "longred": LongReD,
     "linearard": LinearARD,
     "pose": PositionTransformCE,

@@ -23,17 +23,17 @@ def stream_lengths(cfg: TrainConfig, window: int) -> dict[str, int]:
 def micro_rows(cfg: TrainConfig, window: int) -> dict[str, int]:
     """Rows of each stream per micro-step (all processes together): the step's tokens split by
     the mix (LinearARD: all on s2l, and on long for its CPT stage)."""
+    from longred_bench.training.methods import METHODS
+
+    method = METHODS[cfg.recipe]
     lengths = stream_lengths(cfg, window)
-    mix = cfg.mix
-    if cfg.recipe == "linearard":
-        mix = {"s2l": 1.0, **({"long": 1.0} if cfg.cpt_steps else {})}
+    mix = method.stream_mix(cfg)
     micro = micro_steps(cfg)
     rows = {
         name: max(1, round(cfg.tokens_per_step * frac / lengths[name] / micro))
         for name, frac in mix.items()
     }
-    phases = [["s2l"], ["long"]] if cfg.recipe == "linearard" else [list(rows)]
-    for phase in phases:
+    for phase in method.stream_phases(list(rows)):
         got = micro * sum(rows[n] * lengths[n] for n in phase if n in rows)
         if got and abs(got - cfg.tokens_per_step) > TOKEN_TOLERANCE * cfg.tokens_per_step:
             per = ", ".join(f"{n}: {micro * rows[n]} x {lengths[n]}" for n in phase if n in rows)
@@ -47,10 +47,12 @@ def micro_rows(cfg: TrainConfig, window: int) -> dict[str, int]:
 def describe_plan(cfg: TrainConfig) -> str:
     """The resolved config as YAML, then tokens per step and in total."""
     from longred_bench.models.loading import load_config
+    from longred_bench.training.methods import METHODS
 
-    if cfg.recipe == "merge":
+    method = METHODS[cfg.recipe]
+    if not method.TRAINS:
         head = yaml.safe_dump(cfg.to_dict(), sort_keys=True).rstrip()
-        return f"{head}\n\nmerge: no training steps, no tokens (weights interpolated)"
+        return f"{head}\n\n{cfg.recipe}: no training steps, no tokens (weights interpolated)"
     if cfg.recipe == "pretrain":
         window = int(cfg.architecture.get("max_position_embeddings", 256))
     else:
@@ -65,10 +67,10 @@ def describe_plan(cfg: TrainConfig) -> str:
             )
     lengths = stream_lengths(cfg, window)
     micro = micro_steps(cfg)
-    rows = {n: r * micro for n, r in micro_rows(cfg, window).items() if n != "long"
-            or cfg.recipe != "linearard"}  # fmt: skip
+    first = method.stream_phases(list(micro_rows(cfg, window)))[0]
+    rows = {n: r * micro for n, r in micro_rows(cfg, window).items() if n in first}
     per_step = sum(r * lengths[n] for n, r in rows.items())
-    steps = cfg.steps + (cfg.cpt_steps if cfg.recipe == "linearard" else 0)
+    steps = method.total_steps(cfg) - cfg.replay_steps
     lines = [yaml.safe_dump(cfg.to_dict(), sort_keys=True).rstrip(), ""]
     lines += [f"stream {n}: {r} rows x {lengths[n]} tokens per step" for n, r in rows.items()]
     lines += [

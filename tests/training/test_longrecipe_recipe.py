@@ -107,7 +107,7 @@ def test_longrecipe_measures_its_anchors_then_selects(
     from them in run.json and impact.json; a resumed run reads the measurement back."""
     from data_helpers import ensure_cached
 
-    from longred_bench.jobs.train import IMPACT
+    from longred_bench.training.anchors import IMPACT
 
     ensure_cached(request, "austen")
     cfg = smoke("longrecipe", long_data="austen", anchors=["measured"], keep_other=0.5,

@@ -1,0 +1,91 @@
+"""LongRecipe's measured anchor types: a brief full-length ``cpt`` run of ``impact_steps`` steps
+into ``DIR/impact/``, then the per-token logit change between the original and that briefly
+extended model over :data:`IMPACT_WINDOWS` D1 windows of the extended length
+(:mod:`longred_bench.training.impactful_tokens`), written to ``DIR/impact.json`` and, through
+:class:`ImpactInfo`, to the run's ``run.json``; a resumed run reads it back. The recipe's
+:meth:`~longred_bench.training.methods.SentenceGapCE.prepare` hook calls it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from longred_bench.training.config import TrainConfig
+
+IMPACT_WINDOWS = 32
+IMPACT = "impact.json"
+
+
+class ImpactInfo:
+    """A loop phase that adds the anchor measurement to ``run.json``."""
+
+    def __init__(self, impact: dict[str, Any]) -> None:
+        self.impact = impact
+
+    def before(self, run: Any, cfg: TrainConfig, out: Path, *, world: int, progress: bool) -> None:
+        return None
+
+    def info(self, run: Any, cfg: TrainConfig, out: Path) -> dict[str, Any]:
+        return {"impact": self.impact}
+
+
+def measure_anchors(
+    cfg: TrainConfig, out: Path, *, train: Callable[..., Path], progress: bool = True
+) -> dict[str, Any]:
+    """LongRecipe's anchor types for ``cfg`` (module docstring): ``anchors``, ``lifts`` and
+    ``shares`` per word type, and how they were measured; read from ``out/impact.json`` when
+    there. ``train(cfg, out, resume=..., progress=...)`` trains the brief run."""
+    import torch
+
+    from longred_bench.cache import atomic_write_text
+    from longred_bench.models.loading import extended_config, load, load_config
+    from longred_bench.training.checkpoint import latest_checkpoint
+    from longred_bench.training.data import window_set
+    from longred_bench.training.impactful_tokens import (
+        logit_change,
+        measured_anchors,
+        type_lifts,
+        type_shares,
+    )
+
+    path = out / IMPACT
+    if path.is_file():
+        return json.loads(path.read_text())
+    target = int(extended_config(load_config(cfg.model), cfg.rope).max_position_embeddings)
+    # About as many tokens a step as the run's long stage reads (its share of tokens_per_step),
+    # in whole rows of the target window.
+    rows = max(1, round(cfg.tokens_per_step * cfg.mix["long"] / target))
+    brief = cfg.replace(
+        recipe="cpt", steps=cfg.impact_steps, long_len=target, mix_long=1.0, mix_short=0.0,
+        mix_s2l=0.0, anchors=(), keep_other=1.0, replay_steps=0, replay_lr=0.0,
+        checkpoint_every=cfg.impact_steps, schedule="constant", warmup_steps=0,
+        tokens_per_step=rows * target,
+    )  # fmt: skip
+    brief_dir = out / "impact"
+    extended = train(brief, brief_dir, resume=latest_checkpoint(brief_dir) is not None,
+                     progress=progress)  # fmt: skip
+    brief_info = json.loads((brief_dir / "run.json").read_text())
+    original = load(cfg.model)
+    ids, _ = window_set(original.tokenizer, cfg.long_data, target, seed=cfg.seed)
+    ids = ids[:IMPACT_WINDOWS]
+    with torch.no_grad():
+        change = logit_change(original.model.eval(), load(str(extended)).model.eval(), ids)
+    lifts = type_lifts(change, ids, original.tokenizer)
+    impact = {
+        "anchors": list(measured_anchors(lifts)),
+        "lifts": {k: round(v, 4) for k, v in lifts.items()},
+        "shares": {k: round(v, 4) for k, v in type_shares(change, ids, original.tokenizer).items()},
+        "brief_steps": cfg.impact_steps,
+        "brief_len": target,
+        "brief_tokens": brief_info["tokens"],
+        "brief_seconds": brief_info["seconds"],
+        "windows": len(ids),
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(impact, indent=2))
+    if progress:
+        print(f"[longrecipe] measured anchors {impact['anchors']} (lifts {impact['lifts']})",
+              flush=True)  # fmt: skip
+    return impact

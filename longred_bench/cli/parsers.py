@@ -191,7 +191,7 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
     from longred_bench.jobs.configs import COMPARE_SUITES, CompareConfig
     from longred_bench.pcd.config import add_pcd_arguments
 
-    d = CompareConfig(original="", rope=("x",))
+    d = CompareConfig(original="", rope=("pi:factor=2",))
     p = sub.add_parser(
         "compare",
         help="drift + short retention + RULER + NIAH of extended models, one report",

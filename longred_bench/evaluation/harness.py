@@ -259,11 +259,23 @@ def _metadata(model_spec: str, **values: Any) -> dict[str, Any]:
     return {"tokenizer": model_spec, **{k: v for k, v in values.items() if v is not None}}
 
 
-def run_eval(cfg: EvalConfig, *, progress: bool = True, item_scores: bool = False) -> EvalResult:
+def run_eval(
+    cfg: EvalConfig,
+    *,
+    progress: bool = True,
+    item_scores: bool = False,
+    request_cache: Path | None = None,
+) -> EvalResult:
     """Run the evaluation ``cfg`` describes (:class:`~longred_bench.evaluation.config.EvalConfig`,
     already checked). ``item_scores`` adds one ``eval_item`` record per scored document and
     per-document metric (:func:`longred_bench.evaluation.items.item_records`; not for the ``ppl``
-    suite, which has no lm-eval documents)."""
+    suite, which has no lm-eval documents).
+
+    ``request_cache`` (a path prefix) keeps every model response as it is computed, in lm-eval's
+    request cache (``<prefix>_rank0.db``, lm-eval's ``use_cache``), and the ``ppl`` suite's
+    records of each finished length in the folder ``<prefix>``: an evaluation interrupted and
+    run again with the same cache computes only what it had not finished. The caller keys the
+    prefix by everything a response depends on (model, RoPE, decoding, ...)."""
     if item_scores and cfg.suite == "ppl":
         raise UserError("item scores are for the lm-eval suites; the ppl suite has no documents")
     model_spec, suite, rope, limit, samples = cfg.model, cfg.suite, cfg.rope, cfg.limit, cfg.samples
@@ -285,6 +297,7 @@ def run_eval(cfg: EvalConfig, *, progress: bool = True, item_scores: bool = Fals
             batch_size=batch_size,
             device=device,
             progress=progress,
+            done_dir=request_cache,
         )
     with lm_eval_output(quiet=not progress):
         import lm_eval
@@ -350,6 +363,7 @@ def run_eval(cfg: EvalConfig, *, progress: bool = True, item_scores: bool = Fals
             samples={f.task: f.fitting for f in fits},
             log_samples=suite == "niah" or item_scores,
             task_manager=manager,
+            use_cache=None if request_cache is None else str(request_cache),
             random_seed=seed,
             numpy_random_seed=seed,
             torch_random_seed=seed,
@@ -434,26 +448,40 @@ def _run_ppl(
     batch_size: int,
     device: str,
     progress: bool,
+    done_dir: Path | None = None,
 ) -> EvalResult:
-    """The ``ppl`` suite: perplexity by position bucket at each length (no lm-eval)."""
+    """The ``ppl`` suite: perplexity by position bucket at each length (no lm-eval); with
+    ``done_dir``, each finished length's records are kept there and read back on a rerun."""
+    from longred_bench.cache import atomic_write_text
     from longred_bench.evaluation.ppl import run_position_ppl
 
     if lengths is None:
         lengths = [_pow2_floor(_config_of(model_spec, rope).max_position_embeddings)]
+    corpus, windows = corpus or "austen", samples or 8
     records: list[dict[str, Any]] = []
     for length in sorted(lengths):
-        for record in run_position_ppl(
-            model_spec,
-            rope=rope,
-            corpus=corpus or "austen",
-            length=length,
-            num_windows=samples or 8,
-            bucket=_ppl_bucket(length),
-            batch_size=batch_size,
-            device=device,
-            progress=progress,
-        ):
-            records.append({**record, "suite": "ppl"})
+        saved = None if done_dir is None else done_dir / f"ppl-{corpus}-{windows}-{length}.json"
+        if saved is not None and saved.is_file():
+            records += json.loads(saved.read_text())
+            continue
+        got = [
+            {**record, "suite": "ppl"}
+            for record in run_position_ppl(
+                model_spec,
+                rope=rope,
+                corpus=corpus,
+                length=length,
+                num_windows=windows,
+                bucket=_ppl_bucket(length),
+                batch_size=batch_size,
+                device=device,
+                progress=progress,
+            )
+        ]
+        if saved is not None:
+            saved.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(saved, json.dumps(got))
+        records += got
     return EvalResult(records)
 
 

@@ -6,8 +6,10 @@ through :func:`longred_bench.evaluation.harness.run_eval`, and measures drift fr
 (:func:`longred_bench.jobs.drift.run_drift`). Each unit of work (one model and suite, or the drift
 of one set of models) is saved under ``<out>/runs/`` beside the config that made it and reused
 when the same config is asked again, so an interrupted comparison resumes where it stopped and a
-failure loses nothing already measured. The report (:mod:`longred_bench.reports.compare_report`)
-is built from those saved records only.
+failure loses nothing already measured; inside a unit, each model response is kept under
+``<out>/runs/requests/`` as it is computed and each drift window's sums beside the drift units
+(:mod:`longred_bench.jobs.resume`), so even the unit in progress resumes. The report
+(:mod:`longred_bench.reports.compare_report`) is built from those saved records only.
 
 With ``decoding`` naming ``pcd`` every model gets one more row, labelled ``<label> +pcd``: its
 short suite, RULER and NIAH decoded and scored with Positional Contrastive Decoding (parameters
@@ -25,7 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.errors import UserError
+from longred_bench.evaluation.config import EvalConfig
 from longred_bench.jobs.configs import CompareConfig
+from longred_bench.jobs.resume import drop_responses, request_cache
 from longred_bench.jobs.units import cached_records, run_eval_unit, save_records
 from longred_bench.pcd.config import PcdConfig
 
@@ -134,7 +138,10 @@ def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list
             if got is None:
                 if progress:
                     print(f"[compare] {label}: {unit['suite']}", flush=True)
-                got = save_records(path, unit, run_eval_unit(unit, progress), cfg.seed, cfg.device)
+                cache = request_cache(runs, EvalConfig.from_dict(unit))
+                measured = run_eval_unit(unit, progress, request_cache=cache)
+                got = save_records(path, unit, measured, cfg.seed, cfg.device)
+                drop_responses(cache)  # saved in the unit: the cache holds unfinished units only
             records += [{**r, "label": label} for r in got]
     if "drift" in cfg.suites:
         records += _drift(cfg, runs / "drift", progress)
@@ -165,8 +172,11 @@ def _drift(cfg: CompareConfig, root: Path, progress: bool) -> list[dict[str, Any
         if got is None:
             if progress:
                 print(f"[compare] drift: {name}", flush=True)
-            drift_records, _ = run_drift(DriftConfig.from_dict(unit), progress=progress)
+            partial = root / f"{name}.partial.json"
+            drift_cfg = DriftConfig.from_dict(unit)
+            drift_records, _ = run_drift(drift_cfg, progress=progress, partial=partial)
             got = save_records(path, unit, drift_records, cfg.seed, cfg.device)
+            partial.unlink(missing_ok=True)
         records += [{**r, "label": r["extension"]} for r in got]
     return records
 

@@ -207,9 +207,9 @@ def test_compare_tiny_end_to_end_and_resume(
     monkeypatch.undo()
     original_unit = compare.run_eval_unit
 
-    def spy(unit, progress):
+    def spy(unit, progress, **kwargs):
         calls.append(unit["suite"])
-        return original_unit(unit, progress)
+        return original_unit(unit, progress, **kwargs)
 
     monkeypatch.setattr(compare, "run_eval_unit", spy)
     monkeypatch.setattr("longred_bench.jobs.drift.run_drift", fail)

@@ -120,7 +120,9 @@ def add_drift(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", default="cpu")
     p.add_argument("--dtype", default="float32")
     p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--quiet", action="store_true", help="no progress bars; a progress line a minute"
+    )
     p.set_defaults(func=commands.cmd_drift)
 
 
@@ -182,7 +184,9 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", default="cpu")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--quiet", action="store_true", help="less lm-eval logging")
+    p.add_argument(
+        "--quiet", action="store_true", help="no lm-eval logging or bars; a progress line a minute"
+    )
     p.set_defaults(func=commands.cmd_eval)
 
 
@@ -225,7 +229,9 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     add_pcd_arguments(p)
     p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--quiet", action="store_true", help="less logging")
+    p.add_argument(
+        "--quiet", action="store_true", help="no lm-eval logging or bars; a progress line a minute"
+    )
     p.set_defaults(func=commands.cmd_compare)
 
 

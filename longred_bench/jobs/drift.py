@@ -28,6 +28,7 @@ from longred_bench.cache import atomic_write_text
 from longred_bench.data.texts import token_windows
 from longred_bench.errors import UserError
 from longred_bench.jobs.configs import DriftConfig
+from longred_bench.jobs.heartbeat import heartbeat
 from longred_bench.metrics.drift import DriftResult, TextSums, measure_drift, select_layers
 from longred_bench.models.loading import LoadedModel, extend, load
 from longred_bench.results import Provenance, write_records
@@ -201,7 +202,11 @@ def drift_command(cfg: DriftConfig, out: Path, *, progress: bool = True) -> list
     from longred_bench.reports.drift_report import drift_frames, drift_markdown
     from longred_bench.results import read_records
 
-    records, provenance = run_drift(cfg, progress=progress, partial=out / PARTIAL)
+    def line() -> str:
+        return f"[drift] {partial_windows(out / PARTIAL)} of {cfg.num_texts} window(s) measured"
+
+    with heartbeat(line, enabled=not progress):
+        records, provenance = run_drift(cfg, progress=progress, partial=out / PARTIAL)
     jsonl = save_run(out, records, provenance)
     (out / PARTIAL).unlink(missing_ok=True)
     records = read_records(jsonl)

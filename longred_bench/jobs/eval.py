@@ -3,7 +3,8 @@ records with provenance, lm-eval's raw results and the suite's report and plots.
 
 Every model response is kept under ``out/requests/`` as it is computed
 (:mod:`longred_bench.jobs.resume`), so an interrupted ``eval`` run again with the same model
-settings computes only the requests (tasks, lengths, documents) it had not finished.
+settings computes only the requests (tasks, lengths, documents) it had not finished. With
+``--quiet`` a progress line comes at least every minute (:mod:`longred_bench.jobs.heartbeat`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from longred_bench.evaluation.config import EvalConfig
 from longred_bench.evaluation.harness import run_eval
+from longred_bench.jobs.heartbeat import heartbeat
 from longred_bench.jobs.resume import REQUESTS, request_cache, saved_responses
 from longred_bench.reports.eval_report import write_eval_report
 from longred_bench.results import Provenance, write_records
@@ -26,7 +28,14 @@ def eval_command(cfg: EvalConfig, out: Path, *, progress: bool = True) -> list[P
     if saved:
         print(f"[eval] resuming: {saved} model response(s) saved under {out / REQUESTS} are "
               "reused, only the rest is computed", flush=True)  # fmt: skip
-    result = run_eval(cfg, progress=progress, request_cache=cache)
+
+    def line() -> str:
+        return (
+            f"[eval] {cfg.suite} of {cfg.model}: {saved_responses(cache)} model response(s) so far"
+        )
+
+    with heartbeat(line, enabled=not progress):
+        result = run_eval(cfg, progress=progress, request_cache=cache)
     provenance = Provenance.collect(
         {"command": "eval", **cfg.to_dict()}, seed=cfg.seed, device=cfg.device
     )

@@ -101,3 +101,10 @@ def test_bad_rope_specs_are_refused_before_torch_loads(tmp_path: Path) -> None:
 def test_every_command_that_writes_a_folder_checks_it() -> None:
     assert set(WRITES) == set(COMMANDS)
     assert main(["train", "--recipe", "cpt", "--profile", "smoke", "--dry-run"]) == 0
+
+
+def test_a_ruler_length_off_the_grid_names_the_nearest_one() -> None:
+    from longred_bench.evaluation.config import EvalConfig
+
+    with pytest.raises(UserError, match=re.escape("nearest: 1000 -> 1024, 300 -> 256")):
+        EvalConfig(model="m", suite="ruler", lengths=(1000, 300))

@@ -28,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     parsers.add_psa(sub)
     parsers.add_train(sub)
     parsers.add_reproduce(sub)
+    parsers.add_models(sub)
     p = sub.add_parser(
         "profiles",
         help="list the scale profiles: model, where, purpose, what each table runs at",

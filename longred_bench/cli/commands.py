@@ -159,6 +159,21 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_models(args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        raise UserError(f"--limit must be at least 1, got {args.limit}")
+    from longred_bench.jobs.limits import ZOO_ORDER, limits_table, model_folder, model_limits
+
+    if args.path is not None:
+        print(model_folder(args.path))
+        return 0
+
+    suites = tuple(args.suites)
+    rows = [model_limits(m, limit=args.limit, suites=suites) for m in args.model or ZOO_ORDER]
+    print(limits_table(rows, suites, args.limit))
+    return 0
+
+
 def cmd_profiles(args: argparse.Namespace) -> int:
     from longred_bench.reproduce.tables import profiles_table
 

@@ -349,3 +349,29 @@ def add_reproduce(sub: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=commands.cmd_reproduce)
+
+
+def add_models(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "models",
+        help="what each model can run: window, RULER and NIAH lengths, short suites that fit",
+        description="For each model (default: the zoo, tiny-random, tiny-base, smollm2-135m), "
+        "print its window, the RULER lengths at which every task's first sample fits its "
+        "tokenizer, the smallest NIAH length and whether each short suite has documents within "
+        "its window (the check eval makes before running). Nothing is evaluated; zoo models not "
+        "fetched or built are named with the command that provides them.",
+    )
+    p.add_argument("--model", nargs="+", metavar="M", help="model specs (default: the zoo)")
+    p.add_argument(
+        "--path", metavar="M",
+        help="only print the Hugging Face folder of model M (e.g. for lm_eval's pretrained=)",
+    )  # fmt: skip
+    p.add_argument(
+        "--limit", type=int, default=20, metavar="N",
+        help="short suites: look at each task's first N documents (default 20)",
+    )  # fmt: skip
+    p.add_argument(
+        "--suites", nargs="*", default=["short_tiny", "short"], choices=["short_tiny", "short"],
+        help="short suites to check (default both; none: lengths only, faster)",
+    )  # fmt: skip
+    p.set_defaults(func=commands.cmd_models)

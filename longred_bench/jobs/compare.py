@@ -143,7 +143,7 @@ def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list
                         print(f"[compare] {label}: {unit['suite']}", flush=True)
                     cache = request_cache(runs, EvalConfig.from_dict(unit))
                     state.start(f"{label}: {unit['suite']}", cache=cache)
-                    measured = run_eval_unit(unit, progress, request_cache=cache)
+                    measured = _measure(unit, progress, cache, window)
                     got = save_records(path, unit, measured, cfg.seed, cfg.device)
                     drop_responses(cache)  # saved in the unit: the cache holds unfinished ones
                 records += [{**r, "label": label} for r in got]
@@ -152,6 +152,21 @@ def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list
             records += _drift(cfg, name, unit, runs / "drift", progress, state)
             state.done += 1
     return records
+
+
+def _measure(unit: dict[str, Any], progress: bool, cache: Path, window: int) -> list[dict]:
+    """One evaluation unit's records; a short suite the original's window cannot hold is an
+    error naming compare's own way out (``--short-tasks``)."""
+    from longred_bench.evaluation.harness import WindowTooSmall
+
+    try:
+        return run_eval_unit(unit, progress, request_cache=cache)
+    except WindowTooSmall as exc:
+        raise UserError(
+            f"{exc}; compare scores every model's short suite at the original's {window}-token "
+            f"window: leave {', '.join(exc.tasks)} out with --short-tasks, or compare models "
+            f"whose window holds {exc.needed} tokens"
+        ) from None
 
 
 @dataclass

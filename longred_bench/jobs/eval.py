@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from longred_bench.errors import UserError
 from longred_bench.evaluation.config import EvalConfig
-from longred_bench.evaluation.harness import run_eval
+from longred_bench.evaluation.harness import WindowTooSmall, run_eval
 from longred_bench.jobs.heartbeat import heartbeat
 from longred_bench.jobs.resume import REQUESTS, request_cache, saved_responses
 from longred_bench.reports.eval_report import write_eval_report
@@ -35,7 +36,13 @@ def eval_command(cfg: EvalConfig, out: Path, *, progress: bool = True) -> list[P
         )
 
     with heartbeat(line, enabled=not progress):
-        result = run_eval(cfg, progress=progress, request_cache=cache)
+        try:
+            result = run_eval(cfg, progress=progress, request_cache=cache)
+        except WindowTooSmall as exc:
+            raise UserError(
+                f"{exc}: pass --max-length {exc.needed} or more (a window past the model's own is "
+                "allowed) or other --tasks"
+            ) from None
     provenance = Provenance.collect(
         {"command": "eval", **cfg.to_dict()}, seed=cfg.seed, device=cfg.device
     )

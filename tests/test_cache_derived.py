@@ -125,7 +125,12 @@ print(len(samples))
 """
 
 
-def test_two_processes_generating_one_sample_file_leave_one_good_entry(tmp_path: Path) -> None:
+def test_two_processes_generating_one_sample_file_leave_one_good_entry(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    from data_helpers import ensure_cached
+
+    ensure_cached(request, "brown")  # the haystack of the samples both processes generate
     import subprocess
     import sys
 

@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     parsers.add_train(sub)
     parsers.add_reproduce(sub)
     parsers.add_profiles(sub)
+    parsers.add_models(sub)
     p = sub.add_parser(
         "tasks-path",
         help="print the folder of the installed lm-eval task registry",
@@ -40,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the exit status (2 with a one-line message on bad input)."""
+    """Entry point; returns the exit status (2 with a one-line message on bad input, 130 with
+    one line saying what was saved and how to resume when Ctrl-C stops the command)."""
     args = build_parser().parse_args(argv)
     args.argv = argv
     import longred_bench.jobs  # noqa: F401  (registers the models the suite builds: tiny-base)
@@ -51,3 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        from longred_bench.cli.interrupt import interrupted_line
+
+        fresh_line = "\n" if sys.stderr.isatty() else ""  # after the ^C a terminal echoes
+        print(f"{fresh_line}{interrupted_line(args)}", file=sys.stderr, flush=True)
+        return 130

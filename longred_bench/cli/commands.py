@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from longred_bench.cli.outputs import check_out_dir
 from longred_bench.errors import UserError
 
 
@@ -35,6 +36,7 @@ def cmd_data(args: argparse.Namespace) -> int:
 
 
 def cmd_drift(args: argparse.Namespace) -> int:
+    check_out_dir(Path(args.out), "drift")
     from longred_bench.jobs.configs import DriftConfig
 
     cfg = DriftConfig(
@@ -52,6 +54,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     start = time.perf_counter()
+    check_out_dir(Path(args.out), "eval")
     from longred_bench.evaluation.config import EvalConfig
     from longred_bench.pcd.config import pcd_from_args
 
@@ -71,6 +74,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     start = time.perf_counter()
+    check_out_dir(Path(args.out), "compare")
     from longred_bench.jobs.configs import CompareConfig
     from longred_bench.pcd.config import pcd_from_args
 
@@ -95,6 +99,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_psa(args: argparse.Namespace) -> int:
     start = time.perf_counter()
+    check_out_dir(Path(args.out), "psa")
     from longred_bench.jobs.configs import PsaConfig
     from longred_bench.pcd.config import pcd_from_args
 
@@ -117,6 +122,8 @@ def cmd_psa(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    if args.out is not None and not args.dry_run:
+        check_out_dir(Path(args.out), "train")
     from longred_bench.training.config import parse_set, resolve_config
 
     cfg = resolve_config(
@@ -149,6 +156,21 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     )  # fmt: skip
     if paths:
         print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        raise UserError(f"--limit must be at least 1, got {args.limit}")
+    from longred_bench.jobs.limits import ZOO_ORDER, limits_table, model_folder, model_limits
+
+    if args.path is not None:
+        print(model_folder(args.path))
+        return 0
+
+    suites = tuple(args.suites)
+    rows = [model_limits(m, limit=args.limit, suites=suites) for m in args.model or ZOO_ORDER]
+    print(limits_table(rows, suites, args.limit))
     return 0
 
 

@@ -120,7 +120,9 @@ def add_drift(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", default="cpu")
     p.add_argument("--dtype", default="float32")
     p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--quiet", action="store_true", help="no progress bars; a progress line a minute"
+    )
     p.set_defaults(func=commands.cmd_drift)
 
 
@@ -182,7 +184,9 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", default="cpu")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--quiet", action="store_true", help="less lm-eval logging")
+    p.add_argument(
+        "--quiet", action="store_true", help="no lm-eval logging or bars; a progress line a minute"
+    )
     p.set_defaults(func=commands.cmd_eval)
 
 
@@ -191,7 +195,7 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
     from longred_bench.jobs.configs import COMPARE_SUITES, CompareConfig
     from longred_bench.pcd.config import add_pcd_arguments
 
-    d = CompareConfig(original="", rope=("x",))
+    d = CompareConfig(original="", rope=("pi:factor=2",))
     p = sub.add_parser(
         "compare",
         help="drift + short retention + RULER + NIAH of extended models, one report",
@@ -225,7 +229,9 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     add_pcd_arguments(p)
     p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--quiet", action="store_true", help="less logging")
+    p.add_argument(
+        "--quiet", action="store_true", help="no lm-eval logging or bars; a progress line a minute"
+    )
     p.set_defaults(func=commands.cmd_compare)
 
 
@@ -367,3 +373,29 @@ def add_profiles(sub: argparse._SubParsersAction) -> None:
     new.add_argument("--from", dest="source", required=True, help=profile_help())
     new.add_argument("--out", required=True, help="the new YAML file (its stem names it)")
     new.set_defaults(func=commands.cmd_profiles)
+
+
+def add_models(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "models",
+        help="what each model can run: window, RULER and NIAH lengths, short suites that fit",
+        description="For each model (default: the zoo, tiny-random, tiny-base, smollm2-135m), "
+        "print its window, the RULER lengths at which every task's first sample fits its "
+        "tokenizer, the smallest NIAH length and whether each short suite has documents within "
+        "its window (the check eval makes before running). Nothing is evaluated; zoo models not "
+        "fetched or built are named with the command that provides them.",
+    )
+    p.add_argument("--model", nargs="+", metavar="M", help="model specs (default: the zoo)")
+    p.add_argument(
+        "--path", metavar="M",
+        help="only print the Hugging Face folder of model M (e.g. for lm_eval's pretrained=)",
+    )  # fmt: skip
+    p.add_argument(
+        "--limit", type=int, default=20, metavar="N",
+        help="short suites: look at each task's first N documents (default 20)",
+    )  # fmt: skip
+    p.add_argument(
+        "--suites", nargs="*", default=["short_tiny", "short"], choices=["short_tiny", "short"],
+        help="short suites to check (default both; none: lengths only, faster)",
+    )  # fmt: skip
+    p.set_defaults(func=commands.cmd_models)

@@ -12,6 +12,7 @@ from typing import Any
 
 from longred_bench.errors import UserError, reject_unknown_keys
 from longred_bench.evaluation.lm import check_decoding
+from longred_bench.models.rope import parse_rope_spec
 from longred_bench.pcd.config import PcdConfig
 from longred_bench.taskdata.ruler.phrasings import check_phrasing
 from longred_bench.taskdata.ruler.registry import check_lengths
@@ -83,6 +84,8 @@ class EvalConfig:
             raise UserError(f"--lengths must be positive token counts, got {list(self.lengths)}")
         if self.suite == "ruler" and self.lengths:
             check_lengths(self.lengths)
+        if self.rope is not None:
+            parse_rope_spec(self.rope)  # a bad spec is refused before any model loads
         check_decoding(self.decoding, self.pcd, backend=self.backend, suite=self.suite)
         if self.phrasing is not None:
             check_phrasing(self.phrasing)

@@ -34,6 +34,7 @@ class FitReport:
     fitting: list[int]
     over_length: int
     longest: int  # the longest request, in tokens (context + continuation or generation budget)
+    shortest: int = 0  # the shortest document's longest request: the least window that holds one
 
 
 def _counter(encode: Callable[[str], list[int]]) -> Callable[[str], int]:
@@ -85,6 +86,7 @@ def check_task(task: Any, lm: Any, *, limit: int | None) -> FitReport:
         fitting=fitting,
         over_length=len(longest) - len(fitting),
         longest=max(longest.values(), default=0),
+        shortest=min(longest.values(), default=0),
     )
 
 

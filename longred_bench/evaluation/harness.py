@@ -44,6 +44,7 @@ from longred_bench.evaluation.config import LONG_SUITES, SUITES, EvalConfig
 from longred_bench.evaluation.fit_check import FitReport, fitting_documents
 from longred_bench.evaluation.items import item_records
 from longred_bench.evaluation.lm import build_lm
+from longred_bench.evaluation.ppl import pow2_floor, run_ppl_suite
 from longred_bench.evaluation.quiet_output import lm_eval_output
 
 DEFAULT_TASKS = SUITES["short"]
@@ -207,10 +208,6 @@ class EvalResult:
     fits: list[FitReport] = field(default_factory=list)
 
 
-def _pow2_floor(n: int) -> int:
-    return 1 << (max(int(n), 1).bit_length() - 1)
-
-
 def _configure(task: Any, *, num_fewshot: int | None, seed: int, window: int) -> None:
     """Apply the settings ``simple_evaluate`` would apply to ``task``, plus the tiny-window rule.
 
@@ -259,97 +256,141 @@ def _metadata(model_spec: str, **values: Any) -> dict[str, Any]:
     return {"tokenizer": model_spec, **{k: v for k, v in values.items() if v is not None}}
 
 
-def run_eval(cfg: EvalConfig, *, progress: bool = True, item_scores: bool = False) -> EvalResult:
+@dataclass
+class _Prepared:
+    """An evaluation made ready to run: the loaded model (``None`` with vLLM), its lm-eval
+    model, the task manager, the loaded tasks, the names asked for and the window."""
+
+    loaded: Any
+    lm: Any
+    manager: Any
+    tasks: dict[str, Any]
+    names: list[str]
+    window: int
+
+
+def _prepare(cfg: EvalConfig, batch_size: int | str) -> _Prepared:
+    """Load ``cfg``'s model and tasks and build its lm-eval model (inside ``lm_eval_output``)."""
+    from longred_bench.models.loading import load
+
+    suite, lengths = cfg.suite, list(cfg.lengths) if cfg.lengths is not None else None
+    loaded = load(cfg.model, rope=cfg.rope, device=cfg.device) if cfg.backend == "hf" else None
+    if loaded is not None:
+        model_window = int(getattr(loaded.model.config, "max_position_embeddings", 0) or 2048)
+    else:
+        from longred_bench.evaluation.vllm import default_window
+
+        model_window = default_window(cfg.model, cfg.rope)
+    if suite in LONG_SUITES and lengths is None:
+        lengths = [pow2_floor(model_window)]
+    metadata = _metadata(
+        cfg.model,
+        lengths=sorted(lengths) if lengths else None,
+        ruler_samples=cfg.samples if suite == "ruler" else None,
+        niah_samples=cfg.samples if suite == "niah" else None,
+        depths=list(cfg.depths) if cfg.depths is not None else None,
+        corpus=cfg.corpus,
+        seed=cfg.seed,
+        phrasing=cfg.phrasing,
+    )
+    wanted = list(cfg.tasks) if cfg.tasks is not None else SUITES[suite]
+    manager = task_manager(metadata, wanted)
+    names = check_tasks(wanted, manager)
+    loaded_tasks = manager.load(names)
+    if cfg.max_length is not None:
+        window = cfg.max_length
+    elif suite in LONG_SUITES:
+        window = max(lengths) + _generation_budget(loaded_tasks["tasks"])
+    else:
+        window = model_window
+    for task in loaded_tasks["tasks"].values():
+        _configure(task, num_fewshot=cfg.num_fewshot, seed=cfg.seed, window=window)
+    lm = build_lm(
+        cfg.backend, cfg.model, rope=cfg.rope, loaded=loaded, window=window,
+        batch_size=batch_size, seed=cfg.seed, device=cfg.device, decoding=cfg.decoding,
+        pcd=cfg.pcd,
+    )  # fmt: skip
+    return _Prepared(loaded, lm, manager, loaded_tasks, names, window)
+
+
+class WindowTooSmall(UserError):
+    """No document of some task fits the evaluated window. ``needed`` is the smallest window
+    that admits a document of every task (each task's shortest request, their maximum)."""
+
+    def __init__(self, message: str, *, tasks: list[str], window: int, needed: int) -> None:
+        super().__init__(message)
+        self.tasks, self.window, self.needed = tasks, window, needed
+
+
+def check_fits(fits: list[FitReport], window: int) -> None:
+    """Raise :class:`WindowTooSmall` (naming each such task's shortest request) when a task has
+    no document that fits ``window``."""
+    empty = [f for f in fits if not f.fitting]
+    if empty:
+        needed = max(f.shortest for f in empty)
+        each = ", ".join(f"{f.task} ({f.shortest})" for f in empty)
+        raise WindowTooSmall(
+            f"no document fits the {window}-token window in {each}: the shortest request of each "
+            f"(in brackets, tokens) is longer; a window of {needed} tokens holds one of each",
+            tasks=[f.task for f in empty], window=window, needed=needed,
+        )  # fmt: skip
+
+
+def suite_fits(cfg: EvalConfig, *, limit: int | None) -> tuple[int, list[FitReport]]:
+    """The window ``cfg`` would evaluate at and which of each task's first ``limit`` documents
+    fit it, without evaluating anything (``longred-bench models``)."""
+    with lm_eval_output(quiet=True):
+        run = _prepare(cfg, cfg.batch_size or 1)
+        return run.window, fitting_documents(run.tasks["tasks"], run.lm, limit=limit)
+
+
+def run_eval(
+    cfg: EvalConfig,
+    *,
+    progress: bool = True,
+    item_scores: bool = False,
+    request_cache: Path | None = None,
+) -> EvalResult:
     """Run the evaluation ``cfg`` describes (:class:`~longred_bench.evaluation.config.EvalConfig`,
     already checked). ``item_scores`` adds one ``eval_item`` record per scored document and
     per-document metric (:func:`longred_bench.evaluation.items.item_records`; not for the ``ppl``
-    suite, which has no lm-eval documents)."""
+    suite, which has no lm-eval documents).
+
+    ``request_cache`` (a path prefix) keeps every model response as it is computed, in lm-eval's
+    request cache (``<prefix>_rank0.db``, lm-eval's ``use_cache``), and the ``ppl`` suite's
+    records of each finished length in the folder ``<prefix>``: an evaluation interrupted and
+    run again with the same cache computes only what it had not finished. The caller keys the
+    prefix by everything a response depends on (model, RoPE, decoding, ...)."""
     if item_scores and cfg.suite == "ppl":
         raise UserError("item scores are for the lm-eval suites; the ppl suite has no documents")
     model_spec, suite, rope, limit, samples = cfg.model, cfg.suite, cfg.rope, cfg.limit, cfg.samples
-    tasks = list(cfg.tasks) if cfg.tasks is not None else None
     lengths = list(cfg.lengths) if cfg.lengths is not None else None
-    depths = list(cfg.depths) if cfg.depths is not None else None
-    corpus, num_fewshot, max_length = cfg.corpus, cfg.num_fewshot, cfg.max_length
-    backend, device, seed, decoding, pcd = cfg.backend, cfg.device, cfg.seed, cfg.decoding, cfg.pcd
+    num_fewshot, backend, seed, decoding = cfg.num_fewshot, cfg.backend, cfg.seed, cfg.decoding
     batch_size: int | str | None = cfg.batch_size
     if batch_size is None:
         batch_size = 1 if backend == "hf" or suite == "ppl" else "auto"
     if suite == "ppl":
-        return _run_ppl(
-            model_spec,
-            rope=rope,
-            lengths=lengths,
-            samples=samples,
-            corpus=corpus,
-            batch_size=batch_size,
-            device=device,
-            progress=progress,
-        )
+        records = run_ppl_suite(
+            model_spec, rope=rope, lengths=lengths, samples=samples, corpus=cfg.corpus,
+            batch_size=batch_size, device=cfg.device, progress=progress, done_dir=request_cache,
+        )  # fmt: skip
+        return EvalResult(records)
     with lm_eval_output(quiet=not progress):
         import lm_eval
 
-        from longred_bench.models.loading import load
-
-        loaded = load(model_spec, rope=rope, device=device) if backend == "hf" else None
-        if loaded is not None:
-            model_window = int(getattr(loaded.model.config, "max_position_embeddings", 0) or 2048)
-        else:
-            from longred_bench.evaluation.vllm import default_window
-
-            model_window = default_window(model_spec, rope)
-        if suite in LONG_SUITES and lengths is None:
-            lengths = [_pow2_floor(model_window)]
-        metadata = _metadata(
-            model_spec,
-            lengths=sorted(lengths) if lengths else None,
-            ruler_samples=samples if suite == "ruler" else None,
-            niah_samples=samples if suite == "niah" else None,
-            depths=depths,
-            corpus=corpus,
-            seed=seed,
-            phrasing=cfg.phrasing,
-        )
-        wanted = tasks if tasks is not None else SUITES[suite]
-        manager = task_manager(metadata, wanted)
-        names = check_tasks(wanted, manager)
-        loaded_tasks = manager.load(names)
-        if max_length is not None:
-            window = max_length
-        elif suite in LONG_SUITES:
-            window = max(lengths) + _generation_budget(loaded_tasks["tasks"])
-        else:
-            window = model_window
-        for task in loaded_tasks["tasks"].values():
-            _configure(task, num_fewshot=num_fewshot, seed=seed, window=window)
-        lm = build_lm(
-            backend,
-            model_spec,
-            rope=rope,
-            loaded=loaded,
-            window=window,
-            batch_size=batch_size,
-            seed=seed,
-            device=device,
-            decoding=decoding,
-            pcd=pcd,
-        )
+        run = _prepare(cfg, batch_size)
+        lm, loaded_tasks, window = run.lm, run.tasks, run.window
         fits = fitting_documents(loaded_tasks["tasks"], lm, limit=limit)
-        empty = [f.task for f in fits if not f.fitting]
-        if empty:
-            worst = max(f.longest for f in fits)
-            raise UserError(
-                f"no document of {', '.join(empty)} fits the {window}-token window (the longest "
-                f"request needs {worst} tokens): pass a larger --max-length or other tasks"
-            )
-        top = [loaded_tasks["groups"].get(n) or loaded_tasks["tasks"][n] for n in names]
+        check_fits(fits, window)
+        top = [loaded_tasks["groups"].get(n) or loaded_tasks["tasks"][n] for n in run.names]
         out = lm_eval.simple_evaluate(
             model=lm,
             tasks=top,
             num_fewshot=num_fewshot,
             samples={f.task: f.fitting for f in fits},
             log_samples=suite == "niah" or item_scores,
-            task_manager=manager,
+            task_manager=run.manager,
+            use_cache=None if request_cache is None else str(request_cache),
             random_seed=seed,
             numpy_random_seed=seed,
             torch_random_seed=seed,
@@ -360,7 +401,7 @@ def run_eval(cfg: EvalConfig, *, progress: bool = True, item_scores: bool = Fals
             raise UserError("lm-eval returned no results (not the main process?)")
         raw = _jsonable({k: v for k, v in dict(out).items() if k != "samples"})
         # The config the model actually ran with (vLLM: the engine's, overrides applied).
-        if loaded is not None:
+        if run.loaded is not None:
             evaluated = lm.model.config
         else:
             evaluated = lm.model.llm_engine.model_config.hf_config
@@ -415,48 +456,3 @@ def _shutdown(lm: Any) -> None:
     core = getattr(getattr(lm.model, "llm_engine", None), "engine_core", None)
     if core is not None and hasattr(core, "shutdown"):
         core.shutdown()
-
-
-def _config_of(model_spec: str, rope: str | None) -> Any:
-    """The (extended) config of ``model_spec`` (the ``ppl`` suite's default length)."""
-    from longred_bench.models.loading import load
-
-    return load(model_spec, rope=rope).model.config
-
-
-def _run_ppl(
-    model_spec: str,
-    *,
-    rope: str | None,
-    lengths: list[int] | None,
-    samples: int | None,
-    corpus: str | None,
-    batch_size: int,
-    device: str,
-    progress: bool,
-) -> EvalResult:
-    """The ``ppl`` suite: perplexity by position bucket at each length (no lm-eval)."""
-    from longred_bench.evaluation.ppl import run_position_ppl
-
-    if lengths is None:
-        lengths = [_pow2_floor(_config_of(model_spec, rope).max_position_embeddings)]
-    records: list[dict[str, Any]] = []
-    for length in sorted(lengths):
-        for record in run_position_ppl(
-            model_spec,
-            rope=rope,
-            corpus=corpus or "austen",
-            length=length,
-            num_windows=samples or 8,
-            bucket=_ppl_bucket(length),
-            batch_size=batch_size,
-            device=device,
-            progress=progress,
-        ):
-            records.append({**record, "suite": "ppl"})
-    return EvalResult(records)
-
-
-def _ppl_bucket(length: int) -> int:
-    """1024-token position buckets, or 8 per window for windows shorter than 8192 tokens."""
-    return 1024 if length >= 8192 else max(length // 8, 1)

@@ -31,7 +31,9 @@ window (the extended one when ``rope`` is given). Memory: the logits of a batch 
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -121,3 +123,55 @@ def run_position_ppl(
         }
         for k, (start, end) in enumerate(bucket_bounds(length, bucket))
     ]
+
+
+def pow2_floor(n: int) -> int:
+    """The largest power of two not above ``n`` (1 for ``n < 2``): a suite's default length."""
+    return 1 << (max(int(n), 1).bit_length() - 1)
+
+
+def ppl_bucket(length: int) -> int:
+    """1024-token position buckets, or 8 per window for windows shorter than 8192 tokens."""
+    return 1024 if length >= 8192 else max(length // 8, 1)
+
+
+def run_ppl_suite(
+    model_spec: str,
+    *,
+    rope: str | None,
+    lengths: list[int] | None,
+    samples: int | None,
+    corpus: str | None,
+    batch_size: int,
+    device: str,
+    progress: bool,
+    done_dir: Path | None = None,
+) -> list[dict[str, Any]]:
+    """``eval``'s ``ppl`` suite: :func:`run_position_ppl` at each length (default: the evaluated
+    window rounded down to a power of two), ``samples`` windows (default 8) of ``corpus``
+    (default ``austen``). With ``done_dir``, each finished length's records are kept there and
+    read back on a rerun (an interrupted suite resumes)."""
+    from longred_bench.cache import atomic_write_text
+
+    if lengths is None:
+        from longred_bench.models.loading import load
+
+        window = load(model_spec, rope=rope).model.config.max_position_embeddings
+        lengths = [pow2_floor(window)]
+    corpus, windows = corpus or "austen", samples or 8
+    records: list[dict[str, Any]] = []
+    for length in sorted(lengths):
+        saved = None if done_dir is None else done_dir / f"ppl-{corpus}-{windows}-{length}.json"
+        if saved is not None and saved.is_file():
+            records += json.loads(saved.read_text())
+            continue
+        measured = run_position_ppl(
+            model_spec, rope=rope, corpus=corpus, length=length, num_windows=windows,
+            bucket=ppl_bucket(length), batch_size=batch_size, device=device, progress=progress,
+        )  # fmt: skip
+        got = [{**record, "suite": "ppl"} for record in measured]
+        if saved is not None:
+            saved.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(saved, json.dumps(got))
+        records += got
+    return records

@@ -1,14 +1,18 @@
 """What lm-eval writes to the terminal while the suite runs it (:func:`lm_eval_output`).
 
-Three of lm-eval's warnings never apply to the suite's runs and are always dropped: HFLM's two
+Four of lm-eval's warnings never apply to the suite's runs and are always dropped: HFLM's two
 about a model passed as an object (the suite loads and extends the model itself, on purpose,
-in one process) and the task loader's hint to pass ``max_seq_lengths`` (the suite passes its
-own lengths through its task metadata).
+in one process), the task loader's hint to pass ``max_seq_lengths`` (the suite passes its own
+lengths through its task metadata) and the ``short_tiny`` group's note that its perplexity
+task has no ``acc`` (by design: the group averages the scored tasks). lm-eval's per-task
+progress bar of request building (one bar per task and pass, each done at once: 26 of them for
+RULER) is not drawn; the bars of the model's requests are. Every other warning shows.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 from collections.abc import Iterator
@@ -19,6 +23,7 @@ NOT_FOR_THIS_SUITE = (
     ("lm_eval.models.huggingface", "`pretrained` model kwarg is not of type `str`"),
     ("lm_eval.models.huggingface", "Passed an already-initialized model through `pretrained`"),
     ("lm_eval.api.task", "Custom kwargs can be passed to `--metadata`"),
+    ("lm_eval.api.group", "is missing in 1/5 tasks. Missing in: longred_tiny_ppl"),
 )
 
 
@@ -40,6 +45,7 @@ def lm_eval_output(*, quiet: bool) -> Iterator[None]:
     ``git describe`` of the working directory, which writes git's errors to the terminal. When
     ``quiet``: lm-eval's loggers show errors only, and its progress bars and prints go nowhere
     (errors still surface as exceptions)."""
+    import lm_eval.api.task
     import lm_eval.evaluator
 
     from longred_bench.results import git_commit
@@ -48,6 +54,8 @@ def lm_eval_output(*, quiet: bool) -> Iterator[None]:
     level = logger.level
     with contextlib.ExitStack() as stack:
         stack.enter_context(mock.patch.object(lm_eval.evaluator, "get_git_commit_hash", git_commit))
+        quiet_bar = functools.partial(lm_eval.api.task.tqdm, disable=True)
+        stack.enter_context(mock.patch.object(lm_eval.api.task, "tqdm", quiet_bar))
         for name, text in NOT_FOR_THIS_SUITE:
             drop = _Drop(text)
             logging.getLogger(name).addFilter(drop)

@@ -6,8 +6,10 @@ through :func:`longred_bench.evaluation.harness.run_eval`, and measures drift fr
 (:func:`longred_bench.jobs.drift.run_drift`). Each unit of work (one model and suite, or the drift
 of one set of models) is saved under ``<out>/runs/`` beside the config that made it and reused
 when the same config is asked again, so an interrupted comparison resumes where it stopped and a
-failure loses nothing already measured. The report (:mod:`longred_bench.reports.compare_report`)
-is built from those saved records only.
+failure loses nothing already measured; inside a unit, each model response is kept under
+``<out>/runs/requests/`` as it is computed and each drift window's sums beside the drift units
+(:mod:`longred_bench.jobs.resume`), so even the unit in progress resumes. The report
+(:mod:`longred_bench.reports.compare_report`) is built from those saved records only.
 
 With ``decoding`` naming ``pcd`` every model gets one more row, labelled ``<label> +pcd``: its
 short suite, RULER and NIAH decoded and scored with Positional Contrastive Decoding (parameters
@@ -25,7 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.errors import UserError
+from longred_bench.evaluation.config import EvalConfig
 from longred_bench.jobs.configs import CompareConfig
+from longred_bench.jobs.heartbeat import heartbeat
+from longred_bench.jobs.resume import drop_responses, request_cache, saved_responses
 from longred_bench.jobs.units import cached_records, run_eval_unit, save_records
 from longred_bench.pcd.config import PcdConfig
 
@@ -124,28 +129,72 @@ def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list
     window = int(load_config(cfg.original).max_position_embeddings)
     records: list[dict[str, Any]] = []
     runs = out / "runs"
-    for suite in ("short", "ruler", "niah"):
-        if suite not in cfg.suites:
-            continue
-        for label, entry, decoding in rows(cfg):
-            unit = _eval_unit(cfg, entry, suite, window, decoding)
-            path = runs / _slug(label) / unit["suite"] / "eval.jsonl"
-            got = cached_records(path, unit)
-            if got is None:
-                if progress:
-                    print(f"[compare] {label}: {unit['suite']}", flush=True)
-                got = save_records(path, unit, run_eval_unit(unit, progress), cfg.seed, cfg.device)
-            records += [{**r, "label": label} for r in got]
-    if "drift" in cfg.suites:
-        records += _drift(cfg, runs / "drift", progress)
+    suites = [suite for suite in ("short", "ruler", "niah") if suite in cfg.suites]
+    drift_parts = _drift_parts(cfg) if "drift" in cfg.suites else []
+    state = _Progress(total=len(suites) * len(rows(cfg)) + len(drift_parts))
+    with heartbeat(state.line, enabled=not progress):
+        for suite in suites:
+            for label, entry, decoding in rows(cfg):
+                unit = _eval_unit(cfg, entry, suite, window, decoding)
+                path = runs / _slug(label) / unit["suite"] / "eval.jsonl"
+                got = cached_records(path, unit)
+                if got is None:
+                    if progress:
+                        print(f"[compare] {label}: {unit['suite']}", flush=True)
+                    cache = request_cache(runs, EvalConfig.from_dict(unit))
+                    state.start(f"{label}: {unit['suite']}", cache=cache)
+                    measured = _measure(unit, progress, cache, window)
+                    got = save_records(path, unit, measured, cfg.seed, cfg.device)
+                    drop_responses(cache)  # saved in the unit: the cache holds unfinished ones
+                records += [{**r, "label": label} for r in got]
+                state.done += 1
+        for name, unit in drift_parts:
+            records += _drift(cfg, name, unit, runs / "drift", progress, state)
+            state.done += 1
     return records
 
 
-def _drift(cfg: CompareConfig, root: Path, progress: bool) -> list[dict[str, Any]]:
-    from longred_bench.jobs.configs import DriftConfig
-    from longred_bench.jobs.drift import run_drift
+def _measure(unit: dict[str, Any], progress: bool, cache: Path, window: int) -> list[dict]:
+    """One evaluation unit's records; a short suite the original's window cannot hold is an
+    error naming compare's own way out (``--short-tasks``)."""
+    from longred_bench.evaluation.harness import WindowTooSmall
 
-    records: list[dict[str, Any]] = []
+    try:
+        return run_eval_unit(unit, progress, request_cache=cache)
+    except WindowTooSmall as exc:
+        raise UserError(
+            f"{exc}; compare scores every model's short suite at the original's {window}-token "
+            f"window: leave {', '.join(exc.tasks)} out with --short-tasks, or compare models "
+            f"whose window holds {exc.needed} tokens"
+        ) from None
+
+
+@dataclass
+class _Progress:
+    """What the comparison has done so far: the ``--quiet`` progress line."""
+
+    total: int
+    done: int = 0
+    unit: str = "checking saved units"
+    cache: Path | None = None
+    partial: Path | None = None
+
+    def start(self, unit: str, *, cache: Path | None = None, partial: Path | None = None) -> None:
+        self.unit, self.cache, self.partial = unit, cache, partial
+
+    def line(self) -> str:
+        from longred_bench.jobs.drift import partial_windows
+
+        now = self.unit
+        if self.cache is not None:
+            now += f", {saved_responses(self.cache)} model response(s) so far"
+        if self.partial is not None:
+            now += f", {partial_windows(self.partial)} window(s) measured"
+        return f"[compare] {self.done} of {self.total} unit(s) done; now {now}"
+
+
+def _drift_parts(cfg: CompareConfig) -> list[tuple[str, dict[str, Any]]]:
+    """The drift units: (name, unit config) of the checkpoints and of the RoPE extensions."""
     common = {
         "original": cfg.original,
         "texts": cfg.drift_texts,
@@ -159,16 +208,30 @@ def _drift(cfg: CompareConfig, root: Path, progress: bool) -> list[dict[str, Any
         parts.append(("checkpoints", {**common, "extended": list(cfg.extended)}))
     if cfg.rope:
         parts.append(("rope", {**common, "rope": list(cfg.rope)}))
-    for name, unit in parts:
-        path = root / name / "drift.jsonl"
-        got = cached_records(path, unit)
-        if got is None:
-            if progress:
-                print(f"[compare] drift: {name}", flush=True)
-            drift_records, _ = run_drift(DriftConfig.from_dict(unit), progress=progress)
-            got = save_records(path, unit, drift_records, cfg.seed, cfg.device)
-        records += [{**r, "label": r["extension"]} for r in got]
-    return records
+    return parts
+
+
+def _drift(
+    cfg: CompareConfig, name: str, unit: dict[str, Any], root: Path, progress: bool,
+    state: _Progress,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """One drift unit's records, measured (resuming from its saved windows) or reused."""
+    from longred_bench.jobs.configs import DriftConfig
+    from longred_bench.jobs.drift import run_drift
+
+    path = root / name / "drift.jsonl"
+    got = cached_records(path, unit)
+    if got is None:
+        if progress:
+            print(f"[compare] drift: {name}", flush=True)
+        partial = root / f"{name}.partial.json"
+        state.start(f"drift: {name}", partial=partial)
+        drift_records, _ = run_drift(
+            DriftConfig.from_dict(unit), progress=progress, partial=partial
+        )
+        got = save_records(path, unit, drift_records, cfg.seed, cfg.device)
+        partial.unlink(missing_ok=True)
+    return [{**r, "label": r["extension"]} for r in got]
 
 
 def config_dict(cfg: CompareConfig) -> dict[str, Any]:

@@ -51,6 +51,10 @@ class DriftConfig:
         """JSON/YAML-able form (tuples as lists)."""
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
+    def __post_init__(self) -> None:
+        for rope in self.rope:
+            parse_rope_spec(rope)  # a bad spec is refused before any model loads
+
 
 COMPARE_SUITES = ("drift", "short", "ruler", "niah")
 
@@ -112,6 +116,8 @@ class CompareConfig:
             )
         if self.pcd is not None and "pcd" not in self.decoding:
             raise UserError("PCD parameters given without pcd in --decoding")
+        for rope in self.rope:
+            parse_rope_spec(rope)
 
 
 RETRIEVAL_TASKS: tuple[str, ...] = (

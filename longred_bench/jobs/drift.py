@@ -13,8 +13,10 @@ Config keys are those of :class:`DriftConfig`; unknown keys are rejected.
 
 from __future__ import annotations
 
+import json
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -22,10 +24,12 @@ from typing import Any
 import torch
 import yaml
 
+from longred_bench.cache import atomic_write_text
 from longred_bench.data.texts import token_windows
 from longred_bench.errors import UserError
 from longred_bench.jobs.configs import DriftConfig
-from longred_bench.metrics.drift import DriftResult, measure_drift, select_layers
+from longred_bench.jobs.heartbeat import heartbeat
+from longred_bench.metrics.drift import DriftResult, TextSums, measure_drift, select_layers
 from longred_bench.models.loading import LoadedModel, extend, load
 from longred_bench.results import Provenance, write_records
 
@@ -87,7 +91,12 @@ def _records(
             "max_position_embeddings": model_config.max_position_embeddings,
         }
         for layer in res.layers:
-            records.append({"kind": "drift_layer", **common, **asdict(layer)})
+            values = {
+                **asdict(layer),
+                "text_hidden_cosine": _finite(list(layer.text_hidden_cosine)),
+                "text_attention_kl": _finite(list(layer.text_attention_kl)),
+            }
+            records.append({"kind": "drift_layer", **common, **values})
         kl = [layer.attention_kl for layer in res.layers]
         records.append(
             {
@@ -107,10 +116,50 @@ def _records(
     return records
 
 
+PARTIAL = "drift.partial.json"
+"""Beside a drift run's results while it runs: the per-text sums of the windows measured so far."""
+
+
+def _read_partial(path: Path | None, cfg: DriftConfig) -> dict[str, list[TextSums]]:
+    """The sums an interrupted run of ``cfg`` saved at ``path`` (none when absent or of another
+    config)."""
+    if path is None or not path.is_file():
+        return {}
+    try:
+        saved = json.loads(path.read_text())
+        if saved["config"] != cfg.to_dict():
+            return {}
+        return {
+            name: [TextSums.from_list(t) for t in texts] for name, texts in saved["texts"].items()
+        }
+    except (ValueError, KeyError, TypeError):
+        return {}
+
+
+def _partial_writer(path: Path, cfg: DriftConfig) -> Callable[[dict[str, list[TextSums]]], None]:
+    def write(sums: dict[str, list[TextSums]]) -> None:
+        texts = {name: [t.as_list() for t in rows] for name, rows in sums.items()}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps({"config": cfg.to_dict(), "texts": texts}))
+
+    return write
+
+
+def partial_windows(path: Path) -> int:
+    """How many windows an interrupted run saved at ``path`` had measured (0 when none)."""
+    try:
+        texts = json.loads(path.read_text())["texts"]
+        return min((len(rows) for rows in texts.values()), default=0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+
+
 def run_drift(
-    cfg: DriftConfig, *, progress: bool = True
+    cfg: DriftConfig, *, progress: bool = True, partial: Path | None = None
 ) -> tuple[list[dict[str, Any]], Provenance]:
-    """Measure ``cfg`` and return (records, provenance)."""
+    """Measure ``cfg`` and return (records, provenance). With ``partial``, the per-text sums are
+    saved there after every batch, and a run of the same config interrupted before resumes from
+    the windows it finished (the caller deletes the file once the results are saved)."""
     torch.manual_seed(cfg.seed)
     original = load(cfg.original, device=cfg.device, dtype=_dtype(cfg))
     extended = _load_extended(cfg, original)
@@ -121,13 +170,20 @@ def run_drift(
     longest = max(m.config.max_position_embeddings for m in extended.values())
     if cfg.seq_len > max(limit, longest):
         raise UserError(
-            f"seq_len {cfg.seq_len} exceeds every model's window ({max(limit, longest)})"
+            f"seq_len {cfg.seq_len} exceeds every model's window: use a sequence length of at "
+            f"most {max(limit, longest)}"
         )
-    batches = [(chunk, None) for chunk in windows.split(cfg.batch_size)]
+    done = _read_partial(partial, cfg)
+    skip = min((len(done.get(name, ())) for name in extended), default=0)
+    done = {name: done[name][:skip] for name in extended} if skip else {}
+    if skip and progress:
+        print(f"[drift] resuming after {skip} of {len(windows)} windows ({partial})", flush=True)
+    batches = [(chunk, None) for chunk in windows[skip:].split(cfg.batch_size)]
     start = time.perf_counter()
     results = measure_drift(
-        original.model, extended, batches, impl=cfg.impl, progress=progress, total=len(batches)
-    )
+        original.model, extended, batches, impl=cfg.impl, progress=progress, total=len(batches),
+        done=done, on_batch=None if partial is None else _partial_writer(partial, cfg),
+    )  # fmt: skip
     config = {**cfg.to_dict(), "seconds": round(time.perf_counter() - start, 2)}
     return _records(cfg, results, extended), Provenance.collect(
         config, seed=cfg.seed, device=cfg.device
@@ -147,8 +203,13 @@ def drift_command(cfg: DriftConfig, out: Path, *, progress: bool = True) -> list
     from longred_bench.reports.drift_report import drift_frames, drift_markdown
     from longred_bench.results import read_records
 
-    records, provenance = run_drift(cfg, progress=progress)
+    def line() -> str:
+        return f"[drift] {partial_windows(out / PARTIAL)} of {cfg.num_texts} window(s) measured"
+
+    with heartbeat(line, enabled=not progress):
+        records, provenance = run_drift(cfg, progress=progress, partial=out / PARTIAL)
     jsonl = save_run(out, records, provenance)
+    (out / PARTIAL).unlink(missing_ok=True)
     records = read_records(jsonl)
     title = f"Drift of extended models from `{cfg.original}`"
     (out / "drift.md").write_text(drift_markdown(records, title), encoding="utf-8")

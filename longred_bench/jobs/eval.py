@@ -1,13 +1,22 @@
 """``eval``: one evaluation (:class:`~longred_bench.evaluation.config.EvalConfig`), its tidy
-records with provenance, lm-eval's raw results and the suite's report and plots."""
+records with provenance, lm-eval's raw results and the suite's report and plots.
+
+Every model response is kept under ``out/requests/`` as it is computed
+(:mod:`longred_bench.jobs.resume`), so an interrupted ``eval`` run again with the same model
+settings computes only the requests (tasks, lengths, documents) it had not finished. With
+``--quiet`` a progress line comes at least every minute (:mod:`longred_bench.jobs.heartbeat`).
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from longred_bench.errors import UserError
 from longred_bench.evaluation.config import EvalConfig
-from longred_bench.evaluation.harness import run_eval
+from longred_bench.evaluation.harness import WindowTooSmall, run_eval
+from longred_bench.jobs.heartbeat import heartbeat
+from longred_bench.jobs.resume import REQUESTS, request_cache, saved_responses
 from longred_bench.reports.eval_report import write_eval_report
 from longred_bench.results import Provenance, write_records
 
@@ -15,7 +24,25 @@ from longred_bench.results import Provenance, write_records
 def eval_command(cfg: EvalConfig, out: Path, *, progress: bool = True) -> list[Path]:
     """Run ``cfg`` and write ``out/eval.jsonl``, ``out/lm_eval_results.json`` (lm-eval suites),
     ``out/eval.md`` and the plots; returns the paths written."""
-    result = run_eval(cfg, progress=progress)
+    cache = request_cache(out, cfg)
+    saved = saved_responses(cache)
+    if saved:
+        print(f"[eval] resuming: {saved} model response(s) saved under {out / REQUESTS} are "
+              "reused, only the rest is computed", flush=True)  # fmt: skip
+
+    def line() -> str:
+        return (
+            f"[eval] {cfg.suite} of {cfg.model}: {saved_responses(cache)} model response(s) so far"
+        )
+
+    with heartbeat(line, enabled=not progress):
+        try:
+            result = run_eval(cfg, progress=progress, request_cache=cache)
+        except WindowTooSmall as exc:
+            raise UserError(
+                f"{exc}: pass --max-length {exc.needed} or more (a window past the model's own is "
+                "allowed) or other --tasks"
+            ) from None
     provenance = Provenance.collect(
         {"command": "eval", **cfg.to_dict()}, seed=cfg.seed, device=cfg.device
     )

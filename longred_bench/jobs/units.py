@@ -186,14 +186,20 @@ def save_records(
     return read_records(path)
 
 
-def run_eval_unit(unit: dict[str, Any], progress: bool) -> list[dict[str, Any]]:
+def run_eval_unit(
+    unit: dict[str, Any], progress: bool, *, request_cache: Path | None = None
+) -> list[dict[str, Any]]:
     """Evaluate one unit: an :class:`EvalConfig` as a dict, plus ``item_scores`` (per-document
-    records) where set; ``base``, where present, only identifies the model in cache keys."""
+    records) where set; ``base``, where present, only identifies the model in cache keys.
+    ``request_cache``: keep each model response there as it is computed (``run_eval``)."""
     from longred_bench.evaluation.config import EvalConfig
     from longred_bench.evaluation.harness import run_eval
 
     cfg = EvalConfig.from_dict({k: v for k, v in unit.items() if k not in ("base", "item_scores")})
-    return run_eval(cfg, progress=progress, item_scores=bool(unit.get("item_scores"))).records
+    item_scores = bool(unit.get("item_scores"))
+    return run_eval(
+        cfg, progress=progress, item_scores=item_scores, request_cache=request_cache
+    ).records
 
 
 def unit_seconds(run_dir: Path) -> float | None:

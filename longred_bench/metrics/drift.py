@@ -16,14 +16,18 @@ layer's hidden state is the model's final normed output, as transformers returns
 
 Besides the per-layer means over all tokens, each text (one row of a batch) gets its own drift
 (:class:`TextDrift`): its hidden cosine and attention KL averaged over its own tokens, then over
-layers, so reports can bootstrap over texts. When every text has the same number of valid
-tokens (the drift job's windows) the mean over texts of a per-text value equals the summary's
-mean over layers. A text with no valid token has NaN values.
+layers, so reports can bootstrap over texts; each layer also keeps every text's own value at that
+layer (per-layer intervals). When every text has the same number of valid tokens (the drift job's
+windows) the mean over texts of a per-text value equals the summary's mean over layers. A text
+with no valid token has NaN values. Everything is computed from per-text sums
+(:class:`TextSums`), so a measurement interrupted after some batches resumes from the sums of the
+texts it finished.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -46,11 +50,15 @@ from longred_bench.models.capture import capture_attention, capture_qk
 
 @dataclass(frozen=True)
 class LayerDrift:
-    """Drift of one layer: mean token cosine of hidden states, mean attention KL per row."""
+    """Drift of one layer: mean token cosine of hidden states, mean attention KL per row, and
+    each text's own values at this layer (``text_*``, in input order; NaN for a text with no
+    valid token), for intervals over texts."""
 
     layer: int
     hidden_cosine: float
     attention_kl: float
+    text_hidden_cosine: tuple[float, ...] = ()
+    text_attention_kl: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,26 @@ class TextDrift:
     hidden_cosine: float
     attention_kl: float
     num_tokens: int
+
+
+@dataclass(frozen=True)
+class TextSums:
+    """What one text adds to a drift measurement: per layer, the sum over its valid tokens of the
+    hidden cosine and the sum over its query rows and heads of the attention KL, and its number
+    of valid tokens. A measurement is a function of these alone, so one interrupted after some
+    texts resumes from them (:func:`measure_drift`'s ``done``); JSON-able as a list."""
+
+    cosine: tuple[float, ...]
+    kl: tuple[float, ...]
+    tokens: int
+
+    def as_list(self) -> list:
+        return [list(self.cosine), list(self.kl), self.tokens]
+
+    @classmethod
+    def from_list(cls, data: Sequence) -> TextSums:
+        cosine, kl, tokens = data
+        return cls(tuple(map(float, cosine)), tuple(map(float, kl)), int(tokens))
 
 
 @dataclass(frozen=True)
@@ -101,39 +129,39 @@ def select_layers(attention_kl: Sequence[float], m: int) -> list[int]:
     return sorted({i + 1 for i in order[:m]} | {len(attention_kl)})
 
 
-class _Accumulator:
-    """Running sums of hidden cosine and attention KL per layer for one extended model, and the
-    drift of each text seen."""
+def _per_token(total: float, count: float) -> float:
+    return total / count if count else math.nan
 
-    def __init__(self, num_layers: int) -> None:
-        self.cos_sum = [0.0] * num_layers
-        self.kl_sum = [0.0] * num_layers
-        self.kl_rows = [0] * num_layers
-        self.tokens = 0
-        self.texts: list[TextDrift] = []
 
-    def add(self, cos: torch.Tensor, kl: torch.Tensor, tokens: torch.Tensor, heads: int) -> None:
-        """One batch: ``cos`` and ``kl`` are fp64 ``[layers, batch]`` per-text sums over valid
-        tokens (query rows and heads for ``kl``), ``tokens`` the ``[batch]`` valid counts."""
-        for i in range(len(self.cos_sum)):
-            self.cos_sum[i] += float(cos[i].sum())
-            self.kl_sum[i] += float(kl[i].sum())
-            self.kl_rows[i] += int(tokens.sum()) * heads
-        self.tokens += int(tokens.sum())
-        count = tokens.to(torch.float64)
-        hidden = (cos / count).mean(0).tolist()  # 0 / 0 = NaN for a text with no valid token
-        attn = (kl / (count * heads)).mean(0).tolist()
-        counts = tokens.tolist()
-        self.texts += [
-            TextDrift(h, k, int(n)) for h, k, n in zip(hidden, attn, counts, strict=True)
-        ]
-
-    def result(self) -> DriftResult:
-        layers = tuple(
-            LayerDrift(i + 1, self.cos_sum[i] / max(self.tokens, 1), self.kl_sum[i] / max(rows, 1))
-            for i, rows in enumerate(self.kl_rows)
+def drift_result(texts: Sequence[TextSums], heads: int, layers: int) -> DriftResult:
+    """The :class:`DriftResult` of the texts' sums (``heads``: query heads per layer)."""
+    tokens = sum(t.tokens for t in texts)
+    per_layer = []
+    for i in range(layers):
+        cos = tuple(_per_token(t.cosine[i], t.tokens) for t in texts)
+        kl = tuple(_per_token(t.kl[i], t.tokens * heads) for t in texts)
+        cos_sum, kl_sum = sum(t.cosine[i] for t in texts), sum(t.kl[i] for t in texts)
+        per_layer.append(
+            LayerDrift(i + 1, cos_sum / max(tokens, 1), kl_sum / max(tokens * heads, 1), cos, kl)
         )
-        return DriftResult(layers, len(self.texts), self.tokens, tuple(self.texts))
+    per_text = tuple(
+        TextDrift(
+            sum(layer.text_hidden_cosine[j] for layer in per_layer) / max(layers, 1),
+            sum(layer.text_attention_kl[j] for layer in per_layer) / max(layers, 1),
+            t.tokens,
+        )
+        for j, t in enumerate(texts)
+    )
+    return DriftResult(tuple(per_layer), len(texts), tokens, per_text)
+
+
+def _text_sums(cos: torch.Tensor, kl: torch.Tensor, tokens: torch.Tensor) -> list[TextSums]:
+    """One batch's :class:`TextSums`: ``cos`` and ``kl`` are fp64 ``[layers, batch]`` per-text
+    sums over valid tokens (query rows and heads for ``kl``), ``tokens`` the ``[batch]`` counts."""
+    return [
+        TextSums(tuple(cos[:, j].tolist()), tuple(kl[:, j].tolist()), int(tokens[j]))
+        for j in range(cos.shape[1])
+    ]
 
 
 @dataclass
@@ -212,17 +240,22 @@ def measure_drift(
     impl: str = "auto",
     progress: bool = True,
     total: int | None = None,
+    done: Mapping[str, Sequence[TextSums]] | None = None,
+    on_batch: Callable[[dict[str, list[TextSums]]], None] | None = None,
 ) -> dict[str, DriftResult]:
     """Drift of each model in ``extended`` from ``original`` over ``batches``.
 
     ``batches`` yields ``(input_ids [batch, seq], attention_mask [batch, seq] or None)``;
     positions are ``0..seq-1`` for every model. Returns one :class:`DriftResult` per name, its
-    ``texts`` one per batch row in the order given.
+    ``texts`` one per batch row in the order given. ``done`` holds each model's sums of texts
+    measured before (an interrupted run's), which come first; ``on_batch``, after each batch,
+    gets every model's sums so far (to save them).
     """
     num_layers = _check_compatible(original, extended)
-    acc = {name: _Accumulator(num_layers) for name in extended}
+    sums = {name: list((done or {}).get(name, ())) for name in extended}
     device = next(original.parameters()).device
     impl = _resolve_impl(impl, device)
+    heads = original.config.num_attention_heads
     bar = tqdm(batches, total=total, desc="drift", unit="batch", disable=not progress)
     for input_ids, attention_mask in bar:
         input_ids = input_ids.to(device)
@@ -235,17 +268,18 @@ def measure_drift(
                 f"captured q/k of {len(teacher.layers)} of {num_layers} layers: the model's "
                 "attention does not go through transformers' attention interface"
             )
-        heads = original.config.num_attention_heads
         for name, model in extended.items():
             sink = _KLSink(
                 teacher, torch.zeros(num_layers, input_ids.shape[0], dtype=torch.float64), impl
             )
             with capture_attention(model, sink):
                 out = _hidden_states(model, input_ids, mask)
-            sums = [masked_cosine_sums(ref[i + 1], out[i + 1], mask) for i in range(num_layers)]
-            cos = torch.stack([s.cpu() for s, _ in sums])
-            acc[name].add(cos, sink.kl, sums[0][1].cpu(), heads)
-    return {name: a.result() for name, a in acc.items()}
+            pairs = [masked_cosine_sums(ref[i + 1], out[i + 1], mask) for i in range(num_layers)]
+            cos = torch.stack([s.cpu() for s, _ in pairs]).double()
+            sums[name] += _text_sums(cos, sink.kl, pairs[0][1].cpu())
+        if on_batch is not None:
+            on_batch(sums)
+    return {name: drift_result(texts, heads, num_layers) for name, texts in sums.items()}
 
 
 def _hidden_states(

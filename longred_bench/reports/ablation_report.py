@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from longred_bench.reports.short_avg import short_categories
 from longred_bench.reports.table3 import results_table, ruler_scope, run_header, run_sections
 from longred_bench.reports.table3_plot import plot_table3
 from longred_bench.reports.table3_rows import (
@@ -34,7 +35,6 @@ from longred_bench.reports.table3_rows import (
     method_runs,
     run_scores,
     seeds,
-    short_categories,
 )
 from longred_bench.reports.verdict_stats import (
     LEVEL,

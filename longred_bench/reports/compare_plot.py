@@ -11,7 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from longred_bench.reports.figures import save_figure
+from longred_bench.reports.figures import save_figure, series_styles
 
 
 def plot_retention_bars(
@@ -25,10 +25,11 @@ def plot_retention_bars(
     benchmarks = sorted({b for ratios in retention.values() for b in ratios})
     height = 0.8 / max(len(models), 1)
     fig, ax = plt.subplots(figsize=(7.5, 1.0 + 0.45 * len(benchmarks) * max(len(models), 1) ** 0.5))
-    for i, model in enumerate(models):
+    for i, (model, style) in enumerate(zip(models, series_styles(len(models)), strict=True)):
         ys = [k + i * height for k in range(len(benchmarks))]
         xs = [retention[model].get(b, math.nan) for b in benchmarks]
-        ax.barh(ys, [0.0 if math.isnan(x) else x for x in xs], height=height, label=model)
+        widths = [0.0 if math.isnan(x) else x for x in xs]
+        ax.barh(ys, widths, height=height, label=model, color=style["color"])
     ax.axvline(1.0, color="black", lw=0.8, ls="--")
     ax.set_yticks([k + 0.4 - height / 2 for k in range(len(benchmarks))], benchmarks, fontsize=8)
     ax.invert_yaxis()

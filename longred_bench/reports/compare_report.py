@@ -4,8 +4,9 @@ Built only from the records :func:`longred_bench.jobs.compare.run_compare` saved
 0-100 scale (accuracies and exact match times 100, RULER and NIAH as they are). Per model:
 
 - the short-text score of each benchmark (its headline metric: ``acc``, else ``exact_match``),
-  category means (the groups the benchmarks belong to: General, Common, RC for ``longred_short``)
-  and ``Short Avg``, their mean, as LongReD reports them;
+  the category means and ``Short Avg``, their mean, as LongReD reports them and every table
+  report computes them (:mod:`longred_bench.reports.short_avg`: for ``short_tiny`` the passkey
+  and the perplexity task are shown but never averaged);
 - the RULER average over every task and length, and the score at each length;
 - the NIAH grid's mean and heatmap;
 - LongReD's ``Avg = (5 x Short Avg + RULER Avg) / 6`` and, for extended models, the retention
@@ -20,10 +21,15 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from longred_bench.metrics.retention import longred_avg, retention
+from longred_bench.metrics.retention import category_means, longred_avg, retention
+from longred_bench.reports.short_avg import (
+    HEADLINE,
+    PASSKEY_TASK,
+    SHORT_SUITES,
+    short_avg,
+    short_categories,
+)
 from longred_bench.results import over_length_documents
-
-HEADLINE = ("acc", "exact_match")
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -34,7 +40,7 @@ def short_scores(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """``{label: {benchmark: score 0-100}}`` of the short-suite leaf tasks' headline metric."""
     found: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
     for r in records:
-        if r.get("kind") != "eval" or r.get("suite") not in ("short", "short_tiny"):
+        if r.get("kind") != "eval" or r.get("suite") not in SHORT_SUITES:
             continue
         if r.get("n_samples") is None:  # a group
             continue
@@ -45,29 +51,6 @@ def short_scores(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
         label: {task: next(m[h] for h in HEADLINE if h in m) for task, m in tasks.items()}
         for label, tasks in found.items()
     }
-
-
-def categories(records: list[dict[str, Any]]) -> dict[str, list[str]]:
-    """``{group: [benchmarks]}``: each short-suite benchmark under the group it ran in.
-
-    Benchmarks run on their own (not through a group) form one category, ``(no group)``.
-    """
-    out: dict[str, set[str]] = defaultdict(set)
-    for r in records:
-        in_short = r.get("kind") == "eval" and r.get("suite") in ("short", "short_tiny")
-        if in_short and r.get("n_samples") is not None:
-            out[r.get("group") or "(no group)"].add(r["task"])
-    return {group: sorted(tasks) for group, tasks in sorted(out.items())}
-
-
-def short_avg(scores: dict[str, float], cats: dict[str, list[str]]) -> float:
-    """Mean over categories of the mean headline score of their benchmarks (present ones)."""
-    means = []
-    for members in cats.values():
-        present = [scores[t] for t in members if t in scores]
-        if present:
-            means.append(sum(present) / len(present))
-    return sum(means) / len(means) if means else math.nan
 
 
 def ruler_scores(records: list[dict[str, Any]]) -> dict[str, dict[int | None, float]]:
@@ -128,6 +111,25 @@ def sample_sizes(records: list[dict[str, Any]]) -> str:
     )
 
 
+def category_lines(
+    short: dict[str, dict[str, float]], cats: dict[str, tuple[str, ...]], labels: list[str]
+) -> list[str]:
+    """The category means of each model and their mean, Short Avg (the Summary's column)."""
+    means = {label: category_means(short[label], cats) for label in labels}
+    lines = [
+        "### Short Avg by category",
+        "",
+        "| category | benchmarks | " + " | ".join(labels) + " |",
+        "|---|---|" + "---:|" * len(labels),
+    ]
+    for cat, members in cats.items():
+        cells = [_fmt(means[label].get(cat)) for label in labels]
+        lines.append(f"| {cat} | {', '.join(members)} | " + " | ".join(cells) + " |")
+    avg = [_fmt(short_avg(short[label], cats)) for label in labels]
+    lines += ["| **Short Avg** | mean of the categories | " + " | ".join(avg) + " |", ""]
+    return lines
+
+
 def _ratio(ext: float | None, orig: float | None) -> float | None:
     if ext is None or orig is None or math.isnan(ext) or math.isnan(orig) or orig == 0:
         return None
@@ -144,7 +146,7 @@ def build_compare_report(
     out.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
     short = short_scores(records)
-    cats = categories(records)
+    cats = short_categories(records)
     ruler = ruler_scores(records)
     niah = niah_means(records)
     drift = drift_summaries(records)
@@ -193,7 +195,7 @@ def build_compare_report(
         lines += [
             "## Short-text benchmarks",
             "",
-            "| benchmark | group | " + " | ".join(labels) + " |",
+            "| benchmark | category | " + " | ".join(labels) + " |",
             "|---|---|" + "---:|" * len(labels),
         ]
         group_of = {t: g for g, members in cats.items() for t in members}
@@ -211,8 +213,10 @@ def build_compare_report(
                 ratio = ratios.get(label, {}).get(t)
                 extra = f" ({ratio:.3f})" if ratio is not None and not math.isnan(ratio) else ""
                 cells.append(_fmt(value) + extra)
-            lines.append(f"| {t} | {group_of.get(t, '')} | " + " | ".join(cells) + " |")
+            category = group_of.get(t, "not averaged" + (" (retrieval)" * (t == PASSKEY_TASK)))
+            lines.append(f"| {t} | {category} | " + " | ".join(cells) + " |")
         lines += ["", "In brackets: retention against the original.", ""]
+        lines += category_lines(short, cats, [label for label in labels if label in short])
         if ratios:
             png = plot_retention_bars(ratios, out / "retention.png", "short-text retention")
             lines += [f"![retention]({png.name})", ""]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import matplotlib
 
-from longred_bench.reports.figures import save_figure
+from longred_bench.reports.figures import save_figure, series_styles
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -29,15 +29,15 @@ def plot_curves(metrics: Path, path: Path, *, title: str) -> Path:
     heldout = [k for k in terms if k.startswith("heldout_")]
     fig, axes = plt.subplots(1, 2 if heldout else 1, figsize=(11 if heldout else 6, 4))
     axes = list(axes) if heldout else [axes]
-    for key in train:
+    for key, style in zip(train, series_styles(len(train)), strict=True):
         pts = [(r["tokens"], r[key]) for r in records if key in r]
-        axes[0].plot(*zip(*pts, strict=True), label=key, lw=1)
+        axes[0].plot(*zip(*pts, strict=True), label=key, lw=1, color=style["color"])
     axes[0].set(xlabel="tokens", ylabel="training loss", title=title)
     axes[0].set_yscale("log")
     axes[0].legend(fontsize=8)
-    for key in heldout:
+    for key, style in zip(heldout, series_styles(len(heldout)), strict=True):
         pts = [(r["tokens"], r[key]) for r in records if key in r]
-        axes[1].plot(*zip(*pts, strict=True), marker="o", ms=3, label=key.removeprefix("heldout_"))
+        axes[1].plot(*zip(*pts, strict=True), ms=3, label=key.removeprefix("heldout_"), **style)
     if heldout:
         axes[1].set(xlabel="tokens", ylabel="held-out CE (nats/token)", title="held-out loss")
         axes[1].legend(fontsize=8)

@@ -12,6 +12,11 @@ def drift_frames(records: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFr
     frame = pd.DataFrame([{k: v for k, v in r.items() if k != "provenance"} for r in records])
     summary = frame[frame["kind"] == "drift_summary"].reset_index(drop=True)
     layers = frame[frame["kind"] == "drift_layer"].reset_index(drop=True)
+    # Each kind leaves the other's columns empty (NaN), which makes pandas store its integers as
+    # floats (layer 1.0, M=6.0): they are integers again here.
+    for part, column in ((summary, "top_m"), (layers, "layer")):
+        if column in part and part[column].notna().all():
+            part[column] = part[column].astype(int)
     return summary, layers
 
 

@@ -1,8 +1,8 @@
 """The report of one ``longred-bench eval`` run: ``eval.md`` and the suite's figures.
 
-Built only from the run's records (``eval.jsonl``): lm-eval metrics as a table (with the
-per-length matrix of RULER scores), the NIAH depth x length grid and heatmap, and long-document
-perplexity by position bucket with its plot.
+Built only from the run's records (``eval.jsonl``): lm-eval metrics as a table with one row per
+task (RULER's scores by length as columns of it), the NIAH depth x length grid and heatmap, and
+long-document perplexity by position bucket with its plot.
 """
 
 from __future__ import annotations
@@ -19,20 +19,35 @@ def _fmt(value: Any, digits: int = 4) -> str:
 
 
 def metrics_table(records: list[dict[str, Any]]) -> list[str]:
-    """Markdown rows task / metric / length / value / stderr / n / over-length (kind ``eval``)."""
-    lines = [
-        "| task | metric | length | value | stderr | n | over-length |",
-        "|---|---|---:|---:|---:|---:|---:|",
-    ]
+    """Markdown rows, one per task or group (kind ``eval``): each metric over the whole task as
+    ``value ± stderr``, then, where the suite scores by length (RULER), the score at each
+    length, the documents scored and those skipped as over-length."""
+    rows: dict[str, dict[str, Any]] = {}
+    columns: list[str] = []
     for r in records:
         if r.get("kind") != "eval":
             continue
-        n = "" if r.get("n_samples") is None else str(r["n_samples"])
-        length = "" if r.get("length") is None else str(r["length"])
-        lines.append(
-            f"| {r['task']} | {r['metric']} | {length} | {_fmt(r['value'])} "
-            f"| {_fmt(r.get('stderr'))} | {n} | {r.get('n_over_length', 0)} |"
-        )
+        row = rows.setdefault(r["task"], {"n": r.get("n_samples"), "over": 0, "cells": {}})
+        row["over"] = max(row["over"], r.get("n_over_length", 0) or 0)
+        if r.get("length") is None:
+            column = r["metric"]
+            cell = _fmt(r["value"]) + ("" if r.get("stderr") is None else f" ± {_fmt(r['stderr'])}")
+        else:
+            column, cell = f"{r['metric']} at {r['length']}", _fmt(r["value"])
+        row["cells"][column] = cell
+        if column not in columns:
+            columns.append(column)
+    by_length = sorted((c for c in columns if " at " in c), key=lambda c: int(c.split()[-1]))
+    columns = [c for c in columns if " at " not in c] + by_length
+    header = [f"{c} (all lengths)" if by_length and c == "score" else c for c in columns]
+    lines = [
+        "| task | " + " | ".join(header) + " | n | over-length |",
+        "|---|" + "---:|" * (len(columns) + 2),
+    ]
+    for task, row in rows.items():
+        cells = [row["cells"].get(c, "") for c in columns]
+        n = "" if row["n"] is None else str(row["n"])
+        lines.append(f"| {task} | " + " | ".join(cells) + f" | {n} | {row['over']} |")
     return lines
 
 
@@ -43,18 +58,6 @@ def ruler_matrix(records: list[dict[str, Any]]) -> dict[str, dict[int, float]]:
         if r.get("kind") == "eval" and r.get("length") is not None and r["metric"] == "score":
             matrix[r["task"]][int(r["length"])] = float(r["value"])
     return dict(matrix)
-
-
-def _matrix_lines(matrix: dict[str, dict[int, float]]) -> list[str]:
-    lengths = sorted({n for row in matrix.values() for n in row})
-    lines = [
-        "| task | " + " | ".join(str(n) for n in lengths) + " |",
-        "|---|" + "---:|" * len(lengths),
-    ]
-    for task in sorted(matrix, key=lambda t: (t != "longred_ruler", t)):
-        cells = [_fmt(matrix[task].get(n), 1) for n in lengths]
-        lines.append(f"| {task} | " + " | ".join(cells) + " |")
-    return lines
 
 
 def _niah_lines(cells: list[dict[str, Any]]) -> list[str]:
@@ -92,7 +95,6 @@ def write_eval_report(records: list[dict[str, Any]], out: Path, title: str) -> l
         lines += [*metrics_table(records), ""]
     matrix = ruler_matrix(records)
     if matrix:
-        lines += ["## RULER score by length (0-100)", "", *_matrix_lines(matrix), ""]
         png = plot_ruler_lengths(matrix, out / "ruler_lengths.png", "RULER score by length")
         lines += [f"![RULER by length]({png.name})", ""]
         paths.append(png)

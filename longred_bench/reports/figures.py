@@ -1,12 +1,29 @@
-"""Saving a finished matplotlib figure: the one tail every report and benchmark plot shares."""
+"""What every report and benchmark plot shares: distinguishable series styles
+(:func:`series_styles`) and saving a finished figure (:func:`save_figure`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+# Twelve marker shapes against tab20's twenty colours: the (colour, marker) pair of series i is
+# unique for the first 60 series, and no two of the first 20 share a colour.
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+
+def series_styles(n: int) -> list[dict[str, Any]]:
+    """``n`` plot styles (``color`` and ``marker``, for ``ax.plot(..., **style)``) that tell
+    series apart: tab20's dark colours first, then its light ones, each with its own marker."""
+    import matplotlib.pyplot as plt  # already loaded by whoever draws
+
+    palette = plt.get_cmap("tab20")
+    return [
+        {"color": palette((2 * i) % 20 + (2 * i) // 20 % 2), "marker": MARKERS[i % len(MARKERS)]}
+        for i in range(n)
+    ]
 
 
 def save_figure(fig: Figure, path: Path, *, dpi: int = 120) -> Path:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .figures import save_figure
+from .figures import save_figure, series_styles
 from .kernel_compile import compile_section, read_compile_csv
 
 TARGET_FWD_TFLOPS = 400.0
@@ -249,8 +249,9 @@ def _plot(cpu: pd.DataFrame, gpu: pd.DataFrame | None, path: Path) -> None:
         panels.append((g_ok[g_ok["head_dim"] == d_max], "peak_mib", f"GPU fwd+bwd, d={d_max}"))
     fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
     for ax, (df, col, title) in zip(axes[0], panels, strict=True):
-        for impl, g in df[df["status"] == "ok"].sort_values("n").groupby("impl"):
-            ax.plot(g["n"], g[col], "o-", label=impl)
+        groups = list(df[df["status"] == "ok"].sort_values("n").groupby("impl"))
+        for (impl, g), style in zip(groups, series_styles(len(groups)), strict=True):
+            ax.plot(g["n"], g[col], "-", label=impl, **style)
         ax.set(xscale="log", yscale="log", title=title, xlabel="n", ylabel="peak extra MiB")
         ax.grid(True, which="both", alpha=0.3)
         if ax.get_legend_handles_labels()[0]:

@@ -9,7 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from longred_bench.reports.figures import save_figure
+from longred_bench.reports.figures import save_figure, series_styles
 from longred_bench.reports.kernel import GPU_IMPLS, read_csv
 from longred_bench.reports.kernel_bound import MODES
 
@@ -28,9 +28,9 @@ def plot_gpu_benchmark(csv_path: Path, png_path: Path) -> None:
             g = sel[sel["impl"] == impl].sort_values("n")
             if g.empty:
                 continue
-            style = {"label": impl, "color": f"C{GPU_IMPLS.index(impl)}"}
-            axes[0][col].plot(g["n"], g["time_ms"], "o-", **style)
-            axes[1][col].plot(g["n"], g["peak_mib"].clip(lower=1e-2), "o-", **style)
+            style = {"label": impl, **series_styles(len(GPU_IMPLS))[GPU_IMPLS.index(impl)]}
+            axes[0][col].plot(g["n"], g["time_ms"], "-", **style)
+            axes[1][col].plot(g["n"], g["peak_mib"].clip(lower=1e-2), "-", **style)
         axes[0][col].set_title(f"d={d}, {mode}")
         axes[0][col].set_ylabel("time, median (ms)")
         axes[1][col].set_ylabel("peak extra memory (MiB)")

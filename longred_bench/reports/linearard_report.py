@@ -21,6 +21,7 @@ from longred_bench.reports.linearard_verdicts import (
     verdict_long,
     verdict_recovery,
 )
+from longred_bench.reports.short_avg import short_categories
 from longred_bench.reports.table3 import (
     results_table,
     ruler_scope,
@@ -39,7 +40,6 @@ from longred_bench.reports.table3_rows import (
     run_scores,
     seconds_per_token,
     seeds,
-    short_categories,
 )
 from longred_bench.reports.verdicts import Verdict, extension_setting, verdicts_markdown
 

@@ -23,6 +23,7 @@ from longred_bench.reports.longrecipe_verdicts import (
     verdict_matches_full_length,
 )
 from longred_bench.reports.ppl_plot import plot_position_ppl
+from longred_bench.reports.short_avg import short_categories
 from longred_bench.reports.table3 import (
     results_table,
     ruler_scope,
@@ -42,7 +43,6 @@ from longred_bench.reports.table3_rows import (
     row_order,
     run_scores,
     seeds,
-    short_categories,
 )
 from longred_bench.reports.verdicts import Verdict, extension_setting, verdicts_markdown
 

@@ -12,7 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.ticker import FuncFormatter
 
-from longred_bench.reports.figures import save_figure
+from longred_bench.reports.figures import save_figure, series_styles
 
 
 def _label(key: tuple[Any, ...], varying: list[str]) -> str:
@@ -41,10 +41,10 @@ def plot_position_ppl(records: Iterable[Mapping[str, Any]], path: Path, title: s
         runs.setdefault(key, []).append(r)
     varying = [name for i, name in ((2, "corpus"), (3, "length")) if len({k[i] for k in runs}) > 1]
     fig, ax = plt.subplots(figsize=(8, 4.5), constrained_layout=True)
-    for key, run in runs.items():
+    for (key, run), style in zip(runs.items(), series_styles(len(runs)), strict=True):
         run = sorted(run, key=lambda r: r["bucket_start"])
         x = [(r["bucket_start"] + r["bucket_end"]) / 2 for r in run]
-        ax.plot(x, [r["ppl"] for r in run], marker="o", ms=3, label=_label(key, varying))
+        ax.plot(x, [r["ppl"] for r in run], ms=4, label=_label(key, varying), **style)
     reach = max(r["bucket_end"] for r in rows)
     windows = sorted({w for r in rows if (w := r.get("max_position_embeddings")) and w <= reach})
     for window in windows:

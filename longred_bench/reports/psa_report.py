@@ -36,7 +36,7 @@ import pandas as pd
 
 from longred_bench.errors import UserError
 from longred_bench.metrics.stats import Interval, bootstrap_mean_ci
-from longred_bench.reports.figures import save_figure
+from longred_bench.reports.figures import save_figure, series_styles
 
 TOP_K = 10  # "highly ranked": median gold rank within the top TOP_K tokens
 LEVEL = 0.95
@@ -263,14 +263,16 @@ def plot_psa(by_length: pd.DataFrame, path: Path, title: str) -> Path:
         ("mean_rank", "mean gold rank"),
         ("mean_probability", "mean gold probability"),
     ]
-    for extension, rows in by_length.groupby("extension", sort=False):
+    groups = list(by_length.groupby("extension", sort=False))
+    for (extension, rows), style in zip(groups, series_styles(len(groups)), strict=True):
         rows = rows.sort_values("length")
         for ax, (column, _) in zip(axes, panels, strict=True):
-            ax.plot(rows["length"], rows[column], marker="o", label=str(extension))
+            ax.plot(rows["length"], rows[column], label=str(extension), **style)
             if column == "s_first":
                 ax.fill_between(
-                    rows["length"], rows["s_first_low"], rows["s_first_high"], alpha=0.15
-                )
+                    rows["length"], rows["s_first_low"], rows["s_first_high"], alpha=0.15,
+                    color=style["color"],
+                )  # fmt: skip
     for ax, (column, name) in zip(axes, panels, strict=True):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("context length (tokens)")

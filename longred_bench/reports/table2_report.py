@@ -24,6 +24,7 @@ import matplotlib.pyplot as plt
 from longred_bench.metrics.stats import Interval
 from longred_bench.reports.figures import save_figure
 from longred_bench.reports.paper import TABLE2, TABLE2_MARK, TABLE2_SETTING
+from longred_bench.reports.short_avg import short_categories
 from longred_bench.reports.table2_verdicts import LONG, LONG_SHORT, verdict_long_short
 from longred_bench.reports.table3 import (
     results_table,
@@ -40,7 +41,6 @@ from longred_bench.reports.table3_rows import (
     method_runs,
     run_scores,
     seeds,
-    short_categories,
 )
 from longred_bench.reports.verdict_stats import LEVEL, RunScores, compared_means, seed_diff
 from longred_bench.reports.verdicts import (

@@ -44,9 +44,9 @@ from longred_bench.metrics.retention import longred_avg
 from longred_bench.reports import duration, provenance
 from longred_bench.reports.long_verdict import verdict_cpt_learns_long
 from longred_bench.reports.paper import TABLE3, TABLE3_HEADLINE, TABLE3_MARK
+from longred_bench.reports.short_avg import PASSKEY_TASK, short_categories
 from longred_bench.reports.table3_plot import plot_table3
 from longred_bench.reports.table3_rows import (
-    PASSKEY_TASK,
     ROW_TITLES,
     Cell,
     RetentionCell,
@@ -62,7 +62,6 @@ from longred_bench.reports.table3_rows import (
     run_scores,
     seeds,
     short_avg_cell,
-    short_categories,
     task_cell,
 )
 from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, RunScores, seed_spread

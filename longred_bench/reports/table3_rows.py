@@ -10,9 +10,8 @@ point value with its percentile-bootstrap interval over the documents
 interval. :func:`retention_cell` divides a run's Short Avg by the original's over the documents
 both scored (a document one of them skipped counts on neither side) and says how many.
 
-The short categories of the ``short_tiny`` suite are :data:`TINY_CATEGORIES` (its ``ppl`` task is
-a perplexity and its passkey (:data:`PASSKEY_TASK`) is retrieval: both are reported on their own,
-never averaged); those of the ``short`` suite are the groups its tasks ran in.
+Which short tasks count in Short Avg, in which category, is :mod:`longred_bench.reports.short_avg`
+(shared with ``compare``): the passkey and the perplexity of ``short_tiny`` are never averaged.
 """
 
 from __future__ import annotations
@@ -23,15 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from longred_bench.errors import UserError
-from longred_bench.metrics.retention import (
-    category_means,
-    common_documents,
-    common_retention,
-    mean_of_means,
-    short_average,
-)
+from longred_bench.metrics.retention import common_documents, common_retention, mean_of_means
 from longred_bench.metrics.stats import Interval, bootstrap_mean_ci, bootstrap_mean_of_means_ci
-from longred_bench.reports.compare_report import HEADLINE, categories
+from longred_bench.reports.short_avg import HEADLINE, SHORT_SUITES, short_avg
 from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, RunScores
 
 ROWS = (
@@ -73,15 +66,7 @@ ROW_TITLES = {
     "longred-c-short-quarter": "LongReD-C, short texts 1/4 of the window",
     "longred-c-short-full": "LongReD-C, short texts of the whole window",
 }
-TINY_CATEGORIES: dict[str, tuple[str, ...]] = {
-    "Language": ("longred_tiny_swap", "longred_tiny_replace"),
-    "General": ("longred_tiny_cloze",),
-    "RC": ("longred_tiny_nextsent",),
-}
-# Retrieval inside the window: shown as its own column, never in Short Avg.
-PASSKEY_TASK = "longred_tiny_passkey"
 PPL_TASK, PPL_METRIC = "longred_tiny_ppl", "word_perplexity"
-SHORT_SUITES = ("short", "short_tiny")
 RULER_GROUP = "longred_ruler"
 
 RunKey = tuple[str | None, str, int]  # (extension, row, seed)
@@ -111,26 +96,6 @@ def _key(record: dict[str, Any]) -> RunKey:
     if not isinstance(seed, int):
         raise UserError(f"record of row {row!r} has seed {seed!r}: an integer is needed")
     return record.get("extension"), row, seed
-
-
-def short_categories(records: list[dict[str, Any]]) -> dict[str, tuple[str, ...]]:
-    """Categories of the short tasks: :data:`TINY_CATEGORIES` for ``short_tiny``, else the groups
-    the tasks ran in (LongReD's General, Common, RC for ``short``); tasks without a headline
-    metric (perplexity only) are left out."""
-    scored = {
-        r["task"]
-        for r in records
-        if r.get("kind") == "eval"
-        and r.get("suite") in SHORT_SUITES
-        and r.get("n_samples") is not None
-        and r["metric"].split(",")[0] in HEADLINE
-    }
-    tiny = {t for members in TINY_CATEGORIES.values() for t in members} | {PASSKEY_TASK}
-    if scored and scored <= tiny:
-        return {c: m for c, m in TINY_CATEGORIES.items() if set(m) <= scored}
-    eval_records = [r for r in records if r.get("kind") == "eval"]
-    found = {g: tuple(t for t in ts if t in scored) for g, ts in categories(eval_records).items()}
-    return {g.removeprefix("longred_"): ts for g, ts in found.items() if ts}
 
 
 def collect_runs(records: list[dict[str, Any]]) -> dict[RunKey, Run]:
@@ -221,8 +186,8 @@ def short_avg_cell(run: Run, cats: dict[str, tuple[str, ...]]) -> Cell:
     """Short Avg (tidy values) with the interval of the mean of category means over items."""
     if not run.short:
         return Cell(None)
-    means = category_means(run.short, cats)
-    value = short_average(means) if means else None
+    value = short_avg(run.short, cats)
+    value = None if math.isnan(value) else value
     items = short_items(run, cats)
     complete = sum(len(m) for m in items.values()) == sum(len(m) for m in cats.values())
     n = sum(len(d) for m in items.values() for d in m.values()) if items else None

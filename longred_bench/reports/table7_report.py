@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.reports.paper import TABLE7, TABLE7_COLUMNS, TABLE7_MARK, TABLE7_SETTING
+from longred_bench.reports.short_avg import short_categories
 from longred_bench.reports.table3 import results_table, ruler_scope, run_header, run_sections
 from longred_bench.reports.table3_plot import plot_table3
 from longred_bench.reports.table3_rows import (
@@ -26,7 +27,6 @@ from longred_bench.reports.table3_rows import (
     method_runs,
     run_scores,
     seeds,
-    short_categories,
 )
 from longred_bench.reports.verdicts import (
     T7_BASELINES,

@@ -181,7 +181,8 @@ def generate_cell(
         if units == 0:
             raise UserError(
                 f"NIAH grid: length {length} leaves no room for a haystack with this tokenizer "
-                f"(the prompt and needle alone take {tokens} tokens); use a longer length"
+                f"(the prompt and needle alone take {tokens} tokens); use a length of more than "
+                f"{tokens} tokens"
             )
         pos = rendered.metadata["needle_word"]
         metadata = {

@@ -156,7 +156,10 @@ def test_eval_cli_tiny(tmp_path: Path, benchmarks_cache: None) -> None:
     raw = json.loads((out / "lm_eval_results.json").read_text())
     assert raw["results"]["longred_boolq"]["acc,none"] == by_task[("longred_boolq", "acc")]["value"]
     md = (out / "eval.md").read_text()
-    assert "| longred_arc_easy | acc |" in md and "| longred_boolq | acc |" in md
+    assert "| task | acc | acc_norm | n | over-length |" in md
+    rows = [line.split(" | ")[0] for line in md.splitlines() if line.startswith("| longred_")]
+    assert rows == ["| longred_arc_easy", "| longred_boolq"]  # each task once
+    assert "| longred_boolq | 0.0000 |  | 1 | 3 |" in md  # one scored, three over-length
 
 
 @pytest.mark.integration

@@ -8,6 +8,7 @@ on a real task (``longred_arc_easy``) read the ``benchmarks`` cache: fetched wit
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -182,9 +183,11 @@ def test_run_eval_window_nothing_fits(needs: dict[int, int]) -> None:
     from longred_bench.evaluation.harness import run_eval
 
     window = min(needs.values()) - 1
-    with pytest.raises(UserError, match=f"no document of {TASK} fits the {window}-token") as info:
+    expected = f"no document fits the {window}-token window in {TASK} ({window + 1})"
+    with pytest.raises(UserError, match=re.escape(expected)) as info:
         run_eval(
             EvalConfig(model="tiny-random", tasks=[TASK], limit=LIMIT, max_length=window),
             progress=False,
         )
     assert "\n" not in str(info.value)
+    assert info.value.needed == window + 1  # the least window that holds a document

@@ -6,6 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from data_helpers import ensure_cached
 
 from longred_bench.evaluation.config import SUITES
 from longred_bench.evaluation.harness import _self_contained, task_manager
@@ -16,7 +17,8 @@ def local():
     return task_manager(None, ["longred_short_tiny"])
 
 
-def test_every_suite_is_served_by_the_repository_registry_alone(local) -> None:
+def test_every_suite_is_served_by_the_repository_registry_alone(local, request) -> None:
+    ensure_cached(request, "brown", "austen")  # loading a tiny task reads their test splits
     # lm-eval's own tasks are not indexed: the manager came from tasks/ alone ...
     assert "hellaswag" not in local.all_tasks
     assert "longred_tiny_cloze" in local.all_tasks

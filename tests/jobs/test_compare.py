@@ -16,6 +16,7 @@ from longred_bench.jobs.compare import check_tokenizers, entries
 from longred_bench.jobs.configs import CompareConfig
 from longred_bench.metrics.retention import longred_avg
 from longred_bench.reports import compare_report as report
+from longred_bench.reports import short_avg
 
 
 def test_config_rejects_unknown_keys_and_suites() -> None:
@@ -101,13 +102,75 @@ def test_report_arithmetic_short_avg_ruler_and_avg() -> None:
             )
     short = report.short_scores(records)
     assert short["original"] == pytest.approx({"a": 80.0, "b": 40.0, "c": 30.0})
-    cats = report.categories(records)
-    assert cats == {"g1": ["a", "b"], "g2": ["c"]}
+    cats = short_avg.short_categories(records)
+    assert cats == {"g1": ("a", "b"), "g2": ("c",)}
     # Short Avg is the mean of the category means: ((80 + 40) / 2 + 30) / 2 = 45.
-    assert report.short_avg(short["original"], cats) == pytest.approx(45.0)
+    assert short_avg.short_avg(short["original"], cats) == pytest.approx(45.0)
     assert longred_avg(45.0, 80.0) == pytest.approx((5 * 45.0 + 80.0) / 6)
     ruler = report.ruler_scores(records)
     assert ruler["ext"] == {1024: 45.0, 2048: 35.0, None: 40.0}
+
+
+TINY_SCORES = {  # short_tiny: four averaged tasks, the passkey (retrieval) and the ppl task
+    "longred_tiny_cloze": 0.50,
+    "longred_tiny_nextsent": 0.90,
+    "longred_tiny_swap": 0.80,
+    "longred_tiny_replace": 0.60,
+    "longred_tiny_passkey": 1.00,
+}
+
+
+def _tiny_records() -> list[dict]:
+    records = []
+    for label, scale in (("original", 1.0), ("pi:factor=4", 0.9)):
+        for task, value in TINY_SCORES.items():
+            group = None if task == "longred_tiny_passkey" else "longred_short_tiny"
+            records.append(
+                {**_eval(label, task, "acc", value * scale, group), "suite": "short_tiny"}
+            )
+        ppl = _eval(label, "longred_tiny_ppl", "word_perplexity", 80.0, "longred_short_tiny")
+        records.append({**ppl, "suite": "short_tiny"})
+    return records
+
+
+def _table(md: str, heading: str) -> list[list[str]]:
+    """The rows (cells) of the Markdown table under ``heading``."""
+    lines = md.split(heading, 1)[1].splitlines()
+    end = next((i for i, line in enumerate(lines[1:]) if line.startswith("#")), len(lines))
+    rows = [line for line in lines[1 : end + 1] if line.startswith("|")]
+    return [[c.strip() for c in row.strip("|").split("|")] for row in rows[2:]]
+
+
+def test_compare_short_avg_is_the_mean_of_the_categories_it_shows(tmp_path: Path) -> None:
+    records = _tiny_records()
+    labels = ["original", "pi:factor=4"]
+    report.build_compare_report(records, labels, tmp_path, title="t", command="c")
+    md = (tmp_path / "compare.md").read_text()
+    summary = {row[0]: float(row[1]) for row in _table(md, "## Summary")}
+    by_category = _table(md, "### Short Avg by category")
+    assert [row[0] for row in by_category] == ["Language", "General", "RC", "**Short Avg**"]
+    for i, label in enumerate(labels, start=2):
+        means = [float(row[i]) for row in by_category[:-1]]
+        assert summary[label] == pytest.approx(sum(means) / len(means), abs=0.051)
+        assert float(by_category[-1][i]) == summary[label]
+    # original: (70 + 50 + 90) / 3 = 70.0; with the passkey counted it would be 80.0
+    assert summary["original"] == 70.0
+    passkey = next(r for r in _table(md, "## Short-text benchmarks") if r[0].endswith("passkey"))
+    assert passkey[1] == "not averaged (retrieval)"
+
+
+def test_compare_and_the_table_reports_compute_one_short_avg() -> None:
+    from longred_bench.reports.table3_rows import collect_runs, short_avg_cell
+
+    records = [
+        {**r, "row": "original", "seed": 0, "extension": None}
+        for r in _tiny_records()
+        if r["label"] == "original"
+    ]
+    cats = short_avg.short_categories(records)
+    run = next(iter(collect_runs(records).values()))
+    compare_value = short_avg.short_avg(report.short_scores(records)["original"], cats)
+    assert short_avg_cell(run, cats).value == pytest.approx(compare_value) == pytest.approx(70.0)
 
 
 @pytest.mark.integration
@@ -144,9 +207,9 @@ def test_compare_tiny_end_to_end_and_resume(
     monkeypatch.undo()
     original_unit = compare.run_eval_unit
 
-    def spy(unit, progress):
+    def spy(unit, progress, **kwargs):
         calls.append(unit["suite"])
-        return original_unit(unit, progress)
+        return original_unit(unit, progress, **kwargs)
 
     monkeypatch.setattr(compare, "run_eval_unit", spy)
     monkeypatch.setattr("longred_bench.jobs.drift.run_drift", fail)

@@ -202,7 +202,7 @@ def test_compare_adds_one_pcd_row_per_model(tmp_path, monkeypatch) -> None:
     keys (their caches stay valid), and the report lists the PCD rows."""
     seen = []
 
-    def fake_eval(unit, progress):
+    def fake_eval(unit, progress, **kwargs):
         seen.append(unit)
         value = 50.0 if unit.get("decoding") == "pcd" else 40.0
         return [{"kind": "eval", "suite": "ruler", "task": "longred_ruler", "metric": "score",

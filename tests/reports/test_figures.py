@@ -32,3 +32,62 @@ def test_save_figure_keeps_constrained_layout(tmp_path: Path) -> None:
     save_figure(fig, tmp_path / "c.png")
     assert isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine)  # not tight-laid-out
     assert (tmp_path / "c.png").read_bytes().startswith(PNG_SIGNATURE)
+
+
+def _drawn(monkeypatch, module) -> list:
+    """Figures ``module`` hands to ``save_figure`` (kept open for inspection)."""
+    figures = []
+    monkeypatch.setattr(module, "save_figure", lambda fig, path, **kw: figures.append(fig) or path)
+    return figures
+
+
+def _styles(ax) -> list[tuple]:
+    from matplotlib.colors import to_rgba
+
+    return [(to_rgba(line.get_color()), line.get_marker()) for line in ax.lines]
+
+
+def test_series_styles_tell_every_series_apart() -> None:
+    from longred_bench.reports.figures import series_styles
+
+    styles = [(tuple(s["color"]), s["marker"]) for s in series_styles(60)]
+    assert len(set(styles)) == 60
+    assert len({colour for colour, _ in styles[:20]}) == 20
+
+
+def test_ruler_plot_gives_fourteen_series_fourteen_styles(tmp_path: Path, monkeypatch) -> None:
+    from longred_bench.reports import ruler_plot
+
+    figures = _drawn(monkeypatch, ruler_plot)
+    series = {f"task{i}": {1024: float(i), 2048: float(2 * i)} for i in range(14)}
+    ruler_plot.plot_ruler_lengths(series, tmp_path / "r.png", "t")
+    styles = _styles(figures[0].axes[0])
+    assert len(styles) == 14 and len(set(styles)) == 14
+    assert len({colour for colour, _ in styles}) == 14
+
+
+def test_drift_plot_draws_interval_bands_and_keeps_the_legend_off_the_lines(
+    tmp_path: Path, monkeypatch
+) -> None:
+    import pandas as pd
+
+    from longred_bench.reports import drift_plot
+
+    figures = _drawn(monkeypatch, drift_plot)
+    rows = [
+        {"extension": ext, "layer": layer, "hidden_cosine": 0.9 + 0.01 * layer,
+         "attention_kl": 0.1 * layer, "text_hidden_cosine": [0.89 + 0.01 * layer + d for d in
+         (-0.01, 0.0, 0.01)], "text_attention_kl": [0.1 * layer * f for f in (0.8, 1.0, 1.2)]}
+        for ext in ("abf", "pi")
+        for layer in (1, 2, 3)
+    ]  # fmt: skip
+    drift_plot.plot_drift_layers(pd.DataFrame(rows), tmp_path / "d.png", "t")
+    fig = figures[0]
+    for ax in fig.axes:
+        assert len(ax.collections) == 2  # one band per series
+        assert ax.get_legend() is None  # the legend is the figure's, beside the panels
+        assert len(set(_styles(ax))) == 2
+    assert len(fig.legends) == 1
+    without = pd.DataFrame(rows).drop(columns=["text_hidden_cosine", "text_attention_kl"])
+    drift_plot.plot_drift_layers(without, tmp_path / "e.png", "t")
+    assert all(len(ax.collections) == 0 for ax in figures[1].axes)  # no per-text values: no band

@@ -86,7 +86,8 @@ def test_every_string_has_the_fields_it_needs(name: str) -> None:
 
 
 @pytest.mark.parametrize("task", ["niah_single_1", "niah_multikey_2", "niah_multiquery"])
-def test_heldout_samples_hold_no_ruler_wording_and_their_answers(task: str) -> None:
+def test_heldout_samples_hold_no_ruler_wording_and_their_answers(task: str, request) -> None:
+    ensure_cached(request, "brown")  # the haystack
     tok = byte_tokenizer()
     samples = generate(task, tok, 512, 4, 0, phrasing="heldout")
     for sample in samples:
@@ -97,7 +98,8 @@ def test_heldout_samples_hold_no_ruler_wording_and_their_answers(task: str) -> N
         assert not (_four_grams((sample.metadata["answer_prefix"],)) & trained)
 
 
-def test_standard_samples_are_rulers_and_unchanged_by_the_option() -> None:
+def test_standard_samples_are_rulers_and_unchanged_by_the_option(request) -> None:
+    ensure_cached(request, "brown")  # the haystack
     tok = byte_tokenizer()
     default = generate("niah_single_2", tok, 512, 3, 0)
     explicit = generate("niah_single_2", tok, 512, 3, 0, phrasing="standard")

@@ -57,9 +57,11 @@ def check_lengths(lengths: Iterable[int]) -> None:
     lengths = list(lengths)
     odd = [n for n in lengths if n not in LENGTHS]
     if odd or not lengths:
+        nearest = ", ".join(f"{n} -> {min(LENGTHS, key=lambda x: abs(x - n))}" for n in odd)
         raise UserError(
             f"RULER lengths {odd or lengths!r} not supported: use powers of two from "
             f"{LENGTHS[0]} to {LENGTHS[-1]} (one lm-eval metric per length)"
+            + (f"; nearest: {nearest}" if nearest else "")
         )
 
 

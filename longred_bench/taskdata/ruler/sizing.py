@@ -112,7 +112,12 @@ class Draft:
 
 
 class Misfit(UserError):
-    """Even the smallest sample of a task does not fit in the requested length."""
+    """Even the smallest sample of a task does not fit in the requested length; ``needed`` is
+    the least length that holds it (0 where unknown)."""
+
+    def __init__(self, message: str, needed: int = 0) -> None:
+        super().__init__(message)
+        self.needed = needed
 
 
 _UNIT_CACHE_LIMIT = 1_000_000  # distinct unit texts remembered per tokenizer before a reset
@@ -246,9 +251,13 @@ def fit(
         return memo[n][1] if n in memo else draft.render(n)
 
     if total(0) > length:
+        needed = total(0)
         raise Misfit(
-            f"RULER task {task!r} needs at least {total(0)} tokens with this tokenizer "
-            f"(its prompt with an empty haystack plus the answer); length {length} is too small"
+            f"RULER task {task!r} needs at least {needed} tokens with this tokenizer "
+            f"(its prompt with an empty haystack plus the answer); length {length} is too small: "
+            f"the nearest RULER length (a power of two) that holds it is "
+            f"{1 << (needed - 1).bit_length()}",
+            needed,
         )
     if draft.units is None:
         n = _largest_fitting(total, length, draft.upper)

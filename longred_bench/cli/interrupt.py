@@ -1,0 +1,108 @@
+"""The one line a command prints when Ctrl-C stops it: what it had saved and how to resume.
+
+:func:`interrupted_line` reads what the interrupted command left on disk (request caches,
+finished units, partial drift sums, checkpoints) after the fact, so the line says what is
+really there. Nothing heavy is imported unless the command already imported it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from longred_bench.cli.commands import command_line
+
+
+def _saved(what: str | None, again: str, nothing: str) -> str:
+    """``<what>; resume with ...``, or ``<nothing>; run it again ...`` when ``what`` is empty."""
+    if not what:
+        return f"{nothing}; run it again with: {again}"
+    return f"{what}; resume with the same command: {again}"
+
+
+def _eval(args: argparse.Namespace, again: str) -> str:
+    from longred_bench.jobs.resume import REQUESTS, saved_responses_under
+
+    folder = Path(args.out) / REQUESTS
+    saved = saved_responses_under(folder)
+    what = f"{saved} model response(s) saved under {folder}" if saved else None
+    return _saved(what, again, "no model response was finished yet")
+
+
+def _compare(args: argparse.Namespace, again: str) -> str:
+    from longred_bench.jobs.resume import REQUESTS, saved_responses_under
+
+    runs = Path(args.out) / "runs"
+    units = [p for p in runs.glob("**/config.json") if REQUESTS not in p.parts]
+    saved = saved_responses_under(runs / REQUESTS)
+    windows = sum(_drift_windows(p) for p in runs.glob("drift/*.partial.json"))
+    parts = [f"{len(units)} finished unit(s) under {runs}"]
+    if saved:
+        parts.append(f"{saved} model response(s) of the unit in progress")
+    if windows:
+        parts.append(f"the drift of {windows} window(s)")
+    return _saved(", ".join(parts) + " saved", again, "")
+
+
+def _drift_windows(path: Path) -> int:
+    from longred_bench.jobs.drift import partial_windows
+
+    return partial_windows(path)
+
+
+def _drift(args: argparse.Namespace, again: str) -> str:
+    from longred_bench.jobs.drift import PARTIAL
+
+    path = Path(args.out) / PARTIAL
+    windows = _drift_windows(path)
+    what = f"the drift of {windows} window(s) saved in {path}" if windows else None
+    return _saved(what, again, "no window was finished yet")
+
+
+def _train(args: argparse.Namespace, again: str) -> str:
+    if args.out is None or args.dry_run:
+        return "nothing was being saved"
+    from longred_bench.training.checkpoint import latest_checkpoint
+
+    resume = again if "--resume" in again.split() else f"{again} --resume"
+    latest = latest_checkpoint(Path(args.out))
+    if latest is None:
+        return f"no checkpoint was written yet; start again with: {again}"
+    return f"checkpoint {latest} saved; resume with: {resume}"
+
+
+def _reproduce(args: argparse.Namespace, again: str) -> str:
+    return (
+        "every finished unit is kept in the run cache ($LONGRED_CACHE/runs); run the same "
+        f"command again to reuse them: {again}"
+    )
+
+
+def _data(args: argparse.Namespace, again: str) -> str:
+    if getattr(args, "data_command", None) != "fetch":
+        return "nothing was being saved"
+    return (
+        "sources fetched before the interrupt are cached (a source is swapped in whole or not "
+        f"at all); fetch the rest with: {again}"
+    )
+
+
+def _psa(args: argparse.Namespace, again: str) -> str:
+    return f"psa keeps its records in memory until the end: nothing saved; run it again: {again}"
+
+
+NOTES = {
+    "eval": _eval, "compare": _compare, "drift": _drift, "train": _train,
+    "reproduce": _reproduce, "data": _data, "psa": _psa,
+}  # fmt: skip
+
+
+def interrupted_line(args: argparse.Namespace) -> str:
+    """``interrupted: <what was saved>; <how to resume>`` for the command of ``args``."""
+    note = NOTES.get(args.command)
+    again = command_line(args)
+    try:
+        text = note(args, again) if note else "nothing was being saved"
+    except Exception as exc:  # the line must come out whatever is on disk
+        text = f"could not read what was saved ({type(exc).__name__}); run again with: {again}"
+    return f"interrupted: {text}"

@@ -1,0 +1,65 @@
+"""Where an evaluation keeps what it has computed, so that a run interrupted (Ctrl-C, a crash)
+and started again computes only the rest.
+
+An evaluation's model responses go to lm-eval's request cache (a SQLite file per prefix, written
+as each response is computed), and the ``ppl`` suite's finished lengths to a folder of the same
+name (:func:`longred_bench.evaluation.harness.run_eval`'s ``request_cache``). The prefix is keyed
+by what a response depends on (:data:`RESPONSE_KEYS`: the model, its RoPE, the decoding, ...),
+not by which tasks, lengths or documents are asked, so a rerun with more of them reuses every
+response already computed and one with another model or extension never does.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from longred_bench.evaluation.config import EvalConfig
+from longred_bench.jobs.units import stored_config
+from longred_bench.results import config_hash
+
+REQUESTS = "requests"
+RESPONSE_KEYS = ("model", "rope", "backend", "device", "decoding", "pcd", "seed", "batch_size",
+                 "max_length")  # fmt: skip
+
+
+def request_cache(root: Path, cfg: EvalConfig) -> Path:
+    """The request-cache prefix of evaluations like ``cfg`` under ``root/requests/``."""
+    keys = {k: v for k, v in cfg.to_dict().items() if k in RESPONSE_KEYS}
+    return root / REQUESTS / config_hash(stored_config(keys))
+
+
+def _rows(db: Path) -> int:
+    """Rows of a request cache (0 if unreadable)."""
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            return int(con.execute('SELECT COUNT(*) FROM "unnamed"').fetchone()[0])
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return 0
+
+
+def saved_responses(prefix: Path) -> int:
+    """Model responses kept at the request-cache ``prefix``, plus one per finished ``ppl``
+    length (0 when none)."""
+    dbs = prefix.parent.glob(f"{prefix.name}_rank*.db") if prefix.parent.is_dir() else ()
+    lengths = prefix.glob("ppl-*.json") if prefix.is_dir() else ()
+    return sum(_rows(db) for db in dbs) + len(list(lengths))
+
+
+def drop_responses(prefix: Path) -> None:
+    """Delete what the request cache at ``prefix`` holds (once its unit's results are saved)."""
+    import shutil
+
+    for db in prefix.parent.glob(f"{prefix.name}_rank*.db") if prefix.parent.is_dir() else ():
+        db.unlink(missing_ok=True)
+    shutil.rmtree(prefix, ignore_errors=True)
+
+
+def saved_responses_under(folder: Path) -> int:
+    """:func:`saved_responses` of every request cache under ``folder``."""
+    if not folder.is_dir():
+        return 0
+    return sum(_rows(db) for db in folder.rglob("*.db")) + len(list(folder.rglob("ppl-*.json")))

@@ -1,0 +1,68 @@
+"""What lm-eval shows while the suite runs it: its per-task request-building bars are not drawn
+and warnings that never apply to the suite are dropped; every other warning shows."""
+
+from __future__ import annotations
+
+import logging
+
+from longred_bench.evaluation.quiet_output import lm_eval_output
+
+GROUP = "lm_eval.api.group"
+PPL = "Group 'longred_short_tiny': metric 'acc,none' is missing in 1/5 tasks. Missing in: "
+
+
+def test_request_building_bars_are_off_and_model_bars_stay() -> None:
+    import lm_eval.api.task
+    from tqdm import tqdm
+
+    with lm_eval_output(quiet=False):
+        assert lm_eval.api.task.tqdm(range(3)).disable
+        assert not tqdm(range(3), disable=False).disable  # anyone else's bar is drawn
+    assert not lm_eval.api.task.tqdm(range(3), disable=False).disable  # restored after
+
+
+class _Kept(logging.Handler):
+    """Keeps the warnings of ``names``' loggers, attached to the loggers themselves and with
+    their level at WARNING: lm-eval may have turned propagation off or raised the level of its
+    loggers earlier in this process."""
+
+    def __init__(self, *names: str) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+        self.loggers = [logging.getLogger(name) for name in names]
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+    def __enter__(self) -> _Kept:
+        self.levels = [logger.level for logger in self.loggers]
+        for logger in self.loggers:
+            logger.addHandler(self)
+            logger.setLevel(logging.WARNING)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for logger, level in zip(self.loggers, self.levels, strict=True):
+            logger.removeHandler(self)
+            logger.setLevel(level)
+
+
+def test_only_the_warnings_that_never_apply_are_dropped() -> None:
+    with _Kept(GROUP, "lm_eval.api.task") as kept, lm_eval_output(quiet=False):
+        logging.getLogger(GROUP).warning(PPL + "longred_tiny_ppl")
+        logging.getLogger(GROUP).warning(PPL.replace("1/5", "2/5") + "longred_tiny_ppl, x")
+        logging.getLogger("lm_eval.api.task").warning("[Task: t] a warning of the suite's own")
+    assert not any(m.endswith("Missing in: longred_tiny_ppl") for m in kept.messages)
+    assert any(m.endswith("longred_tiny_ppl, x") for m in kept.messages)
+    assert "[Task: t] a warning of the suite's own" in kept.messages
+
+
+def test_the_tiny_ppl_task_states_its_aggregations(request) -> None:
+    from data_helpers import ensure_cached
+
+    from longred_bench.evaluation.harness import task_manager
+
+    ensure_cached(request, "brown", "austen")
+    with _Kept("lm_eval.api.task") as kept:
+        task_manager(None, ["longred_tiny_ppl"]).load(["longred_tiny_ppl"])
+    assert not [m for m in kept.messages if "is defined, but" in m]

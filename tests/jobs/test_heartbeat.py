@@ -1,0 +1,51 @@
+"""``--quiet`` progress: one line at least every heartbeat, read from what the command saved."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from longred_bench.jobs import heartbeat as hb
+
+
+def test_a_line_comes_every_beat_and_none_when_disabled(monkeypatch, capsys) -> None:
+    monkeypatch.setattr(hb, "HEARTBEAT_SECONDS", 0.05)
+    done = iter(range(100))
+    with hb.heartbeat(lambda: f"[job] {next(done)} done"):
+        time.sleep(0.4)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) >= 3
+    assert lines[0].startswith("[job] 0 done; 0 min 00 s so far")
+    with hb.heartbeat(lambda: "[job] never", enabled=False):
+        time.sleep(0.2)
+    assert capsys.readouterr().out == ""
+
+
+def test_a_failing_description_does_not_stop_the_command(monkeypatch, capsys) -> None:
+    monkeypatch.setattr(hb, "HEARTBEAT_SECONDS", 0.05)
+
+    def broken() -> str:
+        raise OSError("gone")
+
+    with hb.heartbeat(broken):
+        time.sleep(0.2)
+    assert "(progress unreadable: OSError)" in capsys.readouterr().out
+
+
+@pytest.mark.integration
+def test_compare_quiet_prints_its_progress(tmp_path, monkeypatch, capsys, request) -> None:
+    from data_helpers import ensure_cached
+
+    from longred_bench import cli
+
+    ensure_cached(request, "brown")
+    monkeypatch.setattr(hb, "HEARTBEAT_SECONDS", 0.5)
+    argv = ["compare", "--original", "tiny-random", "--rope", "pi:factor=4", "--suites", "niah"]
+    argv += ["drift", "--lengths", "1024", "--niah-depths", "0", "100", "--drift-num-texts", "2"]
+    argv += ["--drift-seq-len", "64", "--out", str(tmp_path / "cmp"), "--quiet"]
+    assert cli.main(argv) == 0
+    lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("[compare]")]
+    assert lines, "no progress line under --quiet"
+    assert any("of 3 unit(s) done; now original: niah" in x for x in lines)
+    assert all("so far" in x for x in lines)

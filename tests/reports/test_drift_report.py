@@ -1,0 +1,22 @@
+"""``drift.md``: layer numbers and M are printed as the integers they are."""
+
+from __future__ import annotations
+
+from longred_bench.reports.drift_report import drift_markdown
+
+
+def test_layers_and_m_are_integers() -> None:
+    common = {"original": "m", "extension": "pi:factor=4", "texts": "brown", "seq_len": 64,
+              "num_texts": 2, "num_tokens": 128}  # fmt: skip
+    records = [
+        {"kind": "drift_layer", **common, "layer": layer, "hidden_cosine": 0.9,
+         "attention_kl": 0.01}
+        for layer in (1, 2, 3)
+    ] + [
+        {"kind": "drift_summary", **common, "mean_hidden_cosine": 0.9, "last_hidden_cosine": 0.9,
+         "mean_attention_kl": 0.01, "top_m": 6, "selected_layers": [1, 2, 3]}
+    ]  # fmt: skip
+    records[0]["provenance"] = {"device": "cpu", "git_commit": "abc"}
+    md = drift_markdown(records, "t")
+    assert "| 1, 2, 3 (M=6) |" in md
+    assert "| 1 | 0.9000 / 1.00e-02 |" in md and "1.0 |" not in md and "M=6.0" not in md

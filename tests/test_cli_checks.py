@@ -1,0 +1,110 @@
+"""Bad output paths and bad RoPE specs are refused in one line before anything heavy loads (no
+torch imported), for every command that writes a folder (unit tier: no model runs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from longred_bench.cli import main
+from longred_bench.cli.outputs import WRITES, check_out_dir
+from longred_bench.errors import UserError
+
+COMMANDS = {
+    "eval": ["eval", "--model", "tiny-random", "--suite", "short_tiny"],
+    "drift": ["drift", "--original", "tiny-random", "--rope", "pi:factor=2"],
+    "compare": ["compare", "--original", "tiny-random", "--rope", "pi:factor=2"],
+    "psa": ["psa", "--model", "tiny-random"],
+    "train": ["train", "--recipe", "cpt", "--profile", "smoke"],
+}
+
+_SCRIPT = """
+import contextlib, io, json, sys
+from longred_bench.cli import main
+out = []
+for argv in json.loads(sys.argv[1]):
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        status = main(argv)
+    out.append([status, err.getvalue()])
+heavy = [m for m in ("torch", "transformers", "lm_eval") if m in sys.modules]
+print(json.dumps({"runs": out, "heavy": heavy}))
+"""
+
+
+def _run_without_torch(argvs: list[list[str]]) -> list[tuple[int, str]]:
+    """Run each command line in one fresh interpreter; assert nothing heavy was imported."""
+    done = subprocess.run(
+        [sys.executable, "-c", _SCRIPT, json.dumps(argvs)],
+        capture_output=True, text=True, timeout=120, env={**os.environ},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["heavy"] == [], f"imported before the error: {result['heavy']}"
+    return [(status, err) for status, err in result["runs"]]
+
+
+def test_an_existing_file_as_out_is_refused_before_torch_loads(tmp_path: Path) -> None:
+    afile = tmp_path / "results.txt"
+    afile.write_text("keep me\n")
+    runs = _run_without_torch([[*argv, "--out", str(afile)] for argv in COMMANDS.values()])
+    for (status, err), command in zip(runs, COMMANDS, strict=True):
+        assert status == 2, (command, err)
+        assert err.count("\n") == 1 and err.startswith(f"error: --out {afile} is an existing file")
+        assert f"({command} writes" in err
+    assert afile.read_text() == "keep me\n"
+
+
+def test_out_under_a_file_and_a_folder_in_a_files_place_are_refused(tmp_path: Path) -> None:
+    afile = tmp_path / "f"
+    afile.write_text("")
+    with pytest.raises(
+        UserError, match=re.escape(f"{afile} is a file, so no folder can be made under it")
+    ):
+        check_out_dir(afile / "sub" / "out", "drift")
+    (tmp_path / "out" / "eval.md").mkdir(parents=True)
+    with pytest.raises(UserError, match=re.escape("eval.md is a folder where eval writes a file")):
+        check_out_dir(tmp_path / "out", "eval")
+    (tmp_path / "cmp").mkdir()
+    (tmp_path / "cmp" / "runs").write_text("")
+    with pytest.raises(UserError, match="runs is a file where compare keeps a folder"):
+        check_out_dir(tmp_path / "cmp", "compare")
+    check_out_dir(tmp_path / "new" / "deeper", "compare")  # to be made: fine
+    check_out_dir(tmp_path / "out2", "eval")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+def test_an_unwritable_parent_is_refused(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    with pytest.raises(UserError, match="is not writable"):
+        check_out_dir(locked / "out", "eval")
+
+
+def test_bad_rope_specs_are_refused_before_torch_loads(tmp_path: Path) -> None:
+    out = str(tmp_path / "o")
+    argvs = [
+        ["eval", "--model", "tiny-random", "--rope", "abf:thta=1e6", "--out", out],
+        ["drift", "--original", "tiny-random", "--rope", "yarn", "--out", out],
+        ["compare", "--original", "tiny-random", "--rope", "pi:fctor=2", "--out", out],
+    ]
+    for status, err in _run_without_torch(argvs):
+        assert status == 2 and err.count("\n") == 1 and "RoPE" in err, err
+
+
+def test_every_command_that_writes_a_folder_checks_it() -> None:
+    assert set(WRITES) == set(COMMANDS)
+    assert main(["train", "--recipe", "cpt", "--profile", "smoke", "--dry-run"]) == 0
+
+
+def test_a_ruler_length_off_the_grid_names_the_nearest_one() -> None:
+    from longred_bench.evaluation.config import EvalConfig
+
+    with pytest.raises(UserError, match=re.escape("nearest: 1000 -> 1024, 300 -> 256")):
+        EvalConfig(model="m", suite="ruler", lengths=(1000, 300))

@@ -1,0 +1,200 @@
+"""Ctrl-C on each long command (eval, drift, compare, train): one line saying what was saved and
+how to resume, exit status 130, and the same command run again resumes from what was saved,
+computing only the rest and ending with what an uninterrupted run gives.
+
+In-process, Ctrl-C is a ``KeyboardInterrupt`` raised at a chosen point (what Python's SIGINT
+handler does); one test sends a real SIGINT to a ``longred-bench`` process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from data_helpers import ensure_cached
+
+from longred_bench import cli
+
+RULER = ["--suite", "ruler", "--lengths", "1024", "--samples", "2", "--tasks"]
+RULER += ["longred_ruler_niah_single_1", "longred_ruler_niah_single_2", "--quiet"]
+
+
+class _Interrupt:
+    """Counts calls of a wrapped function and raises ``KeyboardInterrupt`` after call ``at``."""
+
+    def __init__(self, real, at: int | None) -> None:
+        self.real, self.at, self.calls = real, at, 0
+
+    def __call__(self, *args, **kwargs):
+        out = self.real(*args, **kwargs)
+        self.calls += 1
+        if self.at is not None and self.calls == self.at:
+            raise KeyboardInterrupt
+        return out
+
+
+def _patch_responses(monkeypatch: pytest.MonkeyPatch, at: int | None) -> _Interrupt:
+    """Ctrl-C right after the model's response number ``at`` was saved (None: never)."""
+    from lm_eval.api.model import CacheHook
+
+    hook = _Interrupt(CacheHook.add_partial, at)
+    monkeypatch.setattr(CacheHook, "add_partial", lambda self, *a: hook(self, *a))
+    return hook
+
+
+def _records(path: Path) -> list[dict]:
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    return [{k: v for k, v in r.items() if k != "provenance"} for r in rows]
+
+
+def _written_as_declared(out: Path, command: str) -> None:
+    """What the command left in ``out`` is what ``--out`` is checked for (cli.outputs)."""
+    from longred_bench.cli.outputs import WRITES
+
+    declared = {name.rstrip("/") for name in WRITES[command]}
+    assert {p.name for p in out.iterdir()} <= declared
+
+
+def _one_line(err: str) -> str:
+    """The interrupt's line, the only one besides transformers' warning that generation runs
+    past the model's window (the long suites do that on purpose)."""
+    lines = [line for line in err.splitlines() if line.strip()]
+    lines = [line for line in lines if not line.startswith("[transformers] This is a friendly")]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+@pytest.mark.integration
+def test_eval_interrupted_resumes_from_its_saved_responses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, request
+) -> None:
+    ensure_cached(request, "brown")
+    whole = tmp_path / "whole"
+    counted = _patch_responses(monkeypatch, None)
+    assert cli.main(["eval", "--model", "tiny-random", *RULER, "--out", str(whole)]) == 0
+    total = counted.calls
+    assert total == 4  # two tasks x two samples
+    monkeypatch.undo()
+    capsys.readouterr()
+
+    out = tmp_path / "cut"
+    argv = ["eval", "--model", "tiny-random", *RULER, "--out", str(out)]
+    _patch_responses(monkeypatch, 3)
+    assert cli.main(argv) == 130
+    line = _one_line(capsys.readouterr().err)
+    assert line.startswith(f"interrupted: 3 model response(s) saved under {out / 'requests'}")
+    assert line.endswith("resume with the same command: longred-bench " + " ".join(argv))
+    assert not (out / "eval.jsonl").exists()
+    monkeypatch.undo()
+
+    again = _patch_responses(monkeypatch, None)
+    assert cli.main(argv) == 0
+    assert again.calls == total - 3  # only the request not answered before
+    assert "resuming: 3 model response(s)" in capsys.readouterr().out
+    assert _records(out / "eval.jsonl") == _records(whole / "eval.jsonl")
+    _written_as_declared(out, "eval")
+
+
+DRIFT = ["drift", "--original", "tiny-random", "--rope", "pi:factor=4", "abf:theta=1e6"]
+DRIFT += ["--texts", "random", "--num-texts", "4", "--seq-len", "64", "--quiet"]
+
+
+@pytest.mark.integration
+def test_drift_interrupted_resumes_after_its_finished_windows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    import longred_bench.metrics.drift as drift
+
+    assert cli.main([*DRIFT, "--out", str(tmp_path / "whole")]) == 0
+    out = tmp_path / "cut"
+    cut = _Interrupt(drift._text_sums, 5)  # two models a window: Ctrl-C in window 3
+    monkeypatch.setattr(drift, "_text_sums", cut)
+    capsys.readouterr()
+    assert cli.main([*DRIFT, "--out", str(out)]) == 130
+    line = _one_line(capsys.readouterr().err)
+    assert line.startswith(f"interrupted: the drift of 2 window(s) saved in {out}")
+    monkeypatch.undo()
+
+    again = _Interrupt(drift._text_sums, None)
+    monkeypatch.setattr(drift, "_text_sums", again)
+    assert cli.main([*DRIFT, "--out", str(out)]) == 0
+    assert again.calls == 2 * 2  # the two windows left, for two models
+    assert not (out / "drift.partial.json").exists()
+    assert _records(out / "drift.jsonl") == _records(tmp_path / "whole" / "drift.jsonl")
+    _written_as_declared(out, "drift")
+
+
+@pytest.mark.integration
+def test_compare_interrupted_inside_a_unit_resumes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, request
+) -> None:
+    ensure_cached(request, "brown")
+    out = tmp_path / "cmp"
+    argv = ["compare", "--original", "tiny-random", "--rope", "pi:factor=4", "--suites", "niah"]
+    argv += ["--lengths", "1024", "--niah-depths", "0", "50", "100", "--out", str(out), "--quiet"]
+    counted = _patch_responses(monkeypatch, 3 + 2)  # in the second unit (3 cells a unit)
+    assert cli.main(argv) == 130
+    line = _one_line(capsys.readouterr().err)
+    assert line.startswith(
+        f"interrupted: 1 finished unit(s) under {out / 'runs'}, 2 model response(s) of the unit "
+        "in progress saved; resume with the same command"
+    )
+    assert counted.calls == 5
+    monkeypatch.undo()
+
+    again = _patch_responses(monkeypatch, None)
+    assert cli.main(argv) == 0
+    assert again.calls == 3 - 2
+    assert "| pi:factor=4 |" in (out / "compare.md").read_text()
+    _written_as_declared(out, "compare")
+
+
+@pytest.mark.integration
+def test_train_interrupted_resumes_from_its_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    import longred_bench.training.loop as loop
+
+    out = tmp_path / "run"
+    argv = ["train", "--recipe", "cpt", "--profile", "smoke", "--set", "steps=4"]
+    argv += ["checkpoint_every=2", "--out", str(out), "--quiet"]
+    monkeypatch.setattr(loop, "save_checkpoint", _Interrupt(loop.save_checkpoint, 1))
+    assert cli.main(argv) == 130
+    line = _one_line(capsys.readouterr().err)
+    assert line == (
+        f"interrupted: checkpoint {out / 'checkpoints' / 'step-000002'} saved; resume with: "
+        f"longred-bench {' '.join(argv)} --resume"
+    )
+    monkeypatch.undo()
+    assert cli.main([*argv, "--resume"]) == 0
+    steps = [json.loads(x)["step"] for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert steps == [1, 2, 3, 4]
+    assert (out / "final" / "config.json").is_file()
+    _written_as_declared(out, "train")
+
+
+@pytest.mark.integration
+def test_a_real_ctrl_c_prints_one_line_and_no_traceback(tmp_path: Path) -> None:
+    out = tmp_path / "drift"
+    argv = [*DRIFT[:6], "--texts", "random", "--num-texts", "200", "--seq-len", "64"]
+    argv += ["--out", str(out), "--quiet"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "longred_bench", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    deadline = time.monotonic() + 120
+    while not (out / "drift.partial.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    line = _one_line(err)
+    assert line.startswith("interrupted: the drift of ") and "Traceback" not in err

@@ -22,6 +22,7 @@ COMMANDS = {
     "compare": ["compare", "--original", "tiny-random", "--rope", "pi:factor=2"],
     "psa": ["psa", "--model", "tiny-random"],
     "train": ["train", "--recipe", "cpt", "--profile", "smoke"],
+    "reproduce": ["reproduce", "table1", "--profile", "smoke"],
 }
 
 _SCRIPT = """

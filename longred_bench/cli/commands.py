@@ -150,6 +150,9 @@ def cmd_train(args: argparse.Namespace) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from longred_bench.reproduce.engine import reproduce
 
+    if args.out and not args.dry_run:
+        check_out_dir(Path(args.out), "reproduce")
+
     paths = reproduce(
         args.table, args.profile, Path(args.out) if args.out else None, force=args.force,
         progress=not args.quiet, jobs=args.jobs, d1=args.d1, dry_run=args.dry_run,

@@ -99,7 +99,7 @@ def test_a_users_profile_runs_table3_table2_and_fig3(tmp_path, smoke_cache, caps
     assert main(["profiles", "new", "--from", "smoke", "--out", str(mine)]) == 0
 
     def change(data):
-        data["runs"]["extensions"] = ["pi:factor=2"]
+        data["runs"]["extensions"] = ["yarn:factor=4"]
         data["runs"]["seeds"] = 2
         data["tables"]["table3"]["rows"] = ["cpt", "longred-c"]
         data["tables"]["fig3"].update(seeds=1)
@@ -110,7 +110,7 @@ def test_a_users_profile_runs_table3_table2_and_fig3(tmp_path, smoke_cache, caps
         argv = ["reproduce", table, "--profile", str(mine), "--out", str(out), "--quiet"]
         assert main(argv) == 0, table
         records = read_records(out / f"{table}.jsonl.gz")
-        assert {r["extension"] for r in records} - {None} == {"pi:factor=2"}, table
+        assert {r["extension"] for r in records} - {None} == {"yarn:factor=4"}, table
         assert "profile `mine`" in (out / f"{table}.md").read_text() or table == "fig3"
     table3 = read_records(tmp_path / "table3" / "table3.jsonl.gz")
     seeds = {(r["row"], r["seed"]) for r in table3 if r["train"]}

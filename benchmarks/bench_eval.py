@@ -1,4 +1,4 @@
-"""Evaluation throughput of ``longred_bench.evaluation.harness.run_eval``: tokens/s, requests/s,
+"""Evaluation throughput of ``longred_bench.evaluation.run.run_eval``: tokens/s, requests/s,
 wall time.
 
 One run is ``run_eval(model, suite=..., batch_size=B)``. While it runs, lm-eval's ``HFLM`` request
@@ -319,7 +319,7 @@ def run_one(
 ) -> list[dict[str, Any]]:
     """Time one ``run_eval``; its rows, one per request type and then ``all``."""
     from longred_bench.evaluation.config import EvalConfig
-    from longred_bench.evaluation.harness import run_eval
+    from longred_bench.evaluation.run import run_eval
 
     kwargs, setting = suite_kwargs(suite, args)
     meter = RequestMeter()

@@ -1,7 +1,7 @@
 """What one evaluation runs (:class:`EvalConfig`), checked before any model or data is loaded.
 
 The command line builds one from its arguments, ``compare`` and the tables build one per unit
-of work, and :func:`longred_bench.evaluation.harness.run_eval` takes it. This module imports
+of work, and :func:`longred_bench.evaluation.run.run_eval` takes it. This module imports
 no torch, so building the command line's parser stays fast.
 """
 

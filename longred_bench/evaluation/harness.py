@@ -1,14 +1,12 @@
-"""Evaluation of a (possibly RoPE-extended) model on the ``tasks/`` lm-eval registry.
+"""The lm-eval harness around a resolved model: the ``tasks/`` registry run on the model
+:func:`longred_bench.evaluation.lm.open_model` resolved (backend, decoding and window chosen
+there; :func:`longred_bench.evaluation.run.run_eval` dispatches the ``ppl`` suite elsewhere).
 
-The model is loaded once (:func:`longred_bench.models.loading.load`, so a ``--rope`` extension is
-applied to the weights actually evaluated) and wrapped in lm-eval's ``HFLM``, or served by lm-eval's
-``vllm`` model with the same RoPE override (:mod:`longred_bench.evaluation.vllm`), or, with
-``decoding="pcd"``, by the ``longred-pcd`` model (:mod:`longred_bench.pcd.lm`); the tasks run
-through ``lm_eval.simple_evaluate`` with a ``TaskManager`` that knows the repository's ``tasks/``
-folder and carries the run's metadata (tokenizer, lengths, samples per length, seed) to the
-long-context loaders. Results come back as tidy records, one per (task or group, metric[, length]),
-and, on request (``item_scores``), one ``eval_item`` record per scored document and metric, the
-values whose mean is the task's score (for bootstrap intervals and paired comparisons).
+The tasks run through ``lm_eval.simple_evaluate`` with a ``TaskManager`` that knows the repository's
+``tasks/`` folder and carries the run's metadata (tokenizer, lengths, samples per length, seed) to
+the long-context loaders. Results come back as tidy records, one per (task or group, metric[,
+length]), and, on request (``item_scores``), one ``eval_item`` record per scored document and
+metric, the values whose mean is the task's score (for bootstrap intervals and paired comparisons).
 
 Suites (``--suite``): ``short`` (the ``longred_short`` group), ``short_tiny``
 (``longred_short_tiny``), ``ruler`` (``longred_ruler``: 13 tasks at every ``--lengths``),
@@ -43,8 +41,8 @@ from longred_bench.errors import UserError
 from longred_bench.evaluation.config import LONG_SUITES, SUITES, EvalConfig
 from longred_bench.evaluation.fit_check import FitReport, fitting_documents
 from longred_bench.evaluation.items import item_records
-from longred_bench.evaluation.lm import build_lm
-from longred_bench.evaluation.ppl import pow2_floor, run_ppl_suite
+from longred_bench.evaluation.lm import EvalModel
+from longred_bench.evaluation.ppl import pow2_floor
 from longred_bench.evaluation.quiet_output import lm_eval_output
 
 DEFAULT_TASKS = SUITES["short"]
@@ -258,10 +256,9 @@ def _metadata(model_spec: str, **values: Any) -> dict[str, Any]:
 
 @dataclass
 class _Prepared:
-    """An evaluation made ready to run: the loaded model (``None`` with vLLM), its lm-eval
-    model, the task manager, the loaded tasks, the names asked for and the window."""
+    """An evaluation made ready to run: its lm-eval model, the task manager, the loaded tasks,
+    the names asked for and the window."""
 
-    loaded: Any
     lm: Any
     manager: Any
     tasks: dict[str, Any]
@@ -269,20 +266,12 @@ class _Prepared:
     window: int
 
 
-def _prepare(cfg: EvalConfig, batch_size: int | str) -> _Prepared:
-    """Load ``cfg``'s model and tasks and build its lm-eval model (inside ``lm_eval_output``)."""
-    from longred_bench.models.loading import load
-
+def _prepare(cfg: EvalConfig, model: EvalModel, batch_size: int | str) -> _Prepared:
+    """Load ``cfg``'s tasks and build ``model``'s lm-eval model at the window they need (inside
+    ``lm_eval_output``)."""
     suite, lengths = cfg.suite, list(cfg.lengths) if cfg.lengths is not None else None
-    loaded = load(cfg.model, rope=cfg.rope, device=cfg.device) if cfg.backend == "hf" else None
-    if loaded is not None:
-        model_window = int(getattr(loaded.model.config, "max_position_embeddings", 0) or 2048)
-    else:
-        from longred_bench.evaluation.vllm import default_window
-
-        model_window = default_window(cfg.model, cfg.rope)
     if suite in LONG_SUITES and lengths is None:
-        lengths = [pow2_floor(model_window)]
+        lengths = [pow2_floor(model.window)]
     metadata = _metadata(
         cfg.model,
         lengths=sorted(lengths) if lengths else None,
@@ -302,15 +291,11 @@ def _prepare(cfg: EvalConfig, batch_size: int | str) -> _Prepared:
     elif suite in LONG_SUITES:
         window = max(lengths) + _generation_budget(loaded_tasks["tasks"])
     else:
-        window = model_window
+        window = model.window
     for task in loaded_tasks["tasks"].values():
         _configure(task, num_fewshot=cfg.num_fewshot, seed=cfg.seed, window=window)
-    lm = build_lm(
-        cfg.backend, cfg.model, rope=cfg.rope, loaded=loaded, window=window,
-        batch_size=batch_size, seed=cfg.seed, device=cfg.device, decoding=cfg.decoding,
-        pcd=cfg.pcd,
-    )  # fmt: skip
-    return _Prepared(loaded, lm, manager, loaded_tasks, names, window)
+    lm = model.lm(window=window, batch_size=batch_size, seed=cfg.seed)
+    return _Prepared(lm, manager, loaded_tasks, names, window)
 
 
 class WindowTooSmall(UserError):
@@ -339,46 +324,30 @@ def check_fits(fits: list[FitReport], window: int) -> None:
 def suite_fits(cfg: EvalConfig, *, limit: int | None) -> tuple[int, list[FitReport]]:
     """The window ``cfg`` would evaluate at and which of each task's first ``limit`` documents
     fit it, without evaluating anything (``longred-bench models``)."""
+    from longred_bench.evaluation.lm import open_model
+
     with lm_eval_output(quiet=True):
-        run = _prepare(cfg, cfg.batch_size or 1)
+        run = _prepare(cfg, open_model(cfg), cfg.batch_size or 1)
         return run.window, fitting_documents(run.tasks["tasks"], run.lm, limit=limit)
 
 
-def run_eval(
+def run_harness(
     cfg: EvalConfig,
+    model: EvalModel,
     *,
     progress: bool = True,
     item_scores: bool = False,
     request_cache: Path | None = None,
 ) -> EvalResult:
-    """Run the evaluation ``cfg`` describes (:class:`~longred_bench.evaluation.config.EvalConfig`,
-    already checked). ``item_scores`` adds one ``eval_item`` record per scored document and
-    per-document metric (:func:`longred_bench.evaluation.items.item_records`; not for the ``ppl``
-    suite, which has no lm-eval documents).
-
-    ``request_cache`` (a path prefix) keeps every model response as it is computed, in lm-eval's
-    request cache (``<prefix>_rank0.db``, lm-eval's ``use_cache``), and the ``ppl`` suite's
-    records of each finished length in the folder ``<prefix>``: an evaluation interrupted and
-    run again with the same cache computes only what it had not finished. The caller keys the
-    prefix by everything a response depends on (model, RoPE, decoding, ...)."""
-    if item_scores and cfg.suite == "ppl":
-        raise UserError("item scores are for the lm-eval suites; the ppl suite has no documents")
-    model_spec, suite, rope, limit, samples = cfg.model, cfg.suite, cfg.rope, cfg.limit, cfg.samples
-    lengths = list(cfg.lengths) if cfg.lengths is not None else None
+    """Run the lm-eval suite of ``cfg`` on ``model`` (see
+    :func:`longred_bench.evaluation.run.run_eval`, which resolves the model)."""
+    model_spec, suite, rope, limit = cfg.model, cfg.suite, cfg.rope, cfg.limit
     num_fewshot, backend, seed, decoding = cfg.num_fewshot, cfg.backend, cfg.seed, cfg.decoding
-    batch_size: int | str | None = cfg.batch_size
-    if batch_size is None:
-        batch_size = 1 if backend == "hf" or suite == "ppl" else "auto"
-    if suite == "ppl":
-        records = run_ppl_suite(
-            model_spec, rope=rope, lengths=lengths, samples=samples, corpus=cfg.corpus,
-            batch_size=batch_size, device=cfg.device, progress=progress, done_dir=request_cache,
-        )  # fmt: skip
-        return EvalResult(records)
+    batch_size: int | str = cfg.batch_size or (1 if backend == "hf" else "auto")
     with lm_eval_output(quiet=not progress):
         import lm_eval
 
-        run = _prepare(cfg, batch_size)
+        run = _prepare(cfg, model, batch_size)
         lm, loaded_tasks, window = run.lm, run.tasks, run.window
         fits = fitting_documents(loaded_tasks["tasks"], lm, limit=limit)
         check_fits(fits, window)
@@ -400,12 +369,8 @@ def run_eval(
         if out is None:
             raise UserError("lm-eval returned no results (not the main process?)")
         raw = _jsonable({k: v for k, v in dict(out).items() if k != "samples"})
-        # The config the model actually ran with (vLLM: the engine's, overrides applied).
-        if run.loaded is not None:
-            evaluated = lm.model.config
-        else:
-            evaluated = lm.model.llm_engine.model_config.hf_config
-            _shutdown(lm)
+        evaluated = model.ran_with(lm)
+        model.close(lm)
         extra = {
             "rope_parameters": _jsonable(dict(getattr(evaluated, "rope_parameters", None) or {})),
             "max_position_embeddings": getattr(evaluated, "max_position_embeddings", None),
@@ -449,10 +414,3 @@ def _undefined_under_pcd(records: list[dict[str, Any]]) -> None:
     for r in records:
         if str(r.get("metric", "")).split(",")[0] in PERPLEXITY_LIKE:
             r.update(value=None, stderr=None, not_defined="not a probability under PCD")
-
-
-def _shutdown(lm: Any) -> None:
-    """Stop a vLLM engine's worker process now rather than at interpreter exit."""
-    core = getattr(getattr(lm.model, "llm_engine", None), "engine_core", None)
-    if core is not None and hasattr(core, "shutdown"):
-        core.shutdown()

@@ -1,9 +1,15 @@
-"""The lm-eval model an evaluation runs: ``HFLM`` over the loaded model, lm-eval's ``vllm``
-(:mod:`longred_bench.evaluation.vllm`) or, with ``decoding="pcd"``, ``longred-pcd``
-(:mod:`longred_bench.pcd.lm`) over the same loaded model."""
+"""The model an evaluation runs, resolved once before the harness (:func:`open_model`): the
+backend and the decoding are chosen here, and the model's window is known here.
+
+``hf`` loads the model once (:func:`longred_bench.models.loading.load`, so a RoPE extension is
+applied to the weights evaluated) and serves it through lm-eval's ``HFLM`` or, with
+``decoding="pcd"``, the ``longred-pcd`` model (:mod:`longred_bench.pcd.lm`); ``vllm`` reads the
+config alone and serves lm-eval's ``vllm`` model with the same RoPE override
+(:mod:`longred_bench.evaluation.vllm`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from longred_bench.errors import UserError
@@ -24,48 +30,62 @@ def check_decoding(decoding: str, pcd: PcdConfig | None, *, backend: str, suite:
         raise UserError("--decoding pcd is for the lm-eval suites; the ppl suite has no decoding")
 
 
-def build_lm(
-    backend: str,
-    model_spec: str,
-    *,
-    rope: str | None,
-    loaded: Any,
-    window: int,
-    batch_size: int | str,
-    seed: int,
-    device: str,
-    decoding: str = "greedy",
-    pcd: PcdConfig | None = None,
-) -> Any:
-    """The ``lm_eval.api.model.LM`` of one evaluation (``decoding="pcd"``: ``longred-pcd``,
-    with ``pcd``'s parameters or the defaults)."""
-    if backend == "vllm":
-        from longred_bench.evaluation.vllm import vllm_lm
+@dataclass
+class EvalModel:
+    """One evaluation's model: its spec and RoPE, backend, decoding (and PCD's parameters),
+    device, the loaded model (``hf``; None with ``vllm``) and its window (the extended one with a
+    RoPE spec)."""
 
-        return vllm_lm(
-            model_spec,
-            rope=rope,
-            max_length=window,
-            batch_size=batch_size,
-            seed=seed,
-            device=device,
-        )
-    if decoding == "pcd":
-        from longred_bench.pcd.lm import PcdLM
+    spec: str
+    rope: str | None
+    backend: str
+    decoding: str
+    pcd: PcdConfig | None
+    device: str
+    loaded: Any
+    window: int
 
-        return PcdLM(
-            pretrained=loaded.model,
-            tokenizer=loaded.tokenizer,
-            max_length=window,
-            batch_size=batch_size,
-            **(pcd or PcdConfig()).as_dict(),
-        )
-    from lm_eval.models.huggingface import HFLM
+    def lm(self, *, window: int, batch_size: int | str, seed: int) -> Any:
+        """The ``lm_eval.api.model.LM`` that evaluates at ``window`` tokens."""
+        if self.backend == "vllm":
+            from longred_bench.evaluation.vllm import vllm_lm
 
-    return HFLM(
-        pretrained=loaded.model,
-        tokenizer=loaded.tokenizer,
-        max_length=window,
-        batch_size=batch_size,
-        device=device,
-    )
+            return vllm_lm(self.spec, rope=self.rope, max_length=window, batch_size=batch_size,
+                           seed=seed, device=self.device)  # fmt: skip
+        if self.decoding == "pcd":
+            from longred_bench.pcd.lm import PcdLM
+
+            return PcdLM(pretrained=self.loaded.model, tokenizer=self.loaded.tokenizer,
+                         max_length=window, batch_size=batch_size,
+                         **(self.pcd or PcdConfig()).as_dict())  # fmt: skip
+        from lm_eval.models.huggingface import HFLM
+
+        return HFLM(pretrained=self.loaded.model, tokenizer=self.loaded.tokenizer,
+                    max_length=window, batch_size=batch_size, device=self.device)  # fmt: skip
+
+    def ran_with(self, lm: Any) -> Any:
+        """The config the model actually ran with (vLLM: the engine's, overrides applied)."""
+        if self.loaded is not None:
+            return lm.model.config
+        return lm.model.llm_engine.model_config.hf_config
+
+    def close(self, lm: Any) -> None:
+        """Stop a vLLM engine's worker process now rather than at interpreter exit."""
+        core = getattr(getattr(lm.model, "llm_engine", None), "engine_core", None)
+        if core is not None and hasattr(core, "shutdown"):
+            core.shutdown()
+
+
+def open_model(cfg: Any) -> EvalModel:
+    """The model of evaluation ``cfg`` (:class:`~longred_bench.evaluation.config.EvalConfig`):
+    loaded once with ``hf``, its config read with ``vllm``; its window."""
+    if cfg.backend == "vllm":
+        from longred_bench.evaluation.vllm import default_window
+
+        return EvalModel(cfg.model, cfg.rope, "vllm", cfg.decoding, cfg.pcd, cfg.device, None,
+                         default_window(cfg.model, cfg.rope))  # fmt: skip
+    from longred_bench.models.loading import load
+
+    loaded = load(cfg.model, rope=cfg.rope, device=cfg.device)
+    window = int(getattr(loaded.model.config, "max_position_embeddings", 0) or 2048)
+    return EvalModel(cfg.model, cfg.rope, "hf", cfg.decoding, cfg.pcd, cfg.device, loaded, window)

@@ -175,3 +175,15 @@ def run_ppl_suite(
             atomic_write_text(saved, json.dumps(got))
         records += got
     return records
+
+
+def run_ppl_config(
+    cfg: Any, *, progress: bool, done_dir: Path | None = None
+) -> list[dict[str, Any]]:
+    """The ``ppl`` suite of evaluation ``cfg`` (an
+    :class:`~longred_bench.evaluation.config.EvalConfig`): :func:`run_ppl_suite` at its settings."""
+    return run_ppl_suite(
+        cfg.model, rope=cfg.rope, lengths=list(cfg.lengths) if cfg.lengths else None,
+        samples=cfg.samples, corpus=cfg.corpus, batch_size=cfg.batch_size or 1,
+        device=cfg.device, progress=progress, done_dir=done_dir,
+    )  # fmt: skip

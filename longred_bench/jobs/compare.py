@@ -2,7 +2,7 @@
 
 For the original, every extended checkpoint (``extended``, compared as it is) and every zero-shot
 RoPE extension of the original (``rope``) this runs the short-text suite, RULER and the NIAH grid
-through :func:`longred_bench.evaluation.harness.run_eval`, and measures drift from the original
+through :func:`longred_bench.evaluation.run.run_eval`, and measures drift from the original
 (:func:`longred_bench.jobs.drift.run_drift`). Each unit of work (one model and suite, or the drift
 of one set of models) is saved under ``<out>/runs/`` beside the config that made it and reused
 when the same config is asked again, so an interrupted comparison resumes where it stopped and a

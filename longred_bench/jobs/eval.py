@@ -14,7 +14,8 @@ from pathlib import Path
 
 from longred_bench.errors import UserError
 from longred_bench.evaluation.config import EvalConfig
-from longred_bench.evaluation.harness import WindowTooSmall, run_eval
+from longred_bench.evaluation.harness import WindowTooSmall
+from longred_bench.evaluation.run import run_eval
 from longred_bench.jobs.heartbeat import heartbeat
 from longred_bench.jobs.resume import REQUESTS, request_cache, saved_responses
 from longred_bench.reports.eval_report import write_eval_report

@@ -32,8 +32,9 @@ from longred_bench.results import (
     write_records,
 )
 
-KINDS = ("eval", "drift", "psa", "train")
-RECORDS_FILE = {"eval": "eval.jsonl", "drift": "drift.jsonl", "psa": "psa.jsonl"}
+KINDS = ("eval", "ppl", "drift", "psa", "train")
+RECORDS_FILE = {"eval": "eval.jsonl", "ppl": "eval.jsonl", "drift": "drift.jsonl",
+                "psa": "psa.jsonl"}  # fmt: skip
 # Keys of a config that only identify a unit (a model's build, a measurement's version), which
 # the computation does not take.
 IDENTITY_KEYS = ("base", "item_scores", "drift_version")
@@ -104,6 +105,8 @@ def _compute(kind: str, config: dict[str, Any], progress: bool) -> list[dict[str
     own = {k: v for k, v in config.items() if k not in IDENTITY_KEYS}
     if kind == "eval":
         return run_eval_unit(config, progress)
+    if kind == "ppl":
+        return run_ppl_unit(config, progress)
     if kind == "drift":
         from longred_bench.jobs.configs import DriftConfig
         from longred_bench.jobs.drift import run_drift
@@ -189,17 +192,29 @@ def save_records(
 def run_eval_unit(
     unit: dict[str, Any], progress: bool, *, request_cache: Path | None = None
 ) -> list[dict[str, Any]]:
-    """Evaluate one unit: an :class:`EvalConfig` as a dict, plus ``item_scores`` (per-document
-    records) where set; ``base``, where present, only identifies the model in cache keys.
-    ``request_cache``: keep each model response there as it is computed (``run_eval``)."""
+    """Evaluate one lm-eval unit: an :class:`EvalConfig` as a dict, plus ``item_scores``
+    (per-document records) where set; ``base``, where present, only identifies the model in
+    cache keys. ``request_cache``: keep each model response there as it is computed. The model
+    is resolved first (backend, decoding, window), then the harness runs."""
     from longred_bench.evaluation.config import EvalConfig
-    from longred_bench.evaluation.harness import run_eval
+    from longred_bench.evaluation.harness import run_harness
+    from longred_bench.evaluation.lm import open_model
 
-    cfg = EvalConfig.from_dict({k: v for k, v in unit.items() if k not in ("base", "item_scores")})
-    item_scores = bool(unit.get("item_scores"))
-    return run_eval(
-        cfg, progress=progress, item_scores=item_scores, request_cache=request_cache
-    ).records
+    cfg = EvalConfig.from_dict({k: v for k, v in unit.items() if k not in IDENTITY_KEYS})
+    if cfg.suite == "ppl":
+        raise UserError("a ppl unit is measured by run_ppl_unit, not the lm-eval harness")
+    return run_harness(cfg, open_model(cfg), progress=progress,
+                       item_scores=bool(unit.get("item_scores")),
+                       request_cache=request_cache).records  # fmt: skip
+
+
+def run_ppl_unit(unit: dict[str, Any], progress: bool) -> list[dict[str, Any]]:
+    """Measure one ``ppl`` unit (perplexity by position; an :class:`EvalConfig` as a dict)."""
+    from longred_bench.evaluation.config import EvalConfig
+    from longred_bench.evaluation.ppl import run_ppl_config
+
+    cfg = EvalConfig.from_dict({k: v for k, v in unit.items() if k not in IDENTITY_KEYS})
+    return run_ppl_config(cfg, progress=progress)
 
 
 def unit_seconds(run_dir: Path) -> float | None:

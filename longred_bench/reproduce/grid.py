@@ -252,8 +252,10 @@ def eval_units(grid: RunGrid, model: str, rope: str | None, extension: str | Non
 
 
 def eval_unit(config: dict[str, Any]) -> CachedUnit:
-    """An evaluation unit of the shared evaluation cache (``runs/table3-eval/<hash>``)."""
-    return CachedUnit("eval", unit_folder("table3-eval", config), config)
+    """An evaluation unit of the shared evaluation cache (``runs/table3-eval/<hash>``): an
+    lm-eval suite, or perplexity by position (kind ``ppl``: no lm-eval)."""
+    kind = "ppl" if config.get("suite") == "ppl" else "eval"
+    return CachedUnit(kind, unit_folder("table3-eval", config), config)
 
 
 # Relative cost of a unit, for longest-first scheduling (measured at profile tiny: a LinearARD

@@ -128,7 +128,7 @@ def test_item_records_keep_per_document_means_only() -> None:
 
 def test_item_scores_are_refused_for_the_ppl_suite() -> None:
     from longred_bench.evaluation.config import EvalConfig
-    from longred_bench.evaluation.harness import run_eval
+    from longred_bench.evaluation.run import run_eval
 
     with pytest.raises(UserError, match="ppl suite"):
         run_eval(EvalConfig(model="tiny-random", suite="ppl"), item_scores=True)
@@ -145,7 +145,7 @@ def _groups(records: list[dict[str, Any]]) -> dict[tuple, list[float]]:
 @pytest.mark.integration
 def test_short_tiny_item_means_equal_tidy_values(request: pytest.FixtureRequest) -> None:
     from longred_bench.evaluation.config import EvalConfig
-    from longred_bench.evaluation.harness import run_eval
+    from longred_bench.evaluation.run import run_eval
 
     ensure_cached(request, "brown", "austen")
     # The byte tokenizer of tiny-random needs a wider window than its 256 tokens for these
@@ -185,7 +185,7 @@ def test_short_tiny_item_means_equal_tidy_values(request: pytest.FixtureRequest)
 @pytest.mark.integration
 def test_item_scores_off_changes_nothing(request: pytest.FixtureRequest) -> None:
     from longred_bench.evaluation.config import EvalConfig
-    from longred_bench.evaluation.harness import run_eval
+    from longred_bench.evaluation.run import run_eval
 
     ensure_cached(request, "brown", "austen")
     cfg = EvalConfig("tiny-random", suite="short_tiny", tasks=("longred_tiny_nextsent",), limit=6)
@@ -198,7 +198,7 @@ def test_item_scores_off_changes_nothing(request: pytest.FixtureRequest) -> None
 @pytest.mark.integration
 def test_ruler_item_means_equal_tidy_values_per_length() -> None:
     from longred_bench.evaluation.config import EvalConfig
-    from longred_bench.evaluation.harness import run_eval
+    from longred_bench.evaluation.run import run_eval
 
     tasks = ["longred_ruler_vt", "longred_ruler_fwe"]
     result = run_eval(

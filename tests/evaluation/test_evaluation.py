@@ -166,7 +166,7 @@ def test_eval_cli_tiny(tmp_path: Path, benchmarks_cache: None) -> None:
 @pytest.mark.network
 def test_rope_reaches_evaluated_model(benchmarks_cache: None) -> None:
     from longred_bench.evaluation.config import EvalConfig
-    from longred_bench.evaluation.harness import run_eval
+    from longred_bench.evaluation.run import run_eval
 
     def ppl(rope: str | None) -> tuple[float, dict]:
         result = run_eval(
@@ -203,7 +203,7 @@ SHORT_TASKS = (
 @pytest.mark.network
 def test_every_short_task_runs_end_to_end_on_the_tiny_model(benchmarks_cache: None) -> None:
     from longred_bench.evaluation.config import EvalConfig
-    from longred_bench.evaluation.harness import run_eval
+    from longred_bench.evaluation.run import run_eval
 
     # PI x8 gives the tiny model a 2048-byte window, so a document of every task fits.
     result = run_eval(
@@ -225,7 +225,7 @@ def test_every_short_task_runs_end_to_end_on_the_tiny_model(benchmarks_cache: No
 @pytest.mark.network
 def test_every_ruler_task_runs_end_to_end_on_the_tiny_model(benchmarks_cache: None) -> None:
     from longred_bench.evaluation.config import EvalConfig
-    from longred_bench.evaluation.harness import run_eval
+    from longred_bench.evaluation.run import run_eval
     from longred_bench.taskdata.ruler import TASKS
 
     result = run_eval(

@@ -162,7 +162,7 @@ def test_check_task_boundary(arc: Any, tiny: Any, needs: dict[int, int]) -> None
 @pytest.mark.integration
 def test_run_eval_skips_what_does_not_fit(needs: dict[int, int]) -> None:
     from longred_bench.evaluation.config import EvalConfig
-    from longred_bench.evaluation.harness import run_eval
+    from longred_bench.evaluation.run import run_eval
 
     result = run_eval(
         EvalConfig(model="tiny-random", tasks=[TASK], limit=LIMIT, max_length=120), progress=False
@@ -180,7 +180,7 @@ def test_run_eval_skips_what_does_not_fit(needs: dict[int, int]) -> None:
 @pytest.mark.integration
 def test_run_eval_window_nothing_fits(needs: dict[int, int]) -> None:
     from longred_bench.evaluation.config import EvalConfig
-    from longred_bench.evaluation.harness import run_eval
+    from longred_bench.evaluation.run import run_eval
 
     window = min(needs.values()) - 1
     expected = f"no document fits the {window}-token window in {TASK} ({window + 1})"

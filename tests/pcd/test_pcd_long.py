@@ -53,7 +53,7 @@ def private_cache(tmp_path, monkeypatch, request):
 @pytest.mark.parametrize("decoding", ["greedy", "pcd"])
 def test_matches_the_harness_sample_by_sample(private_cache, decoding) -> None:
     from longred_bench.evaluation.config import EvalConfig
-    from longred_bench.evaluation.harness import run_eval
+    from longred_bench.evaluation.run import run_eval
     from longred_bench.models.loading import load
 
     pcd = PcdConfig(alpha=1.5, local_fraction=0.25) if decoding == "pcd" else None

@@ -349,7 +349,7 @@ def test_report_from_real_run_eval_records(tmp_path: Path, request: pytest.Fixtu
     from data_helpers import ensure_cached
 
     from longred_bench.evaluation.config import EvalConfig
-    from longred_bench.evaluation.harness import run_eval
+    from longred_bench.evaluation.run import run_eval
 
     ensure_cached(request, "brown", "austen")
     tasks = ["longred_tiny_nextsent", "longred_tiny_passkey"]

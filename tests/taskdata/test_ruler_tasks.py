@@ -5,7 +5,7 @@ Unit tests of the loader's metadata parsing and scoring; lm-eval-level tests tha
 :mod:`longred_bench.taskdata.ruler`, read from or written to the cache) and score it with two small
 ``LM`` subclasses that answer from the document (an oracle, and partial or empty answers), so
 the scoring and aggregation path is shown to give 100, 0 and the means in between; and an
-integration run of :func:`longred_bench.evaluation.harness.run_eval` with the real tiny model.
+integration run of :func:`longred_bench.evaluation.run.run_eval` with the real tiny model.
 
 The group needs the ``brown`` and ``benchmarks`` cache entries (QA questions come from the
 latter): they are fetched with ``--run-network``, and those tests are skipped without them.
@@ -141,7 +141,7 @@ def test_negative_seed_is_a_user_error() -> None:
 
 def test_limit_with_ruler_suite_is_a_user_error() -> None:
     from longred_bench.evaluation.config import EvalConfig
-    from longred_bench.evaluation.harness import run_eval
+    from longred_bench.evaluation.run import run_eval
 
     with pytest.raises(UserError, match="--limit is not for the ruler suite") as info:
         run_eval(
@@ -307,7 +307,7 @@ def test_length_with_every_document_skipped_is_nan(manager: Any, group: dict[str
 @pytest.mark.integration
 def test_run_eval_ruler_records_per_task_and_length() -> None:
     from longred_bench.evaluation.config import EvalConfig
-    from longred_bench.evaluation.harness import run_eval
+    from longred_bench.evaluation.run import run_eval
 
     tasks = ["longred_ruler_vt", "longred_ruler_fwe"]
     result = run_eval(

@@ -23,10 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from longred_bench.reports.short_avg import short_categories
-from longred_bench.reports.table3 import results_table, ruler_scope, run_header, run_sections
-from longred_bench.reports.table3_plot import plot_table3
-from longred_bench.reports.table3_rows import (
+from longred_bench.reports.run_sections import results_table, ruler_scope, run_header, run_sections
+from longred_bench.reports.runs import (
     ROW_TITLES,
     Run,
     RunKey,
@@ -36,6 +34,8 @@ from longred_bench.reports.table3_rows import (
     run_scores,
     seeds,
 )
+from longred_bench.reports.runs_plot import plot_runs
+from longred_bench.reports.short_avg import short_categories
 from longred_bench.reports.verdict_stats import (
     LEVEL,
     RunScores,
@@ -243,4 +243,4 @@ def build_ablation(
     md_path = out_dir / f"{ablation.name}.md"
     md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     title = f"LongReD {ablation.title} ({profile})"
-    return [md_path, plot_table3(summary, out_dir / f"{ablation.name}.png", title)]
+    return [md_path, plot_runs(summary, out_dir / f"{ablation.name}.png", title)]

@@ -29,13 +29,13 @@ from longred_bench.errors import UserError
 from longred_bench.metrics.correlation import bootstrap_spearman_ci
 from longred_bench.metrics.stats import Interval, bootstrap_mean_ci
 from longred_bench.reports.figures import save_figure
-from longred_bench.reports.short_avg import short_categories
-from longred_bench.reports.table3 import call_lines
-from longred_bench.reports.table3_rows import (
+from longred_bench.reports.run_sections import call_lines
+from longred_bench.reports.runs import (
     Run,
     collect_runs,
     short_avg_cell,
 )
+from longred_bench.reports.short_avg import short_categories
 from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT
 from longred_bench.reports.verdicts import (
     NOT_COMPARABLE,

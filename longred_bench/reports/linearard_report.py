@@ -21,15 +21,13 @@ from longred_bench.reports.linearard_verdicts import (
     verdict_long,
     verdict_recovery,
 )
-from longred_bench.reports.short_avg import short_categories
-from longred_bench.reports.table3 import (
+from longred_bench.reports.run_sections import (
     results_table,
     ruler_scope,
     run_header,
     run_sections,
 )
-from longred_bench.reports.table3_plot import plot_table3
-from longred_bench.reports.table3_rows import (
+from longred_bench.reports.runs import (
     ROW_TITLES,
     Run,
     RunKey,
@@ -41,6 +39,8 @@ from longred_bench.reports.table3_rows import (
     seconds_per_token,
     seeds,
 )
+from longred_bench.reports.runs_plot import plot_runs
+from longred_bench.reports.short_avg import short_categories
 from longred_bench.reports.verdicts import Verdict, extension_setting, verdicts_markdown
 
 LINEARARD_ROWS = ("linearard", "linearard-ft", "linearard-lite", "linearard-lite-ft")
@@ -156,5 +156,5 @@ def build_linearard(
     md_path = out_dir / "linearard.md"
     md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     title = f"LinearARD against CPT and LongReD-C ({profile})"
-    png_path = plot_table3(summary, out_dir / "linearard.png", title)
+    png_path = plot_runs(summary, out_dir / "linearard.png", title)
     return [md_path, png_path]

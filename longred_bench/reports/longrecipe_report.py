@@ -23,16 +23,14 @@ from longred_bench.reports.longrecipe_verdicts import (
     verdict_matches_full_length,
 )
 from longred_bench.reports.ppl_plot import plot_position_ppl
-from longred_bench.reports.short_avg import short_categories
-from longred_bench.reports.table3 import (
+from longred_bench.reports.run_sections import (
     results_table,
     ruler_scope,
     run_header,
     run_sections,
     task_name,
 )
-from longred_bench.reports.table3_plot import plot_table3
-from longred_bench.reports.table3_rows import (
+from longred_bench.reports.runs import (
     ROW_TITLES,
     Run,
     RunKey,
@@ -44,6 +42,8 @@ from longred_bench.reports.table3_rows import (
     run_scores,
     seeds,
 )
+from longred_bench.reports.runs_plot import plot_runs
+from longred_bench.reports.short_avg import short_categories
 from longred_bench.reports.verdicts import Verdict, extension_setting, verdicts_markdown
 
 LONGRECIPE_ROWS = ("longrecipe", "longrecipe-digit")
@@ -323,7 +323,7 @@ def build_longrecipe(
     md_path = out_dir / "longrecipe.md"
     md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     title = f"LongRecipe against PoSE, RPES and full-length CPT ({profile})"
-    png_path = plot_table3(summary, out_dir / "longrecipe.png", title)
+    png_path = plot_runs(summary, out_dir / "longrecipe.png", title)
     if not curves:
         return [md_path, png_path]
     ppl_title = f"Perplexity by position: LongRecipe, PoSE, RPES and CPT ({profile})"

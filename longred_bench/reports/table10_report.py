@@ -41,8 +41,8 @@ import numpy as np
 
 from longred_bench.metrics.stats import Interval
 from longred_bench.reports.figures import save_figure
-from longred_bench.reports.table3 import run_header
-from longred_bench.reports.table3_rows import (
+from longred_bench.reports.run_sections import run_header
+from longred_bench.reports.runs import (
     ROW_TITLES,
     Run,
     RunKey,

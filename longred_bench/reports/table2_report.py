@@ -24,16 +24,14 @@ import matplotlib.pyplot as plt
 from longred_bench.metrics.stats import Interval
 from longred_bench.reports.figures import save_figure
 from longred_bench.reports.paper import TABLE2, TABLE2_MARK, TABLE2_SETTING
-from longred_bench.reports.short_avg import short_categories
-from longred_bench.reports.table2_verdicts import LONG, LONG_SHORT, verdict_long_short
-from longred_bench.reports.table3 import (
+from longred_bench.reports.run_sections import (
     results_table,
     ruler_scope,
     run_header,
     run_sections,
     task_name,
 )
-from longred_bench.reports.table3_rows import (
+from longred_bench.reports.runs import (
     Run,
     RunKey,
     extension_factor,
@@ -42,6 +40,8 @@ from longred_bench.reports.table3_rows import (
     run_scores,
     seeds,
 )
+from longred_bench.reports.short_avg import short_categories
+from longred_bench.reports.table2_verdicts import LONG, LONG_SHORT, verdict_long_short
 from longred_bench.reports.verdict_stats import LEVEL, RunScores, compared_means, seed_diff
 from longred_bench.reports.verdicts import (
     Verdict,

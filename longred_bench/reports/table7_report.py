@@ -16,10 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.reports.paper import TABLE7, TABLE7_COLUMNS, TABLE7_MARK, TABLE7_SETTING
-from longred_bench.reports.short_avg import short_categories
-from longred_bench.reports.table3 import results_table, ruler_scope, run_header, run_sections
-from longred_bench.reports.table3_plot import plot_table3
-from longred_bench.reports.table3_rows import (
+from longred_bench.reports.run_sections import results_table, ruler_scope, run_header, run_sections
+from longred_bench.reports.runs import (
     Run,
     RunKey,
     extension_factor,
@@ -28,6 +26,8 @@ from longred_bench.reports.table3_rows import (
     run_scores,
     seeds,
 )
+from longred_bench.reports.runs_plot import plot_runs
+from longred_bench.reports.short_avg import short_categories
 from longred_bench.reports.verdicts import (
     T7_BASELINES,
     Verdict,
@@ -121,4 +121,4 @@ def build_table7(
     md_path = out_dir / "table7.md"
     md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     title = f"LongReD Table 7: continual-learning baselines ({profile})"
-    return [md_path, plot_table3(summary, out_dir / "table7.png", title)]
+    return [md_path, plot_runs(summary, out_dir / "table7.png", title)]

@@ -160,7 +160,7 @@ def test_compare_short_avg_is_the_mean_of_the_categories_it_shows(tmp_path: Path
 
 
 def test_compare_and_the_table_reports_compute_one_short_avg() -> None:
-    from longred_bench.reports.table3_rows import collect_runs, short_avg_cell
+    from longred_bench.reports.runs import collect_runs, short_avg_cell
 
     records = [
         {**r, "row": "original", "seed": 0, "extension": None}

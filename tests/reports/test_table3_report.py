@@ -16,15 +16,15 @@ import pytest
 
 from longred_bench.errors import UserError
 from longred_bench.reports.paper import TABLE3
-from longred_bench.reports.short_avg import TINY_CATEGORIES, short_categories
-from longred_bench.reports.table3 import build_table3, table3_verdicts
-from longred_bench.reports.table3_rows import (
+from longred_bench.reports.runs import (
     collect_runs,
     retention_cell,
     ruler_cell,
     short_avg_cell,
     task_cell,
 )
+from longred_bench.reports.short_avg import TINY_CATEGORIES, short_categories
+from longred_bench.reports.table3 import build_table3, table3_verdicts
 from longred_bench.reports.verdicts import NOT_COMPARABLE, NOT_REPRODUCED, REPRODUCED
 
 N_SHORT = 200

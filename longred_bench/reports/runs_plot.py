@@ -1,5 +1,6 @@
-"""Table 3's figure: Short Avg (with its interval) against RULER per run, and retention bars
-(each over the documents the run and the original both scored)."""
+"""The figure of every run-grid report (Tables 3, 4-7, LinearARD, LongRecipe): Short Avg (with its
+interval) against RULER per run, and retention bars (each over the documents the run and the
+original both scored)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from longred_bench.reports.figures import save_figure
-from longred_bench.reports.table3_rows import ROWS, RunKey
+from longred_bench.reports.runs import ROWS, RunKey
 
 
-def plot_table3(summary: dict[RunKey, dict[str, Any]], path: Path, title: str) -> Path:
+def plot_runs(summary: dict[RunKey, dict[str, Any]], path: Path, title: str) -> Path:
     """Left: Short Avg (interval bars) against RULER per run, the legend outside the axes;
     right: Short Avg retention bars grouped by extension, with intervals."""
     fig, (ax_xy, ax_bar) = plt.subplots(1, 2, figsize=(13, 5.0), constrained_layout=True)

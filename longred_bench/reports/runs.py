@@ -1,6 +1,7 @@
-"""Table 3's records grouped into runs, and the cells of its tables with their intervals.
+"""The records of a run-grid table (Tables 2-7, 10, LinearARD, LongRecipe, Figures 2-3) grouped
+into runs, and the cells of their tables with their intervals.
 
-A *run* is one evaluated model: one (extension, row, seed) of the records ``reproduce table3``
+A *run* is one evaluated model: one (extension, row, seed) of the records a training table
 collects (see :mod:`longred_bench.reports.table3` for the record schema). :func:`collect_runs`
 reads the tidy ``eval`` records (point values: each short task's headline score, ``acc`` else
 ``exact_match``, times 100; the ``longred_ruler`` group's score per length and over all lengths)

@@ -44,6 +44,21 @@ ATTENTION_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
 _OMITTED_AT_DEFAULT = ("trainable", "merge_with", "merge_weight", "anchors", "keep_other",
                        "replay_steps", "replay_lr", "impact_steps", "snapshot_steps", "lm_loss",
                        "mixed_precision", "compile")  # fmt: skip
+# A method's own settings, which a config may give as a nested group (``longred: {a1: 5}``,
+# ``--set longred.a1=5``) or flat (``a1: 5``): the group names the recipes that read it, and a
+# group given to another recipe is an error. The config itself stays flat, so its cache key is the
+# same either way.
+METHOD_GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "longred": (("longred",), ("a1", "a2", "layers", "top_m", "sampler", "cream_sigma")),
+    "linearard": (("linearard",), ("ard_kinds", "ard_layers", "lora_rank", "lora_alpha", "impl",
+                                   "cpt_steps")),
+    "longrecipe": (("longrecipe",), ("anchors", "keep_other", "replay_steps", "replay_lr",
+                                     "impact_steps", "merge_weight")),
+    "merge": (("merge",), ("merge_with", "merge_weight")),
+    "pretrain": (("pretrain",), ("architecture", "tokenizer", "vocab_size", "copy_fraction",
+                                 "copy_warmup_steps", "copy_until", "copy_min_len", "copy_stages",
+                                 "copy_row_len", "copy_batch", "copy_eval_every")),
+}  # fmt: skip
 SCHEDULES = ("constant", "cosine", "linear")
 SAMPLERS = ("uniform", "cream")
 DISTRIBUTED = ("ddp", "fsdp")
@@ -157,7 +172,9 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
-        """Build from a mapping (e.g. YAML), rejecting unknown keys and invalid values."""
+        """Build from a mapping (e.g. YAML; method groups flattened, :data:`METHOD_GROUPS`),
+        rejecting unknown keys and invalid values."""
+        data = flatten_groups(data, data.get("recipe"))
         reject_unknown_keys(cls, data, "training")
         values = dict(data)
         if "recipe" not in values:
@@ -381,7 +398,8 @@ def read_yaml(path: Path) -> dict[str, Any]:
 
 
 def parse_set(items: list[str]) -> dict[str, Any]:
-    """``KEY=VALUE`` overrides, values parsed as YAML (``lr=1e-4``, ``layers=[1,4]``)."""
+    """``KEY=VALUE`` overrides, values parsed as YAML (``lr=1e-4``, ``layers=[1,4]``); a method's
+    setting may be named in its group (``longred.a1=5``)."""
     out: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
@@ -390,7 +408,44 @@ def parse_set(items: list[str]) -> dict[str, Any]:
         parsed = yaml.safe_load(value) if value.strip() else None
         if isinstance(parsed, str) and parsed.lower() in ("none", "null"):
             parsed = None
-        out[key.strip()] = _number(parsed)
+        group, dot, name = key.strip().partition(".")
+        if dot:
+            out.setdefault(group, {})[name] = _number(parsed)
+        else:
+            out[key.strip()] = _number(parsed)
+    return out
+
+
+def flatten_groups(data: dict[str, Any], recipe: str | None) -> dict[str, Any]:
+    """``data`` with its method groups (:data:`METHOD_GROUPS`) flattened into their keys: a
+    group of another recipe, a key outside its group or a key given both ways with two values is
+    a one-line error."""
+    out = {k: v for k, v in data.items() if not (k in METHOD_GROUPS and isinstance(v, dict))}
+    for group, (recipes, keys) in METHOD_GROUPS.items():
+        inner = data.get(group)
+        if not isinstance(inner, dict):
+            continue
+        if recipe is not None and recipe not in recipes:
+            raise UserError(f"config group {group} is for recipe {', '.join(recipes)}, not "
+                            f"{recipe}")  # fmt: skip
+        for key, value in inner.items():
+            if key not in keys:
+                raise UserError(f"config {group}.{key} is not a setting of {group} (its "
+                                f"settings: {', '.join(keys)})")  # fmt: skip
+            if key in out and out[key] != value:
+                raise UserError(f"config {key} is given twice, as {group}.{key}={value!r} and "
+                                f"{key}={out[key]!r}: keep one")  # fmt: skip
+            out[key] = value
+    return out
+
+
+def grouped(fields_: dict[str, Any], recipe: str) -> dict[str, Any]:
+    """A flat config dict with the settings of ``recipe``'s own method groups nested under
+    their group, for display (the stored config stays flat)."""
+    out = dict(fields_)
+    for group, (recipes, keys) in METHOD_GROUPS.items():
+        if recipe in recipes:
+            out[group] = {k: out.pop(k) for k in keys if k in out}
     return out
 
 
@@ -425,7 +480,7 @@ def profile_keys(recipe: str, profile: str | Path) -> tuple[dict[str, Any], str]
         for key in section:
             if key in HARDWARE_KEYS:
                 raise UserError(f"{where}.{key}: set it under `hardware:`, not per recipe")
-            if key not in known or key in ("recipe", "profile"):
+            if (key not in known and key not in METHOD_GROUPS) or key in ("recipe", "profile"):
                 raise UserError(f"{where}.{key} is not a training key (see docs/training.md)")
     keys: dict[str, Any] = {}
     if recipe != "pretrain":
@@ -450,12 +505,12 @@ def resolve_config(
 ) -> TrainConfig:
     """The recipe's defaults, then what profile ``profile`` gives it (:func:`profile_keys`),
     then ``config_file``, then ``overrides``; validated."""
-    data = read_yaml(recipe_file(recipe))
+    data = flatten_groups(read_yaml(recipe_file(recipe)), recipe)
     keys, name = profile_keys(recipe, profile)
-    merged: dict[str, Any] = {**data, **keys}
+    merged: dict[str, Any] = {**data, **flatten_groups(keys, recipe)}
     if config_file is not None:
-        merged.update(read_yaml(config_file))
-    merged.update(overrides or {})
+        merged.update(flatten_groups(read_yaml(config_file), recipe))
+    merged.update(flatten_groups(overrides or {}, recipe))
     merged["recipe"] = recipe
     merged["profile"] = name
     return TrainConfig.from_dict({k: _number(v) for k, v in merged.items()})

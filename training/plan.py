@@ -5,7 +5,7 @@ from __future__ import annotations
 import yaml
 
 from longred_bench.errors import UserError
-from longred_bench.training.config import TrainConfig
+from longred_bench.training.config import TrainConfig, grouped
 
 TOKEN_TOLERANCE = 0.05  # a step may read this much more or less than tokens_per_step
 
@@ -44,22 +44,24 @@ def micro_rows(cfg: TrainConfig, window: int) -> dict[str, int]:
     return rows
 
 
-def describe_plan(cfg: TrainConfig) -> str:
-    """The resolved config as YAML, then tokens per step and in total."""
+def describe_plan(cfg: TrainConfig, window: int | None = None) -> str:
+    """The resolved config as YAML, then tokens per step and in total. ``window``: the model's
+    original window where the caller knows it (a profile states it), else read from the model's
+    config."""
     from longred_bench.models.loading import load_config
     from longred_bench.training.methods import METHODS
 
     method = METHODS[cfg.recipe]
     if not method.TRAINS:
-        head = yaml.safe_dump(cfg.to_dict(), sort_keys=True).rstrip()
+        head = yaml.safe_dump(grouped(cfg.to_dict(), cfg.recipe), sort_keys=True).rstrip()
         return f"{head}\n\n{cfg.recipe}: no training steps, no tokens (weights interpolated)"
     if cfg.recipe == "pretrain":
         window = int(cfg.architecture.get("max_position_embeddings", 256))
-    else:
+    elif window is None:
         try:
             window = int(load_config(cfg.model).max_position_embeddings)
         except UserError as exc:  # e.g. a hub model offline: the config is still worth showing
-            head = yaml.safe_dump(cfg.to_dict(), sort_keys=True).rstrip()
+            head = yaml.safe_dump(grouped(cfg.to_dict(), cfg.recipe), sort_keys=True).rstrip()
             return (
                 f"{head}\n\ntokens per step: {cfg.tokens_per_step} (as configured)\nsteps: "
                 f"{cfg.steps}\nrows per stream need the model's window, which could not be "
@@ -71,7 +73,7 @@ def describe_plan(cfg: TrainConfig) -> str:
     rows = {n: r * micro for n, r in micro_rows(cfg, window).items() if n in first}
     per_step = sum(r * lengths[n] for n, r in rows.items())
     steps = method.total_steps(cfg) - cfg.replay_steps
-    lines = [yaml.safe_dump(cfg.to_dict(), sort_keys=True).rstrip(), ""]
+    lines = [yaml.safe_dump(grouped(cfg.to_dict(), cfg.recipe), sort_keys=True).rstrip(), ""]
     lines += [f"stream {n}: {r} rows x {lengths[n]} tokens per step" for n, r in rows.items()]
     lines += [
         f"tokens per step: {per_step}",

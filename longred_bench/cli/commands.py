@@ -133,9 +133,11 @@ def cmd_train(args: argparse.Namespace) -> int:
         overrides=parse_set(args.set or []),
     )
     if args.dry_run:
+        from longred_bench.profiles import load_profile
         from longred_bench.training.plan import describe_plan
 
-        print(describe_plan(cfg))
+        model = load_profile(args.profile).model  # its window is stated: nothing is built
+        print(describe_plan(cfg, model.window if cfg.model == model.name else None))
         return 0
     if args.out is None:
         raise UserError("train: --out DIR is required (only --dry-run runs without one)")

@@ -1,0 +1,44 @@
+"""A method's own settings as a nested group of the training config (``longred: {a1: 5}``,
+``--set longred.a1=5``): the same config, and so the same cache key, as the flat keys; a group of
+another recipe, a key outside its group and a key given both ways are one-line errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from longred_bench.errors import UserError
+from longred_bench.results import config_hash
+from longred_bench.training.config import TrainConfig, grouped, parse_set, resolve_config
+
+
+def test_a_group_is_the_same_config_as_its_flat_keys() -> None:
+    flat = TrainConfig.from_dict({"recipe": "longred", "rope": "pi:factor=2", "a1": 2.0,
+                                  "sampler": "uniform"})  # fmt: skip
+    nested = TrainConfig.from_dict({"recipe": "longred", "rope": "pi:factor=2",
+                                    "longred": {"a1": 2.0, "sampler": "uniform"}})  # fmt: skip
+    assert nested == flat and config_hash(nested.to_dict()) == config_hash(flat.to_dict())
+    assert grouped(flat.to_dict(), "longred")["longred"]["sampler"] == "uniform"
+    assert "a1" not in grouped(flat.to_dict(), "longred")
+
+
+def test_set_names_a_setting_in_its_group_over_the_recipes_own() -> None:
+    cfg = resolve_config("longred", profile="smoke", overrides=parse_set(["longred.a1=7",
+                                                                          "lr=1e-4"]))  # fmt: skip
+    assert cfg.a1 == 7.0 and cfg.a2 == 10.0 and cfg.lr == 1e-4  # a2: the recipe's group
+    assert resolve_config("longred", profile="smoke").a1 == 5.0
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"recipe": "cpt", "rope": "pi:factor=2", "longred": {"a1": 2.0}},
+         "config group longred is for recipe longred, not cpt"),
+        ({"recipe": "longred", "rope": "pi:factor=2", "longred": {"lr": 1.0}},
+         "config longred.lr is not a setting of longred"),
+        ({"recipe": "longred", "rope": "pi:factor=2", "a1": 1.0, "longred": {"a1": 2.0}},
+         "config a1 is given twice"),
+    ],
+)  # fmt: skip
+def test_a_misplaced_group_key_is_one_line(data, message) -> None:
+    with pytest.raises(UserError, match=message):
+        TrainConfig.from_dict(data)

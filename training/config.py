@@ -31,6 +31,7 @@ from typing import Any
 import yaml
 
 from longred_bench.errors import UserError, reject_unknown_keys
+from longred_bench.training.method_groups import METHOD_GROUPS, flatten_groups
 
 EXTENDING_RECIPES = ("cpt", "mix-cpt", "longred", "linearard", "pose", "rpes", "attention-only",
                      "longrecipe")  # fmt: skip
@@ -44,21 +45,6 @@ ATTENTION_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
 _OMITTED_AT_DEFAULT = ("trainable", "merge_with", "merge_weight", "anchors", "keep_other",
                        "replay_steps", "replay_lr", "impact_steps", "snapshot_steps", "lm_loss",
                        "mixed_precision", "compile")  # fmt: skip
-# A method's own settings, which a config may give as a nested group (``longred: {a1: 5}``,
-# ``--set longred.a1=5``) or flat (``a1: 5``): the group names the recipes that read it, and a
-# group given to another recipe is an error. The config itself stays flat, so its cache key is the
-# same either way.
-METHOD_GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "longred": (("longred",), ("a1", "a2", "layers", "top_m", "sampler", "cream_sigma")),
-    "linearard": (("linearard",), ("ard_kinds", "ard_layers", "lora_rank", "lora_alpha", "impl",
-                                   "cpt_steps")),
-    "longrecipe": (("longrecipe",), ("anchors", "keep_other", "replay_steps", "replay_lr",
-                                     "impact_steps", "merge_weight")),
-    "merge": (("merge",), ("merge_with", "merge_weight")),
-    "pretrain": (("pretrain",), ("architecture", "tokenizer", "vocab_size", "copy_fraction",
-                                 "copy_warmup_steps", "copy_until", "copy_min_len", "copy_stages",
-                                 "copy_row_len", "copy_batch", "copy_eval_every")),
-}  # fmt: skip
 SCHEDULES = ("constant", "cosine", "linear")
 SAMPLERS = ("uniform", "cream")
 DISTRIBUTED = ("ddp", "fsdp")
@@ -413,39 +399,6 @@ def parse_set(items: list[str]) -> dict[str, Any]:
             out.setdefault(group, {})[name] = _number(parsed)
         else:
             out[key.strip()] = _number(parsed)
-    return out
-
-
-def flatten_groups(data: dict[str, Any], recipe: str | None) -> dict[str, Any]:
-    """``data`` with its method groups (:data:`METHOD_GROUPS`) flattened into their keys: a
-    group of another recipe, a key outside its group or a key given both ways with two values is
-    a one-line error."""
-    out = {k: v for k, v in data.items() if not (k in METHOD_GROUPS and isinstance(v, dict))}
-    for group, (recipes, keys) in METHOD_GROUPS.items():
-        inner = data.get(group)
-        if not isinstance(inner, dict):
-            continue
-        if recipe is not None and recipe not in recipes:
-            raise UserError(f"config group {group} is for recipe {', '.join(recipes)}, not "
-                            f"{recipe}")  # fmt: skip
-        for key, value in inner.items():
-            if key not in keys:
-                raise UserError(f"config {group}.{key} is not a setting of {group} (its "
-                                f"settings: {', '.join(keys)})")  # fmt: skip
-            if key in out and out[key] != value:
-                raise UserError(f"config {key} is given twice, as {group}.{key}={value!r} and "
-                                f"{key}={out[key]!r}: keep one")  # fmt: skip
-            out[key] = value
-    return out
-
-
-def grouped(fields_: dict[str, Any], recipe: str) -> dict[str, Any]:
-    """A flat config dict with the settings of ``recipe``'s own method groups nested under
-    their group, for display (the stored config stays flat)."""
-    out = dict(fields_)
-    for group, (recipes, keys) in METHOD_GROUPS.items():
-        if recipe in recipes:
-            out[group] = {k: out.pop(k) for k in keys if k in out}
     return out
 
 

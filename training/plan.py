@@ -5,7 +5,8 @@ from __future__ import annotations
 import yaml
 
 from longred_bench.errors import UserError
-from longred_bench.training.config import TrainConfig, grouped
+from longred_bench.training.config import TrainConfig
+from longred_bench.training.method_groups import grouped
 
 TOKEN_TOLERANCE = 0.05  # a step may read this much more or less than tokens_per_step
 

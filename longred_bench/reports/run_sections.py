@@ -12,7 +12,6 @@ from typing import Any
 
 from longred_bench.metrics.retention import longred_avg
 from longred_bench.reports import duration, provenance
-from longred_bench.reports.long_verdict import verdict_cpt_learns_long
 from longred_bench.reports.runs import (
     ROW_TITLES,
     Cell,
@@ -20,68 +19,16 @@ from longred_bench.reports.runs import (
     Run,
     RunKey,
     baseline,
-    extension_factor,
-    extensions,
     retention_cell,
     row_order,
     ruler_cell,
     run_scores,
-    seeds,
     short_avg_cell,
     task_cell,
 )
 from longred_bench.reports.short_avg import PASSKEY_TASK
-from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, RunScores, seed_spread
-from longred_bench.reports.verdicts import (
-    B_BASELINES,
-    Verdict,
-    extension_setting,
-    paper_evidence_a,
-    paper_evidence_b,
-    verdict_cpt_loses_short,
-    verdict_cpt_vs_control,
-    verdict_longred_keeps_short,
-)
+from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, seed_spread
 from longred_bench.results import over_length_documents
-
-
-def table3_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> list[Verdict]:
-    """Claims (a), (b), (d) and (e) for every extension whose compared rows were evaluated; (b)
-    for each LongReD variant against ``cpt`` (key ``b``) and the data-matched ``mix-cpt``
-    (``b'``)."""
-
-    def scores(keys: list[RunKey]) -> list[RunScores]:
-        return [run_scores(k, runs[k], cats) for k in keys]
-
-    out: list[Verdict] = []
-    for ext in extensions(runs):
-        pe, factor = extension_setting(ext, extension_factor(runs, ext))
-        scope = f"`{ext}` ({pe} x{factor:g})"
-        original = baseline(runs, ext, "original")
-        cpt = scores(seeds(runs, ext, "cpt"))
-        if original and cpt:
-            out.append(
-                verdict_cpt_loses_short(
-                    scores(original)[0], cpt, scope, paper_evidence_a(pe, factor)
-                )
-            )
-        for row, method in (("longred-c", "LongReD-C"), ("longred-u", "LongReD-U")):
-            longred = scores(seeds(runs, ext, row))
-            for base_row, (_, _, data) in B_BASELINES.items():
-                base = scores(seeds(runs, ext, base_row))
-                if base and longred:
-                    paper = paper_evidence_b(pe, factor, method, data)
-                    out.append(verdict_longred_keeps_short(base, longred, scope, paper, method))
-        control = scores(baseline(runs, ext, "control"))
-        if cpt and control:
-            out.append(verdict_cpt_vs_control(control, cpt, scope))
-        zero_shot = scores(seeds(runs, ext, "zero-shot"))
-        if cpt and zero_shot:
-            out.append(verdict_cpt_learns_long(zero_shot[0], cpt, scope))
-    return out
-
-
-# --- markdown ---------------------------------------------------------------------------------
 
 
 def _ext_text(extension: str | None) -> str:

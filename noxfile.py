@@ -237,3 +237,15 @@ def bench_train(session: nox.Session) -> None:
     session.run("longred-bench", "data", "fetch", "--sources", "brown", "austen", "kjv")
     session.run("python", "benchmarks/bench_train.py", *(session.posargs or ["--repeats", "3"]))
     session.run("python", "benchmarks/bench_malloc.py", "--out", "reports/bench")
+
+
+@nox.session
+def slurm_smoke(session: nox.Session) -> None:
+    """Table 3 at the smoke profile unit by unit on a single-node SLURM started on this machine
+    (Debian's slurmctld, slurmd, slurm-client and munge, installed with apt where missing; needs
+    root), against the same table run in one call: the SLURM report's records must equal the local
+    run's. Not in the default run (about 3 min). ``-- DIR`` puts the scratch folder elsewhere than
+    ``.nox/slurm_smoke/tmp/work``."""
+    _install(session)
+    work = session.posargs[0] if session.posargs else str(Path(session.create_tmp()) / "work")
+    session.run("bash", "benchmarks/slurm_smoke.sh", work, external=True)

@@ -158,6 +158,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     paths = reproduce(
         args.table, args.profile, Path(args.out) if args.out else None, force=args.force,
         progress=not args.quiet, jobs=args.jobs, d1=args.d1, dry_run=args.dry_run,
+        list_units=args.list_units, unit=args.unit,
+        emit_slurm=Path(args.emit_slurm).resolve() if args.emit_slurm else None,
     )  # fmt: skip
     if paths:
         print("wrote " + ", ".join(str(p) for p in paths))

@@ -348,6 +348,15 @@ def add_reproduce(sub: argparse._SubParsersAction) -> None:
         help="print each unit of the table (or of `all`), cached or not, and an estimate of the "
         "time left; run nothing and load no model",
     )  # fmt: skip
+    p.add_argument(
+        "--list-units", action="store_true",
+        help="one JSON line per unit: id, kind, label, the units it waits for, its command",
+    )  # fmt: skip
+    p.add_argument("--unit", metavar="ID", help="compute that one unit (a no-op when cached)")
+    p.add_argument(
+        "--emit-slurm", metavar="DIR",
+        help="write SLURM job arrays (one per dependency level), the report job and submit.sh",
+    )  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=commands.cmd_reproduce)
 

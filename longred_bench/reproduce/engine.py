@@ -133,10 +133,14 @@ def reproduce(
     jobs: int = 1,
     d1: str | None = None,
     dry_run: bool = False,
+    list_units: bool = False,
+    unit: str | None = None,
+    emit_slurm: Path | None = None,
 ) -> list[Path]:
     """Run (or reuse) every unit of ``table`` (or ``all``) at ``profile`` (a built-in name or a
     YAML path) and write its report; the paths written (none with ``dry_run``, which prints
-    the plan). ``profile`` None: the table's default (``tiny`` for ``all``)."""
+    the plan). ``profile`` None: the table's default (``tiny`` for ``all``). ``list_units``,
+    ``unit`` and ``emit_slurm``: the table unit by unit (:mod:`longred_bench.reproduce.cluster`)."""
     if profile is None:
         profile = "tiny" if table == "all" else get_spec(table).default_profile
     prof = load_profile(profile)
@@ -158,6 +162,9 @@ def reproduce(
 
         print(plan_text(ctxs, jobs), end="")
         return []
+    if list_units or unit is not None or emit_slurm is not None:
+        return _unit_by_unit(ctxs, list_units=list_units, unit=unit, emit_slurm=emit_slurm,
+                             out=out)  # fmt: skip
     check_can_run(prof)
     steps = [s for c in ctxs for s in get_spec(c.table).steps(c)]
     fetch_missing(needed_sources(steps), progress=progress)
@@ -169,6 +176,28 @@ def reproduce(
             print(f"[all] {ctx.table} --profile {prof.name}", flush=True)
         paths += run_table(ctx, out or default_out(prof, ctx.options), jobs=jobs)
     return paths
+
+
+def _unit_by_unit(
+    ctxs: list[Context], *, list_units: bool, unit: str | None, emit_slurm: Path | None,
+    out: Path | None,
+) -> list[Path]:  # fmt: skip
+    from longred_bench.reproduce import cluster
+
+    if len(ctxs) != 1:
+        raise UserError("--list-units, --unit and --emit-slurm take one table, not `all`")
+    if sum([list_units, unit is not None, emit_slurm is not None]) > 1:
+        raise UserError("give one of --list-units, --unit and --emit-slurm")
+    ctx = ctxs[0]
+    if list_units:
+        print(cluster.list_units(ctx), end="")
+        return []
+    if emit_slurm is not None:
+        return cluster.emit_slurm(ctx, emit_slurm, out)
+    check_can_run(ctx.profile)
+    check_model(ctx.profile)
+    print(cluster.run_unit(ctx, unit), flush=True)
+    return []
 
 
 def run_table(ctx: Context, out: Path, *, jobs: int = 1) -> list[Path]:

@@ -1,0 +1,181 @@
+"""A table unit by unit, for a cluster's scheduler: ``--list-units`` (one JSON line per unit: its
+id, kind, label, the units it waits for, the command that computes it, cached or not),
+``--unit ID`` (computes that one unit into the shared run cache; a no-op when cached) and
+``--emit-slurm DIR`` (a SLURM job array per dependency level, then the report job).
+
+A unit's id is its label made shell-safe (``train_cpt_abf:theta=1e5_seed_0``): labels are unique
+in a table and do not change when a unit's cache key does (a merge is keyed by its source run's
+record), so ``--unit`` lists the table again and computes the unit under its current key. Units
+that are known only once others are measured (PCD's test split) are computed by the final
+``reproduce`` call, which also writes the report: any order of all listed units, then
+``reproduce TABLE``, gives the report one call gives.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from longred_bench.errors import UserError
+from longred_bench.reproduce.registry import get_spec
+from longred_bench.reproduce.spec import Context, Step
+
+
+def unit_id(step: Step) -> str:
+    """A unit's id: its label with every run of other characters than letters, digits and
+    ``.:=+-`` made one ``_``."""
+    return re.sub(r"[^A-Za-z0-9.:=+-]+", "_", step.label).strip("_")
+
+
+def _profile_arg(ctx: Context) -> str:
+    """How a command names the profile: a built-in one by name, a file by its absolute path."""
+    from longred_bench.profiles import BUILTIN
+    from longred_bench.profiles.loader import builtin_path
+
+    source = Path(ctx.profile.source) if ctx.profile.source else None
+    if ctx.profile.name in BUILTIN and source == builtin_path(ctx.profile.name).resolve():
+        return ctx.profile.name
+    return str(source) if source else ctx.profile.name
+
+
+def unit_command(ctx: Context, step: Step) -> str:
+    """The command that computes one unit (training under ``torchrun`` where the profile runs
+    several processes per node)."""
+    base = (f"reproduce {ctx.table} --profile {shlex.quote(_profile_arg(ctx))} --unit "
+            f"{shlex.quote(unit_id(step))}")  # fmt: skip
+    nproc = ctx.profile.hardware.nproc_per_node
+    if step.unit.kind == "train" and nproc > 1:
+        return f"torchrun --nproc-per-node {nproc} -m longred_bench {base}"
+    return f"longred-bench {base}"
+
+
+def listed(ctx: Context) -> list[dict[str, Any]]:
+    """Every unit the table lists now (see the module docstring), in order."""
+    steps = get_spec(ctx.table).steps(ctx)
+    ids = {s.key: unit_id(s) for s in steps}
+    return [
+        {"id": ids[s.key], "kind": s.unit.kind, "label": s.label, "folder": s.key,
+         "cached": s.unit.cached() is not None,
+         "after": [ids[k] for k in s.after if k in ids], "command": unit_command(ctx, s)}
+        for s in steps
+    ]  # fmt: skip
+
+
+def list_units(ctx: Context) -> str:
+    """``--list-units``: one JSON line per unit, then the table's note (if any) as a JSON line
+    of its own (``{"note": ...}``)."""
+    lines = [json.dumps(u) for u in listed(ctx)]
+    spec = get_spec(ctx.table)
+    note = spec.note(ctx) if spec.note is not None else None
+    if note:
+        lines.append(json.dumps({"note": note}))
+    return "\n".join(lines) + "\n"
+
+
+def run_unit(ctx: Context, uid: str) -> str:
+    """``--unit ID``: compute that unit (a no-op when cached); what was done, in one line. The
+    units it waits for must be in the cache."""
+    steps = get_spec(ctx.table).steps(ctx)
+    by_id = {unit_id(s): s for s in steps}
+    if uid not in by_id:
+        near = [i for i in by_id if uid.split("_")[0] in i][:3] or list(by_id)[:3]
+        raise UserError(f"{ctx.table} has no unit {uid!r} at profile {ctx.profile.name}; "
+                        f"`--list-units` lists them (e.g. {', '.join(near)})")  # fmt: skip
+    step = by_id[uid]
+    by_key = {s.key: s for s in steps}
+    missing = [unit_id(by_key[k]) for k in step.after
+               if k in by_key and by_key[k].unit.cached() is None]  # fmt: skip
+    if missing:
+        raise UserError(f"unit {uid} waits for {', '.join(missing)}: compute those first")
+    if step.unit.cached() is not None:
+        return f"{uid}: cached ({step.key})"
+    from longred_bench.reproduce.sources import fetch_missing, needed_sources
+
+    fetch_missing(needed_sources([step]), progress=ctx.progress)
+    if step.unit.kind == "train":
+        _train(step, ctx.progress)
+    else:
+        step.unit.run(progress=ctx.progress)
+    return f"{uid}: computed ({step.key})"
+
+
+def _train(step: Step, progress: bool) -> None:
+    """A training unit, on every process of a ``torchrun`` launch when there is one."""
+    from longred_bench.training.distributed import init_distributed
+
+    rank, world = init_distributed()
+    if world == 1:
+        step.unit.run(progress=progress)
+        return
+    from longred_bench.jobs.train import run_training
+    from longred_bench.training.config import TrainConfig
+
+    run_dir = step.unit.dir
+    run_training(TrainConfig.from_dict(step.unit.config), run_dir, resume=run_dir.exists(),
+                 progress=progress and rank == 0, rank=rank, world=world)  # fmt: skip
+
+
+def levels(units: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The units not cached, by dependency level: a unit runs one level after the deepest unit
+    it waits for (cached ones count as level 0)."""
+    level: dict[str, int] = {}
+    for u in units:  # a table lists a unit after the units it waits for
+        level[u["id"]] = 0 if u["cached"] else 1 + max((level[a] for a in u["after"]), default=0)
+    top = max(level.values(), default=0)
+    return [[u for u in units if level[u["id"]] == n and not u["cached"]]
+            for n in range(1, top + 1)]  # fmt: skip
+
+
+def emit_slurm(ctx: Context, out: Path, report_out: Path | None) -> list[Path]:
+    """``--emit-slurm DIR``: per dependency level ``units-N.txt`` (id and kind per line) and
+    ``array-N.sbatch`` (a job array over them), ``report.sbatch`` (the final ``reproduce``
+    call) and ``submit.sh``, which submits them in order, each level after the one before."""
+    units = listed(ctx)
+    stages = levels(units)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "logs").mkdir(exist_ok=True)
+    cwd, exe = Path.cwd(), shutil.which("longred-bench") or f"{sys.executable} -m longred_bench"
+    profile = shlex.quote(_profile_arg(ctx))
+    hw = ctx.profile.hardware
+    gpus = hw.nproc_per_node if "cuda" in (hw.device, ctx.profile.evaluation.device) else 0
+    head = ["#!/usr/bin/env bash", f"#SBATCH --output={out}/logs/%x-%a.out"]
+    if gpus:
+        head.append(f"#SBATCH --gres=gpu:{gpus}")
+    written = []
+    for n, stage in enumerate(stages, 1):
+        listing = out / f"units-{n}.txt"
+        listing.write_text("".join(f"{u['id']}\t{u['kind']}\n" for u in stage), encoding="utf-8")
+        train = (f"torchrun --nproc-per-node {hw.nproc_per_node} -m longred_bench"
+                 if hw.nproc_per_node > 1 else exe)  # fmt: skip
+        script = [
+            *head[:1], f"#SBATCH --job-name=lrb-{ctx.table}-{n}",
+            f"#SBATCH --array=0-{len(stage) - 1}", *head[1:], "set -euo pipefail", f"cd {cwd}",
+            f'LINE=$(sed -n "$((SLURM_ARRAY_TASK_ID + 1))p" {listing})',
+            'ID=${LINE%%$\'\\t\'*}; KIND=${LINE##*$\'\\t\'}',
+        ]  # fmt: skip
+        if train != exe:
+            script.append(f'if [ "$KIND" = train ]; then RUN="{train}"; else RUN="{exe}"; fi')
+        else:
+            script.append(f'RUN="{exe}"')
+        script.append(f'$RUN reproduce {ctx.table} --profile {profile} --unit "$ID" --quiet')
+        path = out / f"array-{n}.sbatch"
+        path.write_text("\n".join(script) + "\n", encoding="utf-8")
+        written += [listing, path]
+    target = f" --out {shlex.quote(str(report_out))}" if report_out else ""
+    report = [*head[:1], f"#SBATCH --job-name=lrb-{ctx.table}-report",
+              f"#SBATCH --output={out}/logs/%x.out", "set -euo pipefail", f"cd {cwd}",
+              f"{exe} reproduce {ctx.table} --profile {profile}{target} --quiet"]  # fmt: skip
+    (out / "report.sbatch").write_text("\n".join(report) + "\n", encoding="utf-8")
+    submit = ["#!/usr/bin/env bash", "# Submits the table's units level by level, then its report.",
+              "set -euo pipefail", f"cd {out}", "DEP="]  # fmt: skip
+    for n in range(1, len(stages) + 1):
+        submit.append(f"J=$(sbatch --parsable $DEP array-{n}.sbatch); DEP=--dependency=afterok:$J")
+    submit += ["JR=$(sbatch --parsable $DEP report.sbatch)", 'echo "$JR"']
+    (out / "submit.sh").write_text("\n".join(submit) + "\n", encoding="utf-8")
+    (out / "submit.sh").chmod(0o755)
+    return [*written, out / "report.sbatch", out / "submit.sh"]

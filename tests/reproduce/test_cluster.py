@@ -1,0 +1,87 @@
+"""A table unit by unit: ``--list-units`` lists every unit with the units it waits for and its
+command, ``--unit ID`` computes one (refusing one whose units are missing), ``--emit-slurm`` writes
+one job array per dependency level; the units computed one by one in any order their dependencies
+allow, then ``reproduce``, give the records one call gives."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from longred_bench.cli import main
+from longred_bench.reproduce.cluster import levels
+from longred_bench.results import read_records
+
+
+def _units(capsys, table: str = "table7") -> list[dict]:
+    assert main(["reproduce", table, "--profile", "smoke", "--list-units"]) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def test_list_units_names_each_units_dependencies_and_command(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    units = _units(capsys)
+    ids = [u["id"] for u in units]
+    assert len(ids) == len(set(ids)) == 16
+    merge = next(u for u in units if u["id"] == "train_merge_abf:theta=1e5_seed_0")
+    assert merge["after"] == ["train_cpt_abf:theta=1e5_seed_0"]
+    assert merge["command"] == ("longred-bench reproduce table7 --profile smoke --unit "
+                                "train_merge_abf:theta=1e5_seed_0")  # fmt: skip
+    evals = [u for u in units if u["after"] == [merge["id"]]]
+    assert {u["kind"] for u in evals} == {"eval"} and len(evals) == 2
+    stages = levels(units)
+    assert [len(s) for s in stages] == [7, 7, 2]  # base evals and trains; evals and merge; evals
+    assert merge in stages[1] and all(u in stages[2] for u in evals)
+
+
+def test_a_unit_whose_units_are_missing_is_refused(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    argv = ["reproduce", "table7", "--profile", "smoke", "--unit"]
+    assert main([*argv, "eval_merge_abf:theta=1e5_seed_0_ruler"]) == 2
+    assert "waits for train_merge_abf:theta=1e5_seed_0: compute those first" in (
+        capsys.readouterr().err)  # fmt: skip
+    assert main([*argv, "no-such-unit"]) == 2
+    assert "table7 has no unit 'no-such-unit'" in capsys.readouterr().err
+
+
+def test_emit_slurm_writes_an_array_per_level_and_the_report_job(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "slurm"
+    argv = ["reproduce", "table7", "--profile", "smoke", "--emit-slurm", str(out), "--out",
+            str(tmp_path / "report")]  # fmt: skip
+    assert main(argv) == 0
+    assert [len(p.read_text().splitlines()) for p in sorted(out.glob("units-*.txt"))] == [7, 7, 2]
+    array = (out / "array-2.sbatch").read_text()
+    assert "#SBATCH --array=0-6" in array and '--unit "$ID"' in array
+    submit = (out / "submit.sh").read_text()
+    assert submit.count("sbatch --parsable") == 4 and "--dependency=afterok:$J" in submit
+    assert f"--out {tmp_path / 'report'}" in (out / "report.sbatch").read_text()
+
+
+@pytest.mark.integration
+def test_units_one_by_one_then_reproduce_give_the_records_of_one_call(
+    tmp_path, smoke_cache, capsys
+):
+    units = _units(capsys, "table3")
+    rng = random.Random(3)
+    for stage in levels(units):  # any order the dependencies allow
+        rng.shuffle(stage)
+        for u in stage:
+            argv = ["reproduce", "table3", "--profile", "smoke", "--unit", u["id"], "--quiet"]
+            assert main(argv) == 0, u["id"]
+    capsys.readouterr()
+    assert main(["reproduce", "table3", "--profile", "smoke", "--unit", units[0]["id"]]) == 0
+    assert "cached" in capsys.readouterr().out
+    out = tmp_path / "by-unit"
+    assert main(["reproduce", "table3", "--profile", "smoke", "--out", str(out), "--quiet"]) == 0
+    assert "units, 13 cached, 0 to run" in _plan(capsys)
+    by_unit = read_records(out / "table3.jsonl.gz")
+    assert {(r["row"], r["extension"]) for r in by_unit} >= {("cpt", "abf:theta=1e5")}
+    assert len(by_unit) == 405  # as one call writes (tests/reproduce/test_reproduce_table3.py)
+
+
+def _plan(capsys) -> str:
+    assert main(["reproduce", "table3", "--profile", "smoke", "--dry-run"]) == 0
+    return capsys.readouterr().out

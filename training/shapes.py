@@ -7,7 +7,11 @@ A shape is numbers only (no weights): what the throughput benchmark builds at ra
 - ``smollm2-135m``: SmolLM2-135M (30 layers, hidden 576, 9 / 3 heads, tied embeddings);
 - ``llama-1b``: Llama-3.2-1B (16 layers, hidden 2048, 32 / 8 heads, 128,256 tokens, tied);
 - ``llama3-8b``: Llama-3-8B (32 layers, hidden 4096, 32 / 8 heads, 128,256 tokens);
-  ``.with_layers(1)`` is one of its decoder layers with its embeddings and head.
+  ``.with_layers(1)`` is one of its decoder layers with its embeddings and head;
+- ``mistral-7b-v0.3``: Mistral-7B-v0.3 (32 layers, hidden 4096, 32 / 8 heads, 32,768 tokens,
+  a 32K window, RoPE base 1e6);
+- ``llama2-7b``: Llama-2-7B (32 layers, hidden 4096, 32 heads without GQA, 32,000 tokens, a 4K
+  window).
 
 FLOPs (:meth:`ModelShape.forward_flops_per_token`) count every matrix product of a forward pass
 (2 per multiply-add): the projections and MLP of each layer, the vocabulary projection, and
@@ -107,6 +111,8 @@ SHAPES: dict[str, ModelShape] = {
         ModelShape("smollm2-135m", 49_152, 576, 1536, 30, 9, 3, True, 8192, 100_000.0),
         ModelShape("llama-1b", 128_256, 2048, 8192, 16, 32, 8, True, 8192),
         ModelShape("llama3-8b", 128_256, 4096, 14_336, 32, 32, 8, False, 8192),
+        ModelShape("mistral-7b-v0.3", 32_768, 4096, 14_336, 32, 32, 8, False, 32_768, 1e6),
+        ModelShape("llama2-7b", 32_000, 4096, 11_008, 32, 32, 32, False, 4096, 10_000.0),
     )
 }
 

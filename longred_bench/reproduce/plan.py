@@ -40,25 +40,60 @@ class PlannedUnit:
     recipe: str = ""
     tokens: int = 0
     suite: str = ""  # an evaluation's suite (``short_tiny``, ``ruler``, ``ppl``)
+    command: str = ""  # the command that computes it alone (profiles with GPU costs)
+    cost: Any = None  # its GPU estimate (:class:`~longred_bench.reproduce.costs.UnitCost`)
 
 
 def planned_units(ctx: Context) -> list[PlannedUnit]:
-    """Every unit of table ``ctx``, cached or not (seconds: measured where cached)."""
+    """Every unit of table ``ctx``, cached or not (seconds: measured where cached); with its
+    command and GPU estimate where the profile's model has a known shape."""
+    from longred_bench.reproduce.cluster import unit_command
+    from longred_bench.reproduce.costs import shows_costs, unit_cost
     from longred_bench.reproduce.registry import get_spec
 
+    costs = shows_costs(ctx.profile)
     out = []
     for step in get_spec(ctx.table).steps(ctx):
         unit, cfg = step.unit, step.unit.config
         cached = unit.cached() is not None
         seconds = unit.seconds() if cached else None
+        extra = {"command": unit_command(ctx, step), "cost": unit_cost(step, ctx.profile)}
+        extra = extra if costs else {}
         if unit.kind == "train":
             tokens = int(cfg["steps"]) * int(cfg["tokens_per_step"])
             out.append(PlannedUnit(step.key, step.label, "train", cached, seconds,
-                                   cfg["recipe"], tokens))  # fmt: skip
+                                   cfg["recipe"], tokens, **extra))  # fmt: skip
         else:
             suite = str(cfg.get("suite", unit.kind))
-            out.append(PlannedUnit(step.key, step.label, unit.kind, cached, seconds, suite=suite))
+            out.append(PlannedUnit(step.key, step.label, unit.kind, cached, seconds,
+                                   suite=suite, **extra))  # fmt: skip
     return out
+
+
+def _gpu(cost: Any) -> str:
+    """A unit's GPU estimate in a few words."""
+    hours = "GPU-hours not estimated" if cost.gpu_hours is None else f"{cost.gpu_hours:.2f} GPU-h"
+    memory = "" if cost.gib_per_gpu is None else f", {cost.gib_per_gpu:.1f} GiB per GPU"
+    return hours + memory
+
+
+def gpu_totals(units: list[PlannedUnit], hardware: Any) -> str:
+    """The GPU-hours of ``units`` (those estimated), the largest memory per GPU and the units
+    whose estimate exceeds ``hardware.gpu_memory_gib``."""
+    costs = [u.cost for u in units if u.cost is not None]
+    hours = sum(c.gpu_hours for c in costs if c.gpu_hours is not None)
+    unknown = sum(1 for c in costs if c.gpu_hours is None)
+    peak = max((c.gib_per_gpu for c in costs if c.gib_per_gpu is not None), default=0.0)
+    over = [u.label for u in units if u.cost is not None and u.cost.gib_per_gpu is not None
+            and u.cost.gib_per_gpu > hardware.gpu_memory_gib]  # fmt: skip
+    text = (f"{hours:.1f} GPU-hours ({hours / hardware.nproc_per_node:.1f} h on "
+            f"{hardware.nproc_per_node} GPU(s))")  # fmt: skip
+    text += f", {unknown} unit(s) not estimated" if unknown else ""
+    text += f"; at most {peak:.1f} GiB per GPU"
+    if over:
+        text += (f"; {len(over)} unit(s) over {hardware.gpu_memory_gib:g} GiB per GPU "
+                 f"(e.g. {over[0]})")  # fmt: skip
+    return text
 
 
 def estimate(units: list[PlannedUnit]) -> list[PlannedUnit]:
@@ -123,11 +158,16 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
     for ctx in ctxs:
         units = planned[ctx.table]
         todo = [u for u in units if not u.cached]
+        left = (gpu_totals(todo, profile.hardware) if any(u.cost for u in todo)
+                else _left(todo, seconds))  # fmt: skip
         lines.append(f"{ctx.table}: {len(units)} units, {len(units) - len(todo)} cached, "
-                     f"{len(todo)} to run ({_left(todo, seconds)})")  # fmt: skip
+                     f"{len(todo)} to run ({left})")  # fmt: skip
         for u in units:
             state = "cached" if u.cached else "to run"
-            lines.append(f"  {state:>7}  {u.label}  ({_minutes(seconds[u.key])})")
+            timing = _gpu(u.cost) if u.cost is not None else _minutes(seconds[u.key])
+            lines.append(f"  {state:>7}  {u.label}  ({timing})")
+            if u.command and not u.cached:
+                lines.append(f"           $ {u.command}")
         spec = get_spec(ctx.table)
         note = spec.note(ctx) if spec.note is not None else None
         if note:
@@ -135,12 +175,22 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
         lines.append("")
     distinct = {u.key: u for u in every}
     todo = [u for u in distinct.values() if not u.cached]
-    lines.append(
-        f"In all: {len(distinct)} distinct units, {len(distinct) - len(todo)} cached, "
-        f"{len(todo)} to run ({_left(todo, seconds, jobs)}). Estimates: cached runs' seconds "
-        "per token; an evaluation the median recorded time of its suite, else a third of a CPT "
-        "run; nothing cached, nothing to estimate from."
-    )
+    counts = (f"In all: {len(distinct)} distinct units, {len(distinct) - len(todo)} cached, "
+              f"{len(todo)} to run")  # fmt: skip
+    if not any(u.cost is not None for u in todo):
+        lines.append(
+            f"{counts} ({_left(todo, seconds, jobs)}). Estimates: cached runs' seconds per token; "
+            "an evaluation the median recorded time of its suite, else a third of a CPT run; "
+            "nothing cached, nothing to estimate from."
+        )
+    else:
+        hw = profile.hardware
+        lines.append(
+            f"{counts}: {gpu_totals(todo, hw)}. GPU-hours: model FLOPs / "
+            f"({hw.gpu_tflops:g} TFLOP/s x MFU {hw.mfu:g}), the profile's hardware.gpu_tflops "
+            "and hardware.mfu: an assumed utilisation until measured on your GPUs "
+            "(docs/reproduce.md); short-suite evaluations are not estimated."
+        )
     if profile.name == "paper" and len(ctxs) > 1:
         lines += ["", paper_plan(profile)]
     return "\n".join(lines) + "\n"

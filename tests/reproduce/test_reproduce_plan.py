@@ -44,7 +44,9 @@ def test_dry_run_of_all_lists_units_and_runs_nothing(tmp_path, monkeypatch, caps
 @pytest.mark.parametrize("profile", ["smoke", "tiny", "smol", "paper"])
 def test_every_table_plans_at_every_builtin_profile(profile, tmp_path, monkeypatch, capsys):
     """``reproduce T --profile P --dry-run`` succeeds for every table at every built-in
-    profile, offline, without torch: the profile states the model's window and depth."""
+    profile, offline: the profile states the model's window and depth. Without torch where the
+    profile's model has no known shape (smoke, tiny); the GPU estimates of smol and paper ask
+    the recipes' streams of the training code."""
     import subprocess
     import sys
 
@@ -56,7 +58,7 @@ def test_every_table_plans_at_every_builtin_profile(profile, tmp_path, monkeypat
         "from longred_bench.reproduce.engine import reproduce\n"
         f"for t in {list(table_names())!r}:\n"
         f"    reproduce(t, {profile!r}, dry_run=True)\n"
-        "assert 'torch' not in sys.modules\n"
+        f"assert ('torch' in sys.modules) == {profile in ('smol', 'paper')}\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -72,10 +72,18 @@ def test_every_recipe_resolves_as_before_at_every_builtin_profile(golden_cache) 
     for name, want in GOLDEN["recipe_configs"].items():
         recipe, profile = name.split("@")
         try:
-            got = config_hash(resolve_config(recipe, profile=profile).to_dict())
+            cfg = resolve_config(recipe, profile=profile)
+            if name in CHANGED:
+                cfg = cfg.replace(**CHANGED[name])
+            got = config_hash(cfg.to_dict())
         except UserError as exc:
             got = {"error": str(exc)}
         assert got == want, name
+
+
+# Settings changed since: LongRecipe at smol had long rows of 9,728 tokens, which cannot split a
+# budget-matched step (Table 3's row) into whole rows; its rows are 10,240 tokens now.
+CHANGED = {"longrecipe@smol": {"long_len": 9728}}
 
 
 def _committed_units(path: Path, cache: str) -> tuple[set[str], set[str]]:

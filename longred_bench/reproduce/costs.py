@@ -1,0 +1,171 @@
+"""What a unit costs on GPUs, for the dry-run of a profile that runs on them: FLOPs, GPU-hours and
+peak memory per GPU, from the model's shape (:mod:`longred_bench.training.shapes`) and the unit's
+own config; pure arithmetic, nothing is loaded.
+
+- **FLOPs.** A training run: per stream of its mix (``long``, ``short``, ``s2l``, at their row
+  lengths), the student's forward and backward passes (3x the forward FLOPs, attention at the
+  row's length; the vocabulary projection only where the stream's loss is cross-entropy), the
+  frozen teacher's forward pass on the streams it is distilled from (LongReD: ``short`` and
+  ``s2l``; LinearARD: ``s2l``) and LinearARD's relation logits (``q q^T``, ``k k^T``,
+  ``v v^T`` of teacher and student, and the student's backward through them: 4 attention-sized
+  products per kind). An evaluation: the forward passes of its prompts (RULER: tasks x samples
+  at each length; perplexity: windows x length; drift: texts x length through the original and
+  each extension). A short-suite evaluation is not estimated (its cost is its documents').
+- **GPU-hours.** FLOPs / (``hardware.gpu_tflops`` x ``hardware.mfu``): the model-FLOPs
+  utilisation a profile states. It is an assumption until measured on the user's GPUs (the
+  built-in profiles say 0.35; ``benchmarks/g4_train_real_shapes.sh`` measures it).
+- **Memory per GPU.** Training: :func:`~longred_bench.training.memory_model.estimate_train_memory`
+  over ``nproc_per_node`` processes. Evaluation: the weights in bf16, the KV cache of a batch at
+  the longest length, and the larger of the prefill's MLP activations and the last positions'
+  fp32 logits.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from longred_bench.training.shapes import SHAPES, ModelShape
+
+GIB = 2**30
+# The models the built-in profiles name, by their hub ids and zoo names.
+SHAPE_OF: dict[str, str] = {
+    "smollm2-135m": "smollm2-135m",
+    "HuggingFaceTB/SmolLM2-135M": "smollm2-135m",
+    "HuggingFaceTB/SmolLM2-135M-Instruct": "smollm2-135m",
+    "meta-llama/Meta-Llama-3-8B": "llama3-8b",
+    "meta-llama/Meta-Llama-3-8B-Instruct": "llama3-8b",
+    "mistralai/Mistral-7B-v0.3": "mistral-7b-v0.3",
+    "meta-llama/Llama-2-7b-hf": "llama2-7b",
+}
+RULER_DEFAULT_TASKS = 13  # RULER's task list (taskdata/ruler/registry.TASKS)
+EVAL_GENERATION = 128  # tokens a RULER answer may take
+
+
+@dataclass(frozen=True)
+class UnitCost:
+    """One unit's estimate: model FLOPs, GPU-hours, peak GiB per GPU (None: not estimated)."""
+
+    flops: float | None
+    gpu_hours: float | None
+    gib_per_gpu: float | None
+
+
+def model_shape(name: str) -> ModelShape | None:
+    """The shape of model ``name`` (a zoo name, a hub id of :data:`SHAPE_OF`, or a local folder
+    with a ``config.json``); None when it is none of these."""
+    if name in SHAPE_OF or name in SHAPES:
+        return SHAPES[SHAPE_OF.get(name, name)]
+    config = Path(name).expanduser() / "config.json"
+    if config.is_file():
+        data = json.loads(config.read_text(encoding="utf-8"))
+        if "rope_theta" in data and "rope_parameters" not in data:
+            data["rope_parameters"] = {"rope_theta": data["rope_theta"]}
+        try:
+            return ModelShape.from_config(SimpleNamespace(**data), name=Path(name).name)
+        except (AttributeError, TypeError, ValueError):
+            return None
+    return None
+
+
+def stream_tokens(cfg: Any, window: int) -> dict[str, tuple[int, int]]:
+    """Per stream, (tokens over the whole run, row length): the rows a micro-step reads times
+    the micro-steps and optimizer steps of the stage that reads it."""
+    from longred_bench.training.methods import METHODS
+    from longred_bench.training.plan import micro_rows, micro_steps, stream_lengths
+
+    method = METHODS[cfg.recipe]
+    rows, lengths, micro = micro_rows(cfg, window), stream_lengths(cfg, window), micro_steps(cfg)
+    phases = method.stream_phases(list(rows))
+    if len(phases) == 1:
+        steps = {name: method.total_steps(cfg) for name in rows}
+    else:  # two stages: the first for ``steps``, the second for the rest
+        later = method.total_steps(cfg) - cfg.steps
+        steps = {n: (cfg.steps if n in phases[0] else later) for n in rows}
+    return {n: (steps[n] * micro * rows[n] * lengths[n], lengths[n]) for n in rows}
+
+
+def train_flops(s: ModelShape, cfg: Any, window: int) -> float:
+    """Model FLOPs of a training run (module docstring)."""
+    head_streams = {"longred": ("long",), "linearard": ("long",)}.get(cfg.recipe)
+    teacher_streams = {"longred": ("short", "s2l"), "linearard": ("s2l",)}.get(cfg.recipe, ())
+    total = 0.0
+    for name, (tokens, length) in stream_tokens(cfg, window).items():
+        head = head_streams is None or name in head_streams
+        total += tokens * 3 * s.forward_flops_per_token(length, head=head)
+        if name in teacher_streams:
+            total += tokens * s.forward_flops_per_token(length, head=False)
+        if cfg.recipe == "linearard" and name == "s2l":
+            kinds = len(cfg.ard_kinds)
+            layers = len(cfg.ard_layers) or s.layers
+            attention = 2 * 2 * s.heads * s.head_dim * (length + 1) / 2
+            total += tokens * layers * kinds * 4 * attention
+    return total
+
+
+def eval_flops(s: ModelShape, config: dict[str, Any], kind: str) -> float | None:
+    """Model FLOPs of an evaluation or measurement unit; None for a short suite."""
+    if kind == "drift":
+        models = 1 + len(config.get("rope") or []) + len(config.get("extended") or [])
+        tokens = int(config["num_texts"]) * int(config["seq_len"])
+        return models * tokens * s.forward_flops_per_token(int(config["seq_len"]))
+    suite = config.get("suite")
+    if suite in ("ruler", "niah") or kind == "psa":
+        tasks = len(config.get("tasks") or ()) or RULER_DEFAULT_TASKS
+        samples = int(config.get("samples") or 1)
+        lengths = [int(n) for n in config.get("lengths") or ()]
+        return sum(tasks * samples * (n + EVAL_GENERATION) * s.forward_flops_per_token(n)
+                   for n in lengths)  # fmt: skip
+    if suite == "ppl" or kind == "ppl":
+        lengths = [int(n) for n in config.get("lengths") or ()]
+        windows = int(config.get("samples") or config.get("windows") or 1)
+        return sum(windows * n * s.forward_flops_per_token(n) for n in lengths)
+    return None
+
+
+def eval_memory(s: ModelShape, length: int, batch: int) -> int:
+    """Peak bytes of one GPU evaluating ``batch`` prompts of ``length`` tokens in bf16."""
+    weights = 2 * s.params
+    kv = batch * length * s.layers * 2 * s.kv_heads * s.head_dim * 2
+    prefill = batch * length * 2 * s.intermediate * 2
+    logits = batch * s.vocab * 4 * 2
+    return weights + kv + max(prefill, logits)
+
+
+def unit_cost(step: Any, profile: Any) -> UnitCost:
+    """The estimate of one unit (a :class:`~longred_bench.reproduce.spec.Step`) at ``profile``."""
+    unit, config, hw = step.unit, step.unit.config, profile.hardware
+    name = config.get("model") or config.get("original") or profile.model.name
+    # a trained model (a run folder, not yet written) has its base model's shape
+    s = model_shape(str(name)) or model_shape(profile.model.name)
+    if s is None:
+        return UnitCost(None, None, None)
+    rate = hw.gpu_tflops * 1e12 * hw.mfu
+    if unit.kind == "train":
+        from longred_bench.training.config import TrainConfig
+        from longred_bench.training.memory_model import estimate_train_memory
+
+        if config.get("recipe") == "merge":
+            return UnitCost(0.0, 0.0, None)
+        cfg = TrainConfig.from_dict(config)
+        window = profile.model.window
+        flops = train_flops(s, cfg, window)
+        world = hw.nproc_per_node
+        peak = estimate_train_memory(s, cfg, world, device="cuda", window=window).peak
+        return UnitCost(flops, flops / rate / 3600, peak / GIB)
+    flops = eval_flops(s, config, unit.kind)
+    lengths = [int(n) for n in config.get("lengths") or ()] or [
+        int(config.get("seq_len") or config.get("max_length") or profile.model.window)
+    ]
+    batch = int(config.get("batch_size") or 1)
+    peak = eval_memory(s, max(lengths) + EVAL_GENERATION, batch) / GIB
+    return UnitCost(flops, None if flops is None else flops / rate / 3600, peak)
+
+
+def shows_costs(profile: Any) -> bool:
+    """Whether a dry-run at ``profile`` prints GPU costs and commands: its model has a known
+    shape (the suite's own small models have none; their runs are timed from the cache)."""
+    return model_shape(profile.model.name) is not None

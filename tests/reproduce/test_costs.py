@@ -1,0 +1,91 @@
+"""The dry-run's GPU estimates: a training unit's FLOPs and GPU-hours against a hand computation,
+its memory from the memory model, and the plan printing them with each unit's command."""
+
+from __future__ import annotations
+
+import pytest
+
+from longred_bench.cli import main
+from longred_bench.reproduce.costs import eval_flops, model_shape, unit_cost
+from longred_bench.reproduce.registry import get_spec
+
+
+def _step(ctx, label: str):
+    return next(s for s in get_spec(ctx.table).steps(ctx) if s.label == label)
+
+
+def test_a_paper_cpt_run_costs_what_a_hand_computation_gives(tmp_path, monkeypatch):
+    from profile_helpers import ctx_of
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    ctx = ctx_of("table3", "paper")
+    cost = unit_cost(_step(ctx, "train cpt abf:theta=2e7 seed 0"), ctx.profile)
+    # Llama-3-8B: 32 layers of hidden 4096, MLP 14336, 32 query / 8 key-value heads of 128;
+    # 128,256 tokens; 512 steps of 2,097,152 tokens, all long rows of 32,000 tokens.
+    layer = 4096 * (2 * 4096 + 2 * 1024) + 3 * 4096 * 14336
+    forward = 2 * (32 * layer + 128256 * 4096) + 32 * 4 * 4096 * (32000 + 1) / 2
+    rows = round(2097152 / 32000 / 8) * 8  # 8 micro-steps of whole rows
+    flops = 512 * rows * 32000 * 3 * forward
+    assert cost.flops == pytest.approx(flops, rel=1e-9)
+    assert cost.gpu_hours == pytest.approx(flops / (989e12 * 0.35) / 3600, rel=1e-9)
+    assert 55 < cost.gpu_hours < 65  # about 59 hours of one H100 at 35% MFU
+    from longred_bench.training.config import TrainConfig
+    from longred_bench.training.memory_model import estimate_train_memory
+
+    cfg = TrainConfig.from_dict(_step(ctx, "train cpt abf:theta=2e7 seed 0").unit.config)
+    peak = estimate_train_memory(model_shape("llama3-8b"), cfg, 8, window=8192).peak
+    assert cost.gib_per_gpu == pytest.approx(peak / 2**30)
+
+
+def test_longred_costs_more_than_cpt_by_its_teacher_and_distillation_rows(tmp_path, monkeypatch):
+    from profile_helpers import ctx_of
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    ctx = ctx_of("table3", "paper")
+    cpt = unit_cost(_step(ctx, "train cpt abf:theta=2e7 seed 0"), ctx.profile)
+    longred = unit_cost(_step(ctx, "train longred-c abf:theta=2e7 seed 0"), ctx.profile)
+    # half the tokens are short and s2l rows: cheaper attention, but a teacher forward pass
+    assert longred.flops != cpt.flops and 0.5 < longred.flops / cpt.flops < 1.5
+
+
+def test_ruler_flops_count_tasks_samples_and_lengths():
+    s = model_shape("smollm2-135m")
+    one = eval_flops(s, {"suite": "ruler", "tasks": ["vt"], "samples": 1, "lengths": [4096]},
+                     "eval")  # fmt: skip
+    both = eval_flops(s, {"suite": "ruler", "tasks": ["vt", "cwe"], "samples": 3,
+                          "lengths": [4096, 8192]}, "eval")  # fmt: skip
+    assert one == pytest.approx((4096 + 128) * s.forward_flops_per_token(4096))
+    assert both == pytest.approx(6 * (one + (8192 + 128) * s.forward_flops_per_token(8192)))
+    assert eval_flops(s, {"suite": "short"}, "eval") is None
+
+
+def test_a_local_model_folder_has_its_configs_shape(tmp_path):
+    import json
+
+    config = {"vocab_size": 1000, "hidden_size": 64, "intermediate_size": 128,
+              "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
+              "max_position_embeddings": 2048, "rope_theta": 5e5,
+              "model_type": "llama"}  # fmt: skip
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    s = model_shape(str(tmp_path))
+    assert (s.layers, s.kv_heads, s.window, s.rope_theta) == (3, 2, 2048, 5e5)
+    assert model_shape("tiny-base") is None and model_shape(str(tmp_path / "none")) is None
+
+
+def test_the_paper_plan_prints_commands_gpu_hours_and_memory(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    assert main(["reproduce", "table3", "--profile", "paper", "--dry-run"]) == 0
+    text = capsys.readouterr().out
+    assert "$ torchrun --nproc-per-node 8 -m longred_bench reproduce table3 --profile paper " \
+        "--unit train_cpt_abf:theta=2e7_seed_0" in text  # fmt: skip
+    assert "$ longred-bench reproduce table3 --profile paper --unit eval_original_ruler" in text
+    line = next(x for x in text.splitlines() if "train cpt abf:theta=2e7 seed 0  (" in x)
+    assert "GPU-h, " in line and "GiB per GPU" in line
+    assert "In all: " in text and "MFU 0.35" in text and "h on 8 GPU(s)" in text
+
+
+def test_the_tiny_plan_has_no_gpu_estimates(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    assert main(["reproduce", "table7", "--profile", "tiny", "--dry-run"]) == 0
+    text = capsys.readouterr().out
+    assert "GPU-h" not in text and "$ " not in text

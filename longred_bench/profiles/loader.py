@@ -20,7 +20,7 @@ from typing import Any
 from longred_bench.errors import UserError
 from longred_bench.profiles.schema import Profile, build
 
-BUILTIN = ("smoke", "tiny", "smol", "paper")
+BUILTIN = ("smoke", "tiny", "smol", "paper", "paper-128k", "paper-mistral", "paper-linearard")
 DEFAULT = "smol"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 

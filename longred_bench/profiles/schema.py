@@ -16,11 +16,14 @@ from longred_bench.errors import UserError
 
 @dataclass(frozen=True)
 class About:
-    """What ``longred-bench profiles`` says of the profile."""
+    """What ``longred-bench profiles`` says of the profile; ``values`` tags settings (dotted key
+    paths, e.g. ``training.cpt.long_len``) with where they come from: stated by a paper, or
+    chosen by the suite and why. The dry-run of the profile prints them."""
 
     model: str = ""
     where: str = ""
     purpose: str = ""
+    values: dict[str, str] = field(default_factory=dict)  # a key path -> where its value is from
 
 
 @dataclass(frozen=True)

@@ -191,30 +191,44 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
             "and hardware.mfu: an assumed utilisation until measured on your GPUs "
             "(docs/reproduce.md); short-suite evaluations are not estimated."
         )
-    if profile.name == "paper" and len(ctxs) > 1:
+    if profile.name in PAPER_PROFILES and len(ctxs) > 1:
+        from longred_bench.profiles import load_profile
+
+        others = [load_profile(n) for n in PAPER_PROFILES if n != profile.name]
         lines += ["", paper_plan(profile)]
+        lines += [x for other in others for x in ("", paper_plan(other, recipes=KEY_RECIPES))]
+    if profile.about.values:
+        lines += ["", f"Where the values of {profile.name} come from:"]
+        lines += [f"- {key}: {text}" for key, text in profile.about.values.items()]
     return "\n".join(lines) + "\n"
 
 
-def paper_plan(profile: Any) -> str:
-    """The papers' training configurations at ``profile`` (its recipes' budgets), with LongReD
-    Table 10's GPU hours; offline."""
+# The papers' settings, one profile each: LongReD at 32K (ABF, PI), at 128K (ABF), on Mistral,
+# and LinearARD's own; `reproduce all --profile paper --dry-run` lists all four.
+PAPER_PROFILES = ("paper", "paper-128k", "paper-mistral", "paper-linearard")
+RECIPES = (("cpt", {}), ("mix-cpt", {}), ("longred", {"sampler": "cream"}),
+           ("longred", {"sampler": "uniform"}), ("attention-only", {}), ("linearard", {}),
+           ("pose", {}), ("rpes", {}), ("longrecipe", {}))  # fmt: skip
+KEY_RECIPES = (("cpt", {}), ("mix-cpt", {}), ("longred", {"sampler": "cream"}),
+               ("linearard", {}))  # fmt: skip
+
+
+def paper_plan(profile: Any, recipes: tuple[tuple[str, dict], ...] = RECIPES) -> str:
+    """The papers' training configurations at ``profile`` (its ``recipes``' budgets), with
+    LongReD Table 10's GPU hours; offline."""
     from longred_bench.reports.table10_report import TABLE10
     from longred_bench.training.config import resolve_config
 
     spec = profile.source or profile.name
     lines = [
-        f"The papers' configurations (profile {profile.name}); a real run needs GPUs and hub "
-        "access.",
+        f"The papers' configurations (profile {profile.name}: {profile.about.purpose}); a real "
+        "run needs GPUs and hub access.",
         "",
         "| recipe | model | RoPE | long / short length | steps x tokens per step = tokens | "
         "lr | loss weights | data mix | the paper's compute |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for recipe, extra in (("cpt", {}), ("mix-cpt", {}), ("longred", {"sampler": "cream"}),
-                          ("longred", {"sampler": "uniform"}), ("attention-only", {}),
-                          ("linearard", {}), ("pose", {}), ("rpes", {}),
-                          ("longrecipe", {})):  # fmt: skip
+    for recipe, extra in recipes:
         cfg = resolve_config(recipe, profile=spec, overrides=extra)
         name = recipe + (f" ({extra['sampler']})" if extra else "")
         weights = f"a1 {cfg.a1:g}, a2 {cfg.a2:g}, top_m {cfg.top_m}" if recipe == "longred" else ""
@@ -224,7 +238,8 @@ def paper_plan(profile: Any) -> str:
             f"{cfg.steps} x {cfg.tokens_per_step:,} = {cfg.steps * cfg.tokens_per_step:,} | "
             f"{cfg.lr:g} | {weights} | {mix} | {OTHER_PAPERS_COMPUTE.get(recipe, '')} |"
         )
-    lines += ["", "LongReD Table 10, GPU hours on 8 x A800 (Llama-3-8B):"]
-    for window, hours in TABLE10.items():
-        lines.append(f"- {window}: " + ", ".join(f"{k} {v} h" for k, v in hours.items()))
+    if recipes is RECIPES:
+        lines += ["", "LongReD Table 10, GPU hours on 8 x A800 (Llama-3-8B):"]
+        for window, hours in TABLE10.items():
+            lines.append(f"- {window}: " + ", ".join(f"{k} {v} h" for k, v in hours.items()))
     return "\n".join(lines)

@@ -21,14 +21,14 @@ def test_a_paper_cpt_run_costs_what_a_hand_computation_gives(tmp_path, monkeypat
     ctx = ctx_of("table3", "paper")
     cost = unit_cost(_step(ctx, "train cpt abf:theta=2e7 seed 0"), ctx.profile)
     # Llama-3-8B: 32 layers of hidden 4096, MLP 14336, 32 query / 8 key-value heads of 128;
-    # 128,256 tokens; 512 steps of 2,097,152 tokens, all long rows of 32,000 tokens.
+    # 128,256 tokens; 512 steps of 2,097,152 tokens, all long rows of 32,768 tokens.
     layer = 4096 * (2 * 4096 + 2 * 1024) + 3 * 4096 * 14336
-    forward = 2 * (32 * layer + 128256 * 4096) + 32 * 4 * 4096 * (32000 + 1) / 2
-    rows = round(2097152 / 32000 / 8) * 8  # 8 micro-steps of whole rows
-    flops = 512 * rows * 32000 * 3 * forward
+    forward = 2 * (32 * layer + 128256 * 4096) + 32 * 4 * 4096 * (32768 + 1) / 2
+    rows = 2097152 // 32768  # 64 rows of 32,768 tokens a step
+    flops = 512 * rows * 32768 * 3 * forward
     assert cost.flops == pytest.approx(flops, rel=1e-9)
     assert cost.gpu_hours == pytest.approx(flops / (989e12 * 0.35) / 3600, rel=1e-9)
-    assert 55 < cost.gpu_hours < 65  # about 59 hours of one H100 at 35% MFU
+    assert 55 < cost.gpu_hours < 65  # about 61 hours of one H100 at 35% MFU
     from longred_bench.training.config import TrainConfig
     from longred_bench.training.memory_model import estimate_train_memory
 

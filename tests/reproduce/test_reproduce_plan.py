@@ -69,7 +69,7 @@ def test_every_table_plans_at_every_builtin_profile(profile, tmp_path, monkeypat
 def test_paper_plan_prints_longreds_configurations(capsys):
     assert main(["reproduce", "all", "--profile", "paper", "--dry-run"]) == 0
     text = capsys.readouterr().out
-    assert "| longred (cream) | meta-llama/Meta-Llama-3-8B | abf:theta=2e7 | 32000 / 1024 |" in text
+    assert "| longred (cream) | meta-llama/Meta-Llama-3-8B | abf:theta=2e7 | 32768 / 1024 |" in text
     assert "train longred-c abf:theta=2e7 seed 0" in text  # every unit of every table
     assert "a1 5, a2 10, top_m 6" in text and "32K: cpt 22.4 h" in text
     # The other papers' recipes, with what their papers state of compute.
@@ -146,3 +146,17 @@ def test_an_evaluation_unit_records_its_time(tmp_path, monkeypatch):
     assert got[0]["value"] == 1.0 and unit.cached() == got
     assert unit.seconds() is not None and unit.seconds() >= 0.0
     assert unit.dir == tmp_path / unit.folder and unit.folder.startswith("runs/table3-eval/")
+
+
+def test_the_paper_plan_has_the_128k_mistral_and_linearard_settings(capsys):
+    """LongReD's 128K and Mistral rows and LinearARD's own setting are profiles of their own,
+    listed by ``reproduce all --profile paper --dry-run`` with where each value comes from."""
+    assert main(["reproduce", "all", "--profile", "paper", "--dry-run"]) == 0
+    text = capsys.readouterr().out
+    assert ("| longred (cream) | meta-llama/Meta-Llama-3-8B | abf:theta=1e8,factor=16 | "
+            "131072 / 1024 | 512 x 2,097,152 = 1,073,741,824 | 2e-05 | a1 2, a2 15, top_m 3 |"
+            ) in text  # fmt: skip
+    assert ("| longred (cream) | mistralai/Mistral-7B-v0.3 | abf:theta=2e7,factor=4 | "
+            "131072 / 1024 |") in text  # fmt: skip
+    assert "| linearard | meta-llama/Llama-2-7b-hf | pi:factor=8 | 32768 / 1024 |" in text
+    assert "- training.cpt.long_len: LongReD: 32K; 32,768 tokens chosen by the suite" in text

@@ -54,7 +54,10 @@ def cmd_drift(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     start = time.perf_counter()
-    check_out_dir(Path(args.out), "eval")
+    if args.out is None and not args.dry_run:
+        raise UserError("eval: --out DIR is required (only --dry-run runs without one)")
+    if not args.dry_run:
+        check_out_dir(Path(args.out), "eval")
     from longred_bench.evaluation.config import EvalConfig
     from longred_bench.pcd.config import pcd_from_args
 
@@ -64,8 +67,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
         depths=args.depths, corpus=args.corpus, num_fewshot=args.num_fewshot,
         batch_size=args.batch_size, max_length=args.max_length, backend=args.backend,
         device=args.device, seed=args.seed, decoding=args.decoding, pcd=pcd_from_args(args),
-        phrasing=args.phrasing,
+        phrasing=args.phrasing, allow_code_eval=args.allow_code_eval,
     )  # fmt: skip
+    if args.dry_run:
+        from longred_bench.evaluation.config import describe
+
+        print(describe(cfg))
+        return 0
     from longred_bench.jobs.eval import eval_command
 
     wrote(eval_command(cfg, Path(args.out), progress=not args.quiet), start)

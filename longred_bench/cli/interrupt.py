@@ -21,6 +21,8 @@ def _saved(what: str | None, again: str, nothing: str) -> str:
 
 
 def _eval(args: argparse.Namespace, again: str) -> str:
+    if args.out is None or args.dry_run:
+        return "nothing was being saved"
     from longred_bench.jobs.resume import REQUESTS, saved_responses_under
 
     folder = Path(args.out) / REQUESTS

@@ -181,9 +181,18 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
         help="greedy, or pcd (Positional Contrastive Decoding, hf backend; --pcd-* flags)",
     )  # fmt: skip
     add_pcd_arguments(p)
+    p.add_argument(
+        "--allow-code-eval", action="store_true",
+        help="run tasks that execute model-written code (paper_short's humaneval and mbpp): "
+        "sets HF_ALLOW_CODE_EVAL=1 and lm-eval's confirm_run_unsafe_code",
+    )  # fmt: skip
     p.add_argument("--device", default="cpu")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", help="output directory (not needed with --dry-run)")
+    p.add_argument(
+        "--dry-run", action="store_true",
+        help="print the resolved config (paper_short: its members, paper vs suite) and exit",
+    )  # fmt: skip
     p.add_argument(
         "--quiet", action="store_true", help="no lm-eval logging or bars; a progress line a minute"
     )

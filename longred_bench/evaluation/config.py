@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from longred_bench.errors import UserError, reject_unknown_keys
+from longred_bench.evaluation import paper_suite
 from longred_bench.evaluation.lm import check_decoding
 from longred_bench.models.rope import parse_rope_spec
 from longred_bench.pcd.config import PcdConfig
@@ -20,6 +21,7 @@ from longred_bench.taskdata.ruler.registry import check_lengths
 SUITES: dict[str, tuple[str, ...]] = {
     "short": ("longred_short",),
     "short_tiny": ("longred_short_tiny", "longred_tiny_passkey"),
+    paper_suite.SUITE: paper_suite.task_names(),  # stock lm-eval tasks: needs the hub
     "ruler": ("longred_ruler",),
     "niah": ("longred_niah",),
     "ppl": (),
@@ -38,7 +40,9 @@ class EvalConfig:
     (short suites only). ``max_length`` defaults to the evaluated window (short suites) or the
     longest length plus the generation budget (ruler, niah). ``batch_size`` defaults to 1 with
     ``hf`` and to all requests at once with ``vllm``. ``decoding="pcd"`` decodes with Positional
-    Contrastive Decoding (parameters ``pcd``, defaults when ``None``). ``phrasing`` names the
+    Contrastive Decoding (parameters ``pcd``, defaults when ``None``). ``allow_code_eval``
+    lets tasks that execute model-written code run (``paper_short``'s HumanEval and MBPP: lm-eval's
+    ``confirm_run_unsafe_code`` and ``HF_ALLOW_CODE_EVAL=1``). ``phrasing`` names the
     prompt strings of the tasks that have phrasing families (ruler: the NIAH tasks and ``vt``,
     default ``standard``, RULER's own; short_tiny: the passkey task, default ``heldout``): see
     :mod:`longred_bench.taskdata.ruler.phrasings`."""
@@ -61,6 +65,7 @@ class EvalConfig:
     decoding: str = "greedy"
     pcd: PcdConfig | None = None
     phrasing: str | None = None
+    allow_code_eval: bool = False
 
     def __post_init__(self) -> None:
         for name in ("tasks", "lengths", "depths"):  # lists from YAML/JSON become tuples
@@ -86,6 +91,8 @@ class EvalConfig:
             check_lengths(self.lengths)
         if self.rope is not None:
             parse_rope_spec(self.rope)  # a bad spec is refused before any model loads
+        if self.suite == paper_suite.SUITE:
+            paper_suite.check_selection(self.tasks, num_fewshot=self.num_fewshot)
         check_decoding(self.decoding, self.pcd, backend=self.backend, suite=self.suite)
         if self.phrasing is not None:
             check_phrasing(self.phrasing)
@@ -105,8 +112,32 @@ class EvalConfig:
         return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able form (tuples as lists, ``pcd`` as a dict)."""
+        """JSON-able form (tuples as lists, ``pcd`` as a dict; ``allow_code_eval`` only when
+        set, so configs saved before it existed keep their cache keys)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
+        if not self.allow_code_eval:
+            del out["allow_code_eval"]
         out = {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
         out["pcd"] = None if self.pcd is None else self.pcd.as_dict()
         return out
+
+
+def describe(cfg: EvalConfig) -> str:
+    """What ``eval --dry-run`` prints: the resolved config as JSON, then the tasks (for
+    ``paper_short`` one line per member, marked ``paper`` or ``suite``). Nothing is loaded."""
+    import json
+
+    lines = ["config: " + json.dumps(cfg.to_dict(), sort_keys=True)]
+    if cfg.suite == paper_suite.SUITE:
+        chosen = cfg.tasks or paper_suite.task_names()
+        lines += [
+            f"{cfg.suite}: {len(chosen)} task(s); paper = named by LongReD, suite = completes "
+            "its 17; needs Hugging Face hub access",
+            *paper_suite.member_table(chosen),
+        ]
+        code = paper_suite.code_tasks(chosen)
+        if code and not cfg.allow_code_eval:
+            lines.append(f"{' and '.join(code)} run only with {paper_suite.CODE_FLAG}")
+    else:
+        lines.append("tasks: " + (", ".join(cfg.tasks or SUITES[cfg.suite]) or "(none)"))
+    return "\n".join(lines)

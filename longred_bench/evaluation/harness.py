@@ -10,7 +10,9 @@ metric, the values whose mean is the task's score (for bootstrap intervals and p
 
 Suites (``--suite``): ``short`` (the ``longred_short`` group), ``short_tiny``
 (``longred_short_tiny``), ``ruler`` (``longred_ruler``: 13 tasks at every ``--lengths``),
-``niah`` (``longred_niah``: depth x length grid) and ``ppl`` (long-document perplexity by
+``niah`` (``longred_niah``: depth x length grid), ``paper_short`` (LongReD's 17 benchmarks as
+stock lm-eval tasks, each with its own few-shot count: :mod:`longred_bench.evaluation.paper_suite`;
+needs the hub) and ``ppl`` (long-document perplexity by
 position bucket, :mod:`longred_bench.evaluation.ppl`, no lm-eval).
 
 Documents whose requests do not fit the window are never truncated: they are skipped and counted
@@ -18,7 +20,7 @@ Documents whose requests do not fit the window are never truncated: they are ski
 
 Command line::
 
-    longred-bench eval --model M [--rope SPEC] --suite short|short_tiny|ruler|niah|ppl
+    longred-bench eval --model M [--rope SPEC] --suite short|short_tiny|ruler|niah|ppl|paper_short
                        [--lengths L ...] [--samples N] [--tasks T ...] [--limit N]
                        [--backend hf|vllm] [--decoding greedy|pcd [--pcd-alpha A ...]] --out DIR
 
@@ -38,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.errors import UserError
+from longred_bench.evaluation import paper_suite
 from longred_bench.evaluation.config import LONG_SUITES, SUITES, EvalConfig
 from longred_bench.evaluation.fit_check import FitReport, fitting_documents
 from longred_bench.evaluation.items import item_records
@@ -285,15 +288,19 @@ def _prepare(cfg: EvalConfig, model: EvalModel, batch_size: int | str) -> _Prepa
     wanted = list(cfg.tasks) if cfg.tasks is not None else SUITES[suite]
     manager = task_manager(metadata, wanted)
     names = check_tasks(wanted, manager)
-    loaded_tasks = manager.load(names)
+    paper = suite == paper_suite.SUITE
+    loaded_tasks = paper_suite.load_tasks(manager, names) if paper else manager.load(names)
     if cfg.max_length is not None:
         window = cfg.max_length
     elif suite in LONG_SUITES:
         window = max(lengths) + _generation_budget(loaded_tasks["tasks"])
     else:
         window = model.window
-    for task in loaded_tasks["tasks"].values():
+    shots = paper_suite.leaf_fewshot(loaded_tasks["group_map"], names) if paper else {}
+    for name, task in loaded_tasks["tasks"].items():
         _configure(task, num_fewshot=cfg.num_fewshot, seed=cfg.seed, window=window)
+        if name in shots:  # the member's own count, a 0 in the task's YAML included
+            task.set_config(key="num_fewshot", value=shots[name])
     lm = model.lm(window=window, batch_size=batch_size, seed=cfg.seed)
     return _Prepared(lm, manager, loaded_tasks, names, window)
 
@@ -364,6 +371,7 @@ def run_harness(
             numpy_random_seed=seed,
             torch_random_seed=seed,
             fewshot_random_seed=seed,
+            confirm_run_unsafe_code=cfg.allow_code_eval,
             verbosity="INFO" if progress else "ERROR",
         )
         if out is None:
@@ -392,6 +400,9 @@ def run_harness(
         )
         if decoding == "pcd":
             _undefined_under_pcd(records)
+        if suite == paper_suite.SUITE:
+            for r in records:
+                r.update(paper_suite.record_fields(r["task"]))
         if suite == "niah":
             from longred_bench.taskdata.niah_grid import niah_cells
 

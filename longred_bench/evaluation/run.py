@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from longred_bench.errors import UserError
+from longred_bench.evaluation import paper_suite
 from longred_bench.evaluation.config import EvalConfig
 from longred_bench.evaluation.harness import EvalResult
 
@@ -36,6 +37,8 @@ def run_eval(
         from longred_bench.evaluation.ppl import run_ppl_config
 
         return EvalResult(run_ppl_config(cfg, progress=progress, done_dir=request_cache))
+    if cfg.suite == paper_suite.SUITE:  # the hub, before any model loads
+        paper_suite.prepare_run(cfg.tasks, cfg.allow_code_eval)
     from longred_bench.evaluation.harness import run_harness
     from longred_bench.evaluation.lm import open_model
 

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from longred_bench.errors import UserError
+from longred_bench.evaluation import paper_suite
 from longred_bench.evaluation.config import EvalConfig
 from longred_bench.evaluation.harness import WindowTooSmall
 from longred_bench.evaluation.run import run_eval
@@ -55,7 +56,11 @@ def eval_command(cfg: EvalConfig, out: Path, *, progress: bool = True) -> list[P
         paths.append(raw_path)
     name = cfg.model if cfg.rope is None else f"{cfg.model} [{cfg.rope}]"
     name += " with PCD" if cfg.decoding == "pcd" else ""
-    paths += write_eval_report(result.records, out, f"`{cfg.suite}` evaluation of `{name}`")
+    members = None
+    if cfg.suite == paper_suite.SUITE:
+        members = paper_suite.member_table(cfg.tasks or paper_suite.task_names())
+    title = f"`{cfg.suite}` evaluation of `{name}`"
+    paths += write_eval_report(result.records, out, title, members)
     skipped = sum(f.over_length for f in result.fits)
     if skipped:
         print(f"skipped {skipped} over-length document(s); see n_over_length in eval.jsonl")

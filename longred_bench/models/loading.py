@@ -107,7 +107,7 @@ def rotary_modules(model: torch.nn.Module) -> list[tuple[torch.nn.Module, str, t
     return found
 
 
-def _hub_unreachable() -> str | None:
+def hub_unreachable() -> str | None:
     """Why the Hugging Face hub cannot be reached (offline mode set, or no connection within
     3 s), or ``None`` when it answers."""
     for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
@@ -137,7 +137,7 @@ def resolve_spec(spec: str) -> tuple[str, dict[str, object]]:
         if not (path / "config.json").is_file():
             raise UserError(f"{path} is not a Hugging Face model directory (no config.json)")
         return str(path), {}
-    why = _hub_unreachable()
+    why = hub_unreachable()
     if why is not None:
         raise UserError(
             f"model {spec!r} is not a local path or a zoo name ({', '.join(ZOO)}), and the hub "

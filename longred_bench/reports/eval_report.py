@@ -1,8 +1,9 @@
 """The report of one ``longred-bench eval`` run: ``eval.md`` and the suite's figures.
 
 Built only from the run's records (``eval.jsonl``): lm-eval metrics as a table with one row per
-task (RULER's scores by length as columns of it), the NIAH depth x length grid and heatmap, and
-long-document perplexity by position bucket with its plot.
+task (RULER's scores by length as columns of it), the NIAH depth x length grid and heatmap,
+long-document perplexity by position bucket with its plot, and for ``paper_short`` its members
+(paper vs suite) and LongReD's Short Avg by category.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from longred_bench.metrics.retention import category_means
 from longred_bench.reports.ruler_plot import plot_ruler_lengths
+from longred_bench.reports.short_avg import paper_categories, paper_scores, short_avg
 
 
 def _fmt(value: Any, digits: int = 4) -> str:
@@ -86,13 +89,38 @@ def _ppl_lines(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def write_eval_report(records: list[dict[str, Any]], out: Path, title: str) -> list[Path]:
-    """Write ``out/eval.md`` and the figures the records call for; return the paths."""
+def paper_short_lines(records: list[dict[str, Any]]) -> list[str]:
+    """Markdown rows of ``paper_short``'s Short Avg (0-100): each category's members (``*``:
+    named by LongReD), their mean and the mean of the means (none without such records)."""
+    cats, scores = paper_categories(records), paper_scores(records)
+    if not cats:
+        return []
+    source = {r["task"]: r.get("source") for r in records if r.get("category")}
+    means = category_means(scores, cats)
+    lines = ["| category | tasks (* named by LongReD) | mean |", "|---|---|---:|"]
+    for category, tasks in cats.items():
+        named = ", ".join(t + ("*" if source.get(t) == "paper" else "") for t in tasks)
+        lines.append(f"| {category} | {named} | {100 * means[category]:.2f} |")
+    lines.append(f"| Short Avg ({len(cats)} categories) | | {100 * short_avg(scores, cats):.2f} |")
+    return lines
+
+
+def write_eval_report(
+    records: list[dict[str, Any]], out: Path, title: str, members: list[str] | None = None
+) -> list[Path]:
+    """Write ``out/eval.md`` and the figures the records call for; return the paths.
+    ``members`` (one line per suite member) is shown as written, above the Short Avg."""
     out.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
     lines = [f"# {title}", ""]
     if any(r.get("kind") == "eval" for r in records):
         lines += [*metrics_table(records), ""]
+    if members:
+        lines += ["## Members (paper: named by LongReD; suite: completes its 17)", "", "```",
+                  *members, "```", ""]  # fmt: skip
+    short = paper_short_lines(records)
+    if short:
+        lines += ["## Short Avg (mean of the category means)", "", *short, ""]
     matrix = ruler_matrix(records)
     if matrix:
         png = plot_ruler_lengths(matrix, out / "ruler_lengths.png", "RULER score by length")

@@ -5,8 +5,11 @@ A short task's score is its headline metric (:data:`HEADLINE`: ``acc``, else ``e
 The categories of the ``short`` suite are the groups its tasks ran in (LongReD's General, Common,
 RC); those of the ``short_tiny`` suite are :data:`TINY_CATEGORIES`: its ``ppl`` task is a
 perplexity and its passkey (:data:`PASSKEY_TASK`) is retrieval inside the window, so both are
-reported on their own and never averaged. ``Short Avg`` is the mean over categories of the mean
-score of their tasks (:func:`short_avg`); ``compare`` and every table report use these functions.
+reported on their own and never averaged. The ``paper_short`` suite (:data:`PAPER_SUITE`,
+LongReD's 17 stock lm-eval benchmarks) names each member's category (General, Code, Math, RC,
+Common) and headline metric in its records (:func:`paper_categories`, :func:`paper_scores`).
+``Short Avg`` is the mean over categories of the mean score of their tasks (:func:`short_avg`);
+``compare``, ``eval`` and every table report use these functions.
 """
 
 from __future__ import annotations
@@ -27,6 +30,38 @@ TINY_CATEGORIES: dict[str, tuple[str, ...]] = {
 }
 # Retrieval inside the window: shown on its own, never in Short Avg.
 PASSKEY_TASK = "longred_tiny_passkey"
+PAPER_SUITE = "paper_short"
+
+
+def _paper_headlines(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``paper_short`` records that hold a member's score (its ``headline`` metric)."""
+    return [
+        r
+        for r in records
+        if r.get("kind") == "eval"
+        and r.get("suite") == PAPER_SUITE
+        and r.get("category")
+        and r["metric"] == r.get("headline")
+        and r.get("value") is not None
+    ]
+
+
+def paper_categories(records: list[dict[str, Any]]) -> dict[str, tuple[str, ...]]:
+    """``{category: (task, ...)}`` of the ``paper_short`` members scored in ``records``, in
+    the order the categories first appear (empty without such records)."""
+    out: dict[str, set[str]] = {}
+    for r in _paper_headlines(records):
+        out.setdefault(r["category"], set()).add(r["task"])
+    return {c: tuple(sorted(ts)) for c, ts in out.items()}
+
+
+def paper_scores(records: list[dict[str, Any]]) -> dict[str, float]:
+    """``{task: score}`` of the ``paper_short`` members: the headline metric's value brought to
+    a fraction (``headline_scale``: SQuAD v2 reports percentages)."""
+    return {
+        r["task"]: float(r["value"]) * float(r.get("headline_scale", 1.0))
+        for r in _paper_headlines(records)
+    }
 
 
 def categories(records: list[dict[str, Any]]) -> dict[str, list[str]]:
@@ -41,9 +76,13 @@ def categories(records: list[dict[str, Any]]) -> dict[str, list[str]]:
 
 
 def short_categories(records: list[dict[str, Any]]) -> dict[str, tuple[str, ...]]:
-    """The categories Short Avg averages: :data:`TINY_CATEGORIES` (those whose tasks all ran)
-    for ``short_tiny``, else the groups the tasks ran in (``longred_`` prefix dropped); tasks
+    """The categories Short Avg averages: the members' own for ``paper_short``
+    (:func:`paper_categories`), :data:`TINY_CATEGORIES` (those whose tasks all ran) for
+    ``short_tiny``, else the groups the tasks ran in (``longred_`` prefix dropped); tasks
     without a headline metric (perplexity only) and the passkey are in none."""
+    paper = paper_categories(records)
+    if paper:
+        return paper
     scored = {
         r["task"]
         for r in records

@@ -130,7 +130,7 @@ def test_drift_bad_input_is_one_line_error(tmp_path, capsys, argv, message):
 
 def test_unknown_profile_lists_available(tmp_path, capsys):
     assert main(["reproduce", "table1", "--profile", "huge", "--out", str(tmp_path)]) == 2
-    assert "built-in profile (smoke, tiny, smol, paper)" in capsys.readouterr().err
+    assert "built-in profile (smoke, tiny, smol, paper, paper-128k, " in capsys.readouterr().err
 
 
 def test_drift_config_rejects_unknown_keys():

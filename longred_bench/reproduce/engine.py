@@ -165,8 +165,8 @@ def reproduce(
     if list_units or unit is not None or emit_slurm is not None:
         return _unit_by_unit(ctxs, list_units=list_units, unit=unit, emit_slurm=emit_slurm,
                              out=out)  # fmt: skip
-    check_can_run(prof)
     steps = [s for c in ctxs for s in get_spec(c.table).steps(c)]
+    check_can_run(prof, steps)
     fetch_missing(needed_sources(steps), progress=progress)
     if steps:
         check_model(prof)
@@ -194,7 +194,9 @@ def _unit_by_unit(
         return []
     if emit_slurm is not None:
         return cluster.emit_slurm(ctx, emit_slurm, out)
-    check_can_run(ctx.profile)
+    one = [s for s in get_spec(ctx.table).steps(ctx) if cluster.unit_id(s) == unit]
+    if one:  # an unknown id is run_unit's one-line error
+        check_can_run(ctx.profile, one)
     check_model(ctx.profile)
     print(cluster.run_unit(ctx, unit), flush=True)
     return []
@@ -242,10 +244,19 @@ def check_model(profile: Profile) -> None:
                         f"{layers}: set model.layers: {layers}")  # fmt: skip
 
 
-def check_can_run(profile: Profile) -> None:
-    """A profile that evaluates or trains on CUDA fails at once, in one line, without a GPU."""
-    wants = {profile.evaluation.device, profile.hardware.device, profile.drift.device}
-    if "cuda" not in wants and profile.hardware.nproc_per_node == 1:
+def check_can_run(profile: Profile, steps: list[Step] | None = None) -> None:
+    """Units that evaluate or train on CUDA (or train on several processes) fail at once, in
+    one line, without a GPU: those of ``steps`` not yet cached, else any the profile names."""
+    if steps is None:
+        wants = {profile.evaluation.device, profile.hardware.device, profile.drift.device}
+        several = profile.hardware.nproc_per_node > 1
+    else:
+        todo = [s for s in steps if s.unit.cached() is None]
+        wants = {str(s.unit.config.get("device")) for s in todo}
+        wants |= {str((s.unit.config.get("psa") or {}).get("device")) for s in todo}
+        several = profile.hardware.nproc_per_node > 1 and any(
+            s.unit.kind == "train" for s in todo)  # fmt: skip
+    if "cuda" not in wants and not several:
         return
     import torch
 

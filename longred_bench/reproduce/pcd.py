@@ -62,6 +62,7 @@ class PcdSettings:
     pcd: dict[str, Any] = field(default_factory=dict)
     batch_size: int = 1
     trained: tuple[tuple[str, ...], ...] = ()
+    device: str | None = None  # None: the profile's evaluation device
 
     def fixed(self) -> Any:
         """PCD's fixed parameters."""
@@ -127,7 +128,7 @@ def eval_config(ctx: Context, rope: str, part: str, pcd: Any = None, model: str 
         "model": model or ctx.profile.model.name,
         "rope": None if rope == ORIGINAL else rope,
         "batch_size": s.batch_size,
-        "device": ctx.profile.evaluation.device,
+        "device": s.device or ctx.profile.evaluation.device,
         "seed": s.dev_seed if part == "dev" else TEST_SEED,
         "item_scores": True,
     }
@@ -206,7 +207,7 @@ def _test_steps(ctx: Context, best: Any) -> list[Step]:
     for fixed_line, model, ropes in psa_runs:
         psa = PsaConfig(models=(model,), ropes=ropes, tasks=s.psa_tasks, lengths=s.lengths,
                         samples=s.psa_samples, depths=PSA_DEPTHS,
-                        device=ctx.profile.evaluation.device)  # fmt: skip
+                        device=s.device or ctx.profile.evaluation.device)  # fmt: skip
         for pcd in (None, best):
             dec = "greedy" if pcd is None else "pcd"
             config = {"psa": psa.to_dict(), "pcd": pcd.as_dict() if pcd else None}

@@ -160,3 +160,26 @@ def test_the_paper_plan_has_the_128k_mistral_and_linearard_settings(capsys):
             "131072 / 1024 |") in text  # fmt: skip
     assert "| linearard | meta-llama/Llama-2-7b-hf | pi:factor=8 | 32768 / 1024 |" in text
     assert "- training.cpt.long_len: LongReD: 32K; 32,768 tokens chosen by the suite" in text
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the check is for machines without a GPU")
+def test_the_gpu_check_asks_the_units_a_table_computes(tmp_path, monkeypatch, capsys):
+    """smol's training tables evaluate on CUDA, its Table 1 measures drift on the CPU: only the
+    former are refused without a GPU (and before any model loads)."""
+    from longred_bench.reproduce import engine
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    assert main(["reproduce", "table3", "--profile", "smol", "--out", str(tmp_path / "o")]) != 0
+    assert "runs on CUDA GPUs and none is visible here" in capsys.readouterr().err
+    argv = ["reproduce", "table3", "--profile", "smol", "--unit", "eval_original_ruler"]
+    assert main(argv) != 0 and "runs on CUDA GPUs" in capsys.readouterr().err
+
+    class Reached(Exception):
+        pass
+
+    def reached(*args, **kwargs):
+        raise Reached
+
+    monkeypatch.setattr(engine, "check_model", reached)  # past the GPU check: stop there
+    with pytest.raises(Reached):
+        engine.reproduce("table1", "smol", tmp_path / "o", progress=False)

@@ -81,10 +81,14 @@ def test_every_recipe_resolves_as_before_at_every_builtin_profile(golden_cache) 
         assert got == want, name
 
 
-# Settings changed since: LongRecipe at smol had long rows of 9,728 tokens, which cannot split a
-# budget-matched step (Table 3's row) into whole rows; its rows are 10,240 tokens now.
+# Settings changed since: smol's runs take 256 steps where they took 64 (its training tables
+# are sized to about a day of one GPU); LongRecipe at smol had long rows of 9,728 tokens, which
+# cannot split a budget-matched step (Table 3's row) into whole rows, and replayed 16 steps.
 # The paper profile's long rows are 32,768 tokens (LongReD's 32K) where they were 32,000.
-CHANGED = {"longrecipe@smol": {"long_len": 9728},
+CHANGED = {**{f"{r}@smol": {"steps": 64} for r in ("cpt", "mix-cpt", "longred",
+                                                    "attention-only", "linearard", "control",
+                                                    "pose", "rpes")},
+           "longrecipe@smol": {"long_len": 9728, "steps": 64, "replay_steps": 16},
            **{f"{r}@paper": {"long_len": 32000}
               for r in ("cpt", "mix-cpt", "longred", "attention-only", "linearard")}}  # fmt: skip
 

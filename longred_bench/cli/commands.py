@@ -82,6 +82,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     start = time.perf_counter()
+    if args.pairs is not None:
+        return _compare_pairs(args, start)
+    if args.original is None or args.out is None or args.dry_run:
+        raise UserError("compare needs --original and --out (or --pairs FILE, which may be "
+                        "given --dry-run)")  # fmt: skip
     check_out_dir(Path(args.out), "compare")
     from longred_bench.jobs.configs import CompareConfig
     from longred_bench.pcd.config import pcd_from_args
@@ -101,6 +106,24 @@ def cmd_compare(args: argparse.Namespace) -> int:
     paths = compare_command(
         cfg, Path(args.out), command=command_line(args), progress=not args.quiet
     )
+    wrote(paths, start)
+    return 0
+
+
+def _compare_pairs(args: argparse.Namespace, start: float) -> int:
+    from longred_bench.jobs import pairs
+
+    if args.original is not None or args.extended or args.rope:
+        raise UserError("--pairs takes its models from the file: drop --original, --extended "
+                        "and --rope")  # fmt: skip
+    if args.dry_run:
+        print(pairs.pairs_plan(args.pairs), end="")
+        return 0
+    if args.out is None:
+        raise UserError("compare --pairs needs --out DIR (or --dry-run)")
+    check_out_dir(Path(args.out), "compare")
+    paths = pairs.compare_pairs(args.pairs, Path(args.out), command=command_line(args),
+                                progress=not args.quiet)  # fmt: skip
     wrote(paths, start)
     return 0
 

@@ -213,7 +213,13 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
         "grid and per-layer drift, in OUT/compare.md with PNGs. Each measured unit is saved "
         "under OUT/runs/ and reused when the command is run again.",
     )
-    p.add_argument("--original", required=True, help="model spec of the original model")
+    p.add_argument("--original", help="model spec of the original model")
+    p.add_argument(
+        "--pairs", metavar="FILE|compare",
+        help="instead of --original/--extended: every pair of a pairs file (the built-in "
+        "`compare`: published releases) into OUT/<original>/, its settings from the file",
+    )  # fmt: skip
+    p.add_argument("--dry-run", action="store_true", help="with --pairs: print the pairs' plan")
     p.add_argument("--extended", nargs="+", metavar="M", help="extended checkpoints")
     p.add_argument("--rope", nargs="+", metavar="SPEC", help="zero-shot extensions of original")
     p.add_argument(
@@ -237,7 +243,7 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
         help="one row per model and decoding (pcd: Positional Contrastive Decoding)",
     )  # fmt: skip
     add_pcd_arguments(p)
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", help="output directory (required unless --dry-run)")
     p.add_argument(
         "--quiet", action="store_true", help="no lm-eval logging or bars; a progress line a minute"
     )

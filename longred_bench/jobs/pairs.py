@@ -1,0 +1,163 @@
+"""``compare --pairs FILE|NAME``: many originals, each against its published extensions, in one
+command: one :mod:`~longred_bench.jobs.compare` report per pair under ``<out>/<original>/`` and an
+index ``<out>/pairs.md`` linking them.
+
+A pairs file is YAML with ``settings`` (``compare`` options, its flags with ``_`` for ``-``:
+suites, lengths, samples, drift texts, device, ...) and ``pairs``: each an ``original`` hub id,
+zoo name or folder with its ``window``, and its ``extended`` models, each a ``model`` and its
+``window``. A pair's RULER and NIAH lengths are ``settings.lengths`` up to the largest window
+among its extended models (the original is scored at all of them: that it fails past its window
+is part of the comparison). The built-in ``compare`` file
+(``longred_bench/profiles/compare.yaml``) lists published releases; the windows are stated in
+the file, so ``--dry-run`` plans offline. This module imports no torch.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from longred_bench.errors import UserError
+
+BUILTIN_PAIRS = ("compare",)
+PAIR_SETTINGS_FORBIDDEN = ("original", "extended", "rope")
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One original model and the extensions compared with it (model, window)."""
+
+    original: str
+    window: int
+    extended: tuple[tuple[str, int], ...]
+
+    @property
+    def slug(self) -> str:
+        """The pair's folder name: the original's name made path-safe."""
+        return re.sub(r"[^A-Za-z0-9._-]+", "_", self.original).strip("_")
+
+
+def _path(spec: str) -> Path:
+    if spec in BUILTIN_PAIRS:
+        return Path(str(resources.files("longred_bench.profiles") / f"{spec}.yaml"))
+    path = Path(spec).expanduser()
+    if not path.is_file():
+        raise UserError(
+            f"pairs {spec!r} is neither a built-in pairs file ({', '.join(BUILTIN_PAIRS)}) nor "
+            "a YAML file; `longred-bench compare --pairs compare --dry-run` shows the built-in one"
+        )
+    return path
+
+
+def _int(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise UserError(f"{where} must be a positive whole number of tokens, got {value!r}")
+    return value
+
+
+def load_pairs(spec: str) -> tuple[dict[str, Any], list[Pair], str]:
+    """(compare settings, pairs, the file read) of pairs file ``spec`` (a built-in name or a
+    path); a malformed file is a one-line error naming the file and the key."""
+    import yaml
+
+    from longred_bench.jobs.configs import CompareConfig
+
+    path = _path(spec)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise UserError(f"pairs {path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    if not isinstance(data, dict):
+        raise UserError(f"pairs {path}: a mapping with `settings` and `pairs` expected")
+    unknown = sorted(set(data) - {"about", "settings", "pairs"})
+    if unknown:
+        raise UserError(f"pairs {path}: unknown key {unknown[0]} (keys: about, settings, pairs)")
+    settings = data.get("settings") or {}
+    known = {f.name for f in fields(CompareConfig)} - set(PAIR_SETTINGS_FORBIDDEN)
+    bad = sorted(set(settings) - known)
+    if bad:
+        raise UserError(f"pairs {path}: settings.{bad[0]} is not a compare setting "
+                        f"(settings: {', '.join(sorted(known))})")  # fmt: skip
+    pairs = []
+    for i, item in enumerate(data.get("pairs") or []):
+        where = f"pairs {path}: pairs[{i}]"
+        if not isinstance(item, dict) or set(item) != {"original", "window", "extended"}:
+            raise UserError(f"{where} needs exactly original, window and extended")
+        extended = []
+        for j, ext in enumerate(item["extended"] or []):
+            if not isinstance(ext, dict) or set(ext) != {"model", "window"}:
+                raise UserError(f"{where}.extended[{j}] needs exactly model and window")
+            extended.append((str(ext["model"]), _int(ext["window"], f"{where}.extended[{j}]")))
+        if not extended:
+            raise UserError(f"{where}.extended lists no model")
+        pairs.append(Pair(str(item["original"]), _int(item["window"], f"{where}.window"),
+                          tuple(extended)))  # fmt: skip
+    if not pairs:
+        raise UserError(f"pairs {path}: `pairs` lists no pair")
+    slugs = [p.slug for p in pairs]
+    if len(set(slugs)) != len(slugs):
+        raise UserError(f"pairs {path}: an original is listed twice; list its extensions once")
+    return settings, pairs, str(path)
+
+
+def pair_config(settings: dict[str, Any], pair: Pair) -> Any:
+    """The ``compare`` config of one pair (see the module docstring for its lengths)."""
+    from longred_bench.jobs.configs import CompareConfig
+
+    default = {f.name: f.default for f in fields(CompareConfig)}["lengths"]
+    lengths = settings.get("lengths", default)
+    top = max(w for _, w in pair.extended)
+    kept = [n for n in lengths if n <= top]
+    if not kept:
+        raise UserError(f"pair {pair.original}: no length of settings.lengths {list(lengths)} "
+                        f"fits its extended models' windows (at most {top})")  # fmt: skip
+    data = {**settings, "original": pair.original, "lengths": kept,
+            "extended": [m for m, _ in pair.extended]}  # fmt: skip
+    return CompareConfig.from_dict(data)
+
+
+def pairs_plan(spec: str) -> str:
+    """``compare --pairs ... --dry-run``: each pair, its windows, the lengths it is scored at and
+    its units; nothing is loaded."""
+    settings, pairs, source = load_pairs(spec)
+    lines = [f"compare --pairs {spec} --dry-run ({source}); nothing is run", ""]
+    total = 0
+    for pair in pairs:
+        cfg = pair_config(settings, pair)
+        models = 1 + len(pair.extended)
+        evals = models * len([s for s in cfg.suites if s != "drift"]) * len(cfg.decoding)
+        units = evals + (1 if "drift" in cfg.suites else 0)
+        total += units
+        lines.append(f"{pair.original} (window {pair.window}) -> {pair.slug}/: {units} units")
+        for model, window in pair.extended:
+            lines.append(f"  {model} (window {window}, {window / pair.window:g}x)")
+        lines.append(f"  suites {', '.join(cfg.suites)}; lengths {', '.join(map(str, cfg.lengths))}"
+                     f"; {cfg.ruler_samples} RULER samples per task and length; device "
+                     f"{cfg.device}")  # fmt: skip
+    lines += ["", f"In all: {len(pairs)} pairs, {total} units. Hub names are checked when a "
+              "model loads; a missing one stops its pair in one line (units already measured "
+              "are kept)."]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def compare_pairs(spec: str, out: Path, *, command: str, progress: bool = True) -> list[Path]:
+    """Run every pair of ``spec`` into ``out/<pair>/`` (each resumable as ``compare`` is), then
+    write ``out/pairs.md``; the paths written."""
+    from longred_bench.jobs.compare import compare_command
+
+    settings, pairs, source = load_pairs(spec)
+    configs = [(pair, pair_config(settings, pair)) for pair in pairs]  # all checked first
+    written: list[Path] = []
+    index = [f"# Published extensions against their originals ({Path(source).name})", "",
+             f"Command: `{command}`.", "", "| original | window | extended (window) | report |",
+             "|---|---:|---|---|"]  # fmt: skip
+    for pair, cfg in configs:
+        written += compare_command(cfg, out / pair.slug, command=command, progress=progress)
+        exts = ", ".join(f"`{m}` ({w})" for m, w in pair.extended)
+        index.append(f"| `{pair.original}` | {pair.window} | {exts} | "
+                     f"[{pair.slug}/compare.md]({pair.slug}/compare.md) |")  # fmt: skip
+    (out / "pairs.md").write_text("\n".join(index) + "\n", encoding="utf-8")
+    return [*written, out / "pairs.md"]

@@ -1,0 +1,91 @@
+"""``compare --pairs``: the pairs file is checked in one line per mistake, each pair's lengths stop
+at its extended models' largest window, the dry-run plans the built-in published pairs offline,
+and a pairs file of local folders runs end to end into one report per pair and an index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from data_helpers import ensure_cached
+
+from longred_bench import cli
+from longred_bench.errors import UserError
+from longred_bench.jobs.pairs import Pair, load_pairs, pair_config
+
+
+def _write(path: Path, data: dict) -> str:
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+def test_the_builtin_pairs_plan_offline(capsys) -> None:
+    assert cli.main(["compare", "--pairs", "compare", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "meta-llama/Llama-2-7b-hf (window 4096)" in out
+    assert "NousResearch/Yarn-Llama-2-7b-128k (window 131072, 32x)" in out
+    assert "gradientai/Llama-3-8B-Instruct-Gradient-1048k (window 1048576, 128x)" in out
+    assert "In all: 2 pairs, 14 units." in out  # 3 models x 2 suites + drift, twice
+    assert cli.main(["compare", "--pairs", "compare", "--original", "m", "--dry-run"]) == 2
+    assert "--pairs takes its models from the file" in capsys.readouterr().err
+
+
+def test_a_pairs_lengths_stop_at_its_largest_extended_window() -> None:
+    pair = Pair("m", 4096, (("a", 16384), ("b", 8192)))
+    cfg = pair_config({"lengths": [4096, 8192, 16384, 32768], "suites": ["ruler"]}, pair)
+    assert cfg.lengths == (4096, 8192, 16384) and cfg.extended == ("a", "b")
+    with pytest.raises(UserError, match=r"no length of settings\.lengths"):
+        pair_config({"lengths": [32768]}, pair)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"pairs": []}, "lists no pair"),
+        ({"pairs": [{"original": "m", "extended": [{"model": "a", "window": 8}]}]},
+         "needs exactly original, window and extended"),
+        ({"pairs": [{"original": "m", "window": 4, "extended": [{"model": "a"}]}]},
+         r"extended\[0\] needs exactly model and window"),
+        ({"pairs": [{"original": "m", "window": "4K", "extended": [{"model": "a", "window": 8}]}]},
+         "window must be a positive whole number"),
+        ({"settings": {"original": "x"}, "pairs": []},
+         r"settings\.original is not a compare setting"),
+        ({"pairz": []}, "unknown key pairz"),
+    ],
+)  # fmt: skip
+def test_a_bad_pairs_file_is_one_line_naming_the_key(tmp_path, data, message) -> None:
+    with pytest.raises(UserError, match=message) as exc:
+        load_pairs(_write(tmp_path / "p.yaml", data))
+    assert "\n" not in str(exc.value) and "p.yaml" in str(exc.value)
+    with pytest.raises(UserError, match="neither a built-in pairs file"):
+        load_pairs(str(tmp_path / "none.yaml"))
+
+
+@pytest.mark.integration
+def test_pairs_of_local_folders_run_end_to_end(tmp_path, request) -> None:
+    from longred_bench.models.loading import load
+
+    ensure_cached(request, "brown", "austen")
+    folders = []
+    for name in ("long-a", "long-b"):
+        loaded = load("tiny-random")
+        loaded.model.save_pretrained(tmp_path / name)
+        loaded.tokenizer.save_pretrained(tmp_path / name)
+        folders.append(str(tmp_path / name))
+    settings = {"suites": ["short", "drift"], "short_suite": "short_tiny",
+                "short_tasks": ["longred_tiny_nextsent"], "short_limit": 3, "lengths": [1024],
+                "drift_num_texts": 2, "drift_seq_len": 64}  # fmt: skip
+    pairs = [{"original": "tiny-random", "window": 256,
+              "extended": [{"model": folders[0], "window": 1024}]},
+             {"original": folders[1], "window": 256,
+              "extended": [{"model": folders[0], "window": 1024}]}]  # fmt: skip
+    spec = _write(tmp_path / "mine.yaml", {"settings": settings, "pairs": pairs})
+    out = tmp_path / "out"
+    assert cli.main(["compare", "--pairs", spec, "--out", str(out), "--quiet"]) == 0
+    index = (out / "pairs.md").read_text()
+    first, second = "tiny-random", Pair(folders[1], 256, ()).slug
+    for slug in (first, second):
+        md = (out / slug / "compare.md").read_text()
+        assert "| original |" in md and f"[{slug}/compare.md]({slug}/compare.md)" in index
+    assert (out / first / "runs" / "original" / "short_tiny" / "eval.jsonl").is_file()

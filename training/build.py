@@ -10,24 +10,33 @@ training compute.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from longred_bench.errors import UserError
 from longred_bench.training.config import ATTENTION_PROJECTIONS, TrainConfig
-from longred_bench.training.data import corpus_windows, window_set
+from longred_bench.training.data import corpus_windows, stream_data
 from longred_bench.training.impactful_tokens import MEASURED
 from longred_bench.training.methods import METHODS, Method, SentenceGapCE
-from longred_bench.training.plan import micro_rows, micro_steps, stream_lengths
+from longred_bench.training.plan import (
+    epochs_line,
+    micro_rows,
+    micro_steps,
+    stream_lengths,
+    stream_reads,
+)
 from longred_bench.training.position_transforms import sentence_delimiter_ids
 from longred_bench.training.streams import WindowStream
 
 
 @dataclass
 class Run:
-    """A built run: the method (student, teacher), tokenizer, streams and held-out sets."""
+    """A built run: the method (student, teacher), tokenizer, streams and held-out sets;
+    ``data``: each stream's data record (:class:`~longred_bench.training.data.StreamData`, with
+    the rows the run reads and the epochs that is), kept in ``run.json``; ``notes``: the lines
+    to say before the first step (a stream that repeats its data)."""
 
     method: Method
     tokenizer: Any
@@ -36,6 +45,8 @@ class Run:
     micro_steps: int
     device: torch.device
     dtype: torch.dtype
+    data: dict[str, dict[str, Any]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def tokens_per_step(self) -> int:
@@ -197,16 +208,21 @@ def build_run(
             raise UserError(
                 f"{r} rows of stream {name!r} per micro-step do not split over {world} processes"
             )
-    streams = {}
+    streams, data, notes = {}, {}, []
     select = cfg.recipe == "longrecipe" and (cfg.anchors or cfg.keep_other < 1)
+    reads = stream_reads(cfg, window)
     for i, name in enumerate(rows):
-        ids, mask = window_set(
+        got = stream_data(
             tokenizer, sources[name], lengths[name], seed=cfg.seed + 101 * i,
             retrieval_fraction=cfg.retrieval_fraction,
             retrieval_phrasing=cfg.retrieval_phrasing, copy_fraction=cfg.copy_fraction,
             selection=(anchors, cfg.keep_other) if select and name == "long" else None,
         )  # fmt: skip
-        streams[name] = WindowStream(name, ids, mask, seed=cfg.seed + 101 * i)
+        streams[name] = WindowStream(name, got.ids, got.mask, seed=cfg.seed + 101 * i)
+        data[name] = {**got.record, "rows_read": reads[name],
+                      "epochs": round(reads[name] / len(got.ids), 4)}  # fmt: skip
+        line = epochs_line(name, got.record, len(got.ids), reads[name])
+        notes += [line] if line else []
     heldout = {}
     if cfg.heldout_every:
         for corpus in ("brown", "austen+kjv"):
@@ -240,7 +256,7 @@ def build_run(
     )
     if isinstance(method, SentenceGapCE):
         method.delimiters = sentence_delimiter_ids(tokenizer)
-    return Run(method, tokenizer, streams, heldout, micro, device, dtype)
+    return Run(method, tokenizer, streams, heldout, micro, device, dtype, data, notes)
 
 
 def freeze_all_but_attention(model: torch.nn.Module) -> int:

@@ -17,7 +17,9 @@ Data streams. A step draws ``tokens_per_step`` tokens split over up to three str
 A data source is ``corpus[+corpus...]`` (train splits of brown, austen, kjv), the same with a
 ``+retrieval`` member (plus retrieval examples built at the stream's length, as
 ``retrieval_fraction`` of the rows), ``pretrain`` (the tiny base's pretraining mix: prose plus
-in-window retrieval examples) or ``random`` (seeded random ids, smoke runs only).
+in-window retrieval examples) or ``random`` (seeded random ids, smoke runs only); members may
+also be local data (``txt:PATH``, ``jsonl:PATH[:field=NAME]``, ``disk:PATH``) or hub datasets
+(``hf:NAME[:split=S]...``) with an offline ``|FALLBACK`` (:mod:`longred_bench.data.corpus_spec`).
 """
 
 from __future__ import annotations
@@ -228,6 +230,10 @@ class TrainConfig:
             raise UserError(f"config lr must be > 0 and min_lr_ratio in [0, 1] (got {self.lr})")
         if min(self.mix_long, self.mix_short, self.mix_s2l) < 0 or not self.mix:
             raise UserError("config mix_long/mix_short/mix_s2l must be >= 0 and not all 0")
+        from longred_bench.data.corpus_spec import parse_source
+
+        for name in ("long_data", "short_data", "s2l_data"):
+            parse_source(getattr(self, name))  # the syntax only: the data may live elsewhere
         if not 0 <= self.retrieval_fraction < 1:
             raise UserError("config retrieval_fraction must be in [0, 1)")
         if not 0 <= self.copy_fraction < 1 - self.retrieval_fraction:

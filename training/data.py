@@ -15,7 +15,13 @@
   ``retrieval_fraction`` of the rows, each right-padded (mask False on padding), and copy
   episodes (:func:`copy_mix_rows`) as ``copy_fraction`` of the rows.
 - ``random``: seeded uniform token ids (smoke runs of the random tiny model only);
-- a path to a UTF-8 text file: its windows (one document).
+- a path to a UTF-8 text file: its windows (one document);
+- any source of :mod:`longred_bench.data.corpus_spec` (local ``txt:``/``jsonl:``/``disk:``
+  members, hub ``hf:`` members, a ``|FALLBACK``): its members' documents cut the same way, after
+  the fallback rule (:func:`longred_bench.data.source_documents.resolve_source`).
+
+:func:`stream_data` returns the same windows with what a run's record keeps of the data (the
+source, the fallback taken, hub revisions, fingerprints, windows and long documents).
 
 Tokenised corpora are cached per tokenizer under ``$LONGRED_CACHE/tokens``, each file with a
 manifest of its size and sha256; a damaged one is tokenised again with a warning.
@@ -24,6 +30,7 @@ manifest of its size and sha256; a damaged one is tokenised again with a warning
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,13 +43,20 @@ from longred_bench.cache import (
     warn,
     write_file_manifest,
 )
-from longred_bench.data.texts import CORPORA
+from longred_bench.data.corpus_spec import (
+    CORPORA,
+    FORMS,
+    RETRIEVAL,
+    Member,
+    Source,
+    parse_source,
+)
+from longred_bench.data.source_documents import member_documents, resolve_source
 from longred_bench.errors import UserError
 from longred_bench.taskdata.ruler.store import tokenizer_fingerprint
 
 PRETRAIN_PROSE = {"brown": 3.0, "austen+kjv": 1.0}
 RANDOM_ROWS = 512
-RETRIEVAL = "retrieval"  # the member of a corpus source that adds retrieval examples
 
 
 def _token_cache(tokenizer: Any, corpus: str, split: str) -> Path:
@@ -52,10 +66,7 @@ def _token_cache(tokenizer: Any, corpus: str, split: str) -> Path:
 def corpus_token_ids(tokenizer: Any, corpus: str, split: str = "train") -> list[torch.Tensor]:
     """Token ids of each document of ``corpus``'s ``split`` (cached per tokenizer)."""
     if corpus not in CORPORA:
-        raise UserError(
-            f"unknown data source {corpus!r}; use corpora ({', '.join(CORPORA)}) joined by '+', "
-            "'pretrain' or 'random'"
-        )
+        raise UserError(f"unknown corpus {corpus!r}; accepted forms: {FORMS}")
     path = _token_cache(tokenizer, corpus, split)
     cached = _read_token_cache(path)
     if cached is not None:
@@ -97,11 +108,37 @@ def _cut(docs: list[torch.Tensor], length: int) -> torch.Tensor:
     return torch.stack(rows).long()
 
 
-def corpus_windows(tokenizer: Any, source: str, length: int, split: str = "train") -> torch.Tensor:
-    """Non-overlapping ``length``-token windows of the ``split`` documents of ``a+b+...``."""
-    docs = [
-        doc for corpus in source.split("+") for doc in corpus_token_ids(tokenizer, corpus, split)
-    ]
+def member_token_ids(
+    tokenizer: Any, member: Member, split: str = "train"
+) -> tuple[list[torch.Tensor], dict[str, Any]]:
+    """Token ids of each document of one member (a registry corpus's ``split``, cached per
+    tokenizer; the whole of any other) and the member's record
+    (:func:`~longred_bench.data.source_documents.member_documents`)."""
+    if member.kind == "corpus":
+        ids = corpus_token_ids(tokenizer, member.target, split)
+        return ids, {"spec": member.spec, "split": split, "documents": len(ids)}
+    texts, record = member_documents(member, split)
+    encoded = tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
+    return [torch.tensor(t, dtype=torch.int32) for t in encoded], record
+
+
+def _prose_members(source: Source) -> list[Member]:
+    return [m for m in source.members if m.kind != RETRIEVAL]
+
+
+def _source_docs(
+    tokenizer: Any, source: Source, split: str
+) -> tuple[list[torch.Tensor], list[dict[str, Any]]]:
+    docs: list[torch.Tensor] = []
+    records = []
+    for member in _prose_members(source):
+        ids, record = member_token_ids(tokenizer, member, split)
+        docs += ids
+        records.append(record)
+    return docs, records
+
+
+def _windows_of(docs: list[torch.Tensor], source: str, length: int) -> torch.Tensor:
     windows = _cut(docs, length)
     if len(windows) == 0:
         longest = max((len(d) for d in docs), default=0)
@@ -110,6 +147,14 @@ def corpus_windows(tokenizer: Any, source: str, length: int, split: str = "train
             "use a shorter length or longer documents (austen, kjv)"
         )
     return windows
+
+
+def corpus_windows(tokenizer: Any, source: str, length: int, split: str = "train") -> torch.Tensor:
+    """Non-overlapping ``length``-token windows of the ``split`` documents of ``a+b+...`` (any
+    members of :mod:`longred_bench.data.corpus_spec`; the fallback rule applied)."""
+    parsed = resolve_source(source).source
+    docs, _ = _source_docs(tokenizer, parsed, split)
+    return _windows_of(docs, source, length)
 
 
 def _subsample(windows: torch.Tensor, n: int, seed: int) -> torch.Tensor:
@@ -219,25 +264,20 @@ def with_retrieval(
 def selected_windows(
     tokenizer: Any, source: str, length: int, anchors: tuple[str, ...], keep_other: float, seed: int
 ) -> torch.Tensor:
-    """``length``-token windows of the train documents of corpora ``a+b+...`` after LongRecipe's
+    """``length``-token windows of the train documents of source ``a+b+...`` after LongRecipe's
     sentence selection (:func:`longred_bench.training.impactful_tokens.select_sentences`): each
     document keeps, in order, its sentences that hold an ``anchors`` type and each other one with
     probability ``keep_other`` (drawn from ``seed``)."""
     import random
 
-    from longred_bench.data.corpora import load_documents
     from longred_bench.data.sentences import split_sentences
     from longred_bench.training.impactful_tokens import select_sentences
 
     rng = random.Random(f"longrecipe/{source}/{seed}")
     texts = []
-    for corpus in source.split("+"):
-        if corpus not in CORPORA:
-            raise UserError(
-                f"sentence selection needs corpora ({', '.join(CORPORA)}), not {corpus!r}"
-            )
-        for doc in load_documents(corpus, "train"):
-            sentences = [doc.text[s.start : s.end] for s in split_sentences(doc.text)]
+    for member in _prose_members(resolve_source(source).source):
+        for text in member_documents(member, "train")[0]:
+            sentences = [text[s.start : s.end] for s in split_sentences(text)]
             kept = select_sentences(sentences, anchors, keep_other, rng)
             if kept:
                 texts.append(" ".join(kept))
@@ -251,6 +291,81 @@ def selected_windows(
     return windows
 
 
+@dataclass
+class StreamData:
+    """A stream's window set, ``ids [N, length]`` and ``mask``, and ``record``: what a run's
+    record keeps of its data (``source``; ``fallback`` where taken; ``hub`` revisions;
+    ``members`` with document counts and fingerprints; ``windows``; ``long_documents``, the
+    documents of at least ``length`` tokens, where the source has documents)."""
+
+    ids: torch.Tensor
+    mask: torch.Tensor
+    record: dict[str, Any] = field(default_factory=dict)
+
+
+def stream_data(
+    tokenizer: Any,
+    source: str,
+    length: int,
+    *,
+    seed: int,
+    retrieval_fraction: float = 0.0,
+    retrieval_phrasing: str = "train",
+    copy_fraction: float = 0.0,
+    selection: tuple[tuple[str, ...], float] | None = None,
+) -> StreamData:
+    """The window set of a data source (module docstring) with its record; ``selection`` =
+    ``(anchors, keep_other)`` selects sentences of the source's prose first
+    (:func:`selected_windows`); its ``+retrieval`` member, if any, is added after, unselected."""
+    record: dict[str, Any] = {"source": source, "length": length}
+    if source == "random":
+        gen = torch.Generator().manual_seed(seed * 7919 + length)
+        ids = torch.randint(0, len(tokenizer), (RANDOM_ROWS, length), generator=gen)
+        return StreamData(ids, torch.ones_like(ids, dtype=torch.bool), record)
+    if source == "pretrain":
+        ids, mask = pretrain_windows(
+            tokenizer,
+            length,
+            retrieval_fraction=retrieval_fraction,
+            seed=seed,
+            retrieval_phrasing=retrieval_phrasing,
+            copy_fraction=copy_fraction,
+        )
+        return StreamData(ids, mask, {**record, "windows": len(ids)})
+    parsed = parse_source(source)
+    if parsed.standalone:
+        path = Path(source).expanduser()
+        if not path.is_file():
+            raise UserError(f"data {source!r} is no file and no source; accepted forms: {FORMS}")
+        doc = torch.tensor(
+            tokenizer(path.read_text("utf-8"), add_special_tokens=False)["input_ids"]
+        )
+        ids = _cut([doc], length)
+        if len(ids) == 0:
+            raise UserError(
+                f"data file {path} has {len(doc)} tokens, fewer than one window of {length}: "
+                "use more text or a shorter length"
+            )
+        record.update(windows=len(ids), long_documents=1)
+        return StreamData(ids, torch.ones_like(ids, dtype=torch.bool), record)
+    resolved = resolve_source(source)
+    record.update(resolved.record)
+    used = resolved.source
+    prose = "+".join(m.spec for m in _prose_members(used))
+    if selection is not None:
+        ids = selected_windows(tokenizer, prose, length, *selection, seed=seed)
+        record["members"] = [{"spec": m.spec} for m in _prose_members(used)]
+    else:
+        docs, record["members"] = _source_docs(tokenizer, used, "train")
+        ids = _windows_of(docs, prose, length)
+        record["long_documents"] = sum(len(d) >= length for d in docs)
+    record["windows"] = len(ids)
+    if any(m.kind == RETRIEVAL for m in used.members):
+        ids, mask = with_retrieval(tokenizer, ids, retrieval_fraction, seed, retrieval_phrasing)
+        return StreamData(ids, mask, {**record, "rows": len(ids)})
+    return StreamData(ids, torch.ones_like(ids, dtype=torch.bool), record)
+
+
 def window_set(
     tokenizer: Any,
     source: str,
@@ -262,46 +377,9 @@ def window_set(
     copy_fraction: float = 0.0,
     selection: tuple[tuple[str, ...], float] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(ids [N, length], mask [N, length])`` for a data source (module docstring);
-    ``selection`` = ``(anchors, keep_other)`` selects sentences of a corpus source's prose first
-    (:func:`selected_windows`); its ``+retrieval`` member, if any, is added after, unselected."""
-    if selection is not None:
-        corpora = source.split("+")
-        prose = "+".join(c for c in corpora if c != RETRIEVAL)
-        ids = selected_windows(tokenizer, prose, length, *selection, seed=seed)
-        if RETRIEVAL in corpora:
-            return with_retrieval(tokenizer, ids, retrieval_fraction, seed, retrieval_phrasing)
-        return ids, torch.ones_like(ids, dtype=torch.bool)
-    if source == "random":
-        gen = torch.Generator().manual_seed(seed * 7919 + length)
-        ids = torch.randint(0, len(tokenizer), (RANDOM_ROWS, length), generator=gen)
-        return ids, torch.ones_like(ids, dtype=torch.bool)
-    if source == "pretrain":
-        return pretrain_windows(
-            tokenizer,
-            length,
-            retrieval_fraction=retrieval_fraction,
-            seed=seed,
-            retrieval_phrasing=retrieval_phrasing,
-            copy_fraction=copy_fraction,
-        )
-    path = Path(source).expanduser()
-    if path.is_file():
-        doc = torch.tensor(
-            tokenizer(path.read_text("utf-8"), add_special_tokens=False)["input_ids"]
-        )
-        ids = _cut([doc], length)
-        if len(ids) == 0:
-            raise UserError(
-                f"data file {path} has {len(doc)} tokens, fewer than one window of {length}: "
-                "use more text or a shorter length"
-            )
-    else:
-        corpora = source.split("+")
-        if RETRIEVAL in corpora:
-            prose = corpus_windows(
-                tokenizer, "+".join(c for c in corpora if c != RETRIEVAL), length
-            )
-            return with_retrieval(tokenizer, prose, retrieval_fraction, seed, retrieval_phrasing)
-        ids = corpus_windows(tokenizer, source, length)
-    return ids, torch.ones_like(ids, dtype=torch.bool)
+    """``(ids [N, length], mask [N, length])`` of :func:`stream_data`."""
+    data = stream_data(
+        tokenizer, source, length, seed=seed, retrieval_fraction=retrieval_fraction,
+        retrieval_phrasing=retrieval_phrasing, copy_fraction=copy_fraction, selection=selection,
+    )  # fmt: skip
+    return data.ids, data.mask

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any, Protocol
@@ -205,6 +206,9 @@ def train(
     if main:
         _prepare_dir(cfg, out, resume)
     run = build_run(cfg, rank=rank, world=world, anchors=anchors)
+    if main:
+        for note in run.notes:
+            print(note, file=sys.stderr, flush=True)
     method = run.method
     from longred_bench.training.distributed import (
         close_single_process_group,
@@ -365,4 +369,5 @@ def _run_info(
         "device": str(run.device),
         "dtype": str(run.dtype).removeprefix("torch."),
         "lm_loss": resolve_lm_loss(cfg.lm_loss, run.device),
+        "data": run.data,
     }

@@ -121,6 +121,11 @@ class Method(ABC):
         return [list(streams)]
 
     @classmethod
+    def stream_steps(cls, cfg: TrainConfig) -> dict[str, int]:
+        """Optimizer steps at which each stream of :meth:`stream_mix` is read (all of them)."""
+        return {name: cls.total_steps(cfg) for name in cls.stream_mix(cfg)}
+
+    @classmethod
     def prepare(cls, cfg: TrainConfig, out: Path, *, train: Any, progress: bool) -> Preparation:
         """The work before the first step (none); ``train`` trains a config into a folder (the
         loop's :func:`~longred_bench.training.loop.train`), for a brief run of its own."""
@@ -146,6 +151,12 @@ class TwoStage(Method):
     def rows(self, step: int) -> dict[str, int]:
         stream = self.STAGES[0] if step < self.cfg.steps else self.STAGES[1]
         return {stream: self.rows_per_step[stream]}
+
+    @classmethod
+    def stream_steps(cls, cfg: TrainConfig) -> dict[str, int]:
+        first, second = cls.STAGES
+        steps = {first: cfg.steps, second: cls.total_steps(cfg) - cfg.steps}
+        return {name: steps[name] for name in cls.stream_mix(cfg) if name in steps}
 
 
 class CrossEntropy(Method):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import yaml
 
 from longred_bench.errors import UserError
@@ -45,10 +47,41 @@ def micro_rows(cfg: TrainConfig, window: int) -> dict[str, int]:
     return rows
 
 
-def describe_plan(cfg: TrainConfig, window: int | None = None) -> str:
+def stream_reads(cfg: TrainConfig, window: int) -> dict[str, int]:
+    """Rows each stream hands out over the whole run (all processes, all micro-steps)."""
+    from longred_bench.training.methods import METHODS
+
+    steps = METHODS[cfg.recipe].stream_steps(cfg)
+    micro = micro_steps(cfg)
+    return {name: r * micro * steps.get(name, 0) for name, r in micro_rows(cfg, window).items()}
+
+
+def epochs_line(name: str, record: dict, rows: int, reads: int) -> str | None:
+    """One line saying how many epochs stream ``name`` runs when its data gives fewer ``rows``
+    than the run ``reads`` (None when it reads each row at most once). ``record``: the data's
+    record (:class:`~longred_bench.training.data.StreamData`): its source, length and, where it
+    has documents, how many hold at least ``length`` tokens."""
+    if reads <= rows:
+        return None
+    length = record["length"]
+    docs = record.get("long_documents")
+    origin = f" (from {docs} documents of at least {length} tokens)" if docs is not None else ""
+    used = record.get("fallback", {}).get("used")
+    source = f"{record['source']} (fallback {used})" if used else record["source"]
+    return (
+        f"data {name}: {source} gives {rows} rows of {length} tokens{origin}, the budget reads "
+        f"{reads}: {reads / rows:.2f} epochs (each row seen about {reads / rows:.1f} times)"
+    )
+
+
+def describe_plan(
+    cfg: TrainConfig, window: int | None = None, *, data: bool = False, tokenizer: Any = None
+) -> str:
     """The resolved config as YAML, then tokens per step and in total. ``window``: the model's
     original window where the caller knows it (a profile states it), else read from the model's
-    config."""
+    config. ``data``: then a line per stream whose data repeats, with its epochs
+    (:func:`~longred_bench.training.data_plan.data_lines`, counted with ``tokenizer`` where
+    given)."""
     from longred_bench.models.loading import load_config
     from longred_bench.training.methods import METHODS
 
@@ -81,4 +114,8 @@ def describe_plan(cfg: TrainConfig, window: int | None = None) -> str:
         f"steps: {steps}",
         f"total tokens: {per_step * steps}",
     ]
+    if data:
+        from longred_bench.training.data_plan import data_lines
+
+        lines += data_lines(cfg, window, tokenizer)
     return "\n".join(lines)

@@ -23,11 +23,12 @@ PRETRAIN_MIX = ("brown", "austen", "kjv")
 
 
 def _corpora(spec: Any) -> set[str]:
-    """The corpora a data spec (``austen+kjv+retrieval``, ``austen:test``, ``pretrain``) reads."""
+    """The corpora a data spec (``austen+kjv+retrieval``, ``austen:test``, ``pretrain``) reads;
+    a hub source's offline fallback (``hf:pg19|austen+kjv``) counts: it is read offline."""
     if not isinstance(spec, str):
         return set()
     out = set()
-    for member in spec.split("+"):
+    for member in spec.replace("|", "+").split("+"):
         name = member.split(":")[0]
         if name == "pretrain":
             out |= set(PRETRAIN_MIX)

@@ -1,0 +1,96 @@
+"""Documents of a local training data member (:mod:`longred_bench.data.corpus_spec`): a folder of
+``.txt`` files, JSONL files with a text field, or a ``datasets`` folder saved with
+``save_to_disk``. Each reader returns the texts in a fixed order (files by path, lines and rows
+as stored) and fails in one line naming the path when the data is not what the spec says."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from longred_bench.errors import UserError
+
+
+def texts_fingerprint(texts: list[str]) -> str:
+    """A short sha256 of the documents, in order: the same texts give the same fingerprint."""
+    digest = hashlib.sha256()
+    for text in texts:
+        digest.update(hashlib.sha256(text.encode("utf-8")).digest())
+    return digest.hexdigest()[:16]
+
+
+def _files(path: Path, suffix: str, spec: str) -> list[Path]:
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise UserError(f"data {spec!r}: {path} does not exist")
+    files = sorted(p for p in path.rglob(f"*{suffix}") if p.is_file())
+    if not files:
+        raise UserError(f"data {spec!r}: folder {path} holds no {suffix} file")
+    return files
+
+
+def txt_documents(path: Path, spec: str) -> list[str]:
+    """One document per ``.txt`` file: ``path`` itself, or every one under folder ``path``."""
+    return [f.read_text(encoding="utf-8") for f in _files(path, ".txt", spec)]
+
+
+def jsonl_documents(path: Path, text_field: str, spec: str) -> list[str]:
+    """One document per line of the JSONL file ``path`` (or of every ``.jsonl`` file under
+    folder ``path``): the line's ``text_field``, a string. Blank lines are skipped."""
+    texts = []
+    for file in _files(path, ".jsonl", spec):
+        with file.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    raise UserError(f"data {spec!r}: {file} line {number} is not JSON") from None
+                texts.append(_text(record, text_field, f"{file} line {number}", spec))
+    return texts
+
+
+def _text(record: Any, text_field: str, where: str, spec: str) -> str:
+    value = record.get(text_field) if isinstance(record, dict) else None
+    if not isinstance(value, str):
+        keys = ", ".join(record) if isinstance(record, dict) else type(record).__name__
+        raise UserError(
+            f"data {spec!r}: {where} has no string field {text_field!r} (it has: {keys}); "
+            "name the text field with :field=NAME"
+        )
+    return value
+
+
+def disk_documents(path: Path, text_field: str, split: str, spec: str) -> tuple[list[str], str]:
+    """One document per row of the ``save_to_disk`` folder ``path`` (a ``DatasetDict`` at
+    ``split``): the texts and the dataset's fingerprint."""
+    import datasets
+
+    if not path.is_dir():
+        raise UserError(f"data {spec!r}: {path} is not a folder saved with save_to_disk")
+    try:
+        data = datasets.load_from_disk(str(path))
+    except (FileNotFoundError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(f"data {spec!r}: {path} does not load_from_disk: {first}") from None
+    if isinstance(data, datasets.DatasetDict):
+        if split not in data:
+            raise UserError(
+                f"data {spec!r}: {path} has splits {', '.join(data)}, not {split!r}; "
+                "choose one with :split=NAME"
+            )
+        data = data[split]
+    if text_field not in data.column_names:
+        raise UserError(
+            f"data {spec!r}: {path} has no column {text_field!r} (it has: "
+            f"{', '.join(data.column_names)}); name the text field with :field=NAME"
+        )
+    texts = data[text_field]
+    for row, value in enumerate(texts):
+        if not isinstance(value, str):
+            raise UserError(f"data {spec!r}: {path} row {row} of {text_field!r} is not a string")
+    return list(texts), data._fingerprint

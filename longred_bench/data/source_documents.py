@@ -1,0 +1,95 @@
+"""The documents of a training data source (:mod:`longred_bench.data.corpus_spec`), after its
+fallback rule, and what a run's record keeps of them.
+
+:func:`resolve_source` applies the fallback rule: hub members are fetched (or found in the
+cache); if one cannot be, the source's ``|FALLBACK`` is read instead, said once per process in one
+line and recorded. :func:`member_documents` reads one member's texts: a registry corpus's split,
+a local folder or file, or a hub member's cached rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from longred_bench.cache import warn
+from longred_bench.data import hub_corpora
+from longred_bench.data.corpus_spec import Member, Source, parse_source
+from longred_bench.data.local_corpora import (
+    disk_documents,
+    jsonl_documents,
+    texts_fingerprint,
+    txt_documents,
+)
+from longred_bench.errors import UserError
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A source after the fallback rule: ``source`` is what is read, ``record`` what the run's
+    record keeps of it (the spec; the fallback taken and why; each hub member's revision)."""
+
+    source: Source
+    record: dict[str, Any]
+
+
+_SAID: set[str] = set()
+
+
+def resolve_source(spec: str, *, network: bool = True) -> Resolved:
+    """Apply the fallback rule to source ``spec`` (module docstring). With ``network=False`` (a
+    dry run) nothing is fetched: a hub member counts as readable unless offline mode is set and
+    its rows are not cached."""
+    source = parse_source(spec)
+    record: dict[str, Any] = {"source": spec}
+    hub = [m for m in source.members if m.kind == "hf"]
+    try:
+        for member in hub:
+            if network:
+                record.setdefault("hub", []).append(hub_corpora.hub_entry(member).record())
+            else:
+                hub_corpora.check_readable(member)
+    except hub_corpora.HubUnavailable as exc:
+        if not source.fallback:
+            raise UserError(
+                f"data source {spec!r}: {exc}, and it names no offline fallback (add "
+                f"'|austen+kjv', say) "
+            ) from None
+        record.pop("hub", None)
+        record["fallback"] = {"used": source.fallback_spec, "reason": str(exc)}
+        if spec not in _SAID:
+            _SAID.add(spec)
+            warn(f"data {spec!r}: {exc}; using the offline fallback {source.fallback_spec!r}")
+        return Resolved(Source(source.fallback_spec, source.fallback), record)
+    return Resolved(source, record)
+
+
+def member_documents(member: Member, split: str = "train") -> tuple[list[str], dict[str, Any]]:
+    """The texts of one member (a registry corpus's ``split``; the whole of any other) and what
+    a run's record keeps of them: the spec, the document count and, for local data, a
+    fingerprint of the texts (a ``save_to_disk`` folder's own fingerprint too)."""
+    o = member.options
+    record: dict[str, Any] = {"spec": member.spec}
+    path = Path(member.target).expanduser()
+    if member.kind == "corpus":
+        from longred_bench.data.corpora import load_documents
+
+        texts = [d.text for d in load_documents(member.target, split)]
+        record["split"] = split
+    elif member.kind == "txt":
+        texts = txt_documents(path, member.spec)
+    elif member.kind == "jsonl":
+        texts = jsonl_documents(path, o["field"], member.spec)
+    elif member.kind == "disk":
+        texts, record["dataset_fingerprint"] = disk_documents(
+            path, o["field"], o["split"], member.spec
+        )
+    elif member.kind == "hf":
+        texts = hub_corpora.hub_documents(member)
+    else:
+        raise UserError(f"data member {member.spec!r} holds no documents of its own")
+    record["documents"] = len(texts)
+    if member.kind in ("txt", "jsonl", "disk"):
+        record["fingerprint"] = texts_fingerprint(texts)
+    return texts, record

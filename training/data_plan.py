@@ -1,0 +1,89 @@
+"""The data lines of ``train --dry-run``: for each stream, whether its data covers the budget, and
+how many epochs it runs where it does not (the line :func:`~longred_bench.training.plan.
+epochs_line` writes, the same as at the start of training).
+
+A dry run builds no model and asks no hub: the windows are counted with the tokenizer where it
+is local (a zoo model, a model folder, the pretraining tokenizer once trained) and with the data
+where it is local (registry corpora, local members, hub rows already cached); the fallback rule
+is applied as it would be offline. Anything else is said in one line instead of counted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from longred_bench.errors import UserError
+from longred_bench.training.config import TrainConfig
+from longred_bench.training.impactful_tokens import MEASURED
+
+
+def local_tokenizer(cfg: TrainConfig) -> tuple[Any | None, str]:
+    """The run's tokenizer where it can be read without building or fetching anything, else
+    None and why not."""
+    if cfg.recipe == "pretrain":
+        from longred_bench.cache import cache_dir
+        from longred_bench.training.pretrain.tokenizer import tokenizer_for_pretraining
+        from longred_bench.training.versions import TOKENIZER_VERSION
+
+        trained = cache_dir() / "tokenizers" / f"bpe-{cfg.vocab_size}-v{TOKENIZER_VERSION}"
+        if cfg.tokenizer == "bpe" and not (trained / "tokenizer.json").is_file():
+            return None, "the pretraining tokenizer is trained at the start of the run"
+        return tokenizer_for_pretraining(cfg.tokenizer, cfg.vocab_size), ""
+    from longred_bench.models.builders import BUILDERS
+    from longred_bench.models.loading import load_tokenizer
+    from longred_bench.models.zoo import ZOO
+
+    if cfg.model in BUILDERS:  # loading it would build it
+        return None, f"zoo model {cfg.model} is built, not loaded, by a dry run"
+    if cfg.model not in ZOO and not Path(cfg.model).expanduser().exists():
+        return None, f"the tokenizer of {cfg.model} is read from the hub at training time"
+    try:
+        return load_tokenizer(cfg.model), ""
+    except UserError as exc:  # e.g. a zoo model not fetched yet
+        return None, str(exc)
+
+
+def data_lines(cfg: TrainConfig, window: int, tokenizer: Any | None = None) -> list[str]:
+    """One line per stream whose data repeats (its epochs), or one saying why the data was not
+    counted; nothing when every stream reads each row at most once. ``tokenizer``: the run's,
+    where the caller has it; else :func:`local_tokenizer`."""
+    from longred_bench.data.corpus_spec import parse_source
+    from longred_bench.data.source_documents import resolve_source
+    from longred_bench.training.data import stream_data
+    from longred_bench.training.plan import epochs_line, micro_rows, stream_lengths, stream_reads
+
+    sources = {"long": cfg.long_data, "short": cfg.short_data, "s2l": cfg.s2l_data}
+    lengths = stream_lengths(cfg, window)
+    reads = stream_reads(cfg, window)
+    why = ""
+    lines = []
+    for i, name in enumerate(micro_rows(cfg, window)):
+        source = sources[name]
+        if not parse_source(source).standalone:
+            used = resolve_source(source, network=False).source
+            if any(m.kind == "hf" for m in used.members):
+                lines.append(f"data {name}: {source} is read from the hub at training time; "
+                             f"its epochs are said then")  # fmt: skip
+                continue
+        if tokenizer is None and not why:
+            tokenizer, why = local_tokenizer(cfg)
+        if tokenizer is None:
+            lines.append(f"data {name}: epochs not counted in a dry run: {why}")
+            continue
+        selection = None
+        if name == "long" and cfg.recipe == "longrecipe" and MEASURED not in cfg.anchors:
+            selection = (cfg.anchors, cfg.keep_other) if cfg.anchors else None
+        try:
+            got = stream_data(
+                tokenizer, source, lengths[name], seed=cfg.seed + 101 * i,
+                retrieval_fraction=cfg.retrieval_fraction,
+                retrieval_phrasing=cfg.retrieval_phrasing, copy_fraction=cfg.copy_fraction,
+                selection=selection,
+            )  # fmt: skip
+        except UserError as exc:
+            lines.append(f"data {name}: epochs not counted: {exc}")
+            continue
+        line = epochs_line(name, got.record, len(got.ids), reads[name])
+        lines += [line] if line else []
+    return lines

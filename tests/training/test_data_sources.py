@@ -144,7 +144,9 @@ def test_registry_names_keep_their_config_hashes() -> None:
     }  # fmt: skip
     for want, data in cases.items():
         assert config_hash(TrainConfig.from_dict(data).to_dict()) == want
-    assert config_hash(resolve_config("longred", profile="smol").to_dict()) == "69285ad05996656f"
+    # smol's runs took 64 steps when that hash was computed (256 now)
+    smol = resolve_config("longred", profile="smol").replace(steps=64)
+    assert config_hash(smol.to_dict()) == "69285ad05996656f"
 
 
 def _few_long_docs(tmp_path: Path) -> Path:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import yaml
 
 from longred_bench.errors import UserError
@@ -74,14 +72,11 @@ def epochs_line(name: str, record: dict, rows: int, reads: int) -> str | None:
     )
 
 
-def describe_plan(
-    cfg: TrainConfig, window: int | None = None, *, data: bool = False, tokenizer: Any = None
-) -> str:
+def describe_plan(cfg: TrainConfig, window: int | None = None) -> str:
     """The resolved config as YAML, then tokens per step and in total. ``window``: the model's
     original window where the caller knows it (a profile states it), else read from the model's
-    config. ``data``: then a line per stream whose data repeats, with its epochs
-    (:func:`~longred_bench.training.data_plan.data_lines`, counted with ``tokenizer`` where
-    given)."""
+    config (:func:`~longred_bench.training.data_plan.describe_plan_with_data` adds the data's
+    epochs)."""
     from longred_bench.models.loading import load_config
     from longred_bench.training.methods import METHODS
 
@@ -114,8 +109,4 @@ def describe_plan(
         f"steps: {steps}",
         f"total tokens: {per_step * steps}",
     ]
-    if data:
-        from longred_bench.training.data_plan import data_lines
-
-        lines += data_lines(cfg, window, tokenizer)
     return "\n".join(lines)

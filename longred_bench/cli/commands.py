@@ -164,13 +164,13 @@ def cmd_train(args: argparse.Namespace) -> int:
         overrides=parse_set(args.set or []),
     )
     if args.dry_run:
-        from longred_bench.jobs.train import plan_tokenizer
+        from longred_bench.jobs.tiny_base import plan_tokenizer
         from longred_bench.profiles import load_profile
-        from longred_bench.training.plan import describe_plan
+        from longred_bench.training.data_plan import describe_plan_with_data
 
         model = load_profile(args.profile).model  # its window is stated: nothing is built
         window = model.window if cfg.model == model.name else None
-        print(describe_plan(cfg, window, data=True, tokenizer=plan_tokenizer(cfg)))
+        print(describe_plan_with_data(cfg, window, plan_tokenizer(cfg)))
         return 0
     if args.out is None:
         raise UserError("train: --out DIR is required (only --dry-run runs without one)")

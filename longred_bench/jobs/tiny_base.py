@@ -11,11 +11,15 @@ give the same weights on one machine. ``longred-bench train --recipe pretrain --
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from longred_bench.cache import cache_dir, write_manifest
 from longred_bench.errors import UserError
 from longred_bench.models.builders import register_builder
 from longred_bench.results import config_hash
+
+if TYPE_CHECKING:
+    from longred_bench.training.config import TrainConfig
 
 LONGER = 1.5  # the convergence check's run is this many times as long
 SUITE_BUILT = ("tiny-base",)
@@ -109,3 +113,17 @@ def tiny_base_longer_dir(*, progress: bool = True) -> Path:
 
 
 register_builder("tiny-base", tiny_base_dir)
+
+
+def plan_tokenizer(cfg: TrainConfig) -> Any:
+    """The tokenizer a dry run counts the data with where the generic rule
+    (:func:`~longred_bench.training.data_plan.local_tokenizer`) cannot find it: tiny-base's,
+    once built (a dry run never builds it); else None."""
+    if cfg.recipe == "pretrain" or cfg.model != "tiny-base":
+        return None
+    from longred_bench.models.loading import load_tokenizer
+
+    try:
+        return load_tokenizer(str(tiny_base_dir(build=False)))
+    except UserError:
+        return None

@@ -9,7 +9,6 @@ measurement: :mod:`longred_bench.training.anchors`), or, for a recipe that train
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from longred_bench.reports.curves import plot_curves
 from longred_bench.training.config import TrainConfig
@@ -41,22 +40,6 @@ def run_training(
     if rank == 0 and (final / "config.json").is_file():
         plot_curves(out / METRICS, out / "curves.png", title=f"{cfg.recipe} ({cfg.profile})")
     return final
-
-
-def plan_tokenizer(cfg: TrainConfig) -> Any:
-    """The tokenizer a dry run counts the data with where the generic rule
-    (:func:`~longred_bench.training.data_plan.local_tokenizer`) cannot find it: tiny-base's,
-    once built (a dry run never builds it); else None."""
-    if cfg.recipe == "pretrain" or cfg.model != "tiny-base":
-        return None
-    from longred_bench.errors import UserError
-    from longred_bench.jobs.tiny_base import tiny_base_dir
-    from longred_bench.models.loading import load_tokenizer
-
-    try:
-        return load_tokenizer(str(tiny_base_dir(build=False)))
-    except UserError:
-        return None
 
 
 def train_command(cfg: TrainConfig, out: Path, *, resume: bool, progress: bool) -> Path | None:

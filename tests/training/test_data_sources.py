@@ -19,7 +19,8 @@ from longred_bench.errors import UserError
 from longred_bench.results import config_hash
 from longred_bench.training.config import TrainConfig
 from longred_bench.training.data import stream_data
-from longred_bench.training.plan import describe_plan, epochs_line, stream_reads
+from longred_bench.training.data_plan import describe_plan_with_data
+from longred_bench.training.plan import epochs_line, stream_reads
 
 TEXTS = [
     "the cat sat on the mat and looked at the door for a while",
@@ -172,9 +173,9 @@ def test_the_epochs_line_of_a_corpus_with_few_long_documents(tmp_path: Path) -> 
         "tokens), the budget reads 40: 10.00 epochs (each row seen about 10.0 times)"
     )
     assert epochs_line("long", got.record, len(got.ids), 4) is None
-    plan = describe_plan(cfg, 16, data=True, tokenizer=WordTokenizer())  # the dry run's text
+    plan = describe_plan_with_data(cfg, 16, WordTokenizer())  # the dry run's text
     assert plan.splitlines()[-1] == line
-    shorter = describe_plan(cfg.replace(steps=1), 16, data=True, tokenizer=WordTokenizer())
+    shorter = describe_plan_with_data(cfg.replace(steps=1), 16, WordTokenizer())
     assert shorter.splitlines()[-1] == "total tokens: 32"  # 4 rows read once: no line
 
 

@@ -27,6 +27,16 @@ def command_line(args: argparse.Namespace) -> str:
     return "longred-bench " + shlex.join(sys.argv[1:] if args.argv is None else args.argv)
 
 
+def check_models(*specs: str) -> None:
+    """Refuse, in one line and before torch is imported, a model spec that names no model
+    (:func:`longred_bench.models.names.check_model_spec`; ``main`` has registered the zoo
+    models the suite builds)."""
+    from longred_bench.models.names import check_model_spec
+
+    for spec in dict.fromkeys(specs):
+        check_model_spec(spec)
+
+
 def cmd_data(args: argparse.Namespace) -> int:
     from longred_bench.jobs import data
 
@@ -37,6 +47,7 @@ def cmd_data(args: argparse.Namespace) -> int:
 
 def cmd_drift(args: argparse.Namespace) -> int:
     check_out_dir(Path(args.out), "drift")
+    check_models(args.original, *(args.extended or ()))
     from longred_bench.jobs.configs import DriftConfig
 
     cfg = DriftConfig(
@@ -58,6 +69,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise UserError("eval: --out DIR is required (only --dry-run runs without one)")
     if not args.dry_run:
         check_out_dir(Path(args.out), "eval")
+        check_models(args.model)
     from longred_bench.evaluation.config import EvalConfig
     from longred_bench.pcd.config import pcd_from_args
 
@@ -68,6 +80,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         batch_size=args.batch_size, max_length=args.max_length, backend=args.backend,
         device=args.device, seed=args.seed, decoding=args.decoding, pcd=pcd_from_args(args),
         phrasing=args.phrasing, allow_code_eval=args.allow_code_eval,
+        log_samples=args.log_samples,
     )  # fmt: skip
     if args.dry_run:
         from longred_bench.evaluation.config import describe
@@ -88,6 +101,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UserError("compare needs --original and --out (or --pairs FILE, which may be "
                         "given --dry-run)")  # fmt: skip
     check_out_dir(Path(args.out), "compare")
+    check_models(args.original, *(args.extended or ()))
     from longred_bench.jobs.configs import CompareConfig
     from longred_bench.pcd.config import pcd_from_args
 

@@ -17,7 +17,7 @@ from longred_bench.errors import UserError
 WRITES: dict[str, tuple[str, ...]] = {
     "eval": (
         "eval.jsonl", "eval.md", "lm_eval_results.json", "ruler_lengths.png", "niah.png",
-        "ppl_position.png", "requests/",
+        "ppl_position.png", "requests/", "samples/",
     ),
     "drift": ("drift.jsonl", "drift.md", "drift.png", "config.yaml", "drift.partial.json"),
     "compare": (

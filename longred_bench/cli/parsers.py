@@ -186,6 +186,11 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
         help="run tasks that execute model-written code (paper_short's humaneval and mbpp): "
         "sets HF_ALLOW_CODE_EVAL=1 and lm-eval's confirm_run_unsafe_code",
     )  # fmt: skip
+    p.add_argument(
+        "--log-samples", action="store_true",
+        help="also write every scored document (prompt, responses, metrics, target) to "
+        "samples/<task>.jsonl.gz, as lm-eval's --log_samples",
+    )  # fmt: skip
     p.add_argument("--device", default="cpu")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", help="output directory (not needed with --dry-run)")

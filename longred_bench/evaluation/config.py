@@ -45,7 +45,9 @@ class EvalConfig:
     ``confirm_run_unsafe_code`` and ``HF_ALLOW_CODE_EVAL=1``). ``phrasing`` names the
     prompt strings of the tasks that have phrasing families (ruler: the NIAH tasks and ``vt``,
     default ``standard``, RULER's own; short_tiny: the passkey task, default ``heldout``): see
-    :mod:`longred_bench.taskdata.ruler.phrasings`."""
+    :mod:`longred_bench.taskdata.ruler.phrasings`. ``log_samples`` keeps every scored document
+    (prompt, responses, metrics, target: :mod:`longred_bench.evaluation.samples`), lm-eval's
+    ``--log_samples``; it changes no result."""
 
     model: str
     suite: str = "short"
@@ -66,6 +68,7 @@ class EvalConfig:
     pcd: PcdConfig | None = None
     phrasing: str | None = None
     allow_code_eval: bool = False
+    log_samples: bool = False
 
     def __post_init__(self) -> None:
         for name in ("tasks", "lengths", "depths"):  # lists from YAML/JSON become tuples
@@ -93,6 +96,10 @@ class EvalConfig:
             parse_rope_spec(self.rope)  # a bad spec is refused before any model loads
         if self.suite == paper_suite.SUITE:
             paper_suite.check_selection(self.tasks, num_fewshot=self.num_fewshot)
+        if self.log_samples and self.suite == "ppl":
+            raise UserError(
+                "--log-samples is for the lm-eval suites; the ppl suite has no documents"
+            )
         check_decoding(self.decoding, self.pcd, backend=self.backend, suite=self.suite)
         if self.phrasing is not None:
             check_phrasing(self.phrasing)
@@ -112,11 +119,13 @@ class EvalConfig:
         return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able form (tuples as lists, ``pcd`` as a dict; ``allow_code_eval`` only when
-        set, so configs saved before it existed keep their cache keys)."""
+        """JSON-able form (tuples as lists, ``pcd`` as a dict; ``allow_code_eval`` and
+        ``log_samples`` only when set, so configs saved before they existed keep their cache
+        keys)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
-        if not self.allow_code_eval:
-            del out["allow_code_eval"]
+        for flag in ("allow_code_eval", "log_samples"):
+            if not out[flag]:
+                del out[flag]
         out = {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
         out["pcd"] = None if self.pcd is None else self.pcd.as_dict()
         return out

@@ -207,6 +207,7 @@ class EvalResult:
     records: list[dict[str, Any]]
     raw: dict[str, Any] = field(default_factory=dict)
     fits: list[FitReport] = field(default_factory=list)
+    samples: dict[str, list[dict[str, Any]]] | None = None  # by task, when cfg.log_samples
 
 
 def _configure(task: Any, *, num_fewshot: int | None, seed: int, window: int) -> None:
@@ -364,7 +365,7 @@ def run_harness(
             tasks=top,
             num_fewshot=num_fewshot,
             samples={f.task: f.fitting for f in fits},
-            log_samples=suite == "niah" or item_scores,
+            log_samples=suite == "niah" or item_scores or cfg.log_samples,
             task_manager=run.manager,
             use_cache=None if request_cache is None else str(request_cache),
             random_seed=seed,
@@ -412,7 +413,12 @@ def run_harness(
             records += item_records(
                 out["samples"], loaded_tasks["tasks"], suite=suite, model=model_spec, rope=rope
             )
-        return EvalResult(records, raw, fits)
+        samples = None
+        if cfg.log_samples:
+            from longred_bench.evaluation.samples import sample_records
+
+            samples = sample_records(_jsonable(out["samples"]), decoding=decoding)
+        return EvalResult(records, raw, fits, samples)
 
 
 PERPLEXITY_LIKE = ("perplexity", "bits_per_byte", "byte_perplexity", "word_perplexity")

@@ -17,6 +17,7 @@ from longred_bench.evaluation import paper_suite
 from longred_bench.evaluation.config import EvalConfig
 from longred_bench.evaluation.harness import WindowTooSmall
 from longred_bench.evaluation.run import run_eval
+from longred_bench.evaluation.samples import write_samples
 from longred_bench.jobs.heartbeat import heartbeat
 from longred_bench.jobs.resume import REQUESTS, request_cache, saved_responses
 from longred_bench.reports.eval_report import write_eval_report
@@ -25,7 +26,9 @@ from longred_bench.results import Provenance, write_records
 
 def eval_command(cfg: EvalConfig, out: Path, *, progress: bool = True) -> list[Path]:
     """Run ``cfg`` and write ``out/eval.jsonl``, ``out/lm_eval_results.json`` (lm-eval suites),
-    ``out/eval.md`` and the plots; returns the paths written."""
+    ``out/eval.md``, the plots and, with ``cfg.log_samples``, ``out/samples/<task>.jsonl.gz``
+    (every task's documents, a resumed run's included: the reused responses are logged too);
+    returns the paths written."""
     cache = request_cache(out, cfg)
     saved = saved_responses(cache)
     if saved:
@@ -60,7 +63,10 @@ def eval_command(cfg: EvalConfig, out: Path, *, progress: bool = True) -> list[P
     if cfg.suite == paper_suite.SUITE:
         members = paper_suite.member_table(cfg.tasks or paper_suite.task_names())
     title = f"`{cfg.suite}` evaluation of `{name}`"
-    paths += write_eval_report(result.records, out, title, members)
+    logged = write_samples(out, result.samples) if result.samples is not None else {}
+    counts = {p.relative_to(out): len(result.samples[task]) for task, p in logged.items()}
+    paths += write_eval_report(result.records, out, title, members, samples=counts)
+    paths += logged.values()
     skipped = sum(f.over_length for f in result.fits)
     if skipped:
         print(f"skipped {skipped} over-length document(s); see n_over_length in eval.jsonl")

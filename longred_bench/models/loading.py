@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import socket
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlparse
 
 import torch
 from safetensors import SafetensorError
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
 from longred_bench.errors import UserError
+from longred_bench.models.names import check_hub_model, check_local
+from longred_bench.models.names import hub_unreachable as hub_unreachable  # re-exported
 from longred_bench.models.rope import OriginalRope, RopeSpec, parse_rope_spec, rope_parameters
 from longred_bench.models.zoo import (
     ZOO,
@@ -107,42 +106,20 @@ def rotary_modules(model: torch.nn.Module) -> list[tuple[torch.nn.Module, str, t
     return found
 
 
-def hub_unreachable() -> str | None:
-    """Why the Hugging Face hub cannot be reached (offline mode set, or no connection within
-    3 s), or ``None`` when it answers."""
-    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
-        if os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on"):
-            return f"{name} is set"
-    host = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co").hostname
-    try:
-        socket.create_connection((host or "huggingface.co", 443), timeout=3).close()
-    except OSError as exc:
-        return f"{host} is unreachable ({exc.strerror or type(exc).__name__})"
-    return None
-
-
 def resolve_spec(spec: str) -> tuple[str, dict[str, object]]:
     """Where ``from_pretrained`` reads model ``spec`` and its extra kwargs: a zoo model's
     directory (fetched or built if needed), a local HF directory, a ``.gguf`` file (its folder
-    and ``gguf_file``) or a hub id. A name that is none of the local kinds fails at once when
-    the hub cannot be reached, instead of after transformers' retries."""
+    and ``gguf_file``) or a hub id. A name that is none of the local kinds fails at once, in one
+    line, when the hub cannot be reached or has no such model, instead of after transformers'
+    retries (:mod:`longred_bench.models.names`)."""
     if spec in ZOO_DIRS:
         return str(zoo_dir(spec)), {}
     path = Path(spec).expanduser()
-    if path.suffix == ".gguf":
-        if not path.is_file():
-            raise UserError(f"GGUF file {path} does not exist")
-        return str(path.parent), {"gguf_file": path.name}
-    if path.exists():
-        if not (path / "config.json").is_file():
-            raise UserError(f"{path} is not a Hugging Face model directory (no config.json)")
+    if check_local(spec):
+        if path.suffix == ".gguf":
+            return str(path.parent), {"gguf_file": path.name}
         return str(path), {}
-    why = hub_unreachable()
-    if why is not None:
-        raise UserError(
-            f"model {spec!r} is not a local path or a zoo name ({', '.join(ZOO)}), and the hub "
-            f"cannot be reached: {why}"
-        )
+    check_hub_model(spec)
     return spec, {}
 
 

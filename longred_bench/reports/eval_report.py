@@ -106,10 +106,16 @@ def paper_short_lines(records: list[dict[str, Any]]) -> list[str]:
 
 
 def write_eval_report(
-    records: list[dict[str, Any]], out: Path, title: str, members: list[str] | None = None
+    records: list[dict[str, Any]],
+    out: Path,
+    title: str,
+    members: list[str] | None = None,
+    samples: dict[Path, int] | None = None,
 ) -> list[Path]:
     """Write ``out/eval.md`` and the figures the records call for; return the paths.
-    ``members`` (one line per suite member) is shown as written, above the Short Avg."""
+    ``members`` (one line per suite member) is shown as written, above the Short Avg;
+    ``samples`` (``eval --log-samples``: each file of logged documents, relative to ``out``, and
+    its number of documents) is listed at the end."""
     out.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
     lines = [f"# {title}", ""]
@@ -142,6 +148,11 @@ def write_eval_report(
         png = plot_position_ppl(ppl, out / "ppl_position.png", title)
         lines += [f"![perplexity by position]({png.name})", ""]
         paths.append(png)
+    if samples:
+        lines += ["## Logged samples (one JSON line per document, gzipped)", "",
+                  "| file | documents |", "|---|---|",
+                  *(f"| `{path.as_posix()}` | {n} |" for path, n in sorted(samples.items())),
+                  ""]  # fmt: skip
     md = out / "eval.md"
     md.write_text("\n".join(lines), encoding="utf-8")
     return [md, *paths]

@@ -1,0 +1,108 @@
+"""Whether a model spec names a model, decided without torch: a zoo name, a ``.gguf`` file, a
+local Hugging Face folder or, when the hub answers, a model repository on it.
+
+The commands that load models (``eval``, ``compare``, ``drift``) check their specs here right
+after parsing, so a misspelt name fails in one line, naming the model and the valid choices,
+before torch, transformers or lm-eval are imported and without the hub retries of
+``from_pretrained``; :func:`longred_bench.models.loading.resolve_spec` applies the same rules
+when a model is loaded. Zoo models registered as builders (``tiny-base``, by
+``longred_bench.jobs``) count once their layer is imported.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import socket
+from pathlib import Path
+from urllib.parse import urlparse
+
+from longred_bench.errors import UserError
+from longred_bench.models.builders import BUILDERS
+
+FIXED_ZOO = ("tiny-random", "smollm2-135m")  # built in or fetched: longred_bench.models.zoo
+HUB_TIMEOUT_S = 3
+
+
+def zoo_names() -> list[str]:
+    """Every zoo name: the fixed ones, then the registered builders."""
+    return [*FIXED_ZOO, *(n for n in BUILDERS if n not in FIXED_ZOO)]
+
+
+def hub_unreachable() -> str | None:
+    """Why the Hugging Face hub cannot be reached (offline mode set, or no connection within
+    :data:`HUB_TIMEOUT_S` seconds), or ``None`` when it answers."""
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        if os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on"):
+            return f"{name} is set"
+    host = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co").hostname
+    try:
+        socket.create_connection((host or "huggingface.co", 443), timeout=HUB_TIMEOUT_S).close()
+    except OSError as exc:
+        return f"{host} is unreachable ({exc.strerror or type(exc).__name__})"
+    return None
+
+
+@functools.cache
+def hub_has_model(spec: str) -> bool:
+    """Whether the (reachable) hub has a model repository ``spec`` that this user may see: one
+    request, no retries. ``True`` when the hub's answer is neither yes nor no (let the loader
+    try and say why)."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import HFValidationError
+
+    try:
+        return HfApi().repo_exists(spec)
+    except HFValidationError:  # not a repository id at all ("a b", "../x", ...)
+        return False
+    except Exception:  # an error page, a timeout: undecided
+        return True
+
+
+def _choices() -> str:
+    return (
+        f"a zoo name ({', '.join(zoo_names())}), a local Hugging Face folder, a .gguf file or a "
+        "hub id"
+    )
+
+
+def check_local(spec: str) -> bool:
+    """``True`` when ``spec`` is a zoo name or an existing local model (a ``.gguf`` file or a
+    folder with ``config.json``); ``False`` when it can only be a hub id; raises
+    :class:`UserError` for a local path that cannot be a model."""
+    if spec in zoo_names():
+        return True
+    path = Path(spec).expanduser()
+    if path.suffix == ".gguf":
+        if not path.is_file():
+            raise UserError(f"model {spec!r}: GGUF file {path} does not exist")
+        return True
+    if path.exists():
+        if not (path / "config.json").is_file():
+            raise UserError(f"{path} is not a Hugging Face model directory (no config.json)")
+        return True
+    return False
+
+
+def check_hub_model(spec: str) -> None:
+    """Raise :class:`UserError` (one line naming ``spec`` and the valid choices) unless the hub
+    is reachable and has model ``spec``."""
+    why = hub_unreachable()
+    if why is not None:
+        raise UserError(
+            f"model {spec!r} is not a local path or a zoo name ({', '.join(zoo_names())}), and "
+            f"the hub cannot be reached: {why}"
+        )
+    if not hub_has_model(spec):
+        raise UserError(
+            f"model {spec!r} was not found: it is not a local path, a zoo name or a model on "
+            f"the hub you can see (private or gated: log in with `hf auth login`); give "
+            f"{_choices()}"
+        )
+
+
+def check_model_spec(spec: str) -> None:
+    """Raise :class:`UserError` in one line unless ``spec`` names a model (see the module
+    docstring); imports no torch."""
+    if not check_local(spec):
+        check_hub_model(spec)

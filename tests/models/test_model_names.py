@@ -1,0 +1,136 @@
+"""An unknown model fails in one line, before torch loads and without hub retries
+(:mod:`longred_bench.models.names`), for ``eval``, ``compare`` and ``drift``. No test here
+times anything: the network is replaced by functions that record or refuse each call."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from longred_bench import cli
+from longred_bench.models import names
+
+COMMANDS = {
+    "eval": ["eval", "--model", "no-such/model"],
+    "compare": ["compare", "--original", "no-such/model", "--extended", "tiny-random"],
+    "drift": ["drift", "--original", "tiny-random", "--extended", "no-such/model"],
+}
+
+
+def _refuse(*args: object, **kwargs: object) -> None:
+    raise AssertionError(f"a network call was attempted: {args} {kwargs}")
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any connection or hub request fails the test."""
+    import huggingface_hub
+
+    monkeypatch.setattr("socket.create_connection", _refuse)
+    monkeypatch.setattr(huggingface_hub.HfApi, "repo_info", _refuse)
+    monkeypatch.setattr(huggingface_hub.HfApi, "repo_exists", _refuse)
+
+
+def _one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: model 'no-such/model' ") and "\n" not in err, err
+    return err
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_offline_unknown_model_fails_in_one_line_without_a_network_call(
+    command: str, tmp_path: Path, monkeypatch, capsys, no_network
+) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert cli.main([*COMMANDS[command], "--out", str(tmp_path / "out")]) == 2
+    err = _one_line_error(capsys)
+    assert "tiny-random, smollm2-135m, tiny-base" in err and "HF_HUB_OFFLINE is set" in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_unreachable_hub_is_asked_once_and_never_retried(
+    command: str, tmp_path: Path, monkeypatch, capsys, no_network
+) -> None:
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+    calls = []
+
+    def unreachable(address: tuple[str, int], timeout: float) -> None:
+        calls.append((address, timeout))
+        raise OSError(101, "Network is unreachable")
+
+    monkeypatch.setattr("socket.create_connection", unreachable)
+    assert cli.main([*COMMANDS[command], "--out", str(tmp_path / "out")]) == 2
+    err = _one_line_error(capsys)
+    assert "huggingface.co is unreachable (Network is unreachable)" in err
+    assert calls == [(("huggingface.co", 443), names.HUB_TIMEOUT_S)]  # one try, bounded
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_reachable_hub_without_the_model_fails_in_one_line(
+    command: str, tmp_path: Path, monkeypatch, capsys, no_network
+) -> None:
+    import huggingface_hub
+
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+
+    class _Connection:
+        def close(self) -> None:
+            pass
+
+    asked = []
+
+    def repo_exists(self, repo_id: str, **kwargs: object) -> bool:
+        asked.append(repo_id)
+        return False
+
+    monkeypatch.setattr("socket.create_connection", lambda *a, **k: _Connection())
+    monkeypatch.setattr(huggingface_hub.HfApi, "repo_exists", repo_exists)
+    names.hub_has_model.cache_clear()
+    assert cli.main([*COMMANDS[command], "--out", str(tmp_path / "out")]) == 2
+    err = _one_line_error(capsys)
+    assert "was not found" in err and "a zoo name (tiny-random, smollm2-135m, tiny-base)" in err
+    assert asked == ["no-such/model"]  # one request
+    names.hub_has_model.cache_clear()
+
+
+def test_local_specs_are_decided_without_the_network(tmp_path: Path, no_network) -> None:
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    for spec in ("tiny-random", "smollm2-135m", "tiny-base", str(folder)):
+        names.check_model_spec(spec)
+    with pytest.raises(names.UserError, match=r"no config\.json"):
+        names.check_model_spec(str(tmp_path))
+    with pytest.raises(names.UserError, match=r"GGUF file .* does not exist"):
+        names.check_model_spec(str(tmp_path / "m.gguf"))
+
+
+def test_zoo_names_are_the_zoo() -> None:
+    import longred_bench.jobs  # noqa: F401  (registers tiny-base)
+    from longred_bench.models.zoo import ZOO
+
+    assert names.zoo_names() == list(ZOO)
+
+
+def test_the_error_comes_before_torch_is_imported(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from longred_bench import cli\n"
+        f"rc = cli.main(['eval', '--model', 'no-such/model', '--out', {str(tmp_path)!r}])\n"
+        "heavy = [m for m in ('torch', 'transformers', 'lm_eval') if m in sys.modules]\n"
+        "print(__import__('json').dumps([rc, heavy]))\n"
+    )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert json.loads(done.stdout) == [2, []]
+    assert done.stderr.count("\n") == 1 and "no-such/model" in done.stderr

@@ -102,7 +102,18 @@ def _load(path: Path, mtime_ns: int) -> Profile:
                         f"{name!r}")  # fmt: skip
     profile = build(Profile, {**data, "name": name}, file=str(path))
     check_model_path(profile.model.name, path)
+    check_ruler_tasks(profile.evaluation.ruler.tasks, str(path), "evaluation.ruler.tasks")
     return Profile(**{**profile.__dict__, "source": str(path)})
+
+
+def check_ruler_tasks(tasks: tuple[str, ...] | None, file: str, where: str) -> None:
+    """RULER tasks are the suite's own lm-eval tasks (``longred_ruler_<name>``): a bare RULER
+    name would select lm-eval's task of that name, a different task, so it is refused."""
+    for task in tasks or ():
+        if not task.startswith("longred_ruler_"):
+            name = task.removeprefix("ruler_")
+            raise UserError(f"profile {file}: {where}: {task!r} is not one of the suite's RULER "
+                            f"tasks; write longred_ruler_{name}")  # fmt: skip
 
 
 def check_model_path(name: str, path: Path) -> None:

@@ -67,9 +67,13 @@ class RunGrid:
 
 def table_evaluation(profile: Profile, override: dict[str, Any], table: str) -> Evaluation:
     """The profile's evaluation with a table's ``evaluation`` keys merged over it."""
+    from longred_bench.profiles.loader import check_ruler_tasks
+
     merged = merge(to_dict(profile.evaluation), override)
-    return build(Evaluation, merged, file=profile.source or profile.name,
-                 where=f"tables.{table}.evaluation")  # fmt: skip
+    file = profile.source or profile.name
+    ev = build(Evaluation, merged, file=file, where=f"tables.{table}.evaluation")
+    check_ruler_tasks(ev.ruler.tasks, file, f"tables.{table}.evaluation.ruler.tasks")
+    return ev
 
 
 def make_grid(

@@ -61,6 +61,16 @@ def test_extends_inherits_and_overrides(tmp_path, capsys):
         ("extends: smoke\ntraining: {cpt: {device: cuda}}\n", "set it under `hardware:`"),
         ("extends: nowhere.yaml\n", "extends 'nowhere.yaml' is neither"),
         ("extends: smoke\nruns: [1, 2\n", "not valid YAML at line"),
+        # a bare RULER name would select lm-eval's own task of that name
+        (
+            "extends: smoke\nevaluation: {ruler: {tasks: [niah_single_1]}}\n",
+            "'niah_single_1' is not one of the suite's RULER tasks; write "
+            "longred_ruler_niah_single_1",
+        ),
+        (
+            "extends: smoke\ntables: {table3: {evaluation: {ruler: {tasks: [vt]}}}}\n",
+            "tables.table3.evaluation.ruler.tasks: 'vt' is not one",
+        ),
     ],
 )
 def test_a_bad_profile_fails_in_one_line_naming_file_and_key(tmp_path, capsys, body, message):

@@ -72,20 +72,12 @@ def model_shape(name: str) -> ModelShape | None:
 
 
 def stream_tokens(cfg: Any, window: int) -> dict[str, tuple[int, int]]:
-    """Per stream, (tokens over the whole run, row length): the rows a micro-step reads times
-    the micro-steps and optimizer steps of the stage that reads it."""
-    from longred_bench.training.methods import METHODS
-    from longred_bench.training.plan import micro_rows, micro_steps, stream_lengths
+    """Per stream, (tokens over the whole run, row length): the rows it hands out
+    (:func:`~longred_bench.training.plan.stream_reads`) times its row length."""
+    from longred_bench.training.plan import stream_lengths, stream_reads
 
-    method = METHODS[cfg.recipe]
-    rows, lengths, micro = micro_rows(cfg, window), stream_lengths(cfg, window), micro_steps(cfg)
-    phases = method.stream_phases(list(rows))
-    if len(phases) == 1:
-        steps = {name: method.total_steps(cfg) for name in rows}
-    else:  # two stages: the first for ``steps``, the second for the rest
-        later = method.total_steps(cfg) - cfg.steps
-        steps = {n: (cfg.steps if n in phases[0] else later) for n in rows}
-    return {n: (steps[n] * micro * rows[n] * lengths[n], lengths[n]) for n in rows}
+    lengths = stream_lengths(cfg, window)
+    return {n: (rows * lengths[n], lengths[n]) for n, rows in stream_reads(cfg, window).items()}
 
 
 def train_flops(s: ModelShape, cfg: Any, window: int) -> float:

@@ -77,16 +77,22 @@ def list_units(ctx: Context) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_unit(ctx: Context, uid: str) -> str:
-    """``--unit ID``: compute that unit (a no-op when cached); what was done, in one line. The
-    units it waits for must be in the cache."""
+def unit_step(ctx: Context, uid: str) -> tuple[Step, list[Step]]:
+    """The step of unit ``uid`` and every step of the table (a one-line error naming some ids
+    when the table has no such unit)."""
     steps = get_spec(ctx.table).steps(ctx)
     by_id = {unit_id(s): s for s in steps}
     if uid not in by_id:
         near = [i for i in by_id if uid.split("_")[0] in i][:3] or list(by_id)[:3]
         raise UserError(f"{ctx.table} has no unit {uid!r} at profile {ctx.profile.name}; "
                         f"`--list-units` lists them (e.g. {', '.join(near)})")  # fmt: skip
-    step = by_id[uid]
+    return by_id[uid], steps
+
+
+def run_unit(ctx: Context, step: Step, steps: list[Step]) -> str:
+    """``--unit ID``: compute ``step`` (a no-op when cached); what was done, in one line. The
+    units it waits for (among ``steps``) must be in the cache."""
+    uid = unit_id(step)
     by_key = {s.key: s for s in steps}
     missing = [unit_id(by_key[k]) for k in step.after
                if k in by_key and by_key[k].unit.cached() is None]  # fmt: skip

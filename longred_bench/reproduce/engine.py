@@ -194,11 +194,10 @@ def _unit_by_unit(
         return []
     if emit_slurm is not None:
         return cluster.emit_slurm(ctx, emit_slurm, out)
-    one = [s for s in get_spec(ctx.table).steps(ctx) if cluster.unit_id(s) == unit]
-    if one:  # an unknown id is run_unit's one-line error
-        check_can_run(ctx.profile, one)
+    step, steps = cluster.unit_step(ctx, unit)
+    check_can_run(ctx.profile, [step])
     check_model(ctx.profile)
-    print(cluster.run_unit(ctx, unit), flush=True)
+    print(cluster.run_unit(ctx, step, steps), flush=True)
     return []
 
 
@@ -244,18 +243,13 @@ def check_model(profile: Profile) -> None:
                         f"{layers}: set model.layers: {layers}")  # fmt: skip
 
 
-def check_can_run(profile: Profile, steps: list[Step] | None = None) -> None:
-    """Units that evaluate or train on CUDA (or train on several processes) fail at once, in
-    one line, without a GPU: those of ``steps`` not yet cached, else any the profile names."""
-    if steps is None:
-        wants = {profile.evaluation.device, profile.hardware.device, profile.drift.device}
-        several = profile.hardware.nproc_per_node > 1
-    else:
-        todo = [s for s in steps if s.unit.cached() is None]
-        wants = {str(s.unit.config.get("device")) for s in todo}
-        wants |= {str((s.unit.config.get("psa") or {}).get("device")) for s in todo}
-        several = profile.hardware.nproc_per_node > 1 and any(
-            s.unit.kind == "train" for s in todo)  # fmt: skip
+def check_can_run(profile: Profile, steps: list[Step]) -> None:
+    """Units of ``steps`` not yet cached that evaluate or train on CUDA (or train on several
+    processes) fail at once, in one line, without a GPU."""
+    todo = [s for s in steps if s.unit.cached() is None]
+    wants = {str(s.unit.config.get("device")) for s in todo}
+    wants |= {str((s.unit.config.get("psa") or {}).get("device")) for s in todo}
+    several = profile.hardware.nproc_per_node > 1 and any(s.unit.kind == "train" for s in todo)
     if "cuda" not in wants and not several:
         return
     import torch

@@ -57,8 +57,8 @@ def planned_units(ctx: Context) -> list[PlannedUnit]:
         unit, cfg = step.unit, step.unit.config
         cached = unit.cached() is not None
         seconds = unit.seconds() if cached else None
-        extra = {"command": unit_command(ctx, step), "cost": unit_cost(step, ctx.profile)}
-        extra = extra if costs else {}
+        extra = ({"command": unit_command(ctx, step), "cost": unit_cost(step, ctx.profile)}
+                 if costs else {})  # fmt: skip
         if unit.kind == "train":
             tokens = int(cfg["steps"]) * int(cfg["tokens_per_step"])
             out.append(PlannedUnit(step.key, step.label, "train", cached, seconds,
@@ -158,7 +158,7 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
     for ctx in ctxs:
         units = planned[ctx.table]
         todo = [u for u in units if not u.cached]
-        left = (gpu_totals(todo, profile.hardware) if any(u.cost for u in todo)
+        left = (gpu_totals(todo, profile.hardware) if any(u.cost is not None for u in todo)
                 else _left(todo, seconds))  # fmt: skip
         lines.append(f"{ctx.table}: {len(units)} units, {len(units) - len(todo)} cached, "
                      f"{len(todo)} to run ({left})")  # fmt: skip

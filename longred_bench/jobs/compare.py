@@ -87,7 +87,8 @@ def check_tokenizers(cfg: CompareConfig) -> None:
             )
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
+    """``text`` as a folder name (a unit's, or a pair's)."""
     return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text).strip("_")[:80] or "model"
 
 
@@ -136,7 +137,7 @@ def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list
         for suite in suites:
             for label, entry, decoding in rows(cfg):
                 unit = _eval_unit(cfg, entry, suite, window, decoding)
-                path = runs / _slug(label) / unit["suite"] / "eval.jsonl"
+                path = runs / slug(label) / unit["suite"] / "eval.jsonl"
                 got = cached_records(path, unit)
                 if got is None:
                     if progress:

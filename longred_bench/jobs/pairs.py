@@ -14,7 +14,6 @@ the file, so ``--dry-run`` plans offline. This module imports no torch.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, fields
 from importlib import resources
 from pathlib import Path
@@ -37,7 +36,9 @@ class Pair:
     @property
     def slug(self) -> str:
         """The pair's folder name: the original's name made path-safe."""
-        return re.sub(r"[^A-Za-z0-9._-]+", "_", self.original).strip("_")
+        from longred_bench.jobs.compare import slug
+
+        return slug(self.original)
 
 
 def _path(spec: str) -> Path:

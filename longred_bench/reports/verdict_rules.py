@@ -1,0 +1,134 @@
+"""The verdict vocabulary every report uses, and the primitives that turn an interval into a label.
+
+Four labels, with one meaning in every report:
+
+- *reproduced*: the interval of the claim's effect clears the claim's bound (for "A below B",
+  the interval of ``A - B`` lies entirely below the bound, usually 0);
+- *not reproduced*: the interval lies entirely on the wrong side of the bound, or it excludes
+  the paper's effect scaled to this metric (:func:`scaled_effect`) on the side of "no effect"
+  (the samples rule out an effect as large as the paper's);
+- *undecided*: neither: the interval contains the bound and, where the paper gives an effect,
+  that effect too; the samples cannot tell;
+- *not comparable*: only where a stated premise or floor fails (a premise claim not
+  reproduced, both rows below a floor, no per-item scores to pair), never for an interval that
+  merely contains 0.
+
+Seed variance enters once, through the seed-aware interval of
+:func:`~longred_bench.reports.verdict_stats.seed_diff`; no rule adds a second seed test.
+
+:func:`judge` labels one directional effect; :func:`combine` joins the labels of a claim's
+parts; :func:`premise_gate` says why a claim is not comparable when its premises are not
+reproduced. "Similar long ability" is non-inferiority with a margin of
+:data:`LONG_MARGIN_FRACTION` times CPT's RULER gain over the zero-shot extension
+(:func:`long_margin`), the same constant in Tables 3 and 7 and LongRecipe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from longred_bench.metrics.stats import Interval
+
+REPRODUCED = "reproduced"
+NOT_REPRODUCED = "not reproduced"
+UNDECIDED = "undecided"
+NOT_COMPARABLE = "not comparable"
+LABELS = (REPRODUCED, NOT_REPRODUCED, UNDECIDED, NOT_COMPARABLE)
+# "Similar long-context ability": a method's RULER may sit this fraction of CPT's RULER gain over
+# the zero-shot extension below CPT's and still count as non-inferior (Tables 3, 7, LongRecipe).
+LONG_MARGIN_FRACTION = 0.25
+ABOVE, BELOW = +1, -1
+
+LABEL_RULE = (
+    "Labels: reproduced = the interval clears the claim's bound; not reproduced = it lies on the "
+    "wrong side of the bound, or excludes the paper's effect scaled to this metric; undecided = "
+    "neither (the samples cannot tell); not comparable = a stated premise or floor failed."
+)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A claim checked at one setting: the evidence on both sides, the label and its rule.
+
+    ``premise``, where set, is the gate's outcome: which premise claims were checked and how
+    they came out (a claim whose premise is not reproduced is not comparable)."""
+
+    key: str
+    claim: str
+    scope: str
+    paper: str
+    ours: str
+    label: str
+    rule: str
+    source: str = "paper"  # "paper": the paper's claim; "ours": an extra check of this suite
+    premise: str = ""
+
+    def __post_init__(self) -> None:
+        if self.label not in LABELS:
+            raise ValueError(f"verdict label {self.label!r} is not one of {LABELS}")
+
+
+def judge(ci: Interval, side: int, bound: float = 0.0, paper: float | None = None) -> str:
+    """The label of a claim that an effect lies on ``side`` (:data:`ABOVE` or :data:`BELOW`) of
+    ``bound``, from the interval ``ci`` of that effect.
+
+    ``paper``, the paper's effect scaled to this metric, counts only where it lies on the
+    claim's side of ``bound``: an interval between the bound and short of it (excluding it)
+    is not reproduced. Without it, only an interval entirely on the wrong side is.
+    """
+    if side not in (ABOVE, BELOW):
+        raise ValueError(f"side must be ABOVE (+1) or BELOW (-1), not {side!r}")
+    low, high = (ci.low, ci.high) if side == ABOVE else (-ci.high, -ci.low)
+    bound = bound * side
+    if low > bound:
+        return REPRODUCED
+    if high < bound:
+        return NOT_REPRODUCED
+    if paper is not None and paper * side > bound and high < paper * side:
+        return NOT_REPRODUCED
+    return UNDECIDED
+
+
+def combine(labels: Iterable[str]) -> str:
+    """One label for a claim made of parts that must all hold: not comparable if any part is,
+    else not reproduced if any part is, else undecided if any part is, else reproduced."""
+    labels = list(labels)
+    for label in (NOT_COMPARABLE, NOT_REPRODUCED, UNDECIDED):
+        if label in labels:
+            return label
+    if not labels:
+        raise ValueError("combine needs at least one label")
+    return REPRODUCED
+
+
+def premise_gate(premises: Sequence[Verdict]) -> tuple[bool, str]:
+    """(all premises reproduced, the gate's outcome as a sentence)."""
+    parts = [f"({p.key}) {p.label}" for p in premises]
+    passed = all(p.label == REPRODUCED for p in premises)
+    text = (
+        "premises "
+        + ", ".join(parts)
+        + (": passed." if passed else ": not all reproduced, so this claim is not comparable.")
+    )
+    return passed, text
+
+
+def scaled_effect(paper_diff: float, paper_reference: float, our_reference: float) -> float:
+    """The paper's effect ``paper_diff`` (on a metric where its reference row scored
+    ``paper_reference``) scaled to this metric, where our reference row scored
+    ``our_reference``: the same relative change."""
+    if paper_reference == 0:
+        raise ValueError("the paper's reference score is 0: its effect has no relative size")
+    return paper_diff / paper_reference * our_reference
+
+
+def long_margin(cpt_gain: float) -> float:
+    """The non-inferiority margin of "similar long-context ability": a fraction
+    (:data:`LONG_MARGIN_FRACTION`) of CPT's RULER gain over the zero-shot extension."""
+    return LONG_MARGIN_FRACTION * max(cpt_gain, 0.0)
+
+
+def fmt_interval(ci: Interval, digits: int = 2) -> str:
+    """``+1.23 [+0.50, +2.01]``: a signed difference and its interval."""
+    return f"{ci.estimate:+.{digits}f} [{ci.low:+.{digits}f}, {ci.high:+.{digits}f}]"

@@ -125,7 +125,7 @@ class TrainConfig:
     lora_rank: int = 0
     lora_alpha: float = 16.0
     impl: str = "auto"
-    cpt_steps: int = 0  # optional long-CE stage after LinearARD, in optimizer steps
+    cpt_steps: int = 0  # optional long-CE stage before LinearARD, in optimizer steps
     # Which weights train: "all", or "attention" (the q/k/v/o projections only; LongReD Table 7's
     # parameter-efficient baseline, recipe attention-only).
     trainable: str = "all"

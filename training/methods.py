@@ -21,8 +21,9 @@ batches into named loss terms with the total under ``"loss"`` (:meth:`Method.los
 - ``linearard``: for each chosen layer and each of q, k, v (q and k after RoPE), KL(teacher ||
   student) of ``softmax(X X^T / sqrt(d))`` rows on the s2l stream (texts of the original window,
   where the teacher is valid), mean over heads and valid rows, summed over kinds and averaged
-  over layers; then, if ``cpt_steps`` > 0, that many steps of long-text CE. Teacher and student
-  run their decoder stacks only up to the last layer compared.
+  over layers; first, if ``cpt_steps`` > 0, that many steps of long-text CE (the lightweight CPT
+  stage that LinearARD's paper applies before distilling; it trains the same parameters). Teacher
+  and student run their decoder stacks only up to the last layer compared.
 
 The teacher runs under ``inference_mode`` (the few outputs a loss keeps are copied out of it) and
 only on the streams that need it.
@@ -354,11 +355,21 @@ def _run_until(model: torch.nn.Module, sink, last: int, ids, mask) -> None:
 
 
 class LinearARD(TwoStage):
-    """Relation-KL distillation of q/k/v, then optional long-text CE (module docstring)."""
+    """Optional long-text CE (``cpt_steps``), then relation-KL distillation of q/k/v (module
+    docstring)."""
 
     STAGES = ("s2l", "long")
     TEACHER = True
     UNUSED_PARAMETERS = True
+
+    def rows(self, step: int) -> dict[str, int]:
+        stream = "long" if step < self.cfg.cpt_steps else "s2l"
+        return {stream: self.rows_per_step[stream]}
+
+    @classmethod
+    def stream_steps(cls, cfg: TrainConfig) -> dict[str, int]:
+        steps = {"long": cfg.cpt_steps, "s2l": cfg.steps}
+        return {name: steps[name] for name in cls.stream_mix(cfg)}
 
     @classmethod
     def total_steps(cls, cfg: TrainConfig) -> int:

@@ -8,27 +8,31 @@ a2 = 10, the attention-KL layers plus the last, Table 3's short length) and the 
 then each variant's Short Avg and RULER (means over seeds) and its differences from a reference
 row with intervals over seeds and paired documents, then the verdicts.
 
-Every claim is a direction (:class:`Claim`): the interval of ``what(row) - what(reference)``
-(``what``: Short Avg or RULER) entirely on the claimed side of 0 -> reproduced; otherwise not
-reproduced. Not comparable at this scale: the difference is smaller than the larger seed spread
-(of ``what``) of the two rows; for a RULER claim, both RULER averages are below
-:data:`~longred_bench.reports.verdicts.RULER_FLOOR`; for a claim between layer choices
-(``Claim.layers``), the two rows distilled the same layers (a choice that cannot differ on this
-model's depth); or there is no interval.
+Every claim is a direction (:class:`Claim`), gated on Table 3's premises at the extension
+(:mod:`longred_bench.reports.premises`: (a) CPT loses short-text ability and (e) CPT learns
+long-context ability, both reproduced, else not comparable: an ablation of the objectives that
+keep short ability, or of long learning, has nothing to detect without them). The interval of
+``what(row) - what(reference)`` (``what``: Short Avg or RULER) entirely on the claimed side of 0
+-> reproduced; entirely on the other side, or short of the paper's effect scaled to this metric
+(``Claim.relative`` x the reference's score) -> not reproduced; otherwise undecided
+(:func:`~longred_bench.reports.verdict_rules.judge`). Also not comparable: for a claim between
+layer choices (``Claim.layers``), the two rows distilled the same layers (a choice that cannot
+differ on this model's depth), or there is no interval.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from longred_bench.reports.premises import extension_premises
 from longred_bench.reports.run_sections import results_table, ruler_scope, run_header, run_sections
 from longred_bench.reports.runs import (
     ROW_TITLES,
     Run,
     RunKey,
-    extension_factor,
     extensions,
     method_runs,
     run_scores,
@@ -36,6 +40,16 @@ from longred_bench.reports.runs import (
 )
 from longred_bench.reports.runs_plot import plot_runs
 from longred_bench.reports.short_avg import short_categories
+from longred_bench.reports.verdict_rules import (
+    ABOVE,
+    BELOW,
+    NOT_COMPARABLE,
+    Verdict,
+    fmt_interval,
+    judge,
+    premise_gate,
+    verdicts_markdown,
+)
 from longred_bench.reports.verdict_stats import (
     LEVEL,
     RunScores,
@@ -45,16 +59,6 @@ from longred_bench.reports.verdict_stats import (
     seed_spread,
     seeds_note,
     spread_text,
-)
-from longred_bench.reports.verdicts import (
-    NOT_COMPARABLE,
-    NOT_REPRODUCED,
-    REPRODUCED,
-    RULER_FLOOR,
-    Verdict,
-    extension_setting,
-    fmt_interval,
-    verdicts_markdown,
 )
 
 DEFAULT = "longred-c"
@@ -73,6 +77,7 @@ class Claim:
     sign: int
     paper: str
     layers: bool = False  # the two rows differ in their distilled layers (Table 5)
+    relative: float | None = None  # the paper's relative change of ``what``, row vs reference
 
 
 @dataclass(frozen=True)
@@ -96,19 +101,24 @@ def verdict_direction(
     mine: list[RunScores],
     scope: str,
     same_layers: bool = False,
+    premises: Sequence[Verdict] = (),
 ) -> Verdict:
-    """One :class:`Claim` at one extension (the rule in the module docstring)."""
+    """One :class:`Claim` at one extension (the rule in the module docstring), gated on
+    ``premises`` (the extension's (a) and (e); none measured -> not comparable)."""
     name = WHAT_NAMES[claim.what]
     side = "below" if claim.sign < 0 else "above"
-    cases = [f"a difference smaller than the larger {name} seed spread of the two rows"]
-    cases += [f"both RULER averages below {RULER_FLOOR:g}"] if claim.what == "ruler" else []
-    cases += ["the same distilled layers"] if claim.layers else []
-    either = cases[0] if len(cases) == 1 else ", ".join(cases[:-1]) + " or " + cases[-1]
+    other = "above" if claim.sign < 0 else "below"
     rule = (
+        "premises (a) and (e) at this extension reproduced, else not comparable; "
         f"{LEVEL:.0%} bootstrap interval (seeds and paired documents resampled) of "
         f"{name}({claim.row}) - {name}({claim.reference}): entirely {side} 0 -> reproduced; "
-        f"otherwise not reproduced. Not comparable at this scale: {either}."
+        f"entirely {other} 0, or short of the paper's effect scaled to this {name} -> not "
+        "reproduced; otherwise undecided."
+        + (" Two rows that distilled the same layers -> not comparable." if claim.layers else "")
     )
+    passed, gate = premise_gate(premises)
+    if not premises:
+        passed, gate = False, "premises (a) and (e) not measured here: not comparable."
     ci, n = seed_diff(ref, mine, claim.what)
     base, value = compared_means(ref, mine, claim.what)
     fmt = lambda v: "n/a" if v is None else f"{v:.2f}"  # noqa: E731
@@ -118,29 +128,25 @@ def verdict_direction(
     )
     if ci is None:
         ours = head + "; no per-document scores to pair."
-        return Verdict(claim.key, claim.text, scope, claim.paper, ours, NOT_COMPARABLE, rule)
+        return Verdict(claim.key, claim.text, scope, claim.paper, ours, NOT_COMPARABLE, rule,
+                       premise=gate)  # fmt: skip
     spreads = {
         claim.reference: seed_spread(ref, claim.what),
         claim.row: seed_spread(mine, claim.what),
     }
+    effect = None if claim.relative is None or base is None else claim.relative * base
+    scaled = "" if effect is None else f" The paper's effect, scaled: {effect:+.2f}."
     ours = (
         f"{head}: difference {fmt_interval(ci)} ({LEVEL:.0%} bootstrap over seeds and paired "
-        f"documents, n={n}).{spread_text(spreads, name)}"
+        f"documents, n={n}).{scaled}{spread_text(spreads, name)}"
     )
-    if claim.sign < 0:
-        label = REPRODUCED if ci.high < 0 else NOT_REPRODUCED
-    else:
-        label = REPRODUCED if ci.low > 0 else NOT_REPRODUCED
-    known = [s for s in spreads.values() if s is not None]
-    rulers = [mean_over_seeds(r, "ruler_avg") or 0.0 for r in (ref, mine)]
-    if same_layers:
-        label, rule = NOT_COMPARABLE, rule + " Applied: both rows distilled the same layers."
-    elif claim.what == "ruler" and max(rulers) < RULER_FLOOR:
-        label, rule = NOT_COMPARABLE, rule + " Applied: both RULER averages below the floor."
-    elif known and abs(ci.estimate) < max(known):
+    if not passed:
         label = NOT_COMPARABLE
-        rule += f" Applied: |difference| {abs(ci.estimate):.2f} < seed spread {max(known):.2f}."
-    return Verdict(claim.key, claim.text, scope, claim.paper, ours, label, rule)
+    elif same_layers:
+        label, rule = NOT_COMPARABLE, rule + " Applied: both rows distilled the same layers."
+    else:
+        label = judge(ci, ABOVE if claim.sign > 0 else BELOW, paper=effect)
+    return Verdict(claim.key, claim.text, scope, claim.paper, ours, label, rule, premise=gate)
 
 
 def ablation_verdicts(
@@ -149,8 +155,9 @@ def ablation_verdicts(
     """Every claim of ``ablation`` at every extension that has its two rows."""
     out = []
     for ext in extensions(runs):
-        pe, factor = extension_setting(ext, extension_factor(runs, ext))
-        scope = f"`{ext}` ({pe} x{factor:g})"
+        pre = extension_premises(runs, cats, ext)
+        scope = pre.scope
+        out += pre.verdicts
         for claim in ablation.claims:
             ref_keys, my_keys = seeds(runs, ext, claim.reference), seeds(runs, ext, claim.row)
             if not ref_keys or not my_keys:
@@ -164,7 +171,7 @@ def ablation_verdicts(
                 and layers[0] == layers[1]
                 and () not in layers[0]
             )
-            out.append(verdict_direction(claim, ref, mine, scope, same_layers=same))
+            out.append(verdict_direction(claim, ref, mine, scope, same, pre.gate))
     return out
 
 

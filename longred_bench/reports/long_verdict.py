@@ -3,14 +3,22 @@ long-context ability that the zero-shot extension lacks.
 
 Rule: the paired interval (seeds and samples resampled,
 :func:`~longred_bench.reports.verdict_stats.seed_diff`) of ``RULER(cpt) - RULER(zero-shot)``
-entirely above 0 -> reproduced; otherwise not reproduced (then "similar RULER" in (b) compares
-rows that learned nothing long). The interval resamples CPT's seeds, so no seed rule is added.
+entirely above 0 -> reproduced; entirely below 0 -> not reproduced; otherwise undecided (the paper
+gives no effect for this check). Unless it is reproduced, "similar RULER" in (b) would compare
+rows that learned nothing long, so (b) is not comparable.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from longred_bench.reports.verdict_rules import (
+    ABOVE,
+    NOT_COMPARABLE,
+    Verdict,
+    fmt_interval,
+    judge,
+)
 from longred_bench.reports.verdict_stats import (
     LEVEL,
     RunScores,
@@ -20,13 +28,6 @@ from longred_bench.reports.verdict_stats import (
     seeds_note,
     spread_text,
 )
-from longred_bench.reports.verdicts import (
-    NOT_COMPARABLE,
-    NOT_REPRODUCED,
-    REPRODUCED,
-    Verdict,
-    fmt_interval,
-)
 
 CLAIM_E = (
     "Long-context CPT learns long-context ability: RULER of `cpt` above the zero-shot "
@@ -34,7 +35,8 @@ CLAIM_E = (
 )
 RULE_E = (
     "{level:.0%} bootstrap interval (seeds and paired documents resampled) of RULER(cpt) - "
-    "RULER(zero-shot): entirely above 0 -> reproduced; otherwise not reproduced."
+    "RULER(zero-shot): entirely above 0 -> reproduced; entirely below 0 -> not reproduced; "
+    "otherwise undecided (the paper gives no effect for this check)."
 )
 
 
@@ -58,5 +60,4 @@ def verdict_cpt_learns_long(zero_shot: RunScores, cpt: Sequence[RunScores], scop
         f"bootstrap over seeds and paired samples, n={n} samples)."
         f"{spread_text({'cpt': seed_spread(cpt, 'ruler')}, 'RULER')}"
     )
-    label = REPRODUCED if ci.low > 0 else NOT_REPRODUCED
-    return Verdict("e", CLAIM_E, scope, paper, ours, label, rule, "ours")
+    return Verdict("e", CLAIM_E, scope, paper, ours, judge(ci, ABOVE), rule, "ours")

@@ -8,8 +8,9 @@ is ``"before"`` (the zero-shot extension; also when absent), ``"after"``: the ch
 texts (its ``extension`` is the RoPE spec of the before row it belongs to), or ``"control"``: the
 ``control`` checkpoint, trained on the same data at the original RoPE, compared with the original
 on the same texts (its ``extension`` is ``None``). A before row without an after record says at
-which profile the after values are measured. Claim (c) of :mod:`longred_bench.reports.verdicts`
-(drift falls after CPT) is labelled for every extension that has both.
+which profile the after values are measured. Claims (c) (drift falls after CPT, against the
+control row, every seed) and (c2) (a larger RoPE base drifts more) of
+:mod:`longred_bench.reports.drift_verdicts` are labelled where their rows were measured.
 
 Every value is shown with its percentile-bootstrap interval over the evaluated texts
 (:func:`~longred_bench.metrics.stats.bootstrap_mean_ci` of the summary's per-text values); a
@@ -28,17 +29,16 @@ import pandas as pd
 from longred_bench.metrics.stats import Interval, bootstrap_mean_ci
 from longred_bench.reports.drift_plot import plot_drift_layers
 from longred_bench.reports.drift_report import drift_frames
-from longred_bench.reports.paper import TABLE1, TABLE1_MARK, TABLE1_SETTING
-from longred_bench.reports.verdicts import (
-    BOOT_SEED,
+from longred_bench.reports.drift_verdicts import (
     CLAIM_C,
-    LEVEL,
-    N_BOOT,
     RULE_C,
     text_values,
+    verdict_base_drifts_more,
     verdict_drift_falls,
-    verdicts_markdown,
 )
+from longred_bench.reports.paper import TABLE1, TABLE1_MARK, TABLE1_SETTING
+from longred_bench.reports.verdict_rules import verdicts_markdown
+from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT
 
 AFTER_CPT_MISSING = "not measured yet"
 AFTER_PROFILE = "tiny"  # the profile whose reference report measures the after-CPT columns
@@ -70,18 +70,38 @@ def _by_seed(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def after_by_extension(summary: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    """``{extension: after-CPT drift summary}`` (the lowest ``seed`` where several exist)."""
-    out: dict[str, dict[str, Any]] = {}
+def after_seeds(summary: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
+    """``{extension: after-CPT drift summaries, one per seed, lowest seed first}``."""
+    out: dict[str, list[dict[str, Any]]] = {}
     for _, row in _by_seed(summary[_stage(summary).eq("after")]).iterrows():
-        out.setdefault(row["extension"], row.to_dict())
+        out.setdefault(row["extension"], []).append(row.to_dict())
     return out
+
+
+def after_by_extension(summary: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """``{extension: after-CPT drift summary}`` of the lowest ``seed`` (the table's cells)."""
+    return {ext: runs[0] for ext, runs in after_seeds(summary).items()}
+
+
+def control_seeds(summary: pd.DataFrame) -> list[dict[str, Any]]:
+    """The control checkpoints' drift summaries, one per seed, lowest first."""
+    return [r.to_dict() for _, r in _by_seed(summary[_stage(summary).eq("control")]).iterrows()]
 
 
 def control_summary(summary: pd.DataFrame) -> dict[str, Any] | None:
     """The control checkpoint's drift summary (the lowest ``seed``), or ``None``."""
-    control = _by_seed(summary[_stage(summary).eq("control")])
-    return None if control.empty else control.iloc[0].to_dict()
+    controls = control_seeds(summary)
+    return controls[0] if controls else None
+
+
+def abf_bases(before: pd.DataFrame) -> dict[float, dict[str, Any]]:
+    """``{RoPE base: zero-shot drift summary}`` of the ABF extensions measured."""
+    out = {}
+    for _, row in before.iterrows():
+        params = row["rope_parameters"]
+        if str(row["extension"]).startswith("abf") and params.get("rope_type") == "default":
+            out[float(params["rope_theta"])] = row.to_dict()
+    return out
 
 
 def drift_interval(summary: Mapping[str, Any], metric: str) -> Interval | None:
@@ -136,7 +156,9 @@ def build_table1(
     summary_all, layers_all = drift_frames(records)
     before = summary_all[_stage(summary_all).eq("before")].reset_index(drop=True)
     after = after_by_extension(summary_all)
-    control = control_summary(summary_all)
+    after_all = after_seeds(summary_all)
+    controls = control_seeds(summary_all)
+    control = controls[0] if controls else None
     prov = records[0]["provenance"]
     first = before.iloc[0]
     missing = _missing_note(profile, after_profile)
@@ -145,6 +167,12 @@ def build_table1(
     lacking = [e for e in before["extension"] if e not in after]
     if not lacking:
         after_text = "After CPT: the `cpt` checkpoint of each extension against the original."
+        n_seeds = max(len(v) for v in after_all.values())
+        if n_seeds > 1 or len(controls) > 1:
+            after_text += (
+                f" Cells show the lowest seed; the verdicts use every seed ({n_seeds} of `cpt`, "
+                f"{len(controls)} of `control`)."
+            )
     else:
         which = "every extension" if not after else ", ".join(f"`{e}`" for e in lacking)
         where = "" if profile == after_profile else f" at this profile; {missing}"
@@ -185,7 +213,8 @@ def build_table1(
     for _, row in before.iterrows():
         post = after.get(row["extension"])
         if post is not None:
-            verdicts.append(verdict_drift_falls(row["extension"], row.to_dict(), post))
+            seeds = after_all[row["extension"]]
+            verdicts.append(verdict_drift_falls(row["extension"], row.to_dict(), seeds, controls))
         hidden_after = _cell(post, "hidden_cosine", "%.5f") if post else missing
         kl_after = _cell(post, "attention_kl", "%.4g") if post else missing
         lines.append(
@@ -214,9 +243,12 @@ def build_table1(
         "the largest attention KL plus the last (LongReD's rule for the short-text distillation "
         "layers); 1-based decoder layers.",
         "",
-        "## Verdict: drift after CPT",
+        "## Verdicts: drift after CPT, and by RoPE base",
         "",
     ]
+    bases = abf_bases(before)
+    if len(bases) >= 2:
+        verdicts.append(verdict_base_drifts_more(bases))
     if verdicts:
         lines += verdicts_markdown(verdicts)
     else:

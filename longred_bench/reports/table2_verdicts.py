@@ -10,9 +10,10 @@ resamples the seeds of each row as well as the documents all their runs scored
 
 (T2) *long+short data keeps more short-text ability*: the interval of
      ``Short Avg(long-short-cpt) - Short Avg(cpt)`` lies entirely above 0 -> reproduced;
-     otherwise not reproduced. Seed rule (as for Table 3's claims): a Short Avg difference smaller
-     than the Short Avg seed spread of either row -> not comparable at this scale. Without shared
-     per-document scores there is no interval -> not comparable.
+     entirely below 0, or below the paper's effect scaled to this Short Avg (its mean relative
+     gain over the four benchmarks x `cpt`'s Short Avg) -> not reproduced; otherwise undecided
+     (:func:`~longred_bench.reports.verdict_rules.judge`). Without shared per-document scores
+     there is no interval -> not comparable.
 
 The RULER difference of the same two rows is reported beside it (the paper's Table 3 has the
 data-mixed CPT at about long CPT's RULER), not judged.
@@ -23,23 +24,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from longred_bench.reports.paper import TABLE2
+from longred_bench.reports.verdict_rules import (
+    ABOVE,
+    NOT_COMPARABLE,
+    Verdict,
+    fmt_interval,
+    judge,
+)
 from longred_bench.reports.verdict_stats import (
     LEVEL,
     RunScores,
     compared_means,
-    seed_check,
     seed_diff,
     seed_spread,
     seeds_note,
     spread_text,
-)
-from longred_bench.reports.verdicts import (
-    NOT_COMPARABLE,
-    NOT_REPRODUCED,
-    REPRODUCED,
-    RULE_SEED,
-    Verdict,
-    fmt_interval,
 )
 
 LONG, LONG_SHORT = "cpt", "long-short-cpt"
@@ -50,8 +49,13 @@ CLAIM_T2 = (
 RULE_T2 = (
     "{level:.0%} bootstrap interval (seeds and paired documents resampled) of "
     "Short Avg(long-short-cpt) - Short Avg(cpt), each the mean over its seeds: entirely above 0 "
-    "-> reproduced; otherwise not reproduced."
+    "-> reproduced; entirely below 0, or below the paper's effect scaled to this Short Avg (its "
+    "mean relative gain x `cpt`'s Short Avg) -> not reproduced; otherwise undecided."
 )
+
+
+# The paper's mean relative gain of Long+Short over Long across Table 2's benchmarks.
+PAPER_RELATIVE = sum((short - long) / long for _, long, short in TABLE2) / len(TABLE2)
 
 
 def paper_evidence() -> str:
@@ -87,13 +91,12 @@ def verdict_long_short(
         if ruler_ci is not None
         else ""
     )
+    effect = None if base is None else PAPER_RELATIVE * base
+    scaled = "" if effect is None else f" The paper's effect, scaled: {effect:+.2f}."
     ours = (
         f"{head} on the documents both scored; difference {fmt_interval(ci)} ({LEVEL:.0%} "
-        f"bootstrap over seeds and paired documents, n={n} documents).{spread_text(spreads)}"
-        f"{ruler}"
+        f"bootstrap over seeds and paired documents, n={n} documents).{scaled}"
+        f"{spread_text(spreads)}{ruler}"
     )
-    label = REPRODUCED if ci.low > 0 else NOT_REPRODUCED
-    why = seed_check(ci.estimate, spreads)
-    if why is not None:
-        label, rule = NOT_COMPARABLE, f"{rule}{RULE_SEED} Applied: {why}."
+    label = judge(ci, ABOVE, paper=effect)
     return Verdict("T2", CLAIM_T2, scope, paper_evidence(), ours, label, rule)

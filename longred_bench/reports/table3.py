@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.errors import UserError
-from longred_bench.reports.long_verdict import verdict_cpt_learns_long
 from longred_bench.reports.paper import TABLE3, TABLE3_HEADLINE, TABLE3_MARK
+from longred_bench.reports.premises import extension_premises
 from longred_bench.reports.run_sections import (
     results_table,
     ruler_scope,
@@ -52,7 +52,6 @@ from longred_bench.reports.runs import (
     RunKey,
     baseline,
     collect_runs,
-    extension_factor,
     extensions,
     row_order,
     run_scores,
@@ -64,10 +63,8 @@ from longred_bench.reports.verdict_stats import RunScores
 from longred_bench.reports.verdicts import (
     B_BASELINES,
     Verdict,
-    extension_setting,
-    paper_evidence_a,
     paper_evidence_b,
-    verdict_cpt_loses_short,
+    paper_relative_b,
     verdict_cpt_vs_control,
     verdict_longred_keeps_short,
     verdicts_markdown,
@@ -75,38 +72,31 @@ from longred_bench.reports.verdicts import (
 
 
 def table3_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> list[Verdict]:
-    """Claims (a), (b), (d) and (e) for every extension whose compared rows were evaluated; (b)
+    """Claims (a), (e), (b) and (d) for every extension whose compared rows were evaluated; (b)
     for each LongReD variant against ``cpt`` (key ``b``) and the data-matched ``mix-cpt``
-    (``b'``)."""
+    (``b'``), gated on that extension's (a) and (e)."""
 
     def scores(keys: list[RunKey]) -> list[RunScores]:
         return [run_scores(k, runs[k], cats) for k in keys]
 
     out: list[Verdict] = []
     for ext in extensions(runs):
-        pe, factor = extension_setting(ext, extension_factor(runs, ext))
-        scope = f"`{ext}` ({pe} x{factor:g})"
-        original = baseline(runs, ext, "original")
+        pre = extension_premises(runs, cats, ext)
+        out += pre.verdicts
         cpt = scores(seeds(runs, ext, "cpt"))
-        if original and cpt:
-            out.append(
-                verdict_cpt_loses_short(
-                    scores(original)[0], cpt, scope, paper_evidence_a(pe, factor)
-                )
-            )
         for row, method in (("longred-c", "LongReD-C"), ("longred-u", "LongReD-U")):
             longred = scores(seeds(runs, ext, row))
             for base_row, (_, _, data) in B_BASELINES.items():
                 base = scores(seeds(runs, ext, base_row))
                 if base and longred:
-                    paper = paper_evidence_b(pe, factor, method, data)
-                    out.append(verdict_longred_keeps_short(base, longred, scope, paper, method))
+                    paper = paper_evidence_b(pre.pe, pre.factor, method, data)
+                    relative = paper_relative_b(pre.pe, pre.factor, method, data)
+                    out.append(verdict_longred_keeps_short(
+                        base, longred, pre.scope, paper, method, premises=pre.gate,
+                        cpt_gain=pre.cpt_gain, relative=relative))  # fmt: skip
         control = scores(baseline(runs, ext, "control"))
         if cpt and control:
-            out.append(verdict_cpt_vs_control(control, cpt, scope))
-        zero_shot = scores(seeds(runs, ext, "zero-shot"))
-        if cpt and zero_shot:
-            out.append(verdict_cpt_learns_long(zero_shot[0], cpt, scope))
+            out.append(verdict_cpt_vs_control(control, cpt, pre.scope))
     return out
 
 

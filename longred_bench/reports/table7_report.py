@@ -7,7 +7,8 @@ trainable: the paper's PET), ``merge`` (half the ``cpt`` run's weights and half 
 no optimizer) and ``longred-c``. The claims are Table 3's claim (b) with these baselines
 (:func:`~longred_bench.reports.verdicts.verdict_longred_keeps_short`, keys ``T7m`` and ``T7p``):
 LongReD-C keeps more short-text ability than the baseline at a similar RULER score, every
-interval over seeds and paired documents, the seed rule applied.
+interval over seeds and paired documents, gated on Table 3's premises (a) and (e) at the same
+extension (shown first).
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.reports.paper import TABLE7, TABLE7_COLUMNS, TABLE7_MARK, TABLE7_SETTING
+from longred_bench.reports.premises import extension_premises
 from longred_bench.reports.run_sections import results_table, ruler_scope, run_header, run_sections
 from longred_bench.reports.runs import (
     Run,
     RunKey,
-    extension_factor,
     extensions,
     method_runs,
     run_scores,
@@ -31,7 +32,6 @@ from longred_bench.reports.short_avg import short_categories
 from longred_bench.reports.verdicts import (
     T7_BASELINES,
     Verdict,
-    extension_setting,
     verdict_longred_keeps_short,
     verdicts_markdown,
 )
@@ -68,17 +68,19 @@ def paper_lines() -> list[str]:
 
 
 def table7_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> list[Verdict]:
-    """(T7m) and (T7p): LongReD-C against each baseline at every extension that has both."""
+    """The premises (a) and (e), then (T7m) and (T7p): LongReD-C against each baseline at every
+    extension that has both, gated on the premises."""
     out = []
     for ext in extensions(runs):
-        pe, factor = extension_setting(ext, extension_factor(runs, ext))
-        scope = f"`{ext}` ({pe} x{factor:g})"
+        pre = extension_premises(runs, cats, ext)
+        out += pre.verdicts
         longred = [run_scores(k, runs[k], cats) for k in seeds(runs, ext, "longred-c")]
         for base_row in BASELINE_ROWS:
             base = [run_scores(k, runs[k], cats) for k in seeds(runs, ext, base_row)]
             if base and longred:
-                paper = paper_evidence(base_row)
-                out.append(verdict_longred_keeps_short(base, longred, scope, paper, "LongReD-C"))
+                out.append(verdict_longred_keeps_short(
+                    base, longred, pre.scope, paper_evidence(base_row), "LongReD-C",
+                    premises=pre.gate, cpt_gain=pre.cpt_gain))  # fmt: skip
     return out
 
 

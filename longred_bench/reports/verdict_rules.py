@@ -132,3 +132,22 @@ def long_margin(cpt_gain: float) -> float:
 def fmt_interval(ci: Interval, digits: int = 2) -> str:
     """``+1.23 [+0.50, +2.01]``: a signed difference and its interval."""
     return f"{ci.estimate:+.{digits}f} [{ci.low:+.{digits}f}, {ci.high:+.{digits}f}]"
+
+
+def verdicts_markdown(verdicts: Sequence[Verdict]) -> list[str]:
+    """Markdown lines: a summary table, the label rule, then each verdict's evidence, premise
+    gate (where it has one) and rule."""
+    if not verdicts:
+        return ["No claim could be checked: the rows a claim compares are missing.", ""]
+    lines = ["| claim | setting | verdict | source |", "|---|---|---|---|"]
+    for v in verdicts:
+        lines.append(
+            f"| ({v.key}) {v.claim} | {v.scope} | **{v.label}** | "
+            f"{'paper' if v.source == 'paper' else 'ours (not in the paper)'} |"
+        )
+    lines += ["", LABEL_RULE, ""]
+    for v in verdicts:
+        lines += [f"**({v.key}) {v.scope}: {v.label}.** {v.claim}", "", f"- Paper: {v.paper}"]
+        lines += [f"- Premise: {v.premise}"] if v.premise else []
+        lines += [f"- Ours: {v.ours}", f"- Rule: {v.rule}", ""]
+    return lines

@@ -2,8 +2,10 @@
 weights, distilled layers, short-distillation length) at one extension (the paper's are at 32K
 ABF; a profile names it under ``tables.tableN.extensions``).
 
-Each is a run grid of ``longred-c`` (Table 3's runs) and the table's variants
-(:data:`~longred_bench.reproduce.rows.ABLATION_ROWS`), every row compared. Table 5's layer
+Each is a run grid of ``longred-c`` (Table 3's runs), ``cpt`` (Table 3's runs too: the premises
+(a) and (e) that every ablation claim is gated on compare it with the original and the zero-shot
+extension) and the table's variants (:data:`~longred_bench.reproduce.rows.ABLATION_ROWS`), every
+row compared. Table 5's layer
 variants need a model with at least 2 layers; Table 6 scores the paper's three lengths as
 fractions of the original window (1/8, 1/4, 1x).
 """
@@ -39,7 +41,7 @@ def _short_lengths(ctx: Context) -> None:
 
 
 def _spec(name: str, check: object = None) -> object:
-    every = ("longred-c", *ROWS[name])
+    every = ("longred-c", "cpt", *ROWS[name])
     build = "longred_bench.reproduce.ablations:build_" + name
     return grid_spec(name, TITLES[name], every, every, build, check=check)
 

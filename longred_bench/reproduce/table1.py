@@ -1,7 +1,7 @@
 """``reproduce table1``: LongReD Table 1, drift of zero-shot extensions from the original model
 and, where the profile says ``after_cpt``, of the CPT checkpoints at those extensions (Table 3's
-``cpt`` config, seed 0) and of the ``control`` checkpoint (the same data at the original RoPE), on
-the same texts.
+``cpt`` config, every seed of the profile's ``runs.seeds``) and of the ``control`` checkpoints
+(the same data at the original RoPE, every seed), on the same texts.
 
 The zero-shot table is one cached unit (``runs/table1-<profile>-<hash>``); each trained
 checkpoint's drift is its own (``runs/table1-after/<hash>``), beside the training runs Table 3
@@ -92,14 +92,17 @@ def _steps(ctx: Context) -> list[Step]:
     steps = [Step(zero_shot_unit(ctx.profile, exts), "drift zero-shot", 0.4, labels={})]
     if not ctx.settings.after_cpt:
         return steps
+    seeds = range(ctx.profile.runs.seeds)
     for ext in exts:
-        labels = {"stage": "after", "trained_row": "cpt", "extension": ext}
-        steps += trained_drift_steps(ctx.profile, TrainedRow("cpt", ext, 0), labels,
-                                     f"drift after cpt {ext}")  # fmt: skip
+        for seed in seeds:
+            labels = {"stage": "after", "trained_row": "cpt", "extension": ext, "seed": seed}
+            steps += trained_drift_steps(ctx.profile, TrainedRow("cpt", ext, seed), labels,
+                                         f"drift after cpt {ext} seed {seed}")  # fmt: skip
     if "control" in table3_grid(ctx.profile).rows:
-        labels = {"stage": "control", "trained_row": "control", "extension": None}
-        steps += trained_drift_steps(ctx.profile, TrainedRow("control", None, 0), labels,
-                                     "drift control")  # fmt: skip
+        for seed in seeds:
+            labels = {"stage": "control", "trained_row": "control", "extension": None, "seed": seed}
+            steps += trained_drift_steps(ctx.profile, TrainedRow("control", None, seed), labels,
+                                         f"drift control seed {seed}")  # fmt: skip
     return steps
 
 

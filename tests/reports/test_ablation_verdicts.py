@@ -1,13 +1,24 @@
 """The direction claims of LongReD's ablation tables (``reports.ablation_report``) on hand-built
-``RunScores``: each outcome of the rule, the seed rule, the RULER floor and the same-layers case;
-and the three tables' claims name rows of their own profiles."""
+``RunScores``: each label of the rule, the premise gate, the paper's scaled effect and the
+same-layers case; and the three tables' claims name rows of their own profiles."""
 
 from __future__ import annotations
 
 from longred_bench.reports.ablation_report import Claim, verdict_direction
 from longred_bench.reports.ablation_tables import ABLATIONS
+from longred_bench.reports.verdict_rules import Verdict
 from longred_bench.reports.verdict_stats import RunScores
-from longred_bench.reports.verdicts import NOT_COMPARABLE, NOT_REPRODUCED, REPRODUCED
+from longred_bench.reports.verdicts import (
+    NOT_COMPARABLE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    UNDECIDED,
+)
+
+OK = (
+    Verdict("a", "c", "s", "p", "o", REPRODUCED, "r"),
+    Verdict("e", "c", "s", "p", "o", REPRODUCED, "r"),
+)
 
 
 def _rows(row: str, hits: tuple[int, ...]) -> list[RunScores]:
@@ -25,22 +36,29 @@ def _rows(row: str, hits: tuple[int, ...]) -> list[RunScores]:
 CLAIM = Claim("T", "The variant lowers RULER.", "v", "longred-c", "ruler", -1, "p")
 
 
-def test_direction_rule_outcomes() -> None:
+def test_direction_rule_labels() -> None:
     ref = _rows("longred-c", (12, 12, 13))
-    assert verdict_direction(CLAIM, ref, _rows("v", (4, 4, 5)), "s").label == REPRODUCED
-    assert verdict_direction(CLAIM, ref, _rows("v", (20, 20, 21)), "s").label == NOT_REPRODUCED
+    label = lambda claim, rows: verdict_direction(claim, ref, rows, "s", premises=OK).label  # noqa: E731
+    assert label(CLAIM, _rows("v", (4, 4, 5))) == REPRODUCED
+    assert label(CLAIM, _rows("v", (20, 20, 21))) == NOT_REPRODUCED  # the other side
+    assert label(CLAIM, _rows("v", (2, 12, 22))) == UNDECIDED  # seeds disagree: wide interval
     raised = Claim("T", "raises", "v", "longred-c", "ruler", 1, "p")
-    assert verdict_direction(raised, ref, _rows("v", (20, 20, 21)), "s").label == REPRODUCED
+    assert label(raised, _rows("v", (20, 20, 21))) == REPRODUCED
+    # A fall of 80% (the paper's, scaled) is ruled out by an interval around 0: not reproduced.
+    big = Claim("T", "lowers", "v", "longred-c", "ruler", -1, "p", relative=-0.8)
+    assert label(big, _rows("v", (12, 12, 13))) == NOT_REPRODUCED
+    assert label(CLAIM, _rows("v", (12, 12, 13))) == UNDECIDED
 
 
-def test_seed_spread_floor_and_same_layers_make_it_not_comparable() -> None:
+def test_premise_gate_and_same_layers_make_it_not_comparable() -> None:
     ref = _rows("longred-c", (12, 12, 13))
-    noisy = verdict_direction(CLAIM, ref, _rows("v", (2, 12, 22)), "s")
-    assert noisy.label == NOT_COMPARABLE and "seed spread" in noisy.rule
-    low = verdict_direction(CLAIM, _rows("longred-c", (1, 1, 1)), _rows("v", (0, 0, 0)), "s")
-    assert low.label == NOT_COMPARABLE and "floor" in low.rule
+    failed = (OK[0], Verdict("e", "c", "s", "p", "o", NOT_REPRODUCED, "r"))
+    gated = verdict_direction(CLAIM, ref, _rows("v", (4, 4, 5)), "s", premises=failed)
+    assert gated.label == NOT_COMPARABLE and "(e) not reproduced" in gated.premise
+    unmeasured = verdict_direction(CLAIM, ref, _rows("v", (4, 4, 5)), "s")
+    assert unmeasured.label == NOT_COMPARABLE and "not measured" in unmeasured.premise
     layer_claim = Claim("T", "KL layers beat v.", "v", "longred-c", "ruler", -1, "p", layers=True)
-    same = verdict_direction(layer_claim, ref, _rows("v", (4, 4, 5)), "s", same_layers=True)
+    same = verdict_direction(layer_claim, ref, _rows("v", (4, 4, 5)), "s", True, OK)
     assert same.label == NOT_COMPARABLE and "same layers" in same.rule
 
 

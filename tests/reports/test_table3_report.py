@@ -25,7 +25,7 @@ from longred_bench.reports.runs import (
 )
 from longred_bench.reports.short_avg import TINY_CATEGORIES, short_categories
 from longred_bench.reports.table3 import build_table3, table3_verdicts
-from longred_bench.reports.verdicts import NOT_COMPARABLE, NOT_REPRODUCED, REPRODUCED
+from longred_bench.reports.verdicts import NOT_COMPARABLE, NOT_REPRODUCED, REPRODUCED, UNDECIDED
 
 N_SHORT = 200
 N_RULER = 20  # per task and length
@@ -195,29 +195,40 @@ def test_without_item_records_cells_have_no_interval_and_verdicts_not_comparable
 
 def test_verdict_a_flips_with_the_data() -> None:
     assert _labels(records_for(cpt=(0.3, 0.4, 0.5)))["a"] == REPRODUCED
-    assert _labels(records_for(cpt=(0.6, 0.6, 0.8)))["a"] == NOT_REPRODUCED  # equal to original
+    # equal to the original: the interval around 0 rules out the paper's loss (scaled, -9.31)
+    assert _labels(records_for(cpt=(0.6, 0.6, 0.8)))["a"] == NOT_REPRODUCED
     assert _labels(records_for(cpt=(0.8, 0.8, 0.9)))["a"] == NOT_REPRODUCED  # above it
 
 
 def test_verdict_b_flips_and_ruler_margin() -> None:
     assert _labels(records_for(longred=(0.55, 0.6, 0.7)))["b"] == REPRODUCED
     assert _labels(records_for(longred=(0.3, 0.4, 0.5)))["b"] == NOT_REPRODUCED  # same as cpt
-    # RULER 25 points below CPT's 50 (interval excludes 0, beyond the 5-point margin).
-    assert _labels(records_for(longred_ruler=0.25))["b"] == NOT_COMPARABLE
-    # 3 points away: the interval may or may not contain 0, the margin says similar.
+    # RULER 25 points below CPT's 50: beyond the margin, 0.25 x CPT's gain of 30 = 7.5.
+    assert _labels(records_for(longred_ruler=0.25))["b"] == NOT_REPRODUCED
+    # 3 points away: within the margin (non-inferior).
     assert _labels(records_for(longred_ruler=0.53))["b"] == REPRODUCED
     # RULER 40 points above CPT's: at least as good on both axes is credited.
     assert _labels(records_for(longred_ruler=0.9))["b"] == REPRODUCED
     assert _labels(records_for(longred=(0.3, 0.4, 0.5), longred_ruler=0.9))["b"] == NOT_REPRODUCED
 
 
-def test_seed_spread_makes_small_differences_not_comparable() -> None:
-    # CPT seed 0 Short Avg 40.0 vs original 66.7: a difference of 26.7 points.
+def test_verdict_b_is_gated_on_premise_a() -> None:
+    """CPT keeps the original's short ability: (a) is not reproduced, so (b) is not comparable
+    and says why."""
+    recs = records_for(cpt=(0.6, 0.6, 0.8))
+    runs = collect_runs(recs)
+    verdicts = {v.key: v for v in table3_verdicts(runs, short_categories(recs))}
+    assert verdicts["a"].label == NOT_REPRODUCED and verdicts["e"].label == REPRODUCED
+    assert verdicts["b"].label == NOT_COMPARABLE
+    assert verdicts["b"].premise.startswith("premises (a) not reproduced, (e) reproduced")
+
+
+def test_seed_variance_enters_through_the_interval() -> None:
     far = records_for(cpt=(0.3, 0.4, 0.5), cpt_seed1=(0.32, 0.42, 0.52))  # spread 2 points
     assert _labels(far)["a"] == REPRODUCED
     wide = records_for(cpt=(0.3, 0.4, 0.5), cpt_seed1=(0.9, 0.9, 0.9))  # spread 50 points
     labels = _labels(wide)
-    assert labels["a"] == NOT_COMPARABLE and labels["b"] == NOT_COMPARABLE
+    assert labels["a"] == UNDECIDED and labels["b"] == NOT_COMPARABLE  # (b): premise undecided
 
 
 def test_verdict_d_control_is_ours() -> None:

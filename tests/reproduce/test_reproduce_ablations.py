@@ -33,19 +33,22 @@ def test_tiny_ablations_vary_one_setting_of_table3s_longred_c():
     from longred_bench.reproduce.grid import TrainedRow, trained_rows
 
     table3 = grid_of("table3")
-    default = TrainedRow("longred-c", "abf:theta=2e6", 0).config(table3)
+    ext = "pi:factor=2"  # where (a), the premise of every ablation claim, holds at tiny
+    default = TrainedRow("longred-c", ext, 0).config(table3)
     for name in ("table4", "table5", "table6"):
         grid = grid_of(name)
-        assert grid.extensions == ("abf:theta=2e6",)
+        assert grid.extensions == (ext,)
+        # LongReD-C and CPT (the premises' row) are Table 3's runs: shared, not trained again
         assert all(run in trained_rows(table3) for run in trained_rows(grid)
-                   if run.row == "longred-c")  # fmt: skip
+                   if run.row in ("longred-c", "cpt"))  # fmt: skip
+        assert "cpt" in grid.rows
         assert set(grid.seeds.values()) == {3} and set(grid.seeds) == set(grid.rows)
-        for row in grid.rows[1:]:
-            cfg = TrainedRow(row, "abf:theta=2e6", 0).config(grid)
+        for row in grid.rows[2:]:
+            cfg = TrainedRow(row, ext, 0).config(grid)
             changed = {k for k, v in cfg.to_dict().items() if default.to_dict().get(k) != v}
             assert changed and changed <= {"a1", "a2", "layers", "short_len"}, (name, row)
-    short = {r: TrainedRow(r, "abf:theta=2e6", 0).config(table3).short_len
-             for r in grid_of("table6").rows}  # fmt: skip
+    short = {r: TrainedRow(r, ext, 0).config(table3).short_len
+             for r in grid_of("table6").rows if r != "cpt"}  # fmt: skip
     assert short == {"longred-c": 128, "longred-c-short-eighth": 32,
                      "longred-c-short-quarter": 64, "longred-c-short-full": 256}  # fmt: skip
 

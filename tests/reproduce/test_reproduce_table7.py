@@ -40,12 +40,12 @@ def test_tiny_table7_is_one_extension_with_table3_baselines_and_merges_its_cpt_s
     from longred_bench.reproduce.grid import TrainedRow, trained_rows
 
     prof, table3 = grid_of("table7"), grid_of("table3")
-    assert prof.extensions == ("abf:theta=2e6",)
+    assert prof.extensions == ("pi:factor=2",)  # where premise (a) holds at tiny
     runs = trained_rows(prof)
     assert {row: sum(r.row == row for r in runs) for row in prof.rows} == dict.fromkeys(
         prof.rows, 3)  # fmt: skip
     for run in runs:
         if run.row in ("cpt", "longred-c"):
             assert run in trained_rows(table3) and run.config(prof) == run.config(table3)
-    sources = {TrainedRow("merge", "abf:theta=2e6", s).config(prof).merge_with for s in range(3)}
+    sources = {TrainedRow("merge", "pi:factor=2", s).config(prof).merge_with for s in range(3)}
     assert len(sources) == 3 and all(s.endswith("/final") and "train-cpt-" in s for s in sources)

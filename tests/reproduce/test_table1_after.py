@@ -9,7 +9,6 @@ import pytest
 from report_helpers import PROV
 
 from longred_bench.reports.table1 import build_table1
-from longred_bench.reports.verdicts import NOT_REPRODUCED, REPRODUCED, verdict_drift_falls
 
 EXTS = {
     "abf:theta=4e4": {"rope_type": "default", "rope_theta": 4e4},
@@ -77,8 +76,9 @@ def test_after_values_fill_their_own_extension(tmp_path: Path) -> None:
     abf = _row(md, "abf:theta=4e4")
     assert abf[5] == abf[7] == "not measured in this run"
     assert md.count("| this suite |") == 2  # after records are not rows of their own
-    assert "| (c) Drift falls after CPT" in md and "| `pi:factor=4` | **reproduced** |" in md
-    assert "point values on 1024 tokens" in md and "no interval" in md
+    # no control row measured: (c) cannot separate the data's drift from the RoPE's
+    assert "| (c) Drift falls after CPT" in md and "| `pi:factor=4` | **not comparable** |" in md
+    assert "no `control` row" in md
     assert "After CPT: not measured yet for `abf:theta=4e4`." in md
 
 
@@ -91,20 +91,3 @@ def test_missing_after_cites_the_reference_profile(tmp_path: Path) -> None:
     assert "Not checked at this profile" in md
     md = build_table1(records, tmp_path, profile="smol", command="c", after_profile="paper")[0]
     assert "measured at profile `paper` (reports/paper/table1.md)" in md.read_text()
-
-
-@pytest.mark.parametrize(
-    ("after", "label"),
-    [
-        ((0.95, 0.10), REPRODUCED),
-        ((0.85, 0.10), NOT_REPRODUCED),  # similarity fell
-        ((0.95, 0.30), NOT_REPRODUCED),  # KL rose
-        ((0.90, 0.20), NOT_REPRODUCED),  # unchanged: not "after > before"
-    ],
-)
-def test_verdict_c_rule(after: tuple[float, float], label: str) -> None:
-    before = {"mean_hidden_cosine": 0.90, "mean_attention_kl": 0.20, "num_tokens": 1024}
-    post = {"mean_hidden_cosine": after[0], "mean_attention_kl": after[1], "num_tokens": 1024}
-    verdict = verdict_drift_falls("abf:theta=4e4", before, post)
-    assert verdict.label == label and verdict.key == "c"
-    assert "0.92 -> 0.95" in verdict.paper  # the paper's Llama-3-8B-32K row

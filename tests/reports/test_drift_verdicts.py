@@ -1,0 +1,109 @@
+"""Table 1's claims: (c) drift falls after CPT, net of the control's drift, every seed; (c2) a
+larger RoPE base drifts more, by a rank trend over the bases with an interval over texts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from longred_bench.metrics.rank_trend import bootstrap_rank_trend_ci
+from longred_bench.reports.drift_verdicts import verdict_base_drifts_more, verdict_drift_falls
+from longred_bench.reports.verdict_rules import (
+    NOT_COMPARABLE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    UNDECIDED,
+)
+
+N = 12
+
+
+def noise(seed: int, scale: float) -> np.ndarray:
+    return scale * np.random.default_rng(seed).standard_normal(N)
+
+
+def summary(hidden: Any, kl: Any, **extra: Any) -> dict[str, Any]:
+    hidden, kl = np.asarray(hidden, dtype=float), np.asarray(kl, dtype=float)
+    return {"texts": "sotu", "seq_len": 256, "num_texts": N, "num_tokens": 256 * N,
+            "mean_hidden_cosine": float(hidden.mean()), "mean_attention_kl": float(kl.mean()),
+            "text_hidden_cosine": hidden.tolist(), "text_attention_kl": kl.tolist(),
+            **extra}  # fmt: skip
+
+
+BEFORE_H = 0.95 + noise(0, 0.02)
+BEFORE_K = 0.4 + noise(1, 0.05)
+
+
+def runs(dh: float, dk: float, scale: float, seeds: int, base: int, reference=None):
+    """Per-seed summaries whose per-text change from ``reference`` (before, or the original's
+    identity: hidden 1, KL 0) is ``dh``/``dk`` plus noise."""
+    h0, k0 = reference if reference is not None else (1.0, 0.0)
+    return [summary(h0 + dh + noise(base + s, scale), k0 + dk + noise(base + 50 + s, scale),
+                    seed=s) for s in range(seeds)]  # fmt: skip
+
+
+CONTROL = runs(-0.01, 0.02, 0.001, 3, 100)
+
+
+@pytest.mark.parametrize(
+    ("dh", "dk", "scale", "label"),
+    [
+        (0.01, -0.05, 0.001, REPRODUCED),  # net of the control: hidden +0.02, KL -0.07
+        (-0.03, -0.05, 0.001, NOT_REPRODUCED),  # hidden falls more than the data's drift
+        (-0.01, -0.2, 0.1, UNDECIDED),  # hidden: no net change, wide (contains 0 and the paper
+    ],
+)
+def test_verdict_c_labels_the_change_net_of_the_control(dh, dk, scale, label) -> None:
+    before = summary(BEFORE_H, BEFORE_K)
+    after = runs(dh, dk, scale, 3, 200, reference=(BEFORE_H, BEFORE_K))
+    verdict = verdict_drift_falls("abf:theta=2e6", before, after, CONTROL)
+    assert verdict.label == label
+    assert "3 cpt and 3 control seeds" in verdict.ours
+
+
+def test_verdict_c_counts_every_seed() -> None:
+    """One cpt seed moves the other way: with every seed the interval widens past 0."""
+    before = summary(BEFORE_H, BEFORE_K)
+    good = runs(0.01, -0.05, 0.001, 2, 300, reference=(BEFORE_H, BEFORE_K))
+    bad = runs(-0.04, 0.06, 0.001, 1, 400, reference=(BEFORE_H, BEFORE_K))
+    assert verdict_drift_falls("e", before, good, CONTROL).label == REPRODUCED
+    assert verdict_drift_falls("e", before, good + bad, CONTROL).label != REPRODUCED
+
+
+def test_verdict_c_is_not_comparable_without_a_control_or_per_text_values() -> None:
+    before = summary(BEFORE_H, BEFORE_K)
+    after = runs(0.01, -0.05, 0.001, 1, 200, reference=(BEFORE_H, BEFORE_K))
+    verdict = verdict_drift_falls("e", before, after, [])
+    assert verdict.label == NOT_COMPARABLE and "no `control` row" in verdict.ours
+    old = {k: v for k, v in after[0].items() if not k.startswith("text_")}
+    assert verdict_drift_falls("e", before, [old], CONTROL).label == NOT_COMPARABLE
+
+
+def base_summaries(hidden_means, kl_means, scale=0.005):
+    return {
+        base: summary(h + noise(i, scale), k + noise(i + 20, scale))
+        for i, (base, h, k) in enumerate(zip((4e5, 2e6, 1e7), hidden_means, kl_means, strict=True))
+    }
+
+
+def test_verdict_c2_labels_the_rank_trend() -> None:
+    ordered = base_summaries((0.98, 0.96, 0.94), (0.2, 0.3, 0.4))
+    assert verdict_base_drifts_more(ordered).label == REPRODUCED
+    reversed_ = base_summaries((0.94, 0.96, 0.98), (0.4, 0.3, 0.2))
+    assert verdict_base_drifts_more(reversed_).label == NOT_REPRODUCED
+    flat = base_summaries((0.96, 0.96, 0.96), (0.3, 0.3, 0.3), scale=0.05)
+    assert verdict_base_drifts_more(flat).label == UNDECIDED
+    two = dict(list(ordered.items())[:2])
+    assert verdict_base_drifts_more(two).label == NOT_COMPARABLE
+
+
+def test_rank_trend_interval_resamples_items() -> None:
+    rng = np.random.default_rng(0)
+    clear = [rng.normal(m, 0.1, 40) for m in (0.0, 1.0, 2.0)]
+    ci = bootstrap_rank_trend_ci([1, 2, 3], clear)
+    assert ci.estimate == ci.low == ci.high == 1.0
+    flat = [rng.normal(0, 1, 40) for _ in range(3)]
+    ci = bootstrap_rank_trend_ci([1, 2, 3], flat)
+    assert ci.low < 0 < ci.high

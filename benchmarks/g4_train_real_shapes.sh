@@ -16,8 +16,9 @@
 # g4_8k/, g4_32k/, g4_8k_compiled/ (train_shapes_cuda.csv/.md each). Each stage has its own time
 # limit (seconds: G4A_S, G4B_S, G4C_S, G4D_S). Expected wall time on an H100/H200: about 7 min
 # (tests 1 min, 8K 1.5 min, 32K 2 min, compiled 8K 2.5 min). Usage:
-#   LONGRED_SOURCE_COMMIT=$(git rev-parse HEAD) [WHEELS=dir holding liger_kernel-*.whl] \
+#   env $(python -m longred_bench.source_tree) [WHEELS=dir holding liger_kernel-*.whl] \
 #     benchmarks/g4_train_real_shapes.sh
+# (the commit and its source hash computed in the checkout this tree was copied from)
 set -u -o pipefail
 OUT=${OUT:-$PWD/g4}
 mkdir -p "$OUT"

@@ -13,7 +13,8 @@
 # cache holding tiny-base's final/ and the corpora, named by $LONGRED_CACHE. Each stage has its
 # own time limit (seconds: G1_S, SWEEP_S, G2_S, G2B_S, G3_S), so a slow stage cannot starve the
 # next; G2 writes its CSV after every row. Usage:
-#   LONGRED_CACHE=/path/to/cache LONGRED_SOURCE_COMMIT=$(git rev-parse HEAD) benchmarks/gpu_checks.sh
+#   LONGRED_CACHE=/path/to/cache env $(python -m longred_bench.source_tree) benchmarks/gpu_checks.sh
+# (the commit and its source hash computed in the checkout this tree was copied from)
 set -u -o pipefail
 OUT=${OUT:-$PWD/gpu-checks}
 mkdir -p "$OUT"

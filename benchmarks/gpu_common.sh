@@ -1,6 +1,8 @@
 # Shared by the GPU check scripts (sourced, after they set LOG): the stage banner, a logged
 # command, and the set-up every run starts with (the GPU, this checkout installed without
-# fetching anything, the versions and the commit).
+# fetching anything, the versions, and the commit with the source hash and whether the tree is
+# that commit's: a copy compares itself with $LONGRED_SOURCE_HASH, given beside
+# $LONGRED_SOURCE_COMMIT by `python -m longred_bench.source_tree` in the checkout it came from).
 export PYTHONUNBUFFERED=1
 PY=${PYTHON:-python3}
 stage() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$LOG"; }
@@ -11,5 +13,5 @@ setup_checkout() {
   run $PY -m pip install -q --no-deps --no-build-isolation --no-index -e . || exit 1
   run $PY -c "import torch, triton, transformers; print('torch', torch.__version__, 'triton',
 triton.__version__, 'transformers', transformers.__version__, torch.cuda.get_device_name())"
-  run $PY -c "from longred_bench.results import git_commit; print('commit', git_commit())"
+  run $PY -m longred_bench.source_tree --state
 }

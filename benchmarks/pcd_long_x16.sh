@@ -15,8 +15,9 @@
 # processes' logs). Resumes: the checkpoint and each shard's CSV are kept in
 # $WORK. TASKS, LENGTHS, TRAIN_DEVICE and TRAIN_SET (more --set overrides) make a smoke run on a
 # CPU possible. Usage:
-#   LONGRED_CACHE=/path/to/cache LONGRED_SOURCE_COMMIT=$(git rev-parse HEAD) \
+#   LONGRED_CACHE=/path/to/cache env $(python -m longred_bench.source_tree) \
 #     benchmarks/pcd_long_x16.sh
+# (the commit and its source hash computed in the checkout this tree was copied from)
 set -u -o pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$PWD/pcd-long-x16}

@@ -1,7 +1,8 @@
 """Tidy result records with provenance, written as JSONL and read back as a pandas DataFrame.
 
-Every record carries a ``provenance`` object: git commit of the code, package versions, device,
-seed, UTC timestamp and the resolved config of the run that produced it.
+Every record carries a ``provenance`` object: git commit of the code, the content hash of the
+source that ran and whether it differs from that commit's, package versions, device, seed, UTC
+timestamp and the resolved config of the run that produced it.
 
 Cached runs (a directory holding the records, the config that made them and a ``manifest.json``
 with their sizes and sha256) are written whole by :func:`save_run_dir` and read by
@@ -14,9 +15,7 @@ import datetime as _dt
 import gzip
 import hashlib
 import json
-import os
 import platform
-import subprocess
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from importlib import metadata
@@ -31,41 +30,22 @@ from longred_bench.cache import (
     warn,
     write_manifest,
 )
+from longred_bench.source_tree import COMMIT_VAR, source_state
 
 _PACKAGES = ("longred-bench", "torch", "transformers", "lm_eval", "triton")
 
 
-SOURCE_COMMIT_VAR = "LONGRED_SOURCE_COMMIT"
+SOURCE_COMMIT_VAR = COMMIT_VAR
 
 
 def git_commit() -> str:
-    """The commit of the source checkout this package runs from (``+dirty`` if a tracked file
-    outside ``reports/`` is modified: the suite's own outputs do not make the code dirty). An
-    installed package (wheel, ``pip install .``) has none: then ``no git checkout (longred-bench
-    VERSION)``. ``$LONGRED_SOURCE_COMMIT``, where set, names the commit a copied source tree came
-    from (a GPU machine's copy, whose ``.git`` may be missing or stale) and wins: ``COMMIT
-    (copy)``. Git's own messages never reach the terminal."""
-    if os.environ.get(SOURCE_COMMIT_VAR, "").strip():
-        return f"{os.environ[SOURCE_COMMIT_VAR].strip()} (copy)"
-    root = Path(__file__).resolve().parent.parent
-
-    def git(*args: str) -> str:
-        return subprocess.run(
-            ["git", *args], cwd=root, capture_output=True, text=True, check=True
-        ).stdout.strip()
-
-    try:
-        top, head = git("rev-parse", "--show-toplevel", "HEAD").splitlines()
-        if Path(top).resolve() != root:  # e.g. a virtualenv inside some other repository
-            raise ValueError(top)
-        dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!reports")
-    except (OSError, ValueError, subprocess.CalledProcessError):
-        try:
-            version = metadata.version("longred-bench")
-        except metadata.PackageNotFoundError:
-            version = "not installed"
-        return f"no git checkout (longred-bench {version})"
-    return head + ("+dirty" if dirty else "")
+    """The commit of the source that runs, as records name it: ``COMMIT``, ``COMMIT+dirty``
+    where the package's source files differ from that commit's, ``COMMIT (dirty unknown)``
+    where they cannot be compared with them, or ``no git checkout (longred-bench VERSION)`` for
+    an installed package. ``$LONGRED_SOURCE_COMMIT``, where set, names the commit (a copied
+    source tree's, whose ``.git`` may be missing or stale); see
+    :mod:`longred_bench.source_tree`. Git's own messages never reach the terminal."""
+    return source_state().label
 
 
 def device_name(device: Any = "cpu") -> str:
@@ -95,9 +75,14 @@ def _version(name: str) -> str:
 
 @dataclass(frozen=True)
 class Provenance:
-    """Where a result came from."""
+    """Where a result came from: ``git_commit`` as :func:`git_commit` names it, the
+    ``source_hash`` of the package's source files that ran and whether they differ from that
+    commit's (``dirty``: true, false, or ``"unknown"`` where they could not be compared); see
+    :mod:`longred_bench.source_tree`."""
 
     git_commit: str
+    source_hash: str
+    dirty: bool | str
     versions: dict[str, str]
     device: str
     seed: int
@@ -107,8 +92,11 @@ class Provenance:
     @classmethod
     def collect(cls, config: dict[str, Any], *, seed: int, device: Any) -> Provenance:
         """Provenance of a run happening now with ``config`` on ``device``."""
+        state = source_state()
         return cls(
-            git_commit=git_commit(),
+            git_commit=state.label,
+            source_hash=state.source_hash,
+            dirty=state.dirty_flag,
             versions={name: _version(name) for name in _PACKAGES},
             device=device_name(device),
             seed=seed,

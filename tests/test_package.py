@@ -86,51 +86,9 @@ def test_wheel_install_serves_the_task_registry(
     # --quiet leaves lm-eval's warnings and progress bars out; the last line gives the wall time.
     installed = "no git checkout (longred-bench 0.1.0)"
     assert records[0]["provenance"]["git_commit"] == installed
+    assert records[0]["provenance"]["dirty"] == "unknown"  # no commit to compare with
+    assert re.fullmatch(r"[0-9a-f]{64}", records[0]["provenance"]["source_hash"])
     assert json.loads((out_dir / "lm_eval_results.json").read_text())["git_hash"] == installed
     assert "fatal" not in ran.stderr and "Custom kwargs" not in ran.stderr
     assert "it/s]" not in ran.stderr and "requests" not in ran.stderr
     assert re.search(r"^wrote .*eval\.md.* in \d+ min \d\d s$", ran.stdout.strip(), re.M)
-
-
-def test_git_commit_outside_a_checkout(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
-) -> None:
-    from longred_bench import results
-
-    (tmp_path / "pkg").mkdir()
-    monkeypatch.setattr(results, "__file__", str(tmp_path / "pkg" / "results.py"))
-    assert results.git_commit() == "no git checkout (longred-bench 0.1.0)"
-    assert capfd.readouterr().err == ""
-    monkeypatch.setenv(results.SOURCE_COMMIT_VAR, "abc123")
-    assert results.git_commit() == "abc123 (copy)"
-    monkeypatch.undo()
-    monkeypatch.setenv(results.SOURCE_COMMIT_VAR, "abc123")
-    assert results.git_commit() == "abc123 (copy)"  # also inside a checkout: a copy's .git may lag
-    monkeypatch.delenv(results.SOURCE_COMMIT_VAR)
-    monkeypatch.undo()
-    assert re.fullmatch(r"[0-9a-f]{40}(\+dirty)?", results.git_commit())
-
-
-def test_git_commit_is_dirty_for_code_changes_not_for_reports(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import subprocess
-
-    from longred_bench import results
-
-    def git(*args: str) -> None:
-        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
-
-    for name in ("pkg/results.py", "reports/tiny/table3.md"):
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text("x\n")
-    git("init", "-q")
-    git("add", ".")
-    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
-    monkeypatch.setattr(results, "__file__", str(tmp_path / "pkg" / "results.py"))
-    clean = results.git_commit()
-    assert re.fullmatch(r"[0-9a-f]{40}", clean)
-    (tmp_path / "reports/tiny/table3.md").write_text("regenerated\n")
-    assert results.git_commit() == clean
-    (tmp_path / "pkg/results.py").write_text("changed\n")
-    assert results.git_commit() == clean + "+dirty"

@@ -9,6 +9,10 @@ its compute time (``timing.json``), and returns what was saved. The config is th
 description of the unit: computing it needs nothing else. Results are records: an evaluation's,
 a measurement's, or a training run's one summary record (its steps, tokens, seconds, folder).
 
+The stored config also holds a hash of the source files the unit's kind depends on
+(:data:`UNIT_CODE`), and a training run's folder is named by it too: a result computed by other
+code is computed again, never reused.
+
 ``compare``, ``reproduce`` and every table keep their units here.
 """
 
@@ -31,6 +35,7 @@ from longred_bench.results import (
     save_run_dir,
     write_records,
 )
+from longred_bench.source_tree import source_hash
 
 KINDS = ("eval", "ppl", "drift", "psa", "train")
 RECORDS_FILE = {"eval": "eval.jsonl", "ppl": "eval.jsonl", "drift": "drift.jsonl",
@@ -40,6 +45,49 @@ RECORDS_FILE = {"eval": "eval.jsonl", "ppl": "eval.jsonl", "drift": "drift.jsonl
 IDENTITY_KEYS = ("base", "item_scores", "drift_version")
 TIMING = "timing.json"
 """Beside a unit's records: ``{"seconds": ...}``, the wall time of the call that computed it."""
+
+# The source a unit's result depends on, by kind: folders (ending in ``/``) and files of the
+# repository (see :mod:`longred_bench.source_tree`). A unit's key holds the hash of these files
+# (:func:`code_identity`), so a change to any of them computes the unit again. Left out, as
+# they do not change what a unit computes: the report builders, the command line and the table
+# plans (``reports/``, ``cli/``, ``reproduce/``), the run cache and its helpers (this module,
+# ``results.py``, ``cache.py``, ``heartbeat.py``), ``profiles/`` (a unit's config is already
+# resolved), and a model the suite builds (tiny-base is keyed by its own build). A training run
+# depends on what builds and feeds it (objectives, kernels, streams, tokenizers, retrieval rows
+# from ``taskdata/``, the distances in ``metrics/``); an evaluation on the harness, lm-eval's
+# task registry (``tasks/``) and what builds its rows; ``ppl`` on the harness's perplexity
+# path; drift on the drift metrics and their kernels; PSA on its probe, its RULER samples and
+# PCD. ``tests/test_unit_code.py`` checks each list against the modules its code imports.
+_MODELS = ("longred_bench/models/", "longred_bench/data/")
+UNIT_CODE: dict[str, tuple[str, ...]] = {
+    "train": (*_MODELS, "training/", "kernels/", "longred_bench/metrics/",
+              "longred_bench/taskdata/", "longred_bench/jobs/train.py",
+              "longred_bench/jobs/tiny_base.py"),
+    "eval": (*_MODELS, "longred_bench/evaluation/", "tasks/", "longred_bench/taskdata/",
+             "longred_bench/metrics/", "longred_bench/pcd/"),
+    "ppl": (*_MODELS, "longred_bench/evaluation/", "longred_bench/taskdata/",
+            "longred_bench/metrics/", "longred_bench/pcd/"),
+    "drift": (*_MODELS, "kernels/", "longred_bench/metrics/", "longred_bench/jobs/drift.py",
+              "longred_bench/jobs/configs.py"),
+    "psa": (*_MODELS, "longred_bench/metrics/", "longred_bench/taskdata/", "longred_bench/pcd/",
+            "longred_bench/jobs/psa.py", "longred_bench/jobs/configs.py"),
+}  # fmt: skip
+
+
+def code_identity(kind: str) -> dict[str, str]:
+    """What a unit's key holds of its code: the source hash of :data:`UNIT_CODE` ``[kind]``."""
+    return {"code": source_hash(UNIT_CODE[kind])}
+
+
+def unit_kind(config: dict[str, Any]) -> str:
+    """The kind of a unit that is not a training run, by its config: ``psa`` (a ``psa``
+    section), ``ppl`` or ``eval`` (a ``suite``), ``drift`` (an ``original`` model); an
+    evaluation's response-cache keys (model, RoPE, decoding, ...) count as ``eval``."""
+    if "psa" in config:
+        return "psa"
+    if "suite" in config:
+        return "ppl" if config["suite"] == "ppl" else "eval"
+    return "drift" if "original" in config else "eval"
 
 
 @dataclass(frozen=True, eq=True)
@@ -69,7 +117,7 @@ class CachedUnit:
         if self.kind == "train":
             info = finished_run(self.dir)
             return None if info is None else [info]
-        return cached_records(self.dir / RECORDS_FILE[self.kind], self.config)
+        return cached_records(self.dir / RECORDS_FILE[self.kind], self.config, self.kind)
 
     def seconds(self) -> float | None:
         """The compute time recorded with the unit (a training run's own), or None."""
@@ -92,7 +140,7 @@ class CachedUnit:
         if self.kind == "psa":
             seed, device = self.config["psa"]["seed"], self.config["psa"]["device"]
         path = self.dir / RECORDS_FILE[self.kind]
-        return save_records(path, self.config, records, seed, device, seconds)
+        return save_records(path, self.config, records, seed, device, seconds, kind=self.kind)
 
 
 def unit_folder(group: str, key: dict[str, Any]) -> str:
@@ -135,32 +183,29 @@ def _suite_builds(config: Any) -> set[str]:
     return set()
 
 
-def stored_config(config: dict[str, Any]) -> dict[str, Any]:
-    """The config a cached result is saved and matched under: a RULER evaluation or a PSA
-    measurement also names the RULER sample generator's version, and a ``short_tiny`` evaluation
-    the tiny tasks' version, so results measured on samples of an older generator are measured
-    again rather than reused. A config that names a model the suite builds (``tiny-base``) and
-    not already its build (``base``) also names the build, so a rebuilt model is measured again."""
+def stored_config(config: dict[str, Any], kind: str | None = None) -> dict[str, Any]:
+    """The config a cached result is saved and matched under: ``config`` plus the hash of the
+    code a unit of ``kind`` depends on (:func:`code_identity`; ``kind`` None: by
+    :func:`unit_kind`), so results computed by other code are computed again rather than
+    reused. A config that names a model the suite builds (``tiny-base``) and not already its
+    build (``base``) also names the build, so a rebuilt model is measured again."""
     from longred_bench.jobs.tiny_base import build_identity
 
     builds = _suite_builds(config)
     if builds and "base" not in config:
         config = {**config, "suite_builds": {name: build_identity(name) for name in sorted(builds)}}
-    if config.get("suite") == "ruler" or "psa" in config:
-        from longred_bench.taskdata.ruler.store import GENERATOR_VERSION
-
-        return {**config, "ruler_generator": GENERATOR_VERSION}
-    if config.get("suite") == "short_tiny":
-        from longred_bench.taskdata.tiny_tasks import TINY_TASKS_VERSION
-
-        return {**config, "tiny_tasks": TINY_TASKS_VERSION}
-    return config
+    return {**config, **code_identity(kind or unit_kind(config))}
 
 
-def cached_records(path: Path, config: dict[str, Any]) -> list[dict[str, Any]] | None:
-    """The records saved at ``path`` if they were made by exactly ``config`` and are intact
-    (a damaged cache is treated as absent, with a warning naming the file)."""
-    if not path.is_file() or read_cached_json(path.parent / "config.json") != stored_config(config):
+def cached_records(
+    path: Path, config: dict[str, Any], kind: str | None = None
+) -> list[dict[str, Any]] | None:
+    """The records saved at ``path`` if they were made by exactly ``config`` (and the code of
+    a unit of ``kind``: :func:`stored_config`) and are intact (a damaged cache is treated as
+    absent, with a warning naming the file)."""
+    if not path.is_file():
+        return None
+    if read_cached_json(path.parent / "config.json") != stored_config(config, kind):
         return None
     return read_cached_records(path)
 
@@ -172,11 +217,14 @@ def save_records(
     seed: int,
     device: str,
     seconds: float | None = None,
+    *,
+    kind: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Write ``records`` (with provenance) to ``path`` and ``config`` beside it, swapping the
-    whole directory in at once (see :func:`longred_bench.results.save_run_dir`); read back.
+    """Write ``records`` (with provenance) to ``path`` and ``config`` (as
+    :func:`stored_config` gives it for a unit of ``kind``) beside it, swapping the whole
+    directory in at once (see :func:`longred_bench.results.save_run_dir`); read back.
     ``seconds``, where given, is kept in :data:`TIMING` (plans estimate from it)."""
-    config = stored_config(config)
+    config = stored_config(config, kind)
     provenance = Provenance.collect(config, seed=seed, device=device)
 
     def write(tmp: Path) -> None:
@@ -226,11 +274,6 @@ def unit_seconds(run_dir: Path) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
-# Training runs. Bumped when training code changes what a config trains, so older cached runs are
-# not reused.
-TRAIN_VERSION = 1
-
-
 def train_unit(cfg: Any) -> CachedUnit:
     """The training run of :class:`~longred_bench.training.config.TrainConfig` ``cfg`` as a unit:
     ``runs/train-<recipe>-<key>``."""
@@ -243,17 +286,15 @@ def run_dir_of(cfg: Any) -> Path:
 
 
 def train_key(cfg: Any) -> str:
-    """Cache key of a training run: its config, the starting model's identity, the code version.
-    A merge's trained model counts by what it is (:func:`merge_source_identity`), not where it
-    lies."""
+    """Cache key of a training run: its config, the starting model's identity and the hash of
+    the code training depends on (:func:`code_identity`). A merge's trained model counts by
+    what it is (:func:`merge_source_identity`), not where it lies."""
     from longred_bench.jobs.tiny_base import build_identity
 
     fields = cfg.to_dict()
     if cfg.recipe == "merge" and cfg.merge_with:
         fields["merge_with"] = merge_source_identity(Path(cfg.merge_with))
-    return config_hash(
-        {**fields, "base": build_identity(cfg.model), "train_version": TRAIN_VERSION}
-    )
+    return config_hash({**fields, "base": build_identity(cfg.model), **code_identity("train")})
 
 
 def merge_source_identity(final: Path) -> str:

@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from longred_bench.source_tree import DIRTY, UNKNOWN
+
 
 def duration(seconds: float | None) -> str:
     """Wall time as ``"1 h 02 min 03 s"`` / ``"2 min 03 s"`` (``"not recorded"`` for None)."""
@@ -12,9 +14,50 @@ def duration(seconds: float | None) -> str:
     return f"{hours} h {minutes:02d} min {secs:02d} s" if hours else f"{minutes} min {secs:02d} s"
 
 
+SHORT_HASH = 12
+"""Hex digits of a source hash shown in reports."""
+
+
 def provenance(records: list[dict[str, Any]]) -> tuple[str, str]:
-    """(devices, commits) the records were measured on, each joined for a report line."""
+    """(devices, code) the records were measured on and with, each joined for a report line.
+    The code is the commits the records name, then the source hashes of those that carry one
+    (short), each marked ``dirty`` where any of its records ran files that differ from its
+    commit's, or ``dirty unknown`` where any could not be compared (records made before source
+    hashes are said to have none), as in ``; source `1a2b3c4d5e6f` (dirty)``."""
     provs = [r["provenance"] for r in records if isinstance(r.get("provenance"), dict)]
     devices = sorted({str(p.get("device")) for p in provs}) or ["not recorded"]
-    commits = sorted({str(p.get("git_commit")) for p in provs}) or ["not recorded"]
-    return ", ".join(devices), ", ".join(f"`{c}`" for c in commits)
+    commits = sorted({_commit(p) for p in provs}) or ["not recorded"]
+    code = ", ".join(f"`{c}`" for c in commits)
+    hashed = [p for p in provs if p.get("source_hash")]
+    if hashed:
+        flags: dict[str, set[str]] = {}
+        for p in hashed:
+            flags.setdefault(str(p["source_hash"]), set()).add(_dirty(p))
+        code += "; source " + ", ".join(
+            f"`{h[:SHORT_HASH]}`" + _flag(flags[h]) for h in sorted(flags)
+        )
+        if len(hashed) < len(provs):
+            code += ", none for older records"
+    return ", ".join(devices), code
+
+
+def _dirty(prov: dict[str, Any]) -> str:
+    """``dirty``, ``clean`` or ``unknown``: a record's dirty flag, in words."""
+    flag = prov.get("dirty")
+    return "dirty" if flag is True else "clean" if flag is False else "unknown"
+
+
+def _flag(states: set[str]) -> str:
+    """The mark of a source hash whose records have dirty flags ``states``."""
+    if "dirty" in states:
+        return " (dirty)"
+    return " (dirty unknown)" if "unknown" in states else ""
+
+
+def _commit(prov: dict[str, Any]) -> str:
+    """The commit a record names; that of a record with a source hash without the dirty mark
+    it also holds apart (:data:`~longred_bench.source_tree.DIRTY`, ``UNKNOWN``)."""
+    commit = str(prov.get("git_commit"))
+    if prov.get("source_hash"):
+        commit = commit.removesuffix(DIRTY).removesuffix(UNKNOWN)
+    return commit

@@ -1,16 +1,14 @@
 """The run cache (:mod:`longred_bench.jobs.units`): a damaged unit is measured again while the
-others are kept, and a result is reused only under the config (and RULER generator or tiny-task
-rows) that made it."""
+others are kept, and a result is reused only under the config (and tiny-base build) that made
+it; that it is also reused only under the code that made it is ``tests/test_unit_code.py``'s."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from longred_bench.jobs.units import cached_records, save_records
-from longred_bench.taskdata.ruler import store
 
 
 def _truncate(path: Path, keep: int) -> None:
@@ -48,49 +46,6 @@ def test_damaged_run_cache_is_rerun_and_others_are_kept(
     ]
 
 
-def test_results_of_an_older_ruler_generator_are_measured_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A RULER evaluation or PSA measurement cached under one sample-generator version is not
-    reused under another; a short-task evaluation does not depend on it."""
-    units = {
-        "ruler": {"model": "m", "suite": "ruler", "lengths": [512]},
-        "psa": {"psa": {"models": ["m"]}, "pcd": None},
-        "short": {"model": "m", "suite": "short_tiny"},
-    }
-    paths = {name: tmp_path / name / "eval.jsonl" for name in units}
-    for name, unit in units.items():
-        save_records(paths[name], unit, [{"score": 1.0}], 0, "cpu")
-        assert cached_records(paths[name], unit)[0]["score"] == 1.0
-    saved = json.loads((tmp_path / "ruler" / "config.json").read_text())
-    assert saved["ruler_generator"] == store.GENERATOR_VERSION
-    monkeypatch.setattr(store, "GENERATOR_VERSION", store.GENERATOR_VERSION + 1)
-    assert cached_records(paths["ruler"], units["ruler"]) is None
-    assert cached_records(paths["psa"], units["psa"]) is None
-    assert cached_records(paths["short"], units["short"])[0]["score"] == 1.0
-
-
-def test_results_of_older_tiny_task_rows_are_measured_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A ``short_tiny`` evaluation cached under one version of the tiny tasks' rows is not
-    reused under another; a RULER evaluation does not depend on it."""
-    from longred_bench.taskdata import tiny_tasks
-
-    units = {
-        "short": {"model": "m", "suite": "short_tiny"},
-        "ruler": {"model": "m", "suite": "ruler", "lengths": [512]},
-    }
-    paths = {name: tmp_path / name / "eval.jsonl" for name in units}
-    for name, unit in units.items():
-        save_records(paths[name], unit, [{"score": 1.0}], 0, "cpu")
-    saved = json.loads((tmp_path / "short" / "config.json").read_text())
-    assert saved["tiny_tasks"] == tiny_tasks.TINY_TASKS_VERSION
-    monkeypatch.setattr(tiny_tasks, "TINY_TASKS_VERSION", tiny_tasks.TINY_TASKS_VERSION + 1)
-    assert cached_records(paths["short"], units["short"]) is None
-    assert cached_records(paths["ruler"], units["ruler"])[0]["score"] == 1.0
-
-
 def test_tiny_base_key_is_pinned() -> None:
     """tiny-base and every cached training run are keyed by their resolved config's hash: a new
     ``TrainConfig`` field, or a changed default, rebuilds tiny-base (about 15 min) and retrains
@@ -113,4 +68,4 @@ def test_a_unit_naming_tiny_base_is_tied_to_its_build(monkeypatch: pytest.Monkey
     assert stored_config(unit)["suite_builds"] == {"tiny-base": "tiny-base-0123"}
     assert "suite_builds" not in stored_config({"model": "smollm2-135m", "suite": "drift"})
     named = {"model": "tiny-base", "base": "tiny-base-0123", "suite": "drift"}
-    assert stored_config(named) == named
+    assert stored_config(named) == {**named, "code": stored_config(named)["code"]}

@@ -2,7 +2,12 @@
 replaced: every table at every profile lists the unit folders (cache keys) the code at 22d405a
 listed (``golden_unit_keys.json``), every recipe resolves to the same training config at every
 built-in profile, and the units behind the committed ``tiny`` reports are found under the keys
-the plan computes. Same keys, same cached results: a warm cache stays warm."""
+the plan computes. Same keys, same cached results: a warm cache stays warm.
+
+Keys now also hold the hash of the code a unit depends on (``UNIT_CODE`` in
+``longred_bench/jobs/units.py``), which changes with every commit: here it is replaced by what
+stood in its place before (``train_version: 1`` in a training run's key, nothing in any other
+unit's), so every other part of every key is still checked against the golden file."""
 
 from __future__ import annotations
 
@@ -24,9 +29,19 @@ TABLE1_RUNS = {"runs/train-cpt-0068f05675b28437", "runs/train-cpt-67c65acd9ebadc
                "runs/train-cpt-b6e62b40dc202379"}  # fmt: skip
 
 
+def keys_before_code_hashes(kind: str) -> dict[str, int]:
+    """What a unit's key held of its code before code hashes: a training run's hand-bumped
+    version (1), nothing for other units (their stored configs' RULER generator and tiny-task
+    versions never entered a unit folder's key)."""
+    return {"train_version": 1} if kind == "train" else {}
+
+
 @pytest.fixture
 def golden_cache(monkeypatch: pytest.MonkeyPatch) -> str:
+    from longred_bench.jobs import units
+
     monkeypatch.setenv("LONGRED_CACHE", GOLDEN["cache"])
+    monkeypatch.setattr(units, "code_identity", keys_before_code_hashes)
     return GOLDEN["cache"]
 
 
@@ -110,7 +125,8 @@ def _committed_units(path: Path, cache: str) -> tuple[set[str], set[str]]:
             cfg = (r.get("provenance") or {}).get("config") or {}
             if "suite" in cfg and r.get("row") != "merge":
                 unit = {k: moved(v) for k, v in cfg.items()
-                        if k not in ("ruler_generator", "tiny_tasks", "suite_builds")}  # fmt: skip
+                        if k not in ("ruler_generator", "tiny_tasks", "suite_builds",
+                                     "code")}  # fmt: skip
                 evals.add(unit_folder("table3-eval", unit))
     return trains, evals
 

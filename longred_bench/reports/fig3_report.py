@@ -8,7 +8,7 @@ run; each run's ``train`` info names ``table_steps``, Table 3's steps). Per exte
 - *early*: the snapshots before Table 3's steps, averaged document by document per seed;
 - *late*: the last snapshot (``multiple`` x Table 3's steps).
 
-(F3) *recovers early, then declines*, with three {level} intervals (seeds and documents
+(F3) *recovers early, then declines*, with three 95% intervals (seeds and documents
 resampled; every comparison on the documents all the compared models scored), in the labels of
 :mod:`~longred_bench.reports.verdict_rules`:
 

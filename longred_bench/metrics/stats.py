@@ -14,7 +14,11 @@ Scores are per-item values (one per scored document,
   matched by key within each (group, member), the same resampled pairs for both sides;
 - :func:`seed_bootstrap_mean_of_means_diff_ci`: the same difference between two rows trained with
   several seeds each, resampling seeds as well as documents, so the interval counts retraining
-  noise.
+  noise;
+- :func:`run_step_ratio_ci`: the ratio of two rows' ``sum(values) / sum(weights)`` (seconds per
+  token), resampling each row's runs and, within each run, its steps;
+- :func:`model_document_bootstrap_ci`: any statistic over models measured on shared documents
+  (a correlation across models), resampling the models and the documents.
 
 Every function returns an :class:`Interval` ``(estimate, low, high)``: the statistic on the data and
 the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of its ``n_boot`` bootstrap replicates
@@ -25,7 +29,7 @@ sample gives a zero-width interval; a paired difference of identical scores is e
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -262,3 +266,92 @@ def seed_bootstrap_mean_of_means_diff_ci(
             per_member.append(stat)
         per_group.append(np.mean(per_member, axis=0))
     return _interval(np.mean(per_group, axis=0), level)
+
+
+class RunSteps(NamedTuple):
+    """One run's per-step records: ``values`` and ``weights`` (``[n]`` each, e.g. seconds and
+    tokens of each optimizer step) and ``fixed``, an amount added to the run's sum of values
+    once (e.g. the seconds of a preliminary run)."""
+
+    values: Sequence[float]
+    weights: Sequence[float]
+    fixed: float = 0.0
+
+
+def _side_ratio(runs: Sequence[RunSteps], rng: np.random.Generator, n_boot: int) -> np.ndarray:
+    """``[1 + n_boot]`` ratios ``sum(values + fixed) / sum(weights)`` over a side's runs: on the
+    data first, then on resamples of the runs and, within each drawn run, of its steps."""
+    k = len(runs)
+    arrays = [(_as_array(r.values, "run steps"), _as_array(r.weights, "run steps"), float(r.fixed))
+              for r in runs]  # fmt: skip
+    if any(v.size != w.size for v, w, _ in arrays):
+        raise UserError("run steps: values and weights differ in length")
+    num = np.empty((k, n_boot, k))  # [run, replicate, draw position]: that run's resampled sums
+    den = np.empty((k, n_boot, k))
+    for i, (v, w, fixed) in enumerate(arrays):
+        idx = rng.integers(0, v.size, size=(n_boot, k, v.size))
+        num[i] = v[idx].sum(axis=2) + fixed
+        den[i] = w[idx].sum(axis=2)
+    draws = rng.integers(0, k, size=(n_boot, k))  # the runs each replicate draws
+    rows, cols = np.arange(n_boot)[:, None], np.arange(k)[None, :]
+    out = np.empty(n_boot + 1)
+    out[0] = sum(v.sum() + f for v, _, f in arrays) / sum(w.sum() for _, w, _ in arrays)
+    out[1:] = num[draws, rows, cols].sum(axis=1) / den[draws, rows, cols].sum(axis=1)
+    return out
+
+
+def run_step_ratio_ci(
+    a: Sequence[RunSteps],
+    b: Sequence[RunSteps],
+    *,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> Interval:
+    """``r(b) / r(a)``, where a side's ``r`` is ``sum(values + fixed) / sum(weights)`` over its
+    runs (seconds per token, with the steps' seconds and tokens), with an interval resampling
+    each side's runs (seeds) with replacement and, within each drawn run, its steps. A run
+    recorded only as a total is one step: with one such run a side has no spread."""
+    _check(n_boot, level)
+    if not a or not b:
+        raise UserError("run step ratio: each side needs at least one run")
+    rng = np.random.default_rng(seed)
+    ra, rb = _side_ratio(a, rng, n_boot), _side_ratio(b, rng, n_boot)
+    if (ra <= 0).any():
+        raise UserError("run step ratio: the reference side's ratio must be positive")
+    return _interval(rb / ra, level)
+
+
+def model_document_bootstrap_ci(
+    statistic: Callable[[np.ndarray, Sequence[np.ndarray]], float],
+    n_models: int,
+    n_documents: Sequence[int],
+    *,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> Interval:
+    """A statistic over models, each measured on documents, with an interval that resamples
+    both: ``statistic(models, documents)`` on the data (``models`` = ``arange(n_models)``, each
+    block's documents ``arange(n)``), and on ``n_boot`` replicates, each drawing the models
+    (``[n_models]`` indices) with replacement and, independently, the documents of every block
+    (``n_documents``: one count per block, e.g. the texts of one measurement and the documents of
+    each task) with replacement. Every model scored the same documents, so one draw of a block's
+    documents serves every model, keeping their comparison paired (as in
+    :func:`seed_bootstrap_mean_of_means_diff_ci`).
+
+    A replicate whose statistic is NaN (a correlation with one side constant) is dropped; with
+    fewer than half of them left the interval is NaN."""
+    _check(n_boot, level)
+    if n_models < 1 or any(n < 1 for n in n_documents):
+        raise UserError("model/document bootstrap: every level needs at least one member")
+    rng = np.random.default_rng(seed)
+    stats = np.empty(n_boot + 1)
+    stats[0] = statistic(np.arange(n_models), [np.arange(n) for n in n_documents])
+    for i in range(1, n_boot + 1):
+        models = rng.integers(0, n_models, size=n_models)
+        stats[i] = statistic(models, [rng.integers(0, n, size=n) for n in n_documents])
+    reps = stats[1:][~np.isnan(stats[1:])]
+    if len(reps) < n_boot / 2:
+        return Interval(float(stats[0]), float("nan"), float("nan"))
+    return _interval(np.concatenate([stats[:1], reps]), level)

@@ -9,14 +9,21 @@ have LongReD's categories, else the mean over tasks) over the original model's, 
 documents.
 
 (F2) per series: Spearman's rho of (hidden similarity, retention) over the series' models, with a
-{level} percentile-bootstrap interval resampling the models. Interval entirely above 0 ->
-reproduced; entirely below 0 -> not reproduced; otherwise (or with fewer than 12 models, the
-issue's minimum for the figure) not comparable at this scale.
+95% percentile-bootstrap interval that resamples the models and, with one draw for every model
+(they all scored the same documents), the documents of each short task and the drift texts
+(:func:`~longred_bench.metrics.stats.model_document_bootstrap_ci`): each replicate recomputes
+every drawn model's retention, the original's score included, and similarity on the drawn
+documents and texts. In the labels of :mod:`~longred_bench.reports.verdict_rules`: interval
+entirely above 0 -> reproduced; entirely below 0 -> not reproduced; otherwise, or where rho is
+undefined (one side constant), undecided. The paper gives no coefficient, so no effect is ruled
+out. Fewer than 12 models (the floor of the figure) or no per-document short scores to resample
+-> not comparable. Records without per-text similarities (older runs) keep each model's mean
+similarity fixed, and the verdict says so.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,28 +31,34 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+import numpy as np
 
 from longred_bench.errors import UserError
-from longred_bench.metrics.correlation import bootstrap_spearman_ci
-from longred_bench.metrics.stats import Interval, bootstrap_mean_ci
+from longred_bench.metrics.correlation import spearman
+from longred_bench.metrics.retention import common_documents
+from longred_bench.metrics.stats import Interval, bootstrap_mean_ci, model_document_bootstrap_ci
 from longred_bench.reports.figures import save_figure
 from longred_bench.reports.run_sections import call_lines
 from longred_bench.reports.runs import (
     Run,
     collect_runs,
     short_avg_cell,
+    short_items,
 )
 from longred_bench.reports.short_avg import short_categories
-from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT
-from longred_bench.reports.verdicts import (
+from longred_bench.reports.verdict_rules import (
+    ABOVE,
+    LABEL_RULE,
     NOT_COMPARABLE,
-    NOT_REPRODUCED,
-    REPRODUCED,
+    UNDECIDED,
     Verdict,
-    text_values,
-    verdicts_markdown,
+    fmt_interval,
+    judge,
 )
+from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT
+from longred_bench.reports.verdicts import text_values, verdicts_markdown
 
+Items = dict[str, dict[str, dict[int, float]]]
 FIG2_MARK = "[sec]"
 MIN_MODELS = 12
 # The paper's examples (Figure 2 / Table 12; Llama-3-8B, 256M tokens of CPT each):
@@ -61,9 +74,11 @@ PAPER = (
 CLAIM = "Short-text retention correlates positively with hidden-state similarity to the original."
 RULE = (
     "Spearman's rho over the series' models with a {level:.0%} percentile-bootstrap interval "
-    "resampling the models ({n_boot} resamples): entirely above 0 -> reproduced; entirely below "
-    "0 -> not reproduced; otherwise, or with fewer than {min_models} models, not comparable at "
-    "this scale."
+    "({n_boot} resamples) resampling the models and, one draw for every model, the documents of "
+    "each short task and the drift texts (retention and similarity recomputed on them): "
+    "entirely above 0 -> reproduced; entirely below 0 -> not reproduced; otherwise, or rho "
+    "undefined, undecided (the paper gives no coefficient: no effect to rule out). Fewer than "
+    "{min_models} models, or no per-document short scores -> not comparable."
 )
 SERIES_TITLES = {"zero-shot": "zero-shot extensions", "cpt": "after long-only CPT"}
 
@@ -77,6 +92,8 @@ class Point:
     similarity: Interval  # mean hidden cosine over texts, with its interval over texts
     score: float
     retention: float
+    texts: dict[int, float] | None = field(default=None, compare=False)  # text -> hidden cosine
+    items: Items = field(default_factory=dict, compare=False)  # category -> task -> doc -> score
 
 
 def _categories(records: list[dict[str, Any]], runs: dict) -> dict[str, tuple[str, ...]]:
@@ -97,9 +114,9 @@ def _similarity(summary: dict[str, Any]) -> Interval:
 
 def collect_points(
     records: list[dict[str, Any]],
-) -> tuple[list[Point], float, dict[str, tuple[str, ...]]]:
-    """Every point with both a drift summary and a short score, the original's score, and the
-    categories (with their tasks) the score averages."""
+) -> tuple[list[Point], float, dict[str, tuple[str, ...]], Items]:
+    """Every point with both a drift summary and a short score, the original's score, the
+    categories (with their tasks) the score averages, and the original's per-document scores."""
     evals = [r for r in records if r.get("kind") in ("eval", "eval_item")]
     runs: dict[Any, Run] = collect_runs(evals)
     cats = _categories(evals, runs)
@@ -116,33 +133,85 @@ def collect_points(
         run = runs.get((r["extension"], r["series"], 0))
         score = None if run is None else short_avg_cell(run, cats).value
         if score is not None:
-            out.append(Point(r["series"], r["extension"], _similarity(r), score, score / base))
-    return out, base, cats
+            out.append(Point(r["series"], r["extension"], _similarity(r), score, score / base,
+                             text_values(r, "hidden_cosine"), short_items(run, cats)))  # fmt: skip
+    return out, base, cats, short_items(original, cats)
 
 
-def spearman_label(ci: Interval, n: int) -> str:
-    """(F2)'s rule on the interval of rho over ``n`` models."""
-    if n < MIN_MODELS or ci.low != ci.low:  # nan: too few distinct resamples
+def spearman_label(ci: Interval | None, n: int) -> str:
+    """(F2)'s rule on the interval of rho over ``n`` models (``None``: no per-document scores)."""
+    if n < MIN_MODELS or ci is None:
         return NOT_COMPARABLE
-    if ci.low > 0:
-        return REPRODUCED
-    return NOT_REPRODUCED if ci.high < 0 else NOT_COMPARABLE
+    if any(np.isnan(v) for v in ci):  # rho undefined, or too few defined resamples
+        return UNDECIDED
+    return judge(ci, ABOVE)
 
 
-def fig2_verdicts(points: list[Point]) -> list[Verdict]:
-    """(F2) for each series with at least 3 models."""
+def rho_interval(points: list[Point], original: Items) -> tuple[Interval, str] | None:
+    """Spearman's rho of (similarity, retention) over ``points`` and its interval resampling the
+    models and, one draw for every model, the documents of each short task and the drift texts
+    (:func:`~longred_bench.metrics.stats.model_document_bootstrap_ci`), with a sentence on what
+    was resampled; ``None`` where the models and the original share no scored document."""
+    cuts, n = common_documents(original, *(p.items for p in points))
+    if n == 0:
+        return None
+    blocks = [(c, t) for c in sorted(cuts[0]) for t in sorted(cuts[0][c])]
+    scores = []  # per task: [1 + models, documents], the original first
+    for c, t in blocks:
+        docs = sorted(cuts[0][c][t])
+        scores.append(np.array([[cut[c][t][d] for d in docs] for cut in cuts]))
+    per_text = [p.texts or {} for p in points]
+    texts = sorted(set.intersection(*(set(t) for t in per_text)))
+    if texts:
+        sims = np.array([[t[i] for i in texts] for t in per_text])
+        what = f"the {len(texts)} drift texts"
+    else:
+        texts = []
+        sims = np.array([[p.similarity.estimate] for p in points])
+        what = "the drift texts not resampled: no per-text similarities recorded"
+    cats = [c for c, _ in blocks]
+
+    def statistic(models: np.ndarray, draws: list[np.ndarray]) -> float:
+        x = sims[models][:, draws[0]].mean(axis=1) if texts else sims[models, 0]
+        per_cat: dict[str, list[np.ndarray]] = {}
+        for cat, arr, docs in zip(cats, scores, draws[-len(blocks) :], strict=True):
+            per_cat.setdefault(cat, []).append(arr[:, docs].mean(axis=1))
+        short = np.mean([np.mean(m, axis=0) for m in per_cat.values()], axis=0)  # [1 + models]
+        if short[0] == 0:
+            return float("nan")
+        return spearman(x, short[1:][models] / short[0])
+
+    sizes = ([len(texts)] if texts else []) + [a.shape[1] for a in scores]
+    ci = model_document_bootstrap_ci(statistic, len(points), sizes, n_boot=N_BOOT, level=LEVEL,
+                                     seed=BOOT_SEED)  # fmt: skip
+    how = (
+        f"{LEVEL:.0%} bootstrap over the models and, one draw for every model, their documents: "
+        f"{n} documents of {len(blocks)} short task(s) that every model and the original scored; "
+        f"{what}"
+    )
+    return ci, how
+
+
+def fig2_verdicts(points: list[Point], original: Items) -> list[Verdict]:
+    """(F2) for each series with at least 3 models; ``original``: the original model's
+    per-document short scores (retention's denominator)."""
     out = []
+    rule = RULE.format(level=LEVEL, n_boot=N_BOOT, min_models=MIN_MODELS)
     for series, title in SERIES_TITLES.items():
         mine = [p for p in points if p.series == series]
         if len(mine) < 3:
             continue
-        ci = bootstrap_spearman_ci([p.similarity.estimate for p in mine],
-                                   [p.retention for p in mine], n_boot=N_BOOT, level=LEVEL,
-                                   seed=BOOT_SEED)  # fmt: skip
-        ours = f"rho {ci.estimate:+.2f} [{ci.low:+.2f}, {ci.high:+.2f}] over {len(mine)} models."
-        if ci.estimate != ci.estimate:
+        found = rho_interval(mine, original)
+        if found is None:
+            ours = f"over {len(mine)} models: no per-document short scores to resample."
+            out.append(Verdict("F2", CLAIM, title, PAPER, ours, NOT_COMPARABLE, rule))
+            continue
+        ci, how = found
+        ours = f"rho {fmt_interval(ci)} over {len(mine)} models ({how})."
+        if np.isnan(ci.estimate):
             ours = f"rho undefined over {len(mine)} models: one of the two sides is constant."
-        rule = RULE.format(level=LEVEL, n_boot=N_BOOT, min_models=MIN_MODELS)
+        elif len(mine) < MIN_MODELS:
+            ours += f" Fewer than {MIN_MODELS} models: below the figure's floor."
         out.append(Verdict("F2", CLAIM, title, PAPER, ours, spearman_label(ci, len(mine)), rule))
     return out
 
@@ -206,7 +275,7 @@ def build_fig2(
     wall_note: str = "",
 ) -> list[Path]:
     """Write ``fig2.md`` and ``fig2.png`` under ``out_dir``; returns their paths."""
-    points, base, cats = collect_points(records)
+    points, base, cats, original = collect_points(records)
     drift = next((r for r in records if r.get("kind") == "drift_summary"), {})
     names = {c: ", ".join(f"`{t}`" for t in members) for c, members in cats.items()}
     score = (
@@ -234,7 +303,9 @@ def build_fig2(
         *points_table(points, base),
         "## Verdicts",
         "",
-        *verdicts_markdown(fig2_verdicts(points)),
+        LABEL_RULE,
+        "",
+        *verdicts_markdown(fig2_verdicts(points, original)),
         "![retention against hidden similarity](fig2.png)",
     ]
     md = out_dir / "fig2.md"

@@ -8,16 +8,21 @@ run; each run's ``train`` info names ``table_steps``, Table 3's steps). Per exte
 - *early*: the snapshots before Table 3's steps, averaged document by document per seed;
 - *late*: the last snapshot (``multiple`` x Table 3's steps).
 
-(F3) *recovers early, then declines*, with three {level} intervals (seeds and documents
-resampled; every comparison on the documents all the compared models scored):
+(F3) *recovers early, then declines*, with three 95% intervals (seeds and documents
+resampled; every comparison on the documents all the compared models scored), in the labels of
+:mod:`~longred_bench.reports.verdict_rules`:
 
 - premise: Short Avg(zero-shot) - Short Avg(original) entirely below 0 (the extension lost short
-  ability, so there is something to recover); otherwise not comparable at this scale;
-- recovery: mean over seeds of early - zero-shot;
-- decline: mean over seeds of late - early (paired by seed).
+  ability, so there is something to recover) -> the premise is reproduced; otherwise the claim is
+  not comparable (:func:`~longred_bench.reports.verdict_rules.premise_gate`, its outcome in the
+  verdict's ``premise``);
+- recovery: mean over seeds of early - zero-shot, judged above 0;
+- decline: mean over seeds of late - early (paired by seed), judged below 0.
 
-Recovery entirely above 0 and decline entirely below 0 -> reproduced; recovery entirely below 0
-or decline entirely above 0 -> not reproduced; otherwise not comparable at this scale.
+Each part: entirely on its side of 0 -> reproduced; entirely on the other -> not reproduced;
+otherwise undecided. The claim combines the two (either not reproduced -> not reproduced, else
+either undecided -> undecided, else reproduced). The paper gives no size for either part, so no
+effect is ruled out.
 """
 
 from __future__ import annotations
@@ -44,16 +49,19 @@ from longred_bench.reports.runs import (
     short_items,
 )
 from longred_bench.reports.short_avg import short_categories
-from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT
-from longred_bench.reports.verdicts import (
+from longred_bench.reports.verdict_rules import (
+    ABOVE,
+    BELOW,
+    LABEL_RULE,
     NOT_COMPARABLE,
-    NOT_REPRODUCED,
-    REPRODUCED,
     Verdict,
-    extension_setting,
+    combine,
     fmt_interval,
-    verdicts_markdown,
+    judge,
+    premise_gate,
 )
+from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT
+from longred_bench.reports.verdicts import extension_setting, verdicts_markdown
 
 FIG3_MARK = "[sec]"
 PAPER = (
@@ -63,13 +71,16 @@ PAPER = (
 CLAIM = "During long-only CPT the short-text score recovers early, then declines."
 RULE = (
     "{level:.0%} bootstrap intervals (seeds and paired documents resampled). Premise: "
-    "Short Avg(zero-shot) - Short Avg(original) entirely below 0, else not comparable at this "
-    "scale (nothing lost to recover). Recovery: early (the snapshots before Table 3's "
-    "{table_steps} steps, averaged per seed) - zero-shot. Decline: late (step {late}) - early, "
-    "paired by seed. Recovery entirely above 0 and decline entirely below 0 -> reproduced; "
-    "recovery entirely below 0 or decline entirely above 0 -> not reproduced; otherwise not "
-    "comparable at this scale."
+    "Short Avg(zero-shot) - Short Avg(original) entirely below 0, else not comparable (nothing "
+    "lost to recover). Recovery: early (the snapshots before Table 3's {table_steps} steps, "
+    "averaged per seed) - zero-shot, judged above 0. Decline: late (step {late}) - early, paired "
+    "by seed, judged below 0. Each: entirely on its side of 0 -> reproduced, entirely on the "
+    "other -> not reproduced, otherwise undecided; the two combined (either not reproduced -> "
+    "not reproduced, else either undecided -> undecided). The paper gives no size for either: "
+    "no effect to rule out."
 )
+PREMISE_CLAIM = "The zero-shot extension loses short-text ability (Short Avg below the original's)."
+PREMISE_RULE = "the interval of Short Avg(zero-shot) - Short Avg(original) entirely below 0."
 
 Items = dict[Any, dict[Any, dict[Any, float]]]
 PointKey = tuple[str | None, int | None, int]  # (extension, step, seed)
@@ -136,15 +147,19 @@ def curve_intervals(
     }
 
 
+def premise_verdict(ci: dict[str, Interval], scope: str) -> Verdict:
+    """(F3)'s premise, the zero-shot extension lost short-text ability, from its interval."""
+    ours = f"zero-shot - original {fmt_interval(ci['premise'])}"
+    label = judge(ci["premise"], BELOW)
+    return Verdict("zero-shot loses", PREMISE_CLAIM, scope, "-", ours, label, PREMISE_RULE, "ours")
+
+
 def curve_label(ci: dict[str, Interval]) -> str:
     """(F3)'s rule (see the module) on the three intervals."""
-    if ci["premise"].high >= 0:
+    passed, _ = premise_gate([premise_verdict(ci, "")])
+    if not passed:
         return NOT_COMPARABLE
-    if ci["recovery"].low > 0 and ci["decline"].high < 0:
-        return REPRODUCED
-    if ci["recovery"].high < 0 or ci["decline"].low > 0:
-        return NOT_REPRODUCED
-    return NOT_COMPARABLE
+    return combine([judge(ci["recovery"], ABOVE), judge(ci["decline"], BELOW)])
 
 
 def _table_steps(runs: dict[PointKey, Run]) -> int:
@@ -185,8 +200,9 @@ def fig3_verdicts(runs: dict[PointKey, Run], cats: dict[str, tuple[str, ...]]) -
             f"{fmt_interval(ci['decline'])}."
         )
         rule = RULE.format(level=LEVEL, table_steps=table_steps, late=late)
-        out.append(Verdict("F3", CLAIM, f"`{ext}` ({pe} x{factor:g})", PAPER, ours,
-                           curve_label(ci), rule))  # fmt: skip
+        scope = f"`{ext}` ({pe} x{factor:g})"
+        _, gate = premise_gate([premise_verdict(ci, scope)])
+        out.append(Verdict("F3", CLAIM, scope, PAPER, ours, curve_label(ci), rule, premise=gate))
     return out
 
 
@@ -290,6 +306,8 @@ def build_fig3(
         "",
         *curve_table(runs, cats),
         "## Verdicts",
+        "",
+        LABEL_RULE,
         "",
         *verdicts_markdown(fig3_verdicts(runs, cats)),
         "![Short Avg against step](fig3.png)",

@@ -6,16 +6,21 @@ the best baselines (LongReD, CPT), is better than them on long-context benchmark
 4.25M training tokens against their 256M (about 1/60). Each rule takes a LinearARD row and the
 baseline rows (``cpt``, ``longred-c``) as :class:`~longred_bench.reports.verdict_stats.RunScores`
 (every seed of a row); every interval resamples the seeds of each compared row as well as the
-documents all the compared runs scored (:func:`~longred_bench.reports.verdict_stats.seed_diff`):
+documents all the compared runs scored (:func:`~longred_bench.reports.verdict_stats.seed_diff`).
+Labels are :mod:`~longred_bench.reports.verdict_rules`' (:func:`~longred_bench.reports.
+verdict_rules.judge`, :func:`~longred_bench.reports.verdict_rules.combine`):
 
 (L1) *short-text recovery*: with ``best`` the baseline of higher mean Short Avg, the interval of
-     ``Short Avg(linearard) - 0.983 Short Avg(best)`` lies entirely above 0 -> reproduced;
-     otherwise not reproduced. (The baseline's per-document scores are scaled by 0.983, so the
-     difference stays a difference of means of means.)
-(L2) *better on long context*: the interval of ``RULER(linearard) - RULER(b)`` lies entirely
-     above 0 for every baseline ``b`` -> reproduced; otherwise not reproduced.
-(L3) *with about 1/60 of the tokens*: the reduced-budget row (``linearard-lite``: 1/64 of the
-     baselines' tokens) passes both (L1) and (L2) -> reproduced; otherwise not reproduced.
+     ``Short Avg(linearard) - 0.983 Short Avg(best)``: entirely above 0 -> reproduced; entirely
+     below 0 -> not reproduced; otherwise undecided. The paper's 98.3% is the bound itself, so
+     it states no effect beyond it to rule out. (The baseline's per-document scores are scaled
+     by 0.983, so the difference stays a difference of means of means.)
+(L2) *better on long context*: per baseline ``b``, the interval of ``RULER(linearard) -
+     RULER(b)`` judged above 0 as in (L1); the claim is the parts combined (any not reproduced
+     -> not reproduced, else any undecided -> undecided, else reproduced). The paper's abstract
+     gives no long-context number, so no effect is ruled out.
+(L3) *with about 1/60 of the tokens*: the reduced-budget row's (``linearard-lite``: 1/64 of the
+     baselines' tokens) (L1) and (L2) combined the same way.
 
 A comparison without shared per-document scores has no interval and is not comparable.
 """
@@ -25,19 +30,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from longred_bench.reports.verdict_rules import (
+    ABOVE,
+    NOT_COMPARABLE,
+    Verdict,
+    combine,
+    fmt_interval,
+    judge,
+)
 from longred_bench.reports.verdict_stats import (
     LEVEL,
     RunScores,
     compared_means,
     seed_diff,
     seeds_note,
-)
-from longred_bench.reports.verdicts import (
-    NOT_COMPARABLE,
-    NOT_REPRODUCED,
-    REPRODUCED,
-    Verdict,
-    fmt_interval,
 )
 
 RECOVERY = 0.983  # LinearARD's abstract: 98.3% of the best baselines' short-text performance
@@ -54,16 +60,20 @@ CLAIM_L3 = "LinearARD does both with about 1/60 of the baselines' training token
 RULE_L1 = (
     "best = the baseline of higher mean Short Avg; {level:.0%} bootstrap interval (seeds and "
     "paired documents resampled) of Short Avg(row) - {recovery} x Short Avg(best): entirely above "
-    "0 -> reproduced; otherwise not reproduced."
+    "0 -> reproduced; entirely below 0 -> not reproduced; otherwise undecided. The paper's "
+    "98.3% is the bound itself: no effect beyond it to rule out."
 )
 RULE_L2 = (
     "for each baseline, the {level:.0%} bootstrap interval (seeds and paired samples resampled) "
-    "of RULER(row) - RULER(baseline): entirely above 0 for every baseline -> reproduced; "
-    "otherwise not reproduced."
+    "of RULER(row) - RULER(baseline): entirely above 0 -> reproduced, entirely below 0 -> not "
+    "reproduced, otherwise undecided; the baselines' labels combined (any not reproduced -> not "
+    "reproduced, else any undecided -> undecided). The paper gives no long-context number: no "
+    "effect to rule out."
 )
 RULE_L3 = (
-    "the reduced-budget row (1/64 of the baselines' tokens) reproduces both (L1) and (L2) -> "
-    "reproduced; otherwise not reproduced."
+    "the reduced-budget row's (1/64 of the baselines' tokens) (L1) and (L2) combined: both "
+    "reproduced -> reproduced; either not reproduced -> not reproduced; else undecided (either "
+    "not comparable -> not comparable)."
 )
 
 
@@ -104,8 +114,7 @@ def verdict_recovery(
         f"{head}: {mine / base:.1%} of it; Short Avg({name}) - {RECOVERY} x Short Avg({best}) "
         f"{fmt_interval(ci)} ({LEVEL:.0%} bootstrap over seeds and paired documents, n={n})."
     )
-    label = REPRODUCED if ci.low > 0 else NOT_REPRODUCED
-    return Verdict("L1", CLAIM_L1, scope, PAPER_L1, ours, label, rule, "paper")
+    return Verdict("L1", CLAIM_L1, scope, PAPER_L1, ours, judge(ci, ABOVE), rule, "paper")
 
 
 def verdict_long(
@@ -114,30 +123,27 @@ def verdict_long(
     """(L2) for one LinearARD row against every one of ``baselines`` (row -> its seeds)."""
     name = row[0].row
     rule = RULE_L2.format(level=LEVEL)
-    parts, above = [], True
+    parts, labels = [], []
     for b, runs in baselines.items():
         ci, n = seed_diff(runs, row, "ruler")
         base, mine = compared_means(runs, row, "ruler")
         if ci is None:
             ours = f"`{name}` vs `{b}`: no per-sample RULER scores to pair."
             return Verdict("L2", CLAIM_L2, scope, PAPER_L2, ours, NOT_COMPARABLE, rule, "paper")
+        labels.append(judge(ci, ABOVE))
         parts.append(
             f"RULER `{name}` {_fmt(mine)} vs `{b}` {_fmt(base)}{seeds_note(runs)}: "
-            f"{fmt_interval(ci)} (n={n})"
+            f"{fmt_interval(ci)} (n={n}, {labels[-1]})"
         )
-        above = above and ci.low > 0
+    if not parts:
+        ours = f"`{name}`: no baseline to compare with."
+        return Verdict("L2", CLAIM_L2, scope, PAPER_L2, ours, NOT_COMPARABLE, rule, "paper")
     ours = "; ".join(parts) + f" ({LEVEL:.0%} bootstrap over seeds and paired samples)."
-    label = REPRODUCED if above and parts else NOT_REPRODUCED
-    return Verdict("L2", CLAIM_L2, scope, PAPER_L2, ours, label, rule, "paper")
+    return Verdict("L2", CLAIM_L2, scope, PAPER_L2, ours, combine(labels), rule, "paper")
 
 
 def verdict_fewer_tokens(recovery: Verdict, long: Verdict, scope: str, tokens: str) -> Verdict:
     """(L3) from the reduced-budget row's (L1) and (L2) verdicts; ``tokens`` says the budgets."""
     ours = f"{tokens}; (L1) {recovery.label}, (L2) {long.label} for that row."
-    if NOT_COMPARABLE in (recovery.label, long.label):
-        label = NOT_COMPARABLE
-    elif recovery.label == long.label == REPRODUCED:
-        label = REPRODUCED
-    else:
-        label = NOT_REPRODUCED
+    label = combine([recovery.label, long.label])
     return Verdict("L3", CLAIM_L3, scope, PAPER_L3, ours, label, RULE_L3, "paper")

@@ -7,16 +7,22 @@ Table 3's (per seed, with intervals over the scored documents), then NIAH(M) (th
 the multi-key, multi-value and multi-query needle tasks), perplexity by position on held-out
 long text (``ppl`` records, seeds averaged), the anchor types each LongRecipe run
 selected its sentences by, the training cost per token against CPT's, LongRecipe's published
-Table 1, and the verdicts of :mod:`longred_bench.reports.longrecipe_verdicts`.
+Table 1, and the verdicts of :mod:`longred_bench.reports.longrecipe_verdicts`. The compute claim's
+interval resamples each run's optimizer steps, read from the per-step records (``metrics.jsonl``)
+in the run folder its record names (:func:`run_steps`); a run whose folder is not at hand counts
+with its total.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
 
+from longred_bench.metrics.stats import RunSteps
 from longred_bench.reports.longrecipe_verdicts import (
+    PAPER_TABLE1,
     SHORT_BASELINES,
     verdict_beats,
     verdict_compute,
@@ -44,25 +50,14 @@ from longred_bench.reports.runs import (
 )
 from longred_bench.reports.runs_plot import plot_runs
 from longred_bench.reports.short_avg import short_categories
-from longred_bench.reports.verdicts import Verdict, extension_setting, verdicts_markdown
+from longred_bench.reports.verdict_rules import LABEL_RULE, Verdict
+from longred_bench.reports.verdicts import extension_setting, verdicts_markdown
 
 LONGRECIPE_ROWS = ("longrecipe", "longrecipe-digit")
 TRAINED = ("cpt", "rpes", "pose", *LONGRECIPE_ROWS)
 # NIAH(M) of LongRecipe's Table 1: RULER's multi-key, multi-value and multi-query needle tasks.
 NIAH_M = ("niah_multikey_1", "niah_multikey_2", "niah_multikey_3", "niah_multivalue",
           "niah_multiquery")  # fmt: skip
-# LongRecipe Table 1, Llama-3-8B-Instruct (published; SEED_METHODS.md): target, method, NIAH(M),
-# RULER, LongBench, MMLU, GSM8K, HumanEval.
-PAPER_TABLE1 = (
-    ("80K", "full-length training", 82.3, 75.7, 28.1, 62.2, 54.5, 32.7),
-    ("80K", "RPES", 71.8, 71.4, 27.9, 61.4, 53.1, 15.4),
-    ("80K", "PoSE", 68.8, 69.9, 27.2, 62.6, 58.2, 25.6),
-    ("80K", "LongRecipe", 78.9, 74.5, 26.9, 63.0, 57.9, 29.3),
-    ("128K", "full-length training", 73.2, 75.8, 26.4, 58.3, 50.9, 16.5),
-    ("128K", "RPES", 72.7, 71.5, 27.3, 59.2, 46.0, 16.8),
-    ("128K", "PoSE", 80.1, 75.3, 26.7, 61.9, 51.1, 21.1),
-    ("128K", "LongRecipe", 82.6, 76.0, 25.5, 62.1, 54.9, 24.2),
-)
 
 
 def niah_m(run: Run) -> float | None:
@@ -183,15 +178,14 @@ def _cost(runs: dict[RunKey, Run], ext: str, row: str) -> dict[str, float] | Non
     return {**figures, "seeds": len(keys), "seconds": seconds, "brief": sum(briefs) / len(keys)}
 
 
-def cost_lines(runs: dict[RunKey, Run]) -> tuple[list[str], dict[str, float | None]]:
-    """The cost table (tokens, steps, sample length, seconds per 1M tokens, ratios to CPT per
-    token and per sequence) and each extension's LongRecipe / CPT cost per sequence."""
+def cost_lines(runs: dict[RunKey, Run]) -> list[str]:
+    """The cost table: tokens, steps, sample length, seconds per 1M tokens, ratios to CPT per
+    token and per sequence (means over seeds)."""
     lines = [
         "| extension | row | seeds | steps | tokens | sample length | s per 1M tokens | "
         "x CPT per token | x CPT per sequence |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    ratios: dict[str, float | None] = {}
     for ext in extensions(runs):
         cpt = _cost(runs, ext, "cpt")
         for row in TRAINED:
@@ -203,8 +197,6 @@ def cost_lines(runs: dict[RunKey, Run]) -> tuple[list[str], dict[str, float | No
             if cpt and cpt["tokens"] and cpt["long_len"] and c["long_len"]:
                 token_ratio = per_token / (cpt["seconds"] / cpt["tokens"])
                 seq_ratio = token_ratio * c["long_len"] / cpt["long_len"]
-            if row == "longrecipe":
-                ratios[ext] = seq_ratio
             lines.append(
                 f"| `{ext}` | {ROW_TITLES[row]} | {c['seeds']} | {c['steps']:.0f} | "
                 f"{c['tokens']:,.0f} | {c['long_len']:.0f} | {per_token * 1e6:.0f} | "
@@ -212,7 +204,7 @@ def cost_lines(runs: dict[RunKey, Run]) -> tuple[list[str], dict[str, float | No
                 + " |"
             )
     if len(lines) == 2:
-        return ["No training timings in these records.", ""], ratios
+        return ["No training timings in these records.", ""]
     lines += [
         "",
         "Every row trains the same steps on about the same number of tokens (LongRecipe's replay "
@@ -221,10 +213,39 @@ def cost_lines(runs: dict[RunKey, Run]) -> tuple[list[str], dict[str, float | No
         "the original may favour its short ability). Seconds are each run's own training (one "
         "torch thread per worker process; a run reused from the cache keeps the timing of the "
         "call that trained it); LongRecipe's include its anchor measurement run (a brief "
-        "full-length CPT run). Per sequence = per token x the sample length over CPT's.",
+        "full-length CPT run). Per sequence = per token x the sample length over CPT's. The "
+        "verdict (R4) gives this ratio for LongRecipe an interval over runs and steps.",
         "",
     ]
-    return lines, ratios
+    return lines
+
+
+def run_steps(run: Run, fixed: float = 0.0) -> RunSteps | None:
+    """A run's training seconds and tokens per optimizer step, from the ``metrics.jsonl`` of the
+    run folder its record names (cumulative ``seconds`` and ``tokens`` per step); where that
+    file is not at hand or does not cover the recorded steps, the run's totals as one step.
+    ``fixed``: seconds added once (LongRecipe's anchor measurement). ``None`` without timings."""
+    train = run.train or {}
+    if not train.get("seconds") or not train.get("tokens"):
+        return None
+    total = RunSteps([float(train["seconds"])], [float(train["tokens"])], fixed)
+    if not train.get("dir"):
+        return total
+    path = Path(str(train["dir"])) / "metrics.jsonl"
+    try:
+        rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+        seconds = [float(r["seconds"]) for r in rows]
+        tokens = [float(r["tokens"]) for r in rows]
+    except (OSError, ValueError, KeyError, TypeError):
+        return total
+    if not rows or len(rows) != int(train.get("steps") or 0) or tokens[-1] != train["tokens"]:
+        return total
+    return RunSteps(_steps(seconds), _steps(tokens), fixed)
+
+
+def _steps(cumulative: list[float]) -> list[float]:
+    """Each step's own amount from cumulative values."""
+    return [b - a for a, b in zip([0.0, *cumulative], cumulative, strict=False)]
 
 
 def paper_lines() -> list[str]:
@@ -239,12 +260,20 @@ def paper_lines() -> list[str]:
             "window (arXiv 2409.00509, Table 1).", ""]  # fmt: skip
 
 
-def longrecipe_verdicts(
-    runs: dict[RunKey, Run],
-    cats: dict[str, tuple[str, ...]],
-    ratios: dict[str, float | None],
-) -> list[Verdict]:
-    """(R1)-(R3) for the ``longrecipe`` row of every extension with its baselines, and (R4)."""
+def _timings(runs: dict[RunKey, Run], ext: str, row: str) -> list[RunSteps]:
+    """Every run of ``row`` at ``ext`` with timings (:func:`run_steps`), LongRecipe's anchor
+    measurement counted as fixed seconds."""
+    out = []
+    for k in seeds(runs, ext, row):
+        impact = (runs[k].train or {}).get("impact") or {}
+        steps = run_steps(runs[k], float(impact.get("brief_seconds") or 0.0))
+        if steps is not None:
+            out.append(steps)
+    return out
+
+
+def longrecipe_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> list[Verdict]:
+    """(R1)-(R4) for the ``longrecipe`` row of every extension with its baselines."""
     out: list[Verdict] = []
     for ext in extensions(runs):
         pe, factor = extension_setting(ext, extension_factor(runs, ext))
@@ -262,8 +291,10 @@ def longrecipe_verdicts(
         if all(base.values()):
             out += [verdict_beats(mine, base, scope, "ruler"),
                     verdict_beats(mine, base, scope, "short")]  # fmt: skip
-        timing = "training seconds per sequence, `longrecipe` / `cpt` (means over seeds)"
-        out.append(verdict_compute(ratios.get(ext), scope, timing))
+        own, full = (mean_train(runs, ext, row, "long_len") for row in ("longrecipe", "cpt"))
+        ratio = own / full if own and full else None
+        out.append(verdict_compute(_timings(runs, ext, "longrecipe"), _timings(runs, ext, "cpt"),
+                                   ratio, scope))  # fmt: skip
     return out
 
 
@@ -281,7 +312,7 @@ def build_longrecipe(
     cats = short_categories(records)
     out_dir.mkdir(parents=True, exist_ok=True)
     table, summary = results_table(runs, cats)
-    costs, ratios = cost_lines(runs)
+    costs = cost_lines(runs)
     curves = position_ppl(records)
     lines = [
         f"# LongRecipe against PoSE, RPES and full-length training (profile `{profile}`)",
@@ -314,7 +345,9 @@ def build_longrecipe(
         *paper_lines(),
         "## Verdicts",
         "",
-        *verdicts_markdown(longrecipe_verdicts(runs, cats, ratios)),
+        LABEL_RULE,
+        "",
+        *verdicts_markdown(longrecipe_verdicts(runs, cats)),
         "The paper's setting (Llama-3-8B-Instruct, 8K -> 80K/128K, about 240M tokens) is not "
         "this profile's: compare directions and verdicts, not magnitudes.",
         "",

@@ -13,20 +13,23 @@ dev line, greedy decoding (alpha 0) first, and marks the setting chosen by
 
 Claims and rules on the test split (points are on a 0-100 scale; intervals are 95% paired
 bootstraps over the documents both decodings scored,
-:func:`longred_bench.reports.verdict_stats.paired_diff`):
+:func:`longred_bench.reports.verdict_stats.paired_diff`), in the labels of
+:mod:`~longred_bench.reports.verdict_rules` (:func:`~longred_bench.reports.verdict_rules.judge`;
+no paper effect is ruled out, see below):
 
 1. *The gold token stays highly ranked while its salience falls* (PSA, greedy decoding): the
    rule of :func:`longred_bench.reports.psa_report.psa_verdicts`.
 2. *PCD improves long-context retrieval*, per line and per region (lengths within the line's
    window, its config's ``max_position_embeddings``, and lengths beyond it): both decodings'
-   means below :data:`~longred_bench.reports.verdicts.RULER_FLOOR` -> not comparable at this
-   scale (there is no retrieval to improve, the floor the table reports apply); else the
-   interval of ``RULER(pcd) - RULER(greedy)`` lies entirely above 0 -> holds; entirely below 0
-   -> does not hold; else undecided.
+   means below :data:`~longred_bench.reports.verdicts.RULER_FLOOR` -> not comparable (the floor:
+   there is no retrieval to improve); else the interval of ``RULER(pcd) - RULER(greedy)``
+   entirely above 0 -> reproduced; entirely below 0 -> not reproduced; else undecided.
 3. *PCD does not hurt short tasks*: the interval of ``Short(pcd) - Short(greedy)`` (headline
-   accuracy; under PCD a choice scores the contrast of its two log-likelihoods) lies entirely
-   above ``-SHORT_MARGIN`` -> holds; entirely below ``-SHORT_MARGIN`` -> does not hold; else
+   accuracy; under PCD a choice scores the contrast of its two log-likelihoods) entirely above
+   ``-SHORT_MARGIN`` -> reproduced; entirely below ``-SHORT_MARGIN`` -> not reproduced; else
    undecided. Perplexities under PCD are not defined and are shown as such.
+
+A claim with no document scored by both decodings has no interval: not comparable.
 
 No number of the PCD paper is shown beside ours: no source available here confirms its models,
 benchmarks or numbers (``PCD.md``), and a number nobody can check is not put in a report.
@@ -47,22 +50,16 @@ from longred_bench.pcd.config import PcdConfig
 from longred_bench.pcd.selection import choose, dev_scores
 from longred_bench.reports import provenance
 from longred_bench.reports.figures import save_figure
-from longred_bench.reports.psa_report import (
-    HOLDS,
-    NOT_HOLDS,
-    UNDECIDED,
-    psa_verdicts,
-    sample_frame,
-    summarize,
-)
-from longred_bench.reports.verdict_stats import flat_mean
-from longred_bench.reports.verdicts import (
-    LEVEL,
+from longred_bench.reports.psa_report import psa_verdicts, sample_frame, summarize
+from longred_bench.reports.verdict_rules import (
+    ABOVE,
+    LABEL_RULE,
     NOT_COMPARABLE,
-    RULER_FLOOR,
     fmt_interval,
-    paired_diff,
+    judge,
 )
+from longred_bench.reports.verdict_stats import LEVEL, flat_mean, paired_diff
+from longred_bench.reports.verdicts import RULER_FLOOR
 
 SHORT_MARGIN = 1.0  # points: a short-task loss smaller than this is no harm
 SHORT_METRIC = "acc"
@@ -162,7 +159,7 @@ def ruler_verdict(
             f"greedy {greedy:.1f}, PCD {pcd:.1f}: both below the floor of {RULER_FLOOR:g} points; "
             + text
         )
-    return (HOLDS if ci.low > 0 else NOT_HOLDS if ci.high < 0 else UNDECIDED), text
+    return judge(ci, ABOVE), text
 
 
 def pcd_verdicts(records: list[dict[str, Any]], top_k: int) -> list[tuple[str, str, str, str]]:
@@ -185,7 +182,8 @@ def pcd_verdicts(records: list[dict[str, Any]], top_k: int) -> list[tuple[str, s
             b = items(records, "ruler", line, "pcd", "score", lengths)
             ci, n = paired_diff(a, b)
             if ci is None:
-                out.append(("ruler", f"{line}, {region}", UNDECIDED, "no document scored by both"))
+                out.append(("ruler", f"{line}, {region}", NOT_COMPARABLE,
+                            "no document scored by both decodings"))  # fmt: skip
                 continue
             label, text = ruler_verdict(ci, n, flat_mean(a), flat_mean(b))
             out.append(("ruler", f"{line}, {region}", label, text))
@@ -193,10 +191,9 @@ def pcd_verdicts(records: list[dict[str, Any]], top_k: int) -> list[tuple[str, s
         ci, n = paired_diff(items(records, "short", line, "greedy", SHORT_METRIC),
                             items(records, "short", line, "pcd", SHORT_METRIC))  # fmt: skip
         if ci is None:
-            out.append(("short", line, UNDECIDED, "no document scored by both decodings"))
+            out.append(("short", line, NOT_COMPARABLE, "no document scored by both decodings"))
             continue
-        label = (HOLDS if ci.low > -SHORT_MARGIN else NOT_HOLDS if ci.high < -SHORT_MARGIN
-                 else UNDECIDED)  # fmt: skip
+        label = judge(ci, ABOVE, bound=-SHORT_MARGIN)
         text = f"PCD - greedy {fmt_interval(ci)} points ({LEVEL:.0%} paired, n={n} documents)"
         out.append(("short", line, label, text))
     return out
@@ -384,6 +381,8 @@ def pcd_markdown(
         *_settings_lines(records),
         "",
         "## Verdicts (test split)",
+        "",
+        LABEL_RULE,
         "",
     ]
     for key, line, label, text in pcd_verdicts(records, top_k):

@@ -21,9 +21,11 @@ falls"), per line, pooling the tasks' samples at each length:
   samples whose gold-step rank is at most ``top_k``; the median rank is within the top ``top_k``
   exactly when that share is at least one half) lies entirely above 1/2; *leaves the top*: at some
   length it lies entirely below 1/2;
-- falls and stays -> ``holds``; rises or leaves -> ``does not hold`` (naming which part failed);
-  otherwise (overlapping intervals, or a single length) ``undecided``: the samples cannot tell.
-  Both labels need an interval to clear its bound, so the rule is symmetric.
+- in the labels of :mod:`~longred_bench.reports.verdict_rules`: falls and stays ->
+  *reproduced*; rises or leaves -> *not reproduced* (naming which part failed); otherwise
+  (overlapping intervals, a top-k share not clear of 1/2) *undecided*: the samples cannot tell.
+  Both labels need an interval to clear its bound, so the rule is symmetric. A line measured at
+  a single length has no fall to measure: *not comparable* (the floor of two lengths).
 """
 
 from __future__ import annotations
@@ -37,12 +39,18 @@ import pandas as pd
 from longred_bench.errors import UserError
 from longred_bench.metrics.stats import Interval, bootstrap_mean_ci
 from longred_bench.reports.figures import save_figure, series_styles
+from longred_bench.reports.verdict_rules import (
+    LABEL_RULE,
+    NOT_COMPARABLE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    UNDECIDED,
+)
 
 TOP_K = 10  # "highly ranked": median gold rank within the top TOP_K tokens
 LEVEL = 0.95
 N_BOOT = 2000
 BOOT_SEED = 0
-HOLDS, NOT_HOLDS, UNDECIDED = "holds", "does not hold", "undecided"
 
 
 def sample_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
@@ -133,7 +141,7 @@ class PsaVerdict:
                 if self.leaves_top_k
                 else f"top-{self.top_k} share not clear of 1/2"
             )
-        reason = f" ({'; '.join(why)})" if why else " (one length only)"
+        reason = f" ({'; '.join(why)})" if why else " (one length only: no fall to measure)"
         return (
             f"- **{self.extension}**: {self.label}{reason}: {at(s)} vs {at(lo)}; "
             f"worst median gold rank {self.worst_median_rank:g}; lowest top-{self.top_k} share "
@@ -164,11 +172,11 @@ def psa_verdicts(by_length: pd.DataFrame, top_k: int | None = None) -> list[PsaV
         leaves = bool((rows["top_k_share_high"] < 0.5).any())
         lowest = rows.loc[rows["top_k_share"].idxmin()].to_dict()
         if len(rows) < 2:
-            label = UNDECIDED
+            label = NOT_COMPARABLE
         elif falls and stays:
-            label = HOLDS
+            label = REPRODUCED
         elif rises or leaves:
-            label = NOT_HOLDS
+            label = NOT_REPRODUCED
         else:
             label = UNDECIDED
         verdicts.append(
@@ -233,13 +241,16 @@ def psa_markdown(
         "",
         "## Verdict: does the gold token stay highly ranked while its salience falls?",
         "",
-        f"Rule: **holds** when the {LEVEL:.0%} interval of S first at the longest length lies "
-        f"entirely below the one at the shortest (salience falls) and, at every length, the "
+        f"Rule: **{REPRODUCED}** when the {LEVEL:.0%} interval of S first at the longest length "
+        f"lies entirely below the one at the shortest (salience falls) and, at every length, the "
         f"{LEVEL:.0%} interval of the top-{top_k} share (samples whose gold rank is at most "
-        f"{top_k}) lies above 1/2; **does not hold** when at some length that share's interval "
-        "lies below 1/2 (the gold token leaves the top) or the longest length's S first interval "
-        "lies entirely above the shortest's; otherwise **undecided**. Both labels need an "
-        "interval to clear its bound.",
+        f"{top_k}) lies above 1/2; **{NOT_REPRODUCED}** when at some length that share's "
+        "interval lies below 1/2 (the gold token leaves the top) or the longest length's S first "
+        f"interval lies entirely above the shortest's; otherwise **{UNDECIDED}**. Both labels "
+        f"need an interval to clear its bound. A single length: **{NOT_COMPARABLE}** (no fall "
+        "to measure).",
+        "",
+        LABEL_RULE,
         "",
     ]
     lines += [v.sentence() for v in psa_verdicts(by_length, top_k)]

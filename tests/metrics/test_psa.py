@@ -15,13 +15,12 @@ from longred_bench.metrics.psa import (
     reciprocal_rank,
     salience,
 )
-from longred_bench.reports.psa_report import (
-    HOLDS,
-    NOT_HOLDS,
+from longred_bench.reports.psa_report import psa_verdicts, sample_frame, summarize
+from longred_bench.reports.verdict_rules import (
+    NOT_COMPARABLE,
+    NOT_REPRODUCED,
+    REPRODUCED,
     UNDECIDED,
-    psa_verdicts,
-    sample_frame,
-    summarize,
 )
 
 # Hand-computed: row 0 scores token 2 (logit 2.0) below two tokens at 3.0 -> rank 3; row 1's
@@ -111,16 +110,16 @@ def test_verdict_rule():
     )
     by_length = summarize(sample_frame(records), ["extension", "length"], top_k=10)
     verdicts = {v.extension: v for v in psa_verdicts(by_length, top_k=10)}
-    assert verdicts["falls"].label == HOLDS
+    assert verdicts["falls"].label == REPRODUCED
     assert verdicts["falls"].shortest["s_first"] == 1.0
     assert verdicts["falls"].longest["s_first"] == 0.5
     # Overlapping intervals cannot tell; a rise, or a rank outside the top k, refutes it.
     assert (verdicts["flat"].label, verdicts["flat"].salience_falls) == (UNDECIDED, False)
-    assert verdicts["rises"].label == NOT_HOLDS
+    assert verdicts["rises"].label == NOT_REPRODUCED
     assert verdicts["lost"].salience_falls and not verdicts["lost"].stays_top_k
-    assert verdicts["lost"].leaves_top_k and verdicts["lost"].label == NOT_HOLDS
+    assert verdicts["lost"].leaves_top_k and verdicts["lost"].label == NOT_REPRODUCED
     assert verdicts["lost"].worst_median_rank == 45.0
-    assert verdicts["single"].label == UNDECIDED
+    assert verdicts["single"].label == NOT_COMPARABLE  # one length: no fall to measure
     # Half the samples in the top 10 at 2048: neither stays nor leaves, so no label, although
     # salience falls (a point rule on the median rank would have decided it).
     unclear = verdicts["unclear"]
@@ -129,7 +128,7 @@ def test_verdict_rule():
     # k is a parameter: at k = 100 the "lost" line counts as highly ranked.
     wide_summary = summarize(sample_frame(records), ["extension", "length"], top_k=100)
     wide = {v.extension: v for v in psa_verdicts(wide_summary)}
-    assert wide["lost"].label == HOLDS
+    assert wide["lost"].label == REPRODUCED
     with pytest.raises(ValueError, match="top_k 10 but the summary counted top-100"):
         psa_verdicts(wide_summary, top_k=10)
     assert "n = 4" in verdicts["falls"].sentence()
@@ -163,7 +162,7 @@ def test_psa_command_tiny_random(tmp_path, capsys, request):
         assert s["window"] == (1024 if s["rope"] == "pi:factor=4" else 256)
     assert {"git_commit", "versions", "device", "seed", "config"} <= set(records[0]["provenance"])
     md = (out / "psa.md").read_text()
-    assert "| tiny-random | 640 | 2 |" in md and "undecided" in md
+    assert "| tiny-random | 640 | 2 |" in md and "not comparable (one length only" in md
     prov = records[0]["provenance"]
     assert f"Device: {prov['device']}; commit `{prov['git_commit']}`; measured " in md
     assert (out / "psa.png").read_bytes()[:4] == b"\x89PNG"

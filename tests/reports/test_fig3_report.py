@@ -1,13 +1,24 @@
 """Figure 3's rule (premise, recovery, decline) on hand-built per-document scores: each label is
-reachable, and seeds that disagree widen the intervals."""
+reachable (a failed premise not comparable), and seeds that disagree widen the intervals."""
 
 from __future__ import annotations
 
 import pytest
 
 from longred_bench.errors import UserError
-from longred_bench.reports.fig3_report import curve_intervals, curve_label, curve_runs
-from longred_bench.reports.verdicts import NOT_COMPARABLE, NOT_REPRODUCED, REPRODUCED
+from longred_bench.reports.fig3_report import (
+    curve_intervals,
+    curve_label,
+    curve_runs,
+    premise_verdict,
+)
+from longred_bench.reports.verdict_rules import (
+    NOT_COMPARABLE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    UNDECIDED,
+    premise_gate,
+)
 
 DOCS = range(60)
 
@@ -41,10 +52,20 @@ def test_a_steady_climb_or_a_steady_fall_is_not_reproduced():
     assert climb == NOT_REPRODUCED and fall == NOT_REPRODUCED
 
 
-def test_nothing_lost_is_not_comparable():
+def test_a_recovery_the_samples_cannot_tell_is_undecided():
     seeds = range(3)
-    assert _label(_items(0), _items(0), [[_items(10)] for _ in seeds],
-                  [_items(-10) for _ in seeds]) == NOT_COMPARABLE  # fmt: skip
+    # Early snapshots score as the zero-shot model on every document: recovery [0, 0].
+    assert _label(_items(0), _items(-30), [[_items(-30)] for _ in seeds],
+                  [_items(-45) for _ in seeds]) == UNDECIDED  # fmt: skip
+
+
+def test_nothing_lost_is_not_comparable_and_the_premise_says_so():
+    seeds = range(3)
+    ci = curve_intervals(_items(0), _items(0), [[_items(10)] for _ in seeds],
+                         [_items(-10) for _ in seeds])  # fmt: skip
+    assert curve_label(ci) == NOT_COMPARABLE
+    passed, text = premise_gate([premise_verdict(ci, "s")])
+    assert not passed and "(zero-shot loses) undecided" in text and "not comparable" in text
 
 
 def test_seeds_that_disagree_widen_the_interval():

@@ -1,6 +1,6 @@
 """LinearARD's claims (``longred_bench.reports.linearard_verdicts``) on hand-built ``RunScores``:
 98.3% recovery against the *best* baseline, long-context superiority over every baseline, and
-the reduced-budget claim as the conjunction of the two."""
+the reduced-budget claim as the two combined; every label each rule can give."""
 
 from __future__ import annotations
 
@@ -9,13 +9,19 @@ from longred_bench.reports.linearard_verdicts import (
     verdict_long,
     verdict_recovery,
 )
+from longred_bench.reports.verdict_rules import (
+    NOT_COMPARABLE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    UNDECIDED,
+)
 from longred_bench.reports.verdict_stats import RunScores
-from longred_bench.reports.verdicts import NOT_COMPARABLE, NOT_REPRODUCED, REPRODUCED
 
 
-def _run(row: str, short: float, ruler_hits: int, seed: int = 0) -> RunScores:
-    """Short: 200 documents at ``short`` +-1; RULER: the first ``ruler_hits`` of 40 samples."""
-    docs = {i: short + (i % 3) - 1 for i in range(200)}
+def _run(row: str, short: float, ruler_hits: int, seed: int = 0, noise: float = 0.0) -> RunScores:
+    """Short: 200 documents at ``short`` +-1 (+-``noise`` more, in a pattern of its own); RULER:
+    the first ``ruler_hits`` of 40 samples."""
+    docs = {i: short + (i % 3) - 1 + noise * ((i * 7) % 5 - 2) for i in range(200)}
     per = {i: 100.0 if i < ruler_hits else 0.0 for i in range(40)}
     return RunScores(
         "pi:factor=2", row, seed, short, 2.5 * ruler_hits,
@@ -35,25 +41,41 @@ def test_recovery_is_judged_against_the_best_baseline() -> None:
     # 51.5 is 99.0% of LongReD-C's 52 (above 98.3%): reproduced, and LongReD-C is named.
     good = verdict_recovery([_run("linearard", 51.5, 4)], base, "s")
     assert good.label == REPRODUCED and "the best baseline `longred-c` 51.99" in good.ours
-    # 50.5 beats CPT but is 97.1% of LongReD-C: not reproduced.
+    # 50.5 beats CPT but is 97.1% of LongReD-C: the interval lies below 0.
     assert verdict_recovery([_run("linearard", 50.5, 4)], base, "s").label == NOT_REPRODUCED
+    # 98.3% on the mean, documents that disagree by +-20 points: the samples cannot tell.
+    noisy = verdict_recovery([_run("linearard", 51.12, 4, noise=10.0)], base, "s")
+    assert noisy.label == UNDECIDED and "bound itself" in noisy.rule
+    bare = {"cpt": [RunScores("pi:factor=2", "cpt", 0, 50.0, 0.0)]}
+    assert verdict_recovery([_run("linearard", 51.5, 4)], bare, "s").label == NOT_COMPARABLE
 
 
 def test_long_context_must_beat_every_baseline() -> None:
     base = _baselines(hits=4)
     assert verdict_long([_run("linearard", 50.0, 20)], base, "s").label == REPRODUCED
-    base["longred-c"] = [_run("longred-c", 52.0, 20, s) for s in range(3)]
+    base["longred-c"] = [_run("longred-c", 52.0, 30, s) for s in range(3)]
     assert verdict_long([_run("linearard", 50.0, 20)], base, "s").label == NOT_REPRODUCED
+    # As good as LongReD-C on every sample: a zero-width interval at 0 is undecided.
+    base["longred-c"] = [_run("longred-c", 52.0, 20, s) for s in range(3)]
+    tie = verdict_long([_run("linearard", 50.0, 20)], base, "s")
+    assert tie.label == UNDECIDED and "undecided)" in tie.ours
     empty = {"cpt": [RunScores("pi:factor=2", "cpt", 0, 50.0, 0.0)]}
     assert verdict_long([_run("linearard", 50.0, 20)], empty, "s").label == NOT_COMPARABLE
 
 
-def test_fewer_tokens_needs_both_claims_at_the_reduced_budget() -> None:
+def test_fewer_tokens_combines_both_claims_at_the_reduced_budget() -> None:
     base = _baselines()
-    lite_good = [_run("linearard-lite", 52.0, 20)]
-    lite_bad = [_run("linearard-lite", 45.0, 20)]
-    for row, expected in ((lite_good, REPRODUCED), (lite_bad, NOT_REPRODUCED)):
+    cases = (
+        ([_run("linearard-lite", 52.0, 20)], REPRODUCED),
+        ([_run("linearard-lite", 45.0, 20)], NOT_REPRODUCED),
+        ([_run("linearard-lite", 52.0, 4)], UNDECIDED),  # RULER tied with both baselines
+    )
+    for row, expected in cases:
         l1, l2 = verdict_recovery(row, base, "s"), verdict_long(row, base, "s")
         v = verdict_fewer_tokens(l1, l2, "s", "1/64 of the tokens")
         assert (v.key, v.label) == ("L3", expected)
         assert "1/64 of the tokens" in v.ours
+    empty = {"cpt": [RunScores("pi:factor=2", "cpt", 0, 50.0, 0.0)]}
+    row = [_run("linearard-lite", 52.0, 20)]
+    l1, l2 = verdict_recovery(row, base, "s"), verdict_long(row, empty, "s")
+    assert verdict_fewer_tokens(l1, l2, "s", "t").label == NOT_COMPARABLE

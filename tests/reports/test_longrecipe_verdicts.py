@@ -1,18 +1,35 @@
-"""LongRecipe's claims (``longred_bench.reports.longrecipe_verdicts``) on hand-built ``RunScores``:
-matching full-length training needs a full-length run that learned something and an interval
-above a margin of a quarter of what it learned; beating PoSE and RPES needs both intervals above
-0; the compute claim reads the measured cost per sequence."""
+"""LongRecipe's claims (``longred_bench.reports.longrecipe_verdicts``) on hand-built ``RunScores``
+and timings: matching full-length training needs a full-length run that learned something and
+an interval above the suite's margin of similar long ability; beating PoSE and RPES combines the
+two baselines' labels, ruling out the paper's scaled RULER gain; the compute claim is a measured
+ratio per sequence with an interval over runs and steps, against a bound it can fail. Every
+label each rule can give."""
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
+import pytest
+
+from longred_bench.metrics.stats import RunSteps
+from longred_bench.reports.longrecipe_report import run_steps
 from longred_bench.reports.longrecipe_verdicts import (
-    MATCH_FRACTION,
+    compute_interval,
+    paper_ruler_gain,
     verdict_beats,
     verdict_compute,
     verdict_matches_full_length,
 )
+from longred_bench.reports.runs import Run
+from longred_bench.reports.verdict_rules import (
+    LONG_MARGIN_FRACTION,
+    NOT_COMPARABLE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    UNDECIDED,
+)
 from longred_bench.reports.verdict_stats import RunScores
-from longred_bench.reports.verdicts import NOT_COMPARABLE, NOT_REPRODUCED, REPRODUCED
 
 
 def _run(row: str, short: float, ruler_hits: int, seed: int = 0) -> RunScores:
@@ -29,35 +46,86 @@ def _seeds(row: str, short: float, hits: int) -> list[RunScores]:
     return [_run(row, short, hits, s) for s in range(3)]
 
 
-def test_matching_full_length_needs_its_premise_and_a_margin_of_cpts_gain() -> None:
+def test_matching_full_length_needs_its_premise_and_the_long_margin() -> None:
     zero, cpt = _seeds("zero-shot", 50, 2), _seeds("cpt", 50, 30)  # gain 28: margin 7
     near = verdict_matches_full_length(_seeds("longrecipe", 50, 29), cpt, zero, "s")
     assert near.label == REPRODUCED and "= 7.00" in near.ours
+    assert "passed" in near.premise
     # Far below full-length training: the interval lies below -7.
     far = verdict_matches_full_length(_seeds("longrecipe", 50, 5), cpt, zero, "s")
     assert far.label == NOT_REPRODUCED
     # 8 points below, on 100 samples: the interval straddles -7, the samples cannot tell.
     across = verdict_matches_full_length(_seeds("longrecipe", 50, 22), cpt, zero, "s")
-    assert across.label == NOT_COMPARABLE and f"{MATCH_FRACTION:g} x that gain" in across.rule
+    assert across.label == UNDECIDED and f"{LONG_MARGIN_FRACTION:g} x that gain" in across.rule
     # Full-length training learned nothing over zero-shot: nothing to match.
     flat = verdict_matches_full_length(_seeds("longrecipe", 50, 3), _seeds("cpt", 50, 3), zero, "s")
     assert flat.label == NOT_COMPARABLE and "Nothing learned to match" in flat.ours
+    assert "not comparable" in flat.premise and "(e)" in flat.premise
 
 
-def test_beating_pose_and_rpes_needs_both_intervals_above_zero() -> None:
+def test_paper_ruler_gain_is_the_smaller_relative_one() -> None:
+    assert paper_ruler_gain("pose") == pytest.approx((0.7, 75.3))  # 128K: 76.0 vs 75.3
+    assert paper_ruler_gain("rpes") == pytest.approx((3.1, 71.4))  # 80K: 74.5 vs 71.4
+
+
+def test_beating_pose_and_rpes_combines_both_baselines() -> None:
     base = {"pose": _seeds("pose", 50, 5), "rpes": _seeds("rpes", 50, 5)}
     mine = _seeds("longrecipe", 53, 30)
     assert verdict_beats(mine, base, "s", "ruler").label == REPRODUCED
     assert verdict_beats(mine, base, "s", "short").label == REPRODUCED
+    # Tied with RPES on every item: the RULER interval [0, 0] lies short of the paper's gain over
+    # RPES scaled here (3.1 / 71.4 x 30 = +1.30) -> not reproduced; Short Avg has no paper effect,
+    # so [0, 0] is undecided.
     base["rpes"] = _seeds("rpes", 53, 30)
     ruler, short = verdict_beats(mine, base, "s", "ruler"), verdict_beats(mine, base, "s", "short")
-    assert (ruler.key, ruler.label) == ("R2", NOT_REPRODUCED)
-    assert (short.key, short.label) == ("R3", NOT_REPRODUCED)
+    assert (ruler.key, ruler.label) == ("R2", NOT_REPRODUCED) and "+1.30" in ruler.ours
+    assert (short.key, short.label) == ("R3", UNDECIDED)
+    base["rpes"] = _seeds("rpes", 56, 40)  # better than LongRecipe on both
+    ruler, short = verdict_beats(mine, base, "s", "ruler"), verdict_beats(mine, base, "s", "short")
+    assert ruler.label == short.label == NOT_REPRODUCED
+    # The paper's gain over PoSE is small (0.7 / 75.3): one sample apart, 30 of 100 hit, cannot
+    # rule it out.
+    close = {"pose": _seeds("pose", 53, 29)}
+    assert verdict_beats(mine, close, "s", "ruler").label == UNDECIDED
     bare = {"pose": [RunScores("abf:theta=2e6", "pose", 0, 50.0, 1.0)]}
     assert verdict_beats(mine, bare, "s", "ruler").label == NOT_COMPARABLE
 
 
-def test_compute_is_judged_per_sequence_at_twice_the_papers_share() -> None:
-    assert verdict_compute(0.28, "s", "t").label == REPRODUCED
-    assert verdict_compute(0.9, "s", "t").label == NOT_REPRODUCED
-    assert verdict_compute(None, "s", "t").label == NOT_COMPARABLE
+def _timed(per_step: float, runs: int = 3, steps: int = 64, jitter: float = 0.05,
+           fixed: float = 0.0, seed: int = 0) -> list[RunSteps]:  # fmt: skip
+    """``runs`` runs of ``steps`` steps of 1000 tokens at ``per_step`` seconds +-``jitter``."""
+    rng = np.random.default_rng(seed)
+    return [RunSteps(list(per_step * (1 + jitter * rng.uniform(-1, 1, steps))), [1000.0] * steps,
+                     fixed) for _ in range(runs)]  # fmt: skip
+
+
+def test_compute_is_a_measured_ratio_per_sequence_that_can_fail() -> None:
+    cpt = _timed(1.0)
+    # Per token as fast as CPT, samples 0.15 of CPT's: 0.15 per sequence, under 0.175.
+    fast = verdict_compute(_timed(1.0, seed=1), cpt, 0.15, "s")
+    assert fast.label == REPRODUCED and "0.150 [" in fast.ours
+    # Per token as fast as CPT, samples 0.3125 of CPT's (this suite's): 0.31 per sequence.
+    assert verdict_compute(_timed(1.0, seed=1), cpt, 0.3125, "s").label == NOT_REPRODUCED
+    # The anchor measurement run's seconds count: 0.15 per sequence becomes 0.2 with a brief
+    # run a third the cost of the training.
+    briefed = compute_interval(_timed(1.0, fixed=64 / 3, seed=1), cpt, 0.15)
+    assert briefed.estimate == pytest.approx(0.2, abs=0.005)
+    # Timings that vary by +-60% per step over 4 steps: the interval straddles 0.175.
+    noisy = verdict_compute(_timed(1.0, runs=1, steps=4, jitter=0.6, seed=2), cpt, 0.175, "s")
+    assert noisy.label == UNDECIDED
+    # One run per row, timed as a total only: no spread, not comparable; no timings at all too.
+    total = [RunSteps([64.0], [64000.0])]
+    assert verdict_compute(total, total, 0.15, "s").label == NOT_COMPARABLE
+    assert verdict_compute([], cpt, 0.15, "s").label == NOT_COMPARABLE
+
+
+def test_run_steps_reads_the_per_step_timings_of_the_run_folder(tmp_path) -> None:
+    rows = [{"step": i + 1, "seconds": 1.5 * (i + 1), "tokens": 100 * (i + 1)} for i in range(4)]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    train = {"steps": 4, "tokens": 400, "seconds": 6.0, "dir": str(tmp_path)}
+    steps = run_steps(Run(train=train), fixed=2.0)
+    assert steps == RunSteps([1.5] * 4, [100.0] * 4, 2.0)
+    gone = run_steps(Run(train={**train, "dir": str(tmp_path / "elsewhere")}))
+    assert gone == RunSteps([6.0], [400.0], 0.0)  # the folder is not at hand: the totals
+    assert run_steps(Run(train={**train, "steps": 5})) == RunSteps([6.0], [400.0], 0.0)
+    assert run_steps(Run(train=None)) is None

@@ -1,14 +1,21 @@
-"""The RULER claim's rule in the PCD reports: both decodings below the RULER floor -> not
-comparable at this scale; else the paired interval of PCD - greedy decides."""
+"""The PCD report's rules in the shared labels: RULER, both decodings below the RULER floor ->
+not comparable; else the paired interval of PCD - greedy decides; short tasks, the interval
+against the no-harm margin; no document scored by both -> not comparable."""
 
 from __future__ import annotations
 
 import pytest
 
 from longred_bench.metrics.stats import Interval
-from longred_bench.reports.pcd_report import pcd_verdicts, ruler_verdict
+from longred_bench.reports.pcd_report import SHORT_MARGIN, pcd_verdicts, ruler_verdict
+from longred_bench.reports.verdict_rules import (
+    NOT_COMPARABLE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    UNDECIDED,
+)
 from longred_bench.reports.verdict_stats import flat_mean
-from longred_bench.reports.verdicts import NOT_COMPARABLE, RULER_FLOOR
+from longred_bench.reports.verdicts import RULER_FLOOR
 
 
 def _ci(low: float, high: float) -> Interval:
@@ -19,9 +26,14 @@ def _ci(low: float, high: float) -> Interval:
     ("ci", "greedy", "pcd", "label"),
     [
         (_ci(0.2, 1.7), 0.3, 1.1, NOT_COMPARABLE),  # a clear gain, but both below the floor
-        (_ci(0.2, 1.7), 4.0, RULER_FLOOR, "holds"),  # one side at the floor: the interval decides
-        (_ci(-3.0, -0.5), 20.0, 18.0, "does not hold"),
-        (_ci(-1.0, 2.0), 20.0, 20.5, "undecided"),
+        (
+            _ci(0.2, 1.7),
+            4.0,
+            RULER_FLOOR,
+            REPRODUCED,
+        ),  # one side at the floor: the interval decides
+        (_ci(-3.0, -0.5), 20.0, 18.0, NOT_REPRODUCED),
+        (_ci(-1.0, 2.0), 20.0, 20.5, UNDECIDED),
         (_ci(0.0, 0.0), 0.0, 0.0, NOT_COMPARABLE),
     ],
 )
@@ -37,10 +49,15 @@ def test_flat_mean_is_flat_over_tasks_lengths_and_documents() -> None:
     assert flat_mean({}) is None
 
 
-def _item(decoding: str, doc: int, value: float) -> dict:
-    return {"kind": "eval_item", "part": "ruler", "line": "x", "decoding": decoding,
-            "metric": "score", "task": "vt", "length": 4096, "doc_id": doc,
+def _item(decoding: str, doc: int, value: float, part: str = "ruler") -> dict:
+    return {"kind": "eval_item", "part": part, "line": "x", "decoding": decoding,
+            "metric": "score" if part == "ruler" else "acc", "task": "vt",
+            "length": 4096 if part == "ruler" else None, "doc_id": doc,
             "value": value}  # fmt: skip
+
+
+def _labels(recs: list[dict], claim: str) -> list[str]:
+    return [v[2] for v in pcd_verdicts(recs, top_k=10) if v[0] == claim]
 
 
 def test_pcd_verdicts_apply_the_floor_to_a_line_at_zero() -> None:
@@ -48,4 +65,23 @@ def test_pcd_verdicts_apply_the_floor_to_a_line_at_zero() -> None:
     [(line, label)] = [(v[1], v[2]) for v in pcd_verdicts(recs, top_k=10) if v[0] == "ruler"]
     assert (line, label) == ("x, all lengths", NOT_COMPARABLE)
     recs = [_item("greedy", i, 0.0) for i in range(8)] + [_item("pcd", i, 100.0) for i in range(8)]
-    assert [v[2] for v in pcd_verdicts(recs, top_k=10) if v[0] == "ruler"] == ["holds"]
+    assert _labels(recs, "ruler") == [REPRODUCED]
+    # Documents scored by one decoding only: nothing to pair.
+    recs = [_item("greedy", i, 50.0) for i in range(8)] + [_item("pcd", 8 + i, 50.0)
+                                                           for i in range(8)]  # fmt: skip
+    assert _labels(recs, "ruler") == [NOT_COMPARABLE]
+
+
+def test_short_tasks_are_judged_against_the_no_harm_margin() -> None:
+    assert SHORT_MARGIN == 1.0
+
+    def short(pcd: list[float], greedy: float = 1.0) -> list[dict]:
+        first = [_item("greedy", i, greedy if i % 2 else 1.0, "short") for i in range(len(pcd))]
+        return first + [_item("pcd", i, v, "short") for i, v in enumerate(pcd)]
+
+    assert _labels(short([1.0] * 40), "short") == [REPRODUCED]  # no loss on any document
+    assert _labels(short([0.0] * 40), "short") == [NOT_REPRODUCED]  # 100 points lost
+    # Each decoding right on half the documents, not the same half: 0 +-30 points.
+    assert _labels(short([0.0, 1.0] * 20, greedy=0.0), "short") == [UNDECIDED]
+    lone = [_item("greedy", 0, 1.0, "short"), _item("pcd", 1, 1.0, "short")]
+    assert _labels(lone, "short") == [NOT_COMPARABLE]

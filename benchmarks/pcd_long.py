@@ -335,8 +335,8 @@ def split_lines(test: list[dict[str, Any]]) -> list[str]:
         "",
         "Verdict on *PCD improves long-context retrieval (RULER)* per line and length, by the rule "
         "of `reproduce pcd` (`longred_bench.reports.pcd_report.ruler_verdict`): both means below "
-        f"{RULER_FLOOR:g} points -> not comparable at this scale; else the interval entirely "
-        "above 0 -> holds, entirely below 0 -> does not hold, else undecided.",
+        f"{RULER_FLOOR:g} points -> not comparable; else the interval entirely above 0 -> "
+        "reproduced, entirely below 0 -> not reproduced, else undecided.",
         "",
         "| line | length | n | greedy | PCD | PCD - greedy | verdict |",
         "|---|---:|---:|---:|---:|---|---|",

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from report_helpers import PROV
 
 from longred_bench.reports.table1 import build_table1

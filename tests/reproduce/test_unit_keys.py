@@ -69,6 +69,15 @@ def test_every_table_plans_the_units_it_planned(golden_cache, table: str, profil
         assert planned("table1", "tiny") >= TABLE1_RUNS
     elif (table, profile) == ("tiny_base", "tiny"):  # the build is the table's note, not a unit
         assert [k for k in want - got if not k.startswith("models/tiny-base-")] == [] and got < want
+    elif (table, profile) == ("table1", "tiny"):
+        # Every seed's after-CPT and control checkpoints now (issue 44: (c) over all seeds):
+        # seeds 1 and 2 of 4 CPT extensions and the control, each a training run and a drift.
+        added = got - want
+        assert want < got and len(added) == 2 * 5 * 2
+        assert all(re.match(r"^runs/(train-(cpt|control)-|table1-after/)", k) for k in added)
+    elif table in ("table4", "table5", "table6") and profile == "smoke":
+        # The ablations gained Table 3's CPT row, the premise of their claims (issue 44).
+        assert want < got and got - want <= planned("table3", profile)
     elif (table, profile) == ("fig2", "smol"):
         # Its short evaluations now carry `max_length: null` like every other table's (new
         # keys); its drift units are the same.
@@ -135,6 +144,12 @@ REPORTED = ("table2", "table3", "table4", "table5", "table6", "table7", "table10
             "longrecipe", "fig2", "fig3", "table1")  # fmt: skip
 
 
+# Reports built before their table's plan changed (issue 44: Tables 4-7 moved to PI x2, the
+# ablations gained the CPT row). Their units are not the plan's until they are regenerated; then
+# this test fails for them, and they leave this set.
+STALE = ("table4", "table5", "table6", "table7")
+
+
 @pytest.mark.parametrize("table", REPORTED)
 def test_committed_tiny_reports_units_are_planned_under_their_keys(golden_cache, table) -> None:
     """Every training run and evaluation a committed ``tiny`` report was built from is a unit
@@ -142,5 +157,8 @@ def test_committed_tiny_reports_units_are_planned_under_their_keys(golden_cache,
     trains, evals = _committed_units(REPORTS / f"{table}.jsonl.gz", golden_cache)
     assert trains or evals
     every = planned(table, "tiny")
+    if table in STALE:
+        assert not (trains <= every and evals <= every), f"{table} is current: drop it from STALE"
+        return
     assert trains <= every
     assert evals <= every

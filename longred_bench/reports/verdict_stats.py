@@ -126,21 +126,6 @@ def seeds_note(runs: Sequence[RunScores]) -> str:
     return "" if len(runs) < 2 else f" (mean of {len(runs)} seeds)"
 
 
-def seed_check(diff: float, spreads: Mapping[str, float | None]) -> str | None:
-    """Why the seed rule makes a verdict not comparable (``|diff|`` below the largest Short Avg
-    seed spread of the compared rows), or ``None`` when it does not."""
-    known = {row: s for row, s in spreads.items() if s is not None}
-    if not known:
-        return None
-    row, spread = max(known.items(), key=lambda kv: kv[1])
-    if abs(diff) < spread:
-        return (
-            f"|Short Avg difference| {abs(diff):.2f} < seed spread of `{row}` {spread:.2f}: "
-            "retraining with another seed moves the score more than the compared effect"
-        )
-    return None
-
-
 def spread_text(spreads: Mapping[str, float | None], what: str = "Short Avg") -> str:
     """`` Seed spread (what, max - min): `row` x, ...`` for the rows with a spread."""
     known = [f"`{row}` {s:.2f}" for row, s in spreads.items() if s is not None]

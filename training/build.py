@@ -107,6 +107,31 @@ def _check_pair(cfg: TrainConfig, student: Any, teacher: Any) -> None:
         )
 
 
+def _check_init(cfg: TrainConfig, student: Any, model: Any) -> None:
+    """A student loaded from ``init`` must be ``model``'s architecture at the RoPE and window
+    ``rope`` gives ``model`` (else the distillation would compare another extension)."""
+    from longred_bench.models.loading import extended_config
+
+    def plain(value: Any) -> Any:  # numbers as floats: a saved config may write 2e6 as an int
+        if isinstance(value, dict):
+            return {k: plain(v) for k, v in sorted(value.items()) if v is not None}
+        return (
+            float(value)
+            if isinstance(value, int | float) and not isinstance(value, bool)
+            else value
+        )
+
+    want = extended_config(model.config, cfg.rope)
+    keys = ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
+            "max_position_embeddings", "rope_parameters")  # fmt: skip
+    got = {k: plain(getattr(student.config, k, None)) for k in keys}
+    expected = {k: plain(getattr(want, k, None)) for k in keys}
+    if got != expected:
+        diff = {k: (got[k], expected[k]) for k in keys if got[k] != expected[k]}
+        raise UserError(f"init {cfg.init!r} is not {cfg.model!r} at rope={cfg.rope} (found vs "
+                        f"expected: {diff}): train it at that extension first")  # fmt: skip
+
+
 def _models(cfg: TrainConfig) -> tuple[torch.nn.Module, torch.nn.Module | None, Any, int]:
     """(student, teacher or None, tokenizer, original window)."""
     from longred_bench.models.loading import extend, load
@@ -123,8 +148,12 @@ def _models(cfg: TrainConfig) -> tuple[torch.nn.Module, torch.nn.Module | None, 
             teacher = load(cfg.teacher).model
             _check_pair(cfg, loaded.model, teacher)
         teacher.requires_grad_(False).eval()
-    # extend() returns an independent copy: the student never shares a tensor with the teacher.
-    student = extend(loaded.model, cfg.rope) if cfg.rope else loaded.model
+    if cfg.init:
+        student = load(cfg.init).model  # its own tensors: nothing shared with the teacher
+        _check_init(cfg, student, loaded.model)
+    else:
+        # extend() returns an independent copy: the student never shares a tensor with the teacher.
+        student = extend(loaded.model, cfg.rope) if cfg.rope else loaded.model
     student.requires_grad_(True)
     return student, teacher, loaded.tokenizer, window
 

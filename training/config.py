@@ -44,7 +44,7 @@ TRAINABLE = ("all", "attention")
 ATTENTION_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
 # Fields added after runs were cached: left out of to_dict (so of every cache key) while they
 # hold their default, so adding them rebuilt nothing.
-_OMITTED_AT_DEFAULT = ("trainable", "merge_with", "merge_weight", "anchors", "keep_other",
+_OMITTED_AT_DEFAULT = ("trainable", "merge_with", "merge_weight", "init", "anchors", "keep_other",
                        "replay_steps", "replay_lr", "impact_steps", "snapshot_steps", "lm_loss",
                        "mixed_precision", "compile")  # fmt: skip
 SCHEDULES = ("constant", "cosine", "linear")
@@ -66,6 +66,10 @@ class TrainConfig:
     # student's RoPE extension. ``architecture`` (pretrain only) holds LlamaConfig keywords.
     model: str = "tiny-base"
     teacher: str | None = None  # distillation teacher; None: the starting model itself
+    # The student's starting weights where they are not ``model`` extended by ``rope``: a trained
+    # checkpoint at that extension (LinearARD after a light CPT run); the teacher, tokenizer and
+    # original window stay ``model``'s. Checked to carry the RoPE ``rope`` gives ``model``.
+    init: str | None = None
     rope: str | None = None
     architecture: dict[str, Any] = field(default_factory=dict)
     tokenizer: str = "bpe"  # pretrain: "bpe" (trained on the train splits) or "byte"
@@ -313,6 +317,11 @@ class TrainConfig:
             raise UserError("config snapshot_steps is not supported with LoRA (lora_rank > 0)")
 
     def _validate_merge(self) -> None:
+        if self.init is not None and (not self.rope or self.recipe not in ("linearard",)):
+            raise UserError(
+                "config init (a trained student checkpoint) is for recipe linearard with "
+                f"rope=SPEC, not {self.recipe}" + ("" if self.rope else " without rope")
+            )
         if self.recipe != "merge":
             if self.merge_with is not None:
                 raise UserError(f"config merge_with is for recipe merge, not {self.recipe}")

@@ -288,12 +288,16 @@ def run_dir_of(cfg: Any) -> Path:
 def train_key(cfg: Any) -> str:
     """Cache key of a training run: its config, the starting model's identity and the hash of
     the code training depends on (:func:`code_identity`). A merge's trained model counts by
-    what it is (:func:`merge_source_identity`), not where it lies."""
+    what it is (:func:`merge_source_identity`), not where it lies; so does a student's starting
+    checkpoint (``init``) in the run cache: by its run's name, which holds that run's key."""
     from longred_bench.jobs.tiny_base import build_identity
 
     fields = cfg.to_dict()
     if cfg.recipe == "merge" and cfg.merge_with:
         fields["merge_with"] = merge_source_identity(Path(cfg.merge_with))
+    init = getattr(cfg, "init", None)
+    if init and Path(init).name == "final" and Path(init).parent.name.startswith("train-"):
+        fields["init"] = Path(init).parent.name
     return config_hash({**fields, "base": build_identity(cfg.model), **code_identity("train")})
 
 

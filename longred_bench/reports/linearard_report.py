@@ -4,10 +4,11 @@ Built from the records of ``reproduce linearard`` (the same record schema as Tab
 :mod:`longred_bench.reports.table3`): the original model, each zero-shot extension, ``cpt`` and
 ``longred-c`` (the baselines), and the LinearARD rows: ``linearard`` (LoRA on q/k/v, the
 baselines' token budget), ``linearard-ft`` (every weight trained), ``linearard-lite`` and
-``linearard-lite-ft`` (1/64 of the baselines' tokens). The tables are Table 3's (per seed, with
-intervals over the scored documents), then the training cost per token of each row against CPT's
-at the same extension (seconds per token of the runs' own timings, mean over seeds), and the
-verdicts of :mod:`longred_bench.reports.linearard_verdicts`.
+``linearard-lite-ft`` (1/64 of the baselines' tokens), each distilled into the final checkpoint
+of a light CPT run (``cpt-light``: CPT at a quarter of the steps). The tables are Table 3's (per
+seed, with intervals over the scored documents), then the training cost per token of each row
+against CPT's at the same extension (seconds per token of the runs' own timings, mean over
+seeds), and the verdicts of :mod:`longred_bench.reports.linearard_verdicts`.
 """
 
 from __future__ import annotations
@@ -134,7 +135,10 @@ def build_linearard(
         *run_header(records, runs, command, wall_seconds, wall_note),
         "",
         "Rows: LinearARD distils the original model's Q/Q, K/K and V/V self-relations (q and k "
-        "after RoPE) into its RoPE-extended copy on texts of the original window, every layer; "
+        "after RoPE) into its RoPE-extended copy on texts of the original window, every layer, "
+        "the copy starting from a light CPT run at the same extension and seed (CPT at a quarter "
+        "of the steps, as its paper distils after a lightweight CPT; those tokens are not counted "
+        "in LinearARD's columns); "
         "`LinearARD` trains a LoRA of rank 8 on q, k and v with the baselines' token budget, "
         "`all weights` trains every weight, `1/64 tokens` runs a quarter of the steps with a "
         "sixteenth of the tokens per step (LinearARD's paper: 4.25M tokens against 256M, 1/60). "

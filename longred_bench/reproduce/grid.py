@@ -22,6 +22,7 @@ from longred_bench.profiles.loader import merge
 from longred_bench.profiles.schema import Evaluation, Profile, build, to_dict
 from longred_bench.reproduce.rows import (
     ABLATION_ROWS,
+    LIGHT_CPT,
     LITE_STEPS,
     LITE_TOKENS,
     REPLAY_IN_BUDGET,
@@ -163,11 +164,15 @@ class TrainedRow:
         if self.extension is None:
             return resolve_config(recipe, profile=spec, overrides=overrides)
         overrides["rope"] = self.extension
+        if recipe == "linearard":  # the student starts from the light CPT run (rows.LIGHT_CPT)
+            overrides["init"] = str(run_dir_of(light_cpt_source(self).config(grid)) / "final")
         if self.row in ABLATION_ROWS:
             top_m = resolve_config(recipe, profile=spec, overrides=overrides).top_m
             overrides.update(ablation_overrides(self.row, model_depth(grid), prof.model.window,
                                                 top_m))  # fmt: skip
         cfg = resolve_config(recipe, profile=spec, overrides=overrides)
+        if self.row == "cpt-light":
+            cfg = cfg.replace(steps=max(1, cfg.steps // LIGHT_CPT))
         if self.row.startswith("linearard-lite"):
             cfg = cfg.replace(
                 steps=max(1, cfg.steps // LITE_STEPS),
@@ -196,6 +201,12 @@ def merge_source(run: TrainedRow) -> TrainedRow:
     if run.extension is None:
         raise UserError("a merge row needs an extension: its RoPE is the trained model's")
     return TrainedRow("cpt", run.extension, run.seed)
+
+
+def light_cpt_source(run: TrainedRow) -> TrainedRow:
+    """The light CPT run a LinearARD row's student starts from: ``cpt-light`` at the same
+    extension and seed."""
+    return TrainedRow("cpt-light", run.extension, run.seed)
 
 
 def replay_within_budget(cfg: Any) -> Any:
@@ -286,9 +297,11 @@ def row_steps(grid: RunGrid, run: TrainedRow) -> list[Step]:
     cfg = run.config(grid)
     train = train_unit(cfg)
     after = (train_unit(merge_source(run).config(grid)).folder,) if cfg.recipe == "merge" else ()
+    if cfg.init:
+        after = (train_unit(light_cpt_source(run).config(grid)).folder,)
     where = run.extension or "original RoPE"
     steps = [Step(train, f"train {run.row} {where} seed {run.seed}", UNIT_COST.get(run.row, 1.0),
-                  after=after, relisted=bool(after))]  # fmt: skip
+                  after=after, relisted=cfg.recipe == "merge")]  # fmt: skip
     extra = {"long_data": cfg.long_data, "retrieval_fraction": cfg.retrieval_fraction,
              "long_len": cfg.long_len, "short_len": cfg.short_len}  # fmt: skip
     if cfg.recipe == "longrecipe":
@@ -308,7 +321,15 @@ def grid_steps(grid: RunGrid) -> list[Step]:
     """Every step of a grid, in the table's order: the base model's evaluations, then each run
     with its evaluations, seed by seed."""
     steps = base_steps(grid)
+    light: set[str] = set()
     for run in trained_rows(grid):
+        cfg = run.config(grid)
+        if cfg.init:  # a LinearARD row: its light CPT run first, once per extension and seed
+            source = train_unit(light_cpt_source(run).config(grid))
+            if source.folder not in light:
+                light.add(source.folder)
+                steps.append(Step(source, f"train cpt-light {run.extension} seed {run.seed}",
+                                  UNIT_COST.get("cpt-light", 0.25)))  # fmt: skip
         steps += row_steps(grid, run)
     return steps
 

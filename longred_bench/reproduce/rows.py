@@ -23,6 +23,9 @@ ROW_RECIPE = {
     "longred-c": ("longred", {"sampler": "cream"}),
     "longred-u": ("longred", {"sampler": "uniform"}),
     "linearard": ("linearard", {}),
+    # The light CPT run every LinearARD row at an extension starts from (its paper distils after
+    # a lightweight CPT): CPT at a 1/LIGHT_CPT of the steps, same extension and seed.
+    "cpt-light": ("cpt", {}),
     # LinearARD's own comparison (`reproduce linearard`): without its LoRA (every weight
     # trained), and at its reduced budget (LITE_STEPS, LITE_TOKENS), with and without the LoRA.
     "linearard-ft": ("linearard", {"lora_rank": 0}),
@@ -79,3 +82,4 @@ REPLAY_IN_BUDGET = ("longrecipe", "longrecipe-digit")
 # The reduced budget of the `-lite` rows: a quarter of the steps with a sixteenth of the tokens
 # per step, 1/64 of the others' tokens (LinearARD's paper: 4.25M tokens against 256M, 1/60).
 LITE_STEPS, LITE_TOKENS = 4, 16
+LIGHT_CPT = 4  # the light CPT run before LinearARD: a quarter of CPT's steps

@@ -53,3 +53,33 @@ def test_tiny_linearard_shares_table3_baseline_runs():
     ft = TrainedRow("linearard-ft", "pi:factor=2", 0).config(prof)
     assert full.steps * full.tokens_per_step == 64 * lite.steps * lite.tokens_per_step
     assert (full.lora_rank, ft.lora_rank, lite.lora_rank) == (8, 0, 8)
+
+
+def test_linearard_rows_start_from_one_light_cpt_run_per_extension_and_seed():
+    """LinearARD distils after a lightweight CPT (its paper): each LinearARD row's student is the
+    final checkpoint of ``cpt-light`` (CPT at a quarter of the steps, same extension and seed),
+    trained once before every LinearARD row that starts from it."""
+    from profile_helpers import grid_of
+
+    from longred_bench.jobs.units import train_unit
+    from longred_bench.reproduce.grid import TrainedRow, grid_steps
+    from longred_bench.reproduce.rows import LIGHT_CPT
+
+    grid = grid_of("linearard")
+    ext = grid.extensions[0]
+    light = TrainedRow("cpt-light", ext, 0).config(grid)
+    cpt = TrainedRow("cpt", ext, 0).config(grid)
+    assert light.recipe == "cpt" and light.steps == cpt.steps // LIGHT_CPT
+    assert light.replace(steps=cpt.steps) == cpt  # otherwise CPT's config
+    source = train_unit(light)
+    for row in ("linearard", "linearard-ft", "linearard-lite", "linearard-lite-ft"):
+        cfg = TrainedRow(row, ext, 0).config(grid)
+        assert cfg.init == str(source.dir / "final"), row
+    assert TrainedRow("cpt", ext, 0).config(grid).init is None
+    steps = grid_steps(grid)
+    keys = [s.key for s in steps]
+    assert keys.count(source.folder) == 1
+    first = keys.index(source.folder)
+    for s in steps:
+        if s.label.startswith("train linearard") and f"{ext} seed 0" in s.label:
+            assert s.after == (source.folder,) and keys.index(s.key) > first

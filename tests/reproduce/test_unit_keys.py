@@ -145,9 +145,9 @@ REPORTED = ("table2", "table3", "table4", "table5", "table6", "table7", "table10
 
 
 # Reports built before their table's plan changed (issue 44: Tables 4-7 moved to PI x2, the
-# ablations gained the CPT row). Their units are not the plan's until they are regenerated; then
-# this test fails for them, and they leave this set.
-STALE = ("table4", "table5", "table6", "table7")
+# ablations gained the CPT row, LinearARD rows start from a light CPT run). Their units are not the
+# plan's until they are regenerated; then this test fails for them, and they leave this set.
+STALE = ("table3", "table4", "table5", "table6", "table7", "linearard")
 
 
 @pytest.mark.parametrize("table", REPORTED)

@@ -86,3 +86,31 @@ def test_merge_interpolates_a_trained_model_with_its_original(tmp_path: Path) ->
         "seconds": info["seconds"],
         "dir": str(tmp_path / "m"),
     }
+
+
+def test_init_is_for_a_linearard_student_at_an_extension() -> None:
+    with pytest.raises(UserError, match=r"init .* is for recipe linearard with rope=SPEC, not cpt"):
+        smoke("cpt", init="x")
+    with pytest.raises(UserError, match="without rope"):
+        smoke("linearard", init="x", rope=None)
+    assert "init" not in smoke("linearard").to_dict()  # absent at its default: old keys kept
+
+
+@pytest.mark.integration
+def test_linearard_student_starts_from_a_trained_checkpoint(tmp_path: Path) -> None:
+    """The student is ``init``'s weights (a CPT run at the same extension), the teacher the
+    original model; a checkpoint at another extension is refused in one line."""
+    from longred_bench.models.loading import load
+
+    rope = smoke("linearard").rope
+    cpt = train(smoke("cpt", steps=2, lr=1e-2, rope=rope), tmp_path / "cpt", progress=False)
+    final = train(smoke("linearard", steps=1, init=str(cpt)), tmp_path / "ard", progress=False)
+    student, source = load(str(final)).model.state_dict(), load(str(cpt)).model.state_dict()
+    original = load("tiny-random").model.state_dict()
+    name = next(k for k in student if k.endswith("mlp.down_proj.weight"))
+    torch.testing.assert_close(student[name], source[name])  # LoRA on q/k/v: the MLP is CPT's
+    assert not torch.equal(student[name], original[name])
+    other = train(smoke("cpt", steps=1, rope="abf:theta=4e4"), tmp_path / "abf", progress=False)
+    with pytest.raises(UserError, match=r"init .* is not 'tiny-random' at rope=") as info:
+        train(smoke("linearard", steps=1, init=str(other)), tmp_path / "bad", progress=False)
+    assert "\n" not in str(info.value)

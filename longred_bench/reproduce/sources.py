@@ -14,11 +14,11 @@ MODEL_SOURCES = {"smollm2-135m": ("smollm2",), "tiny-base": ("brown", "austen", 
 # Evaluation suites and the sources their documents come from (RULER's haystacks are Brown).
 SUITE_SOURCES = {
     "short": ("benchmarks",),
-    "short_tiny": ("brown", "austen"),
+    "short_tiny": ("sotu",),
     "ruler": ("brown",),
     "niah": ("brown",),
 }
-CORPORA = ("brown", "austen", "kjv")
+CORPORA = ("brown", "austen", "kjv", "sotu")
 PRETRAIN_MIX = ("brown", "austen", "kjv")
 
 

@@ -1,22 +1,28 @@
-"""The tiny ``nextsent`` task: which of four sentences comes next.
+"""The tiny ``nextsent`` task: which of four passages of the same document a sentence comes next
+after.
 
-3 consecutive sentences (15-100 words) as ``context`` and 4 ``choices``: the true next sentence
-(6-35 words) and 3 distractor sentences from *other* documents, from the same corpus where its
-test split has other documents (Brown, KJV) and from the other corpora of the mix where it has
-not (Austen's test split is one novel). Distractors are usable sentences of 6-35 words whose
-length in characters is within 20% of the true sentence's (the band widens only if too few
-qualify), so length is no cue; the choice order is shuffled, ``gold`` indexes the true one.
+A window of 3 consecutive sentences (15-90 words together) and the sentence after it (6-30
+words; the window at most 640 characters): the ``sentence`` is scored after each of four
+``contexts``, the true 3 sentences and 3 other runs of 3 consecutive usable sentences of the
+*same* document, each ending at least :data:`_FAR` sentences from the true window's end (so none
+is a neighbour that the sentence could follow as well), of a similar length (word count within
+20% of the true context's; the band widens only if too few qualify) and short enough to precede
+the sentence within 640 characters, in shuffled order; ``gold`` indexes the true context.
+
+The choices are contexts, not continuations (lm-eval's multiple-input form, as WinoGrande's):
+every choice scores the same sentence, so its own frequency and length are no cue and only how
+well it follows the passage counts. Distractors from the same document share its topic, its
+speaker and its period, so the corpus a sentence comes from is no cue either.
 """
 
 from __future__ import annotations
 
 import random
-from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from typing import Any
 
 from longred_bench.data.corpora import Document
-from longred_bench.data.sentences import Sentence, split_sentences
+from longred_bench.data.sentences import Sentence
 from longred_bench.errors import UserError
 from longred_bench.taskdata.tiny_sampling import (
     DEFAULT_N,
@@ -27,53 +33,60 @@ from longred_bench.taskdata.tiny_sampling import (
     sample_rows,
 )
 
-_NEXTSENT_CONTEXT_SENTENCES = 3
-_NEXTSENT_CONTEXT_WORDS = (15, 100)
-_NEXTSENT_TARGET_WORDS = (6, 35)
-_NEXTSENT_LENGTH_BAND = 0.2
+_CONTEXT_SENTENCES = 3
+_CONTEXT_WORDS = (15, 90)
+_TARGET_WORDS = (6, 30)
+_LENGTH_BAND = 0.2
+_FAR = 10  # sentences between the true window's end and any other context's end, at least
+_MAX_CHARS = 640  # a context, a space and the sentence, at most
 
-Entry = tuple[str, str, str]  # a distractor candidate: (text, corpus, doc_id)
-Pool = tuple[list[int], list[Entry]]  # entries sorted by length in characters, and the lengths
-
-
-def _distractor_pools(documents: Sequence[Document]) -> dict[tuple[str, str], Pool]:
-    low, high = _NEXTSENT_TARGET_WORDS
-    per_doc: dict[tuple[str, str], list[Entry]] = {}
-    for doc in documents:
-        per_doc[(doc.corpus, doc.doc_id)] = [
-            (doc.text[s.start : s.end], doc.corpus, doc.doc_id)
-            for s in split_sentences(doc.text)
-            if s.usable and low <= s.words <= high
-        ]
-    pools = {}
-    for key in per_doc:
-        corpus = key[0]
-        same = [k for k in per_doc if k[0] == corpus and k != key]
-        sources = same or [k for k in per_doc if k != key]
-        entries = sorted((e for k in sources for e in per_doc[k]), key=lambda e: (len(e[0]), e))
-        pools[key] = ([len(e[0]) for e in entries], entries)
-    return pools
+Run = tuple[int, int]  # sentences [i, j) of one document
 
 
-def _pick_distractors(pool: Pool, true_text: str, k: int, rng: random.Random) -> list[Entry]:
-    lengths, entries = pool
-    band = _NEXTSENT_LENGTH_BAND
-    normal = " ".join(true_text.split())
+def _context_runs(sentences: list[Sentence]) -> list[Run]:
+    """Every run of :data:`_CONTEXT_SENTENCES` consecutive usable sentences within the context's
+    word range (overlapping runs included: they are the other contexts a row draws from)."""
+    low, high = _CONTEXT_WORDS
+    count = _CONTEXT_SENTENCES
+    return [
+        (i, i + count)
+        for i in range(len(sentences) - count + 1)
+        if all(s.usable for s in sentences[i : i + count])
+        and low <= sum(s.words for s in sentences[i : i + count]) <= high
+    ]
+
+
+def _text(doc: Document, sentences: list[Sentence], run: Run) -> str:
+    return doc.text[sentences[run[0]].start : sentences[run[1] - 1].end]
+
+
+def _pick_contexts(
+    doc: Document, runs: list[Run], sentences: list[Sentence], true: Run, rng: random.Random
+) -> list[Run]:
+    """:data:`NUM_CHOICES` - 1 other runs of ``doc``, far from ``true``, of a similar length,
+    each short enough to precede the true sentence within :data:`_MAX_CHARS`."""
+
+    def words(run: Run) -> int:
+        return sum(s.words for s in sentences[run[0] : run[1]])
+
+    room = _MAX_CHARS - 1 - (sentences[true[1]].end - sentences[true[1]].start)
+    true_text = " ".join(_text(doc, sentences, true).split())
+    far = [
+        run
+        for run in runs
+        if abs(run[1] - true[1]) >= _FAR
+        and len(_text(doc, sentences, run)) <= room
+        and " ".join(_text(doc, sentences, run).split()) != true_text
+    ]
+    band, target = _LENGTH_BAND, words(true)
     while True:
-        lo = bisect_left(lengths, len(true_text) * (1 - band))
-        hi = bisect_right(lengths, len(true_text) * (1 + band))
-        seen, options = {normal}, []
-        for entry in entries[lo:hi]:
-            key = " ".join(entry[0].split())
-            if key not in seen:
-                seen.add(key)
-                options.append(entry)
-        if len(options) >= k:
-            return rng.sample(options, k)
-        if lo == 0 and hi == len(entries):
+        options = [run for run in far if abs(words(run) - target) <= band * target]
+        if len(options) >= NUM_CHOICES - 1:
+            return rng.sample(options, NUM_CHOICES - 1)
+        if len(options) == len(far):
             raise UserError(
-                f"only {len(options)} distractor sentences for the nextsent task: it needs "
-                "documents other than the one a sample comes from"
+                f"document {doc.corpus}/{doc.doc_id} has only {len(far)} passages far enough "
+                "from a nextsent window to serve as its other choices"
             )
         band *= 2
 
@@ -81,12 +94,12 @@ def _pick_distractors(pool: Pool, true_text: str, k: int, rng: random.Random) ->
 def build_nextsent(
     documents: Sequence[Document], n: int = DEFAULT_N, seed: int = DEFAULT_SEED
 ) -> list[dict[str, Any]]:
-    """Next-sentence rows: ``context``, ``choices`` (4 sentences), ``gold`` and ``choice_docs``
-    (each choice's source document as ``"corpus/doc_id"``)."""
-    pools = _distractor_pools(documents)
-    count = _NEXTSENT_CONTEXT_SENTENCES
-    target_low, target_high = _NEXTSENT_TARGET_WORDS
-    context_low, context_high = _NEXTSENT_CONTEXT_WORDS
+    """Next-sentence rows: ``sentence``, ``contexts`` (four passages of its document), ``gold``
+    (the true one) and ``context_starts`` (each context's character offset in the document)."""
+    runs: dict[tuple[str, str], list[Run]] = {}
+    count = _CONTEXT_SENTENCES
+    target_low, target_high = _TARGET_WORDS
+    context_low, context_high = _CONTEXT_WORDS
 
     def accept(doc: Document, sentences: list[Sentence], i: int, j: int) -> bool:
         if j - i != count + 1:
@@ -95,21 +108,25 @@ def build_nextsent(
         return (
             context_low <= context_words <= context_high
             and target_low <= sentences[j - 1].words <= target_high
+            and sentences[j - 1].end - sentences[i].start <= _MAX_CHARS
         )
 
     def build(candidate: Candidate, rng: random.Random) -> dict[str, Any]:
         doc, sentences, i, j = candidate
-        true_text = doc.text[sentences[j - 1].start : sentences[j - 1].end]
-        picked = _pick_distractors(pools[(doc.corpus, doc.doc_id)], true_text, NUM_CHOICES - 1, rng)
-        options = [(true_text, doc.corpus, doc.doc_id), *picked]
+        key = (doc.corpus, doc.doc_id)
+        if key not in runs:
+            runs[key] = _context_runs(sentences)
+        true = (i, j - 1)
+        options = [true, *_pick_contexts(doc, runs[key], sentences, true, rng)]
         order = list(range(NUM_CHOICES))
         rng.shuffle(order)
+        chosen = [options[k] for k in order]
         return {
             **provenance(doc, sentences, i, j),
-            "context": doc.text[sentences[i].start : sentences[j - 2].end],
-            "choices": [options[k][0] for k in order],
+            "sentence": doc.text[sentences[j - 1].start : sentences[j - 1].end],
+            "contexts": [_text(doc, sentences, run) for run in chosen],
             "gold": order.index(0),
-            "choice_docs": [f"{options[k][1]}/{options[k][2]}" for k in order],
+            "context_starts": [sentences[a].start for a, _ in chosen],
         }
 
     words = (0, context_high + target_high)  # the window is 4 sentences, checked by accept

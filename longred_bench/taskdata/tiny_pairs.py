@@ -55,7 +55,8 @@ def _swap(sentence: str, rng: random.Random, vocab: Vocabulary) -> str | None:
     return sentence[: a.start()] + b.group() + " " + a.group() + sentence[b.end() :]
 
 
-def _content(word: str) -> bool:
+def is_content_word(word: str) -> bool:
+    """A word a task may replace or ask for: lowercase, 3+ letters, not a function word."""
     return word.islower() and len(word) >= 3 and word not in FUNCTION_WORDS
 
 
@@ -67,7 +68,7 @@ def content_vocabulary(documents: Sequence[Document]) -> Vocabulary:
     for doc in documents:
         for match in WORD.finditer(doc.text):
             word = match.group()
-            if _content(word):
+            if is_content_word(word):
                 counts[word] = counts.get(word, 0) + 1
     ranked = sorted((c, w) for w, c in counts.items() if c >= _MIN_COUNT)
     keys = [c for c, _ in ranked]
@@ -88,7 +89,8 @@ def _replace(sentence: str, rng: random.Random, vocab: Vocabulary) -> str | None
     present = {w.group().lower() for w in words}
     slots = [
         k for k, w in enumerate(words)
-        if k > 0 and _content(w.group()) and any(o not in present for o in vocab.get(w.group(), ()))
+        if k > 0 and is_content_word(w.group())
+        and any(o not in present for o in vocab.get(w.group(), ()))
     ]  # fmt: skip
     if not slots:
         return None

@@ -1,7 +1,8 @@
 """The tiny ``passkey`` task: find the key among four numbers planted in a passage.
 
-A passage of 40-90 words with a key sentence (a 5-digit key) and three sentences that plant the
-other three choices, 5-digit numbers too, each inserted at a seeded sentence boundary, then a
+A passage of 40-90 words (3+ sentences, at most 420 characters, so that the prompt fits a
+256-token window) with a key sentence (a 5-digit key) and three sentences that plant the other
+three choices, 5-digit numbers too, each inserted at a seeded sentence boundary, then a
 question about the key; ``choices`` are the key and those three numbers, shuffled; ``gold``
 indexes the key. Every choice occurs in the passage, so only the question's noun tells the key
 apart. ``phrasing`` picks the strings: ``heldout`` (the default; a family no training row uses,
@@ -33,6 +34,7 @@ PASSKEY_SENTENCE = "The pass key is {key}. Remember it."
 DEFAULT_PASSKEY_PHRASING = "heldout"
 
 _PASSKEY_WORDS = (40, 90)
+_MAX_CHARS = 420  # the passage before anything is inserted, at most
 
 
 def passkey_prompt(rng: random.Random, phrasing: str) -> tuple[str, str]:
@@ -94,7 +96,7 @@ def build_passkey(
             "phrasing": phrasing,
         }
 
-    def at_least_3(doc: Document, sentences: list[Sentence], i: int, j: int) -> bool:
-        return j - i >= 3
+    def accept(doc: Document, sentences: list[Sentence], i: int, j: int) -> bool:
+        return j - i >= 3 and sentences[j - 1].end - sentences[i].start <= _MAX_CHARS
 
-    return sample_rows("passkey", documents, n, seed, _PASSKEY_WORDS, at_least_3, build)
+    return sample_rows("passkey", documents, n, seed, _PASSKEY_WORDS, accept, build)

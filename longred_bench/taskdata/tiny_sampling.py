@@ -3,14 +3,15 @@
 Text is cut into sentences by :func:`longred_bench.data.sentences.split_sentences` (rules there: a
 sentence is *usable* when it ends with ``.``, ``!`` or ``?``, starts with a capital, and has 3 to
 60 words); passages are runs of consecutive usable sentences (they may span paragraphs, never a
-heading or an unfinished fragment), kept verbatim and cut without overlap, except for ``cloze``,
-which has one passage per target sentence (passages of different targets may share sentences).
+heading or an unfinished fragment), kept verbatim and cut without overlap, except for
+``lastword``, which has one passage per target sentence (passages of different targets may share
+sentences).
 
 Which windows are taken is decided by a ``random.Random`` seeded with a string naming the task,
 corpus and seed, so a build is identical on every machine and run. The ``n`` samples of a task are
 split evenly over the corpora of the mix (the first corpora take the remainder), sampled without
 replacement from each corpus's candidate passages, and interleaved corpus by corpus, so the first
-rows (what lm-eval's ``--limit`` keeps) cover every corpus.
+rows (what lm-eval's ``--limit`` keeps) cover every corpus of a mix (the default is one source).
 """
 
 from __future__ import annotations

@@ -1,24 +1,29 @@
-"""Samples of the ``longred_short_tiny`` lm-eval tasks, built from held-out prose.
+"""Samples of the ``longred_short_tiny`` lm-eval tasks, built from held-out prose no recipe reads.
 
 Six short-text tasks that a small model pretrained on prose (the suite's tiny Llama, SmolLM2-135M)
-can score above chance. Every sample is a verbatim passage of a ``test``-split document of a cached
-corpus (:func:`longred_bench.data.corpora.load_documents`); ``train`` documents are never read.
-This module is the entry point: :func:`build` builds a task's rows and :func:`chance_accuracy`
-scores guessing. Each task has its own module, with its rules in the docstring:
+scores clearly above chance. Every sample is a verbatim passage of a ``test``-split document of a
+cached corpus (:func:`longred_bench.data.corpora.load_documents`); ``train`` documents are never
+read. The default source is the State of the Union addresses (``sotu``), which no training
+recipe of the suite reads (its recipes read Brown, Austen and the KJV), so no compared recipe is
+in-domain on the suite; every distractor comes from the same source as its passage (``nextsent``:
+the same address). This module is the entry point: :func:`build` builds a task's rows and
+:func:`chance_accuracy` scores guessing. Each task has its own module, with its rules in the
+docstring:
 
-- ``cloze`` (LAMBADA-style last word): :mod:`longred_bench.taskdata.tiny_cloze`.
-- ``nextsent`` (which of four sentences comes next): :mod:`longred_bench.taskdata.tiny_nextsent`.
+- ``lastword`` (the passage's last word among four of a similar frequency):
+  :mod:`longred_bench.taskdata.tiny_lastword`.
+- ``nextsent`` (which of four passages of the same address a sentence follows):
+  :mod:`longred_bench.taskdata.tiny_nextsent`.
 - ``swap`` and ``replace`` (minimal pairs, chance 0.5): :mod:`longred_bench.taskdata.tiny_pairs`.
 - ``passkey`` (the key among four planted numbers): :mod:`longred_bench.taskdata.tiny_passkey`.
 - ``ppl`` (passages scored by rolling log-likelihood): :mod:`longred_bench.taskdata.tiny_ppl`.
 
 Passages, and the seeded sampling that picks them, are in
-:mod:`longred_bench.taskdata.tiny_sampling`: a build is identical on every machine and run, and
-the first rows cover every corpus. The default mix is Brown test (50 documents) + Austen test
-(*Pride and Prejudice*), seed 1234, ``n`` per task :data:`SIZES` (1,100 for the choice tasks, so
-an accuracy's 95% interval is at most +-3 points; 500 for cloze and ppl). With the longest
-passage at 150 words (about 1,000 characters) every prompt with its answer fits in 256 tokens of
-SmolLM2's tokenizer (checked by the tests).
+:mod:`longred_bench.taskdata.tiny_sampling`: a build is identical on every machine and run. The
+default is the ``sotu`` test split (23 addresses, 175K words), seed 1234, ``n`` per task
+:data:`SIZES` (1,000 for the choice tasks, so an accuracy's 95% interval is at most +-3.1
+points; 500 for ppl). Every prompt with its answer fits in 256 tokens of tiny-base's tokenizer
+and of SmolLM2's (checked by the tests), so a run scores every row.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from typing import Any
 
 from longred_bench.data.corpora import Document, corpus_names, load_documents
 from longred_bench.errors import UserError
-from longred_bench.taskdata.tiny_cloze import build_cloze
+from longred_bench.taskdata.tiny_lastword import build_lastword
 from longred_bench.taskdata.tiny_nextsent import build_nextsent
 from longred_bench.taskdata.tiny_pairs import build_pairs
 from longred_bench.taskdata.tiny_passkey import (
@@ -41,7 +46,6 @@ from longred_bench.taskdata.tiny_passkey import (
 )
 from longred_bench.taskdata.tiny_ppl import build_ppl
 from longred_bench.taskdata.tiny_sampling import DEFAULT_N, DEFAULT_SEED
-from longred_bench.taskdata.tiny_words import WORD
 
 __all__ = [
     "BUILDERS",
@@ -59,22 +63,23 @@ __all__ = [
     "held_out_documents",
 ]
 
-TASKS: tuple[str, ...] = ("cloze", "nextsent", "swap", "replace", "passkey", "ppl")
-DEFAULT_CORPORA: tuple[str, ...] = ("brown", "austen")
+TASKS: tuple[str, ...] = ("lastword", "nextsent", "swap", "replace", "passkey", "ppl")
+DEFAULT_CORPORA: tuple[str, ...] = ("sotu",)
 # Bumped when the rows of a task change (cached evaluations of older rows are then not reused):
-# 2: the minimal pairs (swap, replace), 1,100 rows for the choice tasks.
-TINY_TASKS_VERSION = 2
-# Rows per task when ``n`` is not given: the choice tasks have 1,100, so a 95% interval of an
-# accuracy is at most +-3 points (1.96 * sqrt(0.25 / 1100) = 0.0295); cloze (accuracy 5-10% on
-# every model scored so far: +-2.6 points at 10%) and ppl keep 500 (Austen's one test novel has
-# fewer than 300 cloze passages).
+# 2: the minimal pairs (swap, replace), 1,100 rows for the choice tasks; 3: every task on the
+# State of the Union test split, lastword in place of cloze, nextsent's choices the passages of
+# the same address, 1,000 rows per choice task.
+TINY_TASKS_VERSION = 3
+# Rows per task when ``n`` is not given: a choice task has 1,000, so a 95% interval of an
+# accuracy is at most +-3.1 points (1.96 * sqrt(0.25 / 1000) = 0.031), and nextsent has about
+# 1,070 windows in the test split; ppl has 500 passages of 80-150 words.
 SIZES: dict[str, int] = {
-    "cloze": 500, "nextsent": 1100, "swap": 1100, "replace": 1100, "passkey": 1100, "ppl": 500,
+    "lastword": 1000, "nextsent": 1000, "swap": 1000, "replace": 1000, "passkey": 1000, "ppl": 500,
 }  # fmt: skip
 
 
 BUILDERS: dict[str, Callable[..., list[dict[str, Any]]]] = {
-    "cloze": build_cloze,
+    "lastword": build_lastword,
     "nextsent": build_nextsent,
     "swap": partial(build_pairs, "swap"),
     "replace": partial(build_pairs, "replace"),
@@ -129,16 +134,12 @@ def build(
 
 
 def chance_accuracy(task: str, rows: Sequence[dict[str, Any]]) -> float:
-    """Expected ``acc`` of guessing: one of the choices (``nextsent``, ``passkey``) uniformly,
-    or (``cloze``) one of the distinct words of the context of 3+ letters uniformly."""
-    if task in ("nextsent", "swap", "replace", "passkey"):
+    """Expected ``acc`` of guessing one of a row's choices uniformly (every task but ``ppl``)."""
+    if task == "nextsent":
+        return sum(1 / len(row["contexts"]) for row in rows) / len(rows)
+    if task in ("lastword", "swap", "replace", "passkey"):
         return sum(1 / len(row["choices"]) for row in rows) / len(rows)
-    if task == "cloze":
-        return sum(
-            1 / len({w.lower() for w in WORD.findall(row["context"]) if len(w) >= 3})
-            for row in rows
-        ) / len(rows)
     raise UserError(
-        f"tiny task {task!r} has no accuracy; tasks with one: cloze, nextsent, swap, replace, "
+        f"tiny task {task!r} has no accuracy; tasks with one: lastword, nextsent, swap, replace, "
         "passkey"
     )

@@ -250,7 +250,7 @@ def test_unknown_source_lists_valid_names(cache: Path) -> None:
     with pytest.raises(UserError) as info:
         fetch_module.fetch(["brwon"], cache=cache)
     assert "'brwon'" in str(info.value)
-    for name in ("brown", "austen", "kjv", "benchmarks", "smollm2"):
+    for name in ("brown", "austen", "kjv", "sotu", "benchmarks", "smollm2"):
         assert name in str(info.value)
     assert not cache.exists()
 
@@ -381,7 +381,9 @@ def test_cli_fetch_and_list(
 
 def test_cli_unknown_source_is_a_user_error(cache: Path) -> None:
     args = _parser().parse_args(["data", "fetch", "--sources", "nope", "--cache", str(cache)])
-    with pytest.raises(UserError, match="valid sources: brown, austen, kjv, benchmarks, smollm2"):
+    with pytest.raises(
+        UserError, match="valid sources: brown, austen, kjv, sotu, benchmarks, smollm2"
+    ):
         args.func(args)
 
 

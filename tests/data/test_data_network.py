@@ -69,6 +69,24 @@ def test_network_kjv(cache: Path) -> None:
 
 
 @pytest.mark.network
+def test_network_sotu(cache: Path) -> None:
+    (record,) = fetch_module.fetch(["sotu"], cache=cache)
+    assert record.status == "fetched"
+    docs = corpora.load_documents("sotu", cache=cache)
+    assert len(docs) == 233
+    assert (docs[0].doc_id, docs[-1].doc_id) == ("1790_george_washington", "2021_joseph_r_biden")
+    truman = next(d for d in docs if d.doc_id == "1950_harry_s_truman")
+    assert truman.text.startswith("Mr. President, Mr. Speaker, Members of the Congress: A year")
+    assert truman.meta == {"year": "1950", "president": "Harry S Truman", "party": "Democratic"}
+    assert all(text.isascii() for text in (d.text.replace("\u00b0", "") for d in docs[:150]))
+    assert 1_700_000 < sum(len(d.text.split()) for d in docs) < 1_900_000
+    assert [
+        len(corpora.load_documents("sotu", s, cache=cache)) for s in ("train", "validation", "test")
+    ] == [187, 23, 23]
+    assert fetch_module.fetch(["sotu"], cache=cache)[0].status == "cached"
+
+
+@pytest.mark.network
 @pytest.mark.slow
 def test_network_benchmarks(cache: Path) -> None:
     import importlib.util

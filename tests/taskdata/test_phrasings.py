@@ -144,7 +144,7 @@ def test_run_phrasing_reaches_the_passkey_task(
     from longred_bench.evaluation.harness import _metadata, task_manager
     from longred_bench.taskdata.tiny_tasks import PASSKEY_QUESTION
 
-    ensure_cached(request, "brown", "austen")
+    ensure_cached(request, "sotu")  # the tiny tasks' source
     manager = task_manager(_metadata("tiny-random", phrasing=phrasing))
     task = manager.load(["longred_tiny_passkey"])["tasks"]["longred_tiny_passkey"]
     prompts = [task.doc_to_text(doc) for doc in list(task.test_docs())[:20]]

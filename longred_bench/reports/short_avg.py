@@ -25,7 +25,7 @@ HEADLINE = ("acc", "exact_match")
 SHORT_SUITES = ("short", "short_tiny")
 TINY_CATEGORIES: dict[str, tuple[str, ...]] = {
     "Language": ("longred_tiny_swap", "longred_tiny_replace"),
-    "General": ("longred_tiny_cloze",),
+    "General": ("longred_tiny_lastword",),
     "RC": ("longred_tiny_nextsent",),
 }
 # Retrieval inside the window: shown on its own, never in Short Avg.

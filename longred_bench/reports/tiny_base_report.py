@@ -173,7 +173,7 @@ def _short_lines(evals: dict[str, list[dict[str, Any]]], chance: dict[str, float
         "|---|---:|---:|---:|",
     ]
     rows = [
-        ("longred_tiny_cloze", "longred_tiny_cloze", short),
+        ("longred_tiny_lastword", "longred_tiny_lastword", short),
         ("longred_tiny_nextsent", "longred_tiny_nextsent", short),
         ("longred_tiny_swap (minimal pairs)", "longred_tiny_swap", short),
         ("longred_tiny_replace (minimal pairs)", "longred_tiny_replace", short),

@@ -97,7 +97,7 @@ def _write(ctx: Context, records: list[dict[str, Any]], out: Path, report: dict[
     evals = {name: gather(ctx, [step]) for name, step in _named_steps(ctx).items()}
     chance = {
         f"longred_tiny_{t}": chance_accuracy(t, build(t))
-        for t in ("cloze", "nextsent", "swap", "replace", "passkey")
+        for t in ("lastword", "nextsent", "swap", "replace", "passkey")
     }
     info = json.loads((run / "run.json").read_text())
     return build_tiny_base_report(

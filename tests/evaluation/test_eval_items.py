@@ -158,7 +158,7 @@ def test_short_tiny_item_means_equal_tidy_values(request: pytest.FixtureRequest)
     tidy = {(r["task"], r["metric"], r["length"]): r for r in result.records if r["kind"] == "eval"}
     groups = _groups(result.records)
     assert set(groups) == {
-        ("longred_tiny_cloze", "acc", None),
+        ("longred_tiny_lastword", "acc", None),
         ("longred_tiny_nextsent", "acc", None),
         ("longred_tiny_nextsent", "acc_norm", None),
         ("longred_tiny_swap", "acc", None),

@@ -21,7 +21,7 @@ def test_every_suite_is_served_by_the_repository_registry_alone(local, request) 
     ensure_cached(request, "brown", "austen")  # loading a tiny task reads their test splits
     # lm-eval's own tasks are not indexed: the manager came from tasks/ alone ...
     assert "hellaswag" not in local.all_tasks
-    assert "longred_tiny_cloze" in local.all_tasks
+    assert "longred_tiny_lastword" in local.all_tasks
     # ... and every offline suite's names, groups with all their members, resolve in it;
     # paper_short is lm-eval's own tasks, none of them in tasks/.
     for suite, names in SUITES.items():
@@ -29,8 +29,8 @@ def test_every_suite_is_served_by_the_repository_registry_alone(local, request) 
             assert not any(_self_contained(local, n) for n in names)
             continue
         assert all(_self_contained(local, n) for n in names), suite
-    loaded = local.load(["longred_tiny_cloze"])
-    assert "longred_tiny_cloze" in loaded["tasks"]
+    loaded = local.load(["longred_tiny_lastword"])
+    assert "longred_tiny_lastword" in loaded["tasks"]
 
 
 def _fake(index: dict[str, dict | None], groups: set[str], tags: set[str] = frozenset()):

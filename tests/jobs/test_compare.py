@@ -112,7 +112,7 @@ def test_report_arithmetic_short_avg_ruler_and_avg() -> None:
 
 
 TINY_SCORES = {  # short_tiny: four averaged tasks, the passkey (retrieval) and the ppl task
-    "longred_tiny_cloze": 0.50,
+    "longred_tiny_lastword": 0.50,
     "longred_tiny_nextsent": 0.90,
     "longred_tiny_swap": 0.80,
     "longred_tiny_replace": 0.60,

@@ -31,7 +31,7 @@ N_SHORT = 200
 N_RULER = 20  # per task and length
 LENGTHS = (512, 1024)
 RULER_TASKS = ("longred_ruler_vt", "longred_ruler_fwe")
-SHORT_TASKS = ("longred_tiny_cloze", "longred_tiny_nextsent", "longred_tiny_swap")
+SHORT_TASKS = ("longred_tiny_lastword", "longred_tiny_nextsent", "longred_tiny_swap")
 PASSKEY = 0.9  # every run's passkey accuracy: shown in its own column, never in Short Avg
 EXT = "abf:theta=4e4"
 PROV = {"device": "CPU test", "git_commit": "abc123", "versions": {}, "seed": 0, "config": {}}
@@ -165,7 +165,7 @@ def test_cells_values_intervals_and_n() -> None:
     runs = collect_runs(recs)
     cats = short_categories(recs)
     orig = runs[(None, "original", 0)]
-    cloze = task_cell(orig, "longred_tiny_cloze")
+    cloze = task_cell(orig, "longred_tiny_lastword")
     assert cloze.value == pytest.approx(60.0) and cloze.n == N_SHORT
     assert cloze.ci.low < 60.0 < cloze.ci.high
     # Binomial standard error sqrt(.6 * .4 / 200) = 3.46 points; 95% half-width about 6.8.
@@ -185,7 +185,7 @@ def test_cells_values_intervals_and_n() -> None:
 def test_without_item_records_cells_have_no_interval_and_verdicts_not_comparable() -> None:
     recs = [r for r in records_for() if r["kind"] == "eval"]
     runs = collect_runs(recs)
-    cell = task_cell(runs[(None, "original", 0)], "longred_tiny_cloze")
+    cell = task_cell(runs[(None, "original", 0)], "longred_tiny_lastword")
     assert cell.ci is None and cell.n == N_SHORT and cell.text() == "60.0 n=200"
     assert set(_labels(recs).values()) == {NOT_COMPARABLE}
 

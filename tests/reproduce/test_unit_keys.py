@@ -144,10 +144,13 @@ REPORTED = ("table2", "table3", "table4", "table5", "table6", "table7", "table10
             "longrecipe", "fig2", "fig3", "table1")  # fmt: skip
 
 
-# Reports built before their table's plan changed (issue 44: Tables 4-7 moved to PI x2, the
-# ablations gained the CPT row, LinearARD rows start from a light CPT run). Their units are not the
-# plan's until they are regenerated; then this test fails for them, and they leave this set.
-STALE = ("table3", "table4", "table5", "table6", "table7", "linearard")
+# Reports built before their table's plan changed (issue 44: the short tasks moved to a held-out
+# source and every row is scored, so every evaluation of a short suite is new; Tables 4-7 moved to
+# PI x2, the ablations gained the CPT row, LinearARD rows start from a light CPT run). Their units
+# are not the plan's until they are regenerated; then this test fails for them, and they leave
+# this set.
+STALE = ("table2", "table3", "table4", "table5", "table6", "table7", "table10", "linearard",
+         "longrecipe", "fig2", "fig3")  # fmt: skip
 
 
 @pytest.mark.parametrize("table", REPORTED)

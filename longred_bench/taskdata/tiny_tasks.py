@@ -57,7 +57,6 @@ __all__ = [
     "PASSKEY_SENTENCE",
     "SIZES",
     "TASKS",
-    "TINY_TASKS_VERSION",
     "build",
     "chance_accuracy",
     "held_out_documents",
@@ -65,11 +64,6 @@ __all__ = [
 
 TASKS: tuple[str, ...] = ("lastword", "nextsent", "swap", "replace", "passkey", "ppl")
 DEFAULT_CORPORA: tuple[str, ...] = ("sotu",)
-# Bumped when the rows of a task change (cached evaluations of older rows are then not reused):
-# 2: the minimal pairs (swap, replace), 1,100 rows for the choice tasks; 3: every task on the
-# State of the Union test split, lastword in place of cloze, nextsent's choices the passages of
-# the same address, 1,000 rows per choice task.
-TINY_TASKS_VERSION = 3
 # Rows per task when ``n`` is not given: a choice task has 1,000, so a 95% interval of an
 # accuracy is at most +-3.1 points (1.96 * sqrt(0.25 / 1000) = 0.031), and nextsent has about
 # 1,070 windows in the test split; ppl has 500 passages of 80-150 words.

@@ -18,7 +18,7 @@ batching) and ``wall_s`` (the whole ``run_eval`` call: task loading, dataset bui
 check, lm-eval's bookkeeping). ``n_docs`` / ``n_over_length`` come from ``run_eval``'s fit reports.
 
 ``tiny-random`` (256-token window, byte tokenizer) runs as ``--rope tiny-random=pi:factor=8`` by
-default: in its own window no BoolQ, SQuAD, cloze or passkey document fits and ``run_eval``
+default: in its own window no BoolQ, SQuAD, lastword or passkey document fits and ``run_eval``
 refuses a task without one. RULER samples are generated into the cache before anything is timed.
 Torch runs one intra-op thread by default (``--threads``): on a CPU shared with other jobs a second
 OpenMP thread waiting for a busy core made the same run several times slower and erratic.

@@ -8,8 +8,8 @@ each ``--fractions`` value, with ``--steps`` and ``--lr`` (one value each per ca
 whose window is shorter than the profile's ``long_len`` (e.g. ``pi:factor=2``: 512 tokens) trains
 at its whole window. Every model is scored on RULER's phrased tasks (NIAH and ``vt``, those whose
 prompts fit) in the held-out phrasing at ``--lengths``, and on the short tasks of Table 3's Short
-Avg (swap, replace, cloze, nextsent; ``--short-limit`` documents each) with their mean (Short Avg:
-Language = swap and replace, General = cloze, RC = nextsent, as in the Table 3 report). With
+Avg (swap, replace, lastword, nextsent; ``--short-limit`` docs each) with their mean (Short Avg:
+Language = swap and replace, General = lastword, RC = nextsent, as in the Table 3 report). With
 ``--control`` the call also evaluates ``tiny-base`` itself and trains the ``control`` row (the same
 D1, steps and learning rate at the original RoPE, on the first ``--fractions`` value): whether a
 learning rate leaves the control's Short Avg where the original's is (a base that more training
@@ -213,7 +213,7 @@ def main() -> None:
         f"evaluated on {prov.get('device')}, commit `{prov.get('git_commit')}`.",
         f"RULER: mean over {', '.join(PHRASED_TASKS)} (0-100) with a 95% bootstrap interval "
         f"over samples; short tasks: accuracy (%) on the first {args.short_limit} documents each; "
-        "short_avg: the mean of the Language (swap, replace), General (cloze) and RC (nextsent) "
+        "short_avg: the mean of the Language (swap, replace), General (lastword) and RC (nextsent) "
         "means; short_vs_original: Short Avg minus tiny-base's, paired 95% bootstrap over "
         "documents.",
         "",

@@ -54,7 +54,7 @@ done
 sinfo
 
 # The data, from the cache this machine has (fetched where missing), for both runs.
-longred-bench data fetch --sources brown austen benchmarks > /dev/null
+longred-bench data fetch --sources brown austen sotu benchmarks > /dev/null
 REAL=${LONGRED_CACHE:-$HOME/.cache/longred-bench}
 for run in local slurm; do
   mkdir -p "$WORK/cache-$run"

@@ -62,7 +62,7 @@ def test_the_tiny_ppl_task_states_its_aggregations(request) -> None:
 
     from longred_bench.evaluation.harness import task_manager
 
-    ensure_cached(request, "brown", "austen")
+    ensure_cached(request, "brown", "austen", "sotu")
     with _Kept("lm_eval.api.task") as kept:
         task_manager(None, ["longred_tiny_ppl"]).load(["longred_tiny_ppl"])
     assert not [m for m in kept.messages if "is defined, but" in m]

@@ -18,7 +18,7 @@ def local():
 
 
 def test_every_suite_is_served_by_the_repository_registry_alone(local, request) -> None:
-    ensure_cached(request, "brown", "austen")  # loading a tiny task reads their test splits
+    ensure_cached(request, "brown", "austen", "sotu")  # loading a tiny task reads their test splits
     # lm-eval's own tasks are not indexed: the manager came from tasks/ alone ...
     assert "hellaswag" not in local.all_tasks
     assert "longred_tiny_lastword" in local.all_tasks

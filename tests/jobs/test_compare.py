@@ -177,7 +177,7 @@ def test_compare_and_the_table_reports_compute_one_short_avg() -> None:
 def test_compare_tiny_end_to_end_and_resume(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
-    ensure_cached(request, "brown", "austen")
+    ensure_cached(request, "brown", "austen", "sotu")
     out = tmp_path / "cmp"
     argv = ["compare", "--original", "tiny-random", "--rope", "pi:factor=4"]
     argv += ["--suites", "short", "niah", "drift", "--short-suite", "short_tiny"]

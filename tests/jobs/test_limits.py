@@ -31,7 +31,7 @@ def test_table_lists_missing_models_with_the_command_that_provides_them() -> Non
 
 @pytest.mark.integration
 def test_tiny_random_limits_agree_with_what_eval_refuses(capsys, request, tmp_path) -> None:
-    ensure_cached(request, "brown", "austen")
+    ensure_cached(request, "brown", "austen", "sotu")
     argv = ["models", "--model", "tiny-random", "--suites", "short_tiny", "--limit", "5"]
     assert cli.main(argv) == 0
     row = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("| tiny-random"))
@@ -56,7 +56,7 @@ def test_tiny_random_limits_agree_with_what_eval_refuses(capsys, request, tmp_pa
 
 @pytest.mark.integration
 def test_compare_names_its_own_flag_when_the_short_suite_does_not_fit(capsys, request, tmp_path):
-    ensure_cached(request, "brown", "austen")
+    ensure_cached(request, "brown", "austen", "sotu")
     argv = ["compare", "--original", "tiny-random", "--rope", "pi:factor=4", "--suites", "short"]
     argv += ["--short-suite", "short_tiny", "--short-limit", "3", "--out", str(tmp_path), "--quiet"]
     assert cli.main(argv) == 2

@@ -66,7 +66,7 @@ def test_a_bad_pairs_file_is_one_line_naming_the_key(tmp_path, data, message) ->
 def test_pairs_of_local_folders_run_end_to_end(tmp_path, request) -> None:
     from longred_bench.models.loading import load
 
-    ensure_cached(request, "brown", "austen")
+    ensure_cached(request, "brown", "austen", "sotu")
     folders = []
     for name in ("long-a", "long-b"):
         loaded = load("tiny-random")

@@ -362,7 +362,7 @@ def test_report_from_real_run_eval_records(tmp_path: Path, request: pytest.Fixtu
     from longred_bench.evaluation.config import EvalConfig
     from longred_bench.evaluation.run import run_eval
 
-    ensure_cached(request, "brown", "austen")
+    ensure_cached(request, "brown", "austen", "sotu")
     tasks = ["longred_tiny_nextsent", "longred_tiny_passkey"]
     kw: dict[str, Any] = {"item_scores": True, "progress": False}
     base = run_eval(

@@ -15,7 +15,7 @@ def smoke_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request) -> Pat
     """A fresh run cache (``$LONGRED_CACHE``) holding the real cache's corpora and benchmark
     files (fetched first where ``--run-network`` allows, else the test is skipped): a smoke
     reproduce trains and evaluates every unit anew without fetching its data again."""
-    ensure_cached(request, "brown", "austen", "benchmarks")
+    ensure_cached(request, "brown", "austen", "sotu", "benchmarks")
     real = cache_dir()
     cache = tmp_path / "cache"
     cache.mkdir()

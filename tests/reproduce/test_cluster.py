@@ -79,7 +79,7 @@ def test_units_one_by_one_then_reproduce_give_the_records_of_one_call(
     assert "units, 13 cached, 0 to run" in _plan(capsys)
     by_unit = read_records(out / "table3.jsonl.gz")
     assert {(r["row"], r["extension"]) for r in by_unit} >= {("cpt", "abf:theta=1e5")}
-    assert len(by_unit) == 405  # as one call writes (tests/reproduce/test_reproduce_table3.py)
+    assert len(by_unit) == 400  # as one call writes (tests/reproduce/test_reproduce_table3.py)
 
 
 def _plan(capsys) -> str:

@@ -57,7 +57,7 @@ def test_a_merge_step_waits_for_its_source_run() -> None:
     merges = [s for s in steps if s.unit.kind == "train" and s.unit.config["recipe"] == "merge"]
     assert len(merges) == 3
     for seed, step in enumerate(merges):
-        source = train_unit(TrainedRow("cpt", "abf:theta=2e6", seed).config(grid))
+        source = train_unit(TrainedRow("cpt", "pi:factor=2", seed).config(grid))
         assert step.after == (source.folder,)
         assert step.unit.config["merge_with"] == str(source.dir / "final")
     assert [s for s in steps if s.train == merges[0].key]

@@ -26,7 +26,7 @@ def one_thread():
 
 
 def test_reproduce_pcd_smoke(tmp_path, monkeypatch, request, one_thread):
-    ensure_cached(request, "brown", "austen")
+    ensure_cached(request, "brown", "austen", "sotu")
     real = cache_dir()
     cache = tmp_path / "cache"
     cache.mkdir()
@@ -92,7 +92,7 @@ def test_pcd_lines_of_trained_checkpoints(tmp_path, monkeypatch, request, one_th
 
     from longred_bench.reproduce.engine import reproduce
 
-    ensure_cached(request, "brown", "austen")
+    ensure_cached(request, "brown", "austen", "sotu")
     real = cache_dir()
     cache = tmp_path / "cache"
     cache.mkdir()
@@ -100,7 +100,7 @@ def test_pcd_lines_of_trained_checkpoints(tmp_path, monkeypatch, request, one_th
     monkeypatch.setenv("LONGRED_CACHE", str(cache))
     profile = tmp_path / "trainedpcd.yaml"
     pcd = {"ropes": [], "ruler_tasks": ["vt"], "lengths": [512], "ruler_samples": 1,
-           "short_tasks": ["longred_tiny_nextsent"], "short_limit": 2, "psa_tasks": ["vt"],
+           "short_tasks": ["longred_tiny_nextsent"], "short_limit": 4, "psa_tasks": ["vt"],
            "psa_samples": 1, "grid_alphas": [1.0], "grid_fractions": [0.25], "dev_samples": 1,
            "dev_lengths": [512], "dev_lines": ["cpt abf:theta=1e5"],
            "trained": [["cpt", "abf:theta=1e5"]]}  # fmt: skip

@@ -48,7 +48,7 @@ class PcdSettings:
     lengths: tuple[int, ...]
     ruler_samples: int
     short_tasks: tuple[str, ...]
-    short_limit: int
+    short_limit: int | None  # documents per short task; None: all of them
     psa_tasks: tuple[str, ...]
     psa_samples: int
     dev_samples: int

@@ -210,6 +210,7 @@ def psa_command(
     """``psa``: one line per model, extension and decoding (``pcd``: PCD with ``pcd``'s
     parameters, defaults when ``None``), written to ``out/psa.jsonl`` under one provenance that
     names every decoding, then ``psa.md`` and ``psa.png``."""
+    from longred_bench.reports import SHORT_HASH
     from longred_bench.reports.psa_report import write_psa_report
     from longred_bench.results import write_records
 
@@ -232,8 +233,8 @@ def psa_command(
     names = ", ".join(f"`{m}`" for m in cfg.models)
     title = f"PSA: gold-token salience of {names} by length"
     measured = (
-        f"Device: {provenance.device}; commit `{provenance.git_commit}`; measured "
-        f"{provenance.timestamp}."
+        f"Device: {provenance.device}; commit `{provenance.git_commit}` (source "
+        f"`{provenance.source_hash[:SHORT_HASH]}`); measured {provenance.timestamp}."
     )
     return paths + write_psa_report(
         records, out, title, top_k=top_k, command=command, measured=measured

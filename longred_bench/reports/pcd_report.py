@@ -338,8 +338,8 @@ def _cost_lines(model: str, bench_dir: Path) -> list[str]:
 
 def unit_cost_line(records: list[dict[str, Any]]) -> str:
     """One line on the units behind ``records`` (tagged ``unit`` and ``unit_seconds`` by
-    ``reproduce pcd``): how many, the commits they were computed at, and their summed compute
-    time where it was recorded."""
+    ``reproduce pcd``): how many, the commits they were computed at (and the source hashes of
+    those records that carry one), and their summed compute time where it was recorded."""
     units: dict[str, tuple[Any, Any]] = {}
     for r in records:
         if "unit" in r:
@@ -357,6 +357,8 @@ def unit_cost_line(records: list[dict[str, Any]]) -> str:
         if timed
         else "their compute time was not recorded (saved before it was)"
     )
+    sources = provenance(records)[1].partition("; source ")[2]
+    at += f" (source {sources})" if sources else ""
     return f"Units: {len(units)}, computed at commits {at}; {cost}."
 
 

@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from longred_bench.metrics.stats import Interval, bootstrap_mean_ci
+from longred_bench.reports import provenance
 from longred_bench.reports.drift_plot import plot_drift_layers
 from longred_bench.reports.drift_report import drift_frames
 from longred_bench.reports.drift_verdicts import (
@@ -160,6 +161,7 @@ def build_table1(
     controls = control_seeds(summary_all)
     control = controls[0] if controls else None
     prov = records[0]["provenance"]
+    devices, code = provenance(records)
     first = before.iloc[0]
     missing = _missing_note(profile, after_profile)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -194,9 +196,9 @@ def build_table1(
         f"- Texts: `{first['texts']}`, {first['num_texts']} windows of {first['seq_len']} tokens "
         f"({first['num_tokens']} tokens).",
         interval_text,
-        f"- Device: {prov['device']}; torch {prov['versions']['torch']}, "
+        f"- Device: {devices}; torch {prov['versions']['torch']}, "
         f"transformers {prov['versions']['transformers']}.",
-        f"- Commit: `{prov['git_commit']}`; measured {prov['timestamp']}; command: `{command}`.",
+        f"- Commit: {code}; measured {prov['timestamp']}; command: `{command}`.",
         "",
         "Hidden similarity: cosine between extended and original hidden states, mean over tokens "
         "and layers. Attention KL: KL(original || extended) per query row, mean over heads, "

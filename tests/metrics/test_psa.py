@@ -164,7 +164,8 @@ def test_psa_command_tiny_random(tmp_path, capsys, request):
     md = (out / "psa.md").read_text()
     assert "| tiny-random | 640 | 2 |" in md and "not comparable (one length only" in md
     prov = records[0]["provenance"]
-    assert f"Device: {prov['device']}; commit `{prov['git_commit']}`; measured " in md
+    source = prov["source_hash"][:12]
+    assert f"Device: {prov['device']}; commit `{prov['git_commit']}` (source `{source}`)" in md
     assert (out / "psa.png").read_bytes()[:4] == b"\x89PNG"
 
 

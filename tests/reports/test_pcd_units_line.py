@@ -27,3 +27,12 @@ def test_no_recorded_time_is_said_rather_than_summed_as_zero() -> None:
 def test_records_without_unit_tags_still_name_their_commits() -> None:
     line = unit_cost_line([{"provenance": {"git_commit": "abc", "device": "cpu"}}])
     assert "`abc`" in line
+
+
+def test_the_units_source_hashes_are_named_with_their_dirty_flags() -> None:
+    recs = _records("pcd-a", "c1", 60.0) + _records("pcd-b", "c1", 60.0)
+    for i, r in enumerate(recs):
+        r["provenance"] = {**r["provenance"], "source_hash": "ab" * 32 if i < 3 else "cd" * 32,
+                           "dirty": i >= 3}  # fmt: skip
+    line = unit_cost_line(recs)
+    assert "`c1` (2) (source `abababababab`, `cdcdcdcdcdcd` (dirty));" in line

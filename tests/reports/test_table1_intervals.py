@@ -127,3 +127,12 @@ def test_report_of_old_records_shows_point_values(tmp_path: Path) -> None:
     assert "[" not in row.split("|")[5] and "0.90000" in row
     assert "Intervals: none" in md and "| `abf:theta=4e4` | **not comparable** |" in md
     assert CONTROL_LABEL not in md
+
+
+def test_report_names_every_commit_and_source_hash_of_its_records(tmp_path: Path) -> None:
+    before = summary(_spread(8, 6, 0.9, 0.01), [abs(x) for x in _spread(8, 7, 0.3, 0.05)])
+    records = with_layers(before)
+    for i, r in enumerate(records):  # the summary measured by other code than its layers
+        r["provenance"] = {**PROV, "source_hash": ("ab" if i < 2 else "cd") * 32, "dirty": False}
+    md = build_table1(records, tmp_path, profile="tiny", command="c")[0].read_text()
+    assert "- Commit: `abc123`; source `abababababab`, `cdcdcdcdcdcd`; measured" in md

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.metrics.retention import category_means, longred_avg, retention
+from longred_bench.reports import provenance
 from longred_bench.reports.short_avg import (
     HEADLINE,
     PASSKEY_TASK,
@@ -150,15 +151,14 @@ def build_compare_report(
     ruler = ruler_scores(records)
     niah = niah_means(records)
     drift = drift_summaries(records)
-    prov = next((r["provenance"] for r in records if "provenance" in r), {})
+    devices, code = provenance(records)
     original = labels[0]
     lines = [
         f"# {title}",
         "",
         f"Command: `{command}`",
         "",
-        f"Device: {prov.get('device', '?')}. Commit `{prov.get('git_commit', '?')}`. "
-        "Scores are 0-100; retention is extended / original.",
+        f"Device: {devices}. Commit {code}. Scores are 0-100; retention is extended / original.",
         "",
         sample_sizes(records),
         "",

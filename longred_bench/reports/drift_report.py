@@ -6,6 +6,8 @@ from typing import Any
 
 import pandas as pd
 
+from longred_bench.reports import provenance
+
 
 def drift_frames(records: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(summary rows, per-layer rows) of drift records."""
@@ -23,14 +25,14 @@ def drift_frames(records: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFr
 def drift_markdown(records: list[dict[str, Any]], title: str) -> str:
     """Markdown report of drift records (from :func:`longred_bench.jobs.drift.run_drift`)."""
     summary, layers = drift_frames(records)
-    prov = records[0]["provenance"]
+    devices, code = provenance(records)
     first = summary.iloc[0]
     lines = [
         f"# {title}",
         "",
         f"Original `{first['original']}`; texts `{first['texts']}`: "
         f"{first['num_texts']} windows of "
-        f"{first['seq_len']} tokens. Device: {prov['device']}. Commit `{prov['git_commit']}`.",
+        f"{first['seq_len']} tokens. Device: {devices}. Commit {code}.",
         "",
         "| extended | hidden cosine (mean over layers) | hidden cosine (last) "
         "| attention KL (mean over layers, nats) | KL-selected layers (top-M + last) |",

@@ -36,6 +36,13 @@ def _share_cores_between_workers() -> None:
 _share_cores_between_workers()
 
 
+@pytest.fixture(autouse=True)
+def _hub_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never ask the hub: a profile's hub model takes its offline fallback, as on a machine
+    without the hub (a test of the hub path sets or mocks what it needs)."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true", help="run tests marked slow")
     parser.addoption("--run-network", action="store_true", help="run tests that fetch packages")

@@ -8,10 +8,11 @@ def ctx_of(table: str, profile: str = "tiny", **section):
     updated with ``section``."""
     import dataclasses
 
+    from longred_bench.models.choice import choose_model
     from longred_bench.profiles import load_profile
     from longred_bench.reproduce.registry import get_spec
 
-    prof = load_profile(profile)
+    prof = choose_model(load_profile(profile))  # as `reproduce` does (tests: offline)
     if section:
         tables = {**prof.tables, table: {**prof.tables.get(table, {}), **section}}
         prof = dataclasses.replace(prof, tables=tables)

@@ -431,13 +431,15 @@ def _number(value: Any) -> Any:
 
 def profile_keys(recipe: str, profile: str | Path) -> tuple[dict[str, Any], str]:
     """The training keys profile ``profile`` (a built-in name or a YAML path) gives ``recipe``:
-    its model (except ``pretrain``, which builds one), its hardware (except ``pretrain`` and
-    ``merge``, which train no pretrained model) and its ``training.<recipe>`` keys; and the
-    profile's name. A key that is no training key, or a hardware key set per recipe, is a
-    one-line error naming the profile file."""
+    its model (except ``pretrain``, which builds one; the one
+    :func:`~longred_bench.models.choice.choose_model` chooses), its hardware (except
+    ``pretrain`` and ``merge``, which train no pretrained model) and its ``training.<recipe>``
+    keys; and the profile's name. A key that is no training key, or a hardware key set per
+    recipe, is a one-line error naming the profile file."""
+    from longred_bench.models.choice import choose_model
     from longred_bench.profiles import load_profile
 
-    prof = load_profile(profile)
+    prof = choose_model(load_profile(profile))
     known = {f.name for f in fields(TrainConfig)}
     for name, section in prof.training.items():
         where = f"profile {prof.source}: training.{name}"

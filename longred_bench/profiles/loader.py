@@ -102,6 +102,7 @@ def _load(path: Path, mtime_ns: int) -> Profile:
                         f"{name!r}")  # fmt: skip
     profile = build(Profile, {**data, "name": name}, file=str(path))
     check_model_path(profile.model.name, path)
+    check_fallback(profile.model.fallback, path)
     check_ruler_tasks(profile.evaluation.ruler.tasks, str(path), "evaluation.ruler.tasks")
     return Profile(**{**profile.__dict__, "source": str(path)})
 
@@ -116,15 +117,29 @@ def check_ruler_tasks(tasks: tuple[str, ...] | None, file: str, where: str) -> N
                             f"tasks; write longred_ruler_{name}")  # fmt: skip
 
 
-def check_model_path(name: str, path: Path) -> None:
+def check_model_path(name: str, path: Path, key: str = "model.name") -> None:
     """A model named by a local path (``/``, ``./``, ``../``, ``~`` or a ``.gguf`` file; a
     relative one is read from the current folder, as on the command line) must exist; zoo names
     and hub ids are checked when the model is read."""
     if not (name.startswith(("/", "./", "../", "~")) or name.endswith(".gguf")):
         return
     if not Path(name).expanduser().exists():
-        raise UserError(f"profile {path}: model.name {name!r} does not exist; give a Hugging "
+        raise UserError(f"profile {path}: {key} {name!r} does not exist; give a Hugging "
                         "Face folder, a .gguf file, a zoo name or a hub id")  # fmt: skip
+
+
+def check_fallback(fallback: str | None, path: Path) -> None:
+    """A model's fallback runs where the hub cannot be reached, so it must be offline: a zoo
+    name, a local folder or a ``.gguf`` file that exists (not a hub id)."""
+    if fallback is None:
+        return
+    local = fallback.startswith(("/", "./", "../", "~")) or fallback.endswith(".gguf")
+    if not local and "/" in fallback:
+        raise UserError(
+            f"profile {path}: model.fallback {fallback!r} looks like a hub id; give an offline "
+            "model: a zoo name, a local folder or a .gguf file"
+        )
+    check_model_path(fallback, path, "model.fallback")
 
 
 def load_profile(spec: str | Path) -> Profile:

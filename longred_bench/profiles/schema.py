@@ -31,11 +31,14 @@ class ModelSpec:
     """The model every table of the profile starts from: a zoo name, a Hugging Face folder or a
     hub id, and its original context window (``max_position_embeddings``). ``layers`` (its
     decoder layers) lets plans choose distillation layers without reading the model; a run
-    checks both against the model's own config."""
+    checks both against the model's own config. ``fallback``: an offline model (zoo name,
+    folder or ``.gguf`` file) of the same shape that runs instead where the hub cannot give
+    ``name`` (:mod:`longred_bench.models.choice`)."""
 
     name: str
     window: int
     layers: int | None = None
+    fallback: str | None = None
 
 
 @dataclass(frozen=True)

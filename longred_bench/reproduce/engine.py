@@ -21,6 +21,7 @@ from typing import Any
 
 from longred_bench.errors import UserError
 from longred_bench.jobs.units import CachedUnit
+from longred_bench.models.choice import choose_model
 from longred_bench.profiles import load_profile
 from longred_bench.profiles.schema import Profile
 from longred_bench.reproduce.registry import get_spec, table_names
@@ -143,7 +144,7 @@ def reproduce(
     ``unit`` and ``emit_slurm``: the table unit by unit (:mod:`longred_bench.reproduce.cluster`)."""
     if profile is None:
         profile = "tiny" if table == "all" else get_spec(table).default_profile
-    prof = load_profile(profile)
+    prof = choose_model(load_profile(profile))
     if jobs < 1:
         raise UserError(f"--jobs must be at least 1, got {jobs}")
     if d1 is not None and table != "table3":

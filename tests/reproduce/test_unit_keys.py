@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from longred_bench.models.choice import choose_model
 from longred_bench.profiles import load_profile
 from longred_bench.reproduce.registry import get_spec
 
@@ -49,7 +50,7 @@ def planned(table: str, profile: str) -> set[str]:
     """The unit folders ``reproduce TABLE --profile P`` computes (PCD's test units at the first
     setting of its grid, as the golden file lists them)."""
     spec = get_spec(table)
-    ctx = spec.resolve(load_profile(profile), progress=False)
+    ctx = spec.resolve(choose_model(load_profile(profile)), progress=False)  # offline: fallback
     keys = {s.key for s in spec.steps(ctx)}
     if table == "pcd":
         from longred_bench.reproduce.pcd import _test_steps

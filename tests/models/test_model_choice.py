@@ -1,0 +1,118 @@
+"""A profile's hub model or its offline fallback: the hub's model where the hub gives it, else
+the fallback, said in one line; the choice becomes every unit's model (smol's keys offline are
+the Instruct weights' keys, as before the fallback existed); a fallback must be offline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from longred_bench.errors import UserError
+from longred_bench.models import choice, names
+from longred_bench.profiles import load_profile
+
+
+@pytest.fixture
+def fresh_choice():
+    choice.chosen_model.cache_clear()
+    names.hub_has_model.cache_clear()
+    yield
+    choice.chosen_model.cache_clear()
+    names.hub_has_model.cache_clear()
+
+
+def _hub(monkeypatch: pytest.MonkeyPatch, has: bool) -> list[str]:
+    """A reachable hub whose repository check answers ``has``; the ids asked."""
+    import huggingface_hub
+
+    class _Connection:
+        def close(self) -> None:
+            pass
+
+    asked: list[str] = []
+
+    def repo_exists(self, repo_id: str, **kwargs: object) -> bool:
+        asked.append(repo_id)
+        return has
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setattr("socket.create_connection", lambda *a, **k: _Connection())
+    monkeypatch.setattr(huggingface_hub.HfApi, "repo_exists", repo_exists)
+    return asked
+
+
+def test_offline_takes_the_fallback_in_one_line(fresh_choice, capsys) -> None:
+    prof = choice.choose_model(load_profile("smol"))
+    assert prof.model.name == "smollm2-135m" and prof.model.fallback is None
+    assert prof.model.window == 8192 and prof.model.layers == 30
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["warning: model HuggingFaceTB/SmolLM2-135M is not used (HF_HUB_OFFLINE is "
+                   "set); its offline fallback smollm2-135m runs instead"]  # fmt: skip
+    choice.choose_model(load_profile("smol"))
+    assert capsys.readouterr().err == ""  # said once a process
+
+
+def test_a_reachable_hub_with_the_model_runs_it(fresh_choice, monkeypatch, capsys) -> None:
+    asked = _hub(monkeypatch, has=True)
+    prof = choice.choose_model(load_profile("smol"))
+    assert prof.model.name == "HuggingFaceTB/SmolLM2-135M"
+    assert asked == ["HuggingFaceTB/SmolLM2-135M"] and capsys.readouterr().err == ""
+
+
+def test_a_hub_without_the_model_takes_the_fallback(fresh_choice, monkeypatch, capsys) -> None:
+    _hub(monkeypatch, has=False)
+    assert choice.choose_model(load_profile("smol")).model.name == "smollm2-135m"
+    assert "the hub has no model 'HuggingFaceTB/SmolLM2-135M'" in capsys.readouterr().err
+
+
+def test_the_choice_names_the_training_runs_model(fresh_choice, monkeypatch) -> None:
+    from longred_bench.training.config import resolve_config
+
+    assert resolve_config("cpt", profile="smol").model == "smollm2-135m"
+    _hub(monkeypatch, has=True)
+    choice.chosen_model.cache_clear()
+    assert resolve_config("cpt", profile="smol").model == "HuggingFaceTB/SmolLM2-135M"
+
+
+def test_the_table_units_differ_by_the_model_chosen(fresh_choice, monkeypatch) -> None:
+    from longred_bench.reproduce.registry import get_spec
+
+    spec = get_spec("table3")
+
+    def keys() -> set[str]:
+        ctx = spec.resolve(choice.choose_model(load_profile("smol")), progress=False)
+        return {s.key for s in spec.steps(ctx)}
+
+    offline = keys()
+    _hub(monkeypatch, has=True)
+    choice.chosen_model.cache_clear()
+    assert keys().isdisjoint(offline)  # a cache never mixes the base and Instruct models
+
+
+def test_a_profile_without_a_fallback_is_unchanged(fresh_choice, no_hub) -> None:
+    prof = load_profile("tiny")
+    assert choice.choose_model(prof) is prof
+
+
+@pytest.fixture
+def no_hub(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the hub was asked")
+
+    monkeypatch.setattr("socket.create_connection", refuse)
+
+
+@pytest.mark.parametrize(
+    ("fallback", "message"),
+    [("org/model", "looks like a hub id; give an offline model"),
+     ("./no-such-folder", "does not exist")],
+)  # fmt: skip
+def test_a_fallback_must_be_offline(tmp_path: Path, fallback: str, message: str) -> None:
+    path = tmp_path / "p.yaml"
+    model = {"name": "org/base", "fallback": fallback, "window": 8192, "layers": 30}
+    path.write_text(yaml.safe_dump({"extends": "smol", "model": model}))
+    with pytest.raises(UserError, match=rf"model.fallback '{fallback}' {message}"):
+        load_profile(path)

@@ -59,17 +59,21 @@ def data_lines(cfg: TrainConfig, window: int, tokenizer: Any | None = None) -> l
     why = ""
     lines = []
     for i, name in enumerate(micro_rows(cfg, window)):
-        source = sources[name]
-        if not parse_source(source).standalone:
+        source, label = sources[name], name
+        parsed = parse_source(source)
+        if not parsed.standalone:
             used = resolve_source(source, network=False).source
             if any(m.kind == "hf" for m in used.members):
                 lines.append(f"data {name}: {source} is read from the hub at training time; "
                              f"its epochs are said then")  # fmt: skip
-                continue
+                if not parsed.fallback:
+                    continue
+                # What a run without the hub reads instead, counted now.
+                source, label = parsed.fallback_spec, f"{name} offline (its fallback)"
         if tokenizer is None and not why:
             tokenizer, why = local_tokenizer(cfg)
         if tokenizer is None:
-            lines.append(f"data {name}: epochs not counted in a dry run: {why}")
+            lines.append(f"data {label}: epochs not counted in a dry run: {why}")
             continue
         selection = None
         if name == "long" and cfg.recipe == "longrecipe" and MEASURED not in cfg.anchors:
@@ -82,9 +86,9 @@ def data_lines(cfg: TrainConfig, window: int, tokenizer: Any | None = None) -> l
                 selection=selection,
             )  # fmt: skip
         except UserError as exc:
-            lines.append(f"data {name}: epochs not counted: {exc}")
+            lines.append(f"data {label}: epochs not counted: {exc}")
             continue
-        line = epochs_line(name, got.record, len(got.ids), reads[name])
+        line = epochs_line(label, got.record, len(got.ids), reads[name])
         lines += [line] if line else []
     return lines
 

@@ -110,12 +110,39 @@ def test_every_recipe_resolves_as_before_at_every_builtin_profile(golden_cache) 
 # are sized to about a day of one GPU); LongRecipe at smol had long rows of 9,728 tokens, which
 # cannot split a budget-matched step (Table 3's row) into whole rows, and replayed 16 steps.
 # The paper profile's long rows are 32,768 tokens (LongReD's 32K) where they were 32,000.
+# smol and the paper profiles read hub data with the registry corpora as the offline fallback
+# where they read the registry corpora (its Brown had no text as long as SmolLM2's window for
+# the short-to-long stream).
 CHANGED = {**{f"{r}@smol": {"steps": 64} for r in ("cpt", "mix-cpt", "longred",
                                                     "attention-only", "linearard", "control",
                                                     "pose", "rpes")},
            "longrecipe@smol": {"long_len": 9728, "steps": 64, "replay_steps": 16},
            **{f"{r}@paper": {"long_len": 32000}
               for r in ("cpt", "mix-cpt", "longred", "attention-only", "linearard")}}  # fmt: skip
+
+
+def _recipe_data(recipe: str) -> dict[str, str]:
+    """The data keys a recipe's own file (else the config's defaults) gives it."""
+    from longred_bench.training.config import TrainConfig, read_yaml, recipe_file
+
+    own = read_yaml(recipe_file(recipe))
+    keys = ("long_data", "short_data", "s2l_data")
+    return {k: own.get(k, TrainConfig.__dataclass_fields__[k].default) for k in keys}
+
+
+for _p in ("smol", "paper", "paper-128k", "paper-mistral", "paper-linearard"):
+    for _r in (
+        "cpt",
+        "mix-cpt",
+        "longred",
+        "attention-only",
+        "linearard",
+        "control",
+        "pose",
+        "rpes",
+        "longrecipe",
+    ):
+        CHANGED[f"{_r}@{_p}"] = {**CHANGED.get(f"{_r}@{_p}", {}), **_recipe_data(_r)}
 
 
 def _committed_units(path: Path, cache: str) -> tuple[set[str], set[str]]:

@@ -145,8 +145,11 @@ def test_registry_names_keep_their_config_hashes() -> None:
     }  # fmt: skip
     for want, data in cases.items():
         assert config_hash(TrainConfig.from_dict(data).to_dict()) == want
-    # smol's runs took 64 steps when that hash was computed (256 now)
-    smol = resolve_config("longred", profile="smol").replace(steps=64)
+    # smol's runs took 64 steps and read the registry corpora when that hash was computed (256
+    # steps now, and hub data with those corpora as the fallback)
+    smol = resolve_config("longred", profile="smol").replace(
+        steps=64, long_data="austen+kjv", short_data="brown", s2l_data="brown"
+    )
     assert config_hash(smol.to_dict()) == "69285ad05996656f"
 
 

@@ -1,0 +1,37 @@
+"""The data the built-in GPU profiles train on: hub corpora with an offline fallback, and a
+fallback that a run without the hub can train on (every stream of every recipe at ``smol`` has
+rows of its length: a short-to-long stream of Brown, whose texts are shorter than SmolLM2's
+8,192-token window, had none)."""
+
+from __future__ import annotations
+
+import pytest
+from data_helpers import ensure_cached
+
+from longred_bench.data.corpus_spec import parse_source
+from longred_bench.training.config import RECIPES, resolve_config
+
+TRAINED = [r for r in RECIPES if r not in ("pretrain", "merge")]
+
+
+@pytest.mark.parametrize("profile", ["smol", "paper", "paper-128k", "paper-mistral",
+                                     "paper-linearard"])  # fmt: skip
+def test_gpu_profiles_read_hub_data_with_an_offline_fallback(profile: str) -> None:
+    for recipe in TRAINED:
+        cfg = resolve_config(recipe, profile=profile)
+        for stream in ("long_data", "short_data", "s2l_data"):
+            source = parse_source(getattr(cfg, stream))
+            assert any(m.kind == "hf" for m in source.members), (recipe, stream)
+            assert source.fallback and all(m.kind == "corpus" for m in source.fallback)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("recipe", TRAINED)
+def test_every_smol_stream_has_rows_offline(recipe: str, request: pytest.FixtureRequest) -> None:
+    from longred_bench.models.loading import load_tokenizer
+    from longred_bench.training.data_plan import data_lines
+
+    ensure_cached(request, "smollm2", "austen", "kjv", "brown")
+    cfg = resolve_config(recipe, profile="smol")  # offline (tests): the fallback's rows
+    lines = data_lines(cfg, 8192, load_tokenizer("smollm2-135m"))
+    assert not [line for line in lines if "not counted" in line], lines

@@ -10,7 +10,11 @@ own config; pure arithmetic, nothing is loaded.
   ``v v^T`` of teacher and student, and the student's backward through them: 4 attention-sized
   products per kind). An evaluation: the forward passes of its prompts (RULER: tasks x samples
   at each length; perplexity: windows x length; drift: texts x length through the original and
-  each extension). A short-suite evaluation is not estimated (its cost is its documents').
+  each extension; a short suite: its tasks' prompt tokens, and the tokens a generation may
+  add, as ``benchmarks/short_task_tokens.py`` counted them with SmolLM2's tokenizer
+  (:data:`SHORT_TOKENS`; ``limit`` scales them; a generation counts its whole token cap, an
+  upper bound; a task it has not counted, such as a stock lm-eval task of ``paper_short``,
+  leaves the unit unestimated).
 - **GPU-hours.** FLOPs / (``hardware.gpu_tflops`` x ``hardware.mfu``): the model-FLOPs
   utilisation a profile states. It is an assumption until measured on the user's GPUs (the
   built-in profiles say 0.35; ``benchmarks/g4_train_real_shapes.sh`` measures it).
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -41,6 +46,13 @@ SHAPE_OF: dict[str, str] = {
     "mistralai/Mistral-7B-v0.3": "mistral-7b-v0.3",
     "meta-llama/Llama-2-7b-hf": "llama2-7b",
 }
+SHORT_TOKENS = Path(__file__).with_name("short_tokens.json")
+"""Per offline short task: documents, requests, prompt and generated tokens (SmolLM2's)."""
+SHORT_SUITE_TASKS = {"short": ("longred_mmlu", "longred_lambada_openai", "longred_triviaqa",
+                               "longred_squad", "longred_boolq", "longred_piqa",
+                               "longred_hellaswag", "longred_winogrande", "longred_arc_easy",
+                               "longred_arc_challenge")}  # fmt: skip
+"""The tasks of a short suite run without ``tasks`` (``tasks/_longred_short.yaml``'s groups)."""
 RULER_DEFAULT_TASKS = 13  # RULER's task list (taskdata/ruler/registry.TASKS)
 EVAL_GENERATION = 128  # tokens a RULER answer may take
 
@@ -99,7 +111,7 @@ def train_flops(s: ModelShape, cfg: Any, window: int) -> float:
 
 
 def eval_flops(s: ModelShape, config: dict[str, Any], kind: str) -> float | None:
-    """Model FLOPs of an evaluation or measurement unit; None for a short suite."""
+    """Model FLOPs of an evaluation or measurement unit; None where it is not estimated."""
     if kind == "drift":
         models = 1 + len(config.get("rope") or []) + len(config.get("extended") or [])
         tokens = int(config["num_texts"]) * int(config["seq_len"])
@@ -115,7 +127,31 @@ def eval_flops(s: ModelShape, config: dict[str, Any], kind: str) -> float | None
         lengths = [int(n) for n in config.get("lengths") or ()]
         windows = int(config.get("samples") or config.get("windows") or 1)
         return sum(windows * n * s.forward_flops_per_token(n) for n in lengths)
+    if suite in SHORT_SUITE_TASKS:
+        return short_flops(s, config.get("tasks") or SHORT_SUITE_TASKS[suite], config.get("limit"))
     return None
+
+
+@cache
+def _short_tokens() -> dict[str, dict[str, int]]:
+    return json.loads(SHORT_TOKENS.read_text(encoding="utf-8"))["tasks"]
+
+
+def short_flops(s: ModelShape, tasks: Any, limit: int | None) -> float | None:
+    """Forward FLOPs of a short-suite evaluation of ``tasks`` (``limit`` documents each, None:
+    all): each request's tokens at the task's mean request length, each generated token at the
+    end of its prompt; None when a task was not counted."""
+    counted = _short_tokens()
+    total = 0.0
+    for task in tasks:
+        c = counted.get(task)
+        if c is None:
+            return None
+        share = 1.0 if limit is None else min(1.0, int(limit) / c["docs"])
+        mean = max(1, c["prompt_tokens"] // c["requests"])
+        tokens = c["prompt_tokens"] + c["generated_tokens"]
+        total += share * tokens * s.forward_flops_per_token(mean)
+    return total
 
 
 def eval_memory(s: ModelShape, length: int, batch: int) -> int:

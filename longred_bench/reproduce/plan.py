@@ -189,7 +189,8 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
             f"{counts}: {gpu_totals(todo, hw)}. GPU-hours: model FLOPs / "
             f"({hw.gpu_tflops:g} TFLOP/s x MFU {hw.mfu:g}), the profile's hardware.gpu_tflops "
             "and hardware.mfu: an assumed utilisation until measured on your GPUs "
-            "(docs/reproduce.md); short-suite evaluations are not estimated."
+            "(docs/reproduce.md); short suites from their tasks' tokens as SmolLM2's "
+            "tokenizer counts them, each generation at its token cap (an upper bound)."
         )
     if profile.name in PAPER_PROFILES and len(ctxs) > 1:
         from longred_bench.profiles import load_profile

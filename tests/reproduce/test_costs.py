@@ -56,7 +56,7 @@ def test_ruler_flops_count_tasks_samples_and_lengths():
                           "lengths": [4096, 8192]}, "eval")  # fmt: skip
     assert one == pytest.approx((4096 + 128) * s.forward_flops_per_token(4096))
     assert both == pytest.approx(6 * (one + (8192 + 128) * s.forward_flops_per_token(8192)))
-    assert eval_flops(s, {"suite": "short"}, "eval") is None
+    assert eval_flops(s, {"suite": "paper_short"}, "eval") is None  # stock tasks: not counted
 
 
 def test_a_local_model_folder_has_its_configs_shape(tmp_path):
@@ -89,3 +89,46 @@ def test_the_tiny_plan_has_no_gpu_estimates(tmp_path, monkeypatch, capsys):
     assert main(["reproduce", "table7", "--profile", "tiny", "--dry-run"]) == 0
     text = capsys.readouterr().out
     assert "GPU-h" not in text and "$ " not in text
+
+
+def test_a_short_suite_costs_its_counted_tokens(monkeypatch, tmp_path):
+    """Hand case: a task of 10 documents, 20 requests of 100 tokens and a 50-token generation
+    cap each, half its documents (limit 5), on SmolLM2's shape; an uncounted task: no estimate."""
+    import json
+
+    from longred_bench.reproduce import costs
+
+    path = tmp_path / "short_tokens.json"
+    counted = {"docs": 10, "requests": 20, "prompt_tokens": 2000, "generated_tokens": 1000}
+    path.write_text(json.dumps({"tasks": {"t": counted}}))
+    monkeypatch.setattr(costs, "SHORT_TOKENS", path)
+    costs._short_tokens.cache_clear()
+    s = model_shape("smollm2-135m")
+    config = {"suite": "short", "tasks": ["t"], "limit": 5}
+    assert eval_flops(s, config, "eval") == pytest.approx(
+        0.5 * 3000 * s.forward_flops_per_token(100)
+    )
+    assert eval_flops(s, {**config, "limit": None}, "eval") == pytest.approx(
+        3000 * s.forward_flops_per_token(100)
+    )
+    assert eval_flops(s, {**config, "tasks": ["t", "other"]}, "eval") is None
+    costs._short_tokens.cache_clear()
+
+
+def test_every_task_of_the_short_suite_is_counted():
+    """The committed counts cover the ``short`` suite's tasks as its group files list them."""
+    import json
+    from pathlib import Path
+
+    import yaml
+
+    from longred_bench.reproduce.costs import SHORT_SUITE_TASKS, SHORT_TOKENS
+
+    tasks_dir = Path(__file__).resolve().parents[2] / "tasks"
+    members = []
+    for group in yaml.safe_load((tasks_dir / "_longred_short.yaml").read_text())["task"]:
+        members += yaml.safe_load((tasks_dir / f"_{group}.yaml").read_text())["task"]
+    assert sorted(members) == sorted(SHORT_SUITE_TASKS["short"])
+    counted = json.loads(SHORT_TOKENS.read_text())["tasks"]
+    assert set(members) <= set(counted)
+    assert all(c["docs"] > 0 and c["prompt_tokens"] >= c["requests"] > 0 for c in counted.values())

@@ -1,0 +1,75 @@
+"""Count the tokens a short-suite evaluation feeds its model, per task, for the plans' estimates.
+
+For each offline short task (``tasks/``, read from the local cache) every document's requests
+are built as lm-eval builds them (its few-shot count included) and tokenized with the SmolLM2
+tokenizer: the requests per document, the prompt tokens a model reads (context and continuation
+of each ``loglikelihood`` request, the context of each ``generate_until`` one) and the tokens a
+generation may add (``max_gen_toks``). The figures are written to
+``longred_bench/reproduce/short_tokens.json``, where :mod:`longred_bench.reproduce.costs` reads
+them (another tokenizer gives other counts: the plan says whose these are).
+
+    python benchmarks/short_task_tokens.py [--tasks T ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from longred_bench.reproduce.costs import SHORT_TOKENS
+from longred_bench.results import git_commit
+
+TASKS = ("longred_mmlu", "longred_lambada_openai", "longred_triviaqa", "longred_squad",
+         "longred_boolq", "longred_piqa", "longred_hellaswag", "longred_winogrande",
+         "longred_arc_easy", "longred_arc_challenge")  # fmt: skip
+TOKENIZER = "smollm2-135m"
+GENERATE_DEFAULT = 256  # lm-eval's max_gen_toks when a task does not set it
+
+
+def count(task_name: str, tokenizer) -> dict:
+    """Documents, requests, prompt tokens and generation budget of one task."""
+    from longred_bench.evaluation.harness import task_manager
+
+    manager = task_manager(names=[task_name])
+    loaded = manager.load([task_name])["tasks"]
+    docs = requests = prompt = generated = 0
+    for task in loaded.values():  # a group's leaves (MMLU's subjects), else the task itself
+        task.build_all_requests(limit=None, rank=0, world_size=1)
+        docs += len({i.doc_id for i in task.instances})
+        for inst in task.instances:
+            requests += 1
+            if inst.request_type == "generate_until":
+                context, gen_kwargs = inst.args[0], inst.args[1]
+                prompt += len(tokenizer(context, add_special_tokens=False)["input_ids"])
+                generated += int(gen_kwargs.get("max_gen_toks", GENERATE_DEFAULT))
+            else:
+                text = "".join(inst.args[:2])
+                prompt += len(tokenizer(text, add_special_tokens=False)["input_ids"])
+    return {"docs": docs, "requests": requests, "prompt_tokens": prompt,
+            "generated_tokens": generated}  # fmt: skip
+
+
+def main() -> None:
+    from longred_bench.models.loading import load_tokenizer
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", nargs="+", default=list(TASKS))
+    args = parser.parse_args()
+    tokenizer = load_tokenizer(TOKENIZER)
+    out = json.loads(SHORT_TOKENS.read_text()) if SHORT_TOKENS.is_file() else {"tasks": {}}
+    start = time.perf_counter()
+    for name in args.tasks:
+        out["tasks"][name] = count(name, tokenizer)
+        print(name, out["tasks"][name], flush=True)
+    out["about"] = (
+        f"Tokens of every request of each offline short task with the {TOKENIZER} tokenizer, "
+        f"counted by `python benchmarks/short_task_tokens.py` at commit {git_commit()} "
+        f"({time.perf_counter() - start:.0f} s)."
+    )
+    SHORT_TOKENS.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {SHORT_TOKENS}")
+
+
+if __name__ == "__main__":
+    main()

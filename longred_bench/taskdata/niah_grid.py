@@ -48,13 +48,17 @@ from longred_bench.taskdata.ruler import haystack as hs
 from longred_bench.taskdata.ruler import niah
 from longred_bench.taskdata.ruler.scoring import score_all
 from longred_bench.taskdata.ruler.sizing import Draft, Rendered, Sample, count_tokens, fit
-from longred_bench.taskdata.ruler.store import read_samples, tokenizer_fingerprint, write_samples
+from longred_bench.taskdata.ruler.store import (
+    generator_hash,
+    read_samples,
+    tokenizer_fingerprint,
+    write_samples,
+)
 
 TASK = "niah_grid"
 DEFAULT_LENGTHS: tuple[int, ...] = (1024, 2048, 4096, 8192)
 DEFAULT_DEPTHS: tuple[float, ...] = tuple(float(d) for d in range(0, 101, 10))
 DEFAULT_SAMPLES = 4
-GENERATOR_VERSION = 1
 SNAP_FRACTION = 0.02  # how far (fraction of the haystack) a needle may move to a sentence end
 KIND = "numbers"
 _SENTENCE_END = (".", "!", "?", '."', ".'", '?"', '!"')
@@ -213,7 +217,7 @@ def cell_cache_path(
     root = Path(cache) if cache is not None else cache_dir() / "niah_grid"
     name = (
         f"{corpus}-L{int(length)}-d{float(depth):g}-seed{seed}-n{num_samples}"
-        f"-v{GENERATOR_VERSION}.jsonl"
+        f"-{generator_hash()}.jsonl"
     )
     return root / tokenizer_fingerprint(tokenizer) / name
 

@@ -24,6 +24,7 @@ from longred_bench.taskdata.niah_grid import (
 )
 from longred_bench.taskdata.ruler.niah import NEEDLE
 from longred_bench.taskdata.ruler.sizing import count_tokens
+from longred_bench.taskdata.ruler.store import generator_hash
 
 TASKS_DIR = Path(__file__).resolve().parents[2] / "tasks"
 CONTEXT_START = "I will quiz you about the numbers afterwards.\n"
@@ -174,7 +175,7 @@ def test_cache_round_trip(byte_tok, tmp_path, monkeypatch):
     first = load_or_generate_cell(byte_tok, 1024, 30.0, 2, 0, cache=tmp_path)
     path = cell_cache_path(byte_tok, 1024, 30.0, 2, 0, cache=tmp_path)
     assert path.is_file() and len(path.read_text().splitlines()) == 2
-    assert path.name == "brown-L1024-d30-seed0-n2-v1.jsonl"
+    assert path.name == f"brown-L1024-d30-seed0-n2-{generator_hash()}.jsonl"
 
     def boom(*args, **kwargs):
         raise AssertionError("generated again")

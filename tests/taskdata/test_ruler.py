@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -214,6 +215,29 @@ def test_cache_round_trip(byte_tok, tmp_path, monkeypatch):
     assert load_or_generate("niah_multikey_3", byte_tok, 1024, 2, 0, cache=tmp_path) == first
     other = cache_path("niah_multikey_3", byte_tok, 1024, 2, 1, cache=tmp_path)
     assert other != path
+
+
+def test_stored_samples_are_named_by_the_code_that_generates_them(byte_tok, tmp_path, monkeypatch):
+    """A change to a file under the generating code (``taskdata/``, ``data/``) names another
+    store file, so its samples are generated again; a change elsewhere does not."""
+    from longred_bench import source_tree
+
+    blobs = dict(source_tree.source_blobs())
+    task_file = next(k for k in blobs if k.startswith("longred_bench/taskdata/ruler/"))
+    report_file = next(k for k in blobs if k.startswith("longred_bench/reports/"))
+
+    def path_with(changed: str | None) -> Path:
+        edited = {**blobs, changed: "0" * 40} if changed else blobs
+        monkeypatch.setattr(source_tree, "source_blobs", lambda: edited)
+        source_tree.source_hash.cache_clear()
+        return cache_path("vt", byte_tok, 1024, 1, 0, cache=tmp_path)
+
+    try:
+        same = path_with(None)
+        assert path_with(report_file) == same
+        assert path_with(task_file) != same and path_with(task_file).parent == same.parent
+    finally:
+        source_tree.source_hash.cache_clear()
 
 
 def test_cache_keys_on_tokenizer(byte_tok, smol_tok, tmp_path):

@@ -1,10 +1,11 @@
 """The on-disk cache of generated RULER samples.
 
-Samples are stored as JSONL (one :meth:`Sample.to_dict` per line) under
-``<cache root>/ruler/<tokenizer fingerprint>/<task>/<corpus>-L<length>-seed<seed>-n<n>-v<V>.jsonl``,
-written atomically. The tokenizer fingerprint hashes its class name, its vocabulary and how it
+Samples are stored as JSONL (one :meth:`Sample.to_dict` per line) under ``<cache root>/ruler/
+<tokenizer fingerprint>/<task>/<corpus>-L<length>-seed<seed>-n<n>-<code>.jsonl``, written
+atomically. The tokenizer fingerprint hashes its class name, its vocabulary and how it
 encodes a probe string (so a tokenizer that adds a BOS token differs from one that does not);
-``V`` is the generator version, raised whenever a change would alter generated samples.
+``code`` is the source hash of the generating code (:data:`GENERATOR_CODE`), so a change to it
+generates the samples again.
 Beside each file, ``<name>.jsonl.manifest.json`` records its size and sha256; a file that does
 not match it or does not parse is reported with a warning and generated again.
 """
@@ -24,6 +25,7 @@ from longred_bench.cache import (
     warn,
     write_file_manifest,
 )
+from longred_bench.source_tree import source_hash
 from longred_bench.taskdata.ruler.registry import (
     check_depths,
     check_phrasing_for,
@@ -32,8 +34,15 @@ from longred_bench.taskdata.ruler.registry import (
 )
 from longred_bench.taskdata.ruler.sizing import Sample, count_tokens
 
-GENERATOR_VERSION = 3  # 3: cwe draws its words lazily (other tasks' samples unchanged)
+GENERATOR_CODE = ("longred_bench/taskdata/", "longred_bench/data/")
+"""The code that generates samples (tasks, phrasings, haystacks and the corpora they read): a
+store file is named by its source hash, so samples of other code are generated again."""
 _PROBE = "Hello world. 1234567 quiet-harbor"
+
+
+def generator_hash() -> str:
+    """The short source hash of :data:`GENERATOR_CODE`, as it runs."""
+    return source_hash(GENERATOR_CODE)[:12]
 
 
 def tokenizer_fingerprint(tokenizer: Any) -> str:
@@ -64,7 +73,7 @@ def cache_path(
     words = "" if phrasing == "standard" else f"-{phrasing}"
     if depths:
         words += "-depths" + "_".join(f"{float(d):g}" for d in depths)
-    name = f"{corpus}{words}-L{length}-seed{seed}-n{num_samples}-v{GENERATOR_VERSION}.jsonl"
+    name = f"{corpus}{words}-L{length}-seed{seed}-n{num_samples}-{generator_hash()}.jsonl"
     return root / tokenizer_fingerprint(tokenizer) / task / name
 
 

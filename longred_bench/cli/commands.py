@@ -179,10 +179,11 @@ def cmd_train(args: argparse.Namespace) -> int:
     )
     if args.dry_run:
         from longred_bench.jobs.tiny_base import plan_tokenizer
+        from longred_bench.models.choice import choose_model
         from longred_bench.profiles import load_profile
         from longred_bench.training.data_plan import describe_plan_with_data
 
-        model = load_profile(args.profile).model  # its window is stated: nothing is built
+        model = choose_model(load_profile(args.profile)).model  # its window is stated
         window = model.window if cfg.model == model.name else None
         print(describe_plan_with_data(cfg, window, plan_tokenizer(cfg)))
         return 0

@@ -94,9 +94,10 @@ def ruler_table(runs: dict[RunKey, Run]) -> list[str]:
 
 
 def seed_table(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> list[str]:
-    """Short Avg and RULER of every seed of the rows trained with several seeds, and the spreads
-    the verdicts' seed rule uses (:func:`~longred_bench.reports.verdict_stats.seed_spread`: each
-    seed on the documents all the row's seeds scored)."""
+    """Short Avg and RULER of every seed of the rows trained with several seeds, and their
+    spreads (:func:`~longred_bench.reports.verdict_stats.seed_spread`: each seed on the
+    documents all the row's seeds scored), shown beside the verdicts, whose intervals resample
+    the seeds."""
     groups: dict[tuple[str | None, str], list[RunKey]] = defaultdict(list)
     for key in row_order(runs):
         groups[(key[0], key[1])].append(key)
@@ -121,7 +122,8 @@ def seed_table(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> lis
         *lines,
         "",
         "Spreads are max - min over the seeds, each seed scored on the documents all the row's "
-        "seeds scored; the seed rule of the verdicts uses them.",
+        "seeds scored. They are shown, not applied: seed variance enters the verdicts once, "
+        "through intervals that resample the seeds.",
         "",
     ]
 

@@ -130,7 +130,8 @@ def table2_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -
         mixed = [run_scores(k, runs[k], cats) for k in seeds(runs, ext, LONG_SHORT)]
         if long and mixed:
             pe, factor = extension_setting(ext, extension_factor(runs, ext))
-            out.append(verdict_long_short(long, mixed, f"`{ext}` ({pe} x{factor:g})"))
+            scope = f"`{ext}` ({pe} x{factor:g})"
+            out.append(verdict_long_short(long, mixed, scope, paper_setting=pe == "ABF"))
     return out
 
 

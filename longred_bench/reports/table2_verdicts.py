@@ -11,7 +11,8 @@ resamples the seeds of each row as well as the documents all their runs scored
 (T2) *long+short data keeps more short-text ability*: the interval of
      ``Short Avg(long-short-cpt) - Short Avg(cpt)`` lies entirely above 0 -> reproduced;
      entirely below 0, or below the paper's effect scaled to this Short Avg (its mean relative
-     gain over the four benchmarks x `cpt`'s Short Avg) -> not reproduced; otherwise undecided
+     gain over the four benchmarks x `cpt`'s Short Avg; at an ABF extension only, the paper's
+     setting) -> not reproduced; otherwise undecided
      (:func:`~longred_bench.reports.verdict_rules.judge`). Without shared per-document scores
      there is no interval -> not comparable.
 
@@ -50,7 +51,8 @@ RULE_T2 = (
     "{level:.0%} bootstrap interval (seeds and paired documents resampled) of "
     "Short Avg(long-short-cpt) - Short Avg(cpt), each the mean over its seeds: entirely above 0 "
     "-> reproduced; entirely below 0, or below the paper's effect scaled to this Short Avg (its "
-    "mean relative gain x `cpt`'s Short Avg) -> not reproduced; otherwise undecided."
+    "mean relative gain x `cpt`'s Short Avg; at ABF extensions only, the paper's Table 2 being "
+    "ABF) -> not reproduced; otherwise undecided."
 )
 
 
@@ -69,9 +71,15 @@ def _fmt(value: float | None) -> str:
 
 
 def verdict_long_short(
-    long: Sequence[RunScores], long_short: Sequence[RunScores], scope: str
+    long: Sequence[RunScores],
+    long_short: Sequence[RunScores],
+    scope: str,
+    *,
+    paper_setting: bool = True,
 ) -> Verdict:
-    """(T2) at one extension: ``long_short`` (its seeds) against ``long`` (its seeds)."""
+    """(T2) at one extension: ``long_short`` (its seeds) against ``long`` (its seeds).
+    ``paper_setting``: the extension is the paper's kind (ABF), so its effect, scaled, bounds the
+    interval; else only 0 does."""
     rule = RULE_T2.format(level=LEVEL)
     ci, n = seed_diff(long, long_short, "short")
     base, mine = compared_means(long, long_short, "short")
@@ -91,8 +99,12 @@ def verdict_long_short(
         if ruler_ci is not None
         else ""
     )
-    effect = None if base is None else PAPER_RELATIVE * base
-    scaled = "" if effect is None else f" The paper's effect, scaled: {effect:+.2f}."
+    effect = None if base is None or not paper_setting else PAPER_RELATIVE * base
+    scaled = (
+        f" The paper's effect, scaled: {effect:+.2f}."
+        if effect is not None
+        else " The paper's Table 2 is at ABF: no effect of it bounds this interval."
+    )
     ours = (
         f"{head} on the documents both scored; difference {fmt_interval(ci)} ({LEVEL:.0%} "
         f"bootstrap over seeds and paired documents, n={n} documents).{scaled}"

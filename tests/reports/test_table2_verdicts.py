@@ -47,3 +47,13 @@ def test_no_shared_documents_is_not_comparable() -> None:
     bare = [RunScores("abf:theta=2e6", "cpt", 0, 50.0, 0.0)]
     v = verdict_long_short(bare, _rows("long-short-cpt", (52.0,)), "s")
     assert v.label == NOT_COMPARABLE and "no per-document scores" in v.ours
+
+
+def test_the_papers_effect_bounds_only_the_papers_kind_of_extension() -> None:
+    """The same narrow interval around 0 rules out the paper's ABF effect at ABF (not
+    reproduced), and at another kind of extension only 0 bounds it (undecided)."""
+    long = _rows("cpt", (50.0, 50.2, 49.9))
+    same = _rows("long-short-cpt", (50.1, 49.9, 50.0))
+    assert verdict_long_short(long, same, "s").label == NOT_REPRODUCED
+    at_pi = verdict_long_short(long, same, "s", paper_setting=False)
+    assert at_pi.label == UNDECIDED and "no effect of it bounds this interval" in at_pi.ours

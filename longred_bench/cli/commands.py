@@ -5,6 +5,7 @@ anything heavy happen inside, after parsing."""
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 import time
@@ -202,6 +203,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     if args.out and not args.dry_run:
         check_out_dir(Path(args.out), "reproduce")
+    if args.allow_code_eval:  # a permission, not a setting: no cache key changes
+        os.environ["HF_ALLOW_CODE_EVAL"] = "1"
 
     paths = reproduce(
         args.table, args.profile, Path(args.out) if args.out else None, force=args.force,

@@ -377,6 +377,11 @@ def add_reproduce(sub: argparse._SubParsersAction) -> None:
         "--emit-slurm", metavar="DIR",
         help="write SLURM job arrays (one per dependency level), the report job and submit.sh",
     )  # fmt: skip
+    p.add_argument(
+        "--allow-code-eval", action="store_true",
+        help="let paper_short's humaneval and mbpp execute model-written code (sets "
+        "HF_ALLOW_CODE_EVAL=1, which the emitted SLURM jobs inherit)",
+    )  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=commands.cmd_reproduce)
 

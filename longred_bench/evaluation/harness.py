@@ -401,9 +401,6 @@ def run_harness(
         )
         if decoding == "pcd":
             _undefined_under_pcd(records)
-        if suite == paper_suite.SUITE:
-            for r in records:
-                r.update(paper_suite.record_fields(r["task"]))
         if suite == "niah":
             from longred_bench.taskdata.niah_grid import niah_cells
 
@@ -413,6 +410,10 @@ def run_harness(
             records += item_records(
                 out["samples"], loaded_tasks["tasks"], suite=suite, model=model_spec, rope=rope
             )
+        if suite == paper_suite.SUITE:  # each record names its member (MMLU's subjects: mmlu)
+            member = paper_suite.member_of(loaded_tasks["group_map"], run.names)
+            for r in records:
+                r.update(paper_suite.record_fields(r["task"]), member=member.get(r["task"]))
         samples = None
         if cfg.log_samples:
             from longred_bench.evaluation.samples import sample_records

@@ -159,6 +159,23 @@ def require_hub() -> None:
         raise hub_error(why)
 
 
+def code_eval_allowed() -> bool:
+    """Whether the environment allows model-written code to run: ``HF_ALLOW_CODE_EVAL=1``, the
+    ``code_eval`` metric's own switch (``reproduce --allow-code-eval`` sets it)."""
+    return _set("HF_ALLOW_CODE_EVAL")
+
+
+def check_units(tasks: Sequence[str] | None, where: str) -> None:
+    """Before the ``paper_short`` units of ``where`` (a profile) run: refuse code tasks unless
+    the environment allows them (:func:`code_eval_allowed`) and check the hub, in one line."""
+    code = code_tasks(tasks)
+    if code and not code_eval_allowed():
+        raise UserError(f"{where}'s short suite {SUITE} runs {' and '.join(code)}, which execute "
+                        f"model-written code: pass {CODE_FLAG} (or set HF_ALLOW_CODE_EVAL=1), "
+                        "or list evaluation.short.tasks without them")  # fmt: skip
+    require_hub()
+
+
 def prepare_run(tasks: Sequence[str] | None, allow_code_eval: bool) -> None:
     """Before a ``paper_short`` run of ``tasks`` (default all) loads anything: refuse code tasks
     not allowed, check the hub, and with ``allow_code_eval`` set ``HF_ALLOW_CODE_EVAL=1`` (the
@@ -179,21 +196,28 @@ def load_tasks(manager: Any, names: list[str]) -> dict[str, Any]:
         raise hub_error(f"loading failed: {first}") from None
 
 
+def member_of(group_map: Mapping[str, Sequence[str]], names: Iterable[str]) -> dict[str, str]:
+    """``{task or group: member}``: every name in the tree under each member of ``names`` (the
+    member itself, its subgroups and leaf tasks) mapped to that member (``group_map`` is
+    lm-eval's ``{group: [children]}`` of the loaded tasks)."""
+    out: dict[str, str] = {}
+
+    def give(name: str, member: str) -> None:
+        out[name] = member
+        for child in group_map.get(name) or ():
+            give(child, member)
+
+    for name in names:
+        give(name, name)
+    return out
+
+
 def leaf_fewshot(group_map: Mapping[str, Sequence[str]], names: Iterable[str]) -> dict[str, int]:
     """``{leaf task: num_fewshot}``: each member's count given to every task under it
     (``group_map`` is lm-eval's ``{group: [children]}`` of the loaded tasks)."""
-    out: dict[str, int] = {}
-
-    def give(name: str, shots: int) -> None:
-        children = group_map.get(name)
-        if not children:
-            out[name] = shots
-        for child in children or ():
-            give(child, shots)
-
-    for name in names:
-        give(name, BY_TASK[name].num_fewshot)
-    return out
+    return {name: BY_TASK[member].num_fewshot
+            for name, member in member_of(group_map, names).items()
+            if not group_map.get(name)}  # fmt: skip
 
 
 def record_fields(task: str) -> dict[str, Any]:

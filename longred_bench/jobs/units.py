@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -244,6 +244,7 @@ def run_eval_unit(
     (per-document records) where set; ``base``, where present, only identifies the model in
     cache keys. ``request_cache``: keep each model response there as it is computed. The model
     is resolved first (backend, decoding, window), then the harness runs."""
+    from longred_bench.evaluation import paper_suite
     from longred_bench.evaluation.config import EvalConfig
     from longred_bench.evaluation.harness import run_harness
     from longred_bench.evaluation.lm import open_model
@@ -251,6 +252,9 @@ def run_eval_unit(
     cfg = EvalConfig.from_dict({k: v for k, v in unit.items() if k not in IDENTITY_KEYS})
     if cfg.suite == "ppl":
         raise UserError("a ppl unit is measured by run_ppl_unit, not the lm-eval harness")
+    if cfg.suite == paper_suite.SUITE:  # code runs where the environment allows it (no key)
+        cfg = replace(cfg, allow_code_eval=paper_suite.code_eval_allowed())
+        paper_suite.prepare_run(cfg.tasks, cfg.allow_code_eval)
     return run_harness(cfg, open_model(cfg), progress=progress,
                        item_scores=bool(unit.get("item_scores")),
                        request_cache=request_cache).records  # fmt: skip

@@ -30,6 +30,10 @@ from longred_bench.reports.short_avg import PASSKEY_TASK
 from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, seed_spread
 from longred_bench.results import over_length_documents
 
+# More short tasks than this (paper_short's 17): the results table shows category means and the
+# tasks get a table of their own.
+MAX_TASK_COLUMNS = 8
+
 
 def _ext_text(extension: str | None) -> str:
     return "-" if extension is None else f"`{extension}`"
@@ -44,10 +48,11 @@ def results_table(
 ) -> tuple[list[str], dict[RunKey, dict[str, Cell | RetentionCell]]]:
     """The main table's lines and, per run, its summary (for the figure). Retention is over the
     documents the run and the original both scored, with their number ``n``."""
-    tasks = [(c, t) for c, members in cats.items() for t in members]
+    by_category = sum(len(m) for m in cats.values()) > MAX_TASK_COLUMNS
+    tasks = [] if by_category else [(c, t) for c, members in cats.items() for t in members]
     with_ppl = any(r.ppl is not None for r in runs.values())
     header = ["extension", "row", "seed"]
-    header += [f"{c}: {task_name(t)}" for c, t in tasks]
+    header += list(cats) if by_category else [f"{c}: {task_name(t)}" for c, t in tasks]
     header += ["Short Avg", "retention (shared docs)", "RULER", "Avg (5 Short + RULER)/6"]
     with_passkey = any(PASSKEY_TASK in r.short for r in runs.values())
     header += ["passkey (retrieval, not averaged)"] if with_passkey else []
@@ -67,12 +72,31 @@ def results_table(
             avg = longred_avg(short.value, ruler.value)
         summary[key] = {"short": short, "ruler": ruler, "retention": ratio}
         cells = [_ext_text(key[0]), ROW_TITLES[key[1]], str(key[2])]
+        if by_category:
+            cells += [short_avg_cell(run, {c: m}).text() for c, m in cats.items()]
         cells += [task_cell(run, t).text() for _, t in tasks]
         cells += [short.text(), ratio.text(), ruler.text(), _fmt(avg)]
         cells += [task_cell(run, PASSKEY_TASK).text()] if with_passkey else []
         cells += [_fmt(run.ppl, 2)] if with_ppl else []
         lines.append("| " + " | ".join(cells) + " |")
     return lines, summary
+
+
+def task_table(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> list[str]:
+    """Each short task's score per run (the results table shows category means when there are
+    more than :data:`MAX_TASK_COLUMNS` tasks); ``*`` marks the tasks LongReD names."""
+    named = {t for r in runs.values() for t in r.named}
+    tasks = [(c, t) for c, members in cats.items() for t in members]
+    header = ["extension", "row", "seed"]
+    header += [f"{c}: {task_name(t)}{'*' if t in named else ''}" for c, t in tasks]
+    lines = ["| " + " | ".join(header) + " |", "|---|---|---:" + "|---:" * len(tasks) + "|"]
+    for key in row_order(runs):
+        cells = [_ext_text(key[0]), ROW_TITLES[key[1]], str(key[2])]
+        cells += [task_cell(runs[key], t).text() for _, t in tasks]
+        lines.append("| " + " | ".join(cells) + " |")
+    note = " (* named by LongReD; the others complete its 17)" if named else ""
+    return [f"Scores per document's task, 0-100, with 95% intervals over documents{note}.", "",
+            *lines, ""]  # fmt: skip
 
 
 def ruler_table(runs: dict[RunKey, Run]) -> list[str]:
@@ -256,11 +280,14 @@ def run_sections(
 ) -> list[str]:
     """The sections every run table report has: the results ``table``, RULER by length, the
     seeds and the training budget."""
+    by_category = sum(len(m) for m in cats.values()) > MAX_TASK_COLUMNS
+    tasks = ["## Short tasks", "", *task_table(runs, cats)] if by_category else []
     return [
         "## Results",
         "",
         *table,
         "",
+        *tasks,
         "## RULER by length",
         "",
         *ruler_table(runs),

@@ -25,7 +25,7 @@ from typing import Any
 from longred_bench.errors import UserError
 from longred_bench.metrics.retention import common_documents, common_retention, mean_of_means
 from longred_bench.metrics.stats import Interval, bootstrap_mean_ci, bootstrap_mean_of_means_ci
-from longred_bench.reports.short_avg import HEADLINE, SHORT_SUITES, short_avg
+from longred_bench.reports.short_avg import HEADLINE, PAPER_SUITE, SHORT_SUITES, short_avg
 from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, RunScores
 
 ROWS = (
@@ -85,6 +85,7 @@ class Run:
     ruler_tasks: dict[tuple[str, int | None], float] = field(default_factory=dict)
     ruler_items: dict[str, dict[int, dict[int, float]]] = field(default_factory=dict)
     ppl: float | None = None
+    named: set[str] = field(default_factory=set)  # paper_short members LongReD names
     train: dict[str, Any] | None = None
     window: int | None = None
 
@@ -103,6 +104,7 @@ def collect_runs(records: list[dict[str, Any]]) -> dict[RunKey, Run]:
     """The records grouped by (extension, row, seed), in order of first appearance."""
     runs: dict[RunKey, Run] = {}
     headline: dict[tuple[RunKey, str], str] = {}
+    paper: dict[tuple[RunKey, str], tuple[str, float]] = {}  # member -> (headline, to 0-100)
     for r in records:
         if r.get("kind") != "eval":
             continue
@@ -112,7 +114,9 @@ def collect_runs(records: list[dict[str, Any]]) -> dict[RunKey, Run]:
         run.train = r.get("train") if run.train is None else run.train
         run.window = run.window or r.get("max_position_embeddings")
         leaf = r.get("n_samples") is not None
-        if r.get("suite") in SHORT_SUITES and leaf:
+        if r.get("suite") == PAPER_SUITE:
+            _paper_score(run, r, key, paper)
+        elif r.get("suite") in SHORT_SUITES and leaf:
             base = r["metric"].split(",")[0]  # without the filter
             if r["task"] == PPL_TASK and r["metric"] == PPL_METRIC:
                 run.ppl = float(r["value"])
@@ -131,11 +135,14 @@ def collect_runs(records: list[dict[str, Any]]) -> dict[RunKey, Run]:
             continue
         key = _key(r)
         run = runs.setdefault(key, Run())
-        if r.get("suite") in SHORT_SUITES and headline.get((key, r["task"])) == r["metric"]:
+        if r.get("suite") == PAPER_SUITE:
+            _paper_item(run, r, key, paper)
+        elif r.get("suite") in SHORT_SUITES and headline.get((key, r["task"])) == r["metric"]:
             run.short_items.setdefault(r["task"], {})[int(r["doc_id"])] = 100.0 * r["value"]
         elif r.get("suite") == "ruler" and r["metric"] == "score" and r.get("length"):
             per_task = run.ruler_items.setdefault(r["task"], {})
             per_task.setdefault(int(r["length"]), {})[int(r["doc_id"])] = float(r["value"])
+    _paper_counts(records, runs, paper)
     for run in runs.values():
         if not run.ruler and run.ruler_tasks:  # no group record: tasks weighted equally
             by_length: dict[int | None, list[float]] = defaultdict(list)
@@ -143,6 +150,40 @@ def collect_runs(records: list[dict[str, Any]]) -> dict[RunKey, Run]:
                 by_length[length].append(value)
             run.ruler = {n: sum(v) / len(v) for n, v in by_length.items()}
     return runs
+
+
+def _paper_score(run: Run, r: dict[str, Any], key: RunKey, paper: dict) -> None:
+    """A ``paper_short`` member's score (its ``headline`` metric, brought to 0-100); its
+    headline and scale are kept for the per-document records of the tasks under it."""
+    if r.get("category") and r["metric"] == r.get("headline") and r.get("value") is not None:
+        scale = 100.0 * float(r.get("headline_scale", 1.0))
+        run.short[r["task"]] = scale * float(r["value"])
+        paper[(key, r["task"])] = (r["metric"], scale)
+        if r.get("source") == "paper":
+            run.named.add(r["task"])
+
+
+def _paper_item(run: Run, r: dict[str, Any], key: RunKey, paper: dict) -> None:
+    """A document of a ``paper_short`` member: its own (``doc_id``) or, under a group member
+    (MMLU, BBH, MATH), ``(task, doc_id)`` of the subtask, scored by the member's headline."""
+    member = r.get("member")
+    metric, scale = paper.get((key, member), (None, 0.0))
+    if member is None or r["metric"] != metric:
+        return
+    doc = int(r["doc_id"]) if r["task"] == member else (r["task"], int(r["doc_id"]))
+    run.short_items.setdefault(member, {})[doc] = scale * float(r["value"])
+
+
+def _paper_counts(records: list[dict[str, Any]], runs: dict[RunKey, Run], paper: dict) -> None:
+    """Documents scored per ``paper_short`` member: the counts of the leaf tasks under it (the
+    member itself when it is a task; a group's record has none) of its headline metric."""
+    for r in records:
+        member, n = r.get("member"), r.get("n_samples")
+        if r.get("kind") != "eval" or r.get("suite") != PAPER_SUITE or None in (member, n):
+            continue
+        key = _key(r)
+        if r["metric"] == paper.get((key, member), (None,))[0]:
+            runs[key].short_n[member] = runs[key].short_n.get(member, 0) + int(n)
 
 
 @dataclass(frozen=True)

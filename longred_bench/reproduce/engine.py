@@ -29,6 +29,7 @@ from longred_bench.reproduce.sources import fetch_missing, needed_sources
 from longred_bench.reproduce.spec import Context, Step
 
 MAX_ROUNDS = 8
+PAPER_SHORT = "paper_short"  # LongReD's 17 benchmarks (evaluation/paper_suite.py): the hub
 
 
 def gather(ctx: Context, steps: list[Step]) -> list[dict[str, Any]]:
@@ -246,13 +247,22 @@ def check_model(profile: Profile) -> None:
 
 def check_can_run(profile: Profile, steps: list[Step]) -> None:
     """Units of ``steps`` not yet cached that evaluate or train on CUDA (or train on several
-    processes) fail at once, in one line, without a GPU."""
+    processes) fail at once, in one line, without a GPU; ``paper_short`` evaluations without
+    the hub, or with code tasks the environment does not allow."""
     todo = [s for s in steps if s.unit.cached() is None]
     wants = {str(s.unit.config.get("device")) for s in todo}
     wants |= {str((s.unit.config.get("psa") or {}).get("device")) for s in todo}
     several = profile.hardware.nproc_per_node > 1 and any(s.unit.kind == "train" for s in todo)
-    if "cuda" not in wants and not several:
-        return
+    if "cuda" in wants or several:
+        _check_cuda(profile)
+    paper = [s for s in todo if s.unit.config.get("suite") == PAPER_SHORT]
+    if paper:  # code tasks allowed, the hub reachable: before any unit runs
+        from longred_bench.evaluation.paper_suite import check_units
+
+        check_units(paper[0].unit.config.get("tasks"), f"profile {profile.name}")
+
+
+def _check_cuda(profile: Profile) -> None:
     import torch
 
     if not torch.cuda.is_available():

@@ -40,6 +40,7 @@ class PlannedUnit:
     recipe: str = ""
     tokens: int = 0
     suite: str = ""  # an evaluation's suite (``short_tiny``, ``ruler``, ``ppl``)
+    tasks: tuple[str, ...] = ()  # an evaluation's tasks (empty: the suite's own)
     command: str = ""  # the command that computes it alone (profiles with GPU costs)
     cost: Any = None  # its GPU estimate (:class:`~longred_bench.reproduce.costs.UnitCost`)
 
@@ -66,7 +67,8 @@ def planned_units(ctx: Context) -> list[PlannedUnit]:
         else:
             suite = str(cfg.get("suite", unit.kind))
             out.append(PlannedUnit(step.key, step.label, unit.kind, cached, seconds,
-                                   suite=suite, **extra))  # fmt: skip
+                                   suite=suite, tasks=tuple(cfg.get("tasks") or ()),
+                                   **extra))  # fmt: skip
     return out
 
 
@@ -198,10 +200,26 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
         others = [load_profile(n) for n in PAPER_PROFILES if n != profile.name]
         lines += ["", paper_plan(profile)]
         lines += [x for other in others for x in ("", paper_plan(other, recipes=KEY_RECIPES))]
+    paper_short = {u.tasks for units in planned.values() for u in units
+                   if u.suite == "paper_short"}  # fmt: skip
+    if paper_short:
+        lines += ["", *_paper_short_lines(paper_short)]
     if profile.about.values:
         lines += ["", f"Where the values of {profile.name} come from:"]
         lines += [f"- {key}: {text}" for key, text in profile.about.values.items()]
     return "\n".join(lines) + "\n"
+
+
+def _paper_short_lines(selections: set[tuple[str, ...]]) -> list[str]:
+    """The members of the ``paper_short`` evaluations planned (``()``: all 17): category, task,
+    shots, metric, ``paper`` (named by LongReD) or ``suite`` (completes the list)."""
+    from longred_bench.evaluation import paper_suite
+
+    tasks = sorted({t for sel in selections for t in (sel or paper_suite.task_names())})
+    head = (f"Short suite paper_short ({len(tasks)} of LongReD's 17 benchmarks; `paper`: named "
+            "by LongReD, `suite`: this suite's completion; needs the hub, and "
+            f"{paper_suite.CODE_FLAG} for the code tasks; GPU-hours not estimated):")  # fmt: skip
+    return [head, *(f"  {line}" for line in paper_suite.member_table(tasks))]
 
 
 # The papers' settings, one profile each: LongReD at 32K (ABF, PI), at 128K (ABF), on Mistral,

@@ -14,7 +14,7 @@ import pytest
 from data_helpers import ensure_cached
 
 from longred_bench.errors import UserError
-from longred_bench.evaluation.items import item_records
+from longred_bench.evaluation.items import item_records, squad_scores
 
 
 def _mean(values: list[float]) -> float:
@@ -221,3 +221,43 @@ def test_ruler_item_means_equal_tidy_values_per_length() -> None:
     assert len(ids) == 8  # each document once, under its own length
     items = [r for r in result.records if r["kind"] == "eval_item"]
     assert all(isinstance(r["response"], str) and r["target"] for r in items)
+
+
+@pytest.mark.parametrize(
+    ("prediction", "answers", "exact", "f1"),
+    [
+        ("The Eiffel Tower.", ["Eiffel tower"], 100.0, 100.0),  # case, article, punctuation
+        ("in Paris", ["Paris", "Paris, France"], 0.0, 100 * 2 * 0.5 * 1 / 1.5),  # best answer
+        ("", [], 100.0, 100.0),  # unanswerable, no answer given
+        ("somewhere", [], 0.0, 0.0),  # unanswerable, an answer given
+        ("", ["Paris"], 0.0, 0.0),
+        ("north south", ["south east"], 0.0, 50.0),
+    ],
+)
+def test_squad_v2_scores_one_document(prediction, answers, exact, f1) -> None:
+    got = squad_scores(prediction, answers)
+    assert got["exact"] == pytest.approx(exact) and got["f1"] == pytest.approx(f1)
+
+
+def _squad_agg(values):  # not a mean: lm-eval scores SQuAD v2 as a corpus
+    raise AssertionError
+
+
+def test_squad_v2_documents_get_their_own_f1() -> None:
+    """lm-eval logs a SQuAD v2 document's (prediction, reference) pair, not a number; its
+    ``eval_item`` value is the document's F1 in percent, and the pairs of other corpus metrics
+    are left out."""
+    docs = [("Paris", ["Paris"]), ("a dog", ["the cat"]), ("", [])]
+    samples = {"squadv2": [
+        {"doc_id": i, "filter": "none", "metrics": ["f1", "exact", "best_f1"],
+         "resps": [[p]], "target": a,
+         **{name: ({"id": str(i), "prediction_text": p, "no_answer_probability": 0.1},
+                   {"id": str(i), "answers": {"text": a, "answer_start": [0] * len(a)}})
+            for name in ("f1", "exact", "best_f1")}}
+        for i, (p, a) in enumerate(docs)
+    ]}  # fmt: skip
+    task = _FakeTask({n: _squad_agg for n in ("f1", "exact", "best_f1")}, "generate_until")
+    records = item_records(samples, {"squadv2": task}, suite="paper_short", model="m", rope=None)
+    f1 = {r["doc_id"]: r["value"] for r in records if r["metric"] == "f1"}
+    assert f1 == {0: 100.0, 1: 0.0, 2: 100.0}
+    assert {r["metric"] for r in records} == {"f1", "exact"}

@@ -105,6 +105,45 @@ def test_each_member_count_reaches_every_leaf_of_its_group() -> None:
                      "humaneval": 0, "piqa": 0}  # fmt: skip
 
 
+def test_every_task_under_a_member_names_that_member() -> None:
+    group_map = {"mmlu": ["mmlu_stem", "mmlu_other"], "mmlu_stem": ["mmlu_anatomy"]}
+    assert paper_suite.member_of(group_map, ["mmlu", "piqa"]) == {
+        "mmlu": "mmlu", "mmlu_stem": "mmlu", "mmlu_anatomy": "mmlu", "mmlu_other": "mmlu",
+        "piqa": "piqa",
+    }  # fmt: skip
+
+
+def test_group_members_weight_their_subtasks_by_size(lm_eval_index) -> None:
+    """Why a group member's documents, pooled over its subtasks, average to its score: each of
+    lm-eval's groups in the suite (and MMLU's category groups) weights its headline by size."""
+    for m in MEMBERS:
+        entry = lm_eval_index.task_index[m.task]
+        if "group" not in entry.cfg:
+            continue
+        names = [m.task, *(t for t in entry.cfg["task"] if t in lm_eval_index.task_index)]
+        for name in names:
+            cfg = lm_eval_index.task_index[name].cfg
+            if "group" not in cfg:
+                continue
+            agg = {a["metric"]: a for a in cfg.get("aggregate_metric_list", [])}
+            assert agg[m.metric.split(",")[0]].get("weight_by_size") is True, name
+
+
+def test_units_check_code_permission_then_the_hub_in_one_line(monkeypatch) -> None:
+    monkeypatch.delenv("HF_ALLOW_CODE_EVAL", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(UserError) as err:
+        paper_suite.check_units(None, "profile paper")
+    message = str(err.value)
+    assert "\n" not in message and message.startswith("profile paper's short suite paper_short")
+    assert "humaneval and mbpp" in message and "--allow-code-eval" in message
+    with pytest.raises(UserError, match=r"^the paper_short suite needs .*HF_HUB_OFFLINE"):
+        paper_suite.check_units(("piqa",), "profile paper")  # no code task: the hub is next
+    monkeypatch.setenv("HF_ALLOW_CODE_EVAL", "1")
+    with pytest.raises(UserError, match=r"^the paper_short suite needs .*HF_HUB_OFFLINE"):
+        paper_suite.check_units(None, "profile paper")
+
+
 def _records(values: dict[str, float], metric_of=None) -> list[dict]:
     out = []
     for task, value in values.items():

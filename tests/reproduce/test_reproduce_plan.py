@@ -78,6 +78,21 @@ def test_paper_plan_prints_longreds_configurations(capsys):
     assert "| pose | meta-llama/Meta-Llama-3-8B |" in text
 
 
+def test_paper_plan_evaluates_longreds_17_short_benchmarks(capsys):
+    """The paper profile's short evaluations are ``paper_short``; its plan lists the members,
+    which LongReD names and which complete the list, once."""
+    assert main(["reproduce", "table3", "--profile", "paper", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "eval original paper_short" in out
+    assert out.count("Short suite paper_short (17 of LongReD's 17") == 1
+    members = [line.split() for line in out.splitlines() if "offline:" in line]
+    assert len(members) == 17
+    assert {m[1] for m in members if m[4] == "paper"} == {
+        "mmlu", "bbh_fewshot", "lambada_openai", "triviaqa", "humaneval", "squadv2", "drop",
+        "piqa",
+    }  # fmt: skip
+
+
 def test_paper_train_dry_run_works_without_the_model(monkeypatch, capsys):
     import longred_bench.models.loading as loading
     from longred_bench.errors import UserError

@@ -103,6 +103,24 @@ def test_a_window_the_model_does_not_have_is_refused_before_any_run(tmp_path, ca
     assert str(wrong) in err and err.count("\n") == 1
 
 
+def test_a_paper_short_profile_is_checked_before_any_unit_runs(tmp_path, monkeypatch, capsys):
+    """``paper_short`` evaluations need the user's leave to run model-written code and the hub:
+    both are checked in one line before anything is fetched, trained or evaluated."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("HF_ALLOW_CODE_EVAL", raising=False)
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("extends: smoke\nevaluation:\n  short: {suite: paper_short}\n")
+    out = tmp_path / "out"
+    assert main(["reproduce", "table2", "--profile", str(mine), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "humaneval and mbpp, which execute model-written code" in err and err.count("\n") == 1
+    argv = ["reproduce", "table2", "--profile", str(mine), "--out", str(out), "--allow-code-eval"]
+    assert main(argv) == 2  # allowed; the hub is off in the tests
+    err = capsys.readouterr().err
+    assert "the paper_short suite needs Hugging Face hub access" in err and err.count("\n") == 1
+    assert not (tmp_path / "cache").exists() and not out.exists()
+
+
 @pytest.mark.integration
 def test_a_users_profile_runs_table3_table2_and_fig3(tmp_path, smoke_cache, capsys):
     mine = tmp_path / "mine.yaml"

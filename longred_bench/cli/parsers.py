@@ -380,7 +380,7 @@ def add_reproduce(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--allow-code-eval", action="store_true",
         help="let paper_short's humaneval and mbpp execute model-written code (sets "
-        "HF_ALLOW_CODE_EVAL=1, which the emitted SLURM jobs inherit)",
+        "HF_ALLOW_CODE_EVAL=1; --emit-slurm scripts then export it)",
     )  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=commands.cmd_reproduce)

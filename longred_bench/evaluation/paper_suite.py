@@ -165,14 +165,19 @@ def code_eval_allowed() -> bool:
     return _set("HF_ALLOW_CODE_EVAL")
 
 
-def check_units(tasks: Sequence[str] | None, where: str) -> None:
-    """Before the ``paper_short`` units of ``where`` (a profile) run: refuse code tasks unless
-    the environment allows them (:func:`code_eval_allowed`) and check the hub, in one line."""
+def check_code_units(tasks: Sequence[str] | None, where: str) -> None:
+    """Refuse the ``paper_short`` units of ``where`` (a profile) when ``tasks`` (default all)
+    hold code tasks the environment does not allow (:func:`code_eval_allowed`), in one line."""
     code = code_tasks(tasks)
     if code and not code_eval_allowed():
         raise UserError(f"{where}'s short suite {SUITE} runs {' and '.join(code)}, which execute "
                         f"model-written code: pass {CODE_FLAG} (or set HF_ALLOW_CODE_EVAL=1), "
                         "or list evaluation.short.tasks without them")  # fmt: skip
+
+
+def check_units(tasks: Sequence[str] | None, where: str) -> None:
+    """Before the ``paper_short`` units of ``where`` run: :func:`check_code_units`, then the hub."""
+    check_code_units(tasks, where)
     require_hub()
 
 

@@ -30,9 +30,16 @@ from longred_bench.reports.short_avg import PASSKEY_TASK
 from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, seed_spread
 from longred_bench.results import over_length_documents
 
-# More short tasks than this (paper_short's 17): the results table shows category means and the
-# tasks get a table of their own.
+# paper_short runs with more tasks than this (its 17): the results table shows category means and
+# the tasks get a table of their own.
 MAX_TASK_COLUMNS = 8
+
+
+def by_category(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> bool:
+    """Whether the results table shows category means: ``paper_short`` runs of more than
+    :data:`MAX_TASK_COLUMNS` tasks (other suites keep a column per task)."""
+    wide = sum(len(m) for m in cats.values()) > MAX_TASK_COLUMNS
+    return wide and any(r.paper_short for r in runs.values())
 
 
 def _ext_text(extension: str | None) -> str:
@@ -48,11 +55,11 @@ def results_table(
 ) -> tuple[list[str], dict[RunKey, dict[str, Cell | RetentionCell]]]:
     """The main table's lines and, per run, its summary (for the figure). Retention is over the
     documents the run and the original both scored, with their number ``n``."""
-    by_category = sum(len(m) for m in cats.values()) > MAX_TASK_COLUMNS
-    tasks = [] if by_category else [(c, t) for c, members in cats.items() for t in members]
+    per_category = by_category(runs, cats)
+    tasks = [] if per_category else [(c, t) for c, members in cats.items() for t in members]
     with_ppl = any(r.ppl is not None for r in runs.values())
     header = ["extension", "row", "seed"]
-    header += list(cats) if by_category else [f"{c}: {task_name(t)}" for c, t in tasks]
+    header += list(cats) if per_category else [f"{c}: {task_name(t)}" for c, t in tasks]
     header += ["Short Avg", "retention (shared docs)", "RULER", "Avg (5 Short + RULER)/6"]
     with_passkey = any(PASSKEY_TASK in r.short for r in runs.values())
     header += ["passkey (retrieval, not averaged)"] if with_passkey else []
@@ -72,7 +79,7 @@ def results_table(
             avg = longred_avg(short.value, ruler.value)
         summary[key] = {"short": short, "ruler": ruler, "retention": ratio}
         cells = [_ext_text(key[0]), ROW_TITLES[key[1]], str(key[2])]
-        if by_category:
+        if per_category:
             cells += [short_avg_cell(run, {c: m}).text() for c, m in cats.items()]
         cells += [task_cell(run, t).text() for _, t in tasks]
         cells += [short.text(), ratio.text(), ruler.text(), _fmt(avg)]
@@ -83,8 +90,8 @@ def results_table(
 
 
 def task_table(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> list[str]:
-    """Each short task's score per run (the results table shows category means when there are
-    more than :data:`MAX_TASK_COLUMNS` tasks); ``*`` marks the tasks LongReD names."""
+    """Each short task's score per run (the results table shows category means when
+    :func:`by_category`); ``*`` marks the tasks LongReD names."""
     named = {t for r in runs.values() for t in r.named}
     tasks = [(c, t) for c, members in cats.items() for t in members]
     header = ["extension", "row", "seed"]
@@ -280,8 +287,7 @@ def run_sections(
 ) -> list[str]:
     """The sections every run table report has: the results ``table``, RULER by length, the
     seeds and the training budget."""
-    by_category = sum(len(m) for m in cats.values()) > MAX_TASK_COLUMNS
-    tasks = ["## Short tasks", "", *task_table(runs, cats)] if by_category else []
+    tasks = ["## Short tasks", "", *task_table(runs, cats)] if by_category(runs, cats) else []
     return [
         "## Results",
         "",

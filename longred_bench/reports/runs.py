@@ -86,6 +86,7 @@ class Run:
     ruler_items: dict[str, dict[int, dict[int, float]]] = field(default_factory=dict)
     ppl: float | None = None
     named: set[str] = field(default_factory=set)  # paper_short members LongReD names
+    paper_short: bool = False  # scored by paper_short (its tables show category means)
     train: dict[str, Any] | None = None
     window: int | None = None
 
@@ -158,6 +159,7 @@ def _paper_score(run: Run, r: dict[str, Any], key: RunKey, paper: dict) -> None:
     if r.get("category") and r["metric"] == r.get("headline") and r.get("value") is not None:
         scale = 100.0 * float(r.get("headline_scale", 1.0))
         run.short[r["task"]] = scale * float(r["value"])
+        run.paper_short = True
         paper[(key, r["task"])] = (r["metric"], scale)
         if r.get("source") == "paper":
             run.named.add(r["task"])
@@ -176,14 +178,18 @@ def _paper_item(run: Run, r: dict[str, Any], key: RunKey, paper: dict) -> None:
 
 def _paper_counts(records: list[dict[str, Any]], runs: dict[RunKey, Run], paper: dict) -> None:
     """Documents scored per ``paper_short`` member: the counts of the leaf tasks under it (the
-    member itself when it is a task; a group's record has none) of its headline metric."""
+    member itself when it is a task; a group's record has none) of its headline metric, each
+    leaf task counted once however often its record appears."""
+    leaves: dict[tuple[RunKey, str], dict[str, int]] = defaultdict(dict)
     for r in records:
         member, n = r.get("member"), r.get("n_samples")
         if r.get("kind") != "eval" or r.get("suite") != PAPER_SUITE or None in (member, n):
             continue
         key = _key(r)
         if r["metric"] == paper.get((key, member), (None,))[0]:
-            runs[key].short_n[member] = runs[key].short_n.get(member, 0) + int(n)
+            leaves[(key, member)][r["task"]] = int(n)
+    for (key, member), counts in leaves.items():
+        runs[key].short_n[member] = sum(counts.values())
 
 
 @dataclass(frozen=True)

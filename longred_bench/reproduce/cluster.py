@@ -137,10 +137,13 @@ def levels(units: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
             for n in range(1, top + 1)]  # fmt: skip
 
 
-def emit_slurm(ctx: Context, out: Path, report_out: Path | None) -> list[Path]:
+def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
+               code_eval: bool = False) -> list[Path]:  # fmt: skip
     """``--emit-slurm DIR``: per dependency level ``units-N.txt`` (id and kind per line) and
     ``array-N.sbatch`` (a job array over them), ``report.sbatch`` (the final ``reproduce``
-    call) and ``submit.sh``, which submits them in order, each level after the one before."""
+    call) and ``submit.sh``, which submits them in order, each level after the one before.
+    ``code_eval``: the jobs run code tasks the user allowed, so they export
+    ``HF_ALLOW_CODE_EVAL=1``."""
     units = listed(ctx)
     stages = levels(units)
     out.mkdir(parents=True, exist_ok=True)
@@ -152,6 +155,7 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None) -> list[Path]:
     head = ["#!/usr/bin/env bash", f"#SBATCH --output={out}/logs/%x-%a.out"]
     if gpus:
         head.append(f"#SBATCH --gres=gpu:{gpus}")
+    allow = ["export HF_ALLOW_CODE_EVAL=1"] if code_eval else []
     written = []
     for n, stage in enumerate(stages, 1):
         listing = out / f"units-{n}.txt"
@@ -161,6 +165,7 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None) -> list[Path]:
         script = [
             *head[:1], f"#SBATCH --job-name=lrb-{ctx.table}-{n}",
             f"#SBATCH --array=0-{len(stage) - 1}", *head[1:], "set -euo pipefail", f"cd {cwd}",
+            *allow,
             f'LINE=$(sed -n "$((SLURM_ARRAY_TASK_ID + 1))p" {listing})',
             'ID=${LINE%%$\'\\t\'*}; KIND=${LINE##*$\'\\t\'}',
         ]  # fmt: skip
@@ -174,7 +179,7 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None) -> list[Path]:
         written += [listing, path]
     target = f" --out {shlex.quote(str(report_out))}" if report_out else ""
     report = [*head[:1], f"#SBATCH --job-name=lrb-{ctx.table}-report",
-              f"#SBATCH --output={out}/logs/%x.out", "set -euo pipefail", f"cd {cwd}",
+              f"#SBATCH --output={out}/logs/%x.out", "set -euo pipefail", f"cd {cwd}", *allow,
               f"{exe} reproduce {ctx.table} --profile {profile}{target} --quiet"]  # fmt: skip
     (out / "report.sbatch").write_text("\n".join(report) + "\n", encoding="utf-8")
     submit = ["#!/usr/bin/env bash", "# Submits the table's units level by level, then its report.",

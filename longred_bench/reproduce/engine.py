@@ -195,7 +195,7 @@ def _unit_by_unit(
         print(cluster.list_units(ctx), end="")
         return []
     if emit_slurm is not None:
-        return cluster.emit_slurm(ctx, emit_slurm, out)
+        return cluster.emit_slurm(ctx, emit_slurm, out, code_eval=_code_eval_units(ctx))
     step, steps = cluster.unit_step(ctx, unit)
     check_can_run(ctx.profile, [step])
     check_model(ctx.profile)
@@ -255,11 +255,41 @@ def check_can_run(profile: Profile, steps: list[Step]) -> None:
     several = profile.hardware.nproc_per_node > 1 and any(s.unit.kind == "train" for s in todo)
     if "cuda" in wants or several:
         _check_cuda(profile)
-    paper = [s for s in todo if s.unit.config.get("suite") == PAPER_SHORT]
+    paper = _pending_paper(todo)
     if paper:  # code tasks allowed, the hub reachable: before any unit runs
         from longred_bench.evaluation.paper_suite import check_units
 
-        check_units(paper[0].unit.config.get("tasks"), f"profile {profile.name}")
+        check_units(pending_tasks(paper), f"profile {profile.name}")
+
+
+def _code_eval_units(ctx: Context) -> bool:
+    """Whether the table's pending ``paper_short`` units run code tasks, which the user allowed
+    (refused in one line otherwise): the permission is given where SLURM scripts are written."""
+    paper = _pending_paper(get_spec(ctx.table).steps(ctx))
+    if not paper:
+        return False
+    from longred_bench.evaluation.paper_suite import check_code_units, code_tasks
+
+    check_code_units(pending_tasks(paper), f"profile {ctx.profile.name}")
+    return bool(code_tasks(pending_tasks(paper)))
+
+
+def _pending_paper(steps: list[Step]) -> list[Step]:
+    """The ``paper_short`` evaluation units of ``steps`` not yet cached."""
+    return [s for s in steps
+            if s.unit.config.get("suite") == PAPER_SHORT and s.unit.cached() is None]  # fmt: skip
+
+
+def pending_tasks(steps: list[Step]) -> list[str] | None:
+    """The union of the tasks the ``paper_short`` units of ``steps`` evaluate, in first-seen
+    order; ``None`` (every member) when any of them names no tasks."""
+    names: list[str] = []
+    for step in steps:
+        tasks = step.unit.config.get("tasks")
+        if not tasks:
+            return None
+        names += [t for t in tasks if t not in names]
+    return names
 
 
 def _check_cuda(profile: Profile) -> None:

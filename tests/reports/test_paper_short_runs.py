@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from longred_bench.evaluation.paper_suite import CATEGORIES, MEMBERS, member_of, record_fields
-from longred_bench.reports.run_sections import results_table, run_sections
+from longred_bench.reports.run_sections import results_table, run_sections, task_name
 from longred_bench.reports.runs import collect_runs, retention_cell, short_avg_cell
 from longred_bench.reports.short_avg import short_categories
 
@@ -86,6 +86,15 @@ def test_members_scores_counts_and_documents():
     assert run.named == {m.task for m in MEMBERS if m.source == "paper"}
 
 
+def test_counts_do_not_double_when_a_record_appears_twice():
+    records = paper_records("original", None, ALL)
+    twice = collect_runs(records + [r for r in records if r["kind"] == "eval"])
+    once = collect_runs(records)
+    key = (None, "original", 0)
+    assert twice[key].short_n == once[key].short_n
+    assert twice[key].short_n["mmlu"] == 2 * N
+
+
 def test_short_avg_is_the_mean_of_the_five_category_means_with_an_interval():
     records = paper_records("original", None, ALL)
     cats = short_categories(records)
@@ -129,6 +138,18 @@ def test_seventeen_tasks_are_shown_by_category_with_a_task_table_marking_the_pap
         sum(100 * ALL[t] for t in ("mmlu", "bbh_fewshot", "lambada_openai", "triviaqa")) / 4,
         abs=0.05,
     )
+
+
+def test_other_suites_keep_one_column_per_task_however_many():
+    """Category columns are ``paper_short``'s: the offline suite's 10 tasks keep theirs."""
+    from longred_bench.reports.runs import Run
+
+    tasks = tuple(f"longred_t{i}" for i in range(10))
+    runs = {(None, "original", 0): Run(short=dict.fromkeys(tasks, 50.0))}
+    cats = {"Language": tasks[:5], "General": tasks[5:]}
+    table, _ = results_table(runs, cats)
+    assert all(f"{task_name(t)}" in table[0] for t in tasks)
+    assert "## Short tasks" not in run_sections(runs, cats, table)
 
 
 def test_a_few_tasks_keep_one_column_each():

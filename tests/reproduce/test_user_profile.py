@@ -121,6 +121,46 @@ def test_a_paper_short_profile_is_checked_before_any_unit_runs(tmp_path, monkeyp
     assert not (tmp_path / "cache").exists() and not out.exists()
 
 
+def test_emitted_slurm_jobs_carry_the_code_permission_given_where_they_are_written(
+    tmp_path, monkeypatch, capsys
+):
+    """``--emit-slurm`` refuses a ``paper_short`` profile's code tasks without the user's leave,
+    writing nothing; with ``--allow-code-eval`` every job script exports the permission."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("HF_ALLOW_CODE_EVAL", raising=False)
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("extends: smoke\nevaluation:\n  short: {suite: paper_short}\n")
+    slurm = tmp_path / "slurm"
+    argv = ["reproduce", "table2", "--profile", str(mine), "--emit-slurm", str(slurm)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "humaneval and mbpp, which execute model-written code" in err and err.count("\n") == 1
+    assert not slurm.exists()
+    assert main([*argv, "--allow-code-eval"]) == 0
+    scripts = [*sorted(slurm.glob("array-*.sbatch")), slurm / "report.sbatch"]
+    assert len(scripts) >= 2
+    assert all("export HF_ALLOW_CODE_EVAL=1\n" in p.read_text() for p in scripts)
+    monkeypatch.delenv("HF_ALLOW_CODE_EVAL")
+    plain = tmp_path / "plain"
+    assert main(["reproduce", "table2", "--profile", "smoke", "--emit-slurm", str(plain)]) == 0
+    assert "HF_ALLOW_CODE_EVAL" not in (plain / "report.sbatch").read_text()
+
+
+def test_the_code_check_covers_the_tasks_of_every_pending_paper_short_unit():
+    """Units may name different members (Figure 2's MMLU only beside the full group): the check
+    sees their union, and every member when one names none."""
+    from types import SimpleNamespace as NS
+
+    from longred_bench.reproduce.engine import pending_tasks
+
+    def step(tasks):
+        return NS(unit=NS(config={"suite": "paper_short", "tasks": tasks}))
+
+    assert pending_tasks([step(["mmlu"]), step(["piqa", "humaneval", "mmlu"])]) == [
+        "mmlu", "piqa", "humaneval"]  # fmt: skip
+    assert pending_tasks([step(["mmlu"]), step(None)]) is None
+
+
 @pytest.mark.integration
 def test_a_users_profile_runs_table3_table2_and_fig3(tmp_path, smoke_cache, capsys):
     mine = tmp_path / "mine.yaml"

@@ -50,6 +50,26 @@ def cache_dir() -> Path:
     return Path.home() / ".cache" / "longred-bench"
 
 
+@contextlib.contextmanager
+def build_lock(entry: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``entry`` (a file ``.<name>.lock`` beside it) for the block:
+    processes building the same entry (``--jobs`` workers, array jobs on one node) build it
+    one at a time, each checking inside the block whether it is already there. Where ``fcntl``
+    is missing (Windows) the block runs unlocked."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    with open(entry.parent / f".{entry.name}.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _temp_prefix(final: Path) -> str:
     return f".{final.name}{_TMP_MARK}"
 

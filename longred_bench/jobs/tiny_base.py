@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from longred_bench.cache import cache_dir, write_manifest
+from longred_bench.cache import build_lock, cache_dir, write_manifest
 from longred_bench.errors import UserError
 from longred_bench.models.builders import register_builder
 from longred_bench.results import config_hash
@@ -81,11 +81,14 @@ def tiny_base_dir(*, build: bool = True, progress: bool = True) -> Path:
             "tiny-base is not built yet: run `longred-bench train --recipe pretrain --profile "
             "tiny` or load it once (about 15 minutes on 2 CPU cores)"
         )
-    print(f"building tiny-base in {run} (cached for later runs)")
-    cfg = resolve_config("pretrain", profile="tiny")
-    resume = latest_checkpoint(run) is not None
-    final = run_training(cfg, run, resume=resume, progress=progress)
-    write_manifest(final, {"kind": "model", "model": "tiny-base"})  # file records for verify
+    with build_lock(run):  # parallel workers: one builds, the others wait and find it
+        if (final / "config.json").is_file():
+            return final
+        print(f"building tiny-base in {run} (cached for later runs)")
+        cfg = resolve_config("pretrain", profile="tiny")
+        resume = latest_checkpoint(run) is not None
+        final = run_training(cfg, run, resume=resume, progress=progress)
+        write_manifest(final, {"kind": "model", "model": "tiny-base"})  # records for verify
     return final
 
 
@@ -105,10 +108,13 @@ def tiny_base_longer_dir(*, progress: bool = True) -> Path:
     longer = cfg.replace(steps=round(cfg.steps * LONGER))
     if (out / "final" / "config.json").is_file():
         return out
-    if latest_checkpoint(out) is None:
-        continue_run(run, out, longer)
-    print(f"continuing tiny-base to {longer.steps} steps in {out} (convergence check)")
-    run_training(longer, out, resume=True, progress=progress)
+    with build_lock(out):
+        if (out / "final" / "config.json").is_file():
+            return out
+        if latest_checkpoint(out) is None:
+            continue_run(run, out, longer)
+        print(f"continuing tiny-base to {longer.steps} steps in {out} (convergence check)")
+        run_training(longer, out, resume=True, progress=progress)
     return out
 
 

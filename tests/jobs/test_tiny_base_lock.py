@@ -1,0 +1,50 @@
+"""Workers that need tiny-base at once (``reproduce --jobs 2`` from an empty cache) build it
+once: the others wait on the build's lock and then find the model."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from longred_bench.cache import build_lock
+from longred_bench.jobs import tiny_base
+
+
+def test_a_second_holder_of_the_build_lock_waits_for_the_first(tmp_path):
+    order: list[str] = []
+
+    def second() -> None:
+        with build_lock(tmp_path / "entry"):
+            order.append("second")
+
+    with build_lock(tmp_path / "entry"):
+        waiter = threading.Thread(target=second)
+        waiter.start()
+        time.sleep(0.3)
+        order.append("first")
+    waiter.join(timeout=10)
+    assert order == ["first", "second"]
+
+
+def test_parallel_callers_build_tiny_base_once(tmp_path, monkeypatch):
+    run = tmp_path / "tiny-base-x"
+    builds: list[int] = []
+
+    def fake_training(cfg, out, *, resume, progress):
+        builds.append(1)
+        time.sleep(0.3)  # the other caller arrives during the build
+        final = out / "final"
+        final.mkdir(parents=True)
+        (final / "config.json").write_text("{}")
+        return final
+
+    monkeypatch.setattr(tiny_base, "tiny_base_run_dir", lambda: run)
+    monkeypatch.setattr("longred_bench.jobs.train.run_training", fake_training)
+    got: list = []
+    workers = [threading.Thread(target=lambda: got.append(tiny_base.tiny_base_dir(progress=False)))
+               for _ in range(2)]  # fmt: skip
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(timeout=30)
+    assert builds == [1] and got == [run / "final", run / "final"]

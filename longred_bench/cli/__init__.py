@@ -7,7 +7,11 @@ once), :mod:`.commands` the subcommand bodies.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 
 from longred_bench.cli import commands, parsers
 from longred_bench.errors import UserError
@@ -40,16 +44,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Within the block, SIGTERM (``kill``, a scheduler's cancel) stops the command as Ctrl-C
+    does: worker processes are ended and the same line says what was saved. Outside the main
+    thread (where handlers cannot be set) the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status (2 with a one-line message on bad input, 130 with
-    one line saying what was saved and how to resume when Ctrl-C stops the command)."""
+    one line saying what was saved and how to resume when Ctrl-C or SIGTERM stops the
+    command)."""
     args = build_parser().parse_args(argv)
     args.argv = argv
     import longred_bench.jobs  # noqa: F401  (registers the models the suite builds: tiny-base)
 
     try:
-        keep_freed_memory()
-        return int(args.func(args))
+        with sigterm_as_interrupt():
+            keep_freed_memory()
+            return int(args.func(args))
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -6,8 +6,9 @@ They run in ``N`` spawned worker processes, each with ``cores / N`` torch thread
 among those whose units waited for are done. Each unit writes its usual cache entry, so the pass
 that assembles the table's records afterwards only reads them. Small models train
 faster as two one-thread processes than as one two-thread process, which is what makes this
-worth doing on a 2-core machine. A failed unit stops the pool with its error; units already
-finished stay cached. The pool knows nothing of any table.
+worth doing on a 2-core machine. A failed unit stops the pool with its error, and Ctrl-C or
+SIGTERM ends its workers; units already finished stay cached. The pool knows nothing of any
+table.
 """
 
 from __future__ import annotations
@@ -84,6 +85,17 @@ def longest_first(units: Sequence[Unit]) -> list[Unit]:
     return sorted(units, key=lambda u: u.cost, reverse=True)
 
 
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and end the worker processes, whose unfinished units leave
+    only what the cache keeps of them (temporary folders, a training run's checkpoints)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())  # shutdown forgets them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        proc.join(timeout=10)
+
+
 def _run(unit: Unit) -> str:
     unit.fn(*unit.args)
     return unit.label
@@ -143,9 +155,8 @@ def run_units_parallel(
                     if progress:
                         minutes = (time.perf_counter() - start) / 60
                         bar.write(f"[{name}] done: {unit.label} ({minutes:.1f} min)")
-        except BaseException:
-            for fut in running:
-                fut.cancel()
+        except BaseException:  # an error, Ctrl-C or SIGTERM: no worker is left running
+            _stop_workers(pool)
             raise
         finally:
             bar.close()

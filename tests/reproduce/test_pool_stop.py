@@ -1,0 +1,65 @@
+"""SIGTERM (``kill``, a scheduler's cancel) to a command running units in worker processes ends
+the workers too: none is left computing after the command has stopped."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SCRIPT = """
+import os, sys, time
+from pathlib import Path
+
+
+def sleeper(path):
+    Path(path).write_text(str(os.getpid()))
+    time.sleep(300)
+
+
+if __name__ == "__main__":
+    from longred_bench.cli import sigterm_as_interrupt
+    from longred_bench.reproduce.pool import Unit, run_units_parallel
+
+    units = [Unit(sleeper, (f"{sys.argv[1]}/{i}.pid",), f"u{i}", key=f"u{i}") for i in range(2)]
+    try:
+        with sigterm_as_interrupt():
+            run_units_parallel(units, 2, name="t", progress=False)
+    except KeyboardInterrupt:
+        sys.exit(130)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in state  # a zombie has stopped
+
+
+def test_sigterm_ends_the_worker_processes(tmp_path: Path) -> None:
+    script = tmp_path / "pooled.py"
+    script.write_text(SCRIPT)
+    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path)], cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("*.pid"))) < 2 and time.monotonic() < deadline:
+        assert proc.poll() is None, "the pool stopped before its units started"
+        time.sleep(0.2)
+    time.sleep(0.3)  # both pid files written in full
+    pids = [int(p.read_text()) for p in tmp_path.glob("*.pid")]
+    try:
+        assert len(pids) == 2 and all(_alive(pid) for pid in pids)
+        os.kill(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=60) == 130
+        deadline = time.monotonic() + 20
+        while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(_alive(pid) for pid in pids)
+    finally:  # nothing left behind when the test fails
+        for pid in [proc.pid, *pids]:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)

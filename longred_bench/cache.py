@@ -51,11 +51,12 @@ def cache_dir() -> Path:
 
 
 @contextlib.contextmanager
-def build_lock(entry: Path) -> Iterator[None]:
+def build_lock(entry: Path, waiting: str | None = None) -> Iterator[None]:
     """Hold an exclusive lock on ``entry`` (a file ``.<name>.lock`` beside it) for the block:
     processes building the same entry (``--jobs`` workers, array jobs on one node) build it
-    one at a time, each checking inside the block whether it is already there. Where ``fcntl``
-    is missing (Windows) the block runs unlocked."""
+    one at a time, each checking inside the block whether it is already there; ``waiting`` is
+    printed when another process holds the lock. Where ``fcntl`` is missing (Windows) or the
+    file system refuses locks (some shared mounts) the block runs unlocked."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
@@ -63,11 +64,21 @@ def build_lock(entry: Path) -> Iterator[None]:
         return
     entry.parent.mkdir(parents=True, exist_ok=True)
     with open(entry.parent / f".{entry.name}.lock", "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        locked = True
+        try:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if waiting:
+                    print(waiting, flush=True)
+                fcntl.flock(handle, fcntl.LOCK_EX)
+        except OSError:  # no locks on this file system: build as before, unlocked
+            locked = False
         try:
             yield
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            if locked:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _temp_prefix(final: Path) -> str:

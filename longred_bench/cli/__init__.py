@@ -52,11 +52,16 @@ def _terminated(signum: int, frame: object) -> None:
 def sigterm_as_interrupt() -> Iterator[None]:
     """Within the block, SIGTERM (``kill``, a scheduler's cancel) stops the command as Ctrl-C
     does: worker processes are ended and the same line says what was saved. Outside the main
-    thread (where handlers cannot be set) the block runs as it is."""
+    thread (where handlers cannot be set), or where SIGTERM is ignored or handled outside
+    Python, the block runs as it is."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    before = signal.signal(signal.SIGTERM, _terminated)
+    before = signal.getsignal(signal.SIGTERM)
+    if before is signal.SIG_IGN or before is None:  # ignored on purpose, or set outside Python
+        yield
+        return
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         yield
     finally:

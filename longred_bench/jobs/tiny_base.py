@@ -81,7 +81,8 @@ def tiny_base_dir(*, build: bool = True, progress: bool = True) -> Path:
             "tiny-base is not built yet: run `longred-bench train --recipe pretrain --profile "
             "tiny` or load it once (about 15 minutes on 2 CPU cores)"
         )
-    with build_lock(run):  # parallel workers: one builds, the others wait and find it
+    waiting = f"waiting for another process building tiny-base in {run}"
+    with build_lock(run, waiting):  # parallel workers: one builds, the others wait and find it
         if (final / "config.json").is_file():
             return final
         print(f"building tiny-base in {run} (cached for later runs)")
@@ -108,7 +109,7 @@ def tiny_base_longer_dir(*, progress: bool = True) -> Path:
     longer = cfg.replace(steps=round(cfg.steps * LONGER))
     if (out / "final" / "config.json").is_file():
         return out
-    with build_lock(out):
+    with build_lock(out, f"waiting for another process continuing tiny-base in {out}"):
         if (out / "final" / "config.json").is_file():
             return out
         if latest_checkpoint(out) is None:

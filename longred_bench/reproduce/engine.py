@@ -168,7 +168,7 @@ def reproduce(
         return _unit_by_unit(ctxs, list_units=list_units, unit=unit, emit_slurm=emit_slurm,
                              out=out)  # fmt: skip
     steps = [s for c in ctxs for s in get_spec(c.table).steps(c)]
-    check_can_run(prof, steps)
+    check_can_run(prof, steps, force=force)
     fetch_missing(needed_sources(steps), progress=progress)
     if steps:
         check_model(prof)
@@ -245,17 +245,18 @@ def check_model(profile: Profile) -> None:
                         f"{layers}: set model.layers: {layers}")  # fmt: skip
 
 
-def check_can_run(profile: Profile, steps: list[Step]) -> None:
-    """Units of ``steps`` not yet cached that evaluate or train on CUDA (or train on several
-    processes) fail at once, in one line, without a GPU; ``paper_short`` evaluations without
-    the hub, or with code tasks the environment does not allow."""
-    todo = [s for s in steps if s.unit.cached() is None]
+def check_can_run(profile: Profile, steps: list[Step], force: bool = False) -> None:
+    """Units of ``steps`` to compute (not yet cached; with ``force`` every evaluation too) that
+    evaluate or train on CUDA (or train on several processes) fail at once, in one line,
+    without a GPU; ``paper_short`` evaluations without the hub, or with code tasks the
+    environment does not allow."""
+    todo = [s for s in steps if _needed(s, force)]
     wants = {str(s.unit.config.get("device")) for s in todo}
     wants |= {str((s.unit.config.get("psa") or {}).get("device")) for s in todo}
     several = profile.hardware.nproc_per_node > 1 and any(s.unit.kind == "train" for s in todo)
     if "cuda" in wants or several:
         _check_cuda(profile)
-    paper = _pending_paper(todo)
+    paper = [s for s in todo if s.unit.config.get("suite") == PAPER_SHORT]
     if paper:  # code tasks allowed, the hub reachable: before any unit runs
         from longred_bench.evaluation.paper_suite import check_units
 
@@ -265,19 +266,14 @@ def check_can_run(profile: Profile, steps: list[Step]) -> None:
 def _code_eval_units(ctx: Context) -> bool:
     """Whether the table's pending ``paper_short`` units run code tasks, which the user allowed
     (refused in one line otherwise): the permission is given where SLURM scripts are written."""
-    paper = _pending_paper(get_spec(ctx.table).steps(ctx))
+    paper = [s for s in get_spec(ctx.table).steps(ctx)
+             if s.unit.config.get("suite") == PAPER_SHORT and s.unit.cached() is None]  # fmt: skip
     if not paper:
         return False
     from longred_bench.evaluation.paper_suite import check_code_units, code_tasks
 
     check_code_units(pending_tasks(paper), f"profile {ctx.profile.name}")
     return bool(code_tasks(pending_tasks(paper)))
-
-
-def _pending_paper(steps: list[Step]) -> list[Step]:
-    """The ``paper_short`` evaluation units of ``steps`` not yet cached."""
-    return [s for s in steps
-            if s.unit.config.get("suite") == PAPER_SHORT and s.unit.cached() is None]  # fmt: skip
 
 
 def pending_tasks(steps: list[Step]) -> list[str] | None:

@@ -6,9 +6,9 @@ They run in ``N`` spawned worker processes, each with ``cores / N`` torch thread
 among those whose units waited for are done. Each unit writes its usual cache entry, so the pass
 that assembles the table's records afterwards only reads them. Small models train
 faster as two one-thread processes than as one two-thread process, which is what makes this
-worth doing on a 2-core machine. A failed unit stops the pool with its error, and Ctrl-C or
-SIGTERM ends its workers; units already finished stay cached. The pool knows nothing of any
-table.
+worth doing on a 2-core machine. A failed unit stops the pool with its error once the units
+running beside it finish; Ctrl-C or SIGTERM ends the workers at once. Units already finished
+stay cached. The pool knows nothing of any table.
 """
 
 from __future__ import annotations
@@ -94,6 +94,9 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
         proc.terminate()
     for proc in procs:
         proc.join(timeout=10)
+        if proc.is_alive():  # it outlived SIGTERM: the pool's exit would wait for it
+            proc.kill()
+            proc.join()
 
 
 def _run(unit: Unit) -> str:
@@ -155,8 +158,12 @@ def run_units_parallel(
                     if progress:
                         minutes = (time.perf_counter() - start) / 60
                         bar.write(f"[{name}] done: {unit.label} ({minutes:.1f} min)")
-        except BaseException:  # an error, Ctrl-C or SIGTERM: no worker is left running
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: no worker is left running
             _stop_workers(pool)
+            raise
+        except BaseException:  # a unit failed: the running ones finish and stay cached
+            for fut in running:
+                fut.cancel()
             raise
         finally:
             bar.close()

@@ -3,6 +3,7 @@ once: the others wait on the build's lock and then find the model."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
@@ -48,3 +49,35 @@ def test_parallel_callers_build_tiny_base_once(tmp_path, monkeypatch):
     for w in workers:
         w.join(timeout=30)
     assert builds == [1] and got == [run / "final", run / "final"]
+
+
+def test_a_waiting_builder_says_so_and_gets_the_lock_after_a_failed_build(tmp_path, capsys):
+    def failing() -> None:
+        with build_lock(tmp_path / "entry"):
+            time.sleep(0.3)
+            raise RuntimeError("build failed")
+
+    first = threading.Thread(target=lambda: _swallow(failing))
+    first.start()
+    time.sleep(0.1)
+    with build_lock(tmp_path / "entry", "waiting for the other build"):
+        got = "locked"
+    first.join(timeout=10)
+    assert got == "locked" and "waiting for the other build" in capsys.readouterr().out
+
+
+def _swallow(fn) -> None:
+    with contextlib.suppress(RuntimeError):
+        fn()
+
+
+def test_a_file_system_without_locks_builds_unlocked(tmp_path, monkeypatch):
+    import fcntl
+
+    def refuse(*args):
+        raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(fcntl, "flock", refuse)
+    with build_lock(tmp_path / "entry"):
+        ran = True
+    assert ran

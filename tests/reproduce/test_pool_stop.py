@@ -63,3 +63,28 @@ def test_sigterm_ends_the_worker_processes(tmp_path: Path) -> None:
         for pid in [proc.pid, *pids]:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def _fail_soon() -> None:
+    time.sleep(0.5)
+    raise ValueError("this unit fails")
+
+
+def _finish_later(path: str) -> None:
+    time.sleep(3.0)
+    Path(path).write_text("finished")
+
+
+def test_a_failing_unit_lets_the_unit_beside_it_finish(tmp_path: Path) -> None:
+    """A unit's error stops the pool once the units running beside it are done (they stay
+    cached); only Ctrl-C and SIGTERM end the workers at once."""
+    import pytest
+
+    from longred_bench.reproduce.pool import Unit, run_units_parallel
+
+    done = tmp_path / "slow"
+    units = [Unit(_finish_later, (str(done),), "slow", cost=2.0, key="s"),
+             Unit(_fail_soon, (), "fails", cost=1.0, key="f")]  # fmt: skip
+    with pytest.raises(ValueError, match="this unit fails"):
+        run_units_parallel(units, 2, name="t", progress=False)
+    assert done.read_text() == "finished"

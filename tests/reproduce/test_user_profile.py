@@ -189,3 +189,24 @@ def test_a_users_profile_runs_table3_table2_and_fig3(tmp_path, smoke_cache, caps
     assert dirs(table2, "cpt") == dirs(table3, "cpt")
     runs = list((smoke_cache / "runs").glob("train-*/config.yaml"))
     assert runs and all("profile: mine" in p.read_text() for p in runs)
+
+
+def test_force_reruns_of_cached_paper_short_units_are_checked_up_front(monkeypatch):
+    """``--force`` computes cached evaluations again, so their code tasks are checked too."""
+    from types import SimpleNamespace as NS
+
+    from longred_bench.errors import UserError
+    from longred_bench.reproduce.engine import check_can_run
+
+    monkeypatch.delenv("HF_ALLOW_CODE_EVAL", raising=False)
+    cached = NS(
+        unit=NS(
+            kind="eval",
+            cached=lambda: {"done": True},
+            config={"suite": "paper_short", "tasks": ["humaneval"], "device": "cpu"},
+        )
+    )
+    profile = NS(name="mine", hardware=NS(nproc_per_node=1))
+    check_can_run(profile, [cached])  # cached and not forced: nothing to check
+    with pytest.raises(UserError, match="humaneval"):
+        check_can_run(profile, [cached], force=True)

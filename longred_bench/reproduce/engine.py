@@ -256,7 +256,7 @@ def check_can_run(profile: Profile, steps: list[Step], force: bool = False) -> N
     several = profile.hardware.nproc_per_node > 1 and any(s.unit.kind == "train" for s in todo)
     if "cuda" in wants or several:
         _check_cuda(profile)
-    paper = [s for s in todo if s.unit.config.get("suite") == PAPER_SHORT]
+    paper = _paper_short(todo)
     if paper:  # code tasks allowed, the hub reachable: before any unit runs
         from longred_bench.evaluation.paper_suite import check_units
 
@@ -266,14 +266,19 @@ def check_can_run(profile: Profile, steps: list[Step], force: bool = False) -> N
 def _code_eval_units(ctx: Context) -> bool:
     """Whether the table's pending ``paper_short`` units run code tasks, which the user allowed
     (refused in one line otherwise): the permission is given where SLURM scripts are written."""
-    paper = [s for s in get_spec(ctx.table).steps(ctx)
-             if s.unit.config.get("suite") == PAPER_SHORT and s.unit.cached() is None]  # fmt: skip
+    paper = [s for s in _paper_short(get_spec(ctx.table).steps(ctx)) if _needed(s, False)]
     if not paper:
         return False
     from longred_bench.evaluation.paper_suite import check_code_units, code_tasks
 
-    check_code_units(pending_tasks(paper), f"profile {ctx.profile.name}")
-    return bool(code_tasks(pending_tasks(paper)))
+    tasks = pending_tasks(paper)
+    check_code_units(tasks, f"profile {ctx.profile.name}")
+    return bool(code_tasks(tasks))
+
+
+def _paper_short(steps: list[Step]) -> list[Step]:
+    """The ``paper_short`` evaluation units among ``steps``."""
+    return [s for s in steps if s.unit.config.get("suite") == PAPER_SHORT]
 
 
 def pending_tasks(steps: list[Step]) -> list[str] | None:

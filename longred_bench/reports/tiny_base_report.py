@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.metrics.stats import Interval, bootstrap_mean_ci, bootstrap_mean_of_means_ci
+from longred_bench.reports import provenance
 
 CONVERGED_BELOW = 0.01
 INSIDE, BEYOND = 256, 1024  # the window, and 4x it
@@ -253,7 +254,7 @@ def build_tiny_base_report(
     png = out / "tiny_base_curves.png"
     shutil.copyfile(curves_png, png)
     conv = convergence(metrics, longer)
-    prov = evals["short_tiny"][0]["provenance"]
+    devices, code = provenance([r for records in evals.values() for r in records])
     lines = [
         "# tiny-base: the suite's own pretrained model (profile `tiny`)",
         "",
@@ -261,7 +262,7 @@ def build_tiny_base_report(
         f"`tiny-base`): {run_info['tokens']:,} tokens in {metrics[-1]['step']} steps, "
         f"{run_info['seconds'] / 60:.1f} min of training on {run_info['device']} "
         f"({run_info['tokens_per_second']:.0f} tokens/s).",
-        f"- Evaluated on {prov['device']}; commit `{prov['git_commit']}`; command: `{command}`.",
+        f"- Evaluated on {devices}; commit {code}; command: `{command}`.",
         *_warmup_lines(run_info),
         "- Its retrieval rows draw every prompt string from the `train` phrasing family "
         "(`longred_bench/taskdata/ruler/phrasings.py`); the `heldout` family, which no training "

@@ -123,3 +123,21 @@ def test_report_names_the_warmup_targets_and_samples_per_length(tmp_path: Path) 
         _metrics(4.95), _longer(4.95, 4.94), info, _evals(), png, tmp_path / "out2", **kwargs
     )
     assert "Copy warm-up" not in md.read_text()
+
+
+def test_report_names_the_commits_and_source_hashes_of_every_evaluation(tmp_path: Path) -> None:
+    png = tmp_path / "curves.png"
+    Image.new("RGB", (4, 4)).save(png)
+    info = {"tokens": 1000, "seconds": 60.0, "device": "cpu", "tokens_per_second": 16.7,
+            "copy_accuracy": 0.05}  # fmt: skip
+    evals = _evals()
+    later = {"device": "CPU", "git_commit": "def", "source_hash": "f" * 64, "dirty": True}
+    evals["lmeval_niah"] = [{**r, "provenance": later} if "provenance" in r else r
+                            for r in evals["lmeval_niah"]]  # fmt: skip
+    (md, _) = build_tiny_base_report(
+        _metrics(4.95), _longer(4.95, 4.94), info, evals, png, tmp_path / "out",
+        command="cmd", chance={"longred_tiny_passkey": 0.25}, phrased=PHRASED, every=EVERY,
+    )  # fmt: skip
+    line = next(x for x in md.read_text().splitlines() if x.startswith("- Evaluated on"))
+    assert "`abc`" in line and "`def`" in line
+    assert "source `ffffffffffff` (dirty), none for older records" in line

@@ -48,7 +48,6 @@ from longred_bench.reports.runs import (
 from longred_bench.reports.short_avg import short_categories
 from longred_bench.reports.verdict_rules import (
     ABOVE,
-    LABEL_RULE,
     NOT_COMPARABLE,
     UNDECIDED,
     Verdict,
@@ -302,8 +301,6 @@ def build_fig2(
         "",
         *points_table(points, base),
         "## Verdicts",
-        "",
-        LABEL_RULE,
         "",
         *verdicts_markdown(fig2_verdicts(points, original)),
         "![retention against hidden similarity](fig2.png)",

@@ -52,7 +52,6 @@ from longred_bench.reports.short_avg import short_categories
 from longred_bench.reports.verdict_rules import (
     ABOVE,
     BELOW,
-    LABEL_RULE,
     NOT_COMPARABLE,
     Verdict,
     combine,
@@ -306,8 +305,6 @@ def build_fig3(
         "",
         *curve_table(runs, cats),
         "## Verdicts",
-        "",
-        LABEL_RULE,
         "",
         *verdicts_markdown(fig3_verdicts(runs, cats)),
         "![Short Avg against step](fig3.png)",

@@ -42,7 +42,7 @@ from longred_bench.reports.runs import (
 )
 from longred_bench.reports.runs_plot import plot_runs
 from longred_bench.reports.short_avg import short_categories
-from longred_bench.reports.verdict_rules import LABEL_RULE, Verdict
+from longred_bench.reports.verdict_rules import Verdict
 from longred_bench.reports.verdicts import extension_setting, verdicts_markdown
 
 LINEARARD_ROWS = ("linearard", "linearard-ft", "linearard-lite", "linearard-lite-ft")
@@ -150,8 +150,6 @@ def build_linearard(
         "",
         *cost_lines(runs),
         "## Verdicts",
-        "",
-        LABEL_RULE,
         "",
         *verdicts_markdown(linearard_verdicts(runs, cats)),
         "The paper's setting (LLaMA2-7B, 4K -> 32K by PI x8, 4.25M tokens, LongBench and "

@@ -50,7 +50,7 @@ from longred_bench.reports.runs import (
 )
 from longred_bench.reports.runs_plot import plot_runs
 from longred_bench.reports.short_avg import short_categories
-from longred_bench.reports.verdict_rules import LABEL_RULE, Verdict
+from longred_bench.reports.verdict_rules import Verdict
 from longred_bench.reports.verdicts import extension_setting, verdicts_markdown
 
 LONGRECIPE_ROWS = ("longrecipe", "longrecipe-digit")
@@ -344,8 +344,6 @@ def build_longrecipe(
         "",
         *paper_lines(),
         "## Verdicts",
-        "",
-        LABEL_RULE,
         "",
         *verdicts_markdown(longrecipe_verdicts(runs, cats)),
         "The paper's setting (Llama-3-8B-Instruct, 8K -> 80K/128K, about 240M tokens) is not "

@@ -57,7 +57,6 @@ from longred_bench.reports.runs import (
 )
 from longred_bench.reports.verdict_rules import (
     BELOW,
-    LABEL_RULE,
     NOT_COMPARABLE,
     Verdict,
     judge,
@@ -304,8 +303,6 @@ def build_table10(
         "",
         *cost_table(table),
         "## Verdicts",
-        "",
-        LABEL_RULE,
         "",
         *verdicts_markdown(table10_verdicts(runs, table)),
         "The paper's hours are of 8B models at 32K and 128K tokens on GPUs, where attention over "

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from longred_bench.cli import main
+from longred_bench.reports.verdict_rules import LABEL_RULE
 from longred_bench.results import read_records
 
 
@@ -22,6 +23,7 @@ def test_reproduce_fig2_smoke(tmp_path, smoke_cache):
     trained = [r for r in records if r["kind"] == "drift_summary" and r["series"] == "cpt"]
     assert all(r["train"]["steps"] == 2 for r in trained)  # Table 3's smoke CPT
     md = (out / "fig2.md").read_text()
+    assert md.count(LABEL_RULE) == 1  # the label rule once, above the evidence
     assert "| after long-only CPT | `pi:factor=2` |" in md
     assert md.count("| (F2) Short-text retention correlates") == 2
     assert (out / "fig2.png").read_bytes()[:4] == b"\x89PNG"

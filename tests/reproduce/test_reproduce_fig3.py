@@ -9,6 +9,7 @@ from safetensors.torch import load_file
 
 from longred_bench.cli import main
 from longred_bench.errors import UserError
+from longred_bench.reports.verdict_rules import LABEL_RULE
 from longred_bench.results import read_records
 
 
@@ -23,6 +24,7 @@ def test_reproduce_fig3_smoke_scores_every_snapshot_and_reuses_them(tmp_path, sm
     trained = next(r["train"] for r in records if r["row"] == "cpt")
     assert trained["steps"] == 4 and trained["table_steps"] == 2  # 2 x Table 3's smoke steps
     md = (out / "fig3.md").read_text()
+    assert md.count(LABEL_RULE) == 1  # the label rule once, above the evidence
     assert "| `abf:theta=1e5` | 4 | 8,192 |" in md
     assert "| (F3) During long-only CPT the short-text score recovers early" in md
     assert (out / "fig3.png").read_bytes()[:4] == b"\x89PNG"

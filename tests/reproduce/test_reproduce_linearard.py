@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from longred_bench.cli import main
+from longred_bench.reports.verdict_rules import LABEL_RULE
 from longred_bench.results import read_records
 
 
@@ -24,6 +25,7 @@ def test_reproduce_linearard_smoke(tmp_path, smoke_cache):
     tokens = {r["row"]: r["train"]["tokens"] for r in records if r["train"]}
     assert tokens["linearard-lite"] * 64 == tokens["linearard"] == tokens["cpt"]
     md = (out / "linearard.md").read_text()
+    assert md.count(LABEL_RULE) == 1  # the label rule once, above the evidence
     assert "## Cost per training token" in md and "x CPT per token" in md
     for key in ("(L1)", "(L2)", "(L3)"):
         assert f"| {key} LinearARD" in md, key

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from longred_bench.cli import main
+from longred_bench.reports.verdict_rules import LABEL_RULE
 from longred_bench.results import read_records
 
 
@@ -25,6 +26,7 @@ def test_reproduce_longrecipe_smoke(tmp_path, smoke_cache):
     ppl = {(r["row"], r["extension"]) for r in records if r["kind"] == "ppl"}
     assert ppl == rows  # perplexity by position for every row
     md = (out / "longrecipe.md").read_text()
+    assert md.count(LABEL_RULE) == 1  # the label rule once, above the evidence
     assert "## Cost per training token" in md and "## NIAH(M)" in md
     assert "## Perplexity by position" in md and "| `pi:factor=4` | PoSE | 1 |" in md
     assert (out / "longrecipe_ppl.png").read_bytes()[:4] == b"\x89PNG"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from longred_bench.cli import main
+from longred_bench.reports.verdict_rules import LABEL_RULE
 from longred_bench.results import read_records
 
 
@@ -19,6 +20,7 @@ def test_reproduce_table10_smoke(tmp_path, smoke_cache):
     trained = {r["row"] for r in records if r["train"]}
     assert trained == {"cpt", "mix-cpt", "longred-c"}
     md = (out / "table10.md").read_text()
+    assert md.count(LABEL_RULE) == 1  # the label rule once, above the evidence
     assert "| 32K | 22.4 h | 19.9 h | 22.4 h | 0.89 | 1.00 |" in md  # the paper beside ours
     assert "| `abf:theta=1e5` | CPT, long data | 1 |" in md
     assert "MiB (process RSS) |" in md  # each run's own peak (Linux CPU)

@@ -172,14 +172,6 @@ REPORTED = ("table2", "table3", "table4", "table5", "table6", "table7", "table10
             "longrecipe", "fig2", "fig3", "table1")  # fmt: skip
 
 
-# Reports built before their table's plan changed (issue 44: the short tasks moved to a held-out
-# source and every row is scored, so every evaluation of a short suite is new; Tables 4-7 moved to
-# PI x2, the ablations gained the CPT row, LinearARD rows start from a light CPT run). Their units
-# are not the plan's until they are regenerated; then this test fails for them, and they leave
-# this set.
-STALE = ("longrecipe",)
-
-
 def _provenances(path: Path) -> list[dict]:
     with gzip.open(path, "rt") as fh:
         return [json.loads(line).get("provenance") or {} for line in fh]
@@ -213,8 +205,5 @@ def test_committed_tiny_reports_units_are_planned_under_their_keys(
     trains, evals = _committed_units(path, golden_cache)
     assert trains or evals
     every = planned(table, "tiny")
-    if table in STALE:
-        assert not (trains <= every and evals <= every), f"{table} is current: drop it from STALE"
-        return
     assert trains <= every
     assert evals <= every

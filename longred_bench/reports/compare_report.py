@@ -25,6 +25,7 @@ from longred_bench.metrics.retention import category_means, longred_avg, retenti
 from longred_bench.reports import provenance
 from longred_bench.reports.short_avg import (
     HEADLINE,
+    NO_GROUP,
     PASSKEY_TASK,
     SHORT_SUITES,
     short_avg,
@@ -116,6 +117,9 @@ def category_lines(
     short: dict[str, dict[str, float]], cats: dict[str, tuple[str, ...]], labels: list[str]
 ) -> list[str]:
     """The category means of each model and their mean, Short Avg (the Summary's column)."""
+    if list(cats) == [NO_GROUP]:  # every task ran on its own: one category, the mean of them all
+        return [f"Short Avg: the mean of the {len(cats[NO_GROUP])} benchmarks above (they ran on "
+                "their own, not through a group of categories).", ""]  # fmt: skip
     means = {label: category_means(short[label], cats) for label in labels}
     lines = [
         "### Short Avg by category",

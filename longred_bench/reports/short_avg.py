@@ -64,6 +64,10 @@ def paper_scores(records: list[dict[str, Any]]) -> dict[str, float]:
     }
 
 
+NO_GROUP = "(no group)"
+"""The category of short tasks that ran on their own, not through a group."""
+
+
 def categories(records: list[dict[str, Any]]) -> dict[str, list[str]]:
     """``{group: [tasks]}``: each short-suite task (a leaf: it has ``n_samples``) under the group
     it ran in; tasks run on their own (not through a group) form one group, ``(no group)``."""
@@ -71,7 +75,7 @@ def categories(records: list[dict[str, Any]]) -> dict[str, list[str]]:
     for r in records:
         in_short = r.get("kind") == "eval" and r.get("suite") in SHORT_SUITES
         if in_short and r.get("n_samples") is not None:
-            out[r.get("group") or "(no group)"].add(r["task"])
+            out[r.get("group") or NO_GROUP].add(r["task"])
     return {group: sorted(tasks) for group, tasks in sorted(out.items())}
 
 

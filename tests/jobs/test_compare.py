@@ -220,3 +220,20 @@ def test_compare_tiny_end_to_end_and_resume(
         line for line in (out / "compare.md").read_text().splitlines() if "| pi:factor=4 |" in line
     )
     assert not math.isnan(float(summary.split("|")[8]))  # hidden cosine is reported
+
+
+def test_tasks_run_on_their_own_get_one_short_avg_line_not_a_category_table(
+    tmp_path: Path,
+) -> None:
+    scores = {"longred_mmlu": 0.5, "longred_piqa": 0.9, "longred_boolq": 0.8,
+              "longred_arc_easy": 0.6}  # fmt: skip
+    records = [_eval(label, task, "acc", value * scale, None)
+               for label, scale in (("original", 1.0), ("pi:factor=4", 0.9))
+               for task, value in scores.items()]  # fmt: skip
+    report.build_compare_report(records, ["original", "pi:factor=4"], tmp_path, title="t",
+                                command="c")  # fmt: skip
+    md = (tmp_path / "compare.md").read_text()
+    assert "### Short Avg by category" not in md
+    assert "Short Avg: the mean of the 4 benchmarks above" in md
+    summary = {row[0]: float(row[1]) for row in _table(md, "## Summary")}
+    assert summary["original"] == pytest.approx((50 + 90 + 80 + 60) / 4, abs=0.051)

@@ -98,9 +98,15 @@ def test_each_target_can_fail(change: dict, failed: int) -> None:
     assert not rows[failed]["met"]
 
 
-def test_report_names_the_warmup_targets_and_samples_per_length(tmp_path: Path) -> None:
+def _curves_png(tmp_path: Path) -> Path:
+    """A stand-in for the build's curves PNG, which the report copies."""
     png = tmp_path / "curves.png"
     Image.new("RGB", (4, 4)).save(png)
+    return png
+
+
+def test_report_names_the_warmup_targets_and_samples_per_length(tmp_path: Path) -> None:
+    png = _curves_png(tmp_path)
     warm = {"stages": [{"longest": 8, "steps": 450, "copy_accuracy": 0.99, "reached": True}],
             "steps": 450, "tokens": 1843200, "seconds": 256.0, "copy_accuracy": 0.99,
             "copy_until": 0.9, "reached": True}  # fmt: skip
@@ -126,8 +132,7 @@ def test_report_names_the_warmup_targets_and_samples_per_length(tmp_path: Path) 
 
 
 def test_report_names_the_commits_and_source_hashes_of_every_evaluation(tmp_path: Path) -> None:
-    png = tmp_path / "curves.png"
-    Image.new("RGB", (4, 4)).save(png)
+    png = _curves_png(tmp_path)
     info = {"tokens": 1000, "seconds": 60.0, "device": "cpu", "tokens_per_second": 16.7,
             "copy_accuracy": 0.05}  # fmt: skip
     evals = _evals()

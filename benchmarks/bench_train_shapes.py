@@ -34,6 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--seq-len", type=int, nargs="+", default=[8192], help="long row tokens")
     group.add_argument("--mixed-precision", default="fsdp", choices=["autocast", "fsdp"])
     group.add_argument("--no-checkpointing", action="store_true")
+    group.add_argument("--offload", action="store_true", help="activation offload to the host")
     group.add_argument("--compile", nargs="+", default=["off"], choices=["off", "on"])
     group.add_argument("--lm-loss", default="auto", help="auto, plain, chunked or liger")
     group.add_argument("--peak-tflops", type=float, help="the device's peak (default: by name)")
@@ -93,7 +94,7 @@ def measure(args, recipe: str, seq_len: int, compiled: bool, peak: float) -> dic
     cfg = shape_config(
         recipe, seq_len, distributed="fsdp", mixed_precision=args.mixed_precision,
         dtype=str(dtype).removeprefix("torch."), compile=compiled, lm_loss=args.lm_loss,
-        activation_checkpointing=not args.no_checkpointing,
+        activation_checkpointing=not args.no_checkpointing, activation_offload=args.offload,
         **({"impl": args.impl} if args.impl else {}),
     )  # fmt: skip
     memory = PeakMemory(args.device)
@@ -106,7 +107,7 @@ def measure(args, recipe: str, seq_len: int, compiled: bool, peak: float) -> dic
     est = estimate_train_memory(model_shape, cfg, 1, device=args.device, window=seq_len // 4)
     result = {
         "shape": model_shape.name, "recipe": recipe, "seq_len": seq_len,
-        "compile": compiled, "tokens_per_step": run.tokens,
+        "compile": compiled, "offload": args.offload, "tokens_per_step": run.tokens,
         "seconds_per_step": round(step, 4), "tokens_per_second": round(run.tokens / step, 1),
         "mfu": round(flops / step / peak, 4),
         "peak_memory_mib": info.get("peak_memory_mib"),
@@ -150,7 +151,8 @@ def run_shapes(args) -> int:
         + provenance_lines(info, "python benchmarks/bench_train.py " + args.command_line)
         + f"Device: {device_name(args.device)}; torch {torch.__version__}; peak {peak_text}; "
         f"mixed precision `{args.mixed_precision}`, activation checkpointing "
-        f"{'off' if args.no_checkpointing else 'on'}, lm_loss `{args.lm_loss}`; {args.steps} "
+        f"{'off' if args.no_checkpointing else 'on'}, activation offload "
+        f"{'on' if args.offload else 'off'}, lm_loss `{args.lm_loss}`; {args.steps} "
         "steps per row, the median of those after the first two; `cost_vs_first` is each "
         "recipe's time per token over the first recipe's at the same length and compile "
         "setting; `model_peak_mib` is the memory model's estimate.\n\n"

@@ -46,7 +46,7 @@ ATTENTION_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
 # hold their default, so adding them rebuilt nothing.
 _OMITTED_AT_DEFAULT = ("trainable", "merge_with", "merge_weight", "init", "anchors", "keep_other",
                        "replay_steps", "replay_lr", "impact_steps", "snapshot_steps", "lm_loss",
-                       "mixed_precision", "compile")  # fmt: skip
+                       "mixed_precision", "compile", "activation_offload")  # fmt: skip
 SCHEDULES = ("constant", "cosine", "linear")
 SAMPLERS = ("uniform", "cream")
 DISTRIBUTED = ("ddp", "fsdp")
@@ -150,6 +150,9 @@ class TrainConfig:
     # Scale-out (torchrun).
     distributed: str = "ddp"
     activation_checkpointing: bool = False
+    # activation_offload: what autograd keeps (with checkpointing, each decoder layer's input)
+    # in pinned host memory until the backward pass (training/offload.py); CUDA only moves.
+    activation_offload: bool = False
     teacher_placement: str = "replicate"
     # Fit and speed at scale (docs/training.md, "Training at scale").
     # lm_loss: how the next-token CE is computed: plain (whole logits), chunked (row chunks, never
@@ -216,6 +219,11 @@ class TrainConfig:
         _choice("mixed_precision", self.mixed_precision, MIXED_PRECISION)
         if self.mixed_precision == "fsdp" and self.distributed != "fsdp":
             raise UserError("config mixed_precision=fsdp needs distributed=fsdp (FSDP2's policy)")
+        if self.activation_offload and not self.activation_checkpointing:
+            raise UserError(
+                "config activation_offload=true needs activation_checkpointing=true (it offloads "
+                "the checkpointed layer inputs; without it every saved tensor would move)"
+            )
         _choice("tokenizer", self.tokenizer, ("bpe", "byte"))
         _choice("impl", self.impl, ("auto", "naive", "chunked", "triton"))
         _choice("trainable", self.trainable, TRAINABLE)
@@ -458,12 +466,19 @@ def profile_keys(recipe: str, profile: str | Path) -> tuple[dict[str, Any], str]
     if recipe not in ("pretrain", "merge"):
         hw = prof.hardware
         keys.update(device=hw.device, dtype=hw.dtype, distributed="fsdp" if hw.fsdp else "ddp",
-                    activation_checkpointing=hw.activation_checkpointing)  # fmt: skip
+                    activation_checkpointing=hw.activation_checkpointing,
+                    activation_offload=hw.activation_offload)  # fmt: skip
     return {**keys, **(prof.training.get(recipe) or {})}, prof.name
 
 
 # TrainConfig keys that a profile's ``hardware:`` section sets.
-HARDWARE_KEYS = ("device", "dtype", "distributed", "activation_checkpointing")
+HARDWARE_KEYS = (
+    "device",
+    "dtype",
+    "distributed",
+    "activation_checkpointing",
+    "activation_offload",
+)
 
 
 def resolve_config(

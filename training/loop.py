@@ -20,6 +20,7 @@ infinite loss stops the run naming the step; the last good checkpoint stays.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sys
@@ -45,6 +46,7 @@ from longred_bench.training.checkpoint import (
 from longred_bench.training.config import TrainConfig
 from longred_bench.training.layout import METRICS, snapshot_dir
 from longred_bench.training.lm_loss import lm_loss, resolve_lm_loss
+from longred_bench.training.offload import HostOffload
 from longred_bench.training.peak_memory import PeakMemory
 
 
@@ -148,6 +150,11 @@ def _autocast(run: Run) -> torch.autocast:
     return torch.autocast(run.device.type, dtype=run.dtype, enabled=on)
 
 
+def _offloaded(offload: HostOffload | None) -> Any:
+    """The saved-tensor hooks of activation offload, or nothing."""
+    return offload.hooks() if offload is not None else contextlib.nullcontext()
+
+
 def _read_metrics(path: Path, upto: int) -> list[str]:
     if not path.is_file():
         return []
@@ -226,6 +233,7 @@ def train(
     if method.teacher is not None:
         method.teacher = place_teacher(method.teacher, cfg, world)
     peak = PeakMemory(run.device)
+    offload = HostOffload() if cfg.activation_offload else None
     params = _trainable(method.student)
     optimizer = torch.optim.AdamW(
         params, lr=cfg.lr, betas=tuple(cfg.betas), weight_decay=cfg.weight_decay
@@ -264,7 +272,7 @@ def train(
                 name: run.streams[name].next(rows, rank=rank, world=world).to(run.device)
                 for name, rows in method.rows(step).items()
             }
-            with _autocast(run):
+            with _autocast(run), _offloaded(offload):
                 terms = method.losses(batches, step)
             (terms["loss"] / run.micro_steps).backward()
             for key, value in terms.items():
@@ -324,6 +332,8 @@ def train(
     run.method.finish()
     if main:  # run.json before final/: a finished final/ always has its run.json
         info = {**_run_info(run, cfg, out, tokens, seconds, phases), **peak.info()}
+        if offload is not None:
+            info.update(offload.info())
         atomic_write_text(out / "run.json", json.dumps(info, indent=2))
     weights = _full_state(method.student)
     close_single_process_group()

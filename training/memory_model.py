@@ -11,6 +11,8 @@ What it counts (bytes; ``N`` tokens of a micro-step on this process; ``c`` the c
 size: 2 for bf16, 4 for fp32):
 
 - weights, gradients and AdamW's two moments in fp32 (FSDP2: divided over the processes);
+  gradients and moments only of what trains (LinearARD's LoRA adapters, or the attention
+  projections with ``trainable: attention``);
 - per decoder layer and token, the tensors autograd keeps for transformers' Llama layer with
   SDPA (measured with ``saved_tensors_hooks``, ``tests/training/test_memory_model.py``):
   ``24 D + c (2 Hq + 2 Hkv + 4 I) + 4 H`` (the two RMSNorms keep fp32 copies); with activation
@@ -19,7 +21,9 @@ size: 2 for bf16, 4 for fp32):
 - the language-model loss: ``plain``, the fp32 logits, their log-softmax and its gradient
   (``3 N V x 4``); ``chunked`` / ``liger``, one chunk's fp32 logits, the fp32 weight gradient
   and the hidden-state gradient;
-- the teacher: its weights in the compute dtype (sharded or not) and the outputs a loss keeps.
+- the teacher: its weights in the compute dtype (sharded or not) and the outputs a loss keeps;
+- with ``activation_offload`` (:mod:`~longred_bench.training.offload`), the saved activations
+  are host memory (``host``), and the device holds the largest one brought back at a time.
 
 The peak is the weights, optimizer state, teacher and wrappers' copies, plus the larger of
 (saved activations + the largest transient of the forward and backward passes) and
@@ -40,7 +44,8 @@ GIB = 2**30
 
 @dataclass(frozen=True)
 class MemoryEstimate:
-    """Bytes of one process at its peak, by what holds them."""
+    """Bytes of one process at its peak, by what holds them; ``host``: the pinned host memory
+    of activation offload (not in ``peak``, which is the device's)."""
 
     params: int
     grads: int
@@ -51,6 +56,7 @@ class MemoryEstimate:
     transient: int
     transient_kind: str
     peak: int
+    host: int = 0
 
     def gib(self) -> dict[str, float | str]:
         """The breakdown in GiB (rounded to 0.01), the transient's kind as it is."""
@@ -61,6 +67,19 @@ def layer_activation_bytes(s: ModelShape, compute_bytes: int) -> int:
     """Bytes autograd keeps per token for one decoder layer (module docstring)."""
     q, kv = s.heads * s.head_dim, s.kv_heads * s.head_dim
     return 24 * s.hidden + compute_bytes * (2 * q + 2 * kv + 4 * s.intermediate) + 4 * s.heads + 8
+
+
+def trainable_params(s: ModelShape, cfg: TrainConfig) -> tuple[int, int]:
+    """(parameters the config adds to the model, parameters it trains): LinearARD's LoRA
+    adapters on q, k and v (``lora_rank``), or, with ``trainable: attention``, the attention
+    projections only; otherwise nothing added and every parameter trained."""
+    q, kv = s.heads * s.head_dim, s.kv_heads * s.head_dim
+    if cfg.recipe == "linearard" and cfg.lora_rank:
+        lora = s.layers * cfg.lora_rank * (3 * s.hidden + q + 2 * kv)
+        return lora, lora
+    if cfg.trainable == "attention":
+        return 0, s.layers * 2 * s.hidden * (q + kv)
+    return 0, s.params
 
 
 def loss_bytes(s: ModelShape, tokens: int, lm_loss: str, compute_bytes: int) -> int:
@@ -102,17 +121,19 @@ def estimate_train_memory(
 ) -> MemoryEstimate:
     """Peak memory of one of ``world_size`` processes training ``model_shape`` as ``cfg`` says
     (recipe, lengths and mix, ``tokens_per_step`` / ``micro_tokens``, ``distributed``,
-    ``mixed_precision``, ``dtype``, ``activation_checkpointing``, ``lm_loss``,
-    ``teacher_placement``), on ``device`` (``cuda`` or ``cpu``); ``window``: the model's
-    original window (default the shape's)."""
+    ``mixed_precision``, ``dtype``, ``activation_checkpointing``, ``activation_offload``,
+    ``lm_loss``, ``teacher_placement``), on ``device`` (``cuda`` or ``cpu``; offload moves
+    nothing on the CPU); ``window``: the model's original window (default the shape's)."""
     s = model_shape
     c, lm_loss, autocast = _resolved(cfg, device)
     window = window or s.window
     tokens = _stream_tokens(cfg, window, world_size)
     sharded = cfg.distributed == "fsdp" and (world_size > 1 or cfg.mixed_precision == "fsdp")
     shard = world_size if sharded else 1
-    params = 4 * s.params // shard
-    grads, optimizer = params, 2 * params
+    added, trained = trainable_params(s, cfg)
+    params = 4 * (s.params + added) // shard
+    grads = 4 * trained // shard
+    optimizer = 2 * grads
     wrappers = 0
     if sharded:  # the root (embeddings, head) stays gathered; two layers gathered at a time
         root = s.params - s.layers * s.layer_params
@@ -131,6 +152,10 @@ def estimate_train_memory(
         activations = student * s.layers * per_layer
         recompute = 0
     activations += head_tokens * 12 * s.hidden
+    host = 0
+    if cfg.activation_offload and device == "cuda":  # they wait on the host; one comes back
+        host = activations
+        activations = max(head_tokens * 12 * s.hidden, max(tokens.values()) * c * s.hidden)
     if cfg.recipe == "linearard":  # the student's q/k/v of the compared layers, kept for the KL
         compared = len(cfg.ard_layers) or s.layers
         activations += student * compared * c * (s.heads + 2 * s.kv_heads) * s.head_dim
@@ -161,5 +186,5 @@ def estimate_train_memory(
         kind, transient = "optimizer step", step
     peak = params + optimizer + teacher + wrappers + max(backward_peak, step_peak)
     return MemoryEstimate(
-        params, grads, optimizer, activations, teacher, wrappers, transient, kind, peak
+        params, grads, optimizer, activations, teacher, wrappers, transient, kind, peak, host
     )

@@ -44,16 +44,18 @@ class ModelSpec:
 @dataclass(frozen=True)
 class Hardware:
     """Where training runs: ``device`` and ``dtype`` (``auto``: CUDA with bf16 where present,
-    else CPU with fp32), processes per node (``torchrun --nproc-per-node``), FSDP (else DDP) and
-    activation checkpointing; for the dry-run's estimates, one GPU's dense bf16 peak
-    (``gpu_tflops``, an H100 SXM's 989 by default), the model-FLOPs utilisation assumed of it
-    (``mfu``) and its memory (``gpu_memory_gib``)."""
+    else CPU with fp32), processes per node (``torchrun --nproc-per-node``), FSDP (else DDP),
+    activation checkpointing and activation offload (the checkpointed layer inputs kept in pinned
+    host memory until the backward pass; it needs checkpointing); for the dry-run's estimates,
+    one GPU's dense bf16 peak (``gpu_tflops``, an H100 SXM's 989 by default), the model-FLOPs
+    utilisation assumed of it (``mfu``) and its memory (``gpu_memory_gib``)."""
 
     device: str = "auto"
     dtype: str = "auto"
     nproc_per_node: int = 1
     fsdp: bool = False
     activation_checkpointing: bool = False
+    activation_offload: bool = False
     gpu_tflops: float = 989.0
     mfu: float = 0.35
     gpu_memory_gib: float = 80.0

@@ -1,5 +1,6 @@
 """A table unit by unit, for a cluster's scheduler: ``--list-units`` (one JSON line per unit: its
-id, kind, label, the units it waits for, the command that computes it, cached or not),
+id, kind, label, the units it waits for, the command that computes it, cached or not, and its
+GPU estimate where the profile's model has a known shape),
 ``--unit ID`` (computes that one unit into the shared run cache; a no-op when cached) and
 ``--emit-slurm DIR`` (a SLURM job array per dependency level, then the report job).
 
@@ -61,9 +62,22 @@ def listed(ctx: Context) -> list[dict[str, Any]]:
     return [
         {"id": ids[s.key], "kind": s.unit.kind, "label": s.label, "folder": s.key,
          "cached": s.unit.cached() is not None,
-         "after": [ids[k] for k in s.after if k in ids], "command": unit_command(ctx, s)}
+         "after": [ids[k] for k in s.after if k in ids], "command": unit_command(ctx, s),
+         "estimate": _estimate(ctx, s)}
         for s in steps
     ]  # fmt: skip
+
+
+def _estimate(ctx: Context, step: Step) -> dict[str, float | None] | None:
+    """A unit's GPU estimate as the dry-run prints it (None where the profile's model has no
+    known shape): GPU-hours, GiB per GPU, pinned host GiB per GPU (activation offload)."""
+    from longred_bench.reproduce.costs import shows_costs, unit_cost
+
+    if not shows_costs(ctx.profile):
+        return None
+    cost = unit_cost(step, ctx.profile)
+    return {"gpu_hours": cost.gpu_hours, "gib_per_gpu": cost.gib_per_gpu,
+            "host_gib_per_gpu": cost.host_gib_per_gpu}  # fmt: skip
 
 
 def list_units(ctx: Context) -> str:

@@ -59,11 +59,13 @@ EVAL_GENERATION = 128  # tokens a RULER answer may take
 
 @dataclass(frozen=True)
 class UnitCost:
-    """One unit's estimate: model FLOPs, GPU-hours, peak GiB per GPU (None: not estimated)."""
+    """One unit's estimate: model FLOPs, GPU-hours, peak GiB per GPU (None: not estimated) and
+    the pinned host GiB per GPU of activation offload (0: none)."""
 
     flops: float | None
     gpu_hours: float | None
     gib_per_gpu: float | None
+    host_gib_per_gpu: float = 0.0
 
 
 def model_shape(name: str) -> ModelShape | None:
@@ -182,8 +184,8 @@ def unit_cost(step: Any, profile: Any) -> UnitCost:
         window = profile.model.window
         flops = train_flops(s, cfg, window)
         world = hw.nproc_per_node
-        peak = estimate_train_memory(s, cfg, world, device="cuda", window=window).peak
-        return UnitCost(flops, flops / rate / 3600, peak / GIB)
+        memory = estimate_train_memory(s, cfg, world, device="cuda", window=window)
+        return UnitCost(flops, flops / rate / 3600, memory.peak / GIB, memory.host / GIB)
     flops = eval_flops(s, config, unit.kind)
     lengths = [int(n) for n in config.get("lengths") or ()] or [
         int(config.get("seq_len") or config.get("max_length") or profile.model.window)

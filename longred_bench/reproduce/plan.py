@@ -76,6 +76,8 @@ def _gpu(cost: Any) -> str:
     """A unit's GPU estimate in a few words."""
     hours = "GPU-hours not estimated" if cost.gpu_hours is None else f"{cost.gpu_hours:.2f} GPU-h"
     memory = "" if cost.gib_per_gpu is None else f", {cost.gib_per_gpu:.1f} GiB per GPU"
+    if cost.host_gib_per_gpu:
+        memory += f" + {cost.host_gib_per_gpu:.1f} GiB of pinned host memory (offload)"
     return hours + memory
 
 

@@ -1,7 +1,7 @@
-"""A table unit by unit: ``--list-units`` lists every unit with the units it waits for and its
-command, ``--unit ID`` computes one (refusing one whose units are missing), ``--emit-slurm`` writes
-one job array per dependency level; the units computed one by one in any order their dependencies
-allow, then ``reproduce``, give the records one call gives."""
+"""A table unit by unit: ``--list-units`` lists every unit with the units it waits for, its
+command and its GPU estimate, ``--unit ID`` computes one (refusing one whose units are missing),
+``--emit-slurm`` writes one job array per dependency level; the units computed one by one in any
+order their dependencies allow, then ``reproduce``, give the records one call gives."""
 
 from __future__ import annotations
 
@@ -34,6 +34,25 @@ def test_list_units_names_each_units_dependencies_and_command(tmp_path, monkeypa
     stages = levels(units)
     assert [len(s) for s in stages] == [7, 7, 2]  # base evals and trains; evals and merge; evals
     assert merge in stages[1] and all(u in stages[2] for u in evals)
+
+
+def test_list_units_carries_the_dry_runs_estimate(tmp_path, monkeypatch, capsys):
+    from profile_helpers import ctx_of
+
+    from longred_bench.reproduce.costs import unit_cost
+    from longred_bench.reproduce.registry import get_spec
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    assert all(u["estimate"] is None for u in _units(capsys))  # smoke's model: no known shape
+    assert main(["reproduce", "table3", "--profile", "paper-128k", "--list-units"]) == 0
+    units = {u["label"]: u for u in map(json.loads, capsys.readouterr().out.splitlines())}
+    ctx = ctx_of("table3", "paper-128k")
+    step = next(s for s in get_spec("table3").steps(ctx) if s.label.startswith("train cpt "))
+    cost = unit_cost(step, ctx.profile)
+    assert units[step.label]["estimate"] == {
+        "gpu_hours": cost.gpu_hours, "gib_per_gpu": cost.gib_per_gpu,
+        "host_gib_per_gpu": cost.host_gib_per_gpu}  # fmt: skip
+    assert 0 < cost.gib_per_gpu <= 80 and cost.host_gib_per_gpu > 32 and cost.gpu_hours > 1
 
 
 def test_a_unit_whose_units_are_missing_is_refused(tmp_path, monkeypatch, capsys):

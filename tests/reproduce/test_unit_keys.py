@@ -119,6 +119,19 @@ CHANGED = {**{f"{r}@smol": {"steps": 64} for r in ("cpt", "mix-cpt", "longred",
            "longrecipe@smol": {"long_len": 9728, "steps": 64, "replay_steps": 16},
            **{f"{r}@paper": {"long_len": 32000}
               for r in ("cpt", "mix-cpt", "longred", "attention-only", "linearard")}}  # fmt: skip
+# The paper profile's LinearARD runs under FSDP2's bf16 policy (autocast's weight copies put it
+# over 80 GiB per GPU), at paper-linearard with its teacher sharded too; the 128K profiles
+# offload activations to the host, and their long rows run under FSDP2's policy, for the same
+# reason.
+CHANGED["linearard@paper"]["mixed_precision"] = "autocast"
+CHANGED["linearard@paper-linearard"] = {"mixed_precision": "autocast",
+                                        "teacher_placement": "replicate"}  # fmt: skip
+for _p in ("paper-128k", "paper-mistral"):
+    for _r in ("cpt", "mix-cpt", "longred", "attention-only", "linearard", "control", "pose",
+               "rpes", "longrecipe"):  # fmt: skip
+        CHANGED[f"{_r}@{_p}"] = {"activation_offload": False}
+        if _r not in ("pose", "rpes", "longrecipe"):
+            CHANGED[f"{_r}@{_p}"]["mixed_precision"] = "autocast"
 
 
 def _recipe_data(recipe: str) -> dict[str, str]:

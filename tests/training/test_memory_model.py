@@ -87,3 +87,25 @@ def test_model_is_within_15_percent_of_a_measured_peak() -> None:
     cfg = shape_runs.shape_config("cpt", 1024, lm_loss="plain")
     model = estimate_train_memory(shape("smollm2-135m", 2), cfg, device="cpu", window=256)
     assert model.peak / 2**20 == pytest.approx(got["peak_mib"], rel=0.15)
+
+
+def test_what_trains_is_what_a_built_model_leaves_trainable() -> None:
+    from peft import LoraConfig, get_peft_model
+
+    from longred_bench.training.build import freeze_all_but_attention
+    from longred_bench.training.memory_model import trainable_params
+
+    s = shape("smollm2-135m", 2)
+    trained = lambda m: sum(p.numel() for p in m.parameters() if p.requires_grad)  # noqa: E731
+    lora_cfg = smoke("linearard", lora_rank=4)
+    lora = get_peft_model(random_model(s), LoraConfig(
+        r=4, target_modules=["q_proj", "k_proj", "v_proj"], lora_dropout=0.0))  # fmt: skip
+    added = sum(p.numel() for p in lora.parameters()) - s.params
+    assert trainable_params(s, lora_cfg) == (added, trained(lora)) and added > 0
+    attention = random_model(s)
+    freeze_all_but_attention(attention)
+    assert trainable_params(s, smoke("cpt", trainable="attention")) == (0, trained(attention))
+    assert trainable_params(s, smoke("cpt")) == (0, s.params)
+    full = estimate_train_memory(s, smoke("linearard"), device="cpu", window=256)
+    adapted = estimate_train_memory(s, lora_cfg, device="cpu", window=256)
+    assert adapted.grads == 4 * added and adapted.optimizer == 8 * added < full.optimizer

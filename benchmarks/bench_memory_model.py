@@ -8,8 +8,8 @@ resident set at once), and reports the peak resident memory of steps 2-3 above w
 held before the model was built, beside the model's peak for the same config; target: within 15%.
 
 Part 2, estimated only: the model's per-GPU figures for Llama-3-8B at 32K and 128K tokens on 8
-GPUs and a 1B Llama at 8K and 32K on one (FSDP2, bf16 mixed precision, activation checkpointing,
-chunked loss).
+GPUs (at 128K with and without activation offload) and a 1B Llama at 8K and 32K on one (FSDP2,
+bf16 mixed precision, activation checkpointing, chunked loss).
 
     python benchmarks/bench_memory_model.py --out reports/bench
 """
@@ -75,13 +75,16 @@ def plan_rows() -> list[dict]:
     rows = []
     scale = {"distributed": "fsdp", "mixed_precision": "fsdp", "dtype": "bfloat16",
              "activation_checkpointing": True, "lm_loss": "chunked"}  # fmt: skip
-    for name, tokens, world in (("llama3-8b", 32768, 8), ("llama3-8b", 131072, 8),
-                                ("llama-1b", 8192, 1), ("llama-1b", 32768, 1)):  # fmt: skip
+    for name, tokens, world, offload in (
+        ("llama3-8b", 32768, 8, False), ("llama3-8b", 131072, 8, False),
+        ("llama3-8b", 131072, 8, True), ("llama-1b", 8192, 1, False),
+        ("llama-1b", 32768, 1, False),
+    ):  # fmt: skip
         for recipe in ("cpt", "longred", "linearard"):
-            cfg = shape_config(recipe, tokens, rows=world, **scale)
+            cfg = shape_config(recipe, tokens, rows=world, activation_offload=offload, **scale)
             est = estimate_train_memory(shape(name), cfg, world, window=tokens // 4)
             rows.append({"shape": name, "row_tokens": tokens, "gpus": world, "recipe": recipe,
-                         **est.gib()})  # fmt: skip
+                         "offload": offload, **est.gib()})  # fmt: skip
     return rows
 
 
@@ -133,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
         + markdown_table(rows, list(rows[0]))
         + "\n## The model's figures per GPU (estimates, nothing measured)\n\n"
         "FSDP2 with bf16 mixed precision, activation checkpointing per decoder layer, the "
-        "chunked loss, one long row per GPU, original window a quarter of the row; GiB.\n\n"
+        "chunked loss, one long row per GPU, original window a quarter of the row; GiB. "
+        "`offload`: activation offload (the saved activations in pinned host memory, `host`; "
+        "not in `peak`).\n\n"
         + markdown_table(plans, list(plans[0]))
     )
     (out / "memory_model.md").write_text(text)

@@ -138,8 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         "FSDP2 with bf16 mixed precision, activation checkpointing per decoder layer, the "
         "chunked loss, one long row per GPU, original window a quarter of the row; GiB. "
         "`offload`: activation offload (the saved activations in pinned host memory, `host`; "
-        "not in `peak`).\n\n"
-        + markdown_table(plans, list(plans[0]))
+        "not in `peak`).\n\n" + markdown_table(plans, list(plans[0]))
     )
     (out / "memory_model.md").write_text(text)
     print(text)

@@ -168,10 +168,13 @@ def eval_memory(s: ModelShape, length: int, batch: int) -> int:
 def unit_cost(step: Any, profile: Any) -> UnitCost:
     """The estimate of one unit (a :class:`~longred_bench.reproduce.spec.Step`) at ``profile``."""
     unit, config, hw = step.unit, step.unit.config, profile.hardware
-    name = config.get("model") or config.get("original") or profile.model.name
-    # a trained model (a run folder, not yet written) has its base model's shape
-    s = model_shape(str(name)) or model_shape(profile.model.name)
-    if s is None:
+    name = str(config.get("model") or config.get("original") or profile.model.name)
+    from longred_bench.models.zoo import ZOO
+
+    s = model_shape(name)
+    if s is None and name not in ZOO:  # a trained model (a run folder, not yet written) has
+        s = model_shape(profile.model.name)  # its base model's shape
+    if s is None:  # the suite's own small models (tiny-base) and unknown shapes: no estimate
         return UnitCost(None, None, None)
     rate = hw.gpu_tflops * 1e12 * hw.mfu
     if unit.kind == "train":

@@ -132,3 +132,15 @@ def test_every_task_of_the_short_suite_is_counted():
     counted = json.loads(SHORT_TOKENS.read_text())["tasks"]
     assert set(members) <= set(counted)
     assert all(c["docs"] > 0 and c["prompt_tokens"] >= c["requests"] > 0 for c in counted.values())
+
+
+def test_the_suites_own_small_models_are_not_costed_as_the_profiles_model(tmp_path, monkeypatch):
+    from profile_helpers import ctx_of
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    ctx = ctx_of("tiny_base", "paper-mistral")
+    steps = get_spec("tiny_base").steps(ctx)
+    assert steps and all(unit_cost(s, ctx.profile).gib_per_gpu is None for s in steps)
+    ctx = ctx_of("table3", "paper-mistral")  # a run folder not yet written: its base's shape
+    step = next(s for s in get_spec("table3").steps(ctx) if s.label.startswith("eval cpt "))
+    assert unit_cost(step, ctx.profile).gib_per_gpu > 14  # Mistral-7B's bf16 weights alone

@@ -181,7 +181,7 @@ def test_train_interrupted_resumes_from_its_checkpoint(
 @pytest.mark.integration
 def test_a_real_ctrl_c_prints_one_line_and_no_traceback(tmp_path: Path) -> None:
     out = tmp_path / "drift"
-    argv = [*DRIFT[:6], "--texts", "random", "--num-texts", "2000", "--seq-len", "64"]
+    argv = [*DRIFT[:6], "--texts", "random", "--num-texts", "200", "--seq-len", "64"]
     argv += ["--out", str(out), "--quiet"]
     proc = subprocess.Popen(
         [sys.executable, "-m", "longred_bench", *argv],

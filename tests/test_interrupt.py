@@ -189,6 +189,9 @@ def test_a_real_ctrl_c_prints_one_line_and_no_traceback(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
+        # as a terminal starts a command: Ctrl-C not ignored, even where this test run was
+        # started in the background of a shell without job control (which ignores SIGINT)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 120
     while not (out / "drift.partial.json").exists() and time.monotonic() < deadline:

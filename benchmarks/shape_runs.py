@@ -102,9 +102,7 @@ def _sync(device: torch.device) -> None:
 def train_steps(run: ShapeRun, steps: int, *, before_step=None) -> list[float]:
     """Seconds of each of ``steps`` optimizer steps; ``before_step(i)`` is called before step
     ``i`` (e.g. to reset a peak-memory counter)."""
-    import contextlib
-
-    from longred_bench.training.offload import HostOffload
+    from longred_bench.training.offload import HostOffload, offloaded
 
     device = next(iter(run.batches.values())).ids.device
     params = [p for group in run.optimizer.param_groups for p in group["params"]]
@@ -116,7 +114,7 @@ def train_steps(run: ShapeRun, steps: int, *, before_step=None) -> list[float]:
         _sync(device)
         began = time.perf_counter()
         run.optimizer.zero_grad(set_to_none=True)
-        with run.autocast, offload.hooks() if offload else contextlib.nullcontext():
+        with run.autocast, offloaded(offload):
             terms = run.method.losses(run.batches, 0)
         terms["loss"].backward()
         torch.nn.utils.clip_grad_norm_(params, run.method.cfg.grad_clip)

@@ -472,13 +472,8 @@ def profile_keys(recipe: str, profile: str | Path) -> tuple[dict[str, Any], str]
 
 
 # TrainConfig keys that a profile's ``hardware:`` section sets.
-HARDWARE_KEYS = (
-    "device",
-    "dtype",
-    "distributed",
-    "activation_checkpointing",
-    "activation_offload",
-)
+HARDWARE_KEYS = ("device", "dtype", "distributed", "activation_checkpointing",
+                 "activation_offload")  # fmt: skip
 
 
 def resolve_config(

@@ -20,7 +20,6 @@ infinite loss stops the run naming the step; the last good checkpoint stays.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
 import sys
@@ -46,7 +45,7 @@ from longred_bench.training.checkpoint import (
 from longred_bench.training.config import TrainConfig
 from longred_bench.training.layout import METRICS, snapshot_dir
 from longred_bench.training.lm_loss import lm_loss, resolve_lm_loss
-from longred_bench.training.offload import HostOffload
+from longred_bench.training.offload import HostOffload, offloaded
 from longred_bench.training.peak_memory import PeakMemory
 
 
@@ -148,11 +147,6 @@ def _autocast(run: Run) -> torch.autocast:
     """Autocast to the run's dtype, unless float32 or FSDP2's policy sets the compute dtype."""
     on = run.dtype != torch.float32 and run.method.cfg.mixed_precision == "autocast"
     return torch.autocast(run.device.type, dtype=run.dtype, enabled=on)
-
-
-def _offloaded(offload: HostOffload | None) -> Any:
-    """The saved-tensor hooks of activation offload, or nothing."""
-    return offload.hooks() if offload is not None else contextlib.nullcontext()
 
 
 def _read_metrics(path: Path, upto: int) -> list[str]:
@@ -272,7 +266,7 @@ def train(
                 name: run.streams[name].next(rows, rank=rank, world=world).to(run.device)
                 for name, rows in method.rows(step).items()
             }
-            with _autocast(run), _offloaded(offload):
+            with _autocast(run), offloaded(offload):
                 terms = method.losses(batches, step)
             (terms["loss"] / run.micro_steps).backward()
             for key, value in terms.items():

@@ -17,6 +17,7 @@ backward pass needs a tensor back.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import torch
@@ -64,3 +65,8 @@ class HostOffload:
     def info(self) -> dict[str, float]:
         """For ``run.json``: MiB moved to the host per forward pass (mean over passes)."""
         return {"offloaded_mib_per_pass": round(self.moved / max(self.passes, 1) / 2**20, 1)}
+
+
+def offloaded(offload: HostOffload | None) -> Any:
+    """The context of one forward pass: ``offload``'s hooks, or nothing when it is None."""
+    return offload.hooks() if offload is not None else contextlib.nullcontext()

@@ -43,6 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import write_csv
 from bench_train_shapes import add_arguments, run_shapes
 
+import longred_bench.jobs  # noqa: F401  (registers tiny-base, which these runs load by name)
+
 RECIPES = (("cpt", {}), ("mix-cpt", {}), ("longred", {"sampler": "cream"}), ("linearard", {}))
 
 

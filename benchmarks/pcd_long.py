@@ -54,6 +54,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import provenance, provenance_lines, write_csv
 
+import longred_bench.jobs  # noqa: F401  (registers tiny-base, which these runs load by name)
+
 FIELDS = (
     "line",
     "part",

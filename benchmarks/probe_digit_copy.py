@@ -17,6 +17,7 @@ import argparse
 
 import torch
 
+import longred_bench.jobs  # noqa: F401  (registers tiny-base, which these runs load by name)
 from longred_bench.models.loading import load
 
 LEAD = "The special magic number is"

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import torch
 
+import longred_bench.jobs  # noqa: F401  (registers tiny-base, which these runs load by name)
 from longred_bench.metrics.stats import bootstrap_mean_of_means_ci
 from longred_bench.models.loading import load
 from longred_bench.results import device_name, git_commit

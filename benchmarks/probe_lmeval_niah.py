@@ -26,6 +26,7 @@ from collections import Counter
 
 import torch
 
+import longred_bench.jobs  # noqa: F401  (registers tiny-base, which these runs load by name)
 from longred_bench.evaluation.harness import task_manager
 from longred_bench.models.loading import load
 

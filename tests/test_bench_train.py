@@ -30,3 +30,25 @@ def test_one_round_has_no_range():
     (only,) = bench.combine_rounds([[_row("cpt", 2.0)]])
     assert only["cost_vs_first"] == 1.0 and only["cost_range"] == ""
     assert only["tokens_per_second"] == 4096.0
+
+
+def test_scripts_that_load_tiny_base_by_name_register_it():
+    """In a fresh process (no other test has imported ``longred_bench.jobs``), importing a script
+    whose runs load ``tiny-base`` by name makes it a zoo name, as the command line does."""
+    import subprocess
+    import sys
+
+    from script_loader import BENCHMARKS
+
+    code = (
+        "import sys; sys.path.insert(0, {d!r}); import runpy; "
+        "runpy.run_path({f!r}, run_name='bench'); "
+        "from longred_bench.models.zoo import ZOO; print('tiny-base' in ZOO)"
+    )
+    for name in ("bench_train", "pcd_long", "probe_heldout_parts", "probe_lmeval_niah"):
+        script = BENCHMARKS / f"{name}.py"
+        out = subprocess.run(
+            [sys.executable, "-c", code.format(d=str(BENCHMARKS), f=str(script))],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        assert out.stdout.split()[-1] == "True", name

@@ -8,7 +8,14 @@ generation may add (``max_gen_toks``). The figures are written to
 ``longred_bench/reproduce/short_tokens.json``, where :mod:`longred_bench.reproduce.costs` reads
 them (another tokenizer gives other counts: the plan says whose these are).
 
+``--suite paper_short`` counts LongReD's 17 benchmarks instead, each the stock lm-eval task at
+the member's own few-shot count, under the key ``TASK@N``; their data come from the Hugging Face
+hub, so this needs it (it fails at once, in one line, where the hub cannot be reached). Building
+the requests runs no model and no model-written code. After it, ``reproduce ... --dry-run`` at a
+``paper*`` profile estimates the ``paper_short`` units too.
+
     python benchmarks/short_task_tokens.py [--tasks T ...]
+    python benchmarks/short_task_tokens.py --suite paper_short
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ import argparse
 import json
 import time
 
-from longred_bench.reproduce.costs import SHORT_TOKENS
+from longred_bench.reproduce.costs import SHORT_TOKENS, counted_key
 from longred_bench.results import git_commit
 
 TASKS = ("longred_mmlu", "longred_lambada_openai", "longred_triviaqa", "longred_squad",
@@ -27,14 +34,18 @@ TOKENIZER = "smollm2-135m"
 GENERATE_DEFAULT = 256  # lm-eval's max_gen_toks when a task does not set it
 
 
-def count(task_name: str, tokenizer) -> dict:
-    """Documents, requests, prompt tokens and generation budget of one task."""
+def count(task_name: str, tokenizer, num_fewshot: int | None = None) -> dict:
+    """Documents, requests, prompt tokens and generation budget of one task (a group: of all
+    its tasks), at ``num_fewshot`` shots where given, else at the task's own count."""
     from longred_bench.evaluation.harness import task_manager
+    from longred_bench.evaluation.paper_suite import load_tasks
 
     manager = task_manager(names=[task_name])
-    loaded = manager.load([task_name])["tasks"]
+    loaded = load_tasks(manager, [task_name])["tasks"]  # a hub failure: one line
     docs = requests = prompt = generated = 0
     for task in loaded.values():  # a group's leaves (MMLU's subjects), else the task itself
+        if num_fewshot is not None:
+            task.set_config(key="num_fewshot", value=num_fewshot)
         task.build_all_requests(limit=None, rank=0, world_size=1)
         docs += len({i.doc_id for i in task.instances})
         for inst in task.instances:
@@ -55,17 +66,32 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=list(TASKS))
+    parser.add_argument(
+        "--suite", choices=["paper_short"], help="count this suite's members instead (the hub)"
+    )
     args = parser.parse_args()
+    if args.suite:
+        from longred_bench.evaluation.paper_suite import MEMBERS, require_hub
+
+        require_hub()
+        jobs = [(counted_key(m.task, m.num_fewshot), m.task, m.num_fewshot) for m in MEMBERS]
+    else:
+        jobs = [(name, name, None) for name in args.tasks]
     tokenizer = load_tokenizer(TOKENIZER)
     out = json.loads(SHORT_TOKENS.read_text()) if SHORT_TOKENS.is_file() else {"tasks": {}}
     start = time.perf_counter()
-    for name in args.tasks:
-        out["tasks"][name] = count(name, tokenizer)
-        print(name, out["tasks"][name], flush=True)
+    for key, name, shots in jobs:
+        out["tasks"][key] = count(name, tokenizer, shots)
+        print(key, out["tasks"][key], flush=True)
+    runs = out.setdefault("runs", {})
+    runs["paper_short" if args.suite else "offline"] = (
+        f"counted by `python benchmarks/short_task_tokens.py"
+        f"{' --suite paper_short' if args.suite else ''}` at commit {git_commit()} "
+        f"({time.perf_counter() - start:.0f} s)"
+    )
     out["about"] = (
-        f"Tokens of every request of each offline short task with the {TOKENIZER} tokenizer, "
-        f"counted by `python benchmarks/short_task_tokens.py` at commit {git_commit()} "
-        f"({time.perf_counter() - start:.0f} s)."
+        f"Tokens of every request of each short task with the {TOKENIZER} tokenizer: the offline "
+        "tasks at their own few-shot counts, paper_short's members as TASK@N (N shots)."
     )
     SHORT_TOKENS.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
     print(f"wrote {SHORT_TOKENS}")

@@ -13,8 +13,10 @@ own config; pure arithmetic, nothing is loaded.
   each extension; a short suite: its tasks' prompt tokens, and the tokens a generation may
   add, as ``benchmarks/short_task_tokens.py`` counted them with SmolLM2's tokenizer
   (:data:`SHORT_TOKENS`; ``limit`` scales them; a generation counts its whole token cap, an
-  upper bound; a task it has not counted, such as a stock lm-eval task of ``paper_short``,
-  leaves the unit unestimated).
+  upper bound; a task it has not counted leaves the unit unestimated). A ``paper_short``
+  member is counted as ``TASK@N``, the stock lm-eval task at the member's own few-shot count,
+  which needs the hub: ``python benchmarks/short_task_tokens.py --suite paper_short`` where it
+  is reachable; until then those units are unestimated.
 - **GPU-hours.** FLOPs / (``hardware.gpu_tflops`` x ``hardware.mfu``): the model-FLOPs
   utilisation a profile states. It is an assumption until measured on the user's GPUs (the
   built-in profiles say 0.35; ``benchmarks/g4_train_real_shapes.sh`` measures it).
@@ -53,6 +55,7 @@ SHORT_SUITE_TASKS = {"short": ("longred_mmlu", "longred_lambada_openai", "longre
                                "longred_hellaswag", "longred_winogrande", "longred_arc_easy",
                                "longred_arc_challenge")}  # fmt: skip
 """The tasks of a short suite run without ``tasks`` (``tasks/_longred_short.yaml``'s groups)."""
+PAPER_SUITE = "paper_short"  # LongReD's 17 benchmarks, counted per member (counted_key)
 RULER_DEFAULT_TASKS = 13  # RULER's task list (taskdata/ruler/registry.TASKS)
 EVAL_GENERATION = 128  # tokens a RULER answer may take
 
@@ -131,7 +134,32 @@ def eval_flops(s: ModelShape, config: dict[str, Any], kind: str) -> float | None
         return sum(windows * n * s.forward_flops_per_token(n) for n in lengths)
     if suite in SHORT_SUITE_TASKS:
         return short_flops(s, config.get("tasks") or SHORT_SUITE_TASKS[suite], config.get("limit"))
+    if suite == PAPER_SUITE:
+        keys = paper_short_keys(config.get("tasks"))
+        return None if keys is None else short_flops(s, keys, config.get("limit"))
     return None
+
+
+def paper_short_keys(tasks: Any) -> list[str] | None:
+    """The count keys (:func:`counted_key`) of ``paper_short``'s members ``tasks`` (None or
+    empty: all 17); None where a name is no member."""
+    from longred_bench.evaluation.paper_suite import BY_TASK, task_names
+
+    members = [BY_TASK.get(t) for t in tasks or task_names()]
+    if None in members:
+        return None
+    return [counted_key(m.task, m.num_fewshot) for m in members]
+
+
+def uncounted(keys: Any) -> list[str]:
+    """Those of ``keys`` that :data:`SHORT_TOKENS` does not count."""
+    return [k for k in keys if k not in _short_tokens()]
+
+
+def counted_key(task: str, num_fewshot: int | None = None) -> str:
+    """The key of ``task``'s counts in :data:`SHORT_TOKENS`: the task at its own few-shot count,
+    or ``TASK@N`` counted at ``num_fewshot`` shots (how ``paper_short``'s members are counted)."""
+    return task if num_fewshot is None else f"{task}@{num_fewshot}"
 
 
 @cache

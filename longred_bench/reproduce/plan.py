@@ -216,11 +216,17 @@ def _paper_short_lines(selections: set[tuple[str, ...]]) -> list[str]:
     """The members of the ``paper_short`` evaluations planned (``()``: all 17): category, task,
     shots, metric, ``paper`` (named by LongReD) or ``suite`` (completes the list)."""
     from longred_bench.evaluation import paper_suite
+    from longred_bench.reproduce.costs import paper_short_keys, uncounted
 
     tasks = sorted({t for sel in selections for t in (sel or paper_suite.task_names())})
+    missing = uncounted(paper_short_keys(tasks) or ())
+    hours = ("GPU-hours from their counted tokens" if not missing else
+             f"GPU-hours not estimated: {len(missing)} of its members' tokens are not counted; "
+             "`python benchmarks/short_task_tokens.py --suite paper_short` counts them where the "
+             "hub is reachable")  # fmt: skip
     head = (f"Short suite paper_short ({len(tasks)} of LongReD's 17 benchmarks; `paper`: named "
             "by LongReD, `suite`: this suite's completion; needs the hub, and "
-            f"{paper_suite.CODE_FLAG} for the code tasks; GPU-hours not estimated):")  # fmt: skip
+            f"{paper_suite.CODE_FLAG} for the code tasks; {hours}):")  # fmt: skip
     return [head, *(f"  {line}" for line in paper_suite.member_table(tasks))]
 
 

@@ -144,3 +144,68 @@ def test_the_suites_own_small_models_are_not_costed_as_the_profiles_model(tmp_pa
     ctx = ctx_of("table3", "paper-mistral")  # a run folder not yet written: its base's shape
     step = next(s for s in get_spec("table3").steps(ctx) if s.label.startswith("eval cpt "))
     assert unit_cost(step, ctx.profile).gib_per_gpu > 14  # Mistral-7B's bf16 weights alone
+
+
+def test_paper_short_members_cost_their_counts_at_their_own_shots(monkeypatch, tmp_path):
+    """``paper_short`` reads each member's counts as ``TASK@N`` (N: the member's few-shot count),
+    never the same task counted at another count; a member not counted (the counts need the hub)
+    or a name that is no member leaves the unit unestimated."""
+    import json
+
+    from longred_bench.evaluation.paper_suite import BY_TASK, task_names
+    from longred_bench.reproduce import costs
+
+    one = {"docs": 10, "requests": 20, "prompt_tokens": 2000, "generated_tokens": 0}
+    counts = {costs.counted_key(t, BY_TASK[t].num_fewshot): one for t in task_names()}
+    counts["mmlu"] = {"docs": 10, "requests": 20, "prompt_tokens": 9, "generated_tokens": 0}
+    path = tmp_path / "short_tokens.json"
+    monkeypatch.setattr(costs, "SHORT_TOKENS", path)
+
+    def flops(tasks):
+        path.write_text(json.dumps({"tasks": counts}))
+        costs._short_tokens.cache_clear()
+        return eval_flops(s, {"suite": "paper_short", "tasks": tasks}, "eval")
+
+    s = model_shape("llama3-8b")
+    assert costs.counted_key("mmlu", 5) == "mmlu@5"
+    mmlu = flops(["mmlu"])
+    assert mmlu == pytest.approx(2000 * s.forward_flops_per_token(100))
+    assert flops(None) == pytest.approx(17 * mmlu)  # no selection: all 17 members
+    assert flops(["mmlu", "not_a_member"]) is None
+    del counts["gsm8k@5"]
+    assert flops(None) is None and flops(["mmlu"]) == pytest.approx(mmlu)
+    costs._short_tokens.cache_clear()
+
+
+def test_the_paper_plan_estimates_paper_short_once_its_members_are_counted(
+    tmp_path, monkeypatch, capsys
+):
+    """The committed counts hold no ``paper_short`` member (counting them needs the hub): the
+    plan says how many are not counted and the command that counts them; with every member
+    counted, its ``paper_short`` units carry GPU-hours."""
+    import json
+
+    from longred_bench.evaluation.paper_suite import BY_TASK, task_names
+    from longred_bench.reproduce import costs
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+
+    def plan() -> tuple[str, str]:
+        costs._short_tokens.cache_clear()
+        assert main(["reproduce", "table2", "--profile", "paper", "--dry-run"]) == 0
+        text = capsys.readouterr().out
+        unit = next(x for x in text.splitlines() if "eval original paper_short" in x)
+        return text, unit
+
+    text, unit = plan()
+    assert "17 of its members' tokens are not counted" in text
+    assert "short_task_tokens.py --suite paper_short" in text
+    assert "GPU-hours not estimated" in unit
+    one = {"docs": 10, "requests": 20, "prompt_tokens": 2000, "generated_tokens": 0}
+    counts = {costs.counted_key(t, BY_TASK[t].num_fewshot): one for t in task_names()}
+    path = tmp_path / "short_tokens.json"
+    path.write_text(json.dumps({"tasks": counts}))
+    monkeypatch.setattr(costs, "SHORT_TOKENS", path)
+    text, unit = plan()
+    assert "GPU-hours from their counted tokens" in text and "GPU-h, " in unit
+    costs._short_tokens.cache_clear()

@@ -1,0 +1,30 @@
+"""``benchmarks/short_task_tokens.py``: a task's requests counted at a given few-shot count, as
+``paper_short``'s members are (``TASK@N``). Needs the cached State of the Union addresses
+(``--run-network`` fetches them)."""
+
+from __future__ import annotations
+
+import pytest
+from data_helpers import ensure_cached
+from script_loader import load_script
+
+from longred_bench.taskdata import tiny_tasks
+
+TASK = "longred_tiny_lastword"
+
+
+@pytest.mark.integration
+def test_a_task_counted_at_two_shots_reads_its_documents_with_two_examples_each(request):
+    ensure_cached(request, *tiny_tasks.DEFAULT_CORPORA)
+    from longred_bench.models.zoo import byte_tokenizer
+
+    script = load_script("short_task_tokens")
+    tokenizer = byte_tokenizer()
+    own = script.count(TASK, tokenizer)
+    zero = script.count(TASK, tokenizer, 0)
+    two = script.count(TASK, tokenizer, 2)
+    assert own == zero  # the task's own count is 0 shots
+    assert two["docs"] == zero["docs"] > 0 and two["requests"] == zero["requests"]
+    # each prompt gains two solved examples: more than twice the tokens of the bare prompts
+    assert two["prompt_tokens"] > 2 * zero["prompt_tokens"]
+    assert two["generated_tokens"] == zero["generated_tokens"] == 0

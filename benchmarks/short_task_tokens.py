@@ -73,7 +73,7 @@ def main() -> None:
     if args.suite:
         from longred_bench.evaluation.paper_suite import MEMBERS, require_hub
 
-        require_hub()
+        require_hub(instead="without --suite this script counts the offline tasks")
         jobs = [(counted_key(m.task, m.num_fewshot), m.task, m.num_fewshot) for m in MEMBERS]
     else:
         jobs = [(name, name, None) for name in args.tasks]
@@ -98,4 +98,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from longred_bench.errors import UserError
+
+    try:
+        main()
+    except UserError as exc:
+        raise SystemExit(f"error: {exc}") from None

@@ -28,3 +28,22 @@ def test_a_task_counted_at_two_shots_reads_its_documents_with_two_examples_each(
     # each prompt gains two solved examples: more than twice the tokens of the bare prompts
     assert two["prompt_tokens"] > 2 * zero["prompt_tokens"]
     assert two["generated_tokens"] == zero["generated_tokens"] == 0
+
+
+def test_counting_paper_short_without_the_hub_fails_in_one_line():
+    import os
+    import subprocess
+    import sys
+
+    from script_loader import BENCHMARKS
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    out = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "short_task_tokens.py"), "--suite", "paper_short"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines() == [
+        "error: the paper_short suite needs Hugging Face hub access (HF_HUB_OFFLINE is set); "
+        "without --suite this script counts the offline tasks"
+    ]

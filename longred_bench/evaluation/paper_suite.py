@@ -136,27 +136,29 @@ def check_code_eval(tasks: Sequence[str] | None, allow_code_eval: bool) -> None:
                         "run them (or --tasks without them)")  # fmt: skip
 
 
-def hub_error(why: str) -> UserError:
-    """The one-line error of a ``paper_short`` run without the hub."""
-    return UserError(f"the {SUITE} suite needs Hugging Face hub access ({why}); "
-                     f"--suite {OFFLINE_SUITE} is the offline suite")  # fmt: skip
+def hub_error(
+    why: str, instead: str = f"--suite {OFFLINE_SUITE} is the offline suite"
+) -> UserError:
+    """The one-line error of a ``paper_short`` run without the hub; ``instead``: what runs
+    offline."""
+    return UserError(f"the {SUITE} suite needs Hugging Face hub access ({why}); {instead}")
 
 
 def _set(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def require_hub() -> None:
-    """Raise :func:`hub_error` at once when the hub is off (``HF_HUB_OFFLINE`` or
-    ``HF_DATASETS_OFFLINE`` set) or does not answer within seconds."""
+def require_hub(**instead: str) -> None:
+    """Raise :func:`hub_error` (``instead``: its hint) at once when the hub is off
+    (``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` set) or does not answer within seconds."""
     for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
         if _set(name):
-            raise hub_error(f"{name} is set")
+            raise hub_error(f"{name} is set", **instead)
     from longred_bench.models.loading import hub_unreachable
 
     why = hub_unreachable()
     if why is not None:
-        raise hub_error(why)
+        raise hub_error(why, **instead)
 
 
 def code_eval_allowed() -> bool:

@@ -146,7 +146,7 @@ def bench_eval(session: nox.Session) -> None:
     session.run("python", "benchmarks/bench_ruler_rate.py")
     session.run(
         "python", "benchmarks/bench_pcd.py", "--models", "smollm2-135m", "--lengths", "512",
-        "2048", "--new-tokens", "32", "--threads", "1", "--out", "reports/bench",
+        "2048", "--new-tokens", "32", "--repeats", "5", "--threads", "1", "--out", "reports/bench",
     )  # fmt: skip
 
 

@@ -136,9 +136,10 @@ def check_code_eval(tasks: Sequence[str] | None, allow_code_eval: bool) -> None:
                         "run them (or --tasks without them)")  # fmt: skip
 
 
-def hub_error(
-    why: str, instead: str = f"--suite {OFFLINE_SUITE} is the offline suite"
-) -> UserError:
+OFFLINE_HINT = f"--suite {OFFLINE_SUITE} is the offline suite"
+
+
+def hub_error(why: str, instead: str = OFFLINE_HINT) -> UserError:
     """The one-line error of a ``paper_short`` run without the hub; ``instead``: what runs
     offline."""
     return UserError(f"the {SUITE} suite needs Hugging Face hub access ({why}); {instead}")
@@ -148,17 +149,17 @@ def _set(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def require_hub(**instead: str) -> None:
+def require_hub(instead: str = OFFLINE_HINT) -> None:
     """Raise :func:`hub_error` (``instead``: its hint) at once when the hub is off
     (``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` set) or does not answer within seconds."""
     for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
         if _set(name):
-            raise hub_error(f"{name} is set", **instead)
+            raise hub_error(f"{name} is set", instead)
     from longred_bench.models.loading import hub_unreachable
 
     why = hub_unreachable()
     if why is not None:
-        raise hub_error(why, **instead)
+        raise hub_error(why, instead)
 
 
 def code_eval_allowed() -> bool:

@@ -35,6 +35,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from longred_bench.evaluation import paper_suite
 from longred_bench.training.shapes import SHAPES, ModelShape
 
 GIB = 2**30
@@ -55,7 +56,6 @@ SHORT_SUITE_TASKS = {"short": ("longred_mmlu", "longred_lambada_openai", "longre
                                "longred_hellaswag", "longred_winogrande", "longred_arc_easy",
                                "longred_arc_challenge")}  # fmt: skip
 """The tasks of a short suite run without ``tasks`` (``tasks/_longred_short.yaml``'s groups)."""
-PAPER_SUITE = "paper_short"  # LongReD's 17 benchmarks, counted per member (counted_key)
 RULER_DEFAULT_TASKS = 13  # RULER's task list (taskdata/ruler/registry.TASKS)
 EVAL_GENERATION = 128  # tokens a RULER answer may take
 
@@ -134,7 +134,7 @@ def eval_flops(s: ModelShape, config: dict[str, Any], kind: str) -> float | None
         return sum(windows * n * s.forward_flops_per_token(n) for n in lengths)
     if suite in SHORT_SUITE_TASKS:
         return short_flops(s, config.get("tasks") or SHORT_SUITE_TASKS[suite], config.get("limit"))
-    if suite == PAPER_SUITE:
+    if suite == paper_suite.SUITE:
         keys = paper_short_keys(config.get("tasks"))
         return None if keys is None else short_flops(s, keys, config.get("limit"))
     return None
@@ -143,9 +143,7 @@ def eval_flops(s: ModelShape, config: dict[str, Any], kind: str) -> float | None
 def paper_short_keys(tasks: Any) -> list[str] | None:
     """The count keys (:func:`counted_key`) of ``paper_short``'s members ``tasks`` (None or
     empty: all 17); None where a name is no member."""
-    from longred_bench.evaluation.paper_suite import BY_TASK, task_names
-
-    members = [BY_TASK.get(t) for t in tasks or task_names()]
+    members = [paper_suite.BY_TASK.get(t) for t in tasks or paper_suite.task_names()]
     if None in members:
         return None
     return [counted_key(m.task, m.num_fewshot) for m in members]
@@ -156,10 +154,10 @@ def uncounted(keys: Any) -> list[str]:
     return [k for k in keys if k not in _short_tokens()]
 
 
-def counted_key(task: str, num_fewshot: int | None = None) -> str:
-    """The key of ``task``'s counts in :data:`SHORT_TOKENS`: the task at its own few-shot count,
-    or ``TASK@N`` counted at ``num_fewshot`` shots (how ``paper_short``'s members are counted)."""
-    return task if num_fewshot is None else f"{task}@{num_fewshot}"
+def counted_key(task: str, num_fewshot: int) -> str:
+    """The key of ``task``'s counts in :data:`SHORT_TOKENS` at ``num_fewshot`` shots
+    (``TASK@N``: how ``paper_short``'s members are counted; an offline task's key is its name)."""
+    return f"{task}@{num_fewshot}"
 
 
 @cache

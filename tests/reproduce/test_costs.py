@@ -3,15 +3,40 @@ its memory from the memory model, and the plan printing them with each unit's co
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from longred_bench.cli import main
+from longred_bench.evaluation.paper_suite import BY_TASK, task_names
+from longred_bench.reproduce import costs
 from longred_bench.reproduce.costs import eval_flops, model_shape, unit_cost
 from longred_bench.reproduce.registry import get_spec
+
+ONE = {"docs": 10, "requests": 20, "prompt_tokens": 2000, "generated_tokens": 0}
 
 
 def _step(ctx, label: str):
     return next(s for s in get_spec(ctx.table).steps(ctx) if s.label == label)
+
+
+@pytest.fixture
+def use_counts(monkeypatch, tmp_path):
+    """``use(tasks)``: the estimates read these counts instead of the committed ones."""
+    path = tmp_path / "short_tokens.json"
+
+    def use(tasks: dict) -> None:
+        path.write_text(json.dumps({"tasks": tasks}))
+        monkeypatch.setattr(costs, "SHORT_TOKENS", path)
+        costs._short_tokens.cache_clear()
+
+    yield use
+    costs._short_tokens.cache_clear()
+
+
+def _members_counted() -> dict:
+    """Every ``paper_short`` member counted as ``ONE``, at its own few-shot count."""
+    return {costs.counted_key(t, BY_TASK[t].num_fewshot): ONE for t in task_names()}
 
 
 def test_a_paper_cpt_run_costs_what_a_hand_computation_gives(tmp_path, monkeypatch):
@@ -60,8 +85,6 @@ def test_ruler_flops_count_tasks_samples_and_lengths():
 
 
 def test_a_local_model_folder_has_its_configs_shape(tmp_path):
-    import json
-
     config = {"vocab_size": 1000, "hidden_size": 64, "intermediate_size": 128,
               "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
               "max_position_embeddings": 2048, "rope_theta": 5e5,
@@ -91,18 +114,10 @@ def test_the_tiny_plan_has_no_gpu_estimates(tmp_path, monkeypatch, capsys):
     assert "GPU-h" not in text and "$ " not in text
 
 
-def test_a_short_suite_costs_its_counted_tokens(monkeypatch, tmp_path):
+def test_a_short_suite_costs_its_counted_tokens(use_counts):
     """Hand case: a task of 10 documents, 20 requests of 100 tokens and a 50-token generation
     cap each, half its documents (limit 5), on SmolLM2's shape; an uncounted task: no estimate."""
-    import json
-
-    from longred_bench.reproduce import costs
-
-    path = tmp_path / "short_tokens.json"
-    counted = {"docs": 10, "requests": 20, "prompt_tokens": 2000, "generated_tokens": 1000}
-    path.write_text(json.dumps({"tasks": {"t": counted}}))
-    monkeypatch.setattr(costs, "SHORT_TOKENS", path)
-    costs._short_tokens.cache_clear()
+    use_counts({"t": {**ONE, "generated_tokens": 1000}})
     s = model_shape("smollm2-135m")
     config = {"suite": "short", "tasks": ["t"], "limit": 5}
     assert eval_flops(s, config, "eval") == pytest.approx(
@@ -112,12 +127,10 @@ def test_a_short_suite_costs_its_counted_tokens(monkeypatch, tmp_path):
         3000 * s.forward_flops_per_token(100)
     )
     assert eval_flops(s, {**config, "tasks": ["t", "other"]}, "eval") is None
-    costs._short_tokens.cache_clear()
 
 
 def test_every_task_of_the_short_suite_is_counted():
     """The committed counts cover the ``short`` suite's tasks as its group files list them."""
-    import json
     from pathlib import Path
 
     import yaml
@@ -146,24 +159,14 @@ def test_the_suites_own_small_models_are_not_costed_as_the_profiles_model(tmp_pa
     assert unit_cost(step, ctx.profile).gib_per_gpu > 14  # Mistral-7B's bf16 weights alone
 
 
-def test_paper_short_members_cost_their_counts_at_their_own_shots(monkeypatch, tmp_path):
+def test_paper_short_members_cost_their_counts_at_their_own_shots(use_counts):
     """``paper_short`` reads each member's counts as ``TASK@N`` (N: the member's few-shot count),
     never the same task counted at another count; a member not counted (the counts need the hub)
     or a name that is no member leaves the unit unestimated."""
-    import json
-
-    from longred_bench.evaluation.paper_suite import BY_TASK, task_names
-    from longred_bench.reproduce import costs
-
-    one = {"docs": 10, "requests": 20, "prompt_tokens": 2000, "generated_tokens": 0}
-    counts = {costs.counted_key(t, BY_TASK[t].num_fewshot): one for t in task_names()}
-    counts["mmlu"] = {"docs": 10, "requests": 20, "prompt_tokens": 9, "generated_tokens": 0}
-    path = tmp_path / "short_tokens.json"
-    monkeypatch.setattr(costs, "SHORT_TOKENS", path)
+    counts = {**_members_counted(), "mmlu": {**ONE, "prompt_tokens": 9}}
 
     def flops(tasks):
-        path.write_text(json.dumps({"tasks": counts}))
-        costs._short_tokens.cache_clear()
+        use_counts(counts)
         return eval_flops(s, {"suite": "paper_short", "tasks": tasks}, "eval")
 
     s = model_shape("llama3-8b")
@@ -174,20 +177,14 @@ def test_paper_short_members_cost_their_counts_at_their_own_shots(monkeypatch, t
     assert flops(["mmlu", "not_a_member"]) is None
     del counts["gsm8k@5"]
     assert flops(None) is None and flops(["mmlu"]) == pytest.approx(mmlu)
-    costs._short_tokens.cache_clear()
 
 
 def test_the_paper_plan_estimates_paper_short_once_its_members_are_counted(
-    tmp_path, monkeypatch, capsys
+    tmp_path, monkeypatch, capsys, use_counts
 ):
     """The committed counts hold no ``paper_short`` member (counting them needs the hub): the
     plan says how many are not counted and the command that counts them; with every member
     counted, its ``paper_short`` units carry GPU-hours."""
-    import json
-
-    from longred_bench.evaluation.paper_suite import BY_TASK, task_names
-    from longred_bench.reproduce import costs
-
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
 
     def plan() -> tuple[str, str]:
@@ -201,11 +198,6 @@ def test_the_paper_plan_estimates_paper_short_once_its_members_are_counted(
     assert "17 of its members' tokens are not counted" in text
     assert "short_task_tokens.py --suite paper_short" in text
     assert "GPU-hours not estimated" in unit
-    one = {"docs": 10, "requests": 20, "prompt_tokens": 2000, "generated_tokens": 0}
-    counts = {costs.counted_key(t, BY_TASK[t].num_fewshot): one for t in task_names()}
-    path = tmp_path / "short_tokens.json"
-    path.write_text(json.dumps({"tasks": counts}))
-    monkeypatch.setattr(costs, "SHORT_TOKENS", path)
+    use_counts(_members_counted())
     text, unit = plan()
     assert "GPU-hours from their counted tokens" in text and "GPU-h, " in unit
-    costs._short_tokens.cache_clear()

@@ -2,7 +2,8 @@
 
 Every record carries a ``provenance`` object: git commit of the code, the content hash of the
 source that ran and whether it differs from that commit's, package versions, device, seed, UTC
-timestamp and the resolved config of the run that produced it.
+timestamp, the resolved config of the run that produced it and the weights of the suite-built
+models it was measured on (``builds``: :mod:`longred_bench.jobs.builds`).
 
 Cached runs (a directory holding the records, the config that made them and a ``manifest.json``
 with their sizes and sha256) are written whole by :func:`save_run_dir` and read by
@@ -17,7 +18,7 @@ import hashlib
 import json
 import platform
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -78,7 +79,9 @@ class Provenance:
     """Where a result came from: ``git_commit`` as :func:`git_commit` names it, the
     ``source_hash`` of the package's source files that ran and whether they differ from that
     commit's (``dirty``: true, false, or ``"unknown"`` where they could not be compared); see
-    :mod:`longred_bench.source_tree`."""
+    :mod:`longred_bench.source_tree`. ``builds``: ``{name: weights hash}`` of the suite-built
+    models (``tiny-base``) the config depends on (:func:`~longred_bench.jobs.builds.
+    result_builds`)."""
 
     git_commit: str
     source_hash: str
@@ -88,10 +91,19 @@ class Provenance:
     seed: int
     timestamp: str
     config: dict[str, Any]
+    builds: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def collect(cls, config: dict[str, Any], *, seed: int, device: Any) -> Provenance:
-        """Provenance of a run happening now with ``config`` on ``device``."""
+    def collect(
+        cls,
+        config: dict[str, Any],
+        *,
+        seed: int,
+        device: Any,
+        builds: dict[str, str] | None = None,
+    ) -> Provenance:
+        """Provenance of a run happening now with ``config`` on ``device`` (measured on the
+        suite-built model weights ``builds``)."""
         state = source_state()
         return cls(
             git_commit=state.label,
@@ -102,6 +114,7 @@ class Provenance:
             seed=seed,
             timestamp=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             config=config,
+            builds=dict(builds or {}),
         )
 
 

@@ -27,6 +27,7 @@ import yaml
 from longred_bench.cache import atomic_write_text
 from longred_bench.data.texts import token_windows
 from longred_bench.errors import UserError
+from longred_bench.jobs.builds import result_builds
 from longred_bench.jobs.configs import DriftConfig
 from longred_bench.jobs.heartbeat import heartbeat
 from longred_bench.metrics.drift import DriftResult, TextSums, measure_drift, select_layers
@@ -186,7 +187,7 @@ def run_drift(
     )  # fmt: skip
     config = {**cfg.to_dict(), "seconds": round(time.perf_counter() - start, 2)}
     return _records(cfg, results, extended), Provenance.collect(
-        config, seed=cfg.seed, device=cfg.device
+        config, seed=cfg.seed, device=cfg.device, builds=result_builds(config)
     )
 
 

@@ -18,6 +18,7 @@ from longred_bench.evaluation.config import EvalConfig
 from longred_bench.evaluation.harness import WindowTooSmall
 from longred_bench.evaluation.run import run_eval
 from longred_bench.evaluation.samples import write_samples
+from longred_bench.jobs.builds import result_builds
 from longred_bench.jobs.heartbeat import heartbeat
 from longred_bench.jobs.resume import REQUESTS, request_cache, saved_responses
 from longred_bench.reports.eval_report import write_eval_report
@@ -48,8 +49,9 @@ def eval_command(cfg: EvalConfig, out: Path, *, progress: bool = True) -> list[P
                 f"{exc}: pass --max-length {exc.needed} or more (a window past the model's own is "
                 "allowed) or other --tasks"
             ) from None
+    config = {"command": "eval", **cfg.to_dict()}
     provenance = Provenance.collect(
-        {"command": "eval", **cfg.to_dict()}, seed=cfg.seed, device=cfg.device
+        config, seed=cfg.seed, device=cfg.device, builds=result_builds(config)
     )
     out.mkdir(parents=True, exist_ok=True)
     paths = [write_records(out / "eval.jsonl", result.records, provenance)]

@@ -36,6 +36,7 @@ from typing import Any
 import torch
 
 from longred_bench.errors import UserError
+from longred_bench.jobs.builds import result_builds
 from longred_bench.jobs.configs import ORIGINAL, PsaConfig
 from longred_bench.metrics.psa import answer_scores
 from longred_bench.models.loading import extend, load
@@ -194,7 +195,8 @@ def run_psa(
     config = {**cfg.to_dict(), "seconds": round(time.perf_counter() - start, 2)}
     if pcd is not None:
         config["pcd"] = pcd.as_dict()
-    return records, Provenance.collect(config, seed=cfg.seed, device=cfg.device)
+    builds = result_builds(config)
+    return records, Provenance.collect(config, seed=cfg.seed, device=cfg.device, builds=builds)
 
 
 def psa_command(
@@ -227,7 +229,9 @@ def psa_command(
         "command": "psa", **cfg.to_dict(), "decoding": list(dict.fromkeys(decodings)),
         "pcd": (pcd or PcdConfig()).as_dict() if "pcd" in decodings else None,
     }  # fmt: skip
-    provenance = Provenance.collect(config, seed=cfg.seed, device=cfg.device)
+    provenance = Provenance.collect(
+        config, seed=cfg.seed, device=cfg.device, builds=result_builds(config)
+    )
     out.mkdir(parents=True, exist_ok=True)
     paths = [write_records(out / "psa.jsonl", records, provenance)]
     names = ", ".join(f"`{m}`" for m in cfg.models)

@@ -26,6 +26,7 @@ from typing import Any
 
 from longred_bench.cache import atomic_write_text, cache_dir
 from longred_bench.errors import UserError
+from longred_bench.jobs.builds import check_builds, result_builds, run_base, write_run_base
 from longred_bench.results import (
     Provenance,
     config_hash,
@@ -51,7 +52,7 @@ TIMING = "timing.json"
 # (:func:`code_identity`), so a change to any of them computes the unit again. Left out, as
 # they do not change what a unit computes: the report builders, the command line and the table
 # plans (``reports/``, ``cli/``, ``reproduce/``), the run cache and its helpers (this module,
-# ``results.py``, ``cache.py``, ``heartbeat.py``), ``profiles/`` (a unit's config is already
+# ``results.py``, ``cache.py``, ``heartbeat.py``, ``builds.py``), ``profiles/`` (a unit's config is already
 # resolved), and a model the suite builds (tiny-base is keyed by its own build). A training run
 # depends on what builds and feeds it (objectives, kernels, streams, tokenizers, retrieval rows
 # from ``taskdata/``, the distances in ``metrics/``); an evaluation on the harness, lm-eval's
@@ -116,6 +117,8 @@ class CachedUnit:
         """The saved result if it was made by exactly this config and is intact, else None."""
         if self.kind == "train":
             info = finished_run(self.dir)
+            if info is not None:
+                check_builds(run_base(self.dir), self.dir)
             return None if info is None else [info]
         return cached_records(self.dir / RECORDS_FILE[self.kind], self.config, self.kind)
 
@@ -207,7 +210,10 @@ def cached_records(
         return None
     if read_cached_json(path.parent / "config.json") != stored_config(config, kind):
         return None
-    return read_cached_records(path)
+    records = read_cached_records(path)
+    if records:
+        check_builds((records[0].get("provenance") or {}).get("builds") or {}, path.parent)
+    return records
 
 
 def save_records(
@@ -225,7 +231,7 @@ def save_records(
     directory in at once (see :func:`longred_bench.results.save_run_dir`); read back.
     ``seconds``, where given, is kept in :data:`TIMING` (plans estimate from it)."""
     config = stored_config(config, kind)
-    provenance = Provenance.collect(config, seed=seed, device=device)
+    provenance = Provenance.collect(config, seed=seed, device=device, builds=result_builds(config))
 
     def write(tmp: Path) -> None:
         write_records(tmp / path.name, records, provenance)
@@ -362,6 +368,8 @@ def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
         cfg = TrainConfig.from_dict(cfg)
     run_dir = run_dir_of(cfg)
     info = finished_run(run_dir)
+    if info is not None:
+        check_builds(run_base(run_dir), run_dir)
     if info is None:
         if progress:
             print(f"[train] {cfg.recipe} rope={cfg.rope} seed={cfg.seed} -> {run_dir}", flush=True)
@@ -373,4 +381,5 @@ def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
         info = finished_run(run_dir)
         if info is None:
             raise UserError(f"training run {run_dir} finished without readable records")
+        write_run_base(run_dir, cfg.to_dict())
     return run_dir / "final", info

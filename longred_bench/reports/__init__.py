@@ -23,7 +23,8 @@ def provenance(records: list[dict[str, Any]]) -> tuple[str, str]:
     The code is the commits the records name, then the source hashes of those that carry one
     (short), each marked ``dirty`` where any of its records ran files that differ from its
     commit's, or ``dirty unknown`` where any could not be compared (records made before source
-    hashes are said to have none), as in ``; source `1a2b3c4d5e6f` (dirty)``."""
+    hashes are said to have none), as in ``; source `1a2b3c4d5e6f` (dirty)``; then the weights
+    of the suite-built models they were measured on (``; tiny-base weights `...```)."""
     provs = [r["provenance"] for r in records if isinstance(r.get("provenance"), dict)]
     devices = sorted({str(p.get("device")) for p in provs}) or ["not recorded"]
     commits = sorted({_commit(p) for p in provs}) or ["not recorded"]
@@ -38,7 +39,21 @@ def provenance(records: list[dict[str, Any]]) -> tuple[str, str]:
         )
         if len(hashed) < len(provs):
             code += ", none for older records"
-    return ", ".join(devices), code
+    return ", ".join(devices), code + _builds(provs)
+
+
+def _builds(provs: list[dict[str, Any]]) -> str:
+    """``; tiny-base weights `1a2b3c4d5e6f```: the weights of each suite-built model the records
+    were measured on (:mod:`longred_bench.jobs.builds`), all of them where the records name
+    several; empty where none names any."""
+    seen: dict[str, set[str]] = {}
+    for p in provs:
+        for name, weights in (p.get("builds") or {}).items():
+            seen.setdefault(str(name), set()).add(str(weights))
+    return "".join(
+        f"; {name} weights " + ", ".join(f"`{w}`" for w in sorted(ws))
+        for name, ws in sorted(seen.items())
+    )
 
 
 def _dirty(prov: dict[str, Any]) -> str:

@@ -132,12 +132,15 @@ def _train(step: Step, progress: bool) -> None:
     if world == 1:
         step.unit.run(progress=progress)
         return
+    from longred_bench.jobs.builds import write_run_base
     from longred_bench.jobs.train import run_training
     from longred_bench.training.config import TrainConfig
 
     run_dir = step.unit.dir
     run_training(TrainConfig.from_dict(step.unit.config), run_dir, resume=run_dir.exists(),
                  progress=progress and rank == 0, rank=rank, world=world)  # fmt: skip
+    if rank == 0:
+        write_run_base(run_dir, step.unit.config)
 
 
 def levels(units: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:

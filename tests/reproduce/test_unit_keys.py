@@ -220,3 +220,33 @@ def test_committed_tiny_reports_units_are_planned_under_their_keys(
     every = planned(table, "tiny")
     assert trains <= every
     assert evals <= every
+
+
+MEASURED = ("value", "hidden_cosine", "attention_kl")
+"""What a record measured (the rest of its fields say what and where)."""
+
+
+def test_committed_tiny_reports_agree_on_every_shared_unit() -> None:
+    """Reports that share a unit (the same stored config: model build, code hash, settings) give
+    it the same numbers: no report was measured on another build of tiny-base, or on another
+    machine's, than the others (the same config trained on two CPUs gives other weights)."""
+    seen: dict[tuple, tuple] = {}
+    clashes = []
+    for path in sorted(REPORTS.glob("*.jsonl.gz")):
+        with gzip.open(path, "rt") as fh:
+            for line in fh:
+                if '"kind": "eval", ' not in line and '"kind": "drift_layer", ' not in line:
+                    continue  # per-document records follow their unit's summary
+                r = json.loads(line)
+                config = (r.get("provenance") or {}).get("config")
+                if not config:
+                    continue
+                where = tuple(r.get(k) for k in ("kind", "task", "metric", "length", "extension",
+                                                 "layer"))  # fmt: skip
+                key = (json.dumps(config, sort_keys=True), *where)
+                got = tuple(r.get(k) for k in MEASURED)
+                first = seen.setdefault(key, (got, path.name))
+                if first[0] != got:
+                    clashes.append(f"{where}: {first[1]} {first[0]}, {path.name} {got}")
+    assert len(seen) > 1000
+    assert clashes == [], f"{len(clashes)} shared units disagree, e.g. {clashes[:3]}"

@@ -52,13 +52,14 @@ TIMING = "timing.json"
 # (:func:`code_identity`), so a change to any of them computes the unit again. Left out, as
 # they do not change what a unit computes: the report builders, the command line and the table
 # plans (``reports/``, ``cli/``, ``reproduce/``), the run cache and its helpers (this module,
-# ``results.py``, ``cache.py``, ``heartbeat.py``, ``builds.py``), ``profiles/`` (a unit's config is already
-# resolved), and a model the suite builds (tiny-base is keyed by its own build). A training run
-# depends on what builds and feeds it (objectives, kernels, streams, tokenizers, retrieval rows
-# from ``taskdata/``, the distances in ``metrics/``); an evaluation on the harness, lm-eval's
-# task registry (``tasks/``) and what builds its rows; ``ppl`` on the harness's perplexity
-# path; drift on the drift metrics and their kernels; PSA on its probe, its RULER samples and
-# PCD. ``tests/test_unit_code.py`` checks each list against the modules its code imports.
+# ``results.py``, ``cache.py``, ``heartbeat.py``, ``builds.py``), ``profiles/`` (a unit's config
+# is already resolved), and a model the suite builds (tiny-base is keyed by its own build). A
+# training run depends on what builds and feeds it (objectives, kernels, streams, tokenizers,
+# retrieval rows from ``taskdata/``, the distances in ``metrics/``); an evaluation on the
+# harness, lm-eval's task registry (``tasks/``) and what builds its rows; ``ppl`` on the
+# harness's perplexity path; drift on the drift metrics and their kernels; PSA on its probe, its
+# RULER samples and PCD. ``tests/test_unit_code.py`` checks each list against the modules its
+# code imports.
 _MODELS = ("longred_bench/models/", "longred_bench/data/")
 UNIT_CODE: dict[str, tuple[str, ...]] = {
     "train": (*_MODELS, "training/", "kernels/", "longred_bench/metrics/",

@@ -125,3 +125,16 @@ def check_builds(recorded: dict[str, str], where: Path) -> None:
                 f"weights {now} (rebuilt, or the cache was copied from another machine): set "
                 "LONGRED_CACHE to a fresh folder, or move that folder away, to measure it again"
             )
+
+
+def main() -> None:
+    """``python -m longred_bench.jobs.builds``: each suite-built model and the weights hash of
+    its build in this cache (``not built`` where there is none yet)."""
+    from longred_bench.jobs.tiny_base import SUITE_BUILT
+
+    for name in SUITE_BUILT:
+        print(f"{name} {built_weights(name) or 'not built'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -15,6 +15,7 @@ from longred_bench.cache import write_manifest
 from longred_bench.errors import UserError
 from longred_bench.jobs.builds import (
     BASE_FILE,
+    main,
     manifest_weights,
     result_builds,
     write_run_base,
@@ -54,9 +55,16 @@ def test_weights_hash_follows_the_files(built: Path) -> None:
     assert result_builds({"model": "smollm2-135m", "suite": "ruler"}) == {}
 
 
-def test_unbuilt_tiny_base_is_left_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unbuilt_tiny_base_is_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(tiny_base, "tiny_base_run_dir", lambda: tmp_path / "tiny-base-0123")
     assert result_builds({"model": "tiny-base"}) == {}
+    main()
+    assert capsys.readouterr().out == "tiny-base not built\n"
+    _build(tmp_path / "tiny-base-0123", b"weights")
+    main()
+    assert capsys.readouterr().out == f"tiny-base {result_builds('tiny-base')['tiny-base']}\n"
 
 
 def test_records_and_trained_runs_name_the_weights(built: Path, tmp_path: Path) -> None:

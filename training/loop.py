@@ -45,6 +45,7 @@ from longred_bench.training.checkpoint import (
 from longred_bench.training.config import TrainConfig
 from longred_bench.training.layout import METRICS, snapshot_dir
 from longred_bench.training.lm_loss import lm_loss, resolve_lm_loss
+from longred_bench.training.machine_load import MachineLoad
 from longred_bench.training.offload import HostOffload, offloaded
 from longred_bench.training.peak_memory import PeakMemory
 
@@ -227,6 +228,7 @@ def train(
     if method.teacher is not None:
         method.teacher = place_teacher(method.teacher, cfg, world)
     peak = PeakMemory(run.device)
+    load = MachineLoad()
     offload = HostOffload() if cfg.activation_offload else None
     params = _trainable(method.student)
     optimizer = torch.optim.AdamW(
@@ -325,7 +327,7 @@ def train(
         return out / "final"
     run.method.finish()
     if main:  # run.json before final/: a finished final/ always has its run.json
-        info = {**_run_info(run, cfg, out, tokens, seconds, phases), **peak.info()}
+        info = {**_run_info(run, cfg, out, tokens, seconds, phases), **peak.info(), **load.info()}
         if offload is not None:
             info.update(offload.info())
         atomic_write_text(out / "run.json", json.dumps(info, indent=2))

@@ -44,6 +44,10 @@ RECORDS_FILE = {"eval": "eval.jsonl", "ppl": "eval.jsonl", "drift": "drift.jsonl
 # Keys of a config that only identify a unit (a model's build, a measurement's version), which
 # the computation does not take.
 IDENTITY_KEYS = ("base", "item_scores", "drift_version")
+PEAK_KEYS = ("peak_memory_mib", "peak_memory_kind")
+LOAD_KEYS = ("load_1min_start", "load_1min_end", "cpus")
+"""A training run's ``run.json`` figures its summary record carries (with steps, tokens, seconds):
+its peak memory and the machine's load while it trained."""
 TIMING = "timing.json"
 """Beside a unit's records: ``{"seconds": ...}``, the wall time of the call that computed it."""
 
@@ -347,7 +351,7 @@ def finished_run(run_dir: Path) -> dict[str, Any] | None:
         if path == info_path:
             info = value
     layers = {"layers": info["layers"]} if "layers" in info else {}  # the distilled layers
-    peak = {k: info[k] for k in ("peak_memory_mib", "peak_memory_kind") if k in info}
+    peak = {k: info[k] for k in (*PEAK_KEYS, *LOAD_KEYS) if k in info}  # memory, machine load
     impact = {"impact": info["impact"]} if "impact" in info else {}  # LongRecipe's anchors
     return {"steps": value["step"], "tokens": info["tokens"], "seconds": info["seconds"],
             "dir": str(run_dir), **layers, **peak, **impact}  # fmt: skip

@@ -27,7 +27,10 @@ not comparable (the floor of two runs): one timing says nothing of its spread.
 
 Peak memory is each run's own ``run.json`` figure (:mod:`longred_bench.training.peak_memory`): the
 CUDA allocator's peak on a GPU, the training process's peak resident set on CPU; the table shows
-the largest over a row's runs and its kind. Runs trained before the suite recorded it show "not
+the largest over a row's runs and its kind. The machine's load is each run's 1-minute load
+average at its start and end (:mod:`longred_bench.training.machine_load`), the highest over a
+row's runs with the number of CPUs: a load above the workers' own count means other work shared
+the cores while the row was timed. Runs trained before the suite recorded either show "not
 recorded".
 """
 
@@ -99,6 +102,9 @@ class Cost:
     steps: tuple[float, ...]
     peaks: tuple[tuple[float, str], ...] = ()
     """``(MiB, kind)`` of the runs that recorded a peak (``peak_memory_mib``, ``_kind``)."""
+    loads: tuple[tuple[float, int], ...] = ()
+    """``(load, CPUs)`` of the runs that recorded the machine's load: the larger of its 1-minute
+    load average at the start and the end of the run."""
 
     @property
     def per_token(self) -> float:
@@ -120,6 +126,9 @@ def costs(runs: dict[RunKey, Run]) -> list[Cost]:
                     tuple(float(i.get("steps") or 0) for i in infos),
                     tuple((float(i["peak_memory_mib"]), str(i.get("peak_memory_kind", "")))
                           for i in infos if i.get("peak_memory_mib")),
+                    tuple((max(float(i["load_1min_start"]), float(i["load_1min_end"])),
+                           int(i.get("cpus") or 0))
+                          for i in infos if "load_1min_start" in i and "load_1min_end" in i),
                 ))  # fmt: skip
     return out
 
@@ -152,11 +161,22 @@ def peak_cell(cost: Cost) -> str:
     return f"{mib:,.0f} MiB ({kind}{some})"
 
 
+def load_cell(cost: Cost) -> str:
+    """The highest 1-minute load average any of a row's runs saw (at its start or end), on how
+    many CPUs (and how many runs recorded one, if not all), or "not recorded"."""
+    if not cost.loads:
+        return "not recorded"
+    load, cpus = max(cost.loads)
+    recorded, runs = len(cost.loads), len(cost.seconds)
+    some = "" if recorded == runs else f", {recorded} of {runs} runs"
+    return f"{load:.1f} on {cpus} CPUs{some}"
+
+
 def cost_table(table: list[Cost]) -> list[str]:
     lines = [
         "| extension | row | runs | steps | tokens (mean) | seconds per run | s per 1M tokens | "
-        f"x CPT per token [{LEVEL:.0%} CI] | peak memory |",
-        "|---|---|---:|---:|---:|---|---:|---:|---|",
+        f"x CPT per token [{LEVEL:.0%} CI] | peak memory | machine load (max) |",
+        "|---|---|---:|---:|---:|---|---:|---:|---|---|",
     ]
     for c in table:
         base = _find(table, c.extension, "cpt")
@@ -168,7 +188,7 @@ def cost_table(table: list[Cost]) -> list[str]:
         lines.append(
             f"| `{c.extension}` | {ROW_TITLES[c.row]} | {len(c.seconds)} | "
             f"{np.mean(c.steps):.0f} | {np.mean(c.tokens):,.0f} | {secs} | "
-            f"{c.per_token * 1e6:.0f} | {ratio} | {peak_cell(c)} |"
+            f"{c.per_token * 1e6:.0f} | {ratio} | {peak_cell(c)} | {load_cell(c)} |"
         )
     return [*lines, ""]
 

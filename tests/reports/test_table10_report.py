@@ -60,3 +60,27 @@ def test_peak_memory_cell_shows_the_largest_recorded_peak_and_its_kind() -> None
     assert peak_cell(full) == "1,530 MiB (process RSS)"
     part = Cost("x", "cpt", (1.0, 1.0, 1.0), (1.0,) * 3, (1.0,) * 3, ((700.0, "CUDA allocator"),))
     assert peak_cell(part) == "700 MiB (CUDA allocator, 1 of 3 runs)"
+
+
+def test_machine_load_cell_shows_the_highest_load_a_row_was_timed_under() -> None:
+    from longred_bench.reports.table10_report import load_cell
+
+    assert load_cell(_cost("cpt", (1.0, 1.0))) == "not recorded"  # runs from before it was kept
+    busy = Cost("x", "mix-cpt", (1.0, 1.0), (1.0, 1.0), (1.0, 1.0), (), ((2.1, 2), (3.7, 2)))
+    assert load_cell(busy) == "3.7 on 2 CPUs"
+    part = Cost("x", "cpt", (1.0,) * 3, (1.0,) * 3, (1.0,) * 3, (), ((1.9, 16),))
+    assert load_cell(part) == "1.9 on 16 CPUs, 1 of 3 runs"
+
+
+def test_costs_take_each_runs_load_from_its_training_record() -> None:
+    from longred_bench.reports.runs import Run, RunKey
+    from longred_bench.reports.table10_report import costs
+
+    def run(seed: int, **load: float) -> tuple[RunKey, Run]:
+        return ("abf:theta=2e6", "cpt", seed), Run(
+            train={"seconds": 10.0, "tokens": 1000, "steps": 4, **load}
+        )
+
+    runs = dict([run(0, load_1min_start=1.2, load_1min_end=3.4, cpus=2), run(1)])
+    (cost,) = costs(runs)
+    assert cost.loads == ((3.4, 2),)  # the larger of start and end; the older run has none

@@ -36,8 +36,12 @@ print(json.dumps([with_big, PeakMemory("cpu").info()]))
 
 @LINUX
 @pytest.mark.integration
-def test_run_json_records_the_peak(tmp_path: Path) -> None:
+def test_run_json_records_the_peak_and_the_machines_load(tmp_path: Path) -> None:
     train(smoke("cpt", steps=2), tmp_path / "r", progress=False)
     info = json.loads((tmp_path / "r" / "run.json").read_text())
     assert info["peak_memory_kind"] == "process RSS"
     assert info["peak_memory_mib"] > 10
+    assert info["cpus"] >= 1 and info["load_1min_start"] >= 0 and info["load_1min_end"] >= 0
+    from longred_bench.jobs.units import finished_run
+
+    assert finished_run(tmp_path / "r")["cpus"] == info["cpus"]  # Table 10 reads it there

@@ -156,9 +156,17 @@ def peak_cell(cost: Cost) -> str:
     if not cost.peaks:
         return "not recorded"
     mib, kind = max(cost.peaks)
-    recorded, runs = len(cost.peaks), len(cost.seconds)
-    some = "" if recorded == runs else f", {recorded} of {runs} runs"
-    return f"{mib:,.0f} MiB ({kind}{some})"
+    return f"{mib:,.0f} MiB ({kind}{_some(cost, cost.peaks)})"
+
+
+def _some(cost: Cost, recorded: tuple) -> str:
+    """``", 2 of 3 runs"`` where fewer of a row's runs recorded a figure than it has, else
+    ``""``."""
+    return (
+        ""
+        if len(recorded) == len(cost.seconds)
+        else f", {len(recorded)} of {len(cost.seconds)} runs"
+    )
 
 
 def load_cell(cost: Cost) -> str:
@@ -167,9 +175,7 @@ def load_cell(cost: Cost) -> str:
     if not cost.loads:
         return "not recorded"
     load, cpus = max(cost.loads)
-    recorded, runs = len(cost.loads), len(cost.seconds)
-    some = "" if recorded == runs else f", {recorded} of {runs} runs"
-    return f"{load:.1f} on {cpus} CPUs{some}"
+    return f"{load:.1f} on {cpus} CPUs{_some(cost, cost.loads)}"
 
 
 def cost_table(table: list[Cost]) -> list[str]:

@@ -41,14 +41,25 @@ def built_weights(name: str) -> str | None:
 def manifest_weights(manifest: Path) -> str | None:
     """The hash of the files ``manifest`` records (each path with its sha256), or None where
     it is missing, unreadable or records no sha256."""
+    return _weights(_read(manifest))
+
+
+def _read(manifest: Path) -> dict[str, Any]:
+    """The manifest at ``manifest`` as a dict; ``{}`` where it is missing or unreadable."""
     try:
-        files = json.loads(manifest.read_text(encoding="utf-8"))["files"]
-        pairs = sorted((str(f["path"]), str(f["sha256"])) for f in files)
-    except (OSError, ValueError, KeyError, TypeError):
+        value = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _weights(manifest: dict[str, Any]) -> str | None:
+    """The hash of a read manifest's file records, or None where it records no sha256."""
+    try:
+        pairs = sorted((str(f["path"]), str(f["sha256"])) for f in manifest["files"])
+    except (KeyError, TypeError):
         return None
-    if not pairs:
-        return None
-    return hashlib.sha256(json.dumps(pairs).encode()).hexdigest()[:SHORT]
+    return hashlib.sha256(json.dumps(pairs).encode()).hexdigest()[:SHORT] if pairs else None
 
 
 def result_builds(config: Any) -> dict[str, str]:
@@ -73,11 +84,9 @@ def _built_at(final: Path) -> dict[str, str]:
     names the model), else ``{}``."""
     from longred_bench.jobs.tiny_base import SUITE_BUILT
 
-    try:
-        name = json.loads((final / MANIFEST_FILE).read_text(encoding="utf-8")).get("model")
-    except (OSError, ValueError, AttributeError):
-        return {}
-    weights = manifest_weights(final / MANIFEST_FILE) if name in SUITE_BUILT else None
+    manifest = _read(final / MANIFEST_FILE)
+    name = manifest.get("model")
+    weights = _weights(manifest) if name in SUITE_BUILT else None
     return {name: weights} if weights else {}
 
 

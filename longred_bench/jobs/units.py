@@ -121,9 +121,7 @@ class CachedUnit:
     def cached(self) -> list[dict[str, Any]] | None:
         """The saved result if it was made by exactly this config and is intact, else None."""
         if self.kind == "train":
-            info = finished_run(self.dir)
-            if info is not None:
-                check_builds(run_base(self.dir), self.dir)
+            info = finished_run_checked(self.dir)
             return None if info is None else [info]
         return cached_records(self.dir / RECORDS_FILE[self.kind], self.config, self.kind)
 
@@ -357,6 +355,15 @@ def finished_run(run_dir: Path) -> dict[str, Any] | None:
             "dir": str(run_dir), **layers, **peak, **impact}  # fmt: skip
 
 
+def finished_run_checked(run_dir: Path) -> dict[str, Any] | None:
+    """:func:`finished_run`, refused in one line where the run started from other weights of a
+    suite-built model than those built now (:func:`~longred_bench.jobs.builds.check_builds`)."""
+    info = finished_run(run_dir)
+    if info is not None:
+        check_builds(run_base(run_dir), run_dir)
+    return info
+
+
 def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
     """Train ``cfg`` (a TrainConfig or its dict; or reuse its finished run; resume an
     interrupted one): (final dir, summary record).
@@ -372,9 +379,7 @@ def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
     if isinstance(cfg, dict):
         cfg = TrainConfig.from_dict(cfg)
     run_dir = run_dir_of(cfg)
-    info = finished_run(run_dir)
-    if info is not None:
-        check_builds(run_base(run_dir), run_dir)
+    info = finished_run_checked(run_dir)
     if info is None:
         if progress:
             print(f"[train] {cfg.recipe} rope={cfg.rope} seed={cfg.seed} -> {run_dir}", flush=True)

@@ -11,8 +11,12 @@ them (another tokenizer gives other counts: the plan says whose these are).
 ``--suite paper_short`` counts LongReD's 17 benchmarks instead, each the stock lm-eval task at
 the member's own few-shot count, under the key ``TASK@N``; their data come from the Hugging Face
 hub, so this needs it (it fails at once, in one line, where the hub cannot be reached). Building
-the requests runs no model and no model-written code. After it, ``reproduce ... --dry-run`` at a
-``paper*`` profile estimates the ``paper_short`` units too.
+the requests runs no model and no model-written code; lm-eval's HumanEval and MBPP task files,
+when they load, run the ``code_eval`` metric on a fixed two-line program of lm-eval's own as a
+self-check, which ``code_eval`` refuses unless ``HF_ALLOW_CODE_EVAL=1``, so the script sets it for
+itself. Each task's figures are written as soon as it is counted (a later failure keeps them).
+After it, ``reproduce ... --dry-run`` at a ``paper*`` profile estimates the ``paper_short`` units
+too.
 
     python benchmarks/short_task_tokens.py [--tasks T ...]
     python benchmarks/short_task_tokens.py --suite paper_short
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 
 from longred_bench.reproduce.costs import SHORT_TOKENS, counted_key
@@ -74,27 +79,37 @@ def main() -> None:
         from longred_bench.evaluation.paper_suite import MEMBERS, require_hub
 
         require_hub(instead="without --suite this script counts the offline tasks")
+        # the code members' task files self-check code_eval on lm-eval's own program at load
+        os.environ["HF_ALLOW_CODE_EVAL"] = "1"
         jobs = [(counted_key(m.task, m.num_fewshot), m.task, m.num_fewshot) for m in MEMBERS]
     else:
         jobs = [(name, name, None) for name in args.tasks]
     tokenizer = load_tokenizer(TOKENIZER)
     out = json.loads(SHORT_TOKENS.read_text()) if SHORT_TOKENS.is_file() else {"tasks": {}}
+    out["about"] = (
+        f"Tokens of every request of each short task with the {TOKENIZER} tokenizer: the offline "
+        "tasks at their own few-shot counts, paper_short's members as TASK@N (N shots)."
+    )
     start = time.perf_counter()
     for key, name, shots in jobs:
         out["tasks"][key] = count(name, tokenizer, shots)
         print(key, out["tasks"][key], flush=True)
+        write(out)  # a later task's failure keeps this one's figures
     runs = out.setdefault("runs", {})
     runs["paper_short" if args.suite else "offline"] = (
         f"counted by `python benchmarks/short_task_tokens.py"
         f"{' --suite paper_short' if args.suite else ''}` at commit {git_commit()} "
         f"({time.perf_counter() - start:.0f} s)"
     )
-    out["about"] = (
-        f"Tokens of every request of each short task with the {TOKENIZER} tokenizer: the offline "
-        "tasks at their own few-shot counts, paper_short's members as TASK@N (N shots)."
-    )
-    SHORT_TOKENS.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    write(out)
     print(f"wrote {SHORT_TOKENS}")
+
+
+def write(out: dict) -> None:
+    """Write ``out`` to :data:`SHORT_TOKENS` whole (never half a file)."""
+    from longred_bench.cache import atomic_write_text
+
+    atomic_write_text(SHORT_TOKENS, json.dumps(out, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

@@ -47,3 +47,40 @@ def test_counting_paper_short_without_the_hub_fails_in_one_line():
         "error: the paper_short suite needs Hugging Face hub access (HF_HUB_OFFLINE is set); "
         "without --suite this script counts the offline tasks"
     ]
+
+
+def test_paper_short_counts_allow_code_evals_self_check_and_keep_each_task_before_a_failure(
+    monkeypatch, tmp_path
+):
+    import json
+    import os
+
+    from longred_bench.evaluation import paper_suite
+    from longred_bench.models import loading
+    from longred_bench.reproduce.costs import counted_key
+
+    script = load_script("short_task_tokens")
+    out = tmp_path / "short_tokens.json"
+    monkeypatch.setattr(script, "SHORT_TOKENS", out)
+    monkeypatch.setattr(paper_suite, "require_hub", lambda instead: None)
+    monkeypatch.setattr(loading, "load_tokenizer", lambda name: None)
+    monkeypatch.delenv("HF_ALLOW_CODE_EVAL", raising=False)
+    monkeypatch.setattr("sys.argv", ["short_task_tokens.py", "--suite", "paper_short"])
+    members = paper_suite.MEMBERS
+    fail_at = 3
+    seen = []
+
+    def count(name, tokenizer, shots):
+        # lm-eval's HumanEval/MBPP task files refuse to load unless this is exactly "1"
+        seen.append(os.environ.get("HF_ALLOW_CODE_EVAL"))
+        if len(seen) > fail_at:
+            raise RuntimeError("the hub dropped the connection")
+        return {"docs": len(seen)}
+
+    monkeypatch.setattr(script, "count", count)
+    with pytest.raises(RuntimeError):
+        script.main()
+    assert seen == ["1"] * (fail_at + 1)
+    kept = json.loads(out.read_text())["tasks"]
+    first = [counted_key(m.task, m.num_fewshot) for m in members[:fail_at]]
+    assert sorted(kept) == sorted(first) and kept[first[0]] == {"docs": 1}

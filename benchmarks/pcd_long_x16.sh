@@ -38,7 +38,7 @@ stage() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$LOG"; }
 pcd_long() { OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $PY "$ROOT/benchmarks/pcd_long.py" "$@"; }
 cd "$WORK" || exit 1
 
-stage "train x16 on the GPU; RULER samples stored meanwhile"
+stage "train x16 on $TRAIN_DEVICE; RULER samples stored meanwhile"
 if [ ! -f x16/final/model.safetensors ]; then
   $PY -m longred_bench train --recipe cpt --profile tiny --quiet \
     --set rope=pi:factor=16 long_len=4096 device="$TRAIN_DEVICE" $TRAIN_SET --out x16 > "$OUT/train.log" 2>&1 &

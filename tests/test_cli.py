@@ -185,3 +185,36 @@ def test_reproduce_kernel_without_csv_is_a_clear_error(tmp_path, monkeypatch, ca
     monkeypatch.chdir(tmp_path)
     assert main(["reproduce", "kernel", "--out", str(tmp_path / "o")]) == 2
     assert "run `nox -s bench_kernels` first" in capsys.readouterr().err
+
+
+def test_quiet_silences_the_libraries_bars_and_warnings_and_restores_them():
+    import os
+
+    from transformers.utils import logging as tf_logging
+
+    from longred_bench.cli import QUIET_ENV, quiet_libraries
+
+    before = (tf_logging.is_progress_bar_enabled(), tf_logging.get_verbosity())
+    env = {k: os.environ.get(k) for k in QUIET_ENV}
+    with quiet_libraries(True):
+        assert not tf_logging.is_progress_bar_enabled()
+        assert tf_logging.get_verbosity() == tf_logging.ERROR
+        assert all(os.environ[k] == v for k, v in QUIET_ENV.items())
+    assert (tf_logging.is_progress_bar_enabled(), tf_logging.get_verbosity()) == before
+    assert {k: os.environ.get(k) for k in QUIET_ENV} == env
+    with quiet_libraries(False):
+        assert (tf_logging.is_progress_bar_enabled(), tf_logging.get_verbosity()) == before
+
+
+def test_quiet_reaches_transformers_imported_later_in_the_command():
+    import subprocess
+    import sys
+
+    code = (
+        "from longred_bench.cli import quiet_libraries\n"
+        "with quiet_libraries(True):\n"
+        "    from transformers.utils import logging as l\n"
+        "    print(l.is_progress_bar_enabled(), l.get_verbosity() == l.ERROR)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["False", "True"], out.stderr

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -68,6 +69,42 @@ def sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, before)
 
 
+QUIET_ENV = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error"}
+"""What ``--quiet`` sets for the libraries: no hub or transformers progress bars (model loading,
+shard writing), transformers' warnings off (generation past a model's window is this suite's
+business), in this process and the workers it starts."""
+
+
+@contextlib.contextmanager
+def quiet_libraries(quiet: bool) -> Iterator[None]:
+    """Within the block, with ``quiet``: :data:`QUIET_ENV` set (transformers, if already
+    imported, told so too); as before afterwards."""
+    if not quiet:
+        yield
+        return
+    saved = {k: os.environ.get(k) for k in QUIET_ENV}
+    os.environ.update(QUIET_ENV)
+    tf_logging = sys.modules.get("transformers.utils.logging")
+    before = (
+        (tf_logging.is_progress_bar_enabled(), tf_logging.get_verbosity()) if tf_logging else None
+    )
+    if tf_logging is not None:
+        tf_logging.disable_progress_bar()
+        tf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        if tf_logging is not None and before is not None:
+            if before[0]:
+                tf_logging.enable_progress_bar()
+            tf_logging.set_verbosity(before[1])
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status (2 with a one-line message on bad input, 130 with
     one line saying what was saved and how to resume when Ctrl-C or SIGTERM stops the
@@ -77,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     import longred_bench.jobs  # noqa: F401  (registers the models the suite builds: tiny-base)
 
     try:
-        with sigterm_as_interrupt():
+        with sigterm_as_interrupt(), quiet_libraries(getattr(args, "quiet", False)):
             keep_freed_memory()
             return int(args.func(args))
     except UserError as exc:

@@ -1,6 +1,7 @@
 """The model a profile's tables run: its ``model.name``, or its offline ``model.fallback``
 where the hub cannot give that name (offline mode set, the hub unreachable, or no repository of
-that name this user may see).
+that name this user may see). A ``model.name`` that is a zoo name or an existing local model
+(folder or ``.gguf``) always runs itself: the hub is not asked.
 
 A profile states a fallback for a hub model that has an offline stand-in of the same shape
 (``smol``: the hub's SmolLM2-135M base model, else the SmolLM2-135M-Instruct weights of the
@@ -15,19 +16,25 @@ import dataclasses
 from functools import cache
 
 from longred_bench.cache import warn
-from longred_bench.models.names import hub_has_model, hub_unreachable
+from longred_bench.models.names import check_local, hub_has_model, hub_unreachable
 from longred_bench.profiles.schema import Profile
 
 
 @cache
 def chosen_model(name: str, fallback: str) -> str:
-    """``name`` where the hub gives it, else ``fallback``, said in one line (once a process)."""
+    """``name`` where it is local or the hub gives it, else ``fallback``, said in one line (once a
+    process)."""
+    if check_local(name):
+        return name
     why = hub_unreachable()
     if why is None and not hub_has_model(name):
         why = f"the hub has no model {name!r} this user may see"
     if why is None:
         return name
-    warn(f"model {name} is not used ({why}); its offline fallback {fallback} runs instead")
+    warn(
+        f"model {name} is not used ({why}); its offline fallback {fallback} runs instead "
+        "(model.fallback: remove it to be refused instead)"
+    )
     return fallback
 
 

@@ -51,13 +51,18 @@ def unit_command(ctx: Context, step: Step) -> str:
             f"{shlex.quote(unit_id(step))}")  # fmt: skip
     nproc = ctx.profile.hardware.nproc_per_node
     if step.unit.kind == "train" and nproc > 1:
-        return f"torchrun --nproc-per-node {nproc} -m longred_bench {base}"
+        return f"torchrun --standalone --nproc-per-node {nproc} -m longred_bench {base}"
     return f"longred-bench {base}"
 
 
 def listed(ctx: Context) -> list[dict[str, Any]]:
-    """Every unit the table lists now (see the module docstring), in order."""
-    steps = get_spec(ctx.table).steps(ctx)
+    """Every unit the table lists now (see the module docstring), in order, once each: a unit
+    two rows share (``control``'s evaluations at both extensions) is listed where it first
+    appears, so no two jobs compute one folder."""
+    first: dict[str, Step] = {}
+    for s in get_spec(ctx.table).steps(ctx):
+        first.setdefault(s.key, s)
+    steps = list(first.values())
     ids = {s.key: unit_id(s) for s in steps}
     return [
         {"id": ids[s.key], "kind": s.unit.kind, "label": s.label, "folder": s.key,
@@ -177,7 +182,7 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     for n, stage in enumerate(stages, 1):
         listing = out / f"units-{n}.txt"
         listing.write_text("".join(f"{u['id']}\t{u['kind']}\n" for u in stage), encoding="utf-8")
-        train = (f"torchrun --nproc-per-node {hw.nproc_per_node} -m longred_bench"
+        train = (f"torchrun --standalone --nproc-per-node {hw.nproc_per_node} -m longred_bench"
                  if hw.nproc_per_node > 1 else exe)  # fmt: skip
         script = [
             *head[:1], f"#SBATCH --job-name=lrb-{ctx.table}-{n}",
@@ -196,7 +201,8 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
         written += [listing, path]
     target = f" --out {shlex.quote(str(report_out))}" if report_out else ""
     report = [*head[:1], f"#SBATCH --job-name=lrb-{ctx.table}-report",
-              f"#SBATCH --output={out}/logs/%x.out", "set -euo pipefail", f"cd {cwd}", *allow,
+              f"#SBATCH --output={out}/logs/%x.out", *head[2:],  # the GPUs of what it computes
+              "set -euo pipefail", f"cd {cwd}", *allow,
               f"{exe} reproduce {ctx.table} --profile {profile}{target} --quiet"]  # fmt: skip
     (out / "report.sbatch").write_text("\n".join(report) + "\n", encoding="utf-8")
     submit = ["#!/usr/bin/env bash", "# Submits the table's units level by level, then its report.",

@@ -22,8 +22,8 @@ from typing import Any
 from longred_bench.errors import UserError
 from longred_bench.jobs.units import CachedUnit
 from longred_bench.models.choice import choose_model
-from longred_bench.profiles import load_profile
 from longred_bench.profiles.schema import Profile
+from longred_bench.reproduce.profile_views import checked_profile
 from longred_bench.reproduce.registry import get_spec, table_names
 from longred_bench.reproduce.sources import fetch_missing, needed_sources
 from longred_bench.reproduce.spec import Context, Step
@@ -145,7 +145,9 @@ def reproduce(
     ``unit`` and ``emit_slurm``: the table unit by unit (:mod:`longred_bench.reproduce.cluster`)."""
     if profile is None:
         profile = "tiny" if table == "all" else get_spec(table).default_profile
-    prof = choose_model(load_profile(profile))
+    stated = checked_profile(profile)
+    prof = choose_model(stated)
+    fallback_for = stated.model.name if prof.model.name != stated.model.name else None
     if jobs < 1:
         raise UserError(f"--jobs must be at least 1, got {jobs}")
     if d1 is not None and table != "table3":
@@ -166,12 +168,12 @@ def reproduce(
         return []
     if list_units or unit is not None or emit_slurm is not None:
         return _unit_by_unit(ctxs, list_units=list_units, unit=unit, emit_slurm=emit_slurm,
-                             out=out)  # fmt: skip
+                             out=out, fallback_for=fallback_for)  # fmt: skip
     steps = [s for c in ctxs for s in get_spec(c.table).steps(c)]
     check_can_run(prof, steps, force=force)
     fetch_missing(needed_sources(steps), progress=progress)
     if steps:
-        check_model(prof)
+        check_model(prof, fallback_for)
     paths: list[Path] = []
     for ctx in ctxs:
         if progress and len(ctxs) > 1:
@@ -182,7 +184,7 @@ def reproduce(
 
 def _unit_by_unit(
     ctxs: list[Context], *, list_units: bool, unit: str | None, emit_slurm: Path | None,
-    out: Path | None,
+    out: Path | None, fallback_for: str | None = None,
 ) -> list[Path]:  # fmt: skip
     from longred_bench.reproduce import cluster
 
@@ -198,7 +200,7 @@ def _unit_by_unit(
         return cluster.emit_slurm(ctx, emit_slurm, out, code_eval=_code_eval_units(ctx))
     step, steps = cluster.unit_step(ctx, unit)
     check_can_run(ctx.profile, [step])
-    check_model(ctx.profile)
+    check_model(ctx.profile, fallback_for)
     print(cluster.run_unit(ctx, step, steps), flush=True)
     return []
 
@@ -225,18 +227,27 @@ def run_table(ctx: Context, out: Path, *, jobs: int = 1) -> list[Path]:
     return write_outputs(ctx.table, spec.build, records, out, **report)
 
 
-def check_model(profile: Profile) -> None:
+def check_model(profile: Profile, fallback_for: str | None = None) -> None:
     """The profile's model exists and has the window and depth the profile states (its config
-    is read, not its weights): a one-line error naming the file and key otherwise."""
+    is read, not its weights): a one-line error naming the file and key otherwise.
+    ``fallback_for``: the ``model.name`` the profile states, where its fallback (now
+    ``profile.model.name``) runs instead; a fallback of another shape is refused as such."""
     from longred_bench.jobs.tiny_base import config_without_build
 
     m, where = profile.model, profile.source or profile.name
+    key = "model.name" if fallback_for is None else "model.fallback"
     try:
         config = config_without_build(m.name)
     except UserError as exc:
-        raise UserError(f"profile {where}: model.name {m.name!r}: {exc}") from None
+        raise UserError(f"profile {where}: {key} {m.name!r}: {exc}") from None
     window = int(getattr(config, "max_position_embeddings", 0))
     layers = int(getattr(config, "num_hidden_layers", 0))
+    if fallback_for is not None and (window, layers) != (m.window, m.layers or layers):
+        raise UserError(f"profile {where}: model.fallback {m.name} (run because the hub cannot "
+                        f"give {fallback_for}) has window {window} and {layers} layers, not the "
+                        f"stated {m.window} and {m.layers}: a fallback must have the model's "
+                        f"shape; remove model.fallback, or give {fallback_for} as a local "
+                        "folder")  # fmt: skip
     if window != m.window:
         raise UserError(f"profile {where}: model.window is {m.window}, but {m.name}'s config "
                         f"says {window}: set model.window: {window}")  # fmt: skip

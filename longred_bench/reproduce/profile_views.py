@@ -14,6 +14,30 @@ from longred_bench.profiles.schema import Profile, to_dict
 from longred_bench.reproduce.registry import get_spec, table_names
 
 
+def checked_profile(spec: str | Path) -> Profile:
+    """Profile ``spec`` loaded, and what the file's schema cannot check refused in one line
+    naming the file and key: a ``tables`` section of no table, an extension in ``runs`` that
+    is no RoPE spec, RULER lengths no task can be scored at."""
+    from longred_bench.models.rope import parse_rope_spec
+    from longred_bench.taskdata.ruler.registry import check_lengths
+
+    prof = load_profile(spec)
+    where = f"profile {prof.source or prof.name}"
+    unknown = sorted(set(prof.tables) - set(table_names()))
+    if unknown:
+        raise UserError(f"{where}: tables.{unknown[0]} is no table; the tables: "
+                        f"{', '.join(table_names())}")  # fmt: skip
+    checks = [(f"runs.extensions[{i}]", parse_rope_spec, ext)
+              for i, ext in enumerate(prof.runs.extensions)]  # fmt: skip
+    checks.append(("evaluation.ruler.lengths", check_lengths, prof.evaluation.ruler.lengths))
+    for key, check, value in checks:
+        try:
+            check(value)
+        except UserError as exc:
+            raise UserError(f"{where}: {key}: {exc}") from None
+    return prof
+
+
 def table_support(profile: Profile) -> dict[str, str | None]:
     """Each table and why it cannot run at ``profile`` (None: it can)."""
     out: dict[str, str | None] = {}
@@ -49,7 +73,7 @@ def show_profile(spec: str) -> str:
 
     import yaml
 
-    prof = load_profile(spec)
+    prof = checked_profile(spec)
     data = to_dict(prof)
     tables: dict[str, Any] = {}
     for name in table_names():
@@ -80,7 +104,7 @@ def new_profile(source: str, out: Path) -> Path:
     if not NAME_PATTERN.match(out.stem):
         raise UserError(f"--out {out}: the file's stem names the profile; use letters, digits, "
                         "'.', '_' or '-'")  # fmt: skip
-    prof = load_profile(source)  # validates before anything is written
+    prof = checked_profile(source)  # validates before anything is written
     path = profile_file(source)
     raw = read_mapping(path)
     head = (f"# A longred-bench profile, copied from {prof.name} ({path.name}) by `longred-bench "

@@ -50,7 +50,8 @@ def test_offline_takes_the_fallback_in_one_line(fresh_choice, capsys) -> None:
     assert prof.model.window == 8192 and prof.model.layers == 30
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["warning: model HuggingFaceTB/SmolLM2-135M is not used (HF_HUB_OFFLINE is "
-                   "set); its offline fallback smollm2-135m runs instead"]  # fmt: skip
+                   "set); its offline fallback smollm2-135m runs instead (model.fallback: "
+                   "remove it to be refused instead)"]  # fmt: skip
     choice.choose_model(load_profile("smol"))
     assert capsys.readouterr().err == ""  # said once a process
 
@@ -116,3 +117,47 @@ def test_a_fallback_must_be_offline(tmp_path: Path, fallback: str, message: str)
     path.write_text(yaml.safe_dump({"extends": "smol", "model": model}))
     with pytest.raises(UserError, match=rf"model.fallback '{fallback}' {message}"):
         load_profile(path)
+
+
+def _local_model(folder: Path, window: int = 4096, layers: int = 16) -> Path:
+    """A Hugging Face model folder as a run reads it first: its config."""
+    from transformers import LlamaConfig
+
+    config = LlamaConfig(max_position_embeddings=window, num_hidden_layers=layers, hidden_size=64,
+                         intermediate_size=128, num_attention_heads=4, vocab_size=256)  # fmt: skip
+    config.save_pretrained(folder)
+    return folder
+
+
+def test_a_local_model_runs_itself_with_no_hub_asked(fresh_choice, no_hub, tmp_path, capsys):
+    folder = _local_model(tmp_path / "my-llama")
+    assert choice.chosen_model(str(folder), "smollm2-135m") == str(folder)
+    assert choice.chosen_model("tiny-base", "smollm2-135m") == "tiny-base"  # a zoo name
+    assert capsys.readouterr().err == ""
+
+
+def test_a_file_naming_its_own_model_inherits_no_fallback(fresh_choice, no_hub, tmp_path):
+    folder = _local_model(tmp_path / "my-llama")
+    own = tmp_path / "own.yaml"
+    own.write_text(yaml.safe_dump({"extends": "smol", "model": {"name": str(folder),
+                                   "window": 4096, "layers": 16}}))  # fmt: skip
+    prof = load_profile(own)
+    assert prof.model.fallback is None
+    assert choice.choose_model(prof).model.name == str(folder)
+    deeper = tmp_path / "deeper.yaml"  # only the depth changed: smol's model and fallback stay
+    deeper.write_text(yaml.safe_dump({"extends": "smol", "model": {"layers": 30}}))
+    assert load_profile(deeper).model.fallback == "smollm2-135m"
+
+
+def test_a_fallback_of_another_shape_is_refused_as_such(tmp_path) -> None:
+    from longred_bench.reproduce.engine import check_model
+
+    path = tmp_path / "p.yaml"
+    model = {"name": "org/base", "fallback": "tiny-base", "window": 4096, "layers": 16}
+    path.write_text(yaml.safe_dump({"extends": "smol", "model": model}))
+    prof = choice.choose_model(load_profile(path))  # offline: tiny-base runs instead
+    assert prof.model.name == "tiny-base"
+    with pytest.raises(UserError, match=r"model.fallback tiny-base \(run because the hub cannot "
+                       r"give org/base\) has window 256 and 4 layers, not the stated 4096 and "
+                       r"16: a fallback must have the model's shape"):  # fmt: skip
+        check_model(prof, fallback_for="org/base")

@@ -104,3 +104,44 @@ def test_units_one_by_one_then_reproduce_give_the_records_of_one_call(
 def _plan(capsys) -> str:
     assert main(["reproduce", "table3", "--profile", "smoke", "--dry-run"]) == 0
     return capsys.readouterr().out
+
+
+def test_a_unit_two_rows_share_is_listed_and_scheduled_once(tmp_path, monkeypatch, capsys):
+    from profile_helpers import ctx_of
+
+    from longred_bench.reproduce.registry import get_spec
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    steps = get_spec("table3").steps(ctx_of("table3", "tiny"))
+    keys = [s.key for s in steps]
+    assert len(keys) > len(set(keys))  # control's evaluations serve both extensions
+    assert main(["reproduce", "table3", "--profile", "tiny", "--list-units"]) == 0
+    units = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    folders = [u["folder"] for u in units if "folder" in u]
+    assert sorted(folders) == sorted(set(keys))
+    out = tmp_path / "slurm"
+    assert main(["reproduce", "table3", "--profile", "tiny", "--emit-slurm", str(out)]) == 0
+    ids = [
+        line.split("\t")[0] for p in out.glob("units-*.txt") for line in p.read_text().splitlines()
+    ]
+    assert len(ids) == len(set(ids)) == len(set(keys))
+
+
+def test_paper_jobs_launch_torchrun_standalone_and_the_report_job_gets_the_gpus(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "slurm"
+    assert main(["reproduce", "pcd", "--profile", "paper", "--emit-slurm", str(out)]) == 0
+    arrays = [p.read_text() for p in sorted(out.glob("array-*.sbatch"))]
+    assert all("#SBATCH --gres=gpu:8" in a for a in arrays)
+    # PCD's test split is computed by the report job, on the GPU
+    assert "#SBATCH --gres=gpu:8" in (out / "report.sbatch").read_text()
+    capsys.readouterr()
+    assert main(["reproduce", "table3", "--profile", "paper", "--list-units"]) == 0
+    commands = [
+        json.loads(line).get("command", "") for line in capsys.readouterr().out.splitlines()
+    ]
+    assert any(
+        c.startswith("torchrun --standalone --nproc-per-node 8 -m longred_bench ") for c in commands
+    )

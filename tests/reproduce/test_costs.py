@@ -99,8 +99,8 @@ def test_the_paper_plan_prints_commands_gpu_hours_and_memory(tmp_path, monkeypat
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
     assert main(["reproduce", "table3", "--profile", "paper", "--dry-run"]) == 0
     text = capsys.readouterr().out
-    assert "$ torchrun --nproc-per-node 8 -m longred_bench reproduce table3 --profile paper " \
-        "--unit train_cpt_abf:theta=2e7_seed_0" in text  # fmt: skip
+    assert "$ torchrun --standalone --nproc-per-node 8 -m longred_bench reproduce table3 " \
+        "--profile paper --unit train_cpt_abf:theta=2e7_seed_0" in text  # fmt: skip
     assert "$ longred-bench reproduce table3 --profile paper --unit eval_original_ruler" in text
     line = next(x for x in text.splitlines() if "train cpt abf:theta=2e7 seed 0  (" in x)
     assert "GPU-h, " in line and "GiB per GPU" in line

@@ -210,3 +210,29 @@ def test_force_reruns_of_cached_paper_short_units_are_checked_up_front(monkeypat
     check_can_run(profile, [cached])  # cached and not forced: nothing to check
     with pytest.raises(UserError, match="humaneval"):
         check_can_run(profile, [cached], force=True)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [("tables: {tabel3: {seeds: 2}}", "tables.tabel3 is no table; the tables: table3, "),
+     ("evaluation: {ruler: {lengths: [768]}}",
+      "evaluation.ruler.lengths: RULER lengths [768] not supported"),
+     ('runs: {extensions: ["abf:theta=5e6", "abf:thta=5e6"]}',
+      "runs.extensions[1]: RoPE spec 'abf:thta=5e6': unknown key 'thta'")],
+)  # fmt: skip
+@pytest.mark.parametrize("command", ["dry-run", "emit-slurm", "show"])
+def test_what_the_schema_cannot_check_is_refused_before_anything_is_planned(
+    tmp_path, monkeypatch, capsys, body, message, command
+):
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(f"extends: smoke\n{body}\n")
+    argv = {"dry-run": ["reproduce", "table3", "--profile", str(bad), "--dry-run"],
+            "emit-slurm": ["reproduce", "table3", "--profile", str(bad), "--emit-slurm",
+                           str(tmp_path / "jobs")],
+            "show": ["profiles", "show", str(bad)]}[command]  # fmt: skip
+    assert main(argv) == 2
+    out = capsys.readouterr()
+    lines = out.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: profile {bad}: {message}")
+    assert out.out == "" and not (tmp_path / "jobs").exists()

@@ -69,7 +69,7 @@ def _choices() -> str:
 def check_local(spec: str) -> bool:
     """``True`` when ``spec`` is a zoo name or an existing local model (a ``.gguf`` file or a
     folder with ``config.json``); ``False`` when it can only be a hub id; raises
-    :class:`UserError` for a local path that cannot be a model."""
+    :class:`UserError` for a local path that cannot be a model or does not exist."""
     if spec in zoo_names():
         return True
     path = Path(spec).expanduser()
@@ -81,6 +81,8 @@ def check_local(spec: str) -> bool:
         if not (path / "config.json").is_file():
             raise UserError(f"{path} is not a Hugging Face model directory (no config.json)")
         return True
+    if spec.startswith(("/", "./", "../", "~")):  # a path, never a hub id
+        raise UserError(f"model {spec!r}: no such folder; give {_choices()}")
     return False
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.errors import UserError
+from longred_bench.profiles.schema import Profile
 from longred_bench.reproduce.registry import get_spec
 from longred_bench.reproduce.spec import Context, Step
 
@@ -33,21 +34,21 @@ def unit_id(step: Step) -> str:
     return re.sub(r"[^A-Za-z0-9.:=+-]+", "_", step.label).strip("_")
 
 
-def _profile_arg(ctx: Context) -> str:
-    """How a command names the profile: a built-in one by name, a file by its absolute path."""
+def profile_arg(profile: Profile) -> str:
+    """How a command names ``profile``: a built-in one by name, a file by its absolute path."""
     from longred_bench.profiles import BUILTIN
     from longred_bench.profiles.loader import builtin_path
 
-    source = Path(ctx.profile.source) if ctx.profile.source else None
-    if ctx.profile.name in BUILTIN and source == builtin_path(ctx.profile.name).resolve():
-        return ctx.profile.name
-    return str(source) if source else ctx.profile.name
+    source = Path(profile.source) if profile.source else None
+    if profile.name in BUILTIN and source == builtin_path(profile.name).resolve():
+        return profile.name
+    return str(source) if source else profile.name
 
 
 def unit_command(ctx: Context, step: Step) -> str:
     """The command that computes one unit (training under ``torchrun`` where the profile runs
     several processes per node)."""
-    base = (f"reproduce {ctx.table} --profile {shlex.quote(_profile_arg(ctx))} --unit "
+    base = (f"reproduce {ctx.table} --profile {shlex.quote(profile_arg(ctx.profile))} --unit "
             f"{shlex.quote(unit_id(step))}")  # fmt: skip
     nproc = ctx.profile.hardware.nproc_per_node
     if step.unit.kind == "train" and nproc > 1:
@@ -171,7 +172,8 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     out.mkdir(parents=True, exist_ok=True)
     (out / "logs").mkdir(exist_ok=True)
     cwd, exe = Path.cwd(), shutil.which("longred-bench") or f"{sys.executable} -m longred_bench"
-    profile = shlex.quote(_profile_arg(ctx))
+    torchrun = shutil.which("torchrun") or f"{sys.executable} -m torch.distributed.run"
+    profile = shlex.quote(profile_arg(ctx.profile))
     hw = ctx.profile.hardware
     gpus = hw.nproc_per_node if "cuda" in (hw.device, ctx.profile.evaluation.device) else 0
     head = ["#!/usr/bin/env bash", f"#SBATCH --output={out}/logs/%x-%a.out"]
@@ -182,7 +184,7 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     for n, stage in enumerate(stages, 1):
         listing = out / f"units-{n}.txt"
         listing.write_text("".join(f"{u['id']}\t{u['kind']}\n" for u in stage), encoding="utf-8")
-        train = (f"torchrun --standalone --nproc-per-node {hw.nproc_per_node} -m longred_bench"
+        train = (f"{torchrun} --standalone --nproc-per-node {hw.nproc_per_node} -m longred_bench"
                  if hw.nproc_per_node > 1 else exe)  # fmt: skip
         script = [
             *head[:1], f"#SBATCH --job-name=lrb-{ctx.table}-{n}",

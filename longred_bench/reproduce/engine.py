@@ -307,9 +307,11 @@ def pending_tasks(steps: list[Step]) -> list[str] | None:
 def _check_cuda(profile: Profile) -> None:
     import torch
 
+    from longred_bench.reproduce.cluster import profile_arg
+
     if not torch.cuda.is_available():
         raise UserError(
             f"profile {profile.name} runs on CUDA GPUs and none is visible here: "
-            f"`longred-bench reproduce all --profile {profile.source or profile.name} --dry-run` "
+            f"`longred-bench reproduce all --profile {profile_arg(profile)} --dry-run` "
             "prints its plan"
         )

@@ -1,5 +1,7 @@
 """Model loading, RoPE extension through config only, and the errors for unsupported models."""
 
+import re
+
 import pytest
 import torch
 from transformers import Gemma3TextConfig, GPT2Config, LlamaConfig, LlamaForCausalLM
@@ -118,6 +120,16 @@ def test_unknown_model_name_fails_at_once_when_the_hub_is_offline(monkeypatch) -
     monkeypatch.setenv("HF_ENDPOINT", "https://hub.invalid")
     with pytest.raises(UserError, match=r"hub\.invalid is unreachable"):
         resolve_spec("no-such-org/no-such-model")
+
+
+@pytest.mark.parametrize("spec", ["/no/such/folder", "./no-such-folder", "~/no-such-folder"])
+def test_a_path_that_does_not_exist_is_said_so_without_the_hub(monkeypatch, spec) -> None:
+    from longred_bench.errors import UserError
+    from longred_bench.models.loading import resolve_spec
+
+    monkeypatch.setenv("HF_ENDPOINT", "https://hub.invalid")  # asking it would say unreachable
+    with pytest.raises(UserError, match=rf"^model '{re.escape(spec)}': no such folder; give a zoo"):
+        resolve_spec(spec)
 
 
 def test_the_layer_that_builds_tiny_base_registers_it_in_the_zoo() -> None:

@@ -137,6 +137,7 @@ def test_paper_jobs_launch_torchrun_standalone_and_the_report_job_gets_the_gpus(
     assert all("#SBATCH --gres=gpu:8" in a for a in arrays)
     # PCD's test split is computed by the report job, on the GPU
     assert "#SBATCH --gres=gpu:8" in (out / "report.sbatch").read_text()
+    assert any(" --standalone --nproc-per-node 8 -m longred_bench" in a for a in arrays)
     capsys.readouterr()
     assert main(["reproduce", "table3", "--profile", "paper", "--list-units"]) == 0
     commands = [

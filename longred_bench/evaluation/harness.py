@@ -117,6 +117,14 @@ def check_tasks(names: Iterable[str], manager: Any) -> list[str]:
     return names
 
 
+def check_task_names(tasks: Iterable[str] | None) -> None:
+    """Before a model loads: each of ``tasks`` (the user's; None: a suite's own, known good) is
+    a task or group lm-eval knows, else one line (:func:`check_tasks`). Names of this
+    repository's registry alone are checked on its own index, without lm-eval's 27,000 files."""
+    if tasks is not None:
+        check_tasks(tasks, task_manager(names=list(tasks)))
+
+
 def _jsonable(obj: Any) -> Any:
     """``obj`` round-tripped through JSON (non-serialisable leaves become strings, NaN stays)."""
     from lm_eval.utils import handle_non_serializable

@@ -39,8 +39,9 @@ def run_eval(
         return EvalResult(run_ppl_config(cfg, progress=progress, done_dir=request_cache))
     if cfg.suite == paper_suite.SUITE:  # the hub, before any model loads
         paper_suite.prepare_run(cfg.tasks, cfg.allow_code_eval)
-    from longred_bench.evaluation.harness import run_harness
+    from longred_bench.evaluation.harness import check_task_names, run_harness
     from longred_bench.evaluation.lm import open_model
 
+    check_task_names(cfg.tasks)  # a typo fails before the weights load
     return run_harness(cfg, open_model(cfg), progress=progress, item_scores=item_scores,
                        request_cache=request_cache)  # fmt: skip

@@ -110,7 +110,15 @@ def test_tidy_records_per_length_metrics_and_over_length() -> None:
 
 
 @pytest.mark.integration
-def test_eval_unknown_task_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_eval_unknown_task_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from longred_bench.evaluation import lm
+
+    def no_load(cfg: object) -> None:
+        raise AssertionError("the model was loaded before the tasks were checked")
+
+    monkeypatch.setattr(lm, "open_model", no_load)
     argv = ["eval", "--model", "tiny-random", "--tasks", "no_such_task", "--out", str(tmp_path)]
     assert cli.main(argv) == 2
     err = capsys.readouterr().err.strip()

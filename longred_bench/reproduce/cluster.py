@@ -165,10 +165,11 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     """``--emit-slurm DIR``: per dependency level ``units-N.txt`` (id and kind per line) and
     ``array-N.sbatch`` (a job array over them), ``report.sbatch`` (the final ``reproduce``
     call) and ``submit.sh``, which submits them in order, each level after the one before.
-    ``code_eval``: the jobs run code tasks the user allowed, so they export
-    ``HF_ALLOW_CODE_EVAL=1``."""
-    units = listed(ctx)
-    stages = levels(units)
+    Where training takes several GPUs, a level's other units (evaluations, measurements: one
+    process, one GPU) are an array of their own, ``units-N-1gpu.txt`` and
+    ``array-N-1gpu.sbatch``, as is the report job. ``code_eval``: the jobs run code tasks the
+    user allowed, so they export ``HF_ALLOW_CODE_EVAL=1``."""
+    stages = levels(listed(ctx))
     out.mkdir(parents=True, exist_ok=True)
     (out / "logs").mkdir(exist_ok=True)
     cwd, exe = Path.cwd(), shutil.which("longred-bench") or f"{sys.executable} -m longred_bench"
@@ -176,41 +177,52 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     profile = shlex.quote(profile_arg(ctx.profile))
     hw = ctx.profile.hardware
     gpus = hw.nproc_per_node if "cuda" in (hw.device, ctx.profile.evaluation.device) else 0
-    head = ["#!/usr/bin/env bash", f"#SBATCH --output={out}/logs/%x-%a.out"]
-    if gpus:
-        head.append(f"#SBATCH --gres=gpu:{gpus}")
     allow = ["export HF_ALLOW_CODE_EVAL=1"] if code_eval else []
-    written = []
+    train = (f"{torchrun} --standalone --nproc-per-node {hw.nproc_per_node} -m longred_bench"
+             if hw.nproc_per_node > 1 else exe)  # fmt: skip
+
+    def gres(n: int) -> list[str]:
+        return [f"#SBATCH --gres=gpu:{n}"] if n else []
+
+    written: list[Path] = []
+    submit = ["#!/usr/bin/env bash", "# Submits the table's units level by level, then its report.",
+              "set -euo pipefail", f"cd {out}", "DEP="]  # fmt: skip
     for n, stage in enumerate(stages, 1):
-        listing = out / f"units-{n}.txt"
-        listing.write_text("".join(f"{u['id']}\t{u['kind']}\n" for u in stage), encoding="utf-8")
-        train = (f"{torchrun} --standalone --nproc-per-node {hw.nproc_per_node} -m longred_bench"
-                 if hw.nproc_per_node > 1 else exe)  # fmt: skip
-        script = [
-            *head[:1], f"#SBATCH --job-name=lrb-{ctx.table}-{n}",
-            f"#SBATCH --array=0-{len(stage) - 1}", *head[1:], "set -euo pipefail", f"cd {cwd}",
-            *allow,
-            f'LINE=$(sed -n "$((SLURM_ARRAY_TASK_ID + 1))p" {listing})',
-            'ID=${LINE%%$\'\\t\'*}; KIND=${LINE##*$\'\\t\'}',
-        ]  # fmt: skip
-        if train != exe:
-            script.append(f'if [ "$KIND" = train ]; then RUN="{train}"; else RUN="{exe}"; fi')
-        else:
-            script.append(f'RUN="{exe}"')
-        script.append(f'$RUN reproduce {ctx.table} --profile {profile} --unit "$ID" --quiet')
-        path = out / f"array-{n}.sbatch"
-        path.write_text("\n".join(script) + "\n", encoding="utf-8")
-        written += [listing, path]
+        groups = [("", stage, gpus)]
+        if gpus > 1:  # one GPU for what is not training
+            groups = [("", [u for u in stage if u["kind"] == "train"], gpus),
+                      ("-1gpu", [u for u in stage if u["kind"] != "train"], 1)]  # fmt: skip
+        jobs = []
+        for suffix, group, want in groups:
+            if not group:
+                continue
+            listing = out / f"units-{n}{suffix}.txt"
+            listing.write_text("".join(f"{u['id']}\t{u['kind']}\n" for u in group),
+                               encoding="utf-8")  # fmt: skip
+            script = [
+                "#!/usr/bin/env bash", f"#SBATCH --job-name=lrb-{ctx.table}-{n}{suffix}",
+                f"#SBATCH --array=0-{len(group) - 1}", f"#SBATCH --output={out}/logs/%x-%a.out",
+                *gres(want), "set -euo pipefail", f"cd {cwd}", *allow,
+                f'LINE=$(sed -n "$((SLURM_ARRAY_TASK_ID + 1))p" {listing})',
+                'ID=${LINE%%$\'\\t\'*}; KIND=${LINE##*$\'\\t\'}',
+                f'if [ "$KIND" = train ]; then RUN="{train}"; else RUN="{exe}"; fi'
+                if train != exe else f'RUN="{exe}"',
+                f'$RUN reproduce {ctx.table} --profile {profile} --unit "$ID" --quiet',
+            ]  # fmt: skip
+            path = out / f"array-{n}{suffix}.sbatch"
+            path.write_text("\n".join(script) + "\n", encoding="utf-8")
+            written += [listing, path]
+            jobs.append(f"$(sbatch --parsable $DEP {path.name})")
+        ids = [f"J{i}" for i in range(len(jobs))]
+        submit += [f"{j}={job}" for j, job in zip(ids, jobs, strict=True)]
+        submit.append("DEP=--dependency=afterok:" + ":".join(f"${j}" for j in ids))
     target = f" --out {shlex.quote(str(report_out))}" if report_out else ""
-    report = [*head[:1], f"#SBATCH --job-name=lrb-{ctx.table}-report",
-              f"#SBATCH --output={out}/logs/%x.out", *head[2:],  # the GPUs of what it computes
+    report = ["#!/usr/bin/env bash", f"#SBATCH --job-name=lrb-{ctx.table}-report",
+              f"#SBATCH --output={out}/logs/%x.out",
+              *gres(min(gpus, 1)),  # it computes the units known only at the end: evaluations
               "set -euo pipefail", f"cd {cwd}", *allow,
               f"{exe} reproduce {ctx.table} --profile {profile}{target} --quiet"]  # fmt: skip
     (out / "report.sbatch").write_text("\n".join(report) + "\n", encoding="utf-8")
-    submit = ["#!/usr/bin/env bash", "# Submits the table's units level by level, then its report.",
-              "set -euo pipefail", f"cd {out}", "DEP="]  # fmt: skip
-    for n in range(1, len(stages) + 1):
-        submit.append(f"J=$(sbatch --parsable $DEP array-{n}.sbatch); DEP=--dependency=afterok:$J")
     submit += ["JR=$(sbatch --parsable $DEP report.sbatch)", 'echo "$JR"']
     (out / "submit.sh").write_text("\n".join(submit) + "\n", encoding="utf-8")
     (out / "submit.sh").chmod(0o755)

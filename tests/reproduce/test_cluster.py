@@ -132,12 +132,25 @@ def test_paper_jobs_launch_torchrun_standalone_and_the_report_job_gets_the_gpus(
 ):
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "slurm"
-    assert main(["reproduce", "pcd", "--profile", "paper", "--emit-slurm", str(out)]) == 0
-    arrays = [p.read_text() for p in sorted(out.glob("array-*.sbatch"))]
-    assert all("#SBATCH --gres=gpu:8" in a for a in arrays)
-    # PCD's test split is computed by the report job, on the GPU
-    assert "#SBATCH --gres=gpu:8" in (out / "report.sbatch").read_text()
-    assert any(" --standalone --nproc-per-node 8 -m longred_bench" in a for a in arrays)
+    monkeypatch.setenv("HF_ALLOW_CODE_EVAL", "0")  # --allow-code-eval sets it; restored after
+    argv = ["reproduce", "table3", "--profile", "paper", "--allow-code-eval", "--emit-slurm"]
+    assert main([*argv, str(out)]) == 0
+    arrays = {p.stem: p.read_text() for p in out.glob("array-*.sbatch")}
+    assert any(name.endswith("-1gpu") for name in arrays) and any(
+        not name.endswith("-1gpu") for name in arrays
+    )
+    for name, text in arrays.items():
+        kinds = {line.split("\t")[1] for line in
+                 (out / f"units{name[5:]}.txt").read_text().splitlines()}  # fmt: skip
+        if name.endswith("-1gpu"):  # evaluations and measurements: one process, one GPU
+            assert "#SBATCH --gres=gpu:1\n" in text and "train" not in kinds
+        else:  # training on the profile's 8 processes
+            assert "#SBATCH --gres=gpu:8\n" in text and kinds == {"train"}
+            assert " --standalone --nproc-per-node 8 -m longred_bench" in text
+    # what the report job computes (PCD's test split) are evaluations: one GPU
+    assert "#SBATCH --gres=gpu:1\n" in (out / "report.sbatch").read_text()
+    submit = (out / "submit.sh").read_text()
+    assert "DEP=--dependency=afterok:$J0:$J1" in submit  # a level waits for both arrays before it
     capsys.readouterr()
     assert main(["reproduce", "table3", "--profile", "paper", "--list-units"]) == 0
     commands = [

@@ -215,6 +215,28 @@ def test_quiet_reaches_transformers_imported_later_in_the_command():
         "with quiet_libraries(True):\n"
         "    from transformers.utils import logging as l\n"
         "    print(l.is_progress_bar_enabled(), l.get_verbosity() == l.ERROR)\n"
+        "print(l.is_progress_bar_enabled(), l.get_verbosity() == l.WARNING)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.stdout.split() == ["False", "True"], out.stderr
+    assert out.stdout.split() == ["False", "True", "True", "True"], out.stderr  # then restored
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_main_runs_a_command_quiet_exactly_when_it_is_given_quiet(monkeypatch, capsys, flag):
+    import contextlib
+
+    import longred_bench.cli as cli
+
+    seen = []
+
+    @contextlib.contextmanager
+    def record(quiet):
+        seen.append(quiet)
+        yield
+
+    monkeypatch.setattr(cli, "quiet_libraries", record)
+    argv = ["reproduce", "table1", "--profile", "smoke", "--dry-run"] + (
+        ["--quiet"] if flag else []
+    )
+    assert cli.main(argv) == 0
+    assert seen == [flag]

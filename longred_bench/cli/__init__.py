@@ -78,17 +78,19 @@ business), in this process and the workers it starts."""
 @contextlib.contextmanager
 def quiet_libraries(quiet: bool) -> Iterator[None]:
     """Within the block, with ``quiet``: :data:`QUIET_ENV` set (transformers, if already
-    imported, told so too); as before afterwards."""
+    imported, told so too); as before afterwards, transformers too where it was first imported
+    inside the block (it reads the variables when imported). ``huggingface_hub`` first imported
+    inside the block keeps its bars off for the rest of the process (it fixes the variable as a
+    constant at import)."""
     if not quiet:
         yield
         return
     saved = {k: os.environ.get(k) for k in QUIET_ENV}
     os.environ.update(QUIET_ENV)
     tf_logging = sys.modules.get("transformers.utils.logging")
-    before = (
-        (tf_logging.is_progress_bar_enabled(), tf_logging.get_verbosity()) if tf_logging else None
-    )
+    before = None
     if tf_logging is not None:
+        before = (tf_logging.is_progress_bar_enabled(), tf_logging.get_verbosity())
         tf_logging.disable_progress_bar()
         tf_logging.set_verbosity_error()
     try:
@@ -99,7 +101,12 @@ def quiet_libraries(quiet: bool) -> Iterator[None]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-        if tf_logging is not None and before is not None:
+        tf_logging = sys.modules.get("transformers.utils.logging")
+        if tf_logging is not None:
+            if before is None:  # imported inside the block: its defaults under the old variables
+                named = os.environ.get("TRANSFORMERS_VERBOSITY", "warning").upper()
+                level = getattr(tf_logging, named, tf_logging.WARNING)
+                before = (saved["HF_HUB_DISABLE_PROGRESS_BARS"] is None, level)
             if before[0]:
                 tf_logging.enable_progress_bar()
             tf_logging.set_verbosity(before[1])

@@ -6,7 +6,7 @@
 names it); the file's own keys replace them, mappings merged key by key, lists replaced whole.
 ``name`` is not inherited: a profile is named by its ``name`` key, else by its file's stem. The
 name labels its training runs (their cache keys), so two files with the same settings and
-different names train apart. Nor is a ``model.fallback`` where the file names its own
+different names train apart. Nor is a ``model.fallback`` where the file names another
 ``model.name``: a fallback stands in for the model it was stated with.
 """
 
@@ -90,9 +90,10 @@ def resolved_mapping(path: Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]
         raise UserError(f"profile {path}: extends must be a profile name or a path, got {parent!r}")
     base = resolved_mapping(profile_file(parent, relative_to=path), (*_seen, path.resolve()))
     base.pop("name", None)
-    model = data.get("model")
-    if isinstance(model, dict) and "name" in model and isinstance(base.get("model"), dict):
-        base["model"] = {k: v for k, v in base["model"].items() if k != "fallback"}
+    model, inherited = data.get("model"), base.get("model")
+    if isinstance(model, dict) and isinstance(inherited, dict) and "name" in model \
+            and model["name"] != inherited.get("name"):  # fmt: skip
+        base["model"] = {k: v for k, v in inherited.items() if k != "fallback"}
     return merge(base, data)
 
 

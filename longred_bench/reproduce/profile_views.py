@@ -30,6 +30,16 @@ def checked_profile(spec: str | Path) -> Profile:
     checks = [(f"runs.extensions[{i}]", parse_rope_spec, ext)
               for i, ext in enumerate(prof.runs.extensions)]  # fmt: skip
     checks.append(("evaluation.ruler.lengths", check_lengths, prof.evaluation.ruler.lengths))
+    for table, section in prof.tables.items():  # a table's own extensions and RULER lengths
+        section = section if isinstance(section, dict) else {}
+        exts = section.get("extensions")
+        exts = exts if isinstance(exts, list | tuple) else ()
+        checks += [(f"tables.{table}.extensions[{i}]", parse_rope_spec, ext)
+                   for i, ext in enumerate(exts)]  # fmt: skip
+        ruler = (section.get("evaluation") or {}).get("ruler") or {}
+        if isinstance(ruler, dict) and ruler.get("lengths") is not None:
+            checks.append((f"tables.{table}.evaluation.ruler.lengths", check_lengths,
+                           ruler["lengths"]))  # fmt: skip
     for key, check, value in checks:
         try:
             check(value)

@@ -147,6 +147,10 @@ def test_a_file_naming_its_own_model_inherits_no_fallback(fresh_choice, no_hub, 
     deeper = tmp_path / "deeper.yaml"  # only the depth changed: smol's model and fallback stay
     deeper.write_text(yaml.safe_dump({"extends": "smol", "model": {"layers": 30}}))
     assert load_profile(deeper).model.fallback == "smollm2-135m"
+    same = tmp_path / "same.yaml"  # smol's model restated: its fallback stays
+    same.write_text(yaml.safe_dump({"extends": "smol", "model": {
+        "name": "HuggingFaceTB/SmolLM2-135M", "window": 8192, "layers": 30}}))  # fmt: skip
+    assert load_profile(same).model.fallback == "smollm2-135m"
 
 
 def test_a_fallback_of_another_shape_is_refused_as_such(tmp_path) -> None:
@@ -161,3 +165,21 @@ def test_a_fallback_of_another_shape_is_refused_as_such(tmp_path) -> None:
                        r"give org/base\) has window 256 and 4 layers, not the stated 4096 and "
                        r"16: a fallback must have the model's shape"):  # fmt: skip
         check_model(prof, fallback_for="org/base")
+
+
+def test_a_unit_run_with_a_fallback_of_another_shape_stops_before_any_work(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    from longred_bench.cli import main
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "p.yaml"
+    model = {"name": "org/base", "fallback": "tiny-base", "window": 4096, "layers": 16}
+    path.write_text(yaml.safe_dump({"extends": "smoke", "model": model}))
+    assert main(["reproduce", "table1", "--profile", str(path), "--unit", "drift_zero-shot"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == (f"error: profile {path}: model.fallback tiny-base (run because the hub "
+                       "cannot give org/base) has window 256 and 4 layers, not the stated 4096 "
+                       "and 16: a fallback must have the model's shape; remove model.fallback, "
+                       "or give org/base as a local folder")  # fmt: skip
+    assert not (tmp_path / "cache" / "runs").exists()

@@ -218,7 +218,11 @@ def test_force_reruns_of_cached_paper_short_units_are_checked_up_front(monkeypat
      ("evaluation: {ruler: {lengths: [768]}}",
       "evaluation.ruler.lengths: RULER lengths [768] not supported"),
      ('runs: {extensions: ["abf:theta=5e6", "abf:thta=5e6"]}',
-      "runs.extensions[1]: RoPE spec 'abf:thta=5e6': unknown key 'thta'")],
+      "runs.extensions[1]: RoPE spec 'abf:thta=5e6': unknown key 'thta'"),
+     ('tables: {longrecipe: {extensions: ["abf:thta=5e6"]}}',
+      "tables.longrecipe.extensions[0]: RoPE spec 'abf:thta=5e6': unknown key 'thta'"),
+     ("tables: {longrecipe: {evaluation: {ruler: {lengths: [768]}}}}",
+      "tables.longrecipe.evaluation.ruler.lengths: RULER lengths [768] not supported")],
 )  # fmt: skip
 @pytest.mark.parametrize("command", ["dry-run", "emit-slurm", "show"])
 def test_what_the_schema_cannot_check_is_refused_before_anything_is_planned(

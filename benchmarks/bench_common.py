@@ -48,13 +48,16 @@ def _version(package: str) -> str:
 
 
 def provenance() -> dict[str, Any]:
-    """Commit, device (threads included), package versions, timestamp and load average now."""
+    """Commit (and the hash of the source that runs, :mod:`longred_bench.source_tree`), device
+    (threads included), package versions, timestamp and load average now."""
     import torch
 
     from longred_bench.results import device_name, git_commit
+    from longred_bench.source_tree import source_hash
 
     return {
         "commit": git_commit(),
+        "source": source_hash()[:12],
         "device": device_name("cpu"),
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
@@ -68,11 +71,12 @@ def provenance() -> dict[str, Any]:
 
 def provenance_lines(info: dict[str, Any], cmd: str) -> str:
     """Markdown lines with the command and the provenance of a report."""
+    source = f" (source `{info['source']}`)" if info.get("source") else ""
     return (
         f"`{cmd}`\n\n"
-        f"- commit `{info['commit']}`, {info['device']} ({info['cpu_count']} cores visible), "
-        f"python {info['python']}, torch {info['torch']}, transformers {info['transformers']}, "
-        f"lm-eval {info['lm_eval']}\n"
+        f"- commit `{info['commit']}`{source}, {info['device']} "
+        f"({info['cpu_count']} cores visible), python {info['python']}, torch {info['torch']}, "
+        f"transformers {info['transformers']}, lm-eval {info['lm_eval']}\n"
         f"- started {info['timestamp']}; load average (1/5/15 min) at start {info['loadavg']}, "
         f"at end {info.get('loadavg_end', '?')}\n\n"
     )

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# PCD at 4K and 8K tokens on `tiny` extended 16x, in one run on a machine with a CUDA GPU and
-# many CPU cores, whose Python has torch and transformers (nothing is fetched; lm-eval is not
-# needed):
-#   1. trains x16 on the GPU: `train --recipe cpt --profile tiny --set rope=pi:factor=16
-#      long_len=4096` (PI 16x, 4,096-token windows: 4K is inside its window, 8K twice beyond);
+# PCD at 4K and 8K tokens on `tiny` extended 16x, in one run on a machine whose Python has torch
+# and transformers (nothing is fetched; lm-eval is not needed): a CUDA GPU and many CPU cores, or
+# a CPU alone (JOBS=2 TRAIN_DEVICE=cpu: 31 min on 2 cores, reports/tiny/pcd_long_x16/):
+#   1. trains x16 on TRAIN_DEVICE (default cuda): `train --recipe cpt --profile tiny --set
+#      rope=pi:factor=16 long_len=4096` (PI 16x, 4,096-token windows: 4K is inside its window,
+#      8K twice beyond);
 #      meanwhile CPU processes store the RULER samples (dev seed 1, test seed 0);
 #   2. benchmarks/pcd_long.py's dev grid on JOBS CPU processes (fp32, one thread each, every
 #      JOBS-th sample per process), their CSVs merged;

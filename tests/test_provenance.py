@@ -194,3 +194,15 @@ def test_the_variables_for_a_copy_name_a_commit_and_its_hash(
     assert state.dirty == (state.source_hash != words[HASH_VAR])
     assert state.dirty == state_of(source_tree.source_blobs(), repo, {}).dirty
     assert source_tree.main(["no-such-commit"]) == 1
+
+
+def test_benchmark_reports_name_the_source_hash_beside_the_commit():
+    from script_loader import load_script
+
+    from longred_bench.source_tree import source_hash
+
+    common = load_script("bench_common")
+    info = common.provenance()
+    assert info["source"] == source_hash()[:12]
+    head = common.provenance_lines(info, "cmd")
+    assert f"- commit `{info['commit']}` (source `{info['source']}`), " in head

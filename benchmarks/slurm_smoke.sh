@@ -82,7 +82,8 @@ sacct -n -X -o JobName%24,State 2> /dev/null || true
 grep -h "" "$WORK"/jobs/logs/*report*.out | tail -3
 
 python - "$WORK" <<'EOF'
-"""The SLURM run's records equal the local run's (provenance, timings, peak memory aside)."""
+"""The SLURM run's records equal the local run's (provenance, timings, peak memory and the
+machine's load aside)."""
 import json
 import re
 import sys
@@ -98,8 +99,10 @@ def normal(run: str) -> list[str]:
     for r in read_records(work / f"report-{run}" / "table3.jsonl.gz"):
         r.pop("provenance", None)
         text = json.dumps(r, sort_keys=True).replace(str(work / f"cache-{run}"), "<cache>")
-        # measurements of the run, not results: its wall times and the process's peak memory
+        # measurements of the run, not results: its wall times, the process's peak memory and
+        # the machine's load while it trained
         text = re.sub(r'"seconds": [0-9.e+-]+', '"seconds": 0', text)
+        text = re.sub(r'"(load_1min_start|load_1min_end)": [0-9.e+-]+', r'"\1": 0', text)
         out.append(re.sub(r'"peak_memory_mib": [0-9.e+-]+', '"peak_memory_mib": 0', text))
     return out
 

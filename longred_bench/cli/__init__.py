@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Iterator
 
 from longred_bench.cli import commands, parsers
@@ -108,7 +109,9 @@ def quiet_libraries(quiet: bool) -> Iterator[None]:
                 level = getattr(tf_logging, named, tf_logging.WARNING)
                 before = (saved["HF_HUB_DISABLE_PROGRESS_BARS"] is None, level)
             if before[0]:
-                tf_logging.enable_progress_bar()
+                with warnings.catch_warnings():  # the hub, imported inside, keeps its bars off
+                    warnings.simplefilter("ignore", UserWarning)
+                    tf_logging.enable_progress_bar()
             tf_logging.set_verbosity(before[1])
 
 

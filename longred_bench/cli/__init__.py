@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import signal
 import sys
@@ -46,7 +47,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _terminated(signum: int, frame: object) -> None:
+def _terminated(owner: int, signum: int, frame: object) -> None:
+    """SIGTERM in the command's own process stops it as Ctrl-C does; a process forked from it
+    (lm-eval's bootstrap pool, ended by its parent with SIGTERM) dies as SIGTERM's default."""
+    if os.getpid() != owner:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        return
     raise KeyboardInterrupt
 
 
@@ -63,7 +70,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
     if before is signal.SIG_IGN or before is None:  # ignored on purpose, or set outside Python
         yield
         return
-    signal.signal(signal.SIGTERM, _terminated)
+    signal.signal(signal.SIGTERM, functools.partial(_terminated, os.getpid()))
     try:
         yield
     finally:

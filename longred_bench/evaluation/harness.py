@@ -381,7 +381,7 @@ def run_harness(
             torch_random_seed=seed,
             fewshot_random_seed=seed,
             confirm_run_unsafe_code=cfg.allow_code_eval,
-            verbosity="INFO" if progress else "ERROR",
+            verbosity="WARNING" if progress else "ERROR",  # its INFO lines: per task, per pass
         )
         if out is None:
             raise UserError("lm-eval returned no results (not the main process?)")

@@ -44,7 +44,8 @@ def lm_eval_output(*, quiet: bool) -> Iterator[None]:
     commit (:func:`longred_bench.results.git_commit`, silent outside a checkout) rather than a
     ``git describe`` of the working directory, which writes git's errors to the terminal. When
     ``quiet``: lm-eval's loggers show errors only, and its progress bars and prints go nowhere
-    (errors still surface as exceptions)."""
+    (errors still surface as exceptions). Either way its logger's level is as before afterwards
+    (``simple_evaluate`` sets it), so one evaluation's level never carries into the next."""
     import lm_eval.api.task
     import lm_eval.evaluator
 
@@ -53,6 +54,7 @@ def lm_eval_output(*, quiet: bool) -> Iterator[None]:
     logger = logging.getLogger("lm_eval")
     level = logger.level
     with contextlib.ExitStack() as stack:
+        stack.callback(logger.setLevel, level)
         stack.enter_context(mock.patch.object(lm_eval.evaluator, "get_git_commit_hash", git_commit))
         quiet_bar = functools.partial(lm_eval.api.task.tqdm, disable=True)
         stack.enter_context(mock.patch.object(lm_eval.api.task, "tqdm", quiet_bar))
@@ -65,5 +67,4 @@ def lm_eval_output(*, quiet: bool) -> Iterator[None]:
             stack.enter_context(contextlib.redirect_stderr(sink))  # tqdm bars, warnings
             stack.enter_context(contextlib.redirect_stdout(sink))  # "bootstrapping for stddev"
             logger.setLevel(logging.ERROR)
-            stack.callback(logger.setLevel, level)
         yield

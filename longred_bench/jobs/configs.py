@@ -12,7 +12,7 @@ from longred_bench.errors import UserError, reject_unknown_keys
 from longred_bench.evaluation.lm import DECODINGS
 from longred_bench.models.rope import parse_rope_spec
 from longred_bench.pcd.config import PcdConfig
-from longred_bench.taskdata.ruler.registry import check_depths, check_task
+from longred_bench.taskdata.ruler.registry import check_depths, check_lengths, check_task
 
 
 @dataclass(frozen=True)
@@ -118,6 +118,8 @@ class CompareConfig:
             raise UserError("PCD parameters given without pcd in --decoding")
         for rope in self.rope:
             parse_rope_spec(rope)
+        if "ruler" in self.suites:  # before drift and the short suite spend hours
+            check_lengths(self.lengths)
 
 
 RETRIEVAL_TASKS: tuple[str, ...] = (

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 
+import pytest
+
 from longred_bench.evaluation.quiet_output import lm_eval_output
 
 GROUP = "lm_eval.api.group"
@@ -66,3 +68,12 @@ def test_the_tiny_ppl_task_states_its_aggregations(request) -> None:
     with _Kept("lm_eval.api.task") as kept:
         task_manager(None, ["longred_tiny_ppl"]).load(["longred_tiny_ppl"])
     assert not [m for m in kept.messages if "is defined, but" in m]
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_the_level_an_evaluation_sets_does_not_carry_into_the_next(quiet):
+    logger = logging.getLogger("lm_eval")
+    before = logger.level
+    with lm_eval_output(quiet=quiet):
+        logger.setLevel(logging.INFO)  # as simple_evaluate(verbosity=...) does
+    assert logger.level == before

@@ -26,6 +26,9 @@ def test_config_rejects_unknown_keys_and_suites() -> None:
         CompareConfig(original="m", rope=("pi:factor=2",), suites=("drift", "longbench"))
     with pytest.raises(UserError, match="needs --extended"):
         CompareConfig(original="m")
+    with pytest.raises(UserError, match=r"RULER lengths \[300\] not supported"):
+        CompareConfig(original="m", rope=("pi:factor=2",), lengths=(300,))  # before any unit runs
+    CompareConfig(original="m", rope=("pi:factor=2",), suites=("drift",), lengths=(300,))
 
 
 def test_entries_order_and_duplicates() -> None:

@@ -88,3 +88,24 @@ def test_a_failing_unit_lets_the_unit_beside_it_finish(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="this unit fails"):
         run_units_parallel(units, 2, name="t", progress=False)
     assert done.read_text() == "finished"
+
+
+FORKED = """
+import multiprocessing as mp, signal, sys, time
+from longred_bench.cli import sigterm_as_interrupt
+
+with sigterm_as_interrupt():
+    child = mp.get_context("fork").Process(target=time.sleep, args=(60,))
+    child.start()
+    time.sleep(0.5)
+    child.terminate()  # as lm-eval's bootstrap pool ends its workers
+    child.join(30)
+    print(child.exitcode == -signal.SIGTERM)
+"""
+
+
+def test_a_process_forked_inside_the_command_dies_quietly_on_sigterm() -> None:
+    out = subprocess.run([sys.executable, "-c", FORKED], capture_output=True, text=True,
+                         timeout=120)  # fmt: skip
+    assert out.returncode == 0 and out.stdout.split() == ["True"], out.stderr
+    assert "Traceback" not in out.stderr and "KeyboardInterrupt" not in out.stderr

@@ -109,3 +109,18 @@ def test_a_ruler_length_off_the_grid_names_the_nearest_one() -> None:
 
     with pytest.raises(UserError, match=re.escape("nearest: 1000 -> 1024, 300 -> 256")):
         EvalConfig(model="m", suite="ruler", lengths=(1000, 300))
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [(["--suite", "short_tiny", "--lengths", "512"],
+      "eval: --lengths is for the ruler, niah and ppl suites, not short_tiny"),
+     (["--suite", "short", "--samples", "3"],
+      "eval: --samples is for the ruler, niah and ppl suites, not short"),
+     (["--suite", "ruler", "--depths", "50"], "eval: --depths is for the niah suite, not ruler")],
+)  # fmt: skip
+def test_a_long_context_flag_on_a_suite_that_ignores_it_is_refused(capsys, flags, message):
+    from longred_bench.cli import main
+
+    assert main(["eval", "--model", "tiny-random", *flags, "--dry-run"]) == 2
+    assert capsys.readouterr().err.strip() == f"error: {message}"

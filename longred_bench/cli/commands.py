@@ -64,6 +64,11 @@ def cmd_drift(args: argparse.Namespace) -> int:
     return 0
 
 
+EVAL_FLAG_SUITES = {"--lengths": ("ruler", "niah", "ppl"), "--samples": ("ruler", "niah", "ppl"),
+                    "--depths": ("niah",)}  # fmt: skip
+"""The suites each of ``eval``'s long-context flags applies to."""
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     if args.out is None and not args.dry_run:
@@ -74,6 +79,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from longred_bench.evaluation.config import EvalConfig
     from longred_bench.pcd.config import pcd_from_args
 
+    for flag, suites in EVAL_FLAG_SUITES.items():  # not ignored while the cache key moves
+        if getattr(args, flag.strip("-")) is not None and args.suite not in suites:
+            which = " and ".join([", ".join(suites[:-1]), suites[-1]] if suites[:-1] else suites)
+            raise UserError(f"eval: {flag} is for the {which} suite{'s' * (len(suites) > 1)}, "
+                            f"not {args.suite}")  # fmt: skip
     cfg = EvalConfig(
         model=args.model, suite=args.suite, rope=args.rope, tasks=args.tasks,
         limit=args.limit, lengths=args.lengths, samples=args.samples,

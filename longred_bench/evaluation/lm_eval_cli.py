@@ -24,13 +24,20 @@ from longred_bench.errors import UserError
 def main() -> None:
     """Register the models, then hand ``sys.argv`` to lm-eval's command line; a problem this
     suite reports (missing cache, bad task metadata) ends in one line and exit status 2, not a
-    traceback."""
+    traceback. The results' ``git_hash`` is this package's commit, as in ``eval``, rather than a
+    ``git describe`` of the working folder (whose errors git writes to the terminal outside a
+    checkout)."""
+    from unittest import mock
+
+    import lm_eval.evaluator
     from lm_eval.__main__ import cli_evaluate
 
     import longred_bench.pcd.lm  # noqa: F401  (registers longred-pcd)
+    from longred_bench.results import git_commit
 
     try:
-        cli_evaluate()
+        with mock.patch.object(lm_eval.evaluator, "get_git_commit_hash", git_commit):
+            cli_evaluate()
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)

@@ -130,7 +130,12 @@ def test_lm_eval_command_line_runs_longred_pcd(tmp_path) -> None:
     assert run.returncode == 0, run.stderr[-2000:]
     assert "|pcd_toy_choice|" in run.stdout and "longred-pcd" in run.stdout
     (results,) = (tmp_path / "results").rglob("results_*.json")
-    assert json.loads(results.read_text())["results"]["pcd_toy_choice"]["acc,none"] >= 0
+    got = json.loads(results.read_text())
+    assert got["results"]["pcd_toy_choice"]["acc,none"] >= 0
+    # run outside a checkout: the package's commit, and no git error on the terminal
+    from longred_bench.results import git_commit
+
+    assert got["git_hash"] == git_commit() and "not a git repository" not in run.stderr
 
 
 @pytest.mark.integration

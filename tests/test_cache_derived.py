@@ -101,6 +101,16 @@ def test_verify_results_checks_a_compare_out_folder(
     assert lines[-1] == "2 entries checked, 1 bad"  # the cache itself was not checked
     assert main(["data", "verify", "--results", str(tmp_path / "none")]) == 1
     assert "missing" in capsys.readouterr().out
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    assert main(["data", "verify", "--results", str(a_file)]) == 1
+    assert f"{a_file} is a file: pass the folder `compare --out` wrote" in capsys.readouterr().out
+    plain = tmp_path / "eval-out"  # an `eval --out`: records, no manifest; never "delete it"
+    plain.mkdir()
+    (plain / "eval.jsonl").write_text('{"score": 1}\n')
+    assert main(["data", "verify", "--results", str(plain)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("unrecorded") and "nothing to check" in out and "delete" not in out
 
 
 _GENERATE_SCRIPT = """

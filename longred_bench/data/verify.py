@@ -152,11 +152,15 @@ def verify_results(folder: Path) -> list[Verified]:
     """Check the cached run results under ``folder`` (a ``compare --out`` folder, or its
     ``runs/``): every directory holding an ``eval.jsonl`` or ``drift.jsonl``."""
     if not folder.is_dir():
-        return [Verified(str(folder), folder, "missing", "", "pass an existing folder")]
+        what = "is a file" if folder.exists() else "does not exist"
+        return [Verified(str(folder), folder, "missing", "",
+                         f"{folder} {what}: pass the folder `compare --out` wrote")]  # fmt: skip
     out = []
     for path in _result_dirs(folder, folder):
         check = check_entry(path, hashes=True, required=False)
         fix = f"delete {path} and run compare again to recompute it"
+        if check.status == "unrecorded":  # an `eval --out`, say: no manifest to check it by
+            fix = "no manifest records its files (compare's units have one); nothing to check"
         out.append(Verified.of(path.as_posix(), path, check, fix))
     return out
 

@@ -124,3 +124,27 @@ def test_a_long_context_flag_on_a_suite_that_ignores_it_is_refused(capsys, flags
 
     assert main(["eval", "--model", "tiny-random", *flags, "--dry-run"]) == 2
     assert capsys.readouterr().err.strip() == f"error: {message}"
+
+
+def test_needle_depths_outside_0_100_are_refused_before_anything_loads(capsys):
+    from longred_bench.cli import main
+
+    assert main(["eval", "--model", "tiny-random", "--suite", "niah", "--depths", "150",
+                 "--dry-run"]) == 2  # fmt: skip
+    assert capsys.readouterr().err.strip() == "error: --depths are percents in [0, 100], got [150]"
+
+
+def test_an_unknown_task_names_the_nearest_ones():
+    from types import SimpleNamespace
+
+    from longred_bench.errors import UserError
+    from longred_bench.evaluation.harness import check_tasks
+
+    manager = SimpleNamespace(all_tasks=["longred_tiny_swap", "longred_tiny_ppl", "hellaswag"])
+    expected = (
+        r"^unknown lm-eval task\(s\) longred_tiny_swapp; nearest: longred_tiny_swap"
+        r"(, longred_tiny_ppl)?; tasks of this repo: "
+    )
+    with pytest.raises(UserError, match=expected):
+        check_tasks(["longred_tiny_swapp"], manager)
+    assert check_tasks(["hellaswag"], manager) == ["hellaswag"]

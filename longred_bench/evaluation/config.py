@@ -92,6 +92,9 @@ class EvalConfig:
             raise UserError(f"--lengths must be positive token counts, got {list(self.lengths)}")
         if self.suite == "ruler" and self.lengths:
             check_lengths(self.lengths)
+        bad = [d for d in self.depths or () if not 0 <= float(d) <= 100]
+        if bad:  # before any model loads
+            raise UserError(f"--depths are percents in [0, 100], got {bad}")
         if self.rope is not None:
             parse_rope_spec(self.rope)  # a bad spec is refused before any model loads
         if self.suite == paper_suite.SUITE:

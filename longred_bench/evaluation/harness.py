@@ -110,10 +110,13 @@ def check_tasks(names: Iterable[str], manager: Any) -> list[str]:
     known = set(manager.all_tasks)
     unknown = [n for n in names if n not in known]
     if unknown:
+        import difflib
+
         ours = sorted(n for n in known if n.startswith("longred_"))
-        raise UserError(
-            f"unknown lm-eval task(s) {', '.join(unknown)}; tasks of this repo: {', '.join(ours)}"
-        )
+        near = [m for n in unknown for m in difflib.get_close_matches(n, sorted(known), n=2)]
+        hint = f"; nearest: {', '.join(dict.fromkeys(near))}" if near else ""
+        raise UserError(f"unknown lm-eval task(s) {', '.join(unknown)}{hint}; tasks of this "
+                        f"repo: {', '.join(ours)}")  # fmt: skip
     return names
 
 

@@ -90,14 +90,14 @@ def main() -> None:
         f"Tokens of every request of each short task with the {TOKENIZER} tokenizer: the offline "
         "tasks at their own few-shot counts, paper_short's members as TASK@N (N shots)."
     )
-    runs = out.setdefault("runs", {})
-    runs.pop("paper_short" if args.suite else "offline", None)  # until this count is whole
+    runs, run_key = out.setdefault("runs", {}), "paper_short" if args.suite else "offline"
+    runs.pop(run_key, None)  # until this count is whole
     start = time.perf_counter()
     for key, name, shots in jobs:
         out["tasks"][key] = count(name, tokenizer, shots)
         print(key, out["tasks"][key], flush=True)
         write(out)  # a later task's failure keeps this one's figures
-    runs["paper_short" if args.suite else "offline"] = (
+    runs[run_key] = (
         f"counted by `python benchmarks/short_task_tokens.py"
         f"{' --suite paper_short' if args.suite else ''}` at commit {git_commit()} "
         f"({time.perf_counter() - start:.0f} s)"

@@ -81,9 +81,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     for flag, suites in EVAL_FLAG_SUITES.items():  # not ignored while the cache key moves
         if getattr(args, flag.strip("-")) is not None and args.suite not in suites:
-            which = " and ".join([", ".join(suites[:-1]), suites[-1]] if suites[:-1] else suites)
-            raise UserError(f"eval: {flag} is for the {which} suite{'s' * (len(suites) > 1)}, "
-                            f"not {args.suite}")  # fmt: skip
+            *others, last = suites
+            which = f"{', '.join(others)} and {last} suites" if others else f"{last} suite"
+            raise UserError(f"eval: {flag} is for the {which}, not {args.suite}")
     cfg = EvalConfig(
         model=args.model, suite=args.suite, rope=args.rope, tasks=args.tasks,
         limit=args.limit, lengths=args.lengths, samples=args.samples,

@@ -16,7 +16,7 @@ from longred_bench.evaluation.lm import check_decoding
 from longred_bench.models.rope import parse_rope_spec
 from longred_bench.pcd.config import PcdConfig
 from longred_bench.taskdata.ruler.phrasings import check_phrasing
-from longred_bench.taskdata.ruler.registry import check_lengths
+from longred_bench.taskdata.ruler.registry import check_depth_percents, check_lengths
 
 SUITES: dict[str, tuple[str, ...]] = {
     "short": ("longred_short",),
@@ -92,9 +92,7 @@ class EvalConfig:
             raise UserError(f"--lengths must be positive token counts, got {list(self.lengths)}")
         if self.suite == "ruler" and self.lengths:
             check_lengths(self.lengths)
-        bad = [d for d in self.depths or () if not 0 <= float(d) <= 100]
-        if bad:  # before any model loads
-            raise UserError(f"--depths are percents in [0, 100], got {bad}")
+        check_depth_percents(self.depths or (), "--depths")  # before any model loads
         if self.rope is not None:
             parse_rope_spec(self.rope)  # a bad spec is refused before any model loads
         if self.suite == paper_suite.SUITE:

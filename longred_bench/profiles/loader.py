@@ -91,9 +91,10 @@ def resolved_mapping(path: Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]
     base = resolved_mapping(profile_file(parent, relative_to=path), (*_seen, path.resolve()))
     base.pop("name", None)
     model, inherited = data.get("model"), base.get("model")
-    if isinstance(model, dict) and isinstance(inherited, dict) and "name" in model \
-            and model["name"] != inherited.get("name"):  # fmt: skip
-        base["model"] = {k: v for k, v in inherited.items() if k != "fallback"}
+    if isinstance(model, dict) and isinstance(inherited, dict):
+        parent_name = inherited.get("name")
+        if model.get("name", parent_name) != parent_name:  # another model named here
+            inherited.pop("fallback", None)  # it stood in for the parent's model
     return merge(base, data)
 
 

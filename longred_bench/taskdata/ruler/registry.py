@@ -135,9 +135,14 @@ def check_depths(task: str, depths: Sequence[float]) -> None:
         return
     if task not in niah.CONFIGS:
         raise UserError(f"fixed needle depths are for the NIAH tasks, not {task!r}")
+    check_depth_percents(depths)
+
+
+def check_depth_percents(depths: Sequence[float], what: str = "needle depths") -> None:
+    """Raise :class:`UserError` (naming ``what``) unless every depth is a percent in [0, 100]."""
     bad = [d for d in depths if not 0 <= float(d) <= 100]
     if bad:
-        raise UserError(f"needle depths are percents in [0, 100], got {bad}")
+        raise UserError(f"{what} are percents in [0, 100], got {bad}")
 
 
 REDRAWS = 8  # fresh draws of a sample whose drawn words leave no room at a small length

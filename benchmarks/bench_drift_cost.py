@@ -17,6 +17,14 @@ ratios and the profile breakdown as CSV + Markdown under ``--out``.
 Example::
 
     python benchmarks/bench_drift_cost.py --model smollm2-135m --seq-len 2048 --out reports/bench
+
+On a GPU (``--device cuda``, bf16 by default there) it also records the peak memory of one plain
+pair and of one drift pass; ``--shape`` measures a randomly initialised model of a named shape
+(``training/shapes.py``: no weights read); ``--no-eager`` skips the eager-maps comparison (every
+layer's ``[heads, n, n]`` map: tens of GB per layer at 32K) and ``--no-profile`` the breakdown::
+
+    python benchmarks/bench_drift_cost.py --device cuda --shape smollm2-135m --seq-len 32768 \
+        --no-eager --no-profile --out reports/bench
 """
 
 from __future__ import annotations
@@ -50,15 +58,35 @@ PHASES = {
 """Profile phase -> names in :mod:`longred_bench.metrics.drift` whose calls it covers."""
 
 
+def _sync() -> None:
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
 def _median_seconds(fn: Callable[[], object], repeats: int) -> float:
     """Median wall time of ``repeats`` calls of ``fn`` after one warm-up call."""
     fn()
     times = []
     for _ in range(repeats):
+        _sync()
         start = time.perf_counter()
         fn()
+        _sync()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def _peak_mib(fn: Callable[[], object], device: torch.device) -> float | None:
+    """Peak GPU memory (MiB) allocated during one call of ``fn`` above what was allocated
+    before it (the models' weights); None off CUDA."""
+    if device.type != "cuda":
+        return None
+    _sync()
+    base = torch.cuda.memory_allocated(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    fn()
+    _sync()
+    return round((torch.cuda.max_memory_allocated(device) - base) / 2**20, 1)
 
 
 def _map_kl(p_t: torch.Tensor, p_s: torch.Tensor) -> float:
@@ -143,50 +171,86 @@ def profile_phases(run: Callable[[], object], models: list[torch.nn.Module]) -> 
     return phases
 
 
-def _markdown(row: dict, plain: dict[str, float], drift: dict[str, float]) -> str:
-    """The report: the timing table, then the profile breakdown of plain forwards and drift."""
+def _markdown(row: dict, plain: dict[str, float] | None, drift: dict[str, float] | None) -> str:
+    """The report: the timing table (peak memory on a GPU), then the profile breakdown of plain
+    forwards and drift where it was measured."""
+    gpu = row["peak_plain_mib"] is not None
     lines = [
-        "| model | rope | seq_len | two plain forwards (s) | two body forwards (s) | drift (s) "
-        "| eager maps (s) | drift / two forwards | eager / drift | KL max rel diff | device "
-        "| commit |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
-        f"| {row['model']} | {row['rope']} | {row['seq_len']} | {row['two_forwards_s']} | "
-        f"{row['two_body_forwards_s']} | {row['drift_s']} | {row['eager_maps_s']} | "
-        f"{row['ratio']} | {row['eager_over_drift']} | {row['kl_max_rel_diff']:.1e} | "
-        f"{row['device']} | `{row['commit']}` |",
+        "| model | rope | seq_len | dtype | two plain forwards (s) | two body forwards (s) "
+        "| drift (s) | eager maps (s) | drift / two forwards | eager / drift | KL max rel diff "
+        + ("| peak two forwards (MiB) | peak drift (MiB) " if gpu else "")
+        + "| device | commit |",
+        "|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if gpu else "") + "---|---|",
+        f"| {row['model']} | {row['rope']} | {row['seq_len']} | {row['dtype']} | "
+        f"{row['two_forwards_s']} | {row['two_body_forwards_s']} | {row['drift_s']} | "
+        f"{_cell(row['eager_maps_s'])} | {row['ratio']} | {_cell(row['eager_over_drift'])} | "
+        f"{_cell(row['kl_max_rel_diff'], '.1e')} | "
+        + (f"{row['peak_plain_mib']} | {row['peak_drift_mib']} | " if gpu else "")
+        + f"{row['device']} | `{row['commit']}` |",
         "",
         "Body forwards skip the vocabulary projection (`logits_to_keep=1`). KL max rel diff: "
-        "largest relative difference of a layer's attention KL between drift and the eager maps.",
-        "",
-        "Profile of one more run of each (torch.profiler; seconds per phase, phases do not nest; "
-        "rest = projections, MLPs, norms, RoPE, Python):",
-        "",
-        "| phase | two plain forwards (s) | drift (s) | extra (s) |",
-        "|---|---:|---:|---:|",
+        "largest relative difference of a layer's attention KL between drift and the eager maps"
+        " (-: not measured)."
+        + (
+            " Peaks are the GPU memory allocated during one call above the two models' weights."
+            if gpu
+            else ""
+        ),
     ]
-    for name in drift:
-        extra = drift[name] - plain[name]
-        lines.append(f"| {name} | {plain[name]:.2f} | {drift[name]:.2f} | {extra:+.2f} |")
+    if plain is not None and drift is not None:
+        lines += [
+            "",
+            "Profile of one more run of each (torch.profiler; seconds per phase, phases do not "
+            "nest; rest = projections, MLPs, norms, RoPE, Python):",
+            "",
+            "| phase | two plain forwards (s) | drift (s) | extra (s) |",
+            "|---|---:|---:|---:|",
+        ]
+        for name in drift:
+            extra = drift[name] - plain[name]
+            lines.append(f"| {name} | {plain[name]:.2f} | {drift[name]:.2f} | {extra:+.2f} |")
     return "\n".join(lines) + "\n"
+
+
+def _cell(value: float | None, spec: str = "") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _models(args: argparse.Namespace) -> tuple[str, torch.nn.Module]:
+    """The original model (named, or a random-init ``--shape``) on the device, in the dtype."""
+    device = torch.device(args.device)
+    dtype = getattr(torch, args.dtype or ("bfloat16" if device.type == "cuda" else "float32"))
+    if args.shape:
+        from longred_bench.training.shapes import random_model, shape
+
+        original = random_model(shape(args.shape), dtype=dtype, device=device)
+        return f"{args.shape} (random init)", original.eval()
+    return args.model, load(args.model).model.to(device=device, dtype=dtype).eval()
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default="smollm2-135m")
+    p.add_argument("--shape", help="a random-init model of this shape instead of --model")
     p.add_argument("--rope", default="abf:theta=1e7")
     p.add_argument("--seq-len", type=int, default=512)
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--impl", default="auto")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--dtype", help="float32, bfloat16 or float16 (default: bf16 on CUDA)")
+    p.add_argument("--no-eager", action="store_true", help="skip the eager-maps comparison")
+    p.add_argument("--no-profile", action="store_true", help="skip the torch.profiler breakdown")
     p.add_argument("--out", type=Path, default=Path("reports/bench"))
     args = p.parse_args()
 
-    original = load(args.model).model
+    label, original = _models(args)
     extended = extend(original, args.rope).eval()
+    device = next(original.parameters()).device
     vocab = original.config.vocab_size
     ids = torch.randint(
         0, vocab, (args.batch, args.seq_len), generator=torch.Generator().manual_seed(0)
-    )
+    ).to(device)
 
     @torch.no_grad()
     def plain() -> None:
@@ -206,32 +270,43 @@ def main() -> None:
     t_plain = _median_seconds(plain, args.repeats)
     t_body = _median_seconds(body, args.repeats)
     t_drift = _median_seconds(drift, args.repeats)
-    t_eager = _median_seconds(lambda: eager_maps_drift(original, extended, ids), 1)
-    kl_drift = [x.attention_kl for x in drift()["e"].layers]
-    kl_eager = eager_maps_drift(original, extended, ids)
-    rel = max(abs(a - b) / max(abs(b), 1e-12) for a, b in zip(kl_drift, kl_eager, strict=True))
-    prof_plain = profile_phases(plain, [original, extended])
-    prof_drift = profile_phases(drift, [original, extended])
+    peak_plain, peak_drift = _peak_mib(plain, device), _peak_mib(drift, device)
+    t_eager = rel = None
+    if not args.no_eager:
+        t_eager = _median_seconds(lambda: eager_maps_drift(original, extended, ids), 1)
+        kl_drift = [x.attention_kl for x in drift()["e"].layers]
+        kl_eager = eager_maps_drift(original, extended, ids)
+        pairs = zip(kl_drift, kl_eager, strict=True)
+        rel = max(abs(a - b) / max(abs(b), 1e-12) for a, b in pairs)
+    prof_plain = prof_drift = None
+    if not args.no_profile:
+        prof_plain = profile_phases(plain, [original, extended])
+        prof_drift = profile_phases(drift, [original, extended])
     row = {
-        "model": args.model,
+        "model": label,
         "rope": args.rope,
         "seq_len": args.seq_len,
         "batch": args.batch,
+        "dtype": str(next(original.parameters()).dtype).removeprefix("torch."),
         "two_forwards_s": round(t_plain, 3),
         "two_body_forwards_s": round(t_body, 3),
         "drift_s": round(t_drift, 3),
-        "eager_maps_s": round(t_eager, 3),
+        "eager_maps_s": None if t_eager is None else round(t_eager, 3),
         "ratio": round(t_drift / t_plain, 3),
         "ratio_body": round(t_drift / t_body, 3),
-        "eager_over_drift": round(t_eager / t_drift, 3),
+        "eager_over_drift": None if t_eager is None else round(t_eager / t_drift, 3),
         "kl_max_rel_diff": rel,
-        **{f"profile_plain_{k}_s": round(v, 3) for k, v in prof_plain.items()},
-        **{f"profile_drift_{k}_s": round(v, 3) for k, v in prof_drift.items()},
-        "device": device_name("cpu"),
+        "peak_plain_mib": peak_plain,
+        "peak_drift_mib": peak_drift,
+        **{f"profile_plain_{k}_s": round(v, 3) for k, v in (prof_plain or {}).items()},
+        **{f"profile_drift_{k}_s": round(v, 3) for k, v in (prof_drift or {}).items()},
+        "device": device_name(device),
         "torch": torch.__version__,
         "commit": git_commit(),
     }
-    stem = args.out / f"drift_cost_{args.model}_{args.seq_len}"
+    name = args.shape or args.model
+    where = "" if device.type == "cpu" else f"_{device.type}"
+    stem = args.out / f"drift_cost_{Path(name).name}_{args.seq_len}{where}"
     write_csv([row], stem.with_suffix(".csv"), list(row))  # makes args.out
     md = _markdown(row, prof_plain, prof_drift)
     stem.with_suffix(".md").write_text(md)

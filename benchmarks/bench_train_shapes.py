@@ -126,6 +126,7 @@ def run_shapes(args) -> int:
     """The shape mode of ``bench_train.py``."""
     import torch
 
+    from longred_bench.errors import UserError
     from longred_bench.results import device_name
 
     info = provenance()
@@ -135,7 +136,11 @@ def run_shapes(args) -> int:
         for compiled in [c == "on" for c in args.compile]:
             first = None
             for recipe in args.recipes:
-                row = measure(args, recipe, seq_len, compiled, peak)
+                try:
+                    row = measure(args, recipe, seq_len, compiled, peak)
+                except UserError as err:  # a setting the recipe refuses (compile, linearard)
+                    print(f"skipped {recipe} at {seq_len} (compile {compiled}): {err}")
+                    continue
                 first = first or row
                 row["cost_vs_first"] = round(
                     first["tokens_per_second"] / row["tokens_per_second"], 3

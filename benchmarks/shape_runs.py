@@ -2,7 +2,8 @@
 
 :func:`shape_config` makes a recipe's config for a row length (the recipe's own mix, the original
 window a quarter of the row); :func:`build` makes the student (and the recipe's frozen teacher,
-a copy in the compute dtype) of a :class:`~longred_bench.training.shapes.ModelShape`, random
+a copy in the compute dtype) of a :class:`~longred_bench.training.shapes.ModelShape` (the
+student with the recipe's LoRA adapters or attention-only training, as the loop builds it), random
 token rows for each stream, and the recipe's
 :class:`~longred_bench.training.methods.Method`, with the student wrapped as the training loop
 wraps it (:func:`~longred_bench.training.distributed.wrap_student`); :func:`train_steps` runs
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
+from longred_bench.training.build import adapt_student
 from longred_bench.training.config import TrainConfig, resolve_config
 from longred_bench.training.distributed import wrap_student
 from longred_bench.training.methods import METHODS, Method
@@ -70,7 +72,7 @@ def build(model_shape: ModelShape, cfg: TrainConfig, device: str, dtype: torch.d
     teacher = None
     if cfg.recipe in ("longred", "linearard"):
         teacher = copy.deepcopy(student).to(dtype).requires_grad_(False).eval()
-    student.train()
+    student = adapt_student(student, cfg).train()  # LoRA or attention-only, as the loop trains
     student = wrap_student(student, cfg, 1, dtype)
     lengths = stream_lengths(cfg, window)
     rows = micro_rows(cfg, window)

@@ -266,16 +266,7 @@ def build_run(
         layers = cfg.layers or _kl_layers(cfg, student, teacher, probe)
     elif cfg.recipe == "linearard":
         layers = cfg.ard_layers or tuple(range(1, num_layers + 1))
-    if cfg.recipe == "linearard" and cfg.lora_rank:
-        from peft import LoraConfig, get_peft_model
-
-        lora = LoraConfig(
-            r=cfg.lora_rank, lora_alpha=cfg.lora_alpha,
-            target_modules=["q_proj", "k_proj", "v_proj"], lora_dropout=0.0,
-        )  # fmt: skip
-        student = get_peft_model(student, lora)
-    if cfg.trainable == "attention":
-        freeze_all_but_attention(student)
+    student = adapt_student(student, cfg)
     student.to(device).train()
     generator = torch.Generator().manual_seed(cfg.seed + 7)
     per_process = {k: r // world for k, r in rows.items()}
@@ -286,6 +277,22 @@ def build_run(
     if isinstance(method, SentenceGapCE):
         method.delimiters = sentence_delimiter_ids(tokenizer)
     return Run(method, tokenizer, streams, heldout, micro, device, dtype, data, notes)
+
+
+def adapt_student(student: torch.nn.Module, cfg: TrainConfig) -> torch.nn.Module:
+    """The student with what ``cfg`` trains: LinearARD's LoRA adapters on q/k/v
+    (``lora_rank``), or only the attention projections (``trainable: attention``); else as is."""
+    if cfg.recipe == "linearard" and cfg.lora_rank:
+        from peft import LoraConfig, get_peft_model
+
+        lora = LoraConfig(
+            r=cfg.lora_rank, lora_alpha=cfg.lora_alpha,
+            target_modules=["q_proj", "k_proj", "v_proj"], lora_dropout=0.0,
+        )  # fmt: skip
+        student = get_peft_model(student, lora)
+    if cfg.trainable == "attention":
+        freeze_all_but_attention(student)
+    return student
 
 
 def freeze_all_but_attention(model: torch.nn.Module) -> int:

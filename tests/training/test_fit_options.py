@@ -10,12 +10,14 @@ import torch.distributed as dist
 from test_lm_loss import batch, tiny_llama
 from train_helpers import smoke
 
+from longred_bench.errors import UserError
 from longred_bench.training.distributed import close_single_process_group, wrap_student
 from longred_bench.training.lm_loss import lm_loss
 
 
 def loss_and_grads(model, impl: str = "chunked") -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    ids, mask = batch()
+    device = next(model.parameters()).device  # FSDP2 moves the model to the GPU where there is one
+    ids, mask = (t.to(device) for t in batch())
     model.zero_grad(set_to_none=True)
     loss = lm_loss(model, ids, mask, impl=impl)
     loss.backward()
@@ -83,3 +85,9 @@ def test_linearard_with_checkpointing_follows_the_plain_curve(tmp_path) -> None:
         lines = (tmp_path / name / "metrics.jsonl").read_text().splitlines()
         curves.append([json.loads(x)["loss"] for x in lines])
     assert len(curves[0]) == 3 and curves[1] == pytest.approx(curves[0], rel=1e-5)
+
+
+def test_compile_is_refused_for_linearard_in_one_line() -> None:
+    with pytest.raises(UserError, match="compile=true does not work with linearard"):
+        smoke("linearard", compile=True)
+    assert smoke("longred", compile=True).compile

@@ -109,3 +109,16 @@ def test_what_trains_is_what_a_built_model_leaves_trainable() -> None:
     full = estimate_train_memory(s, smoke("linearard"), device="cpu", window=256)
     adapted = estimate_train_memory(s, lora_cfg, device="cpu", window=256)
     assert adapted.grads == 4 * added and adapted.optimizer == 8 * added < full.optimizer
+
+
+def test_a_benchmark_run_trains_what_the_memory_model_counts() -> None:
+    from longred_bench.training.memory_model import trainable_params
+
+    shape_runs = load_script("shape_runs")
+    s = shape("smollm2-135m", 1)
+    for recipe in ("cpt", "linearard"):  # linearard: LoRA on q/k/v (its recipe's lora_rank)
+        cfg = shape_runs.shape_config(recipe, 256)
+        run = shape_runs.build(s, cfg, "cpu", torch.float32)
+        trained = sum(p.numel() for g in run.optimizer.param_groups for p in g["params"])
+        assert trained == trainable_params(s, cfg)[1], recipe
+    assert cfg.lora_rank and trained < s.params // 10

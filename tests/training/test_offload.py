@@ -33,7 +33,8 @@ class Recording(HostOffload):
 
 
 def _step(model, offload: HostOffload | None):
-    ids, mask = batch()
+    device = next(model.parameters()).device
+    ids, mask = (t.to(device) for t in batch())
     model.zero_grad(set_to_none=True)
     if offload is None:
         loss = lm_loss(model, ids, mask, impl="chunked")

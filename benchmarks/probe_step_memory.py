@@ -1,0 +1,169 @@
+"""Where one training step's memory goes, phase by phase, with and without activation offload.
+
+For a recipe at a random-init model shape (``benchmarks/shape_runs.py``: no weights read) it runs
+``--steps`` optimizer steps and, for the last, records the CUDA allocator's memory at each phase:
+allocated before the step, the peak and the allocation at the end of the forward pass (the
+recipe's losses), the peak of the backward pass, the peak of the optimizer step; with
+``--offload both`` it does so without and then with activation offload. Under offload it also
+lists what the saved-tensor hooks moved to the host: bytes, tensors, how many of them alias a
+tensor already moved (the same storage saved twice comes back as two device copies), and the
+largest shapes. Prints one JSON line per configuration and writes them to ``--out`` (JSON lines).
+
+    python benchmarks/probe_step_memory.py --shape llama-1b --recipe linearard --seq-len 32768 \\
+        --offload both --out reports/bench/h200/step_memory.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import gc
+import json
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import provenance
+from shape_runs import build, shape_config
+
+from longred_bench.results import device_name
+from longred_bench.training.distributed import close_single_process_group
+from longred_bench.training.memory_model import estimate_train_memory
+from longred_bench.training.offload import HostOffload
+from longred_bench.training.shapes import shape
+
+MIB = 2**20
+
+
+class CountingOffload(HostOffload):
+    """:class:`HostOffload` that also records what it moved: shapes, bytes, aliased storage."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shapes: collections.Counter = collections.Counter()
+        self.storages: set[int] = set()
+        self.aliased = 0
+
+    def pack(self, tensor: torch.Tensor):
+        packed = super().pack(tensor)
+        if isinstance(packed, tuple):
+            self.shapes[(tuple(tensor.shape), str(tensor.dtype))] += 1
+            ptr = tensor.untyped_storage().data_ptr()
+            self.aliased += ptr in self.storages
+            self.storages.add(ptr)
+        return packed
+
+
+class Phases:
+    """Allocator readings of one step, in MiB (peaks over each phase; zero off CUDA)."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.cuda = device.type == "cuda"
+        self.device = device
+        self.marks: dict[str, float] = {}
+
+    def _sync(self) -> None:
+        if self.cuda:
+            torch.cuda.synchronize(self.device)
+
+    def start(self, name: str) -> None:
+        self._sync()
+        if self.cuda:
+            self.marks[f"{name}_start_mib"] = torch.cuda.memory_allocated(self.device) / MIB
+            torch.cuda.reset_peak_memory_stats(self.device)
+
+    def end(self, name: str) -> None:
+        self._sync()
+        if self.cuda:
+            self.marks[f"{name}_peak_mib"] = torch.cuda.max_memory_allocated(self.device) / MIB
+            self.marks[f"{name}_end_mib"] = torch.cuda.memory_allocated(self.device) / MIB
+
+
+def one_step(run, offload: HostOffload | None, phases: Phases | None) -> None:
+    """One optimizer step of ``run`` as ``shape_runs.train_steps`` runs it, phases recorded."""
+    from longred_bench.training.offload import offloaded
+
+    params = [p for group in run.optimizer.param_groups for p in group["params"]]
+    mark = phases or Phases(torch.device("cpu"))
+    run.optimizer.zero_grad(set_to_none=True)
+    mark.start("forward")
+    with run.autocast, offloaded(offload):
+        terms = run.method.losses(run.batches, 0)
+    mark.end("forward")
+    mark.start("backward")
+    terms["loss"].backward()
+    del terms
+    mark.end("backward")
+    mark.start("step")
+    torch.nn.utils.clip_grad_norm_(params, run.method.cfg.grad_clip)
+    run.optimizer.step()
+    mark.end("step")
+
+
+def probe(args: argparse.Namespace, offload_on: bool) -> dict:
+    device = torch.device(args.device)
+    dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
+    model_shape = shape(args.shape, args.layers)
+    cfg = shape_config(
+        args.recipe, args.seq_len, distributed="fsdp", mixed_precision="fsdp",
+        dtype=str(dtype).removeprefix("torch."), activation_checkpointing=True,
+        activation_offload=offload_on, impl=args.impl,
+    )  # fmt: skip
+    run = build(model_shape, cfg, args.device, dtype)
+    for _ in range(args.steps - 1):
+        one_step(run, HostOffload() if offload_on else None, None)
+    offload = CountingOffload() if offload_on else None
+    phases = Phases(device)
+    one_step(run, offload, phases)
+    est = estimate_train_memory(model_shape, cfg, 1, device=args.device, window=args.seq_len // 4)
+    row = {
+        "shape": model_shape.name, "recipe": args.recipe, "seq_len": args.seq_len,
+        "offload": offload_on, **{k: round(v, 1) for k, v in phases.marks.items()},
+        "model": est.gib(),
+    }  # fmt: skip
+    if offload is not None:
+        row["moved_mib"] = round(offload.moved / MIB, 1)
+        row["moved_tensors"] = sum(offload.shapes.values())
+        row["moved_aliased"] = offload.aliased
+        row["moved_largest"] = [
+            [list(s), dt, n] for (s, dt), n in sorted(
+                offload.shapes.items(), key=lambda kv: -torch.Size(kv[0][0]).numel() * kv[1]
+            )[:8]
+        ]  # fmt: skip
+    del run
+    close_single_process_group()
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+    return row
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--shape", default="llama-1b")
+    p.add_argument("--layers", type=int)
+    p.add_argument("--recipe", default="linearard")
+    p.add_argument("--seq-len", type=int, default=32768)
+    p.add_argument("--steps", type=int, default=2, help="steps run; the last is recorded")
+    p.add_argument("--offload", default="both", choices=["off", "on", "both"])
+    p.add_argument("--impl", default="auto")
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--out", type=Path)
+    args = p.parse_args()
+    settings = {"off": [False], "on": [True], "both": [False, True]}[args.offload]
+    info = provenance()
+    rows = []
+    for on in settings:
+        row = {**probe(args, on), "device": device_name(args.device), "torch": torch.__version__}
+        row.update(commit=info["commit"], source=info["source"])
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -177,9 +177,10 @@ def estimate_train_memory(
             teacher += tokens["s2l"] * layers * c * (s.heads + 2 * s.kv_heads) * s.head_dim
     kind = max(candidates, key=candidates.__getitem__)
     transient = candidates[kind]
-    # AdamW's temporaries: foreach on CUDA (about two fp32 tensors per parameter), one tensor
-    # at a time on CPU (the largest, the embeddings, twice)
-    step = optimizer if device == "cuda" else 8 * s.vocab * s.hidden
+    # AdamW's temporaries: foreach on CUDA (one fp32 tensor per trained parameter, measured
+    # on an H200: reports/bench/h200/step_memory_cpt.jsonl), one tensor at a time on CPU (the
+    # largest, the embeddings, twice)
+    step = grads if device == "cuda" else 8 * s.vocab * s.hidden
     backward_peak = activations + transient
     step_peak = grads + step
     if step_peak > backward_peak:

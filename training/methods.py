@@ -404,9 +404,10 @@ class LinearARD(TwoStage):
         student: dict[int, tuple[torch.Tensor, ...]] = {}
 
         def add(layer: int, qkv: tuple[torch.Tensor, ...]) -> None:
+            kept = teacher.pop(layer)  # each layer's q/k/v freed once its KL holds what it needs
             for kind in self.cfg.ard_kinds:
                 sums[kind] = sums[kind] + relation_kl_loss(
-                    qkv[kinds[kind]], teacher[layer][kinds[kind]], b.mask, impl=self.cfg.impl
+                    qkv[kinds[kind]], kept[kinds[kind]], b.mask, impl=self.cfg.impl
                 )
 
         # With activation checkpointing the relation KL runs after the forward pass, outside the
@@ -424,7 +425,7 @@ class LinearARD(TwoStage):
 
         _run_until(self.student, compare, last, b.ids, b.mask)
         for layer in sorted(student):
-            add(layer, student[layer])
+            add(layer, student.pop(layer))
         terms = {f"kl_{kind}": value / len(wanted) for kind, value in sums.items()}
         terms["loss"] = sum(terms.values())
         return terms

@@ -10,7 +10,8 @@ layer inputs (32 GiB in bf16) off the device; the memory model
 (:mod:`~longred_bench.training.memory_model`) counts them as host memory instead.
 
 Parameters (the weights a layer saves for its input gradient, gathered or not) and tensors under
-``min_bytes`` stay where they are; tensors already on the CPU are not copied. Copies are
+``min_bytes`` stay where they are (kept detached: see :meth:`HostOffload.pack`); tensors already
+on the CPU are not copied. Copies are
 asynchronous on the current stream, so the device never waits for the host except where the
 backward pass needs a tensor back.
 """
@@ -44,7 +45,10 @@ class HostOffload:
             or size < self.min_bytes
             or isinstance(tensor, torch.nn.Parameter)
         ):
-            return tensor
+            # detached: a saved graph output kept with its grad_fn would form a cycle through
+            # autograd's C++ nodes that nothing frees when that part of the graph never runs
+            # backward (LinearARD's unused tail), leaking GPU memory every step
+            return tensor.detach()
         host = torch.empty_like(tensor, device="cpu", pin_memory=torch.cuda.is_available())
         host.copy_(tensor, non_blocking=True)
         self.moved += size

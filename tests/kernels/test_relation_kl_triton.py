@@ -118,6 +118,33 @@ def test_self_relation_gets_both_contributions(causal, dtype):
     torch.testing.assert_close(grads[0].float(), ga.float() + gb.float(), rtol=tol, atol=tol)
 
 
+def test_a_strided_self_relation_saves_one_copy_a_side():
+    """LinearARD passes a layer's q (a strided view after RoPE) as both operands: one
+    contiguous copy of the student's and one of the teacher's are saved for the backward pass,
+    not two each, and the result and gradient are those of contiguous inputs."""
+    gen = torch.Generator().manual_seed(3)
+    base = torch.randn(2, 40, 2, 16, generator=gen).requires_grad_(True)  # [B, n, H, d]
+    teacher = torch.randn(2, 40, 2, 16, generator=gen).transpose(1, 2)
+    q = base.transpose(1, 2)  # [B, H, n, d], not contiguous
+    assert not q.is_contiguous()
+    saved = []
+
+    def pack(t):
+        saved.append(t.untyped_storage().data_ptr() if t.numel() == q.numel() else None)
+        return t.detach()
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        got = relation_kl_triton(q, q, teacher, teacher, None, True, None, None, "sum")
+    assert len({p for p in saved if p is not None}) == 2
+    (grad,) = torch.autograd.grad(got, base)
+    plain = q.detach().contiguous().requires_grad_(True)
+    want = relation_kl_triton(plain, plain, teacher.contiguous(), teacher.contiguous(),
+                              None, True, None, None, "sum")  # fmt: skip
+    (want_grad,) = torch.autograd.grad(want, plain)
+    torch.testing.assert_close(got, want)
+    torch.testing.assert_close(grad.transpose(1, 2), want_grad)
+
+
 @pytest.mark.parametrize("reduction", ["sum", "mean"])
 @pytest.mark.parametrize("mask_kind", [None, "left"])
 def test_reductions_match_fp64_reference(reduction, mask_kind):

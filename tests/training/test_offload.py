@@ -5,7 +5,9 @@ the memory model's host term; the 128K plans fit 80 GiB per GPU."""
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 
 import pytest
 import torch
@@ -74,8 +76,23 @@ def test_cpu_tensors_parameters_and_small_tensors_stay_where_they_are() -> None:
     small, large = torch.ones(2), torch.ones(64)
     weight = torch.nn.Parameter(torch.ones(64))
     for t in (small, large, weight):
-        assert offload.pack(t) is t and offload.unpack(t) is t
+        kept = offload.pack(t)  # the same storage, detached
+        assert kept.data_ptr() == t.data_ptr() and not kept.requires_grad
+        assert offload.unpack(kept) is kept
     assert offload.moved == 0 and offload.seen == 4 * (2 + 64 + 64)
+
+
+def test_a_graph_part_never_backpropagated_is_freed() -> None:
+    """A saved output kept as it is (small, or on the CPU) must not keep its own graph alive:
+    LinearARD's forward builds a tail its loss never reaches, which leaked every step."""
+    offload = HostOffload()
+    x = torch.randn(8, requires_grad=True)
+    with offload.hooks():
+        y = x.exp()  # exp saves its output
+    freed = weakref.ref(y)
+    del y
+    gc.collect()
+    assert freed() is None
 
 
 @pytest.mark.gpu

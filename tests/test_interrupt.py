@@ -201,3 +201,17 @@ def test_a_real_ctrl_c_prints_one_line_and_no_traceback(tmp_path: Path) -> None:
     assert proc.returncode == 130
     line = _one_line(err)
     assert line.startswith("interrupted: the drift of ") and "Traceback" not in err
+
+
+def test_the_interrupted_line_starts_a_line_after_a_progress_bar(monkeypatch, capsys) -> None:
+    """Off a terminal too (a log file), the line never continues a bar's last redraw."""
+    from longred_bench.cli import commands
+
+    def cut(args):
+        print("\rdrift:  40%|####      | 2/5", end="", file=sys.stderr)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(commands, "cmd_tasks_path", cut)
+    assert cli.main(["tasks-path"]) == 130
+    err = capsys.readouterr().err
+    assert "2/5\ninterrupted: " in err

@@ -140,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         from longred_bench.cli.interrupt import interrupted_line
 
-        fresh_line = "\n" if sys.stderr.isatty() else ""  # after the ^C a terminal echoes
-        print(f"{fresh_line}{interrupted_line(args)}", file=sys.stderr, flush=True)
+        # on a line of its own: after the ^C a terminal echoes, or a progress bar's last redraw
+        # (a bar ends its line only when it closes, in a terminal and in a log alike)
+        print(f"\n{interrupted_line(args)}", file=sys.stderr, flush=True)
         return 130

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The GPU checks still pending (../GPU_CHECKS.md: G6, then G1-G3 again at this commit to replace
+# the records made under older code), in one run on a CUDA machine that reaches no registry:
+#   g6  LinearARD's memory after the fixes of 6616ea8: benchmarks/probe_step_memory.py at 32K
+#       (offload off and on: no growth between steps), then bench_train.py --shape llama-1b,
+#       CPT and LinearARD at 8K and 32K (peak against the memory model)
+#   g1  the relation-KL kernel tests on CUDA (its wrapper changed in 6616ea8)
+#   g3  tiny-base training steps on CUDA, impl=triton and impl=chunked
+#   g2  the relation-KL kernel's speed and memory (n 1K to 32K, and the 4K baselines)
+# STAGES picks and orders them (default "g6 g1 g3"; g2 is a second call: ~5 min). Everything
+# lands in $OUT (default ./gpu-pending): pending.log and a folder per stage. Needs the run
+# cache staged by benchmarks/gpu_stage.sh (LONGRED_CACHE) for g3, and WHEELS for Liger. Usage:
+#   LONGRED_CACHE=$PWD/.gpu-carry/cache WHEELS=.gpu-carry env $(python -m longred_bench.source_tree) \
+#     STAGES="g6 g1 g3" bash benchmarks/gpu_pending.sh
+set -u -o pipefail
+OUT=${OUT:-$PWD/gpu-pending}
+mkdir -p "$OUT"
+LOG="$OUT/pending.log"
+source "$(dirname "$0")/gpu_common.sh"
+setup_checkout
+if [ -n "${WHEELS:-}" ]; then
+  run $PY -m pip install -q --no-deps --no-index "$WHEELS"/liger_kernel-*.whl
+fi
+SHAPE="benchmarks/bench_train.py --device cuda --shape llama-1b --impl triton --steps 6"
+for s in ${STAGES:-g6 g1 g3}; do
+  case $s in
+    g6)
+      stage "G6 LinearARD's step memory at 32K, offload off and on"
+      run timeout 90 $PY benchmarks/probe_step_memory.py --recipe linearard --seq-len 32768 \
+        --impl triton --steps 3 --out "$OUT/g6/step_memory_linearard.jsonl"
+      stage "G6 CPT and LinearARD at 8K and 32K rows"
+      run timeout 130 $PY $SHAPE --recipes cpt linearard --seq-len 8192 32768 --out "$OUT/g6" ;;
+    g1)
+      stage "G1 relation-KL kernel tests on the GPU"
+      run timeout 150 $PY -m pytest -q -p no:cacheprovider -rs \
+        tests/kernels/test_relation_kl_triton.py tests/kernels/test_relation_kl_triton_gpu.py ;;
+    g3)
+      stage "G3 tiny-base training steps on CUDA (bf16): impl=triton, then impl=chunked"
+      run timeout 100 $PY benchmarks/bench_train.py --device cuda --impl triton --steps 4 \
+        --recipes cpt longred linearard --skip-memory --out "$OUT/g3_triton"
+      run timeout 100 $PY benchmarks/bench_train.py --device cuda --impl chunked --steps 4 \
+        --recipes cpt linearard --skip-memory --out "$OUT/g3_chunked" ;;
+    g2)
+      stage "G2 relation-KL speed and memory: triton, n 1K to 32K"
+      run timeout 120 $PY benchmarks/bench_relation_kl_gpu.py --dims 128 \
+        --lengths 1024 2048 4096 8192 16384 32768 --impls triton --out "$OUT/g2"
+      stage "G2 baselines: chunked, eager and torch.compile at 4K, eager at 2K and 8K"
+      run timeout 120 $PY benchmarks/bench_relation_kl_gpu.py --dims 128 --lengths 4096 \
+        --impls chunked eager compiled --no-check --append --out "$OUT/g2"
+      run timeout 40 $PY benchmarks/bench_relation_kl_gpu.py --dims 128 --lengths 2048 8192 \
+        --impls eager --no-check --append --out "$OUT/g2" ;;
+    *) echo "unknown stage $s (g6, g1, g3, g2)" | tee -a "$LOG" ;;
+  esac
+done
+stage done

@@ -60,6 +60,8 @@ def listed(ctx: Context) -> list[dict[str, Any]]:
     """Every unit the table lists now (see the module docstring), in order, once each: a unit
     two rows share (``control``'s evaluations at both extensions) is listed where it first
     appears, so no two jobs compute one folder."""
+    from longred_bench.reproduce.costs import on_cpu
+
     first: dict[str, Step] = {}
     for s in get_spec(ctx.table).steps(ctx):
         first.setdefault(s.key, s)
@@ -69,7 +71,7 @@ def listed(ctx: Context) -> list[dict[str, Any]]:
         {"id": ids[s.key], "kind": s.unit.kind, "label": s.label, "folder": s.key,
          "cached": s.unit.cached() is not None,
          "after": [ids[k] for k in s.after if k in ids], "command": unit_command(ctx, s),
-         "estimate": _estimate(ctx, s)}
+         "device": "cpu" if on_cpu(s) else "gpu", "estimate": _estimate(ctx, s)}
         for s in steps
     ]  # fmt: skip
 
@@ -77,9 +79,9 @@ def listed(ctx: Context) -> list[dict[str, Any]]:
 def _estimate(ctx: Context, step: Step) -> dict[str, float | None] | None:
     """A unit's GPU estimate as the dry-run prints it (None where the profile's model has no
     known shape): GPU-hours, GiB per GPU, pinned host GiB per GPU (activation offload)."""
-    from longred_bench.reproduce.costs import shows_costs, unit_cost
+    from longred_bench.reproduce.costs import on_cpu, shows_costs, unit_cost
 
-    if not shows_costs(ctx.profile):
+    if not shows_costs(ctx.profile) or on_cpu(step):
         return None
     cost = unit_cost(step, ctx.profile)
     return {"gpu_hours": cost.gpu_hours, "gib_per_gpu": cost.gib_per_gpu,
@@ -188,10 +190,13 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     submit = ["#!/usr/bin/env bash", "# Submits the table's units level by level, then its report.",
               "set -euo pipefail", f"cd {out}", "DEP="]  # fmt: skip
     for n, stage in enumerate(stages, 1):
-        groups = [("", stage, gpus)]
+        on_gpu = [u for u in stage if u["device"] != "cpu" or not gpus]
+        groups = [("", on_gpu, gpus)]
         if gpus > 1:  # one GPU for what is not training
-            groups = [("", [u for u in stage if u["kind"] == "train"], gpus),
-                      ("-1gpu", [u for u in stage if u["kind"] != "train"], 1)]  # fmt: skip
+            groups = [("", [u for u in on_gpu if u["kind"] == "train"], gpus),
+                      ("-1gpu", [u for u in on_gpu if u["kind"] != "train"], 1)]  # fmt: skip
+        if gpus:  # what the profile runs on the CPU asks no GPU
+            groups.append(("-cpu", [u for u in stage if u["device"] == "cpu"], 0))
         jobs = []
         for suffix, group, want in groups:
             if not group:

@@ -224,6 +224,12 @@ def unit_cost(step: Any, profile: Any) -> UnitCost:
     return UnitCost(flops, None if flops is None else flops / rate / 3600, peak)
 
 
+def on_cpu(step: Any) -> bool:
+    """Whether the profile runs ``step``'s unit on the CPU (its config's ``device``), where a
+    GPU estimate means nothing and a cluster job needs no GPU."""
+    return str(step.unit.config.get("device", "")) == "cpu"
+
+
 def shows_costs(profile: Any) -> bool:
     """Whether a dry-run at ``profile`` prints GPU costs and commands: its model has a known
     shape (the suite's own small models have none; their runs are timed from the cache)."""

@@ -43,13 +43,14 @@ class PlannedUnit:
     tasks: tuple[str, ...] = ()  # an evaluation's tasks (empty: the suite's own)
     command: str = ""  # the command that computes it alone (profiles with GPU costs)
     cost: Any = None  # its GPU estimate (:class:`~longred_bench.reproduce.costs.UnitCost`)
+    cpu: bool = False  # the profile runs it on the CPU (its config's ``device``): no GPU estimate
 
 
 def planned_units(ctx: Context) -> list[PlannedUnit]:
     """Every unit of table ``ctx``, cached or not (seconds: measured where cached); with its
     command and GPU estimate where the profile's model has a known shape."""
     from longred_bench.reproduce.cluster import unit_command
-    from longred_bench.reproduce.costs import shows_costs, unit_cost
+    from longred_bench.reproduce.costs import on_cpu, shows_costs, unit_cost
     from longred_bench.reproduce.registry import get_spec
 
     costs = shows_costs(ctx.profile)
@@ -58,8 +59,11 @@ def planned_units(ctx: Context) -> list[PlannedUnit]:
         unit, cfg = step.unit, step.unit.config
         cached = unit.cached() is not None
         seconds = unit.seconds() if cached else None
-        extra = ({"command": unit_command(ctx, step), "cost": unit_cost(step, ctx.profile)}
-                 if costs else {})  # fmt: skip
+        extra: dict[str, Any] = {}
+        if costs and on_cpu(step):
+            extra = {"command": unit_command(ctx, step), "cpu": True}
+        elif costs:
+            extra = {"command": unit_command(ctx, step), "cost": unit_cost(step, ctx.profile)}
         if unit.kind == "train":
             tokens = int(cfg["steps"]) * int(cfg["tokens_per_step"])
             out.append(PlannedUnit(step.key, step.label, "train", cached, seconds,
@@ -81,10 +85,18 @@ def _gpu(cost: Any) -> str:
     return hours + memory
 
 
+def _costed(unit: PlannedUnit) -> bool:
+    """Whether ``unit`` is planned in GPU terms (an estimate, or a CPU unit of such a plan)."""
+    return unit.cost is not None or unit.cpu
+
+
 def gpu_totals(units: list[PlannedUnit], hardware: Any) -> str:
     """The GPU-hours of ``units`` (those estimated), the largest memory per GPU and the units
     whose estimate exceeds ``hardware.gpu_memory_gib``."""
     costs = [u.cost for u in units if u.cost is not None]
+    cpu = sum(1 for u in units if u.cpu)
+    if not costs:
+        return f"{cpu} unit(s) on the CPU: no GPU estimate"
     hours = sum(c.gpu_hours for c in costs if c.gpu_hours is not None)
     unknown = sum(1 for c in costs if c.gpu_hours is None)
     peak = max((c.gib_per_gpu for c in costs if c.gib_per_gpu is not None), default=0.0)
@@ -93,6 +105,7 @@ def gpu_totals(units: list[PlannedUnit], hardware: Any) -> str:
     text = (f"{hours:.1f} GPU-hours ({hours / hardware.nproc_per_node:.1f} h on "
             f"{hardware.nproc_per_node} GPU(s))")  # fmt: skip
     text += f", {unknown} unit(s) not estimated" if unknown else ""
+    text += f", {cpu} unit(s) on the CPU (not counted)" if cpu else ""
     text += f"; at most {peak:.1f} GiB per GPU"
     if over:
         text += (f"; {len(over)} unit(s) over {hardware.gpu_memory_gib:g} GiB per GPU "
@@ -162,13 +175,15 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
     for ctx in ctxs:
         units = planned[ctx.table]
         todo = [u for u in units if not u.cached]
-        left = (gpu_totals(todo, profile.hardware) if any(u.cost is not None for u in todo)
+        left = (gpu_totals(todo, profile.hardware) if any(_costed(u) for u in todo)
                 else _left(todo, seconds))  # fmt: skip
         lines.append(f"{ctx.table}: {len(units)} units, {len(units) - len(todo)} cached, "
                      f"{len(todo)} to run ({left})")  # fmt: skip
         for u in units:
             state = "cached" if u.cached else "to run"
             timing = _gpu(u.cost) if u.cost is not None else _minutes(seconds[u.key])
+            if u.cpu:
+                timing = "on the CPU" + (f", {timing}" if seconds[u.key] is not None else "")
             lines.append(f"  {state:>7}  {u.label}  ({timing})")
             if u.command and not u.cached:
                 lines.append(f"           $ {u.command}")
@@ -181,7 +196,7 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
     todo = [u for u in distinct.values() if not u.cached]
     counts = (f"In all: {len(distinct)} distinct units, {len(distinct) - len(todo)} cached, "
               f"{len(todo)} to run")  # fmt: skip
-    if not any(u.cost is not None for u in todo):
+    if not any(_costed(u) for u in todo):
         lines.append(
             f"{counts} ({_left(todo, seconds, jobs)}). Estimates: cached runs' seconds per token; "
             "an evaluation the median recorded time of its suite, else a third of a CPT run; "

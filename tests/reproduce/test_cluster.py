@@ -159,3 +159,22 @@ def test_paper_jobs_launch_torchrun_standalone_and_the_report_job_gets_the_gpus(
     assert any(
         c.startswith("torchrun --standalone --nproc-per-node 8 -m longred_bench ") for c in commands
     )
+
+
+def test_units_the_profile_runs_on_the_cpu_ask_no_gpu_and_have_no_gpu_estimate(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "slurm"
+    assert main(["reproduce", "fig2", "--profile", "smol", "--emit-slurm", str(out)]) == 0
+    arrays = sorted(p.name for p in out.glob("array-*.sbatch"))
+    assert arrays == ["array-1-cpu.sbatch"]  # smol evaluates Figure 2 on the CPU
+    assert "--gres" not in (out / "array-1-cpu.sbatch").read_text()
+    capsys.readouterr()
+    assert main(["reproduce", "fig2", "--profile", "smol", "--list-units"]) == 0
+    units = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert units and all(u["device"] == "cpu" and u["estimate"] is None for u in units)
+    assert main(["reproduce", "fig2", "--profile", "smol", "--dry-run"]) == 0
+    plan = capsys.readouterr().out
+    assert f"({len(units)} unit(s) on the CPU: no GPU estimate)" in plan
+    assert "GPU-h" not in plan.split("In all")[0] and "(on the CPU)" in plan

@@ -240,3 +240,29 @@ def test_main_runs_a_command_quiet_exactly_when_it_is_given_quiet(monkeypatch, c
     )
     assert cli.main(argv) == 0
     assert seen == [flag]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["drift", "--original", "tiny-random", "--rope", "abf:theta=1e6", "--texts", "nope"],
+         "neither a corpus"),
+        (["drift", "--original", "tiny-random", "--rope", "abf:theta=1e6", "--texts",
+          "brown:heldout"], "unknown split"),
+        (["compare", "--original", "tiny-random", "--rope", "abf:theta=1e6", "--drift-texts",
+          "nope"], "neither a corpus"),
+    ],
+)  # fmt: skip
+def test_a_bad_text_source_is_refused_before_any_model_loads(
+    tmp_path, monkeypatch, capsys, argv, message
+):
+    import longred_bench.models.loading as loading
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("a model was loaded")
+
+    monkeypatch.setattr(loading, "load", no_load)
+    monkeypatch.setattr("longred_bench.jobs.drift.load", no_load)
+    assert main([*argv, "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and message in err and len(err.splitlines()) == 1

@@ -20,18 +20,29 @@ from longred_bench.errors import UserError
 CORPORA = ("brown", "austen", "kjv")
 
 
+def check_text_source(source: str) -> None:
+    """Refuse, in one line, a source that is no corpus (with a known split), ``random`` or an
+    existing file: before any model loads."""
+    from longred_bench.data.corpora import SPLITS
+
+    corpus, _, split = source.partition(":")
+    if corpus in CORPORA:
+        if split and split not in SPLITS:
+            raise UserError(f"text source {source!r}: unknown split; splits: {', '.join(SPLITS)}")
+    elif source != "random" and not Path(source).expanduser().is_file():
+        raise UserError(
+            f"text source {source!r} is neither a corpus ({', '.join(CORPORA)}, random) nor a file"
+        )
+
+
 def _documents(source: str) -> list[str]:
+    check_text_source(source)
     corpus, _, split = source.partition(":")
     if corpus in CORPORA:
         from longred_bench.data.corpora import load_documents
 
         return [doc.text for doc in load_documents(corpus, split or "test")]
-    path = Path(source).expanduser()
-    if not path.is_file():
-        raise UserError(
-            f"text source {source!r} is neither a corpus ({', '.join(CORPORA)}, random) nor a file"
-        )
-    return [path.read_text(encoding="utf-8")]
+    return [Path(source).expanduser().read_text(encoding="utf-8")]
 
 
 def token_windows(

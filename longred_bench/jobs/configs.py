@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from longred_bench.data.texts import check_text_source
 from longred_bench.errors import UserError, reject_unknown_keys
 from longred_bench.evaluation.lm import DECODINGS
 from longred_bench.models.rope import parse_rope_spec
@@ -54,6 +55,7 @@ class DriftConfig:
     def __post_init__(self) -> None:
         for rope in self.rope:
             parse_rope_spec(rope)  # a bad spec is refused before any model loads
+        check_text_source(self.texts)
 
 
 COMPARE_SUITES = ("drift", "short", "ruler", "niah")
@@ -120,6 +122,8 @@ class CompareConfig:
             parse_rope_spec(rope)
         if "ruler" in self.suites:  # before drift and the short suite spend hours
             check_lengths(self.lengths)
+        if "drift" in self.suites:
+            check_text_source(self.drift_texts)
 
 
 RETRIEVAL_TASKS: tuple[str, ...] = (

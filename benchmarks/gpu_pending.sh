@@ -7,7 +7,9 @@
 #   g1  the relation-KL kernel tests on CUDA (its wrapper changed in 6616ea8)
 #   g3  tiny-base training steps on CUDA, impl=triton and impl=chunked
 #   g2  the relation-KL kernel's speed and memory (n 1K to 32K, and the 4K baselines)
-# STAGES picks and orders them (default "g6 g1 g3"; g2 is a second call: ~5 min). Everything
+#   g7  smol's own shape: SmolLM2-135M at 8K and 32K rows, CPT / LongReD / LinearARD (the smol
+#       plan assumes MFU 0.25 on one GPU)
+# STAGES picks and orders them (default "g6 g1 g3"; "g2 g7" is a second call: ~7 min). Everything
 # lands in $OUT (default ./gpu-pending): pending.log and a folder per stage. Needs the run
 # cache staged by benchmarks/gpu_stage.sh (LONGRED_CACHE) for g3, and WHEELS for Liger. Usage:
 #   LONGRED_CACHE=$PWD/.gpu-carry/cache WHEELS=.gpu-carry env $(python -m longred_bench.source_tree) \
@@ -49,7 +51,12 @@ for s in ${STAGES:-g6 g1 g3}; do
         --impls chunked eager compiled --no-check --append --out "$OUT/g2"
       run timeout 40 $PY benchmarks/bench_relation_kl_gpu.py --dims 128 --lengths 2048 8192 \
         --impls eager --no-check --append --out "$OUT/g2" ;;
-    *) echo "unknown stage $s (g6, g1, g3, g2)" | tee -a "$LOG" ;;
+    g7)
+      stage "G7 SmolLM2-135M shape at 8K and 32K rows (smol's plan: MFU 0.25 assumed)"
+      run timeout 150 $PY benchmarks/bench_train.py --device cuda --shape smollm2-135m \
+        --impl triton --steps 6 --recipes cpt longred linearard --seq-len 8192 32768 \
+        --out "$OUT/g7" ;;
+    *) echo "unknown stage $s (g6, g1, g3, g2, g7)" | tee -a "$LOG" ;;
   esac
 done
 stage done

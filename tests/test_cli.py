@@ -266,3 +266,28 @@ def test_a_bad_text_source_is_refused_before_any_model_loads(
     assert main([*argv, "--out", str(tmp_path / "o"), "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and message in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "--model", "tiny-random", "--suite", "ruler", "--rope", "abf:theta=10"],
+        ["drift", "--original", "tiny-random", "--rope", "abf:theta=10", "--texts", "random"],
+        ["compare", "--original", "tiny-random", "--rope", "abf:theta=10"],
+    ],
+)
+def test_an_extension_the_model_cannot_take_is_refused_before_its_weights_load(
+    tmp_path, monkeypatch, capsys, argv
+):
+    import longred_bench.models.loading as loading
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("the weights were loaded")
+
+    for where in ("longred_bench.models.loading", "longred_bench.jobs.drift"):
+        monkeypatch.setattr(f"{where}.load", no_load)
+    monkeypatch.setattr(loading, "_load_pretrained", no_load)
+    assert main([*argv, "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ABF needs theta above the original")
+    assert len(err.splitlines()) == 1

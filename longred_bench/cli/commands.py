@@ -38,6 +38,18 @@ def check_models(*specs: str) -> None:
         check_model_spec(spec)
 
 
+def check_extensions(spec: str, ropes: tuple[str, ...] | list[str]) -> None:
+    """Refuse an extension that does not apply to model ``spec`` (an ABF base below its own,
+    say) from the model's config alone, before its weights load."""
+    if not ropes:
+        return
+    from longred_bench.models.loading import extended_config, load_config
+
+    config = load_config(spec)
+    for rope in ropes:
+        extended_config(config, rope)
+
+
 def cmd_data(args: argparse.Namespace) -> int:
     from longred_bench.jobs import data
 
@@ -57,6 +69,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
         batch_size=args.batch_size, seed=args.seed, top_m=args.top_m, impl=args.impl,
         device=args.device, dtype=args.dtype,
     )  # fmt: skip
+    check_extensions(cfg.original, cfg.rope)
     from longred_bench.jobs.drift import drift_command
 
     paths = drift_command(cfg, Path(args.out), progress=not args.quiet)
@@ -98,6 +111,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
         print(describe(cfg))
         return 0
+    check_extensions(cfg.model, [cfg.rope] if cfg.rope else [])
     from longred_bench.jobs.eval import eval_command
 
     wrote(eval_command(cfg, Path(args.out), progress=not args.quiet), start)
@@ -126,6 +140,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         drift_seq_len=args.drift_seq_len, batch_size=args.batch_size, device=args.device,
         seed=args.seed, decoding=tuple(args.decoding), pcd=pcd_from_args(args),
     )  # fmt: skip
+    check_extensions(cfg.original, cfg.rope)
     from longred_bench.jobs.compare import compare_command
 
     paths = compare_command(

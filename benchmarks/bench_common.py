@@ -34,6 +34,17 @@ def write_csv(rows: Sequence[dict[str, Any]], path: Path, columns: Sequence[str]
     tmp.replace(path)
 
 
+def cuda_sync(device: Any = None) -> None:
+    """Wait for the GPU's queued work (``device``: a CUDA device, or None for the current one
+    where CUDA is available); nothing on a CPU."""
+    import torch
+
+    if device is None and torch.cuda.is_available():
+        torch.cuda.synchronize()
+    elif device is not None and torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 def loadavg() -> str:
     """The 1/5/15-minute load average, as text."""
     return " ".join(f"{x:.2f}" for x in os.getloadavg())

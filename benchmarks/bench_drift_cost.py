@@ -48,7 +48,7 @@ from longred_bench.models.loading import extend, load
 from longred_bench.results import device_name, git_commit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import write_csv
+from bench_common import cuda_sync, write_csv
 
 PHASES = {
     "kl_student": ("relation_kl", "relation_kl_stats"),
@@ -58,20 +58,15 @@ PHASES = {
 """Profile phase -> names in :mod:`longred_bench.metrics.drift` whose calls it covers."""
 
 
-def _sync() -> None:
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-
-
 def _median_seconds(fn: Callable[[], object], repeats: int) -> float:
     """Median wall time of ``repeats`` calls of ``fn`` after one warm-up call."""
     fn()
     times = []
     for _ in range(repeats):
-        _sync()
+        cuda_sync()
         start = time.perf_counter()
         fn()
-        _sync()
+        cuda_sync()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
@@ -81,11 +76,11 @@ def _peak_mib(fn: Callable[[], object], device: torch.device) -> float | None:
     before it (the models' weights); None off CUDA."""
     if device.type != "cuda":
         return None
-    _sync()
+    cuda_sync()
     base = torch.cuda.memory_allocated(device)
     torch.cuda.reset_peak_memory_stats(device)
     fn()
-    _sync()
+    cuda_sync()
     return round((torch.cuda.max_memory_allocated(device) - base) / 2**20, 1)
 
 
@@ -216,6 +211,15 @@ def _cell(value: float | None, spec: str = "") -> str:
     return "-" if value is None else format(value, spec)
 
 
+def _file_label(args: argparse.Namespace) -> str:
+    """The model's part of the output file names: ``SHAPE_random`` for a random-init shape, a
+    model folder's name (its parent's for a run's ``final/``), or the zoo name."""
+    if args.shape:
+        return f"{args.shape}_random"
+    path = Path(args.model)
+    return path.parent.name if path.name == "final" else path.name
+
+
 def _models(args: argparse.Namespace) -> tuple[str, torch.nn.Module]:
     """The original model (named, or a random-init ``--shape``) on the device, in the dtype."""
     device = torch.device(args.device)
@@ -304,9 +308,8 @@ def main() -> None:
         "torch": torch.__version__,
         "commit": git_commit(),
     }
-    name = args.shape or args.model
     where = "" if device.type == "cpu" else f"_{device.type}"
-    stem = args.out / f"drift_cost_{Path(name).name}_{args.seq_len}{where}"
+    stem = args.out / f"drift_cost_{_file_label(args)}_{args.seq_len}{where}"
     write_csv([row], stem.with_suffix(".csv"), list(row))  # makes args.out
     md = _markdown(row, prof_plain, prof_drift)
     stem.with_suffix(".md").write_text(md)

@@ -7,8 +7,8 @@
 #   g1  the relation-KL kernel tests on CUDA (its wrapper changed in 6616ea8)
 #   g3  tiny-base training steps on CUDA, impl=triton and impl=chunked
 #   g2  the relation-KL kernel's speed and memory (n 1K to 32K, and the 4K baselines)
-#   g7  smol's own shape: SmolLM2-135M at 8K and 32K rows, CPT / LongReD / LinearARD (the smol
-#       plan assumes MFU 0.25 on one GPU)
+#   g7  smol's own shape and settings: SmolLM2-135M at 8K and 32K rows, CPT / LongReD /
+#       LinearARD, bf16 autocast, no FSDP, no checkpointing (the smol plan assumes MFU 0.25)
 # STAGES picks and orders them (default "g6 g1 g3"; "g2 g7" is a second call: ~7 min). Everything
 # lands in $OUT (default ./gpu-pending): pending.log and a folder per stage. Needs the run
 # cache staged by benchmarks/gpu_stage.sh (LONGRED_CACHE) for g3, and WHEELS for Liger. Usage:
@@ -55,7 +55,7 @@ for s in ${STAGES:-g6 g1 g3}; do
       stage "G7 SmolLM2-135M shape at 8K and 32K rows (smol's plan: MFU 0.25 assumed)"
       run timeout 150 $PY benchmarks/bench_train.py --device cuda --shape smollm2-135m \
         --impl triton --steps 6 --recipes cpt longred linearard --seq-len 8192 32768 \
-        --out "$OUT/g7" ;;
+        --mixed-precision autocast --no-checkpointing --out "$OUT/g7" ;;
     *) echo "unknown stage $s (g6, g1, g3, g2, g7)" | tee -a "$LOG" ;;
   esac
 done

@@ -25,8 +25,8 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import provenance
-from shape_runs import build, shape_config
+from bench_common import cuda_sync, provenance
+from shape_runs import build, one_step, shape_config
 
 from longred_bench.results import device_name
 from longred_bench.training.distributed import close_single_process_group
@@ -57,49 +57,24 @@ class CountingOffload(HostOffload):
 
 
 class Phases:
-    """Allocator readings of one step, in MiB (peaks over each phase; zero off CUDA)."""
+    """Allocator readings of one step, in MiB (peaks over each phase; nothing off CUDA):
+    :meth:`mark` is ``shape_runs.one_step``'s ``mark``."""
 
     def __init__(self, device: torch.device) -> None:
         self.cuda = device.type == "cuda"
         self.device = device
         self.marks: dict[str, float] = {}
 
-    def _sync(self) -> None:
-        if self.cuda:
-            torch.cuda.synchronize(self.device)
-
-    def start(self, name: str) -> None:
-        self._sync()
-        if self.cuda:
-            self.marks[f"{name}_start_mib"] = torch.cuda.memory_allocated(self.device) / MIB
+    def mark(self, phase: str, when: str) -> None:
+        cuda_sync(self.device)
+        if not self.cuda:
+            return
+        if when == "start":
+            self.marks[f"{phase}_start_mib"] = torch.cuda.memory_allocated(self.device) / MIB
             torch.cuda.reset_peak_memory_stats(self.device)
-
-    def end(self, name: str) -> None:
-        self._sync()
-        if self.cuda:
-            self.marks[f"{name}_peak_mib"] = torch.cuda.max_memory_allocated(self.device) / MIB
-            self.marks[f"{name}_end_mib"] = torch.cuda.memory_allocated(self.device) / MIB
-
-
-def one_step(run, offload: HostOffload | None, phases: Phases | None) -> None:
-    """One optimizer step of ``run`` as ``shape_runs.train_steps`` runs it, phases recorded."""
-    from longred_bench.training.offload import offloaded
-
-    params = [p for group in run.optimizer.param_groups for p in group["params"]]
-    mark = phases or Phases(torch.device("cpu"))
-    run.optimizer.zero_grad(set_to_none=True)
-    mark.start("forward")
-    with run.autocast, offloaded(offload):
-        terms = run.method.losses(run.batches, 0)
-    mark.end("forward")
-    mark.start("backward")
-    terms["loss"].backward()
-    del terms
-    mark.end("backward")
-    mark.start("step")
-    torch.nn.utils.clip_grad_norm_(params, run.method.cfg.grad_clip)
-    run.optimizer.step()
-    mark.end("step")
+        else:
+            self.marks[f"{phase}_peak_mib"] = torch.cuda.max_memory_allocated(self.device) / MIB
+            self.marks[f"{phase}_end_mib"] = torch.cuda.memory_allocated(self.device) / MIB
 
 
 def probe(args: argparse.Namespace, offload_on: bool) -> dict:
@@ -112,11 +87,12 @@ def probe(args: argparse.Namespace, offload_on: bool) -> dict:
         activation_offload=offload_on, impl=args.impl,
     )  # fmt: skip
     run = build(model_shape, cfg, args.device, dtype)
+    params = [p for group in run.optimizer.param_groups for p in group["params"]]
     for _ in range(args.steps - 1):
-        one_step(run, HostOffload() if offload_on else None, None)
+        one_step(run, params, HostOffload() if offload_on else None)
     offload = CountingOffload() if offload_on else None
     phases = Phases(device)
-    one_step(run, offload, phases)
+    one_step(run, params, offload, phases.mark)
     est = estimate_train_memory(model_shape, cfg, 1, device=args.device, window=args.seq_len // 4)
     row = {
         "shape": model_shape.name, "recipe": args.recipe, "seq_len": args.seq_len,

@@ -7,8 +7,8 @@ student with the recipe's LoRA adapters or attention-only training, as the loop 
 token rows for each stream, and the recipe's
 :class:`~longred_bench.training.methods.Method`, with the student wrapped as the training loop
 wraps it (:func:`~longred_bench.training.distributed.wrap_student`); :func:`train_steps` runs
-optimizer steps the way the loop does (zero the gradients, the method's loss, backward, clip,
-AdamW) and returns each step's seconds. No weights, tokenizer or corpus are read.
+optimizer steps the way the loop does (:func:`one_step`: zero the gradients, the method's loss,
+backward, clip, AdamW) and returns each step's seconds. No weights, tokenizer or corpus are read.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 
 import torch
+from bench_common import cuda_sync
 
 from longred_bench.training.build import adapt_student
 from longred_bench.training.config import TrainConfig, resolve_config
@@ -96,15 +97,34 @@ def build(model_shape: ModelShape, cfg: TrainConfig, device: str, dtype: torch.d
     return ShapeRun(method, batches, optimizer, autocast, tokens)
 
 
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
+def one_step(run: ShapeRun, params: list, offload, mark=None) -> torch.Tensor:
+    """One optimizer step the way the loop takes it (zero the gradients, the method's loss under
+    autocast and ``offload``'s hooks, backward, clip, AdamW); ``mark(phase, "start" | "end")``
+    around ``forward``, ``backward`` and ``step``. Returns the loss, detached."""
+    from longred_bench.training.offload import offloaded
+
+    mark = mark or (lambda phase, when: None)
+    run.optimizer.zero_grad(set_to_none=True)
+    mark("forward", "start")
+    with run.autocast, offloaded(offload):
+        terms = run.method.losses(run.batches, 0)
+    mark("forward", "end")
+    mark("backward", "start")
+    loss = terms["loss"]
+    loss.backward()
+    del terms
+    mark("backward", "end")
+    mark("step", "start")
+    torch.nn.utils.clip_grad_norm_(params, run.method.cfg.grad_clip)
+    run.optimizer.step()
+    mark("step", "end")
+    return loss.detach()
 
 
 def train_steps(run: ShapeRun, steps: int, *, before_step=None) -> list[float]:
     """Seconds of each of ``steps`` optimizer steps; ``before_step(i)`` is called before step
     ``i`` (e.g. to reset a peak-memory counter)."""
-    from longred_bench.training.offload import HostOffload, offloaded
+    from longred_bench.training.offload import HostOffload
 
     device = next(iter(run.batches.values())).ids.device
     params = [p for group in run.optimizer.param_groups for p in group["params"]]
@@ -113,16 +133,11 @@ def train_steps(run: ShapeRun, steps: int, *, before_step=None) -> list[float]:
     for i in range(steps):
         if before_step is not None:
             before_step(i)
-        _sync(device)
+        cuda_sync(device)
         began = time.perf_counter()
-        run.optimizer.zero_grad(set_to_none=True)
-        with run.autocast, offloaded(offload):
-            terms = run.method.losses(run.batches, 0)
-        terms["loss"].backward()
-        torch.nn.utils.clip_grad_norm_(params, run.method.cfg.grad_clip)
-        run.optimizer.step()
-        _sync(device)
+        loss = one_step(run, params, offload)
+        cuda_sync(device)
         seconds.append(time.perf_counter() - began)
-        if not torch.isfinite(terms["loss"]):
+        if not torch.isfinite(loss):
             raise RuntimeError(f"non-finite loss at step {i + 1}")
     return seconds

@@ -1,7 +1,7 @@
 """Fixed-length token windows for measurements, from a cached corpus, a text file or random ids.
 
-Sources: a corpus name (``brown``, ``austen``, ``kjv``: documents of its ``test`` split, or of the
-split named after a colon, e.g. ``kjv:all``), a path to
+Sources: a corpus name (``brown``, ``austen``, ``kjv``, ``sotu``: documents of its ``test``
+split, or of the split named after a colon, e.g. ``kjv:all``), a path to
 a UTF-8 text file, or ``random`` (uniform token ids, seeded: only for smoke runs of tiny random
 models). Windows are cut from documents in order, non-overlapping, ``seq_len`` tokens each, with
 no special tokens added; the first window of every document is taken before any second one, so a
@@ -23,22 +23,23 @@ CORPORA = ("brown", "austen", "kjv")
 def check_text_source(source: str) -> None:
     """Refuse, in one line, a source that is no corpus (with a known split), ``random`` or an
     existing file: before any model loads."""
-    from longred_bench.data.corpora import SPLITS
+    from longred_bench.data.corpora import SPLITS, corpus_names
 
     corpus, _, split = source.partition(":")
-    if corpus in CORPORA:
+    if corpus in corpus_names():
         if split and split not in SPLITS:
             raise UserError(f"text source {source!r}: unknown split; splits: {', '.join(SPLITS)}")
     elif source != "random" and not Path(source).expanduser().is_file():
-        raise UserError(
-            f"text source {source!r} is neither a corpus ({', '.join(CORPORA)}, random) nor a file"
-        )
+        names = ", ".join(corpus_names())
+        raise UserError(f"text source {source!r} is neither a corpus ({names}, random) nor a file")
 
 
 def _documents(source: str) -> list[str]:
+    from longred_bench.data.corpora import corpus_names
+
     check_text_source(source)
     corpus, _, split = source.partition(":")
-    if corpus in CORPORA:
+    if corpus in corpus_names():
         from longred_bench.data.corpora import load_documents
 
         return [doc.text for doc in load_documents(corpus, split or "test")]

@@ -171,7 +171,8 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     process, one GPU) are an array of their own, ``units-N-1gpu.txt`` and
     ``array-N-1gpu.sbatch``, as is the report job. ``code_eval``: the jobs run code tasks the
     user allowed, so they export ``HF_ALLOW_CODE_EVAL=1``."""
-    stages = levels(listed(ctx))
+    units = listed(ctx)
+    stages = levels(units)
     out.mkdir(parents=True, exist_ok=True)
     (out / "logs").mkdir(exist_ok=True)
     cwd, exe = Path.cwd(), shutil.which("longred-bench") or f"{sys.executable} -m longred_bench"
@@ -224,7 +225,9 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     target = f" --out {shlex.quote(str(report_out))}" if report_out else ""
     report = ["#!/usr/bin/env bash", f"#SBATCH --job-name=lrb-{ctx.table}-report",
               f"#SBATCH --output={out}/logs/%x.out",
-              *gres(min(gpus, 1)),  # it computes the units known only at the end: evaluations
+              # it computes the units known only at the end (evaluations): one GPU, unless
+              # the profile runs every unit of the table on the CPU
+              *gres(min(gpus, 1) if any(u["device"] != "cpu" for u in units) else 0),
               "set -euo pipefail", f"cd {cwd}", *allow,
               f"{exe} reproduce {ctx.table} --profile {profile}{target} --quiet"]  # fmt: skip
     (out / "report.sbatch").write_text("\n".join(report) + "\n", encoding="utf-8")

@@ -204,13 +204,14 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
         )
     else:
         hw = profile.hardware
-        lines.append(
-            f"{counts}: {gpu_totals(todo, hw)}. GPU-hours: model FLOPs / "
-            f"({hw.gpu_tflops:g} TFLOP/s x MFU {hw.mfu:g}), the profile's hardware.gpu_tflops "
-            "and hardware.mfu: an assumed utilisation until measured on your GPUs "
-            "(docs/reproduce.md); short suites from their tasks' tokens as SmolLM2's "
-            "tokenizer counts them, each generation at its token cap (an upper bound)."
+        how = (
+            f" GPU-hours: model FLOPs / ({hw.gpu_tflops:g} TFLOP/s x MFU {hw.mfu:g}), the "
+            "profile's hardware.gpu_tflops and hardware.mfu: an assumed utilisation until "
+            "measured on your GPUs (docs/reproduce.md); short suites from their tasks' tokens as "
+            "SmolLM2's tokenizer counts them, each generation at its token cap (an upper bound)."
         )
+        how = how if any(u.cost is not None for u in todo) else ""
+        lines.append(f"{counts}: {gpu_totals(todo, hw)}.{how}")
     if profile.name in PAPER_PROFILES and len(ctxs) > 1:
         from longred_bench.profiles import load_profile
 

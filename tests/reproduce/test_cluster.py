@@ -170,6 +170,7 @@ def test_units_the_profile_runs_on_the_cpu_ask_no_gpu_and_have_no_gpu_estimate(
     arrays = sorted(p.name for p in out.glob("array-*.sbatch"))
     assert arrays == ["array-1-cpu.sbatch"]  # smol evaluates Figure 2 on the CPU
     assert "--gres" not in (out / "array-1-cpu.sbatch").read_text()
+    assert "--gres" not in (out / "report.sbatch").read_text()  # nothing of fig2 on a GPU
     capsys.readouterr()
     assert main(["reproduce", "fig2", "--profile", "smol", "--list-units"]) == 0
     units = [json.loads(line) for line in capsys.readouterr().out.splitlines()]

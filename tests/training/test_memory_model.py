@@ -122,3 +122,15 @@ def test_a_benchmark_run_trains_what_the_memory_model_counts() -> None:
         trained = sum(p.numel() for g in run.optimizer.param_groups for p in g["params"])
         assert trained == trainable_params(s, cfg)[1], recipe
     assert cfg.lora_rank and trained < s.params // 10
+
+
+def test_adamw_steps_on_cuda_take_one_fp32_tensor_per_trained_parameter() -> None:
+    """The step's transient measured on an H200 (reports/bench/h200/step_memory_cpt.jsonl:
+    4,714 MiB for a 1.24B-parameter model): one fp32 tensor per trained parameter."""
+    s = shape("llama-1b")
+    cfg = smoke("cpt", long_len=8192, tokens_per_step=8192, micro_tokens=8192,
+                activation_checkpointing=True, distributed="fsdp", mixed_precision="fsdp",
+                dtype="bfloat16")  # fmt: skip
+    est = estimate_train_memory(s, cfg, 1, device="cuda", window=2048)
+    assert est.transient_kind == "optimizer step"
+    assert est.transient == est.grads == 4 * s.params

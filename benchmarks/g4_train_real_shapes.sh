@@ -21,11 +21,8 @@
 #     benchmarks/g4_train_real_shapes.sh
 # (the commit and its source hash computed in the checkout this tree was copied from)
 set -u -o pipefail
-OUT=${OUT:-$PWD/g4}
-mkdir -p "$OUT"
-LOG="$OUT/g4.log"
 source "$(dirname "$0")/gpu_common.sh"
-setup_checkout
+begin_checks g4 g4.log
 if [ -n "${WHEELS:-}" ]; then
   run $PY -m pip install -q --no-deps --no-index "$WHEELS"/liger_kernel-*.whl
 fi

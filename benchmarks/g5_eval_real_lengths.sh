@@ -12,11 +12,8 @@
 #   TINY_BASE=path/to/tiny-base/final env $(python -m longred_bench.source_tree) \
 #     benchmarks/g5_eval_real_lengths.sh
 set -u -o pipefail
-OUT=${OUT:-$PWD/g5}
-mkdir -p "$OUT"
-LOG="$OUT/g5.log"
 source "$(dirname "$0")/gpu_common.sh"
-setup_checkout
+begin_checks g5 g5.log
 
 DRIFT="benchmarks/bench_drift_cost.py --device cuda --no-profile --repeats 3 --out $OUT"
 stage "G5a drift, SmolLM2-135M shape (random init), 8K tokens, with eager maps"

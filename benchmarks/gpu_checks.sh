@@ -16,11 +16,8 @@
 #   LONGRED_CACHE=/path/to/cache env $(python -m longred_bench.source_tree) benchmarks/gpu_checks.sh
 # (the commit and its source hash computed in the checkout this tree was copied from)
 set -u -o pipefail
-OUT=${OUT:-$PWD/gpu-checks}
-mkdir -p "$OUT"
-LOG="$OUT/gpu_checks.log"
 source "$(dirname "$0")/gpu_common.sh"
-setup_checkout
+begin_checks gpu-checks gpu_checks.log
 
 stage "G1 relation-KL kernel tests on the GPU"
 run timeout "${G1_S:-150}" $PY -m pytest -q -p no:cacheprovider -rs \

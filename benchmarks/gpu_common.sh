@@ -1,4 +1,4 @@
-# Shared by the GPU check scripts (sourced, after they set LOG): the stage banner, a logged
+# Shared by the GPU check scripts (sourced; begin_checks sets OUT and LOG): the stage banner, a logged
 # command, and the set-up every run starts with (the GPU, this checkout installed without
 # fetching anything, the versions, and the commit with the source hash and whether the tree is
 # that commit's: a copy compares itself with $LONGRED_SOURCE_HASH, given beside
@@ -14,4 +14,11 @@ setup_checkout() {
   run $PY -c "import torch, triton, transformers; print('torch', torch.__version__, 'triton',
 triton.__version__, 'transformers', transformers.__version__, torch.cuda.get_device_name())"
   run $PY -m longred_bench.source_tree --state
+}
+# The start of every check script: $OUT (default ./$1), its log $OUT/$2, then setup_checkout.
+begin_checks() {
+  OUT=${OUT:-$PWD/$1}
+  mkdir -p "$OUT"
+  LOG="$OUT/$2"
+  setup_checkout
 }

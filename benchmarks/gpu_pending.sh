@@ -15,11 +15,8 @@
 #   LONGRED_CACHE=$PWD/.gpu-carry/cache WHEELS=.gpu-carry env $(python -m longred_bench.source_tree) \
 #     STAGES="g6 g1 g3" bash benchmarks/gpu_pending.sh
 set -u -o pipefail
-OUT=${OUT:-$PWD/gpu-pending}
-mkdir -p "$OUT"
-LOG="$OUT/pending.log"
 source "$(dirname "$0")/gpu_common.sh"
-setup_checkout
+begin_checks gpu-pending pending.log
 if [ -n "${WHEELS:-}" ]; then
   run $PY -m pip install -q --no-deps --no-index "$WHEELS"/liger_kernel-*.whl
 fi

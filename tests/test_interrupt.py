@@ -123,6 +123,7 @@ def test_drift_interrupted_resumes_after_its_finished_windows(
     again = _Interrupt(drift._text_sums, None)
     monkeypatch.setattr(drift, "_text_sums", again)
     assert cli.main([*DRIFT, "--out", str(out)]) == 0
+    assert "[drift] resuming after 2 of 4 windows" in capsys.readouterr().out  # --quiet too
     assert again.calls == 2 * 2  # the two windows left, for two models
     assert not (out / "drift.partial.json").exists()
     assert _records(out / "drift.jsonl") == _records(tmp_path / "whole" / "drift.jsonl")

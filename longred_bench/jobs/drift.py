@@ -177,7 +177,7 @@ def run_drift(
     done = _read_partial(partial, cfg)
     skip = min((len(done.get(name, ())) for name in extended), default=0)
     done = {name: done[name][:skip] for name in extended} if skip else {}
-    if skip and progress:
+    if skip:  # under --quiet too: one line saying what is reused
         print(f"[drift] resuming after {skip} of {len(windows)} windows ({partial})", flush=True)
     batches = [(chunk, None) for chunk in windows[skip:].split(cfg.batch_size)]
     start = time.perf_counter()

@@ -12,10 +12,12 @@ shortfall.
 from __future__ import annotations
 
 from pathlib import Path
-
-import torch
+from typing import TYPE_CHECKING
 
 from longred_bench.errors import UserError
+
+if TYPE_CHECKING:
+    import torch
 
 CORPORA = ("brown", "austen", "kjv")
 
@@ -50,6 +52,8 @@ def token_windows(
     tokenizer: object, source: str, num_texts: int, seq_len: int, *, seed: int = 0
 ) -> torch.Tensor:
     """``[num_texts, seq_len]`` token ids from ``source`` (see the module docstring)."""
+    import torch  # here, so that checking a source (configs, the parser) imports no torch
+
     if num_texts < 1 or seq_len < 2:
         raise UserError(f"need num_texts >= 1 and seq_len >= 2 (got {num_texts}, {seq_len})")
     if source == "random":

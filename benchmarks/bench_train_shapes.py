@@ -15,7 +15,6 @@ distillation recipes; LinearARD's relation KL not counted) over the peak dense b
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import statistics
 import time
@@ -82,9 +81,8 @@ def model_flops(run, model_shape, recipe: str) -> float:
 def measure(args, recipe: str, seq_len: int, compiled: bool, peak: float) -> dict:
     """One recipe at one row length: throughput, MFU, peak memory, the model's peak."""
     import torch
-    from shape_runs import build, shape_config, train_steps
+    from shape_runs import build, release, shape_config, train_steps
 
-    from longred_bench.training.distributed import close_single_process_group
     from longred_bench.training.memory_model import estimate_train_memory
     from longred_bench.training.peak_memory import PeakMemory
     from longred_bench.training.shapes import shape
@@ -115,10 +113,7 @@ def measure(args, recipe: str, seq_len: int, compiled: bool, peak: float) -> dic
         "model_peak_mib": round(est.peak / 2**20, 1),
     }  # fmt: skip
     del run
-    close_single_process_group()
-    gc.collect()  # the wrapped model's reference cycles, before the next recipe's model
-    if args.device == "cuda":
-        torch.cuda.empty_cache()
+    release(args.device)
     return result
 
 

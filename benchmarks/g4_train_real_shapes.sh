@@ -23,9 +23,7 @@
 set -u -o pipefail
 source "$(dirname "$0")/gpu_common.sh"
 begin_checks g4 g4.log
-if [ -n "${WHEELS:-}" ]; then
-  run $PY -m pip install -q --no-deps --no-index "$WHEELS"/liger_kernel-*.whl
-fi
+install_wheels
 run $PY -c "from longred_bench.kernels.linear_ce import liger_available as a; print('liger', a())"
 
 stage "G4a linear CE on CUDA; LM loss and mixed-precision tests"

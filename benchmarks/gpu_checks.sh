@@ -19,9 +19,7 @@ set -u -o pipefail
 source "$(dirname "$0")/gpu_common.sh"
 begin_checks gpu-checks gpu_checks.log
 
-stage "G1 relation-KL kernel tests on the GPU"
-run timeout "${G1_S:-150}" $PY -m pytest -q -p no:cacheprovider -rs \
-  tests/kernels/test_relation_kl_triton.py tests/kernels/test_relation_kl_triton_gpu.py
+check_g1
 
 if [ -n "${OLD_KERNELS:-}" ]; then
   stage "G2 forward tile sweep: $OLD_KERNELS (old) against this checkout (new), n=8192"
@@ -29,18 +27,6 @@ if [ -n "${OLD_KERNELS:-}" ]; then
     2>&1 | tee -a "$LOG" "$OUT/fwd_tile_sweep.log"
 fi
 
-stage "G2 relation-KL speed and memory: triton, n 1K to 32K"
-run timeout "${G2_S:-120}" $PY benchmarks/bench_relation_kl_gpu.py --dims 128 \
-  --lengths 1024 2048 4096 8192 16384 32768 --impls triton --out "$OUT"
-stage "G2 baselines: chunked, eager and torch.compile at 4K, eager at 2K and 8K"
-run timeout "${G2B_S:-120}" $PY benchmarks/bench_relation_kl_gpu.py --dims 128 --lengths 4096 \
-  --impls chunked eager compiled --no-check --append --out "$OUT"
-run timeout 40 $PY benchmarks/bench_relation_kl_gpu.py --dims 128 --lengths 2048 8192 \
-  --impls eager --no-check --append --out "$OUT"
-
-stage "G3 training steps on CUDA (bf16): impl=triton, then impl=chunked"
-run timeout "${G3_S:-100}" $PY benchmarks/bench_train.py --device cuda --impl triton --steps 4 \
-  --recipes cpt longred linearard --skip-memory --out "$OUT/triton"
-run timeout "${G3_S:-100}" $PY benchmarks/bench_train.py --device cuda --impl chunked --steps 4 \
-  --recipes cpt linearard --skip-memory --out "$OUT/chunked"
+check_g2 "$OUT"
+check_g3 "$OUT"
 stage done

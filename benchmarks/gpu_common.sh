@@ -22,3 +22,34 @@ begin_checks() {
   LOG="$OUT/$2"
   setup_checkout
 }
+# Liger-Kernel from a carried wheel folder ($WHEELS), where one is given.
+install_wheels() {
+  if [ -n "${WHEELS:-}" ]; then
+    run $PY -m pip install -q --no-deps --no-index "$WHEELS"/liger_kernel-*.whl
+  fi
+}
+# G1: the relation-KL kernel tests on the GPU.
+check_g1() {
+  stage "G1 relation-KL kernel tests on the GPU"
+  run timeout "${G1_S:-150}" $PY -m pytest -q -p no:cacheprovider -rs \
+    tests/kernels/test_relation_kl_triton.py tests/kernels/test_relation_kl_triton_gpu.py
+}
+# G2: the kernel's speed and memory at d=128, n 1K to 32K, then the baselines; into folder $1.
+check_g2() {
+  stage "G2 relation-KL speed and memory: triton, n 1K to 32K"
+  run timeout "${G2_S:-120}" $PY benchmarks/bench_relation_kl_gpu.py --dims 128 \
+    --lengths 1024 2048 4096 8192 16384 32768 --impls triton --out "$1"
+  stage "G2 baselines: chunked, eager and torch.compile at 4K, eager at 2K and 8K"
+  run timeout "${G2B_S:-120}" $PY benchmarks/bench_relation_kl_gpu.py --dims 128 --lengths 4096 \
+    --impls chunked eager compiled --no-check --append --out "$1"
+  run timeout 40 $PY benchmarks/bench_relation_kl_gpu.py --dims 128 --lengths 2048 8192 \
+    --impls eager --no-check --append --out "$1"
+}
+# G3: tiny-base training steps on CUDA (bf16), impl=triton then chunked; into $1/triton, $1/chunked.
+check_g3() {
+  stage "G3 training steps on CUDA (bf16): impl=triton, then impl=chunked"
+  run timeout "${G3_S:-100}" $PY benchmarks/bench_train.py --device cuda --impl triton --steps 4 \
+    --recipes cpt longred linearard --skip-memory --out "$1/triton"
+  run timeout "${G3_S:-100}" $PY benchmarks/bench_train.py --device cuda --impl chunked --steps 4 \
+    --recipes cpt linearard --skip-memory --out "$1/chunked"
+}

@@ -17,9 +17,7 @@
 set -u -o pipefail
 source "$(dirname "$0")/gpu_common.sh"
 begin_checks gpu-pending pending.log
-if [ -n "${WHEELS:-}" ]; then
-  run $PY -m pip install -q --no-deps --no-index "$WHEELS"/liger_kernel-*.whl
-fi
+install_wheels
 SHAPE="benchmarks/bench_train.py --device cuda --shape llama-1b --impl triton --steps 6"
 for s in ${STAGES:-g6 g1 g3}; do
   case $s in
@@ -29,25 +27,9 @@ for s in ${STAGES:-g6 g1 g3}; do
         --impl triton --steps 3 --out "$OUT/g6/step_memory_linearard.jsonl"
       stage "G6 CPT and LinearARD at 8K and 32K rows"
       run timeout 130 $PY $SHAPE --recipes cpt linearard --seq-len 8192 32768 --out "$OUT/g6" ;;
-    g1)
-      stage "G1 relation-KL kernel tests on the GPU"
-      run timeout 150 $PY -m pytest -q -p no:cacheprovider -rs \
-        tests/kernels/test_relation_kl_triton.py tests/kernels/test_relation_kl_triton_gpu.py ;;
-    g3)
-      stage "G3 tiny-base training steps on CUDA (bf16): impl=triton, then impl=chunked"
-      run timeout 100 $PY benchmarks/bench_train.py --device cuda --impl triton --steps 4 \
-        --recipes cpt longred linearard --skip-memory --out "$OUT/g3_triton"
-      run timeout 100 $PY benchmarks/bench_train.py --device cuda --impl chunked --steps 4 \
-        --recipes cpt linearard --skip-memory --out "$OUT/g3_chunked" ;;
-    g2)
-      stage "G2 relation-KL speed and memory: triton, n 1K to 32K"
-      run timeout 120 $PY benchmarks/bench_relation_kl_gpu.py --dims 128 \
-        --lengths 1024 2048 4096 8192 16384 32768 --impls triton --out "$OUT/g2"
-      stage "G2 baselines: chunked, eager and torch.compile at 4K, eager at 2K and 8K"
-      run timeout 120 $PY benchmarks/bench_relation_kl_gpu.py --dims 128 --lengths 4096 \
-        --impls chunked eager compiled --no-check --append --out "$OUT/g2"
-      run timeout 40 $PY benchmarks/bench_relation_kl_gpu.py --dims 128 --lengths 2048 8192 \
-        --impls eager --no-check --append --out "$OUT/g2" ;;
+    g1) check_g1 ;;
+    g3) check_g3 "$OUT/g3" ;;
+    g2) check_g2 "$OUT/g2" ;;
     g7)
       stage "G7 SmolLM2-135M shape at 8K and 32K rows (smol's plan: MFU 0.25 assumed)"
       run timeout 150 $PY benchmarks/bench_train.py --device cuda --shape smollm2-135m \

@@ -5,9 +5,10 @@ For a recipe at a random-init model shape (``benchmarks/shape_runs.py``: no weig
 allocated before the step, the peak and the allocation at the end of the forward pass (the
 recipe's losses), the peak of the backward pass, the peak of the optimizer step; with
 ``--offload both`` it does so without and then with activation offload. Under offload it also
-lists what the saved-tensor hooks moved to the host: bytes, tensors, how many of them alias a
-tensor already moved (the same storage saved twice comes back as two device copies), and the
-largest shapes. Prints one JSON line per configuration and writes them to ``--out`` (JSON lines).
+lists what the saved-tensor hooks moved to the host: bytes, tensors, how many of them share a
+storage address with a tensor moved before (the same storage saved twice comes back as two device
+copies; an upper bound, since the allocator may reuse a freed tensor's address), and the largest
+shapes. Prints one JSON line per configuration and writes them to ``--out`` (JSON lines).
 
     python benchmarks/probe_step_memory.py --shape llama-1b --recipe linearard --seq-len 32768 \\
         --offload both --out reports/bench/h200/step_memory.jsonl
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import gc
 import json
 import sys
 from pathlib import Path
@@ -26,10 +26,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import cuda_sync, provenance
-from shape_runs import build, one_step, shape_config
+from shape_runs import build, one_step, release, shape_config
 
 from longred_bench.results import device_name
-from longred_bench.training.distributed import close_single_process_group
 from longred_bench.training.memory_model import estimate_train_memory
 from longred_bench.training.offload import HostOffload
 from longred_bench.training.shapes import shape
@@ -87,12 +86,11 @@ def probe(args: argparse.Namespace, offload_on: bool) -> dict:
         activation_offload=offload_on, impl=args.impl,
     )  # fmt: skip
     run = build(model_shape, cfg, args.device, dtype)
-    params = [p for group in run.optimizer.param_groups for p in group["params"]]
     for _ in range(args.steps - 1):
-        one_step(run, params, HostOffload() if offload_on else None)
+        one_step(run, HostOffload() if offload_on else None)
     offload = CountingOffload() if offload_on else None
     phases = Phases(device)
-    one_step(run, params, offload, phases.mark)
+    one_step(run, offload, phases.mark)
     est = estimate_train_memory(model_shape, cfg, 1, device=args.device, window=args.seq_len // 4)
     row = {
         "shape": model_shape.name, "recipe": args.recipe, "seq_len": args.seq_len,
@@ -109,10 +107,7 @@ def probe(args: argparse.Namespace, offload_on: bool) -> dict:
             )[:8]
         ]  # fmt: skip
     del run
-    close_single_process_group()
-    gc.collect()
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
+    release(device)
     return row
 
 

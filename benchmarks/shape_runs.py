@@ -97,7 +97,7 @@ def build(model_shape: ModelShape, cfg: TrainConfig, device: str, dtype: torch.d
     return ShapeRun(method, batches, optimizer, autocast, tokens)
 
 
-def one_step(run: ShapeRun, params: list, offload, mark=None) -> torch.Tensor:
+def one_step(run: ShapeRun, offload, mark=None) -> torch.Tensor:
     """One optimizer step the way the loop takes it (zero the gradients, the method's loss under
     autocast and ``offload``'s hooks, backward, clip, AdamW); ``mark(phase, "start" | "end")``
     around ``forward``, ``backward`` and ``step``. Returns the loss, detached."""
@@ -115,6 +115,7 @@ def one_step(run: ShapeRun, params: list, offload, mark=None) -> torch.Tensor:
     del terms
     mark("backward", "end")
     mark("step", "start")
+    params = [p for group in run.optimizer.param_groups for p in group["params"]]
     torch.nn.utils.clip_grad_norm_(params, run.method.cfg.grad_clip)
     run.optimizer.step()
     mark("step", "end")
@@ -127,7 +128,6 @@ def train_steps(run: ShapeRun, steps: int, *, before_step=None) -> list[float]:
     from longred_bench.training.offload import HostOffload
 
     device = next(iter(run.batches.values())).ids.device
-    params = [p for group in run.optimizer.param_groups for p in group["params"]]
     offload = HostOffload() if run.method.cfg.activation_offload else None
     seconds = []
     for i in range(steps):
@@ -135,9 +135,23 @@ def train_steps(run: ShapeRun, steps: int, *, before_step=None) -> list[float]:
             before_step(i)
         cuda_sync(device)
         began = time.perf_counter()
-        loss = one_step(run, params, offload)
+        loss = one_step(run, offload)
         cuda_sync(device)
         seconds.append(time.perf_counter() - began)
         if not torch.isfinite(loss):
             raise RuntimeError(f"non-finite loss at step {i + 1}")
     return seconds
+
+
+def release(device: torch.device | str) -> None:
+    """After a run is deleted: close the one-process group its FSDP2 wrapping opened, collect
+    the wrapped model's reference cycles and hand the GPU's cached blocks back, before the
+    next run's model is built."""
+    import gc
+
+    from longred_bench.training.distributed import close_single_process_group
+
+    close_single_process_group()
+    gc.collect()
+    if torch.device(device).type == "cuda":
+        torch.cuda.empty_cache()

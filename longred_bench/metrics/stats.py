@@ -94,6 +94,23 @@ def bootstrap_mean_ci(
     return _interval(_replicate_means(arr, np.random.default_rng(seed), n_boot), level)
 
 
+def bootstrap_diff_ci(
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> Interval:
+    """``mean(b) - mean(a)`` of two independent samples (``[n_a]``, ``[n_b]``: nothing pairs
+    their items) and its percentile-bootstrap interval, each sample resampled on its own."""
+    _check(n_boot, level)
+    rng = np.random.default_rng(seed)
+    first = _replicate_means(_as_array(a, "bootstrap_diff_ci"), rng, n_boot)
+    second = _replicate_means(_as_array(b, "bootstrap_diff_ci"), rng, n_boot)
+    return _interval(second - first, level)
+
+
 def matched_keys(a: Mapping[Hashable, float], b: Mapping[Hashable, float]) -> list[Hashable]:
     """The keys present in both ``a`` and ``b``, sorted (by ``repr`` when not comparable)."""
     common = set(a) & set(b)

@@ -17,7 +17,8 @@ keep short ability, or of long learning, has nothing to detect without them). Th
 (``Claim.relative`` x the reference's score) -> not reproduced; otherwise undecided
 (:func:`~longred_bench.reports.verdict_rules.judge`). Also not comparable: for a claim between
 layer choices (``Claim.layers``), the two rows distilled the same layers (a choice that cannot
-differ on this model's depth), or there is no interval.
+differ on this model's depth), a RULER claim whose two rows both score below
+:data:`~longred_bench.reports.verdict_rules.RULER_FLOOR` (the floor), or there is no interval.
 """
 
 from __future__ import annotations
@@ -44,7 +45,10 @@ from longred_bench.reports.verdict_rules import (
     ABOVE,
     BELOW,
     NOT_COMPARABLE,
+    RULER_FLOOR,
     Verdict,
+    below_ruler_floor,
+    floor_text,
     fmt_interval,
     judge,
     premise_gate,
@@ -115,6 +119,11 @@ def verdict_direction(
         f"entirely {other} 0, or short of the paper's effect scaled to this {name} -> not "
         "reproduced; otherwise undecided."
         + (" Two rows that distilled the same layers -> not comparable." if claim.layers else "")
+        + (
+            f" Both rows' RULER below the floor of {RULER_FLOOR:g} points -> not comparable."
+            if claim.what == "ruler"
+            else ""
+        )
     )
     passed, gate = premise_gate(premises)
     if not premises:
@@ -144,6 +153,8 @@ def verdict_direction(
         label = NOT_COMPARABLE
     elif same_layers:
         label, rule = NOT_COMPARABLE, rule + " Applied: both rows distilled the same layers."
+    elif claim.what == "ruler" and below_ruler_floor(base, value):
+        label, ours = NOT_COMPARABLE, ours + floor_text(base, value)
     else:
         label = judge(ci, ABOVE if claim.sign > 0 else BELOW, paper=effect)
     return Verdict(claim.key, claim.text, scope, claim.paper, ours, label, rule, premise=gate)

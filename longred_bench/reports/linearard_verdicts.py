@@ -18,7 +18,9 @@ verdict_rules.judge`, :func:`~longred_bench.reports.verdict_rules.combine`):
 (L2) *better on long context*: per baseline ``b``, the interval of ``RULER(linearard) -
      RULER(b)`` judged above 0 as in (L1); the claim is the parts combined (any not reproduced
      -> not reproduced, else any undecided -> undecided, else reproduced). The paper's abstract
-     gives no long-context number, so no effect is ruled out.
+     gives no long-context number, so no effect is ruled out. A baseline whose RULER and the
+     row's both lie below :data:`~longred_bench.reports.verdict_rules.RULER_FLOOR` gives a not
+     comparable part (the floor).
 (L3) *with about 1/60 of the tokens*: the reduced-budget row's (``linearard-lite``: 1/64 of the
      baselines' tokens) (L1) and (L2) combined the same way.
 
@@ -33,7 +35,9 @@ from dataclasses import replace
 from longred_bench.reports.verdict_rules import (
     ABOVE,
     NOT_COMPARABLE,
+    RULER_FLOOR,
     Verdict,
+    below_ruler_floor,
     combine,
     fmt_interval,
     judge,
@@ -66,14 +70,15 @@ RULE_L1 = (
 RULE_L2 = (
     "for each baseline, the {level:.0%} bootstrap interval (seeds and paired samples resampled) "
     "of RULER(row) - RULER(baseline): entirely above 0 -> reproduced, entirely below 0 -> not "
-    "reproduced, otherwise undecided; the baselines' labels combined (any not reproduced -> not "
-    "reproduced, else any undecided -> undecided). The paper gives no long-context number: no "
-    "effect to rule out."
+    "reproduced, otherwise undecided; both below the RULER floor of {floor:g} points -> not "
+    "comparable; the baselines' labels combined (any not comparable -> not comparable, else any "
+    "not reproduced -> not reproduced, else any undecided -> undecided). The paper gives no "
+    "long-context number: no effect to rule out."
 )
 RULE_L3 = (
-    "the reduced-budget row's (1/64 of the baselines' tokens) (L1) and (L2) combined: both "
-    "reproduced -> reproduced; either not reproduced -> not reproduced; else undecided (either "
-    "not comparable -> not comparable)."
+    "the reduced-budget row's (1/64 of the baselines' tokens) (L1) and (L2) combined: either "
+    "not comparable -> not comparable; else either not reproduced -> not reproduced; else both "
+    "reproduced -> reproduced; else undecided."
 )
 
 
@@ -122,7 +127,7 @@ def verdict_long(
 ) -> Verdict:
     """(L2) for one LinearARD row against every one of ``baselines`` (row -> its seeds)."""
     name = row[0].row
-    rule = RULE_L2.format(level=LEVEL)
+    rule = RULE_L2.format(level=LEVEL, floor=RULER_FLOOR)
     parts, labels = [], []
     for b, runs in baselines.items():
         ci, n = seed_diff(runs, row, "ruler")
@@ -130,10 +135,12 @@ def verdict_long(
         if ci is None:
             ours = f"`{name}` vs `{b}`: no per-sample RULER scores to pair."
             return Verdict("L2", CLAIM_L2, scope, PAPER_L2, ours, NOT_COMPARABLE, rule, "paper")
-        labels.append(judge(ci, ABOVE))
+        floor = below_ruler_floor(base, mine)
+        labels.append(NOT_COMPARABLE if floor else judge(ci, ABOVE))
         parts.append(
             f"RULER `{name}` {_fmt(mine)} vs `{b}` {_fmt(base)}{seeds_note(runs)}: "
-            f"{fmt_interval(ci)} (n={n}, {labels[-1]})"
+            f"{fmt_interval(ci)} (n={n}, {labels[-1]}"
+            + (f": both below the floor of {RULER_FLOOR:g} points)" if floor else ")")
         )
     if not parts:
         ours = f"`{name}`: no baseline to compare with."

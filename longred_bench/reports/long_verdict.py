@@ -4,8 +4,10 @@ long-context ability that the zero-shot extension lacks.
 Rule: the paired interval (seeds and samples resampled,
 :func:`~longred_bench.reports.verdict_stats.seed_diff`) of ``RULER(cpt) - RULER(zero-shot)``
 entirely above 0 -> reproduced; entirely below 0 -> not reproduced; otherwise undecided (the paper
-gives no effect for this check). Unless it is reproduced, "similar RULER" in (b) would compare
-rows that learned nothing long, so (b) is not comparable.
+gives no effect for this check); both rows' RULER below
+:data:`~longred_bench.reports.verdict_rules.RULER_FLOOR` -> not comparable (the floor: neither
+row has long-context ability RULER can measure). Unless it is reproduced, "similar RULER" in
+(b) would compare rows that learned nothing long, so (b) is not comparable.
 """
 
 from __future__ import annotations
@@ -15,7 +17,10 @@ from collections.abc import Sequence
 from longred_bench.reports.verdict_rules import (
     ABOVE,
     NOT_COMPARABLE,
+    RULER_FLOOR,
     Verdict,
+    below_ruler_floor,
+    floor_text,
     fmt_interval,
     judge,
 )
@@ -34,9 +39,10 @@ CLAIM_E = (
     "extension's (the premise of (b))."
 )
 RULE_E = (
-    "{level:.0%} bootstrap interval (seeds and paired documents resampled) of RULER(cpt) - "
+    "{level:.0%} bootstrap interval (seeds and paired samples resampled) of RULER(cpt) - "
     "RULER(zero-shot): entirely above 0 -> reproduced; entirely below 0 -> not reproduced; "
-    "otherwise undecided (the paper gives no effect for this check)."
+    "otherwise undecided (the paper gives no effect for this check); both rows below the "
+    "RULER floor of {floor:g} points -> not comparable."
 )
 
 
@@ -47,7 +53,7 @@ def _fmt(value: float | None) -> str:
 def verdict_cpt_learns_long(zero_shot: RunScores, cpt: Sequence[RunScores], scope: str) -> Verdict:
     """Claim (e) for one extension: the RULER of ``cpt`` (seeds, lowest first) against the
     zero-shot extension's."""
-    rule = RULE_E.format(level=LEVEL)
+    rule = RULE_E.format(level=LEVEL, floor=RULER_FLOOR)
     paper = "none: this check is ours, the premise of the paper's comparison (b)."
     ci, n = seed_diff([zero_shot], cpt, "ruler")
     low, high = compared_means([zero_shot], cpt, "ruler")
@@ -60,4 +66,7 @@ def verdict_cpt_learns_long(zero_shot: RunScores, cpt: Sequence[RunScores], scop
         f"bootstrap over seeds and paired samples, n={n} samples)."
         f"{spread_text({'cpt': seed_spread(cpt, 'ruler')}, 'RULER')}"
     )
+    if below_ruler_floor(low, high):
+        ours += floor_text(low, high)
+        return Verdict("e", CLAIM_E, scope, paper, ours, NOT_COMPARABLE, rule, "ours")
     return Verdict("e", CLAIM_E, scope, paper, ours, judge(ci, ABOVE), rule, "ours")

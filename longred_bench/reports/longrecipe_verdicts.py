@@ -24,7 +24,8 @@ on one interval, :func:`~longred_bench.reports.verdict_rules.combine` over a cla
      (:data:`PAPER_TABLE1`: the smaller of its two settings' relative RULER gains over ``b``)
      scaled to ``b``'s RULER here (:func:`~longred_bench.reports.verdict_rules.scaled_effect`):
      entirely above 0 -> reproduced; entirely below 0, or below that effect, -> not reproduced;
-     otherwise undecided. The baselines' labels combined.
+     otherwise undecided; both below :data:`~longred_bench.reports.verdict_rules.RULER_FLOOR`
+     -> not comparable (the floor). The baselines' labels combined.
 (R3) *keeps short-text ability better than PoSE and RPES*: the same with Short Avg, without a
      paper effect: the paper's short benchmarks (MMLU, GSM8K, HumanEval) are not ours and its
      gaps come mostly from HumanEval, so no size carries over.
@@ -56,7 +57,9 @@ from longred_bench.reports.verdict_rules import (
     BELOW,
     LONG_MARGIN_FRACTION,
     NOT_COMPARABLE,
+    RULER_FLOOR,
     Verdict,
+    below_ruler_floor,
     combine,
     fmt_interval,
     judge,
@@ -118,8 +121,9 @@ RULE_R2 = (
     "for b in PoSE, RPES: {level:.0%} bootstrap interval (seeds and paired samples resampled) of "
     "RULER(row) - RULER(b): entirely above 0 -> reproduced; entirely below 0, or below the "
     "paper's effect over b (the smaller of its two settings' relative RULER gains, scaled to "
-    "RULER(b) here) -> not reproduced; otherwise undecided; the two labels combined (any not "
-    "reproduced -> not reproduced, else any undecided -> undecided)."
+    "RULER(b) here) -> not reproduced; otherwise undecided; both below the RULER floor of "
+    "{floor:g} points -> not comparable; the two labels combined (any not comparable -> not "
+    "comparable, else any not reproduced -> not reproduced, else any undecided -> undecided)."
 )
 RULE_R3 = (
     "for b in PoSE, RPES: {level:.0%} bootstrap interval (seeds and paired documents resampled) "
@@ -195,7 +199,7 @@ def verdict_beats(
         "ruler": ("R2", CLAIM_R2, PAPER_R2, "RULER", "samples", RULE_R2),
         "short": ("R3", CLAIM_R3, PAPER_R3, "Short Avg", "documents", RULE_R3),
     }[what]
-    rule = rule.format(level=LEVEL)
+    rule = rule.format(level=LEVEL, floor=RULER_FLOOR)
     name = row[0].row
     parts, labels = [], []
     for b, runs in baselines.items():
@@ -207,8 +211,10 @@ def verdict_beats(
         effect = None
         if what == "ruler" and b in PAPER_NAMES:
             effect = scaled_effect(*paper_ruler_gain(b), base)
-        labels.append(judge(ci, ABOVE, paper=effect))
+        floor = what == "ruler" and below_ruler_floor(base, mine)
+        labels.append(NOT_COMPARABLE if floor else judge(ci, ABOVE, paper=effect))
         scaled = "" if effect is None else f", the paper's effect scaled here {effect:+.2f}"
+        scaled += f", both below the floor of {RULER_FLOOR:g} points" if floor else ""
         parts.append(f"{metric} `{name}` {_fmt(mine)} vs `{b}` {_fmt(base)}: "
                      f"{fmt_interval(ci)} (n={n}{scaled}; {labels[-1]})")  # fmt: skip
     if not parts:

@@ -21,9 +21,10 @@ no paper effect is ruled out, see below):
    rule of :func:`longred_bench.reports.psa_report.psa_verdicts`.
 2. *PCD improves long-context retrieval*, per line and per region (lengths within the line's
    window, its config's ``max_position_embeddings``, and lengths beyond it): both decodings'
-   means below :data:`~longred_bench.reports.verdicts.RULER_FLOOR` -> not comparable (the floor:
-   there is no retrieval to improve); else the interval of ``RULER(pcd) - RULER(greedy)``
-   entirely above 0 -> reproduced; entirely below 0 -> not reproduced; else undecided.
+   means below :data:`~longred_bench.reports.verdict_rules.RULER_FLOOR` -> not comparable
+   (the floor: there is no retrieval to improve); else the interval of
+   ``RULER(pcd) - RULER(greedy)`` entirely above 0 -> reproduced; entirely below 0 -> not
+   reproduced; else undecided.
 3. *PCD does not hurt short tasks*: the interval of ``Short(pcd) - Short(greedy)`` (headline
    accuracy; under PCD a choice scores the contrast of its two log-likelihoods) entirely above
    ``-SHORT_MARGIN`` -> reproduced; entirely below ``-SHORT_MARGIN`` -> not reproduced; else
@@ -50,18 +51,31 @@ from longred_bench.pcd.config import PcdConfig
 from longred_bench.pcd.selection import choose, dev_scores
 from longred_bench.reports import provenance
 from longred_bench.reports.figures import save_figure
-from longred_bench.reports.psa_report import psa_verdicts, sample_frame, summarize
+from longred_bench.reports.psa_report import psa_rule, psa_verdicts, sample_frame, summarize
 from longred_bench.reports.verdict_rules import (
     ABOVE,
     LABEL_RULE,
     NOT_COMPARABLE,
+    RULER_FLOOR,
+    below_ruler_floor,
     fmt_interval,
     judge,
 )
 from longred_bench.reports.verdict_stats import LEVEL, flat_mean, paired_diff
-from longred_bench.reports.verdicts import RULER_FLOOR
 
 SHORT_MARGIN = 1.0  # points: a short-task loss smaller than this is no harm
+RULE_RULER = (
+    f"both decodings' RULER means below the floor of {RULER_FLOOR:g} points -> not comparable "
+    f"(no retrieval to improve); else the {LEVEL:.0%} paired bootstrap interval (the samples "
+    "both decodings scored) of RULER(pcd) - RULER(greedy): entirely above 0 -> reproduced; "
+    "entirely below 0 -> not reproduced; otherwise undecided."
+)
+RULE_SHORT = (
+    f"the {LEVEL:.0%} paired bootstrap interval (the documents both decodings scored) of "
+    f"Short(pcd) - Short(greedy), headline accuracy: entirely above -{SHORT_MARGIN:g} point (a "
+    f"smaller loss is no harm) -> reproduced; entirely below -{SHORT_MARGIN:g} -> not "
+    "reproduced; otherwise undecided."
+)
 SHORT_METRIC = "acc"
 CLAIMS = {
     "psa": "the gold token stays highly ranked while its salience falls (greedy)",
@@ -154,7 +168,7 @@ def ruler_verdict(
     """``(label, evidence)`` of the RULER claim from the paired interval of PCD - greedy over
     ``n`` samples and the two decodings' mean scores (rule 2 of the module docstring)."""
     text = f"PCD - greedy {fmt_interval(ci)} points ({LEVEL:.0%} paired, n={n} {unit})"
-    if max(greedy, pcd) < RULER_FLOOR:
+    if below_ruler_floor(greedy, pcd):
         return NOT_COMPARABLE, (
             f"greedy {greedy:.1f}, PCD {pcd:.1f}: both below the floor of {RULER_FLOOR:g} points; "
             + text
@@ -385,6 +399,14 @@ def pcd_markdown(
         "## Verdicts (test split)",
         "",
         LABEL_RULE,
+        "",
+        "Rules:",
+        "",
+        f"- {CLAIMS['psa']}: {psa_rule(top_k)}",
+        f"- {CLAIMS['ruler']}, per line and per region (lengths within the line's window and "
+        f"beyond it): {RULE_RULER}",
+        f"- {CLAIMS['short']}: {RULE_SHORT}",
+        "- A claim with no item scored by both decodings: not comparable.",
         "",
     ]
     for key, line, label, text in pcd_verdicts(records, top_k):

@@ -14,9 +14,10 @@ Two saliences, both means over samples with a percentile-bootstrap interval
 The verdict on PSA's observation ("the gold token stays highly ranked while its salience
 falls"), per line, pooling the tasks' samples at each length:
 
-- *salience falls*: the interval of ``S first`` at the longest length lies entirely below the
-  interval at the shortest length (non-overlapping :data:`LEVEL` intervals, a conservative test);
-  *rises*: entirely above;
+- *salience falls*: the :data:`LEVEL` interval of ``S first(longest) - S first(shortest)``
+  (the two lengths' samples resampled independently,
+  :func:`longred_bench.metrics.stats.bootstrap_diff_ci`) lies entirely below 0
+  (:func:`~longred_bench.reports.verdict_rules.judge`); *rises*: entirely above 0;
 - *stays highly ranked*: at every length the interval of the top-``top_k`` share (the share of
   samples whose gold-step rank is at most ``top_k``; the median rank is within the top ``top_k``
   exactly when that share is at least one half) lies entirely above 1/2; *leaves the top*: at some
@@ -37,14 +38,17 @@ from typing import Any
 import pandas as pd
 
 from longred_bench.errors import UserError
-from longred_bench.metrics.stats import Interval, bootstrap_mean_ci
+from longred_bench.metrics.stats import Interval, bootstrap_diff_ci, bootstrap_mean_ci
 from longred_bench.reports.figures import save_figure, series_styles
 from longred_bench.reports.verdict_rules import (
+    BELOW,
     LABEL_RULE,
     NOT_COMPARABLE,
     NOT_REPRODUCED,
     REPRODUCED,
     UNDECIDED,
+    fmt_interval,
+    judge,
 )
 
 TOP_K = 10  # "highly ranked": median gold rank within the top TOP_K tokens
@@ -77,6 +81,7 @@ def summarize(frame: pd.DataFrame, by: list[str], top_k: int = TOP_K) -> pd.Data
             {
                 **dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True)),
                 "n": len(group),
+                "reciprocal_ranks": group["reciprocal_rank"].to_list(),
                 "s_first": first.estimate,
                 "s_first_low": first.low,
                 "s_first_high": first.high,
@@ -112,6 +117,7 @@ class PsaVerdict:
     worst_median_rank: float
     worst_share: dict[str, Any]  # the length with the lowest top-k share
     top_k: int
+    fall: Interval | None = None  # S first(longest) - S first(shortest); None: one length
 
     def share_text(self) -> str:
         """The lowest top-k share with its interval and length."""
@@ -128,11 +134,13 @@ class PsaVerdict:
             )
 
         why = []
+        if self.fall is not None:
+            why.append(f"S first change {fmt_interval(self.fall, 3)}")
         if s["length"] != lo["length"]:
             why.append(
                 "salience falls"
                 if self.salience_falls
-                else "salience does not fall beyond its intervals"
+                else "salience does not fall beyond its interval"
             )
             why.append(
                 f"the gold rank stays in the top {self.top_k}"
@@ -165,8 +173,12 @@ def psa_verdicts(by_length: pd.DataFrame, top_k: int | None = None) -> list[PsaV
     for extension, rows in by_length.groupby("extension", sort=False):
         rows = rows.sort_values("length")
         shortest, longest = rows.iloc[0].to_dict(), rows.iloc[-1].to_dict()
-        falls = bool(longest["s_first_high"] < shortest["s_first_low"])
-        rises = bool(longest["s_first_low"] > shortest["s_first_high"])
+        fall = None
+        if len(rows) >= 2:
+            fall = bootstrap_diff_ci(shortest["reciprocal_ranks"], longest["reciprocal_ranks"],
+                                     n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED)  # fmt: skip
+        change = None if fall is None else judge(fall, BELOW)
+        falls, rises = change == REPRODUCED, change == NOT_REPRODUCED
         worst = float(rows["median_rank"].max())
         stays = bool((rows["top_k_share_low"] > 0.5).all())
         leaves = bool((rows["top_k_share_high"] < 0.5).any())
@@ -181,7 +193,7 @@ def psa_verdicts(by_length: pd.DataFrame, top_k: int | None = None) -> list[PsaV
             label = UNDECIDED
         verdicts.append(
             PsaVerdict(str(extension), label, falls, stays, leaves, shortest, longest, worst,
-                       lowest, top_k)
+                       lowest, top_k, fall)
         )  # fmt: skip
     return verdicts
 
@@ -241,14 +253,7 @@ def psa_markdown(
         "",
         "## Verdict: does the gold token stay highly ranked while its salience falls?",
         "",
-        f"Rule: **{REPRODUCED}** when the {LEVEL:.0%} interval of S first at the longest length "
-        f"lies entirely below the one at the shortest (salience falls) and, at every length, the "
-        f"{LEVEL:.0%} interval of the top-{top_k} share (samples whose gold rank is at most "
-        f"{top_k}) lies above 1/2; **{NOT_REPRODUCED}** when at some length that share's "
-        "interval lies below 1/2 (the gold token leaves the top) or the longest length's S first "
-        f"interval lies entirely above the shortest's; otherwise **{UNDECIDED}**. Both labels "
-        f"need an interval to clear its bound. A single length: **{NOT_COMPARABLE}** (no fall "
-        "to measure).",
+        f"Rule: {psa_rule(top_k)}",
         "",
         LABEL_RULE,
         "",
@@ -258,6 +263,20 @@ def psa_markdown(
     if beyond:
         lines += ["", f"{beyond} sample(s) are longer than their model's window."]
     return "\n".join(lines) + "\n"
+
+
+def psa_rule(top_k: int) -> str:
+    """The sentence of the rule :func:`psa_verdicts` applies."""
+    return (
+        f"**{REPRODUCED}** when the {LEVEL:.0%} bootstrap interval of S first(longest length) "
+        "- S first(shortest) (the two lengths' samples resampled independently) lies entirely "
+        f"below 0 (salience falls) and, at every length, the "
+        f"{LEVEL:.0%} interval of the top-{top_k} share (samples whose gold rank is at most "
+        f"{top_k}) lies above 1/2; **{NOT_REPRODUCED}** when at some length that share's "
+        "interval lies below 1/2 (the gold token leaves the top) or the interval of the S first "
+        f"change lies entirely above 0; otherwise **{UNDECIDED}**. Both labels need an interval "
+        f"to clear its bound. A single length: **{NOT_COMPARABLE}** (no fall to measure)."
+    )
 
 
 def plot_psa(by_length: pd.DataFrame, path: Path, title: str) -> Path:

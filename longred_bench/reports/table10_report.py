@@ -23,7 +23,10 @@ below a bound):
 
 No paper effect is ruled out: the paper's savings depend on its windows and hardware (the share
 of attention in the cost), which ours do not share. Either claim with a row of a single run is
-not comparable (the floor of two runs): one timing says nothing of its spread.
+not comparable (the floor of two runs): one timing says nothing of its spread; so is either
+claim where a run of either row was timed under an unrecorded load or a 1-minute load above its
+machine's CPU count (:data:`TIMING_RULE`: the timing premise, both rows timed under known
+conditions that left the cores to the runs).
 
 Peak memory is each run's own ``run.json`` figure (:mod:`longred_bench.training.peak_memory`): the
 CUDA allocator's peak on a GPU, the training process's peak resident set on CPU; the table shows
@@ -81,13 +84,19 @@ RULE_A = (
     "{level:.0%} bootstrap interval over the runs (seeds) of each row of seconds per token "
     "(LongReD-C) / (cpt): entirely below {limit:.2f} -> reproduced; entirely above -> not "
     "reproduced; otherwise undecided (timing spread wider than the {tol:.0%} tolerance). No "
-    "paper effect is ruled out. A row of one run -> not comparable (no spread to judge by)."
+    "paper effect is ruled out. A row of one run -> not comparable (no spread to judge by). "
+    "{timing}"
 )
 RULE_B = (
     "{level:.0%} bootstrap interval over the runs (seeds) of each row of seconds per token "
     "(mix-cpt) / (cpt): entirely below 1 -> reproduced; entirely above 1 -> not reproduced; "
     "otherwise undecided. No paper effect is ruled out (its savings depend on its windows and "
-    "hardware). A row of one run -> not comparable (no spread to judge by)."
+    "hardware). A row of one run -> not comparable (no spread to judge by). {timing}"
+)
+TIMING_RULE = (
+    "A run of either row timed under an unrecorded machine load, or under a 1-minute load "
+    "above its machine's CPU count (other work shared the cores) -> not comparable (the timing "
+    "premise: both rows timed under the same, known conditions)."
 )
 
 
@@ -105,6 +114,13 @@ class Cost:
     loads: tuple[tuple[float, int], ...] = ()
     """``(load, CPUs)`` of the runs that recorded the machine's load: the larger of its 1-minute
     load average at the start and the end of the run."""
+
+    @property
+    def timed_quietly(self) -> bool:
+        """Every run recorded the machine's load, none above its machine's CPU count."""
+        return len(self.loads) == len(self.seconds) and all(
+            cpus > 0 and load <= cpus for load, cpus in self.loads
+        )
 
     @property
     def per_token(self) -> float:
@@ -220,11 +236,13 @@ def _paper(row: str) -> str:
     return f"Llama-3-8B on 8 x A800, {'; '.join(parts)} ({TABLE10_MARK})."
 
 
-def cost_label(key: str, ci: Interval, runs: int = 2) -> str:
+def cost_label(key: str, ci: Interval, runs: int = 2, quiet: bool = True) -> str:
     """The rule of (T10a) (at most CPT's cost, within the tolerance) or (T10b) (below CPT's)
     applied to the interval of a cost ratio; ``runs``: the fewer runs of the two rows (with one,
-    the interval says nothing of the timing spread: not comparable)."""
-    if runs < 2:
+    the interval says nothing of the timing spread: not comparable); ``quiet``: both rows'
+    runs were timed under a recorded load within their machine's cores (:data:`TIMING_RULE`,
+    else not comparable)."""
+    if runs < 2 or not quiet:
         return NOT_COMPARABLE
     return judge(ci, BELOW, bound=1 + TOLERANCE if key == "T10a" else 1.0)
 
@@ -247,13 +265,21 @@ def table10_verdicts(runs: dict[RunKey, Run], table: list[Cost]) -> list[Verdict
             if mine is None:
                 continue
             ci = ratio_interval(mine, base)
-            text = rule.format(level=LEVEL, limit=limit, tol=TOLERANCE)
-            label = cost_label(key, ci, min(len(mine.seconds), len(base.seconds)))
+            text = rule.format(level=LEVEL, limit=limit, tol=TOLERANCE, timing=TIMING_RULE)
+            quiet = mine.timed_quietly and base.timed_quietly
+            label = cost_label(key, ci, min(len(mine.seconds), len(base.seconds)), quiet)
             ours = (
                 f"`{row}` {mine.per_token * 1e6:.0f} s per 1M tokens ({len(mine.seconds)} runs) "
                 f"against `cpt` {base.per_token * 1e6:.0f} ({len(base.seconds)} runs): "
                 f"{ci.estimate:.2f}x [{ci.low:.2f}, {ci.high:.2f}]."
             )
+            if not quiet:
+                loud = [c for c in (mine, base) if not c.timed_quietly]
+                ours += (
+                    " Timing premise failed: "
+                    + "; ".join(f"`{c.row}` load {load_cell(c)}" for c in loud)
+                    + "."
+                )
             out.append(Verdict(key, claim, scope, paper, ours, label, text))
     return out
 

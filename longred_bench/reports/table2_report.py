@@ -24,6 +24,7 @@ import matplotlib.pyplot as plt
 from longred_bench.metrics.stats import Interval
 from longred_bench.reports.figures import save_figure
 from longred_bench.reports.paper import TABLE2, TABLE2_MARK, TABLE2_SETTING
+from longred_bench.reports.premises import extension_premises
 from longred_bench.reports.run_sections import (
     results_table,
     ruler_scope,
@@ -131,7 +132,10 @@ def table2_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -
         if long and mixed:
             pe, factor = extension_setting(ext, extension_factor(runs, ext))
             scope = f"`{ext}` ({pe} x{factor:g})"
-            out.append(verdict_long_short(long, mixed, scope, paper_setting=pe == "ABF"))
+            a = extension_premises(runs, cats, ext).a
+            out += [] if a is None else [a]
+            out.append(verdict_long_short(long, mixed, scope, paper_setting=pe == "ABF",
+                                          premises=[] if a is None else [a]))  # fmt: skip
     return out
 
 

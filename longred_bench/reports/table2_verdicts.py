@@ -13,8 +13,10 @@ resamples the seeds of each row as well as the documents all their runs scored
      entirely below 0, or below the paper's effect scaled to this Short Avg (its mean relative
      gain over the four benchmarks x `cpt`'s Short Avg; at an ABF extension only, the paper's
      setting) -> not reproduced; otherwise undecided
-     (:func:`~longred_bench.reports.verdict_rules.judge`). Without shared per-document scores
-     there is no interval -> not comparable.
+     (:func:`~longred_bench.reports.verdict_rules.judge`). Premise: Table 3's claim (a) at the
+     extension (long-only CPT loses short-text ability) reproduced, else not comparable (the
+     gate's outcome is shown). Without shared per-document scores there is no interval -> not
+     comparable.
 
 The RULER difference of the same two rows is reported beside it (the paper's Table 3 has the
 data-mixed CPT at about long CPT's RULER), not judged.
@@ -31,6 +33,7 @@ from longred_bench.reports.verdict_rules import (
     Verdict,
     fmt_interval,
     judge,
+    premise_gate,
 )
 from longred_bench.reports.verdict_stats import (
     LEVEL,
@@ -48,7 +51,9 @@ CLAIM_T2 = (
     "ability than long data only (Short Avg of `long-short-cpt` above `cpt`)."
 )
 RULE_T2 = (
-    "{level:.0%} bootstrap interval (seeds and paired documents resampled) of "
+    "premise (a) at this extension reproduced (long-only CPT loses short-text ability: without "
+    "a loss there is nothing to keep), else not comparable; {level:.0%} bootstrap interval "
+    "(seeds and paired documents resampled) of "
     "Short Avg(long-short-cpt) - Short Avg(cpt), each the mean over its seeds: entirely above 0 "
     "-> reproduced; entirely below 0, or below the paper's effect scaled to this Short Avg (its "
     "mean relative gain x `cpt`'s Short Avg; at ABF extensions only, the paper's Table 2 being "
@@ -76,11 +81,20 @@ def verdict_long_short(
     scope: str,
     *,
     paper_setting: bool = True,
+    premises: Sequence[Verdict] | None = None,
 ) -> Verdict:
     """(T2) at one extension: ``long_short`` (its seeds) against ``long`` (its seeds).
     ``paper_setting``: the extension is the paper's kind (ABF), so its effect, scaled, bounds the
-    interval; else only 0 does."""
+    interval; else only 0 does. ``premises``: the extension's (a) (empty: not measured, so not
+    comparable; None: no gate, the interval rule alone)."""
     rule = RULE_T2.format(level=LEVEL)
+    passed, gate = True, ""
+    if premises is not None:
+        passed, gate = (
+            premise_gate(premises)
+            if premises
+            else (False, "premise (a) not measured here: not comparable.")
+        )
     ci, n = seed_diff(long, long_short, "short")
     base, mine = compared_means(long, long_short, "short")
     head = (
@@ -89,7 +103,9 @@ def verdict_long_short(
     )
     if ci is None:
         ours = head + "; no per-document scores to pair."
-        return Verdict("T2", CLAIM_T2, scope, paper_evidence(), ours, NOT_COMPARABLE, rule)
+        return Verdict(
+            "T2", CLAIM_T2, scope, paper_evidence(), ours, NOT_COMPARABLE, rule, premise=gate
+        )
     spreads = {LONG: seed_spread(long), LONG_SHORT: seed_spread(long_short)}
     ruler_ci, ruler_n = seed_diff(long, long_short, "ruler")
     ruler_base, ruler_mine = compared_means(long, long_short, "ruler")
@@ -110,5 +126,5 @@ def verdict_long_short(
         f"bootstrap over seeds and paired documents, n={n} documents).{scaled}"
         f"{spread_text(spreads)}{ruler}"
     )
-    label = judge(ci, ABOVE, paper=effect)
-    return Verdict("T2", CLAIM_T2, scope, paper_evidence(), ours, label, rule)
+    label = judge(ci, ABOVE, paper=effect) if passed else NOT_COMPARABLE
+    return Verdict("T2", CLAIM_T2, scope, paper_evidence(), ours, label, rule, premise=gate)

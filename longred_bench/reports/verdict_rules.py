@@ -18,7 +18,8 @@ Seed variance enters once, through the seed-aware interval of
 
 :func:`judge` labels one directional effect; :func:`combine` joins the labels of a claim's
 parts; :func:`premise_gate` says why a claim is not comparable when its premises are not
-reproduced. "Similar long ability" is non-inferiority with a margin of
+reproduced; :func:`below_ruler_floor` is the floor every RULER comparison applies
+(:data:`FLOOR_RULE`). "Similar long ability" is non-inferiority with a margin of
 :data:`LONG_MARGIN_FRACTION` times CPT's RULER gain over the zero-shot extension
 (:func:`long_margin`), the same constant in Tables 3 and 7 and LongRecipe.
 """
@@ -38,7 +39,14 @@ LABELS = (REPRODUCED, NOT_REPRODUCED, UNDECIDED, NOT_COMPARABLE)
 # "Similar long-context ability": a method's RULER may sit this fraction of CPT's RULER gain over
 # the zero-shot extension below CPT's and still count as non-inferior (Tables 3, 7, LongRecipe).
 LONG_MARGIN_FRACTION = 0.25
+# RULER's floor (points, 0-100): where every compared row scores below it, RULER measures no
+# long-context ability on either side and a comparison of their RULER is not comparable.
+RULER_FLOOR = 5.0
 ABOVE, BELOW = +1, -1
+FLOOR_RULE = (
+    f"Every compared row's RULER below the floor of {RULER_FLOOR:g} points -> not comparable "
+    "(RULER measures no long-context ability there)."
+)
 
 LABEL_RULE = (
     "Labels: reproduced = the interval clears the claim's bound; not reproduced = it lies on the "
@@ -127,6 +135,18 @@ def long_margin(cpt_gain: float) -> float:
     """The non-inferiority margin of "similar long-context ability": a fraction
     (:data:`LONG_MARGIN_FRACTION`) of CPT's RULER gain over the zero-shot extension."""
     return LONG_MARGIN_FRACTION * max(cpt_gain, 0.0)
+
+
+def below_ruler_floor(*means: float | None) -> bool:
+    """Whether every one of the compared RULER ``means`` (0-100) lies below
+    :data:`RULER_FLOOR` (the floor rule, :data:`FLOOR_RULE`); False if any is unknown."""
+    return bool(means) and all(m is not None and m < RULER_FLOOR for m in means)
+
+
+def floor_text(*means: float | None) -> str:
+    """The sentence a verdict's evidence gets when :func:`below_ruler_floor` holds."""
+    shown = ", ".join(f"{m:.2f}" for m in means if m is not None)
+    return f" RULER {shown}: all below the floor of {RULER_FLOOR:g} points."
 
 
 def fmt_interval(ci: Interval, digits: int = 2) -> str:

@@ -22,10 +22,13 @@ Table 3 setting scaled to this suite's Short Avg (the same relative change,
     keep; without a long-context gain there is no RULER to match). Long part, non-inferiority:
     with ``margin`` = :data:`~longred_bench.reports.verdict_rules.LONG_MARGIN_FRACTION` x
     (RULER(cpt) - RULER(zero-shot)), the interval of ``RULER(longred) - RULER(base)`` entirely
-    above ``-margin`` -> reproduced, entirely below -> not reproduced, else undecided. Short
-    part: the interval of ``Short Avg(longred) - Short Avg(base)`` entirely above 0 ->
-    reproduced; entirely below 0 or below the paper's effect -> not reproduced; else undecided.
-    The claim: not reproduced if a part is, else undecided if a part is, else reproduced.
+    above ``-margin`` -> reproduced, entirely below -> not reproduced, else undecided; both
+    rows' RULER below :data:`~longred_bench.reports.verdict_rules.RULER_FLOOR` -> not
+    comparable (the floor). Short part: the interval of ``Short Avg(longred) -
+    Short Avg(base)`` entirely above 0 -> reproduced; entirely below 0 or below the paper's
+    effect -> not reproduced; else undecided.
+    The claim: not comparable if a part is, else not reproduced if a part is, else undecided
+    if a part is, else reproduced.
 (c) *Drift falls after CPT* (Table 1): :mod:`longred_bench.reports.drift_verdicts`.
 (d) ours, not the paper's: *CPT at the new RoPE loses more than the same training at the
     original RoPE* (the ``control`` row): the interval of ``Short Avg(cpt) -
@@ -54,12 +57,15 @@ from longred_bench.reports.verdict_rules import (
     REPRODUCED,
     UNDECIDED,
     Verdict,
+    below_ruler_floor,
     combine,
+    floor_text,
     fmt_interval,
     judge,
     long_margin,
     premise_gate,
 )
+from longred_bench.reports.verdict_rules import RULER_FLOOR as RULER_FLOOR
 from longred_bench.reports.verdict_rules import verdicts_markdown as verdicts_markdown
 from longred_bench.reports.verdict_stats import BOOT_SEED as BOOT_SEED
 from longred_bench.reports.verdict_stats import (
@@ -84,7 +90,6 @@ __all__ = [
     "fmt_interval",
 ]
 LABELS = (REPRODUCED, NOT_REPRODUCED, UNDECIDED, NOT_COMPARABLE)
-RULER_FLOOR = 5.0  # points: below this on both sides, RULER measures no long-context ability
 # The base window of the paper's models (thousands of tokens), to map an extension factor to
 # a Table 3 setting (Llama-3-8B 8K x4 = 32K).
 PAPER_BASE_WINDOW_K = {"Llama-3-8B": 8, "Mistral-7B-v0.3": 32}
@@ -118,12 +123,14 @@ RULE_A = (
 RULE_B = (
     "premises (a) and (e) at this extension reproduced, else not comparable. Long part "
     "(non-inferiority): margin = {fraction:g} x (RULER(cpt) - RULER(zero-shot)); the "
-    "{level:.0%} bootstrap interval (seeds and paired documents resampled) of RULER({row}) - "
+    "{level:.0%} bootstrap interval (seeds and paired samples resampled) of RULER({row}) - "
     "RULER({base}) entirely above -margin -> reproduced, entirely below -> not reproduced, else "
-    "undecided. Short part: the interval of Short Avg({row}) - Short Avg({base}) entirely above "
+    "undecided; both rows' RULER below the floor of {floor:g} points -> not comparable. Short "
+    "part: the interval of Short Avg({row}) - Short Avg({base}) entirely above "
     "0 -> reproduced; entirely below 0, or below the paper's effect scaled to this Short Avg "
     "(where the paper has the rows) -> not reproduced; else undecided. The claim: not "
-    "reproduced if a part is, else undecided if a part is, else reproduced."
+    "comparable if a part is, else not reproduced if a part is, else undecided if a part is, "
+    "else reproduced."
 )
 RULE_D = (
     "{level:.0%} bootstrap interval (seeds and paired documents resampled) of Short Avg(cpt) - "
@@ -326,7 +333,9 @@ def verdict_longred_keeps_short(
     row, base_row = longred[0].row, base[0].row
     key, baseline, _ = {**B_BASELINES, **T7_BASELINES}[base_row]
     claim = CLAIM_B.format(method=method, baseline=baseline, row=row, base=base_row)
-    rule = RULE_B.format(level=LEVEL, row=row, base=base_row, fraction=LONG_MARGIN_FRACTION)
+    rule = RULE_B.format(
+        level=LEVEL, row=row, base=base_row, fraction=LONG_MARGIN_FRACTION, floor=RULER_FLOOR
+    )
     passed, gate = premise_gate(premises)
     if not premises:
         passed, gate = False, "premises (a) and (e) not measured here: not comparable."
@@ -356,6 +365,8 @@ def verdict_longred_keeps_short(
     if not passed:
         return Verdict(key, claim, scope, paper, ours, NOT_COMPARABLE, rule, premise=gate)
     long_label = judge(ruler_ci, ABOVE, bound=-margin)
+    if below_ruler_floor(base_ruler, ruler):
+        long_label, ours = NOT_COMPARABLE, ours + floor_text(base_ruler, ruler)
     short_label = judge(short_ci, ABOVE, paper=effect)
     label = combine([long_label, short_label])
     applied = f" Applied: long part {long_label}, short part {short_label}."

@@ -207,3 +207,15 @@ def test_psa_bad_input_is_one_line(tmp_path, capsys, extra, message):
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ")
     assert message in err and "\n" not in err
+
+
+def test_salience_falls_by_the_interval_of_the_difference():
+    """Two lengths whose own intervals overlap, while the interval of their difference lies
+    below 0: salience falls (non-overlap of the two intervals would count it undecided)."""
+    records = _rows("x", 512, [1] * 40 + [2] * 24) + _rows("x", 2048, [1] * 28 + [2] * 36)
+    by_length = summarize(sample_frame(records), ["extension", "length"], top_k=10)
+    short, long = by_length.iloc[0], by_length.iloc[1]
+    assert long["s_first_high"] > short["s_first_low"]  # the two intervals overlap
+    (v,) = psa_verdicts(by_length, top_k=10)
+    assert v.fall is not None and v.fall.high < 0 and v.salience_falls
+    assert v.label == REPRODUCED and "S first change -0.094" in v.sentence()

@@ -84,3 +84,16 @@ def test_costs_take_each_runs_load_from_its_training_record() -> None:
     runs = dict([run(0, load_1min_start=1.2, load_1min_end=3.4, cpus=2), run(1)])
     (cost,) = costs(runs)
     assert cost.loads == ((3.4, 2),)  # the larger of start and end; the older run has none
+
+
+def test_timings_under_unknown_or_oversubscribed_load_are_not_comparable() -> None:
+    def cost(loads: tuple) -> Cost:
+        return Cost("x", "cpt", (1.0, 1.0), (1.0, 1.0), (1.0, 1.0), (), loads)
+
+    assert cost(((1.2, 2), (1.9, 2))).timed_quietly
+    assert not cost(((1.2, 2),)).timed_quietly  # one run's load not recorded
+    assert not cost(((1.2, 2), (3.5, 2))).timed_quietly  # other work shared the 2 cores
+    assert not cost(((1.2, 0), (1.0, 0))).timed_quietly  # CPU count unknown
+    clear = Interval(0.8, 0.7, 0.9)
+    assert cost_label("T10b", clear, runs=3, quiet=False) == NOT_COMPARABLE
+    assert cost_label("T10b", clear, runs=3, quiet=True) == REPRODUCED

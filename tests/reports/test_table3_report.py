@@ -237,6 +237,8 @@ def test_verdict_d_control_is_ours() -> None:
     (d,) = [v for v in table3_verdicts(runs, short_categories(recs)) if v.key == "d"]
     assert d.label == REPRODUCED and d.source == "ours"
     assert _labels(records_for(control=(0.2, 0.3, 0.4)))["d"] == NOT_REPRODUCED
+    # The control scores as CPT does: the interval holds 0, the samples cannot tell.
+    assert _labels(records_for(control=(0.3, 0.4, 0.5)))["d"] == UNDECIDED
     assert "d" not in _labels(records_for())
 
 

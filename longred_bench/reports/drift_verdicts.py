@@ -157,8 +157,10 @@ def verdict_drift_falls(
         drift = 1 - zero_shot if metric == "hidden_cosine" else zero_shot
         effect = side * recovery * drift
         labels.append(judge(ci, side, paper=effect))
+        raw = sum(float(s[f"mean_{metric}"]) for s in after) / len(after) - zero_shot
         parts.append(
-            f"{name} {zero_shot:.4g} before; CPT's change net of the control's "
+            f"{name} {zero_shot:.4g} before, raw change after CPT {raw:+.3g} (mean of its seeds); "
+            "CPT's change net of the control's "
             f"{_fmt(ci)} (the paper's effect, scaled: {effect:+.3g}): {labels[-1]}"
         )
     n = len(text_values(before, "hidden_cosine") or {})

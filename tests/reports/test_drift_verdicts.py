@@ -107,3 +107,13 @@ def test_rank_trend_interval_resamples_items() -> None:
     flat = [rng.normal(0, 1, 40) for _ in range(3)]
     ci = bootstrap_rank_trend_ci([1, 2, 3], flat)
     assert ci.low < 0 < ci.high
+
+
+def test_verdict_c_shows_the_raw_change_beside_the_net_one() -> None:
+    """Hidden similarity falls after CPT (-0.005), less than the data alone moves it (-0.01):
+    reproduced net of the control, and the raw fall is printed, not hidden by the net rise."""
+    before = summary(BEFORE_H, BEFORE_K)
+    after = runs(-0.005, -0.05, 0.0005, 3, 300, reference=(BEFORE_H, BEFORE_K))
+    verdict = verdict_drift_falls("e", before, after, CONTROL)
+    assert verdict.label == REPRODUCED
+    assert "raw change after CPT -0.005" in verdict.ours

@@ -2,7 +2,9 @@
 id, kind, label, the units it waits for, the command that computes it, cached or not, and its
 GPU estimate where the profile's model has a known shape),
 ``--unit ID`` (computes that one unit into the shared run cache; a no-op when cached) and
-``--emit-slurm DIR`` (a SLURM job array per dependency level, then the report job).
+``--emit-slurm DIR`` (a SLURM job array per dependency level, then the report job). Every command
+printed carries the table's options (``--d1 prose``) and, for a unit that runs ``paper_short``'s
+code tasks, ``--allow-code-eval``: it runs as printed.
 
 A unit's id is its label made shell-safe (``train_cpt_abf:theta=1e5_seed_0``): labels are unique
 in a table and do not change when a unit's cache key does (a merge is keyed by its source run's
@@ -15,6 +17,7 @@ that are known only once others are measured (PCD's test split) are computed by 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
@@ -22,10 +25,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from longred_bench.cache import ENV_VAR, cache_dir
 from longred_bench.errors import UserError
+from longred_bench.evaluation import paper_suite
 from longred_bench.profiles.schema import Profile
 from longred_bench.reproduce.registry import get_spec
-from longred_bench.reproduce.spec import Context, Step
+from longred_bench.reproduce.spec import Context, Step, option_args
+
+CPUS_PER_GPU = 8  # a GPU unit's host work: data loading, tokenising, lm-eval's scoring
+# A unit the profile runs on the CPU: the two cores its timings were measured on, and all that
+# `nox -s slurm_smoke`'s one-node SLURM has on such a machine (a job asking more is refused).
+CPUS_CPU_UNIT = 2
 
 
 def unit_id(step: Step) -> str:
@@ -45,11 +55,19 @@ def profile_arg(profile: Profile) -> str:
     return str(source) if source else profile.name
 
 
+def runs_code(step: Step) -> bool:
+    """Whether ``step`` evaluates ``paper_short`` tasks that execute model-written code."""
+    cfg = step.unit.config
+    return cfg.get("suite") == paper_suite.SUITE and bool(paper_suite.code_tasks(cfg.get("tasks")))
+
+
 def unit_command(ctx: Context, step: Step) -> str:
-    """The command that computes one unit (training under ``torchrun`` where the profile runs
-    several processes per node)."""
-    base = (f"reproduce {ctx.table} --profile {shlex.quote(profile_arg(ctx.profile))} --unit "
-            f"{shlex.quote(unit_id(step))}")  # fmt: skip
+    """The command that computes one unit, with the table's options (training under
+    ``torchrun`` where the profile runs several processes per node; ``--allow-code-eval`` where
+    the unit runs code tasks, which ``--unit`` refuses without it)."""
+    base = (f"reproduce {ctx.table} --profile {shlex.quote(profile_arg(ctx.profile))}"
+            f"{option_args(ctx.options)} --unit {shlex.quote(unit_id(step))}"
+            + (f" {paper_suite.CODE_FLAG}" if runs_code(step) else ""))  # fmt: skip
     nproc = ctx.profile.hardware.nproc_per_node
     if step.unit.kind == "train" and nproc > 1:
         return f"torchrun --standalone --nproc-per-node {nproc} -m longred_bench {base}"
@@ -89,13 +107,14 @@ def _estimate(ctx: Context, step: Step) -> dict[str, float | None] | None:
 
 
 def list_units(ctx: Context) -> str:
-    """``--list-units``: one JSON line per unit, then the table's note (if any) as a JSON line
-    of its own (``{"note": ...}``)."""
+    """``--list-units``: one JSON line per unit, then the table's note (if any: units known only
+    once others are measured) as a JSON line of its own, ``{"kind": "note", "note": ...}``, with
+    no ``id``: a consumer keeps the lines whose ``kind`` is not ``note``."""
     lines = [json.dumps(u) for u in listed(ctx)]
     spec = get_spec(ctx.table)
     note = spec.note(ctx) if spec.note is not None else None
     if note:
-        lines.append(json.dumps({"note": note}))
+        lines.append(json.dumps({"kind": "note", "note": note}))
     return "\n".join(lines) + "\n"
 
 
@@ -162,34 +181,56 @@ def levels(units: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
             for n in range(1, top + 1)]  # fmt: skip
 
 
+def resources(gpus: int) -> list[str]:
+    """The ``#SBATCH`` lines of a job on one node asking ``gpus`` GPUs. Several (training under
+    ``torchrun``) hold the whole node: ``--exclusive`` gives it every CPU, ``--mem=0`` every byte
+    of memory (an exclusive job gets only what it asks otherwise). One asks
+    :data:`CPUS_PER_GPU` cores, none :data:`CPUS_CPU_UNIT`, each with the memory the cluster
+    gives by default (no ``--mem``: it would hold a shared node's memory)."""
+    if gpus > 1:
+        return ["#SBATCH --nodes=1", f"#SBATCH --gres=gpu:{gpus}", "#SBATCH --exclusive",
+                "#SBATCH --mem=0"]  # fmt: skip
+    cpus = [f"#SBATCH --cpus-per-task={CPUS_PER_GPU if gpus else CPUS_CPU_UNIT}"]
+    return ["#SBATCH --nodes=1", *([f"#SBATCH --gres=gpu:{gpus}"] if gpus else []), *cpus]
+
+
+def _program(name: str, module: str) -> list[str]:
+    """How a job starts console script ``name``: its path where it is on ``PATH``, else this
+    Python with ``-m module``."""
+    found = shutil.which(name)
+    return [found] if found else [sys.executable, "-m", module]
+
+
 def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
                code_eval: bool = False) -> list[Path]:  # fmt: skip
     """``--emit-slurm DIR``: per dependency level ``units-N.txt`` (id and kind per line) and
     ``array-N.sbatch`` (a job array over them), ``report.sbatch`` (the final ``reproduce``
-    call) and ``submit.sh``, which submits them in order, each level after the one before.
+    call) and ``submit.sh``, which submits them in order, each level after the one before
+    (``--kill-on-invalid-dep=yes``: a failed unit cancels the jobs that wait for it).
     Where training takes several GPUs, a level's other units (evaluations, measurements: one
     process, one GPU) are an array of their own, ``units-N-1gpu.txt`` and
-    ``array-N-1gpu.sbatch``, as is the report job. ``code_eval``: the jobs run code tasks the
-    user allowed, so they export ``HF_ALLOW_CODE_EVAL=1``."""
+    ``array-N-1gpu.sbatch``, as is the report job; each job's resources are :func:`resources`.
+    Every job runs with the table's options, in this directory, on this process's run cache
+    (``LONGRED_CACHE``, which the units' cached or not was read from). ``code_eval``: the jobs
+    run code tasks the user allowed, so they export ``HF_ALLOW_CODE_EVAL=1``."""
     units = listed(ctx)
     stages = levels(units)
     out.mkdir(parents=True, exist_ok=True)
     (out / "logs").mkdir(exist_ok=True)
-    cwd, exe = Path.cwd(), shutil.which("longred-bench") or f"{sys.executable} -m longred_bench"
-    torchrun = shutil.which("torchrun") or f"{sys.executable} -m torch.distributed.run"
-    profile = shlex.quote(profile_arg(ctx.profile))
+    exe = _program("longred-bench", "longred_bench")
+    torchrun = _program("torchrun", "torch.distributed.run")
     hw = ctx.profile.hardware
     gpus = hw.nproc_per_node if "cuda" in (hw.device, ctx.profile.evaluation.device) else 0
-    allow = ["export HF_ALLOW_CODE_EVAL=1"] if code_eval else []
-    train = (f"{torchrun} --standalone --nproc-per-node {hw.nproc_per_node} -m longred_bench"
-             if hw.nproc_per_node > 1 else exe)  # fmt: skip
-
-    def gres(n: int) -> list[str]:
-        return [f"#SBATCH --gres=gpu:{n}"] if n else []
+    train = ([*torchrun, "--standalone", "--nproc-per-node", str(hw.nproc_per_node), "-m",
+              "longred_bench"] if hw.nproc_per_node > 1 else exe)  # fmt: skip
+    args = f"--profile {shlex.quote(profile_arg(ctx.profile))}{option_args(ctx.options)}"
+    setup = ["set -euo pipefail", f"cd {shlex.quote(str(Path.cwd()))}",
+             f"export {ENV_VAR}={shlex.quote(os.path.abspath(cache_dir()))}",
+             *(["export HF_ALLOW_CODE_EVAL=1"] if code_eval else [])]  # fmt: skip
 
     written: list[Path] = []
     submit = ["#!/usr/bin/env bash", "# Submits the table's units level by level, then its report.",
-              "set -euo pipefail", f"cd {out}", "DEP="]  # fmt: skip
+              "set -euo pipefail", f"cd {shlex.quote(str(out))}", "DEP="]  # fmt: skip
     for n, stage in enumerate(stages, 1):
         on_gpu = [u for u in stage if u["device"] != "cpu" or not gpus]
         groups = [("", on_gpu, gpus)]
@@ -207,13 +248,14 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
                                encoding="utf-8")  # fmt: skip
             script = [
                 "#!/usr/bin/env bash", f"#SBATCH --job-name=lrb-{ctx.table}-{n}{suffix}",
-                f"#SBATCH --array=0-{len(group) - 1}", f"#SBATCH --output={out}/logs/%x-%a.out",
-                *gres(want), "set -euo pipefail", f"cd {cwd}", *allow,
-                f'LINE=$(sed -n "$((SLURM_ARRAY_TASK_ID + 1))p" {listing})',
+                f"#SBATCH --array=0-{len(group) - 1}",
+                f"#SBATCH --output={shlex.quote(f'{out}/logs/%x-%a.out')}",
+                *resources(want), *setup,
+                f'LINE=$(sed -n "$((SLURM_ARRAY_TASK_ID + 1))p" {shlex.quote(str(listing))})',
                 'ID=${LINE%%$\'\\t\'*}; KIND=${LINE##*$\'\\t\'}',
-                f'if [ "$KIND" = train ]; then RUN="{train}"; else RUN="{exe}"; fi'
-                if train != exe else f'RUN="{exe}"',
-                f'$RUN reproduce {ctx.table} --profile {profile} --unit "$ID" --quiet',
+                f'if [ "$KIND" = train ]; then RUN=({shlex.join(train)}); '
+                f"else RUN=({shlex.join(exe)}); fi" if train != exe else f"RUN=({shlex.join(exe)})",
+                f'"${{RUN[@]}}" reproduce {ctx.table} {args} --unit "$ID" --quiet',
             ]  # fmt: skip
             path = out / f"array-{n}{suffix}.sbatch"
             path.write_text("\n".join(script) + "\n", encoding="utf-8")
@@ -221,15 +263,16 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
             jobs.append(f"$(sbatch --parsable $DEP {path.name})")
         ids = [f"J{i}" for i in range(len(jobs))]
         submit += [f"{j}={job}" for j, job in zip(ids, jobs, strict=True)]
-        submit.append("DEP=--dependency=afterok:" + ":".join(f"${j}" for j in ids))
+        deps = ":".join(f"${j}" for j in ids)
+        submit.append(f'DEP="--dependency=afterok:{deps} --kill-on-invalid-dep=yes"')
     target = f" --out {shlex.quote(str(report_out))}" if report_out else ""
     report = ["#!/usr/bin/env bash", f"#SBATCH --job-name=lrb-{ctx.table}-report",
-              f"#SBATCH --output={out}/logs/%x.out",
+              f"#SBATCH --output={shlex.quote(f'{out}/logs/%x.out')}",
               # it computes the units known only at the end (evaluations): one GPU, unless
               # the profile runs every unit of the table on the CPU
-              *gres(min(gpus, 1) if any(u["device"] != "cpu" for u in units) else 0),
-              "set -euo pipefail", f"cd {cwd}", *allow,
-              f"{exe} reproduce {ctx.table} --profile {profile}{target} --quiet"]  # fmt: skip
+              *resources(min(gpus, 1) if any(u["device"] != "cpu" for u in units) else 0),
+              *setup,
+              f"{shlex.join(exe)} reproduce {ctx.table} {args}{target} --quiet"]  # fmt: skip
     (out / "report.sbatch").write_text("\n".join(report) + "\n", encoding="utf-8")
     submit += ["JR=$(sbatch --parsable $DEP report.sbatch)", 'echo "$JR"']
     (out / "submit.sh").write_text("\n".join(submit) + "\n", encoding="utf-8")

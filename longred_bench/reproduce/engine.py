@@ -26,7 +26,7 @@ from longred_bench.profiles.schema import Profile
 from longred_bench.reproduce.profile_views import checked_profile
 from longred_bench.reproduce.registry import get_spec, table_names
 from longred_bench.reproduce.sources import fetch_missing, needed_sources
-from longred_bench.reproduce.spec import Context, Step
+from longred_bench.reproduce.spec import Context, Step, option_args
 
 MAX_ROUNDS = 8
 PAPER_SHORT = "paper_short"  # LongReD's 17 benchmarks (evaluation/paper_suite.py): the hub
@@ -115,8 +115,7 @@ def records_of(ctx: Context) -> list[dict[str, Any]]:
 def command_of(table: str, profile: str, jobs: int, options: dict[str, Any]) -> str:
     """The command line that reproduces this call."""
     return (f"longred-bench reproduce {table} --profile {profile}"
-            + (f" --jobs {jobs}" if jobs != 1 else "")
-            + "".join(f" --{k} {v}" for k, v in options.items()))  # fmt: skip
+            + (f" --jobs {jobs}" if jobs != 1 else "") + option_args(options))  # fmt: skip
 
 
 def default_out(profile: Profile, options: dict[str, Any]) -> Path:

@@ -12,6 +12,7 @@ profiles`` read that registry.
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,3 +135,9 @@ def lazy(target: str) -> Callable[..., Any]:
 
     call.__name__ = target.rpartition(":")[2]
     return call
+
+
+def option_args(options: dict[str, Any]) -> str:
+    """A table's options (``Context.options``) as the flags that set them, each after a space
+    (``" --d1 prose"``; empty for none)."""
+    return "".join(f" --{k.replace('_', '-')} {shlex.quote(str(v))}" for k, v in options.items())

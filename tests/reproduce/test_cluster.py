@@ -150,7 +150,8 @@ def test_paper_jobs_launch_torchrun_standalone_and_the_report_job_gets_the_gpus(
     # what the report job computes (PCD's test split) are evaluations: one GPU
     assert "#SBATCH --gres=gpu:1\n" in (out / "report.sbatch").read_text()
     submit = (out / "submit.sh").read_text()
-    assert "DEP=--dependency=afterok:$J0:$J1" in submit  # a level waits for both arrays before it
+    # a level waits for both arrays before it
+    assert 'DEP="--dependency=afterok:$J0:$J1 --kill-on-invalid-dep=yes"' in submit
     capsys.readouterr()
     assert main(["reproduce", "table3", "--profile", "paper", "--list-units"]) == 0
     commands = [

@@ -1,0 +1,151 @@
+"""What ``--list-units``, the dry-run and ``--emit-slurm`` print runs as printed: every command
+carries the table's options (``--d1 prose``) and, for a unit that runs ``paper_short``'s code
+tasks, ``--allow-code-eval``; the SLURM jobs ask one node's resources, run in the emitting
+directory on the run cache the plan was read from (paths quoted), and a failed unit cancels the
+jobs that wait for it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+from longred_bench.cli import build_parser, main
+
+
+def _listed(capsys, *argv: str) -> list[dict]:
+    assert main(["reproduce", *argv, "--list-units"]) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def _run_printed(monkeypatch, capsys, command: str) -> tuple[int, str]:
+    """A printed ``--unit`` command through the CLI, up to the unit's computation (stubbed: it
+    prints the unit's cache folder); its exit status and its output."""
+    from longred_bench.reproduce import cluster, engine
+
+    monkeypatch.setattr(cluster, "run_unit", lambda ctx, step, steps: f"computes {step.key}")
+    monkeypatch.setattr(engine, "check_model", lambda *args: None)  # reads no model config
+    argv = shlex.split(command)
+    assert argv[0] == "longred-bench"
+    status = main(argv[1:])
+    captured = capsys.readouterr()
+    return status, captured.out + captured.err
+
+
+def test_listed_commands_carry_the_tables_options_and_compute_the_listed_unit(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    units = _listed(capsys, "table3", "--profile", "tiny", "--d1", "prose")
+    default = {u["id"]: u["folder"] for u in _listed(capsys, "table3", "--profile", "tiny")}
+    parser = build_parser()
+    for u in units:
+        args = parser.parse_args(shlex.split(u["command"])[1:])
+        assert (args.table, args.profile, args.d1, args.unit) == (
+            "table3", "tiny", "prose", u["id"])  # fmt: skip
+    # a trained row of the prose data: its folder is not the default unit's
+    moved = next(u for u in units if u["folder"] != default.get(u["id"]))
+    status, out = _run_printed(monkeypatch, capsys, moved["command"])
+    assert status == 0 and out.strip() == f"computes {moved['folder']}"
+
+
+def test_a_unit_running_code_tasks_is_printed_with_allow_code_eval(tmp_path, monkeypatch, capsys):
+    from longred_bench.evaluation import paper_suite
+    from longred_bench.reproduce import engine
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_ALLOW_CODE_EVAL", "0")  # --allow-code-eval sets it; restored after
+    units = _listed(capsys, "table3", "--profile", "paper", "--d1", "prose")
+    code = [u for u in units if "paper_short" in u["label"]]  # humaneval and mbpp among them
+    assert code and all(u["command"].endswith(" --allow-code-eval") for u in code)
+    assert all("--allow-code-eval" not in u["command"] for u in units if u not in code)
+    assert main(["reproduce", "table3", "--profile", "paper", "--d1", "prose", "--dry-run"]) == 0
+    printed = [line.split("$ ", 1)[1] for line in capsys.readouterr().out.splitlines()
+               if line.lstrip().startswith("$ ")]  # fmt: skip
+    # the plan shows a unit two rows share under both labels; either id names it
+    assert {u["command"] for u in units} <= set(printed)
+    assert all(" --d1 prose " in c for c in printed)
+    assert all(c.endswith(" --allow-code-eval") == ("paper_short" in c) for c in printed)
+    # the printed command passes the checks `--unit` makes (no GPU nor hub here: stubbed)
+    monkeypatch.setattr(engine, "_check_cuda", lambda profile: None)
+    monkeypatch.setattr(paper_suite, "require_hub", lambda *args: None)
+    without = code[0]["command"].removesuffix(" --allow-code-eval")
+    status, out = _run_printed(monkeypatch, capsys, without)
+    assert status == 2 and "execute model-written code" in out
+    status, out = _run_printed(monkeypatch, capsys, code[0]["command"])
+    assert status == 0 and out.strip() == f"computes {code[0]['folder']}"
+
+
+def test_slurm_jobs_ask_one_nodes_resources_and_cancel_what_waits_on_a_failure(
+    tmp_path, monkeypatch
+):
+    cache = tmp_path / "the cache"
+    monkeypatch.setenv("LONGRED_CACHE", str(cache))
+    monkeypatch.setenv("HF_ALLOW_CODE_EVAL", "0")  # --allow-code-eval sets it; restored after
+    out = tmp_path / "my jobs"
+    argv = ["reproduce", "table3", "--profile", "paper", "--d1", "prose", "--allow-code-eval"]
+    assert main([*argv, "--emit-slurm", str(out)]) == 0
+    scripts = sorted(out.glob("*.sbatch"))
+    assert len(scripts) == 6  # three levels (training on 8 GPUs, the rest on 1) and the report
+    for path in scripts:
+        lines = path.read_text().splitlines()
+        head = [line for line in lines if line.startswith("#SBATCH")]
+        assert "#SBATCH --nodes=1" in head
+        if "#SBATCH --gres=gpu:8" in head:  # training on all of a node's GPUs: all of the node
+            assert {"#SBATCH --exclusive", "#SBATCH --mem=0"} <= set(head)
+        else:  # one process, one GPU
+            assert {"#SBATCH --gres=gpu:1", "#SBATCH --cpus-per-task=8"} <= set(head)
+        assert any(line.startswith(f"#SBATCH --output='{out}/logs/%x") for line in head)
+        assert f"export LONGRED_CACHE={shlex.quote(str(cache))}" in lines
+        assert "export HF_ALLOW_CODE_EVAL=1" in lines
+        assert " reproduce table3 --profile paper --d1 prose " in lines[-1]
+    submit = (out / "submit.sh").read_text().splitlines()
+    assert f"cd {shlex.quote(str(out))}" in submit
+    deps = [line for line in submit if line.startswith("DEP=") and line != "DEP="]
+    assert len(deps) == 3 and all(d.endswith(' --kill-on-invalid-dep=yes"') for d in deps)
+    check = subprocess.run(["bash", "-n", str(out / "submit.sh")], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+
+
+def test_an_array_task_runs_its_unit_where_and_on_what_it_was_emitted(
+    tmp_path, monkeypatch, capsys
+):
+    from longred_bench.reproduce import cluster
+
+    echo = tmp_path / "bin dir" / "longred-bench"  # prints where it runs and its arguments
+    echo.parent.mkdir()
+    echo.write_text('#!/bin/sh\nprintf "%s\\n" "$PWD" "$LONGRED_CACHE" "$@"\n')
+    echo.chmod(0o755)
+    monkeypatch.setattr(
+        cluster.shutil, "which", lambda name: str(echo) if name == echo.name else None
+    )
+    work, cache, out = tmp_path / "work dir", tmp_path / "a cache", tmp_path / "my jobs"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("LONGRED_CACHE", str(cache))
+    assert main(["reproduce", "table3", "--profile", "tiny", "--d1", "prose", "--emit-slurm",
+                 str(out)]) == 0  # fmt: skip
+    array = (out / "array-1.sbatch").read_text()
+    assert "--gres" not in array and "#SBATCH --cpus-per-task=2\n" in array  # tiny: the CPU
+    env = {**os.environ, "SLURM_ARRAY_TASK_ID": "1", "LONGRED_CACHE": str(tmp_path / "other")}
+    ran = {}
+    for name in ("array-1.sbatch", "report.sbatch"):
+        done = subprocess.run(["bash", str(out / name)], env=env, cwd=tmp_path,
+                              capture_output=True, text=True)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        ran[name] = done.stdout.splitlines()
+    unit = (out / "units-1.txt").read_text().splitlines()[1].split("\t")[0]
+    where = [str(Path.cwd()), str(cache), "reproduce", "table3", "--profile", "tiny", "--d1",
+             "prose"]  # fmt: skip
+    assert ran["array-1.sbatch"] == [*where, "--unit", unit, "--quiet"]
+    assert ran["report.sbatch"] == [*where, "--quiet"]
+    assert capsys.readouterr().err == ""
+
+
+def test_a_tables_note_is_a_json_line_of_kind_note(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    *units, note = _listed(capsys, "pcd", "--profile", "smoke")
+    assert note["kind"] == "note" and "id" not in note and note["note"].startswith("then ")
+    assert units and all(u["kind"] != "note" and u["id"] for u in units)

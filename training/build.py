@@ -158,8 +158,11 @@ def _models(cfg: TrainConfig) -> tuple[torch.nn.Module, torch.nn.Module | None, 
     return student, teacher, loaded.tokenizer, window
 
 
-def _check_lengths(cfg: TrainConfig, student: Any, window: int) -> None:
-    target = int(student.config.max_position_embeddings)
+def check_lengths(cfg: TrainConfig, target: int, window: int) -> None:
+    """Raise a UserError unless ``cfg``'s long rows sit as its recipe needs them against the
+    model's original ``window`` and the extended ``target`` window (the student's
+    ``max_position_embeddings``): a startup check, run before any model loads by the dry-run's
+    plan too."""
     rows = METHODS[cfg.recipe].LONG_ROWS
     if rows == "beyond":
         if cfg.long_len <= window:
@@ -188,6 +191,17 @@ def _check_lengths(cfg: TrainConfig, student: Any, window: int) -> None:
             f"LongReD's skipped positions need an extended window ({target}) of at least twice "
             f"the original ({window})"
         )
+
+
+def check_row_split(rows: dict[str, int], world: int) -> None:
+    """Raise a UserError unless each stream's ``rows`` per micro-step (all processes together,
+    :func:`~longred_bench.training.plan.micro_rows`) split evenly over ``world`` processes: a
+    startup check, run before any model loads by the dry-run's plan and the memory model too."""
+    for name, r in rows.items():
+        if r % world:
+            raise UserError(
+                f"{r} rows of stream {name!r} per micro-step do not split over {world} processes"
+            )
 
 
 def _check_layers(name: str, layers: tuple[int, ...], num_layers: int) -> None:
@@ -227,16 +241,12 @@ def build_run(
     num_layers = int(student.config.num_hidden_layers)
     _check_layers("layers", cfg.layers, num_layers)
     _check_layers("ard_layers", cfg.ard_layers, num_layers)
-    _check_lengths(cfg, student, window)
+    check_lengths(cfg, int(student.config.max_position_embeddings), window)
     lengths = stream_lengths(cfg, window)
     sources = {"long": cfg.long_data, "short": cfg.short_data, "s2l": cfg.s2l_data}
     micro = micro_steps(cfg)
     rows = micro_rows(cfg, window)
-    for name, r in rows.items():
-        if r % world:
-            raise UserError(
-                f"{r} rows of stream {name!r} per micro-step do not split over {world} processes"
-            )
+    check_row_split(rows, world)
     streams, data, notes = {}, {}, []
     select = cfg.recipe == "longrecipe" and (cfg.anchors or cfg.keep_other < 1)
     reads = stream_reads(cfg, window)

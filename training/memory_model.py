@@ -13,6 +13,9 @@ size: 2 for bf16, 4 for fp32):
 - weights, gradients and AdamW's two moments in fp32 (FSDP2: divided over the processes);
   gradients and moments only of what trains (LinearARD's LoRA adapters, or the attention
   projections with ``trainable: attention``);
+- the rows of each stream one process holds: a micro-step's rows over the processes, as the
+  run splits them (a split the run refuses at startup is said in ``unsplit``, and counted at the
+  busiest process's ``ceil(rows / processes)``);
 - per decoder layer and token, the tensors autograd keeps for transformers' Llama layer with
   SDPA (measured with ``saved_tensors_hooks``, ``tests/training/test_memory_model.py``):
   ``24 D + c (2 Hq + 2 Hkv + 4 I) + 4 H`` (the two RMSNorms keep fp32 copies); with activation
@@ -45,7 +48,9 @@ GIB = 2**30
 @dataclass(frozen=True)
 class MemoryEstimate:
     """Bytes of one process at its peak, by what holds them; ``host``: the pinned host memory
-    of activation offload (not in ``peak``, which is the device's)."""
+    of activation offload (not in ``peak``, which is the device's); ``unsplit``: the startup
+    error of a config whose rows per micro-step do not split over the processes (the run stops
+    before its first step; the figures are the busiest process's), else ``""``."""
 
     params: int
     grads: int
@@ -57,9 +62,11 @@ class MemoryEstimate:
     transient_kind: str
     peak: int
     host: int = 0
+    unsplit: str = ""
 
     def gib(self) -> dict[str, float | str]:
-        """The breakdown in GiB (rounded to 0.01), the transient's kind as it is."""
+        """The breakdown in GiB (rounded to 0.01); the transient's kind and ``unsplit`` as
+        they are."""
         return {k: v if isinstance(v, str) else round(v / GIB, 2) for k, v in asdict(self).items()}
 
 
@@ -103,12 +110,24 @@ def _resolved(cfg: TrainConfig, device: str) -> tuple[int, str, bool]:
     return compute, lm_loss, compute != 4 and cfg.mixed_precision == "autocast"
 
 
-def _stream_tokens(cfg: TrainConfig, window: int, world: int) -> dict[str, int]:
+def _stream_tokens(cfg: TrainConfig, window: int, world: int) -> tuple[dict[str, int], str]:
+    """(tokens of each stream one process holds in a micro-step, the startup check's error
+    where the rows do not split over the ``world`` processes, else ``""``). The rows are split
+    as the run splits them; where they cannot be, the busiest process's share is counted
+    (``ceil(rows / world)``), never a smaller one."""
+    from longred_bench.errors import UserError
+    from longred_bench.training.build import check_row_split
+
     lengths = stream_lengths(cfg, window)
     rows = micro_rows(cfg, window)
+    try:
+        check_row_split(rows, world)
+        unsplit = ""
+    except UserError as exc:
+        unsplit = str(exc)
     if cfg.recipe == "linearard":  # its stages run one at a time: the distillation stage
         rows = {"s2l": rows["s2l"]}
-    return {name: max(1, r // world) * lengths[name] for name, r in rows.items()}
+    return {name: -(-r // world) * lengths[name] for name, r in rows.items()}, unsplit
 
 
 def estimate_train_memory(
@@ -127,7 +146,7 @@ def estimate_train_memory(
     s = model_shape
     c, lm_loss, autocast = _resolved(cfg, device)
     window = window or s.window
-    tokens = _stream_tokens(cfg, window, world_size)
+    tokens, unsplit = _stream_tokens(cfg, window, world_size)
     sharded = cfg.distributed == "fsdp" and (world_size > 1 or cfg.mixed_precision == "fsdp")
     shard = world_size if sharded else 1
     added, trained = trainable_params(s, cfg)
@@ -186,6 +205,5 @@ def estimate_train_memory(
     if step_peak > backward_peak:
         kind, transient = "optimizer step", step
     peak = params + optimizer + teacher + wrappers + max(backward_peak, step_peak)
-    return MemoryEstimate(
-        params, grads, optimizer, activations, teacher, wrappers, transient, kind, peak, host
-    )
+    return MemoryEstimate(params, grads, optimizer, activations, teacher, wrappers, transient,
+                          kind, peak, host, unsplit)  # fmt: skip

@@ -21,7 +21,8 @@ own config; pure arithmetic, nothing is loaded.
   utilisation a profile states. It is an assumption until measured on the user's GPUs (the
   built-in profiles say 0.35; ``benchmarks/g4_train_real_shapes.sh`` measures it).
 - **Memory per GPU.** Training: :func:`~longred_bench.training.memory_model.estimate_train_memory`
-  over ``nproc_per_node`` processes. Evaluation: the weights in bf16, the KV cache of a batch at
+  over ``nproc_per_node`` processes (none where a micro-step's rows do not split over them: the
+  run would stop at startup). Evaluation: the weights in bf16, the KV cache of a batch at
   the longest length, and the larger of the prefill's MLP activations and the last positions'
   fp32 logits.
 """
@@ -214,6 +215,8 @@ def unit_cost(step: Any, profile: Any) -> UnitCost:
         flops = train_flops(s, cfg, window)
         world = hw.nproc_per_node
         memory = estimate_train_memory(s, cfg, world, device="cuda", window=window)
+        if memory.unsplit:  # the run stops at startup (the plan says why): no peak to show
+            return UnitCost(flops, flops / rate / 3600, None)
         return UnitCost(flops, flops / rate / 3600, memory.peak / GIB, memory.host / GIB)
     flops = eval_flops(s, config, unit.kind)
     lengths = [int(n) for n in config.get("lengths") or ()] or [

@@ -174,10 +174,7 @@ class TrainedRow:
         if self.row == "cpt-light":
             cfg = cfg.replace(steps=max(1, cfg.steps // LIGHT_CPT))
         if self.row.startswith("linearard-lite"):
-            cfg = cfg.replace(
-                steps=max(1, cfg.steps // LITE_STEPS),
-                tokens_per_step=cfg.tokens_per_step // LITE_TOKENS,
-            )
+            cfg = lite_budget(cfg, prof.model.window, prof.hardware.nproc_per_node)
         if self.row in REPLAY_IN_BUDGET:
             cfg = replay_within_budget(cfg)
         # An extension whose window is shorter than the recipe's long length (PI x2 of a
@@ -207,6 +204,21 @@ def light_cpt_source(run: TrainedRow) -> TrainedRow:
     """The light CPT run a LinearARD row's student starts from: ``cpt-light`` at the same
     extension and seed."""
     return TrainedRow("cpt-light", run.extension, run.seed)
+
+
+def lite_budget(cfg: Any, window: int, processes: int) -> Any:
+    """LinearARD's ``cfg`` at the reduced budget of the ``-lite`` rows: 1/``LITE_STEPS`` of the
+    steps at 1/``LITE_TOKENS`` of the tokens per step. Its rows are of the original ``window``;
+    where that step's rows do not split over ``processes`` (Mistral-7B's 32K rows: 4 a step
+    over 8 GPUs), a step takes the next multiple of ``processes`` rows and the steps shrink by
+    as much, so the run reads the same tokens."""
+    steps = max(1, cfg.steps // LITE_STEPS)
+    tokens = cfg.tokens_per_step // LITE_TOKENS
+    rows = tokens // window
+    if rows % processes:
+        whole = -(-rows // processes) * processes
+        steps, tokens = max(1, steps * rows // whole), whole * window
+    return cfg.replace(steps=steps, tokens_per_step=tokens)
 
 
 def replay_within_budget(cfg: Any) -> Any:

@@ -10,6 +10,11 @@ kind), else :data:`~longred_bench.reproduce.grid.UNIT_COST` of a CPT run (measur
 an evaluation is about a third of a CPT run); a merge is one second. A table whose units depend
 on others' results (PCD's test split) says so in a line. For ``paper``, the papers' own
 configurations follow (:func:`paper_plan`).
+
+Every training unit to run goes through the checks its run makes at startup, before a model
+loads (:func:`startup_error`: the rows of a micro-step split over the profile's processes, the
+long rows against the original and extended windows); a unit that would stop there is listed
+with the run's own one-line error, and the total counts such units.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ class PlannedUnit:
     command: str = ""  # the command that computes it alone (profiles with GPU costs)
     cost: Any = None  # its GPU estimate (:class:`~longred_bench.reproduce.costs.UnitCost`)
     cpu: bool = False  # the profile runs it on the CPU (its config's ``device``): no GPU estimate
+    error: str = ""  # the error its run would stop with at startup (:func:`startup_error`)
 
 
 def planned_units(ctx: Context) -> list[PlannedUnit]:
@@ -54,6 +60,9 @@ def planned_units(ctx: Context) -> list[PlannedUnit]:
     from longred_bench.reproduce.registry import get_spec
 
     costs = shows_costs(ctx.profile)
+    # The startup checks ask the training code (torch): run where the plan already does (GPU
+    # estimates) or where rows are split over processes (one process reads any row count).
+    checks = costs or ctx.profile.hardware.nproc_per_node > 1
     out = []
     for step in get_spec(ctx.table).steps(ctx):
         unit, cfg = step.unit, step.unit.config
@@ -66,6 +75,8 @@ def planned_units(ctx: Context) -> list[PlannedUnit]:
             extra = {"command": unit_command(ctx, step), "cost": unit_cost(step, ctx.profile)}
         if unit.kind == "train":
             tokens = int(cfg["steps"]) * int(cfg["tokens_per_step"])
+            if checks and not cached:
+                extra["error"] = startup_error(cfg, ctx.profile)
             out.append(PlannedUnit(step.key, step.label, "train", cached, seconds,
                                    cfg["recipe"], tokens, **extra))  # fmt: skip
         else:
@@ -74,6 +85,35 @@ def planned_units(ctx: Context) -> list[PlannedUnit]:
                                    suite=suite, tasks=tuple(cfg.get("tasks") or ()),
                                    **extra))  # fmt: skip
     return out
+
+
+def startup_error(config: dict[str, Any], profile: Any) -> str:
+    """The one-line error a training run of ``config`` (a unit's config) would stop with at
+    startup at ``profile`` (its ``hardware.nproc_per_node`` processes, its model's stated
+    window), from the checks the run itself makes
+    (:func:`~longred_bench.training.build.check_lengths`,
+    :func:`~longred_bench.training.build.check_row_split`); ``""`` when it starts. Nothing is
+    loaded."""
+    from longred_bench.errors import UserError
+    from longred_bench.models.rope import target_window
+    from longred_bench.training.build import check_lengths, check_row_split
+    from longred_bench.training.config import TrainConfig
+    from longred_bench.training.methods import METHODS
+    from longred_bench.training.plan import micro_rows
+
+    cfg = TrainConfig.from_dict(config)
+    if not METHODS[cfg.recipe].TRAINS:
+        return ""
+    window = profile.model.window
+    if cfg.recipe == "pretrain":  # the model it builds (training.build), at its own RoPE
+        window = int(cfg.architecture.get("max_position_embeddings", 256))
+    target = target_window(cfg.rope, window) if cfg.rope and cfg.recipe != "pretrain" else window
+    try:
+        check_lengths(cfg, target, window)
+        check_row_split(micro_rows(cfg, window), profile.hardware.nproc_per_node)
+    except UserError as exc:
+        return str(exc)
+    return ""
 
 
 def _gpu(cost: Any) -> str:
@@ -184,6 +224,8 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
             timing = _gpu(u.cost) if u.cost is not None else _minutes(seconds[u.key])
             if u.cpu:
                 timing = "on the CPU" + (f", {timing}" if seconds[u.key] is not None else "")
+            if u.error:
+                timing = f"cannot start: {u.error}; {timing}"
             lines.append(f"  {state:>7}  {u.label}  ({timing})")
             if u.command and not u.cached:
                 lines.append(f"           $ {u.command}")
@@ -196,6 +238,10 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
     todo = [u for u in distinct.values() if not u.cached]
     counts = (f"In all: {len(distinct)} distinct units, {len(distinct) - len(todo)} cached, "
               f"{len(todo)} to run")  # fmt: skip
+    stopped = [u for u in todo if u.error]
+    if stopped:
+        counts += (f", {len(stopped)} of which cannot start as configured (e.g. "
+                   f"{stopped[0].label}: {stopped[0].error})")  # fmt: skip
     if not any(_costed(u) for u in todo):
         lines.append(
             f"{counts} ({_left(todo, seconds, jobs)}). Estimates: cached runs' seconds per token; "

@@ -156,6 +156,10 @@ for _p in ("smol", "paper", "paper-128k", "paper-mistral", "paper-linearard"):
         "longrecipe",
     ):
         CHANGED[f"{_r}@{_p}"] = {**CHANGED.get(f"{_r}@{_p}", {}), **_recipe_data(_r)}
+# paper's mixed rows take 4 micro-steps a step (were 8) and LongRecipe 16 (were 24), so that a
+# micro-step's rows of each stream split over the 8 GPUs (they did not: the runs could not start).
+for _r in ("mix-cpt", "longred", "longrecipe"):
+    CHANGED[f"{_r}@paper"]["micro_tokens"] = 262144
 
 
 def _committed_units(path: Path, cache: str) -> tuple[set[str], set[str]]:

@@ -291,3 +291,62 @@ def test_an_extension_the_model_cannot_take_is_refused_before_its_weights_load(
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ABF needs theta above the original")
     assert len(err.splitlines()) == 1
+
+
+# An unknown model fails in one line before torch is imported and without a hub request, for
+# `psa` and `train` as for `eval`, `compare` and `drift` (tests/models/test_model_names.py).
+UNKNOWN_MODEL = {
+    "psa": ["psa", "--model", "tiny-random", "no-such/model"],
+    "train": ["train", "--recipe", "cpt", "--set", "model=no-such/model"],
+    "train-teacher": ["train", "--recipe", "longred", "--set", "teacher=no-such/model"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(UNKNOWN_MODEL))
+def test_an_unknown_model_fails_in_one_line_without_a_network_call(
+    tmp_path, monkeypatch, capsys, command
+):
+    import huggingface_hub
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"a network call was attempted: {args} {kwargs}")
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr("socket.create_connection", refuse)
+    monkeypatch.setattr(huggingface_hub.HfApi, "repo_info", refuse)
+    monkeypatch.setattr(huggingface_hub.HfApi, "repo_exists", refuse)
+    assert main([*UNKNOWN_MODEL[command], "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: model 'no-such/model' ") and "\n" not in err, err
+    assert "tiny-random, smollm2-135m, tiny-base" in err and "HF_HUB_OFFLINE is set" in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["psa", "train"])
+def test_an_unknown_model_is_refused_before_torch_is_imported(tmp_path, command):
+    import os
+    import subprocess
+    import sys
+
+    argv = [*UNKNOWN_MODEL[command], "--out", str(tmp_path / "out")]
+    code = (
+        "import sys, json\n"
+        "from longred_bench import cli\n"
+        f"rc = cli.main({argv!r})\n"
+        "heavy = [m for m in ('torch', 'transformers', 'lm_eval') if m in sys.modules]\n"
+        "print(json.dumps([rc, heavy]))\n"
+    )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          check=True, timeout=120)  # fmt: skip
+    assert json.loads(done.stdout) == [2, []]
+    assert done.stderr.count("\n") == 1 and "no-such/model" in done.stderr
+
+
+def test_train_refuses_missing_local_data_before_anything_loads(tmp_path, capsys):
+    missing = tmp_path / "none.jsonl"
+    argv = ["train", "--recipe", "cpt", "--set", f"long_data=jsonl:{missing}"]
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"{missing} does not exist" in err and "\n" not in err, err
+    assert not (tmp_path / "out").exists()

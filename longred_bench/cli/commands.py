@@ -171,6 +171,7 @@ def _compare_pairs(args: argparse.Namespace, start: float) -> int:
 def cmd_psa(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     check_out_dir(Path(args.out), "psa")
+    check_models(*args.model)
     from longred_bench.jobs.configs import PsaConfig
     from longred_bench.pcd.config import pcd_from_args
 
@@ -215,6 +216,13 @@ def cmd_train(args: argparse.Namespace) -> int:
         return 0
     if args.out is None:
         raise UserError("train: --out DIR is required (only --dry-run runs without one)")
+    models = [] if cfg.recipe == "pretrain" else [cfg.model]  # pretrain builds its own
+    check_models(*models, *([cfg.teacher] if cfg.teacher else []))  # before torch is imported
+    from longred_bench.data.corpus_spec import DATA_KEYS, check_local_paths
+
+    for key in DATA_KEYS:  # a missing local file fails here, not after the model loads
+        if isinstance(getattr(cfg, key, None), str):
+            check_local_paths(getattr(cfg, key))
     from longred_bench.jobs.train import train_command
 
     final = train_command(cfg, Path(args.out), resume=args.resume, progress=not args.quiet)

@@ -3,7 +3,7 @@ that falls back from hub data to the offline corpora.
 
 A source is ``MEMBER[+MEMBER...]``, optionally followed by ``|FALLBACK``. A member is:
 
-- a registry corpus name (``brown``, ``austen``, ``kjv``: their ``train`` split) or
+- a registry corpus name (``brown``, ``austen``, ``kjv``, ``sotu``: their ``train`` split) or
   ``retrieval`` (retrieval examples added to the other members' windows);
 - ``txt:PATH``: a ``.txt`` file, or a folder of them (searched recursively, in path order), one
   document per file;
@@ -16,7 +16,9 @@ A source is ``MEMBER[+MEMBER...]``, optionally followed by ``|FALLBACK``. A memb
   ``S`` (default ``train``), cached under the suite's cache at the dataset's resolved revision.
 
 Local and hub members are read whole: no held-out split is taken from them. ``pretrain`` and
-``random`` (and, as before, a bare path to one text file) stand alone.
+``random`` (and, as before, a bare path to one text file) stand alone. A training config checks
+a source's syntax only (it may be written where the data is not); a profile's local paths must
+exist when it is planned (:func:`check_local_paths`).
 
 Fallback rule (:func:`longred_bench.data.source_documents.resolve_source`): when a source names
 hub members and one of them cannot be read (``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` set, or
@@ -33,12 +35,17 @@ from pathlib import Path
 from longred_bench.data.sources import SOURCES
 from longred_bench.errors import UserError
 
+DATA_KEYS = ("long_data", "short_data", "s2l_data")
+"""The training keys that name a source."""
+
 CORPORA = tuple(name for name, source in SOURCES.items() if source.kind == "corpus")
 """The registry corpora (fetched from package registries by ``data fetch``)."""
 RETRIEVAL = "retrieval"
 STANDALONE = ("pretrain", "random")
 HUB_DOCS = 1000
 """Rows a hub member reads when its spec gives no ``docs=N``."""
+LOCAL = ("txt", "jsonl", "disk")
+"""The member kinds read from a local file or folder."""
 OPTIONS = {
     "txt": {},
     "jsonl": {"field": "text"},
@@ -147,3 +154,23 @@ def _is_path(spec: str) -> bool:
     if spec in CORPORA or spec == RETRIEVAL:
         return False
     return "/" in spec or Path(spec).suffix != "" or Path(spec).expanduser().is_file()
+
+
+def local_paths(spec: str) -> tuple[Path, ...]:
+    """The local files and folders source ``spec`` reads: its ``txt:``, ``jsonl:`` and ``disk:``
+    members and its fallback's, or the bare text file it names. Registry corpora and ``hf:``
+    members are not among them; nothing is read and the hub is not asked."""
+    source = parse_source(spec)
+    if source.standalone:
+        return () if spec in STANDALONE else (Path(spec).expanduser(),)
+    members = (*source.members, *source.fallback)
+    return tuple(dict.fromkeys(Path(m.target).expanduser() for m in members if m.kind in LOCAL))
+
+
+def check_local_paths(spec: str) -> None:
+    """Refuse, in one line naming ``spec`` and the path, a source whose local file or folder
+    does not exist (a relative path is read from the current folder, as at training time)."""
+    for path in local_paths(spec):
+        if not path.exists():
+            raise UserError(f"data {spec!r}: {path} does not exist; name an existing file or "
+                            "folder, or put the data there")  # fmt: skip

@@ -1,9 +1,9 @@
 """Whether a model spec names a model, decided without torch: a zoo name, a ``.gguf`` file, a
 local Hugging Face folder or, when the hub answers, a model repository on it.
 
-The commands that load models (``eval``, ``compare``, ``drift``) check their specs here right
-after parsing, so a misspelt name fails in one line, naming the model and the valid choices,
-before torch, transformers or lm-eval are imported and without the hub retries of
+The commands that load models (``eval``, ``compare``, ``drift``, ``psa``, ``train``) check
+their specs here right after parsing, so a misspelt name fails in one line, naming the model and
+the valid choices, before torch, transformers or lm-eval are imported and without the hub retries of
 ``from_pretrained``; :func:`longred_bench.models.loading.resolve_spec` applies the same rules
 when a model is loaded. Zoo models registered as builders (``tiny-base``, by
 ``longred_bench.jobs``) count once their layer is imported.

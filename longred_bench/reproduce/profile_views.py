@@ -17,7 +17,9 @@ from longred_bench.reproduce.registry import get_spec, table_names
 def checked_profile(spec: str | Path) -> Profile:
     """Profile ``spec`` loaded, and what the file's schema cannot check refused in one line
     naming the file and key: a ``tables`` section of no table, an extension in ``runs`` that
-    is no RoPE spec, RULER lengths no task can be scored at."""
+    is no RoPE spec, RULER lengths no task can be scored at, a training data source whose local
+    file or folder does not exist (``hf:`` members are not asked for)."""
+    from longred_bench.data.corpus_spec import check_local_paths
     from longred_bench.models.rope import parse_rope_spec
     from longred_bench.taskdata.ruler.registry import check_lengths
 
@@ -40,12 +42,27 @@ def checked_profile(spec: str | Path) -> Profile:
         if isinstance(ruler, dict) and ruler.get("lengths") is not None:
             checks.append((f"tables.{table}.evaluation.ruler.lengths", check_lengths,
                            ruler["lengths"]))  # fmt: skip
+    checks += [(key, check_local_paths, value) for key, value in data_sources(prof)]
     for key, check, value in checks:
         try:
             check(value)
         except UserError as exc:
             raise UserError(f"{where}: {key}: {exc}") from None
     return prof
+
+
+def data_sources(profile: Profile) -> list[tuple[str, str]]:
+    """Each training data source ``profile`` names, with its key: ``training.<recipe>``,
+    ``runs.overrides`` and ``tables.<table>.overrides``."""
+    from longred_bench.data.corpus_spec import DATA_KEYS
+
+    sections = [(f"training.{recipe}", keys) for recipe, keys in profile.training.items()]
+    sections.append(("runs.overrides", profile.runs.overrides))
+    for table, section in profile.tables.items():
+        if isinstance(section, dict):
+            sections.append((f"tables.{table}.overrides", section.get("overrides")))
+    return [(f"{where}.{key}", keys[key]) for where, keys in sections if isinstance(keys, dict)
+            for key in DATA_KEYS if isinstance(keys.get(key), str)]  # fmt: skip
 
 
 def table_support(profile: Profile) -> dict[str, str | None]:
@@ -120,9 +137,9 @@ def new_profile(source: str, out: Path) -> Path:
     head = (f"# A longred-bench profile, copied from {prof.name} ({path.name}) by `longred-bench "
             "profiles new`.\n# Edit any value; `longred-bench profiles show FILE` checks it and "
             "`--profile FILE` runs it.\n")  # fmt: skip
-    if "extends" in raw:
-        body = yaml.safe_dump({k: v for k, v in to_dict(prof).items()}, sort_keys=False,
-                              width=100)  # fmt: skip
+    if "extends" in raw:  # the resolved keys, less the source's name: the copy is out's own
+        keys = {k: v for k, v in to_dict(prof).items() if k != "name"}
+        body = yaml.safe_dump(keys, sort_keys=False, width=100)
     else:
         body = "".join(line for line in path.read_text(encoding="utf-8").splitlines(True)
                        if not line.startswith("name:"))  # fmt: skip

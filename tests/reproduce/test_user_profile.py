@@ -34,6 +34,21 @@ def test_profiles_new_writes_an_editable_copy_that_show_resolves(tmp_path, capsy
     assert shown["tables"]["fig3"]["snapshots"] == [1, 2, 4]
 
 
+def test_a_copy_of_a_profile_that_extends_another_is_named_after_its_file(tmp_path, capsys):
+    """The copy's resolved keys leave out the source's own name: one ``name:``, the copy's, so
+    the copy trains under its own cache keys and reports folder."""
+    source = tmp_path / "q.yaml"
+    source.write_text("extends: smoke\nname: q\nruns: {seeds: 2}\n")
+    copy = tmp_path / "q2.yaml"
+    assert main(["profiles", "new", "--from", str(source), "--out", str(copy)]) == 0
+    names = [line for line in copy.read_text().splitlines() if line.startswith("name:")]
+    assert names == ["name: q2"]
+    capsys.readouterr()
+    assert main(["profiles", "show", str(copy)]) == 0
+    shown = yaml.safe_load(capsys.readouterr().out)
+    assert shown["name"] == "q2" and shown["runs"]["seeds"] == 2  # the settings are q's
+
+
 def test_extends_inherits_and_overrides(tmp_path, capsys):
     child = tmp_path / "child.yaml"
     child.write_text("extends: smoke\nruns:\n  seeds: 2\ntables:\n  table3:\n    rows: [cpt]\n")
@@ -222,7 +237,15 @@ def test_force_reruns_of_cached_paper_short_units_are_checked_up_front(monkeypat
      ('tables: {longrecipe: {extensions: ["abf:thta=5e6"]}}',
       "tables.longrecipe.extensions[0]: RoPE spec 'abf:thta=5e6': unknown key 'thta'"),
      ("tables: {longrecipe: {evaluation: {ruler: {lengths: [768]}}}}",
-      "tables.longrecipe.evaluation.ruler.lengths: RULER lengths [768] not supported")],
+      "tables.longrecipe.evaluation.ruler.lengths: RULER lengths [768] not supported"),
+     # a local data file or folder that is not there, in any key that names training data
+     ('training: {cpt: {long_data: "jsonl:/nonexistent"}}',
+      "training.cpt.long_data: data 'jsonl:/nonexistent': /nonexistent does not exist"),
+     ('runs: {overrides: {long_data: "disk:/nonexistent"}}',
+      "runs.overrides.long_data: data 'disk:/nonexistent': /nonexistent does not exist"),
+     ('tables: {table3: {overrides: {short_data: "hf:org/x|txt:/nonexistent"}}}',
+      "tables.table3.overrides.short_data: data 'hf:org/x|txt:/nonexistent': /nonexistent "
+      "does not exist")],
 )  # fmt: skip
 @pytest.mark.parametrize("command", ["dry-run", "emit-slurm", "show"])
 def test_what_the_schema_cannot_check_is_refused_before_anything_is_planned(
@@ -240,3 +263,29 @@ def test_what_the_schema_cannot_check_is_refused_before_anything_is_planned(
     lines = out.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: profile {bad}: {message}")
     assert out.out == "" and not (tmp_path / "jobs").exists()
+
+
+def test_existing_local_data_and_hub_data_pass_without_asking_the_hub(
+    tmp_path, monkeypatch, capsys
+):
+    """Only local paths are checked: an ``hf:`` member is neither streamed nor asked about."""
+    import huggingface_hub
+
+    from longred_bench.data import hub_corpora
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"the hub was asked: {args} {kwargs}")
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr("socket.create_connection", refuse)
+    monkeypatch.setattr(huggingface_hub.HfApi, "dataset_info", refuse)
+    monkeypatch.setattr(hub_corpora, "hub_entry", refuse)
+    monkeypatch.setattr(hub_corpora, "check_readable", refuse)
+    (tmp_path / "web.jsonl").write_text('{"text": "a document"}\n')
+    mine = tmp_path / "mine.yaml"
+    local = f"jsonl:{tmp_path}/web.jsonl"
+    mine.write_text(f"extends: smoke\ntraining:\n  cpt:\n    long_data: {local}\n"
+                    '    short_data: "hf:org/no-such-data:docs=5|austen+kjv"\n')  # fmt: skip
+    assert main(["profiles", "show", str(mine)]) == 0
+    shown = yaml.safe_load(capsys.readouterr().out)
+    assert shown["training"]["cpt"]["long_data"] == local

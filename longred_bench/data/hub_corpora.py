@@ -6,10 +6,20 @@ Entry: ``<cache>/hub_corpora/<dataset>-<key>/`` (the key hashes the dataset, con
 field, ``docs`` and the revision asked for) holding ``documents.jsonl`` (``{"text": ...}`` per
 line) and a manifest that records the commit the rows were read at (``revision``) and a
 fingerprint of the texts. Where the hub answers, the dataset's current commit for the asked
-revision is looked up first; an entry at that commit is reused, any other is read again. Where
-it does not (``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` set, or no answer), an entry already
-cached is used as it is, and with none the member is unavailable (:class:`HubUnavailable`), so
-the source's fallback applies.
+revision is looked up first and a missing entry is streamed at that commit. Where it does not
+(``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` set, or no answer), an entry already cached is
+used as it is, and with none the member is unavailable (:class:`HubUnavailable`), so the
+source's fallback applies.
+
+A complete entry is immutable: every rank of every training job may be reading it, so it is
+never replaced. Where the hub has moved on to another commit, the cached rows are still read
+(their commit is the one recorded) and a warning says to delete the entry to read the new
+commit. Building is exclusive across processes: the builder holds
+:func:`~longred_bench.cache.build_lock` (a ``flock`` on ``.<entry>.lock`` beside the entry)
+while it checks for the entry and streams it, so the dataset is streamed once; a process that
+finds the entry complete once it holds the lock reads it instead. The rows are written to a
+temporary sibling and renamed into place whole (:func:`~longred_bench.cache.atomic_dir`), so a
+reader sees no entry or a complete one; only a damaged entry (failing its manifest) is replaced.
 """
 
 from __future__ import annotations
@@ -18,11 +28,11 @@ import hashlib
 import itertools
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from longred_bench.cache import atomic_dir, cache_dir, check_entry, write_manifest
+from longred_bench.cache import atomic_dir, build_lock, cache_dir, check_entry, warn, write_manifest
 from longred_bench.data.corpus_spec import Member
 from longred_bench.data.local_corpora import _text, texts_fingerprint
 from longred_bench.errors import UserError
@@ -125,6 +135,40 @@ def _stream_texts(member: Member, revision: str) -> list[str]:
 _ENTRIES: dict[str, HubEntry] = {}
 
 
+def _kept(cached: HubEntry, revision: str) -> HubEntry:
+    """The complete entry ``cached`` as read with the hub answering ``revision``: read as it is
+    (see the module docstring), with a warning where the hub has moved to another commit."""
+    if cached.revision != revision:
+        warn(
+            f"data {cached.member.spec!r}: reading the rows cached at commit {cached.revision}; "
+            f"the hub is now at {revision} (delete {cached.path} to read that)"
+        )
+    return replace(cached, offline=False)
+
+
+def _build(member: Member, revision: str) -> HubEntry:
+    """Stream ``member`` at ``revision`` into its entry, unless another process has built it
+    by the time this one holds the entry's lock (see the module docstring)."""
+    path = entry_dir(member)
+    with build_lock(path, f"waiting for another process streaming {member.target} to {path}"):
+        built = _cached(member)
+        if built is not None:
+            return _kept(built, revision)
+        texts = _stream_texts(member, revision)
+        damaged = path.exists()  # an entry failing its manifest: the only kind ever replaced
+        with atomic_dir(path, replace=damaged) as tmp:
+            lines = "".join(json.dumps({"text": t}, ensure_ascii=False) + "\n" for t in texts)
+            (tmp / DOCUMENTS).write_text(lines, encoding="utf-8")
+            write_manifest(tmp, {"kind": "hub_corpus", "dataset": member.target,
+                                 "revision": revision, "documents": len(texts),
+                                 "fingerprint": texts_fingerprint(texts)})  # fmt: skip
+    # Ours, or where the file system refuses locks, another process's installed first.
+    installed = _cached(member)
+    if installed is None:
+        raise OSError(f"{path} was removed or damaged as soon as it was written")
+    return replace(installed, offline=False)
+
+
 def hub_entry(member: Member) -> HubEntry:
     """``member``'s rows in the cache, streamed from the hub first where needed (see the module
     docstring); resolved once per process. Raises :class:`HubUnavailable`."""
@@ -140,20 +184,13 @@ def hub_entry(member: Member) -> HubEntry:
     if why is not None:
         if cached is None:
             raise HubUnavailable(f"{member.target} is not cached and {why}")
-        _ENTRIES[member.spec] = cached
-        return cached
-    if cached is None or cached.revision != revision:
-        texts = _stream_texts(member, revision)
-        fingerprint = texts_fingerprint(texts)
-        with atomic_dir(entry_dir(member), replace=True) as tmp:
-            lines = "".join(json.dumps({"text": t}, ensure_ascii=False) + "\n" for t in texts)
-            (tmp / DOCUMENTS).write_text(lines, encoding="utf-8")
-            write_manifest(tmp, {"kind": "hub_corpus", "dataset": member.target,
-                                 "revision": revision, "documents": len(texts),
-                                 "fingerprint": fingerprint})  # fmt: skip
-        cached = HubEntry(member, entry_dir(member), revision, len(texts), fingerprint, False)
-    _ENTRIES[member.spec] = cached
-    return cached
+        entry = cached
+    elif cached is not None:
+        entry = _kept(cached, revision)
+    else:
+        entry = _build(member, revision)
+    _ENTRIES[member.spec] = entry
+    return entry
 
 
 def check_readable(member: Member) -> None:

@@ -196,7 +196,8 @@ def _unit_by_unit(
         print(cluster.list_units(ctx), end="")
         return []
     if emit_slurm is not None:
-        return cluster.emit_slurm(ctx, emit_slurm, out, code_eval=_code_eval_units(ctx))
+        return cluster.emit_slurm(ctx, emit_slurm, out, code_eval=_code_eval_units(ctx),
+                                  offline=fallback_for is not None)  # fmt: skip
     step, steps = cluster.unit_step(ctx, unit)
     check_can_run(ctx.profile, [step])
     check_model(ctx.profile, fallback_for)

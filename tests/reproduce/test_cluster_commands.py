@@ -149,3 +149,26 @@ def test_a_tables_note_is_a_json_line_of_kind_note(tmp_path, monkeypatch, capsys
     *units, note = _listed(capsys, "pcd", "--profile", "smoke")
     assert note["kind"] == "note" and "id" not in note and note["note"].startswith("then ")
     assert units and all(u["kind"] != "note" and u["id"] for u in units)
+
+
+def test_jobs_emitted_on_the_fallback_model_run_it_on_every_node(tmp_path, monkeypatch, capsys):
+    """`smol` states the hub's SmolLM2 with an offline fallback: emitted where the hub cannot
+    give it, every job exports HF_HUB_OFFLINE=1, so a node that reaches the hub runs the same
+    fallback; a profile without a fallback exports nothing of the kind."""
+    from longred_bench.models.choice import chosen_model
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    chosen_model.cache_clear()
+    try:
+        assert main(["reproduce", "table1", "--profile", "smol", "--quiet",
+                     "--emit-slurm", str(tmp_path / "smol")]) == 0  # fmt: skip
+    finally:
+        chosen_model.cache_clear()
+    scripts = sorted((tmp_path / "smol").glob("*.sbatch"))
+    assert scripts and all("export HF_HUB_OFFLINE=1" in p.read_text() for p in scripts)
+    assert main(["reproduce", "table3", "--profile", "smoke", "--quiet",
+                 "--emit-slurm", str(tmp_path / "smoke")]) == 0  # fmt: skip
+    smoke = sorted((tmp_path / "smoke").glob("*.sbatch"))
+    assert smoke and not any("HF_HUB_OFFLINE" in p.read_text() for p in smoke)
+    capsys.readouterr()

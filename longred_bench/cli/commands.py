@@ -10,9 +10,13 @@ import shlex
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from longred_bench.cli.outputs import check_out_dir
 from longred_bench.errors import UserError
+
+if TYPE_CHECKING:
+    from longred_bench.evaluation.config import EvalConfig
 
 
 def wrote(paths: list[Path], start: float) -> None:
@@ -97,8 +101,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
             *others, last = suites
             which = f"{', '.join(others)} and {last} suites" if others else f"{last} suite"
             raise UserError(f"eval: {flag} is for the {which}, not {args.suite}")
+    tasks = _eval_tasks(args)
     cfg = EvalConfig(
-        model=args.model, suite=args.suite, rope=args.rope, tasks=args.tasks,
+        model=args.model, suite=args.suite, rope=args.rope, tasks=tasks,
         limit=args.limit, lengths=args.lengths, samples=args.samples,
         depths=args.depths, corpus=args.corpus, num_fewshot=args.num_fewshot,
         batch_size=args.batch_size, max_length=args.max_length, backend=args.backend,
@@ -107,15 +112,47 @@ def cmd_eval(args: argparse.Namespace) -> int:
         log_samples=args.log_samples,
     )  # fmt: skip
     if args.dry_run:
-        from longred_bench.evaluation.config import describe
-
-        print(describe(cfg))
+        print(_describe_eval(cfg, args.tasks))
         return 0
     check_extensions(cfg.model, [cfg.rope] if cfg.rope else [])
+    from longred_bench.evaluation import paper_suite
     from longred_bench.jobs.eval import eval_command
 
+    if cfg.suite == paper_suite.SUITE and paper_suite.runs_offline(cfg.tasks):
+        print(f"[eval] {paper_suite.offline_line(args.tasks)}", flush=True)
     wrote(eval_command(cfg, Path(args.out), progress=not args.quiet), start)
     return 0
+
+
+def _eval_tasks(args: argparse.Namespace) -> list[str] | tuple[str, ...] | None:
+    """``eval``'s tasks: ``--tasks``, or with ``--offline-members`` (``paper_short`` only) the
+    offline tasks of those members that have one (one line when none has)."""
+    if not args.offline_members:
+        return args.tasks
+    from longred_bench.evaluation import paper_suite
+
+    if args.suite != paper_suite.SUITE:
+        raise UserError(f"eval: --offline-members is for the {paper_suite.SUITE} suite, not "
+                        f"{args.suite}")  # fmt: skip
+    return paper_suite.offline_tasks(args.tasks)
+
+
+def _describe_eval(cfg: EvalConfig, requested: list[str] | None) -> str:
+    """What ``eval --dry-run`` prints; for ``paper_short`` how each of the ``requested``
+    members runs here (through the hub, which is checked, offline, or not at all)."""
+    import json
+
+    from longred_bench.evaluation import paper_suite
+    from longred_bench.evaluation.config import describe
+
+    if cfg.suite != paper_suite.SUITE:
+        return describe(cfg)
+    offline = paper_suite.runs_offline(cfg.tasks)
+    lines = paper_suite.dry_run_lines(
+        requested, offline=offline, allow_code_eval=cfg.allow_code_eval,
+        hub_why=None if offline else paper_suite.hub_missing(),
+    )  # fmt: skip
+    return "\n".join(["config: " + json.dumps(cfg.to_dict(), sort_keys=True), *lines])
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

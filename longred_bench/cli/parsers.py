@@ -191,12 +191,20 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
         help="also write every scored document (prompt, responses, metrics, target) to "
         "samples/<task>.jsonl.gz, as lm-eval's --log_samples",
     )  # fmt: skip
+    p.add_argument(
+        "--offline-members", action="store_true",
+        help="paper_short without the Hugging Face hub: run only the members that have an "
+        "offline task (mmlu, lambada_openai, triviaqa, boolq and the common-sense five), each "
+        "through it with its own shots and metric, and skip the rest; Short Avg is then over "
+        "those members only",
+    )  # fmt: skip
     p.add_argument("--device", default="cpu")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", help="output directory (not needed with --dry-run)")
     p.add_argument(
         "--dry-run", action="store_true",
-        help="print the resolved config (paper_short: its members, paper vs suite) and exit",
+        help="print the resolved config (paper_short: its members, paper vs suite, and how "
+        "each runs here: through the hub, offline or not at all) and exit",
     )  # fmt: skip
     p.add_argument(
         "--quiet", action="store_true", help="no lm-eval logging or bars; a progress line a minute"

@@ -25,6 +25,14 @@ The suite needs the Hugging Face hub (datasets, and the ``squad_v2`` and ``code_
 load at run time): :func:`require_hub` fails at once, in one line, when it cannot be reached.
 HumanEval and MBPP execute model-written code: they run only when the user allows it
 (``--allow-code-eval``: lm-eval's ``confirm_run_unsafe_code`` and ``HF_ALLOW_CODE_EVAL=1``).
+
+Without the hub, the nine members with an offline task run through it, each with its own
+few-shot count and metric (the offline tasks report every member's metric), when the user asks
+(``--offline-members``, :func:`offline_tasks`): a selection is then those offline task names,
+and a run is all hub members or all offline tasks, never both (:func:`check_selection`), so no
+result mixes the two. Such a run's records name the task run for each member in ``member`` and
+``ran_task`` (``longred_piqa``), ``ran_via="offline"``, and the member in ``benchmark``; its
+Short Avg is over those members only, not comparable to the paper's 17.
 """
 
 from __future__ import annotations
@@ -81,6 +89,19 @@ MEMBERS: tuple[Member, ...] = (
     Member("Common", "social_iqa", 0, "acc", "suite"),
 )
 BY_TASK: dict[str, Member] = {m.task: m for m in MEMBERS}
+BY_OFFLINE: dict[str, Member] = {m.offline: m for m in MEMBERS if m.offline is not None}
+OFFLINE_FLAG = "--offline-members"
+
+
+def member(name: str) -> Member | None:
+    """The member ``name`` runs: its lm-eval task or its offline task (``None``: neither)."""
+    return BY_TASK.get(name) or BY_OFFLINE.get(name)
+
+
+def runs_offline(tasks: Sequence[str] | None) -> bool:
+    """Whether a selection ``tasks`` runs offline: every name an offline task (``None``, the
+    default, is the 17 through the hub)."""
+    return bool(tasks) and all(t in BY_OFFLINE for t in tasks or ())
 
 
 def task_names() -> tuple[str, ...]:
@@ -97,16 +118,25 @@ def categories(tasks: Iterable[str] | None = None) -> dict[str, tuple[str, ...]]
     return {c: ts for c, ts in out.items() if ts}
 
 
-def member_table(tasks: Iterable[str] | None = None) -> list[str]:
-    """One line per member (of ``tasks``, default all): category, task, shots, metric, whether
-    LongReD names it (``paper``) or it completes the list (``suite``), its offline task."""
+_TABLE_WIDTH = 80 + max(len(m.offline or "") for m in MEMBERS)  # where ``runs:`` starts
+
+
+def member_table(
+    tasks: Iterable[str] | None = None, where: Mapping[str, str] | None = None
+) -> list[str]:
+    """One line per member (of ``tasks``, default all; lm-eval or offline names): category,
+    task, shots, metric, whether LongReD names it (``paper``) or it completes the list
+    (``suite``), its offline task and, with ``where`` (``{member task: text}``), how it runs."""
     keep = set(task_names() if tasks is None else tasks)
     lines = []
     for m in MEMBERS:
-        if m.task in keep:
+        if m.task in keep or m.offline in keep:
             offline = m.offline or "-"
-            lines.append(f"{m.category:<8} {m.task:<15} {m.num_fewshot}-shot  {m.metric:<30} "
-                         f"{m.source:<5}  offline: {offline}")  # fmt: skip
+            line = (f"{m.category:<8} {m.task:<15} {m.num_fewshot}-shot  {m.metric:<30} "
+                    f"{m.source:<5}  offline: {offline}")  # fmt: skip
+            if where is not None and m.task in where:
+                line = f"{line:<{_TABLE_WIDTH}}  runs: {where[m.task]}"
+            lines.append(line)
     return lines
 
 
@@ -114,10 +144,16 @@ def check_selection(tasks: Sequence[str] | None, *, num_fewshot: int | None) -> 
     """Refuse a ``paper_short`` config that names tasks outside the suite or asks for one
     few-shot count for all."""
     chosen = task_names() if tasks is None else tuple(tasks)
-    unknown = [t for t in chosen if t not in BY_TASK]
+    unknown = [t for t in chosen if member(t) is None]
     if unknown:
         raise UserError(f"{', '.join(unknown)} not in the {SUITE} suite; its tasks: "
                         f"{', '.join(task_names())}")  # fmt: skip
+    offline = [t for t in chosen if t in BY_OFFLINE]
+    if offline and len(offline) < len(chosen):
+        hub = [t for t in chosen if t not in BY_OFFLINE]
+        raise UserError(f"{', '.join(offline)} run offline and {', '.join(hub)} through the hub: "
+                        f"one {SUITE} run is one or the other, never both ({OFFLINE_FLAG} runs "
+                        "the members that have an offline task offline)")  # fmt: skip
     if num_fewshot is not None:
         raise UserError(f"--num-fewshot is not for the {SUITE} suite: each task runs with its "
                         f"own count (eval --suite {SUITE} --dry-run lists them)")  # fmt: skip
@@ -145,21 +181,122 @@ def hub_error(why: str, instead: str = OFFLINE_HINT) -> UserError:
     return UserError(f"the {SUITE} suite needs Hugging Face hub access ({why}); {instead}")
 
 
+def offline_hint(tasks: Sequence[str] | None) -> str:
+    """The hint of ``eval``'s hub error for ``tasks`` (default all): :data:`OFFLINE_FLAG` where
+    some of them have an offline task, then :data:`OFFLINE_HINT`."""
+    have, _ = offline_split(tasks)
+    if not have:
+        return OFFLINE_HINT
+    names = ", ".join(m.task for m in have)
+    return f"{OFFLINE_FLAG} runs {names} without it, through their offline tasks; {OFFLINE_HINT}"
+
+
 def _set(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def require_hub(instead: str = OFFLINE_HINT) -> None:
-    """Raise :func:`hub_error` (``instead``: its hint) at once when the hub is off
-    (``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` set) or does not answer within seconds."""
+def hub_missing() -> str | None:
+    """Why the hub cannot serve the suite (``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` set,
+    or no answer within seconds), or ``None`` when it answers."""
     for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
         if _set(name):
-            raise hub_error(f"{name} is set", instead)
+            return f"{name} is set"
     from longred_bench.models.loading import hub_unreachable
 
-    why = hub_unreachable()
+    return hub_unreachable()
+
+
+def require_hub(instead: str = OFFLINE_HINT) -> None:
+    """Raise :func:`hub_error` (``instead``: its hint) at once when the hub is off
+    (:func:`hub_missing`)."""
+    why = hub_missing()
     if why is not None:
         raise hub_error(why, instead)
+
+
+def offline_split(tasks: Sequence[str] | None) -> tuple[list[Member], list[Member]]:
+    """The members of ``tasks`` (default all; lm-eval or offline names, checked by
+    :func:`check_selection`) that have an offline task, and those that need the hub."""
+    check_selection(tasks, num_fewshot=None)
+    chosen = {m.task for m in (member(t) for t in tasks or task_names()) if m is not None}
+    picked = [m for m in MEMBERS if m.task in chosen]
+    return [m for m in picked if m.offline], [m for m in picked if not m.offline]
+
+
+def offline_tasks(tasks: Sequence[str] | None) -> tuple[str, ...]:
+    """What :data:`OFFLINE_FLAG` runs of ``tasks`` (default all): the offline task of each
+    member that has one, in member order; :func:`hub_error` when none has."""
+    have, need = offline_split(tasks)
+    if not have:
+        names = ", ".join(m.task for m in need)
+        raise hub_error(f"none of {names} has an offline task")
+    return tuple(str(m.offline) for m in have)
+
+
+def _in_categories(members: Sequence[Member]) -> str:
+    """``"N member(s) in C categories"``."""
+    cats = len({m.category for m in members})
+    return f"{len(members)} member(s) in {cats} categor{'y' if cats == 1 else 'ies'}"
+
+
+def offline_line(tasks: Sequence[str] | None) -> str:
+    """The line an offline run of ``tasks`` (default all) prints before it runs: the members
+    it runs offline, those it skips (they need the hub) and what its Short Avg is then."""
+    have, need = offline_split(tasks)
+    ran = ", ".join(f"{m.task} as {m.offline}" for m in have)
+    skipped = ", ".join(m.task for m in need) or "none"
+    return (f"{SUITE} offline: runs {len(have)} member(s) through their offline tasks ({ran}); "
+            f"skips {len(need)} member(s) that need the Hugging Face hub ({skipped}); "
+            f"Short Avg is over these {_in_categories(have)} only, not comparable to the "
+            "paper's 17")  # fmt: skip
+
+
+def run_modes(tasks: Sequence[str] | None, *, offline: bool, hub_why: str | None) -> dict[str, str]:
+    """``{member task: how it runs}`` for the dry-run of ``tasks`` (default all): offline or
+    skipped in an ``offline`` run; otherwise through the hub, or not here (``hub_why``: why the
+    hub is missing, ``None`` when it answers)."""
+    have, need = offline_split(tasks)
+    if offline:
+        return {**{m.task: f"offline ({m.offline})" for m in have},
+                **{m.task: "skipped (needs the hub)" for m in need}}  # fmt: skip
+    if hub_why is None:
+        return {m.task: "through the hub" for m in (*have, *need)}
+    return {**{m.task: f"not here (no hub); {OFFLINE_FLAG}: offline ({m.offline})"
+               for m in have},
+            **{m.task: "not here (no hub)" for m in need}}  # fmt: skip
+
+
+def dry_run_lines(
+    tasks: Sequence[str] | None, *, offline: bool, allow_code_eval: bool, hub_why: str | None
+) -> list[str]:
+    """What ``eval --suite paper_short --dry-run`` prints after the config: the members of
+    ``tasks`` (the user's ``--tasks``, default all), each with how it runs here
+    (:func:`run_modes`), then the line an ``offline`` run prints, or the code opt-in."""
+    chosen = tasks or task_names()
+    hub = "not used" if offline else ("reachable" if hub_why is None else f"missing: {hub_why}")
+    lines = [f"{SUITE}: {len(chosen)} task(s); paper = named by LongReD, suite = completes its "
+             f"17; Hugging Face hub {hub}",
+             *member_table(chosen, run_modes(tasks, offline=offline, hub_why=hub_why))]  # fmt: skip
+    if offline:
+        lines.append(offline_line(tasks))
+    else:
+        code = code_tasks(tasks)
+        if code and not allow_code_eval:
+            lines.append(f"{' and '.join(code)} run only with {CODE_FLAG}")
+    return lines
+
+
+def report_lines(tasks: Sequence[str] | None) -> list[str]:
+    """The members block of a run's ``eval.md`` (``tasks``: what ran, default all): each
+    member with how it ran (:func:`run_modes`) and, for an offline run, what its Short Avg is."""
+    offline = runs_offline(tasks)
+    lines = member_table(tasks or task_names(), run_modes(tasks, offline=offline, hub_why=None))
+    if offline:
+        have, _ = offline_split(tasks)
+        lines.append(f"run offline: Short Avg is over these {_in_categories(have)} only, not "
+                     f"comparable to the paper's 17; the other {len(MEMBERS) - len(have)} did "
+                     "not run")  # fmt: skip
+    return lines
 
 
 def code_eval_allowed() -> bool:
@@ -181,22 +318,29 @@ def check_code_units(tasks: Sequence[str] | None, where: str) -> None:
 def check_units(tasks: Sequence[str] | None, where: str) -> None:
     """Before the ``paper_short`` units of ``where`` run: :func:`check_code_units`, then the hub."""
     check_code_units(tasks, where)
-    require_hub()
+    if not runs_offline(tasks):
+        require_hub()
 
 
-def prepare_run(tasks: Sequence[str] | None, allow_code_eval: bool) -> None:
+def prepare_run(
+    tasks: Sequence[str] | None, allow_code_eval: bool, instead: str = OFFLINE_HINT
+) -> None:
     """Before a ``paper_short`` run of ``tasks`` (default all) loads anything: refuse code tasks
-    not allowed, check the hub, and with ``allow_code_eval`` set ``HF_ALLOW_CODE_EVAL=1`` (the
+    not allowed, check the hub (``instead``: the hint of its error; not for an offline run,
+    :func:`runs_offline`), and with ``allow_code_eval`` set ``HF_ALLOW_CODE_EVAL=1`` (the
     ``code_eval`` metric's own switch)."""
     check_code_eval(tasks, allow_code_eval)
-    require_hub()
+    if not runs_offline(tasks):
+        require_hub(instead)
     if allow_code_eval:
         os.environ["HF_ALLOW_CODE_EVAL"] = "1"
 
 
 def load_tasks(manager: Any, names: list[str]) -> dict[str, Any]:
     """``manager.load(names)``, a dataset or metric that cannot load becoming
-    :func:`hub_error` (its first line as the reason)."""
+    :func:`hub_error` (its first line as the reason); offline tasks' own errors stay theirs."""
+    if runs_offline(names):
+        return manager.load(names)
     try:
         return manager.load(names)
     except OSError as exc:  # network, offline mode, missing dataset (ConnectionError is one)
@@ -223,17 +367,31 @@ def member_of(group_map: Mapping[str, Sequence[str]], names: Iterable[str]) -> d
 def leaf_fewshot(group_map: Mapping[str, Sequence[str]], names: Iterable[str]) -> dict[str, int]:
     """``{leaf task: num_fewshot}``: each member's count given to every task under it
     (``group_map`` is lm-eval's ``{group: [children]}`` of the loaded tasks)."""
-    return {name: BY_TASK[member].num_fewshot
-            for name, member in member_of(group_map, names).items()
-            if not group_map.get(name)}  # fmt: skip
+    counts = {}
+    for name, top in member_of(group_map, names).items():
+        m = member(top)
+        if m is not None and not group_map.get(name):
+            counts[name] = m.num_fewshot
+    return counts
+
+
+def ran_fields(ran: str | None) -> dict[str, Any]:
+    """Which task ran for a member, for every record under it (``ran``: the task or group run
+    for the member, the record's ``member``): ``benchmark`` (the member's lm-eval name),
+    ``ran_task`` and ``ran_via`` (``"hub"`` or ``"offline"``); empty for no member."""
+    m = None if ran is None else member(ran)
+    if m is None:
+        return {}
+    return {"benchmark": m.task, "ran_task": ran,
+            "ran_via": "offline" if ran in BY_OFFLINE else "hub"}  # fmt: skip
 
 
 def record_fields(task: str) -> dict[str, Any]:
     """What a member's records carry besides lm-eval's values: ``category``, ``source``,
-    ``headline`` (the metric its score is read from) and ``headline_scale`` (to a fraction);
-    empty for a task that is no member."""
-    m = BY_TASK.get(task)
+    ``headline`` (the metric its score is read from), ``headline_scale`` (to a fraction) and
+    :func:`ran_fields`; ``task`` is the member's lm-eval or offline task, empty for any other."""
+    m = member(task)
     if m is None:
         return {}
     return {"category": m.category, "source": m.source, "headline": m.metric,
-            "headline_scale": m.scale}  # fmt: skip
+            "headline_scale": m.scale, **ran_fields(task)}  # fmt: skip

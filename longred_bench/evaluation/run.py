@@ -29,7 +29,11 @@ def run_eval(
     request cache (``<prefix>_rank0.db``, lm-eval's ``use_cache``), and the ``ppl`` suite's
     records of each finished length in the folder ``<prefix>``: an evaluation interrupted and
     run again with the same cache computes only what it had not finished. The caller keys the
-    prefix by everything a response depends on (model, RoPE, decoding, ...)."""
+    prefix by everything a response depends on (model, RoPE, decoding, ...).
+
+    ``paper_short`` checks the hub first, unless its tasks are its members' offline tasks
+    (``eval --offline-members``); its hub error names that flag where some member has one. Its
+    records all carry :func:`~longred_bench.evaluation.paper_suite.ran_fields`."""
     if cfg.suite == "ppl":
         if item_scores:
             raise UserError("item scores are for the lm-eval suites; the ppl suite has no "
@@ -37,11 +41,17 @@ def run_eval(
         from longred_bench.evaluation.ppl import run_ppl_config
 
         return EvalResult(run_ppl_config(cfg, progress=progress, done_dir=request_cache))
-    if cfg.suite == paper_suite.SUITE:  # the hub, before any model loads
-        paper_suite.prepare_run(cfg.tasks, cfg.allow_code_eval)
+    paper = cfg.suite == paper_suite.SUITE
+    if paper:  # the hub (not for its offline members), before any model loads
+        hint = paper_suite.offline_hint(cfg.tasks)
+        paper_suite.prepare_run(cfg.tasks, cfg.allow_code_eval, hint)
     from longred_bench.evaluation.harness import check_task_names, run_harness
     from longred_bench.evaluation.lm import open_model
 
     check_task_names(cfg.tasks)  # a typo fails before the weights load
-    return run_harness(cfg, open_model(cfg), progress=progress, item_scores=item_scores,
-                       request_cache=request_cache)  # fmt: skip
+    result = run_harness(cfg, open_model(cfg), progress=progress, item_scores=item_scores,
+                         request_cache=request_cache)  # fmt: skip
+    if paper:  # every record says which task ran for its member: hub or offline
+        for r in result.records:
+            r.update(paper_suite.ran_fields(r.get("member")))
+    return result

@@ -62,9 +62,11 @@ def eval_command(cfg: EvalConfig, out: Path, *, progress: bool = True) -> list[P
     name = cfg.model if cfg.rope is None else f"{cfg.model} [{cfg.rope}]"
     name += " with PCD" if cfg.decoding == "pcd" else ""
     members = None
-    if cfg.suite == paper_suite.SUITE:
-        members = paper_suite.member_table(cfg.tasks or paper_suite.task_names())
     title = f"`{cfg.suite}` evaluation of `{name}`"
+    if cfg.suite == paper_suite.SUITE:
+        members = paper_suite.report_lines(cfg.tasks)  # offline or hub, member by member
+        if paper_suite.runs_offline(cfg.tasks):
+            title += ", offline members only"
     logged = write_samples(out, result.samples) if result.samples is not None else {}
     counts = {p.relative_to(out): len(result.samples[task]) for task, p in logged.items()}
     paths += write_eval_report(result.records, out, title, members, samples=counts)

@@ -243,7 +243,7 @@ def test_a_dataset_that_cannot_load_fails_in_one_line() -> None:
 
 def test_code_tasks_need_the_users_opt_in(monkeypatch) -> None:
     monkeypatch.setenv("HF_ALLOW_CODE_EVAL", "0")  # restored after the test
-    monkeypatch.setattr(paper_suite, "require_hub", lambda: None)
+    monkeypatch.setattr(paper_suite, "require_hub", lambda instead=None: None)
     with pytest.raises(UserError, match=r"^humaneval and mbpp execute .*--allow-code-eval"):
         paper_suite.prepare_run(None, allow_code_eval=False)
     with pytest.raises(UserError, match=r"^mbpp execute"):
@@ -255,8 +255,8 @@ def test_code_tasks_need_the_users_opt_in(monkeypatch) -> None:
 
 
 def test_config_refuses_foreign_tasks_and_one_shot_count_for_all() -> None:
-    with pytest.raises(UserError, match=r"^longred_piqa not in the paper_short suite"):
-        EvalConfig(model="m", suite="paper_short", tasks=("piqa", "longred_piqa"))
+    with pytest.raises(UserError, match=r"^longred_squad not in the paper_short suite"):
+        EvalConfig(model="m", suite="paper_short", tasks=("piqa", "longred_squad"))
     with pytest.raises(UserError, match=r"^--num-fewshot is not for the paper_short suite"):
         EvalConfig(model="m", suite="paper_short", num_fewshot=5)
     cfg = EvalConfig(model="m", suite="paper_short", allow_code_eval=True)

@@ -42,15 +42,33 @@ def local_tokenizer(cfg: TrainConfig) -> tuple[Any | None, str]:
         return load_tokenizer(cfg.model), ""
     except UserError as exc:  # e.g. a zoo model not fetched yet
         return None, str(exc)
+    except ValueError:  # a folder without tokenizer files (transformers says so in many lines)
+        return None, f"no tokenizer can be read from {cfg.model}"
 
 
-def data_lines(cfg: TrainConfig, window: int, tokenizer: Any | None = None) -> list[str]:
+def memo_tokenizer(cfg: TrainConfig, memo: dict | None) -> tuple[Any | None, str]:
+    """:func:`local_tokenizer`, read once per model (pretraining: per tokenizer) in ``memo``."""
+    if memo is None:
+        return local_tokenizer(cfg)
+    key = ("tokenizer", cfg.model if cfg.recipe != "pretrain" else (cfg.tokenizer, cfg.vocab_size))
+    if key not in memo:
+        memo[key] = local_tokenizer(cfg)
+    return memo[key]
+
+
+def data_lines(
+    cfg: TrainConfig, window: int, tokenizer: Any | None = None, memo: dict | None = None,
+    select: bool = True,
+) -> list[str]:  # fmt: skip
     """One line per stream whose data repeats (its epochs), or one saying why the data was not
     counted; nothing when every stream reads each row at most once. ``tokenizer``: the run's,
-    where the caller has it; else :func:`local_tokenizer`."""
+    where the caller has it; else :func:`local_tokenizer`. ``memo``: where a caller counting
+    many runs keeps what one count found (:func:`counted_rows`), so each data source is read
+    once per row length. LongRecipe's sentence selection is applied where its anchors are
+    known and ``select`` (it takes seconds: a plan of many runs counts without it); a count
+    without it says so (the selection keeps fewer rows)."""
     from longred_bench.data.corpus_spec import parse_source
     from longred_bench.data.source_documents import resolve_source
-    from longred_bench.training.data import stream_data
     from longred_bench.training.plan import epochs_line, micro_rows, stream_lengths, stream_reads
 
     sources = {"long": cfg.long_data, "short": cfg.short_data, "s2l": cfg.s2l_data}
@@ -71,26 +89,51 @@ def data_lines(cfg: TrainConfig, window: int, tokenizer: Any | None = None) -> l
                 # What a run without the hub reads instead, counted now.
                 source, label = parsed.fallback_spec, f"{name} offline (its fallback)"
         if tokenizer is None and not why:
-            tokenizer, why = local_tokenizer(cfg)
+            tokenizer, why = memo_tokenizer(cfg, memo)
         if tokenizer is None:
             lines.append(f"data {label}: epochs not counted in a dry run: {why}")
             continue
         selection = None
-        if name == "long" and cfg.recipe == "longrecipe" and MEASURED not in cfg.anchors:
-            selection = (cfg.anchors, cfg.keep_other) if cfg.anchors else None
+        if name == "long" and cfg.recipe == "longrecipe" and cfg.anchors:
+            if select and MEASURED not in cfg.anchors:
+                selection = (cfg.anchors, cfg.keep_other)
+            else:  # measured anchors are known only once the run has measured them
+                label += ", counted before LongRecipe's sentence selection keeps fewer rows"
+        got = counted_rows(cfg, tokenizer, source, lengths[name], cfg.seed + 101 * i,
+                           selection, {} if memo is None else memo)  # fmt: skip
+        if isinstance(got, str):
+            lines.append(f"data {label}: epochs not counted: {got}")
+            continue
+        line = epochs_line(label, got[1], got[0], reads[name])
+        lines += [line] if line else []
+    return lines
+
+
+def counted_rows(
+    cfg: TrainConfig, tokenizer: Any, source: str, length: int, seed: int,
+    selection: tuple[tuple[str, ...], float] | None, memo: dict,
+) -> tuple[int, dict] | str:  # fmt: skip
+    """``(rows, record)`` of stream data ``source`` at ``length`` for run ``cfg``
+    (:func:`~longred_bench.training.data.stream_data`), or the error that stops reading it.
+    Kept in ``memo`` under what decides them: the tokenizer, the source, the length and the
+    retrieval and copy settings; the seed only where a sentence selection draws from it (the
+    row count of the other data does not depend on it)."""
+    from longred_bench.training.data import stream_data
+
+    memo.setdefault(("alive", id(tokenizer)), tokenizer)  # its id stays its own
+    key = (id(tokenizer), source, length, cfg.retrieval_fraction, cfg.retrieval_phrasing,
+           cfg.copy_fraction, selection, seed if selection is not None else None)  # fmt: skip
+    if key not in memo:
         try:
             got = stream_data(
-                tokenizer, source, lengths[name], seed=cfg.seed + 101 * i,
-                retrieval_fraction=cfg.retrieval_fraction,
+                tokenizer, source, length, seed=seed, retrieval_fraction=cfg.retrieval_fraction,
                 retrieval_phrasing=cfg.retrieval_phrasing, copy_fraction=cfg.copy_fraction,
                 selection=selection,
             )  # fmt: skip
+            memo[key] = (len(got.ids), got.record)
         except UserError as exc:
-            lines.append(f"data {label}: epochs not counted: {exc}")
-            continue
-        line = epochs_line(label, got.record, len(got.ids), reads[name])
-        lines += [line] if line else []
-    return lines
+            memo[key] = str(exc)
+    return memo[key]
 
 
 def describe_plan_with_data(cfg: TrainConfig, window: int | None = None,

@@ -237,3 +237,10 @@ def shows_costs(profile: Any) -> bool:
     """Whether a dry-run at ``profile`` prints GPU costs and commands: its model has a known
     shape (the suite's own small models have none; their runs are timed from the cache)."""
     return model_shape(profile.model.name) is not None
+
+
+def reads_training_code(profile: Any) -> bool:
+    """Whether a dry-run at ``profile`` asks the training code (torch): where it prints GPU
+    estimates, or where a run's rows are split over several processes (the startup checks);
+    the plans of the suite's own small models on one process import no torch."""
+    return shows_costs(profile) or profile.hardware.nproc_per_node > 1

@@ -162,7 +162,8 @@ class TrainedRow:
             overrides["merge_with"] = str(run_dir_of(source.config(grid)) / "final")
             return resolve_config(recipe, profile=spec, overrides=overrides)
         if self.extension is None:
-            return resolve_config(recipe, profile=spec, overrides=overrides)
+            return at_original_window(resolve_config(recipe, profile=spec, overrides=overrides),
+                                      prof.model.window)  # fmt: skip
         overrides["rope"] = self.extension
         if recipe == "linearard":  # the student starts from the light CPT run (rows.LIGHT_CPT)
             overrides["init"] = str(run_dir_of(light_cpt_source(self).config(grid)) / "final")
@@ -180,7 +181,22 @@ class TrainedRow:
         # An extension whose window is shorter than the recipe's long length (PI x2 of a
         # 256-token model: 512) trains at its whole window, not beyond it.
         window = extension_window(grid, self.extension)
-        return cfg.replace(long_len=window) if window < cfg.long_len else cfg
+        cfg = cfg.replace(long_len=window) if window < cfg.long_len else cfg
+        return at_original_window(cfg, prof.model.window)
+
+
+# Recipes whose long rows are the original window: ``control`` (the original RoPE) and PoSE /
+# RPES (samples of the original window stretched over the extended one).
+ORIGINAL_WINDOW_RECIPES = ("control", "pose", "rpes")
+
+
+def at_original_window(cfg: Any, window: int) -> Any:
+    """``cfg`` with its long rows at most the model's ``window`` where its recipe's rows are the
+    original window's (:data:`ORIGINAL_WINDOW_RECIPES`): a profile's lengths follow a model of a
+    smaller window (a 4K model in a profile extending ``smol``'s 8K)."""
+    if cfg.recipe in ORIGINAL_WINDOW_RECIPES and window < cfg.long_len:
+        return cfg.replace(long_len=window)
+    return cfg
 
 
 def model_depth(grid: RunGrid) -> int:

@@ -23,14 +23,10 @@ import statistics
 from dataclasses import dataclass, replace
 from typing import Any
 
+from longred_bench.reproduce.paper_plan import PAPER_PROFILES
 from longred_bench.reproduce.spec import Context
 
 MERGE_SECONDS = 1.0  # a merge interpolates two small models: about a second at tiny
-# What the other papers state of their compute (LongReD's own GPU hours are its Table 10).
-OTHER_PAPERS_COMPUTE = {
-    "linearard": "4.25M training tokens against 256M for LongReD / CPT (LLaMA2-7B, 4K -> 32K)",
-    "longrecipe": "16 H100-hours at 80K (Llama-3-8B-Instruct; 104 steps of 96 sequences)",
-}
 
 
 @dataclass(frozen=True)
@@ -50,19 +46,20 @@ class PlannedUnit:
     cost: Any = None  # its GPU estimate (:class:`~longred_bench.reproduce.costs.UnitCost`)
     cpu: bool = False  # the profile runs it on the CPU (its config's ``device``): no GPU estimate
     error: str = ""  # the error its run would stop with at startup (:func:`startup_error`)
+    config: dict[str, Any] | None = None  # a training unit's config (its data's epochs)
 
 
 def planned_units(ctx: Context) -> list[PlannedUnit]:
     """Every unit of table ``ctx``, cached or not (seconds: measured where cached); with its
     command and GPU estimate where the profile's model has a known shape."""
     from longred_bench.reproduce.cluster import unit_command
-    from longred_bench.reproduce.costs import on_cpu, shows_costs, unit_cost
+    from longred_bench.reproduce.costs import on_cpu, reads_training_code, shows_costs, unit_cost
     from longred_bench.reproduce.registry import get_spec
 
     costs = shows_costs(ctx.profile)
     # The startup checks ask the training code (torch): run where the plan already does (GPU
     # estimates) or where rows are split over processes (one process reads any row count).
-    checks = costs or ctx.profile.hardware.nproc_per_node > 1
+    checks = reads_training_code(ctx.profile)
     out = []
     for step in get_spec(ctx.table).steps(ctx):
         unit, cfg = step.unit, step.unit.config
@@ -78,7 +75,7 @@ def planned_units(ctx: Context) -> list[PlannedUnit]:
             if checks and not cached:
                 extra["error"] = startup_error(cfg, ctx.profile)
             out.append(PlannedUnit(step.key, step.label, "train", cached, seconds,
-                                   cfg["recipe"], tokens, **extra))  # fmt: skip
+                                   cfg["recipe"], tokens, config=cfg, **extra))  # fmt: skip
         else:
             suite = str(cfg.get("suite", unit.kind))
             out.append(PlannedUnit(step.key, step.label, unit.kind, cached, seconds,
@@ -142,8 +139,7 @@ def gpu_totals(units: list[PlannedUnit], hardware: Any) -> str:
     peak = max((c.gib_per_gpu for c in costs if c.gib_per_gpu is not None), default=0.0)
     over = [u.label for u in units if u.cost is not None and u.cost.gib_per_gpu is not None
             and u.cost.gib_per_gpu > hardware.gpu_memory_gib]  # fmt: skip
-    text = (f"{hours:.1f} GPU-hours ({hours / hardware.nproc_per_node:.1f} h on "
-            f"{hardware.nproc_per_node} GPU(s))")  # fmt: skip
+    text = f"{hours:.1f} GPU-hours ({wall_clock(units, hardware.nproc_per_node)})"
     text += f", {unknown} unit(s) not estimated" if unknown else ""
     text += f", {cpu} unit(s) on the CPU (not counted)" if cpu else ""
     text += f"; at most {peak:.1f} GiB per GPU"
@@ -151,6 +147,23 @@ def gpu_totals(units: list[PlannedUnit], hardware: Any) -> str:
         text += (f"; {len(over)} unit(s) over {hardware.gpu_memory_gib:g} GiB per GPU "
                  f"(e.g. {over[0]})")  # fmt: skip
     return text
+
+
+def wall_clock(units: list[PlannedUnit], gpus: int) -> str:
+    """The hours ``units`` (those estimated) take on one node of ``gpus`` GPUs: a training run
+    uses every GPU (its GPU-hours / ``gpus``); the other units use one GPU each, so they take
+    their GPU-hours / ``gpus`` only when ``gpus`` of them run at a time, and their GPU-hours
+    one after another."""
+    hours = {"train": 0.0, "other": 0.0}
+    for u in units:
+        if u.cost is not None and u.cost.gpu_hours is not None:
+            hours["train" if u.kind == "train" else "other"] += u.cost.gpu_hours
+    packed = (hours["train"] + hours["other"]) / gpus
+    if gpus == 1:
+        return f"{packed:.1f} h on 1 GPU"
+    serial = hours["train"] / gpus + hours["other"]
+    return (f"{packed:.1f} h on a node of {gpus} GPUs with the one-GPU units {gpus} at a time, "
+            f"{serial:.1f} h with them one at a time")  # fmt: skip
 
 
 def estimate(units: list[PlannedUnit]) -> list[PlannedUnit]:
@@ -201,10 +214,26 @@ def _left(todo: list[PlannedUnit], seconds: dict[str, float | None], jobs: int =
     return text + (f"; {unknown} without an estimate" if unknown else "")
 
 
+def distinct_units(units: list[PlannedUnit]) -> tuple[list[PlannedUnit], dict[str, list[str]]]:
+    """``units`` once each, where first listed (as ``--list-units`` lists them), and per unit
+    the labels of the later rows that ask for the same unit (Table 6's ``short-eighth`` row is
+    ``longred-c`` where the eighth is the short length)."""
+    first: dict[str, PlannedUnit] = {}
+    also: dict[str, list[str]] = {}
+    for u in units:
+        if u.key in first:
+            also[u.key].append(u.label)
+        else:
+            first[u.key], also[u.key] = u, []
+    return list(first.values()), also
+
+
 def plan_text(ctxs: list[Context], jobs: int) -> str:
-    """The dry-run listing of tables ``ctxs`` (one profile): each unit, cached or not, per
-    table; then the distinct units to run in all and the estimated time with ``jobs``
-    workers."""
+    """The dry-run listing of tables ``ctxs`` (one profile): each distinct unit, cached or not,
+    per table; the training data's epochs; then the distinct units to run in all and the
+    estimated time with ``jobs`` workers."""
+    from longred_bench.reproduce.paper_plan import KEY_ROWS, paper_plan, paper_short_lines
+    from longred_bench.reproduce.plan_data import data_section
     from longred_bench.reproduce.registry import get_spec
 
     profile = ctxs[0].profile
@@ -213,7 +242,7 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
     seconds = {u.key: u.seconds for u in every}
     lines = [f"reproduce --profile {profile.name} --dry-run ({jobs} job(s)); nothing is run", ""]
     for ctx in ctxs:
-        units = planned[ctx.table]
+        units, also = distinct_units(planned[ctx.table])
         todo = [u for u in units if not u.cached]
         left = (gpu_totals(todo, profile.hardware) if any(_costed(u) for u in todo)
                 else _left(todo, seconds))  # fmt: skip
@@ -227,6 +256,8 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
             if u.error:
                 timing = f"cannot start: {u.error}; {timing}"
             lines.append(f"  {state:>7}  {u.label}  ({timing})")
+            if also[u.key]:
+                lines.append(f"           the same unit as: {'; '.join(also[u.key])}")
             if u.command and not u.cached:
                 lines.append(f"           $ {u.command}")
         spec = get_spec(ctx.table)
@@ -236,6 +267,7 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
         lines.append("")
     distinct = {u.key: u for u in every}
     todo = [u for u in distinct.values() if not u.cached]
+    lines += data_section(todo, profile)
     counts = (f"In all: {len(distinct)} distinct units, {len(distinct) - len(todo)} cached, "
               f"{len(todo)} to run")  # fmt: skip
     stopped = [u for u in todo if u.error]
@@ -249,86 +281,51 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
             "nothing cached, nothing to estimate from."
         )
     else:
-        hw = profile.hardware
-        how = (
-            f" GPU-hours: model FLOPs / ({hw.gpu_tflops:g} TFLOP/s x MFU {hw.mfu:g}), the "
-            "profile's hardware.gpu_tflops and hardware.mfu: an assumed utilisation until "
-            "measured on your GPUs (docs/reproduce.md); short suites from their tasks' tokens as "
-            "SmolLM2's tokenizer counts them, each generation at its token cap (an upper bound)."
-        )
-        how = how if any(u.cost is not None for u in todo) else ""
-        lines.append(f"{counts}: {gpu_totals(todo, hw)}.{how}")
+        how = how_estimated(todo, profile)
+        lines.append(f"{counts}: {gpu_totals(todo, profile.hardware)}.{how}")
     if profile.name in PAPER_PROFILES and len(ctxs) > 1:
         from longred_bench.profiles import load_profile
 
         others = [load_profile(n) for n in PAPER_PROFILES if n != profile.name]
         lines += ["", paper_plan(profile)]
-        lines += [x for other in others for x in ("", paper_plan(other, recipes=KEY_RECIPES))]
+        lines += [x for other in others for x in ("", paper_plan(other, KEY_ROWS))]
     paper_short = {u.tasks for units in planned.values() for u in units
                    if u.suite == "paper_short"}  # fmt: skip
     if paper_short:
-        lines += ["", *_paper_short_lines(paper_short)]
+        lines += ["", *paper_short_lines(paper_short)]
     if profile.about.values:
         lines += ["", f"Where the values of {profile.name} come from:"]
         lines += [f"- {key}: {text}" for key, text in profile.about.values.items()]
     return "\n".join(lines) + "\n"
 
 
-def _paper_short_lines(selections: set[tuple[str, ...]]) -> list[str]:
-    """The members of the ``paper_short`` evaluations planned (``()``: all 17): category, task,
-    shots, metric, ``paper`` (named by LongReD) or ``suite`` (completes the list)."""
-    from longred_bench.evaluation import paper_suite
-    from longred_bench.reproduce.costs import paper_short_keys, uncounted
+def how_estimated(todo: list[PlannedUnit], profile: Any) -> str:
+    """How the GPU-hours of ``todo`` were estimated, and which units were not (by suite), in a
+    sentence or two; empty where none has a GPU estimate."""
+    from longred_bench.evaluation.paper_suite import SUITE
+    from longred_bench.reproduce.costs import SHORT_SUITE_TASKS
 
-    tasks = sorted({t for sel in selections for t in (sel or paper_suite.task_names())})
-    missing = uncounted(paper_short_keys(tasks) or ())
-    hours = ("GPU-hours from their counted tokens" if not missing else
-             f"GPU-hours not estimated: {len(missing)} of its members' tokens are not counted; "
-             "`python benchmarks/short_task_tokens.py --suite paper_short` counts them where the "
-             "hub is reachable")  # fmt: skip
-    head = (f"Short suite paper_short ({len(tasks)} of LongReD's 17 benchmarks; `paper`: named "
-            "by LongReD, `suite`: this suite's completion; needs the hub, and "
-            f"{paper_suite.CODE_FLAG} for the code tasks; {hours}):")  # fmt: skip
-    return [head, *(f"  {line}" for line in paper_suite.member_table(tasks))]
-
-
-# The papers' settings, one profile each: LongReD at 32K (ABF, PI), at 128K (ABF), on Mistral,
-# and LinearARD's own; `reproduce all --profile paper --dry-run` lists all four.
-PAPER_PROFILES = ("paper", "paper-128k", "paper-mistral", "paper-linearard")
-RECIPES = (("cpt", {}), ("mix-cpt", {}), ("longred", {"sampler": "cream"}),
-           ("longred", {"sampler": "uniform"}), ("attention-only", {}), ("linearard", {}),
-           ("pose", {}), ("rpes", {}), ("longrecipe", {}))  # fmt: skip
-KEY_RECIPES = (("cpt", {}), ("mix-cpt", {}), ("longred", {"sampler": "cream"}),
-               ("linearard", {}))  # fmt: skip
-
-
-def paper_plan(profile: Any, recipes: tuple[tuple[str, dict], ...] = RECIPES) -> str:
-    """The papers' training configurations at ``profile`` (its ``recipes``' budgets), with
-    LongReD Table 10's GPU hours; offline."""
-    from longred_bench.reports.table10_report import TABLE10
-    from longred_bench.training.config import resolve_config
-
-    spec = profile.source or profile.name
-    lines = [
-        f"The papers' configurations (profile {profile.name}: {profile.about.purpose}); a real "
-        "run needs GPUs and hub access.",
-        "",
-        "| recipe | model | RoPE | long / short length | steps x tokens per step = tokens | "
-        "lr | loss weights | data mix | the paper's compute |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for recipe, extra in recipes:
-        cfg = resolve_config(recipe, profile=spec, overrides=extra)
-        name = recipe + (f" ({extra['sampler']})" if extra else "")
-        weights = f"a1 {cfg.a1:g}, a2 {cfg.a2:g}, top_m {cfg.top_m}" if recipe == "longred" else ""
-        mix = ", ".join(f"{k} {v:.3g}" for k, v in cfg.mix.items())
-        lines.append(
-            f"| {name} | {cfg.model} | {cfg.rope} | {cfg.long_len} / {cfg.short_len} | "
-            f"{cfg.steps} x {cfg.tokens_per_step:,} = {cfg.steps * cfg.tokens_per_step:,} | "
-            f"{cfg.lr:g} | {weights} | {mix} | {OTHER_PAPERS_COMPUTE.get(recipe, '')} |"
-        )
-    if recipes is RECIPES:
-        lines += ["", "LongReD Table 10, GPU hours on 8 x A800 (Llama-3-8B):"]
-        for window, hours in TABLE10.items():
-            lines.append(f"- {window}: " + ", ".join(f"{k} {v} h" for k, v in hours.items()))
-    return "\n".join(lines)
+    costed = [u for u in todo if u.cost is not None]
+    if not costed:
+        return ""
+    hw = profile.hardware
+    text = (f" GPU-hours: model FLOPs / ({hw.gpu_tflops:g} TFLOP/s x MFU {hw.mfu:g}), the "
+            "profile's hardware.gpu_tflops and hardware.mfu: an assumed utilisation until "
+            "measured on your GPUs (docs/reproduce.md)")  # fmt: skip
+    short = (*SHORT_SUITE_TASKS, SUITE)
+    counted = sorted({u.suite for u in costed if u.suite in short and u.cost.gpu_hours is not None})
+    if counted:
+        text += (f"; the {', '.join(counted)} evaluations from their tasks' tokens as "
+                 "SmolLM2's tokenizer counts them, each generation at its token cap (an upper "
+                 "bound)")  # fmt: skip
+    unestimated: dict[str, int] = {}
+    for u in costed:
+        if u.cost.gpu_hours is None:
+            what = f"{u.suite} evaluation(s)" if u.kind == "eval" else f"{u.kind} unit(s)"
+            unestimated[what] = unestimated.get(what, 0) + 1
+    if unestimated:
+        text += "; not estimated, so not in the GPU-hours: " + ", ".join(
+            f"{n} {what}" for what, n in unestimated.items())  # fmt: skip
+        if f"{SUITE} evaluation(s)" in unestimated:
+            text += f" ({SUITE}: its members' tokens are not counted offline, see below)"
+    return text + "."

@@ -104,7 +104,8 @@ def test_the_paper_plan_prints_commands_gpu_hours_and_memory(tmp_path, monkeypat
     assert "$ longred-bench reproduce table3 --profile paper --unit eval_original_ruler" in text
     line = next(x for x in text.splitlines() if "train cpt abf:theta=2e7 seed 0  (" in x)
     assert "GPU-h, " in line and "GiB per GPU" in line
-    assert "In all: " in text and "MFU 0.35" in text and "h on 8 GPU(s)" in text
+    assert "In all: " in text and "MFU 0.35" in text
+    assert "h on a node of 8 GPUs with the one-GPU units 8 at a time, " in text
 
 
 def test_the_tiny_plan_has_no_gpu_estimates(tmp_path, monkeypatch, capsys):

@@ -66,16 +66,28 @@ def test_every_table_plans_at_every_builtin_profile(profile, tmp_path, monkeypat
     assert not (tmp_path / "cache" / "runs").exists()
 
 
-def test_paper_plan_prints_longreds_configurations(capsys):
+def test_paper_plan_prints_what_the_training_units_run(capsys):
+    """The papers' table reads the units' own configs: the grid sets each row's model, RoPE and
+    budget over the profile's ``training`` sections, so LongRecipe runs the base Llama-3-8B at
+    the table's extension with its replay inside the others' budget, not the Instruct model at
+    4.89e7 for 104 steps of 3.1M tokens that ``training.longrecipe`` holds."""
     assert main(["reproduce", "all", "--profile", "paper", "--dry-run"]) == 0
     text = capsys.readouterr().out
-    assert "| longred (cream) | meta-llama/Meta-Llama-3-8B | abf:theta=2e7 | 32768 / 1024 |" in text
+    assert ("| longred-c | meta-llama/Meta-Llama-3-8B | abf:theta=2e7 | 512 x 2,097,152 = "
+            "1,073,741,824 | long 536.9M x 32,768, short 402.7M x 1,024, s2l 134.2M x 8,192 | "
+            "2e-05 | a1 5, a2 10, top_m 6 |") in text  # fmt: skip
     assert "train longred-c abf:theta=2e7 seed 0" in text  # every unit of every table
-    assert "a1 5, a2 10, top_m 6" in text and "32K: cpt 22.4 h" in text
+    assert "32K: cpt 22.4 h" in text
+    assert ("| longrecipe | meta-llama/Meta-Llama-3-8B | abf:theta=2e7 | 78 + 26 replay = 104 x "
+            "3,145,728 = 327,155,712 | long 245.4M x 24,576, short 81.8M x 8,192 | 5e-05 |"
+            ) in text  # fmt: skip
+    table = text[text.index("What the training runs of profile paper "):
+                 text.index("Where the values of paper")]  # fmt: skip
+    assert "| meta-llama/Meta-Llama-3-8B-Instruct |" not in table and "4.89e7" not in table
+    assert "| control | meta-llama/Meta-Llama-3-8B | original | " in table
     # The other papers' recipes, with what their papers state of compute.
-    assert "| longrecipe | meta-llama/Meta-Llama-3-8B-Instruct | abf:theta=4.89e7 |" in text
     assert "16 H100-hours at 80K" in text and "4.25M training tokens" in text
-    assert "| pose | meta-llama/Meta-Llama-3-8B |" in text
+    assert "| pose | meta-llama/Meta-Llama-3-8B | abf:theta=2e7 | " in text
 
 
 def test_paper_plan_evaluates_longreds_17_short_benchmarks(capsys):
@@ -166,16 +178,87 @@ def test_an_evaluation_unit_records_its_time(tmp_path, monkeypatch):
 
 def test_the_paper_plan_has_the_128k_mistral_and_linearard_settings(capsys):
     """LongReD's 128K and Mistral rows and LinearARD's own setting are profiles of their own,
-    listed by ``reproduce all --profile paper --dry-run`` with where each value comes from."""
+    listed by ``reproduce all --profile paper --dry-run`` with where each value comes from; each
+    row as its units run it (LinearARD at its table's extension, from the light CPT run; the
+    short-to-long rows at the model's window)."""
     assert main(["reproduce", "all", "--profile", "paper", "--dry-run"]) == 0
     text = capsys.readouterr().out
-    assert ("| longred (cream) | meta-llama/Meta-Llama-3-8B | abf:theta=1e8,factor=16 | "
-            "131072 / 1024 | 512 x 2,097,152 = 1,073,741,824 | 2e-05 | a1 2, a2 15, top_m 3 |"
+    assert ("| longred-c | meta-llama/Meta-Llama-3-8B | abf:theta=1e8,factor=16 | 512 x 2,097,152 "
+            "= 1,073,741,824 | long 536.9M x 131,072, short 402.7M x 1,024, s2l 134.2M x 8,192 | "
+            "2e-05 | a1 2, a2 15, top_m 3 |") in text  # fmt: skip
+    assert ("| linearard (from cpt-light) | meta-llama/Meta-Llama-3-8B | abf:theta=1e8,factor=16 "
+            "| ") in text  # fmt: skip
+    assert ("| longred-c | mistralai/Mistral-7B-v0.3 | abf:theta=2e7,factor=4 | 512 x 2,097,152 = "
+            "1,073,741,824 | long 536.9M x 131,072, short 402.7M x 1,024, s2l 134.2M x 32,768 |"
             ) in text  # fmt: skip
-    assert ("| longred (cream) | mistralai/Mistral-7B-v0.3 | abf:theta=2e7,factor=4 | "
-            "131072 / 1024 |") in text  # fmt: skip
-    assert "| linearard | meta-llama/Llama-2-7b-hf | pi:factor=8 | 32768 / 1024 |" in text
+    assert "| linearard (from cpt-light) | meta-llama/Llama-2-7b-hf | pi:factor=8 | " in text
     assert "- training.cpt.long_len: LongReD: 32K; 32,768 tokens chosen by the suite" in text
+
+
+def test_a_tables_counts_are_its_distinct_units(tmp_path, monkeypatch, capsys):
+    """Table 6's short-eighth row at ``paper`` is LongReD-C itself (an eighth of 8,192 is its
+    1,024): the table counts that unit and its evaluations once, as ``--list-units`` lists them,
+    and says which row shares it; one table's count is the plan's distinct count."""
+    import json
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    assert main(["reproduce", "table6", "--profile", "paper", "--list-units"]) == 0
+    listed = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    units = [u for u in listed if u["kind"] != "note"]
+    assert main(["reproduce", "table6", "--profile", "paper", "--dry-run"]) == 0
+    text = capsys.readouterr().out
+    head = next(x for x in text.splitlines() if x.startswith("table6: "))
+    assert head.startswith(f"table6: {len(units)} units, 0 cached, {len(units)} to run")
+    assert f"In all: {len(units)} distinct units" in text
+    lines = text.splitlines()
+    unit = "   to run  train longred-c abf:theta=2e7 seed 0  ("
+    shared = next(i for i, x in enumerate(lines) if x.startswith(unit))
+    assert lines[shared + 1] == (
+        "           the same unit as: train longred-c-short-eighth abf:theta=2e7 seed 0"
+    )
+    hours = [float(x.split("(")[1].split(" GPU-h")[0]) for x in lines
+             if x.startswith("   to run  ") and " GPU-h," in x]  # fmt: skip
+    assert f"({sum(hours):.1f} GPU-hours" in head
+
+
+def test_wall_clock_runs_training_on_every_gpu_and_evaluations_on_one():
+    """On a node of 8 GPUs a training run's 16 GPU-hours take 2 hours; 8 one-GPU evaluations of
+    1 GPU-hour take 1 hour side by side, 8 one after another: the plan says both."""
+    from types import SimpleNamespace as NS
+
+    from longred_bench.reproduce.costs import UnitCost
+    from longred_bench.reproduce.plan import PlannedUnit, gpu_totals
+
+    train = PlannedUnit("t", "train", "train", False, None, "cpt", 1, cost=UnitCost(1, 16.0, 50))
+    evals = [PlannedUnit(f"e{i}", "eval", "eval", False, None, suite="ruler",
+                         cost=UnitCost(1, 1.0, 20)) for i in range(8)]  # fmt: skip
+    node = NS(nproc_per_node=8, gpu_memory_gib=80)
+    assert gpu_totals([train, *evals], node).startswith(
+        "24.0 GPU-hours (3.0 h on a node of 8 GPUs with the one-GPU units 8 at a time, 10.0 h "
+        "with them one at a time)")  # fmt: skip
+    one = NS(nproc_per_node=1, gpu_memory_gib=80)
+    assert gpu_totals([train, *evals], one).startswith("24.0 GPU-hours (24.0 h on 1 GPU)")
+
+
+def test_the_footer_says_how_each_profiles_short_suites_were_estimated(
+    tmp_path, monkeypatch, capsys
+):
+    """``paper``'s short evaluations are ``paper_short``, whose tokens are not counted offline:
+    its footer says they are not estimated, not that they were counted with SmolLM2's
+    tokenizer; ``smol``'s ``short`` evaluations were."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    assert main(["reproduce", "table2", "--profile", "paper", "--dry-run"]) == 0
+    text = capsys.readouterr().out
+    footer = next(x for x in text.splitlines() if x.startswith("In all: "))
+    shorts = sum(1 for x in text.splitlines() if x.startswith("   to run  eval ")
+                 and x.split("  (")[0].endswith(" paper_short"))  # fmt: skip
+    assert "SmolLM2" not in footer
+    assert (f"not estimated, so not in the GPU-hours: {shorts} paper_short evaluation(s) "
+            "(paper_short: its members' tokens are not counted offline") in footer  # fmt: skip
+    assert main(["reproduce", "table7", "--profile", "smol", "--dry-run"]) == 0
+    footer = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("In all: "))
+    assert ("the short evaluations from their tasks' tokens as SmolLM2's tokenizer counts them"
+            in footer and "not estimated" not in footer)  # fmt: skip
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the check is for machines without a GPU")

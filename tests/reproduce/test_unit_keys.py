@@ -160,6 +160,12 @@ for _p in ("smol", "paper", "paper-128k", "paper-mistral", "paper-linearard"):
 # micro-step's rows of each stream split over the 8 GPUs (they did not: the runs could not start).
 for _r in ("mix-cpt", "longred", "longrecipe"):
     CHANGED[f"{_r}@paper"]["micro_tokens"] = 262144
+# LongReD-C at the paper profiles samples its positions with LongReD's code's sigma 5 (was the
+# recipe's 3, CREAM's value).
+for _p in ("paper", "paper-128k", "paper-mistral", "paper-linearard"):
+    CHANGED[f"longred@{_p}"]["cream_sigma"] = 3.0
+# LinearARD at paper-linearard takes its released scripts' LoRA (rank 1024, alpha 2048; was 16).
+CHANGED["linearard@paper-linearard"].update(lora_rank=16, lora_alpha=16.0)
 
 
 def _committed_units(path: Path, cache: str) -> tuple[set[str], set[str]]:

@@ -41,7 +41,8 @@ def test_reproduce_pcd_smoke(tmp_path, monkeypatch, request, one_thread):
     # 512 and 1024 are beyond its 256-token window; pi:factor=4 has 512 within, 1024 at it).
     for claim, count in (("salience falls", 2), ("improves long-context retrieval", 2),
                          ("does not hurt short", 2)):  # fmt: skip
-        lines = [x for x in md.splitlines() if x.startswith("- ") and claim in x]
+        lines = [x for x in md.splitlines()  # verdict lines: "- claim — `line`: **label** (...)"
+                 if x.startswith("- ") and claim in x and " — `" in x]  # fmt: skip
         assert len(lines) == count, claim
         assert all(any(f"**{v}**" in x for v in LABELS) for x in lines)
         # The RULER floor: "not comparable" exactly where it says both are below the floor.

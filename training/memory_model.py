@@ -116,7 +116,7 @@ def _stream_tokens(cfg: TrainConfig, window: int, world: int) -> tuple[dict[str,
     as the run splits them; where they cannot be, the busiest process's share is counted
     (``ceil(rows / world)``), never a smaller one."""
     from longred_bench.errors import UserError
-    from longred_bench.training.build import check_row_split
+    from longred_bench.training.plan import check_row_split
 
     lengths = stream_lengths(cfg, window)
     rows = micro_rows(cfg, window)

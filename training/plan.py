@@ -110,3 +110,51 @@ def describe_plan(cfg: TrainConfig, window: int | None = None) -> str:
         f"total tokens: {per_step * steps}",
     ]
     return "\n".join(lines)
+
+
+def check_lengths(cfg: TrainConfig, target: int, window: int) -> None:
+    """Raise a UserError unless ``cfg``'s long rows sit as its recipe needs them against the
+    model's original ``window`` and the extended ``target`` window (the student's
+    ``max_position_embeddings``): a startup check, run before any model loads by the dry-run's
+    plan too."""
+    from longred_bench.training.methods import METHODS
+
+    rows = METHODS[cfg.recipe].LONG_ROWS
+    if rows == "beyond":
+        if cfg.long_len <= window:
+            raise UserError(
+                f"long_len={cfg.long_len} is not above the original window ({window}): "
+                "the long stream must be longer than what the model was trained on"
+            )
+        if cfg.long_len > target:
+            raise UserError(
+                f"long_len={cfg.long_len} exceeds the extended window ({target}) of "
+                f"rope={cfg.rope}: raise the extension's factor or lower long_len"
+            )
+    elif rows == "within":
+        if cfg.long_len >= target:
+            raise UserError(
+                f"long_len={cfg.long_len} is not below the extended window ({target}) of "
+                f"rope={cfg.rope}: recipe {cfg.recipe} stretches shorter samples over that window"
+            )
+    elif cfg.long_len > window:
+        raise UserError(
+            f"long_len={cfg.long_len} exceeds the model's window ({window}) and recipe "
+            f"{cfg.recipe} does not extend it"
+        )
+    if cfg.recipe == "longred" and cfg.mix_s2l > 0 and target < 2 * window:
+        raise UserError(
+            f"LongReD's skipped positions need an extended window ({target}) of at least twice "
+            f"the original ({window})"
+        )
+
+
+def check_row_split(rows: dict[str, int], world: int) -> None:
+    """Raise a UserError unless each stream's ``rows`` per micro-step (all processes together,
+    :func:`~longred_bench.training.plan.micro_rows`) split evenly over ``world`` processes: a
+    startup check, run before any model loads by the dry-run's plan and the memory model too."""
+    for name, r in rows.items():
+        if r % world:
+            raise UserError(
+                f"{r} rows of stream {name!r} per micro-step do not split over {world} processes"
+            )

@@ -155,8 +155,12 @@ def _build(member: Member, revision: str) -> HubEntry:
         if built is not None:
             return _kept(built, revision)
         texts = _stream_texts(member, revision)
-        damaged = path.exists()  # an entry failing its manifest: the only kind ever replaced
-        with atomic_dir(path, replace=damaged) as tmp:
+        # Only an entry failing its manifest is replaced; decided now, after the stream, so that
+        # one another process completed meanwhile (where locks are refused) is left alone.
+        done = _cached(member)
+        if done is not None:
+            return _kept(done, revision)
+        with atomic_dir(path, replace=path.exists()) as tmp:
             lines = "".join(json.dumps({"text": t}, ensure_ascii=False) + "\n" for t in texts)
             (tmp / DOCUMENTS).write_text(lines, encoding="utf-8")
             write_manifest(tmp, {"kind": "hub_corpus", "dataset": member.target,
@@ -165,7 +169,10 @@ def _build(member: Member, revision: str) -> HubEntry:
     # Ours, or where the file system refuses locks, another process's installed first.
     installed = _cached(member)
     if installed is None:
-        raise OSError(f"{path} was removed or damaged as soon as it was written")
+        raise UserError(
+            f"{path} was removed or damaged as soon as it was written: another "
+            "process is changing the cache; run again once it is done"
+        )
     return replace(installed, offline=False)
 
 

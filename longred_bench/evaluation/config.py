@@ -133,21 +133,10 @@ class EvalConfig:
 
 
 def describe(cfg: EvalConfig) -> str:
-    """What ``eval --dry-run`` prints: the resolved config as JSON, then the tasks (for
-    ``paper_short`` one line per member, marked ``paper`` or ``suite``). Nothing is loaded."""
+    """What ``eval --dry-run`` prints for a suite other than ``paper_short`` (whose dry-run
+    says how each member runs here: :func:`longred_bench.evaluation.paper_suite.dry_run_lines`):
+    the resolved config as JSON, then the tasks. Nothing is loaded."""
     import json
 
-    lines = ["config: " + json.dumps(cfg.to_dict(), sort_keys=True)]
-    if cfg.suite == paper_suite.SUITE:
-        chosen = cfg.tasks or paper_suite.task_names()
-        lines += [
-            f"{cfg.suite}: {len(chosen)} task(s); paper = named by LongReD, suite = completes "
-            "its 17; needs Hugging Face hub access",
-            *paper_suite.member_table(chosen),
-        ]
-        code = paper_suite.code_tasks(chosen)
-        if code and not cfg.allow_code_eval:
-            lines.append(f"{' and '.join(code)} run only with {paper_suite.CODE_FLAG}")
-    else:
-        lines.append("tasks: " + (", ".join(cfg.tasks or SUITES[cfg.suite]) or "(none)"))
-    return "\n".join(lines)
+    tasks = ", ".join(cfg.tasks or SUITES[cfg.suite]) or "(none)"
+    return "\n".join(["config: " + json.dumps(cfg.to_dict(), sort_keys=True), "tasks: " + tasks])

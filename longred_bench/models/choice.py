@@ -13,11 +13,16 @@ key and record names the model that ran, so reports and caches of the two never 
 from __future__ import annotations
 
 import dataclasses
+import os
 from functools import cache
 
 from longred_bench.cache import warn
+from longred_bench.errors import UserError
 from longred_bench.models.names import check_local, hub_has_model, hub_unreachable
 from longred_bench.profiles.schema import Profile
+
+NO_FALLBACK = "LONGRED_NO_FALLBACK"
+"""Set (``1``) by jobs ``--emit-slurm`` planned with the hub's model: the fallback is refused."""
 
 
 @cache
@@ -31,6 +36,12 @@ def chosen_model(name: str, fallback: str) -> str:
         why = f"the hub has no model {name!r} this user may see"
     if why is None:
         return name
+    if os.environ.get(NO_FALLBACK, "").strip() not in ("", "0"):
+        raise UserError(
+            f"model {name} is not available here ({why}), and this job was planned with it "
+            f"({NO_FALLBACK} is set by --emit-slurm): run it where the hub answers, or emit the "
+            f"jobs again from a machine without the hub to run the fallback {fallback}"
+        )
     warn(
         f"model {name} is not used ({why}); its offline fallback {fallback} runs instead "
         "(model.fallback: remove it to be refused instead)"

@@ -71,13 +71,13 @@ RULE_L2 = (
     "for each baseline, the {level:.0%} bootstrap interval (seeds and paired samples resampled) "
     "of RULER(row) - RULER(baseline): entirely above 0 -> reproduced, entirely below 0 -> not "
     "reproduced, otherwise undecided; both below the RULER floor of {floor:g} points -> not "
-    "comparable; the baselines' labels combined (any not comparable -> not comparable, else any "
-    "not reproduced -> not reproduced, else any undecided -> undecided). The paper gives no "
+    "comparable; the baselines' labels combined (any not reproduced -> not reproduced, else any "
+    "not comparable -> not comparable, else any undecided -> undecided). The paper gives no "
     "long-context number: no effect to rule out."
 )
 RULE_L3 = (
     "the reduced-budget row's (1/64 of the baselines' tokens) (L1) and (L2) combined: either "
-    "not comparable -> not comparable; else either not reproduced -> not reproduced; else both "
+    "not reproduced -> not reproduced; else either not comparable -> not comparable; else both "
     "reproduced -> reproduced; else undecided."
 )
 

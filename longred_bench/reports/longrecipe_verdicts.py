@@ -122,8 +122,8 @@ RULE_R2 = (
     "RULER(row) - RULER(b): entirely above 0 -> reproduced; entirely below 0, or below the "
     "paper's effect over b (the smaller of its two settings' relative RULER gains, scaled to "
     "RULER(b) here) -> not reproduced; otherwise undecided; both below the RULER floor of "
-    "{floor:g} points -> not comparable; the two labels combined (any not comparable -> not "
-    "comparable, else any not reproduced -> not reproduced, else any undecided -> undecided)."
+    "{floor:g} points -> not comparable; the two labels combined (any not reproduced -> not "
+    "reproduced, else any not comparable -> not comparable, else any undecided -> undecided)."
 )
 RULE_R3 = (
     "for b in PoSE, RPES: {level:.0%} bootstrap interval (seeds and paired documents resampled) "

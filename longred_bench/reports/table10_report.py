@@ -96,7 +96,7 @@ RULE_B = (
 TIMING_RULE = (
     "A run of either row timed under an unrecorded machine load, or under a 1-minute load "
     "above its machine's CPU count (other work shared the cores) -> not comparable (the timing "
-    "premise: both rows timed under the same, known conditions)."
+    "premise: every run's own load recorded and within its cores)."
 )
 
 

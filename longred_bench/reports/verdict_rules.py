@@ -18,8 +18,8 @@ Seed variance enters once, through the seed-aware interval of
 
 :func:`judge` labels one directional effect; :func:`combine` joins the labels of a claim's
 parts; :func:`premise_gate` says why a claim is not comparable when its premises are not
-reproduced; :func:`below_ruler_floor` is the floor every RULER comparison applies
-(:data:`FLOOR_RULE`). "Similar long ability" is non-inferiority with a margin of
+reproduced; :func:`below_ruler_floor` is the floor every RULER comparison applies (each
+report's rule sentence states it). "Similar long ability" is non-inferiority with a margin of
 :data:`LONG_MARGIN_FRACTION` times CPT's RULER gain over the zero-shot extension
 (:func:`long_margin`), the same constant in Tables 3 and 7 and LongRecipe.
 """
@@ -43,10 +43,6 @@ LONG_MARGIN_FRACTION = 0.25
 # long-context ability on either side and a comparison of their RULER is not comparable.
 RULER_FLOOR = 5.0
 ABOVE, BELOW = +1, -1
-FLOOR_RULE = (
-    f"Every compared row's RULER below the floor of {RULER_FLOOR:g} points -> not comparable "
-    "(RULER measures no long-context ability there)."
-)
 
 LABEL_RULE = (
     "Labels: reproduced = the interval clears the claim's bound; not reproduced = it lies on the "
@@ -99,10 +95,11 @@ def judge(ci: Interval, side: int, bound: float = 0.0, paper: float | None = Non
 
 
 def combine(labels: Iterable[str]) -> str:
-    """One label for a claim made of parts that must all hold: not comparable if any part is,
-    else not reproduced if any part is, else undecided if any part is, else reproduced."""
+    """One label for a claim made of parts that must all hold: not reproduced if any part is
+    (one refuted part refutes the whole, whatever the others), else not comparable if any part
+    is, else undecided if any part is, else reproduced."""
     labels = list(labels)
-    for label in (NOT_COMPARABLE, NOT_REPRODUCED, UNDECIDED):
+    for label in (NOT_REPRODUCED, NOT_COMPARABLE, UNDECIDED):
         if label in labels:
             return label
     if not labels:
@@ -139,7 +136,7 @@ def long_margin(cpt_gain: float) -> float:
 
 def below_ruler_floor(*means: float | None) -> bool:
     """Whether every one of the compared RULER ``means`` (0-100) lies below
-    :data:`RULER_FLOOR` (the floor rule, :data:`FLOOR_RULE`); False if any is unknown."""
+    :data:`RULER_FLOOR` (the floor rule); False if any is unknown."""
     return bool(means) and all(m is not None and m < RULER_FLOOR for m in means)
 
 

@@ -27,7 +27,7 @@ Table 3 setting scaled to this suite's Short Avg (the same relative change,
     comparable (the floor). Short part: the interval of ``Short Avg(longred) -
     Short Avg(base)`` entirely above 0 -> reproduced; entirely below 0 or below the paper's
     effect -> not reproduced; else undecided.
-    The claim: not comparable if a part is, else not reproduced if a part is, else undecided
+    The claim: not reproduced if a part is, else not comparable if a part is, else undecided
     if a part is, else reproduced.
 (c) *Drift falls after CPT* (Table 1): :mod:`longred_bench.reports.drift_verdicts`.
 (d) ours, not the paper's: *CPT at the new RoPE loses more than the same training at the
@@ -129,7 +129,7 @@ RULE_B = (
     "part: the interval of Short Avg({row}) - Short Avg({base}) entirely above "
     "0 -> reproduced; entirely below 0, or below the paper's effect scaled to this Short Avg "
     "(where the paper has the rows) -> not reproduced; else undecided. The claim: not "
-    "comparable if a part is, else not reproduced if a part is, else undecided if a part is, "
+    "reproduced if a part is, else not comparable if a part is, else undecided if a part is, "
     "else reproduced."
 )
 RULE_D = (

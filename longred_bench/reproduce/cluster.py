@@ -28,6 +28,7 @@ from typing import Any
 from longred_bench.cache import ENV_VAR, cache_dir
 from longred_bench.errors import UserError
 from longred_bench.evaluation import paper_suite
+from longred_bench.models.choice import NO_FALLBACK
 from longred_bench.profiles.schema import Profile
 from longred_bench.reproduce.registry import get_spec
 from longred_bench.reproduce.spec import Context, Step, option_args
@@ -202,7 +203,7 @@ def _program(name: str, module: str) -> list[str]:
 
 
 def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
-               code_eval: bool = False, offline: bool = False) -> list[Path]:  # fmt: skip
+               code_eval: bool = False, pinned: str | None = None) -> list[Path]:  # fmt: skip
     """``--emit-slurm DIR``: per dependency level ``units-N.txt`` (id and kind per line) and
     ``array-N.sbatch`` (a job array over them), ``report.sbatch`` (the final ``reproduce``
     call) and ``submit.sh``, which submits them in order, each level after the one before
@@ -212,11 +213,13 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     ``array-N-1gpu.sbatch``, as is the report job; each job's resources are :func:`resources`.
     Every job runs with the table's options, in this directory, on this process's run cache
     (``LONGRED_CACHE``, which the units' cached or not was read from). ``code_eval``: the jobs
-    run code tasks the user allowed, so they export ``HF_ALLOW_CODE_EVAL=1``. ``offline``: this
-    process took the profile's offline fallback model (the hub could not give its model), so
-    the jobs export ``HF_HUB_OFFLINE=1`` and every node runs that same fallback, whatever hub
-    it reaches (a unit's key names its model: units of the two would not mix, but a node that
-    reached the hub would train the other model and the report job would compute it again)."""
+    run code tasks the user allowed, so they export ``HF_ALLOW_CODE_EVAL=1``. ``pinned``: the
+    model this process planned with, where the profile states a hub model with an offline
+    fallback: ``"fallback"`` (the hub could not give it) makes the jobs export
+    ``HF_HUB_OFFLINE=1``, so every node runs that fallback; ``"hub"`` makes them export
+    ``LONGRED_NO_FALLBACK=1``, so a node that cannot reach the hub stops in one line instead of
+    training the other model (a unit's key names its model: the two would not mix, but the
+    report job would compute the missing ones again)."""
     units = listed(ctx)
     stages = levels(units)
     out.mkdir(parents=True, exist_ok=True)
@@ -231,8 +234,9 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     setup = ["set -euo pipefail", f"cd {shlex.quote(str(Path.cwd()))}",
              f"export {ENV_VAR}={shlex.quote(os.path.abspath(cache_dir()))}",
              *(["export HF_ALLOW_CODE_EVAL=1"] if code_eval else []),
-             *(["export HF_HUB_OFFLINE=1  # the fallback model, as when emitted"]
-               if offline else [])]  # fmt: skip
+             *{"fallback": ["export HF_HUB_OFFLINE=1  # the fallback model, as when emitted"],
+               "hub": [f"export {NO_FALLBACK}=1  # the hub's model, as when emitted"]
+               }.get(pinned or "", [])]  # fmt: skip
 
     written: list[Path] = []
     submit = ["#!/usr/bin/env bash", "# Submits the table's units level by level, then its report.",

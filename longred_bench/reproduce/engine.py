@@ -166,8 +166,9 @@ def reproduce(
         print(plan_text(ctxs, jobs), end="")
         return []
     if list_units or unit is not None or emit_slurm is not None:
+        pinned = None if stated.model.fallback is None else "fallback" if fallback_for else "hub"
         return _unit_by_unit(ctxs, list_units=list_units, unit=unit, emit_slurm=emit_slurm,
-                             out=out, fallback_for=fallback_for)  # fmt: skip
+                             out=out, fallback_for=fallback_for, pinned=pinned)  # fmt: skip
     steps = [s for c in ctxs for s in get_spec(c.table).steps(c)]
     check_can_run(prof, steps, force=force)
     fetch_missing(needed_sources(steps), progress=progress)
@@ -183,7 +184,7 @@ def reproduce(
 
 def _unit_by_unit(
     ctxs: list[Context], *, list_units: bool, unit: str | None, emit_slurm: Path | None,
-    out: Path | None, fallback_for: str | None = None,
+    out: Path | None, fallback_for: str | None = None, pinned: str | None = None,
 ) -> list[Path]:  # fmt: skip
     from longred_bench.reproduce import cluster
 
@@ -197,7 +198,7 @@ def _unit_by_unit(
         return []
     if emit_slurm is not None:
         return cluster.emit_slurm(ctx, emit_slurm, out, code_eval=_code_eval_units(ctx),
-                                  offline=fallback_for is not None)  # fmt: skip
+                                  pinned=pinned)  # fmt: skip
     step, steps = cluster.unit_step(ctx, unit)
     check_can_run(ctx.profile, [step])
     check_model(ctx.profile, fallback_for)

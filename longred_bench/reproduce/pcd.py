@@ -274,7 +274,7 @@ def _write(ctx: Context, records: list[dict[str, Any]], out: Any, report: dict[s
 
     def build(records: list[dict[str, Any]], out: Any, *, profile: str, command: str,
               wall_seconds: float, wall_note: str) -> list[Any]:  # fmt: skip
-        from longred_bench.reports.pcd_report import build_pcd_report
+        from longred_bench.reports.pcd_plot import build_pcd_report
         from longred_bench.reports.psa_report import TOP_K
 
         del wall_note  # the PCD report gives its units' own compute time

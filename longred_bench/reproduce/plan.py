@@ -88,15 +88,14 @@ def startup_error(config: dict[str, Any], profile: Any) -> str:
     """The one-line error a training run of ``config`` (a unit's config) would stop with at
     startup at ``profile`` (its ``hardware.nproc_per_node`` processes, its model's stated
     window), from the checks the run itself makes
-    (:func:`~longred_bench.training.build.check_lengths`,
-    :func:`~longred_bench.training.build.check_row_split`); ``""`` when it starts. Nothing is
+    (:func:`~longred_bench.training.plan.check_lengths`,
+    :func:`~longred_bench.training.plan.check_row_split`); ``""`` when it starts. Nothing is
     loaded."""
     from longred_bench.errors import UserError
     from longred_bench.models.rope import target_window
-    from longred_bench.training.build import check_lengths, check_row_split
     from longred_bench.training.config import TrainConfig
     from longred_bench.training.methods import METHODS
-    from longred_bench.training.plan import micro_rows
+    from longred_bench.training.plan import check_lengths, check_row_split, micro_rows
 
     cfg = TrainConfig.from_dict(config)
     if not METHODS[cfg.recipe].TRAINS:

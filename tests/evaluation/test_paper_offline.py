@@ -227,6 +227,13 @@ def test_dry_run_says_how_each_member_runs_here(capsys, hub) -> None:
     assert _runs(lines) == {"drop": "through the hub", "piqa": "through the hub"}
 
 
+def test_dry_run_lists_every_member_and_the_code_opt_in(capsys, hub) -> None:
+    lines = _dry_run(capsys)
+    assert len(_runs(lines)) == len(paper_suite.task_names()) == 17
+    assert lines[-1] == "humaneval and mbpp run only with --allow-code-eval"
+    assert "--allow-code-eval" not in _dry_run(capsys, "--allow-code-eval")[-1]
+
+
 def test_dry_run_without_the_hub_points_at_the_flag(capsys, no_hub) -> None:
     lines = _dry_run(capsys, "--tasks", "piqa", "drop")
     assert lines[1].endswith(f"Hugging Face hub missing: {UNREACHABLE}")

@@ -13,7 +13,7 @@ import pytest
 
 from longred_bench.errors import UserError
 from longred_bench.evaluation import paper_suite
-from longred_bench.evaluation.config import SUITES, EvalConfig, describe
+from longred_bench.evaluation.config import SUITES, EvalConfig
 from longred_bench.evaluation.paper_suite import MEMBERS
 from longred_bench.reports.eval_report import paper_short_lines
 from longred_bench.reports.paper import TABLE2
@@ -262,16 +262,6 @@ def test_config_refuses_foreign_tasks_and_one_shot_count_for_all() -> None:
     cfg = EvalConfig(model="m", suite="paper_short", allow_code_eval=True)
     assert EvalConfig.from_dict(cfg.to_dict()) == cfg
     assert "allow_code_eval" not in EvalConfig(model="m").to_dict()  # old cache keys unchanged
-
-
-def test_dry_run_lists_the_members_and_the_code_opt_in() -> None:
-    text = describe(EvalConfig(model="m", suite="paper_short"))
-    lines = text.splitlines()
-    assert lines[0].startswith("config: {")
-    assert lines[2:19] == paper_suite.member_table()
-    assert lines[-1] == "humaneval and mbpp run only with --allow-code-eval"
-    allowed = describe(EvalConfig(model="m", suite="paper_short", allow_code_eval=True))
-    assert "--allow-code-eval" not in allowed.splitlines()[-1]
 
 
 class _FakeTask:

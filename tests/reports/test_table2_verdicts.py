@@ -57,3 +57,18 @@ def test_the_papers_effect_bounds_only_the_papers_kind_of_extension() -> None:
     assert verdict_long_short(long, same, "s").label == NOT_REPRODUCED
     at_pi = verdict_long_short(long, same, "s", paper_setting=False)
     assert at_pi.label == UNDECIDED and "no effect of it bounds this interval" in at_pi.ours
+
+
+def test_the_claim_is_gated_on_premise_a() -> None:
+    from longred_bench.reports.verdict_rules import Verdict
+
+    long = _rows("cpt", (50.0, 50.2, 49.9))
+    mixed = _rows("long-short-cpt", (52.0, 52.1, 51.9))
+    a = lambda label: Verdict("a", "c", "s", "p", "o", label, "r")  # noqa: E731
+    assert verdict_long_short(long, mixed, "s").label == REPRODUCED  # no gate: the interval
+    passed = verdict_long_short(long, mixed, "s", premises=[a(REPRODUCED)])
+    assert passed.label == REPRODUCED and "passed" in passed.premise
+    failed = verdict_long_short(long, mixed, "s", premises=[a(NOT_REPRODUCED)])
+    assert failed.label == NOT_COMPARABLE and "(a) not reproduced" in failed.premise
+    unmeasured = verdict_long_short(long, mixed, "s", premises=[])
+    assert unmeasured.label == NOT_COMPARABLE and "not measured" in unmeasured.premise

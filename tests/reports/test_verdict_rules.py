@@ -64,7 +64,9 @@ def test_combine_orders_the_labels():
     assert combine([REPRODUCED, REPRODUCED]) == REPRODUCED
     assert combine([REPRODUCED, UNDECIDED]) == UNDECIDED
     assert combine([UNDECIDED, NOT_REPRODUCED]) == NOT_REPRODUCED
-    assert combine([NOT_REPRODUCED, NOT_COMPARABLE]) == NOT_COMPARABLE
+    # One refuted part refutes a claim whose parts must all hold, whatever the others say.
+    assert combine([NOT_REPRODUCED, NOT_COMPARABLE]) == NOT_REPRODUCED
+    assert combine([UNDECIDED, NOT_COMPARABLE]) == NOT_COMPARABLE
     with pytest.raises(ValueError):
         combine([])
 

@@ -172,3 +172,34 @@ def test_jobs_emitted_on_the_fallback_model_run_it_on_every_node(tmp_path, monke
     smoke = sorted((tmp_path / "smoke").glob("*.sbatch"))
     assert smoke and not any("HF_HUB_OFFLINE" in p.read_text() for p in smoke)
     capsys.readouterr()
+
+
+def test_jobs_emitted_on_the_hub_model_refuse_its_fallback(tmp_path, monkeypatch, capsys):
+    """Emitted where the hub gives `smol`'s model, every job exports LONGRED_NO_FALLBACK=1, and
+    a job on a node without the hub then stops in one line instead of training the fallback."""
+    import pytest
+
+    from longred_bench.errors import UserError
+    from longred_bench.models import choice
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(choice, "hub_unreachable", lambda: None)
+    monkeypatch.setattr(choice, "hub_has_model", lambda name: True)
+    choice.chosen_model.cache_clear()
+    try:
+        assert main(["reproduce", "table1", "--profile", "smol", "--quiet",
+                     "--emit-slurm", str(tmp_path / "jobs")]) == 0  # fmt: skip
+        scripts = sorted((tmp_path / "jobs").glob("*.sbatch"))
+        assert scripts and all(f"export {choice.NO_FALLBACK}=1" in p.read_text()
+                               for p in scripts)  # fmt: skip
+        assert not any("HF_HUB_OFFLINE" in p.read_text() for p in scripts)
+        # On a node where the hub does not answer:
+        choice.chosen_model.cache_clear()
+        monkeypatch.setattr(choice, "hub_unreachable", lambda: "huggingface.co is unreachable")
+        monkeypatch.setenv(choice.NO_FALLBACK, "1")
+        with pytest.raises(UserError, match="this job was planned with it"):
+            choice.chosen_model("HuggingFaceTB/SmolLM2-135M", "smollm2-135m")
+    finally:
+        choice.chosen_model.cache_clear()
+    capsys.readouterr()

@@ -140,19 +140,16 @@ def _eval_tasks(args: argparse.Namespace) -> list[str] | tuple[str, ...] | None:
 def _describe_eval(cfg: EvalConfig, requested: list[str] | None) -> str:
     """What ``eval --dry-run`` prints; for ``paper_short`` how each of the ``requested``
     members runs here (through the hub, which is checked, offline, or not at all)."""
-    import json
-
     from longred_bench.evaluation import paper_suite
     from longred_bench.evaluation.config import describe
 
     if cfg.suite != paper_suite.SUITE:
         return describe(cfg)
     offline = paper_suite.runs_offline(cfg.tasks)
-    lines = paper_suite.dry_run_lines(
+    return describe(cfg, paper_suite.dry_run_lines(
         requested, offline=offline, allow_code_eval=cfg.allow_code_eval,
         hub_why=None if offline else paper_suite.hub_missing(),
-    )  # fmt: skip
-    return "\n".join(["config: " + json.dumps(cfg.to_dict(), sort_keys=True), *lines])
+    ))  # fmt: skip
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -132,11 +132,13 @@ class EvalConfig:
         return out
 
 
-def describe(cfg: EvalConfig) -> str:
-    """What ``eval --dry-run`` prints for a suite other than ``paper_short`` (whose dry-run
-    says how each member runs here: :func:`longred_bench.evaluation.paper_suite.dry_run_lines`):
-    the resolved config as JSON, then the tasks. Nothing is loaded."""
+def describe(cfg: EvalConfig, tasks: list[str] | None = None) -> str:
+    """What ``eval --dry-run`` prints: the resolved config as JSON, then ``tasks`` (lines; for
+    ``paper_short`` how each member runs here,
+    :func:`longred_bench.evaluation.paper_suite.dry_run_lines`), by default the suite's tasks.
+    Nothing is loaded."""
     import json
 
-    tasks = ", ".join(cfg.tasks or SUITES[cfg.suite]) or "(none)"
-    return "\n".join(["config: " + json.dumps(cfg.to_dict(), sort_keys=True), "tasks: " + tasks])
+    if tasks is None:
+        tasks = ["tasks: " + (", ".join(cfg.tasks or SUITES[cfg.suite]) or "(none)")]
+    return "\n".join(["config: " + json.dumps(cfg.to_dict(), sort_keys=True), *tasks])

@@ -93,16 +93,13 @@ def startup_error(config: dict[str, Any], profile: Any) -> str:
     loaded."""
     from longred_bench.errors import UserError
     from longred_bench.models.rope import target_window
-    from longred_bench.training.config import TrainConfig
-    from longred_bench.training.methods import METHODS
+    from longred_bench.reproduce.plan_data import trained_config
     from longred_bench.training.plan import check_lengths, check_row_split, micro_rows
 
-    cfg = TrainConfig.from_dict(config)
-    if not METHODS[cfg.recipe].TRAINS:
+    trained = trained_config(config, profile.model.window)
+    if trained is None:
         return ""
-    window = profile.model.window
-    if cfg.recipe == "pretrain":  # the model it builds (training.build), at its own RoPE
-        window = int(cfg.architecture.get("max_position_embeddings", 256))
+    cfg, window = trained  # a pretraining run: the model it builds, at its own RoPE
     target = target_window(cfg.rope, window) if cfg.rope and cfg.recipe != "pretrain" else window
     try:
         check_lengths(cfg, target, window)

@@ -42,12 +42,11 @@ def data_section(todo: list[Any], profile: Any) -> list[str]:
     return [*out, ""]
 
 
-def run_data_lines(config: dict[str, Any], window: int, memo: dict) -> list[str] | None:
-    """The data lines of the training run of ``config`` on a model of the original ``window``
-    (a pretraining run: its own); None where it trains nothing (a merge)."""
-    from longred_bench.errors import UserError
+def trained_config(config: dict[str, Any], window: int) -> tuple[Any, int] | None:
+    """The :class:`~longred_bench.training.config.TrainConfig` of a training unit's ``config``
+    and the original window of the model it trains: ``window``, the profile model's, or for a
+    pretraining run the one it builds; None where it trains nothing (a merge)."""
     from longred_bench.training.config import TrainConfig
-    from longred_bench.training.data_plan import data_lines
     from longred_bench.training.methods import METHODS
 
     cfg = TrainConfig.from_dict(config)
@@ -55,6 +54,19 @@ def run_data_lines(config: dict[str, Any], window: int, memo: dict) -> list[str]
         return None
     if cfg.recipe == "pretrain":
         window = int(cfg.architecture.get("max_position_embeddings", 256))
+    return cfg, window
+
+
+def run_data_lines(config: dict[str, Any], window: int, memo: dict) -> list[str] | None:
+    """The data lines of the training run of ``config`` on a model of the original ``window``
+    (a pretraining run: its own); None where it trains nothing (a merge)."""
+    from longred_bench.errors import UserError
+    from longred_bench.training.data_plan import data_lines
+
+    trained = trained_config(config, window)
+    if trained is None:
+        return None
+    cfg, window = trained
     try:
         return data_lines(cfg, window, memo=memo, select=False)
     except UserError as exc:  # e.g. a source the run could not read

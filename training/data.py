@@ -5,6 +5,9 @@
 - ``corpus[+corpus...]``: every document of the corpora's ``train`` splits, tokenised without
   special tokens and cut into non-overlapping windows of ``length`` tokens (a document shorter
   than ``length`` gives none; data with no window at all is an error).
+- ``...+packed``: the same, but the documents are joined end to end first, the tokenizer's
+  end-of-text token between two (none where it has none), so that rows longer than the
+  documents exist (whole-window short-text rows from a corpus of shorter texts).
 - ``corpus[+corpus...]+retrieval``: those windows plus retrieval examples built at the stream's
   own ``length`` (:mod:`longred_bench.training.pretrain.retrieval`, in ``retrieval_phrasing``,
   each 40-100% of ``length`` tokens) as ``retrieval_fraction`` of the rows, right-padded: long
@@ -46,6 +49,7 @@ from longred_bench.cache import (
 from longred_bench.data.corpus_spec import (
     CORPORA,
     FORMS,
+    KEYWORDS,
     RETRIEVAL,
     Member,
     Source,
@@ -123,7 +127,7 @@ def member_token_ids(
 
 
 def _prose_members(source: Source) -> list[Member]:
-    return [m for m in source.members if m.kind != RETRIEVAL]
+    return [m for m in source.members if m.kind not in KEYWORDS]
 
 
 def _source_docs(
@@ -138,13 +142,37 @@ def _source_docs(
     return docs, records
 
 
-def _windows_of(docs: list[torch.Tensor], source: str, length: int) -> torch.Tensor:
-    windows = _cut(docs, length)
+def joined(docs: list[torch.Tensor], tokenizer: Any) -> list[torch.Tensor]:
+    """``docs`` end to end as one document, the tokenizer's end-of-text token between two (none
+    where it has none): the documents of a ``packed`` source."""
+    if not docs:
+        return []
+    eos = getattr(tokenizer, "eos_token_id", None)
+    parts = [docs[0]]
+    for doc in docs[1:]:
+        if eos is not None:
+            parts.append(torch.tensor([eos], dtype=doc.dtype))
+        parts.append(doc)
+    return [torch.cat(parts)]
+
+
+def _windows_of(
+    docs: list[torch.Tensor], source: str, length: int, packed: Any = None
+) -> torch.Tensor:
+    """Windows of ``docs``; ``packed``: the tokenizer, to cut them from the documents joined
+    (:func:`joined`)."""
+    windows = _cut(joined(docs, packed) if packed is not None else docs, length)
+    if len(windows) == 0 and packed is not None:
+        raise UserError(
+            f"data {source!r} has {sum(len(d) for d in docs)} tokens in all, fewer than one "
+            f"window of {length}: use a shorter length or more documents"
+        )
     if len(windows) == 0:
         longest = max((len(d) for d in docs), default=0)
         raise UserError(
             f"data {source!r} has no document of {length} tokens (the longest has {longest}): "
-            "use a shorter length or longer documents (austen, kjv)"
+            "use a shorter length, longer documents (austen, kjv) or '+packed' (documents "
+            "joined end to end)"
         )
     return windows
 
@@ -154,7 +182,7 @@ def corpus_windows(tokenizer: Any, source: str, length: int, split: str = "train
     members of :mod:`longred_bench.data.corpus_spec`; the fallback rule applied)."""
     parsed = resolve_source(source).source
     docs, _ = _source_docs(tokenizer, parsed, split)
-    return _windows_of(docs, source, length)
+    return _windows_of(docs, source, length, tokenizer if parsed.packed else None)
 
 
 def _subsample(windows: torch.Tensor, n: int, seed: int) -> torch.Tensor:
@@ -267,7 +295,8 @@ def selected_windows(
     """``length``-token windows of the train documents of source ``a+b+...`` after LongRecipe's
     sentence selection (:func:`longred_bench.training.impactful_tokens.select_sentences`): each
     document keeps, in order, its sentences that hold an ``anchors`` type and each other one with
-    probability ``keep_other`` (drawn from ``seed``)."""
+    probability ``keep_other`` (drawn from ``seed``); a ``packed`` source's kept documents are
+    joined before windows are cut."""
     import random
 
     from longred_bench.data.sentences import split_sentences
@@ -275,14 +304,16 @@ def selected_windows(
 
     rng = random.Random(f"longrecipe/{source}/{seed}")
     texts = []
-    for member in _prose_members(resolve_source(source).source):
+    used = resolve_source(source).source
+    for member in _prose_members(used):
         for text in member_documents(member, "train")[0]:
             sentences = [text[s.start : s.end] for s in split_sentences(text)]
             kept = select_sentences(sentences, anchors, keep_other, rng)
             if kept:
                 texts.append(" ".join(kept))
     encoded = tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
-    windows = _cut([torch.tensor(t) for t in encoded], length)
+    kept_docs = [torch.tensor(t) for t in encoded]
+    windows = _cut(joined(kept_docs, tokenizer) if used.packed else kept_docs, length)
     if len(windows) == 0:
         raise UserError(
             f"sentence selection (anchors {list(anchors)}, keep_other {keep_other}) left no "
@@ -352,12 +383,15 @@ def stream_data(
     record.update(resolved.record)
     used = resolved.source
     prose = "+".join(m.spec for m in _prose_members(used))
+    if used.packed:
+        record["packed"] = True
+        prose += "+packed"
     if selection is not None:
         ids = selected_windows(tokenizer, prose, length, *selection, seed=seed)
         record["members"] = [{"spec": m.spec} for m in _prose_members(used)]
     else:
         docs, record["members"] = _source_docs(tokenizer, used, "train")
-        ids = _windows_of(docs, prose, length)
+        ids = _windows_of(docs, prose, length, tokenizer if used.packed else None)
         record["long_documents"] = sum(len(d) >= length for d in docs)
     record["windows"] = len(ids)
     if any(m.kind == RETRIEVAL for m in used.members):

@@ -64,6 +64,8 @@ def epochs_line(name: str, record: dict, rows: int, reads: int) -> str | None:
     length = record["length"]
     docs = record.get("long_documents")
     origin = f" (from {docs} documents of at least {length} tokens)" if docs is not None else ""
+    if record.get("packed"):
+        origin = f" (its documents joined end to end; {docs or 0} of them hold {length} tokens)"
     used = record.get("fallback", {}).get("used")
     source = f"{record['source']} (fallback {used})" if used else record["source"]
     return (

@@ -186,12 +186,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def _compare_pairs(args: argparse.Namespace, start: float) -> int:
     from longred_bench.jobs import pairs
+    from longred_bench.reproduce.pair_costs import pairs_plan_with_costs
 
     if args.original is not None or args.extended or args.rope:
         raise UserError("--pairs takes its models from the file: drop --original, --extended "
                         "and --rope")  # fmt: skip
     if args.dry_run:
-        print(pairs.pairs_plan(args.pairs), end="")
+        print(pairs_plan_with_costs(args.pairs), end="")
         return 0
     if args.out is None:
         raise UserError("compare --pairs needs --out DIR (or --dry-run)")

@@ -3,8 +3,11 @@ that falls back from hub data to the offline corpora.
 
 A source is ``MEMBER[+MEMBER...]``, optionally followed by ``|FALLBACK``. A member is:
 
-- a registry corpus name (``brown``, ``austen``, ``kjv``, ``sotu``: their ``train`` split) or
-  ``retrieval`` (retrieval examples added to the other members' windows);
+- a registry corpus name (``brown``, ``austen``, ``kjv``, ``sotu``: their ``train`` split),
+  ``retrieval`` (retrieval examples added to the other members' windows) or ``packed`` (the
+  other members' documents joined end to end, an end-of-text token between two, before windows
+  are cut: rows longer than the documents, e.g. short-text rows of a whole window from a corpus
+  of shorter texts; without it a window lies within one document);
 - ``txt:PATH``: a ``.txt`` file, or a folder of them (searched recursively, in path order), one
   document per file;
 - ``jsonl:PATH[:field=NAME]``: a JSONL file, or a folder of ``*.jsonl`` files (recursively, in
@@ -41,6 +44,9 @@ DATA_KEYS = ("long_data", "short_data", "s2l_data")
 CORPORA = tuple(name for name, source in SOURCES.items() if source.kind == "corpus")
 """The registry corpora (fetched from package registries by ``data fetch``)."""
 RETRIEVAL = "retrieval"
+PACKED = "packed"
+KEYWORDS = (RETRIEVAL, PACKED)
+"""The members that change how the other (prose) members' windows are made."""
 STANDALONE = ("pretrain", "random")
 HUB_DOCS = 1000
 """Rows a hub member reads when its spec gives no ``docs=N``."""
@@ -54,7 +60,7 @@ OPTIONS = {
 }
 """Each member kind's options and their defaults."""
 FORMS = (
-    f"corpus names ({', '.join(CORPORA)}) and 'retrieval' joined by '+', txt:PATH, "
+    f"corpus names ({', '.join(CORPORA)}), 'retrieval' and 'packed' joined by '+', txt:PATH, "
     "jsonl:PATH[:field=NAME], disk:PATH[:field=NAME][:split=NAME], "
     "hf:NAME[:config=C][:split=S][:field=F][:revision=R][:docs=N], each source optionally "
     "followed by '|FALLBACK' (offline members); or 'pretrain', 'random' or a .txt file alone"
@@ -89,6 +95,11 @@ class Source:
     fallback_spec: str = ""
 
     @property
+    def packed(self) -> bool:
+        """Windows are cut from the prose members' documents joined end to end."""
+        return any(m.kind == PACKED for m in self.members)
+
+    @property
     def standalone(self) -> bool:
         """``pretrain``, ``random`` or a bare file path: not made of members."""
         return not self.members
@@ -102,8 +113,8 @@ def parse_member(text: str, spec: str) -> Member:
     """One member of source ``spec`` (see the module docstring)."""
     if text in CORPORA:
         return Member("corpus", text, {}, text)
-    if text == RETRIEVAL:
-        return Member(RETRIEVAL, text, {}, text)
+    if text in KEYWORDS:
+        return Member(text, text, {}, text)
     kind, sep, rest = text.partition(":")
     if not sep or kind not in OPTIONS:
         raise _bad(spec, f"{text!r} is no corpus name and no KIND:TARGET member")
@@ -139,9 +150,10 @@ def parse_source(spec: str) -> Source:
     if bar and (not fallback or "|" in fallback):
         raise _bad(spec, "'|' must be followed by one fallback source")
     members = tuple(parse_member(m, spec) for m in primary.split("+"))
-    if all(m.kind == RETRIEVAL for m in members):
-        raise _bad(spec, "'retrieval' adds to prose members; name at least one")
     backup = tuple(parse_member(m, spec) for m in fallback.split("+")) if bar else ()
+    for part in (members, backup):
+        if part and all(m.kind in KEYWORDS for m in part):
+            raise _bad(spec, "'retrieval' and 'packed' change prose members; name at least one")
     if any(not m.offline for m in backup):
         raise _bad(spec, f"the fallback {fallback!r} must be offline (no hf: member)")
     if bar and all(m.offline for m in members):
@@ -151,7 +163,7 @@ def parse_source(spec: str) -> Source:
 
 def _is_path(spec: str) -> bool:
     """A bare name that is no corpus or keyword: the legacy single text file form."""
-    if spec in CORPORA or spec == RETRIEVAL:
+    if spec in CORPORA or spec in KEYWORDS:
         return False
     return "/" in spec or Path(spec).suffix != "" or Path(spec).expanduser().is_file()
 

@@ -120,9 +120,10 @@ def pair_config(settings: dict[str, Any], pair: Pair) -> Any:
     return CompareConfig.from_dict(data)
 
 
-def pairs_plan(spec: str) -> str:
+def pairs_plan(spec: str, estimates: dict[str, list[str]] | None = None) -> str:
     """``compare --pairs ... --dry-run``: each pair, its windows, the lengths it is scored at and
-    its units; nothing is loaded."""
+    its units, then its ``estimates`` lines where given (by the pair's slug:
+    :mod:`longred_bench.reproduce.pair_costs`); nothing is loaded."""
     settings, pairs, source = load_pairs(spec)
     lines = [f"compare --pairs {spec} --dry-run ({source}); nothing is run", ""]
     total = 0
@@ -138,6 +139,7 @@ def pairs_plan(spec: str) -> str:
         lines.append(f"  suites {', '.join(cfg.suites)}; lengths {', '.join(map(str, cfg.lengths))}"
                      f"; {cfg.ruler_samples} RULER samples per task and length; device "
                      f"{cfg.device}")  # fmt: skip
+        lines += (estimates or {}).get(pair.slug, [])
     lines += ["", f"In all: {len(pairs)} pairs, {total} units. Hub names are checked when a "
               "model loads; a missing one stops its pair in one line (units already measured "
               "are kept)."]  # fmt: skip

@@ -40,7 +40,8 @@ from longred_bench.evaluation import paper_suite
 from longred_bench.training.shapes import SHAPES, ModelShape
 
 GIB = 2**30
-# The models the built-in profiles name, by their hub ids and zoo names.
+# The models the built-in profiles name, by their hub ids and zoo names (``compare``'s published
+# extensions have the shape of the model they extend).
 SHAPE_OF: dict[str, str] = {
     "smollm2-135m": "smollm2-135m",
     "HuggingFaceTB/SmolLM2-135M": "smollm2-135m",
@@ -49,6 +50,10 @@ SHAPE_OF: dict[str, str] = {
     "meta-llama/Meta-Llama-3-8B-Instruct": "llama3-8b",
     "mistralai/Mistral-7B-v0.3": "mistral-7b-v0.3",
     "meta-llama/Llama-2-7b-hf": "llama2-7b",
+    "NousResearch/Yarn-Llama-2-7b-128k": "llama2-7b",
+    "togethercomputer/LLaMA-2-7B-32K": "llama2-7b",
+    "princeton-nlp/Llama-3-8B-ProLong-512k-Instruct": "llama3-8b",
+    "gradientai/Llama-3-8B-Instruct-Gradient-1048k": "llama3-8b",
 }
 SHORT_TOKENS = Path(__file__).with_name("short_tokens.json")
 """Per offline short task: documents, requests, prompt and generated tokens (SmolLM2's)."""

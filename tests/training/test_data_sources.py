@@ -110,7 +110,8 @@ def test_members_join_in_order(txt_dir: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "spec",
     ["austin+kjv", "txt:", "hf:pg19:docs=0", "hf:pg19:dox=5", "jsonl:/x.jsonl:split=train",
-     "hf:pg19|", "hf:pg19|hf:other", "austen|kjv", "zip:/data"],
+     "hf:pg19|", "hf:pg19|hf:other", "austen|kjv", "zip:/data", "packed",
+     "retrieval+packed", "hf:pg19+packed|packed"],
 )  # fmt: skip
 def test_a_bad_spec_fails_in_one_line_naming_it_and_the_forms(spec: str) -> None:
     with pytest.raises(UserError) as err:
@@ -130,6 +131,43 @@ def test_accepted_specs_parse() -> None:
     assert [m.spec for m in src.fallback] == ["austen", "kjv"]
     assert parse_member("jsonl:/a/b.jsonl:field=content", "s").options == {"field": "content"}
     assert parse_source("pretrain").standalone and parse_source("/tmp/some.txt").standalone
+
+
+class EosWordTokenizer(WordTokenizer):
+    eos_token_id = 999
+
+
+def test_a_packed_source_cuts_windows_across_documents_with_a_separator(txt_dir: Path) -> None:
+    # TEXTS hold 14, 6 and 14 words: no document holds 16, joined they hold 34 + 2 separators
+    with pytest.raises(UserError, match=r"no document of 16 tokens .*'\+packed'"):
+        stream_data(EosWordTokenizer(), f"txt:{txt_dir}", 16, seed=0)
+    got = stream_data(EosWordTokenizer(), f"txt:{txt_dir}+packed", 16, seed=0)
+    ids = WordTokenizer()(TEXTS)["input_ids"]
+    stream = [*ids[0], 999, *ids[1], 999, *ids[2]]
+    assert torch.equal(got.ids, torch.tensor([stream[:16], stream[16:32]]))
+    assert got.record["packed"] is True and got.record["long_documents"] == 0
+    assert parse_source(f"txt:{txt_dir}+packed").packed
+    assert not parse_source(f"txt:{txt_dir}").packed
+    # without an end-of-text token the documents are joined as they are
+    plain = stream_data(WordTokenizer(), f"txt:{txt_dir}+packed", 11, seed=0)
+    flat = [i for doc in ids for i in doc]
+    assert len(flat) == 34
+    assert torch.equal(plain.ids, torch.tensor([flat[:11], flat[11:22], flat[22:33]]))
+    with pytest.raises(UserError, match="has 34 tokens in all, fewer than one window of 40"):
+        stream_data(WordTokenizer(), f"txt:{txt_dir}+packed", 40, seed=0)
+    line = epochs_line("short", got.record, len(got.ids), 8)
+    assert "gives 2 rows of 16 tokens (its documents joined end to end; 0 of them hold 16 " in line
+
+
+def test_a_packed_fallback_is_packed_offline(
+    txt_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("LONGRED_CACHE", str(txt_dir.parent / "cache"))
+    got = stream_data(EosWordTokenizer(), f"hf:nobody/none+packed|txt:{txt_dir}+packed", 16,
+                      seed=0)  # fmt: skip
+    assert got.record["fallback"]["used"] == f"txt:{txt_dir}+packed"
+    assert got.record["packed"] is True and len(got.ids) == 2
 
 
 def test_registry_names_keep_their_config_hashes() -> None:

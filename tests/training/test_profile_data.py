@@ -1,7 +1,8 @@
 """The data the built-in GPU profiles train on: hub corpora with an offline fallback, and a
 fallback that a run without the hub can train on (every stream of every recipe at ``smol`` has
 rows of its length: a short-to-long stream of Brown, whose texts are shorter than SmolLM2's
-8,192-token window, had none)."""
+8,192-token window, had none; nor had Table 6's whole-window short rows before the short
+stream was packed)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,29 @@ def test_gpu_profiles_read_hub_data_with_an_offline_fallback(profile: str) -> No
         for stream in ("long_data", "short_data", "s2l_data"):
             source = parse_source(getattr(cfg, stream))
             assert any(m.kind == "hf" for m in source.members), (recipe, stream)
-            assert source.fallback and all(m.kind == "corpus" for m in source.fallback)
+            assert source.fallback and all(m.offline for m in source.fallback)
+            assert any(m.kind == "corpus" for m in source.fallback), (recipe, stream)
+
+
+@pytest.mark.integration
+def test_table6_whole_window_row_trains_offline_at_smol(
+    request: pytest.FixtureRequest, capsys: pytest.CaptureFixture
+) -> None:
+    """Every row of Table 6 at ``smol`` reads the same packed short data (the fallback's Brown
+    offline), so the three short lengths read about the same epochs."""
+    import re
+
+    from longred_bench.cli import main
+
+    ensure_cached(request, "smollm2", "austen", "kjv", "brown")
+    assert main(["reproduce", "table6", "--profile", "smol", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    short = [line for line in out.splitlines() if "data short" in line]
+    assert not [line for line in out.splitlines() if "not counted" in line]
+    epochs = {re.search(r"rows of (\d+) tokens", line)[1]: float(re.search(r": ([\d.]+) epochs",
+              line)[1]) for line in short}  # fmt: skip
+    assert set(epochs) == {"1024", "2048", "8192"}, short
+    assert max(epochs.values()) < 1.1 * min(epochs.values()), epochs
 
 
 @pytest.mark.integration

@@ -225,16 +225,33 @@ def light_cpt_source(run: TrainedRow) -> TrainedRow:
 def lite_budget(cfg: Any, window: int, processes: int) -> Any:
     """LinearARD's ``cfg`` at the reduced budget of the ``-lite`` rows: 1/``LITE_STEPS`` of the
     steps at 1/``LITE_TOKENS`` of the tokens per step. Its rows are of the original ``window``;
-    where that step's rows do not split over ``processes`` (Mistral-7B's 32K rows: 4 a step
-    over 8 GPUs), a step takes the next multiple of ``processes`` rows and the steps shrink by
-    as much, so the run reads the same tokens."""
+    where each micro-step's rows do not split over ``processes`` (training's startup check,
+    :func:`~longred_bench.training.plan.check_row_split`; e.g. Mistral-7B's 32K rows: 4 a step
+    over 8 GPUs), a step takes the next multiple of ``processes`` rows whose micro-steps split
+    and the steps shrink by as much, so the run reads about the same tokens. Where none up to
+    4x does, the budget is left as it is and the dry-run marks the unit as unable to start."""
     steps = max(1, cfg.steps // LITE_STEPS)
     tokens = cfg.tokens_per_step // LITE_TOKENS
+    lite = cfg.replace(steps=steps, tokens_per_step=tokens)
+    if processes == 1:
+        return lite
+    from longred_bench.training.plan import check_row_split, micro_rows
+
     rows = tokens // window
-    if rows % processes:
-        whole = -(-rows // processes) * processes
-        steps, tokens = max(1, steps * rows // whole), whole * window
-    return cfg.replace(steps=steps, tokens_per_step=tokens)
+    first = max(processes, -(-rows // processes) * processes)
+    for whole in range(first, 4 * first + 1, processes):
+        if whole == rows:
+            candidate = lite
+        else:
+            candidate = cfg.replace(
+                steps=max(1, steps * rows // whole), tokens_per_step=whole * window
+            )
+        try:
+            check_row_split(micro_rows(candidate, window), processes)
+        except UserError:
+            continue
+        return candidate
+    return lite
 
 
 def replay_within_budget(cfg: Any) -> Any:

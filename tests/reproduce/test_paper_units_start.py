@@ -194,3 +194,26 @@ def test_linearards_lite_rows_read_a_64th_of_the_tokens_in_rows_every_gpu_gets()
         assert (lite.steps, lite.tokens_per_step) == want, profile
         assert full.steps * full.tokens_per_step == 64 * lite.steps * lite.tokens_per_step
         assert lite.tokens_per_step // window % 8 == 0
+
+
+def test_the_lite_budget_splits_each_micro_step_not_only_each_step():
+    """A lite step of 40 rows of 64 tokens splits over 8 processes, but with micro-steps of 16
+    rows it runs 2 micro-steps of 20 rows, which do not: the lite budget takes the next row
+    count whose micro-steps split (48 rows: 3 micro-steps of 16), at fewer steps."""
+    from longred_bench.reproduce.grid import lite_budget
+    from longred_bench.reproduce.rows import LITE_STEPS, LITE_TOKENS
+    from longred_bench.training.config import TrainConfig
+    from longred_bench.training.plan import check_row_split, micro_rows
+
+    window = 64
+    cfg = TrainConfig.from_dict({"recipe": "linearard", "rope": "pi:factor=4",
+                                 "steps": 24 * LITE_STEPS,
+                                 "tokens_per_step": 40 * window * LITE_TOKENS,
+                                 "micro_tokens": 16 * window})  # fmt: skip
+    assert micro_rows(cfg.replace(steps=24, tokens_per_step=40 * window), window) == {"s2l": 20}
+    lite = lite_budget(cfg, window, 8)
+    assert micro_rows(lite, window) == {"s2l": 16}
+    check_row_split(micro_rows(lite, window), 8)
+    assert (lite.steps, lite.tokens_per_step) == (24 * 40 // 48, 48 * window)
+    one = lite_budget(cfg, window, 1)  # one process: a quarter of the steps, a 16th of the tokens
+    assert (one.steps, one.tokens_per_step) == (24, 40 * window)

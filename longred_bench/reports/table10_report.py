@@ -24,9 +24,12 @@ below a bound):
 No paper effect is ruled out: the paper's savings depend on its windows and hardware (the share
 of attention in the cost), which ours do not share. Either claim with a row of a single run is
 not comparable (the floor of two runs): one timing says nothing of its spread; so is either
-claim where a run of either row was timed under an unrecorded load or a 1-minute load above its
-machine's CPU count (:data:`TIMING_RULE`: the timing premise, both rows timed under known
-conditions that left the cores to the runs).
+claim where a run of either row was timed under an unrecorded load or a 1-minute load above
+``1 + LOAD_TOLERANCE`` times its machine's CPU count (:data:`TIMING_RULE`: the timing premise,
+both rows timed under known conditions that left the cores to the runs). The tolerance is there
+because a call's own workers hold the load at about the CPU count and its orchestrating process
+and the system add a few percent (a quiet ``--jobs 2`` call on 2 cores recorded 1.92-2.18);
+other work, a test run say, adds a whole core or more.
 
 Peak memory is each run's own ``run.json`` figure (:mod:`longred_bench.training.peak_memory`): the
 CUDA allocator's peak on a GPU, the training process's peak resident set on CPU; the table shows
@@ -93,10 +96,14 @@ RULE_B = (
     "otherwise undecided. No paper effect is ruled out (its savings depend on its windows and "
     "hardware). A row of one run -> not comparable (no spread to judge by). {timing}"
 )
+LOAD_TOLERANCE = 0.1
+"""How far above its CPU count a run's 1-minute load may be and the run still count as timed
+quietly: the orchestrating process and the system, not other work."""
 TIMING_RULE = (
     "A run of either row timed under an unrecorded machine load, or under a 1-minute load "
-    "above its machine's CPU count (other work shared the cores) -> not comparable (the timing "
-    "premise: every run's own load recorded and within its cores)."
+    f"above {1 + LOAD_TOLERANCE:g}x its machine's CPU count (other work shared the cores; the "
+    f"call's own workers and its orchestration hold it at about the CPU count) -> not "
+    "comparable (the timing premise: every run's own load recorded and within its cores)."
 )
 
 
@@ -117,9 +124,10 @@ class Cost:
 
     @property
     def timed_quietly(self) -> bool:
-        """Every run recorded the machine's load, none above its machine's CPU count."""
+        """Every run recorded the machine's load, none above its machine's CPU count (with
+        :data:`LOAD_TOLERANCE`)."""
         return len(self.loads) == len(self.seconds) and all(
-            cpus > 0 and load <= cpus for load, cpus in self.loads
+            cpus > 0 and load <= cpus * (1 + LOAD_TOLERANCE) for load, cpus in self.loads
         )
 
     @property
@@ -344,7 +352,8 @@ def build_table10(
         f"({N_BOOT} resamples, seed {BOOT_SEED}).",
         "",
         "Each trained row's wall-clock training seconds per token, from the runs' own timings "
-        "(the same runs as Table 3's; every row takes the same steps and tokens per step), and "
+        "(Table 3's runs where both tables read one run cache: the commit and base weights above "
+        "say which; every row takes the same steps and tokens per step), and "
         "its ratio to long-only CPT at the same extension, with an interval that resamples the "
         "runs (seeds) of both rows. A run reused from the run cache keeps the timing of the call "
         "that trained it, so the machine's load at those times is part of the spread; "

@@ -70,6 +70,7 @@ training:
     impact_steps: 1
 evaluation:
   batch_size: 1
+  device: cpu
   short: {{limit: 2, tasks: [longred_arc_easy]}}
   ruler: {{lengths: [{2 * WINDOW}], samples: 1, tasks: [longred_ruler_niah_single_1]}}
 runs:
@@ -151,7 +152,8 @@ def test_every_recipe_trains_two_steps_on_real_smollm2_weights(smol_run) -> None
             run = cache / unit["folder"]
             steps = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
             steps = [s for s in steps if "loss" in s]
-            assert [s["step"] for s in steps] == [1, 2], unit["id"]
+            light = unit["id"].startswith("train_cpt-light")  # a quarter of CPT's steps: one
+            assert [s["step"] for s in steps] == ([1] if light else [1, 2]), unit["id"]
             assert all(math.isfinite(s["loss"]) and s["loss"] > 0 for s in steps), steps
             assert (run / "final" / "config.json").is_file()
             recipe = _recipe(run)

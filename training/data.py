@@ -157,12 +157,12 @@ def joined(docs: list[torch.Tensor], tokenizer: Any) -> list[torch.Tensor]:
 
 
 def _windows_of(
-    docs: list[torch.Tensor], source: str, length: int, packed: Any = None
+    docs: list[torch.Tensor], source: str, length: int, join_with: Any = None
 ) -> torch.Tensor:
-    """Windows of ``docs``; ``packed``: the tokenizer, to cut them from the documents joined
-    (:func:`joined`)."""
-    windows = _cut(joined(docs, packed) if packed is not None else docs, length)
-    if len(windows) == 0 and packed is not None:
+    """Windows of ``docs``; ``join_with``: a packed source's tokenizer, to cut them from the
+    documents joined (:func:`joined`)."""
+    windows = _cut(joined(docs, join_with) if join_with is not None else docs, length)
+    if len(windows) == 0 and join_with is not None:
         raise UserError(
             f"data {source!r} has {sum(len(d) for d in docs)} tokens in all, fewer than one "
             f"window of {length}: use a shorter length or more documents"

@@ -50,6 +50,8 @@ def fitting_length(s: Any, lengths: tuple[int, ...], batch: int, limit_gib: floa
 def pair_estimate(pair: Pair, cfg: Any, hw: Hardware) -> tuple[list[str], float, int]:
     """Lines for ``pair`` under ``cfg``, its GPU-hours and how many of its models one GPU of
     ``hw`` cannot hold at their longest length."""
+    if cfg.device == "cpu":
+        return ["  on the CPU (settings.device): no GPU estimate"], 0.0, 0
     rate = hw.gpu_tflops * 1e12 * hw.mfu * 3600
     lines, hours, over = [], 0.0, 0
     top = max(cfg.lengths) if {"ruler", "niah"} & set(cfg.suites) else None
@@ -71,7 +73,7 @@ def pair_estimate(pair: Pair, cfg: Any, hw: Hardware) -> tuple[list[str], float,
                 over += 1
                 fit = fitting_length(s, cfg.lengths, cfg.batch_size, hw.gpu_memory_gib)
                 line += (
-                    f": OVER {hw.gpu_memory_gib:g} GiB, it stops out of memory there "
+                    f": OVER {hw.gpu_memory_gib:g} GiB, out of memory there by this estimate "
                     f"(the longest length that fits: {fit:,}; drop the longer ones from "
                     "settings.lengths, or run on a GPU with more memory)"
                     if fit

@@ -42,7 +42,8 @@ def test_the_builtin_pairs_are_estimated_and_the_llama2_pair_flagged(capsys) -> 
 def test_the_hours_follow_the_hardware_and_an_unknown_shape_is_said(tmp_path: Path) -> None:
     path = tmp_path / "pairs.yaml"
     path.write_text(yaml.safe_dump({
-        "settings": {"suites": ["ruler"], "lengths": [4096, 8192], "ruler_samples": 500},
+        "settings": {"suites": ["ruler"], "lengths": [4096, 8192], "ruler_samples": 500,
+                     "device": "cuda"},
         "pairs": [{"original": "meta-llama/Llama-2-7b-hf", "window": 4096,
                    "extended": [{"model": "/nowhere/model", "window": 8192}]}],
     }))  # fmt: skip
@@ -55,3 +56,8 @@ def test_the_hours_follow_the_hardware_and_an_unknown_shape_is_said(tmp_path: Pa
     assert "/nowhere/model: not estimated (no known shape" in slow
     roomy = pairs_plan_with_costs(str(path), Hardware(gpu_memory_gib=141))
     assert "OVER" not in roomy and "OVER" not in slow  # 8,192 tokens fit either GPU
+    small = pairs_plan_with_costs(str(path), Hardware(gpu_memory_gib=13))  # not the weights
+    assert "OVER 13 GiB at every length" in small
+    path.write_text(path.read_text().replace("device: cuda", "device: cpu"))
+    cpu = pairs_plan_with_costs(str(path))
+    assert "on the CPU (settings.device): no GPU estimate" in cpu and "Estimated: 0.0" in cpu

@@ -12,7 +12,7 @@
 #   4. pcd_long.md from the merged CSV.
 # Needs LONGRED_CACHE holding tiny-base's final/, its tokenizer and the corpora. Writes to $OUT
 # (default ./pcd-long-x16): run.log, pcd_long.csv, pcd_long_run.md, pcd_long.md, train.log,
-# x16_metrics.jsonl, x16_final.tgz, logs.tgz (the
+# x16_metrics.jsonl, x16_run.json (the run's totals and provenance), x16_final.tgz, logs.tgz (the
 # processes' logs). Resumes: the checkpoint and each shard's CSV are kept in
 # $WORK. TASKS, LENGTHS, TRAIN_DEVICE and TRAIN_SET (more --set overrides) make a smoke run on a
 # CPU possible. Usage:
@@ -63,6 +63,7 @@ wait
 tail -3 "$OUT/train.log" | tee -a "$LOG"
 [ -f x16/final/model.safetensors ] || { stage "training failed"; exit 1; }
 cp x16/metrics.jsonl "$OUT/x16_metrics.jsonl"
+cp x16/run.json "$OUT/x16_run.json"
 tar czf "$OUT/x16_final.tgz" x16/final x16/config.yaml 2>/dev/null || tar czf "$OUT/x16_final.tgz" x16/final
 
 common=(--model x16/final --tasks $TASKS --lengths $LENGTHS --samples "$SAMPLES" --dev-samples "$DEV_SAMPLES"

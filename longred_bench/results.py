@@ -118,6 +118,11 @@ class Provenance:
         )
 
 
+STEPS_KIND = "train_steps"
+"""The kind of a training run's one record of its timings per optimizer step
+(:func:`longred_bench.jobs.units.run_steps_record`)."""
+
+
 def config_hash(config: dict[str, Any]) -> str:
     """Short stable hash of a JSON-able config (key order does not matter)."""
     blob = json.dumps(config, sort_keys=True, separators=(",", ":"))

@@ -24,6 +24,7 @@ import json
 import shutil
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -33,7 +34,7 @@ from tqdm.auto import tqdm
 
 from longred_bench.cache import atomic_dir, atomic_write_text
 from longred_bench.errors import UserError
-from longred_bench.results import config_hash
+from longred_bench.results import Provenance, config_hash
 from longred_bench.training.build import Run, build_run, schedule_factor
 from longred_bench.training.checkpoint import (
     latest_checkpoint,
@@ -361,7 +362,8 @@ def _unwrapped(model: torch.nn.Module) -> torch.nn.Module:
 def _run_info(
     run: Run, cfg: TrainConfig, out: Path, tokens: int, seconds: float, phases: tuple[Phase, ...]
 ) -> dict[str, Any]:
-    """``run.json``: totals, and what each phase adds."""
+    """``run.json``: totals, what each phase adds, and the provenance of the training (commit,
+    source hash and dirty flag of the tree that ran, package versions, device)."""
     extra: dict[str, Any] = {}
     for phase in phases:
         extra.update(phase.info(run, cfg, out))
@@ -376,4 +378,5 @@ def _run_info(
         "dtype": str(run.dtype).removeprefix("torch."),
         "lm_loss": resolve_lm_loss(cfg.lm_loss, run.device),
         "data": run.data,
+        "provenance": asdict(Provenance.collect(cfg.to_dict(), seed=cfg.seed, device=run.device)),
     }

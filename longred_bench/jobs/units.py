@@ -28,6 +28,7 @@ from longred_bench.cache import atomic_write_text, cache_dir
 from longred_bench.errors import UserError
 from longred_bench.jobs.builds import check_builds, result_builds, run_base, write_run_base
 from longred_bench.results import (
+    STEPS_KIND,
     Provenance,
     config_hash,
     read_cached_json,
@@ -353,6 +354,24 @@ def finished_run(run_dir: Path) -> dict[str, Any] | None:
     impact = {"impact": info["impact"]} if "impact" in info else {}  # LongRecipe's anchors
     return {"steps": value["step"], "tokens": info["tokens"], "seconds": info["seconds"],
             "dir": str(run_dir), **layers, **peak, **impact}  # fmt: skip
+
+
+def run_steps_record(run_dir: Path) -> dict[str, Any] | None:
+    """A finished run's timings per optimizer step as one record of kind :data:`STEPS_KIND`:
+    ``step_seconds`` and ``step_tokens``, the cumulative training seconds and tokens after each
+    step (its ``metrics.jsonl``), and the ``provenance`` of the training where its ``run.json``
+    recorded one. None where either file is absent or does not parse (a report then has the
+    run's totals only)."""
+    try:
+        rows = read_records(run_dir / "metrics.jsonl")
+        info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+        seconds = [float(r["seconds"]) for r in rows]
+        tokens = [int(r["tokens"]) for r in rows]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    prov = info.get("provenance") if isinstance(info, dict) else None
+    return {"kind": STEPS_KIND, "step_seconds": seconds, "step_tokens": tokens,
+            **({"provenance": prov} if isinstance(prov, dict) else {})}  # fmt: skip
 
 
 def finished_run_checked(run_dir: Path) -> dict[str, Any] | None:

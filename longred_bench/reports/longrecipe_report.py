@@ -8,14 +8,12 @@ the multi-key, multi-value and multi-query needle tasks), perplexity by position
 long text (``ppl`` records, seeds averaged), the anchor types each LongRecipe run
 selected its sentences by, the training cost per token against CPT's, LongRecipe's published
 Table 1, and the verdicts of :mod:`longred_bench.reports.longrecipe_verdicts`. The compute claim's
-interval resamples each run's optimizer steps, read from the per-step records (``metrics.jsonl``)
-in the run folder its record names (:func:`run_steps`); a run whose folder is not at hand counts
-with its total.
+interval resamples each run's optimizer steps, read from the run's ``train_steps`` record
+(:func:`run_steps`); a run without one (records made before runs had one) counts with its total.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,7 @@ from typing import Any
 from longred_bench.metrics.stats import RunSteps
 from longred_bench.reports.longrecipe_verdicts import (
     PAPER_TABLE1,
+    SAME_TOKENS,
     SHORT_BASELINES,
     verdict_beats,
     verdict_compute,
@@ -207,10 +206,10 @@ def cost_lines(runs: dict[RunKey, Run]) -> list[str]:
         return ["No training timings in these records.", ""]
     lines += [
         "",
-        "Every row trains the same steps on about the same number of tokens (LongRecipe's replay "
-        "is the last quarter of its steps, so it trains on long samples for 48 steps where the "
-        "others train for 64: conservative for its long ability; the replay and the merge with "
-        "the original may favour its short ability). Seconds are each run's own training (one "
+        _budget_sentence(runs) + " LongRecipe's replay is the last quarter of its steps, so it "
+        "trains on long samples for three quarters of them: conservative for its long ability; "
+        "the replay and the merge with the original may favour its short ability. Seconds are "
+        "each run's own training (one "
         "torch thread per worker process; a run reused from the cache keeps the timing of the "
         "call that trained it); LongRecipe's include its anchor measurement run (a brief "
         "full-length CPT run). Per sequence = per token x the sample length over CPT's. The "
@@ -220,25 +219,35 @@ def cost_lines(runs: dict[RunKey, Run]) -> list[str]:
     return lines
 
 
+def _budget_sentence(runs: dict[RunKey, Run]) -> str:
+    """Whether every trained row read about the same tokens as CPT (within
+    :data:`~longred_bench.reports.longrecipe_verdicts.SAME_TOKENS`), from the records."""
+    ratios = [
+        mine / full
+        for ext in extensions(runs)
+        if (full := mean_train(runs, ext, "cpt", "tokens"))
+        for row in TRAINED
+        if (mine := mean_train(runs, ext, row, "tokens"))
+    ]
+    if all(abs(r - 1.0) <= SAME_TOKENS for r in ratios):
+        return (f"Every row trains on about the same number of tokens as CPT (within "
+                f"{SAME_TOKENS:.0%}).")  # fmt: skip
+    return (f"The rows train on different numbers of tokens ({min(ratios):.2f}x to "
+            f"{max(ratios):.2f}x CPT's): (R1) is not a comparison at equal tokens.")  # fmt: skip
+
+
 def run_steps(run: Run, fixed: float = 0.0) -> RunSteps | None:
-    """A run's training seconds and tokens per optimizer step, from the ``metrics.jsonl`` of the
-    run folder its record names (cumulative ``seconds`` and ``tokens`` per step); where that
-    file is not at hand or does not cover the recorded steps, the run's totals as one step.
-    ``fixed``: seconds added once (LongRecipe's anchor measurement). ``None`` without timings."""
+    """A run's training seconds and tokens per optimizer step, from its ``train_steps`` record
+    (cumulative ``step_seconds`` and ``step_tokens``); where the records hold none, or one that
+    does not cover the recorded steps, the run's totals as one step. ``fixed``: seconds added
+    once (LongRecipe's anchor measurement). ``None`` without timings."""
     train = run.train or {}
     if not train.get("seconds") or not train.get("tokens"):
         return None
     total = RunSteps([float(train["seconds"])], [float(train["tokens"])], fixed)
-    if not train.get("dir"):
-        return total
-    path = Path(str(train["dir"])) / "metrics.jsonl"
-    try:
-        rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
-        seconds = [float(r["seconds"]) for r in rows]
-        tokens = [float(r["tokens"]) for r in rows]
-    except (OSError, ValueError, KeyError, TypeError):
-        return total
-    if not rows or len(rows) != int(train.get("steps") or 0) or tokens[-1] != train["tokens"]:
+    seconds, tokens = run.step_seconds, run.step_tokens
+    covered = len(seconds) == len(tokens) == int(train.get("steps") or 0)
+    if not seconds or not covered or tokens[-1] != float(train["tokens"]):
         return total
     return RunSteps(_steps(seconds), _steps(tokens), fixed)
 
@@ -286,7 +295,9 @@ def longrecipe_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]
             continue
         scope = f"`{ext}` ({pe} x{factor:g}), `longrecipe`"
         if cpt and zero:
-            out.append(verdict_matches_full_length(mine, cpt, zero, scope))
+            tokens = [mean_train(runs, ext, r, "tokens") for r in ("longrecipe", "cpt")]
+            ratio = tokens[0] / tokens[1] if tokens[0] and tokens[1] else None
+            out.append(verdict_matches_full_length(mine, cpt, zero, scope, ratio))
         base = {b: scores(b) for b in SHORT_BASELINES}
         if all(base.values()):
             out += [verdict_beats(mine, base, scope, "ruler"),
@@ -325,7 +336,8 @@ def build_longrecipe(
         "by a random skip); `LongRecipe` trains on about 30% of the target window, from "
         "sentence-selected text, at sentence-gap position ids, replays original-window text for "
         "the last quarter of its steps at a tenth of the learning rate, then averages its "
-        "weights 50/50 with the original's. All rows: the same long data, steps and tokens. "
+        "weights 50/50 with the original's. All rows: the same long data (steps and tokens in "
+        "the cost table). "
         f"Short Avg and RULER as in Table 3: RULER {ruler_scope(runs)}.",
         "",
         *run_sections(runs, cats, table),

@@ -40,8 +40,10 @@ on one interval, :func:`~longred_bench.reports.verdict_rules.combine` over a cla
      lengths. Judged below ``0.15 + COMPUTE_TOLERANCE`` (0.175: "about 85% less" at the paper's
      5-point rounding): entirely below -> reproduced; entirely above -> not reproduced;
      otherwise undecided. A row whose timings have no spread (one run, its total only) is not
-     comparable. (R1) compares at equal tokens, so (R1) and (R4) together are not the paper's
-     joint claim at equal sequences.
+     comparable. (R1) compares the rows at the tokens each trained, which its evidence states
+     (:func:`tokens_note`): about equal (within :data:`SAME_TOKENS`) at ``tiny`` and ``smol``,
+     where (R1) and (R4) together are not the paper's joint claim at equal sequences; at the
+     ``paper*`` profiles LongRecipe reads its own paper's budget, which is not CPT's.
 
 A comparison without shared per-document scores has no interval and is not comparable.
 """
@@ -77,6 +79,7 @@ from longred_bench.reports.verdict_stats import (
     seeds_note,
 )
 
+SAME_TOKENS = 0.10  # token counts within 10% of each other read "about the same tokens"
 PAPER_COMPUTE = 0.15  # LongRecipe's compute as a fraction of full-length training's (abstract)
 COMPUTE_TOLERANCE = 0.025  # "about 85% less": a saving of 82.5% or more rounds to it
 SHORT_BASELINES = ("pose", "rpes")
@@ -145,14 +148,26 @@ def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
+def tokens_note(name: str, ratio: float | None) -> str:
+    """What (R1)'s comparison holds equal: the tokens ``name`` trained over CPT's (means over
+    seeds), said to be about the same within :data:`SAME_TOKENS`, else said not to be."""
+    if ratio is None:
+        return ""
+    same = abs(ratio - 1.0) <= SAME_TOKENS
+    return (f" Tokens trained, `{name}` / `cpt`: {ratio:.2f}x ("
+            + ("about the same)." if same else "not a comparison at equal tokens)."))  # fmt: skip
+
+
 def verdict_matches_full_length(
     row: Sequence[RunScores],
     cpt: Sequence[RunScores],
     zero_shot: Sequence[RunScores],
     scope: str,
+    token_ratio: float | None = None,
 ) -> Verdict:
     """(R1) for one LongRecipe row against full-length CPT, with Table 3's claim (e), CPT's gain
-    over the zero-shot extension, as the premise and the scale of the margin."""
+    over the zero-shot extension, as the premise and the scale of the margin; ``token_ratio``,
+    the tokens the row trained over CPT's, is stated with the evidence (:func:`tokens_note`)."""
     rule = RULE_R1.format(level=LEVEL, fraction=LONG_MARGIN_FRACTION)
     name = row[0].row
     premise = verdict_cpt_learns_long(zero_shot[0], cpt, scope)
@@ -171,6 +186,7 @@ def verdict_matches_full_length(
         f"premise (e): {premise.ours} Margin {LONG_MARGIN_FRACTION:g} x that gain = "
         f"{margin:.2f}. RULER `{name}` {_fmt(mine)}{seeds_note(row)} - `cpt` {_fmt(base)}: "
         f"{fmt_interval(ci)} (n={n}; {LEVEL:.0%} bootstrap over seeds and paired samples)."
+        + tokens_note(name, token_ratio)
     )
     label = judge(ci, ABOVE, bound=-margin)
     return Verdict("R1", CLAIM_R1, scope, PAPER_R1, ours, label, rule, "paper", gate)

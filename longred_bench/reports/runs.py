@@ -8,7 +8,8 @@ reads the tidy ``eval`` records (point values: each short task's headline score,
 and the ``eval_item`` records (the per-document scores behind them). The cell functions pair a
 point value with its percentile-bootstrap interval over the documents
 (:mod:`longred_bench.metrics.stats`) and the number of documents; without item records a cell has no
-interval. :func:`retention_cell` divides a run's Short Avg by the original's over the documents
+interval; the ``train_steps`` record of a run's training gives its timings per optimizer step.
+:func:`retention_cell` divides a run's Short Avg by the original's over the documents
 both scored (a document one of them skipped counts on neither side) and says how many.
 
 Which short tasks count in Short Avg, in which category, is :mod:`longred_bench.reports.short_avg`
@@ -27,6 +28,7 @@ from longred_bench.metrics.retention import common_documents, common_retention, 
 from longred_bench.metrics.stats import Interval, bootstrap_mean_ci, bootstrap_mean_of_means_ci
 from longred_bench.reports.short_avg import HEADLINE, PAPER_SUITE, SHORT_SUITES, short_avg
 from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, RunScores
+from longred_bench.results import STEPS_KIND
 
 ROWS = (
     "original", "zero-shot", "control", "cpt", "long-short-cpt", "mix-cpt", "attention-only",
@@ -89,6 +91,8 @@ class Run:
     paper_short: bool = False  # scored by paper_short (its tables show category means)
     train: dict[str, Any] | None = None
     window: int | None = None
+    step_seconds: list[float] = field(default_factory=list)  # cumulative, per optimizer step
+    step_tokens: list[float] = field(default_factory=list)
 
 
 def _key(record: dict[str, Any]) -> RunKey:
@@ -144,6 +148,10 @@ def collect_runs(records: list[dict[str, Any]]) -> dict[RunKey, Run]:
             per_task = run.ruler_items.setdefault(r["task"], {})
             per_task.setdefault(int(r["length"]), {})[int(r["doc_id"])] = float(r["value"])
     _paper_counts(records, runs, paper)
+    for r in records:  # a training run's per-step timings, for a run that was scored
+        if r.get("kind") == STEPS_KIND and _key(r) in runs:
+            runs[_key(r)].step_seconds = [float(x) for x in r["step_seconds"]]
+            runs[_key(r)].step_tokens = [float(x) for x in r["step_tokens"]]
     for run in runs.values():
         if not run.ruler and run.ruler_tasks:  # no group record: tasks weighted equally
             by_length: dict[int | None, list[float]] = defaultdict(list)

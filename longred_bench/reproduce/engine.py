@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.errors import UserError
-from longred_bench.jobs.units import CachedUnit
+from longred_bench.jobs.units import CachedUnit, run_steps_record
 from longred_bench.models.choice import choose_model
 from longred_bench.profiles.schema import Profile
 from longred_bench.reproduce.profile_views import checked_profile
@@ -34,9 +34,12 @@ PAPER_SHORT = "paper_short"  # LongReD's 17 benchmarks (evaluation/paper_suite.p
 
 def gather(ctx: Context, steps: list[Step]) -> list[dict[str, Any]]:
     """The records of ``steps`` in order, each with its step's labels (and the summary record of
-    the training run it names as ``train``); a unit missing from the cache is computed first."""
+    the training run it names as ``train``); after the first step naming a run, that run's one
+    per-step record (:func:`~longred_bench.jobs.units.run_steps_record`) with the same labels.
+    A unit missing from the cache is computed first."""
     results: dict[str, list[dict[str, Any]]] = {}
     records: list[dict[str, Any]] = []
+    timed: set[str] = set()
     for step in steps:
         got = step.unit.run(progress=ctx.progress)
         results[step.key] = got
@@ -49,6 +52,11 @@ def gather(ctx: Context, steps: list[Step]) -> list[dict[str, Any]]:
                 raise UserError(f"{ctx.table}: the run {step.train} is not finished")
             labels["train"] = {**info[0], **step.train_extra}
         records += [{**r, **labels} for r in got]
+        folder = (labels.get("train") or {}).get("dir")
+        if step.train is not None and step.train not in timed and folder:
+            timed.add(step.train)
+            per_step = run_steps_record(Path(str(folder)))
+            records += [{**per_step, **labels}] if per_step else []
     return records
 
 

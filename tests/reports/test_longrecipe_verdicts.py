@@ -12,6 +12,7 @@ import json
 import numpy as np
 import pytest
 
+from longred_bench.jobs.units import run_steps_record
 from longred_bench.metrics.stats import RunSteps
 from longred_bench.reports.longrecipe_report import run_steps
 from longred_bench.reports.longrecipe_verdicts import (
@@ -21,7 +22,7 @@ from longred_bench.reports.longrecipe_verdicts import (
     verdict_compute,
     verdict_matches_full_length,
 )
-from longred_bench.reports.runs import Run
+from longred_bench.reports.runs import Run, collect_runs
 from longred_bench.reports.verdict_rules import (
     LONG_MARGIN_FRACTION,
     NOT_COMPARABLE,
@@ -61,6 +62,13 @@ def test_matching_full_length_needs_its_premise_and_the_long_margin() -> None:
     flat = verdict_matches_full_length(_seeds("longrecipe", 50, 3), _seeds("cpt", 50, 3), zero, "s")
     assert flat.label == NOT_COMPARABLE and "Nothing learned to match" in flat.ours
     assert "not comparable" in flat.premise and "(e)" in flat.premise
+    # The tokens each side trained are stated; a budget 22% over CPT's is said not to be equal.
+    mine = _seeds("longrecipe", 50, 29)
+    same = verdict_matches_full_length(mine, cpt, zero, "s", token_ratio=1.05)
+    assert "1.05x (about the same)" in same.ours
+    more = verdict_matches_full_length(mine, cpt, zero, "s", token_ratio=1.22)
+    assert "1.22x (not a comparison at equal tokens)" in more.ours
+    assert more.label == same.label == REPRODUCED  # stated, not a change of the rule
 
 
 def test_paper_ruler_gain_is_the_smaller_relative_one() -> None:
@@ -119,13 +127,39 @@ def test_compute_is_a_measured_ratio_per_sequence_that_can_fail() -> None:
     assert verdict_compute([], cpt, 0.15, "s").label == NOT_COMPARABLE
 
 
-def test_run_steps_reads_the_per_step_timings_of_the_run_folder(tmp_path) -> None:
-    rows = [{"step": i + 1, "seconds": 1.5 * (i + 1), "tokens": 100 * (i + 1)} for i in range(4)]
+def test_run_steps_reads_the_per_step_record_not_the_run_folder(tmp_path) -> None:
+    """The timings come from the run's ``train_steps`` record; its folder (here holding other
+    timings) is not read, so a report rebuilt from its records alone gives the same R4."""
+    rows = [{"step": i + 1, "seconds": 9.0 * (i + 1), "tokens": 100 * (i + 1)} for i in range(4)]
     (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     train = {"steps": 4, "tokens": 400, "seconds": 6.0, "dir": str(tmp_path)}
-    steps = run_steps(Run(train=train), fixed=2.0)
-    assert steps == RunSteps([1.5] * 4, [100.0] * 4, 2.0)
-    gone = run_steps(Run(train={**train, "dir": str(tmp_path / "elsewhere")}))
-    assert gone == RunSteps([6.0], [400.0], 0.0)  # the folder is not at hand: the totals
-    assert run_steps(Run(train={**train, "steps": 5})) == RunSteps([6.0], [400.0], 0.0)
+    label = {"row": "longrecipe", "extension": "pi:factor=4", "seed": 0, "train": train}
+    scored = {**label, "kind": "eval", "suite": "ruler", "task": "longred_ruler",
+              "metric": "score", "value": 1.0, "length": 64, "n_samples": None}  # fmt: skip
+    timed = {**label, "kind": "train_steps", "step_seconds": [1.5, 3.0, 4.5, 6.0],
+             "step_tokens": [100, 200, 300, 400]}  # fmt: skip
+    run = collect_runs([scored, timed])[("pi:factor=4", "longrecipe", 0)]
+    assert run_steps(run, fixed=2.0) == RunSteps([1.5] * 4, [100.0] * 4, 2.0)
+    alone = collect_runs([scored])[("pi:factor=4", "longrecipe", 0)]
+    assert run_steps(alone) == RunSteps([6.0], [400.0], 0.0)  # no record: the totals
+    short = {**timed, "step_seconds": [1.5, 3.0], "step_tokens": [100, 200]}
+    partial = collect_runs([scored, short])[("pi:factor=4", "longrecipe", 0)]
+    assert run_steps(partial) == RunSteps([6.0], [400.0], 0.0)  # does not cover the run
     assert run_steps(Run(train=None)) is None
+    # A per-step record of a run no record scored makes no run.
+    other = {**timed, "seed": 1}
+    assert list(collect_runs([scored, other])) == [("pi:factor=4", "longrecipe", 0)]
+
+
+def test_run_steps_record_reads_a_run_folder_and_its_provenance(tmp_path) -> None:
+    rows = [{"step": i + 1, "seconds": 1.5 * (i + 1), "tokens": 100 * (i + 1)} for i in range(3)]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert run_steps_record(tmp_path) is None  # no run.json: not a finished run
+    (tmp_path / "run.json").write_text(json.dumps({"tokens": 300, "provenance": {"dirty": False}}))
+    record = run_steps_record(tmp_path)
+    assert record == {"kind": "train_steps", "step_seconds": [1.5, 3.0, 4.5],
+                      "step_tokens": [100, 200, 300], "provenance": {"dirty": False}}  # fmt: skip
+    (tmp_path / "run.json").write_text(json.dumps({"tokens": 300}))  # older run: no provenance
+    assert "provenance" not in run_steps_record(tmp_path)
+    (tmp_path / "metrics.jsonl").write_text("{not json\n")
+    assert run_steps_record(tmp_path) is None

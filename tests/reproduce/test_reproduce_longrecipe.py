@@ -23,6 +23,14 @@ def test_reproduce_longrecipe_smoke(tmp_path, smoke_cache):
     assert rows == {("original", None), ("zero-shot", ext)} | {(row, ext) for row in trained}
     steps = {r["row"]: r["train"]["steps"] for r in records if r["train"]}
     assert set(steps.values()) == {4}, steps
+    # One per-step record for each trained run, with the training's own provenance; R4 reads
+    # it from the records, not from the run folder.
+    timed = [r for r in records if r["kind"] == "train_steps"]
+    assert sorted(r["row"] for r in timed) == sorted(trained)
+    for r in timed:
+        assert len(r["step_seconds"]) == len(r["step_tokens"]) == 4
+        assert r["step_tokens"][-1] == r["train"]["tokens"]
+        assert r["provenance"]["source_hash"] and r["provenance"]["config"]["recipe"] == r["row"]
     ppl = {(r["row"], r["extension"]) for r in records if r["kind"] == "ppl"}
     assert ppl == rows  # perplexity by position for every row
     md = (out / "longrecipe.md").read_text()
@@ -32,6 +40,7 @@ def test_reproduce_longrecipe_smoke(tmp_path, smoke_cache):
     assert (out / "longrecipe_ppl.png").read_bytes()[:4] == b"\x89PNG"
     for key in ("(R1)", "(R2)", "(R3)", "(R4)"):
         assert f"| {key} " in md, key
+    assert "`longrecipe` 1 run(s), 4 step(s) (per-step timings)" in md
     assert (out / "longrecipe.png").read_bytes()[:4] == b"\x89PNG"
 
 

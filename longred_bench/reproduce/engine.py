@@ -52,12 +52,17 @@ def gather(ctx: Context, steps: list[Step]) -> list[dict[str, Any]]:
                 raise UserError(f"{ctx.table}: the run {step.train} is not finished")
             labels["train"] = {**info[0], **step.train_extra}
         records += [{**r, **labels} for r in got]
-        folder = (labels.get("train") or {}).get("dir")
-        if step.train is not None and step.train not in timed and folder:
+        if step.train is not None and step.train not in timed:
             timed.add(step.train)
-            per_step = run_steps_record(Path(str(folder)))
-            records += [{**per_step, **labels}] if per_step else []
+            records += _timings(info[0], labels)
     return records
+
+
+def _timings(summary: dict[str, Any], labels: dict[str, Any]) -> list[dict[str, Any]]:
+    """The per-step record of the run ``summary`` describes, with ``labels`` and that summary
+    as ``train`` (without a step's extras); none where the run has no folder or records."""
+    found = run_steps_record(Path(str(summary["dir"]))) if summary.get("dir") else None
+    return [{**found, **labels, "train": summary}] if found else []
 
 
 def _needed(step: Step, force: bool) -> bool:

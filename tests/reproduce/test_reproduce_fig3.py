@@ -23,6 +23,9 @@ def test_reproduce_fig3_smoke_scores_every_snapshot_and_reuses_them(tmp_path, sm
     assert steps == {("original", None), ("zero-shot", 0), ("cpt", 1), ("cpt", 2), ("cpt", 4)}
     trained = next(r["train"] for r in records if r["row"] == "cpt")
     assert trained["steps"] == 4 and trained["table_steps"] == 2  # 2 x Table 3's smoke steps
+    # One per-step record for the curve run, its summary without a snapshot's extras.
+    (timed,) = [r for r in records if r["kind"] == "train_steps"]
+    assert len(timed["step_seconds"]) == 4 and "snapshot" not in timed["train"]
     md = (out / "fig3.md").read_text()
     assert md.count(LABEL_RULE) == 1  # the label rule once, above the evidence
     assert "| `abf:theta=1e5` | 4 | 8,192 |" in md

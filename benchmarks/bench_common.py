@@ -58,9 +58,10 @@ def _version(package: str) -> str:
         return "not installed"
 
 
-def provenance() -> dict[str, Any]:
+def provenance(device: str = "cpu") -> dict[str, Any]:
     """Commit (and the hash of the source that runs, :mod:`longred_bench.source_tree`), device
-    (threads included), package versions, timestamp and load average now."""
+    (``device``'s name: a CPU's threads included), package versions, timestamp and load average
+    now."""
     import torch
 
     from longred_bench.results import device_name, git_commit
@@ -69,7 +70,7 @@ def provenance() -> dict[str, Any]:
     return {
         "commit": git_commit(),
         "source": source_hash()[:12],
-        "device": device_name("cpu"),
+        "device": device_name(device),
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
         "torch": torch.__version__,

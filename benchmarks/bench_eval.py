@@ -23,11 +23,21 @@ refuses a task without one. RULER samples are generated into the cache before an
 Torch runs one intra-op thread by default (``--threads``): on a CPU shared with other jobs a second
 OpenMP thread waiting for a busy core made the same run several times slower and erratic.
 
+``--device cuda`` runs the models on the GPU and adds ``peak_gib``, the CUDA allocator's peak of
+each run. A model named ``shape:NAME`` is a randomly initialised model of the built-in shape
+``NAME`` (``training/shapes.py``; SDPA attention, seed 0), written once with the tokenizer of
+``--tokenizer`` (a model folder, SmolLM2's from the cache by default) under ``--work``: real
+shapes at real lengths where the weights cannot travel. Its greedy generations run to each task's
+token budget (a random model never stops early), so its generation figures are an upper bound.
+
 Example::
 
     python benchmarks/bench_eval.py --models tiny-random smollm2-135m --out reports/bench
     python benchmarks/bench_eval.py --models smollm2-135m --limit 20 --ruler-lengths 1024 4096 \\
         --ruler-samples 8 --batch-sizes 1 4 16 --threads 0
+    python benchmarks/bench_eval.py --models shape:smollm2-135m tiny-base --suites ruler \
+        --ruler-lengths 32768 --batch-sizes 1 --device cuda \
+        --rope shape:smollm2-135m=yarn:factor=4 tiny-base=pi:factor=64
 """
 
 from __future__ import annotations
@@ -53,7 +63,9 @@ FIELDS = (
     "n_requests", "input_tokens", "generated_tokens", "tokens", "forward_calls",
     "mean_forward_rows", "forward_tokens", "model_s", "wall_s", "tokens_per_s_model",
     "requests_per_s_model", "tokens_per_s_wall", "requests_per_s_wall", "load1_start", "load1_end",
+    "peak_gib",
 )  # fmt: skip
+SHAPE_PREFIX = "shape:"
 
 
 # --- recording requests ------------------------------------------------------------------------
@@ -314,22 +326,69 @@ def prepare_ruler(model: str, args: argparse.Namespace) -> None:
             load_or_generate(task, tokenizer, length, args.ruler_samples, args.seed)
 
 
+def shape_model(name: str, args: argparse.Namespace) -> str:
+    """The folder of the random-init model of shape ``name`` (written once under ``--work``, in
+    bfloat16, with the tokenizer files of ``--tokenizer``)."""
+    import shutil
+
+    import torch
+
+    from longred_bench.cache import cache_dir
+    from longred_bench.training.shapes import random_model, shape
+
+    folder = args.work / name
+    if (folder / "config.json").is_file():
+        return str(folder)
+    tokenizer = args.tokenizer or cache_dir() / "models" / "smollm2-135m"
+    if not (Path(tokenizer) / "tokenizer.json").is_file():
+        raise SystemExit(f"--tokenizer {tokenizer}: no tokenizer.json there; name a model folder")
+    model = random_model(shape(name), dtype=torch.bfloat16)
+    model.save_pretrained(folder)
+    for file in Path(tokenizer).glob("*.json*"):
+        if file.name.startswith(("tokenizer", "special_tokens", "chat_template")):
+            shutil.copy(file, folder / file.name)
+    return str(folder)
+
+
+def file_label(model: str) -> str:
+    """``model`` as a file name part: a model folder by its name (a run's ``final/`` by its run
+    folder's), a name with ``/`` or ``:`` with ``_`` instead, and no dots (not a suffix)."""
+    path = Path(model)
+    if path.is_dir():
+        model = path.resolve().parent.name if path.name == "final" else path.resolve().name
+    return model.replace("/", "_").replace(":", "_").replace(".", "-")
+
+
+def model_path(model: str, args: argparse.Namespace) -> str:
+    """What ``run_eval`` loads for ``model``: a ``shape:NAME`` model's folder, else the name."""
+    if model.startswith(SHAPE_PREFIX):
+        return shape_model(model.removeprefix(SHAPE_PREFIX), args)
+    return model
+
+
 def run_one(
     model: str, rope: str | None, suite: str, batch: int, args: argparse.Namespace
 ) -> list[dict[str, Any]]:
     """Time one ``run_eval``; its rows, one per request type and then ``all``."""
+    import torch
+
     from longred_bench.evaluation.config import EvalConfig
     from longred_bench.evaluation.run import run_eval
 
     kwargs, setting = suite_kwargs(suite, args)
     meter = RequestMeter()
+    cuda = args.device.startswith("cuda")
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
     load_start = os.getloadavg()[0]
     start = time.perf_counter()
-    cfg = EvalConfig(model, suite=suite, rope=rope, batch_size=batch, seed=args.seed, **kwargs)
+    cfg = EvalConfig(model_path(model, args), suite=suite, rope=rope, batch_size=batch,
+                     seed=args.seed, device=args.device, **kwargs)  # fmt: skip
     with meter.watch():
         result = run_eval(cfg, progress=False)
     wall = time.perf_counter() - start
     context = {
+        "peak_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2) if cuda else None,
         "model": model,
         "rope": rope,
         "suite": suite,
@@ -355,7 +414,7 @@ def run_one(
 SUMMARY_COLUMNS = (
     "suite", "setting", "batch_size", "n_docs", "n_over_length", "n_requests", "tokens", "model_s",
     "wall_s", "tokens_per_s_model", "requests_per_s_model", "tokens_per_s_wall",
-    "requests_per_s_wall", "speedup", "load1_start",
+    "requests_per_s_wall", "speedup", "load1_start", "peak_gib",
 )  # fmt: skip
 KIND_COLUMNS = (
     "suite", "batch_size", "request_type", "n_requests", "input_tokens", "generated_tokens",
@@ -413,6 +472,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=Path("reports/bench"))
     p.add_argument("--verbose", action="store_true", help="keep lm-eval's log messages")
+    p.add_argument("--device", default="cpu", help="cpu or cuda (cuda adds peak_gib)")
+    p.add_argument("--tokenizer", type=Path, help="model folder whose tokenizer shape: models use")
+    p.add_argument("--work", type=Path, default=Path("/tmp/bench-eval-shapes"),
+                   help="where shape: models are written")  # fmt: skip
     return p
 
 
@@ -434,9 +497,9 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
     cmd = " ".join(["python", "benchmarks/bench_eval.py", *argv])
     written: list[Path] = []
     for model in args.models:
-        info = provenance()
+        info = provenance(args.device)
         if "ruler" in args.suites:
-            prepare_ruler(model, args)
+            prepare_ruler(model_path(model, args), args)
         rows: list[dict[str, Any]] = []
         for suite in args.suites:
             for batch in args.batch_sizes:
@@ -449,7 +512,7 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
                 )
         info["loadavg_end"] = loadavg()
         stamp = {k: info[k] for k in ("commit", "device", "torch", "transformers", "lm_eval")}
-        stem = args.out / f"eval_throughput_{model.replace('/', '_')}"
+        stem = args.out / f"eval_throughput_{file_label(model)}"
         write_csv([{**r, **stamp} for r in rows], stem.with_suffix(".csv"), (*FIELDS, *stamp))
         md = report(model, rows, info, cmd)
         stem.with_suffix(".md").write_text(md)

@@ -22,10 +22,11 @@ begin_checks() {
   LOG="$OUT/$2"
   setup_checkout
 }
-# Liger-Kernel from a carried wheel folder ($WHEELS), where one is given.
+# Every wheel of a carried wheel folder ($WHEELS), where one is given: Liger-Kernel, and the
+# packages lm-eval's RULER path needs that the image lacks (benchmarks/gpu_stage.sh).
 install_wheels() {
   if [ -n "${WHEELS:-}" ]; then
-    run $PY -m pip install -q --no-deps --no-index "$WHEELS"/liger_kernel-*.whl
+    run $PY -m pip install -q --no-deps --no-index "$WHEELS"/*.whl
   fi
 }
 # G1: the relation-KL kernel tests on the GPU.

@@ -9,6 +9,9 @@
 #   g2  the relation-KL kernel's speed and memory (n 1K to 32K, and the 4K baselines)
 #   g7  smol's own shape and settings: SmolLM2-135M at 8K and 32K rows, CPT / LongReD /
 #       LinearARD, bf16 autocast, no FSDP, no checkpointing (the smol plan assumes MFU 0.25)
+#   g5r G5's RULER part: benchmarks/bench_eval.py --device cuda, RULER (3 tasks, 4 samples
+#       each) at 32K through lm-eval (its wheels carried) on a random-init SmolLM2-135M shape
+#       (YaRN x4; SmolLM2's tokenizer carried) and on tiny-base (PI x64): samples/s, peak memory
 # STAGES picks and orders them (default "g6 g1 g3"; "g2 g7" is a second call: ~7 min). Everything
 # lands in $OUT (default ./gpu-pending): pending.log and a folder per stage. Needs the run
 # cache staged by benchmarks/gpu_stage.sh (LONGRED_CACHE) for g3, and WHEELS for Liger. Usage:
@@ -35,7 +38,15 @@ for s in ${STAGES:-g6 g1 g3}; do
       run timeout 150 $PY benchmarks/bench_train.py --device cuda --shape smollm2-135m \
         --impl triton --steps 6 --recipes cpt longred linearard --seq-len 8192 32768 \
         --mixed-precision autocast --no-checkpointing --out "$OUT/g7" ;;
-    *) echo "unknown stage $s (g6, g1, g3, g2, g7)" | tee -a "$LOG" ;;
+    g5r)
+      stage "G5 RULER at 32K through lm-eval: SmolLM2-135M shape (random init) and tiny-base"
+      tb=$(ls -d "${LONGRED_CACHE:-.gpu-carry/cache}"/models/tiny-base-*/final | head -1)
+      run timeout 300 $PY benchmarks/bench_eval.py --device cuda --suites ruler \
+        --models shape:smollm2-135m "$tb" --ruler-lengths 32768 --ruler-samples 4 \
+        --batch-sizes 1 --tokenizer .gpu-carry/tokenizer-smollm2 --work "$OUT/g5r/models" \
+        --rope shape:smollm2-135m=yarn:factor=4 "$tb=pi:factor=64" --out "$OUT/g5r"
+      rm -rf "$OUT/g5r/models" ;;
+    *) echo "unknown stage $s (g6, g1, g3, g2, g7, g5r)" | tee -a "$LOG" ;;
   esac
 done
 stage done

@@ -253,6 +253,43 @@ def test_bench_eval_smoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert "| ruler | vt L=512 n=2 | 2 | 2 | 0 | 2 |" in md and "load average" in md
 
 
+def test_file_label_names_a_run_folder_and_keeps_no_dots(tmp_path: Path) -> None:
+    final = tmp_path / "models" / "tiny-base-1a2b.3c" / "final"
+    final.mkdir(parents=True)
+    assert bench.file_label(str(final)) == "tiny-base-1a2b-3c"  # a dot would read as a suffix
+    assert bench.file_label("shape:smollm2-135m") == "shape_smollm2-135m"
+    assert bench.file_label("org/model") == "org_model"
+
+
+@pytest.mark.integration
+def test_bench_eval_shape_model_is_random_init_with_the_given_tokenizer(tmp_path: Path) -> None:
+    """A ``shape:NAME`` model is written once, at the shape's sizes, with the tokenizer folder it
+    is given, and evaluated on RULER like a named model."""
+    from longred_bench.models.zoo import byte_tokenizer
+
+    byte_tokenizer().save_pretrained(tmp_path / "tok")
+    work, threads = tmp_path / "shapes", torch.get_num_threads()
+    argv = ["--models", "shape:smollm2-135m", "--suites", "ruler", "--ruler-tasks", "vt"]
+    argv += ["--ruler-lengths", "512", "--ruler-samples", "1", "--batch-sizes", "1"]
+    argv += ["--tokenizer", str(tmp_path / "tok"), "--work", str(work), "--rope"]
+    try:
+        csv_path, _ = bench.main([*argv, "--out", str(tmp_path / "out")])
+    finally:
+        torch.set_num_threads(threads)
+    assert csv_path.name == "eval_throughput_shape_smollm2-135m.csv"
+    import json
+
+    config = json.loads((work / "smollm2-135m" / "config.json").read_text())
+    assert (config["hidden_size"], config["num_hidden_layers"], config["vocab_size"]) == (
+        576, 30, 49_152
+    )  # fmt: skip
+    assert (work / "smollm2-135m" / "tokenizer.json").is_file()
+    with open(csv_path, newline="") as fh:
+        row = list(csv.DictReader(fh))[-1]
+    assert row["model"] == "shape:smollm2-135m" and row["n_requests"] == "1"
+    assert int(row["input_tokens"]) > 0 and row["peak_gib"] == ""  # no CUDA peak on a CPU
+
+
 @pytest.mark.integration
 def test_bench_pcd_smoke_measures_both_modes(tmp_path: Path) -> None:
     """The PCD cost benchmark runs end to end on tiny-random: greedy and PCD rows, PCD with the

@@ -230,6 +230,8 @@ def train(
         method.teacher = place_teacher(method.teacher, cfg, world)
     peak = PeakMemory(run.device)
     load = MachineLoad()
+    # What trains, taken before the first step: an edit or a commit made while it runs is not it.
+    prov = asdict(Provenance.collect(cfg.to_dict(), seed=cfg.seed, device=run.device))
     offload = HostOffload() if cfg.activation_offload else None
     params = _trainable(method.student)
     optimizer = torch.optim.AdamW(
@@ -328,7 +330,8 @@ def train(
         return out / "final"
     run.method.finish()
     if main:  # run.json before final/: a finished final/ always has its run.json
-        info = {**_run_info(run, cfg, out, tokens, seconds, phases), **peak.info(), **load.info()}
+        info = {**_run_info(run, cfg, out, tokens, seconds, phases), **peak.info(), **load.info(),
+                "provenance": prov}  # fmt: skip
         if offload is not None:
             info.update(offload.info())
         atomic_write_text(out / "run.json", json.dumps(info, indent=2))
@@ -362,8 +365,8 @@ def _unwrapped(model: torch.nn.Module) -> torch.nn.Module:
 def _run_info(
     run: Run, cfg: TrainConfig, out: Path, tokens: int, seconds: float, phases: tuple[Phase, ...]
 ) -> dict[str, Any]:
-    """``run.json``: totals, what each phase adds, and the provenance of the training (commit,
-    source hash and dirty flag of the tree that ran, package versions, device)."""
+    """``run.json``'s totals and what each phase adds (the caller adds peak memory, machine load
+    and the provenance: commit, source hash and dirty flag of the tree that ran, versions)."""
     extra: dict[str, Any] = {}
     for phase in phases:
         extra.update(phase.info(run, cfg, out))
@@ -378,5 +381,4 @@ def _run_info(
         "dtype": str(run.dtype).removeprefix("torch."),
         "lm_loss": resolve_lm_loss(cfg.lm_loss, run.device),
         "data": run.data,
-        "provenance": asdict(Provenance.collect(cfg.to_dict(), seed=cfg.seed, device=run.device)),
     }

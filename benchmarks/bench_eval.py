@@ -35,9 +35,8 @@ Example::
     python benchmarks/bench_eval.py --models tiny-random smollm2-135m --out reports/bench
     python benchmarks/bench_eval.py --models smollm2-135m --limit 20 --ruler-lengths 1024 4096 \\
         --ruler-samples 8 --batch-sizes 1 4 16 --threads 0
-    python benchmarks/bench_eval.py --models shape:smollm2-135m tiny-base --suites ruler \
-        --ruler-lengths 32768 --batch-sizes 1 --device cuda \
-        --rope shape:smollm2-135m=yarn:factor=4 tiny-base=pi:factor=64
+    python benchmarks/bench_eval.py --models shape:smollm2-135m --suites ruler \\
+        --ruler-lengths 32768 --batch-sizes 1 --device cuda --rope shape:smollm2-135m=yarn:factor=4
 """
 
 from __future__ import annotations

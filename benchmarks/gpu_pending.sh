@@ -40,7 +40,8 @@ for s in ${STAGES:-g6 g1 g3}; do
         --mixed-precision autocast --no-checkpointing --out "$OUT/g7" ;;
     g5r)
       stage "G5 RULER at 32K through lm-eval: SmolLM2-135M shape (random init) and tiny-base"
-      tb=$(ls -d "${LONGRED_CACHE:-.gpu-carry/cache}"/models/tiny-base-*/final | head -1)
+      tb=$(ls -d "${LONGRED_CACHE:-.gpu-carry/cache}"/models/tiny-base-*/final 2>/dev/null | head -1)
+      [ -n "$tb" ] || { echo "g5r: no tiny-base under LONGRED_CACHE (gpu_stage.sh ruler)" | tee -a "$LOG"; continue; }
       run timeout 300 $PY benchmarks/bench_eval.py --device cuda --suites ruler \
         --models shape:smollm2-135m "$tb" --ruler-lengths 32768 --ruler-samples 4 \
         --batch-sizes 1 --tokenizer .gpu-carry/tokenizer-smollm2 --work "$OUT/g5r/models" \

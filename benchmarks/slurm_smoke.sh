@@ -98,6 +98,8 @@ def normal(run: str) -> list[str]:
     out = []
     for r in read_records(work / f"report-{run}" / "table3.jsonl.gz"):
         r.pop("provenance", None)
+        if "step_seconds" in r:  # a training run's wall time after each step
+            r["step_seconds"] = [0] * len(r["step_seconds"])
         text = json.dumps(r, sort_keys=True).replace(str(work / f"cache-{run}"), "<cache>")
         # measurements of the run, not results: its wall times, the process's peak memory and
         # the machine's load while it trained

@@ -209,6 +209,10 @@ def train(
     if main:
         _prepare_dir(cfg, out, resume)
     run = build_run(cfg, rank=rank, world=world, anchors=anchors)
+    # What trains, taken before any training (a warm-up phase's too): not an edit made meanwhile.
+    prov = (
+        asdict(Provenance.collect(cfg.to_dict(), seed=cfg.seed, device=run.device)) if main else {}
+    )
     if main:
         for note in run.notes:
             print(note, file=sys.stderr, flush=True)
@@ -230,8 +234,6 @@ def train(
         method.teacher = place_teacher(method.teacher, cfg, world)
     peak = PeakMemory(run.device)
     load = MachineLoad()
-    # What trains, taken before the first step: an edit or a commit made while it runs is not it.
-    prov = asdict(Provenance.collect(cfg.to_dict(), seed=cfg.seed, device=run.device))
     offload = HostOffload() if cfg.activation_offload else None
     params = _trainable(method.student)
     optimizer = torch.optim.AdamW(

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
 
 from longred_bench.cache import atomic_dir, atomic_write_text
 from longred_bench.errors import UserError
+from longred_bench.results import Provenance
 from longred_bench.training.config import TrainConfig
 
 
@@ -54,6 +56,7 @@ def merge_run(cfg: TrainConfig, out: Path, *, progress: bool = True) -> Path:
     if not cfg.merge_with:
         raise UserError("recipe merge needs merge_with=DIR (the trained extended model)")
     start = time.perf_counter()
+    prov = asdict(Provenance.collect(cfg.to_dict(), seed=cfg.seed, device="cpu"))
     original = load(cfg.model)
     trained = load(cfg.merge_with)
     merged = merge_weights(
@@ -65,7 +68,7 @@ def merge_run(cfg: TrainConfig, out: Path, *, progress: bool = True) -> Path:
     atomic_write_text(out / "config.yaml", json.dumps(cfg.to_dict(), indent=2, sort_keys=True))
     seconds = round(time.perf_counter() - start, 2)
     info = {"tokens": 0, "seconds": seconds, "merge_with": str(cfg.merge_with),
-            "merge_weight": cfg.merge_weight}  # fmt: skip
+            "merge_weight": cfg.merge_weight, "provenance": prov}  # fmt: skip
     atomic_write_text(out / "metrics.jsonl", json.dumps({"step": 0, "tokens": 0}) + "\n")
     atomic_write_text(out / "run.json", json.dumps(info, indent=2))
     final = out / "final"

@@ -163,3 +163,20 @@ def test_run_steps_record_reads_a_run_folder_and_its_provenance(tmp_path) -> Non
     assert "provenance" not in run_steps_record(tmp_path)
     (tmp_path / "metrics.jsonl").write_text("{not json\n")
     assert run_steps_record(tmp_path) is None
+
+
+def test_the_cost_table_says_whether_the_rows_read_the_same_tokens() -> None:
+    from longred_bench.reports.longrecipe_report import _budget_sentence
+
+    def record(row: str, tokens: int) -> dict:
+        train = {"steps": 4, "tokens": tokens, "seconds": 6.0}
+        return {"kind": "eval", "suite": "ruler", "task": "longred_ruler", "metric": "score",
+                "value": 1.0, "length": 64, "n_samples": None, "row": row,
+                "extension": "pi:factor=4", "seed": 0, "train": train}  # fmt: skip
+
+    same = collect_runs([record("cpt", 1000), record("longrecipe", 1060)])
+    assert _budget_sentence(same).startswith("Every row trains on about the same number")
+    more = collect_runs([record("cpt", 1000), record("longrecipe", 1220), record("pose", 990)])
+    assert "(0.99x to 1.22x CPT's): (R1) is not a comparison at equal tokens" in (
+        _budget_sentence(more)
+    )

@@ -98,7 +98,10 @@ def test_units_one_by_one_then_reproduce_give_the_records_of_one_call(
     assert "units, 13 cached, 0 to run" in _plan(capsys)
     by_unit = read_records(out / "table3.jsonl.gz")
     assert {(r["row"], r["extension"]) for r in by_unit} >= {("cpt", "abf:theta=1e5")}
-    assert len(by_unit) == 400  # as one call writes (tests/reproduce/test_reproduce_table3.py)
+    # as one call writes (tests/reproduce/test_reproduce_table3.py): 400 evaluation records, and
+    # one per-step record for each of the 3 trained runs
+    kinds = [r["kind"] for r in by_unit]
+    assert len(kinds) - kinds.count("train_steps") == 400 and kinds.count("train_steps") == 3
 
 
 def _plan(capsys) -> str:

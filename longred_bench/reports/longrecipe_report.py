@@ -23,6 +23,7 @@ from longred_bench.reports.longrecipe_verdicts import (
     PAPER_TABLE1,
     SAME_TOKENS,
     SHORT_BASELINES,
+    same_tokens,
     verdict_beats,
     verdict_compute,
     verdict_matches_full_length,
@@ -222,18 +223,20 @@ def cost_lines(runs: dict[RunKey, Run]) -> list[str]:
 def _budget_sentence(runs: dict[RunKey, Run]) -> str:
     """Whether every trained row read about the same tokens as CPT (within
     :data:`~longred_bench.reports.longrecipe_verdicts.SAME_TOKENS`), from the records."""
-    ratios = [
-        mine / full
-        for ext in extensions(runs)
-        if (full := mean_train(runs, ext, "cpt", "tokens"))
-        for row in TRAINED
-        if (mine := mean_train(runs, ext, row, "tokens"))
-    ]
-    if all(abs(r - 1.0) <= SAME_TOKENS for r in ratios):
+    found = (_over_cpt(runs, ext, row, "tokens") for ext in extensions(runs) for row in TRAINED)
+    ratios = [r for r in found if r is not None]
+    if all(same_tokens(r) for r in ratios):
         return (f"Every row trains on about the same number of tokens as CPT (within "
                 f"{SAME_TOKENS:.0%}).")  # fmt: skip
     return (f"The rows train on different numbers of tokens ({min(ratios):.2f}x to "
             f"{max(ratios):.2f}x CPT's): (R1) is not a comparison at equal tokens.")  # fmt: skip
+
+
+def _over_cpt(runs: dict[RunKey, Run], ext: str | None, row: str, what: str) -> float | None:
+    """A training figure of ``row`` over CPT's at ``ext`` (means over seeds; :func:`mean_train`),
+    ``None`` where either is not recorded."""
+    mine, full = (mean_train(runs, ext, r, what) for r in (row, "cpt"))
+    return mine / full if mine and full else None
 
 
 def run_steps(run: Run, fixed: float = 0.0) -> RunSteps | None:
@@ -295,17 +298,15 @@ def longrecipe_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]
             continue
         scope = f"`{ext}` ({pe} x{factor:g}), `longrecipe`"
         if cpt and zero:
-            tokens = [mean_train(runs, ext, r, "tokens") for r in ("longrecipe", "cpt")]
-            ratio = tokens[0] / tokens[1] if tokens[0] and tokens[1] else None
+            ratio = _over_cpt(runs, ext, "longrecipe", "tokens")
             out.append(verdict_matches_full_length(mine, cpt, zero, scope, ratio))
         base = {b: scores(b) for b in SHORT_BASELINES}
         if all(base.values()):
             out += [verdict_beats(mine, base, scope, "ruler"),
                     verdict_beats(mine, base, scope, "short")]  # fmt: skip
-        own, full = (mean_train(runs, ext, row, "long_len") for row in ("longrecipe", "cpt"))
-        ratio = own / full if own and full else None
+        lengths = _over_cpt(runs, ext, "longrecipe", "long_len")
         out.append(verdict_compute(_timings(runs, ext, "longrecipe"), _timings(runs, ext, "cpt"),
-                                   ratio, scope))  # fmt: skip
+                                   lengths, scope))  # fmt: skip
     return out
 
 

@@ -148,14 +148,18 @@ def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
+def same_tokens(ratio: float) -> bool:
+    """Whether a token ratio reads "about the same tokens" (within :data:`SAME_TOKENS`)."""
+    return abs(ratio - 1.0) <= SAME_TOKENS
+
+
 def tokens_note(name: str, ratio: float | None) -> str:
     """What (R1)'s comparison holds equal: the tokens ``name`` trained over CPT's (means over
     seeds), said to be about the same within :data:`SAME_TOKENS`, else said not to be."""
     if ratio is None:
         return ""
-    same = abs(ratio - 1.0) <= SAME_TOKENS
-    return (f" Tokens trained, `{name}` / `cpt`: {ratio:.2f}x ("
-            + ("about the same)." if same else "not a comparison at equal tokens)."))  # fmt: skip
+    said = "about the same" if same_tokens(ratio) else "not a comparison at equal tokens"
+    return f" Tokens trained, `{name}` / `cpt`: {ratio:.2f}x ({said})."
 
 
 def verdict_matches_full_length(

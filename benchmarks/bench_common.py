@@ -1,5 +1,6 @@
-"""Report helpers shared by the benchmark scripts: Markdown tables, CSV rows, and the
-provenance (commit, device, versions, time, load average) every report starts with."""
+"""Report helpers shared by the benchmark scripts: Markdown tables, CSV rows, a model's part of a
+file name, and the provenance (commit, device, versions, time, load average) every report
+starts with."""
 
 from __future__ import annotations
 
@@ -32,6 +33,15 @@ def write_csv(rows: Sequence[dict[str, Any]], path: Path, columns: Sequence[str]
         writer.writeheader()
         writer.writerows(rows)
     tmp.replace(path)
+
+
+def file_label(model: str) -> str:
+    """``model`` as a file name part: a model folder by its name (a run's ``final/`` by its run
+    folder's), a name with ``/`` or ``:`` with ``_`` instead, and no dots (not a suffix)."""
+    path = Path(model)
+    if path.is_dir():
+        model = path.resolve().parent.name if path.name == "final" else path.resolve().name
+    return model.replace("/", "_").replace(":", "_").replace(".", "-")
 
 
 def cuda_sync(device: Any = None) -> None:

@@ -48,7 +48,7 @@ from longred_bench.models.loading import extend, load
 from longred_bench.results import device_name, git_commit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import cuda_sync, write_csv
+from bench_common import cuda_sync, file_label, write_csv
 
 PHASES = {
     "kl_student": ("relation_kl", "relation_kl_stats"),
@@ -213,11 +213,9 @@ def _cell(value: float | None, spec: str = "") -> str:
 
 def _file_label(args: argparse.Namespace) -> str:
     """The model's part of the output file names: ``SHAPE_random`` for a random-init shape, a
-    model folder's name (its parent's for a run's ``final/``), or the zoo name."""
-    if args.shape:
-        return f"{args.shape}_random"
-    path = Path(args.model)
-    return path.parent.name if path.name == "final" else path.name
+    model folder's name (its parent's for a run's ``final/``), or the zoo name
+    (:func:`bench_common.file_label`)."""
+    return f"{args.shape}_random" if args.shape else file_label(args.model)
 
 
 def _models(args: argparse.Namespace) -> tuple[str, torch.nn.Module]:

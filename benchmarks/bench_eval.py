@@ -52,7 +52,15 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from bench_common import loadavg, markdown_table, provenance, provenance_lines, write_csv
+from bench_common import (
+    file_label,
+    loadavg,
+    markdown_table,
+    provenance,
+    provenance_lines,
+    write_csv,
+)
+from eval_models import model_path
 
 REQUEST_TYPES = ("loglikelihood", "loglikelihood_rolling", "generate_until")
 SUITES = ("short", "short_tiny", "ruler")
@@ -64,7 +72,6 @@ FIELDS = (
     "requests_per_s_model", "tokens_per_s_wall", "requests_per_s_wall", "load1_start", "load1_end",
     "peak_gib",
 )  # fmt: skip
-SHAPE_PREFIX = "shape:"
 
 
 # --- recording requests ------------------------------------------------------------------------
@@ -323,46 +330,6 @@ def prepare_ruler(model: str, args: argparse.Namespace) -> None:
     for task in args.ruler_tasks:
         for length in args.ruler_lengths:
             load_or_generate(task, tokenizer, length, args.ruler_samples, args.seed)
-
-
-def shape_model(name: str, args: argparse.Namespace) -> str:
-    """The folder of the random-init model of shape ``name`` (written once under ``--work``, in
-    bfloat16, with the tokenizer files of ``--tokenizer``)."""
-    import shutil
-
-    import torch
-
-    from longred_bench.cache import cache_dir
-    from longred_bench.training.shapes import random_model, shape
-
-    folder = args.work / name
-    if (folder / "config.json").is_file():
-        return str(folder)
-    tokenizer = args.tokenizer or cache_dir() / "models" / "smollm2-135m"
-    if not (Path(tokenizer) / "tokenizer.json").is_file():
-        raise SystemExit(f"--tokenizer {tokenizer}: no tokenizer.json there; name a model folder")
-    model = random_model(shape(name), dtype=torch.bfloat16)
-    model.save_pretrained(folder)
-    for file in Path(tokenizer).glob("*.json*"):
-        if file.name.startswith(("tokenizer", "special_tokens", "chat_template")):
-            shutil.copy(file, folder / file.name)
-    return str(folder)
-
-
-def file_label(model: str) -> str:
-    """``model`` as a file name part: a model folder by its name (a run's ``final/`` by its run
-    folder's), a name with ``/`` or ``:`` with ``_`` instead, and no dots (not a suffix)."""
-    path = Path(model)
-    if path.is_dir():
-        model = path.resolve().parent.name if path.name == "final" else path.resolve().name
-    return model.replace("/", "_").replace(":", "_").replace(".", "-")
-
-
-def model_path(model: str, args: argparse.Namespace) -> str:
-    """What ``run_eval`` loads for ``model``: a ``shape:NAME`` model's folder, else the name."""
-    if model.startswith(SHAPE_PREFIX):
-        return shape_model(model.removeprefix(SHAPE_PREFIX), args)
-    return model
 
 
 def run_one(

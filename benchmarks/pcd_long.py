@@ -52,7 +52,7 @@ from typing import Any
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import provenance, provenance_lines, write_csv
+from bench_common import loadavg, provenance, provenance_lines, write_csv
 
 import longred_bench.jobs  # noqa: F401  (registers tiny-base, which these runs load by name)
 
@@ -235,6 +235,7 @@ def run(args: argparse.Namespace) -> Path:
     from longred_bench.pcd.selection import choose
 
     torch.manual_seed(0)
+    info = provenance(args.device)  # at the start: the header's time and load are the run's
     out = Path(args.out)
     path = out / "pcd_long.csv"
     rows = read_rows(path)
@@ -287,7 +288,7 @@ def run(args: argparse.Namespace) -> Path:
     chosen = choose(dev_records(rows), grid)
     print(f"[pcd_long] chosen on dev: alpha={chosen.alpha:g} fraction={chosen.local_fraction:g}")
     each_line("test", [None, chosen])
-    info = provenance()
+    info["loadavg_end"] = loadavg()
     (out / "pcd_long_run.md").write_text(provenance_lines(info, " ".join(sys.argv)) + "\n")
     return path
 

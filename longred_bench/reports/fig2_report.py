@@ -14,11 +14,12 @@ documents.
 (:func:`~longred_bench.metrics.stats.model_document_bootstrap_ci`): each replicate recomputes
 every drawn model's retention, the original's score included, and similarity on the drawn
 documents and texts. In the labels of :mod:`~longred_bench.reports.verdict_rules`: interval
-entirely above 0 -> reproduced; entirely below 0 -> not reproduced; otherwise, or where rho is
-undefined (one side constant), undecided. The paper gives no coefficient, so no effect is ruled
-out. Fewer than 12 models (the floor of the figure) or no per-document short scores to resample
--> not comparable. Records without per-text similarities (older runs) keep each model's mean
-similarity fixed, and the verdict says so.
+entirely above 0 -> reproduced; entirely below 0 -> not reproduced; otherwise undecided. The
+paper gives no coefficient, so no effect is ruled out. Fewer than 12 models (the floor of the
+figure), no per-document short scores to resample, or rho undefined (one side constant) or
+defined in fewer than half of the resamples -> not comparable (the floor: no ranking to
+judge). Records without per-text similarities (older runs) keep each model's mean similarity
+fixed, and the verdict says so.
 """
 
 from __future__ import annotations
@@ -49,7 +50,6 @@ from longred_bench.reports.short_avg import short_categories
 from longred_bench.reports.verdict_rules import (
     ABOVE,
     NOT_COMPARABLE,
-    UNDECIDED,
     Verdict,
     fmt_interval,
     judge,
@@ -75,9 +75,10 @@ RULE = (
     "Spearman's rho over the series' models with a {level:.0%} percentile-bootstrap interval "
     "({n_boot} resamples) resampling the models and, one draw for every model, the documents of "
     "each short task and the drift texts (retention and similarity recomputed on them): "
-    "entirely above 0 -> reproduced; entirely below 0 -> not reproduced; otherwise, or rho "
-    "undefined, undecided (the paper gives no coefficient: no effect to rule out). Fewer than "
-    "{min_models} models, or no per-document short scores -> not comparable."
+    "entirely above 0 -> reproduced; entirely below 0 -> not reproduced; otherwise undecided "
+    "(the paper gives no coefficient: no effect to rule out). Fewer than {min_models} models, "
+    "no per-document short scores, or rho undefined (one side constant) or defined in fewer "
+    "than half of the resamples -> not comparable (the floor: no ranking to judge)."
 )
 SERIES_TITLES = {"zero-shot": "zero-shot extensions", "cpt": "after long-only CPT"}
 
@@ -141,8 +142,8 @@ def spearman_label(ci: Interval | None, n: int) -> str:
     """(F2)'s rule on the interval of rho over ``n`` models (``None``: no per-document scores)."""
     if n < MIN_MODELS or ci is None:
         return NOT_COMPARABLE
-    if any(np.isnan(v) for v in ci):  # rho undefined, or too few defined resamples
-        return UNDECIDED
+    if any(np.isnan(v) for v in ci):  # rho undefined, or too few defined resamples: the floor
+        return NOT_COMPARABLE
     return judge(ci, ABOVE)
 
 
@@ -209,6 +210,9 @@ def fig2_verdicts(points: list[Point], original: Items) -> list[Verdict]:
         ours = f"rho {fmt_interval(ci)} over {len(mine)} models ({how})."
         if np.isnan(ci.estimate):
             ours = f"rho undefined over {len(mine)} models: one of the two sides is constant."
+        elif np.isnan(ci.low) or np.isnan(ci.high):
+            ours = (f"rho {ci.estimate:+.2f} over {len(mine)} models ({how}), undefined (one "
+                    "side constant) in more than half of the resamples: no interval.")  # fmt: skip
         elif len(mine) < MIN_MODELS:
             ours += f" Fewer than {MIN_MODELS} models: below the figure's floor."
         out.append(Verdict("F2", CLAIM, title, PAPER, ours, spearman_label(ci, len(mine)), rule))

@@ -42,7 +42,9 @@ from longred_bench.reports.runs import (
 )
 from longred_bench.reports.runs_plot import plot_runs
 from longred_bench.reports.short_avg import short_categories
+from longred_bench.reports.table10_report import ratio_interval, row_cost
 from longred_bench.reports.verdict_rules import Verdict
+from longred_bench.reports.verdict_stats import LEVEL
 from longred_bench.reports.verdicts import extension_setting, verdicts_markdown
 
 LINEARARD_ROWS = ("linearard", "linearard-ft", "linearard-lite", "linearard-lite-ft")
@@ -97,9 +99,9 @@ def cost_lines(runs: dict[RunKey, Run]) -> list[str]:
                 f"| `{ext}` | {ROW_TITLES[row]} | {len(seeds(runs, ext, row))} | {tokens:,.0f} | "
                 f"{cost * 1e6:.0f} | {'' if ratio is None else f'{ratio:.2f}'} |"
             )
-            if row == "linearard" and ratio is not None:
-                met = "met" if ratio <= COST_TARGET else "**not met**"
-                verdict.append(f"`{ext}` {ratio:.2f}x ({met})")
+            target = cost_target(runs, ext) if row == "linearard" else None
+            if target:
+                verdict.append(target)
     if len(lines) == 2:
         return ["No training timings in these records.", ""]
     lines += [
@@ -107,12 +109,28 @@ def cost_lines(runs: dict[RunKey, Run]) -> list[str]:
         "Each run's seconds come from its own training (one torch thread per worker process; a "
         "run reused from the cache keeps the timing of the call that trained it), so ratios "
         "between calls carry the machine's load at those times. Target: LinearARD (LoRA, the "
-        f"baselines' budget) at most {COST_TARGET:g}x CPT per token: "
+        f"baselines' budget) at most {COST_TARGET:g}x CPT per token, judged on the {LEVEL:.0%} "
+        "bootstrap interval that resamples both rows' runs: met where it lies at or below the "
+        "target, not met where it lies above, otherwise undecided: "
         + ("; ".join(verdict) if verdict else "no LinearARD timing")
         + ". `python benchmarks/bench_train.py` times the two A/B in one process.",
         "",
     ]
     return lines
+
+
+def cost_target(runs: dict[RunKey, Run], ext: str) -> str | None:
+    """``linearard``'s seconds per token over ``cpt``'s at ``ext``, its interval over both rows'
+    runs (:func:`~longred_bench.reports.table10_report.ratio_interval`) and the target's word:
+    met (the interval at or below :data:`COST_TARGET`), not met (above it) or undecided."""
+    mine, base = row_cost(runs, ext, "linearard"), row_cost(runs, ext, "cpt")
+    if mine is None or base is None:
+        return None
+    ci = ratio_interval(mine, base)
+    word = (
+        "met" if ci.high <= COST_TARGET else "**not met**" if ci.low > COST_TARGET else "undecided"
+    )
+    return f"`{ext}` {ci.estimate:.2f}x [{ci.low:.2f}, {ci.high:.2f}] ({word})"
 
 
 def build_linearard(

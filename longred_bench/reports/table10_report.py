@@ -138,23 +138,26 @@ class Cost:
 
 def costs(runs: dict[RunKey, Run]) -> list[Cost]:
     """Every trained row's runs with recorded seconds and tokens, per extension."""
-    out = []
-    for ext in extensions(runs):
-        for row in COST_ROWS:
-            infos = [runs[k].train or {} for k in seeds(runs, ext, row)]
-            infos = [i for i in infos if i.get("seconds") and i.get("tokens")]
-            if infos:
-                out.append(Cost(
-                    ext, row, tuple(float(i["seconds"]) for i in infos),
-                    tuple(float(i["tokens"]) for i in infos),
-                    tuple(float(i.get("steps") or 0) for i in infos),
-                    tuple((float(i["peak_memory_mib"]), str(i.get("peak_memory_kind", "")))
-                          for i in infos if i.get("peak_memory_mib")),
-                    tuple((max(float(i["load_1min_start"]), float(i["load_1min_end"])),
-                           int(i.get("cpus") or 0))
-                          for i in infos if "load_1min_start" in i and "load_1min_end" in i),
-                ))  # fmt: skip
-    return out
+    found = (row_cost(runs, ext, row) for ext in extensions(runs) for row in COST_ROWS)
+    return [c for c in found if c is not None]
+
+
+def row_cost(runs: dict[RunKey, Run], ext: str, row: str) -> Cost | None:
+    """The runs of ``row`` at ``ext`` with recorded seconds and tokens; ``None`` without any."""
+    infos = [runs[k].train or {} for k in seeds(runs, ext, row)]
+    infos = [i for i in infos if i.get("seconds") and i.get("tokens")]
+    if not infos:
+        return None
+    return Cost(
+        ext, row, tuple(float(i["seconds"]) for i in infos),
+        tuple(float(i["tokens"]) for i in infos),
+        tuple(float(i.get("steps") or 0) for i in infos),
+        tuple((float(i["peak_memory_mib"]), str(i.get("peak_memory_kind", "")))
+              for i in infos if i.get("peak_memory_mib")),
+        tuple((max(float(i["load_1min_start"]), float(i["load_1min_end"])),
+               int(i.get("cpus") or 0))
+              for i in infos if "load_1min_start" in i and "load_1min_end" in i),
+    )  # fmt: skip
 
 
 def ratio_interval(mine: Cost, base: Cost) -> Interval:

@@ -99,6 +99,7 @@ def test_run_chooses_on_dev_resumes_and_reports(private_cache, tmp_path) -> None
     assert pcd_long.main(["report", str(path)]) == 0
     md = (out / "pcd_long.md").read_text()
     assert "| tiny-random [pi:factor=4] | 512 | 2 |" in md and "## Dev grid" in md
+    assert "(source `" in md and "at end ?" not in md  # provenance from the run's start
 
 
 def test_shards_take_every_nth_sample_and_cover_all_once() -> None:

@@ -81,8 +81,16 @@ def test_rule_reaches_every_label():
     assert few.label == NOT_COMPARABLE and "over 5 models" in few.ours and "floor" in few.ours
     assert spearman_label(Interval(0.2, -0.1, 0.5), 13) == UNDECIDED
     nan = float("nan")
-    assert spearman_label(Interval(nan, nan, nan), 13) == UNDECIDED
+    assert spearman_label(Interval(nan, nan, nan), 13) == NOT_COMPARABLE
+    assert spearman_label(Interval(0.3, nan, nan), 13) == NOT_COMPARABLE
     assert spearman_label(None, 13) == NOT_COMPARABLE
+
+
+def test_undefined_rho_is_the_floor_not_undecided():
+    """Every model retaining the same: no ranking, so no label but not comparable."""
+    flat = _verdict(_series([(s, 80.0) for s, _ in RISING]))
+    assert flat.label == NOT_COMPARABLE and "rho undefined" in flat.ours
+    assert "rho undefined (one side constant)" in flat.rule and "-> not comparable" in flat.rule
 
 
 def test_documents_resampled_widen_the_interval_to_undecided():

@@ -4,11 +4,13 @@ the reduced-budget claim as the two combined; every label each rule can give."""
 
 from __future__ import annotations
 
+from longred_bench.reports.linearard_report import cost_target
 from longred_bench.reports.linearard_verdicts import (
     verdict_fewer_tokens,
     verdict_long,
     verdict_recovery,
 )
+from longred_bench.reports.runs import Run
 from longred_bench.reports.verdict_rules import (
     NOT_COMPARABLE,
     NOT_REPRODUCED,
@@ -79,3 +81,22 @@ def test_fewer_tokens_combines_both_claims_at_the_reduced_budget() -> None:
     row = [_run("linearard-lite", 52.0, 20)]
     l1, l2 = verdict_recovery(row, base, "s"), verdict_long(row, empty, "s")
     assert verdict_fewer_tokens(l1, l2, "s", "t").label == NOT_COMPARABLE
+
+
+def _timed(seconds: dict[str, list[float]]) -> dict:
+    """Runs of each row at PI x2 with these training seconds, 1,000 tokens each."""
+    return {("pi:factor=2", row, s): Run(train={"seconds": sec, "tokens": 1000.0, "steps": 4})
+            for row, secs in seconds.items() for s, sec in enumerate(secs)}  # fmt: skip
+
+
+def test_the_cost_target_is_judged_on_the_interval_over_both_rows_runs() -> None:
+    cpt = [100.0, 101.0, 99.0]
+    cases = (
+        ([120.0, 121.0, 119.0], "(met)"),
+        ([170.0, 171.0, 169.0], "(**not met**)"),
+        ([130.0, 150.0, 170.0], "(undecided)"),  # 1.50x at its point, spread across the target
+    )
+    for mine, word in cases:
+        line = cost_target(_timed({"cpt": cpt, "linearard": mine}), "pi:factor=2")
+        assert line is not None and line.startswith("`pi:factor=2` ") and line.endswith(word)
+    assert cost_target(_timed({"cpt": cpt}), "pi:factor=2") is None

@@ -41,6 +41,8 @@ OK = [Verdict(k, "c", "s", "p", "o", REPRODUCED, "r") for k in ("a", "e")]
 def test_the_floor_is_every_compared_mean_below_it() -> None:
     assert below_ruler_floor(0.0, RULER_FLOOR - 0.01)
     assert not below_ruler_floor(0.0, RULER_FLOOR)
+    on_floor = [RULER_FLOOR - 1e-13, RULER_FLOOR + 1e-13]  # one mean, two float sum orders
+    assert not any(below_ruler_floor(m) for m in on_floor)
     assert not below_ruler_floor(None, 1.0) and not below_ruler_floor()
 
 

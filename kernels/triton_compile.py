@@ -33,6 +33,7 @@ import torch
 import triton
 
 from longred_bench.results import git_commit
+from longred_bench.source_tree import source_hash
 
 from .triton_impl import (
     KernelLaunch,
@@ -77,6 +78,7 @@ class CompileRecord:
     shared_bytes: int
     compile_s: float
     git_commit: str
+    source: str  # hash of the source that compiled (longred_bench.source_tree)
     timestamp: str
 
 
@@ -174,7 +176,7 @@ def compile_records(
     kernels: Sequence[str] = KERNELS,
 ) -> Iterator[CompileRecord]:
     """Compile every kernel for every configuration; one record each, in order."""
-    commit = git_commit()
+    commit, source = git_commit(), source_hash()[:12]
     for dtype, head_dim, kv, causal in itertools.product(dtypes, head_dims, kv_heads, causals):
         built = launches(DTYPES[dtype], head_dim, heads, kv, n, causal)
         for kernel in kernels:
@@ -188,7 +190,7 @@ def compile_records(
                 block_m=tiles.block_m, block_n=tiles.block_n, num_warps=tiles.num_warps,
                 num_stages=tiles.num_stages, registers=regs, spill_stores=stores,
                 spill_loads=loads, stack_bytes=stack, shared_bytes=int(compiled.metadata.shared),
-                compile_s=round(time.perf_counter() - start, 2), git_commit=commit,
+                compile_s=round(time.perf_counter() - start, 2), git_commit=commit, source=source,
                 timestamp=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             )  # fmt: skip
 

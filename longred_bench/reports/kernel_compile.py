@@ -17,11 +17,20 @@ KERNEL_LABEL = {"fwd": "forward", "bwd_da": "backward dA", "bwd_db": "backward d
 
 def read_compile_csv(path: Path) -> pd.DataFrame:
     """The compile CSV with the Triton version kept as text."""
-    return pd.read_csv(path, dtype={c: str for c in ("triton", "git_commit", "timestamp")})
+    df = pd.read_csv(path, dtype={c: str for c in ("triton", "git_commit", "source", "timestamp")})
+    if "source" not in df:  # CSVs made before the source hash was recorded
+        df["source"] = ""
+    return df.fillna({"source": ""})
 
 
 def _version_key(version: str) -> tuple[int, ...]:
     return tuple(int(p) if p.isdigit() else 0 for p in version.split("."))
+
+
+def _commits(df: pd.DataFrame) -> str:
+    """Each commit the rows name, with its source hash where the rows recorded one."""
+    pairs = df[["git_commit", "source"]].drop_duplicates().itertuples(index=False)
+    return ", ".join(f"`{c}`" + (f" (source `{s}`)" if s else "") for c, s in pairs)
 
 
 def compile_section(df: pd.DataFrame, csv_name: str) -> list[str]:
@@ -46,7 +55,7 @@ def compile_section(df: pd.DataFrame, csv_name: str) -> list[str]:
         "",
         f"- Triton versions: {', '.join(versions)}; {len(df)} kernels compiled, "
         f"{len(spilled)} with register spills" + (f" ({spill_list})." if spill_list else "."),
-        f"- Commit {', '.join(f'`{c}`' for c in df['git_commit'].unique())}, compiled "
+        f"- Commit {_commits(df)}, compiled "
         f"{df['timestamp'].min()} to {df['timestamp'].max()}, on a machine without a GPU.",
         "- Registers: min-max over KV heads "
         f"{sorted(int(k) for k in df['kv_heads'].unique())} and causal / not; "

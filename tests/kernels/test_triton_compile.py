@@ -115,7 +115,7 @@ def test_kernels_compile_for_sm90_with_the_installed_triton(tmp_path):
     }
     for r in rows:
         assert r["triton"] == triton.__version__ and r["arch"] == "90"
-        assert r["git_commit"] and r["timestamp"].startswith("20")
+        assert r["git_commit"] and len(r["source"]) == 12 and r["timestamp"].startswith("20")
         assert 0 < int(r["registers"]) <= 255
         assert int(r["shared_bytes"]) > 0
     assert "6 kernels compiled" in proc.stdout
@@ -126,7 +126,7 @@ def _record(**kw):
         triton="3.9.0", arch=90, kernel="fwd", dtype="bf16", head_dim=64, heads=8, kv_heads=2,
         n=4096, causal=True, block_m=128, block_n=64, num_warps=8, num_stages=2, registers=120,
         spill_stores=0, spill_loads=0, stack_bytes=0, shared_bytes=65536, compile_s=1.0,
-        git_commit="abc123", timestamp="2026-11-22T00:00:00+00:00",
+        git_commit="abc123", source="f00d", timestamp="2026-11-22T00:00:00+00:00",
     )  # fmt: skip
     base.update(kw)
     from longred_bench.kernels.triton_compile import CompileRecord
@@ -158,12 +158,19 @@ def test_compile_section_summarises_versions_ranges_and_spills(tmp_path):
     lines = compile_section(read_compile_csv(path), "c.csv")
     text = "\n".join(lines)
     assert "Triton versions: 3.6.0, 3.9.0; 5 kernels compiled, 1 with register spills" in text
-    assert "Commit `abc123`" in text
+    assert "Commit `abc123` (source `f00d`)" in text
     assert "triton 3.6.0 fwd bf16 d=64 kv=8 causal=True: 24 B" in text
     header = next(line for line in lines if line.startswith("| dtype"))
     assert header.index("triton 3.6.0 registers") < header.index("triton 3.9.0 registers")
     assert "| bf16 | 64 | forward | 128x64, 8, 2 | 140-150 | 24 | 110-130 | 0 | 64 |" in lines
     assert "| fp32 | 128 | backward dB | 128x64, 8, 2 |  |  | 80 | 0 | 2 |" in lines
+
+
+def test_a_csv_without_source_hashes_still_reads(tmp_path):
+    path = tmp_path / "old.csv"
+    write_csv([_record()], path)
+    pd.read_csv(path).drop(columns="source").to_csv(path, index=False)
+    assert "- Commit `abc123`, compiled" in "\n".join(compile_section(read_compile_csv(path), "c"))
 
 
 def test_committed_compile_csv_is_in_the_kernel_report(tmp_path):

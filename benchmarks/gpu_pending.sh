@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The GPU checks still pending (../GPU_CHECKS.md: G6, then G1-G3 again at this commit to replace
-# the records made under older code), in one run on a CUDA machine that reaches no registry:
+# The GPU checks still pending (G1-G3 again at this commit, to replace the records made under
+# older code or from a copied tree, then G6, G7 and G5's RULER part), on a CUDA machine that
+# reaches no registry:
 #   g6  LinearARD's memory after the fixes of 6616ea8: benchmarks/probe_step_memory.py at 32K
 #       (offload off and on: no growth between steps), then bench_train.py --shape llama-1b,
 #       CPT and LinearARD at 8K and 32K (peak against the memory model)
@@ -14,9 +15,9 @@
 #       (YaRN x4; SmolLM2's tokenizer carried) and on tiny-base (PI x64): samples/s, peak memory
 # STAGES picks and orders them. The default, "g3 g2" (at most 8 min by its timeouts), replaces
 # the committed records made from a copied tree first; "g1 g6 g7" is a second call, "g5r" a
-# third with the ruler carry. On a 15-minute device budget the first call is the one to keep.
-# Everything lands in $OUT (default ./gpu-pending): pending.log and a folder per stage. Needs the run
-# cache staged by benchmarks/gpu_stage.sh (LONGRED_CACHE) for g3, and WHEELS for Liger. Usage:
+# third with the ruler carry. If only one call can be made, make the default one. Everything
+# lands in $OUT (default ./gpu-pending): pending.log and a folder per stage. Needs the run cache
+# staged by benchmarks/gpu_stage.sh (LONGRED_CACHE) for g3, and WHEELS for Liger. Usage:
 #   LONGRED_CACHE=$PWD/.gpu-carry/cache WHEELS=.gpu-carry env $(python -m longred_bench.source_tree) \
 #     STAGES="g3 g2" bash benchmarks/gpu_pending.sh
 set -u -o pipefail

@@ -81,8 +81,8 @@ for part in dev test; do
   pcd_long merge all/pcd_long.csv "$part"*/pcd_long.csv | tee -a "$LOG" || exit 1
 done
 cp all/pcd_long.csv "$OUT/pcd_long.csv"
-{ cat test0/pcd_long_run.md
-  echo "- the test split ran in $JOBS shards (\`--shard i/$JOBS\`), their CSVs merged: the"
-  echo "  command, time and load above are shard 0's"; } > "$OUT/pcd_long_run.md"
+{ printf '%s\n' "$(cat test0/pcd_long_run.md)"  # $(...) drops its trailing blank lines
+  echo "- dev and test ran in $JOBS shards each (\`--shard i/$JOBS\`), their CSVs merged: the"
+  echo "  command, time and load above are the test split's shard 0's"; } > "$OUT/pcd_long_run.md"
 pcd_long report "$OUT/pcd_long.csv" | tee -a "$LOG"
 stage done

@@ -60,7 +60,8 @@ RULE_C2 = (
     "over the ABF extensions: Spearman's rho of the RoPE base against mean hidden similarity, "
     "{level:.0%} bootstrap interval resampling the texts: entirely below 0 -> reproduced, "
     "entirely above 0 or above the paper's rho of -1 -> not reproduced, else undecided; attention "
-    "KL mirrored (rho above 0); both combined. Fewer than 3 ABF bases -> not comparable."
+    "KL mirrored (rho above 0); both combined. Fewer than 3 ABF bases, or rho without an "
+    "interval (undefined in most resamples: the values do not vary) -> not comparable."
 )
 # The mean fraction of the zero-shot drift that the paper's CPT removed (Table 1's rows).
 PAPER_HIDDEN_RECOVERY = sum(

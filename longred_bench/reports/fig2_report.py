@@ -211,9 +211,10 @@ def fig2_verdicts(points: list[Point], original: Items) -> list[Verdict]:
         if np.isnan(ci.estimate):
             ours = f"rho undefined over {len(mine)} models: one of the two sides is constant."
         elif np.isnan(ci.low) or np.isnan(ci.high):
-            ours = (f"rho {ci.estimate:+.2f} over {len(mine)} models ({how}), undefined (one "
-                    "side constant) in more than half of the resamples: no interval.")  # fmt: skip
-        elif len(mine) < MIN_MODELS:
+            ours = (f"rho {ci.estimate:+.2f} over {len(mine)} models ({how}), undefined in more "
+                    "than half of the resamples (one side constant, or the original scoring 0 "
+                    "on the drawn documents): no interval.")  # fmt: skip
+        if len(mine) < MIN_MODELS:
             ours += f" Fewer than {MIN_MODELS} models: below the figure's floor."
         out.append(Verdict("F2", CLAIM, title, PAPER, ours, spearman_label(ci, len(mine)), rule))
     return out

@@ -111,7 +111,8 @@ def cost_lines(runs: dict[RunKey, Run]) -> list[str]:
         "between calls carry the machine's load at those times. Target: LinearARD (LoRA, the "
         f"baselines' budget) at most {COST_TARGET:g}x CPT per token, judged on the {LEVEL:.0%} "
         "bootstrap interval that resamples both rows' runs: met where it lies at or below the "
-        "target, not met where it lies above, otherwise undecided: "
+        "target, not met where it lies above, otherwise undecided; not comparable where a row "
+        "has one run, or a run's load was not recorded or exceeded its cores as in Table 10: "
         + ("; ".join(verdict) if verdict else "no LinearARD timing")
         + ". `python benchmarks/bench_train.py` times the two A/B in one process.",
         "",
@@ -122,14 +123,21 @@ def cost_lines(runs: dict[RunKey, Run]) -> list[str]:
 def cost_target(runs: dict[RunKey, Run], ext: str) -> str | None:
     """``linearard``'s seconds per token over ``cpt``'s at ``ext``, its interval over both rows'
     runs (:func:`~longred_bench.reports.table10_report.ratio_interval`) and the target's word:
-    met (the interval at or below :data:`COST_TARGET`), not met (above it) or undecided."""
+    met (the interval at or below :data:`COST_TARGET`), not met (above it) or undecided; not
+    comparable, as in Table 10, where a row has one run or a run was not timed under a recorded
+    load within its cores (:data:`~longred_bench.reports.table10_report.TIMING_RULE`)."""
     mine, base = row_cost(runs, ext, "linearard"), row_cost(runs, ext, "cpt")
     if mine is None or base is None:
         return None
     ci = ratio_interval(mine, base)
-    word = (
-        "met" if ci.high <= COST_TARGET else "**not met**" if ci.low > COST_TARGET else "undecided"
-    )
+    if min(len(mine.seconds), len(base.seconds)) < 2:
+        word = "not comparable: one run, no spread"
+    elif not (mine.timed_quietly and base.timed_quietly):
+        word = "not comparable: a run's machine load not recorded or above its cores"
+    elif ci.high <= COST_TARGET:
+        word = "met"
+    else:
+        word = "**not met**" if ci.low > COST_TARGET else "undecided"
     return f"`{ext}` {ci.estimate:.2f}x [{ci.low:.2f}, {ci.high:.2f}] ({word})"
 
 

@@ -137,8 +137,7 @@ def long_margin(cpt_gain: float) -> float:
 def below_ruler_floor(*means: float | None) -> bool:
     """Whether every one of the compared RULER ``means`` (0-100) lies below
     :data:`RULER_FLOOR` (the floor rule); False if any is unknown. Means are compared at 1e-9
-    points, so a mean equal to the floor (5.0 from seeds 3.75, 8.1019 and 3.1481) stays on it
-    whatever order a float sum took."""
+    points, so a mean equal to the floor stays on it whatever order a float sum took."""
     return bool(means) and all(m is not None and round(m, 9) < RULER_FLOOR for m in means)
 
 

@@ -97,6 +97,10 @@ def test_verdict_c2_labels_the_rank_trend() -> None:
     assert verdict_base_drifts_more(flat).label == UNDECIDED
     two = dict(list(ordered.items())[:2])
     assert verdict_base_drifts_more(two).label == NOT_COMPARABLE
+    # Every base drifts exactly alike on every text: rho is undefined, the floor, not undecided.
+    same = base_summaries((0.96, 0.96, 0.96), (0.3, 0.3, 0.3), scale=0.0)
+    verdict = verdict_base_drifts_more(same)
+    assert verdict.label == NOT_COMPARABLE and "undefined in most resamples" in verdict.rule
 
 
 def test_rank_trend_interval_resamples_items() -> None:

@@ -120,3 +120,14 @@ def test_the_original_is_required():
     records = [r for r in _series([(0.9, 50.0)] * 3) if r["row"] != "original"]
     with pytest.raises(UserError, match="original model"):
         collect_points(records)
+
+
+def test_rho_undefined_in_most_resamples_is_the_floor_too():
+    """One model differs in similarity, another in retention: rho is defined on the data, but a
+    resample misses one of the two more often than not."""
+    pairs = [(0.95 if i == 0 else 0.90, 70.0 if i == 1 else 60.0) for i in range(13)]
+    verdict = _verdict(_series(pairs))
+    assert verdict.label == NOT_COMPARABLE
+    assert "undefined in more than half of the resamples" in verdict.ours
+    few = _verdict(_series(pairs[:4]))
+    assert few.label == NOT_COMPARABLE and "Fewer than 12 models" in few.ours

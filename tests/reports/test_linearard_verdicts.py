@@ -83,9 +83,12 @@ def test_fewer_tokens_combines_both_claims_at_the_reduced_budget() -> None:
     assert verdict_fewer_tokens(l1, l2, "s", "t").label == NOT_COMPARABLE
 
 
-def _timed(seconds: dict[str, list[float]]) -> dict:
-    """Runs of each row at PI x2 with these training seconds, 1,000 tokens each."""
-    return {("pi:factor=2", row, s): Run(train={"seconds": sec, "tokens": 1000.0, "steps": 4})
+def _timed(seconds: dict[str, list[float]], load: float | None = 1.0) -> dict:
+    """Runs of each row at PI x2 with these training seconds, 1,000 tokens each, timed under
+    this 1-minute load on 2 CPUs (``None``: not recorded)."""
+    loads = {} if load is None else {"load_1min_start": load, "load_1min_end": load, "cpus": 2}
+    return {("pi:factor=2", row, s): Run(train={"seconds": sec, "tokens": 1000.0, "steps": 4,
+                                                **loads})
             for row, secs in seconds.items() for s, sec in enumerate(secs)}  # fmt: skip
 
 
@@ -100,3 +103,12 @@ def test_the_cost_target_is_judged_on_the_interval_over_both_rows_runs() -> None
         line = cost_target(_timed({"cpt": cpt, "linearard": mine}), "pi:factor=2")
         assert line is not None and line.startswith("`pi:factor=2` ") and line.endswith(word)
     assert cost_target(_timed({"cpt": cpt}), "pi:factor=2") is None
+    # Table 10's premises: a spread to judge by, and every run timed within its cores.
+    fast = [120.0, 121.0, 119.0]
+    for runs, why in (
+        (_timed({"cpt": cpt, "linearard": fast[:1]}), "one run"),
+        (_timed({"cpt": cpt, "linearard": fast}, load=None), "load not recorded"),
+        (_timed({"cpt": cpt, "linearard": fast}, load=3.0), "above its cores"),
+    ):
+        line = cost_target(runs, "pi:factor=2")
+        assert line is not None and "(not comparable: " in line and why in line

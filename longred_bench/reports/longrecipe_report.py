@@ -46,6 +46,7 @@ from longred_bench.reports.runs import (
     method_runs,
     row_order,
     run_scores,
+    run_steps,
     seeds,
 )
 from longred_bench.reports.runs_plot import plot_runs
@@ -237,27 +238,6 @@ def _over_cpt(runs: dict[RunKey, Run], ext: str | None, row: str, what: str) -> 
     ``None`` where either is not recorded."""
     mine, full = (mean_train(runs, ext, r, what) for r in (row, "cpt"))
     return mine / full if mine and full else None
-
-
-def run_steps(run: Run, fixed: float = 0.0) -> RunSteps | None:
-    """A run's training seconds and tokens per optimizer step, from its ``train_steps`` record
-    (cumulative ``step_seconds`` and ``step_tokens``); where the records hold none, or one that
-    does not cover the recorded steps, the run's totals as one step. ``fixed``: seconds added
-    once (LongRecipe's anchor measurement). ``None`` without timings."""
-    train = run.train or {}
-    if not train.get("seconds") or not train.get("tokens"):
-        return None
-    total = RunSteps([float(train["seconds"])], [float(train["tokens"])], fixed)
-    seconds, tokens = run.step_seconds, run.step_tokens
-    covered = len(seconds) == len(tokens) == int(train.get("steps") or 0)
-    if not seconds or not covered or tokens[-1] != float(train["tokens"]):
-        return total
-    return RunSteps(_steps(seconds), _steps(tokens), fixed)
-
-
-def _steps(cumulative: list[float]) -> list[float]:
-    """Each step's own amount from cumulative values."""
-    return [b - a for a, b in zip([0.0, *cumulative], cumulative, strict=False)]
 
 
 def paper_lines() -> list[str]:

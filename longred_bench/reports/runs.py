@@ -25,7 +25,12 @@ from typing import Any
 
 from longred_bench.errors import UserError
 from longred_bench.metrics.retention import common_documents, common_retention, mean_of_means
-from longred_bench.metrics.stats import Interval, bootstrap_mean_ci, bootstrap_mean_of_means_ci
+from longred_bench.metrics.stats import (
+    Interval,
+    RunSteps,
+    bootstrap_mean_ci,
+    bootstrap_mean_of_means_ci,
+)
 from longred_bench.reports.short_avg import HEADLINE, PAPER_SUITE, SHORT_SUITES, short_avg
 from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, RunScores
 from longred_bench.results import STEPS_KIND
@@ -378,3 +383,24 @@ def method_runs(
     if not any(k[1] in rows for k in runs):
         raise UserError(f"no {method} rows in these records: run `reproduce {table}` first")
     return runs
+
+
+def run_steps(run: Run, fixed: float = 0.0) -> RunSteps | None:
+    """A run's training seconds and tokens per optimizer step, from its ``train_steps`` record
+    (cumulative ``step_seconds`` and ``step_tokens``); where the records hold none, or one that
+    does not cover the recorded steps, the run's totals as one step. ``fixed``: seconds added
+    once (LongRecipe's anchor measurement). ``None`` without timings."""
+    train = run.train or {}
+    if not train.get("seconds") or not train.get("tokens"):
+        return None
+    total = RunSteps([float(train["seconds"])], [float(train["tokens"])], fixed)
+    seconds, tokens = run.step_seconds, run.step_tokens
+    covered = len(seconds) == len(tokens) == int(train.get("steps") or 0)
+    if not seconds or not covered or tokens[-1] != float(train["tokens"]):
+        return total
+    return RunSteps(_steps(seconds), _steps(tokens), fixed)
+
+
+def _steps(cumulative: list[float]) -> list[float]:
+    """Each step's own amount from cumulative values."""
+    return [b - a for a, b in zip([0.0, *cumulative], cumulative, strict=False)]

@@ -5,9 +5,11 @@ Built from the records of ``reproduce table10`` (Table 3's record schema): each 
 ``train`` info (seconds and tokens of its own training). A row's cost is its seconds per training
 token, the mean over its seeds of seconds over the mean of tokens (:func:`seconds_per_token`); its
 ratio to ``cpt`` at the same extension has a percentile-bootstrap interval that resamples the
-seeds (runs) of both rows. Timings are wall-clock seconds of each run's own training on the
-machine that trained it: a run reused from the run cache keeps the timing of the call that
-trained it, so the load of the machine at those times is part of the spread.
+seeds (runs) of both rows and, where a run's ``train_steps`` record holds per-step timings, the
+optimizer steps of each drawn run (as LongRecipe's (R4)). Timings are wall-clock seconds of
+each run's own training on the machine that trained it: a run reused from the run cache keeps
+the timing of the call that trained it, so the load of the machine at those times is part of the
+spread.
 
 Claims (the paper: Llama-3-8B on 8 x A800, 32K and 128K), in the labels of
 :mod:`~longred_bench.reports.verdict_rules` (:func:`~longred_bench.reports.verdict_rules.judge`
@@ -52,7 +54,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from longred_bench.metrics.stats import Interval
+from longred_bench.metrics.stats import Interval, RunSteps, run_step_ratio_ci
 from longred_bench.reports.figures import save_figure
 from longred_bench.reports.run_sections import run_header
 from longred_bench.reports.runs import (
@@ -62,6 +64,7 @@ from longred_bench.reports.runs import (
     extension_factor,
     extensions,
     method_runs,
+    run_steps,
     seeds,
 )
 from longred_bench.reports.verdict_rules import (
@@ -84,17 +87,18 @@ TABLE10 = {
 CLAIM_A = "LongReD costs no more training time per token than long-only CPT."
 CLAIM_B = "CPT on mixed data costs less training time per token than long-only CPT."
 RULE_A = (
-    "{level:.0%} bootstrap interval over the runs (seeds) of each row of seconds per token "
-    "(LongReD-C) / (cpt): entirely below {limit:.2f} -> reproduced; entirely above -> not "
-    "reproduced; otherwise undecided (timing spread wider than the {tol:.0%} tolerance). No "
-    "paper effect is ruled out. A row of one run -> not comparable (no spread to judge by). "
-    "{timing}"
+    "{level:.0%} bootstrap interval over the runs (seeds) of each row, and the optimizer steps "
+    "of each drawn run where it recorded them, of seconds per token (LongReD-C) / (cpt): "
+    "entirely below {limit:.2f} -> reproduced; entirely above -> not reproduced; otherwise "
+    "undecided (timing spread wider than the {tol:.0%} tolerance). No paper effect is ruled "
+    "out. A row of one run -> not comparable (no spread to judge by). {timing}"
 )
 RULE_B = (
-    "{level:.0%} bootstrap interval over the runs (seeds) of each row of seconds per token "
-    "(mix-cpt) / (cpt): entirely below 1 -> reproduced; entirely above 1 -> not reproduced; "
-    "otherwise undecided. No paper effect is ruled out (its savings depend on its windows and "
-    "hardware). A row of one run -> not comparable (no spread to judge by). {timing}"
+    "{level:.0%} bootstrap interval over the runs (seeds) of each row, and the optimizer steps "
+    "of each drawn run where it recorded them, of seconds per token (mix-cpt) / (cpt): "
+    "entirely below 1 -> reproduced; entirely above 1 -> not reproduced; otherwise undecided. "
+    "No paper effect is ruled out (its savings depend on its windows and hardware). A row of "
+    "one run -> not comparable (no spread to judge by). {timing}"
 )
 LOAD_TOLERANCE = 0.1
 """How far above its CPU count a run's 1-minute load may be and the run still count as timed
@@ -121,6 +125,9 @@ class Cost:
     loads: tuple[tuple[float, int], ...] = ()
     """``(load, CPUs)`` of the runs that recorded the machine's load: the larger of its 1-minute
     load average at the start and the end of the run."""
+    timings: tuple[RunSteps, ...] = ()
+    """Each run's seconds and tokens per optimizer step (:func:`~longred_bench.reports.runs.
+    run_steps`: its ``train_steps`` record, else its totals as one step); empty: the totals."""
 
     @property
     def timed_quietly(self) -> bool:
@@ -157,20 +164,30 @@ def row_cost(runs: dict[RunKey, Run], ext: str, row: str) -> Cost | None:
         tuple((max(float(i["load_1min_start"]), float(i["load_1min_end"])),
                int(i.get("cpus") or 0))
               for i in infos if "load_1min_start" in i and "load_1min_end" in i),
+        tuple(t for t in (run_steps(runs[k]) for k in seeds(runs, ext, row)) if t is not None),
     )  # fmt: skip
 
 
 def ratio_interval(mine: Cost, base: Cost) -> Interval:
-    """cost(mine) / cost(base) and its bootstrap interval, resampling each row's runs."""
-    rng = np.random.default_rng(BOOT_SEED)
-    sa, ta = np.array(mine.seconds), np.array(mine.tokens)
-    sb, tb = np.array(base.seconds), np.array(base.tokens)
-    ia = rng.integers(0, len(sa), size=(N_BOOT, len(sa)))
-    ib = rng.integers(0, len(sb), size=(N_BOOT, len(sb)))
-    stats = (sa[ia].mean(1) / ta[ia].mean(1)) / (sb[ib].mean(1) / tb[ib].mean(1))
-    half = (1 - LEVEL) / 2
-    low, high = np.quantile(stats, [half, 1 - half])
-    return Interval(mine.per_token / base.per_token, float(low), float(high))
+    """cost(mine) / cost(base) and its bootstrap interval, resampling each row's runs and, where
+    a run recorded per-step timings, its optimizer steps
+    (:func:`~longred_bench.metrics.stats.run_step_ratio_ci`)."""
+    return run_step_ratio_ci(_timings(base), _timings(mine), n_boot=N_BOOT, level=LEVEL,
+                             seed=BOOT_SEED)  # fmt: skip
+
+
+def _timings(cost: Cost) -> tuple[RunSteps, ...]:
+    """A row's per-step timings, or each run's totals as one step."""
+    if len(cost.timings) == len(cost.seconds):
+        return cost.timings
+    return tuple(RunSteps([s], [t]) for s, t in zip(cost.seconds, cost.tokens, strict=True))
+
+
+def steps_note(cost: Cost) -> str:
+    """``"3 runs"``, or ``"3 runs, 192 steps"`` where their per-step timings are resampled."""
+    steps = sum(len(t.values) for t in _timings(cost))
+    runs = f"{len(cost.seconds)} runs"
+    return f"{runs}, {steps} steps" if steps > len(cost.seconds) else runs
 
 
 def _find(table: list[Cost], ext: str, row: str) -> Cost | None:
@@ -280,8 +297,8 @@ def table10_verdicts(runs: dict[RunKey, Run], table: list[Cost]) -> list[Verdict
             quiet = mine.timed_quietly and base.timed_quietly
             label = cost_label(key, ci, min(len(mine.seconds), len(base.seconds)), quiet)
             ours = (
-                f"`{row}` {mine.per_token * 1e6:.0f} s per 1M tokens ({len(mine.seconds)} runs) "
-                f"against `cpt` {base.per_token * 1e6:.0f} ({len(base.seconds)} runs): "
+                f"`{row}` {mine.per_token * 1e6:.0f} s per 1M tokens ({steps_note(mine)}) "
+                f"against `cpt` {base.per_token * 1e6:.0f} ({steps_note(base)}): "
                 f"{ci.estimate:.2f}x [{ci.low:.2f}, {ci.high:.2f}]."
             )
             if not quiet:
@@ -351,16 +368,18 @@ def build_table10(
             for line in run_header(records, runs, command, wall_seconds, wall_note)
             if not line.startswith("- Intervals")
         ),
-        f"- Intervals: {LEVEL:.0%} percentile bootstrap over the runs (seeds) of each row "
-        f"({N_BOOT} resamples, seed {BOOT_SEED}).",
+        f"- Intervals: {LEVEL:.0%} percentile bootstrap over the runs (seeds) of each row and, "
+        f"where the records hold per-step timings, each drawn run's optimizer steps ({N_BOOT} "
+        f"resamples, seed {BOOT_SEED}).",
         "",
         "Each trained row's wall-clock training seconds per token, from the runs' own timings "
         "(Table 3's runs where both tables read one run cache: the commit and base weights above "
         "say which; every row takes the same steps and tokens per step), and "
         "its ratio to long-only CPT at the same extension, with an interval that resamples the "
-        "runs (seeds) of both rows. A run reused from the run cache keeps the timing of the call "
-        "that trained it, so the machine's load at those times is part of the spread; "
-        "`python benchmarks/bench_train.py` times recipes A/B in one process.",
+        "runs (seeds) of both rows and, where recorded, their steps. A run reused from the run "
+        "cache keeps the timing of the call that trained it, so the machine's load at those "
+        "times is part of the spread; `python benchmarks/bench_train.py` times recipes A/B in "
+        "one process.",
         "",
         *paper_lines(),
         "Ours:",

@@ -14,7 +14,6 @@ import pytest
 
 from longred_bench.jobs.units import run_steps_record
 from longred_bench.metrics.stats import RunSteps
-from longred_bench.reports.longrecipe_report import run_steps
 from longred_bench.reports.longrecipe_verdicts import (
     compute_interval,
     paper_ruler_gain,
@@ -22,7 +21,7 @@ from longred_bench.reports.longrecipe_verdicts import (
     verdict_compute,
     verdict_matches_full_length,
 )
-from longred_bench.reports.runs import Run, collect_runs
+from longred_bench.reports.runs import Run, collect_runs, run_steps
 from longred_bench.reports.verdict_rules import (
     LONG_MARGIN_FRACTION,
     NOT_COMPARABLE,

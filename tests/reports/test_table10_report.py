@@ -100,3 +100,30 @@ def test_timings_under_unknown_or_oversubscribed_load_are_not_comparable() -> No
     clear = Interval(0.8, 0.7, 0.9)
     assert cost_label("T10b", clear, runs=3, quiet=False) == NOT_COMPARABLE
     assert cost_label("T10b", clear, runs=3, quiet=True) == REPRODUCED
+
+
+def test_per_step_timings_from_the_records_are_resampled_within_each_run() -> None:
+    """Runs whose totals agree but whose steps were uneven: the per-step records widen the
+    interval, and the verdict's text says how many steps it resampled."""
+    from longred_bench.reports.runs import Run
+    from longred_bench.reports.table10_report import costs, steps_note
+
+    def run(row: str, seed: int, steps: list[float] | None) -> tuple:
+        run = Run(train={"seconds": 40.0, "tokens": 400.0, "steps": 4})
+        if steps is not None:
+            run.step_seconds = [sum(steps[: i + 1]) for i in range(4)]
+            run.step_tokens = [100.0 * (i + 1) for i in range(4)]
+        return ("pi:factor=2", row, seed), run
+
+    uneven = [1.0, 1.0, 1.0, 37.0]
+    totals = dict(run(r, s, None) for r in ("cpt", "mix-cpt") for s in range(3))
+    stepped = dict(run(r, s, uneven) for r in ("cpt", "mix-cpt") for s in range(3))
+    (cpt_t, mix_t), (cpt_s, mix_s) = costs(totals), costs(stepped)
+    flat, wide = ratio_interval(mix_t, cpt_t), ratio_interval(mix_s, cpt_s)
+    assert flat.estimate == wide.estimate == pytest.approx(1.0)
+    assert flat.low == flat.high == pytest.approx(1.0)  # equal totals: no spread over runs
+    assert wide.low < 0.8 and wide.high > 1.2  # the steps' spread, resampled within each run
+    assert steps_note(cpt_t) == "3 runs" and steps_note(cpt_s) == "3 runs, 12 steps"
+    # A record that does not cover its run's steps: that run counts with its totals.
+    stepped[("pi:factor=2", "cpt", 0)].step_seconds = [1.0, 2.0]
+    assert steps_note(costs(stepped)[0]) == "3 runs, 9 steps"

@@ -110,7 +110,8 @@ def cost_lines(runs: dict[RunKey, Run]) -> list[str]:
         "run reused from the cache keeps the timing of the call that trained it), so ratios "
         "between calls carry the machine's load at those times. Target: LinearARD (LoRA, the "
         f"baselines' budget) at most {COST_TARGET:g}x CPT per token, judged on the {LEVEL:.0%} "
-        "bootstrap interval that resamples both rows' runs: met where it lies at or below the "
+        "bootstrap interval that resamples both rows' runs (and their steps, where recorded): "
+        "met where it lies at or below the "
         "target, not met where it lies above, otherwise undecided; not comparable where a row "
         "has one run, or a run's load was not recorded or exceeded its cores as in Table 10: "
         + ("; ".join(verdict) if verdict else "no LinearARD timing")

@@ -42,7 +42,7 @@ from longred_bench.reports.runs import (
 )
 from longred_bench.reports.runs_plot import plot_runs
 from longred_bench.reports.short_avg import short_categories
-from longred_bench.reports.table10_report import ratio_interval, row_cost
+from longred_bench.reports.table10_report import cost_premise, ratio_interval, row_cost
 from longred_bench.reports.verdict_rules import Verdict
 from longred_bench.reports.verdict_stats import LEVEL
 from longred_bench.reports.verdicts import extension_setting, verdicts_markdown
@@ -125,16 +125,14 @@ def cost_target(runs: dict[RunKey, Run], ext: str) -> str | None:
     """``linearard``'s seconds per token over ``cpt``'s at ``ext``, its interval over both rows'
     runs (:func:`~longred_bench.reports.table10_report.ratio_interval`) and the target's word:
     met (the interval at or below :data:`COST_TARGET`), not met (above it) or undecided; not
-    comparable, as in Table 10, where a row has one run or a run was not timed under a recorded
-    load within its cores (:data:`~longred_bench.reports.table10_report.TIMING_RULE`)."""
+    comparable where Table 10's premises fail
+    (:func:`~longred_bench.reports.table10_report.cost_premise`)."""
     mine, base = row_cost(runs, ext, "linearard"), row_cost(runs, ext, "cpt")
     if mine is None or base is None:
         return None
-    ci = ratio_interval(mine, base)
-    if min(len(mine.seconds), len(base.seconds)) < 2:
-        word = "not comparable: one run, no spread"
-    elif not (mine.timed_quietly and base.timed_quietly):
-        word = "not comparable: a run's machine load not recorded or above its cores"
+    ci, premise = ratio_interval(mine, base), cost_premise(mine, base)
+    if premise is not None:
+        word = f"not comparable: {premise}"
     elif ci.high <= COST_TARGET:
         word = "met"
     else:

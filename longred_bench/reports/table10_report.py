@@ -264,13 +264,22 @@ def _paper(row: str) -> str:
     return f"Llama-3-8B on 8 x A800, {'; '.join(parts)} ({TABLE10_MARK})."
 
 
-def cost_label(key: str, ci: Interval, runs: int = 2, quiet: bool = True) -> str:
+def cost_premise(mine: Cost, base: Cost) -> str | None:
+    """Why a ratio of ``mine``'s cost over ``base``'s is not comparable, or ``None``: a row of
+    one run (the interval says nothing of the timing spread) or a run not timed under a recorded
+    load within its machine's cores (:data:`TIMING_RULE`)."""
+    if min(len(mine.seconds), len(base.seconds)) < 2:
+        return "one run, no spread"
+    if not (mine.timed_quietly and base.timed_quietly):
+        return "a run's machine load not recorded or above its cores"
+    return None
+
+
+def cost_label(key: str, ci: Interval, premise: str | None = None) -> str:
     """The rule of (T10a) (at most CPT's cost, within the tolerance) or (T10b) (below CPT's)
-    applied to the interval of a cost ratio; ``runs``: the fewer runs of the two rows (with one,
-    the interval says nothing of the timing spread: not comparable); ``quiet``: both rows'
-    runs were timed under a recorded load within their machine's cores (:data:`TIMING_RULE`,
-    else not comparable)."""
-    if runs < 2 or not quiet:
+    applied to the interval of a cost ratio; not comparable where ``premise`` names a failed
+    premise (:func:`cost_premise`)."""
+    if premise is not None:
         return NOT_COMPARABLE
     return judge(ci, BELOW, bound=1 + TOLERANCE if key == "T10a" else 1.0)
 
@@ -294,14 +303,13 @@ def table10_verdicts(runs: dict[RunKey, Run], table: list[Cost]) -> list[Verdict
                 continue
             ci = ratio_interval(mine, base)
             text = rule.format(level=LEVEL, limit=limit, tol=TOLERANCE, timing=TIMING_RULE)
-            quiet = mine.timed_quietly and base.timed_quietly
-            label = cost_label(key, ci, min(len(mine.seconds), len(base.seconds)), quiet)
+            label = cost_label(key, ci, cost_premise(mine, base))
             ours = (
                 f"`{row}` {mine.per_token * 1e6:.0f} s per 1M tokens ({steps_note(mine)}) "
                 f"against `cpt` {base.per_token * 1e6:.0f} ({steps_note(base)}): "
                 f"{ci.estimate:.2f}x [{ci.low:.2f}, {ci.high:.2f}]."
             )
-            if not quiet:
+            if not (mine.timed_quietly and base.timed_quietly):
                 loud = [c for c in (mine, base) if not c.timed_quietly]
                 ours += (
                     " Timing premise failed: "

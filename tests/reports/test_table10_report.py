@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from longred_bench.metrics.stats import Interval
-from longred_bench.reports.table10_report import Cost, cost_label, ratio_interval
+from longred_bench.reports.table10_report import Cost, cost_label, cost_premise, ratio_interval
 from longred_bench.reports.verdict_rules import (
     NOT_COMPARABLE,
     NOT_REPRODUCED,
@@ -47,8 +47,14 @@ def test_cost_rules(key: str, interval: Interval, label: str) -> None:
 
 def test_one_run_per_row_is_not_comparable() -> None:
     # A clear ratio, but from a single timing of one row: the spread is unknown.
-    assert cost_label("T10a", Interval(0.8, 0.8, 0.8), runs=1) == NOT_COMPARABLE
-    assert cost_label("T10a", Interval(0.8, 0.8, 0.8), runs=3) == REPRODUCED
+    quiet = ((1.0, 2),) * 3
+    three = Cost("x", "cpt", (1.0,) * 3, (1.0,) * 3, (1.0,) * 3, (), quiet)
+    one = Cost("x", "longred-c", (0.8,), (1.0,), (1.0,), (), quiet[:1])
+    assert cost_premise(one, three) == cost_premise(three, one) == "one run, no spread"
+    assert cost_premise(three, three) is None
+    clear = Interval(0.8, 0.8, 0.8)
+    assert cost_label("T10a", clear, cost_premise(one, three)) == NOT_COMPARABLE
+    assert cost_label("T10a", clear, cost_premise(three, three)) == REPRODUCED
 
 
 def test_peak_memory_cell_shows_the_largest_recorded_peak_and_its_kind() -> None:
@@ -98,8 +104,11 @@ def test_timings_under_unknown_or_oversubscribed_load_are_not_comparable() -> No
     assert not cost(((2.0, 2), (2.25, 2))).timed_quietly
     assert not cost(((1.2, 0), (1.0, 0))).timed_quietly  # CPU count unknown
     clear = Interval(0.8, 0.7, 0.9)
-    assert cost_label("T10b", clear, runs=3, quiet=False) == NOT_COMPARABLE
-    assert cost_label("T10b", clear, runs=3, quiet=True) == REPRODUCED
+    quiet, loud = cost(((1.2, 2), (1.9, 2))), cost(((1.2, 2), (3.5, 2)))
+    assert cost_premise(loud, quiet) == cost_premise(quiet, loud) is not None
+    assert "above its cores" in (cost_premise(loud, quiet) or "")
+    assert cost_label("T10b", clear, cost_premise(loud, quiet)) == NOT_COMPARABLE
+    assert cost_label("T10b", clear, cost_premise(quiet, quiet)) == REPRODUCED
 
 
 def test_per_step_timings_from_the_records_are_resampled_within_each_run() -> None:

@@ -168,36 +168,41 @@ for _p in ("paper", "paper-128k", "paper-mistral", "paper-linearard"):
 CHANGED["linearard@paper-linearard"].update(lora_rank=16, lora_alpha=16.0)
 
 
-def _committed_units(path: Path, cache: str) -> tuple[set[str], set[str]]:
+def _records(path: Path) -> list[dict]:
+    """A committed report's records less its per-document ones (``kind="eval_item"``, nine in
+    ten lines), each of which carries the run and the stored config of one of the report's
+    summary records (checked on every committed report when this was written)."""
+    with gzip.open(path, "rt") as fh:
+        return [json.loads(line) for line in fh if '"kind": "eval_item"' not in line]
+
+
+def _committed_units(records: list[dict], cache: str) -> tuple[set[str], set[str]]:
     """The training runs and evaluation units behind a committed report's records, their cache
-    root moved to ``cache``."""
+    root moved to ``cache`` (each distinct config keyed once)."""
     from longred_bench.jobs.units import unit_folder
 
     root = re.compile(r"^.*?/runs/")
     moved = lambda v: root.sub(f"{cache}/runs/", v) if isinstance(v, str) else v  # noqa: E731
-    trains, evals = set(), set()
-    with gzip.open(path, "rt") as fh:
-        for line in fh:
-            r = json.loads(line)
-            train = r.get("train") or {}
-            if train.get("dir") and r.get("row") != "merge":  # a merge is keyed by its source's
-                trains.add("runs/" + Path(train["dir"]).name)  # run.json, not by its config
-            cfg = (r.get("provenance") or {}).get("config") or {}
-            if "suite" in cfg and r.get("row") != "merge":
-                unit = {k: moved(v) for k, v in cfg.items()
-                        if k not in ("ruler_generator", "tiny_tasks", "suite_builds",
-                                     "code")}  # fmt: skip
-                evals.add(unit_folder("table3-eval", unit))
+    trains, evals, seen = set(), set(), set()
+    for r in records:
+        train = r.get("train") or {}
+        if train.get("dir") and r.get("row") != "merge":  # a merge is keyed by its source's
+            trains.add("runs/" + Path(train["dir"]).name)  # run.json, not by its config
+        cfg = (r.get("provenance") or {}).get("config") or {}
+        if "suite" in cfg and r.get("row") != "merge":
+            text = json.dumps(cfg, sort_keys=True)
+            if text in seen:
+                continue
+            seen.add(text)
+            unit = {k: moved(v) for k, v in cfg.items()
+                    if k not in ("ruler_generator", "tiny_tasks", "suite_builds",
+                                 "code")}  # fmt: skip
+            evals.add(unit_folder("table3-eval", unit))
     return trains, evals
 
 
 REPORTED = ("table2", "table3", "table4", "table5", "table6", "table7", "table10", "linearard",
             "longrecipe", "fig2", "fig3", "table1")  # fmt: skip
-
-
-def _provenances(path: Path) -> list[dict]:
-    with gzip.open(path, "rt") as fh:
-        return [json.loads(line).get("provenance") or {} for line in fh]
 
 
 @pytest.mark.parametrize("table", REPORTED)
@@ -213,7 +218,8 @@ def test_committed_tiny_reports_units_are_planned_under_their_keys(
     from longred_bench.source_tree import commit_blobs, tree_hash
 
     path = REPORTS / f"{table}.jsonl.gz"
-    provs = _provenances(path)
+    records = _records(path)
+    provs = [r.get("provenance") or {} for r in records]
     if all(p.get("source_hash") for p in provs):
         commits = {p["git_commit"] for p in provs}
         assert len(commits) == 1, commits  # one commit, its own files: no "+dirty", no "(copy)"
@@ -225,7 +231,7 @@ def test_committed_tiny_reports_units_are_planned_under_their_keys(
         code = tree_hash(blobs, units.UNIT_CODE["train"])
         identity = lambda kind: {"code": code} if kind == "train" else {}  # noqa: E731
         monkeypatch.setattr(units, "code_identity", identity)
-    trains, evals = _committed_units(path, golden_cache)
+    trains, evals = _committed_units(records, golden_cache)
     assert trains or evals
     every = planned(table, "tiny")
     assert trains <= every

@@ -2,9 +2,9 @@
 
 Entries are the fetched sources (corpora, benchmark data, SmolLM2), the models built into the
 cache (``tiny-base``, the Hugging Face copies made for vLLM), the RULER and NIAH-grid sample
-files and the cached run results under ``runs/`` (and, with :func:`verify_results`, those of a
-``compare --out`` folder). Each is checked in full (every file hashed)
-by :func:`longred_bench.cache.check_entry`; nothing is changed.
+files, the built tiny-task rows and the cached run results under ``runs/`` (and, with
+:func:`verify_results`, those of a ``compare --out`` folder). Each is checked in full (every
+file hashed) by :func:`longred_bench.cache.check_entry`; nothing is changed.
 
 A source that was never fetched (no entry and no temporary of one) is ``not fetched``: a failure
 only when it was asked for by name, since a job fetches just the sources it needs. A missing entry
@@ -23,7 +23,7 @@ from longred_bench.data.corpora import fix_hint
 from longred_bench.data.sources import SOURCES, get_source
 
 # Folders of single-file sample caches (one JSONL per entry, manifest beside it).
-SAMPLE_DIRS = ("ruler", "niah_grid")
+SAMPLE_DIRS = ("ruler", "niah_grid", "tiny_tasks")
 # Folders of model directories built into the cache (``<name>/`` or ``<name>/final/``).
 MODEL_DIRS = ("models", "hf-models")
 RESULT_FILES = ("eval.jsonl", "drift.jsonl")

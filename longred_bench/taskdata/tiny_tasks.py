@@ -33,6 +33,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from longred_bench.cache import cache_dir
 from longred_bench.data.corpora import Document, corpus_names, load_documents
 from longred_bench.errors import UserError
 from longred_bench.taskdata.tiny_lastword import build_lastword
@@ -46,6 +47,7 @@ from longred_bench.taskdata.tiny_passkey import (
 )
 from longred_bench.taskdata.tiny_ppl import build_ppl
 from longred_bench.taskdata.tiny_sampling import DEFAULT_N, DEFAULT_SEED
+from longred_bench.taskdata.tiny_store import load_or_build, rows_path
 
 __all__ = [
     "BUILDERS",
@@ -115,16 +117,24 @@ def build(
 ) -> list[dict[str, Any]]:
     """The rows of tiny task ``task`` built from the test splits of ``corpora``; ``phrasing``
     (passkey only; default ``heldout``) names the passkey's strings; ``n`` rows (default: the
-    task's :data:`SIZES`)."""
+    task's :data:`SIZES`). Built once per cache root and code
+    (:mod:`longred_bench.taskdata.tiny_store`), then read from there."""
     if task not in BUILDERS:
         raise UserError(f"unknown tiny task {task!r}; tasks: {', '.join(TASKS)}")
-    documents = held_out_documents(corpora, cache=cache)
+    if phrasing is not None and task != "passkey":
+        raise UserError(f"a phrasing is for the tiny passkey task only, not {task}")
     n = SIZES[task] if n is None else n
     if task == "passkey":
-        return build_passkey(documents, n, seed, phrasing=phrasing or DEFAULT_PASSKEY_PHRASING)
-    if phrasing is not None:
-        raise UserError(f"a phrasing is for the tiny passkey task only, not {task}")
-    return BUILDERS[task](documents, n, seed)
+        phrasing = phrasing or DEFAULT_PASSKEY_PHRASING
+
+    def rows() -> list[dict[str, Any]]:
+        documents = held_out_documents(corpora, cache=cache)
+        if task == "passkey":
+            return build_passkey(documents, n, seed, phrasing=phrasing)
+        return BUILDERS[task](documents, n, seed)
+
+    root = cache if cache is not None else cache_dir()
+    return load_or_build(rows_path(root, task, corpora, n, seed, phrasing), n, rows)
 
 
 def chance_accuracy(task: str, rows: Sequence[dict[str, Any]]) -> float:

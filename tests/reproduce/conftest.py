@@ -8,18 +8,21 @@ import pytest
 from data_helpers import ensure_cached
 
 from longred_bench.cache import cache_dir
+from longred_bench.taskdata.tiny_store import FOLDER
 
 
 @pytest.fixture
 def smoke_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request) -> Path:
     """A fresh run cache (``$LONGRED_CACHE``) holding the real cache's corpora and benchmark
-    files (fetched first where ``--run-network`` allows, else the test is skipped): a smoke
-    reproduce trains and evaluates every unit anew without fetching its data again."""
+    files (fetched first where ``--run-network`` allows, else the test is skipped) and its
+    built tiny-task rows: a smoke reproduce trains and evaluates every unit anew without
+    fetching its data or building its rows again."""
     ensure_cached(request, "brown", "austen", "sotu", "benchmarks")
     real = cache_dir()
     cache = tmp_path / "cache"
     cache.mkdir()
-    for folder in ("corpora", "benchmarks"):
+    (real / FOLDER).mkdir(parents=True, exist_ok=True)
+    for folder in ("corpora", "benchmarks", FOLDER):  # the tiny rows depend on corpora and code
         (cache / folder).symlink_to(real / folder)
     monkeypatch.setenv("LONGRED_CACHE", str(cache))
     return cache

@@ -225,9 +225,14 @@ def test_missing_cache_names_the_fetch(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_only_test_documents_are_read(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    """A build reads the test split only, once per cache: a second build of the same rows
+    reads them from the store (``tiny_tasks/`` under the cache root), not the corpus."""
+    from longred_bench.cache import cache_dir
+
     ensure_cached(request, *CORPORA)
+    (tmp_path / "corpora").symlink_to(cache_dir() / "corpora")  # a cache with no rows stored
     asked = []
 
     def spy(corpus, split="all", **kwargs):
@@ -235,9 +240,11 @@ def test_only_test_documents_are_read(
         return load_documents(corpus, split, **kwargs)
 
     monkeypatch.setattr(tiny_tasks, "load_documents", spy)
-    for task in tiny_tasks.TASKS:
-        tiny_tasks.build(task, n=10)
-    assert set(asked) == {("sotu", "test")}
+    first = {task: tiny_tasks.build(task, n=10, cache=tmp_path) for task in tiny_tasks.TASKS}
+    assert set(asked) == {("sotu", "test")} and len(asked) == len(tiny_tasks.TASKS)
+    again = {task: tiny_tasks.build(task, n=10, cache=tmp_path) for task in tiny_tasks.TASKS}
+    assert again == first and len(asked) == len(tiny_tasks.TASKS)  # nothing read again
+    assert len(list((tmp_path / "tiny_tasks").glob("*-n10-seed1234-*.jsonl"))) == 6
 
 
 def test_rows_never_touch_train_documents(rows: dict[str, list[dict]]) -> None:

@@ -27,11 +27,11 @@ import shutil
 import socket
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 ENV_VAR = "LONGRED_CACHE"
 MANIFEST_FILE = "manifest.json"
@@ -371,6 +371,31 @@ def check_file_entry(path: Path, *, hashes: bool | None = None) -> EntryCheck:
     if not path.is_file():
         return EntryCheck("missing", detail=f"{path} does not exist")
     return check_records(path.parent, file_manifest_path(path), hashes=hashes, required=False)
+
+
+T = TypeVar("T")
+
+
+def read_jsonl_file(
+    path: Path, what: str, parse: Callable[[dict[str, Any]], T] | None = None
+) -> list[T] | None:
+    """The objects of the single-file JSONL entry ``path``, each through ``parse`` where given
+    (a ``KeyError``, ``TypeError`` or ``ValueError`` there counts as not parsing). None where
+    the file is missing, and, with a warning naming ``what`` and the file, where it does not
+    match its manifest or does not parse: the caller makes it again."""
+    check = check_file_entry(path)
+    if check.status == "missing":
+        return None
+    if not check.usable:
+        warn(f"{what} {path} is corrupt ({check.detail}); making it again")
+        return None
+    try:
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        objects = [json.loads(line) for line in lines]
+        return [parse(o) for o in objects] if parse is not None else objects
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        warn(f"{what} {path} does not parse ({type(exc).__name__}); making it again")
+        return None
 
 
 def warn(message: str) -> None:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from longred_bench.cache import atomic_write_text, check_file_entry, warn, write_file_manifest
+from longred_bench.cache import atomic_write_text, read_jsonl_file, warn, write_file_manifest
 from longred_bench.source_tree import source_hash
 
 BUILDER_CODE = ("longred_bench/taskdata/", "longred_bench/data/")
@@ -42,20 +42,13 @@ def rows_path(
 
 def read_rows(path: Path, n: int) -> Rows | None:
     """The ``n`` rows stored at ``path`` if it holds exactly that many and matches its
-    manifest; None otherwise (with a warning naming the file where one exists)."""
-    check = check_file_entry(path)
-    if check.status == "missing":
-        return None
-    if not check.usable:
-        warn(f"tiny task cache {path} is corrupt ({check.detail}); building it again")
-        return None
-    try:
-        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    except (OSError, ValueError) as exc:
-        warn(f"tiny task cache {path} does not parse ({type(exc).__name__}); building it again")
+    manifest (:func:`~longred_bench.cache.read_jsonl_file`); None otherwise (with a warning
+    naming the file where one exists)."""
+    rows = read_jsonl_file(path, "tiny task cache")
+    if rows is None:
         return None
     if len(rows) != n or not all(isinstance(row, dict) for row in rows):
-        warn(f"tiny task cache {path} holds {len(rows)} rows, not {n}; building it again")
+        warn(f"tiny task cache {path} holds {len(rows)} lines, not {n} rows; making it again")
         return None
     return rows
 

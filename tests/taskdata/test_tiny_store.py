@@ -47,7 +47,7 @@ def test_a_damaged_or_short_file_is_built_again_with_a_warning(tmp_path: Path, c
     assert len(calls) == 2 and "is corrupt" in capsys.readouterr().err
     # a file of another row count (another n under the same name cannot exist; a hand edit)
     assert tiny_store.read_rows(path, 3) is None
-    assert "holds 2 rows, not 3" in capsys.readouterr().err
+    assert "holds 2 lines, not 3 rows" in capsys.readouterr().err
 
 
 def test_names_follow_task_phrasing_corpora_size_seed_and_code(

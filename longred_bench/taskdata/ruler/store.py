@@ -21,7 +21,7 @@ from typing import Any
 from longred_bench.cache import (
     atomic_write_text,
     cache_dir,
-    check_file_entry,
+    read_jsonl_file,
     warn,
     write_file_manifest,
 )
@@ -80,20 +80,14 @@ def cache_path(
 def read_samples(path: Path, num_samples: int) -> list[Sample] | None:
     """The samples stored at ``path`` if it holds exactly ``num_samples`` readable ones that
     match its manifest; None otherwise (with a warning naming the file if it exists)."""
-    check = check_file_entry(path)
-    if check.status == "missing":
-        return None
-    if not check.usable:
-        warn(f"RULER sample cache {path} is corrupt ({check.detail}); generating it again")
-        return None
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-        samples = [Sample.from_dict(json.loads(line)) for line in lines if line.strip()]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        warn(f"RULER sample cache {path} does not parse ({type(exc).__name__}); generating again")
+    samples = read_jsonl_file(path, "RULER sample cache", Sample.from_dict)
+    if samples is None:
         return None
     if len(samples) != num_samples:
-        warn(f"RULER sample cache {path} holds {len(samples)} samples, not {num_samples}")
+        warn(
+            f"RULER sample cache {path} holds {len(samples)} samples, not {num_samples}; "
+            "making it again"
+        )
         return None
     return samples
 

@@ -279,6 +279,7 @@ def test_the_gpu_check_asks_the_units_a_table_computes(tmp_path, monkeypatch, ca
     def reached(*args, **kwargs):
         raise Reached
 
-    monkeypatch.setattr(engine, "check_model", reached)  # past the GPU check: stop there
+    # past the GPU check: stop at the step after it (before SmolLM2 is fetched into the cache)
+    monkeypatch.setattr(engine, "fetch_missing", reached)
     with pytest.raises(Reached):
         engine.reproduce("table1", "smol", tmp_path / "o", progress=False)

@@ -398,6 +398,13 @@ def read_jsonl_file(
         return None
 
 
+def write_jsonl_file(path: Path, objects: list[dict[str, Any]], kind: str) -> None:
+    """Store ``objects`` at ``path`` as JSONL, atomically, then its manifest (of ``kind``)
+    beside it: the single-file entry :func:`read_jsonl_file` reads."""
+    atomic_write_text(path, "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in objects))
+    write_file_manifest(path, {"kind": kind})
+
+
 def warn(message: str) -> None:
     """Print a one-line warning about the cache to stderr."""
     print(f"warning: {message}", file=sys.stderr, flush=True)

@@ -5,25 +5,22 @@ six tasks on a 2-core CPU, spent again by every process that loads the suite (ea
 unit of a reproduce, whatever its ``--limit``). The rows are stored once as JSONL under
 ``<cache root>/tiny_tasks/<task>[-<phrasing>]-<corpora>-n<n>-seed<seed>-<code>.jsonl``, written
 atomically with a manifest (size and sha256) beside it. ``code`` is the source hash of the code
-that builds them (:data:`BUILDER_CODE`: the task builders, the sentence splitter, the corpus
-readers and their pinned sources), so rows of other code are built again; the corpora are
-sha256-pinned by their fetch. A file that does not match its manifest or does not parse is
-reported with a warning and built again. ``data verify`` checks these files.
+that generates task data, as for the RULER samples
+(:func:`~longred_bench.taskdata.ruler.store.generator_hash`: the task builders, the sentence
+splitter, the corpus readers and their pinned sources), so rows of other code are built again;
+the corpora are sha256-pinned by their fetch. A file that does not match its manifest or does
+not parse is reported with a warning and built again. ``data verify`` checks these files.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from longred_bench.cache import atomic_write_text, read_jsonl_file, warn, write_file_manifest
-from longred_bench.source_tree import source_hash
+from longred_bench.cache import read_jsonl_file, warn, write_jsonl_file
+from longred_bench.taskdata.ruler.store import generator_hash
 
-BUILDER_CODE = ("longred_bench/taskdata/", "longred_bench/data/")
-"""The code that builds the rows (tasks, sentences, corpora): a store file is named by its
-source hash."""
 FOLDER = "tiny_tasks"
 """The store's folder under the cache root."""
 
@@ -35,8 +32,7 @@ def rows_path(
 ) -> Path:
     """Where :func:`load_or_build` keeps these rows under the cache ``root``."""
     words = f"-{phrasing}" if phrasing else ""
-    code = source_hash(BUILDER_CODE)[:12]
-    name = f"{task}{words}-{'+'.join(corpora)}-n{n}-seed{seed}-{code}.jsonl"
+    name = f"{task}{words}-{'+'.join(corpora)}-n{n}-seed{seed}-{generator_hash()}.jsonl"
     return root / FOLDER / name
 
 
@@ -60,7 +56,5 @@ def load_or_build(path: Path, n: int, build: Callable[[], Rows]) -> Rows:
     if rows is not None:
         return rows
     rows = build()
-    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-    atomic_write_text(path, text)
-    write_file_manifest(path, {"kind": "tiny-task-rows"})
+    write_jsonl_file(path, rows, "tiny-task-rows")
     return rows

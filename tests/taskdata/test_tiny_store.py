@@ -62,7 +62,7 @@ def test_names_follow_task_phrasing_corpora_size_seed_and_code(
               1, "heldout"), name("passkey", ("sotu",), 11, 1, "heldout"),
               name("passkey", ("sotu",), 10, 2, "heldout")}  # fmt: skip
     assert len(others) == 4 and base not in others
-    monkeypatch.setattr(tiny_store, "source_hash", lambda prefixes: "f" * 64)
+    monkeypatch.setattr(tiny_store, "generator_hash", lambda: "f" * 12)
     assert name("passkey", ("sotu",), 10, 1, "heldout") == "passkey-heldout-sotu-n10-seed1-" + (
         "f" * 12 + ".jsonl"
     )

@@ -18,13 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from longred_bench.cache import (
-    atomic_write_text,
-    cache_dir,
-    read_jsonl_file,
-    warn,
-    write_file_manifest,
-)
+from longred_bench.cache import cache_dir, read_jsonl_file, warn, write_jsonl_file
 from longred_bench.source_tree import source_hash
 from longred_bench.taskdata.ruler.registry import (
     check_depths,
@@ -121,6 +115,4 @@ def load_or_generate(
 
 def write_samples(path: Path, samples: list[Sample]) -> None:
     """Store ``samples`` at ``path`` as JSONL, atomically, then its manifest beside it."""
-    text = "".join(json.dumps(s.to_dict(), ensure_ascii=False) + "\n" for s in samples)
-    atomic_write_text(path, text)
-    write_file_manifest(path, {"kind": "ruler-samples"})
+    write_jsonl_file(path, [s.to_dict() for s in samples], "ruler-samples")

@@ -7,6 +7,11 @@ lengths through its task metadata) and the ``short_tiny`` group's note that its 
 task has no ``acc`` (by design: the group averages the scored tasks). lm-eval's per-task
 progress bar of request building (one bar per task and pass, each done at once: 26 of them for
 RULER) is not drawn; the bars of the model's requests are. Every other warning shows.
+
+lm-eval describes the environment in every result (``add_env_info``: torch's ``collect_env``,
+which runs ``pip list``, ``nvidia-smi`` and compiler probes, 4 s a call on a 2-core CPU); the
+suite collects that description once per process and working folder and gives every later
+evaluation the same one.
 """
 
 from __future__ import annotations
@@ -27,6 +32,21 @@ NOT_FOR_THIS_SUITE = (
 )
 
 
+@functools.cache
+def _env_info(cwd: str) -> tuple[tuple[str, object], ...]:
+    """What lm-eval's own ``add_env_info`` adds to a result dict, run from ``cwd``."""
+    from lm_eval.loggers.utils import add_env_info
+
+    added: dict[str, object] = {}
+    add_env_info(added)
+    return tuple(added.items())
+
+
+def _add_env_info_once(storage: dict) -> None:
+    """lm-eval's ``add_env_info``, collected once per process and working folder."""
+    storage.update(_env_info(os.getcwd()))
+
+
 class _Drop(logging.Filter):
     """Drops records whose message contains ``text``."""
 
@@ -42,7 +62,8 @@ class _Drop(logging.Filter):
 def lm_eval_output(*, quiet: bool) -> Iterator[None]:
     """What lm-eval writes while a suite runs. Its results' ``git_hash`` is this package's
     commit (:func:`longred_bench.results.git_commit`, silent outside a checkout) rather than a
-    ``git describe`` of the working directory, which writes git's errors to the terminal. When
+    ``git describe`` of the working directory, which writes git's errors to the terminal; its
+    environment description is collected once per process (see the module's docstring). When
     ``quiet``: lm-eval's loggers show errors only, and its progress bars and prints go nowhere
     (errors still surface as exceptions). Either way its logger's level is as before afterwards
     (``simple_evaluate`` sets it), so one evaluation's level never carries into the next."""
@@ -56,6 +77,9 @@ def lm_eval_output(*, quiet: bool) -> Iterator[None]:
     with contextlib.ExitStack() as stack:
         stack.callback(logger.setLevel, level)
         stack.enter_context(mock.patch.object(lm_eval.evaluator, "get_git_commit_hash", git_commit))
+        stack.enter_context(
+            mock.patch.object(lm_eval.evaluator, "add_env_info", _add_env_info_once)
+        )
         quiet_bar = functools.partial(lm_eval.api.task.tqdm, disable=True)
         stack.enter_context(mock.patch.object(lm_eval.api.task, "tqdm", quiet_bar))
         for name, text in NOT_FOR_THIS_SUITE:

@@ -77,3 +77,42 @@ def test_the_level_an_evaluation_sets_does_not_carry_into_the_next(quiet):
     with lm_eval_output(quiet=quiet):
         logger.setLevel(logging.INFO)  # as simple_evaluate(verbosity=...) does
     assert logger.level == before
+
+
+def test_the_environment_is_described_once_per_process_with_lm_evals_keys(
+    monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    """lm-eval's environment description (torch's ``collect_env``: ``pip list``, ``nvidia-smi``,
+    seconds a call) runs once for any number of evaluations, and each result gets every key
+    lm-eval's own ``add_env_info`` adds, with the same values; lm-eval's own is back after."""
+    import lm_eval.evaluator
+    import torch.utils.collect_env
+    from lm_eval.loggers.utils import add_env_info
+
+    from longred_bench.evaluation import quiet_output
+
+    calls: list[int] = []
+
+    def described() -> str:
+        calls.append(1)
+        return f"environment {len(calls)}"
+
+    monkeypatch.setattr(torch.utils.collect_env, "get_pretty_env_info", described)
+    monkeypatch.chdir(tmp_path)
+    quiet_output._env_info.cache_clear()
+    results = []
+    for _ in range(3):
+        with lm_eval_output(quiet=True):
+            results.append({})
+            lm_eval.evaluator.add_env_info(results[-1])
+    assert len(calls) == 1
+    assert results[0] == results[1] == results[2]
+    assert results[0]["pretty_env_info"] == "environment 1"
+    own: dict = {}
+    add_env_info(own)  # lm-eval's own, which collects again
+    assert len(calls) == 2 and set(own) == set(results[0])
+    assert {k: v for k, v in own.items() if k != "pretty_env_info"} == {
+        k: v for k, v in results[0].items() if k != "pretty_env_info"
+    }
+    assert lm_eval.evaluator.add_env_info is add_env_info
+    quiet_output._env_info.cache_clear()

@@ -13,8 +13,8 @@ Every claim is a direction (:class:`Claim`), gated on Table 3's premises at the 
 long-context ability, both reproduced, else not comparable: an ablation of the objectives that
 keep short ability, or of long learning, has nothing to detect without them). The interval of
 ``what(row) - what(reference)`` (``what``: Short Avg or RULER) entirely on the claimed side of 0
--> reproduced; entirely on the other side, or short of the paper's effect scaled to this metric
-(``Claim.relative`` x the reference's score) -> not reproduced; otherwise undecided
+-> reproduced; entirely on the other side, or holding 0 and short of the paper's effect scaled
+to this metric (``Claim.relative`` x the reference's score) -> not reproduced; otherwise undecided
 (:func:`~longred_bench.reports.verdict_rules.judge`). Also not comparable: for a claim between
 layer choices (``Claim.layers``), the two rows distilled the same layers (a choice that cannot
 differ on this model's depth), a RULER claim whose two rows both score below
@@ -112,18 +112,18 @@ def verdict_direction(
     name = WHAT_NAMES[claim.what]
     side = "below" if claim.sign < 0 else "above"
     other = "above" if claim.sign < 0 else "below"
+    cases = (["two rows that distilled the same layers"] if claim.layers else []) + (
+        [f"both rows' RULER below the floor of {RULER_FLOOR:g} points"]
+        if claim.what == "ruler"
+        else []
+    )
     rule = (
         "premises (a) and (e) at this extension reproduced, else not comparable; "
-        f"{LEVEL:.0%} bootstrap interval (seeds and paired documents resampled) of "
+        + (" or ".join(cases) + " -> not comparable; else the " if cases else "")
+        + f"{LEVEL:.0%} bootstrap interval (seeds and paired documents resampled) of "
         f"{name}({claim.row}) - {name}({claim.reference}): entirely {side} 0 -> reproduced; "
-        f"entirely {other} 0, or short of the paper's effect scaled to this {name} -> not "
-        "reproduced; otherwise undecided."
-        + (" Two rows that distilled the same layers -> not comparable." if claim.layers else "")
-        + (
-            f" Both rows' RULER below the floor of {RULER_FLOOR:g} points -> not comparable."
-            if claim.what == "ruler"
-            else ""
-        )
+        f"entirely {other} 0, or holding 0 and short of the paper's effect scaled to this {name} "
+        "-> not reproduced; otherwise undecided."
     )
     passed, gate = premise_gate(premises)
     if not premises:

@@ -8,8 +8,9 @@
     of ``mean over cpt seeds of (after - before) - mean over control seeds of (control -
     original)`` resamples the seeds of each side and the (paired) texts
     (:func:`~longred_bench.metrics.stats.seed_bootstrap_mean_of_means_diff_ci`). Hidden
-    similarity: entirely above 0 -> reproduced; entirely below 0, or below the paper's effect
-    scaled to this drift -> not reproduced; else undecided. Attention KL: the mirror (below 0).
+    similarity: entirely above 0 -> reproduced; entirely below 0, or holding 0 and below the
+    paper's effect scaled to this drift -> not reproduced; else undecided. Attention KL: the
+    mirror (below 0).
     The paper's effect: the mean fraction of the drift its CPT removed (hidden ``(after -
     before) / (1 - before)``, KL ``(before - after) / before``, over Table 1's rows) times our
     zero-shot drift. The claim: :func:`~longred_bench.reports.verdict_rules.combine` of the
@@ -50,11 +51,11 @@ CLAIM_C2 = "A larger RoPE base drifts more: lower hidden similarity, higher atte
 RULE_C = (
     "{level:.0%} bootstrap interval (cpt and control seeds and paired texts resampled) of "
     "mean(after - before) over cpt seeds - mean(control - original) over control seeds: hidden "
-    "similarity entirely above 0 -> reproduced, entirely below 0 or below the paper's effect "
-    "scaled to this drift (its mean fraction of drift removed x our zero-shot drift) -> not "
-    "reproduced, else undecided; attention KL the mirror; the claim combines both (not "
-    "reproduced if either is, else undecided if either is). No control row or no per-text "
-    "values -> not comparable."
+    "similarity entirely above 0 -> reproduced, entirely below 0 or holding 0 and below the "
+    "paper's effect scaled to this drift (its mean fraction of drift removed x our zero-shot "
+    "drift) -> not reproduced, else undecided; attention KL the mirror; the claim combines "
+    "both (not reproduced if either is, else undecided if either is). No control row or no "
+    "per-text values -> not comparable."
 )
 RULE_C2 = (
     "over the ABF extensions: Spearman's rho of the RoPE base against mean hidden similarity, "

@@ -68,11 +68,12 @@ RULE_L1 = (
     "98.3% is the bound itself: no effect beyond it to rule out."
 )
 RULE_L2 = (
-    "for each baseline, the {level:.0%} bootstrap interval (seeds and paired samples resampled) "
-    "of RULER(row) - RULER(baseline): entirely above 0 -> reproduced, entirely below 0 -> not "
-    "reproduced, otherwise undecided; both below the RULER floor of {floor:g} points -> not "
-    "comparable; the baselines' labels combined (any not reproduced -> not reproduced, else any "
-    "not comparable -> not comparable, else any undecided -> undecided). The paper gives no "
+    "for each baseline: both below the RULER floor of {floor:g} points, or no paired samples, "
+    "-> not comparable; else the {level:.0%} bootstrap interval (seeds and paired samples "
+    "resampled) of RULER(row) - RULER(baseline): entirely above 0 -> reproduced, entirely below "
+    "0 -> not reproduced, otherwise undecided; the baselines' labels combined (any not "
+    "reproduced -> not reproduced, else any not comparable -> not comparable, else any "
+    "undecided -> undecided). The paper gives no "
     "long-context number: no effect to rule out."
 )
 RULE_L3 = (
@@ -132,9 +133,10 @@ def verdict_long(
     for b, runs in baselines.items():
         ci, n = seed_diff(runs, row, "ruler")
         base, mine = compared_means(runs, row, "ruler")
-        if ci is None:
-            ours = f"`{name}` vs `{b}`: no per-sample RULER scores to pair."
-            return Verdict("L2", CLAIM_L2, scope, PAPER_L2, ours, NOT_COMPARABLE, rule, "paper")
+        if ci is None:  # this baseline's part only: another may already refute the claim
+            labels.append(NOT_COMPARABLE)
+            parts.append(f"`{b}`: no per-sample RULER scores to pair ({NOT_COMPARABLE})")
+            continue
         floor = below_ruler_floor(base, mine)
         labels.append(NOT_COMPARABLE if floor else judge(ci, ABOVE))
         parts.append(

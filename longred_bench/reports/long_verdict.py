@@ -39,10 +39,10 @@ CLAIM_E = (
     "extension's (the premise of (b))."
 )
 RULE_E = (
+    "both rows below the RULER floor of {floor:g} points -> not comparable; else the "
     "{level:.0%} bootstrap interval (seeds and paired samples resampled) of RULER(cpt) - "
     "RULER(zero-shot): entirely above 0 -> reproduced; entirely below 0 -> not reproduced; "
-    "otherwise undecided (the paper gives no effect for this check); both rows below the "
-    "RULER floor of {floor:g} points -> not comparable."
+    "otherwise undecided (the paper gives no effect for this check)."
 )
 
 

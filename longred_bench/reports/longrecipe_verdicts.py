@@ -121,18 +121,21 @@ RULE_R1 = (
     "otherwise undecided."
 )
 RULE_R2 = (
-    "for b in PoSE, RPES: {level:.0%} bootstrap interval (seeds and paired samples resampled) of "
-    "RULER(row) - RULER(b): entirely above 0 -> reproduced; entirely below 0, or below the "
-    "paper's effect over b (the smaller of its two settings' relative RULER gains, scaled to "
-    "RULER(b) here) -> not reproduced; otherwise undecided; both below the RULER floor of "
-    "{floor:g} points -> not comparable; the two labels combined (any not reproduced -> not "
+    "for b in PoSE, RPES: both below the RULER floor of {floor:g} points, or no paired samples, "
+    "-> not comparable; else the {level:.0%} bootstrap interval (seeds and paired samples "
+    "resampled) of RULER(row) - RULER(b): entirely above 0 -> reproduced; entirely below 0, or "
+    "holding 0 and below the paper's effect over b (the smaller of its two settings' relative "
+    "RULER gains, scaled to RULER(b) here) -> not reproduced; otherwise undecided; the two "
+    "labels combined (any not reproduced -> not "
     "reproduced, else any not comparable -> not comparable, else any undecided -> undecided)."
 )
 RULE_R3 = (
-    "for b in PoSE, RPES: {level:.0%} bootstrap interval (seeds and paired documents resampled) "
-    "of Short Avg(row) - Short Avg(b): entirely above 0 -> reproduced, entirely below 0 -> not "
-    "reproduced, otherwise undecided (the paper's short benchmarks are not ours: no effect to "
-    "rule out); the two labels combined."
+    "for b in PoSE, RPES: no paired documents -> not comparable; else the {level:.0%} "
+    "bootstrap interval (seeds and paired documents resampled) of Short Avg(row) - Short Avg(b): "
+    "entirely above 0 -> reproduced, entirely below 0 -> not reproduced, otherwise undecided "
+    "(the paper's short benchmarks are not ours: no effect to rule out); the two labels combined "
+    "(any not reproduced -> not reproduced, else any not comparable -> not comparable, else any "
+    "undecided -> undecided)."
 )
 RULE_R4 = (
     "training seconds per sequence, row / cpt = (seconds per token, row / cpt: the runs' own "
@@ -225,9 +228,10 @@ def verdict_beats(
     for b, runs in baselines.items():
         ci, n = seed_diff(runs, row, what)
         base, mine = compared_means(runs, row, what)
-        if ci is None or base is None:
-            ours = f"`{name}` vs `{b}`: no per-item {metric} scores to pair."
-            return Verdict(key, claim, scope, paper, ours, NOT_COMPARABLE, rule, "paper")
+        if ci is None or base is None:  # this part only: another may already refute the claim
+            labels.append(NOT_COMPARABLE)
+            parts.append(f"`{b}`: no per-item {metric} scores to pair ({NOT_COMPARABLE})")
+            continue
         effect = None
         if what == "ruler" and b in PAPER_NAMES:
             effect = scaled_effect(*paper_ruler_gain(b), base)

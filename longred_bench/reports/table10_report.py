@@ -90,7 +90,8 @@ RULE_A = (
     "{level:.0%} bootstrap interval over the runs (seeds) of each row, and the optimizer steps "
     "of each drawn run where it recorded them, of seconds per token (LongReD-C) / (cpt): "
     "entirely below {limit:.2f} -> reproduced; entirely above -> not reproduced; otherwise "
-    "undecided (timing spread wider than the {tol:.0%} tolerance). No paper effect is ruled "
+    "undecided (the interval holds {limit:.2f}: the timings cannot tell within the {tol:.0%} "
+    "tolerance). No paper effect is ruled "
     "out. A row of one run -> not comparable (no spread to judge by). {timing}"
 )
 RULE_B = (

@@ -10,9 +10,9 @@ resamples the seeds of each row as well as the documents all their runs scored
 
 (T2) *long+short data keeps more short-text ability*: the interval of
      ``Short Avg(long-short-cpt) - Short Avg(cpt)`` lies entirely above 0 -> reproduced;
-     entirely below 0, or below the paper's effect scaled to this Short Avg (its mean relative
-     gain over the four benchmarks x `cpt`'s Short Avg; at an ABF extension only, the paper's
-     setting) -> not reproduced; otherwise undecided
+     entirely below 0, or holding 0 and below the paper's effect scaled to this Short Avg (its
+     mean relative gain over the four benchmarks x `cpt`'s Short Avg; at an ABF extension only,
+     the paper's setting) -> not reproduced; otherwise undecided
      (:func:`~longred_bench.reports.verdict_rules.judge`). Premise: Table 3's claim (a) at the
      extension (long-only CPT loses short-text ability) reproduced, else not comparable (the
      gate's outcome is shown). Without shared per-document scores there is no interval -> not
@@ -55,9 +55,9 @@ RULE_T2 = (
     "a loss there is nothing to keep), else not comparable; {level:.0%} bootstrap interval "
     "(seeds and paired documents resampled) of "
     "Short Avg(long-short-cpt) - Short Avg(cpt), each the mean over its seeds: entirely above 0 "
-    "-> reproduced; entirely below 0, or below the paper's effect scaled to this Short Avg (its "
-    "mean relative gain x `cpt`'s Short Avg; at ABF extensions only, the paper's Table 2 being "
-    "ABF) -> not reproduced; otherwise undecided."
+    "-> reproduced; entirely below 0, or holding 0 and below the paper's effect scaled to this "
+    "Short Avg (its mean relative gain x `cpt`'s Short Avg; at ABF extensions only, the "
+    "paper's Table 2 being ABF) -> not reproduced; otherwise undecided."
 )
 
 

@@ -45,9 +45,11 @@ RULER_FLOOR = 5.0
 ABOVE, BELOW = +1, -1
 
 LABEL_RULE = (
-    "Labels: reproduced = the interval clears the claim's bound; not reproduced = it lies on the "
-    "wrong side of the bound, or excludes the paper's effect scaled to this metric; undecided = "
-    "neither (the samples cannot tell); not comparable = a stated premise or floor failed."
+    "Labels: reproduced = the interval clears the claim's bound (tested first); not reproduced "
+    "= it lies on the wrong side of the bound or, holding the bound, short of the paper's effect "
+    "scaled to this metric; undecided = neither (the samples cannot tell); not comparable = a "
+    "stated premise or floor failed (tested before the interval), or no paired scores give an "
+    "interval."
 )
 
 

@@ -63,6 +63,12 @@ def test_long_context_must_beat_every_baseline() -> None:
     assert tie.label == UNDECIDED and "undecided)" in tie.ours
     empty = {"cpt": [RunScores("pi:factor=2", "cpt", 0, 50.0, 0.0)]}
     assert verdict_long([_run("linearard", 50.0, 20)], empty, "s").label == NOT_COMPARABLE
+    # A baseline without paired samples leaves its part not comparable; a baseline that
+    # refutes the claim still refutes it, whichever comes first.
+    better = [_run("longred-c", 52.0, 30, s) for s in range(3)]
+    for mixed in ({**empty, "longred-c": better}, {"longred-c": better, **empty}):
+        v = verdict_long([_run("linearard", 50.0, 20)], mixed, "s")
+        assert v.label == NOT_REPRODUCED and "`cpt`: no per-sample RULER scores" in v.ours
 
 
 def test_fewer_tokens_combines_both_claims_at_the_reduced_budget() -> None:

@@ -96,6 +96,13 @@ def test_beating_pose_and_rpes_combines_both_baselines() -> None:
     assert verdict_beats(mine, close, "s", "ruler").label == UNDECIDED
     bare = {"pose": [RunScores("abf:theta=2e6", "pose", 0, 50.0, 1.0)]}
     assert verdict_beats(mine, bare, "s", "ruler").label == NOT_COMPARABLE
+    # A baseline without paired scores leaves its part not comparable; another baseline that
+    # refutes the claim still refutes it, whichever comes first.
+    for what in ("ruler", "short"):
+        both = {**bare, "rpes": _seeds("rpes", 56, 40)}
+        v = verdict_beats(mine, both, "s", what)
+        assert v.label == NOT_REPRODUCED and "`pose`: no per-item" in v.ours
+        assert "(not comparable)" in v.ours and "`rpes`" in v.ours
 
 
 def _timed(per_step: float, runs: int = 3, steps: int = 64, jitter: float = 0.05,

@@ -14,15 +14,17 @@ from longred_bench.taskdata.tiny_store import FOLDER
 @pytest.fixture
 def smoke_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request) -> Path:
     """A fresh run cache (``$LONGRED_CACHE``) holding the real cache's corpora and benchmark
-    files (fetched first where ``--run-network`` allows, else the test is skipped) and its
-    built tiny-task rows: a smoke reproduce trains and evaluates every unit anew without
-    fetching its data or building its rows again."""
+    files (fetched first where ``--run-network`` allows, else the test is skipped), its built
+    tiny-task rows and its RULER samples (both stores are keyed by their generator's code and
+    parameters, and write atomically): a smoke reproduce trains and evaluates every unit anew
+    without fetching its data or building its rows and samples again."""
     ensure_cached(request, "brown", "austen", "sotu", "benchmarks")
     real = cache_dir()
     cache = tmp_path / "cache"
     cache.mkdir()
-    (real / FOLDER).mkdir(parents=True, exist_ok=True)
-    for folder in ("corpora", "benchmarks", FOLDER):  # the tiny rows depend on corpora and code
+    shared = ("corpora", "benchmarks", FOLDER, "ruler")  # rows and samples: keyed by code
+    for folder in shared:
+        (real / folder).mkdir(parents=True, exist_ok=True)
         (cache / folder).symlink_to(real / folder)
     monkeypatch.setenv("LONGRED_CACHE", str(cache))
     return cache

@@ -400,13 +400,12 @@ def recipe_file(recipe: str) -> Path:
 
 
 def read_yaml(path: Path) -> dict[str, Any]:
-    """A YAML mapping from ``path``; a one-line error if it is missing or not a mapping."""
+    """A YAML mapping from ``path``; a one-line error if it is missing, not YAML or no mapping."""
+    from longred_bench.profiles.loader import read_mapping
+
     if not path.is_file():
         raise UserError(f"config file {path} does not exist")
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    if not isinstance(data, dict):
-        raise UserError(f"config file {path} must hold a mapping of keys to values")
-    return data
+    return read_mapping(path, what="config file")
 
 
 def parse_set(items: list[str]) -> dict[str, Any]:

@@ -131,6 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     import longred_bench.jobs  # noqa: F401  (registers the models the suite builds: tiny-base)
 
     try:
+        if isinstance(getattr(args, "device", None), str):
+            from longred_bench.cli.devices import check_device
+
+            check_device(args.device)  # before any model is loaded or any work is done
         with sigterm_as_interrupt(), quiet_libraries(getattr(args, "quiet", False)):
             keep_freed_memory()
             return int(args.func(args))

@@ -271,6 +271,22 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     if args.out and not args.dry_run:
         check_out_dir(Path(args.out), "reproduce")
+    unit_flags = [
+        f
+        for f, on in (
+            ("--list-units", args.list_units),
+            ("--unit", args.unit),
+            ("--emit-slurm", args.emit_slurm),
+        )
+        if on is not None and on
+    ]
+    if args.dry_run and unit_flags:
+        raise UserError(f"--dry-run prints the table's plan; {unit_flags[0]} does something "
+                        "else: give one of them")  # fmt: skip
+    if args.emit_slurm is not None:
+        if not args.emit_slurm.strip():
+            raise UserError("--emit-slurm needs a folder path for the job scripts")
+        check_out_dir(Path(args.emit_slurm), "reproduce --emit-slurm", "--emit-slurm")
     if args.allow_code_eval:  # a permission, not a setting: no cache key changes
         os.environ["HF_ALLOW_CODE_EVAL"] = "1"
 
@@ -278,7 +294,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         args.table, args.profile, Path(args.out) if args.out else None, force=args.force,
         progress=not args.quiet, jobs=args.jobs, d1=args.d1, dry_run=args.dry_run,
         list_units=args.list_units, unit=args.unit,
-        emit_slurm=Path(args.emit_slurm).resolve() if args.emit_slurm else None,
+        emit_slurm=None if args.emit_slurm is None else Path(args.emit_slurm).resolve(),
     )  # fmt: skip
     if paths:
         print("wrote " + ", ".join(str(p) for p in paths))

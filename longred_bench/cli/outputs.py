@@ -26,6 +26,7 @@ WRITES: dict[str, tuple[str, ...]] = {
     "psa": ("psa.jsonl", "psa.md", "psa.png"),
     "train": ("config.yaml", "metrics.jsonl", "run.json", "curves.png", "checkpoints/", "final/"),
     "reproduce": ("TABLE.md", "TABLE.png", "TABLE.jsonl.gz"),
+    "reproduce --emit-slurm": ("submit.sh", "logs/"),
 }  # fmt: skip
 
 

@@ -83,6 +83,8 @@ class EvalConfig:
                             ("--batch-size", self.batch_size)):  # fmt: skip
             if value is not None and value < 1:
                 raise UserError(f"{flag} must be at least 1, got {value}")
+        if self.num_fewshot is not None and self.num_fewshot < 0:
+            raise UserError(f"--num-fewshot must be 0 or more, got {self.num_fewshot}")
         if self.limit is not None and self.suite in (*LONG_SUITES, "ppl"):
             raise UserError(
                 f"--limit is not for the {self.suite} suite (it keeps the shortest length only): "

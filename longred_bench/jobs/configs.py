@@ -56,6 +56,18 @@ class DriftConfig:
         for rope in self.rope:
             parse_rope_spec(rope)  # a bad spec is refused before any model loads
         check_text_source(self.texts)
+        least = {"num_texts": 1, "seq_len": 1, "batch_size": 1, "top_m": 0}
+        for key, low in least.items():  # refused before anything is measured
+            if getattr(self, key) < low:
+                flag = "--" + key.replace("_", "-")
+                raise UserError(
+                    f"drift: {key} ({flag}) must be at least {low}, not {getattr(self, key)}"
+                )
+        if self.impl == "triton" and not self.device.startswith("cuda"):
+            raise UserError(
+                f"drift: --impl triton runs on CUDA devices only, not {self.device}: pass "
+                "--device cuda, or --impl auto"
+            )
 
 
 COMPARE_SUITES = ("drift", "short", "ruler", "niah")

@@ -48,8 +48,9 @@ def profile_file(spec: str | Path, *, relative_to: Path | None = None) -> Path:
     )
 
 
-def read_mapping(path: Path) -> dict[str, Any]:
-    """The YAML mapping in ``path`` (a one-line error if it does not parse or is no mapping)."""
+def read_mapping(path: Path, what: str = "profile") -> dict[str, Any]:
+    """The YAML mapping in ``path`` (a one-line error naming it as ``what`` if it does not parse
+    or is no mapping)."""
     import yaml
 
     try:
@@ -57,11 +58,11 @@ def read_mapping(path: Path) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise UserError(f"profile {path}: not valid YAML{where}; fix the file") from None
+        raise UserError(f"{what} {path}: not valid YAML{where}; fix the file") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise UserError(f"profile {path}: must hold a mapping of keys to values")
+        raise UserError(f"{what} {path}: must hold a mapping of keys to values")
     return data
 
 

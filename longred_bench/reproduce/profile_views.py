@@ -126,11 +126,17 @@ def new_profile(source: str, out: Path) -> Path:
         raise UserError(f"{out} exists; give another --out (nothing was written)")
     if out.suffix not in (".yaml", ".yml"):
         raise UserError(f"--out {out}: a profile is a .yaml file")
-    from longred_bench.profiles.loader import NAME_PATTERN
+    from longred_bench.profiles.loader import BUILTIN, NAME_PATTERN
 
     if not NAME_PATTERN.match(out.stem):
         raise UserError(f"--out {out}: the file's stem names the profile; use letters, digits, "
                         "'.', '_' or '-'")  # fmt: skip
+    if out.stem in BUILTIN:  # its reports would land in the built-in's folder, reports/<name>/
+        raise UserError(f"--out {out}: the file's stem names the profile, and {out.stem} is "
+                        "a built-in profile's name; choose another")  # fmt: skip
+    parent = next(p for p in (out.parent.absolute(), *out.parent.absolute().parents) if p.exists())
+    if not parent.is_dir():
+        raise UserError(f"--out {out}: {parent} is a file, so no profile can be written under it")
     prof = checked_profile(source)  # validates before anything is written
     path = profile_file(source)
     raw = read_mapping(path)

@@ -1,0 +1,34 @@
+"""The ``--device`` a command is given, checked before any work: a name torch knows, on a machine
+that has it (:func:`check_device`)."""
+
+from __future__ import annotations
+
+from longred_bench.errors import UserError
+
+
+def check_device(device: str) -> None:
+    """A one-line :class:`UserError` for a ``device`` torch does not know (``gpu``), a CUDA device
+    where torch sees none, or a CUDA index past the devices it sees; nothing otherwise. ``cpu``
+    (every command's default) is taken without importing torch."""
+    if device == "cpu":
+        return
+    import torch
+
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, ValueError):
+        raise UserError(
+            f"--device {device!r} is not a device torch knows: use cpu, cuda or cuda:N"
+        ) from None
+    if parsed.type != "cuda":
+        return
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if count == 0:
+        raise UserError(
+            f"--device {device}: torch {torch.__version__} sees no CUDA device here; "
+            "use --device cpu, or run on a machine with a GPU"
+        )
+    if parsed.index is not None and parsed.index >= count:
+        raise UserError(
+            f"--device {device}: torch sees {count} CUDA device(s) (cuda:0 to cuda:{count - 1})"
+        )

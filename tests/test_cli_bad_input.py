@@ -1,0 +1,102 @@
+"""Bad command-line input ends in one line (``error: ...``, exit status 2) naming the problem and
+what to do, before any model loads or anything is written: devices, drift's counts and kernel,
+``reproduce``'s unit flags and job-script folder, a training config file, eval's few-shot
+count and ``profiles new``'s output."""
+
+from __future__ import annotations
+
+import pytest
+
+from longred_bench.cli import main
+from longred_bench.errors import UserError
+
+
+def _one_line_error(capsys, argv: list[str], message: str) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and message in err, err
+    assert len(err.splitlines()) == 1
+
+
+def test_a_device_torch_does_not_know_or_this_machine_lacks_is_refused() -> None:
+    import torch
+
+    from longred_bench.cli.devices import check_device
+
+    check_device("cpu")
+    with pytest.raises(UserError, match="'gpu' is not a device torch knows"):
+        check_device("gpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(UserError, match="sees no CUDA device here; use --device cpu"):
+            check_device("cuda:0")
+    else:
+        with pytest.raises(UserError, match="CUDA device"):
+            check_device(f"cuda:{torch.cuda.device_count()}")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--device", "gpu"], "'gpu' is not a device torch knows"),
+        (["--top-m", "-1"], "top_m (--top-m) must be at least 0, not -1"),
+        (["--batch-size", "0"], "batch_size (--batch-size) must be at least 1, not 0"),
+        (["--num-texts", "0"], "num_texts (--num-texts) must be at least 1, not 0"),
+        (["--impl", "triton"], "--impl triton runs on CUDA devices only"),
+    ],
+)
+def test_drift_is_refused_before_measuring(tmp_path, capsys, argv, message) -> None:
+    out = tmp_path / "o"
+    base = ["drift", "--original", "tiny-random", "--rope", "pi:factor=2", "--out", str(out)]
+    _one_line_error(capsys, base + argv, message)
+    assert not (out / "drift.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--emit-slurm", ""], "--emit-slurm needs a folder path"),
+        (["--emit-slurm", "FILE"], "is an existing file, not a folder"),
+        (["--emit-slurm", "FILE/jobs"], "is a file, so no folder can be made under it"),
+        (["--dry-run", "--list-units"], "--list-units does something else: give one of them"),
+        (["--dry-run", "--unit", "x"], "--unit does something else"),
+        (["--dry-run", "--emit-slurm", "jobs"], "--emit-slurm does something else"),
+    ],
+)
+def test_reproduce_unit_flags_are_checked_before_the_table_runs(
+    tmp_path, monkeypatch, capsys, flags, message
+) -> None:
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "afile").write_text("keep\n")
+    flags = [f.replace("FILE", str(tmp_path / "afile")) for f in flags]
+    _one_line_error(capsys, ["reproduce", "table3", "--profile", "smoke", *flags], message)
+    assert not (tmp_path / "cache").exists()  # nothing computed or fetched
+    assert (tmp_path / "afile").read_text() == "keep\n"
+
+
+def test_a_training_config_that_is_not_yaml_is_one_line(tmp_path, capsys) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("lr: [1, 2\nsteps: 3\n")
+    argv = ["train", "--recipe", "cpt", "--profile", "smoke", "--dry-run", "--config", str(bad)]
+    _one_line_error(capsys, argv, f"config file {bad}: not valid YAML at line 2; fix the file")
+    listed = tmp_path / "list.yaml"
+    listed.write_text("- 1\n- 2\n")
+    argv[-1] = str(listed)
+    _one_line_error(capsys, argv, "must hold a mapping of keys to values")
+
+
+def test_a_negative_few_shot_count_is_refused() -> None:
+    from longred_bench.evaluation.config import EvalConfig
+
+    with pytest.raises(UserError, match="--num-fewshot must be 0 or more, got -1"):
+        EvalConfig(model="tiny-random", suite="short_tiny", num_fewshot=-1)
+    assert EvalConfig(model="tiny-random", suite="short_tiny", num_fewshot=0).num_fewshot == 0
+
+
+def test_profiles_new_refuses_a_built_in_name_and_a_path_under_a_file(tmp_path, capsys) -> None:
+    base = ["profiles", "new", "--from", "smoke", "--out"]
+    _one_line_error(capsys, [*base, str(tmp_path / "tiny.yaml")], "is a built-in profile's name")
+    (tmp_path / "afile").write_text("")
+    under = tmp_path / "afile" / "mine.yaml"
+    _one_line_error(capsys, [*base, str(under)], "is a file, so no profile can be written under")
+    assert not (tmp_path / "tiny.yaml").exists()
+    assert main([*base, str(tmp_path / "mine.yaml")]) == 0

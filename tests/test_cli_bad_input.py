@@ -100,3 +100,27 @@ def test_profiles_new_refuses_a_built_in_name_and_a_path_under_a_file(tmp_path, 
     _one_line_error(capsys, [*base, str(under)], "is a file, so no profile can be written under")
     assert not (tmp_path / "tiny.yaml").exists()
     assert main([*base, str(tmp_path / "mine.yaml")]) == 0
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--ruler-samples", "0"], "ruler_samples (--ruler-samples) must be a whole number"),
+        (["--niah-samples", "0"], "niah_samples (--niah-samples) must be"),
+        (["--short-limit", "0"], "short_limit (--short-limit) must be"),
+        (["--niah-depths", "150"], "niah_depths (--niah-depths) must be percents from 0 to 100"),
+    ],
+)
+def test_compare_names_its_own_flags(tmp_path, capsys, flags, message) -> None:
+    argv = ["compare", "--original", "tiny-random", "--rope", "pi:factor=2", *flags]
+    _one_line_error(capsys, [*argv, "--out", str(tmp_path / "o")], message)
+
+
+def test_a_pairs_file_setting_of_the_wrong_type_is_refused_at_the_dry_run(tmp_path, capsys):
+    pairs = tmp_path / "p.yaml"
+    pairs.write_text("settings: {ruler_samples: many, lengths: [256]}\npairs:\n"
+                     "  - {original: tiny-random, window: 256, extended: "
+                     "[{model: tiny-random, window: 256}]}\n")  # fmt: skip
+    argv = ["compare", "--pairs", str(pairs), "--dry-run"]
+    _one_line_error(capsys, argv, "ruler_samples (--ruler-samples) must be a whole number of at "
+                    "least 1, not 'many'")  # fmt: skip

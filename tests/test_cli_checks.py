@@ -100,7 +100,7 @@ def test_bad_rope_specs_are_refused_before_torch_loads(tmp_path: Path) -> None:
 
 
 def test_every_command_that_writes_a_folder_checks_it() -> None:
-    assert set(WRITES) == set(COMMANDS)
+    assert set(WRITES) == set(COMMANDS) | {"reproduce --emit-slurm"}  # test_cli_bad_input.py
     assert main(["train", "--recipe", "cpt", "--profile", "smoke", "--dry-run"]) == 0
 
 

@@ -132,6 +132,18 @@ class CompareConfig:
             raise UserError("PCD parameters given without pcd in --decoding")
         for rope in self.rope:
             parse_rope_spec(rope)
+        counts = {"ruler_samples": 1, "niah_samples": 1, "short_limit": 1, "batch_size": 1,
+                  "drift_num_texts": 1, "drift_seq_len": 1}  # fmt: skip
+        for key, low in counts.items():  # named as compare and a pairs file name them
+            value = getattr(self, key)
+            if value is None and key == "short_limit":
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise UserError(f"compare: {key} (--{key.replace('_', '-')}) must be a whole "
+                                f"number of at least {low}, not {value!r}")  # fmt: skip
+        if any(not isinstance(d, int) or not 0 <= d <= 100 for d in self.niah_depths):
+            raise UserError(f"compare: niah_depths (--niah-depths) must be percents from 0 to "
+                            f"100, not {list(self.niah_depths)}")  # fmt: skip
         if "ruler" in self.suites:  # before drift and the short suite spend hours
             check_lengths(self.lengths)
         if "drift" in self.suites:

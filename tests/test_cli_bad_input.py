@@ -124,3 +124,26 @@ def test_a_pairs_file_setting_of_the_wrong_type_is_refused_at_the_dry_run(tmp_pa
     argv = ["compare", "--pairs", str(pairs), "--dry-run"]
     _one_line_error(capsys, argv, "ruler_samples (--ruler-samples) must be a whole number of at "
                     "least 1, not 'many'")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("keys", "message"),
+    [
+        ("evaluation: {backend: foo}", "evaluation.backend 'foo' is not one of hf, vllm"),
+        ("evaluation: {short: {suite: nosuch}}", "evaluation.short.suite 'nosuch' is not one"),
+        ("evaluation: {device: gpu}", "evaluation.device 'gpu' is no device"),
+        ("hardware: {device: 'cuda:x'}", "hardware.device 'cuda:x' is no device"),
+        ("evaluation: {ruler: {samples: 0}}", "evaluation.ruler.samples must be at least 1"),
+        ("evaluation: {short: {limit: -1}}", "evaluation.short.limit must be at least 1, not -1"),
+        ("drift: {num_texts: 0}", "drift.num_texts must be at least 1, not 0"),
+        ("drift: {top_m: -2}", "drift.top_m must be at least 0, not -2"),
+        ("hardware: {nproc_per_node: 0}", "hardware.nproc_per_node must be at least 1, not 0"),
+        ("runs: {seeds: 0}", "runs.seeds must be at least 1, not 0"),
+    ],
+)
+def test_profile_values_the_types_cannot_refuse_are_checked(tmp_path, capsys, keys, message):
+    path = tmp_path / "mine.yaml"
+    path.write_text(f"extends: smoke\n{keys}\n")
+    _one_line_error(capsys, ["profiles", "show", str(path)], f"profile {path}: {message}")
+    path.write_text("extends: smoke\nhardware: {device: 'cuda:1'}\n")  # a device name: fine here
+    assert main(["profiles", "show", str(path)]) == 0

@@ -4,6 +4,7 @@ profile resolved with every table's settings (``profiles show P``), and an edita
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,39 @@ def checked_profile(spec: str | Path) -> Profile:
             check(value)
         except UserError as exc:
             raise UserError(f"{where}: {key}: {exc}") from None
+    check_values(prof, where)
     return prof
+
+
+DEVICE = re.compile(r"(auto|cpu|mps|cuda(:\d+)?)")
+
+
+def check_values(prof: Profile, where: str) -> None:
+    """The values the schema's types cannot refuse, each in one line naming its key: a backend,
+    short suite or device the suite does not have, and a count below its least."""
+    from longred_bench.evaluation.config import BACKENDS, LONG_SUITES, SUITES
+
+    ev = prof.evaluation
+    shorts = [s for s in SUITES if s not in (*LONG_SUITES, "ppl")]
+    names = [("evaluation.backend", ev.backend, BACKENDS),
+             ("evaluation.short.suite", ev.short.suite, shorts)]  # fmt: skip
+    for key, value, known in names:
+        if value not in known:
+            raise UserError(f"{where}: {key} {value!r} is not one of {', '.join(known)}")
+    for key, value in (("hardware.device", prof.hardware.device), ("evaluation.device", ev.device),
+                       ("drift.device", prof.drift.device)):  # fmt: skip
+        if not DEVICE.fullmatch(value):
+            raise UserError(f"{where}: {key} {value!r} is no device: use auto, cpu or cuda[:N]")
+    counts = [("evaluation.ruler.samples", ev.ruler.samples), ("evaluation.short.limit",
+              ev.short.limit), ("evaluation.batch_size", ev.batch_size), ("drift.num_texts",
+              prof.drift.num_texts), ("drift.seq_len", prof.drift.seq_len),
+              ("hardware.nproc_per_node", prof.hardware.nproc_per_node), ("runs.seeds",
+              prof.runs.seeds)]  # fmt: skip
+    for key, value in counts:
+        if value is not None and value < 1:
+            raise UserError(f"{where}: {key} must be at least 1, not {value}")
+    if prof.drift.top_m < 0:
+        raise UserError(f"{where}: drift.top_m must be at least 0, not {prof.drift.top_m}")
 
 
 def data_sources(profile: Profile) -> list[tuple[str, str]]:
@@ -126,7 +159,7 @@ def new_profile(source: str, out: Path) -> Path:
         raise UserError(f"{out} exists; give another --out (nothing was written)")
     if out.suffix not in (".yaml", ".yml"):
         raise UserError(f"--out {out}: a profile is a .yaml file")
-    from longred_bench.profiles.loader import BUILTIN, NAME_PATTERN
+    from longred_bench.profiles.loader import NAME_PATTERN
 
     if not NAME_PATTERN.match(out.stem):
         raise UserError(f"--out {out}: the file's stem names the profile; use letters, digits, "

@@ -147,3 +147,10 @@ def test_profile_values_the_types_cannot_refuse_are_checked(tmp_path, capsys, ke
     _one_line_error(capsys, ["profiles", "show", str(path)], f"profile {path}: {message}")
     path.write_text("extends: smoke\nhardware: {device: 'cuda:1'}\n")  # a device name: fine here
     assert main(["profiles", "show", str(path)]) == 0
+
+
+def test_compare_dry_run_without_a_pairs_file_says_so(tmp_path, capsys) -> None:
+    argv = ["compare", "--original", "tiny-random", "--rope", "pi:factor=2", "--dry-run"]
+    _one_line_error(capsys, argv, "compare --dry-run estimates a pairs file's runs: give --pairs")
+    _one_line_error(capsys, ["compare", "--rope", "pi:factor=2", "--out", str(tmp_path / "o")],
+                    "compare needs --original and --out")  # fmt: skip

@@ -156,9 +156,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     if args.pairs is not None:
         return _compare_pairs(args, start)
-    if args.original is None or args.out is None or args.dry_run:
-        raise UserError("compare needs --original and --out (or --pairs FILE, which may be "
-                        "given --dry-run)")  # fmt: skip
+    if args.dry_run:
+        raise UserError("compare --dry-run estimates a pairs file's runs: give --pairs FILE, "
+                        "or drop --dry-run")  # fmt: skip
+    if args.original is None or args.out is None:
+        raise UserError("compare needs --original and --out (or --pairs FILE)")
     check_out_dir(Path(args.out), "compare")
     check_models(args.original, *(args.extended or ()))
     from longred_bench.jobs.configs import CompareConfig

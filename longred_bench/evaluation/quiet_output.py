@@ -9,7 +9,7 @@ progress bar of request building (one bar per task and pass, each done at once: 
 RULER) is not drawn; the bars of the model's requests are. Every other warning shows.
 
 lm-eval describes the environment in every result (``add_env_info``: torch's ``collect_env``,
-which runs ``pip list``, ``nvidia-smi`` and compiler probes, 4 s a call on a 2-core CPU); the
+which runs ``pip list``, ``nvidia-smi`` and compiler probes: 1.1-1.4 s a call on a 2-core CPU); the
 suite collects that description once per process and working folder and gives every later
 evaluation the same one.
 """

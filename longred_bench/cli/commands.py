@@ -273,15 +273,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     if args.out and not args.dry_run:
         check_out_dir(Path(args.out), "reproduce")
-    unit_flags = [
-        f
-        for f, on in (
-            ("--list-units", args.list_units),
-            ("--unit", args.unit),
-            ("--emit-slurm", args.emit_slurm),
-        )
-        if on is not None and on
-    ]
+    given = {"--list-units": args.list_units, "--unit": args.unit, "--emit-slurm": args.emit_slurm}
+    unit_flags = [flag for flag, value in given.items() if value]
     if args.dry_run and unit_flags:
         raise UserError(f"--dry-run prints the table's plan; {unit_flags[0]} does something "
                         "else: give one of them")  # fmt: skip

@@ -40,7 +40,8 @@ def test_compare_quiet_prints_its_progress(tmp_path, monkeypatch, capsys, reques
     from longred_bench import cli
 
     ensure_cached(request, "brown")
-    monkeypatch.setattr(hb, "HEARTBEAT_SECONDS", 0.5)
+    # often enough to fall inside the original's NIAH unit, which takes about a second
+    monkeypatch.setattr(hb, "HEARTBEAT_SECONDS", 0.1)
     argv = ["compare", "--original", "tiny-random", "--rope", "pi:factor=4", "--suites", "niah"]
     argv += ["drift", "--lengths", "1024", "--niah-depths", "0", "100", "--drift-num-texts", "2"]
     argv += ["--drift-seq-len", "64", "--out", str(tmp_path / "cmp"), "--quiet"]

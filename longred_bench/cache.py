@@ -33,6 +33,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from longred_bench.errors import UserError
+
 ENV_VAR = "LONGRED_CACHE"
 MANIFEST_FILE = "manifest.json"
 FILE_MANIFEST_SUFFIX = ".manifest.json"
@@ -44,9 +46,13 @@ _OLD_SUFFIX = "-old"
 
 
 def cache_dir() -> Path:
-    """Return the cache root: ``$LONGRED_CACHE`` if set and non-empty, else the user default."""
+    """Return the cache root: ``$LONGRED_CACHE`` if set and non-empty, else the user default;
+    a one-line error when it is a file."""
     if ENV_VAR in os.environ and os.environ[ENV_VAR].strip():
-        return Path(os.environ[ENV_VAR]).expanduser()
+        root = Path(os.environ[ENV_VAR]).expanduser()
+        if root.is_file():
+            raise UserError(f"{ENV_VAR}={root} is a file: set it to a folder (the cache root)")
+        return root
     return Path.home() / ".cache" / "longred-bench"
 
 

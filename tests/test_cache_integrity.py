@@ -339,9 +339,12 @@ def test_verify_lists_sources_never_fetched_and_passes(
     ]
     assert lines[6:] == ["6 entries checked, 0 bad, 5 not fetched"]
 
-    # an empty cache: nothing fetched, nothing wrong
+    # an empty cache: nothing fetched, nothing wrong; a folder that is not there: a typo
+    (cache.parent / "empty").mkdir()
     assert main(["data", "verify", "--cache", str(cache.parent / "empty")]) == 0
     assert set(_verify_lines(capsys.readouterr().out).values()) == {"not fetched"}
+    assert main(["data", "verify", "--cache", str(cache.parent / "nowhere")]) == 2
+    assert "does not exist" in capsys.readouterr().err
 
 
 def test_verify_of_a_named_source_not_fetched_fails_with_the_fetch_command(

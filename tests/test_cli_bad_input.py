@@ -1,7 +1,8 @@
 """Bad command-line input ends in one line (``error: ...``, exit status 2) naming the problem and
 what to do, before any model loads or anything is written: devices, drift's counts and kernel,
 ``reproduce``'s unit flags and job-script folder, a training config file, eval's few-shot
-count and ``profiles new``'s output."""
+count and ``profiles new``'s output, a cache folder that is a file or is not there, and a dry
+run's local model or data path that does not exist."""
 
 from __future__ import annotations
 
@@ -139,6 +140,7 @@ def test_a_pairs_file_setting_of_the_wrong_type_is_refused_at_the_dry_run(tmp_pa
         ("drift: {top_m: -2}", "drift.top_m must be at least 0, not -2"),
         ("hardware: {nproc_per_node: 0}", "hardware.nproc_per_node must be at least 1, not 0"),
         ("runs: {seeds: 0}", "runs.seeds must be at least 1, not 0"),
+        ("training: {cpt: {tokens_per_stp: 8}}", "training.cpt.tokens_per_stp is not a training"),
     ],
 )
 def test_profile_values_the_types_cannot_refuse_are_checked(tmp_path, capsys, keys, message):
@@ -154,3 +156,49 @@ def test_compare_dry_run_without_a_pairs_file_says_so(tmp_path, capsys) -> None:
     _one_line_error(capsys, argv, "compare --dry-run estimates a pairs file's runs: give --pairs")
     _one_line_error(capsys, ["compare", "--rope", "pi:factor=2", "--out", str(tmp_path / "o")],
                     "compare needs --original and --out")  # fmt: skip
+
+
+@pytest.mark.parametrize("action", ["fetch", "list", "verify"])
+def test_a_cache_folder_that_is_a_file_or_missing_is_refused(tmp_path, capsys, action) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("kept")
+    _one_line_error(capsys, ["data", action, "--cache", str(afile)], "is a file: give the cache")
+    assert afile.read_text() == "kept"
+    missing = tmp_path / "missing"
+    if action == "fetch":  # fetch makes the folder; the others would report an empty cache
+        return
+    _one_line_error(capsys, ["data", action, "--cache", str(missing)], "does not exist: give the")
+    assert not missing.exists()
+
+
+def test_a_cache_variable_naming_a_file_is_refused(tmp_path, monkeypatch, capsys) -> None:
+    from longred_bench.cache import cache_dir
+
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    monkeypatch.setenv("LONGRED_CACHE", str(afile))
+    with pytest.raises(UserError, match=f"LONGRED_CACHE={afile} is a file: set it to a folder"):
+        cache_dir()
+    _one_line_error(capsys, ["data", "list"], "is a file: set it to a folder")
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "new"))
+    assert cache_dir() == tmp_path / "new"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["eval", "--model", "./nope", "--suite", "ruler"], "model './nope': no such folder"),
+        (["train", "--recipe", "cpt", "--profile", "smoke", "--set", "model=./nope"],
+         "model './nope': no such folder"),
+        (["train", "--recipe", "cpt", "--profile", "smoke", "--set", "long_data=txt:/nope.txt"],
+         "data 'txt:/nope.txt': /nope.txt does not exist"),
+    ],
+)  # fmt: skip
+def test_a_dry_run_refuses_a_local_model_or_data_path_that_is_not_there(capsys, argv, message):
+    _one_line_error(capsys, [*argv, "--dry-run"], message)
+
+
+def test_a_dry_run_leaves_a_hub_id_to_the_run(monkeypatch, capsys) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # a hub id is not asked for: no error, no wait
+    assert main(["eval", "--model", "someorg/some-model", "--suite", "ruler", "--dry-run"]) == 0
+    assert '"model": "someorg/some-model"' in capsys.readouterr().out

@@ -420,36 +420,24 @@ def parse_set(items: list[str]) -> dict[str, Any]:
         if isinstance(parsed, str) and parsed.lower() in ("none", "null"):
             parsed = None
         group, dot, name = key.strip().partition(".")
-        if dot:
-            out.setdefault(group, {})[name] = _number(parsed)
-        else:
-            out[key.strip()] = _number(parsed)
+        target = out.setdefault(group, {}) if dot else out
+        target[name if dot else key.strip()] = _number(parsed)
     return out
 
 
 def _number(value: Any) -> Any:
     """YAML reads ``1e-4`` as a string; numbers written that way become floats."""
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return value
     if isinstance(value, list):
         return [_number(v) for v in value]
-    return value
+    try:
+        return float(value) if isinstance(value, str) else value
+    except ValueError:
+        return value
 
 
-def profile_keys(recipe: str, profile: str | Path) -> tuple[dict[str, Any], str]:
-    """The training keys profile ``profile`` (a built-in name or a YAML path) gives ``recipe``:
-    its model (except ``pretrain``, which builds one; the one
-    :func:`~longred_bench.models.choice.choose_model` chooses), its hardware (except
-    ``pretrain`` and ``merge``, which train no pretrained model) and its ``training.<recipe>``
-    keys; and the profile's name. A key that is no training key, or a hardware key set per
-    recipe, is a one-line error naming the profile file."""
-    from longred_bench.models.choice import choose_model
-    from longred_bench.profiles import load_profile
-
-    prof = choose_model(load_profile(profile))
+def check_training_sections(prof: Any) -> None:
+    """Refuse in one line naming profile ``prof``'s file a ``training`` section that is no
+    recipe or no mapping, a hardware key set per recipe, or a key that is no training key."""
     known = {f.name for f in fields(TrainConfig)}
     for name, section in prof.training.items():
         where = f"profile {prof.source}: training.{name}"
@@ -462,6 +450,19 @@ def profile_keys(recipe: str, profile: str | Path) -> tuple[dict[str, Any], str]
                 raise UserError(f"{where}.{key}: set it under `hardware:`, not per recipe")
             if (key not in known and key not in METHOD_GROUPS) or key in ("recipe", "profile"):
                 raise UserError(f"{where}.{key} is not a training key (see docs/training.md)")
+
+
+def profile_keys(recipe: str, profile: str | Path) -> tuple[dict[str, Any], str]:
+    """The training keys profile ``profile`` (a built-in name or a YAML path) gives ``recipe``:
+    its model (except ``pretrain``, which builds one; the one
+    :func:`~longred_bench.models.choice.choose_model` chooses), its hardware (except
+    ``pretrain`` and ``merge``, which train no pretrained model) and its ``training.<recipe>``
+    keys (:func:`check_training_sections`); and the profile's name."""
+    from longred_bench.models.choice import choose_model
+    from longred_bench.profiles import load_profile
+
+    prof = choose_model(load_profile(profile))
+    check_training_sections(prof)
     keys: dict[str, Any] = {}
     if recipe != "pretrain":
         keys["model"] = prof.model.name

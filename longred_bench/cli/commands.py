@@ -32,14 +32,18 @@ def command_line(args: argparse.Namespace) -> str:
     return "longred-bench " + shlex.join(sys.argv[1:] if args.argv is None else args.argv)
 
 
-def check_models(*specs: str) -> None:
+def check_models(*specs: str, offline: bool = False) -> None:
     """Refuse, in one line and before torch is imported, a model spec that names no model
     (:func:`longred_bench.models.names.check_model_spec`; ``main`` has registered the zoo
-    models the suite builds)."""
-    from longred_bench.models.names import check_model_spec
+    models the suite builds). ``offline`` (a dry run): only a local path that names no model
+    is refused; a hub id is asked for when the command runs."""
+    from longred_bench.models.names import check_local, check_model_spec
 
     for spec in dict.fromkeys(specs):
-        check_model_spec(spec)
+        if offline:
+            check_local(spec)
+        else:
+            check_model_spec(spec)
 
 
 def check_extensions(spec: str, ropes: tuple[str, ...] | list[str]) -> None:
@@ -57,6 +61,13 @@ def check_extensions(spec: str, ropes: tuple[str, ...] | list[str]) -> None:
 def cmd_data(args: argparse.Namespace) -> int:
     from longred_bench.jobs import data
 
+    cache, action = getattr(args, "cache", None), args.data_command
+    if cache is not None and cache.is_file():
+        raise UserError(f"data {action}: --cache {cache} is a file: give the cache folder")
+    reads = action == "list" or (action == "verify" and (args.sources or not args.results))
+    if cache is not None and reads and not cache.is_dir():
+        raise UserError(f"data {action}: --cache {cache} does not exist: give the folder "
+                        "`data fetch --cache` wrote")  # fmt: skip
     return {"fetch": data.run_fetch, "list": data.run_list, "verify": data.run_verify}[
         args.data_command
     ](args)
@@ -92,7 +103,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise UserError("eval: --out DIR is required (only --dry-run runs without one)")
     if not args.dry_run:
         check_out_dir(Path(args.out), "eval")
-        check_models(args.model)
+    check_models(args.model, offline=args.dry_run)
     from longred_bench.evaluation.config import EvalConfig
     from longred_bench.pcd.config import pcd_from_args
 
@@ -231,7 +242,9 @@ def cmd_psa(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    if args.out is not None and not args.dry_run:
+    if args.out is None and not args.dry_run:
+        raise UserError("train: --out DIR is required (only --dry-run runs without one)")
+    if not args.dry_run:
         check_out_dir(Path(args.out), "train")
     from longred_bench.training.config import parse_set, resolve_config
 
@@ -241,6 +254,13 @@ def cmd_train(args: argparse.Namespace) -> int:
         config_file=Path(args.config) if args.config else None,
         overrides=parse_set(args.set or []),
     )
+    models = [] if cfg.recipe == "pretrain" else [cfg.model]  # pretrain builds its own
+    check_models(*models, *([cfg.teacher] if cfg.teacher else []), offline=args.dry_run)
+    from longred_bench.data.corpus_spec import DATA_KEYS, check_local_paths
+
+    for key in DATA_KEYS:  # a missing local file fails here, not after the model loads
+        if isinstance(getattr(cfg, key, None), str):
+            check_local_paths(getattr(cfg, key))
     if args.dry_run:
         from longred_bench.jobs.tiny_base import plan_tokenizer
         from longred_bench.models.choice import choose_model
@@ -251,15 +271,6 @@ def cmd_train(args: argparse.Namespace) -> int:
         window = model.window if cfg.model == model.name else None
         print(describe_plan_with_data(cfg, window, plan_tokenizer(cfg)))
         return 0
-    if args.out is None:
-        raise UserError("train: --out DIR is required (only --dry-run runs without one)")
-    models = [] if cfg.recipe == "pretrain" else [cfg.model]  # pretrain builds its own
-    check_models(*models, *([cfg.teacher] if cfg.teacher else []))  # before torch is imported
-    from longred_bench.data.corpus_spec import DATA_KEYS, check_local_paths
-
-    for key in DATA_KEYS:  # a missing local file fails here, not after the model loads
-        if isinstance(getattr(cfg, key, None), str):
-            check_local_paths(getattr(cfg, key))
     from longred_bench.jobs.train import train_command
 
     final = train_command(cfg, Path(args.out), resume=args.resume, progress=not args.quiet)

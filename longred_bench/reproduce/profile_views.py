@@ -19,12 +19,15 @@ def checked_profile(spec: str | Path) -> Profile:
     """Profile ``spec`` loaded, and what the file's schema cannot check refused in one line
     naming the file and key: a ``tables`` section of no table, an extension in ``runs`` that
     is no RoPE spec, RULER lengths no task can be scored at, a training data source whose local
-    file or folder does not exist (``hf:`` members are not asked for)."""
+    file or folder does not exist (``hf:`` members are not asked for), a ``training`` key that
+    no recipe has."""
     from longred_bench.data.corpus_spec import check_local_paths
     from longred_bench.models.rope import parse_rope_spec
     from longred_bench.taskdata.ruler.registry import check_lengths
+    from longred_bench.training.config import check_training_sections
 
     prof = load_profile(spec)
+    check_training_sections(prof)
     where = f"profile {prof.source or prof.name}"
     unknown = sorted(set(prof.tables) - set(table_names()))
     if unknown:

@@ -1,8 +1,8 @@
 """Bad command-line input ends in one line (``error: ...``, exit status 2) naming the problem and
 what to do, before any model loads or anything is written: devices, drift's counts and kernel,
 ``reproduce``'s unit flags and job-script folder, a training config file, eval's few-shot
-count and ``profiles new``'s output, a cache folder that is a file or is not there, and a dry
-run's local model or data path that does not exist."""
+count and ``profiles new``'s output, a cache folder that is a file or is not there, a dry
+run's local model or data path that does not exist, and dynamic RoPE through vLLM."""
 
 from __future__ import annotations
 
@@ -202,3 +202,28 @@ def test_a_dry_run_leaves_a_hub_id_to_the_run(monkeypatch, capsys) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # a hub id is not asked for: no error, no wait
     assert main(["eval", "--model", "someorg/some-model", "--suite", "ruler", "--dry-run"]) == 0
     assert '"model": "someorg/some-model"' in capsys.readouterr().out
+
+
+def test_dynamic_rope_through_vllm_is_refused_at_the_dry_run(capsys) -> None:
+    argv = ["eval", "--model", "tiny-random", "--suite", "ruler", "--rope", "dynamic:factor=2"]
+    _one_line_error(capsys, [*argv, "--backend", "vllm", "--dry-run"],
+                    "--rope dynamic:factor=2: vLLM's dynamic NTK is not transformers'")  # fmt: skip
+    assert main([*argv, "--backend", "hf", "--dry-run"]) == 0
+    assert main([*argv[:-2], "--rope", "yarn:factor=2", "--backend", "vllm", "--dry-run"]) == 0
+
+
+def test_a_profile_refuses_dynamic_rope_where_its_table_evaluates_through_vllm(tmp_path, capsys):
+    path = tmp_path / "mine.yaml"
+    path.write_text("extends: smoke\nevaluation: {backend: vllm}\n"
+                    "runs: {extensions: ['dynamic:factor=2']}\n")  # fmt: skip
+    _one_line_error(capsys, ["profiles", "show", str(path)], f"profile {path}: runs.extensions[0]: "
+                    "dynamic:factor=2 is dynamic RoPE, which the vllm backend")  # fmt: skip
+    _one_line_error(capsys, ["reproduce", "table3", "--profile", str(path), "--dry-run"],
+                    "runs.extensions[0]: dynamic:factor=2 is dynamic RoPE")  # fmt: skip
+    table3 = "tables:\n  table3:\n    extensions: ['dynamic:factor=2']\n"
+    path.write_text(f"extends: smoke\nevaluation: {{backend: vllm}}\n{table3}"
+                    "    evaluation: {backend: hf}\n")  # fmt: skip
+    assert main(["profiles", "show", str(path)]) == 0  # that table evaluates through transformers
+    path.write_text(f"extends: smoke\n{table3}    evaluation: {{backend: vllm}}\n")
+    _one_line_error(capsys, ["profiles", "show", str(path)],
+                    "tables.table3.extensions[0]: dynamic:factor=2 is dynamic RoPE")  # fmt: skip

@@ -95,8 +95,12 @@ class EvalConfig:
         if self.suite == "ruler" and self.lengths:
             check_lengths(self.lengths)
         check_depth_percents(self.depths or (), "--depths")  # before any model loads
-        if self.rope is not None:
-            parse_rope_spec(self.rope)  # a bad spec is refused before any model loads
+        method = None if self.rope is None else parse_rope_spec(self.rope).method  # refused if bad
+        if method == "dynamic" and self.backend == "vllm":
+            raise UserError(
+                f"--rope {self.rope}: vLLM's dynamic NTK is not transformers' (one static "
+                "base for every length); evaluate it with --backend hf"
+            )
         if self.suite == paper_suite.SUITE:
             paper_suite.check_selection(self.tasks, num_fewshot=self.num_fewshot)
         if self.log_samples and self.suite == "ppl":

@@ -52,8 +52,24 @@ def checked_profile(spec: str | Path) -> Profile:
             check(value)
         except UserError as exc:
             raise UserError(f"{where}: {key}: {exc}") from None
+        if check is parse_rope_spec and parse_rope_spec(value).method == "dynamic":
+            check_vllm_rope(prof, key, value, where)
     check_values(prof, where)
     return prof
+
+
+def check_vllm_rope(prof: Profile, key: str, rope: str, where: str) -> None:
+    """Refuse dynamic RoPE ``rope`` (at ``key``) where the table that runs it evaluates through
+    vLLM, whose dynamic NTK is one static base for every length, unlike transformers'."""
+    table = key.split(".")[1] if key.startswith("tables.") else None
+    section = prof.tables.get(table) if table else None
+    evaluation = section.get("evaluation") if isinstance(section, dict) else None
+    own = evaluation.get("backend") if isinstance(evaluation, dict) else None
+    if (own or prof.evaluation.backend) == "vllm":
+        raise UserError(
+            f"{where}: {key}: {rope} is dynamic RoPE, which the vllm backend "
+            "does not evaluate as transformers does: use evaluation.backend: hf"
+        )
 
 
 DEVICE = re.compile(r"(auto|cpu|mps|cuda(:\d+)?)")

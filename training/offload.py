@@ -31,6 +31,9 @@ class HostOffload:
     ``moved`` count the bytes saved under them and the bytes moved to the host, ``passes`` the
     forward passes run under them."""
 
+    kept_on: tuple[str, ...] = ("cpu",)
+    """Device types whose tensors stay where they are (the host itself)."""
+
     def __init__(self, min_bytes: int = MIN_BYTES) -> None:
         self.min_bytes = min_bytes
         self.seen = 0
@@ -41,7 +44,7 @@ class HostOffload:
         size = tensor.numel() * tensor.element_size()
         self.seen += size
         if (
-            tensor.device.type == "cpu"
+            tensor.device.type in self.kept_on
             or size < self.min_bytes
             or isinstance(tensor, torch.nn.Parameter)
         ):

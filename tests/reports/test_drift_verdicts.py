@@ -113,6 +113,16 @@ def test_rank_trend_interval_resamples_items() -> None:
     assert ci.low < 0 < ci.high
 
 
+def test_rank_trend_interval_keeps_the_settings_paired_on_each_text() -> None:
+    """Each text has its own offset, shared by every setting, far larger than the settings'
+    small, consistent step: one draw of texts for all settings keeps the order in every
+    resample; drawing texts per setting would let the offsets reorder the means."""
+    offsets = np.random.default_rng(3).normal(0, 1.0, 40)
+    paired = [offsets + 0.01 * k for k in range(3)]
+    ci = bootstrap_rank_trend_ci([1, 2, 3], paired)
+    assert ci.estimate == ci.low == ci.high == 1.0
+
+
 def test_verdict_c_shows_the_raw_change_beside_the_net_one() -> None:
     """Hidden similarity falls after CPT (-0.005), less than the data alone moves it (-0.01):
     reproduced net of the control, and the raw fall is printed, not hidden by the net rise."""

@@ -1,6 +1,7 @@
 """``training.offload``: with activation checkpointing, what passes through the offload hooks
 is each decoder layer's input and nothing a layer recomputes; the same step with and without the
-hooks; CUDA tensors go to pinned host memory and come back equal (``gpu``); the config's rule;
+hooks, on the CPU also through the copy a device tensor takes; CUDA tensors go to pinned host
+memory and come back equal (``gpu``); the config's rule;
 the memory model's host term; the 128K plans fit 80 GiB per GPU."""
 
 from __future__ import annotations
@@ -62,13 +63,32 @@ def test_checkpointed_layers_offload_their_inputs_and_nothing_they_recompute() -
     assert ckpt.moved == 0 and ckpt.passes == 1  # on the CPU nothing moves
 
 
+class Copying(Recording):
+    """The hooks with CPU tensors sent through the copy a device tensor takes: each saved
+    tensor goes to a fresh host buffer and comes back from it."""
+
+    kept_on = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.returned: list[int] = []  # the host buffers backward read
+
+    def unpack(self, packed):
+        if isinstance(packed, tuple):
+            self.returned.append(packed[1].data_ptr())
+        return super().unpack(packed)
+
+
 def test_the_hooks_change_no_number() -> None:
     cfg = smoke("cpt", activation_checkpointing=True)
     loss, grads = _step(wrap_student(tiny_llama().train(), cfg, 1), None)
-    got, got_grads = _step(wrap_student(tiny_llama().train(), cfg, 1), HostOffload(min_bytes=0))
-    assert got == loss
-    for name, grad in grads.items():
-        torch.testing.assert_close(got_grads[name], grad, rtol=0, atol=0, msg=name)
+    copying = Copying()
+    for offload in (HostOffload(min_bytes=0), copying):
+        got, got_grads = _step(wrap_student(tiny_llama().train(), cfg, 1), offload)
+        assert got == loss
+        for name, grad in grads.items():
+            torch.testing.assert_close(got_grads[name], grad, rtol=0, atol=0, msg=name)
+    assert copying.moved > 0 and copying.returned  # the copy path ran, and backward read it
 
 
 def test_cpu_tensors_parameters_and_small_tensors_stay_where_they_are() -> None:

@@ -148,6 +148,41 @@ def test_distillation_distances_vanish_only_for_identical_inputs() -> None:
     assert float(kl) == pytest.approx(float(relation_kl_loss(q, teacher.float(), None)), rel=1e-6)
 
 
+def test_distillation_distances_match_their_formulas_with_padding() -> None:
+    """Against a per-token, per-row computation: the hidden-state loss sums ``1 - mean cosine``
+    over layers and valid tokens only; the relation KL is causal, over valid rows and columns,
+    and a mean over heads and valid rows."""
+    torch.manual_seed(1)
+    mask = torch.tensor([[1, 1, 1, 1, 1, 1], [0, 1, 1, 1, 1, 0]], dtype=torch.bool)
+    student = [torch.randn(2, 6, 8) for _ in range(2)]
+    teacher = [s + torch.randn(2, 6, 8) for s in student]
+    teacher[1][1, ::5] = -student[1][1, ::5]  # padding that would lower the cosine if counted
+    expected = 0.0
+    for s, t in zip(student, teacher, strict=True):
+        cosines = [
+            float(torch.nn.functional.cosine_similarity(s[b, i].double(), t[b, i].double(), dim=0))
+            for b in range(2) for i in range(6) if mask[b, i]
+        ]  # fmt: skip
+        expected += 1.0 - sum(cosines) / len(cosines)
+    assert float(hidden_cosine_loss(student, teacher, mask)) == pytest.approx(expected, rel=1e-5)
+
+    q_s, q_t = torch.randn(2, 3, 6, 4), torch.randn(2, 3, 6, 4)
+    total, rows = 0.0, 0
+    for b in range(2):
+        for h in range(3):
+            for i in range(6):
+                if not mask[b, i]:
+                    continue
+                cols = [j for j in range(i + 1) if mask[b, j]]
+                scores = [
+                    (q[b, h, i].double() @ q[b, h, cols].double().T) / 2.0 for q in (q_s, q_t)
+                ]  # scale 1 / sqrt(d), d = 4
+                log_s, log_t = (torch.log_softmax(x, dim=-1) for x in scores)
+                total += float((log_t.exp() * (log_t - log_s)).sum())
+                rows += 1
+    assert float(relation_kl_loss(q_s, q_t, mask)) == pytest.approx(total / rows, rel=1e-5)
+
+
 def test_dry_run_prints_plan(capsys: pytest.CaptureFixture[str]) -> None:
     from longred_bench.cli import main
 

@@ -8,16 +8,17 @@ same keys. Methods and their keys:
 method      transformers ``rope_type``           keys (required first)
 ==========  ===================================  ==============================================
 abf         default (``rope_theta`` raised)      theta; factor (default 4) or max_len
-pi          linear                               factor; theta, max_len
-yarn        yarn                                 factor; theta, max_len, beta_fast, beta_slow,
+pi          linear                               factor or max_len; theta
+yarn        yarn                                 factor or max_len; theta, beta_fast, beta_slow,
                                                  attention_factor
-dynamic     dynamic (NTK-aware, dynamic)         factor; theta, max_len
-llama3      llama3                               factor; theta, max_len, low_freq_factor (1),
+dynamic     dynamic (NTK-aware, dynamic)         factor or max_len; theta
+llama3      llama3                               factor or max_len; theta, low_freq_factor (1),
                                                  high_freq_factor (4)
 ==========  ===================================  ==============================================
 
-``max_len`` sets the target ``max_position_embeddings`` directly; otherwise it is the original
-window times ``factor``.
+``max_len`` sets the target ``max_position_embeddings`` directly (and, for the methods with a
+factor, the factor ``max_len`` / the original window); otherwise it is the original window
+times ``factor``.
 """
 
 from __future__ import annotations
@@ -115,8 +116,10 @@ def parse_rope_spec(text: str) -> RopeSpec:
             params[key] = float(value)
         except (TypeError, ValueError):
             raise UserError(f"RoPE spec {text!r}: {key}={value!r} is not a number") from None
-    if _REQUIRED[method] not in params:
-        raise UserError(f"RoPE spec {text!r}: {method} needs {_REQUIRED[method]}=...")
+    required = _REQUIRED[method]
+    if required not in params and not (required == "factor" and "max_len" in params):
+        also = " (or max_len=...)" if required == "factor" else ""
+        raise UserError(f"RoPE spec {text!r}: {method} needs {required}=...{also}")
     if "factor" in params and params["factor"] <= 1:
         raise UserError(f"RoPE spec {text!r}: factor must be > 1 (got {_fmt(params['factor'])})")
     if "factor" in params and "max_len" in params:

@@ -1,4 +1,7 @@
-"""The drift job's records: per-text values in each summary, consistent with the summary means."""
+"""The drift job's records: per-text values in each summary, in window order, consistent with
+the summary means."""
+
+from dataclasses import replace
 
 import pytest
 
@@ -38,6 +41,13 @@ def test_summaries_carry_per_text_values_whose_mean_is_the_summary_mean():
     assert all(
         p > a for a, p in zip(abf["text_attention_kl"], pi["text_attention_kl"], strict=True)
     )
+    # Window order: the first two windows, measured alone and one at a time, give the first two
+    # values of each list (the reports pair texts across runs by this order).
+    records2, _ = run_drift(replace(cfg, num_texts=2, batch_size=1), progress=False)
+    for s, s2 in zip(summaries, [r for r in records2 if r["kind"] == "drift_summary"], strict=True):
+        for key in ("text_hidden_cosine", "text_attention_kl"):
+            assert s2[key] == pytest.approx(s[key][:2], rel=1e-6), key
+            assert s[key][0] != pytest.approx(s[key][-1], rel=1e-6)  # an order to tell apart
     md = drift_markdown(
         [{**r, "provenance": {"device": "cpu", "git_commit": "x"}} for r in records], "t"
     )

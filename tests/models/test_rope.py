@@ -38,6 +38,18 @@ ORIG = OriginalRope(theta=5e5, max_position_embeddings=8192)
             },
             65536,
         ),
+        # max_len in place of a factor: the factor is max_len / the original window
+        ("pi:max_len=32768", {"rope_type": "linear", "rope_theta": 5e5, "factor": 4.0}, 32768),
+        (
+            "yarn:max_len=12288",
+            {
+                "rope_type": "yarn",
+                "rope_theta": 5e5,
+                "factor": 1.5,
+                "original_max_position_embeddings": 8192,
+            },
+            12288,
+        ),
         (
             '{"method": "pi", "factor": 2, "theta": 1e6}',
             {"rope_type": "linear", "rope_theta": 1e6, "factor": 2.0},
@@ -62,6 +74,7 @@ def test_spec_to_rope_parameters(spec, expected, target):
         ("yarn:factor=4,alpha=2", "unknown key 'alpha'"),
         ("pi:factor=four", "is not a number"),
         ("pi:factor=4,max_len=100", "not both"),
+        ("pi:max_len=8192", "target window 8192 is not above the original 8192"),
         ("{bad json", "not valid JSON"),
     ],
 )

@@ -23,6 +23,7 @@ from longred_bench.taskdata.ruler import (
     score_all,
     score_any,
 )
+from longred_bench.taskdata.ruler.haystack import insert_at_depths
 from longred_bench.taskdata.ruler.niah import CONFIGS
 
 QA = ("qa_1", "qa_2")
@@ -280,6 +281,25 @@ def test_dev_and_test_seeds_share_no_sample(byte_tok):
         dev = {s.input for s in generate(task, byte_tok, 1024, 8, seed=dev_seed)}
         test = {s.input for s in generate(task, byte_tok, 1024, 8, seed=TEST_SEED)}
         assert len(dev) == len(test) == 8 and not dev & test
+
+
+def test_items_go_in_at_their_depth_of_the_haystack():
+    units = [f"w{i}" for i in range(100)]
+    out = insert_at_depths(units, ["B", "A"], [75.0, 10.0])
+    assert out.index("A") == 10 and out.index("B") == 76  # 10 and 75 units precede them
+    assert [u for u in out if u not in "AB"] == units
+    ends = [u + "." if i == 6 else u for i, u in enumerate(units)]  # a sentence ends at unit 6
+    assert insert_at_depths(ends, ["A"], [10.0], snap=True).index("A") == 7  # just after it
+    assert insert_at_depths(ends, ["A"], [10.0]).index("A") == 10
+
+
+def test_the_needle_sits_at_its_depth_in_the_prompt(byte_tok):
+    """At 4,096 byte tokens the instruction and question are a few percent of the prompt: the
+    needle's value sits within 0.1 of its depth's fraction of the whole prompt."""
+    for s in generate("niah_single_1", byte_tok, 4096, 6, 0, depths=(10.0, 50.0, 90.0)):
+        value, (depth,) = s.outputs[0], s.metadata["depth_percent"]
+        assert s.input.count(value) == 1
+        assert abs(s.input.find(value) / len(s.input) - depth / 100) < 0.1, (depth, s.input)
 
 
 def test_fixed_depths_are_the_same_at_every_length(byte_tok, tmp_path):

@@ -60,11 +60,12 @@ from longred_bench.reports.verdict_rules import (
     fmt_interval,
     judge,
 )
-from longred_bench.reports.verdict_stats import LEVEL, flat_mean, paired_diff
+from longred_bench.reports.verdict_stats import LEVEL, paired_diff, shared_means
 
 SHORT_MARGIN = 1.0  # points: a short-task loss smaller than this is no harm
 RULE_RULER = (
-    f"both decodings' RULER means below the floor of {RULER_FLOOR:g} points -> not comparable "
+    f"both decodings' RULER means (on the samples both scored) below the floor of "
+    f"{RULER_FLOOR:g} points -> not comparable "
     f"(no retrieval to improve); else the {LEVEL:.0%} paired bootstrap interval (the samples "
     "both decodings scored) of RULER(pcd) - RULER(greedy): entirely above 0 -> reproduced; "
     "entirely below 0 -> not reproduced; otherwise undecided."
@@ -200,7 +201,7 @@ def pcd_verdicts(records: list[dict[str, Any]], top_k: int) -> list[tuple[str, s
                 out.append(("ruler", f"{line}, {region}", NOT_COMPARABLE,
                             "no document scored by both decodings"))  # fmt: skip
                 continue
-            label, text = ruler_verdict(ci, n, flat_mean(a), flat_mean(b))
+            label, text = ruler_verdict(ci, n, *shared_means(a, b))
             out.append(("ruler", f"{line}, {region}", label, text))
     for line in _lines(records):
         ci, n = paired_diff(items(records, "short", line, "greedy", SHORT_METRIC),

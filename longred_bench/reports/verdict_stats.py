@@ -46,10 +46,11 @@ class RunScores:
     ruler: Items = field(default_factory=dict)
 
 
-def flat_mean(items: Items) -> float | None:
-    """The plain mean of every value in ``items`` (not a mean of means), None when empty."""
-    values = [v for per in items.values() for docs in per.values() for v in docs.values()]
-    return sum(values) / len(values) if values else None
+def shared_means(a: Items, b: Items) -> tuple[float | None, float | None]:
+    """Each side's mean of means on the documents both scored: the two values whose difference
+    is :func:`paired_diff`'s estimate; ``(None, None)`` when they share none."""
+    (ca, cb), n = common_documents(a, b)
+    return (mean_of_means(ca), mean_of_means(cb)) if n else (None, None)
 
 
 def paired_diff(a: Items, b: Items) -> tuple[Interval | None, int]:

@@ -14,7 +14,7 @@ from longred_bench.reports.verdict_rules import (
     REPRODUCED,
     UNDECIDED,
 )
-from longred_bench.reports.verdict_stats import flat_mean
+from longred_bench.reports.verdict_stats import shared_means
 from longred_bench.reports.verdicts import RULER_FLOOR
 
 
@@ -44,9 +44,26 @@ def test_floor_first_then_the_interval(ci, greedy, pcd, label) -> None:
     assert ("below the floor" in text) == (label == NOT_COMPARABLE)
 
 
-def test_flat_mean_is_flat_over_tasks_lengths_and_documents() -> None:
-    assert flat_mean({"a": {512: {0: 10.0, 1: 20.0}}, "b": {1024: {0: 60.0}}}) == 30.0
-    assert flat_mean({}) is None
+def test_shared_means_are_means_of_means_on_the_shared_documents() -> None:
+    a = {"a": {512: {0: 10.0, 1: 20.0, 2: 90.0}}, "b": {1024: {0: 60.0}}}
+    b = {"a": {512: {0: 0.0, 1: 0.0}}, "b": {1024: {0: 30.0, 5: 99.0}}}
+    assert shared_means(a, b) == (pytest.approx((15.0 + 60.0) / 2), pytest.approx(15.0))
+    assert shared_means(a, {"c": {512: {0: 1.0}}}) == (None, None)
+
+
+def test_the_floor_reads_the_means_the_interval_compares() -> None:
+    """Task vt: greedy scores 90 samples at 0; PCD 9 of them at 10 and 90 others at 0. Task qa:
+    both score the same 10 at 40. On the shared samples the means are 20 and 25 (over the
+    floor) and PCD gains 5 on every draw; plain means over each side's own samples (4.0 and
+    4.5) would call both floored."""
+    recs = [_item("greedy", i, 0.0) for i in range(90)]
+    recs += [_item("pcd", i, 10.0) for i in range(9)] + [_item("pcd", 200 + i, 0.0)
+                                                          for i in range(90)]  # fmt: skip
+    recs += [
+        {**_item(d, 100 + i, 40.0), "task": "qa"} for d in ("greedy", "pcd") for i in range(10)
+    ]
+    [(label, text)] = [(v[2], v[3]) for v in pcd_verdicts(recs, top_k=10) if v[0] == "ruler"]
+    assert label == REPRODUCED and "+5.00 [+5.00, +5.00]" in text, text
 
 
 def _item(decoding: str, doc: int, value: float, part: str = "ruler") -> dict:

@@ -39,6 +39,7 @@ from typing import Any
 
 import lm_eval.models  # noqa: F401  (lm-eval's own models first: registering before hides them)
 import torch
+from lm_eval.api.model import CacheHook
 from lm_eval.api.registry import register_model
 from lm_eval.models.huggingface import HFLM
 
@@ -46,6 +47,9 @@ from longred_bench.errors import UserError
 from longred_bench.pcd.model import PcdConfig, PcdModel
 
 MODEL_NAME = "longred-pcd"
+CACHE_CHUNK = 256
+"""Requests scored per round of passes; each round's contrast scores reach the response cache
+together, so an interrupted run keeps all but the round it was in."""
 log = logging.getLogger(__name__)
 
 
@@ -138,7 +142,32 @@ class PcdLM(HFLM):
         override_bs: int | None = None,
     ) -> list[tuple[float, bool]]:
         """Contrast scores of ``requests`` (see the module docstring): ``HFLM``'s scores, and,
-        when ``alpha > 0``, ``HFLM``'s scores again under each request's local base."""
+        when ``alpha > 0``, ``HFLM``'s scores again under each request's local base. Only the
+        contrast scores reach lm-eval's response cache (``--out``'s ``requests/``): the passes'
+        own scores, which ``HFLM`` writes as it computes them, would be read back as answers by
+        a run resumed after an interruption between them."""
+        hook, self.cache_hook = self.cache_hook, CacheHook(None)
+        out: list[Any] = [None] * len(requests)
+        # longest first, in chunks, each chunk's answers cached as soon as they are final
+        order = sorted(range(len(requests)), key=lambda i: -len(requests[i][1] + requests[i][2]))
+        try:
+            for start in range(0, len(order), CACHE_CHUNK):
+                index = order[start : start + CACHE_CHUNK]
+                got = self._contrast_scores([requests[i] for i in index], disable_tqdm, override_bs)
+                for i, answer in zip(index, got, strict=True):
+                    out[i] = answer
+                    if requests[i][0] is not None:
+                        hook.add_partial("loglikelihood", requests[i][0], answer)
+        finally:
+            self.cache_hook = hook
+        return out
+
+    def _contrast_scores(
+        self,
+        requests: list[tuple[tuple[str, str], list[int], list[int]]],
+        disable_tqdm: bool,
+        override_bs: int | None,
+    ) -> list[tuple[float, bool]]:
         standard = super()._loglikelihood_tokens(requests, disable_tqdm, override_bs)
         alpha = self.pcd.config.alpha
         if alpha == 0:

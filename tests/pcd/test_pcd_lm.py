@@ -62,6 +62,41 @@ def test_lm_eval_model_strength_zero_matches_hflm(tiny) -> None:
         PcdLM(gamma=1.0, **common)
 
 
+@pytest.mark.parametrize("chunk", [256, 1])
+def test_only_contrast_scores_reach_the_response_cache(tiny, monkeypatch, chunk) -> None:
+    """HFLM writes each pass's scores to lm-eval's response cache as it computes them; a run
+    resumed after an interruption reads that cache as answers, so it must hold the contrast
+    scores alone, once per request, round by round (``chunk`` requests a round)."""
+    from lm_eval.api.model import CacheHook, hash_args
+
+    from longred_bench.pcd import lm
+    from longred_bench.pcd.lm import PcdLM
+
+    monkeypatch.setattr(lm, "CACHE_CHUNK", chunk)
+
+    class Recording(CacheHook):
+        def __init__(self) -> None:
+            self.dbdict, self.writes = {}, []
+
+        def add_partial(self, attr, req, res) -> None:
+            self.writes.append(hash_args(attr, req))
+            super().add_partial(attr, req, res)
+
+    strong = PcdLM(alpha=1.5, pretrained=tiny.model, tokenizer=tiny.tokenizer, batch_size=2)
+    strong.cache_hook = hook = Recording()
+    ll = [
+        _instance("loglikelihood", ("The sky is", " blue")),
+        _instance("loglikelihood", ("One, two,", " three"), 1),
+    ]
+    got = strong.loglikelihood(ll)
+    keys = [hash_args("loglikelihood", r.args) for r in ll]
+    assert sorted(hook.writes) == sorted(keys)  # one write per request, none from the passes
+    assert [hook.dbdict[k] for k in keys] == got
+    assert strong.cache_hook is hook
+    hf = PcdLM(alpha=0, pretrained=tiny.model, tokenizer=tiny.tokenizer, batch_size=2)
+    assert got != hf.loglikelihood(ll)  # the cached answers are not the plain pass's scores
+
+
 def _toy_task(tmp_path) -> dict:
     """A three-document multiple-choice task (loglikelihood requests) from a local JSONL file."""
     rows = [

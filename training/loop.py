@@ -152,10 +152,19 @@ def _autocast(run: Run) -> torch.autocast:
 
 
 def _read_metrics(path: Path, upto: int) -> list[str]:
+    """The lines of ``path`` up to step ``upto``; a line that does not parse (one an
+    interruption cut short) is left out, not raised."""
     if not path.is_file():
         return []
-    lines = [ln for ln in path.read_text().splitlines() if ln.strip()]
-    return [ln for ln in lines if json.loads(ln)["step"] <= upto]
+    kept = []
+    for line in path.read_text().splitlines():
+        try:
+            step = json.loads(line)["step"]
+        except (ValueError, KeyError, TypeError):
+            continue
+        if step <= upto:
+            kept.append(line)
+    return kept
 
 
 def _save_model(

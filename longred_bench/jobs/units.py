@@ -388,9 +388,12 @@ def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
     interrupted one): (final dir, summary record).
 
     A finished run whose ``run.json`` or ``metrics.jsonl`` does not parse counts as unfinished:
-    it resumes from its latest checkpoint, or is trained again from the start if it has none
-    (the damaged run is discarded only once the new one is complete)."""
-    from longred_bench.cache import atomic_dir
+    it resumes from its latest checkpoint, or is trained again from the start if it has none.
+    A run trained again goes into the run's own folder, so its checkpoints survive another
+    interruption; the folder it replaces waits beside it, hidden, until the new run is complete.
+    A resumed run that still ends without readable records is trained again once."""
+    import shutil
+
     from longred_bench.jobs.train import run_training
     from longred_bench.training.checkpoint import latest_checkpoint
     from longred_bench.training.config import TrainConfig
@@ -402,13 +405,21 @@ def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
     if info is None:
         if progress:
             print(f"[train] {cfg.recipe} rope={cfg.rope} seed={cfg.seed} -> {run_dir}", flush=True)
-        if latest_checkpoint(run_dir) is None and run_dir.exists():
-            with atomic_dir(run_dir, replace=True) as fresh:
-                run_training(cfg, fresh, progress=progress)
-        else:
-            run_training(cfg, run_dir, resume=run_dir.exists(), progress=progress)
-        info = finished_run(run_dir)
+        aside = run_dir.with_name(f".{run_dir.name}.replaced")
+        resume = run_dir.exists() and latest_checkpoint(run_dir) is not None
+        if resume:
+            run_training(cfg, run_dir, resume=True, progress=progress)
+            info = finished_run(run_dir)
+        if info is None:
+            if run_dir.exists():  # nothing to resume from: set aside, trained again in place
+                if aside.exists():  # an earlier retry's folder, without a checkpoint either
+                    shutil.rmtree(run_dir)
+                else:
+                    run_dir.rename(aside)
+            run_training(cfg, run_dir, progress=progress)
+            info = finished_run(run_dir)
         if info is None:
             raise UserError(f"training run {run_dir} finished without readable records")
+        shutil.rmtree(aside, ignore_errors=True)
         write_run_base(run_dir, cfg.to_dict())
     return run_dir / "final", info

@@ -11,13 +11,15 @@ from longred_bench.reproduce.spec import Step
 
 # Zoo models and the sources they are made from.
 MODEL_SOURCES = {"smollm2-135m": ("smollm2",), "tiny-base": ("brown", "austen", "kjv")}
-# Evaluation suites and the sources their documents come from (RULER's haystacks are Brown).
+# Evaluation suites and the sources their documents come from (RULER's haystacks are Brown;
+# its QA tasks read `benchmarks` too).
 SUITE_SOURCES = {
     "short": ("benchmarks",),
     "short_tiny": ("sotu",),
     "ruler": ("brown",),
     "niah": ("brown",),
 }
+RULER_QA_TASKS = ("qa_1", "qa_2")  # taskdata.ruler.qa.DATASETS: questions from `benchmarks`
 CORPORA = ("brown", "austen", "kjv", "sotu")
 PRETRAIN_MIX = ("brown", "austen", "kjv")
 
@@ -63,6 +65,8 @@ def unit_sources(kind: str, config: dict[str, Any]) -> set[str]:
         if suite == "short" and tasks and all(t.startswith("longred_tiny_") for t in tasks):
             suite = "short_tiny"  # the tiny tasks, asked by name
         out |= set(SUITE_SOURCES.get(suite, ()))
+        if suite == "ruler" and (not tasks or set(tasks) & set(RULER_QA_TASKS)):
+            out.add("benchmarks")  # RULER's QA tasks take their questions from it
         out |= _corpora(config.get("corpus"))
     return out
 

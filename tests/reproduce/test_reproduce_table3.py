@@ -92,3 +92,34 @@ def test_damaged_training_records_resume_or_retrain(tmp_path, monkeypatch, capsy
     third, info3 = train_cached(cfg, progress=False)
     assert "metrics.jsonl is damaged" in capsys.readouterr().err
     assert info3["steps"] == cfg.steps and (third / "model.safetensors").read_bytes() == weights
+    # Killed while writing step 3's metrics line, before its checkpoint: the cut line is left
+    # out and step 3 trained again from step 2's checkpoint (it raised a JSON error before).
+    import shutil
+
+    checkpoints = sorted(p.name for p in (run_dir / "checkpoints").glob("step-*"))
+    assert checkpoints[-2:] == ["step-000002", "step-000003"], checkpoints
+    shutil.rmtree(run_dir / "checkpoints" / "step-000003")
+    (run_dir / "checkpoints" / "latest").write_text("step-000002")
+    shutil.rmtree(run_dir / "final")
+    metrics = run_dir / "metrics.jsonl"
+    metrics.write_bytes(metrics.read_bytes()[:-40])
+    fourth, info4 = train_cached(cfg, progress=False)
+    assert info4["steps"] == cfg.steps and (fourth / "model.safetensors").read_bytes() == weights
+    # A first try killed before its first checkpoint: the retry trains in the run's own folder
+    # (its checkpoints survive another interruption); the old folder waits aside until then.
+    from longred_bench.jobs import train
+
+    for child in run_dir.iterdir():
+        if child.name not in ("config.yaml", "metrics.jsonl"):
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
+    into, real = [], train.run_training
+
+    def recording(cfg, out, **kw):
+        into.append((out, (out.parent / f".{out.name}.replaced").is_dir()))
+        return real(cfg, out, **kw)
+
+    monkeypatch.setattr(train, "run_training", recording)
+    fifth, _ = train_cached(cfg, progress=False)
+    assert into == [(run_dir, True)] and fifth == final
+    assert (fifth / "model.safetensors").read_bytes() == weights
+    assert not (run_dir.parent / f".{run_dir.name}.replaced").exists()

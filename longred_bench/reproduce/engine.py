@@ -87,9 +87,10 @@ def run_steps(ctx: Context, jobs: int = 1) -> int:
     spec = get_spec(ctx.table)
     computed: set[str] = set()
     for _ in range(MAX_ROUNDS):
-        steps = spec.steps(ctx)
-        by_key = {s.key: s for s in steps}
-        pending = [s for s in steps if s.key not in computed and _needed(s, ctx.force)]
+        by_key: dict[str, Step] = {}
+        for step in spec.steps(ctx):  # two rows of one unit (e.g. a default row): computed once
+            by_key.setdefault(step.key, step)
+        pending = [s for s in by_key.values() if s.key not in computed and _needed(s, ctx.force)]
         if not pending:
             return len(computed)
         todo = [s for s in pending if not s.relisted or _ready(by_key, s)]

@@ -40,6 +40,35 @@ def _spec(steps) -> TableSpec:
     return TableSpec("fake", "a table for the engine's tests", NoSettings, steps)
 
 
+def test_two_rows_of_one_unit_compute_it_once(computed, monkeypatch):
+    """Two rows that are the same unit (Table 6's default row and its named twin at smoke):
+    one computation, not two racing into one folder, with one job or a pool; both rows read
+    its records."""
+    from longred_bench.reproduce import pool
+
+    def steps(ctx: Context) -> list[Step]:
+        return [Step(_unit("a"), "a as row 1", labels={"row": "one"}),
+                Step(_unit("a"), "a as row 2", labels={"row": "two"})]  # fmt: skip
+
+    spec = _spec(steps)
+    monkeypatch.setattr(engine, "get_spec", lambda name: spec)
+    ctx = Context("fake", load_profile("smoke"), NoSettings(), progress=False)
+    given: list[list[str]] = []
+
+    def in_this_process(units, jobs, **kw):
+        given.append([u.key for u in units])
+        for u in units:
+            u.fn(*u.args)
+        return [u.key for u in units]
+
+    monkeypatch.setattr(pool, "run_units_parallel", in_this_process)
+    assert engine.run_steps(ctx, jobs=2) == 1
+    assert computed == ["a"] and len(given) == 1 and len(given[0]) == 1
+    rows = sorted(r["row"] for r in engine.records_of(ctx))
+    assert rows == ["one", "two"]
+    assert engine.run_steps(ctx, jobs=1) == 0 and computed == ["a"]  # cached for both rows
+
+
 def test_a_unit_keyed_by_another_ones_result_runs_in_the_next_round(computed, monkeypatch):
     """B's key names A's result (as a merge names its source run's record): B is listed once A
     is cached, runs in the next round, and its records carry A's record as ``train``."""

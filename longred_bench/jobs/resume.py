@@ -24,9 +24,25 @@ RESPONSE_KEYS = ("model", "rope", "backend", "device", "decoding", "pcd", "seed"
 
 
 def request_cache(root: Path, cfg: EvalConfig) -> Path:
-    """The request-cache prefix of evaluations like ``cfg`` under ``root/requests/``."""
+    """The request-cache prefix of evaluations like ``cfg`` under ``root/requests/``; a local
+    model also keys it by its files (:func:`weights_stamp`), so weights replaced at the same
+    path are evaluated anew, not answered from the old ones' responses."""
     keys = {k: v for k, v in cfg.to_dict().items() if k in RESPONSE_KEYS}
+    stamp = weights_stamp(cfg.model)
+    if stamp is not None:
+        keys["weights"] = stamp
     return root / REQUESTS / config_hash(stored_config(keys))
+
+
+def weights_stamp(model: str) -> str | None:
+    """The name, size and modification time of each file of a local model folder (or of a
+    GGUF file), hashed; None for a name that is no local path (a hub id, a zoo model)."""
+    path = Path(model).expanduser()
+    if not path.exists():
+        return None
+    files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+    stats = {p.name: [p.stat().st_size, p.stat().st_mtime_ns] for p in files}
+    return config_hash(stats)
 
 
 def _rows(db: Path) -> int:

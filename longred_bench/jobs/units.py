@@ -19,6 +19,7 @@ code is computed again, never reused.
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -411,7 +412,8 @@ def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
             run_training(cfg, run_dir, resume=True, progress=progress)
             info = finished_run(run_dir)
         if info is None:
-            if run_dir.exists():  # nothing to resume from: set aside, trained again in place
+            first = os.environ.get("RANK", "0") == "0"  # under torchrun, one rank moves files
+            if first and run_dir.exists():  # nothing to resume from: set aside, trained again
                 if aside.exists():  # an earlier retry's folder, without a checkpoint either
                     shutil.rmtree(run_dir)
                 else:

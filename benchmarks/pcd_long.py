@@ -329,7 +329,7 @@ def split_lines(test: list[dict[str, Any]]) -> list[str]:
     """The report's test-split table: per line and length, both means, PCD - greedy with its
     paired interval, and the verdict by ``reproduce pcd``'s rule."""
     from longred_bench.reports.pcd_report import ruler_verdict
-    from longred_bench.reports.verdict_stats import flat_mean, paired_diff
+    from longred_bench.reports.verdict_stats import paired_diff, shared_means
     from longred_bench.reports.verdicts import RULER_FLOOR
 
     lines = [
@@ -337,7 +337,8 @@ def split_lines(test: list[dict[str, Any]]) -> list[str]:
         "## Test split: PCD - greedy (95% paired bootstrap over samples)",
         "",
         "Verdict on *PCD improves long-context retrieval (RULER)* per line and length, by the rule "
-        "of `reproduce pcd` (`longred_bench.reports.pcd_report.ruler_verdict`): both means below "
+        "of `reproduce pcd` (`longred_bench.reports.pcd_report.ruler_verdict`): both means (on the "
+        "samples both scored) below "
         f"{RULER_FLOOR:g} points -> not comparable; else the interval entirely above 0 -> "
         "reproduced, entirely below 0 -> not reproduced, else undecided.",
         "",
@@ -354,7 +355,7 @@ def split_lines(test: list[dict[str, Any]]) -> list[str]:
                         "score"
                     ]
             interval, n = paired_diff(items["greedy"], items["pcd"])
-            greedy, pcd = flat_mean(items["greedy"]), flat_mean(items["pcd"])
+            greedy, pcd = shared_means(items["greedy"], items["pcd"])
             if interval is None or greedy is None or pcd is None:
                 lines.append(f"| {line} | {length} | {n} | - | - | - | no sample scored by both |")
                 continue

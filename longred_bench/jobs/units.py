@@ -407,8 +407,7 @@ def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
         if progress:
             print(f"[train] {cfg.recipe} rope={cfg.rope} seed={cfg.seed} -> {run_dir}", flush=True)
         aside = run_dir.with_name(f".{run_dir.name}.replaced")
-        resume = run_dir.exists() and latest_checkpoint(run_dir) is not None
-        if resume:
+        if latest_checkpoint(run_dir) is not None:
             run_training(cfg, run_dir, resume=True, progress=progress)
             info = finished_run(run_dir)
         if info is None:

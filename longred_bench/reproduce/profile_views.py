@@ -49,10 +49,10 @@ def checked_profile(spec: str | Path) -> Profile:
     checks += [(key, check_local_paths, value) for key, value in data_sources(prof)]
     for key, check, value in checks:
         try:
-            check(value)
+            got = check(value)
         except UserError as exc:
             raise UserError(f"{where}: {key}: {exc}") from None
-        if check is parse_rope_spec and parse_rope_spec(value).method == "dynamic":
+        if check is parse_rope_spec and got.method == "dynamic":
             check_vllm_rope(prof, key, value, where)
     check_values(prof, where)
     return prof

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from longred_bench.reproduce.spec import Step
+from longred_bench.taskdata.ruler.qa import DATASETS as RULER_QA
 
 # Zoo models and the sources they are made from.
 MODEL_SOURCES = {"smollm2-135m": ("smollm2",), "tiny-base": ("brown", "austen", "kjv")}
@@ -19,7 +20,6 @@ SUITE_SOURCES = {
     "ruler": ("brown",),
     "niah": ("brown",),
 }
-RULER_QA_TASKS = ("qa_1", "qa_2")  # taskdata.ruler.qa.DATASETS: questions from `benchmarks`
 CORPORA = ("brown", "austen", "kjv", "sotu")
 PRETRAIN_MIX = ("brown", "austen", "kjv")
 
@@ -65,7 +65,7 @@ def unit_sources(kind: str, config: dict[str, Any]) -> set[str]:
         if suite == "short" and tasks and all(t.startswith("longred_tiny_") for t in tasks):
             suite = "short_tiny"  # the tiny tasks, asked by name
         out |= set(SUITE_SOURCES.get(suite, ()))
-        if suite == "ruler" and (not tasks or set(tasks) & set(RULER_QA_TASKS)):
+        if suite == "ruler" and (not tasks or set(tasks) & set(RULER_QA)):
             out.add("benchmarks")  # RULER's QA tasks take their questions from it
         out |= _corpora(config.get("corpus"))
     return out

@@ -3,12 +3,10 @@ besides Brown, so a plan that scores them fetches it first (it stopped after tra
 
 from __future__ import annotations
 
-from longred_bench.reproduce.sources import RULER_QA_TASKS, unit_sources
-from longred_bench.taskdata.ruler import qa
+from longred_bench.reproduce.sources import unit_sources
 
 
 def test_ruler_qa_tasks_need_the_benchmarks_source() -> None:
-    assert tuple(qa.DATASETS) == RULER_QA_TASKS
     every = unit_sources("eval", {"suite": "ruler", "tasks": None})
     assert every >= {"brown", "benchmarks"}
     assert "benchmarks" in unit_sources("eval", {"suite": "ruler", "tasks": ["qa_2", "vt"]})

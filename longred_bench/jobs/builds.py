@@ -69,7 +69,7 @@ def result_builds(config: Any) -> dict[str, str]:
     from longred_bench.jobs.tiny_base import SUITE_BUILT
 
     out: dict[str, str] = {}
-    for value in _strings(config):
+    for value in strings_in(config):
         if value in SUITE_BUILT:
             weights = built_weights(value)
             if weights:
@@ -90,14 +90,14 @@ def _built_at(final: Path) -> dict[str, str]:
     return {name: weights} if weights else {}
 
 
-def _strings(config: Any) -> list[str]:
+def strings_in(config: Any) -> list[str]:
     """Every string among ``config``'s values, nested ones included."""
     if isinstance(config, str):
         return [config]
     if isinstance(config, dict):
         config = list(config.values())
     if isinstance(config, list | tuple):
-        return [s for x in config for s in _strings(x)]
+        return [s for x in config for s in strings_in(x)]
     return []
 
 

@@ -13,11 +13,16 @@ The stored config also holds a hash of the source files the unit's kind depends 
 (:data:`UNIT_CODE`), and a training run's folder is named by it too: a result computed by other
 code is computed again, never reused.
 
+Paths inside the cache (a trained checkpoint an evaluation measures) enter keys and stored
+configs under the root the cache's units were first keyed at (:func:`key_root`), so a cache
+copied to another machine or folder still holds its results under the keys the plan computes.
+
 ``compare``, ``reproduce`` and every table keep their units here.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -27,7 +32,13 @@ from typing import Any
 
 from longred_bench.cache import atomic_write_text, cache_dir
 from longred_bench.errors import UserError
-from longred_bench.jobs.builds import check_builds, result_builds, run_base, write_run_base
+from longred_bench.jobs.builds import (
+    check_builds,
+    result_builds,
+    run_base,
+    strings_in,
+    write_run_base,
+)
 from longred_bench.results import (
     STEPS_KIND,
     Provenance,
@@ -153,8 +164,56 @@ class CachedUnit:
 
 def unit_folder(group: str, key: dict[str, Any]) -> str:
     """``runs/<group>/<hash of key>``: the folder of a unit of ``group`` (``table3-eval``,
-    ``fig2-drift``, ...)."""
-    return f"runs/{group}/{config_hash(key)}"
+    ``fig2-drift``, ...); paths inside the cache count as :func:`portable` writes them."""
+    return f"runs/{group}/{config_hash(portable(key))}"
+
+
+TRAINED_MARK = "/runs/train-"
+"""What a path to a trained checkpoint in the run cache holds after the cache root."""
+KEY_ROOT_SCAN = 2000
+"""At most this many stored unit configs are read to find the root a cache was keyed at."""
+
+
+def key_root() -> str:
+    """The cache root as unit keys write paths inside the cache: the root its stored unit
+    configs name (the first, in folder order, that names a trained checkpoint), which is where
+    the cache was when they were computed; the root itself for a cache that names none."""
+    return _key_root(str(cache_dir()))
+
+
+@functools.lru_cache(maxsize=16)
+def _key_root(root: str) -> str:
+    runs = Path(root) / "runs"
+    stored = sorted(runs.glob("*/*/config.json")) if runs.is_dir() else []
+    for path in stored[:KEY_ROOT_SCAN]:
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # a damaged unit names nothing
+            continue
+        for value in strings_in(stored):
+            if TRAINED_MARK in value and value.startswith("/"):
+                return value[: value.index(TRAINED_MARK)]
+    return root
+
+
+def portable(config: Any) -> Any:
+    """``config`` with every path inside the cache root written under :func:`key_root` (the
+    same config where the cache never moved): what keys and stored configs hold."""
+    here = str(cache_dir())
+    there = key_root()
+    if here == there:
+        return config
+
+    def move(value: Any) -> Any:
+        if isinstance(value, str) and (value == here or value.startswith(here + "/")):
+            return there + value[len(here) :]
+        if isinstance(value, dict):
+            return {k: move(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [move(v) for v in value]
+        return value
+
+    return move(config)
 
 
 def _compute(kind: str, config: dict[str, Any], progress: bool) -> list[dict[str, Any]]:
@@ -202,7 +261,7 @@ def stored_config(config: dict[str, Any], kind: str | None = None) -> dict[str, 
     builds = _suite_builds(config)
     if builds and "base" not in config:
         config = {**config, "suite_builds": {name: build_identity(name) for name in sorted(builds)}}
-    return {**config, **code_identity(kind or unit_kind(config))}
+    return portable({**config, **code_identity(kind or unit_kind(config))})
 
 
 def cached_records(
@@ -235,8 +294,9 @@ def save_records(
     :func:`stored_config` gives it for a unit of ``kind``) beside it, swapping the whole
     directory in at once (see :func:`longred_bench.results.save_run_dir`); read back.
     ``seconds``, where given, is kept in :data:`TIMING` (plans estimate from it)."""
+    builds = result_builds(config)  # read where the models are now, not where keys name them
     config = stored_config(config, kind)
-    provenance = Provenance.collect(config, seed=seed, device=device, builds=result_builds(config))
+    provenance = Provenance.collect(config, seed=seed, device=device, builds=builds)
 
     def write(tmp: Path) -> None:
         write_records(tmp / path.name, records, provenance)

@@ -4,11 +4,13 @@ it; that it is also reused only under the code that made it is ``tests/test_unit
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
-from longred_bench.jobs.units import cached_records, save_records
+from longred_bench.cache import cache_dir
+from longred_bench.jobs.units import CachedUnit, cached_records, save_records, unit_folder
 
 
 def _truncate(path: Path, keep: int) -> None:
@@ -69,3 +71,39 @@ def test_a_unit_naming_tiny_base_is_tied_to_its_build(monkeypatch: pytest.Monkey
     assert "suite_builds" not in stored_config({"model": "smollm2-135m", "suite": "drift"})
     named = {"model": "tiny-base", "base": "tiny-base-0123", "suite": "drift"}
     assert stored_config(named) == {**named, "code": stored_config(named)["code"]}
+
+
+def _checkpoint_eval() -> CachedUnit:
+    """An evaluation of a trained checkpoint in the current cache, as the table plans make it."""
+    final = str(cache_dir() / "runs" / "train-cpt-0123456789abcdef" / "final")
+    config = {"model": final, "base": final, "suite": "ruler", "lengths": [64], "samples": 2}
+    return CachedUnit("eval", unit_folder("table3-eval", config), config)
+
+
+def test_a_moved_cache_keeps_its_results_under_the_keys_the_plan_computes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run cache copied to another folder (a cluster's scratch to a laptop) still answers the
+    evaluations of its trained checkpoints, whose configs name them by path: the unit keeps its
+    folder, its config names the checkpoint where it is now, and nothing is computed again."""
+    cluster, laptop = tmp_path / "scratch" / "cache", tmp_path / "laptop" / "cache"
+    monkeypatch.setenv("LONGRED_CACHE", str(cluster))
+    before = _checkpoint_eval()
+    save_records(before.dir / "eval.jsonl", before.config, [{"score": 7.0}], 0, "cpu")
+    assert before.cached()[0]["score"] == 7.0
+
+    shutil.copytree(cluster, laptop)
+    monkeypatch.setenv("LONGRED_CACHE", str(laptop))
+    after = _checkpoint_eval()
+    assert after.config["model"].startswith(str(laptop))  # computed where the model is now
+    assert after.folder == before.folder
+    assert after.cached()[0]["score"] == 7.0
+    # A unit computed after the move is kept and found under the same rule.
+    config = {**after.config, "samples": 3}
+    again = CachedUnit("eval", unit_folder("table3-eval", config), config)
+    save_records(again.dir / "eval.jsonl", again.config, [{"score": 8.0}], 0, "cpu")
+    assert again.cached()[0]["score"] == 8.0
+
+    # A fresh cache names paths under its own root: other keys than the copied cache's.
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "fresh"))
+    assert _checkpoint_eval().folder != before.folder

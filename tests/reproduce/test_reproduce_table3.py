@@ -11,7 +11,7 @@ from longred_bench.results import read_records
 pytestmark = pytest.mark.integration
 
 
-def test_reproduce_table3_smoke(tmp_path, smoke_cache):
+def test_reproduce_table3_smoke(tmp_path, smoke_cache, monkeypatch):
     out = tmp_path / "report"
     argv = ["reproduce", "table3", "--profile", "smoke", "--out", str(out), "--quiet"]
     assert main([*argv, "--jobs", "2"]) == 0  # the units in two worker processes
@@ -37,6 +37,20 @@ def test_reproduce_table3_smoke(tmp_path, smoke_cache):
     assert main(argv) == 0
     again = read_records(out / "table3.jsonl.gz")
     assert again == records
+    # The cache moved to another folder (a cluster's results copied home) still holds every
+    # unit: the evaluations of trained checkpoints, which name them by path, included.
+    moved = tmp_path / "moved-cache"
+    smoke_cache.rename(moved)
+    monkeypatch.setenv("LONGRED_CACHE", str(moved))
+    assert main(argv) == 0
+    got = read_records(out / "table3.jsonl.gz")
+    assert {r["train"]["dir"].startswith(str(moved)) for r in got if r["train"]} == {True}
+    assert [_here(r) for r in got] == [_here(r) for r in records]  # same results, provenance too
+
+
+def _here(record: dict) -> dict:
+    """``record`` without where its training run's folder is now (the one value a move changes)."""
+    return {**record, "train": record["train"] and {**record["train"], "dir": None}}
 
 
 def test_table3_steps_cover_every_run_and_its_evaluations_after_it():

@@ -22,6 +22,7 @@ copied to another machine or folder still holds its results under the keys the p
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -30,7 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from longred_bench.cache import atomic_write_text, cache_dir
+from longred_bench.cache import atomic_write_text, build_lock, cache_dir
 from longred_bench.errors import UserError
 from longred_bench.jobs.builds import (
     check_builds,
@@ -452,16 +453,30 @@ def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
     it resumes from its latest checkpoint, or is trained again from the start if it has none.
     A run trained again goes into the run's own folder, so its checkpoints survive another
     interruption; the folder it replaces waits beside it, hidden, until the new run is complete.
-    A resumed run that still ends without readable records is trained again once."""
-    import shutil
+    A resumed run that still ends without readable records is trained again once.
 
-    from longred_bench.jobs.train import run_training
-    from longred_bench.training.checkpoint import latest_checkpoint
+    Processes that need one run at once (two ``reproduce`` calls sharing a CPT run) train it
+    once: the first holds a lock on the run (:func:`~longred_bench.cache.build_lock`), the
+    others wait and then find it finished. Under ``torchrun`` rank 0 holds it for its job."""
     from longred_bench.training.config import TrainConfig
 
     if isinstance(cfg, dict):
         cfg = TrainConfig.from_dict(cfg)
     run_dir = run_dir_of(cfg)
+    first = os.environ.get("RANK", "0") == "0"  # under torchrun, one rank moves files and locks
+    waiting = f"[train] another process is training {run_dir}: waiting for it to finish"
+    with build_lock(run_dir, waiting) if first else contextlib.nullcontext():
+        info = _train_once(cfg, run_dir, first=first, progress=progress)
+    return run_dir / "final", info
+
+
+def _train_once(cfg: Any, run_dir: Path, *, first: bool, progress: bool) -> dict[str, Any]:
+    """:func:`train_cached`'s work, under its lock: the finished run's summary record."""
+    import shutil
+
+    from longred_bench.jobs.train import run_training
+    from longred_bench.training.checkpoint import latest_checkpoint
+
     info = finished_run_checked(run_dir)
     if info is None:
         if progress:
@@ -471,7 +486,6 @@ def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
             run_training(cfg, run_dir, resume=True, progress=progress)
             info = finished_run(run_dir)
         if info is None:
-            first = os.environ.get("RANK", "0") == "0"  # under torchrun, one rank moves files
             if first and run_dir.exists():  # nothing to resume from: set aside, trained again
                 if aside.exists():  # an earlier retry's folder, without a checkpoint either
                     shutil.rmtree(run_dir)
@@ -483,4 +497,4 @@ def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
             raise UserError(f"training run {run_dir} finished without readable records")
         shutil.rmtree(aside, ignore_errors=True)
         write_run_base(run_dir, cfg.to_dict())
-    return run_dir / "final", info
+    return info

@@ -137,3 +137,34 @@ def test_damaged_training_records_resume_or_retrain(tmp_path, monkeypatch, capsy
     assert into == [(run_dir, True)] and fifth == final
     assert (fifth / "model.safetensors").read_bytes() == weights
     assert not (run_dir.parent / f".{run_dir.name}.replaced").exists()
+
+
+def test_two_processes_needing_one_run_train_it_once(tmp_path, monkeypatch, capsys):
+    """Two callers that need the same run at once (two ``reproduce`` calls sharing a CPT run)
+    train it once: the second waits on the run's lock, says so, and finds it finished."""
+    import threading
+
+    from longred_bench.jobs import train
+    from longred_bench.jobs.units import train_cached
+    from longred_bench.training.config import resolve_config
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    cfg = resolve_config("cpt", profile="smoke", overrides={"long_data": "random"})
+    calls, real, started = [], train.run_training, threading.Event()
+
+    def recording(cfg, out, **kw):
+        calls.append(out)
+        started.set()
+        return real(cfg, out, **kw)
+
+    monkeypatch.setattr(train, "run_training", recording)
+    got: list = []
+    first = threading.Thread(target=lambda: got.append(train_cached(cfg, progress=False)))
+    first.start()
+    assert started.wait(timeout=60)  # the first caller is training; the second arrives now
+    second = train_cached(cfg, progress=False)
+    first.join(timeout=120)
+    assert len(calls) == 1 and got == [second]
+    assert second[1]["steps"] == cfg.steps
+    assert len(read_records(second[0].parent / "metrics.jsonl")) == cfg.steps
+    assert "another process is training" in capsys.readouterr().out

@@ -8,7 +8,9 @@ of one set of models) is saved under ``<out>/runs/`` beside the config that made
 when the same config is asked again, so an interrupted comparison resumes where it stopped and a
 failure loses nothing already measured; inside a unit, each model response is kept under
 ``<out>/runs/requests/`` as it is computed and each drift window's sums beside the drift units
-(:mod:`longred_bench.jobs.resume`), so even the unit in progress resumes. The report
+(:mod:`longred_bench.jobs.resume`), so even the unit in progress resumes. A unit of a local model
+is also keyed by its files (names, sizes, modification times: ``weights``), so a checkpoint
+trained again at the same path is measured again, never answered from the old one. The report
 (:mod:`longred_bench.reports.compare_report`) is built from those saved records only.
 
 With ``decoding`` naming ``pcd`` every model gets one more row, labelled ``<label> +pcd``: its
@@ -30,9 +32,10 @@ from longred_bench.errors import UserError
 from longred_bench.evaluation.config import EvalConfig
 from longred_bench.jobs.configs import CompareConfig
 from longred_bench.jobs.heartbeat import heartbeat
-from longred_bench.jobs.resume import drop_responses, request_cache, saved_responses
-from longred_bench.jobs.units import cached_records, run_eval_unit, save_records
+from longred_bench.jobs.resume import drop_responses, request_cache, saved_responses, weights_stamp
+from longred_bench.jobs.units import IDENTITY_KEYS, cached_records, run_eval_unit, save_records
 from longred_bench.pcd.config import PcdConfig
+from longred_bench.results import config_hash
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,20 @@ def _eval_unit(
     if decoding != "greedy":  # greedy units keep the keys they always had (their caches stay)
         unit["decoding"] = decoding
         unit["pcd"] = (cfg.pcd or PcdConfig()).as_dict()
-    return unit
+    return _with_weights(unit, [entry.spec])
+
+
+def _with_weights(unit: dict[str, Any], models: list[str]) -> dict[str, Any]:
+    """``unit`` keyed also by the files of each local model among ``models``
+    (:func:`~longred_bench.jobs.resume.weights_stamp`): other weights at the same path make
+    another unit. A unit of hub ids only is left as it is."""
+    stamps = {m: stamp for m in models if (stamp := weights_stamp(m)) is not None}
+    return {**unit, "weights": stamps} if stamps else unit
+
+
+def _own(unit: dict[str, Any]) -> dict[str, Any]:
+    """What a unit's computation takes: ``unit`` without the keys that only identify it."""
+    return {k: v for k, v in unit.items() if k not in IDENTITY_KEYS}
 
 
 def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list[dict[str, Any]]:
@@ -142,7 +158,7 @@ def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list
                 if got is None:
                     if progress:
                         print(f"[compare] {label}: {unit['suite']}", flush=True)
-                    cache = request_cache(runs, EvalConfig.from_dict(unit))
+                    cache = request_cache(runs, EvalConfig.from_dict(_own(unit)))
                     state.start(f"{label}: {unit['suite']}", cache=cache)
                     measured = _measure(unit, progress, cache, window)
                     got = save_records(path, unit, measured, cfg.seed, cfg.device)
@@ -206,9 +222,10 @@ def _drift_parts(cfg: CompareConfig) -> list[tuple[str, dict[str, Any]]]:
     }
     parts = []
     if cfg.extended:
-        parts.append(("checkpoints", {**common, "extended": list(cfg.extended)}))
+        unit = {**common, "extended": list(cfg.extended)}
+        parts.append(("checkpoints", _with_weights(unit, [cfg.original, *cfg.extended])))
     if cfg.rope:
-        parts.append(("rope", {**common, "rope": list(cfg.rope)}))
+        parts.append(("rope", _with_weights({**common, "rope": list(cfg.rope)}, [cfg.original])))
     return parts
 
 
@@ -225,10 +242,11 @@ def _drift(
     if got is None:
         if progress:
             print(f"[compare] drift: {name}", flush=True)
-        partial = root / f"{name}.partial.json"
+        weights = f"-{config_hash(unit['weights'])}" if "weights" in unit else ""
+        partial = root / f"{name}{weights}.partial.json"  # windows of these weights only
         state.start(f"drift: {name}", partial=partial)
         drift_records, _ = run_drift(
-            DriftConfig.from_dict(unit), progress=progress, partial=partial
+            DriftConfig.from_dict(_own(unit)), progress=progress, partial=partial
         )
         got = save_records(path, unit, drift_records, cfg.seed, cfg.device)
         partial.unlink(missing_ok=True)

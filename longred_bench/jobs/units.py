@@ -55,9 +55,9 @@ from longred_bench.source_tree import source_hash
 KINDS = ("eval", "ppl", "drift", "psa", "train")
 RECORDS_FILE = {"eval": "eval.jsonl", "ppl": "eval.jsonl", "drift": "drift.jsonl",
                 "psa": "psa.jsonl"}  # fmt: skip
-# Keys of a config that only identify a unit (a model's build, a measurement's version), which
-# the computation does not take.
-IDENTITY_KEYS = ("base", "item_scores", "drift_version")
+# Keys of a config that only identify a unit (a model's build, a measurement's version, a local
+# model's files), which the computation does not take.
+IDENTITY_KEYS = ("base", "item_scores", "drift_version", "weights")
 PEAK_KEYS = ("peak_memory_mib", "peak_memory_kind")
 LOAD_KEYS = ("load_1min_start", "load_1min_end", "cpus")
 """A training run's ``run.json`` figures its summary record carries (with steps, tokens, seconds):

@@ -240,3 +240,49 @@ def test_tasks_run_on_their_own_get_one_short_avg_line_not_a_category_table(
     assert "Short Avg: the mean of the 4 benchmarks above" in md
     summary = {row[0]: float(row[1]) for row in _table(md, "## Summary")}
     assert summary["original"] == pytest.approx((50 + 90 + 80 + 60) / 4, abs=0.051)
+
+
+@pytest.mark.integration
+def test_a_checkpoint_trained_again_at_its_path_is_measured_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """A unit of a local checkpoint is keyed by its files too: other weights saved at the same
+    path are measured again (short suite and drift), and the original's units are kept."""
+    import torch
+
+    ensure_cached(request, "brown", "austen", "sotu")
+    ext = _save_tiny(tmp_path / "ckpt")
+    out = tmp_path / "cmp"
+    argv = ["compare", "--original", "tiny-random", "--extended", str(ext)]
+    argv += ["--suites", "short", "drift", "--short-suite", "short_tiny"]
+    argv += ["--short-tasks", "longred_tiny_nextsent", "--short-limit", "3"]
+    argv += ["--drift-num-texts", "2", "--drift-seq-len", "64", "--out", str(out), "--quiet"]
+    assert cli.main(argv) == 0
+    first = (out / "compare.md").read_text()
+
+    from longred_bench.models.loading import load
+
+    loaded = load(str(ext))  # "trained again": other weights, saved at the same path
+    with torch.no_grad():
+        for param in loaded.model.parameters():
+            param.mul_(0.5)
+    loaded.model.save_pretrained(ext)
+    measured: list[str] = []
+    from longred_bench.jobs import drift
+
+    eval_unit, run_drift = compare.run_eval_unit, drift.run_drift
+
+    def spy(unit, progress, **kwargs):
+        measured.append(unit["model"])
+        return eval_unit(unit, progress, **kwargs)
+
+    def drift_spy(cfg, **kwargs):
+        measured.append(f"drift {','.join(cfg.extended)}")
+        return run_drift(cfg, **kwargs)
+
+    monkeypatch.setattr(compare, "run_eval_unit", spy)
+    monkeypatch.setattr(drift, "run_drift", drift_spy)
+    assert cli.main(argv) == 0
+    # The checkpoint's short suite and its drift; the original's short suite is kept.
+    assert measured == [str(ext), f"drift {ext}"]
+    assert (out / "compare.md").read_text() != first

@@ -26,6 +26,7 @@ report's rule sentence states it). "Similar long ability" is non-inferiority wit
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -81,10 +82,14 @@ def judge(ci: Interval, side: int, bound: float = 0.0, paper: float | None = Non
 
     ``paper``, the paper's effect scaled to this metric, counts only where it lies on the
     claim's side of ``bound``: an interval between the bound and short of it (excluding it)
-    is not reproduced. Without it, only an interval entirely on the wrong side is.
+    is not reproduced. Without it, only an interval entirely on the wrong side is. An interval
+    with a NaN bound (no samples to resample) is refused: its claim is not comparable, which the
+    caller says with its own floor.
     """
     if side not in (ABOVE, BELOW):
         raise ValueError(f"side must be ABOVE (+1) or BELOW (-1), not {side!r}")
+    if math.isnan(ci.low) or math.isnan(ci.high):
+        raise ValueError(f"cannot judge an interval with a NaN bound ({ci.low}, {ci.high})")
     low, high = (ci.low, ci.high) if side == ABOVE else (-ci.high, -ci.low)
     bound = bound * side
     if low > bound:

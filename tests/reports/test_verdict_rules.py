@@ -91,3 +91,10 @@ def test_labels_are_the_four_and_verdict_rejects_others():
     assert LABELS == (REPRODUCED, NOT_REPRODUCED, UNDECIDED, NOT_COMPARABLE)
     with pytest.raises(ValueError):
         Verdict("a", "c", "s", "p", "o", "holds", "r")
+
+
+@pytest.mark.parametrize("interval", [(float("nan"), 1.0), (-1.0, float("nan"))])
+def test_judge_refuses_an_interval_with_a_nan_bound(interval):
+    """No samples behind an interval is a missing measurement, never "undecided"."""
+    with pytest.raises(ValueError, match="NaN bound"):
+        judge(Interval(0.0, *interval), BELOW)

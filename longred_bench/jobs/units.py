@@ -391,6 +391,34 @@ def merge_source_identity(final: Path) -> str:
     return f"{run.name}:{hashlib.sha256(info.read_bytes()).hexdigest()[:16]}"
 
 
+def _follow_moved_cache(run_dir: Path, cfg: Any) -> None:
+    """Where the run cache was moved while training run ``run_dir`` was interrupted, its saved
+    config (``config.yaml``) names the trained checkpoint it starts from (``init``) or merges
+    (``merge_with``) where that lay before the move: name it where it is now, so the run resumes
+    (its key names such checkpoints by their run, not by path). Nothing else is rewritten: a run
+    of another config is still refused when it resumes."""
+    import yaml
+
+    path = run_dir / "config.yaml"
+    try:
+        saved = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return
+    now = cfg.to_dict()
+    if not isinstance(saved, dict) or saved == now or set(saved) != set(now):
+        return
+
+    def moved(before: Any, after: Any) -> bool:
+        if not (isinstance(before, str) and isinstance(after, str)):
+            return False
+        if TRAINED_MARK not in before or TRAINED_MARK not in after:
+            return False
+        return before[before.index(TRAINED_MARK) :] == after[after.index(TRAINED_MARK) :]
+
+    if all(saved[k] == v or moved(saved[k], v) for k, v in now.items()):
+        atomic_write_text(path, yaml.safe_dump(now, sort_keys=True))
+
+
 def finished_run(run_dir: Path) -> dict[str, Any] | None:
     """A finished training run's summary record (steps, tokens, seconds, folder, distilled
     layers, peak memory, LongRecipe's measured anchors), or None if it is not finished or its
@@ -483,6 +511,7 @@ def _train_once(cfg: Any, run_dir: Path, *, first: bool, progress: bool) -> dict
             print(f"[train] {cfg.recipe} rope={cfg.rope} seed={cfg.seed} -> {run_dir}", flush=True)
         aside = run_dir.with_name(f".{run_dir.name}.replaced")
         if latest_checkpoint(run_dir) is not None:
+            _follow_moved_cache(run_dir, cfg)
             run_training(cfg, run_dir, resume=True, progress=progress)
             info = finished_run(run_dir)
         if info is None:

@@ -168,3 +168,35 @@ def test_two_processes_needing_one_run_train_it_once(tmp_path, monkeypatch, caps
     assert second[1]["steps"] == cfg.steps
     assert len(read_records(second[0].parent / "metrics.jsonl")) == cfg.steps
     assert "another process is training" in capsys.readouterr().out
+
+
+def test_an_interrupted_run_resumes_after_the_cache_moved(tmp_path, monkeypatch):
+    """A LinearARD run starting from a light CPT run's checkpoint (``init``, a path in the
+    cache), interrupted, then the cache moved (a cluster's scratch to another): it resumes there,
+    to the weights of an uninterrupted run, instead of being refused as a run of another config."""
+    import shutil
+
+    from longred_bench.jobs.units import train_cached
+    from longred_bench.training.config import resolve_config
+
+    def runs() -> tuple:
+        cpt = resolve_config("cpt", profile="smoke", overrides={"long_data": "random"})
+        light, _ = train_cached(cpt, progress=False)
+        return resolve_config("linearard", profile="smoke",
+                              overrides={"init": str(light), "rope": cpt.rope})  # fmt: skip
+
+    before = tmp_path / "scratch" / "cache"
+    monkeypatch.setenv("LONGRED_CACHE", str(before))
+    final, info = train_cached(runs(), progress=False)
+    weights = (final / "model.safetensors").read_bytes()
+    shutil.rmtree(final)  # interrupted after its last checkpoint
+    (final.parent / "run.json").unlink()
+
+    after = tmp_path / "home" / "cache"
+    after.parent.mkdir()
+    before.rename(after)
+    monkeypatch.setenv("LONGRED_CACHE", str(after))
+    cfg = runs()  # the light run is found where it is now; the student's run resumes
+    again, info2 = train_cached(cfg, progress=False)
+    assert again == after / final.relative_to(before) and info2["steps"] == info["steps"]
+    assert (again / "model.safetensors").read_bytes() == weights

@@ -185,13 +185,13 @@ def key_root() -> str:
 @functools.lru_cache(maxsize=16)
 def _key_root(root: str) -> str:
     runs = Path(root) / "runs"
-    stored = sorted(runs.glob("*/*/config.json")) if runs.is_dir() else []
+    stored = [*sorted(runs.glob("*/config.json")), *sorted(runs.glob("*/*/config.json"))]
     for path in stored[:KEY_ROOT_SCAN]:
         try:
-            stored = json.loads(path.read_text(encoding="utf-8"))
+            config = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):  # a damaged unit names nothing
             continue
-        for value in strings_in(stored):
+        for value in strings_in(config):
             if TRAINED_MARK in value and value.startswith("/"):
                 return value[: value.index(TRAINED_MARK)]
     return root

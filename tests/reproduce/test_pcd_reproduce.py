@@ -119,3 +119,11 @@ def test_pcd_lines_of_trained_checkpoints(tmp_path, monkeypatch, request, one_th
     assert len(list((cache / "runs").glob("train-cpt-*/final/config.json"))) == 1
     kept = [p for p in (cache / "runs").iterdir() if not p.name.startswith(".")]  # not locks
     assert all(p.name.startswith(("pcd-trainedpcd-", "train-")) for p in kept)
+    # The cache moved elsewhere still holds every unit, those of the trained line included.
+    moved = tmp_path / "moved-cache"
+    cache.rename(moved)
+    monkeypatch.setenv("LONGRED_CACHE", str(moved))
+    reproduce("pcd", profile, out, progress=False)
+    assert read_records(out / "pcd.jsonl.gz") == records
+    now = [p.name for p in (moved / "runs").iterdir() if not p.name.startswith(".")]
+    assert sorted(now) == sorted(p.name for p in kept)  # no unit computed under a new key

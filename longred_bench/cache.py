@@ -57,12 +57,16 @@ def cache_dir() -> Path:
 
 
 @contextlib.contextmanager
-def build_lock(entry: Path, waiting: str | None = None) -> Iterator[None]:
+def build_lock(
+    entry: Path, waiting: str | None = None, *, busy: str | None = None
+) -> Iterator[None]:
     """Hold an exclusive lock on ``entry`` (a file ``.<name>.lock`` beside it) for the block:
     processes building the same entry (``--jobs`` workers, array jobs on one node) build it
     one at a time, each checking inside the block whether it is already there; ``waiting`` is
-    printed when another process holds the lock. Where ``fcntl`` is missing (Windows) or the
-    file system refuses locks (some shared mounts) the block runs unlocked."""
+    printed when another process holds the lock. With ``busy``, a process that finds the lock
+    held does not wait: it raises :class:`UserError` with that message. Where ``fcntl`` is
+    missing (Windows) or the file system refuses locks (some shared mounts) the block runs
+    unlocked."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
@@ -75,6 +79,8 @@ def build_lock(entry: Path, waiting: str | None = None) -> Iterator[None]:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
+                if busy is not None:
+                    raise UserError(busy) from None
                 if waiting:
                     print(waiting, flush=True)
                 fcntl.flock(handle, fcntl.LOCK_EX)

@@ -485,7 +485,8 @@ def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
 
     Processes that need one run at once (two ``reproduce`` calls sharing a CPT run) train it
     once: the first holds a lock on the run (:func:`~longred_bench.cache.build_lock`), the
-    others wait and then find it finished. Under ``torchrun`` rank 0 holds it for its job."""
+    others wait and then find it finished. (A ``torchrun`` launch of a training unit goes
+    through :func:`longred_bench.reproduce.cluster.run_unit`, which locks the run its own way.)"""
     from longred_bench.training.config import TrainConfig
 
     if isinstance(cfg, dict):
@@ -511,7 +512,8 @@ def _train_once(cfg: Any, run_dir: Path, *, first: bool, progress: bool) -> dict
             print(f"[train] {cfg.recipe} rope={cfg.rope} seed={cfg.seed} -> {run_dir}", flush=True)
         aside = run_dir.with_name(f".{run_dir.name}.replaced")
         if latest_checkpoint(run_dir) is not None:
-            _follow_moved_cache(run_dir, cfg)
+            if first:  # under torchrun, rank 0 writes the run's files
+                _follow_moved_cache(run_dir, cfg)
             run_training(cfg, run_dir, resume=True, progress=progress)
             info = finished_run(run_dir)
         if info is None:

@@ -153,7 +153,16 @@ def run_unit(ctx: Context, step: Step, steps: list[Step]) -> str:
 
 
 def _train(step: Step, progress: bool) -> None:
-    """A training unit, on every process of a ``torchrun`` launch when there is one."""
+    """A training unit, on every process of a ``torchrun`` launch when there is one. Rank 0
+    holds the run's lock (:func:`~longred_bench.cache.build_lock`) while the launch trains it:
+    where another process holds it (another job training the same run), the launch stops at
+    once in one line, since its other ranks cannot wait with rank 0; and where the run was
+    finished meanwhile, no rank trains it again (rank 0 tells the others)."""
+    import contextlib
+
+    import torch.distributed as dist
+
+    from longred_bench.cache import build_lock
     from longred_bench.training.distributed import init_distributed
 
     rank, world = init_distributed()
@@ -162,13 +171,22 @@ def _train(step: Step, progress: bool) -> None:
         return
     from longred_bench.jobs.builds import write_run_base
     from longred_bench.jobs.train import run_training
+    from longred_bench.training.checkpoint import latest_checkpoint
     from longred_bench.training.config import TrainConfig
 
     run_dir = step.unit.dir
-    run_training(TrainConfig.from_dict(step.unit.config), run_dir, resume=run_dir.exists(),
-                 progress=progress and rank == 0, rank=rank, world=world)  # fmt: skip
-    if rank == 0:
-        write_run_base(run_dir, step.unit.config)
+    busy = (f"another process is training {run_dir}: run this unit again once it has "
+            "finished (it then finds the run trained)")  # fmt: skip
+    with build_lock(run_dir, busy=busy) if rank == 0 else contextlib.nullcontext():
+        done = [step.unit.cached() is not None if rank == 0 else None]
+        dist.broadcast_object_list(done, src=0)
+        if done[0]:
+            return
+        resume = latest_checkpoint(run_dir) is not None  # a folder without one starts over
+        run_training(TrainConfig.from_dict(step.unit.config), run_dir, resume=resume,
+                     progress=progress and rank == 0, rank=rank, world=world)  # fmt: skip
+        if rank == 0:
+            write_run_base(run_dir, step.unit.config)
 
 
 def levels(units: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:

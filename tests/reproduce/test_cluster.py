@@ -183,3 +183,43 @@ def test_units_the_profile_runs_on_the_cpu_ask_no_gpu_and_have_no_gpu_estimate(
     plan = capsys.readouterr().out
     assert f"({len(units)} unit(s) on the CPU: no GPU estimate)" in plan
     assert "GPU-h" not in plan.split("In all")[0] and "(on the CPU)" in plan
+
+
+@pytest.mark.integration
+def test_a_torchrun_training_unit_holds_its_run_and_starts_over_without_a_checkpoint(
+    smoke_cache, capsys
+):
+    """``--unit`` under ``torchrun`` (2 CPU processes, gloo): while another process holds the
+    run, the launch stops at once in one line and writes nothing; a folder left by a run killed
+    before its first checkpoint is trained from the start (it was refused as nothing to resume);
+    launched again, the unit is cached."""
+    import fcntl
+    import os
+    import subprocess
+    import sys
+
+    train = next(u for u in _units(capsys, "table3") if u["id"] == "train_cpt_abf:theta=1e5_seed_0")
+    run = smoke_cache / train["folder"]
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+           "-m", "longred_bench", "reproduce", "table3", "--profile", "smoke", "--unit",
+           train["id"], "--quiet"]  # fmt: skip
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+
+    def launch() -> subprocess.CompletedProcess:
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+
+    run.parent.mkdir(parents=True)
+    with open(run.parent / f".{run.name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process is training the run
+        held = launch()
+    assert held.returncode != 0
+    assert f"error: another process is training {run}" in held.stdout + held.stderr
+    assert not run.exists()
+
+    run.mkdir()
+    (run / "metrics.jsonl").write_text("")  # killed before its first checkpoint
+    done = launch()
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (run / "final" / "config.json").is_file()
+    assert len(read_records(run / "metrics.jsonl")) == 2  # smoke's steps
+    assert "cached" in launch().stdout

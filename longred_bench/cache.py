@@ -46,10 +46,11 @@ _OLD_SUFFIX = "-old"
 
 
 def cache_dir() -> Path:
-    """Return the cache root: ``$LONGRED_CACHE`` if set and non-empty, else the user default;
-    a one-line error when it is a file."""
+    """Return the cache root: ``$LONGRED_CACHE`` if set and non-empty (a relative path is taken
+    from the working directory, and returned absolute), else the user default; a one-line error
+    when it is a file."""
     if ENV_VAR in os.environ and os.environ[ENV_VAR].strip():
-        root = Path(os.environ[ENV_VAR]).expanduser()
+        root = Path(os.environ[ENV_VAR]).expanduser().absolute()
         if root.is_file():
             raise UserError(f"{ENV_VAR}={root} is a file: set it to a folder (the cache root)")
         return root
@@ -65,15 +66,20 @@ def build_lock(
     one at a time, each checking inside the block whether it is already there; ``waiting`` is
     printed when another process holds the lock. With ``busy``, a process that finds the lock
     held does not wait: it raises :class:`UserError` with that message. Where ``fcntl`` is
-    missing (Windows) or the file system refuses locks (some shared mounts) the block runs
-    unlocked."""
+    missing (Windows), the file system refuses locks (some shared mounts) or the lock file
+    cannot be made (a read-only cache) the block runs unlocked."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
         yield
         return
-    entry.parent.mkdir(parents=True, exist_ok=True)
-    with open(entry.parent / f".{entry.name}.lock", "a") as handle:
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(entry.parent / f".{entry.name}.lock", "a")  # noqa: SIM115 - closed below
+    except OSError:  # a folder this process cannot write (a read-only copy): runs unlocked
+        yield
+        return
+    with handle:
         locked = True
         try:
             try:

@@ -244,6 +244,9 @@ def _drift(
             print(f"[compare] drift: {name}", flush=True)
         weights = f"-{config_hash(unit['weights'])}" if "weights" in unit else ""
         partial = root / f"{name}{weights}.partial.json"  # windows of these weights only
+        for stale in root.glob(f"{name}*.partial.json"):  # of weights no longer there
+            if stale != partial:
+                stale.unlink(missing_ok=True)
         state.start(f"drift: {name}", partial=partial)
         drift_records, _ = run_drift(
             DriftConfig.from_dict(_own(unit)), progress=progress, partial=partial

@@ -26,6 +26,7 @@ import contextlib
 import functools
 import json
 import os
+import shutil
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -171,20 +172,37 @@ def unit_folder(group: str, key: dict[str, Any]) -> str:
 
 TRAINED_MARK = "/runs/train-"
 """What a path to a trained checkpoint in the run cache holds after the cache root."""
+KEY_ROOT_FILE = ".key-root"
+"""In ``runs/``: ``{"root": ...}``, the root the cache's units were first keyed at."""
 KEY_ROOT_SCAN = 2000
-"""At most this many stored unit configs are read to find the root a cache was keyed at."""
+"""At most this many stored unit configs are read to find the root an older cache was keyed
+at (one made before it recorded :data:`KEY_ROOT_FILE`)."""
 
 
 def key_root() -> str:
-    """The cache root as unit keys write paths inside the cache: the root its stored unit
-    configs name (the first, in folder order, that names a trained checkpoint), which is where
-    the cache was when they were computed; the root itself for a cache that names none."""
+    """The cache root as unit keys write paths inside the cache: where its units were first
+    keyed (:data:`KEY_ROOT_FILE`, written with its first saved unit or finished run), so a cache
+    moved or reached by another spelling of its path keeps its keys. A cache without that file
+    (made before it was written) counts the root its stored unit configs name for one of its own
+    trained runs, and records it; a cache that names none, its own root."""
     return _key_root(str(cache_dir()))
 
 
 @functools.lru_cache(maxsize=16)
 def _key_root(root: str) -> str:
     runs = Path(root) / "runs"
+    try:
+        recorded = json.loads((runs / KEY_ROOT_FILE).read_text(encoding="utf-8"))["root"]
+        if isinstance(recorded, str) and recorded:
+            return recorded
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return _named_root(runs) or root
+
+
+def _named_root(runs: Path) -> str | None:
+    """The root that stored unit configs under ``runs`` name for a trained run of this cache
+    (a path ``ROOT/runs/train-NAME/...`` whose ``train-NAME`` is in ``runs``), or None."""
     stored = [*sorted(runs.glob("*/config.json")), *sorted(runs.glob("*/*/config.json"))]
     for path in stored[:KEY_ROOT_SCAN]:
         try:
@@ -192,9 +210,20 @@ def _key_root(root: str) -> str:
         except (OSError, ValueError):  # a damaged unit names nothing
             continue
         for value in strings_in(config):
-            if TRAINED_MARK in value and value.startswith("/"):
-                return value[: value.index(TRAINED_MARK)]
-    return root
+            at = value.rfind(TRAINED_MARK)
+            if at > 0 and (runs / value[at + len("/runs/") :].split("/")[0]).is_dir():
+                return value[:at]
+    return None
+
+
+def record_key_root() -> None:
+    """Write :data:`KEY_ROOT_FILE` into the cache's ``runs/`` where it is not there yet (a
+    cache this process cannot write is left as it is)."""
+    runs = cache_dir() / "runs"
+    if (runs / KEY_ROOT_FILE).is_file() or not runs.is_dir():
+        return
+    with contextlib.suppress(OSError):
+        atomic_write_text(runs / KEY_ROOT_FILE, json.dumps({"root": key_root()}))
 
 
 def portable(config: Any) -> Any:
@@ -306,6 +335,7 @@ def save_records(
             atomic_write_text(tmp / TIMING, json.dumps({"seconds": round(seconds, 2)}))
 
     save_run_dir(path.parent, write)
+    record_key_root()
     return read_records(path)
 
 
@@ -374,7 +404,8 @@ def train_key(cfg: Any) -> str:
     init = getattr(cfg, "init", None)
     if init and Path(init).name == "final" and Path(init).parent.name.startswith("train-"):
         fields["init"] = Path(init).parent.name
-    return config_hash({**fields, "base": build_identity(cfg.model), **code_identity("train")})
+    fields = {**fields, "base": build_identity(cfg.model), **code_identity("train")}
+    return config_hash(portable(fields))  # a model or teacher in the cache: as keys name it
 
 
 def merge_source_identity(final: Path) -> str:
@@ -391,7 +422,7 @@ def merge_source_identity(final: Path) -> str:
     return f"{run.name}:{hashlib.sha256(info.read_bytes()).hexdigest()[:16]}"
 
 
-def _follow_moved_cache(run_dir: Path, cfg: Any) -> None:
+def follow_moved_cache(run_dir: Path, cfg: Any) -> None:
     """Where the run cache was moved while training run ``run_dir`` was interrupted, its saved
     config (``config.yaml``) names the trained checkpoint it starts from (``init``) or merges
     (``merge_with``) where that lay before the move: name it where it is now, so the run resumes
@@ -485,13 +516,17 @@ def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
 
     Processes that need one run at once (two ``reproduce`` calls sharing a CPT run) train it
     once: the first holds a lock on the run (:func:`~longred_bench.cache.build_lock`), the
-    others wait and then find it finished. (A ``torchrun`` launch of a training unit goes
-    through :func:`longred_bench.reproduce.cluster.run_unit`, which locks the run its own way.)"""
+    others wait and then find it finished. A finished run is read without the lock (a read-only
+    copy of a cache serves its reports). (A ``torchrun`` launch of a training unit goes through
+    :func:`longred_bench.reproduce.cluster.run_unit`, which locks the run its own way.)"""
     from longred_bench.training.config import TrainConfig
 
     if isinstance(cfg, dict):
         cfg = TrainConfig.from_dict(cfg)
     run_dir = run_dir_of(cfg)
+    info = finished_run_checked(run_dir)
+    if info is not None:
+        return run_dir / "final", info
     first = os.environ.get("RANK", "0") == "0"  # under torchrun, one rank moves files and locks
     waiting = f"[train] another process is training {run_dir}: waiting for it to finish"
     with build_lock(run_dir, waiting) if first else contextlib.nullcontext():
@@ -501,31 +536,51 @@ def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
 
 def _train_once(cfg: Any, run_dir: Path, *, first: bool, progress: bool) -> dict[str, Any]:
     """:func:`train_cached`'s work, under its lock: the finished run's summary record."""
-    import shutil
-
     from longred_bench.jobs.train import run_training
     from longred_bench.training.checkpoint import latest_checkpoint
 
-    info = finished_run_checked(run_dir)
+    info = finished_run_checked(run_dir)  # finished while this process waited
+    if info is not None:
+        return info
+    if progress:
+        print(f"[train] {cfg.recipe} rope={cfg.rope} seed={cfg.seed} -> {run_dir}", flush=True)
+    aside = aside_of(run_dir)
+    if latest_checkpoint(run_dir) is not None:
+        if first:  # under torchrun, rank 0 writes the run's files
+            follow_moved_cache(run_dir, cfg)
+        run_training(cfg, run_dir, resume=True, progress=progress)
+        info = finished_run(run_dir)
     if info is None:
-        if progress:
-            print(f"[train] {cfg.recipe} rope={cfg.rope} seed={cfg.seed} -> {run_dir}", flush=True)
-        aside = run_dir.with_name(f".{run_dir.name}.replaced")
-        if latest_checkpoint(run_dir) is not None:
-            if first:  # under torchrun, rank 0 writes the run's files
-                _follow_moved_cache(run_dir, cfg)
-            run_training(cfg, run_dir, resume=True, progress=progress)
-            info = finished_run(run_dir)
-        if info is None:
-            if first and run_dir.exists():  # nothing to resume from: set aside, trained again
-                if aside.exists():  # an earlier retry's folder, without a checkpoint either
-                    shutil.rmtree(run_dir)
-                else:
-                    run_dir.rename(aside)
-            run_training(cfg, run_dir, progress=progress)
-            info = finished_run(run_dir)
-        if info is None:
-            raise UserError(f"training run {run_dir} finished without readable records")
-        shutil.rmtree(aside, ignore_errors=True)
-        write_run_base(run_dir, cfg.to_dict())
+        if first:  # nothing to resume from: set aside, trained again
+            set_aside(run_dir)
+        run_training(cfg, run_dir, progress=progress)
+        info = finished_run(run_dir)
+    if info is None:
+        raise UserError(f"training run {run_dir} finished without readable records")
+    finish_run(run_dir, cfg)
+    shutil.rmtree(aside, ignore_errors=True)
     return info
+
+
+def aside_of(run_dir: Path) -> Path:
+    """Where a run's folder waits while the run is trained again: ``.NAME.replaced``."""
+    return run_dir.with_name(f".{run_dir.name}.replaced")
+
+
+def set_aside(run_dir: Path) -> None:
+    """Move a run's folder that has nothing to resume from to :func:`aside_of` (its final
+    model, if any, kept until the run is trained again); where an earlier retry's folder is
+    already there, this one (without a checkpoint either) is removed."""
+    if not run_dir.exists():
+        return
+    if aside_of(run_dir).exists():
+        shutil.rmtree(run_dir)
+    else:
+        run_dir.rename(aside_of(run_dir))
+
+
+def finish_run(run_dir: Path, cfg: Any) -> None:
+    """What a finished run keeps beside it: the suite-built models it started from
+    (:data:`~longred_bench.jobs.builds.BASE_FILE`), and the cache's key root."""
+    write_run_base(run_dir, cfg.to_dict())
+    record_key_root()

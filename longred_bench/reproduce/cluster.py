@@ -153,40 +153,68 @@ def run_unit(ctx: Context, step: Step, steps: list[Step]) -> str:
 
 
 def _train(step: Step, progress: bool) -> None:
-    """A training unit, on every process of a ``torchrun`` launch when there is one. Rank 0
-    holds the run's lock (:func:`~longred_bench.cache.build_lock`) while the launch trains it:
-    where another process holds it (another job training the same run), the launch stops at
-    once in one line, since its other ranks cannot wait with rank 0; and where the run was
-    finished meanwhile, no rank trains it again (rank 0 tells the others)."""
-    import contextlib
+    """A training unit, on every process of a ``torchrun`` launch when there is one.
 
-    import torch.distributed as dist
-
-    from longred_bench.cache import build_lock
+    Rank 0 holds the run's lock (:func:`~longred_bench.cache.build_lock`) while the launch
+    trains it, and tells the other ranks what to do: where another process holds the lock
+    (another job training the same run) the launch stops at once, rank 0 with one error line
+    and the others without one (they cannot wait with rank 0); where the run was finished
+    meanwhile, no rank trains it. A run folder with nothing to resume from is set aside and the
+    run trained from the start, as :func:`~longred_bench.jobs.units.train_cached` does."""
     from longred_bench.training.distributed import init_distributed
 
     rank, world = init_distributed()
     if world == 1:
         step.unit.run(progress=progress)
         return
-    from longred_bench.jobs.builds import write_run_base
-    from longred_bench.jobs.train import run_training
-    from longred_bench.training.checkpoint import latest_checkpoint
+    import contextlib
+
+    import torch.distributed as dist
+
+    from longred_bench.cache import build_lock
     from longred_bench.training.config import TrainConfig
 
-    run_dir = step.unit.dir
+    run_dir, cfg = step.unit.dir, TrainConfig.from_dict(step.unit.config)
     busy = (f"another process is training {run_dir}: run this unit again once it has "
             "finished (it then finds the run trained)")  # fmt: skip
-    with build_lock(run_dir, busy=busy) if rank == 0 else contextlib.nullcontext():
-        done = [step.unit.cached() is not None if rank == 0 else None]
-        dist.broadcast_object_list(done, src=0)
-        if done[0]:
-            return
-        resume = latest_checkpoint(run_dir) is not None  # a folder without one starts over
-        run_training(TrainConfig.from_dict(step.unit.config), run_dir, resume=resume,
-                     progress=progress and rank == 0, rank=rank, world=world)  # fmt: skip
+    with contextlib.ExitStack() as held:
+        todo = [None]
         if rank == 0:
-            write_run_base(run_dir, step.unit.config)
+            try:
+                held.enter_context(build_lock(run_dir, busy=busy))
+                todo = ["done" if step.unit.cached() is not None else "train"]
+            except UserError:
+                todo = ["busy"]
+        dist.broadcast_object_list(todo, src=0)
+        if todo[0] == "busy":
+            if rank == 0:
+                raise UserError(busy)
+            raise SystemExit(1)  # rank 0 says why
+        if todo[0] == "train":
+            _train_ranks(cfg, run_dir, rank, world, progress)
+
+
+def _train_ranks(cfg: Any, run_dir: Path, rank: int, world: int, progress: bool) -> None:
+    """Every rank's part of training ``cfg`` into ``run_dir`` under rank 0's lock: resumed
+    where a checkpoint is (rank 0 first names a checkpoint it starts from where it lies now, in
+    a cache that moved), else from the start after rank 0 sets the old folder aside."""
+    import torch.distributed as dist
+
+    from longred_bench.jobs.train import run_training
+    from longred_bench.jobs.units import aside_of, finish_run, follow_moved_cache, set_aside
+    from longred_bench.training.checkpoint import latest_checkpoint
+
+    resume = latest_checkpoint(run_dir) is not None
+    if rank == 0 and resume:
+        follow_moved_cache(run_dir, cfg)
+    elif rank == 0:
+        set_aside(run_dir)
+    dist.barrier()  # the folder as rank 0 left it, before any rank reads it
+    run_training(cfg, run_dir, resume=resume, progress=progress and rank == 0, rank=rank,
+                 world=world)  # fmt: skip
+    if rank == 0:
+        finish_run(run_dir, cfg)
+        shutil.rmtree(aside_of(run_dir), ignore_errors=True)
 
 
 def levels(units: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:

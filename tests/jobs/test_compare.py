@@ -282,7 +282,13 @@ def test_a_checkpoint_trained_again_at_its_path_is_measured_again(
 
     monkeypatch.setattr(compare, "run_eval_unit", spy)
     monkeypatch.setattr(drift, "run_drift", drift_spy)
+    stale = out / "runs" / "drift" / "checkpoints.partial.json"  # windows of the old weights
+    stale.write_text('{"config": {}, "texts": {"x": [[0, 0]]}}')
     assert cli.main(argv) == 0
     # The checkpoint's short suite and its drift; the original's short suite is kept.
     assert measured == [str(ext), f"drift {ext}"]
     assert (out / "compare.md").read_text() != first
+    assert not stale.exists()  # not counted as saved progress by an interrupted run
+    measured.clear()
+    assert cli.main(argv) == 0  # the same files again: every unit reused
+    assert measured == []

@@ -4,6 +4,7 @@ it; that it is also reused only under the code that made it is ``tests/test_unit
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -107,3 +108,50 @@ def test_a_moved_cache_keeps_its_results_under_the_keys_the_plan_computes(
     # A fresh cache names paths under its own root: other keys than the copied cache's.
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "fresh"))
     assert _checkpoint_eval().folder != before.folder
+
+
+def test_the_key_root_is_recorded_and_an_older_cache_reads_it_from_its_own_units(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first saved unit records where the cache was keyed (``runs/.key-root``). A cache made
+    before that was recorded reads the root from the units that name one of its own trained
+    runs: a unit naming a checkpoint of another cache (a profile whose model was trained there)
+    neither moves this cache's keys nor stands for its root."""
+    from longred_bench.jobs import units
+
+    old = tmp_path / "old" / "cache"
+    monkeypatch.setenv("LONGRED_CACHE", str(old))
+    own = _checkpoint_eval()
+    save_records(own.dir / "eval.jsonl", own.config, [{"score": 1.0}], 0, "cpu")
+    assert (old / "runs" / units.KEY_ROOT_FILE).is_file()
+    (old / "runs" / "train-cpt-0123456789abcdef").mkdir()  # the run the unit measures
+    foreign = str(tmp_path / "elsewhere" / "runs" / "train-cpt-fedcba9876543210" / "final")
+    other = {"original": foreign, "extended": [], "rope": ["pi:factor=2"]}
+    other_unit = CachedUnit("drift", "runs/a-foreign/0000", other)  # read first, one folder deep
+    save_records(other_unit.dir / "drift.jsonl", other, [{"x": 1}], 0, "cpu")
+
+    (old / "runs" / units.KEY_ROOT_FILE).unlink()  # as made before the root was recorded
+    units._key_root.cache_clear()
+    assert units.key_root() == str(old) and own.cached()[0]["score"] == 1.0
+
+    new = tmp_path / "new" / "cache"
+    shutil.copytree(old, new)
+    monkeypatch.setenv("LONGRED_CACHE", str(new))
+    moved = _checkpoint_eval()
+    assert moved.folder == own.folder and moved.cached()[0]["score"] == 1.0
+    units.record_key_root()
+    assert json.loads((new / "runs" / units.KEY_ROOT_FILE).read_text()) == {"root": str(old)}
+
+
+def test_a_cache_named_relative_to_the_working_folder_can_move(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LONGRED_CACHE", "cache")
+    assert cache_dir() == tmp_path / "cache"  # taken from the working folder, made absolute
+    before = _checkpoint_eval()
+    save_records(before.dir / "eval.jsonl", before.config, [{"score": 3.0}], 0, "cpu")
+    (tmp_path / "cache").rename(tmp_path / "moved")
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "moved"))
+    after = _checkpoint_eval()
+    assert after.folder == before.folder and after.cached()[0]["score"] == 3.0

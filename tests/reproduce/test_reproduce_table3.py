@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from longred_bench.cli import main
+from longred_bench.errors import UserError
 from longred_bench.results import read_records
 
 pytestmark = pytest.mark.integration
@@ -168,6 +169,9 @@ def test_two_processes_needing_one_run_train_it_once(tmp_path, monkeypatch, caps
     assert second[1]["steps"] == cfg.steps
     assert len(read_records(second[0].parent / "metrics.jsonl")) == cfg.steps
     assert "another process is training" in capsys.readouterr().out
+    lock = second[0].parent.parent / f".{second[0].parent.name}.lock"
+    lock.unlink()  # a finished run is read without its lock (a read-only cache serves it)
+    assert train_cached(cfg, progress=False) == second and not lock.exists()
 
 
 def test_an_interrupted_run_resumes_after_the_cache_moved(tmp_path, monkeypatch):
@@ -189,14 +193,27 @@ def test_an_interrupted_run_resumes_after_the_cache_moved(tmp_path, monkeypatch)
     monkeypatch.setenv("LONGRED_CACHE", str(before))
     final, info = train_cached(runs(), progress=False)
     weights = (final / "model.safetensors").read_bytes()
-    shutil.rmtree(final)  # interrupted after its last checkpoint
-    (final.parent / "run.json").unlink()
+    run = final.parent  # interrupted after its second step's checkpoint, before the third
+    shutil.rmtree(final)
+    (run / "run.json").unlink()
+    assert sorted(p.name for p in (run / "checkpoints").glob("step-*"))[-1] == "step-000003"
+    shutil.rmtree(run / "checkpoints" / "step-000003")
+    (run / "checkpoints" / "latest").write_text("step-000002")
+    metrics = (run / "metrics.jsonl").read_text().splitlines(keepends=True)
+    (run / "metrics.jsonl").write_text("".join(metrics[:2]))
 
     after = tmp_path / "home" / "cache"
     after.parent.mkdir()
     before.rename(after)
     monkeypatch.setenv("LONGRED_CACHE", str(after))
     cfg = runs()  # the light run is found where it is now; the student's run resumes
+    moved = after / run.relative_to(before)
+    saved = (moved / "config.yaml").read_text()
+    (moved / "config.yaml").write_text(saved.replace("seed: 0", "seed: 1"))
+    with pytest.raises(UserError, match="another config"):  # only the moved path is followed
+        train_cached(cfg, progress=False)
+    (moved / "config.yaml").write_text(saved)
     again, info2 = train_cached(cfg, progress=False)
-    assert again == after / final.relative_to(before) and info2["steps"] == info["steps"]
+    assert again == moved / "final" and info2["steps"] == info["steps"]
+    assert len(read_records(moved / "metrics.jsonl")) == info["steps"]  # step 3 trained again
     assert (again / "model.safetensors").read_bytes() == weights

@@ -33,7 +33,7 @@ from longred_bench.evaluation.config import EvalConfig
 from longred_bench.jobs.configs import CompareConfig
 from longred_bench.jobs.heartbeat import heartbeat
 from longred_bench.jobs.resume import drop_responses, request_cache, saved_responses, weights_stamp
-from longred_bench.jobs.units import IDENTITY_KEYS, cached_records, run_eval_unit, save_records
+from longred_bench.jobs.units import cached_records, own_config, run_eval_unit, save_records
 from longred_bench.pcd.config import PcdConfig
 from longred_bench.results import config_hash
 
@@ -133,11 +133,6 @@ def _with_weights(unit: dict[str, Any], models: list[str]) -> dict[str, Any]:
     return {**unit, "weights": stamps} if stamps else unit
 
 
-def _own(unit: dict[str, Any]) -> dict[str, Any]:
-    """What a unit's computation takes: ``unit`` without the keys that only identify it."""
-    return {k: v for k, v in unit.items() if k not in IDENTITY_KEYS}
-
-
 def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list[dict[str, Any]]:
     """Run (or reuse) every unit of the comparison and return all records, labelled."""
     from longred_bench.models.loading import load_config
@@ -158,7 +153,7 @@ def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list
                 if got is None:
                     if progress:
                         print(f"[compare] {label}: {unit['suite']}", flush=True)
-                    cache = request_cache(runs, EvalConfig.from_dict(_own(unit)))
+                    cache = request_cache(runs, EvalConfig.from_dict(own_config(unit)))
                     state.start(f"{label}: {unit['suite']}", cache=cache)
                     measured = _measure(unit, progress, cache, window)
                     got = save_records(path, unit, measured, cfg.seed, cfg.device)
@@ -249,7 +244,7 @@ def _drift(
                 stale.unlink(missing_ok=True)
         state.start(f"drift: {name}", partial=partial)
         drift_records, _ = run_drift(
-            DriftConfig.from_dict(_own(unit)), progress=progress, partial=partial
+            DriftConfig.from_dict(own_config(unit)), progress=progress, partial=partial
         )
         got = save_records(path, unit, drift_records, cfg.seed, cfg.device)
         partial.unlink(missing_ok=True)

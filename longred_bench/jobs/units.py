@@ -14,8 +14,8 @@ The stored config also holds a hash of the source files the unit's kind depends 
 code is computed again, never reused.
 
 Paths inside the cache (a trained checkpoint an evaluation measures) enter keys and stored
-configs under the root the cache's units were first keyed at (:func:`key_root`), so a cache
-copied to another machine or folder still holds its results under the keys the plan computes.
+configs as :func:`longred_bench.jobs.key_root.portable` writes them, so a cache copied to another
+machine or folder still holds its results under the keys the plan computes.
 
 ``compare``, ``reproduce`` and every table keep their units here.
 """
@@ -23,7 +23,6 @@ copied to another machine or folder still holds its results under the keys the p
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import shutil
@@ -34,13 +33,8 @@ from typing import Any
 
 from longred_bench.cache import atomic_write_text, build_lock, cache_dir
 from longred_bench.errors import UserError
-from longred_bench.jobs.builds import (
-    check_builds,
-    result_builds,
-    run_base,
-    strings_in,
-    write_run_base,
-)
+from longred_bench.jobs.builds import check_builds, result_builds, run_base, write_run_base
+from longred_bench.jobs.key_root import follow_moved_cache, portable, record_key_root
 from longred_bench.results import (
     STEPS_KIND,
     Provenance,
@@ -68,17 +62,17 @@ TIMING = "timing.json"
 
 # The source a unit's result depends on, by kind: folders (ending in ``/``) and files of the
 # repository (see :mod:`longred_bench.source_tree`). A unit's key holds the hash of these files
-# (:func:`code_identity`), so a change to any of them computes the unit again. Left out, as
-# they do not change what a unit computes: the report builders, the command line and the table
-# plans (``reports/``, ``cli/``, ``reproduce/``), the run cache and its helpers (this module,
-# ``results.py``, ``cache.py``, ``heartbeat.py``, ``builds.py``), ``profiles/`` (a unit's config
-# is already resolved), and a model the suite builds (tiny-base is keyed by its own build). A
-# training run depends on what builds and feeds it (objectives, kernels, streams, tokenizers,
-# retrieval rows from ``taskdata/``, the distances in ``metrics/``); an evaluation on the
-# harness, lm-eval's task registry (``tasks/``) and what builds its rows; ``ppl`` on the
+# (:func:`code_identity`), so a change to any of them computes the unit again. Left out, as they do
+# not change what a unit computes: the report builders, the command line and the table plans
+# (``reports/``, ``cli/``, ``reproduce/``), the run cache and its helpers (this module,
+# ``key_root.py``, ``results.py``, ``cache.py``, ``heartbeat.py``, ``builds.py``), ``profiles/`` (a
+# unit's config is already resolved), and a model the suite builds (tiny-base is keyed by its own
+# build). A training run depends on what builds and feeds it (objectives, kernels, streams,
+# tokenizers, retrieval rows from ``taskdata/``, the distances in ``metrics/``); an evaluation on
+# the harness, lm-eval's task registry (``tasks/``) and what builds its rows; ``ppl`` on the
 # harness's perplexity path; drift on the drift metrics and their kernels; PSA on its probe, its
-# RULER samples and PCD. ``tests/test_unit_code.py`` checks each list against the modules its
-# code imports.
+# RULER samples and PCD. ``tests/test_unit_code.py`` checks each list against the modules its code
+# imports.
 _MODELS = ("longred_bench/models/", "longred_bench/data/")
 UNIT_CODE: dict[str, tuple[str, ...]] = {
     "train": (*_MODELS, "training/", "kernels/", "longred_bench/metrics/",
@@ -170,84 +164,13 @@ def unit_folder(group: str, key: dict[str, Any]) -> str:
     return f"runs/{group}/{config_hash(portable(key))}"
 
 
-TRAINED_MARK = "/runs/train-"
-"""What a path to a trained checkpoint in the run cache holds after the cache root."""
-KEY_ROOT_FILE = ".key-root"
-"""In ``runs/``: ``{"root": ...}``, the root the cache's units were first keyed at."""
-KEY_ROOT_SCAN = 2000
-"""At most this many stored unit configs are read to find the root an older cache was keyed
-at (one made before it recorded :data:`KEY_ROOT_FILE`)."""
-
-
-def key_root() -> str:
-    """The cache root as unit keys write paths inside the cache: where its units were first
-    keyed (:data:`KEY_ROOT_FILE`, written with its first saved unit or finished run), so a cache
-    moved or reached by another spelling of its path keeps its keys. A cache without that file
-    (made before it was written) counts the root its stored unit configs name for one of its own
-    trained runs, and records it; a cache that names none, its own root."""
-    return _key_root(str(cache_dir()))
-
-
-@functools.lru_cache(maxsize=16)
-def _key_root(root: str) -> str:
-    runs = Path(root) / "runs"
-    try:
-        recorded = json.loads((runs / KEY_ROOT_FILE).read_text(encoding="utf-8"))["root"]
-        if isinstance(recorded, str) and recorded:
-            return recorded
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    return _named_root(runs) or root
-
-
-def _named_root(runs: Path) -> str | None:
-    """The root that stored unit configs under ``runs`` name for a trained run of this cache
-    (a path ``ROOT/runs/train-NAME/...`` whose ``train-NAME`` is in ``runs``), or None."""
-    stored = [*sorted(runs.glob("*/config.json")), *sorted(runs.glob("*/*/config.json"))]
-    for path in stored[:KEY_ROOT_SCAN]:
-        try:
-            config = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):  # a damaged unit names nothing
-            continue
-        for value in strings_in(config):
-            at = value.rfind(TRAINED_MARK)
-            if at > 0 and (runs / value[at + len("/runs/") :].split("/")[0]).is_dir():
-                return value[:at]
-    return None
-
-
-def record_key_root() -> None:
-    """Write :data:`KEY_ROOT_FILE` into the cache's ``runs/`` where it is not there yet (a
-    cache this process cannot write is left as it is)."""
-    runs = cache_dir() / "runs"
-    if (runs / KEY_ROOT_FILE).is_file() or not runs.is_dir():
-        return
-    with contextlib.suppress(OSError):
-        atomic_write_text(runs / KEY_ROOT_FILE, json.dumps({"root": key_root()}))
-
-
-def portable(config: Any) -> Any:
-    """``config`` with every path inside the cache root written under :func:`key_root` (the
-    same config where the cache never moved): what keys and stored configs hold."""
-    here = str(cache_dir())
-    there = key_root()
-    if here == there:
-        return config
-
-    def move(value: Any) -> Any:
-        if isinstance(value, str) and (value == here or value.startswith(here + "/")):
-            return there + value[len(here) :]
-        if isinstance(value, dict):
-            return {k: move(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [move(v) for v in value]
-        return value
-
-    return move(config)
+def own_config(config: dict[str, Any]) -> dict[str, Any]:
+    """What a unit's computation takes: ``config`` without :data:`IDENTITY_KEYS`."""
+    return {k: v for k, v in config.items() if k not in IDENTITY_KEYS}
 
 
 def _compute(kind: str, config: dict[str, Any], progress: bool) -> list[dict[str, Any]]:
-    own = {k: v for k, v in config.items() if k not in IDENTITY_KEYS}
+    own = own_config(config)
     if kind == "eval":
         return run_eval_unit(config, progress)
     if kind == "ppl":
@@ -351,7 +274,7 @@ def run_eval_unit(
     from longred_bench.evaluation.harness import run_harness
     from longred_bench.evaluation.lm import open_model
 
-    cfg = EvalConfig.from_dict({k: v for k, v in unit.items() if k not in IDENTITY_KEYS})
+    cfg = EvalConfig.from_dict(own_config(unit))
     if cfg.suite == "ppl":
         raise UserError("a ppl unit is measured by run_ppl_unit, not the lm-eval harness")
     if cfg.suite == paper_suite.SUITE:  # code runs where the environment allows it (no key)
@@ -367,7 +290,7 @@ def run_ppl_unit(unit: dict[str, Any], progress: bool) -> list[dict[str, Any]]:
     from longred_bench.evaluation.config import EvalConfig
     from longred_bench.evaluation.ppl import run_ppl_config
 
-    cfg = EvalConfig.from_dict({k: v for k, v in unit.items() if k not in IDENTITY_KEYS})
+    cfg = EvalConfig.from_dict(own_config(unit))
     return run_ppl_config(cfg, progress=progress)
 
 
@@ -420,34 +343,6 @@ def merge_source_identity(final: Path) -> str:
     import hashlib
 
     return f"{run.name}:{hashlib.sha256(info.read_bytes()).hexdigest()[:16]}"
-
-
-def follow_moved_cache(run_dir: Path, cfg: Any) -> None:
-    """Where the run cache was moved while training run ``run_dir`` was interrupted, its saved
-    config (``config.yaml``) names the trained checkpoint it starts from (``init``) or merges
-    (``merge_with``) where that lay before the move: name it where it is now, so the run resumes
-    (its key names such checkpoints by their run, not by path). Nothing else is rewritten: a run
-    of another config is still refused when it resumes."""
-    import yaml
-
-    path = run_dir / "config.yaml"
-    try:
-        saved = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return
-    now = cfg.to_dict()
-    if not isinstance(saved, dict) or saved == now or set(saved) != set(now):
-        return
-
-    def moved(before: Any, after: Any) -> bool:
-        if not (isinstance(before, str) and isinstance(after, str)):
-            return False
-        if TRAINED_MARK not in before or TRAINED_MARK not in after:
-            return False
-        return before[before.index(TRAINED_MARK) :] == after[after.index(TRAINED_MARK) :]
-
-    if all(saved[k] == v or moved(saved[k], v) for k, v in now.items()):
-        atomic_write_text(path, yaml.safe_dump(now, sort_keys=True))
 
 
 def finished_run(run_dir: Path) -> dict[str, Any] | None:

@@ -200,8 +200,9 @@ def _train_ranks(cfg: Any, run_dir: Path, rank: int, world: int, progress: bool)
     a cache that moved), else from the start after rank 0 sets the old folder aside."""
     import torch.distributed as dist
 
+    from longred_bench.jobs.key_root import follow_moved_cache
     from longred_bench.jobs.train import run_training
-    from longred_bench.jobs.units import aside_of, finish_run, follow_moved_cache, set_aside
+    from longred_bench.jobs.units import aside_of, finish_run, set_aside
     from longred_bench.training.checkpoint import latest_checkpoint
 
     resume = latest_checkpoint(run_dir) is not None

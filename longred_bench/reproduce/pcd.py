@@ -151,7 +151,7 @@ def eval_config(ctx: Context, rope: str, part: str, pcd: Any = None, model: str 
 
 def pcd_unit(ctx: Context, kind: str, config: dict[str, Any]) -> CachedUnit:
     """A unit of the table's own cache folder, ``runs/pcd-<profile>-<hash>``."""
-    from longred_bench.jobs.units import portable
+    from longred_bench.jobs.key_root import portable
     from longred_bench.results import config_hash
 
     key = config_hash(portable({**config, "pcd_run_version": PCD_RUN_VERSION}))  # cache can move

@@ -117,30 +117,30 @@ def test_the_key_root_is_recorded_and_an_older_cache_reads_it_from_its_own_units
     before that was recorded reads the root from the units that name one of its own trained
     runs: a unit naming a checkpoint of another cache (a profile whose model was trained there)
     neither moves this cache's keys nor stands for its root."""
-    from longred_bench.jobs import units
+    from longred_bench.jobs import key_root as roots
 
     old = tmp_path / "old" / "cache"
     monkeypatch.setenv("LONGRED_CACHE", str(old))
     own = _checkpoint_eval()
     save_records(own.dir / "eval.jsonl", own.config, [{"score": 1.0}], 0, "cpu")
-    assert (old / "runs" / units.KEY_ROOT_FILE).is_file()
+    assert (old / "runs" / roots.KEY_ROOT_FILE).is_file()
     (old / "runs" / "train-cpt-0123456789abcdef").mkdir()  # the run the unit measures
     foreign = str(tmp_path / "elsewhere" / "runs" / "train-cpt-fedcba9876543210" / "final")
     other = {"original": foreign, "extended": [], "rope": ["pi:factor=2"]}
     other_unit = CachedUnit("drift", "runs/a-foreign/0000", other)  # read first, one folder deep
     save_records(other_unit.dir / "drift.jsonl", other, [{"x": 1}], 0, "cpu")
 
-    (old / "runs" / units.KEY_ROOT_FILE).unlink()  # as made before the root was recorded
-    units._key_root.cache_clear()
-    assert units.key_root() == str(old) and own.cached()[0]["score"] == 1.0
+    (old / "runs" / roots.KEY_ROOT_FILE).unlink()  # as made before the root was recorded
+    roots._key_root.cache_clear()
+    assert roots.key_root() == str(old) and own.cached()[0]["score"] == 1.0
 
     new = tmp_path / "new" / "cache"
     shutil.copytree(old, new)
     monkeypatch.setenv("LONGRED_CACHE", str(new))
     moved = _checkpoint_eval()
     assert moved.folder == own.folder and moved.cached()[0]["score"] == 1.0
-    units.record_key_root()
-    assert json.loads((new / "runs" / units.KEY_ROOT_FILE).read_text()) == {"root": str(old)}
+    roots.record_key_root()
+    assert json.loads((new / "runs" / roots.KEY_ROOT_FILE).read_text()) == {"root": str(old)}
 
 
 def test_a_cache_named_relative_to_the_working_folder_can_move(

@@ -289,6 +289,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if args.dry_run and unit_flags:
         raise UserError(f"--dry-run prints the table's plan; {unit_flags[0]} does something "
                         "else: give one of them")  # fmt: skip
+    others = [
+        f for f, v in {**given, "--dry-run": args.dry_run, "--force": args.force}.items() if v
+    ]
+    if args.rebuild and others:
+        raise UserError(f"--rebuild writes a report from its records and computes nothing; "
+                        f"{others[0]} does something else: give one of them")  # fmt: skip
     if args.emit_slurm is not None:
         if not args.emit_slurm.strip():
             raise UserError("--emit-slurm needs a folder path for the job scripts")
@@ -301,6 +307,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         progress=not args.quiet, jobs=args.jobs, d1=args.d1, dry_run=args.dry_run,
         list_units=args.list_units, unit=args.unit,
         emit_slurm=None if args.emit_slurm is None else Path(args.emit_slurm).resolve(),
+        rebuild=args.rebuild,
     )  # fmt: skip
     if paths:
         print("wrote " + ", ".join(str(p) for p in paths))

@@ -382,6 +382,11 @@ def add_reproduce(sub: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     p.add_argument("--unit", metavar="ID", help="compute that one unit (a no-op when cached)")
     p.add_argument(
+        "--rebuild", action="store_true",
+        help="write the report again from the records an earlier call left in the output folder "
+        "(TABLE.jsonl.gz), with this version's rules; compute nothing and load no model",
+    )  # fmt: skip
+    p.add_argument(
         "--emit-slurm", metavar="DIR",
         help="write SLURM job arrays (one per dependency level), the report job and submit.sh",
     )  # fmt: skip

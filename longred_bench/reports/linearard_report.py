@@ -76,7 +76,10 @@ def _budgets(runs: dict[RunKey, Run], ext: str, row: str) -> str:
     mine, cpt = mean_train(runs, ext, row, "tokens"), mean_train(runs, ext, "cpt", "tokens")
     if not mine or not cpt:
         return "training tokens not recorded"
-    return f"`{row}` trained on {mine:,.0f} tokens, `cpt` on {cpt:,.0f} (1/{cpt / mine:.0f})"
+    return (f"`{row}` distilled on {mine:,.0f} tokens, `cpt` trained on {cpt:,.0f} (1/"
+            f"{cpt / mine:.0f}, distillation only: the light CPT run it starts from, a quarter "
+            "of CPT's steps, is not counted, so this is not a ratio of all training "
+            "tokens)")  # fmt: skip
 
 
 def cost_lines(runs: dict[RunKey, Run]) -> list[str]:

@@ -24,7 +24,9 @@ verdict_rules.judge`, :func:`~longred_bench.reports.verdict_rules.combine`):
 (L3) *with about 1/60 of the tokens*: the reduced-budget row's (``linearard-lite``: 1/64 of the
      baselines' tokens) (L1) and (L2) combined the same way.
 
-A comparison without shared per-document scores has no interval and is not comparable.
+A comparison without shared per-document scores has no interval and is not comparable; so is
+one where a compared trained row has a single seed (the seed premise: its interval would hold
+none of that row's seed variance, as Table 10 says of a cost row of one run).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from longred_bench.reports.verdict_stats import (
     seeds_note,
 )
 
+SEED_RULE = " A compared trained row of one seed -> not comparable (the seed premise)."
 RECOVERY = 0.983  # LinearARD's abstract: 98.3% of the best baselines' short-text performance
 BASELINES = ("cpt", "longred-c")
 PAPER_L1 = (
@@ -95,12 +98,22 @@ def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
+def one_seed(*rows: Sequence[RunScores]) -> str:
+    """The seed premise's failure as a sentence, naming the compared trained rows of a single
+    seed, or ``""`` where every one has several."""
+    single = [f"`{r[0].row}`" for r in rows if len(r) == 1]
+    if not single:
+        return ""
+    return (f" Seed premise failed: {', '.join(single)} trained with one seed, so the interval "
+            "holds none of its seed variance.")  # fmt: skip
+
+
 def verdict_recovery(
     row: Sequence[RunScores], baselines: dict[str, Sequence[RunScores]], scope: str
 ) -> Verdict:
     """(L1) for one LinearARD row against the best of ``baselines`` (row -> its seeds)."""
     name = row[0].row
-    rule = RULE_L1.format(level=LEVEL, recovery=RECOVERY)
+    rule = RULE_L1.format(level=LEVEL, recovery=RECOVERY) + SEED_RULE
     means = {b: compared_means(runs, row, "short")[0] for b, runs in baselines.items()}
     known = {b: m for b, m in means.items() if m is not None}
     if not known:
@@ -120,7 +133,9 @@ def verdict_recovery(
         f"{head}: {mine / base:.1%} of it; Short Avg({name}) - {RECOVERY} x Short Avg({best}) "
         f"{fmt_interval(ci)} ({LEVEL:.0%} bootstrap over seeds and paired documents, n={n})."
     )
-    return Verdict("L1", CLAIM_L1, scope, PAPER_L1, ours, judge(ci, ABOVE), rule, "paper")
+    failed = one_seed(row, baselines[best])
+    label = NOT_COMPARABLE if failed else judge(ci, ABOVE)
+    return Verdict("L1", CLAIM_L1, scope, PAPER_L1, ours + failed, label, rule, "paper")
 
 
 def verdict_long(
@@ -128,7 +143,7 @@ def verdict_long(
 ) -> Verdict:
     """(L2) for one LinearARD row against every one of ``baselines`` (row -> its seeds)."""
     name = row[0].row
-    rule = RULE_L2.format(level=LEVEL, floor=RULER_FLOOR)
+    rule = RULE_L2.format(level=LEVEL, floor=RULER_FLOOR) + SEED_RULE
     parts, labels = [], []
     for b, runs in baselines.items():
         ci, n = seed_diff(runs, row, "ruler")
@@ -138,7 +153,7 @@ def verdict_long(
             parts.append(f"`{b}`: no per-sample RULER scores to pair ({NOT_COMPARABLE})")
             continue
         floor = below_ruler_floor(base, mine)
-        labels.append(NOT_COMPARABLE if floor else judge(ci, ABOVE))
+        labels.append(NOT_COMPARABLE if floor or one_seed(row, runs) else judge(ci, ABOVE))
         parts.append(
             f"RULER `{name}` {_fmt(mine)} vs `{b}` {_fmt(base)}{seeds_note(runs)}: "
             f"{fmt_interval(ci)} (n={n}, {labels[-1]}"
@@ -148,6 +163,7 @@ def verdict_long(
         ours = f"`{name}`: no baseline to compare with."
         return Verdict("L2", CLAIM_L2, scope, PAPER_L2, ours, NOT_COMPARABLE, rule, "paper")
     ours = "; ".join(parts) + f" ({LEVEL:.0%} bootstrap over seeds and paired samples)."
+    ours += one_seed(row, *baselines.values())
     return Verdict("L2", CLAIM_L2, scope, PAPER_L2, ours, combine(labels), rule, "paper")
 
 

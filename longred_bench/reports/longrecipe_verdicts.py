@@ -39,7 +39,10 @@ on one interval, :func:`~longred_bench.reports.verdict_rules.combine` over a cla
      not at hand counts as one step), then scaled to sequences by the ratio of the two sample
      lengths. Judged below ``0.15 + COMPUTE_TOLERANCE`` (0.175: "about 85% less" at the paper's
      5-point rounding): entirely below -> reproduced; entirely above -> not reproduced;
-     otherwise undecided. A row whose timings have no spread (one run, its total only) is not
+     otherwise undecided. A run of either row timed under an unrecorded machine load, or one
+     above its cores, fails the timing premise Table 10 and LinearARD's cost target apply
+     (:data:`~longred_bench.reports.table10_report.TIMING_RULE`): not comparable, with the
+     interval shown. A row whose timings have no spread (one run, its total only) is not
      comparable. (R1) compares the rows at the tokens each trained, which its evidence states
      (:func:`tokens_note`): about equal (within :data:`SAME_TOKENS`) at ``tiny`` and ``smol``,
      where (R1) and (R4) together are not the paper's joint claim at equal sequences; at the
@@ -60,12 +63,14 @@ from longred_bench.reports.verdict_rules import (
     LONG_MARGIN_FRACTION,
     NOT_COMPARABLE,
     RULER_FLOOR,
+    UNDECIDED,
     Verdict,
     below_ruler_floor,
     combine,
     fmt_interval,
     judge,
     long_margin,
+    margin_resolution,
     premise_gate,
     scaled_effect,
 )
@@ -143,7 +148,8 @@ RULE_R4 = (
     "{level:.0%} bootstrap interval resampling each row's runs and, within each, its steps: "
     "entirely below {limit:g} (the paper's {paper:g} + {tol:g}) -> reproduced; entirely above -> "
     "not reproduced; otherwise undecided. A row of one run with its total only -> not "
-    "comparable (no spread)."
+    "comparable (no spread); a run of either row timed under an unrecorded machine load, or "
+    "one above its cores -> not comparable (the timing premise of Table 10's costs)."
 )
 
 
@@ -196,6 +202,7 @@ def verdict_matches_full_length(
         + tokens_note(name, token_ratio)
     )
     label = judge(ci, ABOVE, bound=-margin)
+    ours += margin_resolution(ci, margin) if label == UNDECIDED else ""
     return Verdict("R1", CLAIM_R1, scope, PAPER_R1, ours, label, rule, "paper", gate)
 
 
@@ -267,11 +274,13 @@ def verdict_compute(
     cpt: Sequence[RunSteps],
     length_ratio: float | None,
     scope: str,
+    loud: str = "",
 ) -> Verdict:
     """(R4) from the per-step (or, where those are not at hand, per-run) training timings of
     LongRecipe's runs ``mine`` and full-length CPT's ``cpt`` (seconds and tokens; LongRecipe's
     anchor measurement as each run's ``fixed`` seconds) and ``length_ratio``, LongRecipe's sample
-    length over CPT's."""
+    length over CPT's. ``loud``: the rows whose runs fail the timing premise, with their loads
+    (empty: every run was timed under a recorded load within its cores)."""
     limit = PAPER_COMPUTE + COMPUTE_TOLERANCE
     rule = RULE_R4.format(level=LEVEL, limit=limit, paper=PAPER_COMPUTE, tol=COMPUTE_TOLERANCE)
 
@@ -290,6 +299,8 @@ def verdict_compute(
         f"[{ci.low:.3f}, {ci.high:.3f}] ({LEVEL:.0%} bootstrap over runs and steps; {steps}; "
         f"per token x the sample-length ratio {length_ratio:.3f})."
     )
+    if loud:
+        return verdict(f"{ours} Timing premise failed: {loud}.", NOT_COMPARABLE)
     return verdict(ours, judge(ci, BELOW, bound=limit))
 
 

@@ -35,6 +35,7 @@ from longred_bench.reports.run_sections import (
 from longred_bench.reports.runs import (
     Run,
     RunKey,
+    baseline,
     extension_factor,
     extensions,
     method_runs,
@@ -134,8 +135,10 @@ def table2_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -
             scope = f"`{ext}` ({pe} x{factor:g})"
             a = extension_premises(runs, cats, ext).a
             out += [] if a is None else [a]
+            original = [run_scores(k, runs[k], cats) for k in baseline(runs, ext, "original")]
             out.append(verdict_long_short(long, mixed, scope, paper_setting=pe == "ABF",
-                                          premises=[] if a is None else [a]))  # fmt: skip
+                                          premises=[] if a is None else [a],
+                                          original=original))  # fmt: skip
     return out
 
 

@@ -64,7 +64,7 @@ from longred_bench.reports.verdicts import (
     B_BASELINES,
     Verdict,
     paper_evidence_b,
-    paper_relative_b,
+    paper_recovered_b,
     verdict_cpt_vs_control,
     verdict_longred_keeps_short,
     verdicts_markdown,
@@ -84,16 +84,18 @@ def table3_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -
         pre = extension_premises(runs, cats, ext)
         out += pre.verdicts
         cpt = scores(seeds(runs, ext, "cpt"))
+        original = scores(baseline(runs, ext, "original"))
         for row, method in (("longred-c", "LongReD-C"), ("longred-u", "LongReD-U")):
             longred = scores(seeds(runs, ext, row))
             for base_row, (_, _, data) in B_BASELINES.items():
                 base = scores(seeds(runs, ext, base_row))
                 if base and longred:
                     paper = paper_evidence_b(pre.pe, pre.factor, method, data)
-                    relative = paper_relative_b(pre.pe, pre.factor, method, data)
+                    recovered = paper_recovered_b(pre.pe, pre.factor, method, data)
                     out.append(verdict_longred_keeps_short(
                         base, longred, pre.scope, paper, method, premises=pre.gate,
-                        cpt_gain=pre.cpt_gain, relative=relative))  # fmt: skip
+                        cpt_gain=pre.cpt_gain, recovered=recovered,
+                        original=original))  # fmt: skip
         control = scores(baseline(runs, ext, "control"))
         if cpt and control:
             out.append(verdict_cpt_vs_control(control, cpt, pre.scope))

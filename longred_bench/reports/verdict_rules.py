@@ -135,10 +135,50 @@ def scaled_effect(paper_diff: float, paper_reference: float, our_reference: floa
     return paper_diff / paper_reference * our_reference
 
 
+def recovered_effect(fraction: float | None, original: float | None,
+                     baseline: float | None) -> float | None:  # fmt: skip
+    """The paper's effect of a method that keeps short-text ability, scaled to this metric as
+    the same ``fraction`` of the baseline's loss (``original - baseline`` here) recovered; None
+    where the paper gives no fraction, a score is unknown, or the baseline lost nothing here
+    (then no effect of the paper's bounds the interval: there was nothing to recover)."""
+    if fraction is None or original is None or baseline is None or original <= baseline:
+        return None
+    return fraction * (original - baseline)
+
+
+def recovered_text(fraction: float | None, original: float | None, baseline: float | None,
+                   name: str) -> str:  # fmt: skip
+    """The sentence a verdict's evidence gets on :func:`recovered_effect`."""
+    if fraction is None:
+        return ""
+    if original is None or baseline is None:
+        return " The paper's effect is not scaled here: the original's scores are missing."
+    loss = original - baseline
+    effect = recovered_effect(fraction, original, baseline)
+    if effect is None:
+        return (f" {name} lost no Short Avg here ({-loss:+.2f} against the original), so the "
+                "paper's effect (a fraction of its baseline's loss) bounds nothing.")  # fmt: skip
+    return (f" The paper's effect, scaled: {effect:+.2f} ({fraction:.0%} of {name}'s loss "
+            f"against the original, {loss:.2f} here, recovered as in the paper).")  # fmt: skip
+
+
 def long_margin(cpt_gain: float) -> float:
     """The non-inferiority margin of "similar long-context ability": a fraction
     (:data:`LONG_MARGIN_FRACTION`) of CPT's RULER gain over the zero-shot extension."""
     return LONG_MARGIN_FRACTION * max(cpt_gain, 0.0)
+
+
+def margin_resolution(ci: Interval, margin: float) -> str:
+    """The sentence a non-inferiority verdict's evidence gets where its interval is too wide to
+    resolve the margin: with a half-width of at least ``margin``, an interval centred on 0 (a
+    method exactly as good as its baseline) still reaches below ``-margin``, so at this sample
+    size "undecided" is the most the comparison can say, not a finding about the method."""
+    half = (ci.high - ci.low) / 2
+    if half < margin:
+        return ""
+    return (f" Resolution: the interval's half-width {half:.2f} is at least the margin "
+            f"{margin:.2f}, so even a row equal to its baseline could not read reproduced at this "
+            "sample size.")  # fmt: skip
 
 
 def below_ruler_floor(*means: float | None) -> bool:

@@ -8,8 +8,11 @@ each row as well as the (paired) documents
 (:func:`~longred_bench.reports.verdict_stats.seed_diff`): seed variance enters there, once. Every
 difference, and the ``n`` it reports, is over the documents all the compared runs scored. Below,
 "the interval" means that interval, and "the paper's effect" the paper's change at the matching
-Table 3 setting scaled to this suite's Short Avg (the same relative change,
-:func:`~longred_bench.reports.verdict_rules.scaled_effect`):
+Table 3 setting scaled to this suite's Short Avg: for (a) the same relative change
+(:func:`~longred_bench.reports.verdict_rules.scaled_effect`), for (b) the same fraction of the
+baseline's loss against the original recovered
+(:func:`~longred_bench.reports.verdict_rules.recovered_effect`; none where the baseline lost
+nothing here):
 
 (a) *Long-only CPT loses short-text ability* (Table 3), per extension: the interval of
     ``Short Avg(cpt) - Short Avg(original)`` entirely below 0 -> reproduced; entirely above 0,
@@ -63,7 +66,10 @@ from longred_bench.reports.verdict_rules import (
     fmt_interval,
     judge,
     long_margin,
+    margin_resolution,
     premise_gate,
+    recovered_effect,
+    recovered_text,
 )
 from longred_bench.reports.verdict_rules import RULER_FLOOR as RULER_FLOOR
 from longred_bench.reports.verdict_rules import verdicts_markdown as verdicts_markdown
@@ -129,7 +135,9 @@ RULE_B = (
     "entirely above -margin -> reproduced, entirely below -> not reproduced, else undecided. "
     "Short part: the interval of Short Avg({row}) - Short Avg({base}) entirely above "
     "0 -> reproduced; entirely below 0, or holding 0 and below the paper's effect scaled to this "
-    "Short Avg (where the paper's Table 3 has both rows; Table 7's baselines have none) -> not "
+    "Short Avg (the fraction of the baseline's loss against the original that the paper's "
+    "method recovers in its Table 3, x the baseline's loss here; none where the baseline lost "
+    "nothing here, or for Table 7's baselines, which the paper's Table 3 lacks) -> not "
     "reproduced; else undecided. The claim: not "
     "reproduced if a part is, else not comparable if a part is, else undecided if a part is, "
     "else reproduced."
@@ -241,14 +249,20 @@ def paper_relative_a(pe: str, factor: float) -> float | None:
     return sum(changes) / len(changes) if changes else None
 
 
-def paper_relative_b(pe: str, factor: float, method: str, data: str | None) -> float | None:
-    """The paper's relative Short Avg change of ``method`` against CPT on ``data`` at the
-    matching setting(s), or ``None`` (no such rows, or ``data`` is ``None``)."""
+def paper_recovered_b(pe: str, factor: float, method: str, data: str | None) -> float | None:
+    """The fraction of the CPT-on-``data`` row's Short Avg loss against the original that
+    ``method`` recovers in the paper, ``(method - CPT) / (original - CPT)``, mean over the
+    matching setting(s); ``None`` where there are none, ``data`` is ``None`` or the paper's CPT
+    lost nothing."""
     if data is None:
         return None
     rows = paper_rows(pe, factor, method, "Mix")
-    changes = [(r.short - c.short) / c.short for r in rows for c in [_paper_twin(r, "CPT", data)]]
-    return sum(changes) / len(changes) if changes else None
+    fractions = []
+    for r in rows:
+        c, o = _paper_twin(r, "CPT", data), _paper_original(r)
+        if o.short > c.short:
+            fractions.append((r.short - c.short) / (o.short - c.short))
+    return sum(fractions) / len(fractions) if fractions else None
 
 
 # --- rules ------------------------------------------------------------------------------------
@@ -323,15 +337,17 @@ def verdict_longred_keeps_short(
     *,
     premises: Sequence[Verdict],
     cpt_gain: float | None,
-    relative: float | None = None,
+    recovered: float | None = None,
+    original: Sequence[RunScores] = (),
 ) -> Verdict:
     """Claim (b) for one extension, one LongReD variant and one baseline (runs: seeds, lowest
     first): ``cpt`` gives the verdict keyed ``b``, ``mix-cpt`` (data-matched) ``b'``, Table 7's
     ``merge`` and ``attention-only`` (:data:`T7_BASELINES`) ``T7m`` and ``T7p``.
 
     ``premises`` are the extension's (a) and (e) verdicts (the gate), ``cpt_gain`` CPT's RULER
-    gain over zero-shot (the margin's scale) and ``relative`` the paper's relative Short Avg
-    change of the method against the baseline (:func:`paper_relative_b`)."""
+    gain over zero-shot (the margin's scale), ``recovered`` the fraction of the baseline's
+    Short Avg loss the paper's method recovers (:func:`paper_recovered_b`) and ``original`` the
+    original's runs, whose Short Avg minus the baseline's is the loss here."""
     row, base_row = longred[0].row, base[0].row
     key, baseline, _ = {**B_BASELINES, **T7_BASELINES}[base_row]
     claim = CLAIM_B.format(method=method, baseline=baseline, row=row, base=base_row)
@@ -355,8 +371,10 @@ def verdict_longred_keeps_short(
         verdict = _no_interval(key, claim, scope, paper, head, rule, what=what)
         return Verdict(**{**verdict.__dict__, "premise": gate})
     margin = long_margin(cpt_gain or 0.0)
-    effect = None if relative is None or base_short is None else relative * base_short
-    scaled = "" if effect is None else f" The paper's Short Avg effect scaled: {effect:+.2f}."
+    orig_short, loss_base = (compared_means(original, base, "short") if original
+                             else (None, base_short))  # fmt: skip
+    effect = recovered_effect(recovered, orig_short, loss_base)
+    scaled = recovered_text(recovered, orig_short, loss_base, f"`{base_row}`")
     ours = (
         f"{head}, each on the documents every compared run scored. Short Avg difference "
         f"{fmt_interval(short_ci)} (n={n_short} documents); RULER difference "
@@ -369,6 +387,8 @@ def verdict_longred_keeps_short(
     long_label = judge(ruler_ci, ABOVE, bound=-margin)
     if below_ruler_floor(base_ruler, ruler):
         long_label, ours = NOT_COMPARABLE, ours + floor_text(base_ruler, ruler)
+    elif long_label == UNDECIDED:
+        ours += margin_resolution(ruler_ci, margin)
     short_label = judge(short_ci, ABOVE, paper=effect)
     label = combine([long_label, short_label])
     applied = f" Applied: long part {long_label}, short part {short_label}."

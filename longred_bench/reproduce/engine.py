@@ -151,14 +151,19 @@ def reproduce(
     list_units: bool = False,
     unit: str | None = None,
     emit_slurm: Path | None = None,
+    rebuild: bool = False,
 ) -> list[Path]:
     """Run (or reuse) every unit of ``table`` (or ``all``) at ``profile`` (a built-in name or a
     YAML path) and write its report; the paths written (none with ``dry_run``, which prints
     the plan). ``profile`` None: the table's default (``tiny`` for ``all``). ``list_units``,
-    ``unit`` and ``emit_slurm``: the table unit by unit (:mod:`longred_bench.reproduce.cluster`)."""
+    ``unit`` and ``emit_slurm``: the table unit by unit (:mod:`longred_bench.reproduce.cluster`).
+    ``rebuild``: write the report again from the records in the output folder, with this
+    version's rules, and compute nothing (:func:`.output.rebuild_outputs`)."""
     if profile is None:
         profile = "tiny" if table == "all" else get_spec(table).default_profile
     stated = checked_profile(profile)
+    if rebuild:
+        return _rebuild(table, stated, out, d1)
     prof = choose_model(stated)
     fallback_for = stated.model.name if prof.model.name != stated.model.name else None
     if jobs < 1:
@@ -193,6 +198,25 @@ def reproduce(
         if progress and len(ctxs) > 1:
             print(f"[all] {ctx.table} --profile {prof.name}", flush=True)
         paths += run_table(ctx, out or default_out(prof, ctx.options), jobs=jobs)
+    return paths
+
+
+def _rebuild(table: str, prof: Profile, out: Path | None, d1: str | None) -> list[Path]:
+    """``--rebuild``: every named table's report, again from its records in its output folder."""
+    from longred_bench.reproduce.output import rebuild_outputs
+
+    options = {"d1": d1} if d1 not in (None, "retrieval") else {}
+    paths: list[Path] = []
+    for name in list(table_names()) if table == "all" else [table]:
+        spec = get_spec(name)
+        if table == "all" and (spec.build is None or spec.write is not None):
+            continue  # a table that writes its own outputs has no records report to rebuild
+        folder = out or default_out(prof, options if name == "table3" else {})
+        opts = options if name == "table3" else {}
+        command = command_of(name, prof.name, 1, opts) + " --rebuild"
+        command += f" --out {out}" if out is not None else ""
+        build = None if spec.write is not None else spec.build
+        paths += rebuild_outputs(name, build, folder, profile=prof.name, command=command)
     return paths
 
 

@@ -131,6 +131,11 @@ def test_compute_is_a_measured_ratio_per_sequence_that_can_fail() -> None:
     total = [RunSteps([64.0], [64000.0])]
     assert verdict_compute(total, total, 0.15, "s").label == NOT_COMPARABLE
     assert verdict_compute([], cpt, 0.15, "s").label == NOT_COMPARABLE
+    # Timed under an unrecorded (or too high) machine load: the timing premise fails, the
+    # interval is still shown, as in Table 10.
+    loud = verdict_compute(_timed(1.0, seed=1), cpt, 0.15, "s", "`cpt` load not recorded")
+    assert loud.label == NOT_COMPARABLE and "0.150 [" in loud.ours
+    assert "Timing premise failed: `cpt` load not recorded." in loud.ours
 
 
 def test_run_steps_reads_the_per_step_record_not_the_run_folder(tmp_path) -> None:

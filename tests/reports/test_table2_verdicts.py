@@ -23,14 +23,23 @@ def _rows(row: str, values: tuple[float, ...]) -> list[RunScores]:
     return [_run(row, v, s) for s, v in enumerate(values)]
 
 
+ORIGINAL = [_run("original", 54.0)]  # CPT (about 50) lost 4 points of Short Avg
+
+
 def test_long_short_above_long_is_reproduced_and_below_is_not() -> None:
     long = _rows("cpt", (50.0, 50.2, 49.9))
     above = verdict_long_short(long, _rows("long-short-cpt", (52.0, 52.1, 51.9)), "s")
     assert (above.key, above.label) == ("T2", REPRODUCED)
     assert "RULER `long-short-cpt` 10.00 vs `cpt` 10.00" in above.ours
-    # No difference, narrowly: the interval rules out the paper's gain (6.7% of 50 = +3.36).
-    same = verdict_long_short(long, _rows("long-short-cpt", (50.1, 49.9, 50.0)), "s")
-    assert same.label == NOT_REPRODUCED and "The paper's effect, scaled: +3.36" in same.ours
+    # No difference, narrowly: the interval rules out the paper's gain (82% of CPT's loss of
+    # 3.97 recovered = +3.26).
+    same_rows = _rows("long-short-cpt", (50.1, 49.9, 50.0))
+    same = verdict_long_short(long, same_rows, "s", original=ORIGINAL)
+    assert same.label == NOT_REPRODUCED and "The paper's effect, scaled: +3.26 (82%" in same.ours
+    # Without the original's scores, or where CPT lost nothing, only 0 bounds it.
+    assert verdict_long_short(long, same_rows, "s").label == UNDECIDED
+    kept = verdict_long_short(long, same_rows, "s", original=[_run("original", 49.0)])
+    assert kept.label == UNDECIDED and "`cpt` lost no Short Avg here" in kept.ours
     below = verdict_long_short(long, _rows("long-short-cpt", (48.0, 48.1, 47.9)), "s")
     assert below.label == NOT_REPRODUCED
 
@@ -54,8 +63,8 @@ def test_the_papers_effect_bounds_only_the_papers_kind_of_extension() -> None:
     reproduced), and at another kind of extension only 0 bounds it (undecided)."""
     long = _rows("cpt", (50.0, 50.2, 49.9))
     same = _rows("long-short-cpt", (50.1, 49.9, 50.0))
-    assert verdict_long_short(long, same, "s").label == NOT_REPRODUCED
-    at_pi = verdict_long_short(long, same, "s", paper_setting=False)
+    assert verdict_long_short(long, same, "s", original=ORIGINAL).label == NOT_REPRODUCED
+    at_pi = verdict_long_short(long, same, "s", paper_setting=False, original=ORIGINAL)
     assert at_pi.label == UNDECIDED and "no effect of it bounds this interval" in at_pi.ours
 
 

@@ -34,9 +34,11 @@ def _scores(row: str, short: float, ruler: float, seed: int = 0, spread: float =
     )  # fmt: skip
 
 
-def judge(base: list, longred: list, premises=OK, gain: float = 20.0, relative=None) -> Verdict:
+def judge(base: list, longred: list, premises=OK, gain: float = 20.0, recovered=None,
+          original=()) -> Verdict:  # fmt: skip
     return verdict_longred_keeps_short(base, longred, "s", "p", "C", premises=premises,
-                                       cpt_gain=gain, relative=relative)  # fmt: skip
+                                       cpt_gain=gain, recovered=recovered,
+                                       original=original)  # fmt: skip
 
 
 def test_claim_b_is_not_comparable_when_a_premise_fails() -> None:
@@ -65,13 +67,21 @@ def test_claim_b_short_part_labels() -> None:
     cpt = [_scores("cpt", 20.0, 30.0)]
     assert judge(cpt, [_scores("longred-c", 15.0, 30.0)]).label == NOT_REPRODUCED  # below 0
     # Short within noise of CPT's (wide documents): undecided, unless the interval rules out the
-    # paper's effect (+10% of CPT's 20 = +2 points, beyond a narrow interval around 0).
+    # paper's effect: the paper's fraction of CPT's loss recovered (90%) x CPT's loss here.
     wide = [_scores("longred-c", 20.2, 30.0, spread=30.0, shift=1)]
     assert judge([_scores("cpt", 20.0, 30.0, spread=30.0)], wide).label == UNDECIDED
     narrow = [_scores("longred-c", 20.0, 30.0, spread=1.0, shift=1)]
     base = [_scores("cpt", 20.0, 30.0, spread=1.0)]
     assert judge(base, narrow).label == UNDECIDED
-    assert judge(base, narrow, relative=0.10).label == NOT_REPRODUCED
+    lost = [_scores("original", 23.0, 0.0, spread=1.0, shift=2)]  # CPT lost 3 points
+    v = judge(base, narrow, recovered=0.9, original=lost)
+    assert v.label == NOT_REPRODUCED  # the interval around 0 excludes 0.9 x 3 = +2.70
+    assert "The paper's effect, scaled: +2.70 (90% of `cpt`'s loss" in v.ours
+    # Where CPT lost nothing here, the paper's effect bounds nothing: the same interval is
+    # undecided, however large the paper's fraction (scaling by CPT's level would refute it).
+    kept = [_scores("original", 19.5, 0.0, spread=1.0, shift=2)]
+    v = judge(base, narrow, recovered=0.9, original=kept)
+    assert v.label == UNDECIDED and "`cpt` lost no Short Avg here" in v.ours
 
 
 def test_claim_b_seeds_enter_once_through_the_interval() -> None:
@@ -81,3 +91,21 @@ def test_claim_b_seeds_enter_once_through_the_interval() -> None:
     disagree = [_scores("longred-c", v, 30.0, seed=s) for s, v in enumerate((32.0, 20.0, 20.0))]
     v = judge(cpt, disagree)
     assert v.label == UNDECIDED and "(mean of 3 seeds)" in v.ours
+
+
+def test_an_interval_too_wide_for_the_margin_says_so() -> None:
+    """A row equal to CPT with noisy RULER samples: the interval straddles the margin, so the
+    long part is undecided, and the evidence says the sample size cannot resolve it."""
+
+    def noisy(row: str, seed: int) -> RunScores:
+        ruler = {i: 100.0 * ((i + seed) % 2) for i in range(20)}
+        return RunScores("abf:theta=4e5", row, seed, 40.0, 50.0,
+                         short={"General": {"cloze": {i: 40.0 + i % 3 for i in range(60)}}},
+                         ruler={"niah_single_1": {1024: ruler}})  # fmt: skip
+
+    cpt, same = [noisy("cpt", 0)], [noisy("longred-c", 1)]
+    v = judge(cpt, same, gain=4.0)  # margin 1: far inside the interval's half-width
+    assert "long part undecided" in v.rule
+    assert "Resolution: the interval's half-width" in v.ours and "margin 1.00" in v.ours
+    wide = judge(cpt, same, gain=400.0)  # margin 100: resolved, reproduced, no such sentence
+    assert "long part reproduced" in wide.rule and "Resolution" not in wide.ours

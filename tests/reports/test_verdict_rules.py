@@ -98,3 +98,19 @@ def test_judge_refuses_an_interval_with_a_nan_bound(interval):
     """No samples behind an interval is a missing measurement, never "undecided"."""
     with pytest.raises(ValueError, match="NaN bound"):
         judge(Interval(0.0, *interval), BELOW)
+
+
+def test_recovered_effect_is_the_papers_fraction_of_the_baselines_loss_here() -> None:
+    from longred_bench.reports.verdict_rules import recovered_effect
+    from longred_bench.reports.verdicts import paper_recovered_b
+
+    assert recovered_effect(0.5, 60.0, 56.0) == pytest.approx(2.0)
+    assert recovered_effect(0.5, 56.0, 56.0) is None  # nothing lost: nothing to recover
+    assert recovered_effect(0.5, 55.0, 56.0) is None
+    assert recovered_effect(None, 60.0, 56.0) is None
+    # Llama-3-8B 32K ABF: LongReD-C 54.85 recovers (54.85 - 51.00) / (55.16 - 51.00) of long
+    # CPT's loss; Mistral 128K ABF (also x4): (46.30 - 40.68) / (51.09 - 40.68). Their mean:
+    both = ((54.85 - 51.00) / (55.16 - 51.00) + (46.30 - 40.68) / (51.09 - 40.68)) / 2
+    assert paper_recovered_b("ABF", 4.0, "LongReD-C", "Long") == pytest.approx(both)
+    assert paper_recovered_b("ABF", 4.0, "LongReD-C", None) is None
+    assert paper_recovered_b("PI", 3.0, "LongReD-C", "Long") is None  # no such setting

@@ -1,0 +1,83 @@
+"""``reproduce TABLE --rebuild``: a report written again from the records an earlier call left,
+with this version's rules, computing nothing; and every committed report is what this version's
+rules write from its own records (so a rule change cannot leave a committed report stale)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from longred_bench.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+# (folder under reports/, table): every committed report a builder writes from its records;
+# those of the training tables take 5-20 s each on 2 cores (their bootstraps), so they are slow.
+COMMITTED = [("smol", "table1"), ("smol", "fig2")]
+SLOW = [
+    ("tiny", "table2"), ("tiny", "table3"), ("tiny", "table4"), ("tiny", "table5"),
+    ("tiny", "table6"), ("tiny", "table7"), ("tiny", "table10"), ("tiny", "linearard"),
+    ("tiny", "longrecipe"), ("tiny", "fig2"), ("tiny", "fig3"), ("tiny", "table1"),
+    ("tiny/amd_build", "table3"), ("tiny/amd_build", "longrecipe"),
+]  # fmt: skip
+
+
+def _body(text: str) -> list[str]:
+    """A report less the lines naming the call (its command and wall time)."""
+    return [line for line in text.splitlines() if not line.startswith("- Command:")
+            and "; command: `" not in line]  # fmt: skip
+
+
+def _rebuilt(tmp_path: Path, folder: str, table: str) -> tuple[str, str]:
+    src = ROOT / "reports" / folder
+    shutil.copy(src / f"{table}.jsonl.gz", tmp_path)
+    profile = folder.split("/")[0]
+    assert main(["reproduce", table, "--profile", profile, "--rebuild", "--out", str(tmp_path),
+                 "--quiet"]) == 0  # fmt: skip
+    return (src / f"{table}.md").read_text(), (tmp_path / f"{table}.md").read_text()
+
+
+@pytest.mark.parametrize(("folder", "table"), COMMITTED)
+def test_a_committed_report_is_what_its_records_give_under_these_rules(tmp_path, folder, table):
+    committed, rebuilt = _rebuilt(tmp_path, folder, table)
+    assert _body(rebuilt) == _body(committed), (
+        f"reports/{folder}/{table}.md is stale: rebuild it with `longred-bench reproduce {table} "
+        f"--profile {folder.split('/')[0]} --rebuild --out reports/{folder}`"
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("folder", "table"), SLOW)
+def test_a_committed_training_report_is_what_its_records_give(tmp_path, folder, table):
+    test_a_committed_report_is_what_its_records_give_under_these_rules(tmp_path, folder, table)
+
+
+def test_rebuild_names_itself_and_leaves_the_records(tmp_path, capsys):
+    records = ROOT / "reports/smol/fig2.jsonl.gz"
+    shutil.copy(records, tmp_path)
+    assert main(["reproduce", "fig2", "--profile", "smol", "--rebuild", "--out",
+                 str(tmp_path)]) == 0  # fmt: skip
+    text = (tmp_path / "fig2.md").read_text()
+    assert f"`longred-bench reproduce fig2 --profile smol --rebuild --out {tmp_path}`" in text
+    assert "report rebuilt from the records in `fig2.jsonl.gz`, computing nothing" in text
+    assert (tmp_path / "fig2.jsonl.gz").read_bytes() == records.read_bytes()
+    assert f"wrote {tmp_path / 'fig2.md'}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["table2"], "no records to rebuild table2 from"),
+        (["pcd"], "pcd writes its own outputs"),
+        (["table2", "--force"], "--force does something else"),
+        (["table2", "--dry-run"], "--dry-run does something else"),
+    ],
+)
+def test_rebuild_refuses_with_one_line(tmp_path, capsys, argv, message):
+    out = ["--out", str(tmp_path)]
+    rc = main(["reproduce", *argv, "--profile", "tiny", "--rebuild", *out])
+    err = capsys.readouterr().err
+    assert rc != 0 and message in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert not list(tmp_path.iterdir())  # nothing written

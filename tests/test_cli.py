@@ -122,6 +122,8 @@ def test_drift_bad_input_is_one_line_error(tmp_path, capsys, argv, message):
     ]
     if "--texts" not in argv:
         base += ["--texts", "random"]
+    if "--rope" not in argv:
+        base += ["--extended", "tiny-random"]
     assert main(base + argv) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and message in err

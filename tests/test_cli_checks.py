@@ -148,3 +148,72 @@ def test_an_unknown_task_names_the_nearest_ones():
     with pytest.raises(UserError, match=expected):
         check_tasks(["longred_tiny_swapp"], manager)
     assert check_tasks(["hellaswag"], manager) == ["hellaswag"]
+
+
+def test_drift_without_an_extension_is_refused(tmp_path, capsys):
+    """No --rope and no --extended: the original against itself, refused before anything loads."""
+    rc = main(["drift", "--original", "tiny-random", "--out", str(tmp_path / "d")])
+    err = capsys.readouterr().err
+    assert rc != 0 and "drift needs --rope SPEC and/or --extended M" in err
+    assert not (tmp_path / "d").exists()
+
+
+def test_eval_corpus_is_refused_on_a_suite_that_reads_none(tmp_path, capsys):
+    rc = main(["eval", "--model", "tiny-random", "--suite", "short_tiny", "--corpus", "kjv",
+               "--out", str(tmp_path / "e")])  # fmt: skip
+    assert rc != 0 and "--corpus is for the ruler, niah and ppl suites, not short_tiny" in (
+        capsys.readouterr().err
+    )
+
+
+@pytest.mark.parametrize("kind", ["folder", "gguf"])
+def test_a_broken_local_model_is_one_line(tmp_path, kind):
+    """A folder whose config.json names no model type, or a file that is no GGUF: a one-line
+    error naming the model, not transformers' traceback."""
+    from longred_bench.models.loading import load_config
+
+    if kind == "folder":
+        spec = tmp_path / "m"
+        spec.mkdir()
+        (spec / "config.json").write_text("{}")
+        expected = "model_type"
+    else:
+        spec = tmp_path / "m.gguf"
+        spec.write_text("junk\n")
+        expected = "GGUF"
+    with pytest.raises(UserError, match=rf"could not load model '{re.escape(str(spec))}': .*"
+                       rf"{expected}"):  # fmt: skip
+        load_config(str(spec))
+
+
+def test_an_out_folder_holding_another_commands_results_is_refused(tmp_path):
+    (tmp_path / "eval.jsonl").write_text("{}\n")
+    with pytest.raises(UserError, match=r"holds the results of `eval` \(eval\.jsonl\); give "
+                       r"drift a folder of its own"):  # fmt: skip
+        check_out_dir(tmp_path, "drift")
+    check_out_dir(tmp_path, "eval")  # its own folder: resumed or run again there
+
+
+def test_drift_keeps_another_configs_saved_windows_and_results(tmp_path):
+    """An interrupted drift's windows, or a finished drift's results, of another config are
+    refused, not discarded; the same config resumes; an empty partial holds nothing to keep."""
+    import yaml
+
+    from longred_bench.jobs.configs import DriftConfig
+    from longred_bench.jobs.drift import PARTIAL, check_out_config
+
+    mine = DriftConfig(original="tiny-random", rope=("pi:factor=2",), seq_len=64, num_texts=2)
+    other = DriftConfig(original="tiny-random", rope=("pi:factor=4",), seq_len=64, num_texts=2)
+    saved = {"config": other.to_dict(), "texts": {"pi:factor=4": [[0.0]] * 3}}
+    (tmp_path / PARTIAL).write_text(json.dumps(saved))
+    with pytest.raises(UserError, match=r"saved windows of an interrupted drift of another "
+                       r"config \(differs in rope\)"):  # fmt: skip
+        check_out_config(tmp_path, mine)
+    check_out_config(tmp_path, other)  # its own config resumes
+    (tmp_path / PARTIAL).write_text(json.dumps({**saved, "texts": {}}))
+    check_out_config(tmp_path, mine)  # no window saved: nothing to keep
+    (tmp_path / PARTIAL).unlink()
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump({**other.to_dict(), "seconds": 1.0}))
+    with pytest.raises(UserError, match=r"holds the results of a drift of another config"):
+        check_out_config(tmp_path, mine)
+    check_out_config(tmp_path, other)

@@ -74,6 +74,9 @@ def cmd_data(args: argparse.Namespace) -> int:
 
 
 def cmd_drift(args: argparse.Namespace) -> int:
+    if not args.rope and not args.extended:
+        raise UserError("drift needs --rope SPEC and/or --extended M: without one it would "
+                        "measure the original against itself (cosine 1, KL 0)")  # fmt: skip
     check_out_dir(Path(args.out), "drift")
     check_models(args.original, *(args.extended or ()))
     from longred_bench.jobs.configs import DriftConfig
@@ -93,7 +96,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
 
 
 EVAL_FLAG_SUITES = {"--lengths": ("ruler", "niah", "ppl"), "--samples": ("ruler", "niah", "ppl"),
-                    "--depths": ("niah",)}  # fmt: skip
+                    "--depths": ("niah",), "--corpus": ("ruler", "niah", "ppl")}  # fmt: skip
 """The suites each of ``eval``'s long-context flags applies to."""
 
 

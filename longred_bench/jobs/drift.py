@@ -197,7 +197,7 @@ def run_drift(
     longest = max(m.config.max_position_embeddings for m in extended.values())
     if cfg.seq_len > max(limit, longest):
         raise UserError(
-            f"seq_len {cfg.seq_len} exceeds every model's window: use a sequence length of at "
+            f"--seq-len {cfg.seq_len} exceeds every model's window: use a sequence length of at "
             f"most {max(limit, longest)}"
         )
     done = _read_partial(partial, cfg)

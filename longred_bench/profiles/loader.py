@@ -12,7 +12,9 @@ different names train apart. Nor is a ``model.fallback`` where the file names an
 
 from __future__ import annotations
 
+import os
 import re
+from dataclasses import replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -42,6 +44,9 @@ def profile_file(spec: str | Path, *, relative_to: Path | None = None) -> Path:
     if path.is_file():
         return path
     what = f"profile {spec!r}" if relative_to is None else f"{relative_to}: extends {spec!r}"
+    if path.suffix in (".yaml", ".yml") and not path.exists():
+        raise UserError(f"{what}: no such file ({path}); the built-in profiles: "
+                        f"{', '.join(BUILTIN)}")  # fmt: skip
     raise UserError(
         f"{what} is neither a built-in profile ({', '.join(BUILTIN)}) nor a YAML file; "
         "`longred-bench profiles new --from smol --out my.yaml` writes one to edit"
@@ -99,19 +104,38 @@ def resolved_mapping(path: Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]
     return merge(base, data)
 
 
+def _local(name: str) -> bool:
+    """Whether a model name is a local path (see :func:`check_model_path`)."""
+    return name.startswith(("/", "./", "../", "~")) or name.endswith(".gguf")
+
+
+def _absolute(name: str | None) -> str | None:
+    """A local model path made absolute (from the current folder, as on the command line), so
+    that two folders' ``./model`` are two models, in the run cache's keys as everywhere."""
+    if name is None or not _local(name):
+        return name
+    return str(Path(name).expanduser().resolve())
+
+
 @cache
-def _load(path: Path, mtime_ns: int) -> Profile:
-    del mtime_ns  # part of the cache key: an edited file is read again
+def _load(path: Path, mtime_ns: int, cwd: str) -> Profile:
+    del mtime_ns, cwd  # part of the cache key: an edited file, or another folder, reads again
     data = resolved_mapping(path)
     name = data.pop("name", path.stem)
     if not isinstance(name, str) or not NAME_PATTERN.match(name):
         raise UserError(f"profile {path}: name must be letters, digits, '.', '_' or '-', got "
                         f"{name!r}")  # fmt: skip
+    if name in BUILTIN and path != builtin_path(name).resolve():
+        raise UserError(f"profile {path}: its name {name!r} is a built-in profile's, whose "
+                        "reports and runs it would replace; set `name:` to one of your own (or "
+                        "rename the file)")  # fmt: skip
     profile = build(Profile, {**data, "name": name}, file=str(path))
     check_model_path(profile.model.name, path)
     check_fallback(profile.model.fallback, path)
     check_ruler_tasks(profile.evaluation.ruler.tasks, str(path), "evaluation.ruler.tasks")
-    return Profile(**{**profile.__dict__, "source": str(path)})
+    model = replace(profile.model, name=_absolute(profile.model.name),
+                    fallback=_absolute(profile.model.fallback))  # fmt: skip
+    return Profile(**{**profile.__dict__, "model": model, "source": str(path)})
 
 
 def check_ruler_tasks(tasks: tuple[str, ...] | None, file: str, where: str) -> None:
@@ -128,7 +152,7 @@ def check_model_path(name: str, path: Path, key: str = "model.name") -> None:
     """A model named by a local path (``/``, ``./``, ``../``, ``~`` or a ``.gguf`` file; a
     relative one is read from the current folder, as on the command line) must exist; zoo names
     and hub ids are checked when the model is read."""
-    if not (name.startswith(("/", "./", "../", "~")) or name.endswith(".gguf")):
+    if not _local(name):
         return
     if not Path(name).expanduser().exists():
         raise UserError(f"profile {path}: {key} {name!r} does not exist; give a Hugging "
@@ -152,7 +176,7 @@ def check_fallback(fallback: str | None, path: Path) -> None:
 def load_profile(spec: str | Path) -> Profile:
     """The profile ``spec`` names (a built-in name or a YAML path), validated."""
     path = profile_file(spec).resolve()
-    return _load(path, path.stat().st_mtime_ns)
+    return _load(path, path.stat().st_mtime_ns, os.getcwd())
 
 
 def profile_help() -> str:

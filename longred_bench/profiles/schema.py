@@ -9,7 +9,7 @@ import dataclasses
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, ClassVar, Union
 
 from longred_bench.errors import UserError
 
@@ -59,6 +59,11 @@ class Hardware:
     gpu_tflops: float = 989.0
     mfu: float = 0.35
     gpu_memory_gib: float = 80.0
+    # (above, at most): each value must lie above the first bound and at or below the second.
+    RANGES: ClassVar[dict[str, tuple[float, float | None]]] = {
+        "nproc_per_node": (0, None), "gpu_tflops": (0, None), "mfu": (0, 1),
+        "gpu_memory_gib": (0, None),
+    }  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -174,6 +179,11 @@ def build(cls: type, data: Any, *, file: str, where: str = "") -> Any:
                 raise UserError(f"profile {file}: {_join(where, f.name)} is required")
             continue
         values[f.name] = coerce(hints[f.name], data[f.name], file=file, where=_join(where, f.name))
+    for name, (above, most) in getattr(cls, "RANGES", {}).items():
+        value = values.get(name)
+        if value is not None and (value <= above or (most is not None and value > most)):
+            bound = f"above {above:g}" + ("" if most is None else f" and at most {most:g}")
+            raise UserError(f"profile {file}: {_join(where, name)} must be {bound}, got {value!r}")
     return cls(**values)
 
 

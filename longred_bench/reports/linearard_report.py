@@ -170,7 +170,9 @@ def build_linearard(
         "`LinearARD` trains a LoRA of rank 8 on q, k and v with the baselines' token budget, "
         "`all weights` trains every weight, `1/64 tokens` runs a quarter of the steps with a "
         "sixteenth of the tokens per step (LinearARD's paper: 4.25M tokens against 256M, 1/60). "
-        "CPT and LongReD-C are Table 3's rows (the same runs, cached). Short Avg and RULER as in "
+        "CPT and LongReD-C are Table 3's recipes at this table's settings (Table 3's own cached "
+        "runs where those settings are Table 3's, as at `tiny`; `smoke` trains them longer "
+        "here). Short Avg and RULER as in "
         f"Table 3: RULER {ruler_scope(runs)}.",
         "",
         *run_sections(runs, cats, table),

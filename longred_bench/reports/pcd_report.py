@@ -85,7 +85,7 @@ CLAIMS = {
 FAILURES_SHOWN = 5
 NO_PAPER = (
     "No number of the PCD paper is shown beside ours: no source available here confirms its "
-    "models, benchmarks or numbers (see `PCD.md`), so there is nothing checked to compare with."
+    "models, benchmarks or numbers (see docs/pcd.md), so there is nothing checked to compare with."
 )
 
 

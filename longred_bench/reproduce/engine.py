@@ -299,12 +299,18 @@ def check_can_run(profile: Profile, steps: list[Step], force: bool = False) -> N
     """Units of ``steps`` to compute (not yet cached; with ``force`` every evaluation too) that
     evaluate or train on CUDA (or train on several processes) fail at once, in one line,
     without a GPU; ``paper_short`` evaluations without the hub, or with code tasks the
-    environment does not allow."""
+    environment does not allow. A training unit trains on CUDA where the profile says
+    ``hardware.device: cuda``, or ``auto`` in a profile that evaluates on CUDA (a GPU profile:
+    ``auto`` would otherwise train a GPU plan on the CPU, for days)."""
     todo = [s for s in steps if _needed(s, force)]
     wants = {str(s.unit.config.get("device")) for s in todo}
     wants |= {str((s.unit.config.get("psa") or {}).get("device")) for s in todo}
-    several = profile.hardware.nproc_per_node > 1 and any(s.unit.kind == "train" for s in todo)
-    if "cuda" in wants or several:
+    trains = any(s.unit.kind == "train" for s in todo)
+    several = profile.hardware.nproc_per_node > 1 and trains
+    device = str(profile.hardware.device)
+    gpu_training = trains and (device.startswith("cuda") or (
+        device == "auto" and str(profile.evaluation.device).startswith("cuda")))  # fmt: skip
+    if any(w.startswith("cuda") for w in wants) or several or gpu_training:
         _check_cuda(profile)
     paper = _paper_short(todo)
     if paper:  # code tasks allowed, the hub reachable: before any unit runs

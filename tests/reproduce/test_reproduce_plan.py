@@ -272,6 +272,10 @@ def test_the_gpu_check_asks_the_units_a_table_computes(tmp_path, monkeypatch, ca
     assert "runs on CUDA GPUs and none is visible here" in capsys.readouterr().err
     argv = ["reproduce", "table3", "--profile", "smol", "--unit", "eval_original_ruler"]
     assert main(argv) != 0 and "runs on CUDA GPUs" in capsys.readouterr().err
+    # A training unit of a GPU profile (hardware.device auto, evaluation on CUDA): refused too,
+    # rather than training SmolLM2 at 32K rows on the CPU.
+    argv = ["reproduce", "table3", "--profile", "smol", "--unit", "train_cpt_abf:theta=4e6_seed_0"]
+    assert main(argv) != 0 and "runs on CUDA GPUs" in capsys.readouterr().err
 
     class Reached(Exception):
         pass

@@ -5,6 +5,7 @@ before any model is loaded."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -221,7 +222,9 @@ def test_force_reruns_of_cached_paper_short_units_are_checked_up_front(monkeypat
             config={"suite": "paper_short", "tasks": ["humaneval"], "device": "cpu"},
         )
     )
-    profile = NS(name="mine", hardware=NS(nproc_per_node=1))
+    profile = NS(
+        name="mine", hardware=NS(nproc_per_node=1, device="auto"), evaluation=NS(device="cpu")
+    )
     check_can_run(profile, [cached])  # cached and not forced: nothing to check
     with pytest.raises(UserError, match="humaneval"):
         check_can_run(profile, [cached], force=True)
@@ -289,3 +292,58 @@ def test_existing_local_data_and_hub_data_pass_without_asking_the_hub(
     assert main(["profiles", "show", str(mine)]) == 0
     shown = yaml.safe_load(capsys.readouterr().out)
     assert shown["training"]["cpt"]["long_data"] == local
+
+
+def test_a_relative_model_path_names_one_model_per_folder(tmp_path, monkeypatch):
+    """``model.name: ./mm`` is read from the current folder, as on the command line, and kept
+    absolute: the same profile run from two folders names two models (and two cache keys), never
+    one model's results for the other."""
+    from longred_bench.profiles.loader import load_profile
+
+    profile = tmp_path / "rel.yaml"
+    profile.write_text("extends: smoke\nname: rel\nmodel: {name: ./mm}\n")
+    names = []
+    for folder in ("a", "b"):
+        (tmp_path / folder / "mm").mkdir(parents=True)
+        monkeypatch.chdir(tmp_path / folder)
+        names.append(load_profile(profile).model.name)
+    assert names == [str(tmp_path / "a" / "mm"), str(tmp_path / "b" / "mm")]
+
+
+def test_a_user_profile_cannot_take_a_builtin_name(tmp_path):
+    """Its reports and runs would replace the built-in profile's (reports/tiny/...)."""
+    from longred_bench.errors import UserError
+    from longred_bench.profiles.loader import load_profile
+
+    named = tmp_path / "mine.yaml"
+    named.write_text("extends: smoke\nname: tiny\n")
+    with pytest.raises(UserError, match=r"its name 'tiny' is a built-in profile's"):
+        load_profile(named)
+    stem = tmp_path / "smol.yaml"
+    stem.write_text("extends: smoke\n")
+    with pytest.raises(UserError, match=r"its name 'smol' is a built-in profile's"):
+        load_profile(stem)
+    assert load_profile("tiny").name == "tiny"  # the built-in one itself
+    with pytest.raises(UserError, match=r"no such file"):
+        load_profile(tmp_path / "nosuch.yaml")
+
+
+@pytest.mark.parametrize(
+    ("hardware", "message"),
+    [
+        ("{mfu: 0}", "hardware.mfu must be above 0 and at most 1, got 0.0"),
+        ("{mfu: 1.5}", "hardware.mfu must be above 0 and at most 1, got 1.5"),
+        ("{gpu_tflops: -5}", "hardware.gpu_tflops must be above 0, got -5.0"),
+        ("{gpu_memory_gib: -1}", "hardware.gpu_memory_gib must be above 0, got -1.0"),
+        ("{nproc_per_node: 0}", "hardware.nproc_per_node must be above 0, got 0"),
+    ],
+)
+def test_hardware_figures_out_of_range_are_one_line(tmp_path, hardware, message):
+    """A plan's GPU-hours divide by them: 0 was a ZeroDivisionError, -5 negative GPU-hours."""
+    from longred_bench.errors import UserError
+    from longred_bench.profiles.loader import load_profile
+
+    path = tmp_path / "hw.yaml"
+    path.write_text(f"extends: smol\nname: hw\nhardware: {hardware}\n")
+    with pytest.raises(UserError, match=re.escape(message)):
+        load_profile(path)

@@ -248,7 +248,12 @@ def test_force_reruns_of_cached_paper_short_units_are_checked_up_front(monkeypat
       "runs.overrides.long_data: data 'disk:/nonexistent': /nonexistent does not exist"),
      ('tables: {table3: {overrides: {short_data: "hf:org/x|txt:/nonexistent"}}}',
       "tables.table3.overrides.short_data: data 'hf:org/x|txt:/nonexistent': /nonexistent "
-      "does not exist")],
+      "does not exist"),
+     # training keys of every section: known, and of their type, named by their key path
+     ('training: {cpt: {lr: "fast"}}', "training.cpt.lr: config lr='fast' must be of type float"),
+     ("runs: {overrides: {stepz: 2}}", "runs.overrides.stepz is not a training key"),
+     ("tables: {table3: {overrides: {lr: fast}}}",
+      "tables.table3.overrides.lr: config lr='fast' must be of type float")],
 )  # fmt: skip
 @pytest.mark.parametrize("command", ["dry-run", "emit-slurm", "show"])
 def test_what_the_schema_cannot_check_is_refused_before_anything_is_planned(

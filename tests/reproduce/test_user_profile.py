@@ -75,7 +75,7 @@ def test_extends_inherits_and_overrides(tmp_path, capsys):
         ("extends: smoke\ntables: {table3: {rows: [cpt, fancy]}}\n", "unknown row 'fancy'"),
         ("extends: smoke\ntraining: {cpt: {stepz: 3}}\n", "training.cpt.stepz is not a training"),
         ("extends: smoke\ntraining: {cpt: {device: cuda}}\n", "set it under `hardware:`"),
-        ("extends: nowhere.yaml\n", "extends 'nowhere.yaml' is neither"),
+        ("extends: nowhere.yaml\n", "extends 'nowhere.yaml': no such file"),
         ("extends: smoke\nruns: [1, 2\n", "not valid YAML at line"),
         # a bare RULER name would select lm-eval's own task of that name
         (

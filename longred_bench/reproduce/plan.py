@@ -244,6 +244,11 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
                 else _left(todo, seconds))  # fmt: skip
         lines.append(f"{ctx.table}: {len(units)} units, {len(units) - len(todo)} cached, "
                      f"{len(todo)} to run ({left})")  # fmt: skip
+        own = getattr(ctx.settings, "extensions", None)
+        if own is not None and tuple(own) != tuple(ctx.profile.runs.extensions):
+            lines.append(f"  at {', '.join(own)}: `tables.{ctx.table}.extensions`, not "
+                         f"`runs.extensions` ({', '.join(ctx.profile.runs.extensions) or 'none'})"
+                         "; set the table's own to change it")  # fmt: skip
         for u in units:
             state = "cached" if u.cached else "to run"
             timing = _gpu(u.cost) if u.cost is not None else _minutes(seconds[u.key])

@@ -287,3 +287,17 @@ def test_the_gpu_check_asks_the_units_a_table_computes(tmp_path, monkeypatch, ca
     monkeypatch.setattr(engine, "fetch_missing", reached)
     with pytest.raises(Reached):
         engine.reproduce("table1", "smol", tmp_path / "o", progress=False)
+
+
+def test_a_tables_own_extensions_are_named_where_they_are_not_the_grids(tmp_path, capsys):
+    """A profile that changes ``runs.extensions`` leaves a table with its own (smol's Table 4
+    at ABF 4e6): the plan says so, and how to change it."""
+    mine = tmp_path / "my2.yaml"
+    mine.write_text('extends: smoke\nname: my2\nruns: {extensions: ["abf:theta=5e6"]}\n'
+                    'tables: {table4: {extensions: ["pi:factor=4"]}}\n')  # fmt: skip
+    assert main(["reproduce", "table4", "--profile", str(mine), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert ("  at pi:factor=4: `tables.table4.extensions`, not `runs.extensions` "
+            "(abf:theta=5e6); set the table's own to change it") in out  # fmt: skip
+    assert main(["reproduce", "table3", "--profile", str(mine), "--dry-run"]) == 0
+    assert "`tables.table3.extensions`" not in capsys.readouterr().out

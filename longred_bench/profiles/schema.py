@@ -61,8 +61,7 @@ class Hardware:
     gpu_memory_gib: float = 80.0
     # (above, at most): each value must lie above the first bound and at or below the second.
     RANGES: ClassVar[dict[str, tuple[float, float | None]]] = {
-        "nproc_per_node": (0, None), "gpu_tflops": (0, None), "mfu": (0, 1),
-        "gpu_memory_gib": (0, None),
+        "gpu_tflops": (0, None), "mfu": (0, 1), "gpu_memory_gib": (0, None),
     }  # fmt: skip
 
 

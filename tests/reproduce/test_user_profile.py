@@ -340,7 +340,6 @@ def test_a_user_profile_cannot_take_a_builtin_name(tmp_path):
         ("{mfu: 1.5}", "hardware.mfu must be above 0 and at most 1, got 1.5"),
         ("{gpu_tflops: -5}", "hardware.gpu_tflops must be above 0, got -5.0"),
         ("{gpu_memory_gib: -1}", "hardware.gpu_memory_gib must be above 0, got -1.0"),
-        ("{nproc_per_node: 0}", "hardware.nproc_per_node must be above 0, got 0"),
     ],
 )
 def test_hardware_figures_out_of_range_are_one_line(tmp_path, hardware, message):

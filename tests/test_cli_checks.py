@@ -167,23 +167,23 @@ def test_eval_corpus_is_refused_on_a_suite_that_reads_none(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("kind", ["folder", "gguf"])
-def test_a_broken_local_model_is_one_line(tmp_path, kind):
+def test_a_broken_local_model_is_one_line(tmp_path, capsys, kind):
     """A folder whose config.json names no model type, or a file that is no GGUF: a one-line
-    error naming the model, not transformers' traceback."""
-    from longred_bench.models.loading import load_config
-
+    error naming the model before anything loads, not transformers' traceback."""
     if kind == "folder":
         spec = tmp_path / "m"
         spec.mkdir()
         (spec / "config.json").write_text("{}")
-        expected = "model_type"
+        expected = "its config.json names no model_type"
     else:
         spec = tmp_path / "m.gguf"
         spec.write_text("junk\n")
-        expected = "GGUF"
-    with pytest.raises(UserError, match=rf"could not load model '{re.escape(str(spec))}': .*"
-                       rf"{expected}"):  # fmt: skip
-        load_config(str(spec))
+        expected = "is not a GGUF file"
+    for argv in (["eval", "--model", str(spec), "--suite", "short_tiny"],
+                 ["drift", "--original", str(spec), "--rope", "pi:factor=2"]):  # fmt: skip
+        assert main([*argv, "--out", str(tmp_path / "o")]) == 2
+        err = capsys.readouterr().err
+        assert f"model '{spec}'" in err and expected in err and len(err.splitlines()) == 1
 
 
 def test_an_out_folder_holding_another_commands_results_is_refused(tmp_path):
@@ -199,8 +199,12 @@ def test_drift_keeps_another_configs_saved_windows_and_results(tmp_path):
     refused, not discarded; the same config resumes; an empty partial holds nothing to keep."""
     import yaml
 
+    from longred_bench.cli.commands import check_drift_out
     from longred_bench.jobs.configs import DriftConfig
-    from longred_bench.jobs.drift import PARTIAL, check_out_config
+    from longred_bench.jobs.drift import PARTIAL
+
+    def check_out_config(out, cfg):
+        check_drift_out(out, cfg.to_dict())
 
     mine = DriftConfig(original="tiny-random", rope=("pi:factor=2",), seq_len=64, num_texts=2)
     other = DriftConfig(original="tiny-random", rope=("pi:factor=4",), seq_len=64, num_texts=2)

@@ -79,17 +79,12 @@ def save_checkpoint(
 
 
 def latest_checkpoint(out: Path) -> Path | None:
-    """The newest complete checkpoint of run ``out``, or None: the one ``latest`` names, or a
-    newer one (a run stopped between moving a checkpoint into place and writing ``latest``
-    keeps it: a ``step-*`` folder appears whole, by one rename)."""
-    root = out / "checkpoints"
-    pointer = root / "latest"
-    named = root / pointer.read_text().strip() if pointer.is_file() else None
-    whole = [p for p in sorted(root.glob("step-*")) if (p / STATE).is_file()
-             and (p / WEIGHTS).is_file()]  # fmt: skip
-    if named is not None and (named / STATE).is_file() and (not whole or whole[-1] <= named):
-        return named
-    return whole[-1] if whole else None
+    """The newest complete checkpoint of run ``out``, or None."""
+    pointer = out / "checkpoints" / "latest"
+    if not pointer.is_file():
+        return None
+    path = out / "checkpoints" / pointer.read_text().strip()
+    return path if (path / STATE).is_file() else None
 
 
 def load_checkpoint(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:

@@ -10,7 +10,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from longred_bench.cli.outputs import check_out_dir
 from longred_bench.errors import UserError
@@ -44,6 +44,32 @@ def check_models(*specs: str, offline: bool = False) -> None:
             check_local(spec)
         else:
             check_model_spec(spec)
+        check_model_files(spec)
+
+
+def check_model_files(spec: str) -> None:
+    """Refuse a local model transformers could not read, in one line: a folder whose
+    ``config.json`` is no JSON mapping or names no ``model_type``, a ``.gguf`` file without the
+    GGUF magic bytes. Anything else is left to the loader."""
+    import json
+
+    path = Path(spec).expanduser()
+    if path.is_dir() and (path / "config.json").is_file():
+        try:
+            config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+        except (ValueError, OSError) as exc:
+            raise UserError(
+                f"model {spec!r}: its config.json does not read as JSON ({exc})"
+            ) from None
+        if not isinstance(config, dict) or "model_type" not in config:
+            raise UserError(f"model {spec!r}: its config.json names no model_type, so no "
+                            "model class reads it; give a Hugging Face model folder")  # fmt: skip
+    elif path.suffix == ".gguf" and path.is_file():
+        with path.open("rb") as f:
+            if f.read(4) != b"GGUF":
+                raise UserError(f"model {spec!r} is not a GGUF file (no GGUF magic bytes at "
+                                "its start); give a .gguf model file or a model "
+                                "folder")  # fmt: skip
 
 
 def check_extensions(spec: str, ropes: tuple[str, ...] | list[str]) -> None:
@@ -56,6 +82,34 @@ def check_extensions(spec: str, ropes: tuple[str, ...] | list[str]) -> None:
     config = load_config(spec)
     for rope in ropes:
         extended_config(config, rope)
+
+
+def check_drift_out(out: Path, mine: dict[str, Any]) -> None:
+    """Refuse, before anything loads, an ``out`` holding the results or the saved windows of a
+    drift of another config than ``mine`` (its ``to_dict``): measuring there would replace them
+    (a finished run's results, or an interrupted run's windows, which resume only with their own
+    config)."""
+    import json
+
+    import yaml
+
+    from longred_bench.jobs.drift import PARTIAL, partial_windows
+
+    for name, what in ((PARTIAL, "the saved windows of an interrupted drift"),
+                       ("config.yaml", "the results of a drift")):  # fmt: skip
+        path = out / name
+        try:
+            text = path.read_text()
+            theirs = json.loads(text)["config"] if name == PARTIAL else yaml.safe_load(text)
+            differs = sorted(k for k in mine if k in theirs and theirs[k] != mine[k])
+        except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError):
+            continue  # absent or unreadable: nothing of another config to keep
+        if differs and (name != PARTIAL or partial_windows(path)):
+            raise UserError(
+                f"--out {out} holds {what} of another config (differs in "
+                f"{', '.join(differs)}): give another --out, or run that drift's own command "
+                f"there (delete {name} to give its work up)"
+            )
 
 
 def cmd_data(args: argparse.Namespace) -> int:
@@ -88,6 +142,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
         device=args.device, dtype=args.dtype,
     )  # fmt: skip
     check_extensions(cfg.original, cfg.rope)
+    check_drift_out(Path(args.out), cfg.to_dict())
     from longred_bench.jobs.drift import drift_command
 
     paths = drift_command(cfg, Path(args.out), progress=not args.quiet)

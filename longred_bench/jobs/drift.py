@@ -146,32 +146,6 @@ def _partial_writer(path: Path, cfg: DriftConfig) -> Callable[[dict[str, list[Te
     return write
 
 
-def check_out_config(out: Path, cfg: DriftConfig) -> None:
-    """Refuse, before anything loads, an ``out`` holding the results or the saved windows of a
-    drift of another config: measuring ``cfg`` there would replace them (a finished run's
-    ``drift.jsonl``, or an interrupted run's windows, which resume only with their own config)."""
-    mine = cfg.to_dict()
-    for name, what in ((PARTIAL, "the saved windows of an interrupted drift"),
-                       ("config.yaml", "the results of a drift")):  # fmt: skip
-        path = out / name
-        try:
-            data = (
-                json.loads(path.read_text())
-                if name == PARTIAL
-                else yaml.safe_load(path.read_text())
-            )
-            theirs = data["config"] if name == PARTIAL else data
-            differs = sorted(k for k in mine if k in theirs and theirs[k] != mine[k])
-        except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError):
-            continue  # absent or unreadable: nothing of another config to keep
-        if differs and (name != PARTIAL or partial_windows(path)):
-            raise UserError(
-                f"--out {out} holds {what} of another config (differs in "
-                f"{', '.join(differs)}): give another --out, or run that drift's own command "
-                f"there (delete {name} to give its work up)"
-            )
-
-
 def partial_windows(path: Path) -> int:
     """How many windows an interrupted run saved at ``path`` had measured (0 when none)."""
     try:
@@ -197,7 +171,7 @@ def run_drift(
     longest = max(m.config.max_position_embeddings for m in extended.values())
     if cfg.seq_len > max(limit, longest):
         raise UserError(
-            f"--seq-len {cfg.seq_len} exceeds every model's window: use a sequence length of at "
+            f"seq_len {cfg.seq_len} exceeds every model's window: use a sequence length of at "
             f"most {max(limit, longest)}"
         )
     done = _read_partial(partial, cfg)
@@ -232,8 +206,6 @@ def drift_command(cfg: DriftConfig, out: Path, *, progress: bool = True) -> list
 
     def line() -> str:
         return f"[drift] {partial_windows(out / PARTIAL)} of {cfg.num_texts} window(s) measured"
-
-    check_out_config(out, cfg)
 
     with heartbeat(line, enabled=not progress):
         records, provenance = run_drift(cfg, progress=progress, partial=out / PARTIAL)

@@ -123,7 +123,7 @@ def resolve_spec(spec: str) -> tuple[str, dict[str, object]]:
     return spec, {}
 
 
-def _load_error(spec: str, exc: Exception) -> UserError:
+def _load_error(spec: str, exc: OSError) -> UserError:
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return UserError(
         f"could not load model {spec!r}: {first} (offline? zoo names: {', '.join(ZOO)})"
@@ -141,10 +141,10 @@ def _load_pretrained(spec: str, dtype: torch.dtype, trust_remote_code: bool) -> 
         tokenizer = AutoTokenizer.from_pretrained(
             source, trust_remote_code=trust_remote_code, **extra
         )
+    except OSError as exc:
+        raise _load_error(spec, exc) from None
     except (SafetensorError, json.JSONDecodeError) as exc:
         raise model_file_error(Path(source), exc, _DAMAGED_FIX) from None
-    except (OSError, ValueError) as exc:  # ValueError: no model_type, a file that is no GGUF
-        raise _load_error(spec, exc) from None
     if getattr(model, "hf_quantizer", None) is not None:
         model.hf_quantizer = None
         model.config.quantization_config = None
@@ -171,7 +171,7 @@ def load_config(spec: str, *, trust_remote_code: bool = False) -> object:
     source, extra = resolve_spec(spec)
     try:
         return AutoConfig.from_pretrained(source, trust_remote_code=trust_remote_code, **extra)
-    except (OSError, ValueError) as exc:  # ValueError: no model_type, a file that is no GGUF
+    except OSError as exc:
         raise _load_error(spec, exc) from None
 
 

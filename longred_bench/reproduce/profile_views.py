@@ -55,7 +55,40 @@ def checked_profile(spec: str | Path) -> Profile:
         if check is parse_rope_spec and got.method == "dynamic":
             check_vllm_rope(prof, key, value, where)
     check_values(prof, where)
+    check_training_values(prof)
     return prof
+
+
+def check_training_values(prof: Profile) -> None:
+    """Each training key of ``training.<recipe>``, ``runs.overrides`` and every
+    ``tables.<t>.overrides`` is a training key (or a method group) of its type, refused in one
+    line naming the file and the key path (the schema's own type check)."""
+    import dataclasses
+    import typing
+
+    from longred_bench.profiles.schema import coerce
+    from longred_bench.training.config import HARDWARE_KEYS, METHOD_GROUPS, TrainConfig
+
+    hints = typing.get_type_hints(TrainConfig)
+    known = {f.name for f in dataclasses.fields(TrainConfig)} - {"recipe", "profile"}
+    file = str(prof.source or prof.name)
+    sections = {f"training.{name}": keys for name, keys in prof.training.items()}
+    sections["runs.overrides"] = prof.runs.overrides
+    for table, section in prof.tables.items():
+        if isinstance(section, dict) and "overrides" in section:
+            sections[f"tables.{table}.overrides"] = section["overrides"]
+    for path, keys in sections.items():
+        if not isinstance(keys, dict):
+            raise UserError(f"profile {file}: {path} must be a mapping of training keys")
+        for key, value in keys.items():
+            if key in HARDWARE_KEYS:
+                raise UserError(f"profile {file}: {path}.{key}: set it under `hardware:`")
+            if key in METHOD_GROUPS:
+                continue
+            if key not in known:
+                raise UserError(f"profile {file}: {path}.{key} is not a training key (see "
+                                "docs/training.md)")  # fmt: skip
+            coerce(hints[key], value, file=file, where=f"{path}.{key}")
 
 
 def check_vllm_rope(prof: Profile, key: str, rope: str, where: str) -> None:

@@ -250,10 +250,10 @@ def test_force_reruns_of_cached_paper_short_units_are_checked_up_front(monkeypat
       "tables.table3.overrides.short_data: data 'hf:org/x|txt:/nonexistent': /nonexistent "
       "does not exist"),
      # training keys of every section: known, and of their type, named by their key path
-     ('training: {cpt: {lr: "fast"}}', "training.cpt.lr: config lr='fast' must be of type float"),
+     ('training: {cpt: {lr: "fast"}}', "training.cpt.lr must be a number, got 'fast'"),
      ("runs: {overrides: {stepz: 2}}", "runs.overrides.stepz is not a training key"),
      ("tables: {table3: {overrides: {lr: fast}}}",
-      "tables.table3.overrides.lr: config lr='fast' must be of type float")],
+      "tables.table3.overrides.lr must be a number, got 'fast'")],
 )  # fmt: skip
 @pytest.mark.parametrize("command", ["dry-run", "emit-slurm", "show"])
 def test_what_the_schema_cannot_check_is_refused_before_anything_is_planned(

@@ -164,8 +164,7 @@ def check_fallback(fallback: str | None, path: Path) -> None:
     name, a local folder or a ``.gguf`` file that exists (not a hub id)."""
     if fallback is None:
         return
-    local = fallback.startswith(("/", "./", "../", "~")) or fallback.endswith(".gguf")
-    if not local and "/" in fallback:
+    if not _local(fallback) and "/" in fallback:
         raise UserError(
             f"profile {path}: model.fallback {fallback!r} looks like a hub id; give an offline "
             "model: a zoo name, a local folder or a .gguf file"

@@ -51,7 +51,7 @@ from longred_bench.reports.runs import (
 )
 from longred_bench.reports.runs_plot import plot_runs
 from longred_bench.reports.short_avg import short_categories
-from longred_bench.reports.table10_report import load_cell, row_cost
+from longred_bench.reports.table10_report import loud_rows, row_cost
 from longred_bench.reports.verdict_rules import Verdict
 from longred_bench.reports.verdicts import extension_setting, verdicts_markdown
 
@@ -286,9 +286,7 @@ def longrecipe_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]
             out += [verdict_beats(mine, base, scope, "ruler"),
                     verdict_beats(mine, base, scope, "short")]  # fmt: skip
         lengths = _over_cpt(runs, ext, "longrecipe", "long_len")
-        costs = [row_cost(runs, ext, row) for row in ("longrecipe", "cpt")]
-        loud = "; ".join(f"`{c.row}` load {load_cell(c)}" for c in costs
-                         if c is not None and not c.timed_quietly)  # fmt: skip
+        loud = loud_rows(*(row_cost(runs, ext, row) for row in ("longrecipe", "cpt")))
         out.append(verdict_compute(_timings(runs, ext, "longrecipe"), _timings(runs, ext, "cpt"),
                                    lengths, scope, loud))  # fmt: skip
     return out

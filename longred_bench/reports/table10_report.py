@@ -276,6 +276,13 @@ def cost_premise(mine: Cost, base: Cost) -> str | None:
     return None
 
 
+def loud_rows(*costs: Cost | None) -> str:
+    """The rows of ``costs`` whose runs fail the timing premise, with their loads
+    (``"`cpt` load not recorded; ..."``), or ``""`` where every run was timed quietly."""
+    return "; ".join(f"`{c.row}` load {load_cell(c)}" for c in costs
+                     if c is not None and not c.timed_quietly)  # fmt: skip
+
+
 def cost_label(key: str, ci: Interval, premise: str | None = None) -> str:
     """The rule of (T10a) (at most CPT's cost, within the tolerance) or (T10b) (below CPT's)
     applied to the interval of a cost ratio; not comparable where ``premise`` names a failed
@@ -310,13 +317,8 @@ def table10_verdicts(runs: dict[RunKey, Run], table: list[Cost]) -> list[Verdict
                 f"against `cpt` {base.per_token * 1e6:.0f} ({steps_note(base)}): "
                 f"{ci.estimate:.2f}x [{ci.low:.2f}, {ci.high:.2f}]."
             )
-            loud = [c for c in (mine, base) if not c.timed_quietly]
-            if loud:
-                ours += (
-                    " Timing premise failed: "
-                    + "; ".join(f"`{c.row}` load {load_cell(c)}" for c in loud)
-                    + "."
-                )
+            loud = loud_rows(mine, base)
+            ours += f" Timing premise failed: {loud}." if loud else ""
             out.append(Verdict(key, claim, scope, paper, ours, label, text))
     return out
 

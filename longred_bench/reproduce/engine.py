@@ -211,8 +211,8 @@ def _rebuild(table: str, prof: Profile, out: Path | None, d1: str | None) -> lis
         spec = get_spec(name)
         if table == "all" and (spec.build is None or spec.write is not None):
             continue  # a table that writes its own outputs has no records report to rebuild
-        folder = out or default_out(prof, options if name == "table3" else {})
         opts = options if name == "table3" else {}
+        folder = out or default_out(prof, opts)
         command = command_of(name, prof.name, 1, opts) + " --rebuild"
         command += f" --out {out}" if out is not None else ""
         build = None if spec.write is not None else spec.build

@@ -1,5 +1,5 @@
 """Ctrl-C on each long command (eval, drift, compare, train): one line saying what was saved and
-how to resume, exit status 130, and the same command run again resumes from what was saved,
+how to resume, exit status 130 (143 for SIGTERM), and the same command run again resumes from what was saved,
 computing only the rest and ending with what an uninterrupted run gives.
 
 In-process, Ctrl-C is a ``KeyboardInterrupt`` raised at a chosen point (what Python's SIGINT
@@ -216,3 +216,20 @@ def test_the_interrupted_line_starts_a_line_after_a_progress_bar(monkeypatch, ca
     assert cli.main(["tasks-path"]) == 130
     err = capsys.readouterr().err
     assert "2/5\ninterrupted: " in err
+
+
+def test_sigterm_prints_the_same_line_and_exits_143(monkeypatch, capsys) -> None:
+    """SIGTERM (``kill``, a scheduler's cancel) stops the command as Ctrl-C does, with the same
+    line, but exits 128 + SIGTERM, as a terminated command does; Ctrl-C keeps 130."""
+    from longred_bench.cli import commands
+
+    def killed(args):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler runs before this ends
+        raise AssertionError("SIGTERM did not stop the command")
+
+    monkeypatch.setattr(commands, "cmd_tasks_path", killed)
+    before = signal.getsignal(signal.SIGTERM)
+    assert cli.main(["tasks-path"]) == 143
+    assert capsys.readouterr().err.strip() == "interrupted: nothing was being saved"
+    assert signal.getsignal(signal.SIGTERM) == before  # the handler before is back

@@ -47,14 +47,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C's KeyboardInterrupt would be: everything that stops and
+    saves on Ctrl-C does so on it; :func:`main` then exits 143 (128 + SIGTERM), as a shell
+    and a scheduler expect of a terminated command, not Ctrl-C's 130."""
+
+
 def _terminated(owner: int, signum: int, frame: object) -> None:
-    """SIGTERM in the command's own process stops it as Ctrl-C does; a process forked from it
-    (lm-eval's bootstrap pool, ended by its parent with SIGTERM) dies as SIGTERM's default."""
+    """SIGTERM in the command's own process stops it as Ctrl-C does (:class:`Terminated`); a
+    process forked from it (lm-eval's bootstrap pool, ended by its parent with SIGTERM) dies as
+    SIGTERM's default."""
     if os.getpid() != owner:
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
         return
-    raise KeyboardInterrupt
+    raise Terminated
 
 
 @contextlib.contextmanager
@@ -123,9 +130,9 @@ def quiet_libraries(quiet: bool) -> Iterator[None]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the exit status (2 with a one-line message on bad input, 130 with
-    one line saying what was saved and how to resume when Ctrl-C or SIGTERM stops the
-    command)."""
+    """Entry point; returns the exit status (2 with a one-line message on bad input; with one
+    line saying what was saved and how to resume, 130 when Ctrl-C stops the command and 143
+    when SIGTERM does)."""
     args = build_parser().parse_args(argv)
     args.argv = argv
     import longred_bench.jobs  # noqa: F401  (registers the models the suite builds: tiny-base)
@@ -141,10 +148,10 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         from longred_bench.cli.interrupt import interrupted_line
 
         # on a line of its own: after the ^C a terminal echoes, or a progress bar's last redraw
         # (a bar ends its line only when it closes, in a terminal and in a log alike)
         print(f"\n{interrupted_line(args)}", file=sys.stderr, flush=True)
-        return 130
+        return 128 + signal.SIGTERM if isinstance(stop, Terminated) else 130

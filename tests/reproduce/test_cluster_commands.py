@@ -203,3 +203,28 @@ def test_jobs_emitted_on_the_hub_model_refuse_its_fallback(tmp_path, monkeypatch
     finally:
         choice.chosen_model.cache_clear()
     capsys.readouterr()
+
+
+def test_jobs_run_the_source_tree_they_were_emitted_from(tmp_path, monkeypatch, capsys):
+    """Emitted with ``PYTHONPATH`` set (a checkout run without installing it), every job exports
+    the same ``PYTHONPATH``, so each node imports the code that planned the units; without it,
+    no job sets one."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    tree = str(tmp_path / "my checkout")
+    monkeypatch.setenv("PYTHONPATH", tree)
+    assert main(["reproduce", "table3", "--profile", "smoke", "--quiet",
+                 "--emit-slurm", str(tmp_path / "with")]) == 0  # fmt: skip
+    scripts = sorted((tmp_path / "with").glob("*.sbatch"))
+    assert len(scripts) > 1
+    for path in scripts:
+        exported = [line for line in path.read_text().splitlines()
+                    if line.startswith("export PYTHONPATH=")]  # fmt: skip
+        assert len(exported) == 1
+        done = subprocess.run(["bash", "-c", f"{exported[0]}\nprintf %s \"$PYTHONPATH\""],
+                              capture_output=True, text=True, env={})  # fmt: skip
+        assert done.stdout == tree
+    monkeypatch.delenv("PYTHONPATH")
+    assert main(["reproduce", "table3", "--profile", "smoke", "--quiet",
+                 "--emit-slurm", str(tmp_path / "without")]) == 0  # fmt: skip
+    assert not any("PYTHONPATH" in p.read_text() for p in (tmp_path / "without").glob("*.s*"))
+    capsys.readouterr()

@@ -1,6 +1,6 @@
 """Ctrl-C on each long command (eval, drift, compare, train): one line saying what was saved and
-how to resume, exit status 130 (143 for SIGTERM), and the same command run again resumes from what was saved,
-computing only the rest and ending with what an uninterrupted run gives.
+how to resume, exit status 130 (143 for SIGTERM), and the same command run again resumes from
+what was saved, computing only the rest and ending with what an uninterrupted run gives.
 
 In-process, Ctrl-C is a ``KeyboardInterrupt`` raised at a chosen point (what Python's SIGINT
 handler does); one test sends a real SIGINT to a ``longred-bench`` process."""

@@ -44,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
         '`lm_eval --include_path "$(longred-bench tasks-path)"`.',
     )
     p.set_defaults(func=commands.cmd_tasks_path)
+    parsers.show_defaults(parser)
     return parser
 
 

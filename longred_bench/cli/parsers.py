@@ -10,6 +10,24 @@ from pathlib import Path
 from longred_bench.cli import commands
 
 
+def show_defaults(parser: argparse.ArgumentParser) -> None:
+    """Make ``parser`` and every subcommand parser under it state their options' defaults:
+    ``(default: VALUE)`` after an option's help where it has a default worth stating (not None,
+    not a flag's False) and its help does not already say one."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                show_defaults(child)
+            continue
+        value, text = action.default, action.help or ""
+        if (text == argparse.SUPPRESS or not action.option_strings or value is None
+                or isinstance(value, bool) or value == argparse.SUPPRESS
+                or "default" in text.lower()):  # fmt: skip
+            continue
+        shown = " ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+        action.help = f"{text} (default: {shown.replace('%', '%%')})".lstrip()
+
+
 def add_data(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """``data fetch | list | verify``."""
     from longred_bench.data.sources import get_source, source_names

@@ -260,8 +260,9 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     ``array-N-1gpu.sbatch``, as is the report job; each job's resources are :func:`resources`.
     Every job runs with the table's options, in this directory, on this process's run cache
     (``LONGRED_CACHE``, which the units' cached or not was read from) and, where it is set, its
-    ``PYTHONPATH`` (a source checkout run without installing it runs on every node too). ``code_eval``: the jobs
-    run code tasks the user allowed, so they export ``HF_ALLOW_CODE_EVAL=1``. ``pinned``: the
+    ``PYTHONPATH`` (a source checkout run without installing it runs on every node too).
+    ``code_eval``: the jobs run code tasks the user allowed, so they export
+    ``HF_ALLOW_CODE_EVAL=1``. ``pinned``: the
     model this process planned with, where the profile states a hub model with an offline
     fallback: ``"fallback"`` (the hub could not give it) makes the jobs export
     ``HF_HUB_OFFLINE=1``, so every node runs that fallback; ``"hub"`` makes them export
@@ -281,8 +282,8 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     args = f"--profile {shlex.quote(profile_arg(ctx.profile))}{option_args(ctx.options)}"
     setup = ["set -euo pipefail", f"cd {shlex.quote(str(Path.cwd()))}",
              f"export {ENV_VAR}={shlex.quote(os.path.abspath(cache_dir()))}",
-             *([f"export PYTHONPATH={shlex.quote(path)}  # the source tree this was emitted from"]
-               if (path := os.environ.get("PYTHONPATH")) else []),
+             *([f"export PYTHONPATH={shlex.quote(tree)}  # the source tree this was emitted from"]
+               if (tree := os.environ.get("PYTHONPATH")) else []),
              *(["export HF_ALLOW_CODE_EVAL=1"] if code_eval else []),
              *{"fallback": ["export HF_HUB_OFFLINE=1  # the fallback model, as when emitted"],
                "hub": [f"export {NO_FALLBACK}=1  # the hub's model, as when emitted"]

@@ -1,0 +1,48 @@
+"""``--help`` of every subcommand states the default of each option that has one, as the parser
+will use it (unit tier: builds the parser only)."""
+
+from __future__ import annotations
+
+import argparse
+
+from longred_bench.cli import build_parser
+
+
+def _parsers(parser: argparse.ArgumentParser, name: str = "longred-bench"):
+    yield name, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub, child in action.choices.items():
+                yield from _parsers(child, f"{name} {sub}")
+
+
+def _shown(value) -> str:
+    return " ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+
+
+def test_every_option_with_a_default_states_it_in_its_help():
+    stated = 0
+    for name, parser in _parsers(build_parser()):
+        for action in parser._actions:
+            value = action.default
+            if (not action.option_strings or value is None or isinstance(value, bool)
+                    or value == argparse.SUPPRESS):  # fmt: skip
+                continue
+            text = action.help or ""
+            assert "default" in text.lower(), f"{name} {action.option_strings[-1]}: {text!r}"
+            if "(default: " in text and "%(default)" not in text:
+                assert text.endswith(f"(default: {_shown(value).replace('%', '%%')})"), text
+                stated += 1
+    assert stated > 20  # the rule ran on the options that had none before
+
+
+def test_help_shows_defaults_but_not_flags_or_none():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    text = sub.choices["drift"].format_help()
+    flat = " ".join(text.split())
+    assert "--num-texts NUM_TEXTS (default: 8)" in flat
+    assert "--seq-len SEQ_LEN (default: 1024)" in flat
+    assert "(default: False)" not in flat and "(default: None)" not in flat
+    compare = " ".join(sub.choices["compare"].format_help().split())
+    assert "(default: drift short ruler niah)" in compare

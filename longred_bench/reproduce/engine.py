@@ -182,17 +182,24 @@ def reproduce(
     if dry_run:
         from longred_bench.reproduce.plan import plan_text
 
+        if local_model(prof.model.name):  # a wrong window or extension, before the plan
+            by_table = {c.table: get_spec(c.table).steps(c) for c in ctxs}
+            check_model(prof, fallback_for, extensions_of(by_table))
         print(plan_text(ctxs, jobs), end="")
         return []
     if list_units or unit is not None or emit_slurm is not None:
         pinned = None if stated.model.fallback is None else "fallback" if fallback_for else "hub"
         return _unit_by_unit(ctxs, list_units=list_units, unit=unit, emit_slurm=emit_slurm,
                              out=out, fallback_for=fallback_for, pinned=pinned)  # fmt: skip
-    steps = [s for c in ctxs for s in get_spec(c.table).steps(c)]
+    by_table = {c.table: get_spec(c.table).steps(c) for c in ctxs}
+    steps = [s for table_steps in by_table.values() for s in table_steps]
     check_can_run(prof, steps, force=force)
+    extensions = extensions_of(by_table)
+    if steps and config_at_hand(prof.model.name):  # before any data is fetched
+        check_model(prof, fallback_for, extensions)
     fetch_missing(needed_sources(steps), progress=progress)
     if steps:
-        check_model(prof, fallback_for)
+        check_model(prof, fallback_for, extensions)
     paths: list[Path] = []
     for ctx in ctxs:
         if progress and len(ctxs) > 1:
@@ -239,7 +246,7 @@ def _unit_by_unit(
                                   pinned=pinned)  # fmt: skip
     step, steps = cluster.unit_step(ctx, unit)
     check_can_run(ctx.profile, [step])
-    check_model(ctx.profile, fallback_for)
+    check_model(ctx.profile, fallback_for, extensions_of({ctx.table: [step]}))
     print(cluster.run_unit(ctx, step, steps), flush=True)
     return []
 
@@ -266,12 +273,43 @@ def run_table(ctx: Context, out: Path, *, jobs: int = 1) -> list[Path]:
     return write_outputs(ctx.table, spec.build, records, out, **report)
 
 
-def check_model(profile: Profile, fallback_for: str | None = None) -> None:
+def extensions_of(by_table: dict[str, list[Step]]) -> dict[str, list[str]]:
+    """Every RoPE extension the units of ``by_table`` (a table's steps by its name) apply to the
+    profile's model (a training run's, an evaluation's, a drift's list), with the tables that
+    apply it."""
+    found: dict[str, list[str]] = {}
+    for table, steps in by_table.items():
+        for step in steps:
+            rope = step.unit.config.get("rope")
+            for spec in rope if isinstance(rope, list | tuple) else [rope]:
+                if isinstance(spec, str) and table not in found.setdefault(spec, []):
+                    found[spec].append(table)
+    return found
+
+
+def local_model(name: str) -> bool:
+    """Whether model ``name`` is a local folder or ``.gguf`` file (not a zoo name or hub id)."""
+    from longred_bench.models.names import zoo_names
+
+    return name not in zoo_names() and Path(name).expanduser().exists()
+
+
+def config_at_hand(name: str) -> bool:
+    """Whether model ``name``'s config reads without a download or a build: tiny-base (from its
+    recipe), tiny-random, or a local model (:func:`local_model`)."""
+    return name in ("tiny-base", "tiny-random") or local_model(name)
+
+
+def check_model(profile: Profile, fallback_for: str | None = None,
+                extensions: dict[str, list[str]] | None = None) -> None:  # fmt: skip
     """The profile's model exists and has the window and depth the profile states (its config
-    is read, not its weights): a one-line error naming the file and key otherwise.
-    ``fallback_for``: the ``model.name`` the profile states, where its fallback (now
-    ``profile.model.name``) runs instead; a fallback of another shape is refused as such."""
+    is read, not its weights), and each of ``extensions`` (:func:`extensions_of`) applies to it
+    (an ABF base above its own, a target window above its own): a one-line error naming the
+    file and key otherwise. ``fallback_for``: the ``model.name`` the profile states, where its
+    fallback (now ``profile.model.name``) runs instead; a fallback of another shape is refused
+    as such."""
     from longred_bench.jobs.tiny_base import config_without_build
+    from longred_bench.models.loading import extended_config
 
     m, where = profile.model, profile.source or profile.name
     key = "model.name" if fallback_for is None else "model.fallback"
@@ -293,6 +331,13 @@ def check_model(profile: Profile, fallback_for: str | None = None) -> None:
     if m.layers is not None and layers != m.layers:
         raise UserError(f"profile {where}: model.layers is {m.layers}, but {m.name} has "
                         f"{layers}: set model.layers: {layers}")  # fmt: skip
+    for rope, tables in (extensions or {}).items():
+        try:
+            extended_config(config, rope)
+        except UserError as exc:
+            raise UserError(f"profile {where}: extension {rope} ({', '.join(tables)}) does not "
+                            f"apply to {m.name}: {exc}; change it in runs.extensions or the "
+                            "table's own extensions") from None  # fmt: skip
 
 
 def check_can_run(profile: Profile, steps: list[Step], force: bool = False) -> None:

@@ -119,6 +119,60 @@ def test_a_window_the_model_does_not_have_is_refused_before_any_run(tmp_path, ca
     assert str(wrong) in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("command", [["--unit", "train_cpt_abf:theta=5e3_seed_0"], ["--quiet"]])
+def test_an_extension_the_model_cannot_take_is_refused_before_any_unit(
+    tmp_path, monkeypatch, capsys, command
+):
+    """An ABF base below the model's own is refused in one line naming the file, the extension
+    and its tables, by ``--unit`` and before a table's first unit (and before any data is
+    fetched), not at the start of that unit."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    low = tmp_path / "low.yaml"
+    low.write_text("extends: smoke\nruns: {extensions: ['abf:theta=5e3', 'pi:factor=4']}\n")
+    out = tmp_path / "out"
+    argv = ["reproduce", "table3", "--profile", str(low), "--out", str(out), *command]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(low) in err, err
+    assert "extension abf:theta=5e3 (table3) does not apply to tiny-random: ABF needs theta " in err
+    assert not out.exists() and not (tmp_path / "cache").exists()
+
+
+def test_the_dry_run_of_a_local_model_checks_its_window_and_extensions(tmp_path, monkeypatch,
+                                                                        capsys):  # fmt: skip
+    """A local model's config is read by the dry-run: a window it does not have, or an
+    extension it cannot take, is refused in one line before the plan is printed."""
+    import json
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "my model"
+    folder.mkdir()
+    config = {
+        "model_type": "llama",
+        "max_position_embeddings": 256,
+        "num_hidden_layers": 4,
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "intermediate_size": 128,
+        "vocab_size": 300,
+        "rope_parameters": {"rope_type": "default", "rope_theta": 1e5},
+    }
+    (folder / "config.json").write_text(json.dumps(config))
+    profile = tmp_path / "mine.yaml"
+    base = f"extends: smoke\nmodel: {{name: '{folder}', window: 256, layers: 4}}\n"
+    profile.write_text(base + "runs: {extensions: ['abf:theta=1e5', 'pi:factor=4']}\n")
+    assert main(["reproduce", "table3", "--profile", str(profile), "--dry-run"]) == 2
+    out, err = capsys.readouterr()
+    assert "extension abf:theta=1e5 (table3) does not apply to " in err
+    assert "ABF needs theta above the original 100000 (got 100000)" in err and not out
+    profile.write_text(base.replace("window: 256", "window: 512"))
+    assert main(["reproduce", "table3", "--profile", str(profile), "--dry-run"]) == 2
+    assert "model.window is 512, but " in capsys.readouterr().err
+    profile.write_text(base + "runs: {extensions: ['abf:theta=1e6', 'pi:factor=4']}\n")
+    assert main(["reproduce", "table3", "--profile", str(profile), "--dry-run"]) == 0
+    assert "table3: " in capsys.readouterr().out
+
+
 def test_a_paper_short_profile_is_checked_before_any_unit_runs(tmp_path, monkeypatch, capsys):
     """``paper_short`` evaluations need the user's leave to run model-written code and the hub:
     both are checked in one line before anything is fetched, trained or evaluated."""

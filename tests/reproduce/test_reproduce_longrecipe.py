@@ -75,3 +75,20 @@ def test_tiny_longrecipe_rows_share_table3_cpt_and_one_budget():
         assert cfgs[row].long_len / window == share, row
     with pytest.raises(UserError, match="needs steps >= 2, got 1"):
         replay_within_budget(cfgs["cpt"].replace(steps=1))
+
+
+def test_longrecipe_keeps_its_samples_below_a_small_extended_window():
+    """Where the profile's LongRecipe length does not fit below the extended window (a model of
+    a smaller window than the profile's), its samples take the paper's 30% of that window
+    (they must lie below it), while CPT trains at the whole window; both runs then start."""
+    from profile_helpers import ctx_of
+
+    from longred_bench.reproduce.plan import startup_error
+    from longred_bench.reproduce.registry import get_spec
+
+    ctx = ctx_of("longrecipe", "smoke", overrides={"steps": 4, "long_len": 2048})
+    steps = {s.label: s.unit.config for s in get_spec("longrecipe").steps(ctx)
+             if s.unit.kind == "train"}  # fmt: skip
+    cpt, lr = steps["train cpt pi:factor=4 seed 0"], steps["train longrecipe pi:factor=4 seed 0"]
+    assert cpt["long_len"] == 1024 and lr["long_len"] == round(0.3 * 1024)
+    assert startup_error(cpt, ctx.profile) == startup_error(lr, ctx.profile) == ""

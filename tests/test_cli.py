@@ -171,7 +171,8 @@ def test_tokenizer_mismatch_names_both(tmp_path, capsys):
     ]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert "tokenizer of" in err and "differs from that of 'tiny-random'" in err
+    assert "drift: tokenizer mismatch" in err and "original 'tiny-random' has 259 tokens" in err
+    assert "first '<extra>' (id 259)" in err
 
 
 def test_reproduce_kernel_from_committed_csv(tmp_path, monkeypatch):

@@ -143,6 +143,12 @@ def cmd_drift(args: argparse.Namespace) -> int:
     )  # fmt: skip
     check_extensions(cfg.original, cfg.rope)
     check_drift_out(Path(args.out), cfg.to_dict())
+    if cfg.extended:  # before any weights load: both tokenizers, then both configs
+        from longred_bench.jobs.same_tokens import check_drift_shapes, check_same_tokens
+
+        check_same_tokens(cfg.original, cfg.extended, who="drift", role="original",
+                          why="drift feeds both models the original's token ids")  # fmt: skip
+        check_drift_shapes(cfg.original, cfg.extended, who="drift")
     from longred_bench.jobs.drift import drift_command
 
     paths = drift_command(cfg, Path(args.out), progress=not args.quiet)
@@ -329,6 +335,9 @@ def cmd_train(args: argparse.Namespace) -> int:
         window = model.window if cfg.model == model.name else None
         print(describe_plan_with_data(cfg, window, plan_tokenizer(cfg)))
         return 0
+    from longred_bench.jobs.same_tokens import check_training_models
+
+    check_training_models(cfg.to_dict())  # teacher, init, merge_with: before any weights load
     from longred_bench.jobs.train import train_command
 
     final = train_command(cfg, Path(args.out), resume=args.resume, progress=not args.quiet)

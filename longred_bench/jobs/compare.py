@@ -68,26 +68,26 @@ def rows(cfg: CompareConfig) -> list[tuple[str, Entry, str]]:
     ]
 
 
-def _describe(tokenizer: Any) -> str:
-    name = getattr(tokenizer, "name_or_path", "") or "?"
-    return f"{type(tokenizer).__name__} {name!r}, {len(tokenizer.get_vocab())} tokens"
-
-
-def check_tokenizers(cfg: CompareConfig) -> None:
-    """Raise :class:`UserError` naming both tokenizers if a checkpoint's differs."""
-    from longred_bench.models.loading import load_tokenizer
+def check_tokenizers(cfg: CompareConfig, *, note: bool = True) -> None:
+    """Raise :class:`UserError` naming both tokenizers and their first difference if a
+    checkpoint's differs; with drift among the suites, one whose layer count or vocabulary size
+    drift would refuse (after every evaluation); from tokenizers and configs, before any weights
+    load. With ``note``, a checkpoint of the same vocabulary that encodes a text otherwise gets
+    one line."""
+    from longred_bench.jobs.same_tokens import (
+        check_drift_shapes,
+        check_same_tokens,
+        note_other_encoding,
+    )
 
     if not cfg.extended:
         return
-    base = load_tokenizer(cfg.original)
-    vocab = base.get_vocab()
-    for spec in cfg.extended:
-        other = load_tokenizer(spec)
-        if other.get_vocab() != vocab:
-            raise UserError(
-                f"tokenizer mismatch: {spec!r} has {_describe(other)}, original "
-                f"{cfg.original!r} has {_describe(base)}; compare needs the same tokenizer"
-            )
+    check_same_tokens(cfg.original, cfg.extended, who="compare", role="original",
+                      why="compare needs the same tokenizer")  # fmt: skip
+    if "drift" in cfg.suites:
+        check_drift_shapes(cfg.original, cfg.extended, who="compare")
+    if note:
+        note_other_encoding(cfg.original, cfg.extended, who="compare")
 
 
 def slug(text: str) -> str:

@@ -156,6 +156,7 @@ def compare_pairs(spec: str, out: Path, *, command: str, progress: bool = True) 
 
     settings, pairs, source = load_pairs(spec)
     configs = [(pair, pair_config(settings, pair)) for pair in pairs]  # all checked first
+    _check_tokenizers(configs)
     written: list[Path] = []
     index = [f"# Published extensions against their originals ({Path(source).name})", "",
              f"Command: `{command}`.", "", "| original | window | extended (window) | report |",
@@ -167,3 +168,19 @@ def compare_pairs(spec: str, out: Path, *, command: str, progress: bool = True) 
                      f"[{pair.slug}/compare.md]({pair.slug}/compare.md) |")  # fmt: skip
     (out / "pairs.md").write_text("\n".join(index) + "\n", encoding="utf-8")
     return [*written, out / "pairs.md"]
+
+
+def _check_tokenizers(configs: list[tuple[Pair, Any]]) -> None:
+    """Every pair's extended models share its original's tokenizer, checked before the first
+    pair runs (not when its turn comes, after the pairs before it); a model that does not load
+    here is left to stop its own pair when it runs."""
+    from longred_bench.jobs.compare import check_tokenizers
+    from longred_bench.jobs.same_tokens import Mismatch
+
+    for pair, cfg in configs:
+        try:
+            check_tokenizers(cfg, note=False)  # noted when the pair runs
+        except Mismatch as exc:
+            raise Mismatch(f"pair {pair.original}: {exc}") from None
+        except UserError:
+            continue

@@ -200,6 +200,7 @@ def reproduce(
     fetch_missing(needed_sources(steps), progress=progress)
     if steps:
         check_model(prof, fallback_for, extensions)
+        check_teachers(prof, steps)
     paths: list[Path] = []
     for ctx in ctxs:
         if progress and len(ctxs) > 1:
@@ -247,6 +248,7 @@ def _unit_by_unit(
     step, steps = cluster.unit_step(ctx, unit)
     check_can_run(ctx.profile, [step])
     check_model(ctx.profile, fallback_for, extensions_of({ctx.table: [step]}))
+    check_teachers(ctx.profile, [step])
     print(cluster.run_unit(ctx, step, steps), flush=True)
     return []
 
@@ -362,6 +364,21 @@ def check_can_run(profile: Profile, steps: list[Step], force: bool = False) -> N
         from longred_bench.evaluation.paper_suite import check_units
 
         check_units(pending_tasks(paper), f"profile {profile.name}")
+
+
+def check_teachers(profile: Profile, steps: list[Step]) -> None:
+    """A training unit of ``steps`` still to run whose teacher (set in the profile) has another
+    tokenizer than its model is refused in one line naming the unit, before any unit runs (not
+    when its turn comes, after the table's other units)."""
+    from longred_bench.jobs.same_tokens import Mismatch, check_training_models
+
+    for step in steps:
+        if step.unit.kind == "train" and _needed(step, False):
+            try:
+                check_training_models(step.unit.config, roles=("teacher",))
+            except Mismatch as exc:
+                raise UserError(f"profile {profile.source or profile.name}: {step.label}: "
+                                f"{exc}") from None  # fmt: skip
 
 
 def _code_eval_units(ctx: Context) -> bool:

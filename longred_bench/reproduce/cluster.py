@@ -260,7 +260,8 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     ``array-N-1gpu.sbatch``, as is the report job; each job's resources are :func:`resources`.
     Every job runs with the table's options, in this directory, on this process's run cache
     (``LONGRED_CACHE``, which the units' cached or not was read from) and, where it is set, its
-    ``PYTHONPATH`` (a source checkout run without installing it runs on every node too).
+    ``PYTHONPATH`` (the same module search path on every node, whatever the shell that
+    submits).
     ``code_eval``: the jobs run code tasks the user allowed, so they export
     ``HF_ALLOW_CODE_EVAL=1``. ``pinned``: the
     model this process planned with, where the profile states a hub model with an offline
@@ -282,7 +283,7 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     args = f"--profile {shlex.quote(profile_arg(ctx.profile))}{option_args(ctx.options)}"
     setup = ["set -euo pipefail", f"cd {shlex.quote(str(Path.cwd()))}",
              f"export {ENV_VAR}={shlex.quote(os.path.abspath(cache_dir()))}",
-             *([f"export PYTHONPATH={shlex.quote(tree)}  # the source tree this was emitted from"]
+             *([f"export PYTHONPATH={shlex.quote(tree)}  # as where this was emitted"]
                if (tree := os.environ.get("PYTHONPATH")) else []),
              *(["export HF_ALLOW_CODE_EVAL=1"] if code_eval else []),
              *{"fallback": ["export HF_HUB_OFFLINE=1  # the fallback model, as when emitted"],

@@ -243,6 +243,10 @@ def _unit_by_unit(
         print(cluster.list_units(ctx), end="")
         return []
     if emit_slurm is not None:
+        steps = get_spec(ctx.table).steps(ctx)
+        if config_at_hand(ctx.profile.model.name):  # here, not on every node (nothing fetched)
+            check_model(ctx.profile, fallback_for, extensions_of({ctx.table: steps}))
+        check_teachers(ctx.profile, steps)
         return cluster.emit_slurm(ctx, emit_slurm, out, code_eval=_code_eval_units(ctx),
                                   pinned=pinned)  # fmt: skip
     step, steps = cluster.unit_step(ctx, unit)
@@ -372,10 +376,14 @@ def check_teachers(profile: Profile, steps: list[Step]) -> None:
     when its turn comes, after the table's other units)."""
     from longred_bench.jobs.same_tokens import Mismatch, check_training_models
 
+    seen: set[tuple[Any, ...]] = set()
     for step in steps:
-        if step.unit.kind == "train" and _needed(step, False):
+        cfg = step.unit.config
+        pair = (cfg.get("recipe"), cfg.get("model"), cfg.get("teacher"), bool(cfg.get("layers")))
+        if step.unit.kind == "train" and pair not in seen and _needed(step, False):
+            seen.add(pair)  # each model and teacher once: a tokenizer loads in seconds
             try:
-                check_training_models(step.unit.config, roles=("teacher",))
+                check_training_models(cfg, roles=("teacher",))
             except Mismatch as exc:
                 raise UserError(f"profile {profile.source or profile.name}: {step.label}: "
                                 f"{exc}") from None  # fmt: skip

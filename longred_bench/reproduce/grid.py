@@ -180,19 +180,21 @@ class TrainedRow:
             cfg = replay_within_budget(cfg)
         # An extension whose window is shorter than the recipe's long length (PI x2 of a
         # 256-token model: 512) trains at its whole window, not beyond it; LongRecipe, whose
-        # samples must lie below the window it spreads them over, at its paper's share of it.
+        # samples must lie below the window it spreads them over, at its paper's share of it
+        # (at least the original window, as PoSE's and RPES's, and below the extended one).
         window = extension_window(grid, self.extension)
         if cfg.recipe in WITHIN_SHARE and window <= cfg.long_len:
-            cfg = cfg.replace(long_len=max(1, round(WITHIN_SHARE[cfg.recipe] * window)))
+            share = round(WITHIN_SHARE[cfg.recipe] * window)
+            cfg = cfg.replace(long_len=min(window - 1, max(prof.model.window, share)))
         elif window < cfg.long_len:
             cfg = cfg.replace(long_len=window)
         return at_original_window(cfg, prof.model.window)
 
 
 # Recipes whose long samples lie within the extended window (spread over it), with the share of
-# that window they take where the profile's long length does not fit below it: LongRecipe's
-# "about 30% of the target window" (PoSE and RPES take the original window:
-# ORIGINAL_WINDOW_RECIPES).
+# that window they take where the profile's long length does not fit below it (at least the
+# original window): LongRecipe's "about 30% of the target window" (PoSE and RPES take the
+# original window: ORIGINAL_WINDOW_RECIPES).
 WITHIN_SHARE = {"longrecipe": 0.3}
 
 

@@ -119,14 +119,17 @@ def test_a_window_the_model_does_not_have_is_refused_before_any_run(tmp_path, ca
     assert str(wrong) in err and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("command", [["--unit", "train_cpt_abf:theta=5e3_seed_0"], ["--quiet"]])
+@pytest.mark.parametrize("command", [["--unit", "train_cpt_abf:theta=5e3_seed_0"], ["--quiet"],
+                                     ["--emit-slurm", "jobs"]])  # fmt: skip
 def test_an_extension_the_model_cannot_take_is_refused_before_any_unit(
     tmp_path, monkeypatch, capsys, command
 ):
     """An ABF base below the model's own is refused in one line naming the file, the extension
     and its tables, by ``--unit`` and before a table's first unit (and before any data is
-    fetched), not at the start of that unit."""
+    fetched), and by ``--emit-slurm`` before any script is written, not at the start of that
+    unit."""
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
     low = tmp_path / "low.yaml"
     low.write_text("extends: smoke\nruns: {extensions: ['abf:theta=5e3', 'pi:factor=4']}\n")
     out = tmp_path / "out"
@@ -136,6 +139,7 @@ def test_an_extension_the_model_cannot_take_is_refused_before_any_unit(
     assert err.count("\n") == 1 and str(low) in err, err
     assert "extension abf:theta=5e3 (table3) does not apply to tiny-random: ABF needs theta " in err
     assert not out.exists() and not (tmp_path / "cache").exists()
+    assert not (tmp_path / "jobs").exists()
 
 
 def test_the_dry_run_of_a_local_model_checks_its_window_and_extensions(tmp_path, monkeypatch,

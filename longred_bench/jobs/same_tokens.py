@@ -17,7 +17,7 @@ refuse earlier what would fail (or be wrong) later, and change no unit's result.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from longred_bench.errors import UserError
@@ -58,6 +58,16 @@ def vocab_difference(theirs: Mapping[str, int], ours: Mapping[str, int]) -> str 
     return "; ".join(parts)
 
 
+def _loaded(reference: str, others: Iterable[str], load: Any) -> Iterator[tuple[str, Any, Any]]:
+    """``(spec, load(reference), load(spec))`` for each of ``others`` once, in order, but
+    ``reference`` itself; ``reference`` is loaded once, and only where there is another."""
+    others = [s for s in dict.fromkeys(others) if s != reference]
+    if others:
+        base = load(reference)
+        for spec in others:
+            yield spec, base, load(spec)
+
+
 def check_same_tokens(
     reference: str, others: Iterable[str], *, who: str, role: str, why: str
 ) -> None:
@@ -66,12 +76,7 @@ def check_same_tokens(
     (the command), both tokenizers, the first difference and ``why`` the two must agree."""
     from longred_bench.models.loading import load_tokenizer
 
-    others = [s for s in dict.fromkeys(others) if s != reference]
-    if not others:
-        return
-    base = load_tokenizer(reference)
-    for spec in others:
-        tok = load_tokenizer(spec)
+    for spec, base, tok in _loaded(reference, others, load_tokenizer):
         diff = vocab_difference(tok.get_vocab(), base.get_vocab())
         if diff is not None:
             raise Mismatch(f"{who}: tokenizer mismatch: {spec!r} has {describe(tok)}, {role} "
@@ -84,12 +89,8 @@ def note_other_encoding(reference: str, others: Iterable[str], *, who: str) -> N
     documents are scored as other token sequences."""
     from longred_bench.models.loading import load_tokenizer
 
-    others = [s for s in dict.fromkeys(others) if s != reference]
-    if not others:
-        return
-    want = list(load_tokenizer(reference)(PROBE)["input_ids"])
-    for spec in others:
-        got = list(load_tokenizer(spec)(PROBE)["input_ids"])
+    for spec, base, tok in _loaded(reference, others, load_tokenizer):
+        got, want = list(tok(PROBE)["input_ids"]), list(base(PROBE)["input_ids"])
         if got != want:
             print(f"[{who}] note: {spec!r} encodes a text otherwise than {reference!r} with the "
                   f"same vocabulary ({_first_ids(got)} against {_first_ids(want)}): its "
@@ -110,12 +111,7 @@ def check_drift_shapes(original: str, others: Iterable[str], *, who: str) -> Non
     every evaluation of ``compare``); from the configs alone."""
     from longred_bench.models.loading import load_config
 
-    others = [s for s in dict.fromkeys(others) if s != original]
-    if not others:
-        return
-    base = load_config(original)
-    for spec in others:
-        config = load_config(spec)
+    for spec, base, config in _loaded(original, others, load_config):
         for key, what in DRIFT_KEYS:
             theirs, ours = getattr(config, key, None), getattr(base, key, None)
             if theirs != ours:

@@ -166,15 +166,21 @@ def test_eval_corpus_is_refused_on_a_suite_that_reads_none(tmp_path, capsys):
     )
 
 
-@pytest.mark.parametrize("kind", ["folder", "gguf"])
+@pytest.mark.parametrize("kind", ["folder", "gguf", "pad"])
 def test_a_broken_local_model_is_one_line(tmp_path, capsys, kind):
-    """A folder whose config.json names no model type, or a file that is no GGUF: a one-line
-    error naming the model before anything loads, not transformers' traceback."""
-    if kind == "folder":
+    """A folder whose config.json names no model type or a padding id its embeddings cannot
+    hold, or a file that is no GGUF: a one-line error naming the model before anything loads,
+    not transformers' traceback."""
+    if kind in ("folder", "pad"):
         spec = tmp_path / "m"
         spec.mkdir()
-        (spec / "config.json").write_text("{}")
-        expected = "its config.json names no model_type"
+        config = {"model_type": "llama", "vocab_size": 250, "pad_token_id": 258}
+        (spec / "config.json").write_text("{}" if kind == "folder" else json.dumps(config))
+        expected = (
+            "its config.json names no model_type"
+            if kind == "folder"
+            else "its config.json's pad_token_id 258 is not below its vocab_size 250"
+        )
     else:
         spec = tmp_path / "m.gguf"
         spec.write_text("junk\n")

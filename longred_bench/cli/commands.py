@@ -49,8 +49,9 @@ def check_models(*specs: str, offline: bool = False) -> None:
 
 def check_model_files(spec: str) -> None:
     """Refuse a local model transformers could not read, in one line: a folder whose
-    ``config.json`` is no JSON mapping or names no ``model_type``, a ``.gguf`` file without the
-    GGUF magic bytes. Anything else is left to the loader."""
+    ``config.json`` is no JSON mapping, names no ``model_type`` or has a special token id (pad,
+    BOS, EOS) at or above its ``vocab_size``, a ``.gguf`` file without the GGUF magic bytes.
+    Anything else is left to the loader."""
     import json
 
     path = Path(spec).expanduser()
@@ -64,6 +65,15 @@ def check_model_files(spec: str) -> None:
         if not isinstance(config, dict) or "model_type" not in config:
             raise UserError(f"model {spec!r}: its config.json names no model_type, so no "
                             "model class reads it; give a Hugging Face model folder")  # fmt: skip
+        vocab = config.get("vocab_size")
+        for key in ("pad_token_id", "bos_token_id", "eos_token_id"):
+            ids = config.get(key)
+            ids = ids if isinstance(ids, list) else [ids]
+            bad = [i for i in ids if isinstance(i, int) and isinstance(vocab, int) and i >= vocab]
+            if bad:
+                raise UserError(f"model {spec!r}: its config.json's {key} {bad[0]} is not below "
+                                f"its vocab_size {vocab}, so its embeddings cannot hold it; "
+                                "fix the config's vocab_size or token ids")  # fmt: skip
     elif path.suffix == ".gguf" and path.is_file():
         with path.open("rb") as f:
             if f.read(4) != b"GGUF":

@@ -15,14 +15,26 @@ import pytest
 def test_no_generic_top_level_modules(tmp_path):
     # Run from an empty directory so the checkout itself is not on sys.path: this checks the
     # installation, as a user's interpreter sees it.
+    # Another distribution's module of that name (Hugging Face's `kernels`, which transformers
+    # may require) is not this package's: only one from this checkout would be.
+    root = Path(__file__).resolve().parent.parent
     probe = (
-        "import importlib.util as u, longred_bench.kernels, longred_bench.training;"
-        "print(u.find_spec('kernels'), u.find_spec('training'))"
+        "import importlib.metadata as m, importlib.util as u\n"
+        "import longred_bench.kernels, longred_bench.training\n"
+        "owners = m.packages_distributions()\n"
+        "for name in ('kernels', 'training'):\n"
+        "    spec = u.find_spec(name)\n"
+        "    origin = spec.origin if spec is not None and spec.origin else None\n"
+        "    print(origin, ','.join(owners.get(name, [])) or None)"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True
     )
-    assert out.stdout.split() == ["None", "None"]
+    found = [line.split() for line in out.stdout.splitlines()]
+    assert len(found) == 2 and all(len(f) == 2 for f in found), out.stdout
+    for origin, owners in found:
+        assert origin == "None" or not Path(origin).resolve().is_relative_to(root), origin
+        assert "longred-bench" not in owners.replace("_", "-").split(","), owners
 
 
 def test_mapped_subpackages_import():

@@ -133,7 +133,8 @@ def check_training_models(config: Mapping[str, Any], *, roles: tuple[str, ...] =
         return
     checks = []
     teacher = config.get("teacher")
-    if "teacher" in roles and teacher not in (None, model) and METHODS[recipe].TEACHER:
+    distils = "teacher" in roles and teacher not in (None, model) and METHODS[recipe].TEACHER
+    if distils:
         checks.append(("teacher", teacher, "distillation feeds the teacher the student's token "
                        "ids"))  # fmt: skip
     if "init" in roles and config.get("init"):
@@ -144,7 +145,7 @@ def check_training_models(config: Mapping[str, Any], *, roles: tuple[str, ...] =
                        "embeddings token id by token id"))  # fmt: skip
     for key, spec, why in checks:
         check_same_tokens(model, [spec], who=f"train: {key}", role="model", why=why)
-    if checks and checks[0][0] == "teacher" and recipe == "longred" and not config.get("layers"):
+    if distils and recipe == "longred" and not config.get("layers"):
         from longred_bench.models.loading import load_config
 
         theirs, ours = load_config(teacher).vocab_size, load_config(model).vocab_size

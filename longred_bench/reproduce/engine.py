@@ -194,12 +194,15 @@ def reproduce(
     by_table = {c.table: get_spec(c.table).steps(c) for c in ctxs}
     steps = [s for table_steps in by_table.values() for s in table_steps]
     check_can_run(prof, steps, force=force)
-    extensions = extensions_of(by_table)
-    if steps and config_at_hand(prof.model.name):  # before any data is fetched
-        check_model(prof, fallback_for, extensions)
+    # The model and its extensions before any data is fetched where its config is at hand,
+    # else once the fetch has brought it (a zoo model is a fetched source).
+    at_hand = config_at_hand(prof.model.name)
+    if steps and at_hand:
+        check_model(prof, fallback_for, extensions_of(by_table))
     fetch_missing(needed_sources(steps), progress=progress)
+    if steps and not at_hand:
+        check_model(prof, fallback_for, extensions_of(by_table))
     if steps:
-        check_model(prof, fallback_for, extensions)
         check_teachers(prof, steps)
     paths: list[Path] = []
     for ctx in ctxs:
@@ -294,10 +297,11 @@ def extensions_of(by_table: dict[str, list[Step]]) -> dict[str, list[str]]:
 
 
 def local_model(name: str) -> bool:
-    """Whether model ``name`` is a local folder or ``.gguf`` file (not a zoo name or hub id)."""
-    from longred_bench.models.names import zoo_names
+    """Whether model ``name`` is a local folder or ``.gguf`` file (not a zoo name or hub id;
+    a local path that cannot be a model is refused as :func:`~.names.check_local` says)."""
+    from longred_bench.models.names import check_local, zoo_names
 
-    return name not in zoo_names() and Path(name).expanduser().exists()
+    return name not in zoo_names() and check_local(name)
 
 
 def config_at_hand(name: str) -> bool:

@@ -19,6 +19,7 @@ Conventions shared by all implementations:
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import torch
@@ -89,7 +90,7 @@ def _resolve_scale(name: str, scale: object, head_dim: int) -> float:
         if scale.numel() != 1:
             raise ValueError(f"relation_kl: {name} must be a number, got a tensor of {scale.shape}")
         scale = scale.item()
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
         raise ValueError(f"relation_kl: {name} must be a number or None, got {scale!r}")
     if not math.isfinite(scale):
         raise ValueError(f"relation_kl: {name} must be finite, got {scale}")

@@ -25,6 +25,7 @@ teacher and student give exactly 0.  No autograd: use :mod:`.chunked` when a gra
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -46,13 +47,22 @@ class TeacherTerms:
 
     ``queries`` ``[B, H, n, d]`` and ``keys`` ``[B, H, n, d]`` (kv heads repeated to the query
     heads) in compute dtype; ``neg_entropy`` ``[B, H, n]`` fp64, ``sum_j P_t log P_t`` per row;
-    ``scale`` the teacher's softmax scale.
+    ``scale`` the teacher's softmax scale; ``mask`` (bool ``[B, n]`` or None) and ``causal`` as
+    they were computed, which :func:`relation_kl_stats` checks against its own call.
     """
 
     queries: torch.Tensor
     keys: torch.Tensor
     neg_entropy: torch.Tensor
     scale: float
+    mask: torch.Tensor | None = None
+    causal: bool = True
+
+
+def _last_dim_dense(x: torch.Tensor) -> torch.Tensor:
+    """``x`` itself where its last dimension is dense (stride 1), else a contiguous copy: the CPU
+    flash-attention op reads the last dimension as if it were dense, whatever its stride."""
+    return x if x.stride(-1) == 1 else x.contiguous()
 
 
 def stats_supported(device: torch.device | str) -> bool:
@@ -102,6 +112,7 @@ def _attend(
     """Flash attention ``softmax(scale q k^T) v`` and its row log-sum-exp ``[B, H, n]``."""
     causal = args.causal and add_mask is None
     flash = getattr(torch.ops.aten, _FLASH_CPU)
+    q, k, v = (_last_dim_dense(x) for x in (q, k, v))
     out, lse = flash(q, k, v, 0.0, causal, attn_mask=add_mask, scale=scale)
     return out, lse
 
@@ -126,6 +137,7 @@ def attention_with_lse(
     k = _repeat_heads(k, heads, q.dtype)
     v = _repeat_heads(v, heads, q.dtype)
     flash = getattr(torch.ops.aten, _FLASH_CPU)
+    q, k, v = (_last_dim_dense(x) for x in (q, k, v))
     out, lse = flash(q, k, v, 0.0, True, scale=scale)
     return out, lse
 
@@ -149,7 +161,24 @@ def teacher_terms(
     k = _repeat_heads(b_t, args.query_heads, args.compute_dtype)
     kbar, lse = _attend(q, k, k, args.scale_t, args, _additive_mask(args, a_t.device))
     neg_entropy = args.scale_t * _row_dot(q, kbar) - lse.double()
-    return TeacherTerms(q, k, neg_entropy, args.scale_t)
+    return TeacherTerms(q, k, neg_entropy, args.scale_t, args.mask, args.causal)
+
+
+def _check_teacher(teacher: TeacherTerms, args: RelationKLArgs, scale_t: object) -> None:
+    """``teacher`` (:func:`teacher_terms`) was computed for this call: same mask, causality and
+    (where one is given) teacher scale; a ``ValueError`` naming the difference otherwise."""
+    where = "relation_kl_stats: teacher terms were computed"
+    if scale_t is not None and not math.isclose(teacher.scale, args.scale_t, rel_tol=1e-12):
+        raise ValueError(f"{where} at scale_t {teacher.scale:g}, not {args.scale_t:g}: "
+                         "compute them again")  # fmt: skip
+    if teacher.causal != args.causal:
+        raise ValueError(f"{where} with causal={teacher.causal}, not {args.causal}: "
+                         "compute them again")  # fmt: skip
+    had, has = teacher.mask, args.mask
+    if (had is None) != (has is None) or (
+        had is not None and has is not None and not torch.equal(had, has)  # other shapes: False
+    ):
+        raise ValueError(f"{where} with another mask: compute them with this call's mask")
 
 
 def relation_kl_stats(
@@ -174,12 +203,16 @@ def relation_kl_stats(
     the student's scores ``scale_s a_s b_s^T`` under the same mask, e.g. from the student's own
     attention call (:func:`attention_with_lse`), which saves one of the three fused calls.
     Raises ``ValueError`` when a gradient would be needed, off CPU, when the student's and
-    teacher's head dims differ, or when ``student_lse`` has the wrong shape.
+    teacher's head dims differ, when ``student_lse`` has the wrong shape, or when ``teacher``
+    was computed with another mask, causality or (given here) ``scale_t``. Inputs whose last
+    dimension is strided are copied dense first.
     """
     args = prepare_relation_kl_args(a_s, b_s, a_t, b_t, mask, causal, scale_s, scale_t, reduction)
     _check_forward_only(args, a_s, b_s, a_t, b_t)
     if teacher is None:
         teacher = teacher_terms(a_t, b_t, mask=args.mask, causal=causal, scale_t=args.scale_t)
+    else:
+        _check_teacher(teacher, args, scale_t)
     add_mask = _additive_mask(args, a_s.device)
     cdt = args.compute_dtype
     q_s = a_s.to(cdt)

@@ -427,6 +427,17 @@ def test_bad_block_size_raises(block_size) -> None:
         relation_kl_chunked(*make_inputs(seq=5), block_size=block_size)
 
 
+def test_numpy_scalars_are_accepted_as_scales() -> None:
+    """numpy's float32 is a real number too (it was refused as 'not a number')."""
+    import numpy as np
+
+    inputs = make_inputs(seq=7)
+    for scale in (np.float32(0.3), np.float64(0.3), np.int64(1)):
+        got = relation_kl(*inputs, scale_s=scale, scale_t=scale, reduction="none")
+        want = relation_kl(*inputs, scale_s=float(scale), scale_t=float(scale), reduction="none")
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
 def test_float_mask_is_accepted() -> None:
     inputs = make_inputs(seq=9)
     bool_mask = make_mask("left", 2, 9)

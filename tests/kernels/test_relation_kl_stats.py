@@ -125,3 +125,48 @@ def test_stats_refuses_gradients_and_unequal_head_dims() -> None:
     with torch.no_grad():
         relation_kl(*inputs, impl="stats")  # under no_grad the same inputs are fine
     assert stats_supported("cpu") and not stats_supported("meta")
+
+
+def _last_dim_strided(x: torch.Tensor) -> torch.Tensor:
+    """``x``'s values in a tensor whose last dimension has a stride above 1."""
+    out = x.transpose(-1, -2).contiguous().transpose(-1, -2)
+    assert out.stride(-1) != 1
+    return out
+
+
+@pytest.mark.parametrize("which", range(4))
+@torch.no_grad()
+def test_stats_reads_inputs_with_a_strided_last_dimension(which: int) -> None:
+    """The CPU flash op reads the last dimension as dense: a strided input is copied first
+    (it gave errors of 1e37 or NaN before), for every one of the four inputs."""
+    inputs = list(make_inputs(heads=4, kv_s=2, kv_t=1, seq=33, d_s=8, d_t=8))
+    ref = relation_kl_naive(*inputs, reduction="none")
+    inputs[which] = _last_dim_strided(inputs[which])
+    torch.testing.assert_close(
+        relation_kl(*inputs, reduction="none", impl="stats"), ref, rtol=0, atol=1e-11
+    )
+
+
+@torch.no_grad()
+def test_attention_with_lse_reads_strided_inputs() -> None:
+    q, k, _, _ = make_inputs(heads=4, kv_s=2, kv_t=2, seq=20, d_s=8, d_t=8, dtype=torch.float32)
+    v = torch.randn(k.shape, generator=torch.Generator().manual_seed(5))
+    dense, lse = attention_with_lse(q, k, v, 0.3)
+    for strided in ((_last_dim_strided(q), k, v), (q, _last_dim_strided(k), _last_dim_strided(v))):
+        out, lse2 = attention_with_lse(*strided, 0.3)
+        assert torch.equal(out, dense) and torch.equal(lse2, lse)
+
+
+def test_stats_refuses_teacher_terms_of_another_call() -> None:
+    """Teacher terms computed without the call's mask, with another scale_t or causality are
+    refused (a mask-less terms object gave 0.226 for 0.474 before)."""
+    inputs = make_inputs(heads=4, kv_s=2, kv_t=1, seq=30, dtype=torch.float32)
+    mask = make_mask("left", 2, 30)
+    with torch.no_grad():
+        plain = teacher_terms(inputs[2], inputs[3], scale_t=0.2)
+        with pytest.raises(ValueError, match="another mask"):
+            relation_kl_stats(*inputs, mask=mask, scale_t=0.2, teacher=plain)
+        with pytest.raises(ValueError, match=r"scale_t 0\.2, not 0\.3"):
+            relation_kl_stats(*inputs, scale_t=0.3, teacher=plain)
+        with pytest.raises(ValueError, match="causal=True, not False"):
+            relation_kl_stats(*inputs, causal=False, scale_t=0.2, teacher=plain)

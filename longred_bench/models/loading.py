@@ -4,14 +4,16 @@
 file or a zoo name (:mod:`longred_bench.models.zoo`) and returns the model in fp32 on CPU (or the
 dtype and device asked for) with its tokenizer. ``extend(model, rope)`` returns an independent copy
 whose config carries the new ``rope_parameters`` and target ``max_position_embeddings``; the rotary
-embedding modules are rebuilt from that config, the weights are cloned. Nothing in transformers is
-copied or patched: the change goes through the config alone.
+embedding modules are rebuilt from that config (for dynamic NTK, from a copy at the original
+window: :func:`rotary_config`), the weights are cloned. Nothing in transformers is copied or
+patched: the change goes through the config alone.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +33,22 @@ from longred_bench.models.zoo import (
     model_file_error,
     zoo_dir,
 )
+
+_RECORDED_WINDOW = (
+    "Unrecognized keys in `rope_parameters` for 'rope_type'='dynamic': "
+    "{'original_max_position_embeddings'}"
+)
+
+
+class _RecordedWindow(logging.Filter):
+    """Keeps transformers' warning off a dynamic config's recorded original window, a key it
+    does not read (:func:`rotary_config` does); any other unrecognized key is still said."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != _RECORDED_WINDOW
+
+
+logging.getLogger("transformers.modeling_rope_utils").addFilter(_RecordedWindow())
 
 _DAMAGED_FIX = "replace the damaged files (a cached copy: delete the folder and run again)"
 
@@ -71,9 +89,22 @@ def original_rope(config: object) -> OriginalRope:
 
 
 def extended_config(config: object, rope: str | RopeSpec) -> object:
-    """A deep copy of ``config`` with the extension's ``rope_parameters`` and target window."""
+    """A deep copy of ``config`` with the extension's ``rope_parameters`` and target window. A
+    config whose RoPE is already scaled (a ``rope_type`` other than ``default``: Llama 3.1's
+    ``llama3``, an extended checkpoint) is refused: the new parameters would replace that
+    scaling, not add to it."""
     spec = parse_rope_spec(rope) if isinstance(rope, str) else rope
-    params, target = rope_parameters(spec, original_rope(config))
+    original = original_rope(config)
+    kind = (getattr(config, "rope_parameters", None) or {}).get("rope_type", "default")
+    if kind != "default":
+        factor = config.rope_parameters.get("factor")
+        raise UserError(
+            f"RoPE spec {spec.label()}: the model's RoPE is already scaled ({kind}"
+            f"{f', factor {factor:g}' if isinstance(factor, int | float) else ''}, window "
+            f"{original.max_position_embeddings}); an extension would replace that scaling, not "
+            "add to it: extend the model it was made from, or evaluate this one without --rope"
+        )
+    params, target = rope_parameters(spec, original)
     new = copy.deepcopy(config)
     new.rope_parameters = params
     new.max_position_embeddings = target
@@ -86,10 +117,34 @@ def extend(model: PreTrainedModel, rope: str | RopeSpec) -> PreTrainedModel:
     new = copy.deepcopy(model)
     for key in ("rope_parameters", "max_position_embeddings"):
         setattr(new.config, key, getattr(new_config, key))
-    device = next(model.parameters()).device
-    for parent, attr, module in rotary_modules(new):
-        setattr(parent, attr, type(module)(config=new.config).to(device))
+    _build_rotary(new)
     return new
+
+
+def rotary_config(config: object) -> object:
+    """The config a rotary module of a model with ``config`` is built from: ``config`` itself,
+    or for dynamic NTK a copy whose ``max_position_embeddings`` is the original window recorded
+    in its ``rope_parameters``. transformers' dynamic scaling takes the window its module is
+    built with as the trained one and scales the base only past it: built with the target, a
+    ``dynamic:factor=4`` model is the original model up to four times its window."""
+    params = getattr(config, "rope_parameters", None) or {}
+    window = params.get("original_max_position_embeddings")
+    if params.get("rope_type") != "dynamic" or not window:
+        return config
+    if int(window) == int(config.max_position_embeddings):
+        return config
+    built = copy.deepcopy(config)
+    built.max_position_embeddings = int(window)
+    return built
+
+
+def _build_rotary(model: PreTrainedModel) -> None:
+    """Every rotary module of ``model`` built again from its config (:func:`rotary_config`), on
+    the device of its weights."""
+    device = next(model.parameters()).device
+    config = rotary_config(model.config)
+    for parent, attr, module in rotary_modules(model):
+        setattr(parent, attr, type(module)(config=config).to(device))
 
 
 def rotary_modules(model: torch.nn.Module) -> list[tuple[torch.nn.Module, str, torch.nn.Module]]:
@@ -193,6 +248,8 @@ def load(
     else:
         loaded = _load_pretrained(spec, dtype, trust_remote_code)
     loaded.model.to(device=device, dtype=dtype).eval()
+    if rotary_config(loaded.model.config) is not loaded.model.config:  # a saved dynamic model
+        _build_rotary(loaded.model)
     if rope is not None:
         loaded = LoadedModel(extend(loaded.model, rope), loaded.tokenizer, spec, rope)
         loaded.model.eval()

@@ -18,12 +18,19 @@ llama3      llama3                               factor or max_len; theta, low_f
 
 ``max_len`` sets the target ``max_position_embeddings`` directly (and, for the methods with a
 factor, the factor ``max_len`` / the original window); otherwise it is the original window
-times ``factor``.
+times ``factor``. Every value is a finite number; ``theta`` and the YaRN and llama3 options are
+above 0 and ``max_len`` is a whole number; a key given twice is refused.
+
+``dynamic`` records the original window as ``original_max_position_embeddings`` (as YaRN and
+llama3 do): transformers' dynamic NTK scales the base only past the window its rotary module is
+built with, so :func:`longred_bench.models.loading.extend` builds it with the original window,
+not the target (with the target, a ``dynamic:factor=4`` model was the original one up to 4x).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,21 +84,48 @@ class OriginalRope:
 
 
 def _fmt(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() and abs(value) < 1e6 else f"{value:g}"
+    if float(value).is_integer() and abs(value) < 1e6:
+        return str(int(value))
+    short = f"{value:g}"  # every digit where 6 significant ones lose some: labels name units
+    return short if float(short) == value else repr(float(value))
+
+
+_POSITIVE = ("theta", "beta_fast", "beta_slow", "attention_factor", "low_freq_factor",
+             "high_freq_factor", "max_len")  # fmt: skip
+
+
+def _number(text: str, key: str, value: object) -> float:
+    """``value`` of ``key`` as a finite float (a JSON bool is not a number); a one-line error
+    naming the spec otherwise."""
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        raise UserError(f"RoPE spec {text!r}: {key}={value!r} is not a number") from None
+    if not math.isfinite(number):
+        raise UserError(f"RoPE spec {text!r}: {key}={value!r} must be a finite number")
+    if key in _POSITIVE and number <= 0:
+        raise UserError(f"RoPE spec {text!r}: {key} must be above 0 (got {_fmt(number)})")
+    if key == "max_len" and not number.is_integer():
+        raise UserError(f"RoPE spec {text!r}: max_len must be a whole number of tokens "
+                        f"(got {_fmt(number)})")  # fmt: skip
+    return number
 
 
 def parse_rope_spec(text: str) -> RopeSpec:
     """Parse a spec string (short form or JSON) into a :class:`RopeSpec`; validates keys."""
     text = text.strip()
     if text.startswith("{"):
-        try:
-            obj = json.loads(text)
+        try:  # its key/value pairs, in order: a key given twice is seen, not overwritten
+            pairs = json.loads(text, object_pairs_hook=lambda p: p)
         except json.JSONDecodeError as exc:
             raise UserError(f"RoPE spec {text!r} is not valid JSON ({exc.msg})") from None
-        if not isinstance(obj, dict) or "method" not in obj:
-            raise UserError(f"RoPE spec {text!r}: a JSON spec needs a 'method' key")
-        method = str(obj.pop("method"))
-        raw = list(obj.items())
+        methods = [v for k, v in pairs if k == "method"] if isinstance(pairs, list) else []
+        if len(methods) != 1:
+            raise UserError(f"RoPE spec {text!r}: a JSON spec needs one 'method' key")
+        method = str(methods[0])
+        raw = [(k, v) for k, v in pairs if k != "method"]
     else:
         method, _, body = text.partition(":")
         raw = []
@@ -112,10 +146,9 @@ def parse_rope_spec(text: str) -> RopeSpec:
                 f"RoPE spec {text!r}: unknown key {key!r} for {method}; "
                 f"allowed: {', '.join(sorted(_KEYS[method]))}"
             )
-        try:
-            params[key] = float(value)
-        except (TypeError, ValueError):
-            raise UserError(f"RoPE spec {text!r}: {key}={value!r} is not a number") from None
+        if key in params:
+            raise UserError(f"RoPE spec {text!r}: {key} is given twice; give it once")
+        params[key] = _number(text, key, value)
     required = _REQUIRED[method]
     if required not in params and not (required == "factor" and "max_len" in params):
         also = " (or max_len=...)" if required == "factor" else ""
@@ -160,8 +193,10 @@ def rope_parameters(spec: RopeSpec, original: OriginalRope) -> tuple[dict[str, A
             f"RoPE spec {spec.label()}: target window {target} is not above the original {orig_len}"
         )
     params: dict[str, Any] = {"rope_type": _ROPE_TYPE[spec.method], "rope_theta": float(theta)}
-    if spec.method in ("pi", "dynamic"):
+    if spec.method == "pi":
         params["factor"] = float(factor)
+    elif spec.method == "dynamic":
+        params.update(factor=float(factor), original_max_position_embeddings=orig_len)
     elif spec.method == "yarn":
         params.update(factor=float(factor), original_max_position_embeddings=orig_len)
         for key in ("beta_fast", "beta_slow", "attention_factor"):

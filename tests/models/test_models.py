@@ -42,6 +42,45 @@ def test_pi_equals_scaled_positions():
     torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
 
 
+def _logits(model, ids):
+    with torch.no_grad():
+        return model(ids).logits
+
+
+def test_dynamic_scales_from_the_original_window(tmp_path):
+    """dynamic:factor=4 is transformers' dynamic NTK on the model's own window: the original
+    model up to 256 tokens, the NTK base past it (built at the 1,024-token target, it was the
+    original model up to 1,024). The same after a save and a load."""
+    import copy
+
+    loaded = load("tiny-random")
+    original = loaded.model
+    extended = extend(original, "dynamic:factor=4")
+    assert extended.config.max_position_embeddings == 1024
+    reference = copy.deepcopy(original)  # the standard use: dynamic at the trained window
+    reference.config.rope_parameters = {"rope_type": "dynamic", "rope_theta": 10000.0,
+                                        "factor": 4.0}  # fmt: skip
+    reference.model.rotary_emb = type(reference.model.rotary_emb)(config=reference.config)
+    gen = torch.Generator().manual_seed(2)
+    short, long = (torch.randint(0, 256, (1, n), generator=gen) for n in (200, 600))
+    torch.testing.assert_close(_logits(extended, short), _logits(original, short))
+    torch.testing.assert_close(_logits(extended, long), _logits(reference, long))
+    assert not torch.allclose(_logits(extended, long), _logits(original, long), atol=1e-3)
+    extended.save_pretrained(tmp_path)
+    loaded.tokenizer.save_pretrained(tmp_path)
+    again = load(str(tmp_path)).model
+    torch.testing.assert_close(_logits(again, long), _logits(reference, long))
+
+
+@pytest.mark.parametrize("first", ["pi:factor=4", "dynamic:factor=2", "llama3:factor=2"])
+def test_extending_scaled_rope_again_is_refused(first):
+    """A second extension would replace the first one's scaling (a llama3 model's, too), not
+    add to it: refused, where pi x4 then pi x2 silently became pi x2."""
+    once = extend(load("tiny-random").model, first)
+    with pytest.raises(UserError, match="RoPE is already scaled"):
+        extend(once, "pi:factor=2")
+
+
 def test_tiny_random_is_deterministic():
     a, b = load("tiny-random").model, load("tiny-random").model
     torch.testing.assert_close(a.lm_head.weight, b.lm_head.weight)

@@ -14,7 +14,17 @@ ORIG = OriginalRope(theta=5e5, max_position_embeddings=8192)
         ("abf:theta=2e7", {"rope_type": "default", "rope_theta": 2e7}, 32768),
         ("abf:theta=1e8,max_len=131072", {"rope_type": "default", "rope_theta": 1e8}, 131072),
         ("pi:factor=4", {"rope_type": "linear", "rope_theta": 5e5, "factor": 4.0}, 32768),
-        ("dynamic:factor=2", {"rope_type": "dynamic", "rope_theta": 5e5, "factor": 2.0}, 16384),
+        # dynamic records the original window: its rotary module is built at it (loading.py)
+        (
+            "dynamic:factor=2",
+            {
+                "rope_type": "dynamic",
+                "rope_theta": 5e5,
+                "factor": 2.0,
+                "original_max_position_embeddings": 8192,
+            },
+            16384,
+        ),
         (
             "yarn:factor=4,beta_fast=16",
             {
@@ -76,6 +86,20 @@ def test_spec_to_rope_parameters(spec, expected, target):
         ("pi:factor=4,max_len=100", "not both"),
         ("pi:max_len=8192", "target window 8192 is not above the original 8192"),
         ("{bad json", "not valid JSON"),
+        # values a number parse lets through: refused by name, not at load or as NaN logits
+        ("pi:factor=nan", "factor='nan' must be a finite number"),
+        ("yarn:factor=inf", "factor='inf' must be a finite number"),
+        ("pi:factor=1e400", "must be a finite number"),
+        ("abf:theta=nan", "theta='nan' must be a finite number"),
+        ("abf:theta=-1", "theta must be above 0"),
+        ("pi:factor=4,theta=0", "theta must be above 0"),
+        ("llama3:factor=8,low_freq_factor=0", "low_freq_factor must be above 0"),
+        ("yarn:factor=4,beta_fast=-1", "beta_fast must be above 0"),
+        ("pi:max_len=9000.5", "max_len must be a whole number"),
+        ("pi:factor=4,factor=8", "factor is given twice"),
+        ('{"method": "pi", "factor": 2, "factor": 3}', "factor is given twice"),
+        ('{"method": "pi", "factor": true}', "factor=True is not a number"),
+        ('{"factor": 2}', "needs one 'method' key"),
     ],
 )
 def test_bad_specs_name_the_problem(spec, message):
@@ -96,3 +120,20 @@ def test_target_window_must_grow():
 def test_label_round_trips():
     spec = parse_rope_spec("yarn:factor=4,beta_fast=32")
     assert parse_rope_spec(spec.label()) == spec
+
+
+@pytest.mark.parametrize(
+    ("spec", "label"),
+    [
+        # labels name cached units: the ones in use keep their form
+        ("abf:theta=2e7", "abf:theta=2e+07"),
+        ("abf:theta=1.6e5", "abf:theta=160000"),
+        ("pi:factor=2.5", "pi:factor=2.5"),
+        # two specs never share a label (6 significant digits made this one factor=1)
+        ("pi:factor=1.0000001", "pi:factor=1.0000001"),
+        ("abf:theta=12345678.9", "abf:theta=12345678.9"),
+    ],
+)
+def test_label_keeps_every_digit_it_needs(spec, label):
+    assert parse_rope_spec(spec).label() == label
+    assert parse_rope_spec(label) == parse_rope_spec(spec)

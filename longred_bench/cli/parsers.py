@@ -110,8 +110,8 @@ def add_drift(sub: argparse._SubParsersAction) -> None:
         "drift",
         help="per-layer hidden cosine + attention KL of extended models vs the original",
         description="Per-layer drift (hidden-state cosine, attention KL) of extended models "
-        "from the original. Each --extended checkpoint is compared as is, or once per --rope "
-        "spec as a zero-shot extension; without --extended the original itself is extended.",
+        "from the original. Each --extended checkpoint is compared as it is; each --rope spec "
+        "is one zero-shot extension of the original (both may be given).",
     )
     p.add_argument("--original", required=True, help="model spec: zoo name, HF dir, .gguf, hub id")
     p.add_argument("--extended", nargs="+", metavar="M", help="extended checkpoint spec(s)")

@@ -44,15 +44,11 @@ def _dtype(cfg: DriftConfig) -> torch.dtype:
     return dtype
 
 
-def _label(cfg: DriftConfig, spec: str, rope: str | None) -> str:
-    if rope is None:
-        return spec
-    return rope if spec == cfg.original else f"{spec} [{rope}]"
-
-
 def _load_extended(cfg: DriftConfig, original: LoadedModel) -> dict[str, torch.nn.Module]:
+    """The models compared with the original, by label: each ``extended`` checkpoint as it is
+    (its spec), then each ``rope`` spec as a zero-shot extension of the original (the spec)."""
     models: dict[str, torch.nn.Module] = {}
-    for spec in cfg.extended or (cfg.original,):
+    for spec in cfg.extended:
         base = (
             original if spec == cfg.original else load(spec, device=cfg.device, dtype=_dtype(cfg))
         )
@@ -61,10 +57,9 @@ def _load_extended(cfg: DriftConfig, original: LoadedModel) -> dict[str, torch.n
                 f"tokenizer of {spec!r} ({base.tokenizer.name_or_path}) differs from that of "
                 f"{cfg.original!r} ({original.tokenizer.name_or_path}): drift needs the same tokens"
             )
-        if not cfg.rope:
-            models[_label(cfg, spec, None)] = base.model
-        for rope in cfg.rope:
-            models[_label(cfg, spec, rope)] = extend(base.model, rope).eval()
+        models[spec] = base.model
+    for rope in cfg.rope:
+        models[rope] = extend(original.model, rope).eval()
     return models
 
 

@@ -52,3 +52,23 @@ def test_summaries_carry_per_text_values_whose_mean_is_the_summary_mean():
         [{**r, "provenance": {"device": "cpu", "git_commit": "x"}} for r in records], "t"
     )
     assert "| pi:factor=4 |" in md
+
+
+def test_extended_checkpoints_as_they_are_and_rope_on_the_original(tmp_path):
+    """--extended and --rope together: each checkpoint as it is and each spec applied to the
+    original (as the docs, compare and the cost model say); the spec was applied to each
+    checkpoint instead, and neither the checkpoint nor the extended original was measured."""
+    from longred_bench.models.loading import extend, load
+
+    loaded = load("tiny-random")
+    extend(loaded.model, "pi:factor=4").save_pretrained(tmp_path)
+    loaded.tokenizer.save_pretrained(tmp_path)
+    both = DriftConfig(original="tiny-random", extended=(str(tmp_path),), rope=("pi:factor=4",),
+                       texts="random", num_texts=2, seq_len=32, top_m=1)  # fmt: skip
+    records, _ = run_drift(both, progress=False)
+    summaries = {r["extension"]: r for r in records if r["kind"] == "drift_summary"}
+    assert list(summaries) == [str(tmp_path), "pi:factor=4"]
+    # the saved checkpoint is the original at pi x4: the same drift as the zero-shot extension
+    ckpt, zero_shot = summaries.values()
+    assert ckpt["mean_attention_kl"] == pytest.approx(zero_shot["mean_attention_kl"], rel=1e-9)
+    assert ckpt["mean_attention_kl"] > 0

@@ -46,6 +46,8 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float:
     if a.shape != b.shape or a.ndim != 1 or len(a) < 3:
         raise UserError(f"spearman: need two samples of the same length >= 3, got {a.shape}, "
                         f"{b.shape}")  # fmt: skip
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):  # ranks would place a NaN anywhere
+        raise UserError("spearman: the samples hold NaN or infinite values; drop those pairs")
     return float(_pearson_rows(average_ranks(a[None]), average_ranks(b[None]))[0])
 
 

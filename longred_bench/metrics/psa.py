@@ -31,9 +31,12 @@ def _check(logits: torch.Tensor, gold: torch.Tensor) -> None:
 
 
 def gold_rank(logits: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
-    """Rank (from 1) of ``gold[t]`` in row ``t`` of ``logits`` ``[T, V]``; returns ``[T]`` int64."""
+    """Rank (from 1) of ``gold[t]`` in row ``t`` of ``logits`` ``[T, V]``; returns ``[T]`` int64.
+    NaN logits are refused (a NaN compares below nothing, so a NaN row ranked its gold first)."""
     _check(logits, gold)
     scores = logits.float()
+    if scores.isnan().any():
+        raise ValueError("gold_rank: the logits hold NaN (a failed forward pass): no rank exists")
     gold_score = scores.gather(1, gold.long().unsqueeze(1))  # [T, 1]
     return (scores > gold_score).sum(dim=1) + 1
 

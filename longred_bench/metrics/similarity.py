@@ -10,12 +10,15 @@ def token_cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
     Shapes: ``a``, ``b`` are ``[..., dim]``; returns ``[...]`` (fp64). Written as
     ``<a,b> / sqrt(<a,a><b,b>)`` so that identical inputs give exactly 1 (``sqrt(x*x) == x``
-    in IEEE arithmetic); a zero vector gives 0.
+    in IEEE arithmetic); a zero vector gives 0 (with a zero gradient, not NaN), a NaN element
+    NaN (not 0: a failed forward is not the largest drift).
     """
     a64, b64 = a.double(), b.double()
     dot = (a64 * b64).sum(-1)
-    norm = torch.sqrt((a64 * a64).sum(-1) * (b64 * b64).sum(-1))
-    return torch.where(norm > 0, dot / norm.clamp_min(torch.finfo(torch.float64).tiny), 0.0)
+    product = (a64 * a64).sum(-1) * (b64 * b64).sum(-1)
+    valid = (product > 0) | product.isnan()
+    norm = torch.sqrt(torch.where(valid, product, 1.0))  # no sqrt at 0: its gradient is inf
+    return torch.where(valid, dot / norm, 0.0)
 
 
 def masked_mean_cosine(

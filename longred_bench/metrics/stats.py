@@ -303,6 +303,8 @@ def _side_ratio(runs: Sequence[RunSteps], rng: np.random.Generator, n_boot: int)
               for r in runs]  # fmt: skip
     if any(v.size != w.size for v, w, _ in arrays):
         raise UserError("run steps: values and weights differ in length")
+    if any((w <= 0).any() for _, w, _ in arrays):  # a resample of zero weights divides by 0
+        raise UserError("run steps: every step's weight (e.g. its tokens) must be above 0")
     num = np.empty((k, n_boot, k))  # [run, replicate, draw position]: that run's resampled sums
     den = np.empty((k, n_boot, k))
     for i, (v, w, fixed) in enumerate(arrays):

@@ -39,3 +39,12 @@ def test_bad_input_is_refused():
         spearman([1, 2], [1, 2])
     with pytest.raises(UserError, match="n_boot"):
         bootstrap_spearman_ci([1, 2, 3], [1, 2, 3], n_boot=0)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_spearman_refuses_values_that_have_no_rank(bad: float) -> None:
+    """A NaN ranked anywhere: rho 0.8 for [1, 2, nan, 4] against [1, 2, 3, 4], with no word."""
+    with pytest.raises(UserError, match="NaN or infinite"):
+        spearman([1, 2, bad, 4], [1, 2, 3, 4])
+    with pytest.raises(UserError, match="NaN or infinite"):
+        bootstrap_spearman_ci([1, 2, 3, 4], [1, bad, 3, 4])

@@ -30,6 +30,21 @@ def test_token_cosine_exact_one_and_zero_vector():
     assert token_cosine(*b).item() == 0.0
 
 
+def test_token_cosine_nan_is_nan_and_a_zero_vector_has_a_finite_gradient():
+    """A NaN hidden state reads NaN, not 0 (the largest drift); a zero vector's cosine (0) has
+    a zero gradient, not NaN (sqrt's gradient at 0 reached it through the masked branch)."""
+    a = torch.randn(4, 8)
+    bad = a.clone()
+    bad[1, 3] = float("nan")
+    got = token_cosine(bad, a)
+    assert got[1].isnan() and torch.equal(got[[0, 2, 3]], torch.ones(3, dtype=torch.float64))
+    student = torch.randn(3, 8, requires_grad=True)
+    teacher = torch.randn(3, 8)
+    teacher[0] = 0.0
+    token_cosine(student, teacher).sum().backward()
+    assert torch.isfinite(student.grad).all() and torch.equal(student.grad[0], torch.zeros(8))
+
+
 def test_masked_mean_cosine_skips_padding():
     a = torch.randn(2, 4, 8)
     b = a.clone()

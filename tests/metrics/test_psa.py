@@ -42,6 +42,12 @@ def test_gold_rank_hand_example():
     assert gold_rank(LOGITS[:1], torch.tensor([0])).tolist() == [4]
 
 
+def test_gold_rank_refuses_nan_logits():
+    """A NaN compares above nothing: a NaN row ranked its gold first (reciprocal rank 1)."""
+    with pytest.raises(ValueError, match="logits hold NaN"):
+        gold_rank(torch.tensor([[1.0, float("nan"), 2.0]]), torch.tensor([1]))
+
+
 def test_gold_probability_hand_example():
     logits = torch.tensor([[0.0, math.log(3.0)], [math.log(2.0), 0.0]])
     probs = gold_probability(logits, torch.tensor([1, 1]))

@@ -65,3 +65,14 @@ def test_model_document_bootstrap_drops_nan_replicates() -> None:
     assert np.isnan(ci.estimate) and np.isnan(ci.low) and np.isnan(ci.high)
     with pytest.raises(UserError, match="at least one member"):
         model_document_bootstrap_ci(_spearman_stat(flat, flat), 5, [0], n_boot=50)
+
+
+@pytest.mark.parametrize("weights", [[10.0, 0.0], [0.0, 0.0], [10.0, -1.0]])
+def test_run_step_ratio_refuses_steps_without_weight(weights) -> None:
+    """A step of zero tokens made a resample divide by zero: an interval (0, 0, 0) or
+    (inf, nan, nan) with warnings, not an error."""
+    good = [RunSteps([1.0, 1.0], [10.0, 10.0])]
+    with pytest.raises(UserError, match="must be above 0"):
+        run_step_ratio_ci(good, [RunSteps([1.0, 1.0], weights)])
+    with pytest.raises(UserError, match="must be above 0"):
+        run_step_ratio_ci([RunSteps([1.0, 1.0], weights)], good)

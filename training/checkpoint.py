@@ -3,7 +3,8 @@ the data position, under ``DIR/checkpoints/step-NNNNNN/``.
 
 A checkpoint directory is written under a temporary name and renamed into place
 (:func:`longred_bench.cache.atomic_dir`), so a killed run leaves either the whole checkpoint or
-none; ``DIR/checkpoints/latest`` names the newest complete one. Only the student is saved: the
+none; ``DIR/checkpoints/latest`` names the newest complete one (resuming takes the newest whole
+folder, the pointer or not: :func:`latest_checkpoint`). Only the student is saved: the
 frozen teacher is never part of a checkpoint.
 """
 
@@ -78,13 +79,20 @@ def save_checkpoint(
     return final
 
 
+def _whole(path: Path) -> bool:
+    return (path / STATE).is_file() and (path / WEIGHTS).is_file()
+
+
 def latest_checkpoint(out: Path) -> Path | None:
-    """The newest complete checkpoint of run ``out``, or None."""
-    pointer = out / "checkpoints" / "latest"
-    if not pointer.is_file():
-        return None
-    path = out / "checkpoints" / pointer.read_text().strip()
-    return path if (path / STATE).is_file() else None
+    """The newest complete checkpoint of run ``out``, or None. ``latest`` names it after every
+    save, but a run killed between a checkpoint's rename and the pointer's write (or while a
+    step was written again) leaves the pointer behind or dangling: the newest whole
+    ``step-NNNNNN`` folder is taken, so no saved step is lost (a dangling pointer restarted the
+    run from step 0)."""
+    root = out / "checkpoints"
+    steps = sorted(root.glob("step-[0-9]*")) if root.is_dir() else []
+    whole = [p for p in steps if p.is_dir() and _whole(p)]
+    return whole[-1] if whole else None
 
 
 def load_checkpoint(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:

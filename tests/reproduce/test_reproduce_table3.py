@@ -102,15 +102,15 @@ def test_damaged_training_records_resume_or_retrain(tmp_path, monkeypatch, capsy
     assert again == final and info2["steps"] == info["steps"] == cfg.steps
     assert (again / "model.safetensors").read_bytes() == weights
     # No checkpoint and damaged metrics: trained again from the start, into place.
-    (run_dir / "checkpoints" / "latest").unlink()
+    import shutil
+
+    shutil.rmtree(run_dir / "checkpoints")
     (run_dir / "metrics.jsonl").write_text("{not json\n")
     third, info3 = train_cached(cfg, progress=False)
     assert "metrics.jsonl is damaged" in capsys.readouterr().err
     assert info3["steps"] == cfg.steps and (third / "model.safetensors").read_bytes() == weights
     # Killed while writing step 3's metrics line, before its checkpoint: the cut line is left
     # out and step 3 trained again from step 2's checkpoint (it raised a JSON error before).
-    import shutil
-
     checkpoints = sorted(p.name for p in (run_dir / "checkpoints").glob("step-*"))
     assert checkpoints[-2:] == ["step-000002", "step-000003"], checkpoints
     shutil.rmtree(run_dir / "checkpoints" / "step-000003")

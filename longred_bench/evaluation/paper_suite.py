@@ -168,8 +168,10 @@ def check_code_eval(tasks: Sequence[str] | None, allow_code_eval: bool) -> None:
     """Refuse code tasks among ``tasks`` unless the user allowed them (one line, the flag)."""
     code = code_tasks(tasks)
     if code and not allow_code_eval:
-        raise UserError(f"{' and '.join(code)} execute model-written code: pass {CODE_FLAG} to "
-                        "run them (or --tasks without them)")  # fmt: skip
+        them = "them" if len(code) > 1 else "it"
+        raise UserError(f"{' and '.join(code)} execute{'s' if len(code) == 1 else ''} "
+                        f"model-written code: pass {CODE_FLAG} to run {them} (or --tasks "
+                        f"without {them})")  # fmt: skip
 
 
 OFFLINE_HINT = f"--suite {OFFLINE_SUITE} is the offline suite"
@@ -310,7 +312,8 @@ def check_code_units(tasks: Sequence[str] | None, where: str) -> None:
     hold code tasks the environment does not allow (:func:`code_eval_allowed`), in one line."""
     code = code_tasks(tasks)
     if code and not code_eval_allowed():
-        raise UserError(f"{where}'s short suite {SUITE} runs {' and '.join(code)}, which execute "
+        raise UserError(f"{where}'s short suite {SUITE} runs {' and '.join(code)}, which "
+                        f"execute{'s' if len(code) == 1 else ''} "
                         f"model-written code: pass {CODE_FLAG} (or set HF_ALLOW_CODE_EVAL=1), "
                         "or list evaluation.short.tasks without them")  # fmt: skip
 

@@ -20,12 +20,14 @@ file path and ``random`` (token ids, smoke runs) are passed on as they are. The 
 is recorded in each record's ``corpus``.
 
 Each record: ``{"kind": "ppl", "model", "rope", "corpus", "length", "bucket_start",
-"bucket_end", "nll", "ppl", "n_tokens", "num_windows", "max_position_embeddings"}`` with
+"bucket_end", "nll", "ppl", "n_tokens", "num_windows", "max_position_embeddings",
+"rope_parameters"}`` with
 ``bucket_end`` exclusive, ``nll`` the mean NLL (nats per token) of the predictions at positions
 in the bucket, ``ppl = exp(nll)`` and ``n_tokens`` their number (the first bucket has one fewer
 per window: position 0 is never predicted, so all buckets together hold
 ``num_windows * (length - 1)`` tokens). ``max_position_embeddings`` is the evaluated model's
-window (the extended one when ``rope`` is given). Memory: the logits of a batch are
+window (the extended one when ``rope`` is given), ``rope_parameters`` its RoPE parameters (None
+for a model without RoPE). Memory: the logits of a batch are
 ``batch_size * length * vocab`` floats in the model's dtype (SmolLM2, 4096 tokens, fp32: 0.8 GB).
 """
 
@@ -106,6 +108,7 @@ def run_position_ppl(
             sums += batch_sums.cpu()
             counts += batch_counts.cpu()
     means = mean_nll(sums, counts)
+    rope_params = getattr(config, "rope_parameters", None)
     return [
         {
             "kind": "ppl",
@@ -120,6 +123,7 @@ def run_position_ppl(
             "n_tokens": int(counts[k]),
             "num_windows": num_windows,
             "max_position_embeddings": window,
+            "rope_parameters": dict(rope_params) if rope_params else None,
         }
         for k, (start, end) in enumerate(bucket_bounds(length, bucket))
     ]

@@ -151,6 +151,10 @@ def test_runner_on_tiny_model(request, tmp_path):
     extended = run_position_ppl("tiny-random", rope="pi:factor=4", progress=False, **args)
     assert [r["n_tokens"] for r in extended] == [r["n_tokens"] for r in base]
     assert {(r["rope"], r["max_position_embeddings"]) for r in extended} == {("pi:factor=4", 1024)}
+    # every record names the parameters that ran, as the lm-eval suites' records do
+    assert {r["rope_parameters"]["rope_type"] for r in base} == {"default"}
+    assert {(r["rope_parameters"]["rope_type"], r["rope_parameters"]["factor"])
+            for r in extended} == {("linear", 4.0)}  # fmt: skip
     for a, b in zip(base, extended, strict=True):
         assert a["nll"] != b["nll"]
 

@@ -148,8 +148,10 @@ def build_table1(
     profile: str,
     command: str,
     after_profile: str = AFTER_PROFILE,
+    note: str = "",
 ) -> tuple[Path, Path]:
-    """Write ``table1.md`` and ``table1.png`` under ``out_dir`` from drift ``records``.
+    """Write ``table1.md`` and ``table1.png`` under ``out_dir`` from drift ``records``; ``note``
+    follows the command (a rebuild's: how the report was written).
 
     ``after_profile`` names the profile whose report holds the after-CPT values, cited in the
     cells of rows that have none here.
@@ -198,7 +200,8 @@ def build_table1(
         interval_text,
         f"- Device: {devices}; torch {prov['versions']['torch']}, "
         f"transformers {prov['versions']['transformers']}.",
-        f"- Commit: {code}; measured {prov['timestamp']}; command: `{command}`.",
+        f"- Commit: {code}; measured {prov['timestamp']}; command: `{command}`"
+        + (f" ({note})." if note else "."),
         "",
         "Hidden similarity: cosine between extended and original hidden states, mean over tokens "
         "and layers. Attention KL: KL(original || extended) per query row, mean over heads, "

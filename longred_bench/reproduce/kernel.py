@@ -18,6 +18,17 @@ class KernelSettings:
     csv_dir: str = "reports/kernels"
 
 
+def csv_folder(csv_dir: str) -> Path:
+    """``csv_dir`` as given where it holds the CPU CSV (absolute, or relative to the current
+    folder), else relative to the checkout this package runs from: the committed CSVs are found
+    from any folder."""
+    given = Path(csv_dir).expanduser()
+    checkout = Path(__file__).resolve().parents[2] / csv_dir
+    if given.is_absolute() or (given / "relation_kl_cpu.csv").is_file():
+        return given
+    return checkout if (checkout / "relation_kl_cpu.csv").is_file() else given
+
+
 def _steps(ctx: Context) -> list[Step]:
     return []
 
@@ -30,7 +41,7 @@ def _write(ctx: Context, records: list[dict[str, Any]], out: Path, report: dict[
            ) -> list[Path]:  # fmt: skip
     from longred_bench.reports.kernel import build_kernel_report
 
-    bench = Path(ctx.settings.csv_dir)
+    bench = csv_folder(ctx.settings.csv_dir)
     cpu_csv = bench / "relation_kl_cpu.csv"
     if not cpu_csv.is_file():
         raise UserError(f"{cpu_csv} is missing: run `nox -s bench_kernels` first")

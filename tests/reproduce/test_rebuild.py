@@ -65,6 +65,20 @@ def test_rebuild_names_itself_and_leaves_the_records(tmp_path, capsys):
     assert f"wrote {tmp_path / 'fig2.md'}" in capsys.readouterr().out
 
 
+def test_table1_rebuild_names_itself(tmp_path):
+    """Table 1 at smol (the README's main job) said `nox -s reproduce_table1` for a rebuild too,
+    and nothing of the rebuild."""
+    shutil.copy(ROOT / "reports/smol/table1.jsonl.gz", tmp_path)
+    assert main(["reproduce", "table1", "--profile", "smol", "--rebuild", "--out",
+                 str(tmp_path), "--quiet"]) == 0  # fmt: skip
+    text = (tmp_path / "table1.md").read_text()
+    assert (
+        f"`longred-bench reproduce table1 --profile smol --rebuild --out {tmp_path}` (report "
+        "rebuilt from the records in `table1.jsonl.gz`, computing nothing" in text
+    )
+    assert "nox -s reproduce_table1" not in text
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

@@ -237,10 +237,13 @@ def _drift(
     if got is None:
         if progress:
             print(f"[compare] drift: {name}", flush=True)
-        weights = f"-{config_hash(unit['weights'])}" if "weights" in unit else ""
-        partial = root / f"{name}{weights}.partial.json"  # windows of these weights only
-        for stale in root.glob(f"{name}*.partial.json"):  # of weights no longer there
-            if stale != partial:
+        # windows of these weights and settings only. Another call's settings keep their own
+        # file (an interrupted call's windows were deleted by a call with other settings); the
+        # files of weights no longer there can never resume, and go.
+        weights = config_hash({"weights": unit.get("weights")})
+        partial = root / f"{name}-{weights}-{config_hash(unit)}.partial.json"
+        for stale in root.glob(f"{name}*.partial.json"):
+            if not stale.name.startswith(f"{name}-{weights}-"):
                 stale.unlink(missing_ok=True)
         state.start(f"drift: {name}", partial=partial)
         drift_records, _ = run_drift(

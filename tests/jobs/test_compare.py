@@ -292,3 +292,28 @@ def test_a_checkpoint_trained_again_at_its_path_is_measured_again(
     measured.clear()
     assert cli.main(argv) == 0  # the same files again: every unit reused
     assert measured == []
+
+
+@pytest.mark.integration
+def test_an_interrupted_drift_of_other_settings_keeps_its_windows(tmp_path: Path) -> None:
+    """Saved drift windows of other settings (another compare call, interrupted) are kept for
+    it; those of weights no longer there go (the first were deleted as stale before)."""
+    from dataclasses import replace
+
+    from longred_bench.results import config_hash
+
+    cfg = CompareConfig(original="tiny-random", rope=("pi:factor=2",), suites=("drift",),
+                        drift_texts="random", drift_num_texts=2, drift_seq_len=32)  # fmt: skip
+    other = replace(cfg, drift_num_texts=3)
+    ((name, unit),) = compare._drift_parts(cfg)
+    ((_, other_unit),) = compare._drift_parts(other)
+    weights = config_hash({"weights": unit.get("weights")})
+    root = tmp_path / "runs" / "drift"
+    root.mkdir(parents=True)
+    kept = root / f"{name}-{weights}-{config_hash(other_unit)}.partial.json"
+    gone = root / f"{name}-{'0' * 16}-{config_hash(other_unit)}.partial.json"
+    for path in (kept, gone):
+        path.write_text('{"config": {}, "texts": {}}')
+    compare.run_compare(cfg, tmp_path, progress=False)
+    assert kept.exists() and not gone.exists()
+    assert sorted(p.name for p in root.glob("*.partial.json")) == [kept.name]  # its own: done

@@ -227,3 +227,29 @@ def test_drift_keeps_another_configs_saved_windows_and_results(tmp_path):
     with pytest.raises(UserError, match=r"holds the results of a drift of another config"):
         check_out_config(tmp_path, mine)
     check_out_config(tmp_path, other)
+
+
+def test_eval_keeps_another_configs_results(tmp_path):
+    """An eval of another config into a folder holding one's results is refused (it replaced
+    eval.jsonl and left the other run's lm_eval_results.json beside it); the same config, or one
+    that differs only in how it runs (batch size, device, logged samples), runs there again."""
+    from longred_bench.cli.commands import check_eval_out
+    from longred_bench.evaluation.config import EvalConfig
+
+    def saved(cfg):
+        record = {"kind": "ppl", "provenance": {"config": {"command": "eval", **cfg.to_dict()}}}
+        (tmp_path / "eval.jsonl").write_text(json.dumps(record) + "\n")
+
+    short = EvalConfig(model="tiny-random", suite="short_tiny")
+    saved(short)
+    with pytest.raises(UserError, match=r"holds the results of an eval of another config "
+                       r"\(differs in suite\)"):  # fmt: skip
+        check_eval_out(tmp_path, EvalConfig(model="tiny-random", suite="ppl").to_dict())
+    with pytest.raises(UserError, match=r"\(differs in rope\)"):
+        check_eval_out(tmp_path, EvalConfig(model="tiny-random", suite="short_tiny",
+                                            rope="pi:factor=2").to_dict())  # fmt: skip
+    check_eval_out(tmp_path, short.to_dict())
+    check_eval_out(tmp_path, EvalConfig(model="tiny-random", suite="short_tiny",
+                                        batch_size=4, log_samples=True).to_dict())  # fmt: skip
+    (tmp_path / "eval.jsonl").write_text("{not json\n")
+    check_eval_out(tmp_path, EvalConfig(model="tiny-random", suite="ppl").to_dict())

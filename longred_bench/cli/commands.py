@@ -122,6 +122,30 @@ def check_drift_out(out: Path, mine: dict[str, Any]) -> None:
             )
 
 
+# An eval's settings that do not change its results: rerun into the same folder with them
+EVAL_FREE_KEYS = ("batch_size", "device", "log_samples")
+
+
+def check_eval_out(out: Path, mine: dict[str, Any]) -> None:
+    """Refuse, before anything loads, an ``out`` whose ``eval.jsonl`` holds the results of an
+    evaluation of another config than ``mine`` (its ``to_dict``): writing there replaced them
+    and left files of the other run beside the new ones (its ``lm_eval_results.json``)."""
+    import json
+
+    path = out / "eval.jsonl"
+    try:
+        with path.open(encoding="utf-8") as handle:
+            theirs = json.loads(handle.readline())["provenance"]["config"]
+        differs = sorted(k for k in mine if k in theirs and theirs[k] != mine[k]
+                         and k not in EVAL_FREE_KEYS)  # fmt: skip
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # absent or unreadable: nothing of another config to keep
+    if differs:
+        raise UserError(f"--out {out} holds the results of an eval of another config (differs "
+                        f"in {', '.join(differs)}): give another --out, or delete eval.jsonl "
+                        "there to give them up")  # fmt: skip
+
+
 def cmd_data(args: argparse.Namespace) -> int:
     from longred_bench.jobs import data
 
@@ -199,6 +223,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(_describe_eval(cfg, args.tasks))
         return 0
+    check_eval_out(Path(args.out), cfg.to_dict())
     check_extensions(cfg.model, [cfg.rope] if cfg.rope else [])
     from longred_bench.evaluation import paper_suite
     from longred_bench.jobs.eval import eval_command

@@ -1,4 +1,5 @@
-"""The user-facing error type (a one-line message) and the unknown-config-key check."""
+"""The user-facing error type (a one-line message), the unknown-config-key check and the
+repeated-value check."""
 
 
 class UserError(Exception):
@@ -19,3 +20,13 @@ def reject_unknown_keys(cls: type, data: dict, what: str) -> None:
         raise UserError(
             f"unknown {what} config key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
         )
+
+
+def reject_repeats(values: object, what: str) -> None:
+    """Raise :class:`UserError` naming the values of ``values`` (an iterable) given more than
+    once: a repeated length or model would count its samples twice in every mean and interval."""
+    seen: set[object] = set()
+    repeated = [v for v in values if v in seen or seen.add(v)]  # type: ignore[attr-defined]
+    if repeated:
+        names = ", ".join(str(v) for v in dict.fromkeys(repeated))
+        raise UserError(f"{what}: {names} given more than once; give each once")

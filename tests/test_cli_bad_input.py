@@ -40,6 +40,7 @@ def test_a_device_torch_does_not_know_or_this_machine_lacks_is_refused() -> None
     [
         (["--device", "gpu"], "'gpu' is not a device torch knows"),
         (["--top-m", "-1"], "top_m (--top-m) must be at least 0, not -1"),
+        (["--top-m", "99"], "top_m (--top-m) 99 is more than tiny-random's 4 layers"),
         (["--batch-size", "0"], "batch_size (--batch-size) must be at least 1, not 0"),
         (["--num-texts", "0"], "num_texts (--num-texts) must be at least 1, not 0"),
         (["--impl", "triton"], "--impl triton runs on CUDA devices only"),
@@ -227,3 +228,24 @@ def test_a_profile_refuses_dynamic_rope_where_its_table_evaluates_through_vllm(t
     path.write_text(f"extends: smoke\n{table3}    evaluation: {{backend: vllm}}\n")
     _one_line_error(capsys, ["profiles", "show", str(path)],
                     "tables.table3.extensions[0]: dynamic:factor=2 is dynamic RoPE")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["psa", "--model", "tiny-random", "--rope", "none", "none"],
+         "psa --rope: none given more than once"),
+        (["psa", "--model", "tiny-random", "--rope", "pi:factor=2", "pi:factor=2.0"],
+         "psa --rope: pi:factor=2 given more than once"),
+        (["psa", "--model", "tiny-random", "--lengths", "512", "512"],
+         "psa --lengths: 512 given more than once"),
+        (["eval", "--model", "tiny-random", "--suite", "ppl", "--lengths", "256", "256"],
+         "--lengths: 256 given more than once"),
+        (["eval", "--model", "tiny-random", "--suite", "niah", "--depths", "50", "50"],
+         "--depths: 50 given more than once"),
+    ],
+)  # fmt: skip
+def test_a_repeated_length_or_model_is_refused(tmp_path, capsys, argv, message) -> None:
+    """A repeated length or model counted its samples twice in every mean and interval."""
+    _one_line_error(capsys, [*argv, "--out", str(tmp_path / "o")], message)
+    assert not (tmp_path / "o").exists()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from longred_bench.errors import UserError, reject_unknown_keys
+from longred_bench.errors import UserError, reject_repeats, reject_unknown_keys
 from longred_bench.evaluation import paper_suite
 from longred_bench.evaluation.lm import check_decoding
 from longred_bench.models.rope import parse_rope_spec
@@ -92,6 +92,8 @@ class EvalConfig:
             )
         if self.lengths is not None and (not self.lengths or min(self.lengths) < 1):
             raise UserError(f"--lengths must be positive token counts, got {list(self.lengths)}")
+        reject_repeats(self.lengths or (), "--lengths")
+        reject_repeats(self.depths or (), "--depths")
         if self.suite == "ruler" and self.lengths:
             check_lengths(self.lengths)
         check_depth_percents(self.depths or (), "--depths")  # before any model loads

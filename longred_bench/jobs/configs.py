@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from longred_bench.data.texts import check_text_source
-from longred_bench.errors import UserError, reject_unknown_keys
+from longred_bench.errors import UserError, reject_repeats, reject_unknown_keys
 from longred_bench.evaluation.lm import DECODINGS
 from longred_bench.models.rope import parse_rope_spec
 from longred_bench.pcd.config import PcdConfig
@@ -210,3 +210,7 @@ class PsaConfig:
         for rope in self.ropes:
             if rope != ORIGINAL:
                 parse_rope_spec(rope)
+        reject_repeats(self.lengths, "psa --lengths")
+        reject_repeats(self.models, "psa --model")
+        reject_repeats((r if r == ORIGINAL else parse_rope_spec(r).label() for r in self.ropes),
+                       "psa --rope")  # fmt: skip

@@ -40,7 +40,6 @@ def test_a_device_torch_does_not_know_or_this_machine_lacks_is_refused() -> None
     [
         (["--device", "gpu"], "'gpu' is not a device torch knows"),
         (["--top-m", "-1"], "top_m (--top-m) must be at least 0, not -1"),
-        (["--top-m", "99"], "top_m (--top-m) 99 is more than tiny-random's 4 layers"),
         (["--batch-size", "0"], "batch_size (--batch-size) must be at least 1, not 0"),
         (["--num-texts", "0"], "num_texts (--num-texts) must be at least 1, not 0"),
         (["--impl", "triton"], "--impl triton runs on CUDA devices only"),
@@ -249,3 +248,34 @@ def test_a_repeated_length_or_model_is_refused(tmp_path, capsys, argv, message) 
     """A repeated length or model counted its samples twice in every mean and interval."""
     _one_line_error(capsys, [*argv, "--out", str(tmp_path / "o")], message)
     assert not (tmp_path / "o").exists()
+
+
+def test_a_text_or_yaml_file_that_is_not_utf8_is_refused(tmp_path, capsys) -> None:
+    """Binary text or YAML ended in a UnicodeDecodeError traceback."""
+    binary = tmp_path / "bin.txt"
+    binary.write_bytes(b"\xff\xfe\x00 not text")
+    out = str(tmp_path / "o")
+    _one_line_error(capsys, ["drift", "--original", "tiny-random", "--rope", "pi:factor=2",
+                             "--texts", str(binary), "--out", out], "not UTF-8 text")  # fmt: skip
+    profile = tmp_path / "bin.yaml"
+    profile.write_bytes(b"\xff\xfe\x00 not yaml")
+    _one_line_error(capsys, ["profiles", "show", str(profile)], "not UTF-8 text")
+
+
+def test_a_yaml_key_given_twice_is_refused(tmp_path, capsys) -> None:
+    """Plain YAML keeps the last of two equal keys: a profile's or config file's first value
+    was dropped without a word. A key a merge (<<) brings in may still be overridden."""
+    profile = tmp_path / "dup.yaml"
+    profile.write_text("extends: smoke\nruns:\n  seeds: [0]\n  seeds: [1]\n")
+    _one_line_error(capsys, ["profiles", "show", str(profile)],
+                    "not valid YAML at line 4 (key 'seeds' is given twice)")  # fmt: skip
+    config = tmp_path / "train.yaml"
+    config.write_text("steps: 5\nsteps: 7\n")
+    _one_line_error(capsys, ["train", "--recipe", "cpt", "--profile", "smoke", "--config",
+                             str(config), "--out", str(tmp_path / "t"), "--dry-run"],
+                    "key 'steps' is given twice")  # fmt: skip
+    merged = tmp_path / "merged.yaml"
+    merged.write_text("extends: smoke\nbase: &b {seeds: [0]}\nruns:\n  <<: *b\n  seeds: [1]\n")
+    from longred_bench.profiles.loader import read_mapping
+
+    assert read_mapping(merged)["runs"] == {"seeds": [1]}

@@ -45,7 +45,11 @@ def _documents(source: str) -> list[str]:
         from longred_bench.data.corpora import load_documents
 
         return [doc.text for doc in load_documents(corpus, split or "test")]
-    return [Path(source).expanduser().read_text(encoding="utf-8")]
+    try:
+        return [Path(source).expanduser().read_text(encoding="utf-8")]
+    except UnicodeDecodeError as exc:
+        raise UserError(f"text file {source}: not UTF-8 text (byte {exc.start}); give a UTF-8 "
+                        "text file or a corpus name") from None  # fmt: skip
 
 
 def token_windows(
@@ -71,6 +75,8 @@ def token_windows(
     if len(windows) < num_texts:
         raise UserError(
             f"{source!r} yields only {len(windows)} windows of {seq_len} tokens, "
-            f"{num_texts} were asked for: lower --num-texts or --seq-len"
+            f"{num_texts} were asked for: ask for fewer or shorter windows (drift: --num-texts, "
+            "--seq-len; compare: --drift-num-texts, --drift-seq-len; eval --suite ppl: "
+            "--samples, --lengths) or give a longer text"
         )
     return torch.tensor(windows[:num_texts], dtype=torch.long)

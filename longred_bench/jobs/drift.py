@@ -158,10 +158,6 @@ def run_drift(
     the windows it finished (the caller deletes the file once the results are saved)."""
     torch.manual_seed(cfg.seed)
     original = load(cfg.original, device=cfg.device, dtype=_dtype(cfg))
-    layers = int(getattr(original.model.config, "num_hidden_layers", 0) or 0)
-    if layers and cfg.top_m > layers:
-        raise UserError(f"top_m (--top-m) {cfg.top_m} is more than {cfg.original}'s {layers} "
-                        f"layers: use at most {layers}")  # fmt: skip
     extended = _load_extended(cfg, original)
     windows = token_windows(
         original.tokenizer, cfg.texts, cfg.num_texts, cfg.seq_len, seed=cfg.seed

@@ -53,17 +53,43 @@ def profile_file(spec: str | Path, *, relative_to: Path | None = None) -> Path:
     )
 
 
+def _unique_key_loader() -> type:
+    """A safe YAML loader that refuses a key given twice in one mapping (plain YAML keeps the
+    last one silently: ``steps: 5`` then ``steps: 7`` ran 7 steps)."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:  # its own keys: a merged (<<) one may be overridden
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=deep)
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key {key!r} is given twice", key_node.start_mark
+                    )
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeyLoader
+
+
 def read_mapping(path: Path, what: str = "profile") -> dict[str, Any]:
-    """The YAML mapping in ``path`` (a one-line error naming it as ``what`` if it does not parse
-    or is no mapping)."""
+    """The YAML mapping in ``path`` (a one-line error naming it as ``what`` if it is not UTF-8
+    text, does not parse, gives a key twice in one mapping or is no mapping)."""
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_unique_key_loader())
+    except UnicodeDecodeError:
+        raise UserError(f"{what} {path}: not UTF-8 text; give a YAML file") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise UserError(f"{what} {path}: not valid YAML{where}; fix the file") from None
+        problem = getattr(exc, "problem", None) or ""
+        detail = f" ({problem})" if "given twice" in problem else ""
+        raise UserError(f"{what} {path}: not valid YAML{where}{detail}; fix the file") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -20,6 +20,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from longred_bench.cache import atomic_dir, atomic_write_text
+from longred_bench.errors import UserError
 
 WEIGHTS = "student.safetensors"
 STATE = "state.pt"
@@ -96,5 +97,12 @@ def latest_checkpoint(out: Path) -> Path | None:
 
 
 def load_checkpoint(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
-    """(student state dict, the rest of the saved state)."""
-    return load_file(str(path / WEIGHTS)), torch.load(path / STATE, weights_only=False)
+    """(student state dict, the rest of the saved state); a file that cannot be read (cut
+    short, damaged) is a one-line error naming the folder to delete to resume from the one
+    before it."""
+    try:
+        return load_file(str(path / WEIGHTS)), torch.load(path / STATE, weights_only=False)
+    except Exception as exc:  # safetensors, pickle, zip and OS errors of a damaged file alike
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise UserError(f"checkpoint {path} cannot be read ({first}): delete that folder to "
+                        "resume from the checkpoint before it") from None  # fmt: skip

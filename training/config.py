@@ -25,6 +25,7 @@ also be local data (``txt:PATH``, ``jsonl:PATH[:field=NAME]``, ``disk:PATH``) or
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import asdict, dataclass, field, fields
 from importlib import resources
 from pathlib import Path
@@ -209,6 +210,14 @@ class TrainConfig:
     def validate(self) -> None:
         """Raise :class:`UserError` naming the first invalid value."""
         _choice("recipe", self.recipe, RECIPES)
+        for f in fields(self):  # NaN passes every comparison below (lr=nan reached the optimizer)
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise UserError(f"config {f.name} must be a finite number (got {value})")
+        if self.rope is not None:  # before anything is written (was refused at model load)
+            from longred_bench.models.rope import parse_rope_spec
+
+            parse_rope_spec(self.rope)
         if not self.profile or not isinstance(self.profile, str):
             raise UserError(f"config profile must name a profile, got {self.profile!r}")
         _choice("schedule", self.schedule, SCHEDULES)

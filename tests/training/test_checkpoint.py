@@ -29,3 +29,17 @@ def test_the_newest_whole_checkpoint_is_found_whatever_the_pointer_says(tmp_path
     # a folder without its state file is not whole: the one before it is taken
     (root / "step-000003" / "state.pt").unlink()
     assert latest_checkpoint(tmp_path) == root / "step-000002"
+
+
+def test_a_damaged_checkpoint_is_named_in_one_line(tmp_path) -> None:
+    """A state file cut short ended in torch's zip-reader traceback."""
+    import pytest
+
+    from longred_bench.errors import UserError
+    from longred_bench.training.checkpoint import load_checkpoint
+
+    path = _save(tmp_path, 4)
+    state = path / "state.pt"
+    state.write_bytes(state.read_bytes()[:20])
+    with pytest.raises(UserError, match=r"step-000004 cannot be read .*delete that folder"):
+        load_checkpoint(path)

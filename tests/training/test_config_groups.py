@@ -4,6 +4,8 @@ another recipe, a key outside its group and a key given both ways are one-line e
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from longred_bench.errors import UserError
@@ -43,3 +45,16 @@ def test_set_names_a_setting_in_its_group_over_the_recipes_own() -> None:
 def test_a_misplaced_group_key_is_one_line(data, message) -> None:
     with pytest.raises(UserError, match=message):
         TrainConfig.from_dict(data)
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("lr", float("nan"), "config lr must be a finite number"),
+    ("grad_clip", float("inf"), "config grad_clip must be a finite number"),
+    ("rope", "bogus", "unknown RoPE extension method 'bogus'"),
+    ("rope", "pi:factor=nan", "must be a finite number"),
+])  # fmt: skip
+def test_a_config_value_that_cannot_train_is_refused_when_built(key, value, message) -> None:
+    """NaN passed every comparison (lr=nan reached torch's optimizer), and a bad rope spec
+    was found at model load, after the run's folder was written."""
+    with pytest.raises(UserError, match=re.escape(message)):
+        resolve_config("cpt", profile="smoke", overrides={key: value})

@@ -38,10 +38,13 @@ def checked_profile(spec: str | Path) -> Profile:
     checks.append(("evaluation.ruler.lengths", check_lengths, prof.evaluation.ruler.lengths))
     for table, section in prof.tables.items():  # a table's own extensions and RULER lengths
         section = section if isinstance(section, dict) else {}
-        exts = section.get("extensions")
-        exts = exts if isinstance(exts, list | tuple) else ()
-        checks += [(f"tables.{table}.extensions[{i}]", parse_rope_spec, ext)
-                   for i, ext in enumerate(exts)]  # fmt: skip
+        from longred_bench.jobs.configs import ORIGINAL
+
+        for list_key in ("extensions", "ropes"):  # PCD's lines: specs, or none (the model)
+            exts = section.get(list_key)
+            exts = exts if isinstance(exts, list | tuple) else ()
+            checks += [(f"tables.{table}.{list_key}[{i}]", parse_rope_spec, ext)
+                       for i, ext in enumerate(exts) if ext != ORIGINAL]  # fmt: skip
         ruler = (section.get("evaluation") or {}).get("ruler") or {}
         if isinstance(ruler, dict) and ruler.get("lengths") is not None:
             checks.append((f"tables.{table}.evaluation.ruler.lengths", check_lengths,
@@ -89,6 +92,23 @@ def check_training_values(prof: Profile) -> None:
                 raise UserError(f"profile {file}: {path}.{key} is not a training key (see "
                                 "docs/training.md)")  # fmt: skip
             coerce(hints[key], value, file=file, where=f"{path}.{key}")
+            _check_training_value(key, value, f"profile {file}: {path}.{key}")
+
+
+def _check_training_value(key: str, value: object, where: str) -> None:
+    """A training value of the right type that still cannot train: a NaN or infinite number,
+    a RoPE spec that does not parse (one line naming ``where``)."""
+    import math
+
+    from longred_bench.models.rope import parse_rope_spec
+
+    if isinstance(value, float) and not math.isfinite(value):
+        raise UserError(f"{where}: {value} is not a finite number")
+    if key == "rope" and value is not None:
+        try:
+            parse_rope_spec(str(value))
+        except UserError as exc:
+            raise UserError(f"{where}: {exc}") from None
 
 
 def check_vllm_rope(prof: Profile, key: str, rope: str, where: str) -> None:
@@ -128,7 +148,8 @@ def check_values(prof: Profile, where: str) -> None:
               ev.short.limit), ("evaluation.batch_size", ev.batch_size), ("drift.num_texts",
               prof.drift.num_texts), ("drift.seq_len", prof.drift.seq_len),
               ("hardware.nproc_per_node", prof.hardware.nproc_per_node), ("runs.seeds",
-              prof.runs.seeds)]  # fmt: skip
+              prof.runs.seeds), ("model.window", prof.model.window),
+              ("model.layers", prof.model.layers)]  # fmt: skip
     for key, value in counts:
         if value is not None and value < 1:
             raise UserError(f"{where}: {key} must be at least 1, not {value}")

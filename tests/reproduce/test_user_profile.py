@@ -311,7 +311,14 @@ def test_force_reruns_of_cached_paper_short_units_are_checked_up_front(monkeypat
      ('training: {cpt: {lr: "fast"}}', "training.cpt.lr must be a number, got 'fast'"),
      ("runs: {overrides: {stepz: 2}}", "runs.overrides.stepz is not a training key"),
      ("tables: {table3: {overrides: {lr: fast}}}",
-      "tables.table3.overrides.lr must be a number, got 'fast'")],
+      "tables.table3.overrides.lr must be a number, got 'fast'"),
+     # of their type, and still unable to run: refused by key path too
+     ("runs: {overrides: {lr: .nan}}", "runs.overrides.lr: nan is not a finite number"),
+     ('training: {cpt: {rope: "abf:theta=4e5x"}}',
+      "training.cpt.rope: RoPE spec 'abf:theta=4e5x': theta='4e5x' is not a number"),
+     ('tables: {pcd: {ropes: [none, "pi:factor=0.5"]}}',
+      "tables.pcd.ropes[1]: RoPE spec 'pi:factor=0.5': factor must be > 1"),
+     ("model: {window: 0}", "model.window must be at least 1, not 0")],
 )  # fmt: skip
 @pytest.mark.parametrize("command", ["dry-run", "emit-slurm", "show"])
 def test_what_the_schema_cannot_check_is_refused_before_anything_is_planned(

@@ -428,6 +428,8 @@ def parse_set(items: list[str]) -> dict[str, Any]:
         parsed = yaml.safe_load(value) if value.strip() else None
         if isinstance(parsed, str) and parsed.lower() in ("none", "null"):
             parsed = None
+        if key.strip() == "rope" and isinstance(parsed, dict):  # a JSON spec, as --rope takes
+            parsed = value.strip()
         group, dot, name = key.strip().partition(".")
         target = out.setdefault(group, {}) if dot else out
         target[name if dot else key.strip()] = _number(parsed)

@@ -58,3 +58,11 @@ def test_a_config_value_that_cannot_train_is_refused_when_built(key, value, mess
     was found at model load, after the run's folder was written."""
     with pytest.raises(UserError, match=re.escape(message)):
         resolve_config("cpt", profile="smoke", overrides={key: value})
+
+
+def test_set_takes_a_json_rope_spec_as_the_spec_it_is() -> None:
+    """YAML read it as a mapping, refused as 'must be of type str'."""
+    spec = '{"method": "pi", "factor": 4}'
+    assert parse_set([f"rope={spec}"]) == {"rope": spec}
+    cfg = resolve_config("cpt", profile="smoke", overrides=parse_set([f"rope={spec}"]))
+    assert cfg.rope == spec

@@ -279,3 +279,17 @@ def test_a_yaml_key_given_twice_is_refused(tmp_path, capsys) -> None:
     from longred_bench.profiles.loader import read_mapping
 
     assert read_mapping(merged)["runs"] == {"seeds": [1]}
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--suite", "ppl", "--max-length", "100"], "--max-length and --backend vllm do not apply"),
+        (["--suite", "ppl", "--backend", "vllm"], "--max-length and --backend vllm do not apply"),
+        (["--suite", "short_tiny", "--max-length", "0"], "--max-length must be at least 1, got 0"),
+    ],
+)
+def test_eval_options_that_would_be_ignored_are_refused(tmp_path, capsys, flags, message) -> None:
+    """ppl ran without a word with a --max-length or --backend it never reads."""
+    _one_line_error(capsys, ["eval", "--model", "tiny-random", *flags, "--out",
+                             str(tmp_path / "o")], message)  # fmt: skip

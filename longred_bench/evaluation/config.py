@@ -80,11 +80,17 @@ class EvalConfig:
         if self.backend not in BACKENDS:
             raise UserError(f"unknown backend {self.backend!r}; backends: {', '.join(BACKENDS)}")
         for flag, value in (("--limit", self.limit), ("--samples", self.samples),
-                            ("--batch-size", self.batch_size)):  # fmt: skip
+                            ("--batch-size", self.batch_size),
+                            ("--max-length", self.max_length)):  # fmt: skip
             if value is not None and value < 1:
                 raise UserError(f"{flag} must be at least 1, got {value}")
         if self.num_fewshot is not None and self.num_fewshot < 0:
             raise UserError(f"--num-fewshot must be 0 or more, got {self.num_fewshot}")
+        if self.suite == "ppl" and (self.max_length is not None or self.backend != "hf"):
+            raise UserError(
+                "the ppl suite runs the model on windows of --lengths tokens itself, not through "
+                "lm-eval: --max-length and --backend vllm do not apply to it"
+            )
         if self.limit is not None and self.suite in (*LONG_SUITES, "ppl"):
             raise UserError(
                 f"--limit is not for the {self.suite} suite (it keeps the shortest length only): "

@@ -321,6 +321,7 @@ def eval_units(grid: RunGrid, model: str, rope: str | None, extension: str | Non
         return [short, ruler]
     ppl = {**common, "suite": "ppl", "item_scores": False, "corpus": ev.ppl.corpus,
            "lengths": [max(ruler["lengths"])], "samples": ev.ppl.windows}  # fmt: skip
+    ppl.pop("backend", None)  # perplexity runs the model itself, on any profile's backend
     return [short, ruler, ppl]
 
 

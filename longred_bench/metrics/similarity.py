@@ -45,5 +45,8 @@ def masked_cosine_sums(
     cos = token_cosine(a, b)
     if mask is None:
         return cos.sum(-1), torch.full(cos.shape[:1], cos.shape[1], dtype=torch.long)
+    if tuple(mask.shape) != tuple(cos.shape):  # a [seq] mask broadcast to every sequence
+        raise ValueError(f"mask has shape {tuple(mask.shape)}, expected [batch, seq] = "
+                         f"{list(cos.shape)}")  # fmt: skip
     keep = mask.bool()
     return torch.where(keep, cos, 0.0).sum(-1), keep.sum(-1)

@@ -29,6 +29,7 @@ sample gives a zero-width interval; a paired difference of identical scores is e
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import NamedTuple
 
@@ -50,6 +51,8 @@ class Interval(NamedTuple):
 
 
 def _check(n_boot: int, level: float) -> None:
+    if isinstance(n_boot, bool) or not isinstance(n_boot, numbers.Integral):
+        raise UserError(f"n_boot must be a whole number of resamples, got {n_boot!r}")
     if n_boot < 1:
         raise UserError(f"n_boot must be at least 1, got {n_boot}")
     if not 0.0 < level < 1.0:

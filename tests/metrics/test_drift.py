@@ -45,6 +45,13 @@ def test_token_cosine_nan_is_nan_and_a_zero_vector_has_a_finite_gradient():
     assert torch.isfinite(student.grad).all() and torch.equal(student.grad[0], torch.zeros(8))
 
 
+def test_masked_cosine_sums_refuses_a_mask_of_another_shape():
+    """A [seq] mask was broadcast to every sequence, and the counts came back as a scalar."""
+    a = torch.randn(2, 4, 8)
+    with pytest.raises(ValueError, match=r"mask has shape \(4,\), expected \[batch, seq\]"):
+        masked_cosine_sums(a, a, torch.ones(4, dtype=torch.bool))
+
+
 def test_masked_mean_cosine_skips_padding():
     a = torch.randn(2, 4, 8)
     b = a.clone()

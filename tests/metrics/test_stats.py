@@ -179,3 +179,9 @@ def test_seed_bootstrap_pairs_documents_and_checks_its_input() -> None:
         seed_bootstrap_mean_of_means_diff_ci([], [a])
     with pytest.raises(UserError, match="different groups/members"):
         seed_bootstrap_mean_of_means_diff_ci([a], [{"H": a["G"]}])
+
+
+@pytest.mark.parametrize("n_boot", [10.5, True, "200"])
+def test_a_resample_count_that_is_not_a_whole_number_is_refused(n_boot) -> None:
+    with pytest.raises(UserError, match="n_boot must be a whole number of resamples"):
+        bootstrap_mean_ci([0.1, 0.2, 0.3], n_boot=n_boot)

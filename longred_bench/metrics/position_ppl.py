@@ -53,6 +53,14 @@ def next_token_nll(
     where that prediction counts (``p >= 1`` and both token ``p`` and ``p - 1`` are real). Column
     0 and invalid entries of ``nll`` are 0.
     """
+    if input_ids.dim() != 2 or logits.shape[:-1] != input_ids.shape:
+        raise ValueError(
+            f"logits {tuple(logits.shape)} do not match input_ids {tuple(input_ids.shape)} "
+            "([batch, seq, vocab], [batch, seq])"
+        )
+    if attention_mask is not None and attention_mask.shape != input_ids.shape:
+        raise ValueError(f"attention_mask {tuple(attention_mask.shape)} does not match "
+                         f"input_ids {tuple(input_ids.shape)}")  # fmt: skip
     batch, seq = input_ids.shape
     nll = torch.zeros(batch, seq, dtype=torch.float32, device=logits.device)
     valid = torch.zeros(batch, seq, dtype=torch.bool, device=logits.device)
@@ -82,6 +90,8 @@ def bucket_nll(
     """
     if bucket_size < 1:
         raise ValueError(f"bucket_size must be >= 1, got {bucket_size}")
+    if nll.dim() != 2:
+        raise ValueError(f"nll must be [batch, seq], got shape {tuple(nll.shape)}")
     batch, seq = nll.shape
     keep = (
         torch.ones_like(nll, dtype=torch.bool)

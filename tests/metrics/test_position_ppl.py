@@ -24,6 +24,17 @@ from longred_bench.reports.ppl_plot import plot_position_ppl
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
+def test_shapes_that_do_not_match_name_the_tensors():
+    """A wrong mask was a raw broadcast error; 1-D NLLs 'not enough values to unpack'."""
+    logits, ids = torch.randn(2, 5, 7), torch.randint(0, 7, (2, 5))
+    with pytest.raises(ValueError, match=r"attention_mask \(5,\) does not match input_ids"):
+        next_token_nll(logits, ids, torch.ones(5))
+    with pytest.raises(ValueError, match=r"do not match input_ids \(2, 4\)"):
+        next_token_nll(logits, ids[:, :4])
+    with pytest.raises(ValueError, match=r"nll must be \[batch, seq\], got shape \(5,\)"):
+        bucket_nll(torch.zeros(5), None, 2)
+
+
 def test_bucket_nll_by_hand():
     nll = torch.tensor(
         [[0.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], [0.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0]]

@@ -71,6 +71,9 @@ def answer_scores(
     """The scores of one answer: ``logits`` ``[T, V]`` predicting its tokens ``gold`` ``[T]``
     (decoded as ``texts``). Returns the sample's scores (at the gold step, and means over every
     answer token) and one record per answer token."""
+    if not texts or len(texts) != gold.shape[0]:  # a record per token, each with its text
+        raise ValueError(f"answer_scores: {len(texts)} texts for {gold.shape[0]} answer tokens; "
+                         "give one text per token")  # fmt: skip
     ranks = gold_rank(logits, gold)
     probs = gold_probability(logits, gold)
     rr = reciprocal_rank(ranks)

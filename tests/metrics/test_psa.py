@@ -48,6 +48,15 @@ def test_gold_rank_refuses_nan_logits():
         gold_rank(torch.tensor([[1.0, float("nan"), 2.0]]), torch.tensor([1]))
 
 
+def test_answer_scores_needs_one_text_per_token():
+    """Fewer texts than tokens dropped records silently; more, or none, was an IndexError."""
+    from longred_bench.metrics.psa import answer_scores
+
+    for texts in (["a"], ["a", "b", "c", "d"], []):
+        with pytest.raises(ValueError, match="give one text per token"):
+            answer_scores(LOGITS, GOLD, texts)
+
+
 def test_gold_probability_hand_example():
     logits = torch.tensor([[0.0, math.log(3.0)], [math.log(2.0), 0.0]])
     probs = gold_probability(logits, torch.tensor([1, 1]))

@@ -61,7 +61,7 @@ from typing import Any
 import torch
 
 from longred_bench.errors import UserError
-from longred_bench.models.loading import original_rope, rotary_modules
+from longred_bench.models.loading import original_rope, rotary_config, rotary_modules
 from longred_bench.pcd.config import (
     DEFAULT_ALPHA,
     DEFAULT_BETA,
@@ -217,10 +217,11 @@ class PcdModel:
 
     def local_rotaries(self, local_base: float) -> list[torch.nn.Module]:
         """The variant's rotary modules for ``local_base`` (one per rotary module of the
-        model), built from the model's config with that base; pairs below ``first_pair`` keep
-        the model's frequencies."""
+        model), built from the config the model's own are (:func:`rotary_config`: for dynamic
+        NTK its original window) with that base; pairs below ``first_pair`` keep the model's
+        frequencies."""
         if local_base not in self._locals:
-            local_config = with_base(self.model.config, local_base)
+            local_config = with_base(rotary_config(self.model.config), local_base)
             first = self.config.first_pair
             built = []
             for *_, module in self._rotaries:

@@ -85,6 +85,15 @@ def test_model_dependent_errors(tiny) -> None:
         PcdModel(extend(tiny.model, "dynamic:factor=2"), PcdConfig(first_pair=2))
 
 
+def test_a_dynamic_models_local_pass_scales_from_the_same_window(tiny) -> None:
+    """The local variant of a dynamic-NTK model is built at its original window, as the model's
+    own rotary module is (it was built at the target: scaling started four times later)."""
+    model = extend(tiny.model, "dynamic:factor=4")
+    pcd = PcdModel(model, PcdConfig(local_base=5000.0))
+    (local,) = pcd.local_rotaries(5000.0)
+    assert local.original_max_seq_len == model.model.rotary_emb.original_max_seq_len == 256
+
+
 @pytest.mark.parametrize(
     "argv",
     [

@@ -279,6 +279,17 @@ def test_a_yaml_key_given_twice_is_refused(tmp_path, capsys) -> None:
     from longred_bench.profiles.loader import read_mapping
 
     assert read_mapping(merged)["runs"] == {"seeds": [1]}
+    # a mapping merged with its own override, merged again higher up; a duplicate in an inline
+    # merge source
+    import yaml
+
+    nested = tmp_path / "nested.yaml"
+    nested.write_text("base: &b {x: 1}\ndefs: {m: &m {<<: *b, x: 2}}\ntop: {<<: *m}\n")
+    assert read_mapping(nested) == yaml.safe_load(nested.read_text())  # what YAML itself gives
+    inline = tmp_path / "inline.yaml"
+    inline.write_text("top: {<<: {x: 1, x: 2}}\n")
+    with pytest.raises(UserError, match="key 'x' is given twice"):
+        read_mapping(inline)
 
 
 @pytest.mark.parametrize(

@@ -368,9 +368,12 @@ def stream_data(
         path = Path(source).expanduser()
         if not path.is_file():
             raise UserError(f"data {source!r} is no file and no source; accepted forms: {FORMS}")
-        doc = torch.tensor(
-            tokenizer(path.read_text("utf-8"), add_special_tokens=False)["input_ids"]
-        )
+        try:
+            text = path.read_text("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UserError(f"data file {path}: not UTF-8 text (byte {exc.start}); give a "
+                            "UTF-8 text file") from None  # fmt: skip
+        doc = torch.tensor(tokenizer(text, add_special_tokens=False)["input_ids"])
         ids = _cut([doc], length)
         if len(ids) == 0:
             raise UserError(

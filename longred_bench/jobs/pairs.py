@@ -65,12 +65,16 @@ def load_pairs(spec: str) -> tuple[dict[str, Any], list[Pair], str]:
     import yaml
 
     from longred_bench.jobs.configs import CompareConfig
+    from longred_bench.profiles.loader import unique_key_loader
 
     path = _path(spec)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    try:  # a key given twice in one mapping refused, as in profiles
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=unique_key_loader())
+    except UnicodeDecodeError:
+        raise UserError(f"pairs {path}: not UTF-8 text; give a YAML file") from None
     except yaml.YAMLError as exc:
-        raise UserError(f"pairs {path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise UserError(f"pairs {path}: not valid YAML ({problem})") from None
     if not isinstance(data, dict):
         raise UserError(f"pairs {path}: a mapping with `settings` and `pairs` expected")
     unknown = sorted(set(data) - {"about", "settings", "pairs"})

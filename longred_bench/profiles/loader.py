@@ -53,24 +53,35 @@ def profile_file(spec: str | Path, *, relative_to: Path | None = None) -> Path:
     )
 
 
-def _unique_key_loader() -> type:
+def unique_key_loader() -> type:
     """A safe YAML loader that refuses a key given twice in one mapping (plain YAML keeps the
-    last one silently: ``steps: 5`` then ``steps: 7`` ran 7 steps)."""
+    last one silently: ``steps: 5`` then ``steps: 7`` ran 7 steps). Each mapping is checked
+    once, as written, before merges (``<<``) rewrite it; a key a merge brings in may be
+    overridden, and keys that are not plain scalars are left to the constructor."""
     import yaml
 
+    merge, value = "tag:yaml.org,2002:merge", "tag:yaml.org,2002:value"
+
     class UniqueKeyLoader(yaml.SafeLoader):
-        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
-            seen: set[Any] = set()
-            for key_node, _ in node.value:  # its own keys: a merged (<<) one may be overridden
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    continue
-                key = self.construct_object(key_node, deep=deep)
-                if key in seen:
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f"key {key!r} is given twice", key_node.start_mark
-                    )
-                seen.add(key)
-            return super().construct_mapping(node, deep=deep)
+        def __init__(self, stream: Any) -> None:
+            super().__init__(stream)
+            self._checked: set[int] = set()
+
+        def flatten_mapping(self, node: Any) -> None:
+            if id(node) not in self._checked:
+                self._checked.add(id(node))
+                seen: set[tuple[str, str]] = set()
+                for key_node, _ in node.value:
+                    if key_node.tag == merge or not isinstance(key_node, yaml.ScalarNode):
+                        continue
+                    key = ("tag:yaml.org,2002:str" if key_node.tag == value else key_node.tag,
+                           key_node.value)  # fmt: skip
+                    if key in seen:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"key {key_node.value!r} is given twice",
+                            key_node.start_mark)  # fmt: skip
+                    seen.add(key)
+            super().flatten_mapping(node)
 
     return UniqueKeyLoader
 
@@ -81,7 +92,7 @@ def read_mapping(path: Path, what: str = "profile") -> dict[str, Any]:
     import yaml
 
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_unique_key_loader())
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=unique_key_loader())
     except UnicodeDecodeError:
         raise UserError(f"{what} {path}: not UTF-8 text; give a YAML file") from None
     except yaml.YAMLError as exc:

@@ -94,3 +94,18 @@ def test_pairs_of_local_folders_run_end_to_end(tmp_path, request) -> None:
         md = (out / slug / "compare.md").read_text()
         assert "| original |" in md and f"[{slug}/compare.md]({slug}/compare.md)" in index
     assert (out / first / "runs" / "original" / "short_tiny" / "eval.jsonl").is_file()
+
+
+def test_a_pairs_file_giving_a_key_twice_or_not_utf8_is_refused(tmp_path) -> None:
+    """A duplicate key kept its last value without a word; binary bytes were a traceback."""
+    from longred_bench.errors import UserError
+    from longred_bench.jobs.pairs import load_pairs
+
+    twice = tmp_path / "twice.yaml"
+    twice.write_text("settings: {}\nsettings: {}\npairs: []\n")
+    with pytest.raises(UserError, match=r"not valid YAML \(key 'settings' is given twice\)"):
+        load_pairs(str(twice))
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(UserError, match="not UTF-8 text"):
+        load_pairs(str(binary))

@@ -58,8 +58,37 @@ def checked_profile(spec: str | Path) -> Profile:
         if check is parse_rope_spec and got.method == "dynamic":
             check_vllm_rope(prof, key, value, where)
     check_values(prof, where)
+    check_repeats(to_dict(prof), where)
     check_training_values(prof)
     return prof
+
+
+LISTS = ("lengths", "dev_lengths", "depths", "extensions", "ropes")
+"""The profile keys whose list may name a value once only (a length, depth or extension twice
+would count its samples twice in every mean and interval)."""
+
+
+def check_repeats(data: Any, where: str, path: str = "") -> None:
+    """Refuse any list under a key of :data:`LISTS` in profile mapping ``data`` that names a
+    value twice (RoPE specs compared by their canonical label), naming its key path."""
+    from longred_bench.errors import reject_repeats
+    from longred_bench.jobs.configs import ORIGINAL
+    from longred_bench.models.rope import parse_rope_spec
+
+    if not isinstance(data, dict):
+        return
+    for key, value in data.items():
+        here = f"{path}.{key}" if path else str(key)
+        if key in LISTS and isinstance(value, list | tuple):
+            spec = key in ("extensions", "ropes")
+            try:
+                named = [parse_rope_spec(str(v)).label() if spec and v != ORIGINAL else v
+                         for v in value]  # fmt: skip
+            except UserError as exc:
+                raise UserError(f"{where}: {here}: {exc}") from None
+            reject_repeats(named, f"{where}: {here}")
+        else:
+            check_repeats(value, where, here)
 
 
 def check_training_values(prof: Profile) -> None:

@@ -318,7 +318,12 @@ def test_force_reruns_of_cached_paper_short_units_are_checked_up_front(monkeypat
       "training.cpt.rope: RoPE spec 'abf:theta=4e5x': theta='4e5x' is not a number"),
      ('tables: {pcd: {ropes: [none, "pi:factor=0.5"]}}',
       "tables.pcd.ropes[1]: RoPE spec 'pi:factor=0.5': factor must be > 1"),
-     ("model: {window: 0}", "model.window must be at least 1, not 0")],
+     ("model: {window: 0}", "model.window must be at least 1, not 0"),
+     # a length or extension twice counts its samples twice: refused before any unit runs
+     ("evaluation: {ruler: {lengths: [512, 512]}}",
+      "evaluation.ruler.lengths: 512 given more than once"),
+     ('tables: {pcd: {ropes: [none, "pi:factor=4", "pi:factor=4.0"]}}',
+      "tables.pcd.ropes: pi:factor=4 given more than once")],
 )  # fmt: skip
 @pytest.mark.parametrize("command", ["dry-run", "emit-slurm", "show"])
 def test_what_the_schema_cannot_check_is_refused_before_anything_is_planned(

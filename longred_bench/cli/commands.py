@@ -328,6 +328,10 @@ def cmd_psa(args: argparse.Namespace) -> int:
         device=args.device, depths=tuple(args.depths or ()),
     )  # fmt: skip
     cfg.check()  # before torch is imported
+    from longred_bench.jobs.configs import ORIGINAL
+
+    for model in cfg.models:  # every model's extensions before the first model is scored
+        check_extensions(model, [r for r in cfg.ropes if r != ORIGINAL])
     from longred_bench.jobs.psa import psa_command
     from longred_bench.reports.psa_report import TOP_K
 

@@ -234,3 +234,22 @@ def test_salience_falls_by_the_interval_of_the_difference():
     (v,) = psa_verdicts(by_length, top_k=10)
     assert v.fall is not None and v.fall.high < 0 and v.salience_falls
     assert v.label == REPRODUCED and "S first change -0.094" in v.sentence()
+
+
+def test_psa_checks_every_models_extensions_before_scoring_any(tmp_path, capsys):
+    """A second model whose RoPE is already scaled was refused after the first was scored,
+    and nothing was written."""
+    from longred_bench.models.loading import extend, load
+
+    loaded = load("tiny-random")
+    scaled = tmp_path / "pi"
+    extend(loaded.model, "pi:factor=4").save_pretrained(scaled)
+    loaded.tokenizer.save_pretrained(scaled)
+    capsys.readouterr()  # the save's progress bars
+    out = str(tmp_path / "o")
+    argv = ["psa", "--model", "tiny-random", str(scaled), "--rope", "none", "pi:factor=2",
+            "--lengths", "640", "--samples", "1", "--out", out, "--quiet"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "RoPE is already scaled" in err and "\n" not in err
+    assert not (tmp_path / "o").exists()

@@ -120,6 +120,10 @@ def score_sample(
 
         base, local = pcd.logits_pair(ids, len(prompt_ids), logits_to_keep=t + 1)
         logits = pcd_logits(base[0, :t], local[0, :t], pcd.config)
+    if logits.isnan().any():  # no rank exists: one line, not a ValueError's traceback
+        raise UserError(f"psa: the model's logits hold NaN on {sample.task} sample "
+                        f"{sample.index} at length {sample.length}: its forward pass failed "
+                        "(an overflow of its dtype?); run it in fp32")  # fmt: skip
     gold = torch.tensor(answer_ids, device=logits.device)
     texts = [tokenizer.decode([i]) for i in answer_ids]
     summary, tokens = answer_scores(logits, gold, texts)

@@ -177,9 +177,10 @@ def rho_interval(points: list[Point], original: Items) -> tuple[Interval, str] |
         for cat, arr, docs in zip(cats, scores, draws[-len(blocks) :], strict=True):
             per_cat.setdefault(cat, []).append(arr[:, docs].mean(axis=1))
         short = np.mean([np.mean(m, axis=0) for m in per_cat.values()], axis=0)  # [1 + models]
-        if short[0] == 0:
+        y = short[1:][models] / short[0] if short[0] != 0 else np.full(len(models), np.nan)
+        if not (np.isfinite(x).all() and np.isfinite(y).all()):  # a replicate with no rank
             return float("nan")
-        return spearman(x, short[1:][models] / short[0])
+        return spearman(x, y)
 
     sizes = ([len(texts)] if texts else []) + [a.shape[1] for a in scores]
     ci = model_document_bootstrap_ci(statistic, len(points), sizes, n_boot=N_BOOT, level=LEVEL,

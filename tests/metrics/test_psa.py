@@ -253,3 +253,22 @@ def test_psa_checks_every_models_extensions_before_scoring_any(tmp_path, capsys)
     err = capsys.readouterr().err.strip()
     assert "RoPE is already scaled" in err and "\n" not in err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_forward_pass_giving_nan_is_one_line(request):
+    """NaN logits have no gold rank: a ValueError's traceback before, now one line naming the
+    sample."""
+    ensure_cached(request, "brown")  # the NIAH haystack
+    from longred_bench.errors import UserError
+    from longred_bench.jobs.psa import score_sample
+    from longred_bench.models.loading import load
+    from longred_bench.taskdata.ruler import generate
+
+    loaded = load("tiny-random")
+    with torch.no_grad():
+        loaded.model.lm_head.weight.fill_(float("nan"))
+    sample = generate("niah_multikey_3", loaded.tokenizer, 900, 1, 0)[0]
+    with pytest.raises(
+        UserError, match="logits hold NaN on niah_multikey_3 sample 0 at length 900"
+    ):
+        score_sample(loaded.model, loaded.tokenizer, sample)

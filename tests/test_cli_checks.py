@@ -249,6 +249,12 @@ def test_eval_keeps_another_configs_results(tmp_path):
         check_eval_out(tmp_path, EvalConfig(model="tiny-random", suite="short_tiny",
                                             rope="pi:factor=2").to_dict())  # fmt: skip
     check_eval_out(tmp_path, short.to_dict())
+    saved(EvalConfig(model="tiny-random", suite="short_tiny", rope="pi:factor=4",
+                     tasks=("longred_tiny_cloze", "longred_tiny_nextsent")))  # fmt: skip
+    check_eval_out(tmp_path, EvalConfig(model="tiny-random", suite="short_tiny",
+                                        rope="pi:factor=4.0", tasks=("longred_tiny_nextsent",
+                                        "longred_tiny_cloze")).to_dict())  # fmt: skip
+    saved(short)
     check_eval_out(tmp_path, EvalConfig(model="tiny-random", suite="short_tiny",
                                         batch_size=4, log_samples=True).to_dict())  # fmt: skip
     (tmp_path / "eval.jsonl").write_text("{not json\n")

@@ -212,8 +212,9 @@ class TrainConfig:
         _choice("recipe", self.recipe, RECIPES)
         for f in fields(self):  # NaN passes every comparison below (lr=nan reached the optimizer)
             value = getattr(self, f.name)
-            if isinstance(value, float) and not math.isfinite(value):
-                raise UserError(f"config {f.name} must be a finite number (got {value})")
+            for item in value if isinstance(value, tuple) else (value,):  # betas=[0.9, nan] too
+                if isinstance(item, float) and not math.isfinite(item):
+                    raise UserError(f"config {f.name} must hold finite numbers (got {value})")
         if self.rope is not None:  # before anything is written (was refused at model load)
             from longred_bench.models.rope import parse_rope_spec
 

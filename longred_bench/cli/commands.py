@@ -132,13 +132,22 @@ def check_eval_out(out: Path, mine: dict[str, Any]) -> None:
     and left files of the other run beside the new ones (its ``lm_eval_results.json``)."""
     import json
 
+    from longred_bench.models.rope import parse_rope_spec
+
+    def same(key: str, a: Any, b: Any) -> bool:  # one spec spelled two ways; tasks in any order
+        if key == "rope" and a and b:
+            return bool(parse_rope_spec(str(a)).label() == parse_rope_spec(str(b)).label())
+        if key == "tasks" and isinstance(a, list | tuple) and isinstance(b, list | tuple):
+            return sorted(map(str, a)) == sorted(map(str, b))
+        return bool(a == b)
+
     path = out / "eval.jsonl"
     try:
         with path.open(encoding="utf-8") as handle:
             theirs = json.loads(handle.readline())["provenance"]["config"]
-        differs = sorted(k for k in mine if k in theirs and theirs[k] != mine[k]
+        differs = sorted(k for k in mine if k in theirs and not same(k, theirs[k], mine[k])
                          and k not in EVAL_FREE_KEYS)  # fmt: skip
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, UserError):
         return  # absent or unreadable: nothing of another config to keep
     if differs:
         raise UserError(f"--out {out} holds the results of an eval of another config (differs "

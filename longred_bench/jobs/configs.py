@@ -20,8 +20,8 @@ from longred_bench.taskdata.ruler.registry import check_depths, check_lengths, c
 class DriftConfig:
     """What to compare and on which texts.
 
-    ``extended`` lists checkpoints compared as they are (empty: the original itself); each of
-    them is also loaded once per ``rope`` spec, as a zero-shot extension, when ``rope`` is given.
+    ``extended`` lists checkpoints compared as they are; ``rope`` lists zero-shot extensions of
+    the original, each compared too (a measurement needs at least one of the two).
     ``top_m`` is LongReD's M: how many highest-KL layers are selected (plus the last).
     """
 

@@ -156,6 +156,9 @@ def run_drift(
     """Measure ``cfg`` and return (records, provenance). With ``partial``, the per-text sums are
     saved there after every batch, and a run of the same config interrupted before resumes from
     the windows it finished (the caller deletes the file once the results are saved)."""
+    if not cfg.extended and not cfg.rope:
+        raise UserError("drift needs an extended checkpoint or a RoPE spec to compare with the "
+                        "original (extended=... or rope=...)")  # fmt: skip
     torch.manual_seed(cfg.seed)
     original = load(cfg.original, device=cfg.device, dtype=_dtype(cfg))
     extended = _load_extended(cfg, original)

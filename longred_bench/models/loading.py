@@ -105,6 +105,8 @@ def extended_config(config: object, rope: str | RopeSpec) -> object:
             "add to it: extend the model it was made from, or evaluate this one without --rope"
         )
     params, target = rope_parameters(spec, original)
+    if "partial_rotary_factor" in config.rope_parameters:  # Phi, StableLM: RoPE on part of a head
+        params["partial_rotary_factor"] = config.rope_parameters["partial_rotary_factor"]
     new = copy.deepcopy(config)
     new.rope_parameters = params
     new.max_position_embeddings = target

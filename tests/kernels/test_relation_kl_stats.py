@@ -139,7 +139,8 @@ def _last_dim_strided(x: torch.Tensor) -> torch.Tensor:
 def test_stats_reads_inputs_with_a_strided_last_dimension(which: int) -> None:
     """The CPU flash op reads the last dimension as dense: a strided input is copied first
     (it gave errors of 1e37 or NaN before), for every one of the four inputs."""
-    inputs = list(make_inputs(heads=4, kv_s=2, kv_t=1, seq=33, d_s=8, d_t=8))
+    # kv heads = query heads: keys are not repeated (a repeat copies them dense)
+    inputs = list(make_inputs(heads=4, kv_s=4, kv_t=4, seq=33, d_s=8, d_t=8))
     ref = relation_kl_naive(*inputs, reduction="none")
     inputs[which] = _last_dim_strided(inputs[which])
     torch.testing.assert_close(
@@ -149,7 +150,7 @@ def test_stats_reads_inputs_with_a_strided_last_dimension(which: int) -> None:
 
 @torch.no_grad()
 def test_attention_with_lse_reads_strided_inputs() -> None:
-    q, k, _, _ = make_inputs(heads=4, kv_s=2, kv_t=2, seq=20, d_s=8, d_t=8, dtype=torch.float32)
+    q, k, _, _ = make_inputs(heads=4, kv_s=4, kv_t=4, seq=20, d_s=8, d_t=8, dtype=torch.float32)
     v = torch.randn(k.shape, generator=torch.Generator().manual_seed(5))
     dense, lse = attention_with_lse(q, k, v, 0.3)
     for strided in ((_last_dim_strided(q), k, v), (q, _last_dim_strided(k), _last_dim_strided(v))):

@@ -187,3 +187,21 @@ def test_the_layer_that_builds_tiny_base_registers_it_in_the_zoo() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("kind", ["phi", "stablelm"])
+def test_extend_keeps_a_partial_rotary_factor(kind):
+    """Phi and StableLM rotate part of each head: the factor was dropped, and the extended
+    model's forward failed on mismatched sizes."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    cfg = AutoConfig.for_model(kind, vocab_size=64, hidden_size=64, intermediate_size=128,
+                               num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=4,
+                               max_position_embeddings=64)  # fmt: skip
+    model = AutoModelForCausalLM.from_config(cfg)
+    factor = cfg.rope_parameters["partial_rotary_factor"]
+    for spec in ("pi:factor=2", "dynamic:factor=2", "abf:theta=1e5"):
+        ext = extend(model, spec)
+        assert ext.config.rope_parameters["partial_rotary_factor"] == factor
+        with torch.no_grad():
+            assert torch.isfinite(ext(torch.randint(0, 64, (1, 12))).logits).all()

@@ -48,8 +48,9 @@ def test_a_misplaced_group_key_is_one_line(data, message) -> None:
 
 
 @pytest.mark.parametrize(("key", "value", "message"), [
-    ("lr", float("nan"), "config lr must be a finite number"),
-    ("grad_clip", float("inf"), "config grad_clip must be a finite number"),
+    ("lr", float("nan"), "config lr must hold finite numbers"),
+    ("grad_clip", float("inf"), "config grad_clip must hold finite numbers"),
+    ("betas", [0.9, float("nan")], "config betas must hold finite numbers"),
     ("rope", "bogus", "unknown RoPE extension method 'bogus'"),
     ("rope", "pi:factor=nan", "must be a finite number"),
 ])  # fmt: skip

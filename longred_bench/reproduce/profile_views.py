@@ -63,7 +63,10 @@ def checked_profile(spec: str | Path) -> Profile:
     return prof
 
 
-LISTS = ("lengths", "dev_lengths", "depths", "extensions", "ropes")
+SPEC_LISTS = ("extensions", "ropes", "zero_shot", "trained")
+"""Profile keys whose list names RoPE specs (compared by their canonical label)."""
+LISTS = (*SPEC_LISTS, "lengths", "dev_lengths", "depths", "snapshots", "rows", "tasks",
+         "ruler_tasks", "short_tasks", "psa_tasks", "dev_lines")  # fmt: skip
 """The profile keys whose list may name a value once only (a length, depth or extension twice
 would count its samples twice in every mean and interval)."""
 
@@ -75,18 +78,23 @@ def check_repeats(data: Any, where: str, path: str = "") -> None:
     from longred_bench.jobs.configs import ORIGINAL
     from longred_bench.models.rope import parse_rope_spec
 
+    def named(value: Any, spec: bool) -> Any:
+        if isinstance(value, list | tuple):  # PCD's trained lines: [recipe, spec, ...] as given
+            return tuple(named(v, False) for v in value)
+        if spec and isinstance(value, str) and value != ORIGINAL:
+            return parse_rope_spec(value).label()
+        return value if isinstance(value, str | int | float | bool) or value is None else str(value)
+
     if not isinstance(data, dict):
         return
     for key, value in data.items():
         here = f"{path}.{key}" if path else str(key)
         if key in LISTS and isinstance(value, list | tuple):
-            spec = key in ("extensions", "ropes")
             try:
-                named = [parse_rope_spec(str(v)).label() if spec and v != ORIGINAL else v
-                         for v in value]  # fmt: skip
+                names = [named(v, key in SPEC_LISTS) for v in value]
             except UserError as exc:
                 raise UserError(f"{where}: {here}: {exc}") from None
-            reject_repeats(named, f"{where}: {here}")
+            reject_repeats(names, f"{where}: {here}")
         else:
             check_repeats(value, where, here)
 

@@ -323,7 +323,10 @@ def test_force_reruns_of_cached_paper_short_units_are_checked_up_front(monkeypat
      ("evaluation: {ruler: {lengths: [512, 512]}}",
       "evaluation.ruler.lengths: 512 given more than once"),
      ('tables: {pcd: {ropes: [none, "pi:factor=4", "pi:factor=4.0"]}}',
-      "tables.pcd.ropes: pi:factor=4 given more than once")],
+      "tables.pcd.ropes: pi:factor=4 given more than once"),
+     ('tables: {fig2: {zero_shot: ["pi:factor=2", "pi:factor=2.0", "pi:factor=3"]}}',
+      "tables.fig2.zero_shot: pi:factor=2 given more than once"),
+     ("tables: {table3: {rows: [cpt, cpt]}}", "tables.table3.rows: cpt given more than once")],
 )  # fmt: skip
 @pytest.mark.parametrize("command", ["dry-run", "emit-slurm", "show"])
 def test_what_the_schema_cannot_check_is_refused_before_anything_is_planned(

@@ -326,3 +326,11 @@ def test_the_fallback_is_what_the_stream_reads(
     assert got.record["fallback"]["used"] == f"txt:{txt_dir}"
     line = epochs_line("long", got.record, len(got.ids), 100)
     assert line is not None and f"(fallback txt:{txt_dir})" in line
+
+
+def test_a_training_text_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    """A plain text file of other bytes was a UnicodeDecodeError traceback."""
+    binary = tmp_path / "bytes.txt"
+    binary.write_bytes(b"some words \xff\xfe more")
+    with pytest.raises(UserError, match=r"data file .*bytes\.txt: not UTF-8 text \(byte 11\)"):
+        stream_data(WordTokenizer(), str(binary), 2, seed=0)

@@ -92,7 +92,7 @@ def latest_checkpoint(out: Path) -> Path | None:
     run from step 0)."""
     root = out / "checkpoints"
     steps = sorted(root.glob("step-[0-9]*")) if root.is_dir() else []
-    whole = [p for p in steps if p.is_dir() and _whole(p)]
+    whole = [p for p in steps if _whole(p)]
     return whole[-1] if whole else None
 
 

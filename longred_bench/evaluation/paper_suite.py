@@ -169,9 +169,13 @@ def check_code_eval(tasks: Sequence[str] | None, allow_code_eval: bool) -> None:
     code = code_tasks(tasks)
     if code and not allow_code_eval:
         them = "them" if len(code) > 1 else "it"
-        raise UserError(f"{' and '.join(code)} execute{'s' if len(code) == 1 else ''} "
-                        f"model-written code: pass {CODE_FLAG} to run {them} (or --tasks "
-                        f"without {them})")  # fmt: skip
+        raise UserError(f"{' and '.join(code)} {_execute(code)} model-written code: pass "
+                        f"{CODE_FLAG} to run {them} (or --tasks without {them})")  # fmt: skip
+
+
+def _execute(code: list[str]) -> str:
+    """The verb of the code tasks ``code``: ``execute``, or ``executes`` for one."""
+    return "executes" if len(code) == 1 else "execute"
 
 
 OFFLINE_HINT = f"--suite {OFFLINE_SUITE} is the offline suite"
@@ -313,9 +317,9 @@ def check_code_units(tasks: Sequence[str] | None, where: str) -> None:
     code = code_tasks(tasks)
     if code and not code_eval_allowed():
         raise UserError(f"{where}'s short suite {SUITE} runs {' and '.join(code)}, which "
-                        f"execute{'s' if len(code) == 1 else ''} "
-                        f"model-written code: pass {CODE_FLAG} (or set HF_ALLOW_CODE_EVAL=1), "
-                        "or list evaluation.short.tasks without them")  # fmt: skip
+                        f"{_execute(code)} model-written code: pass {CODE_FLAG} (or set "
+                        "HF_ALLOW_CODE_EVAL=1), or list evaluation.short.tasks without "
+                        "them")  # fmt: skip
 
 
 def check_units(tasks: Sequence[str] | None, where: str) -> None:

@@ -207,10 +207,8 @@ class PsaConfig:
                 f"psa: lengths and --samples must be >= 1 (got {list(self.lengths)}, "
                 f"{self.samples})"
             )
-        for rope in self.ropes:
-            if rope != ORIGINAL:
-                parse_rope_spec(rope)
+        # each spec parsed (a bad one refused), then compared by its label
+        labels = [r if r == ORIGINAL else parse_rope_spec(r).label() for r in self.ropes]
+        reject_repeats(labels, "psa --rope")
         reject_repeats(self.lengths, "psa --lengths")
         reject_repeats(self.models, "psa --model")
-        reject_repeats((r if r == ORIGINAL else parse_rope_spec(r).label() for r in self.ropes),
-                       "psa --rope")  # fmt: skip

@@ -195,11 +195,9 @@ def rope_parameters(spec: RopeSpec, original: OriginalRope) -> tuple[dict[str, A
     params: dict[str, Any] = {"rope_type": _ROPE_TYPE[spec.method], "rope_theta": float(theta)}
     if spec.method == "pi":
         params["factor"] = float(factor)
-    elif spec.method == "dynamic":
+    elif spec.method in ("dynamic", "yarn"):
         params.update(factor=float(factor), original_max_position_embeddings=orig_len)
-    elif spec.method == "yarn":
-        params.update(factor=float(factor), original_max_position_embeddings=orig_len)
-        for key in ("beta_fast", "beta_slow", "attention_factor"):
+        for key in ("beta_fast", "beta_slow", "attention_factor"):  # YaRN's own keys
             if key in p:
                 params[key] = float(p[key])
     elif spec.method == "llama3":

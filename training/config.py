@@ -31,8 +31,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from longred_bench.errors import UserError, reject_unknown_keys
 from longred_bench.training.method_groups import METHOD_GROUPS, flatten_groups
 
@@ -418,29 +416,10 @@ def read_yaml(path: Path) -> dict[str, Any]:
     return read_mapping(path, what="config file")
 
 
-def parse_set(items: list[str]) -> dict[str, Any]:
-    """``KEY=VALUE`` overrides, values parsed as YAML (``lr=1e-4``, ``layers=[1,4]``); a method's
-    setting may be named in its group (``longred.a1=5``)."""
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UserError(f"--set {item!r} is not KEY=VALUE")
-        parsed = yaml.safe_load(value) if value.strip() else None
-        if isinstance(parsed, str) and parsed.lower() in ("none", "null"):
-            parsed = None
-        if key.strip() == "rope" and isinstance(parsed, dict):  # a JSON spec, as --rope takes
-            parsed = value.strip()
-        group, dot, name = key.strip().partition(".")
-        target = out.setdefault(group, {}) if dot else out
-        target[name if dot else key.strip()] = _number(parsed)
-    return out
-
-
-def _number(value: Any) -> Any:
+def yaml_number(value: Any) -> Any:
     """YAML reads ``1e-4`` as a string; numbers written that way become floats."""
     if isinstance(value, list):
-        return [_number(v) for v in value]
+        return [yaml_number(v) for v in value]
     try:
         return float(value) if isinstance(value, str) else value
     except ValueError:
@@ -508,4 +487,4 @@ def resolve_config(
     merged.update(flatten_groups(overrides or {}, recipe))
     merged["recipe"] = recipe
     merged["profile"] = name
-    return TrainConfig.from_dict({k: _number(v) for k, v in merged.items()})
+    return TrainConfig.from_dict({k: yaml_number(v) for k, v in merged.items()})

@@ -358,7 +358,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise UserError("train: --out DIR is required (only --dry-run runs without one)")
     if not args.dry_run:
         check_out_dir(Path(args.out), "train")
-    from longred_bench.training.config import parse_set, resolve_config
+    from longred_bench.training.config import resolve_config
+    from longred_bench.training.overrides import parse_set
 
     cfg = resolve_config(
         args.recipe,

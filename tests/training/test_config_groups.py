@@ -10,8 +10,9 @@ import pytest
 
 from longred_bench.errors import UserError
 from longred_bench.results import config_hash
-from longred_bench.training.config import TrainConfig, parse_set, resolve_config
+from longred_bench.training.config import TrainConfig, resolve_config
 from longred_bench.training.method_groups import grouped
+from longred_bench.training.overrides import parse_set
 
 
 def test_a_group_is_the_same_config_as_its_flat_keys() -> None:

@@ -17,12 +17,13 @@ from longred_bench.errors import UserError
 from longred_bench.jobs.train import run_training as train
 from longred_bench.models.loading import extended_config
 from longred_bench.training.build import schedule_factor
-from longred_bench.training.config import RECIPES, parse_set, resolve_config
+from longred_bench.training.config import RECIPES, resolve_config
 from longred_bench.training.objectives import (
     causal_lm_loss,
     hidden_cosine_loss,
     relation_kl_loss,
 )
+from longred_bench.training.overrides import parse_set
 from longred_bench.training.streams import WindowStream
 
 

@@ -339,14 +339,13 @@ def train(
     if end < steps:
         close_single_process_group()
         return out / "final"
-    run.method.finish()
+    weights = run.method.finish(_full_state(method.student))
     if main:  # run.json before final/: a finished final/ always has its run.json
         info = {**_run_info(run, cfg, out, tokens, seconds, phases), **peak.info(), **load.info(),
                 "provenance": prov}  # fmt: skip
         if offload is not None:
             info.update(offload.info())
         atomic_write_text(out / "run.json", json.dumps(info, indent=2))
-    weights = _full_state(method.student)
     close_single_process_group()
     method.student = _unwrapped(method.student)
     return _save_final(run, out, weights) if main else out / "final"

@@ -29,7 +29,8 @@ def merge_weights(
     original: dict[str, torch.Tensor], trained: dict[str, torch.Tensor], weight: float
 ) -> dict[str, torch.Tensor]:
     """``weight * trained + (1 - weight) * original`` per tensor, computed in fp32 and returned in
-    ``trained``'s dtypes; a UserError naming the first tensor the two do not share in shape."""
+    ``trained``'s dtypes and devices; a UserError naming the first tensor the two do not share
+    in shape."""
     missing = sorted(set(original) ^ set(trained))
     if missing:
         raise UserError(
@@ -44,7 +45,7 @@ def merge_weights(
                 f"merge: {name} has shape {tuple(base.shape)} in the original and "
                 f"{tuple(tensor.shape)} in the trained model"
             )
-        mixed = weight * tensor.float() + (1.0 - weight) * base.float()
+        mixed = weight * tensor.float() + (1.0 - weight) * base.to(tensor.device).float()
         out[name] = mixed.to(tensor.dtype)
     return out
 

@@ -42,6 +42,7 @@ import torch.distributed as dist
 
 from longred_bench.models.capture import capture_qkv
 from longred_bench.training.config import TrainConfig
+from longred_bench.training.distributed import gather_rows
 from longred_bench.training.lm_loss import lm_loss, resolve_lm_loss
 from longred_bench.training.objectives import hidden_cosine_loss, relation_kl_loss
 from longred_bench.training.position_transforms import (
@@ -103,8 +104,11 @@ class Method(ABC):
     def losses(self, batches: dict[str, Batch], step: int) -> dict[str, torch.Tensor]:
         """Named loss terms of one micro-batch; ``"loss"`` is what is minimised."""
 
-    def finish(self) -> None:  # noqa: B027 (a hook: most recipes add nothing)
-        """Work on the student after the last step, before its weights are saved (none)."""
+    def finish(self, weights: dict | None) -> dict | None:
+        """The final weights to save, after the last step: ``weights`` are the student's full
+        weights gathered under FSDP2 (an empty dict on processes other than the main one), else
+        None (the student's own, which a recipe may change in place). Most recipes keep them."""
+        return weights
 
     @classmethod
     def total_steps(cls, cfg: TrainConfig) -> int:
@@ -287,10 +291,12 @@ class SentenceGapCE(TwoStage):
             ce = self.lm_loss(batches["short"])
             return {"ce_replay": ce, "loss": ce}
         b = batches["long"]
-        starts = sentence_starts(b.ids.cpu(), self.delimiters)
-        positions = sentence_gap_position_ids(
-            starts, self.target_window, generator=self.generator
-        ).to(b.ids.device)
+        rows = b.ids.shape[0]
+        # Drawn for the global batch on every process, so the run does not depend on it.
+        starts = sentence_starts(gather_rows(b.ids, self.world).cpu(), self.delimiters)
+        mine = slice(self.rank * rows, (self.rank + 1) * rows)
+        positions = sentence_gap_position_ids(starts, self.target_window, generator=self.generator)
+        positions = positions[mine].to(b.ids.device)
         # The attention mask is passed on purpose (see LongReD's s2l term).
         ce = self.lm_loss(b, position_ids=positions)
         return {"ce_long": ce, "loss": ce}
@@ -308,16 +314,19 @@ class SentenceGapCE(TwoStage):
         impact = measure_anchors(cfg, out, train=train, progress=progress)
         return Preparation(phases=(ImpactInfo(impact),), anchors=tuple(impact["anchors"]))
 
-    def finish(self) -> None:
+    def finish(self, weights: dict | None) -> dict | None:
         """``merge_weight`` x the trained weights + the rest x the original model's."""
-        if self.cfg.merge_weight >= 1:
-            return
+        if self.cfg.merge_weight >= 1 or weights == {}:  # {}: FSDP2, not the main process
+            return weights
         from longred_bench.models.loading import load
         from longred_bench.training.merge import merge_weights
 
-        model = getattr(self.student, "module", self.student)
         original = load(self.cfg.model).model.state_dict()
+        if weights is not None:  # FSDP2: the gathered weights, on the CPU
+            return merge_weights(original, weights, self.cfg.merge_weight)
+        model = getattr(self.student, "module", self.student)
         model.load_state_dict(merge_weights(original, model.state_dict(), self.cfg.merge_weight))
+        return None
 
 
 def decoder_stack(model: torch.nn.Module) -> torch.nn.Module:

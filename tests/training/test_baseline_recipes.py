@@ -49,6 +49,9 @@ def test_merge_weights_by_hand_and_mismatches() -> None:
     merged = merge_weights(original, trained, 0.25)
     assert merged["w"].tolist() == [1.0, 3.0] and merged["b"].tolist() == [1.5]
     assert merge_weights(original, trained, 1.0)["w"].tolist() == [4.0, 6.0]
+    # a student on the training device, the original loaded on the CPU (meta stands for CUDA)
+    on_device = merge_weights(original, {k: v.to("meta") for k, v in trained.items()}, 0.25)
+    assert {v.device.type for v in on_device.values()} == {"meta"}
     with pytest.raises(UserError, match="do not have the same weights"):
         merge_weights(original, {"w": trained["w"]}, 0.5)
     with pytest.raises(UserError, match=r"w has shape \(2,\) in the original and \(3,\)"):

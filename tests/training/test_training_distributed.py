@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
+import yaml
 
 
 def _curve(out: Path, key: str = "loss") -> list[float]:
@@ -84,3 +86,32 @@ def test_fsdp_mixed_precision_on_two_processes_matches_one_within_bf16(tmp_path:
     assert one != fp32  # the policy took effect: bf16 compute is not the fp32 run
     assert one == pytest.approx(fp32, rel=2**-7)
     assert (tmp_path / "two" / "final" / "model.safetensors").is_file()
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("distributed", ["ddp", "fsdp"])
+def test_longrecipe_on_two_processes_is_the_one_process_run(distributed: str, tmp_path: Path):
+    """LongRecipe's sentence-gap ids are drawn for the global batch (each process its own rows,
+    not the same draws on every process), and its final merge with the original reads the
+    gathered weights under FSDP2: the same curve and the same merged weights as one process."""
+    from safetensors.torch import load_file
+
+    settings = ("steps=2", "replay_steps=1", "tokens_per_step=4096", f"distributed={distributed}")
+    _train(tmp_path / "one", "longrecipe", 1, *settings)
+    _train(tmp_path / "two", "longrecipe", 2, *settings)
+    assert _curve(tmp_path / "two") == pytest.approx(_curve(tmp_path / "one"), rel=1e-4, abs=1e-6)
+    one, two = (load_file(tmp_path / n / "final" / "model.safetensors") for n in ("one", "two"))
+    assert one.keys() == two.keys()
+    assert all(torch.allclose(two[k], one[k], atol=1e-5) for k in one)
+    # the saved model is the merge of the last step's weights with the original's
+    from longred_bench.models.loading import load
+    from longred_bench.training.checkpoint import latest_checkpoint, load_checkpoint
+    from longred_bench.training.config import TrainConfig
+
+    cfg = yaml.safe_load((tmp_path / "two" / "config.yaml").read_text())
+    trained, state = load_checkpoint(latest_checkpoint(tmp_path / "two"))
+    original = load(cfg["model"]).model.state_dict()
+    w = cfg.get("merge_weight", TrainConfig.merge_weight)  # omitted from the file at its default
+    assert state["step"] == 3 and 0 < w < 1
+    merged = {k: w * trained[k] + (1 - w) * original[k] for k in two}
+    assert all(torch.allclose(two[k], merged[k], atol=1e-6) for k in two)

@@ -164,6 +164,7 @@ class TrainedRow:
         if self.extension is None:
             return at_original_window(resolve_config(recipe, profile=spec, overrides=overrides),
                                       prof.model.window)  # fmt: skip
+        own = own_config(recipe, spec, overrides) if recipe in WITHIN_SHARE else None
         overrides["rope"] = self.extension
         if recipe == "linearard":  # the student starts from the light CPT run (rows.LIGHT_CPT)
             overrides["init"] = str(run_dir_of(light_cpt_source(self).config(grid)) / "final")
@@ -179,23 +180,49 @@ class TrainedRow:
         if self.row in REPLAY_IN_BUDGET:
             cfg = replay_within_budget(cfg)
         # An extension whose window is shorter than the recipe's long length (PI x2 of a
-        # 256-token model: 512) trains at its whole window, not beyond it; LongRecipe, whose
-        # samples must lie below the window it spreads them over, at its paper's share of it
-        # (at least the original window, as PoSE's and RPES's, and below the extended one).
+        # 256-token model: 512) trains at its whole window, not beyond it. LongRecipe's samples
+        # lie below the window they are spread over: the share of it the profile states
+        # (within_share), at least the original window, as PoSE's and RPES's.
         window = extension_window(grid, self.extension)
-        if cfg.recipe in WITHIN_SHARE and window <= cfg.long_len:
-            share = round(WITHIN_SHARE[cfg.recipe] * window)
+        if cfg.recipe in WITHIN_SHARE:
+            share = round(within_share(own, recipe, prof.model.window) * window)
             cfg = cfg.replace(long_len=min(window - 1, max(prof.model.window, share)))
+            cfg = split_micro_steps(cfg, prof.model.window, prof.hardware.nproc_per_node)
         elif window < cfg.long_len:
             cfg = cfg.replace(long_len=window)
         return at_original_window(cfg, prof.model.window)
 
 
 # Recipes whose long samples lie within the extended window (spread over it), with the share of
-# that window they take where the profile's long length does not fit below it (at least the
-# original window): LongRecipe's "about 30% of the target window" (PoSE and RPES take the
-# original window: ORIGINAL_WINDOW_RECIPES).
+# that window they take where the profile states none (within_share): LongRecipe's "about 30%
+# of the target window" (PoSE and RPES take the original window: ORIGINAL_WINDOW_RECIPES).
 WITHIN_SHARE = {"longrecipe": 0.3}
+
+
+def own_config(recipe: str, spec: str, overrides: dict[str, Any]) -> Any:
+    """The config profile ``spec`` (with ``overrides``) gives ``recipe`` at its own RoPE; None
+    where it gives it none (a table's extension does)."""
+    from longred_bench.training.config import resolve_config
+
+    try:
+        return resolve_config(recipe, profile=spec, overrides=overrides)
+    except UserError:
+        return None
+
+
+def within_share(own: Any, recipe: str, window: int) -> float:
+    """The share of the extended window a :data:`WITHIN_SHARE` ``recipe``'s samples take in a
+    table: its profile's ``long_len`` over the window its profile's own ``rope`` gives the
+    model (``own``: :func:`own_config`; ``window`` the model's), so that a table at another
+    extension keeps the profile's proportion (tiny and smol: 320 of 1,024 and 10,240 of 32,768
+    tokens); the recipe's default share where the profile gives it no RoPE or a length that
+    does not fit below that window."""
+    from longred_bench.models.rope import target_window
+
+    if own is None or not own.rope:
+        return WITHIN_SHARE[recipe]
+    share = own.long_len / target_window(own.rope, window)
+    return share if share < 1 else WITHIN_SHARE[recipe]
 
 
 # Recipes whose long rows are the original window: ``control`` (the original RoPE) and PoSE /
@@ -233,6 +260,27 @@ def light_cpt_source(run: TrainedRow) -> TrainedRow:
     """The light CPT run a LinearARD row's student starts from: ``cpt-light`` at the same
     extension and seed."""
     return TrainedRow("cpt-light", run.extension, run.seed)
+
+
+def split_micro_steps(cfg: Any, window: int, processes: int) -> Any:
+    """``cfg`` with the most micro-steps, up to its own, whose rows split over ``processes``
+    (training's startup check, :func:`~longred_bench.training.plan.check_row_split`): a length
+    taken as a share of the window (LongRecipe at paper: 9,830 of 32,768 tokens) seldom divides
+    the profile's micro-steps. ``cfg`` as it is where it splits already or no count does (the
+    dry-run then marks the unit as unable to start)."""
+    if processes == 1:
+        return cfg
+    from longred_bench.training.plan import check_row_split, micro_rows, micro_steps
+
+    for count in range(micro_steps(cfg), 0, -1):
+        candidate = cfg if count == micro_steps(cfg) else cfg.replace(
+            micro_tokens=cfg.tokens_per_step // count)  # fmt: skip
+        try:
+            check_row_split(micro_rows(candidate, window), processes)
+        except UserError:
+            continue
+        return candidate
+    return cfg
 
 
 def lite_budget(cfg: Any, window: int, processes: int) -> Any:

@@ -92,3 +92,28 @@ def test_longrecipe_keeps_its_samples_below_a_small_extended_window():
     cpt, lr = steps["train cpt pi:factor=4 seed 0"], steps["train longrecipe pi:factor=4 seed 0"]
     assert cpt["long_len"] == 1024 and lr["long_len"] == round(0.3 * 1024)
     assert startup_error(cpt, ctx.profile) == startup_error(lr, ctx.profile) == ""
+
+
+def test_longrecipe_keeps_its_profiles_share_of_the_window_at_any_extension(monkeypatch):
+    """LongRecipe's samples in a table take the share of the extended window its profile states
+    (``training.longrecipe``'s ``long_len`` over the window of its own ``rope``): tiny's 320 of
+    1,024 at ABF x4 is 640 of 2,048 at ABF x8. The paper profiles' rows are LongRecipe's about
+    30% of the table's window (paper: 24,576 of 80K stated, 9,830 of the table's 32K), not 75%
+    of it; paper-128k states 25% (rows of 32K split one per GPU), paper-mistral's floor is its
+    32K window."""
+    from profile_helpers import grid_of
+
+    from longred_bench.reproduce.grid import TrainedRow, extension_window
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    grid = grid_of("longrecipe", "tiny", extensions=["abf:theta=2e6", "abf:theta=2e6,factor=8"])
+    assert TrainedRow("longrecipe", "abf:theta=2e6", 0).config(grid).long_len == 320
+    assert TrainedRow("longrecipe", "abf:theta=2e6,factor=8", 0).config(grid).long_len == 640
+    shares = {}
+    for profile in ("paper", "paper-128k", "paper-linearard", "paper-mistral"):
+        grid = grid_of("longrecipe", profile)
+        for ext in grid.extensions:
+            cfg = TrainedRow("longrecipe", ext, 0).config(grid)
+            shares[profile] = round(cfg.long_len / extension_window(grid, ext), 3)
+    assert shares == {"paper": 0.3, "paper-128k": 0.25, "paper-linearard": 0.3,
+                      "paper-mistral": 0.25}  # fmt: skip

@@ -132,6 +132,15 @@ for _p in ("paper-128k", "paper-mistral"):
         CHANGED[f"{_r}@{_p}"] = {"activation_offload": False}
         if _r not in ("pose", "rpes", "longrecipe"):
             CHANGED[f"{_r}@{_p}"]["mixed_precision"] = "autocast"
+# LongRecipe at the paper profiles: paper's 24K rows are 30% of an 80K window (the rope's
+# default factor 4 made it 32K, where 24K is 75%), in 12 micro-steps whose rows split over 8
+# GPUs (8 made 12 long rows a micro-step); paper-128k states 32K rows at its 128K extension and
+# paper-linearard 9,830-token rows at its PI x8.
+_PAPER_LONGRECIPE = {"rope": "abf:theta=4.89e7", "micro_tokens": 393216}
+for _p in ("paper", "paper-128k", "paper-mistral", "paper-linearard"):
+    CHANGED.setdefault(f"longrecipe@{_p}", {}).update(_PAPER_LONGRECIPE)
+CHANGED["longrecipe@paper-128k"]["long_len"] = 24576
+CHANGED["longrecipe@paper-linearard"]["long_len"] = 24576
 
 
 def _recipe_data(recipe: str) -> dict[str, str]:

@@ -96,6 +96,7 @@ def test_beating_pose_and_rpes_combines_both_baselines() -> None:
     assert verdict_beats(mine, close, "s", "ruler").label == UNDECIDED
     bare = {"pose": [RunScores("abf:theta=2e6", "pose", 0, 50.0, 1.0)]}
     assert verdict_beats(mine, bare, "s", "ruler").label == NOT_COMPARABLE
+    assert verdict_beats(mine, bare, "s", "short").label == NOT_COMPARABLE  # R3 too
     # A baseline without paired scores leaves its part not comparable; another baseline that
     # refutes the claim still refutes it, whichever comes first.
     for what in ("ruler", "short"):

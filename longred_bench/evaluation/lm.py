@@ -46,12 +46,15 @@ class EvalModel:
     window: int
 
     def lm(self, *, window: int, batch_size: int | str, seed: int) -> Any:
-        """The ``lm_eval.api.model.LM`` that evaluates at ``window`` tokens."""
+        """The ``lm_eval.api.model.LM`` that evaluates at ``window`` tokens (one request a pass
+        for a dynamic-RoPE model, :func:`one_request_a_pass`, whatever ``batch_size``)."""
         if self.backend == "vllm":
             from longred_bench.evaluation.vllm import vllm_lm
 
             return vllm_lm(self.spec, rope=self.rope, max_length=window, batch_size=batch_size,
                            seed=seed, device=self.device)  # fmt: skip
+        if self.loaded is not None and one_request_a_pass(self.loaded.model.config):
+            batch_size = 1
         if self.decoding == "pcd":
             from longred_bench.pcd.lm import PcdLM
 
@@ -74,6 +77,14 @@ class EvalModel:
         core = getattr(getattr(lm.model, "llm_engine", None), "engine_core", None)
         if core is not None and hasattr(core, "shutdown"):
             core.shutdown()
+
+
+def one_request_a_pass(config: Any) -> bool:
+    """Whether a model of ``config`` must score one request a forward pass: dynamic NTK RoPE
+    takes its base from the longest sequence of the pass, so a request inside the window batched
+    with a longer one would be scored at the scaled base (its score would depend on its batch)."""
+    params = getattr(config, "rope_parameters", None) or {}
+    return params.get("rope_type") == "dynamic"
 
 
 def open_model(cfg: Any) -> EvalModel:

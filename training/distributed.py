@@ -165,16 +165,6 @@ def load_full_states(
     set_optimizer_state_dict(model, optimizer, optim_state, options=options)
 
 
-def gather_rows(rows: torch.Tensor, world: int) -> torch.Tensor:
-    """The global batch of ``rows`` (``[batch, ...]``, the same shape on every process): every
-    process's rows in rank order (``rows`` itself where ``world`` is 1). Every process calls it."""
-    if world == 1:
-        return rows
-    parts = [torch.empty_like(rows) for _ in range(world)]
-    dist.all_gather(parts, rows)
-    return torch.cat(parts)
-
-
 def mean_over_processes(values: dict[str, float], world: int) -> dict[str, float]:
     """The mean of each logged value over all processes (the global batch's value)."""
     if world == 1:

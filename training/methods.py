@@ -42,7 +42,6 @@ import torch.distributed as dist
 
 from longred_bench.models.capture import capture_qkv
 from longred_bench.training.config import TrainConfig
-from longred_bench.training.distributed import gather_rows
 from longred_bench.training.lm_loss import lm_loss, resolve_lm_loss
 from longred_bench.training.objectives import hidden_cosine_loss, relation_kl_loss
 from longred_bench.training.position_transforms import (
@@ -293,7 +292,7 @@ class SentenceGapCE(TwoStage):
         b = batches["long"]
         rows = b.ids.shape[0]
         # Drawn for the global batch on every process, so the run does not depend on it.
-        starts = sentence_starts(gather_rows(b.ids, self.world).cpu(), self.delimiters)
+        starts = sentence_starts(_gather_rows(b.ids, self.world).cpu(), self.delimiters)
         mine = slice(self.rank * rows, (self.rank + 1) * rows)
         positions = sentence_gap_position_ids(starts, self.target_window, generator=self.generator)
         positions = positions[mine].to(b.ids.device)
@@ -327,6 +326,16 @@ class SentenceGapCE(TwoStage):
         model = getattr(self.student, "module", self.student)
         model.load_state_dict(merge_weights(original, model.state_dict(), self.cfg.merge_weight))
         return None
+
+
+def _gather_rows(rows: torch.Tensor, world: int) -> torch.Tensor:
+    """The global batch of ``rows`` (``[batch, ...]``, the same shape on every process): every
+    process's rows in rank order (``rows`` itself where ``world`` is 1). Every process calls it."""
+    if world == 1:
+        return rows
+    parts = [torch.empty_like(rows) for _ in range(world)]
+    dist.all_gather(parts, rows)
+    return torch.cat(parts)
 
 
 def decoder_stack(model: torch.nn.Module) -> torch.nn.Module:

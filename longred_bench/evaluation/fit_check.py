@@ -3,9 +3,11 @@
 lm-eval left-truncates a request that is longer than the model's ``max_length`` (with a log
 warning) and scores the truncated text. The suite never does that: :func:`fitting_documents`
 builds each task's requests exactly as the evaluation will (same few-shot examples, same
-generation budget), measures them with the model's own tokenizer and returns, per task, the
-documents whose every request fits and the number that does not. The evaluation then runs only
-the documents that fit (lm-eval's ``samples=`` argument) and reports the others as skipped.
+generation budget, and with a few-shot task the examples each document gets when only the
+fitting documents are built), measures them with the model's own tokenizer and returns, per
+task, the documents whose every request fits and the number that does not. The evaluation then
+runs only the documents that fit (lm-eval's ``samples=`` argument) and reports the others as
+skipped.
 
 A request fits when
 
@@ -72,24 +74,76 @@ def request_tokens(instance: Any, lm: Any, count: Callable[[str], int]) -> int:
     return 0  # loglikelihood_rolling and anything windowed by lm-eval itself
 
 
-def check_task(task: Any, lm: Any, *, limit: int | None) -> FitReport:
-    """Build ``task``'s requests (first ``limit`` documents) and split its documents by fit."""
+def _needs(task: Any, lm: Any, count: Callable[[str], int], *, limit: int | None) -> dict[int, int]:
+    """Tokens of each document's longest request, built as lm-eval builds them."""
     task.build_all_requests(limit=limit, rank=0, world_size=1)
-    count = _counter(lm.tok_encode)
     longest: dict[int, int] = {}
     for instance in task.instances:
-        need = request_tokens(instance, lm, count)
-        longest[instance.doc_id] = max(longest.get(instance.doc_id, 0), need)
-    fitting = sorted(doc for doc, need in longest.items() if need <= lm.max_length)
+        longest[instance.doc_id] = max(
+            longest.get(instance.doc_id, 0), request_tokens(instance, lm, count)
+        )
+    return longest
+
+
+def _needs_in_turn(
+    task: Any, lm: Any, count: Callable[[str], int], *, limit: int | None, seed: int | None
+) -> tuple[dict[int, int], list[int]]:
+    """A few-shot task's needs (as :func:`_needs`) and fitting documents, each document's
+    examples drawn as lm-eval will draw them when it builds the fitting documents alone: in turn,
+    from the stream the fitting documents before it leave (a document that does not fit is
+    dropped and the stream put back as it was before it)."""
+    if seed is not None:
+        task.set_fewshot_seed(seed=seed)
+    sampler = getattr(task, "sampler", None)
+    streams = [r for r in (getattr(task, "fewshot_rnd", None), getattr(sampler, "rnd", None))
+               if r is not None]  # fmt: skip
+    shots = task.get_config("num_fewshot") or 0
+    needs: dict[int, int] = {}
+    fitting: list[int] = []
+    for doc_id, doc in task.doc_iterator(rank=0, limit=limit, world_size=1):
+        states = [r.getstate() for r in streams]
+        context = task.fewshot_context(doc, num_fewshot=shots, gen_prefix=task.doc_to_prefix(doc))
+        made = task.construct_requests(
+            doc=doc, ctx=context, metadata=(task.config["task"], doc_id, task.config.repeats)
+        )
+        needs[doc_id] = max(request_tokens(i, lm, count) for i in _as_list(made))
+        if needs[doc_id] <= lm.max_length:
+            fitting.append(doc_id)
+        else:
+            for stream, state in zip(streams, states, strict=True):
+                stream.setstate(state)
+    return needs, fitting
+
+
+def _as_list(made: Any) -> list[Any]:
+    return made if isinstance(made, list) else [made]
+
+
+def check_task(task: Any, lm: Any, *, limit: int | None, seed: int | None = None) -> FitReport:
+    """Build ``task``'s requests (first ``limit`` documents) and split its documents by fit.
+
+    A few-shot task draws each document's examples in turn from one stream (seeded with
+    ``seed``), so when lm-eval builds only the fitting documents (``samples=``) those after a
+    dropped one would get other examples than a build of all of them: its documents are measured
+    in turn with the examples they will get (:func:`_needs_in_turn`)."""
+    count = _counter(lm.tok_encode)
+    if task.get_config("num_fewshot"):
+        needs, fitting = _needs_in_turn(task, lm, count, limit=limit, seed=seed)
+    else:
+        needs = _needs(task, lm, count, limit=limit)
+        fitting = sorted(doc for doc, need in needs.items() if need <= lm.max_length)
     return FitReport(
         task=task.task_name,
         fitting=fitting,
-        over_length=len(longest) - len(fitting),
-        longest=max(longest.values(), default=0),
-        shortest=min(longest.values(), default=0),
+        over_length=len(needs) - len(fitting),
+        longest=max(needs.values(), default=0),
+        shortest=min(needs.values(), default=0),
     )
 
 
-def fitting_documents(tasks: dict[str, Any], lm: Any, *, limit: int | None) -> list[FitReport]:
-    """One :class:`FitReport` per task of ``tasks`` (name -> lm-eval ``Task``), in order."""
-    return [check_task(task, lm, limit=limit) for task in tasks.values()]
+def fitting_documents(
+    tasks: dict[str, Any], lm: Any, *, limit: int | None, seed: int | None = None
+) -> list[FitReport]:
+    """One :class:`FitReport` per task of ``tasks`` (name -> lm-eval ``Task``), in order
+    (``seed``: the few-shot seed the evaluation draws examples with)."""
+    return [check_task(task, lm, limit=limit, seed=seed) for task in tasks.values()]

@@ -347,7 +347,8 @@ def suite_fits(cfg: EvalConfig, *, limit: int | None) -> tuple[int, list[FitRepo
 
     with lm_eval_output(quiet=True):
         run = _prepare(cfg, open_model(cfg), cfg.batch_size or 1)
-        return run.window, fitting_documents(run.tasks["tasks"], run.lm, limit=limit)
+        return run.window, fitting_documents(run.tasks["tasks"], run.lm, limit=limit,
+                                             seed=cfg.seed)  # fmt: skip
 
 
 def run_harness(
@@ -368,7 +369,7 @@ def run_harness(
 
         run = _prepare(cfg, model, batch_size)
         lm, loaded_tasks, window = run.lm, run.tasks, run.window
-        fits = fitting_documents(loaded_tasks["tasks"], lm, limit=limit)
+        fits = fitting_documents(loaded_tasks["tasks"], lm, limit=limit, seed=seed)
         check_fits(fits, window)
         top = [loaded_tasks["groups"].get(n) or loaded_tasks["tasks"][n] for n in run.names]
         out = lm_eval.simple_evaluate(

@@ -191,3 +191,38 @@ def test_run_eval_window_nothing_fits(needs: dict[int, int]) -> None:
         )
     assert "\n" not in str(info.value)
     assert info.value.needed == window + 1  # the least window that holds a document
+
+
+def test_a_few_shot_task_keeps_only_documents_whose_own_examples_fit(
+    request: pytest.FixtureRequest, tiny: Any
+) -> None:
+    """lm-eval draws each document's examples in turn from one seeded stream, so built with the
+    fitting documents only (``samples=``, as the evaluation builds them), those after a dropped
+    one get other examples. Every request of the documents the check keeps fits when built so."""
+    ensure_cached(request, "benchmarks")
+    from longred_bench.evaluation.harness import task_manager
+
+    task = task_manager().load([TASK])["tasks"][TASK]
+    task.set_config(key="num_fewshot", value=3)
+    seed, limit = 1234, 40
+
+    def needs(samples: list[int] | None) -> dict[int, int]:
+        task.set_fewshot_seed(seed=seed)
+        task.build_all_requests(limit=limit, samples=samples, rank=0, world_size=1)
+        out: dict[int, int] = {}
+        for instance in task.instances:  # lm-eval numbers the ``samples`` 0, 1, ... in order
+            doc = instance.doc_id if samples is None else samples[instance.doc_id]
+            context, continuation = instance.arguments
+            out[doc] = max(out.get(doc, 0), _bytes(context + continuation))
+        return out
+
+    window = sorted(needs(None).values())[3 * limit // 4]  # 3/4 of a build of all of them fit
+    report = check_task(task, _hflm(tiny, window), limit=limit, seed=seed)
+    assert 0 < len(report.fitting) < limit
+    built = needs(report.fitting)
+    assert sorted(built) == report.fitting and max(built.values()) <= window
+    assert report.over_length == limit - len(report.fitting)
+    # zero-shot, nothing is drawn: the documents that fit are those of a build of all of them
+    task.set_config(key="num_fewshot", value=0)
+    zero = check_task(task, _hflm(tiny, window // 3), limit=limit, seed=seed)
+    assert zero.fitting == sorted(d for d, n in needs(None).items() if n <= window // 3)

@@ -195,6 +195,16 @@ def test_all_versus_any():
         score_all("x", ())
 
 
+def test_drop_answers_count_as_whole_words():
+    """qa_2's DROP answers are mostly short numbers: "2" is not found in "2012" or "12" there;
+    qa_1 (SQuAD) keeps RULER's substring match."""
+    assert score("qa_2", "It happened in 2012, 12 times.", ["2"]) == 0.0
+    assert score("qa_2", "The answer is 2.", ["2"]) == 100.0
+    assert score("qa_2", "(2) touchdowns", ["2", "two"]) == 100.0
+    assert score("qa_2", "Tom Brady threw it", ["tom brady"]) == 100.0
+    assert score("qa_1", "It happened in 2012.", ["2"]) == 100.0
+
+
 @pytest.mark.parametrize("task", ["niah_single_2", "cwe", "fwe", "qa_1"])
 def test_determinism_by_seed(byte_tok, task):
     a = generate(task, byte_tok, 1024, 2, seed=5)

@@ -17,7 +17,7 @@ from typing import Any
 from longred_bench.errors import UserError
 from longred_bench.taskdata.ruler import haystack, niah, qa, synthetic
 from longred_bench.taskdata.ruler.phrasings import check_phrasing
-from longred_bench.taskdata.ruler.scoring import SCORERS
+from longred_bench.taskdata.ruler.scoring import SCORERS, score_any
 from longred_bench.taskdata.ruler.sizing import Draft, Misfit, Sample, fit
 
 Builder = Callable[[str, random.Random, int, int, str, dict], Iterator[Draft]]
@@ -46,6 +46,8 @@ BUILDERS["qa_2"] = _qa
 
 TASKS: tuple[str, ...] = tuple(BUILDERS)
 TASK_METRIC: dict[str, str] = {task: "any" if task in qa.DATASETS else "all" for task in TASKS}
+# Tasks whose references count only as whole words (scoring.score_any): DROP's short numbers.
+WHOLE_WORD_TASKS = frozenset(t for t, name in qa.DATASETS.items() if name == "drop")
 
 
 LENGTHS: tuple[int, ...] = tuple(2**k for k in range(8, 18))  # 256 .. 131072: lm-eval metrics
@@ -74,6 +76,8 @@ def check_task(task: str) -> None:
 def score(task: str, prediction: str, references: tuple[str, ...] | list[str]) -> float:
     """Score a prediction with the task's metric (0-100)."""
     check_task(task)
+    if task in WHOLE_WORD_TASKS:
+        return score_any(prediction, references, whole_words=True)
     return SCORERS[TASK_METRIC[task]](prediction, references)
 
 

@@ -4,17 +4,26 @@
   prediction, compared case-insensitively as substrings.
 - :func:`score_any` (QA tasks): 100 when at least one reference occurs in the prediction, else 0.
   RULER credits QA this way; lm-eval's ``string_match_part`` instead scores the fraction found,
-  which for QA punishes a model for not repeating every alias of the answer.
+  which for QA punishes a model for not repeating every alias of the answer. With
+  ``whole_words`` a reference counts only where no letter or digit adjoins it: DROP's answers
+  (``qa_2``) are mostly short numbers, and the reference ``2`` would otherwise be found in
+  ``2012`` or ``12``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 
-def _found(prediction: str, references: Sequence[str]) -> list[bool]:
+def _found(prediction: str, references: Sequence[str], whole_words: bool = False) -> list[bool]:
     text = prediction.lower()
-    return [ref.lower() in text for ref in references]
+    if not whole_words:
+        return [ref.lower() in text for ref in references]
+    return [
+        re.search(rf"(?<![^\W_]){re.escape(ref.lower())}(?![^\W_])", text) is not None
+        for ref in references
+    ]
 
 
 def score_all(prediction: str, references: Sequence[str]) -> float:
@@ -25,11 +34,12 @@ def score_all(prediction: str, references: Sequence[str]) -> float:
     return 100.0 * sum(found) / len(found)
 
 
-def score_any(prediction: str, references: Sequence[str]) -> float:
-    """100 if any reference is found in the prediction, else 0."""
+def score_any(prediction: str, references: Sequence[str], whole_words: bool = False) -> float:
+    """100 if any reference is found in the prediction (as a whole word with ``whole_words``),
+    else 0."""
     if not references:
         raise ValueError("score_any needs at least one reference")
-    return 100.0 if any(_found(prediction, references)) else 0.0
+    return 100.0 if any(_found(prediction, references, whole_words)) else 0.0
 
 
 SCORERS = {"all": score_all, "any": score_any}

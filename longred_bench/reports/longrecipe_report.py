@@ -241,6 +241,22 @@ def _over_cpt(runs: dict[RunKey, Run], ext: str | None, row: str, what: str) -> 
     return mine / full if mine and full else None
 
 
+def sample_share(runs: dict[RunKey, Run]) -> str:
+    """LongRecipe's sample length as a share of the target window (CPT's rows) in words: one
+    percentage where every extension's is the same, else each extension's; "samples of a share"
+    where no run records both."""
+    shares = {}
+    for ext in sorted({k[0] for k in runs if k[0] is not None}):
+        share = _over_cpt(runs, ext, "longrecipe", "long_len")
+        if share is not None:
+            shares[ext] = f"{share:.0%}"
+    if not shares:
+        return "samples of a share"
+    if len(set(shares.values())) == 1:
+        return f"samples of {next(iter(shares.values()))}"
+    return "samples of " + ", ".join(f"{v} (`{ext}`)" for ext, v in shares.items())
+
+
 def paper_lines() -> list[str]:
     """LongRecipe's published Table 1."""
     lines = [
@@ -316,9 +332,9 @@ def build_longrecipe(
         "Rows: `CPT, long data` trains at the whole target window (full-length training); `RPES` "
         "and `PoSE` train on samples of the original window with position ids spread over the "
         "target window (RPES: a sorted random subset; PoSE: a head chunk, then the rest shifted "
-        "by a random skip); `LongRecipe` trains on about 30% of the target window, from "
-        "sentence-selected text, at sentence-gap position ids, replays original-window text for "
-        "the last quarter of its steps at a tenth of the learning rate, then averages its "
+        f"by a random skip); `LongRecipe` trains on {sample_share(runs)} of the target window, "
+        "from sentence-selected text, at sentence-gap position ids, replays original-window "
+        "text for the last quarter of its steps at a tenth of the learning rate, then averages its "
         "weights 50/50 with the original's. All rows: the same long data (steps and tokens in "
         "the cost table). "
         f"Short Avg and RULER as in Table 3: RULER {ruler_scope(runs)}.",

@@ -36,6 +36,10 @@ def test_reproduce_longrecipe_smoke(tmp_path, smoke_cache):
     md = (out / "longrecipe.md").read_text()
     assert md.count(LABEL_RULE) == 1  # the label rule once, above the evidence
     assert "## Cost per training token" in md and "## NIAH(M)" in md
+    longrecipe = next(r["train"] for r in records if r["row"] == "longrecipe" and r["train"])
+    cpt = next(r["train"] for r in records if r["row"] == "cpt" and r["train"])
+    share = f"{longrecipe['long_len'] / cpt['long_len']:.0%}"
+    assert f"`LongRecipe` trains on samples of {share} of the target window" in md
     assert "## Perplexity by position" in md and "| `pi:factor=4` | PoSE | 1 |" in md
     assert (out / "longrecipe_ppl.png").read_bytes()[:4] == b"\x89PNG"
     for key in ("(R1)", "(R2)", "(R3)", "(R4)"):

@@ -240,9 +240,8 @@ def test_verdict_d_control_is_ours() -> None:
     # The control scores as CPT does: the interval holds 0, the samples cannot tell.
     assert _labels(records_for(control=(0.3, 0.4, 0.5)))["d"] == UNDECIDED
     assert "d" not in _labels(records_for())
-    # Without per-document scores to pair there is no interval: not comparable.
     bare = [r for r in records_for(control=(0.55, 0.6, 0.75)) if r["kind"] == "eval"]
-    assert _labels(bare)["d"] == NOT_COMPARABLE
+    assert _labels(bare)["d"] == NOT_COMPARABLE  # no per-document scores to pair
 
 
 # --- the report -------------------------------------------------------------------------------

@@ -106,17 +106,14 @@ def _needs_in_turn(
         made = task.construct_requests(
             doc=doc, ctx=context, metadata=(task.config["task"], doc_id, task.config.repeats)
         )
-        needs[doc_id] = max(request_tokens(i, lm, count) for i in _as_list(made))
+        made = made if isinstance(made, list) else [made]
+        needs[doc_id] = max(request_tokens(i, lm, count) for i in made)
         if needs[doc_id] <= lm.max_length:
             fitting.append(doc_id)
         else:
             for stream, state in zip(streams, states, strict=True):
                 stream.setstate(state)
     return needs, fitting
-
-
-def _as_list(made: Any) -> list[Any]:
-    return made if isinstance(made, list) else [made]
 
 
 def check_task(task: Any, lm: Any, *, limit: int | None, seed: int | None = None) -> FitReport:

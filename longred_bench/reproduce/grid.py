@@ -164,7 +164,8 @@ class TrainedRow:
         if self.extension is None:
             return at_original_window(resolve_config(recipe, profile=spec, overrides=overrides),
                                       prof.model.window)  # fmt: skip
-        own = own_config(recipe, spec, overrides) if recipe in WITHIN_SHARE else None
+        # LongRecipe's share of the window, read at the profile's own RoPE (before the table's)
+        within = within_share(recipe, spec, overrides, prof.model.window)
         overrides["rope"] = self.extension
         if recipe == "linearard":  # the student starts from the light CPT run (rows.LIGHT_CPT)
             overrides["init"] = str(run_dir_of(light_cpt_source(self).config(grid)) / "final")
@@ -184,8 +185,8 @@ class TrainedRow:
         # lie below the window they are spread over: the share of it the profile states
         # (within_share), at least the original window, as PoSE's and RPES's.
         window = extension_window(grid, self.extension)
-        if cfg.recipe in WITHIN_SHARE:
-            share = round(within_share(own, recipe, prof.model.window) * window)
+        if within is not None:
+            share = round(within * window)
             cfg = cfg.replace(long_len=min(window - 1, max(prof.model.window, share)))
             cfg = split_micro_steps(cfg, prof.model.window, prof.hardware.nproc_per_node)
         elif window < cfg.long_len:
@@ -199,27 +200,23 @@ class TrainedRow:
 WITHIN_SHARE = {"longrecipe": 0.3}
 
 
-def own_config(recipe: str, spec: str, overrides: dict[str, Any]) -> Any:
-    """The config profile ``spec`` (with ``overrides``) gives ``recipe`` at its own RoPE; None
-    where it gives it none (a table's extension does)."""
+def within_share(recipe: str, spec: str, overrides: dict[str, Any], window: int) -> float | None:
+    """The share of the extended window the samples of ``recipe`` take in a table, where it is
+    a :data:`WITHIN_SHARE` recipe (else None): the ``long_len`` profile ``spec`` (with
+    ``overrides``) gives it over the window its own ``rope`` gives the model of ``window``
+    tokens, so that a table at another extension keeps the profile's proportion (tiny and smol:
+    320 of 1,024 and 10,240 of 32,768 tokens); the recipe's default share where the profile
+    gives it no RoPE or a length that does not fit below that window."""
+    if recipe not in WITHIN_SHARE:
+        return None
+    from longred_bench.models.rope import target_window
     from longred_bench.training.config import resolve_config
 
     try:
-        return resolve_config(recipe, profile=spec, overrides=overrides)
-    except UserError:
-        return None
-
-
-def within_share(own: Any, recipe: str, window: int) -> float:
-    """The share of the extended window a :data:`WITHIN_SHARE` ``recipe``'s samples take in a
-    table: its profile's ``long_len`` over the window its profile's own ``rope`` gives the
-    model (``own``: :func:`own_config`; ``window`` the model's), so that a table at another
-    extension keeps the profile's proportion (tiny and smol: 320 of 1,024 and 10,240 of 32,768
-    tokens); the recipe's default share where the profile gives it no RoPE or a length that
-    does not fit below that window."""
-    from longred_bench.models.rope import target_window
-
-    if own is None or not own.rope:
+        own = resolve_config(recipe, profile=spec, overrides=overrides)
+    except UserError:  # no RoPE of its own (a table's extension gives it one)
+        return WITHIN_SHARE[recipe]
+    if not own.rope:
         return WITHIN_SHARE[recipe]
     share = own.long_len / target_window(own.rope, window)
     return share if share < 1 else WITHIN_SHARE[recipe]
@@ -272,9 +269,9 @@ def split_micro_steps(cfg: Any, window: int, processes: int) -> Any:
         return cfg
     from longred_bench.training.plan import check_row_split, micro_rows, micro_steps
 
-    for count in range(micro_steps(cfg), 0, -1):
-        candidate = cfg if count == micro_steps(cfg) else cfg.replace(
-            micro_tokens=cfg.tokens_per_step // count)  # fmt: skip
+    own = micro_steps(cfg)
+    for count in range(own, 0, -1):
+        candidate = cfg if count == own else cfg.replace(micro_tokens=cfg.tokens_per_step // count)
         try:
             check_row_split(micro_rows(candidate, window), processes)
         except UserError:

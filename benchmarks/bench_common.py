@@ -68,6 +68,15 @@ def _version(package: str) -> str:
         return "not installed"
 
 
+def source12() -> str:
+    """The first 12 hex digits of the hash of the source that runs
+    (:func:`longred_bench.source_tree.source_hash`), as every report names it beside the
+    commit."""
+    from longred_bench.source_tree import source_hash
+
+    return source_hash()[:12]
+
+
 def provenance(device: str = "cpu") -> dict[str, Any]:
     """Commit (and the hash of the source that runs, :mod:`longred_bench.source_tree`), device
     (``device``'s name: a CPU's threads included), package versions, timestamp and load average
@@ -75,11 +84,10 @@ def provenance(device: str = "cpu") -> dict[str, Any]:
     import torch
 
     from longred_bench.results import device_name, git_commit
-    from longred_bench.source_tree import source_hash
 
     return {
         "commit": git_commit(),
-        "source": source_hash()[:12],
+        "source": source12(),
         "device": device_name(device),
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),

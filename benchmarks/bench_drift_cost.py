@@ -48,7 +48,7 @@ from longred_bench.models.loading import extend, load
 from longred_bench.results import device_name, git_commit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import cuda_sync, file_label, write_csv
+from bench_common import cuda_sync, file_label, source12, write_csv
 
 PHASES = {
     "kl_student": ("relation_kl", "relation_kl_stats"),
@@ -181,7 +181,7 @@ def _markdown(row: dict, plain: dict[str, float] | None, drift: dict[str, float]
         f"{_cell(row['eager_maps_s'])} | {row['ratio']} | {_cell(row['eager_over_drift'])} | "
         f"{_cell(row['kl_max_rel_diff'], '.1e')} | "
         + (f"{row['peak_plain_mib']} | {row['peak_drift_mib']} | " if gpu else "")
-        + f"{row['device']} | `{row['commit']}` |",
+        + f"{row['device']} | `{row['commit']}` (source `{row['source']}`) |",
         "",
         "Body forwards skip the vocabulary projection (`logits_to_keep=1`). KL max rel diff: "
         "largest relative difference of a layer's attention KL between drift and the eager maps"
@@ -305,6 +305,7 @@ def main() -> None:
         "device": device_name(device),
         "torch": torch.__version__,
         "commit": git_commit(),
+        "source": source12(),
     }
     where = "" if device.type == "cpu" else f"_{device.type}"
     stem = args.out / f"drift_cost_{_file_label(args)}_{args.seq_len}{where}"

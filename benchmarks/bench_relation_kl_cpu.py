@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import write_csv
+from bench_common import source12, write_csv
 
 from longred_bench.reports.figures import save_figure
 from longred_bench.results import device_name, git_commit
@@ -185,6 +185,7 @@ FIELDS = [
     "device",
     "torch",
     "git_commit",
+    "source",
     "timestamp",
 ]
 
@@ -206,7 +207,7 @@ def write_markdown(rows: list[dict], meta: dict, path: Path) -> str:
         "",
         f"- device: {meta['device']}",
         f"- torch: {meta['torch']}, threads: {meta['threads']}",
-        f"- git commit: {meta['git_commit']}",
+        f"- git commit: `{meta['git_commit']}` (source `{meta['source']}`)",
         f"- timestamp: {meta['timestamp']}",
         f"- shapes: B=1, heads={meta['heads']}, kv_heads={meta['kv_heads']}, "
         f"head_dim={meta['head_dim']}, fp32, causal, reduction=mean",
@@ -291,6 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = {
         "device": device_name("cpu"),
         "git_commit": git_commit(),
+        "source": source12(),
         "timestamp": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "heads": args.heads,
         "kv_heads": kv_heads,
@@ -338,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(row)
 
     for row in rows:
-        for key in ("device", "git_commit", "timestamp", "torch"):
+        for key in ("device", "git_commit", "source", "timestamp", "torch"):
             row[key] = meta[key]
     write_csv(rows, args.out / "relation_kl_cpu.csv", FIELDS)
     text = write_markdown(rows, meta, args.out / "relation_kl_cpu.md")

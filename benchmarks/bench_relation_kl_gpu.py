@@ -42,7 +42,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import write_csv
+from bench_common import source12, write_csv
 
 from longred_bench.reports.kernel_bound import (
     H100_SXM_DENSE_BF16_TFLOPS,
@@ -88,6 +88,7 @@ FIELDS = [
     "torch",
     "triton",
     "git_commit",
+    "source",
     "timestamp",
 ]
 
@@ -403,6 +404,7 @@ def main(argv: list[str] | None = None) -> int:
         "torch": torch.__version__,
         "triton": triton.__version__,
         "git_commit": git_commit(),
+        "source": source12(),
     }
     for name in ("recompile_limit", "cache_size_limit"):
         if hasattr(torch._dynamo.config, name):

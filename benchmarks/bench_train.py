@@ -40,7 +40,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import write_csv
+from bench_common import source12, write_csv
 from bench_train_shapes import add_arguments, run_shapes
 
 import longred_bench.jobs  # noqa: F401  (registers tiny-base, which these runs load by name)
@@ -167,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         f"# Training throughput on tiny-base (profile tiny, {rows[0]['device']})",
         "",
         f"Device: {device_name(args.device)}; torch {torch.__version__}; commit "
-        f"`{git_commit()}`; {args.steps} steps per recipe, the first excluded; {how}; "
+        f"`{git_commit()}` (source `{source12()}`); {args.steps} steps per recipe, the first "
+        f"excluded; {how}; "
         f"command: `{command}`.",
         "",
         f"| recipe | RoPE | dtype | tokens/step | s/step | tokens/s | cost per token vs "

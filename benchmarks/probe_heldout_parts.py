@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import torch
+from bench_common import source12
 
 import longred_bench.jobs  # noqa: F401  (registers tiny-base, which these runs load by name)
 from longred_bench.metrics.stats import bootstrap_mean_of_means_ci
@@ -103,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         f"# Held-out phrasing, part by part (`{args.model}`)",
         "",
         f"- Command: `python benchmarks/probe_heldout_parts.py {' '.join(sys.argv[1:])}`",
-        f"- Commit `{git_commit()}`; device: {device_name('cpu')}",
+        f"- Commit `{git_commit()}` (source `{source12()}`); device: {device_name('cpu')}",
         f"- {args.samples} samples per task at {args.length} tokens (generator seed {args.seed}; "
         "the same keys, values and haystacks in every row), greedy; RULER score 0-100. "
         "`mean` is over the tasks, with its 95% bootstrap interval over the samples.",

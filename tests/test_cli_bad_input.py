@@ -304,3 +304,28 @@ def test_eval_options_that_would_be_ignored_are_refused(tmp_path, capsys, flags,
     """ppl ran without a word with a --max-length or --backend it never reads."""
     _one_line_error(capsys, ["eval", "--model", "tiny-random", *flags, "--out",
                              str(tmp_path / "o")], message)  # fmt: skip
+
+
+def test_the_command_the_tiny_base_messages_name_builds_the_cached_tiny_base(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """Both "not built yet" messages name a command; it ran only with an --out DIR, and then
+    built a copy there instead of the zoo's cached tiny-base. Without --out it builds the cached
+    one; a changed config is not tiny-base and still needs --out."""
+    import re
+
+    from longred_bench.jobs import limits, tiny_base
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(UserError) as refused:
+        tiny_base.tiny_base_dir(build=False)
+    messages = [str(refused.value), limits._available("tiny-base")]
+    commands = {re.search(r"`longred-bench ([^`]+)`", m).group(1) for m in messages}
+    assert commands == {"train --recipe pretrain --profile tiny"}, messages
+    built = []
+    monkeypatch.setattr(tiny_base, "tiny_base_dir", lambda progress: built.append(progress) or "x")
+    assert main(commands.pop().split()) == 0
+    assert built == [True] and capsys.readouterr().out == "tiny-base: x\n"
+    for more in (["--set", "steps=2"], ["--profile", "smoke"]):
+        _one_line_error(capsys, ["train", "--recipe", "pretrain", *more], "--out DIR is required")
+    assert built == [True]

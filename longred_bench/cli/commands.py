@@ -355,7 +355,14 @@ def cmd_psa(args: argparse.Namespace) -> int:
 
 def cmd_train(args: argparse.Namespace) -> int:
     if args.out is None and not args.dry_run:
-        raise UserError("train: --out DIR is required (only --dry-run runs without one)")
+        if args.recipe == "pretrain" and args.profile == "tiny" and not (args.config or args.set):
+            from longred_bench.jobs.tiny_base import tiny_base_dir
+
+            print(f"tiny-base: {tiny_base_dir(progress=not args.quiet)}")  # the zoo's, cached
+            return 0
+        raise UserError("train: --out DIR is required (only --dry-run, and `--recipe pretrain "
+                        "--profile tiny`, which builds the zoo's tiny-base in the cache, run "
+                        "without one)")  # fmt: skip
     if not args.dry_run:
         check_out_dir(Path(args.out), "train")
     from longred_bench.training.config import resolve_config

@@ -354,7 +354,11 @@ def add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", metavar="YAML", help="config file overriding the recipe's keys")
     p.add_argument("--profile", default="tiny", help=profile_help())
     p.add_argument("--set", nargs="+", metavar="KEY=VALUE", help="override config keys")
-    p.add_argument("--out", help="output directory (not needed with --dry-run)")
+    p.add_argument(
+        "--out",
+        help="output directory (not needed with --dry-run; without it, `--recipe pretrain "
+        "--profile tiny` builds the zoo's tiny-base in the cache)",
+    )
     p.add_argument("--resume", action="store_true", help="continue from OUT's last checkpoint")
     p.add_argument("--dry-run", action="store_true", help="print the resolved config and exit")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .figures import save_figure, series_styles
-from .kernel_compile import compile_section, read_compile_csv
+from .kernel_compile import commits, compile_section, read_compile_csv
 
 TARGET_FWD_TFLOPS = 400.0
 TARGET_FWD_HEAD_DIM = 128
@@ -39,7 +39,7 @@ LINEARARD_CLAIM = (
 
 def read_csv(path: Path) -> pd.DataFrame:
     """A benchmark CSV with the provenance columns kept as text (a commit may look numeric)."""
-    text = ("status", "device", "torch", "triton", "git_commit", "timestamp")
+    text = ("status", "device", "torch", "triton", "git_commit", "source", "timestamp")
     return pd.read_csv(path, dtype={c: str for c in text})
 
 
@@ -173,7 +173,7 @@ def _cpu_section(cpu: pd.DataFrame) -> list[str]:
         "## CPU: naive vs chunked (`reports/kernels/relation_kl_cpu.csv`)",
         "",
         f"- Device: {first['device']}; torch {first['torch']}, {first['threads']:.0f} threads.",
-        f"- Commit `{first['git_commit']}`, measured {first['timestamp']}.",
+        f"- Commit {commits(cpu)}, measured {first['timestamp']}.",
         f"- B={first['batch']}, heads={first['heads']}, kv_heads={first['kv_heads']}, "
         f"head_dim={first['head_dim']}, {first['dtype']}, causal={first['causal']}; time is the "
         "minimum of runs, peak is the extra resident memory of forward+backward.",
@@ -288,7 +288,7 @@ def build_kernel_report(
         first = gpu.iloc[0]
         lines += [
             f"- Device: {first['device']}; torch {first['torch']}, triton {first['triton']}.",
-            f"- Commit `{first['git_commit']}`, measured {first['timestamp']}.",
+            f"- Commit {commits(gpu)}, measured {first['timestamp']}.",
             f"- Bound: max(useful FLOPs / {first['peak_tflops']:g} TFLOP/s, exps / "
             f"{first['exp_per_s']:.3g} per s); fraction = bound time / measured time.",
             "",
@@ -320,7 +320,7 @@ def gpu_report_markdown(df: pd.DataFrame, naive_copies: int) -> str:
         "",
         f"- device: {first['device']}",
         f"- torch: {first['torch']}, triton: {first['triton']}",
-        f"- git commit: {first['git_commit']}",
+        f"- git commit: {commits(df)}",
         f"- timestamp: {first['timestamp']} (of the first row; each row has its own)",
         f"- bound: max(useful FLOPs / {first['peak_tflops']:g} TFLOP/s dense tensor peak, "
         f"exps / {first['exp_per_s']:.4g} per s SFU rate); fraction = bound / measured time",

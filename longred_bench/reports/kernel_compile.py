@@ -27,9 +27,12 @@ def _version_key(version: str) -> tuple[int, ...]:
     return tuple(int(p) if p.isdigit() else 0 for p in version.split("."))
 
 
-def _commits(df: pd.DataFrame) -> str:
-    """Each commit the rows name, with its source hash where the rows recorded one."""
-    pairs = df[["git_commit", "source"]].drop_duplicates().itertuples(index=False)
+def commits(df: pd.DataFrame) -> str:
+    """Each commit the rows name, with its source hash where the rows recorded one (a
+    ``source`` column; rows made before it was recorded have none)."""
+    if "source" not in df:
+        df = df.assign(source="")
+    pairs = df[["git_commit", "source"]].fillna("").drop_duplicates().itertuples(index=False)
     return ", ".join(f"`{c}`" + (f" (source `{s}`)" if s else "") for c, s in pairs)
 
 
@@ -55,7 +58,7 @@ def compile_section(df: pd.DataFrame, csv_name: str) -> list[str]:
         "",
         f"- Triton versions: {', '.join(versions)}; {len(df)} kernels compiled, "
         f"{len(spilled)} with register spills" + (f" ({spill_list})." if spill_list else "."),
-        f"- Commit {_commits(df)}, compiled "
+        f"- Commit {commits(df)}, compiled "
         f"{df['timestamp'].min()} to {df['timestamp'].max()}, on a machine without a GPU.",
         "- Registers: min-max over KV heads "
         f"{sorted(int(k) for k in df['kv_heads'].unique())} and causal / not; "

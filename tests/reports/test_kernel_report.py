@@ -338,9 +338,35 @@ def test_kernel_report_cpu_only(tmp_path: Path) -> None:
     assert "(n 512 to 16384), naive 1.9" in text  # chunked slope varies, naive is quadratic
     assert "exact KL and gradients at linear memory" in text and "2604.00004" in text
     assert "4.25M" in text and "256M" in text and "98.3%" in text
-    assert "AMD EPYC" in text and naive["git_commit"] in text
+    assert naive["device"] in text and naive["git_commit"] in text
     for test_file in EXACTNESS_TESTS:
         assert f"`{test_file}`" in text and (REPO / test_file).is_file()
+
+
+def test_reports_name_the_rows_source_hashes_where_the_rows_recorded_them(tmp_path: Path) -> None:
+    """Rows made with a ``source`` column name it beside their commit, in the GPU report and the
+    kernel report's CPU and GPU parts; rows made before it was recorded name the commit only."""
+    rows = _test_input_rows()
+    for i, row in enumerate(rows):  # two commits and sources: both are named
+        row.update(git_commit=f"{i % 2}" * 40, source=f"{i % 2}abc" * 3)
+    _write_gpu_csv(tmp_path, rows)
+    named = f"`{'0' * 40}` (source `0abc0abc0abc`), `{'1' * 40}` (source `1abc1abc1abc`)"
+    assert f"- git commit: {named}" in bench.write_reports(tmp_path)
+    cpu_csv = tmp_path / "relation_kl_cpu.csv"
+    with open(CPU_CSV, newline="") as fh:
+        cpu = list(csv.DictReader(fh))
+    for row in cpu:
+        row["source"] = "fedcba987654"
+    with open(cpu_csv, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(cpu[0]))
+        writer.writeheader()
+        writer.writerows(cpu)
+    text = build_kernel_report(cpu_csv, tmp_path / "relation_kl_gpu.csv", tmp_path / "out")[0]
+    text = text.read_text()
+    assert f"- Commit `{cpu[0]['git_commit']}` (source `fedcba987654`), measured" in text
+    assert f"- Commit {named}, measured" in text
+    _write_gpu_csv(tmp_path, _test_input_rows())  # no source column
+    assert f"- git commit: `{'0' * 40}`\n" in bench.write_reports(tmp_path)
 
 
 def test_kernel_report_with_gpu(tmp_path: Path) -> None:

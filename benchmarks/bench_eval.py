@@ -477,7 +477,9 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
                     flush=True,
                 )
         info["loadavg_end"] = loadavg()
-        stamp = {k: info[k] for k in ("commit", "device", "torch", "transformers", "lm_eval")}
+        stamp = {
+            k: info[k] for k in ("commit", "source", "device", "torch", "transformers", "lm_eval")
+        }
         stem = args.out / f"eval_throughput_{file_label(model)}"
         write_csv([{**r, **stamp} for r in rows], stem.with_suffix(".csv"), (*FIELDS, *stamp))
         md = report(model, rows, info, cmd)

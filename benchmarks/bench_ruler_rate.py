@@ -360,7 +360,7 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
     info["loadavg_end"] = loadavg()
     name = Path(args.tokenizer).name
     stem = args.out / f"ruler_rate_{name}"
-    stamp = {k: info[k] for k in ("commit", "device", "torch", "transformers", "lm_eval")}
+    stamp = {k: info[k] for k in ("commit", "source", "device", "torch", "transformers", "lm_eval")}
     write_csv([{**r, **stamp} for r in rows], stem.with_suffix(".csv"), (*FIELDS, *stamp))
     paths = [stem.with_suffix(".csv"), stem.with_suffix(".md")]
     md = report(rows, info, cmd)

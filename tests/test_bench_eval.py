@@ -229,6 +229,10 @@ def test_bench_eval_smoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         ("2", "generate_until"),
         ("2", "all"),
     ]
+    from longred_bench.results import git_commit
+    from longred_bench.source_tree import source_hash
+
+    assert {(r["commit"], r["source"]) for r in rows} == {(git_commit(), source_hash()[:12])}
     # The prompt tokens are those of the two cached samples in the model's own tokenizer.
     from longred_bench.models.loading import load_tokenizer
     from longred_bench.taskdata.ruler import load_or_generate

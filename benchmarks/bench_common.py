@@ -77,6 +77,14 @@ def source12() -> str:
     return source_hash()[:12]
 
 
+def commit_and_source() -> str:
+    """The commit and the source hash of the code that runs, as report headers name them: the
+    commit in backquotes, then the hash in parentheses."""
+    from longred_bench.results import git_commit
+
+    return f"`{git_commit()}` (source `{source12()}`)"
+
+
 def provenance(device: str = "cpu") -> dict[str, Any]:
     """Commit (and the hash of the source that runs, :mod:`longred_bench.source_tree`), device
     (``device``'s name: a CPU's threads included), package versions, timestamp and load average

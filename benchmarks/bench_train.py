@@ -40,7 +40,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import source12, write_csv
+from bench_common import commit_and_source, write_csv
 from bench_train_shapes import add_arguments, run_shapes
 
 import longred_bench.jobs  # noqa: F401  (registers tiny-base, which these runs load by name)
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from longred_bench.heap import keep_freed_memory
-    from longred_bench.results import device_name, git_commit
+    from longred_bench.results import device_name
 
     keep_freed_memory()  # as the command line does
 
@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         f"# Training throughput on tiny-base (profile tiny, {rows[0]['device']})",
         "",
         f"Device: {device_name(args.device)}; torch {torch.__version__}; commit "
-        f"`{git_commit()}` (source `{source12()}`); {args.steps} steps per recipe, the first "
+        f"{commit_and_source()}; {args.steps} steps per recipe, the first "
         f"excluded; {how}; "
         f"command: `{command}`.",
         "",

@@ -22,12 +22,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import torch
-from bench_common import source12
+from bench_common import commit_and_source
 
 import longred_bench.jobs  # noqa: F401  (registers tiny-base, which these runs load by name)
 from longred_bench.metrics.stats import bootstrap_mean_of_means_ci
 from longred_bench.models.loading import load
-from longred_bench.results import device_name, git_commit
+from longred_bench.results import device_name
 from longred_bench.taskdata.ruler import phrasings, score
 from longred_bench.taskdata.ruler.niah import CONFIGS
 from longred_bench.taskdata.ruler.registry import generate
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         f"# Held-out phrasing, part by part (`{args.model}`)",
         "",
         f"- Command: `python benchmarks/probe_heldout_parts.py {' '.join(sys.argv[1:])}`",
-        f"- Commit `{git_commit()}` (source `{source12()}`); device: {device_name('cpu')}",
+        f"- Commit {commit_and_source()}; device: {device_name('cpu')}",
         f"- {args.samples} samples per task at {args.length} tokens (generator seed {args.seed}; "
         "the same keys, values and haystacks in every row), greedy; RULER score 0-100. "
         "`mean` is over the tasks, with its 95% bootstrap interval over the samples.",

@@ -17,10 +17,8 @@ KERNEL_LABEL = {"fwd": "forward", "bwd_da": "backward dA", "bwd_db": "backward d
 
 def read_compile_csv(path: Path) -> pd.DataFrame:
     """The compile CSV with the Triton version kept as text."""
-    df = pd.read_csv(path, dtype={c: str for c in ("triton", "git_commit", "source", "timestamp")})
-    if "source" not in df:  # CSVs made before the source hash was recorded
-        df["source"] = ""
-    return df.fillna({"source": ""})
+    text = ("triton", "git_commit", "source", "timestamp")
+    return pd.read_csv(path, dtype={c: str for c in text})
 
 
 def _version_key(version: str) -> tuple[int, ...]:

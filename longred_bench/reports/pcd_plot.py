@@ -60,13 +60,14 @@ def plot_pcd(records: list[dict[str, Any]], path: Path, title: str, top_k: int) 
 def build_pcd_report(
     records: list[dict[str, Any]], out: Path, *, profile: str, model: str, command: str,
     seconds: float, top_k: int, bench_dir: Path = Path("reports") / "bench",
+    wall_note: str = "cached units count as 0",
 ) -> list[Path]:  # fmt: skip
     """Write ``out/pcd.md`` and ``out/pcd.png``; returns their paths."""
     out.mkdir(parents=True, exist_ok=True)
     md = out / "pcd.md"
     md.write_text(
         pcd_markdown(records, profile=profile, model=model, command=command, seconds=seconds,
-                     top_k=top_k, bench_dir=bench_dir),
+                     top_k=top_k, bench_dir=bench_dir, wall_note=wall_note),
         encoding="utf-8",
     )  # fmt: skip
     title = f"PCD on {model} (profile {profile})"

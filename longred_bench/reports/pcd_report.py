@@ -342,7 +342,8 @@ def _settings_lines(records: list[dict[str, Any]]) -> list[str]:
 def _cost_lines(model: str, bench_dir: Path) -> list[str]:
     path = bench_dir / f"pcd_cost_{model.replace('/', '_')}.csv"
     if not path.is_file():
-        return [f"Not measured for `{model}` here: `nox -s bench_eval` writes `{path}`.", ""]
+        return [f"Not measured for `{model}` here: `python benchmarks/bench_pcd.py --models "
+                f"{model} --out {bench_dir}` writes `{path}`.", ""]  # fmt: skip
     with open(path, newline="") as fh:
         rows = list(csv.DictReader(fh))
     cols = ["length", "mode", "per_token_ms", "per_token_ratio", "kv_mib", "peak_rss_mib"]
@@ -380,15 +381,15 @@ def unit_cost_line(records: list[dict[str, Any]]) -> str:
 
 def pcd_markdown(
     records: list[dict[str, Any]], *, profile: str, model: str, command: str, seconds: float,
-    top_k: int, bench_dir: Path,
+    top_k: int, bench_dir: Path, wall_note: str = "cached units count as 0",
 ) -> str:  # fmt: skip
-    """The report's Markdown (see the module docstring)."""
+    """The report's Markdown (see the module docstring); ``wall_note`` says how the call's wall
+    time was taken (a rebuild's says it computed nothing)."""
     device, _ = provenance(records)
     lines = [
         f"# Positional Contrastive Decoding on `{model}` (profile `{profile}`)",
         "",
-        f"Command: `{command}`. Wall time {seconds / 60:.1f} min (cached units count as 0). "
-        f"Device: {device}.",
+        f"Command: `{command}`. Wall time {seconds / 60:.1f} min ({wall_note}). Device: {device}.",
         "",
         unit_cost_line(records),
         "",

@@ -269,24 +269,28 @@ def _gather(ctx: Context, steps: list[Step]) -> list[dict[str, Any]]:
     return out
 
 
-def _write(ctx: Context, records: list[dict[str, Any]], out: Any, report: dict[str, Any]
-           ) -> list[Any]:  # fmt: skip
-    from longred_bench.reproduce.output import write_outputs
+def profile_model(records: list[dict[str, Any]]) -> str:
+    """The profile's model, read from the records (a rebuild has no profile to ask): the model of
+    the lines that are the profile's model as it is or extended zero-shot (``line`` is its RoPE's
+    name), not a trained checkpoint's folder."""
+    for r in records:
+        if r.get("line") == line_of(str(r.get("rope"))) and r.get("model"):
+            return str(r["model"])
+    return "the profile's model"
 
-    def build(records: list[dict[str, Any]], out: Any, *, profile: str, command: str,
-              wall_seconds: float, wall_note: str) -> list[Any]:  # fmt: skip
-        from longred_bench.reports.pcd_plot import build_pcd_report
-        from longred_bench.reports.psa_report import TOP_K
 
-        del wall_note  # the PCD report gives its units' own compute time
-        return build_pcd_report(records, out, profile=profile, model=ctx.profile.model.name,
-                                command=command, seconds=wall_seconds, top_k=TOP_K)  # fmt: skip
+def _build(records: list[dict[str, Any]], out: Any, *, profile: str, command: str,
+           wall_seconds: float, wall_note: str) -> list[Any]:  # fmt: skip
+    from longred_bench.reports.pcd_plot import build_pcd_report
+    from longred_bench.reports.psa_report import TOP_K
 
-    return write_outputs("pcd", build, records, out, **report)
+    return build_pcd_report(records, out, profile=profile, model=profile_model(records),
+                            command=command, seconds=wall_seconds, top_k=TOP_K,
+                            wall_note=wall_note)  # fmt: skip
 
 
 SPEC = TableSpec(
     "pcd", "Positional Contrastive Decoding: RULER, PSA and short tasks, greedy against PCD",
-    PcdSettings, _steps, records=_records, write=_write, check=_check, note=_note,
+    PcdSettings, _steps, build=_build, records=_records, check=_check, note=_note,
     default_profile="smol",
 )  # fmt: skip

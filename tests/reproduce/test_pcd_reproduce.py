@@ -4,6 +4,8 @@ figure; a rerun reuses every cached unit."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 import torch
 from data_helpers import ensure_cached
@@ -83,6 +85,13 @@ def test_reproduce_pcd_smoke(tmp_path, monkeypatch, request, one_thread):
     assert main(argv) == 0  # a rerun reuses every unit
     assert sorted(p.name for p in (cache / "runs").iterdir()) == runs
     assert {p: p.stat().st_mtime_ns for p in (cache / "runs").rglob("*.jsonl")} == mtimes
+    # The report again from its records alone: the same report but for its call line.
+    shutil.rmtree(cache / "runs")
+    assert main([*argv, "--rebuild"]) == 0
+    again = (out / "pcd.md").read_text()
+    assert "report rebuilt from the records in `pcd.jsonl.gz`, computing nothing" in again
+    assert again.splitlines()[3:] == md.splitlines()[3:] and again.splitlines()[:2] == \
+        md.splitlines()[:2]  # fmt: skip
 
 
 def test_pcd_lines_of_trained_checkpoints(tmp_path, monkeypatch, request, one_thread):

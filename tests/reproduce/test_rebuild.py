@@ -14,18 +14,18 @@ from longred_bench.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 # (folder under reports/, table): every committed report a builder writes from its records;
 # those of the training tables take 5-20 s each on 2 cores (their bootstraps), so they are slow.
-COMMITTED = [("smol", "table1"), ("smol", "fig2")]
+COMMITTED = [("smol", "table1"), ("smol", "fig2"), ("smol", "pcd")]
 SLOW = [
     ("tiny", "table2"), ("tiny", "table3"), ("tiny", "table4"), ("tiny", "table5"),
     ("tiny", "table6"), ("tiny", "table7"), ("tiny", "table10"), ("tiny", "linearard"),
     ("tiny", "longrecipe"), ("tiny", "fig2"), ("tiny", "fig3"), ("tiny", "table1"),
-    ("tiny/amd_build", "table3"), ("tiny/amd_build", "longrecipe"),
+    ("tiny/amd_build", "table3"), ("tiny/amd_build", "longrecipe"), ("tiny", "pcd"),
 ]  # fmt: skip
 
 
 def _body(text: str) -> list[str]:
     """A report less the lines naming the call (its command and wall time)."""
-    return [line for line in text.splitlines() if not line.startswith("- Command:")
+    return [line for line in text.splitlines() if not line.startswith(("- Command:", "Command:"))
             and "; command: `" not in line]  # fmt: skip
 
 
@@ -79,11 +79,25 @@ def test_table1_rebuild_names_itself(tmp_path):
     assert "nox -s reproduce_table1" not in text
 
 
+def test_pcd_rebuild_names_the_profiles_model_not_a_trained_checkpoint():
+    """The PCD report's title names the profile's model, which a rebuild reads from the records:
+    the model of a line that is the model as it is or extended zero-shot, not the folder of a
+    trained checkpoint's line, whichever record comes first."""
+    from longred_bench.reproduce.pcd import profile_model
+
+    trained = {"line": "cpt abf:theta=4e5", "rope": "none", "model": "/runs/train-cpt/final"}
+    plain = {"line": "abf:theta=4e5", "rope": "abf:theta=4e5", "model": "tiny-base"}
+    original = {"line": "original", "rope": "none", "model": "smollm2-135m"}
+    assert profile_model([trained, plain]) == "tiny-base"
+    assert profile_model([trained, original]) == "smollm2-135m"
+    assert profile_model([trained]) == "the profile's model"
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["table2"], "no records to rebuild table2 from"),
-        (["pcd"], "pcd writes its own outputs"),
+        (["tiny_base"], "tiny_base writes its own outputs"),
         (["table2", "--force"], "--force does something else"),
         (["table2", "--dry-run"], "--dry-run does something else"),
     ],

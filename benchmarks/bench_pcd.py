@@ -36,6 +36,8 @@ from typing import Any
 
 import torch
 
+import longred_bench.jobs  # noqa: F401  (registers tiny-base, which these runs load by name)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import loadavg, markdown_table, provenance, provenance_lines, write_csv
 

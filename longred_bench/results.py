@@ -156,7 +156,7 @@ def read_cached_records(path: Path) -> list[dict[str, Any]] | None:
         return None
     try:
         return read_records(path)
-    except (OSError, ValueError) as exc:
+    except (OSError, EOFError, ValueError) as exc:  # EOFError: a gzip file cut short
         warn(f"run cache {path} does not parse ({type(exc).__name__}); running it again")
         return None
 

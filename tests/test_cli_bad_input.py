@@ -141,14 +141,37 @@ def test_a_pairs_file_setting_of_the_wrong_type_is_refused_at_the_dry_run(tmp_pa
         ("hardware: {nproc_per_node: 0}", "hardware.nproc_per_node must be at least 1, not 0"),
         ("runs: {seeds: 0}", "runs.seeds must be at least 1, not 0"),
         ("training: {cpt: {tokens_per_stp: 8}}", "training.cpt.tokens_per_stp is not a training"),
+        ("evaluation: {ppl: {corpus: austen, windows: 0}}",
+         "evaluation.ppl.windows must be at least 1, not 0"),
+        ("evaluation: {short: {max_length: -5}}",
+         "evaluation.short.max_length must be at least 1, not -5"),
+        ("evaluation: {ruler: {phrasing: foo}}",
+         "evaluation.ruler.phrasing: unknown phrasing 'foo'"),
+        ("evaluation: {ppl: {corpus: nope}}",
+         "evaluation.ppl.corpus: text source 'nope' is neither a corpus"),
+        ("drift: {dtype: float8}", "drift.dtype 'float8' is not one of float32, bfloat16"),
+        ("hardware: {dtype: float8}", "hardware.dtype 'float8' is not one of auto, float32"),
     ],
-)
+)  # fmt: skip
 def test_profile_values_the_types_cannot_refuse_are_checked(tmp_path, capsys, keys, message):
     path = tmp_path / "mine.yaml"
     path.write_text(f"extends: smoke\n{keys}\n")
     _one_line_error(capsys, ["profiles", "show", str(path)], f"profile {path}: {message}")
     path.write_text("extends: smoke\nhardware: {device: 'cuda:1'}\n")  # a device name: fine here
     assert main(["profiles", "show", str(path)]) == 0
+
+
+@pytest.mark.parametrize("plan", ["--dry-run", "--list-units"])
+def test_a_training_value_that_cannot_train_names_the_profile_and_run(tmp_path, capsys, plan):
+    """It read "config steps must be >= 1 (got -1)", naming neither the file nor where to set
+    it."""
+    path = tmp_path / "mine.yaml"
+    path.write_text("extends: tiny\ntraining: {cpt: {steps: -1}}\n")
+    _one_line_error(capsys, ["reproduce", "table3", "--profile", str(path), plan],
+                    f"profile {path}: the cpt run at ")  # fmt: skip
+    assert main(["reproduce", "table3", "--profile", str(path), plan]) == 2
+    err = capsys.readouterr().err
+    assert ", seed 0: config steps must be >= 1 (got -1) (set under training.cpt, " in err
 
 
 def test_compare_dry_run_without_a_pairs_file_says_so(tmp_path, capsys) -> None:
@@ -298,12 +321,44 @@ def test_a_yaml_key_given_twice_is_refused(tmp_path, capsys) -> None:
         (["--suite", "ppl", "--max-length", "100"], "--max-length and --backend vllm do not apply"),
         (["--suite", "ppl", "--backend", "vllm"], "--max-length and --backend vllm do not apply"),
         (["--suite", "short_tiny", "--max-length", "0"], "--max-length must be at least 1, got 0"),
+        (["--suite", "ppl", "--tasks", "longred_short"], "--tasks is for the lm-eval suites"),
+        (["--suite", "ppl", "--num-fewshot", "3"], "--num-fewshot is for the lm-eval suites"),
+        (["--suite", "ruler", "--tasks", "longred_ruler_vt", "longred_tiny_lastword"],
+         "longred_tiny_lastword is not a RULER task"),
+        (["--decoding", "pcd", "--pcd-top-k", "10"],
+         "--pcd-top-k is for --pcd-plausibility topk, not adaptive"),
+        (["--decoding", "pcd", "--pcd-plausibility", "topk", "--pcd-beta", "0.3"],
+         "--pcd-beta is for --pcd-plausibility adaptive, not topk"),
     ],
-)
+)  # fmt: skip
 def test_eval_options_that_would_be_ignored_are_refused(tmp_path, capsys, flags, message) -> None:
-    """ppl ran without a word with a --max-length or --backend it never reads."""
+    """ppl ran without a word with a --max-length, --backend, --tasks or --num-fewshot it never
+    reads; ruler ran a short task whole, without its --lengths and --samples; a PCD cut of the
+    other plausibility rule was recorded and not used."""
     _one_line_error(capsys, ["eval", "--model", "tiny-random", *flags, "--out",
                              str(tmp_path / "o")], message)  # fmt: skip
+
+
+def test_the_flags_eval_refuses_pass_where_they_apply(capsys) -> None:
+    """The refusals above leave the flags' own uses alone: RULER tasks and lm-eval's NIAH under
+    ruler, and each PCD cut with its own rule."""
+    for flags in (["--suite", "ruler", "--tasks", "longred_ruler_vt",
+                   "longred_lmeval_niah_single_1"],
+                  ["--decoding", "pcd", "--pcd-plausibility", "topk", "--pcd-top-k", "5"],
+                  ["--decoding", "pcd", "--pcd-beta", "0.2"]):  # fmt: skip
+        assert main(["eval", "--model", "tiny-random", *flags, "--dry-run"]) == 0, flags
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    ("command", "extra"),
+    [("psa", ["--model", "tiny-random", "--rope", "none"]),
+     ("compare", ["--original", "tiny-random", "--rope", "pi:factor=2"])],
+)  # fmt: skip
+def test_psa_and_compare_refuse_a_pcd_cut_of_the_other_rule(tmp_path, capsys, command, extra):
+    argv = [command, *extra, "--decoding", "pcd", "--pcd-top-k", "3", "--out", str(tmp_path / "o")]
+    _one_line_error(capsys, argv, "--pcd-top-k is for --pcd-plausibility topk")
+    assert not (tmp_path / "o").exists() or not list((tmp_path / "o").iterdir())
 
 
 def test_the_command_the_tiny_base_messages_name_builds_the_cached_tiny_base(

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from longred_bench.cli.flags import check_eval_flags, check_pcd_flags
 from longred_bench.cli.outputs import check_out_dir
 from longred_bench.errors import UserError
 
@@ -199,11 +200,6 @@ def cmd_drift(args: argparse.Namespace) -> int:
     return 0
 
 
-EVAL_FLAG_SUITES = {"--lengths": ("ruler", "niah", "ppl"), "--samples": ("ruler", "niah", "ppl"),
-                    "--depths": ("niah",), "--corpus": ("ruler", "niah", "ppl")}  # fmt: skip
-"""The suites each of ``eval``'s long-context flags applies to."""
-
-
 def cmd_eval(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     if args.out is None and not args.dry_run:
@@ -214,11 +210,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from longred_bench.evaluation.config import EvalConfig
     from longred_bench.pcd.config import pcd_from_args
 
-    for flag, suites in EVAL_FLAG_SUITES.items():  # not ignored while the cache key moves
-        if getattr(args, flag.strip("-")) is not None and args.suite not in suites:
-            *others, last = suites
-            which = f"{', '.join(others)} and {last} suites" if others else f"{last} suite"
-            raise UserError(f"eval: {flag} is for the {which}, not {args.suite}")
+    check_eval_flags(args)
     tasks = _eval_tasks(args)
     cfg = EvalConfig(
         model=args.model, suite=args.suite, rope=args.rope, tasks=tasks,
@@ -282,6 +274,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UserError("compare needs --original and --out (or --pairs FILE)")
     check_out_dir(Path(args.out), "compare")
     check_models(args.original, *(args.extended or ()))
+    check_pcd_flags(args)
     from longred_bench.jobs.configs import CompareConfig
     from longred_bench.pcd.config import pcd_from_args
 
@@ -328,6 +321,7 @@ def cmd_psa(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     check_out_dir(Path(args.out), "psa")
     check_models(*args.model)
+    check_pcd_flags(args)
     from longred_bench.jobs.configs import PsaConfig
     from longred_bench.pcd.config import pcd_from_args
 

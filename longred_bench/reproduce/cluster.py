@@ -249,6 +249,29 @@ def _program(name: str, module: str) -> list[str]:
     return [found] if found else [sys.executable, "-m", module]
 
 
+SCRIPTS = re.compile(r"(units-\d+(-1gpu|-cpu)?\.txt|array-\d+(-1gpu|-cpu)?\.sbatch)")
+"""The names of the per-level files :func:`emit_slurm` writes."""
+JOB_NAME = re.compile(r"^#SBATCH --job-name=lrb-(\S+)-report$", re.MULTILINE)
+
+
+def clear_scripts(out: Path, table: str) -> None:
+    """Before ``--emit-slurm out`` for ``table``: refuse a folder holding another table's
+    scripts (their jobs may be queued; they read their unit lists from it), and delete the
+    per-level scripts of an earlier emit of ``table`` (a plan of fewer levels would leave its
+    extra levels beside the new ones); logs stay."""
+    try:
+        earlier = JOB_NAME.search((out / "report.sbatch").read_text(encoding="utf-8"))
+    except OSError:
+        earlier = None
+    if earlier is not None and earlier.group(1) != table:
+        raise UserError(f"--emit-slurm {out} holds the job scripts of {earlier.group(1)}, "
+                        f"whose jobs read their unit lists from it: give {table} another "
+                        "folder")  # fmt: skip
+    for path in sorted(out.iterdir()) if out.is_dir() else []:
+        if SCRIPTS.fullmatch(path.name) and path.is_file():
+            path.unlink()
+
+
 def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
                code_eval: bool = False, pinned: str | None = None) -> list[Path]:  # fmt: skip
     """``--emit-slurm DIR``: per dependency level ``units-N.txt`` (id and kind per line) and
@@ -272,6 +295,7 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     report job would compute the missing ones again)."""
     units = listed(ctx)
     stages = levels(units)
+    clear_scripts(out, ctx.table)
     out.mkdir(parents=True, exist_ok=True)
     (out / "logs").mkdir(exist_ok=True)
     exe = _program("longred-bench", "longred_bench")

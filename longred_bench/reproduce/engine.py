@@ -227,7 +227,9 @@ def _rebuild(table: str, prof: Profile, out: Path | None, d1: str | None) -> lis
         command = command_of(name, prof.name, 1, opts) + " --rebuild"
         command += f" --out {out}" if out is not None else ""
         build = None if spec.write is not None else spec.build
-        paths += rebuild_outputs(name, build, folder, profile=prof.name, command=command)
+        models = tuple(m for m in (prof.model.name, prof.model.fallback) if m)
+        paths += rebuild_outputs(name, build, folder, profile=prof.name, command=command,
+                                 models=models)  # fmt: skip
     return paths
 
 
@@ -242,14 +244,19 @@ def _unit_by_unit(
     if sum([list_units, unit is not None, emit_slurm is not None]) > 1:
         raise UserError("give one of --list-units, --unit and --emit-slurm")
     ctx = ctxs[0]
+    if list_units or emit_slurm is not None:  # what the listed units will run on, here
+        steps = get_spec(ctx.table).steps(ctx)
+        # here, not on every node (nothing fetched); a listing, as a dry-run, reads a local
+        # model's config only and no tokenizer (a zoo model's would load torch)
+        at_hand = local_model if list_units else config_at_hand
+        if at_hand(ctx.profile.model.name):
+            check_model(ctx.profile, fallback_for, extensions_of({ctx.table: steps}))
+        if emit_slurm is not None:
+            check_teachers(ctx.profile, steps)
     if list_units:
         print(cluster.list_units(ctx), end="")
         return []
     if emit_slurm is not None:
-        steps = get_spec(ctx.table).steps(ctx)
-        if config_at_hand(ctx.profile.model.name):  # here, not on every node (nothing fetched)
-            check_model(ctx.profile, fallback_for, extensions_of({ctx.table: steps}))
-        check_teachers(ctx.profile, steps)
         return cluster.emit_slurm(ctx, emit_slurm, out, code_eval=_code_eval_units(ctx),
                                   pinned=pinned)  # fmt: skip
     step, steps = cluster.unit_step(ctx, unit)

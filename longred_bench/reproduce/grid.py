@@ -150,7 +150,21 @@ class TrainedRow:
     seed: int
 
     def config(self, grid: RunGrid) -> Any:
-        """The resolved training config of this run."""
+        """The resolved training config of this run; a value of the profile that cannot train
+        is refused in one line naming the profile and this run (the message names the key)."""
+        try:
+            return self._config(grid)
+        except UserError as exc:
+            if str(exc).startswith("profile "):
+                raise
+            spec = grid.profile.source or grid.profile.name
+            recipe = ROW_RECIPE[self.row][0]
+            at = self.extension or "the original RoPE"
+            raise UserError(f"profile {spec}: the {self.row} run at {at}, seed {self.seed}: {exc} "
+                            f"(set under training.{recipe}, runs.overrides or the table's "
+                            "overrides)") from None  # fmt: skip
+
+    def _config(self, grid: RunGrid) -> Any:
         from longred_bench.training.config import resolve_config
 
         prof = grid.profile

@@ -4,9 +4,13 @@ from such records with this version's rules (``--rebuild``), computing nothing."
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+TRAINED = re.compile(r"/runs/train-[^/]+/final$")
+"""The model of a record that evaluated a checkpoint the table trained (a run-cache folder)."""
 
 
 def write_outputs(
@@ -33,31 +37,39 @@ def write_outputs(
 
 
 def rebuild_outputs(
-    name: str, build: Callable[..., list[Path]] | None, out: Path, *, profile: str, command: str
+    name: str,
+    build: Callable[..., list[Path]] | None,
+    out: Path,
+    *,
+    profile: str,
+    command: str,
+    models: tuple[str, ...] = (),
 ) -> list[Path]:
-    """Write the report of table ``name`` again from ``out/NAME.jsonl.gz``, the records an
-    earlier call wrote, with the rules of the code that runs now; the records stay as they are
-    (their provenance names the code that computed them) and the report's call line says it
-    was rebuilt, by which commit and source. The paths written."""
+    """Write the report of table ``name`` again from ``out/NAME.jsonl.gz`` (or an earlier
+    version's uncompressed ``NAME.jsonl``), the records an earlier call wrote, with the rules of
+    the code that runs now; the records stay as they are (their provenance names the code that
+    computed them) and the report's call line says it was rebuilt, by which commit and source.
+    ``models``: the names profile ``profile``'s model goes by; records of another model are
+    refused (the report would name the wrong profile). The paths written."""
     import time
 
     from longred_bench.errors import UserError
     from longred_bench.reports import SHORT_HASH
-    from longred_bench.results import read_records
     from longred_bench.source_tree import source_state
 
     if build is None:
         raise UserError(f"{name} writes its own outputs, not a report built from records: run "
                         "it again without --rebuild (its cached units are reused)")  # fmt: skip
     path = out / f"{name}.jsonl.gz"
+    if not path.is_file() and (out / f"{name}.jsonl").is_file():
+        path = out / f"{name}.jsonl"  # written by an earlier version, uncompressed
     if not path.is_file():
         raise UserError(f"no records to rebuild {name} from: {path} does not exist (run "
                         f"`longred-bench reproduce {name} --profile {profile}` first, or give "
                         "--out the folder that holds them)")  # fmt: skip
     start = time.perf_counter()
-    records = read_records(path)
-    if not records:
-        raise UserError(f"{path} holds no records: run the table again without --rebuild")
+    records = table_records(path, name)
+    check_records_model(records, path, profile, models)
     state = source_state()
     source = state.source_hash[:SHORT_HASH]
     note = (f"report rebuilt from the records in `{path.name}`, computing nothing, by commit "
@@ -65,3 +77,44 @@ def rebuild_outputs(
             "them")  # fmt: skip
     return build(records, out, profile=profile, command=command,
                  wall_seconds=time.perf_counter() - start, wall_note=note)  # fmt: skip
+
+
+def table_records(path: Path, name: str) -> list[dict[str, Any]]:
+    """The records of ``path``, refused in one line when the file is damaged (cut short, not
+    gzip, a line that is not JSON) or holds none."""
+    from longred_bench.errors import UserError
+    from longred_bench.results import read_records
+
+    try:
+        records = read_records(path)
+    except (OSError, EOFError, ValueError) as exc:
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UserError(f"{path} does not read as records ({why}): copy it again from where it "
+                        f"was made, or run {name} again without --rebuild (its cached units "
+                        "are reused)") from None  # fmt: skip
+    if not records:
+        raise UserError(f"{path} holds no records: run the table again without --rebuild")
+    return records
+
+
+def check_records_model(
+    records: list[dict[str, Any]], path: Path, profile: str, models: tuple[str, ...]
+) -> None:
+    """Refuse records none of which ran profile ``profile``'s model (``models``: the names it
+    goes by), naming the models they ran and the built-in profiles of those models."""
+    from longred_bench.errors import UserError
+
+    ran = set()
+    for r in records:
+        config = (r.get("provenance") or {}).get("config") or {}
+        ran |= {config[k] for k in ("model", "original") if isinstance(config.get(k), str)}
+    ran = {m for m in ran if not TRAINED.search(m)}  # a checkpoint the table trained
+    if not models or not ran or ran & set(models):
+        return
+    from longred_bench.profiles import BUILTIN, load_profile
+
+    mine = [n for n in BUILTIN if {(m := load_profile(n).model).name, m.fallback} & ran]
+    hint = f"--profile {' or '.join(mine)}" if mine else "the --profile they were made at"
+    shown = ", ".join(sorted(ran)[:3])
+    raise UserError(f"{path} holds records of {shown}, not of profile {profile}'s model "
+                    f"{models[0]}: give {hint}")  # fmt: skip

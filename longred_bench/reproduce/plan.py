@@ -207,7 +207,9 @@ def _left(todo: list[PlannedUnit], seconds: dict[str, float | None], jobs: int =
         return "no estimate"
     text = f"about {_minutes(sum(known) / max(1, jobs))} of compute"
     text += f" with {jobs} job(s)" if jobs != 1 else ""
-    return text + (f"; {unknown} without an estimate" if unknown else "")
+    if unknown:  # the sum is of the estimated units only
+        text += f" for the {len(known)} with an estimate, {unknown} without one"
+    return text
 
 
 def distinct_units(units: list[PlannedUnit]) -> tuple[list[PlannedUnit], dict[str, list[str]]]:

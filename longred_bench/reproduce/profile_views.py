@@ -182,16 +182,43 @@ def check_values(prof: Profile, where: str) -> None:
         if not DEVICE.fullmatch(value):
             raise UserError(f"{where}: {key} {value!r} is no device: use auto, cpu or cuda[:N]")
     counts = [("evaluation.ruler.samples", ev.ruler.samples), ("evaluation.short.limit",
-              ev.short.limit), ("evaluation.batch_size", ev.batch_size), ("drift.num_texts",
-              prof.drift.num_texts), ("drift.seq_len", prof.drift.seq_len),
-              ("hardware.nproc_per_node", prof.hardware.nproc_per_node), ("runs.seeds",
-              prof.runs.seeds), ("model.window", prof.model.window),
+              ev.short.limit), ("evaluation.short.max_length", ev.short.max_length),
+              ("evaluation.ppl.windows", ev.ppl.windows), ("evaluation.batch_size",
+              ev.batch_size), ("drift.num_texts", prof.drift.num_texts), ("drift.seq_len",
+              prof.drift.seq_len), ("hardware.nproc_per_node", prof.hardware.nproc_per_node),
+              ("runs.seeds", prof.runs.seeds), ("model.window", prof.model.window),
               ("model.layers", prof.model.layers)]  # fmt: skip
     for key, value in counts:
         if value is not None and value < 1:
             raise UserError(f"{where}: {key} must be at least 1, not {value}")
     if prof.drift.top_m < 0:
         raise UserError(f"{where}: drift.top_m must be at least 0, not {prof.drift.top_m}")
+    for key, value, auto in (("hardware.dtype", prof.hardware.dtype, ("auto",)),
+                             ("drift.dtype", prof.drift.dtype, ())):  # fmt: skip
+        if value not in (*auto, *FLOAT_DTYPES):
+            raise UserError(f"{where}: {key} {value!r} is not one of "
+                            f"{', '.join((*auto, *FLOAT_DTYPES))}")  # fmt: skip
+    _check_named(where, ev.ruler.phrasing, ev.ppl.corpus)
+
+
+FLOAT_DTYPES = ("float32", "bfloat16", "float16", "float64")
+"""The dtypes a profile may name for training, evaluation and drift (torch's floating types)."""
+
+
+def _check_named(where: str, phrasing: str, corpus: str | None) -> None:
+    """``evaluation.ruler.phrasing`` is a phrasing family and ``evaluation.ppl.corpus`` a text
+    source (a corpus or an existing file), each refused in one line naming its key."""
+    from longred_bench.data.texts import check_text_source
+    from longred_bench.taskdata.ruler.phrasings import check_phrasing
+
+    checks = [("evaluation.ruler.phrasing", check_phrasing, phrasing),
+              ("evaluation.ppl.corpus", check_text_source, corpus)]  # fmt: skip
+    for key, check, value in checks:
+        try:
+            if value is not None:
+                check(value)
+        except UserError as exc:
+            raise UserError(f"{where}: {key}: {exc}") from None
 
 
 def data_sources(profile: Profile) -> list[tuple[str, str]]:

@@ -228,3 +228,30 @@ def test_a_torchrun_training_unit_holds_its_run_and_starts_over_without_a_checkp
     assert (run / "final" / "config.json").is_file()
     assert len(read_records(run / "metrics.jsonl")) == 2  # smoke's steps
     assert "cached" in launch().stdout
+
+
+def test_emit_slurm_replaces_its_own_table_scripts_and_keeps_another_tables(
+    tmp_path, monkeypatch, capsys
+):
+    """A second emit of a table into its folder left the first plan's extra levels beside the
+    new ones; an emit of another table into it overwrote that table's unit lists, which its
+    queued jobs read. Logs and other files stay."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "slurm"
+    argv = ["reproduce", "table3", "--profile", "smoke", "--emit-slurm", str(out)]
+    assert main(argv) == 0
+    first = sorted(p.name for p in out.iterdir())
+    stale = ["array-9.sbatch", "units-9.txt", "array-9-cpu.sbatch", "units-9-1gpu.txt"]
+    for name in [*stale, "notes.txt"]:
+        (out / name).write_text("earlier\n")
+    (out / "logs" / "lrb-table3-1-0.out").write_text("a log\n")
+    assert main(argv) == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted([*first, "notes.txt"])
+    assert (out / "logs" / "lrb-table3-1-0.out").is_file()
+    capsys.readouterr()
+    scripts = {p.name: p.read_text() for p in out.iterdir() if p.is_file()}
+    assert main(["reproduce", "fig3", "--profile", "smoke", "--emit-slurm", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"error: --emit-slurm {out} holds the job scripts of table3, whose jobs read "
+                   "their unit lists from it: give fig3 another folder")  # fmt: skip
+    assert {p.name: p.read_text() for p in out.iterdir() if p.is_file()} == scripts

@@ -4,6 +4,7 @@ rules write from its own records (so a rule change cannot leave a committed repo
 
 from __future__ import annotations
 
+import gzip
 import shutil
 from pathlib import Path
 
@@ -77,6 +78,50 @@ def test_table1_rebuild_names_itself(tmp_path):
         "rebuilt from the records in `table1.jsonl.gz`, computing nothing" in text
     )
     assert "nox -s reproduce_table1" not in text
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (b"hello\n", "Not a gzipped file"),  # e.g. a Git LFS pointer
+        (gzip.compress(b'{"a":\n'), "Expecting value"),
+        (gzip.compress("".join(f'{{"a": {i * i}}}\n' for i in range(2000)).encode())[:2000],
+         "ended before the end-of-stream marker"),
+    ],
+    ids=["not-gzip", "not-json", "cut-short"],
+)  # fmt: skip
+def test_damaged_records_are_one_line_and_stay(tmp_path, capsys, content, why):
+    """A records file cut short, not gzip or not JSON stopped with a Python traceback."""
+    path = tmp_path / "table2.jsonl.gz"
+    path.write_bytes(content)
+    rc = main(["reproduce", "table2", "--profile", "tiny", "--rebuild", "--out", str(tmp_path)])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and err.startswith(f"error: {path} does not read as records") and why in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert path.read_bytes() == content and sorted(tmp_path.iterdir()) == [path]
+
+
+def test_rebuild_refuses_records_of_another_profiles_model(tmp_path, capsys):
+    """Smol's Figure 2 records rebuilt under fig2's default profile (tiny) were titled
+    "(profile `tiny`)", with a call line that would not make them."""
+    shutil.copy(ROOT / "reports/smol/fig2.jsonl.gz", tmp_path)
+    assert main(["reproduce", "fig2", "--rebuild", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert (
+        "holds records of smollm2-135m, not of profile tiny's model tiny-base: give --profile smol"
+    ) in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "fig2.md").exists()
+
+
+def test_rebuild_reads_an_earlier_versions_uncompressed_records(tmp_path):
+    """Earlier versions wrote ``TABLE.jsonl``, which the records reader reads; the rebuild
+    looked for ``TABLE.jsonl.gz`` only."""
+    (tmp_path / "fig2.jsonl").write_bytes(gzip.decompress(
+        (ROOT / "reports/smol/fig2.jsonl.gz").read_bytes()))  # fmt: skip
+    assert main(["reproduce", "fig2", "--profile", "smol", "--rebuild", "--out", str(tmp_path),
+                 "--quiet"]) == 0  # fmt: skip
+    committed = (ROOT / "reports/smol/fig2.md").read_text()
+    assert _body((tmp_path / "fig2.md").read_text()) == _body(committed)
 
 
 def test_pcd_rebuild_names_the_profiles_model_not_a_trained_checkpoint():

@@ -39,6 +39,11 @@ def test_dry_run_of_all_lists_units_and_runs_nothing(tmp_path, monkeypatch, caps
                  if " units, " in line and not line.startswith("In all"))  # fmt: skip
     assert distinct < listed
     assert not out.exists() and not (tmp_path / "cache" / "runs").exists()
+    # Into an empty cache only the merge has an estimate: the total says it is its own (it
+    # read "about 0.0 min of compute" for the whole plan).
+    total = text.split("In all: ")[1].splitlines()[0]
+    assert "(about 0.0 min of compute with 2 job(s) for the 1 with an estimate, " in total
+    assert f", {distinct - 1} without one)" in total
 
 
 @pytest.mark.parametrize("profile", ["smoke", "tiny", "smol", "paper"])

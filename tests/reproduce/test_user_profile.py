@@ -142,10 +142,12 @@ def test_an_extension_the_model_cannot_take_is_refused_before_any_unit(
     assert not (tmp_path / "jobs").exists()
 
 
-def test_the_dry_run_of_a_local_model_checks_its_window_and_extensions(tmp_path, monkeypatch,
-                                                                        capsys):  # fmt: skip
-    """A local model's config is read by the dry-run: a window it does not have, or an
-    extension it cannot take, is refused in one line before the plan is printed."""
+@pytest.mark.parametrize("plan", ["--dry-run", "--list-units"])
+def test_the_plan_of_a_local_model_checks_its_window_and_extensions(tmp_path, monkeypatch,
+                                                                    capsys, plan):  # fmt: skip
+    """A local model's config is read by the dry-run and by ``--list-units`` (which listed the
+    units, and their estimates for the stated shape, with exit 0): a window it does not have,
+    or an extension it cannot take, is refused in one line before anything is printed."""
     import json
 
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
@@ -165,16 +167,17 @@ def test_the_dry_run_of_a_local_model_checks_its_window_and_extensions(tmp_path,
     profile = tmp_path / "mine.yaml"
     base = f"extends: smoke\nmodel: {{name: '{folder}', window: 256, layers: 4}}\n"
     profile.write_text(base + "runs: {extensions: ['abf:theta=1e5', 'pi:factor=4']}\n")
-    assert main(["reproduce", "table3", "--profile", str(profile), "--dry-run"]) == 2
+    assert main(["reproduce", "table3", "--profile", str(profile), plan]) == 2
     out, err = capsys.readouterr()
     assert "extension abf:theta=1e5 (table3) does not apply to " in err
     assert "ABF needs theta above the original 100000 (got 100000)" in err and not out
     profile.write_text(base.replace("window: 256", "window: 512"))
-    assert main(["reproduce", "table3", "--profile", str(profile), "--dry-run"]) == 2
-    assert "model.window is 512, but " in capsys.readouterr().err
+    assert main(["reproduce", "table3", "--profile", str(profile), plan]) == 2
+    out, err = capsys.readouterr()
+    assert "model.window is 512, but " in err and not out
     profile.write_text(base + "runs: {extensions: ['abf:theta=1e6', 'pi:factor=4']}\n")
-    assert main(["reproduce", "table3", "--profile", str(profile), "--dry-run"]) == 0
-    assert "table3: " in capsys.readouterr().out
+    assert main(["reproduce", "table3", "--profile", str(profile), plan]) == 0
+    assert ("table3: " if plan == "--dry-run" else '"id": ') in capsys.readouterr().out
 
 
 def test_a_paper_short_profile_is_checked_before_any_unit_runs(tmp_path, monkeypatch, capsys):

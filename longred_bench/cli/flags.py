@@ -1,0 +1,54 @@
+"""Flags a command would take and not use, refused in one line before anything loads: a
+long-context flag with a suite it is not for, ``--tasks`` that the suite would run otherwise
+than asked, and a PCD cut of the plausibility rule not in force. A flag that is recorded but
+not used would make a result claim settings that never ran. It imports nothing heavy."""
+
+from __future__ import annotations
+
+import argparse
+
+from longred_bench.errors import UserError
+
+EVAL_FLAG_SUITES = {"--lengths": ("ruler", "niah", "ppl"), "--samples": ("ruler", "niah", "ppl"),
+                    "--depths": ("niah",), "--corpus": ("ruler", "niah", "ppl")}  # fmt: skip
+"""The suites each of ``eval``'s long-context flags applies to."""
+
+
+RULER_TASK_PREFIXES = ("longred_ruler_", "longred_lmeval_")
+"""The lm-eval tasks the ruler suite runs at ``--lengths`` (RULER's, and lm-eval's own NIAH)."""
+
+
+def check_eval_flags(args: argparse.Namespace) -> None:
+    """Refuse ``eval`` flags its suite would ignore: a long-context flag with a suite it is not
+    for (:data:`EVAL_FLAG_SUITES`), ``--tasks`` or ``--num-fewshot`` with
+    ``ppl`` (no lm-eval task runs), a ``--tasks`` entry of ``ruler`` that is no RULER task
+    (it would run whole, without ``--lengths`` or ``--samples``), and PCD flags of the other
+    plausibility rule (:func:`check_pcd_flags`)."""
+    for flag, suites in EVAL_FLAG_SUITES.items():  # not ignored while the cache key moves
+        if getattr(args, flag.strip("-")) is not None and args.suite not in suites:
+            *others, last = suites
+            which = f"{', '.join(others)} and {last} suites" if others else f"{last} suite"
+            raise UserError(f"eval: {flag} is for the {which}, not {args.suite}")
+    if args.suite == "ppl":
+        given = [f for f, v in (("--tasks", args.tasks), ("--num-fewshot", args.num_fewshot))
+                 if v is not None]  # fmt: skip
+        if given:
+            raise UserError(f"eval: {given[0]} is for the lm-eval suites; the ppl suite scores "
+                            "windows of --corpus")  # fmt: skip
+    if args.suite == "ruler":
+        other = [t for t in args.tasks or () if not t.startswith(RULER_TASK_PREFIXES)]
+        if other:
+            raise UserError(f"eval: {other[0]} is not a RULER task (longred_ruler_<name>, e.g. "
+                            "longred_ruler_niah_single_1); run it with its own suite")  # fmt: skip
+    check_pcd_flags(args)
+
+
+def check_pcd_flags(args: argparse.Namespace) -> None:
+    """Refuse a ``--pcd-*`` cut of the plausibility rule not in force: ``--pcd-top-k`` is for
+    ``--pcd-plausibility topk``, ``--pcd-beta`` for ``adaptive`` (the default)."""
+    rule = getattr(args, "pcd_plausibility", None) or "adaptive"
+    cuts = (("--pcd-top-k", "pcd_top_k", "topk"), ("--pcd-beta", "pcd_beta", "adaptive"))
+    for flag, name, needs in cuts:
+        if getattr(args, name, None) is not None and rule != needs:
+            raise UserError(f"{flag} is for --pcd-plausibility {needs}, not {rule}: it would be "
+                            "recorded and not used")  # fmt: skip

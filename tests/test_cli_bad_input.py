@@ -151,6 +151,17 @@ def test_a_pairs_file_setting_of_the_wrong_type_is_refused_at_the_dry_run(tmp_pa
          "evaluation.ppl.corpus: text source 'nope' is neither a corpus"),
         ("drift: {dtype: float8}", "drift.dtype 'float8' is not one of float32, bfloat16"),
         ("hardware: {dtype: float8}", "hardware.dtype 'float8' is not one of auto, float32"),
+        # a table's own evaluation section, merged over the profile's (it was not checked, or
+        # ended in a traceback)
+        ("tables: {table3: {evaluation: {ruler: {phrasing: foo}}}}",
+         "tables.table3.evaluation.ruler.phrasing: unknown phrasing 'foo'"),
+        ("tables: {table3: {evaluation: {ppl: {windows: 0}}}}",
+         "tables.table3.evaluation.ppl.windows must be at least 1, not 0"),
+        ("tables: {table3: {evaluation: {ruler: {lengths: [abc]}}}}",
+         "tables.table3.evaluation.ruler.lengths[0] must be an integer, got 'abc'"),
+        ("tables: {table3: {evaluation: {rulr: {lengths: [512]}}}}",
+         "unknown key tables.table3.evaluation.rulr"),
+        ("tables: {table3: {evaluation: 5}}", "tables.table3.evaluation must be a mapping"),
     ],
 )  # fmt: skip
 def test_profile_values_the_types_cannot_refuse_are_checked(tmp_path, capsys, keys, message):
@@ -384,3 +395,27 @@ def test_the_command_the_tiny_base_messages_name_builds_the_cached_tiny_base(
     for more in (["--set", "steps=2"], ["--profile", "smoke"]):
         _one_line_error(capsys, ["train", "--recipe", "pretrain", *more], "--out DIR is required")
     assert built == [True]
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        ("steps=[1", "--set 'steps=[1': VALUE is not YAML (expected ',' or ']'"),
+        ("steps=@x", "--set 'steps=@x': VALUE is not YAML (found character '@'"),
+        ("recipe=cpt", "--set 'recipe=cpt': give the recipe with --recipe, not --set"),
+        ("profile=tiny", "--set 'profile=tiny': give the profile with --profile, not --set"),
+    ],
+)
+def test_a_set_item_train_cannot_take_is_one_line(capsys, item, message) -> None:
+    """A value that is not YAML was a traceback; recipe and profile were overwritten by the
+    flags without a word."""
+    argv = ["train", "--recipe", "longred", "--profile", "smoke", "--dry-run", "--set", item]
+    _one_line_error(capsys, argv, message)
+
+
+@pytest.mark.parametrize("flags", [["--lengths", "512"], ["--decoding", "pcd"], ["--seed", "3"]])
+def test_compare_pairs_refuses_a_setting_it_would_drop(capsys, flags) -> None:
+    """The file's settings are the run's: a compare flag beside --pairs was dropped silently."""
+    argv = ["compare", "--pairs", "compare", "--dry-run", *flags]
+    _one_line_error(capsys, argv, f"--pairs takes its settings from the file's `settings:`: "
+                    f"drop {flags[0]}")  # fmt: skip

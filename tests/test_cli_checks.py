@@ -259,3 +259,21 @@ def test_eval_keeps_another_configs_results(tmp_path):
                                         batch_size=4, log_samples=True).to_dict())  # fmt: skip
     (tmp_path / "eval.jsonl").write_text("{not json\n")
     check_eval_out(tmp_path, EvalConfig(model="tiny-random", suite="ppl").to_dict())
+
+
+def test_psa_keeps_another_configs_results(tmp_path, capsys):
+    """A psa of other tasks or extensions into a folder holding one's psa.jsonl replaced it
+    without a word; the same config runs there again."""
+    out = tmp_path / "psa"
+    argv = ["psa", "--model", "tiny-random", "--tasks", "niah_single_1", "--lengths", "512",
+            "--samples", "1", "--out", str(out), "--quiet"]  # fmt: skip
+    assert main(argv) == 0
+    kept = (out / "psa.jsonl").read_bytes()
+    other = [*argv[:4], "niah_single_2", *argv[5:], "--rope", "pi:factor=2"]
+    assert main(other) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"error: --out {out} holds the results of a psa of another config (differs "
+                   "in ropes, tasks): give another --out, or delete psa.jsonl there to give "
+                   "them up")  # fmt: skip
+    assert (out / "psa.jsonl").read_bytes() == kept
+    assert main(argv) == 0  # its own config runs there again

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from longred_bench.cli.flags import check_eval_flags, check_pcd_flags
-from longred_bench.cli.outputs import check_out_dir
+from longred_bench.cli.outputs import EVAL_FREE_KEYS, check_out_dir, check_results_config
 from longred_bench.errors import UserError
 
 if TYPE_CHECKING:
@@ -123,37 +123,11 @@ def check_drift_out(out: Path, mine: dict[str, Any]) -> None:
             )
 
 
-# An eval's settings that do not change its results: rerun into the same folder with them
-EVAL_FREE_KEYS = ("batch_size", "device", "log_samples")
-
-
 def check_eval_out(out: Path, mine: dict[str, Any]) -> None:
     """Refuse, before anything loads, an ``out`` whose ``eval.jsonl`` holds the results of an
     evaluation of another config than ``mine`` (its ``to_dict``): writing there replaced them
     and left files of the other run beside the new ones (its ``lm_eval_results.json``)."""
-    import json
-
-    from longred_bench.models.rope import parse_rope_spec
-
-    def same(key: str, a: Any, b: Any) -> bool:  # one spec spelled two ways; tasks in any order
-        if key == "rope" and a and b:
-            return bool(parse_rope_spec(str(a)).label() == parse_rope_spec(str(b)).label())
-        if key == "tasks" and isinstance(a, list | tuple) and isinstance(b, list | tuple):
-            return sorted(map(str, a)) == sorted(map(str, b))
-        return bool(a == b)
-
-    path = out / "eval.jsonl"
-    try:
-        with path.open(encoding="utf-8") as handle:
-            theirs = json.loads(handle.readline())["provenance"]["config"]
-        differs = sorted(k for k in mine if k in theirs and not same(k, theirs[k], mine[k])
-                         and k not in EVAL_FREE_KEYS)  # fmt: skip
-    except (OSError, ValueError, KeyError, TypeError, UserError):
-        return  # absent or unreadable: nothing of another config to keep
-    if differs:
-        raise UserError(f"--out {out} holds the results of an eval of another config (differs "
-                        f"in {', '.join(differs)}): give another --out, or delete eval.jsonl "
-                        "there to give them up")  # fmt: skip
+    check_results_config(out, "eval.jsonl", "an eval", mine, free=EVAL_FREE_KEYS)
 
 
 def cmd_data(args: argparse.Namespace) -> int:
@@ -305,6 +279,15 @@ def _compare_pairs(args: argparse.Namespace, start: float) -> int:
     if args.original is not None or args.extended or args.rope:
         raise UserError("--pairs takes its models from the file: drop --original, --extended "
                         "and --rope")  # fmt: skip
+    from longred_bench.cli import build_parser
+
+    own = ("pairs", "out", "dry_run", "quiet", "argv", "func")  # what --pairs itself takes
+    defaults = vars(build_parser().parse_args(["compare"]))
+    given = [k for k, v in vars(args).items() if k not in own and defaults.get(k, v) != v]
+    if given:  # else dropped without a word: the file's settings are the run's
+        flag = "--" + given[0].replace("_", "-")
+        raise UserError(f"--pairs takes its settings from the file's `settings:`: drop {flag} "
+                        "(or set it there)")  # fmt: skip
     if args.dry_run:
         print(pairs_plan_with_costs(args.pairs), end="")
         return 0
@@ -323,7 +306,7 @@ def cmd_psa(args: argparse.Namespace) -> int:
     check_models(*args.model)
     check_pcd_flags(args)
     from longred_bench.jobs.configs import PsaConfig
-    from longred_bench.pcd.config import pcd_from_args
+    from longred_bench.pcd.config import PcdConfig, pcd_from_args
 
     cfg = PsaConfig(
         models=tuple(args.model), ropes=tuple(args.rope), tasks=tuple(args.tasks),
@@ -331,6 +314,11 @@ def cmd_psa(args: argparse.Namespace) -> int:
         device=args.device, depths=tuple(args.depths or ()),
     )  # fmt: skip
     cfg.check()  # before torch is imported
+    pcd = pcd_from_args(args)
+    decodings = list(dict.fromkeys(args.decoding))
+    mine = {**cfg.to_dict(), "decoding": decodings,
+            "pcd": (pcd or PcdConfig()).as_dict() if "pcd" in decodings else None}  # fmt: skip
+    check_results_config(Path(args.out), "psa.jsonl", "a psa", mine, free=("device",))
     from longred_bench.jobs.configs import ORIGINAL
 
     for model in cfg.models:  # every model's extensions before the first model is scored
@@ -339,12 +327,32 @@ def cmd_psa(args: argparse.Namespace) -> int:
     from longred_bench.reports.psa_report import TOP_K
 
     paths = psa_command(
-        cfg, Path(args.out), decodings=tuple(args.decoding), pcd=pcd_from_args(args),
+        cfg, Path(args.out), decodings=tuple(args.decoding), pcd=pcd,
         top_k=TOP_K if args.top_k is None else args.top_k, command=command_line(args),
         progress=not args.quiet,
     )  # fmt: skip
     wrote(paths, start)
     return 0
+
+
+def set_overrides(items: list[str]) -> dict[str, Any]:
+    """``train``'s ``--set KEY=VALUE`` overrides, a value that is not YAML (``steps=[1``) and
+    the keys the command's own flags set (``recipe``, ``profile``: they were overwritten
+    without a word) refused in one line naming the item."""
+    import yaml
+
+    from longred_bench.training.overrides import parse_set
+
+    for item in items:
+        try:
+            parsed = parse_set([item])
+        except yaml.YAMLError as exc:
+            why = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise UserError(f"--set {item!r}: VALUE is not YAML ({why}); quote the whole item "
+                            "in the shell and write lists as [a, b]") from None  # fmt: skip
+        for key in {"recipe", "profile"} & set(parsed):
+            raise UserError(f"--set {item!r}: give the {key} with --{key}, not --set")
+    return parse_set(items)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -360,13 +368,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     if not args.dry_run:
         check_out_dir(Path(args.out), "train")
     from longred_bench.training.config import resolve_config
-    from longred_bench.training.overrides import parse_set
 
     cfg = resolve_config(
         args.recipe,
         profile=args.profile,
         config_file=Path(args.config) if args.config else None,
-        overrides=parse_set(args.set or []),
+        overrides=set_overrides(args.set or []),
     )
     models = [] if cfg.recipe == "pretrain" else [cfg.model]  # pretrain builds its own
     check_models(*models, *([cfg.teacher] if cfg.teacher else []), offline=args.dry_run)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from longred_bench.errors import UserError
 
@@ -76,3 +77,41 @@ def check_out_dir(out: Path, command: str, flag: str = "--out") -> None:
                 f"{flag} {out} holds the results of `{other}` ({marker}); give {command} a "
                 "folder of its own"
             )
+
+
+EVAL_FREE_KEYS = ("batch_size", "device", "log_samples")
+"""An eval's settings that do not change its results: it runs again into the same folder with
+them."""
+
+
+def check_results_config(
+    out: Path, name: str, what: str, mine: dict[str, Any], free: tuple[str, ...] = ()
+) -> None:
+    """Refuse, before anything loads, an ``out`` whose results file ``name`` (JSONL, each record
+    with its ``provenance``) holds the results of ``what`` of another config than ``mine``
+    (keys in ``free`` aside): writing there would replace them. RoPE specs compare by label,
+    task lists in any order; an absent or unreadable file has nothing to keep."""
+    import json
+
+    from longred_bench.models.rope import parse_rope_spec
+
+    def norm(key: str, value: Any) -> Any:  # one spec spelled two ways; tasks in any order
+        if key in ("rope", "ropes") and value:
+            specs = value if isinstance(value, list | tuple) else [value]
+            labels = [s if s == "none" else parse_rope_spec(str(s)).label() for s in specs]
+            return labels if isinstance(value, list | tuple) else labels[0]
+        if key == "tasks" and isinstance(value, list | tuple):
+            return sorted(map(str, value))
+        return list(value) if isinstance(value, tuple) else value
+
+    try:
+        with (out / name).open(encoding="utf-8") as handle:
+            theirs = json.loads(handle.readline())["provenance"]["config"]
+        differs = sorted(k for k in mine if k in theirs and k not in free
+                         and norm(k, theirs[k]) != norm(k, mine[k]))  # fmt: skip
+    except (OSError, ValueError, KeyError, TypeError, UserError):
+        return
+    if differs:
+        raise UserError(f"--out {out} holds the results of {what} of another config (differs "
+                        f"in {', '.join(differs)}): give another --out, or delete {name} there "
+                        "to give them up")  # fmt: skip

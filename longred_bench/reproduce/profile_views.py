@@ -36,6 +36,7 @@ def checked_profile(spec: str | Path) -> Profile:
     checks = [(f"runs.extensions[{i}]", parse_rope_spec, ext)
               for i, ext in enumerate(prof.runs.extensions)]  # fmt: skip
     checks.append(("evaluation.ruler.lengths", check_lengths, prof.evaluation.ruler.lengths))
+    tables_ev: list[tuple[str, Any]] = []  # (key, a table's evaluation merged over the profile's)
     for table, section in prof.tables.items():  # a table's own extensions and RULER lengths
         section = section if isinstance(section, dict) else {}
         from longred_bench.jobs.configs import ORIGINAL
@@ -45,10 +46,15 @@ def checked_profile(spec: str | Path) -> Profile:
             exts = exts if isinstance(exts, list | tuple) else ()
             checks += [(f"tables.{table}.{list_key}[{i}]", parse_rope_spec, ext)
                        for i, ext in enumerate(exts) if ext != ORIGINAL]  # fmt: skip
-        ruler = (section.get("evaluation") or {}).get("ruler") or {}
-        if isinstance(ruler, dict) and ruler.get("lengths") is not None:
-            checks.append((f"tables.{table}.evaluation.ruler.lengths", check_lengths,
-                           ruler["lengths"]))  # fmt: skip
+        if "evaluation" in section:  # its keys and types; its values with the profile's
+            own = f"tables.{table}.evaluation"
+            if not isinstance(section["evaluation"], dict):
+                raise UserError(f"{where}: {own} must be a mapping of evaluation keys")
+            from longred_bench.reproduce.grid import table_evaluation
+
+            ev = table_evaluation(prof, section["evaluation"], table)
+            checks.append((f"{own}.ruler.lengths", check_lengths, ev.ruler.lengths))
+            tables_ev.append((own, ev))
     checks += [(key, check_local_paths, value) for key, value in data_sources(prof)]
     for key, check, value in checks:
         try:
@@ -58,6 +64,8 @@ def checked_profile(spec: str | Path) -> Profile:
         if check is parse_rope_spec and got.method == "dynamic":
             check_vllm_rope(prof, key, value, where)
     check_values(prof, where)
+    for key, ev in tables_ev:
+        check_evaluation(ev, where, key)
     check_repeats(to_dict(prof), where)
     check_training_values(prof)
     return prof
@@ -167,26 +175,16 @@ DEVICE = re.compile(r"(auto|cpu|mps|cuda(:\d+)?)")
 
 def check_values(prof: Profile, where: str) -> None:
     """The values the schema's types cannot refuse, each in one line naming its key: a backend,
-    short suite or device the suite does not have, and a count below its least."""
-    from longred_bench.evaluation.config import BACKENDS, LONG_SUITES, SUITES
-
-    ev = prof.evaluation
-    shorts = [s for s in SUITES if s not in (*LONG_SUITES, "ppl")]
-    names = [("evaluation.backend", ev.backend, BACKENDS),
-             ("evaluation.short.suite", ev.short.suite, shorts)]  # fmt: skip
-    for key, value, known in names:
-        if value not in known:
-            raise UserError(f"{where}: {key} {value!r} is not one of {', '.join(known)}")
-    for key, value in (("hardware.device", prof.hardware.device), ("evaluation.device", ev.device),
+    short suite, device, dtype, RULER phrasing or perplexity corpus the suite does not have, and
+    a count below its least."""
+    check_evaluation(prof.evaluation, where, "evaluation")
+    for key, value in (("hardware.device", prof.hardware.device),
                        ("drift.device", prof.drift.device)):  # fmt: skip
         if not DEVICE.fullmatch(value):
             raise UserError(f"{where}: {key} {value!r} is no device: use auto, cpu or cuda[:N]")
-    counts = [("evaluation.ruler.samples", ev.ruler.samples), ("evaluation.short.limit",
-              ev.short.limit), ("evaluation.short.max_length", ev.short.max_length),
-              ("evaluation.ppl.windows", ev.ppl.windows), ("evaluation.batch_size",
-              ev.batch_size), ("drift.num_texts", prof.drift.num_texts), ("drift.seq_len",
-              prof.drift.seq_len), ("hardware.nproc_per_node", prof.hardware.nproc_per_node),
-              ("runs.seeds", prof.runs.seeds), ("model.window", prof.model.window),
+    counts = [("drift.num_texts", prof.drift.num_texts), ("drift.seq_len", prof.drift.seq_len),
+              ("hardware.nproc_per_node", prof.hardware.nproc_per_node), ("runs.seeds",
+              prof.runs.seeds), ("model.window", prof.model.window),
               ("model.layers", prof.model.layers)]  # fmt: skip
     for key, value in counts:
         if value is not None and value < 1:
@@ -198,27 +196,42 @@ def check_values(prof: Profile, where: str) -> None:
         if value not in (*auto, *FLOAT_DTYPES):
             raise UserError(f"{where}: {key} {value!r} is not one of "
                             f"{', '.join((*auto, *FLOAT_DTYPES))}")  # fmt: skip
-    _check_named(where, ev.ruler.phrasing, ev.ppl.corpus)
 
 
-FLOAT_DTYPES = ("float32", "bfloat16", "float16", "float64")
-"""The dtypes a profile may name for training, evaluation and drift (torch's floating types)."""
-
-
-def _check_named(where: str, phrasing: str, corpus: str | None) -> None:
-    """``evaluation.ruler.phrasing`` is a phrasing family and ``evaluation.ppl.corpus`` a text
-    source (a corpus or an existing file), each refused in one line naming its key."""
+def check_evaluation(ev: Any, where: str, key: str) -> None:
+    """An evaluation section's values (the profile's ``evaluation``, or a table's merged over
+    it, at ``key``) the schema's types cannot refuse, in one line naming the key: its backend,
+    short suite, device, RULER phrasing and perplexity corpus, and its counts."""
     from longred_bench.data.texts import check_text_source
+    from longred_bench.evaluation.config import BACKENDS, LONG_SUITES, SUITES
     from longred_bench.taskdata.ruler.phrasings import check_phrasing
 
-    checks = [("evaluation.ruler.phrasing", check_phrasing, phrasing),
-              ("evaluation.ppl.corpus", check_text_source, corpus)]  # fmt: skip
-    for key, check, value in checks:
+    shorts = [s for s in SUITES if s not in (*LONG_SUITES, "ppl")]
+    for name, value, known in (("backend", ev.backend, BACKENDS),
+                               ("short.suite", ev.short.suite, shorts)):  # fmt: skip
+        if value not in known:
+            raise UserError(f"{where}: {key}.{name} {value!r} is not one of {', '.join(known)}")
+    if not DEVICE.fullmatch(ev.device):
+        raise UserError(f"{where}: {key}.device {ev.device!r} is no device: use auto, cpu or "
+                        "cuda[:N]")  # fmt: skip
+    counts = [("ruler.samples", ev.ruler.samples), ("short.limit", ev.short.limit),
+              ("short.max_length", ev.short.max_length), ("ppl.windows", ev.ppl.windows),
+              ("batch_size", ev.batch_size)]  # fmt: skip
+    for name, value in counts:
+        if value is not None and value < 1:
+            raise UserError(f"{where}: {key}.{name} must be at least 1, not {value}")
+    named = [("ruler.phrasing", check_phrasing, ev.ruler.phrasing),
+             ("ppl.corpus", check_text_source, ev.ppl.corpus)]  # fmt: skip
+    for name, check, value in named:
         try:
             if value is not None:
                 check(value)
         except UserError as exc:
-            raise UserError(f"{where}: {key}: {exc}") from None
+            raise UserError(f"{where}: {key}.{name}: {exc}") from None
+
+
+FLOAT_DTYPES = ("float32", "bfloat16", "float16", "float64")
+"""The dtypes a profile may name for training, evaluation and drift (torch's floating types)."""
 
 
 def data_sources(profile: Profile) -> list[tuple[str, str]]:

@@ -13,17 +13,16 @@ EVAL_FLAG_SUITES = {"--lengths": ("ruler", "niah", "ppl"), "--samples": ("ruler"
                     "--depths": ("niah",), "--corpus": ("ruler", "niah", "ppl")}  # fmt: skip
 """The suites each of ``eval``'s long-context flags applies to."""
 
-
 RULER_TASK_PREFIXES = ("longred_ruler_", "longred_lmeval_")
 """The lm-eval tasks the ruler suite runs at ``--lengths`` (RULER's, and lm-eval's own NIAH)."""
 
 
 def check_eval_flags(args: argparse.Namespace) -> None:
     """Refuse ``eval`` flags its suite would ignore: a long-context flag with a suite it is not
-    for (:data:`EVAL_FLAG_SUITES`), ``--tasks`` or ``--num-fewshot`` with
-    ``ppl`` (no lm-eval task runs), a ``--tasks`` entry of ``ruler`` that is no RULER task
-    (it would run whole, without ``--lengths`` or ``--samples``), and PCD flags of the other
-    plausibility rule (:func:`check_pcd_flags`)."""
+    for (:data:`EVAL_FLAG_SUITES`), ``--tasks`` or ``--num-fewshot`` with ``ppl`` (no lm-eval
+    task runs), a ``--tasks`` entry of ``ruler`` that is no RULER task (it would run whole,
+    without ``--lengths`` or ``--samples``), and PCD flags of the other plausibility rule
+    (:func:`check_pcd_flags`)."""
     for flag, suites in EVAL_FLAG_SUITES.items():  # not ignored while the cache key moves
         if getattr(args, flag.strip("-")) is not None and args.suite not in suites:
             *others, last = suites

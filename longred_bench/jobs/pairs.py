@@ -81,16 +81,23 @@ def load_pairs(spec: str) -> tuple[dict[str, Any], list[Pair], str]:
     if unknown:
         raise UserError(f"pairs {path}: unknown key {unknown[0]} (keys: about, settings, pairs)")
     settings = data.get("settings") or {}
+    if not isinstance(settings, dict):
+        raise UserError(f"pairs {path}: settings must be a mapping of compare settings")
     known = {f.name for f in fields(CompareConfig)} - set(PAIR_SETTINGS_FORBIDDEN)
     bad = sorted(set(settings) - known)
     if bad:
         raise UserError(f"pairs {path}: settings.{bad[0]} is not a compare setting "
                         f"(settings: {', '.join(sorted(known))})")  # fmt: skip
+    _check_lists(settings, f"pairs {path}: settings")
+    if not isinstance(data.get("pairs") or [], list):
+        raise UserError(f"pairs {path}: pairs must be a list of pairs")
     pairs = []
     for i, item in enumerate(data.get("pairs") or []):
         where = f"pairs {path}: pairs[{i}]"
         if not isinstance(item, dict) or set(item) != {"original", "window", "extended"}:
             raise UserError(f"{where} needs exactly original, window and extended")
+        if not isinstance(item["extended"] or [], list):
+            raise UserError(f"{where}.extended must be a list of {{model, window}}")
         extended = []
         for j, ext in enumerate(item["extended"] or []):
             if not isinstance(ext, dict) or set(ext) != {"model", "window"}:
@@ -106,6 +113,24 @@ def load_pairs(spec: str) -> tuple[dict[str, Any], list[Pair], str]:
     if len(set(slugs)) != len(slugs):
         raise UserError(f"pairs {path}: an original is listed twice; list its extensions once")
     return settings, pairs, str(path)
+
+
+def _check_lists(settings: dict[str, Any], where: str) -> None:
+    """A setting that is a list in ``compare`` (lengths, suites, depths, ...) given as a list,
+    whole numbers where it holds numbers (a bare string was read letter by letter, a number
+    was a traceback)."""
+    from longred_bench.jobs.configs import CompareConfig
+
+    for f in fields(CompareConfig):
+        value = settings.get(f.name)
+        if value is None or not isinstance(f.default, tuple):
+            continue
+        if not isinstance(value, list):
+            raise UserError(f"{where}.{f.name} must be a list, e.g. [{value}]")
+        if f.name in ("lengths", "niah_depths") and not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value
+        ):
+            raise UserError(f"{where}.{f.name} must list whole numbers, got {value}")
 
 
 def pair_config(settings: dict[str, Any], pair: Pair) -> Any:

@@ -57,6 +57,15 @@ def test_a_pairs_lengths_stop_at_its_largest_extended_window() -> None:
         ({"settings": {"original": "x"}, "pairs": []},
          r"settings\.original is not a compare setting"),
         ({"pairz": []}, "unknown key pairz"),
+        # each a traceback, or a string read letter by letter (suites d, r, i, f, t)
+        ({"settings": 5, "pairs": []}, "settings must be a mapping"),
+        ({"settings": {"lengths": 512}, "pairs": []}, r"settings\.lengths must be a list"),
+        ({"settings": {"lengths": ["abc"]}, "pairs": []},
+         r"settings\.lengths must list whole numbers"),
+        ({"settings": {"suites": "drift"}, "pairs": []}, r"settings\.suites must be a list"),
+        ({"pairs": 5}, "pairs must be a list of pairs"),
+        ({"pairs": [{"original": "m", "window": 4, "extended": 5}]},
+         r"pairs\[0\]\.extended must be a list"),
     ],
 )  # fmt: skip
 def test_a_bad_pairs_file_is_one_line_naming_the_key(tmp_path, data, message) -> None:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from data_helpers import ensure_cached
 
 from longred_bench.cli import main
 from longred_bench.cli.outputs import WRITES, check_out_dir
@@ -261,9 +262,40 @@ def test_eval_keeps_another_configs_results(tmp_path):
     check_eval_out(tmp_path, EvalConfig(model="tiny-random", suite="ppl").to_dict())
 
 
-def test_psa_keeps_another_configs_results(tmp_path, capsys):
+def test_psa_refuses_another_configs_results_before_loading(tmp_path, capsys):
+    """The refusal comes before any corpus or model loads (this machine may cache none); the
+    results file is left as it was. Only settings present in both configs are compared."""
+    from longred_bench.cli.outputs import check_results_config
+
+    out = tmp_path / "psa"
+    out.mkdir()
+    record = {"provenance": {"config": {"models": ["tiny-random"], "ropes": ["none"],
+                                        "tasks": ["niah_single_1"], "device": "cpu"}}}  # fmt: skip
+    (out / "psa.jsonl").write_text(json.dumps(record) + "\n")
+    kept = (out / "psa.jsonl").read_bytes()
+    argv = ["psa", "--model", "tiny-random", "--tasks", "niah_single_2", "--lengths", "512",
+            "--samples", "1", "--rope", "pi:factor=2", "--out", str(out), "--quiet"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"error: --out {out} holds the results of a psa of another config (differs "
+                   "in ropes, tasks): give another --out, or delete psa.jsonl there to give "
+                   "them up")  # fmt: skip
+    assert (out / "psa.jsonl").read_bytes() == kept
+    # the same config on another device, with settings the file does not name, is that config
+    same = {
+        "models": ["tiny-random"],
+        "ropes": ["none"],
+        "tasks": ["niah_single_1"],
+        "device": "cuda",
+        "lengths": [512],
+    }
+    check_results_config(out, "psa.jsonl", "a psa", same, free=("device",))
+
+
+def test_psa_keeps_another_configs_results(tmp_path, capsys, request):
     """A psa of other tasks or extensions into a folder holding one's psa.jsonl replaced it
     without a word; the same config runs there again."""
+    ensure_cached(request, "brown")
     out = tmp_path / "psa"
     argv = ["psa", "--model", "tiny-random", "--tasks", "niah_single_1", "--lengths", "512",
             "--samples", "1", "--out", str(out), "--quiet"]  # fmt: skip
@@ -277,3 +309,20 @@ def test_psa_keeps_another_configs_results(tmp_path, capsys):
                    "them up")  # fmt: skip
     assert (out / "psa.jsonl").read_bytes() == kept
     assert main(argv) == 0  # its own config runs there again
+
+
+def test_psa_depths_on_a_task_of_several_needles_are_refused_before_torch_loads() -> None:
+    """``--depths`` on niah_multikey_1 (four keys' needles, one queried) passed the config
+    check and stopped only at the first sample, after the model had loaded; multikey_3 (one
+    needle in a haystack of other keys' needles) takes them."""
+    from longred_bench.cli.flags import check_psa_depths
+
+    argv = ["psa", "--model", "tiny-random", "--tasks", "niah_single_1", "niah_multikey_1",
+            "--depths", "50", "--out", "unused"]  # fmt: skip
+    [(status, err)] = _run_without_torch([argv])
+    assert status == 2
+    assert err.strip() == ("error: psa: --depths are for the single-needle NIAH tasks "
+                           "(niah_single_1, niah_single_2, niah_single_3, niah_multikey_2, "
+                           "niah_multikey_3), not niah_multikey_1")  # fmt: skip
+    check_psa_depths(("niah_multikey_3", "niah_single_1"), (0.0, 50.0))
+    check_psa_depths(("niah_multikey_1",), ())

@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -162,10 +161,7 @@ def test_no_commit_at_all_is_said(tmp_path: Path) -> None:
 def test_the_running_source(capsys: pytest.CaptureFixture[str]) -> None:
     from longred_bench.results import Provenance, git_commit
 
-    start = time.perf_counter()
     blobs = scan(source_tree.imported_dirs())
-    seconds = time.perf_counter() - start
-    assert seconds < 1.0, f"hashing the source took {seconds:.2f} s"
     assert len(blobs) > 100 and "longred_bench/source_tree.py" in blobs
     assert "training/loop.py" in blobs and "tasks/_longred_short.yaml" in blobs
     assert source_tree.source_hash() == tree_hash(blobs)

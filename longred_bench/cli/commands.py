@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from longred_bench.cli.flags import check_eval_flags, check_pcd_flags
+from longred_bench.cli.flags import check_eval_flags, check_pcd_flags, check_psa_depths
 from longred_bench.cli.outputs import EVAL_FREE_KEYS, check_out_dir, check_results_config
 from longred_bench.errors import UserError
 
@@ -314,6 +314,7 @@ def cmd_psa(args: argparse.Namespace) -> int:
         device=args.device, depths=tuple(args.depths or ()),
     )  # fmt: skip
     cfg.check()  # before torch is imported
+    check_psa_depths(cfg.tasks, cfg.depths)
     pcd = pcd_from_args(args)
     decodings = list(dict.fromkeys(args.decoding))
     mine = {**cfg.to_dict(), "decoding": decodings,
@@ -439,17 +440,23 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_models(args: argparse.Namespace) -> int:
-    if args.limit < 1:
-        raise UserError(f"--limit must be at least 1, got {args.limit}")
+    table_flags = [f for f, v in (("--model", args.model), ("--limit", args.limit),
+                                  ("--suites", args.suites)) if v is not None]  # fmt: skip
+    if args.path is not None and table_flags:
+        raise UserError(f"models --path M prints one folder and reads no {table_flags[0]}: "
+                        f"give --path alone, or drop it for the limits table")  # fmt: skip
+    limit = 20 if args.limit is None else args.limit
+    if limit < 1:
+        raise UserError(f"--limit must be at least 1, got {limit}")
     from longred_bench.jobs.limits import ZOO_ORDER, limits_table, model_folder, model_limits
 
     if args.path is not None:
         print(model_folder(args.path))
         return 0
 
-    suites = tuple(args.suites)
-    rows = [model_limits(m, limit=args.limit, suites=suites) for m in args.model or ZOO_ORDER]
-    print(limits_table(rows, suites, args.limit))
+    suites = ("short_tiny", "short") if args.suites is None else tuple(args.suites)
+    rows = [model_limits(m, limit=limit, suites=suites) for m in args.model or ZOO_ORDER]
+    print(limits_table(rows, suites, limit))
     return 0
 
 

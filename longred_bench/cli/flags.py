@@ -51,3 +51,16 @@ def check_pcd_flags(args: argparse.Namespace) -> None:
         if getattr(args, name, None) is not None and rule != needs:
             raise UserError(f"{flag} is for --pcd-plausibility {needs}, not {rule}: it would be "
                             "recorded and not used")  # fmt: skip
+
+
+def check_psa_depths(tasks: tuple[str, ...], depths: tuple[float, ...]) -> None:
+    """Refuse ``psa --depths`` with a NIAH task of several needles (``niah_multikey_1``'s four
+    keys): the config check takes every NIAH task, and the generator refuses it only at the
+    first sample, after the model has loaded."""
+    from longred_bench.taskdata.ruler.niah import CONFIGS
+
+    single = [t for t, c in CONFIGS.items() if c.num_keys * c.num_values == 1]
+    several = [t for t in tasks if t in CONFIGS and t not in single]
+    if depths and several:
+        raise UserError(f"psa: --depths are for the single-needle NIAH tasks "
+                        f"({', '.join(single)}), not {several[0]}")  # fmt: skip

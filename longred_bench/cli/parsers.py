@@ -461,11 +461,11 @@ def add_models(sub: argparse._SubParsersAction) -> None:
         help="only print the Hugging Face folder of model M (e.g. for lm_eval's pretrained=)",
     )  # fmt: skip
     p.add_argument(
-        "--limit", type=int, default=20, metavar="N",
+        "--limit", type=int, metavar="N",
         help="short suites: look at each task's first N documents (default 20)",
     )  # fmt: skip
     p.add_argument(
-        "--suites", nargs="*", default=["short_tiny", "short"], choices=["short_tiny", "short"],
+        "--suites", nargs="*", choices=["short_tiny", "short"],
         help="short suites to check (default both; none: lengths only, faster)",
     )  # fmt: skip
     p.set_defaults(func=commands.cmd_models)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -209,10 +208,8 @@ def test_offline_run_fails_at_once_in_one_line(monkeypatch) -> None:
     monkeypatch.setattr("longred_bench.evaluation.lm.open_model", never)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     cfg = EvalConfig(model="smollm2-135m", suite="paper_short", tasks=("piqa",))
-    start = time.perf_counter()
     with pytest.raises(UserError) as err:
         run_eval(cfg)
-    assert time.perf_counter() - start < 2.0
     message = str(err.value)
     assert "\n" not in message
     assert "paper_short suite needs Hugging Face hub access" in message

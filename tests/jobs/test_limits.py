@@ -62,3 +62,22 @@ def test_compare_names_its_own_flag_when_the_short_suite_does_not_fit(capsys, re
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--short-tasks" in err and "--max-length" not in err
+
+
+def test_path_alone_prints_a_folder_and_refuses_the_table_flags(capsys, tmp_path) -> None:
+    """``--path M`` with ``--model``/``--limit``/``--suites`` printed one folder and dropped the
+    rest without a word; it prints a local folder as it is."""
+    folder = tmp_path / "my-model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    assert cli.main(["models", "--path", str(folder)]) == 0
+    assert capsys.readouterr().out.strip() == str(folder)
+    for extra, flag in ((["--model", "tiny-random"], "--model"), (["--limit", "5"], "--limit"),
+                        (["--suites"], "--suites")):  # fmt: skip
+        assert cli.main(["models", "--path", str(folder), *extra]) == 2
+        assert capsys.readouterr().err.strip() == (
+            f"error: models --path M prints one folder and reads no {flag}: give --path alone, "
+            "or drop it for the limits table"
+        )
+    assert cli.main(["models", "--model", "tiny-random", "--limit", "0"]) == 2
+    assert capsys.readouterr().err.strip() == "error: --limit must be at least 1, got 0"

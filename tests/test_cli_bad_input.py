@@ -413,6 +413,31 @@ def test_a_set_item_train_cannot_take_is_one_line(capsys, item, message) -> None
     _one_line_error(capsys, argv, message)
 
 
+def test_a_config_file_naming_another_recipe_or_profile_is_one_line(capsys, tmp_path) -> None:
+    """A --config file's recipe and profile were overwritten by the flags without a word (a
+    run's saved config.yaml given with another --recipe trained that recipe on its keys); the
+    saved config.yaml of the same recipe and profile runs."""
+    import yaml
+
+    from longred_bench.training.config import resolve_config
+
+    saved = tmp_path / "config.yaml"
+    saved.write_text(yaml.safe_dump(resolve_config("longred", profile="smoke").to_dict()))
+    argv = ["train", "--config", str(saved), "--dry-run"]
+    assert main(["train", "--recipe", "longred", "--profile", "smoke", *argv[1:]]) == 0
+    capsys.readouterr()
+    _one_line_error(
+        capsys,
+        ["train", "--recipe", "cpt", "--profile", "smoke", *argv[1:]],
+        f"train: --config {saved} says recipe: longred, the run is recipe cpt: give "
+        "the recipe with --recipe, and drop it from the file or make them agree",
+    )
+    _one_line_error(capsys, ["train", "--recipe", "longred", "--profile", "tiny", *argv[1:]],
+                    f"train: --config {saved} says profile: smoke, the run is profile tiny: "
+                    "give the profile with --profile, and drop it from the file or make them "
+                    "agree")  # fmt: skip
+
+
 @pytest.mark.parametrize("flags", [["--lengths", "512"], ["--decoding", "pcd"], ["--seed", "3"]])
 def test_compare_pairs_refuses_a_setting_it_would_drop(capsys, flags) -> None:
     """The file's settings are the run's: a compare flag beside --pairs was dropped silently."""

@@ -12,7 +12,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from longred_bench.cli.flags import check_eval_flags, check_pcd_flags, check_psa_depths
+from longred_bench.cli.flags import (
+    check_config_names,
+    check_eval_flags,
+    check_pcd_flags,
+    check_psa_depths,
+)
 from longred_bench.cli.outputs import EVAL_FREE_KEYS, check_out_dir, check_results_config
 from longred_bench.errors import UserError
 
@@ -376,6 +381,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         config_file=Path(args.config) if args.config else None,
         overrides=set_overrides(args.set or []),
     )
+    check_config_names(args.config, cfg.recipe, cfg.profile)
     models = [] if cfg.recipe == "pretrain" else [cfg.model]  # pretrain builds its own
     check_models(*models, *([cfg.teacher] if cfg.teacher else []), offline=args.dry_run)
     from longred_bench.data.corpus_spec import DATA_KEYS, check_local_paths

@@ -438,6 +438,19 @@ def test_a_config_file_naming_another_recipe_or_profile_is_one_line(capsys, tmp_
                     "agree")  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("recipe", "sets"),
+    [("linearard", ["init={gone}", "rope=pi:factor=2"]), ("merge", ["merge_with={gone}"])],
+)
+def test_a_dry_run_refuses_a_missing_init_or_merge_with(capsys, tmp_path, recipe, sets) -> None:
+    """A dry run checked the model and teacher only: a missing init checkpoint or merge_with
+    model printed a plan the run then refused."""
+    gone = tmp_path / "no-such-run" / "final"
+    argv = ["train", "--recipe", recipe, "--profile", "smoke", "--dry-run", "--set"]
+    _one_line_error(capsys, [*argv, *(s.format(gone=gone) for s in sets)],
+                    f"model '{gone}': no such folder")  # fmt: skip
+
+
 @pytest.mark.parametrize("flags", [["--lengths", "512"], ["--decoding", "pcd"], ["--seed", "3"]])
 def test_compare_pairs_refuses_a_setting_it_would_drop(capsys, flags) -> None:
     """The file's settings are the run's: a compare flag beside --pairs was dropped silently."""

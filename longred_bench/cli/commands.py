@@ -383,7 +383,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     )
     check_config_names(args.config, cfg.recipe, cfg.profile)
     models = [] if cfg.recipe == "pretrain" else [cfg.model]  # pretrain builds its own
-    check_models(*models, *([cfg.teacher] if cfg.teacher else []), offline=args.dry_run)
+    others = [s for s in (cfg.teacher, cfg.init, cfg.merge_with) if s]  # a dry run's too
+    check_models(*models, *others, offline=args.dry_run)
     from longred_bench.data.corpus_spec import DATA_KEYS, check_local_paths
 
     for key in DATA_KEYS:  # a missing local file fails here, not after the model loads

@@ -451,6 +451,47 @@ def test_a_dry_run_refuses_a_missing_init_or_merge_with(capsys, tmp_path, recipe
                     f"model '{gone}': no such folder")  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        ("layers=[a,b]", "train: layers takes whole numbers, got 'a' in ['a', 'b']"),
+        ("layers=[1.5]", "train: layers takes whole numbers, got 1.5 in [1.5]"),
+        ("layers=[true]", "train: layers takes whole numbers, got True in [True]"),
+        ("betas=[0.9,x]", "train: betas takes numbers, got 'x' in [0.9, 'x']"),
+        ("snapshot_steps=[x]", "train: snapshot_steps takes whole numbers, got 'x' in ['x']"),
+        ("device=tpu", "train: device 'tpu' is not a device torch knows: use cpu, cuda or cuda:N"),
+    ],
+)
+def test_a_training_value_that_failed_after_loading_is_one_line(capsys, tmp_path, item, message):
+    """Each was a traceback: in the config's own checks (snapshot_steps), or once the model had
+    loaded (a TypeError choosing layers, torch's device parser). A dry run refuses the lists
+    too, and the same values from a --config file."""
+    argv = ["train", "--recipe", "longred", "--profile", "smoke", "--set", item, "--out"]
+    _one_line_error(capsys, [*argv, str(tmp_path / "run")], message)
+    assert not (tmp_path / "run").exists()
+    if not item.startswith("device="):
+        _one_line_error(capsys, [*argv[:-1], "--dry-run"], message)
+        key, value = item.split("=", 1)
+        (tmp_path / "c.yaml").write_text(f"{key}: {value}\n")
+        argv = ["train", "--recipe", "longred", "--profile", "smoke", "--dry-run", "--config"]
+        _one_line_error(capsys, [*argv, str(tmp_path / "c.yaml")], message)
+
+
+def test_a_dry_run_plans_for_a_device_this_machine_lacks(capsys, tmp_path) -> None:
+    """A dry run plans a GPU run on any machine; the run itself is refused where torch sees no
+    CUDA device."""
+    import torch
+
+    argv = ["train", "--recipe", "cpt", "--profile", "smoke", "--set", "device=cuda"]
+    assert main([*argv, "--dry-run"]) == 0
+    assert "device: cuda" in capsys.readouterr().out
+    if not torch.cuda.is_available():
+        out = tmp_path / "run"
+        message = f"train: device cuda: torch {torch.__version__} sees no CUDA device here"
+        _one_line_error(capsys, [*argv, "--out", str(out)], f"{message}; use --set device=cpu")
+        assert not out.exists()
+
+
 @pytest.mark.parametrize("flags", [["--lengths", "512"], ["--decoding", "pcd"], ["--seed", "3"]])
 def test_compare_pairs_refuses_a_setting_it_would_drop(capsys, flags) -> None:
     """The file's settings are the run's: a compare flag beside --pairs was dropped silently."""

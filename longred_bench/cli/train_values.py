@@ -1,0 +1,62 @@
+"""Training values that ended in a traceback (in the config's own checks, or once the model had
+loaded), refused in one line before: a list key whose elements are not of its type
+(``layers=[a,b]``, ``snapshot_steps=[x]``, ``layers=[1.5]``) and, for a run (not a dry run,
+which plans for any machine), a ``device`` torch does not know or this machine lacks."""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from longred_bench.cli.devices import check_device
+from longred_bench.errors import UserError
+
+
+def _is(value: Any, kind: type) -> bool:
+    if isinstance(value, bool):  # YAML's true/false are no numbers here
+        return False
+    return isinstance(value, int | float) if kind is float else isinstance(value, kind)
+
+
+def check_train_sources(
+    recipe: str, profile: str, config_file: Path | None, overrides: Mapping[str, Any]
+) -> None:
+    """Refuse, in one line naming the key, an element of a list key that is not of the key's
+    element type (``int``, ``float`` or ``str`` in
+    :class:`~longred_bench.training.config.TrainConfig`) in what a run's config is resolved
+    from: the profile's keys for ``recipe``, the ``--config`` file, the ``--set`` overrides
+    (before the config's own checks compare such elements and stop with a ``TypeError``)."""
+    from longred_bench.training.config import (
+        TrainConfig,
+        flatten_groups,
+        profile_keys,
+        read_yaml,
+        yaml_number,
+    )
+
+    hints = typing.get_type_hints(TrainConfig)
+    parts = [profile_keys(recipe, profile)[0], overrides]
+    if config_file is not None:
+        parts.append(read_yaml(config_file))
+    for part in parts:
+        for key, raw in flatten_groups(dict(part), recipe).items():
+            hint = hints.get(key)
+            if typing.get_origin(hint) is not tuple or not isinstance(raw, list | tuple):
+                continue
+            kinds = [k for k in typing.get_args(hint) if k is not Ellipsis]
+            value = yaml_number(list(raw))
+            for i, item in enumerate(value):
+                kind = kinds[min(i, len(kinds) - 1)]
+                if kind in (int, float, str) and not _is(item, kind):
+                    noun = {int: "whole numbers", float: "numbers", str: "strings"}[kind]
+                    raise UserError(f"train: {key} takes {noun}, got {item!r} in "
+                                    f"{list(raw)}")  # fmt: skip
+
+
+def check_train_device(device: str, *, dry_run: bool) -> None:
+    """Unless ``dry_run`` (a plan, for any machine), a ``device`` other than ``auto`` that
+    :func:`~longred_bench.cli.devices.check_device` refuses."""
+    if not dry_run and device != "auto":
+        check_device(device, flag="train: device", fix="--set device=cpu")

@@ -262,6 +262,14 @@ def test_eval_keeps_another_configs_results(tmp_path):
     check_eval_out(tmp_path, EvalConfig(model="tiny-random", suite="ppl").to_dict())
 
 
+def _refused_as_another_psa(capsys, out: Path, kept: bytes) -> None:
+    err = capsys.readouterr().err.strip()
+    assert err == (f"error: --out {out} holds the results of a psa of another config (differs "
+                   "in ropes, tasks): give another --out, or delete psa.jsonl there to give "
+                   "them up")  # fmt: skip
+    assert (out / "psa.jsonl").read_bytes() == kept
+
+
 def test_psa_refuses_another_configs_results_before_loading(tmp_path, capsys):
     """The refusal comes before any corpus or model loads (this machine may cache none); the
     results file is left as it was. Only settings present in both configs are compared."""
@@ -276,11 +284,7 @@ def test_psa_refuses_another_configs_results_before_loading(tmp_path, capsys):
     argv = ["psa", "--model", "tiny-random", "--tasks", "niah_single_2", "--lengths", "512",
             "--samples", "1", "--rope", "pi:factor=2", "--out", str(out), "--quiet"]  # fmt: skip
     assert main(argv) == 2
-    err = capsys.readouterr().err.strip()
-    assert err == (f"error: --out {out} holds the results of a psa of another config (differs "
-                   "in ropes, tasks): give another --out, or delete psa.jsonl there to give "
-                   "them up")  # fmt: skip
-    assert (out / "psa.jsonl").read_bytes() == kept
+    _refused_as_another_psa(capsys, out, kept)
     # the same config on another device, with settings the file does not name, is that config
     same = {
         "models": ["tiny-random"],
@@ -303,11 +307,7 @@ def test_psa_keeps_another_configs_results(tmp_path, capsys, request):
     kept = (out / "psa.jsonl").read_bytes()
     other = [*argv[:4], "niah_single_2", *argv[5:], "--rope", "pi:factor=2"]
     assert main(other) == 2
-    err = capsys.readouterr().err.strip()
-    assert err == (f"error: --out {out} holds the results of a psa of another config (differs "
-                   "in ropes, tasks): give another --out, or delete psa.jsonl there to give "
-                   "them up")  # fmt: skip
-    assert (out / "psa.jsonl").read_bytes() == kept
+    _refused_as_another_psa(capsys, out, kept)
     assert main(argv) == 0  # its own config runs there again
 
 

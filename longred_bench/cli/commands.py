@@ -12,12 +12,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from longred_bench.cli.flags import (
-    check_config_names,
-    check_eval_flags,
-    check_pcd_flags,
-    check_psa_depths,
-)
+from longred_bench.cli.flags import check_eval_flags, check_pcd_flags, check_psa_depths
 from longred_bench.cli.outputs import EVAL_FREE_KEYS, check_out_dir, check_results_config
 from longred_bench.errors import UserError
 
@@ -381,7 +376,6 @@ def cmd_train(args: argparse.Namespace) -> int:
     check_train_sources(args.recipe, args.profile, config_file, overrides)
     cfg = resolve_config(args.recipe, profile=args.profile, config_file=config_file,
                          overrides=overrides)  # fmt: skip
-    check_config_names(args.config, cfg.recipe, cfg.profile)
     check_train_device(cfg.device, dry_run=args.dry_run)
     models = [] if cfg.recipe == "pretrain" else [cfg.model]  # pretrain builds its own
     others = [s for s in (cfg.teacher, cfg.init, cfg.merge_with) if s]  # a dry run's too

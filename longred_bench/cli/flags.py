@@ -64,22 +64,3 @@ def check_psa_depths(tasks: tuple[str, ...], depths: tuple[float, ...]) -> None:
     if depths and several:
         raise UserError(f"psa: --depths are for the single-needle NIAH tasks "
                         f"({', '.join(single)}), not {several[0]}")  # fmt: skip
-
-
-def check_config_names(config_file: str | None, recipe: str, profile: str) -> None:
-    """Refuse a ``train --config`` file whose ``recipe`` or ``profile`` differs from the run's
-    (``--recipe``, and ``--profile`` by the name it resolves to): the flags win, so a run's
-    saved ``config.yaml`` given with another recipe would train that recipe on keys written for
-    its own without a word. The same names, as a run's ``config.yaml`` holds them, pass."""
-    if config_file is None:
-        return
-    from pathlib import Path
-
-    from longred_bench.training.config import read_yaml
-
-    data = read_yaml(Path(config_file))
-    for key, mine in (("recipe", recipe), ("profile", profile)):
-        if key in data and str(data[key]) != mine:
-            raise UserError(f"train: --config {config_file} says {key}: {data[key]}, the run "
-                            f"is {key} {mine}: give the {key} with --{key}, and drop it from "
-                            "the file or make them agree")  # fmt: skip

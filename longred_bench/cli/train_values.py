@@ -1,7 +1,8 @@
 """Training values that ended in a traceback (in the config's own checks, or once the model had
 loaded), refused in one line before: a list key whose elements are not of its type
-(``layers=[a,b]``, ``snapshot_steps=[x]``, ``layers=[1.5]``) and, for a run (not a dry run,
-which plans for any machine), a ``device`` torch does not know or this machine lacks."""
+(``layers=[a,b]``, ``snapshot_steps=[x]``, ``layers=[1.5]``), a ``--config`` file naming another
+recipe or profile than the flags, and, for a run (not a dry run, which plans for any machine), a
+``device`` torch does not know or this machine lacks."""
 
 from __future__ import annotations
 
@@ -27,7 +28,11 @@ def check_train_sources(
     element type (``int``, ``float`` or ``str`` in
     :class:`~longred_bench.training.config.TrainConfig`) in what a run's config is resolved
     from: the profile's keys for ``recipe``, the ``--config`` file, the ``--set`` overrides
-    (before the config's own checks compare such elements and stop with a ``TypeError``)."""
+    (before the config's own checks compare such elements and stop with a ``TypeError``). And a
+    ``--config`` file whose ``recipe`` or ``profile`` differs from the run's (``--recipe``, and
+    ``--profile`` by the name it resolves to): the flags win, so a run's saved ``config.yaml``
+    given with another recipe would train that recipe on keys written for its own without a
+    word. The same names, as a run's ``config.yaml`` holds them, pass."""
     from longred_bench.training.config import (
         TrainConfig,
         flatten_groups,
@@ -37,9 +42,16 @@ def check_train_sources(
     )
 
     hints = typing.get_type_hints(TrainConfig)
-    parts = [profile_keys(recipe, profile)[0], overrides]
+    keys, name = profile_keys(recipe, profile)
+    parts = [keys, overrides]
     if config_file is not None:
-        parts.append(read_yaml(config_file))
+        data = read_yaml(config_file)
+        for key, mine in (("recipe", recipe), ("profile", name)):
+            if key in data and str(data[key]) != mine:
+                raise UserError(f"train: --config {config_file} says {key}: {data[key]}, the "
+                                f"run is {key} {mine}: give the {key} with --{key}, and drop it "
+                                "from the file or make them agree")  # fmt: skip
+        parts.append(data)
     for part in parts:
         for key, raw in flatten_groups(dict(part), recipe).items():
             hint = hints.get(key)

@@ -89,6 +89,12 @@ def _load_triton_impl():
         ) from err
 
 
+def _autocast_inputs(*tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """``tensors`` with their fp32 ones in the dtype of the autocast on for their device."""
+    dtype = torch.get_autocast_dtype(tensors[0].device.type)
+    return tuple(x.to(dtype) if x.dtype == torch.float32 else x for x in tensors)
+
+
 def relation_kl(
     a_s: torch.Tensor,
     b_s: torch.Tensor,
@@ -118,9 +124,18 @@ def relation_kl(
     (0 when no row is valid).  Computed in fp32 (fp64 for fp64 inputs), returned in that dtype;
     gradients come back in the input dtype.  The chunked and Triton paths treat the teacher as
     a constant (no gradient for ``a_t``, ``b_t``); the naive path differentiates everything.
+    Under autocast fp32 inputs are first cast to its dtype, as autocast casts a matmul's (the
+    rotary step hands q and k over in fp32 there, while the model's attention reads them in
+    the lower dtype); the computation then runs outside autocast, in fp32 as above.
     """
     if impl not in IMPLS:
         raise ValueError(f"relation_kl: impl must be one of {', '.join(IMPLS)}; got {impl!r}")
+    kind = a_s.device.type
+    if torch.is_autocast_enabled(kind):  # inputs in its dtype, then the usual fp32 computation
+        a_s, b_s, a_t, b_t = _autocast_inputs(a_s, b_s, a_t, b_t)
+        with torch.autocast(kind, enabled=False):
+            return relation_kl(a_s, b_s, a_t, b_t, mask=mask, causal=causal, scale_s=scale_s,
+                               scale_t=scale_t, reduction=reduction, impl=impl)  # fmt: skip
     if impl == "auto":
         impl = "chunked"
         if isinstance(a_s, torch.Tensor) and a_s.is_cuda:

@@ -382,6 +382,39 @@ def test_triton_impl_receives_the_arguments(monkeypatch: pytest.MonkeyPatch) -> 
     assert len(calls) == 1
 
 
+def test_under_autocast_fp32_inputs_are_cast_and_the_kl_taken_outside_it() -> None:
+    """Under bf16 autocast (mixed-precision training) fp32 q/k reach the relation KL in bf16, as
+    the model's attention reads them, and the KL is that of the bf16 inputs computed in fp32,
+    not one of fp32 inputs with autocast's bf16 matmuls inside; gradients come back in fp32."""
+    inputs = [x.detach().float().requires_grad_(x.requires_grad) for x in make_inputs(seq=17)]
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        got = relation_kl(*inputs, reduction="none", impl="chunked")
+    want = relation_kl(*(x.detach().bfloat16() for x in inputs), reduction="none", impl="chunked")
+    assert got.dtype == torch.float32
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    full = relation_kl(*(x.detach() for x in inputs), reduction="none", impl="chunked")
+    assert not torch.equal(got, full)
+    got.sum().backward()
+    assert inputs[0].grad.dtype == torch.float32 and torch.isfinite(inputs[0].grad).all()
+
+
+def test_under_autocast_the_triton_kernel_gets_the_autocast_dtype(monkeypatch) -> None:
+    """The Triton kernel's fp32 path is several times slower than its bf16 one: under bf16
+    autocast it receives bf16 (fp32 inputs cast; bf16 and fp64 ones as given)."""
+    calls = []
+    fake = types.ModuleType("longred_bench.kernels.triton_impl")
+    fake.relation_kl_triton = lambda *args: calls.append(args) or torch.zeros(())
+    monkeypatch.setitem(sys.modules, "longred_bench.kernels.triton_impl", fake)
+    inputs = [x.detach().float() for x in make_inputs(seq=3)]
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        relation_kl(*inputs, impl="triton")
+        relation_kl(*make_inputs(seq=3), impl="triton")
+    assert [a.dtype for a in calls[0][:4]] == [torch.bfloat16] * 4
+    assert [a.dtype for a in calls[1][:4]] == [F64] * 4
+    relation_kl(*inputs, impl="triton")
+    assert [a.dtype for a in calls[2][:4]] == [torch.float32] * 4
+
+
 @pytest.mark.parametrize(
     "mutate,message",
     [

@@ -421,6 +421,34 @@ def test_linearard_runs_the_decoder_stack_and_its_loss_is_unchanged(monkeypatch)
     )
 
 
+def test_linearard_under_bf16_autocast_compares_bf16_q_k_v(monkeypatch) -> None:
+    """With ``mixed_precision: autocast`` in bf16 the rotary step leaves q and k in fp32 (its
+    tables follow the fp32 residual stream) while v is bf16: all three reach the relation KL in
+    bf16, the dtype the attention reads them in (q and k took the Triton kernel's fp32 path,
+    28x CPT's cost per token at 32K on an H200, before)."""
+    import longred_bench.kernels as kernels
+    import longred_bench.training.methods as methods
+    from longred_bench.models.loading import extend, load
+    from longred_bench.training.streams import Batch
+
+    seen = []
+    chunked = kernels.relation_kl_chunked
+    monkeypatch.setattr(
+        kernels, "relation_kl_chunked", lambda *a, **k: seen.append(a[0].dtype) or chunked(*a, **k)
+    )
+    teacher = load("tiny-random").model
+    student = extend(load("tiny-random").model, "pi:factor=2")
+    cfg = smoke("linearard", impl="chunked")
+    method = methods.LinearARD(cfg, student, teacher, {"s2l": 2}, 256, (1, 2))
+    ids = torch.randint(0, 200, (2, 48), generator=torch.Generator().manual_seed(2))
+    batch = {"s2l": Batch(ids, torch.ones_like(ids, dtype=torch.bool))}
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = method.losses(batch, 0)["loss"]
+    loss.backward()
+    assert len(seen) == 2 * len(cfg.ard_kinds) and set(seen) == {torch.bfloat16}
+    assert torch.isfinite(loss) and loss > 0
+
+
 def test_linearard_stops_after_the_last_layer_it_compares(monkeypatch) -> None:
     """Nothing after the last compared layer's q/k/v reaches LinearARD's loss: teacher and student
     stop there (no MLP runs when only layer 1 is compared), with the loss and gradients of the

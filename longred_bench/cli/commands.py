@@ -193,7 +193,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         batch_size=args.batch_size, max_length=args.max_length, backend=args.backend,
         device=args.device, seed=args.seed, decoding=args.decoding, pcd=pcd_from_args(args),
         phrasing=args.phrasing, allow_code_eval=args.allow_code_eval,
-        log_samples=args.log_samples,
+        log_samples=args.log_samples, dtype=args.dtype,
     )  # fmt: skip
     if args.dry_run:
         print(_describe_eval(cfg, args.tasks))

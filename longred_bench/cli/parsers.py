@@ -146,7 +146,7 @@ def add_drift(sub: argparse._SubParsersAction) -> None:
 
 
 def add_eval(sub: argparse._SubParsersAction) -> None:
-    from longred_bench.evaluation.config import BACKENDS, SUITES
+    from longred_bench.evaluation.config import BACKENDS, EVAL_DTYPES, SUITES
     from longred_bench.evaluation.lm import DECODINGS
     from longred_bench.pcd.config import add_pcd_arguments
 
@@ -218,6 +218,10 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
         "those members only",
     )  # fmt: skip
     p.add_argument("--device", default="cpu")
+    p.add_argument(
+        "--dtype", choices=list(EVAL_DTYPES),
+        help="dtype the model runs in (hf backend; default: bfloat16 on CUDA, float32 elsewhere)",
+    )  # fmt: skip
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", help="output directory (not needed with --dry-run)")
     p.add_argument(

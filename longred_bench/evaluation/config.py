@@ -27,6 +27,7 @@ SUITES: dict[str, tuple[str, ...]] = {
     "ppl": (),
 }
 LONG_SUITES = ("ruler", "niah")
+EVAL_DTYPES = ("float32", "bfloat16", "float16")
 BACKENDS = ("hf", "vllm")
 PHRASED_SUITES = ("ruler", "short_tiny")  # suites with tasks that take a phrasing family
 
@@ -47,7 +48,9 @@ class EvalConfig:
     default ``standard``, RULER's own; short_tiny: the passkey task, default ``heldout``): see
     :mod:`longred_bench.taskdata.ruler.phrasings`. ``log_samples`` keeps every scored document
     (prompt, responses, metrics, target: :mod:`longred_bench.evaluation.samples`), lm-eval's
-    ``--log_samples``; it changes no result."""
+    ``--log_samples``; it changes no result. ``dtype`` is the dtype the model runs in
+    (:data:`EVAL_DTYPES`; ``hf`` backend): by default bfloat16 on a CUDA device and float32
+    elsewhere (:meth:`resolved_dtype`)."""
 
     model: str
     suite: str = "short"
@@ -69,6 +72,7 @@ class EvalConfig:
     phrasing: str | None = None
     allow_code_eval: bool = False
     log_samples: bool = False
+    dtype: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("tasks", "lengths", "depths"):  # lists from YAML/JSON become tuples
@@ -116,6 +120,10 @@ class EvalConfig:
                 "--log-samples is for the lm-eval suites; the ppl suite has no documents"
             )
         check_decoding(self.decoding, self.pcd, backend=self.backend, suite=self.suite)
+        if self.dtype is not None and self.dtype not in EVAL_DTYPES:
+            raise UserError(f"--dtype {self.dtype!r}: use one of {', '.join(EVAL_DTYPES)}")
+        if self.dtype is not None and self.backend != "hf":
+            raise UserError("--dtype is for the hf backend; the vllm backend runs float32")
         if self.phrasing is not None:
             check_phrasing(self.phrasing)
             if self.suite not in PHRASED_SUITES:
@@ -133,12 +141,22 @@ class EvalConfig:
             values["pcd"] = PcdConfig.from_dict(values["pcd"])
         return cls(**values)
 
+    def resolved_dtype(self) -> str:
+        """The dtype the model runs in: ``dtype``, else bfloat16 on a CUDA device (fused
+        attention; in float32 a long RULER row ran as materialised score matrices, 87 GiB at
+        32K tokens for SmolLM2-135M's shape on an H200) and float32 elsewhere (the CPU's bf16
+        matmuls are about 100x slower than its fp32 ones); float32 with ``vllm``."""
+        if self.dtype is not None:
+            return self.dtype
+        cuda = self.backend == "hf" and self.device.split(":")[0] == "cuda"
+        return "bfloat16" if cuda else "float32"
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able form (tuples as lists, ``pcd`` as a dict; ``allow_code_eval`` and
-        ``log_samples`` only when set, so configs saved before they existed keep their cache
-        keys)."""
+        """JSON-able form (tuples as lists, ``pcd`` as a dict; ``allow_code_eval``,
+        ``log_samples`` and ``dtype`` only when set, so configs saved before they existed keep
+        their cache keys)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
-        for flag in ("allow_code_eval", "log_samples"):
+        for flag in ("allow_code_eval", "log_samples", "dtype"):
             if not out[flag]:
                 del out[flag]
         out = {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
@@ -147,7 +165,8 @@ class EvalConfig:
 
 
 def describe(cfg: EvalConfig, tasks: list[str] | None = None) -> str:
-    """What ``eval --dry-run`` prints: the resolved config as JSON, then ``tasks`` (lines; for
+    """What ``eval --dry-run`` prints: the resolved config as JSON (the dtype resolved), then
+    ``tasks`` (lines; for
     ``paper_short`` how each member runs here,
     :func:`longred_bench.evaluation.paper_suite.dry_run_lines`), by default the suite's tasks.
     Nothing is loaded."""
@@ -155,4 +174,5 @@ def describe(cfg: EvalConfig, tasks: list[str] | None = None) -> str:
 
     if tasks is None:
         tasks = ["tasks: " + (", ".join(cfg.tasks or SUITES[cfg.suite]) or "(none)")]
-    return "\n".join(["config: " + json.dumps(cfg.to_dict(), sort_keys=True), *tasks])
+    config = {**cfg.to_dict(), "dtype": cfg.resolved_dtype()}
+    return "\n".join(["config: " + json.dumps(config, sort_keys=True), *tasks])

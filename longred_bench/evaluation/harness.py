@@ -398,6 +398,7 @@ def run_harness(
             "max_length": window,
             "backend": backend,
             "decoding": decoding,
+            "dtype": model.dtype,
         }
         if decoding == "pcd":
             extra["pcd"] = lm.pcd.resolved()

@@ -34,7 +34,7 @@ def check_decoding(decoding: str, pcd: PcdConfig | None, *, backend: str, suite:
 class EvalModel:
     """One evaluation's model: its spec and RoPE, backend, decoding (and PCD's parameters),
     device, the loaded model (``hf``; None with ``vllm``) and its window (the extended one with a
-    RoPE spec)."""
+    RoPE spec) and the dtype it runs in."""
 
     spec: str
     rope: str | None
@@ -44,6 +44,7 @@ class EvalModel:
     device: str
     loaded: Any
     window: int
+    dtype: str = "float32"
 
     def lm(self, *, window: int, batch_size: int | str, seed: int) -> Any:
         """The ``lm_eval.api.model.LM`` that evaluates at ``window`` tokens (one request a pass
@@ -95,8 +96,12 @@ def open_model(cfg: Any) -> EvalModel:
 
         return EvalModel(cfg.model, cfg.rope, "vllm", cfg.decoding, cfg.pcd, cfg.device, None,
                          default_window(cfg.model, cfg.rope))  # fmt: skip
+    import torch
+
     from longred_bench.models.loading import load
 
-    loaded = load(cfg.model, rope=cfg.rope, device=cfg.device)
+    dtype = cfg.resolved_dtype()
+    loaded = load(cfg.model, rope=cfg.rope, device=cfg.device, dtype=getattr(torch, dtype))
     window = int(getattr(loaded.model.config, "max_position_embeddings", 0) or 2048)
-    return EvalModel(cfg.model, cfg.rope, "hf", cfg.decoding, cfg.pcd, cfg.device, loaded, window)
+    return EvalModel(cfg.model, cfg.rope, "hf", cfg.decoding, cfg.pcd, cfg.device, loaded, window,
+                     dtype)  # fmt: skip

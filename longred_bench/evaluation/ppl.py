@@ -21,13 +21,13 @@ is recorded in each record's ``corpus``.
 
 Each record: ``{"kind": "ppl", "model", "rope", "corpus", "length", "bucket_start",
 "bucket_end", "nll", "ppl", "n_tokens", "num_windows", "max_position_embeddings",
-"rope_parameters"}`` with
+"rope_parameters", "dtype"}`` with
 ``bucket_end`` exclusive, ``nll`` the mean NLL (nats per token) of the predictions at positions
 in the bucket, ``ppl = exp(nll)`` and ``n_tokens`` their number (the first bucket has one fewer
 per window: position 0 is never predicted, so all buckets together hold
 ``num_windows * (length - 1)`` tokens). ``max_position_embeddings`` is the evaluated model's
 window (the extended one when ``rope`` is given), ``rope_parameters`` its RoPE parameters (None
-for a model without RoPE). Memory: the logits of a batch are
+for a model without RoPE), ``dtype`` the one it ran in. Memory: the logits of a batch are
 ``batch_size * length * vocab`` floats in the model's dtype (SmolLM2, 4096 tokens, fp32: 0.8 GB).
 """
 
@@ -67,8 +67,10 @@ def run_position_ppl(
     batch_size: int = 1,
     device: str = "cpu",
     progress: bool = True,
+    dtype: str = "float32",
 ) -> list[dict[str, Any]]:
-    """Perplexity by position bucket of ``model_spec`` (extended by ``rope``) on long texts.
+    """Perplexity by position bucket of ``model_spec`` (extended by ``rope``, run in ``dtype``)
+    on long texts.
 
     Returns one record per bucket (see the module docstring), in position order.
     """
@@ -83,7 +85,7 @@ def run_position_ppl(
     from longred_bench.models.loading import load
 
     source = resolve_source(corpus)
-    loaded = load(model_spec, rope=rope, device=device)
+    loaded = load(model_spec, rope=rope, device=device, dtype=getattr(torch, dtype))
     config = loaded.model.config
     window = getattr(config, "max_position_embeddings", None)
     if window is not None and length > window and not getattr(config, "rope_parameters", None):
@@ -124,6 +126,7 @@ def run_position_ppl(
             "num_windows": num_windows,
             "max_position_embeddings": window,
             "rope_parameters": dict(rope_params) if rope_params else None,
+            "dtype": dtype,
         }
         for k, (start, end) in enumerate(bucket_bounds(length, bucket))
     ]
@@ -150,6 +153,7 @@ def run_ppl_suite(
     device: str,
     progress: bool,
     done_dir: Path | None = None,
+    dtype: str = "float32",
 ) -> list[dict[str, Any]]:
     """``eval``'s ``ppl`` suite: :func:`run_position_ppl` at each length (default: the evaluated
     window rounded down to a power of two), ``samples`` windows (default 8) of ``corpus``
@@ -172,6 +176,7 @@ def run_ppl_suite(
         measured = run_position_ppl(
             model_spec, rope=rope, corpus=corpus, length=length, num_windows=windows,
             bucket=ppl_bucket(length), batch_size=batch_size, device=device, progress=progress,
+            dtype=dtype,
         )  # fmt: skip
         got = [{**record, "suite": "ppl"} for record in measured]
         if saved is not None:
@@ -189,5 +194,5 @@ def run_ppl_config(
     return run_ppl_suite(
         cfg.model, rope=cfg.rope, lengths=list(cfg.lengths) if cfg.lengths else None,
         samples=cfg.samples, corpus=cfg.corpus, batch_size=cfg.batch_size or 1,
-        device=cfg.device, progress=progress, done_dir=done_dir,
+        device=cfg.device, progress=progress, done_dir=done_dir, dtype=cfg.resolved_dtype(),
     )  # fmt: skip

@@ -20,7 +20,7 @@ from longred_bench.results import config_hash
 
 REQUESTS = "requests"
 RESPONSE_KEYS = ("model", "rope", "backend", "device", "decoding", "pcd", "seed", "batch_size",
-                 "max_length")  # fmt: skip
+                 "max_length", "dtype")  # fmt: skip
 
 
 def request_cache(root: Path, cfg: EvalConfig) -> Path:
@@ -28,6 +28,8 @@ def request_cache(root: Path, cfg: EvalConfig) -> Path:
     model also keys it by its files (:func:`weights_stamp`), so weights replaced at the same
     path are evaluated anew, not answered from the old ones' responses."""
     keys = {k: v for k, v in cfg.to_dict().items() if k in RESPONSE_KEYS}
+    if cfg.resolved_dtype() != "float32":  # float32 responses, kept before dtypes, not reused
+        keys["dtype"] = cfg.resolved_dtype()
     stamp = weights_stamp(cfg.model)
     if stamp is not None:
         keys["weights"] = stamp

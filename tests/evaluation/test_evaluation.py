@@ -161,6 +161,7 @@ def test_eval_cli_tiny(tmp_path: Path, benchmarks_cache: None) -> None:
         assert r["provenance"]["seed"] == 0
     # The extended window (tiny-random: 256 tokens, PI factor 2) is the default max_length.
     assert {r["max_length"] for r in records} == {512}
+    assert {r["dtype"] for r in records} == {"float32"}  # the CPU's default
     raw = json.loads((out / "lm_eval_results.json").read_text())
     assert raw["results"]["longred_boolq"]["acc,none"] == by_task[("longred_boolq", "acc")]["value"]
     md = (out / "eval.md").read_text()

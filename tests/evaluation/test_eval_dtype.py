@@ -1,0 +1,98 @@
+"""The dtype an evaluation runs its model in: bfloat16 on a CUDA device, float32 elsewhere, or
+``--dtype``; keys and response caches keep their earlier values where the dtype is the one they
+were computed in, and records say which ran."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from longred_bench.errors import UserError
+from longred_bench.evaluation.config import EvalConfig, describe
+from longred_bench.jobs.resume import REQUESTS, request_cache
+from longred_bench.jobs.units import stored_config
+from longred_bench.results import config_hash
+
+
+def test_default_is_bfloat16_on_cuda_and_float32_elsewhere() -> None:
+    def resolved(**kw) -> str:
+        return EvalConfig(model="tiny-random", **kw).resolved_dtype()
+
+    assert resolved() == "float32"
+    assert resolved(device="cuda") == resolved(device="cuda:1") == "bfloat16"
+    assert resolved(device="cuda", dtype="float32") == "float32"
+    assert resolved(dtype="float16") == "float16"
+    assert resolved(device="cuda", backend="vllm") == "float32"
+
+
+def test_dtype_enters_the_config_only_when_given() -> None:
+    assert "dtype" not in EvalConfig(model="tiny-random", device="cuda").to_dict()
+    given = EvalConfig(model="tiny-random", dtype="bfloat16")
+    assert given.to_dict()["dtype"] == "bfloat16"
+    assert EvalConfig.from_dict(given.to_dict()) == given
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"dtype": "float64"}, "--dtype 'float64': use one of float32, bfloat16, float16"),
+        ({"dtype": "bfloat16", "backend": "vllm"}, "--dtype is for the hf backend"),
+    ],
+)
+def test_bad_dtype_is_one_line(kw: dict, message: str) -> None:
+    with pytest.raises(UserError, match=message) as info:
+        EvalConfig(model="tiny-random", **kw)
+    assert "\n" not in str(info.value)
+
+
+def test_dry_run_names_the_dtype() -> None:
+    def printed(**kw) -> str:
+        line = describe(EvalConfig(model="tiny-random", **kw)).splitlines()[0]
+        return json.loads(line.removeprefix("config: "))["dtype"]
+
+    assert (printed(device="cuda"), printed(), printed(dtype="float16")) == (
+        "bfloat16", "float32", "float16"
+    )  # fmt: skip
+
+
+def _before_dtypes(root: Path, cfg: EvalConfig) -> Path:
+    """The response-cache prefix as it was computed before evaluations had a dtype."""
+    keys = ("model", "rope", "backend", "device", "decoding", "pcd", "seed", "batch_size",
+            "max_length")  # fmt: skip
+    kept = {k: v for k, v in cfg.to_dict().items() if k in keys}
+    return root / REQUESTS / config_hash(stored_config(kept))
+
+
+def test_responses_are_reused_only_in_the_dtype_they_were_computed_in(tmp_path: Path) -> None:
+    cpu = EvalConfig(model="tiny-random")
+    cuda = EvalConfig(model="tiny-random", device="cuda")
+    # float32 on the CPU, as before: its responses stay; CUDA ran float32 before, now bfloat16
+    assert request_cache(tmp_path, cpu) == _before_dtypes(tmp_path, cpu)
+    assert request_cache(tmp_path, cuda) != _before_dtypes(tmp_path, cuda)
+    fp32 = EvalConfig(model="tiny-random", device="cuda", dtype="float32")
+    assert request_cache(tmp_path, fp32) != request_cache(tmp_path, cuda)
+    bf16 = EvalConfig(model="tiny-random", device="cuda", dtype="bfloat16")
+    assert request_cache(tmp_path, bf16) != request_cache(tmp_path, fp32)
+
+
+def test_the_model_is_loaded_in_the_resolved_dtype() -> None:
+    from longred_bench.evaluation.lm import open_model
+
+    for dtype, want in ((None, torch.float32), ("bfloat16", torch.bfloat16)):
+        model = open_model(EvalConfig(model="tiny-random", dtype=dtype))
+        assert {p.dtype for p in model.loaded.model.parameters()} == {want}
+        assert model.dtype == str(want).removeprefix("torch.")
+
+
+def test_position_ppl_runs_and_records_its_dtype() -> None:
+    from longred_bench.evaluation.ppl import run_position_ppl
+
+    args = dict(corpus="random", length=64, num_windows=1, bucket=32, progress=False)
+    fp32 = run_position_ppl("tiny-random", **args)
+    bf16 = run_position_ppl("tiny-random", dtype="bfloat16", **args)
+    assert {r["dtype"] for r in fp32} == {"float32"} and {r["dtype"] for r in bf16} == {"bfloat16"}
+    assert [r["nll"] for r in fp32] != [r["nll"] for r in bf16]
+    assert [r["nll"] for r in bf16] == pytest.approx([r["nll"] for r in fp32], rel=0.05)

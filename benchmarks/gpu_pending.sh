@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# The GPU checks still pending (G1-G3 again at this commit, to replace the records made under
-# older code or from a copied tree, then G6, G7 and G5's RULER part), on a CUDA machine that
-# reaches no registry:
+# The GPU checks of the training, kernel and evaluation changes (G1-G3 at a commit, G6, G7 and
+# G5's RULER part), on a CUDA machine that reaches no registry:
 #   g6  LinearARD's memory after the fixes of 6616ea8: benchmarks/probe_step_memory.py at 32K
 #       (offload off and on: no growth between steps), then bench_train.py --shape llama-1b,
 #       CPT and LinearARD at 8K and 32K (peak against the memory model)
@@ -13,19 +12,21 @@
 #   g5r G5's RULER part: benchmarks/bench_eval.py --device cuda, RULER (3 tasks, 4 samples
 #       each) at 32K through lm-eval (its wheels carried) on a random-init SmolLM2-135M shape
 #       (YaRN x4; SmolLM2's tokenizer carried) and on tiny-base (PI x64): samples/s, peak memory
-# STAGES picks and orders them. The default, "g3 g2" (at most 8 min by its timeouts), replaces
-# the committed records made from a copied tree first; "g1 g6 g7" is a second call, "g5r" a
-# third with the ruler carry. If only one call can be made, make the default one. Everything
+# STAGES picks and orders them. All ran at 89a1fc4 (reports/bench/h200/README.md, run 3). Two
+# changes since want g7 and g5r again: the relation KL's inputs under autocast (b7d031d; G7's
+# LinearARD rows) and eval's bf16 default on CUDA (2c4bdaa; G5's RULER peak). The default, "g7"
+# (at most 3 min), is the first call with the training carry; "g5r" a second with the ruler
+# carry; "g3 g2 g1 g6" after any kernel or training change. Everything
 # lands in $OUT (default ./gpu-pending): pending.log and a folder per stage. Needs the run cache
 # staged by benchmarks/gpu_stage.sh (LONGRED_CACHE) for g3, and WHEELS for Liger. Usage:
 #   LONGRED_CACHE=$PWD/.gpu-carry/cache WHEELS=.gpu-carry env $(python -m longred_bench.source_tree) \
-#     STAGES="g3 g2" bash benchmarks/gpu_pending.sh
+#     STAGES="g7" bash benchmarks/gpu_pending.sh
 set -u -o pipefail
 source "$(dirname "$0")/gpu_common.sh"
 begin_checks gpu-pending pending.log
 install_wheels
 SHAPE="benchmarks/bench_train.py --device cuda --shape llama-1b --impl triton --steps 6"
-for s in ${STAGES:-g3 g2}; do
+for s in ${STAGES:-g7}; do
   case $s in
     g6)
       stage "G6 LinearARD's step memory at 32K, offload off and on"

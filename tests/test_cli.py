@@ -370,3 +370,28 @@ def test_train_refuses_missing_local_data_before_anything_loads(tmp_path, capsys
     err = capsys.readouterr().err.strip()
     assert f"{missing} does not exist" in err and "\n" not in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_repeated_list_option_lists_every_value() -> None:
+    """``--rope A --rope B`` measures both (argparse kept the last alone, and compare's report
+    showed both flags over one row); a list default is replaced by the given values."""
+    from longred_bench.cli import build_parser
+
+    parse = build_parser().parse_args
+    drift = parse(["drift", "--original", "m", "--rope", "a", "--rope", "b", "c", "--out", "o"])
+    assert drift.rope == ["a", "b", "c"]
+    compare = parse(["compare", "--original", "m", "--lengths", "1024", "--lengths", "2048"])
+    assert compare.lengths == [1024, 2048]
+    default = parse(["compare", "--original", "m"]).lengths
+    assert default == parse(["compare", "--original", "m"]).lengths and len(default) >= 1
+    psa = parse(["psa", "--model", "a", "--model", "b", "--out", "o"])
+    assert psa.model == ["a", "b"]
+
+
+def test_a_repeated_one_value_option_is_refused_in_one_line(capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["reproduce", "table3", "--profile", "smoke", "--profile", "tiny", "--dry-run"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.endswith("error: --profile is given twice: give it once")
+    assert main(["reproduce", "table3", "--profile", "smoke", "--dry-run"]) == 0

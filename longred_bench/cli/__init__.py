@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=commands.cmd_tasks_path)
     parsers.show_defaults(parser)
+    parsers.repeated_options(parser)
     return parser
 
 
@@ -135,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     line saying what was saved and how to resume, 130 when Ctrl-C stops the command and 143
     when SIGTERM does)."""
     args = build_parser().parse_args(argv)
+    vars(args).pop(parsers.GIVEN, None)
     args.argv = argv
     import longred_bench.jobs  # noqa: F401  (registers the models the suite builds: tiny-base)
 

@@ -127,6 +127,57 @@ def test_a_pairs_file_setting_of_the_wrong_type_is_refused_at_the_dry_run(tmp_pa
                     "least 1, not 'many'")  # fmt: skip
 
 
+PAIR = "  - {original: ORIG, window: 256, extended: [{model: tiny-random, window: 256}]}\n"
+
+
+@pytest.mark.parametrize(
+    ("settings", "original", "message"),
+    [
+        ("{device: gpu}", "tiny-random", "settings.device 'gpu' is not a device torch knows"),
+        ("{seed: -1}", "tiny-random", "settings.seed must be a whole number from 0 to 4294967295"),
+        ("{seed: 4294967296}", "tiny-random", "settings.seed must be a whole number from 0"),
+        ("{}", "[tiny-random]", "pairs[0].original must be one model (a name or a path)"),
+        ("{}", "./no-such-model", "model './no-such-model': no such folder"),
+    ],
+)
+def test_a_pairs_file_is_checked_at_the_dry_run_as_its_flags_are(
+    tmp_path, capsys, settings, original, message
+) -> None:
+    """A pairs file's device, seed and models were planned at the dry run, then a torch, numpy or
+    loader error ended the run; each is one line before anything loads, the plan included."""
+    pairs = tmp_path / "p.yaml"
+    pairs.write_text(f"settings: {settings}\npairs:\n" + PAIR.replace("ORIG", original))
+    _one_line_error(capsys, ["compare", "--pairs", str(pairs), "--dry-run"], message)
+    _one_line_error(capsys, ["compare", "--pairs", str(pairs), "--out", str(tmp_path / "o")],
+                    message)  # fmt: skip
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_pairs_file_device_this_machine_lacks_is_planned_and_refused_at_the_run(
+    tmp_path, capsys
+) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA device")
+    pairs = tmp_path / "p.yaml"
+    pairs.write_text("settings: {device: cuda, suites: [drift]}\npairs:\n" +
+                     PAIR.replace("ORIG", "tiny-random"))  # fmt: skip
+    assert main(["compare", "--pairs", str(pairs), "--dry-run"]) == 0  # a plan for a GPU machine
+    capsys.readouterr()
+    _one_line_error(capsys, ["compare", "--pairs", str(pairs), "--out", str(tmp_path / "o")],
+                    "settings.device cuda: torch")  # fmt: skip
+
+
+@pytest.mark.parametrize("argv", [
+    ["eval", "--model", "tiny-random", "--seed", "-1", "--dry-run"],
+    ["compare", "--original", "tiny-random", "--rope", "pi:factor=2", "--seed", "4294967296"],
+])  # fmt: skip
+def test_a_seed_lm_eval_cannot_take_is_one_line_before_loading(tmp_path, capsys, argv) -> None:
+    out = [] if "--dry-run" in argv else ["--out", str(tmp_path / "o")]
+    _one_line_error(capsys, [*argv, *out], "--seed must be a whole number from 0 to 4294967295")
+
+
 @pytest.mark.parametrize(
     ("keys", "message"),
     [

@@ -249,6 +249,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     check_out_dir(Path(args.out), "compare")
     check_models(args.original, *(args.extended or ()))
     check_pcd_flags(args)
+    from longred_bench.evaluation.config import check_seed
+
+    check_seed(args.seed)
     from longred_bench.jobs.configs import CompareConfig
     from longred_bench.pcd.config import pcd_from_args
 
@@ -272,6 +275,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_pairs_file(spec: str, *, here: bool) -> None:
+    """What a pairs file names, checked as the same flags are before anything loads: its models
+    (a missing local path refused; hub ids asked for when the run starts), ``settings.seed`` and
+    ``settings.device`` (its name; that this machine has it only where the run is ``here``)."""
+    from longred_bench.cli.devices import check_device
+    from longred_bench.evaluation.config import check_seed
+    from longred_bench.jobs.pairs import load_pairs
+
+    settings, listed, path = load_pairs(spec)
+    check_models(*(p.original for p in listed), *(m for p in listed for m, _ in p.extended),
+                 offline=not here)  # fmt: skip
+    check_seed(settings.get("seed", 0), f"pairs {path}: settings.seed")
+    check_device(settings.get("device", "cpu"), f"pairs {path}: settings.device",
+                 "settings.device: cpu", here=here)  # fmt: skip
+
+
 def _compare_pairs(args: argparse.Namespace, start: float) -> int:
     from longred_bench.jobs import pairs
     from longred_bench.reproduce.pair_costs import pairs_plan_with_costs
@@ -288,6 +307,7 @@ def _compare_pairs(args: argparse.Namespace, start: float) -> int:
         flag = "--" + given[0].replace("_", "-")
         raise UserError(f"--pairs takes its settings from the file's `settings:`: drop {flag} "
                         "(or set it there)")  # fmt: skip
+    _check_pairs_file(args.pairs, here=not args.dry_run)
     if args.dry_run:
         print(pairs_plan_with_costs(args.pairs), end="")
         return 0

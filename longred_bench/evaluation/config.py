@@ -28,6 +28,18 @@ SUITES: dict[str, tuple[str, ...]] = {
 }
 LONG_SUITES = ("ruler", "niah")
 EVAL_DTYPES = ("float32", "bfloat16", "float16")
+SEEDS = 2**32
+"""Seeds run from 0 to ``SEEDS - 1``: lm-eval seeds numpy's generator with them."""
+
+
+def check_seed(seed: object, where: str = "--seed") -> None:
+    """A one-line :class:`UserError` for a seed lm-eval cannot take (not a whole number from 0 to
+    2**32 - 1); nothing otherwise."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEEDS:
+        raise UserError(f"{where} must be a whole number from 0 to {SEEDS - 1} (lm-eval seeds "
+                        f"numpy with it), not {seed!r}")  # fmt: skip
+
+
 BACKENDS = ("hf", "vllm")
 PHRASED_SUITES = ("ruler", "short_tiny")  # suites with tasks that take a phrasing family
 
@@ -120,6 +132,7 @@ class EvalConfig:
                 "--log-samples is for the lm-eval suites; the ppl suite has no documents"
             )
         check_decoding(self.decoding, self.pcd, backend=self.backend, suite=self.suite)
+        check_seed(self.seed)
         if self.dtype is not None and self.dtype not in EVAL_DTYPES:
             raise UserError(f"--dtype {self.dtype!r}: use one of {', '.join(EVAL_DTYPES)}")
         if self.dtype is not None and self.backend != "hf":

@@ -59,6 +59,13 @@ def _int(value: Any, where: str) -> int:
     return value
 
 
+def _model(value: Any, where: str) -> str:
+    """A model spec of the file: a name or path (a list or mapping there was read as its text)."""
+    if not isinstance(value, str) or not value.strip():
+        raise UserError(f"{where} must be one model (a name or a path), not {value!r}")
+    return value
+
+
 def load_pairs(spec: str) -> tuple[dict[str, Any], list[Pair], str]:
     """(compare settings, pairs, the file read) of pairs file ``spec`` (a built-in name or a
     path); a malformed file is a one-line error naming the file and the key."""
@@ -102,11 +109,12 @@ def load_pairs(spec: str) -> tuple[dict[str, Any], list[Pair], str]:
         for j, ext in enumerate(item["extended"] or []):
             if not isinstance(ext, dict) or set(ext) != {"model", "window"}:
                 raise UserError(f"{where}.extended[{j}] needs exactly model and window")
-            extended.append((str(ext["model"]), _int(ext["window"], f"{where}.extended[{j}]")))
+            model = _model(ext["model"], f"{where}.extended[{j}].model")
+            extended.append((model, _int(ext["window"], f"{where}.extended[{j}]")))
         if not extended:
             raise UserError(f"{where}.extended lists no model")
-        pairs.append(Pair(str(item["original"]), _int(item["window"], f"{where}.window"),
-                          tuple(extended)))  # fmt: skip
+        pairs.append(Pair(_model(item["original"], f"{where}.original"),
+                          _int(item["window"], f"{where}.window"), tuple(extended)))  # fmt: skip
     if not pairs:
         raise UserError(f"pairs {path}: `pairs` lists no pair")
     slugs = [p.slug for p in pairs]

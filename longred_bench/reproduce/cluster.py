@@ -254,22 +254,36 @@ SCRIPTS = re.compile(r"(units-\d+(-1gpu|-cpu)?\.txt|array-\d+(-1gpu|-cpu)?\.sbat
 JOB_NAME = re.compile(r"^#SBATCH --job-name=lrb-(\S+)-report$", re.MULTILINE)
 
 
-def clear_scripts(out: Path, table: str) -> None:
-    """Before ``--emit-slurm out`` for ``table``: refuse a folder holding another table's
-    scripts (their jobs may be queued; they read their unit lists from it), and delete the
-    per-level scripts of an earlier emit of ``table`` (a plan of fewer levels would leave its
-    extra levels beside the new ones); logs stay."""
+PROFILE_ARG = re.compile(r" reproduce \S+ --profile ('[^']*'|\S+)")
+
+
+def clear_scripts(out: Path, table: str, profile: str) -> None:
+    """Before ``--emit-slurm out`` for ``table`` at ``profile`` (as :func:`profile_arg` names
+    it): refuse a folder holding another table's or another profile's scripts (their jobs may
+    be queued; they read their unit lists from it) or files of these names no emit wrote (a
+    user's own ``submit.sh``), and delete the per-level scripts of an earlier emit of the same
+    table and profile (a plan of fewer levels would leave its extra levels beside the new
+    ones); logs and other files stay."""
+    names = sorted(p.name for p in out.iterdir() if p.is_file()) if out.is_dir() else []
+    ours = [n for n in names if SCRIPTS.fullmatch(n) or n in ("submit.sh", "report.sbatch")]
+    if not ours:
+        return
     try:
-        earlier = JOB_NAME.search((out / "report.sbatch").read_text(encoding="utf-8"))
-    except OSError:
-        earlier = None
-    if earlier is not None and earlier.group(1) != table:
-        raise UserError(f"--emit-slurm {out} holds the job scripts of {earlier.group(1)}, "
-                        f"whose jobs read their unit lists from it: give {table} another "
-                        "folder")  # fmt: skip
-    for path in sorted(out.iterdir()) if out.is_dir() else []:
-        if SCRIPTS.fullmatch(path.name) and path.is_file():
-            path.unlink()
+        text = (out / "report.sbatch").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    earlier, given = JOB_NAME.search(text), PROFILE_ARG.search(text)
+    if earlier is None or given is None:
+        raise UserError(f"--emit-slurm {out} holds {ours[0]}, which no --emit-slurm wrote (no "
+                        "report.sbatch of one beside it): give another folder")  # fmt: skip
+    was = (earlier.group(1), shlex.split(given.group(1))[0])
+    if was != (table, profile):
+        raise UserError(f"--emit-slurm {out} holds the job scripts of {was[0]} at profile "
+                        f"{was[1]}, whose jobs read their unit lists from it: give {table} at "
+                        f"{profile} another folder")  # fmt: skip
+    for name in names:
+        if SCRIPTS.fullmatch(name):
+            (out / name).unlink()
 
 
 def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
@@ -295,7 +309,7 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     report job would compute the missing ones again)."""
     units = listed(ctx)
     stages = levels(units)
-    clear_scripts(out, ctx.table)
+    clear_scripts(out, ctx.table, profile_arg(ctx.profile))
     out.mkdir(parents=True, exist_ok=True)
     (out / "logs").mkdir(exist_ok=True)
     exe = _program("longred-bench", "longred_bench")

@@ -252,6 +252,29 @@ def test_emit_slurm_replaces_its_own_table_scripts_and_keeps_another_tables(
     scripts = {p.name: p.read_text() for p in out.iterdir() if p.is_file()}
     assert main(["reproduce", "fig3", "--profile", "smoke", "--emit-slurm", str(out)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == (f"error: --emit-slurm {out} holds the job scripts of table3, whose jobs read "
-                   "their unit lists from it: give fig3 another folder")  # fmt: skip
+    assert err == (f"error: --emit-slurm {out} holds the job scripts of table3 at profile smoke, "
+                   "whose jobs read their unit lists from it: give fig3 at smoke another "
+                   "folder")  # fmt: skip
     assert {p.name: p.read_text() for p in out.iterdir() if p.is_file()} == scripts
+    # the same table at another profile: its queued jobs would read the other plan's unit ids
+    assert main(["reproduce", "table3", "--profile", "tiny", "--emit-slurm", str(out)]) == 2
+    assert "holds the job scripts of table3 at profile smoke" in capsys.readouterr().err
+    assert {p.name: p.read_text() for p in out.iterdir() if p.is_file()} == scripts
+
+
+@pytest.mark.parametrize("name", ["submit.sh", "array-0.sbatch", "units-1.txt", "report.sbatch"])
+def test_emit_slurm_keeps_files_of_its_names_that_no_emit_wrote(
+    tmp_path, monkeypatch, capsys, name
+) -> None:
+    """A folder with a user's own submit.sh or array-0.sbatch and no emit's report.sbatch: the
+    emit overwrote the one and deleted the other."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "slurm"
+    out.mkdir()
+    (out / name).write_text("mine\n")
+    argv = ["reproduce", "table3", "--profile", "smoke", "--emit-slurm", str(out)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"error: --emit-slurm {out} holds {name}, which no --emit-slurm wrote (no "
+                   "report.sbatch of one beside it): give another folder")  # fmt: skip
+    assert [p.name for p in out.iterdir()] == [name] and (out / name).read_text() == "mine\n"

@@ -305,13 +305,14 @@ def test_a_profile_refuses_dynamic_rope_where_its_table_evaluates_through_vllm(t
                     "dynamic:factor=2 is dynamic RoPE, which the vllm backend")  # fmt: skip
     _one_line_error(capsys, ["reproduce", "table3", "--profile", str(path), "--dry-run"],
                     "runs.extensions[0]: dynamic:factor=2 is dynamic RoPE")  # fmt: skip
-    table3 = "tables:\n  table3:\n    extensions: ['dynamic:factor=2']\n"
+    # x4: RULER at smoke's 1,024 tokens fits its window (x2's 512 fits none: a table3 refusal)
+    table3 = "tables:\n  table3:\n    extensions: ['dynamic:factor=4']\n"
     path.write_text(f"extends: smoke\nevaluation: {{backend: vllm}}\n{table3}"
                     "    evaluation: {backend: hf}\n")  # fmt: skip
     assert main(["profiles", "show", str(path)]) == 0  # that table evaluates through transformers
     path.write_text(f"extends: smoke\n{table3}    evaluation: {{backend: vllm}}\n")
     _one_line_error(capsys, ["profiles", "show", str(path)],
-                    "tables.table3.extensions[0]: dynamic:factor=2 is dynamic RoPE")  # fmt: skip
+                    "tables.table3.extensions[0]: dynamic:factor=4 is dynamic RoPE")  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -278,7 +278,9 @@ def profiles_table() -> str:
 
 def show_profile(spec: str) -> str:
     """Profile ``spec`` resolved (``extends`` followed, defaults filled) as YAML, then every
-    table's resolved settings, or why it cannot run."""
+    table's resolved settings, or why it cannot run; a ``tables.<name>`` section the profile
+    gives that its table refuses (an unknown key, a row no table has) is a one-line error, as
+    ``reproduce <name>`` would give, not a line of the listing."""
     import dataclasses
 
     import yaml
@@ -288,9 +290,15 @@ def show_profile(spec: str) -> str:
     tables: dict[str, Any] = {}
     for name in table_names():
         try:
-            settings = get_spec(name).resolve(prof, progress=False).settings
+            spec = get_spec(name)
+            ctx = spec.resolve(prof, progress=False)
+            if spec.grid is not None and prof.tables.get(name):  # its rows and seeds
+                spec.grid(ctx)
+            settings = ctx.settings
             tables[name] = to_dict(settings) if dataclasses.fields(settings) else {}
         except UserError as exc:
+            if prof.tables.get(name):
+                raise
             tables[name] = f"cannot run: {exc}"
     data["tables"] = tables
     head = f"# profile {prof.name}, from {prof.source}, resolved (every key, defaults filled)\n"

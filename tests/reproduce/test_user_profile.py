@@ -349,6 +349,30 @@ def test_what_the_schema_cannot_check_is_refused_before_anything_is_planned(
     assert out.out == "" and not (tmp_path / "jobs").exists()
 
 
+@pytest.mark.parametrize(
+    ("table", "body", "message"),
+    [("table1", "{aftr: 1}", "unknown key tables.table1.aftr"),
+     ("table3", "{rows: [control, cpt, nope]}", "tables.table3.rows: unknown row 'nope'"),
+     ("table2", "{seeds: {nope: 2}}", "tables.table2.seeds: row 'nope' is not a row"),
+     ("fig3", "{snapshots: [4, 2, 0]}", "tables.fig3.snapshots: must be increasing steps")],
+)  # fmt: skip
+def test_profiles_show_refuses_a_table_section_its_table_refuses(
+    tmp_path, monkeypatch, capsys, table, body, message
+):
+    """``profiles show FILE`` is how a profile is checked (its header says so): a table's own
+    section that the table refuses was listed as "cannot run" with exit status 0, found only
+    when that table ran (perhaps as a queued job)."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(f"extends: smoke\ntables:\n  {table}: {body}\n")
+    for argv in (["profiles", "show", str(bad)],
+                 ["reproduce", table, "--profile", str(bad), "--dry-run"]):  # fmt: skip
+        assert main(argv) == 2
+        out = capsys.readouterr()
+        lines = out.err.strip().splitlines()
+        assert len(lines) == 1 and message in lines[0] and out.out == "", lines
+
+
 def test_existing_local_data_and_hub_data_pass_without_asking_the_hub(
     tmp_path, monkeypatch, capsys
 ):

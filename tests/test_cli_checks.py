@@ -258,8 +258,28 @@ def test_eval_keeps_another_configs_results(tmp_path):
     saved(short)
     check_eval_out(tmp_path, EvalConfig(model="tiny-random", suite="short_tiny",
                                         batch_size=4, log_samples=True).to_dict())  # fmt: skip
-    (tmp_path / "eval.jsonl").write_text("{not json\n")
+    (tmp_path / "eval.jsonl").write_text("")  # nothing to keep
     check_eval_out(tmp_path, EvalConfig(model="tiny-random", suite="ppl").to_dict())
+
+
+@pytest.mark.parametrize("text", ["{not json\n", '{"kind": "foo", "value": 1}\n', "[1, 2]\n"])
+@pytest.mark.parametrize(("name", "command"), [("eval.jsonl", "eval"), ("psa.jsonl", "psa")])
+def test_results_that_cannot_be_read_are_kept_not_replaced(tmp_path, capsys, text, name, command):
+    """An eval.jsonl or psa.jsonl cut short, or written by another tool (no provenance), was
+    replaced without a word: what it holds is not known, so it is kept and the run refused."""
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / name).write_text(text)
+    argv = {
+        "eval": ["eval", "--model", "tiny-random", "--suite", "short_tiny", "--limit", "1"],
+        "psa": ["psa", "--model", "tiny-random", "--lengths", "256", "--samples", "1"],
+    }
+    assert main([*argv[command], "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"error: --out {out} holds {name}, which is not readable as results with "
+                   "their provenance (cut short? another tool's?): give another --out, or "
+                   f"delete {name} there to give it up")  # fmt: skip
+    assert (out / name).read_text() == text
 
 
 def _refused_as_another_psa(capsys, out: Path, kept: bytes) -> None:

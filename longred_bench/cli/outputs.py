@@ -90,7 +90,9 @@ def check_results_config(
     """Refuse, before anything loads, an ``out`` whose results file ``name`` (JSONL, each record
     with its ``provenance``) holds the results of ``what`` of another config than ``mine``
     (keys in ``free`` aside): writing there would replace them. RoPE specs compare by label,
-    task lists in any order; an absent or unreadable file has nothing to keep."""
+    task lists in any order; an absent or empty file has nothing to keep, and one that is no
+    such results (unreadable, cut short, without provenance) is refused too: what it holds is
+    not known."""
     import json
 
     from longred_bench.models.rope import parse_rope_spec
@@ -104,13 +106,18 @@ def check_results_config(
             return sorted(map(str, value))
         return list(value) if isinstance(value, tuple) else value
 
+    path = out / name
     try:
-        with (out / name).open(encoding="utf-8") as handle:
+        if not path.is_file() or path.stat().st_size == 0:
+            return
+        with path.open(encoding="utf-8") as handle:
             theirs = json.loads(handle.readline())["provenance"]["config"]
         differs = sorted(k for k in mine if k in theirs and k not in free
                          and norm(k, theirs[k]) != norm(k, mine[k]))  # fmt: skip
     except (OSError, ValueError, KeyError, TypeError, UserError):
-        return
+        raise UserError(f"--out {out} holds {name}, which is not readable as results with their "
+                        f"provenance (cut short? another tool's?): give another --out, or delete "
+                        f"{name} there to give it up") from None
     if differs:
         raise UserError(f"--out {out} holds the results of {what} of another config (differs "
                         f"in {', '.join(differs)}): give another --out, or delete {name} there "

@@ -92,7 +92,8 @@ def reproduce(session: nox.Session, table: str) -> None:
     models about twice as fast as one two-thread one). The data a table needs is fetched first."""
     _install(session)
     args = list(session.posargs)
-    if not any(a == "--jobs" or a.startswith("--jobs=") for a in args):
+    own = ("--jobs", "--unit", "--list-units", "--emit-slurm")  # the last three run no pool
+    if not any(a.split("=")[0] in own for a in args):
         args += ["--jobs", "2"]
     session.run("longred-bench", "reproduce", table, *args)
 

@@ -550,3 +550,20 @@ def test_compare_pairs_refuses_a_setting_it_would_drop(capsys, flags) -> None:
     argv = ["compare", "--pairs", "compare", "--dry-run", *flags]
     _one_line_error(capsys, argv, f"--pairs takes its settings from the file's `settings:`: "
                     f"drop {flags[0]}")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["eval", "--model", "tiny-random", "--suite", "short_tiny", "--allow-code-eval",
+          "--dry-run"], "eval: --allow-code-eval is for the paper_short suite"),
+        (["reproduce", "table3", "--profile", "smoke", "--unit", "x", "--jobs", "2"],
+         "--jobs runs a table's units side by side; --unit runs or lists them otherwise"),
+        (["reproduce", "table3", "--profile", "smoke", "--list-units", "--jobs", "2"],
+         "--jobs runs a table's units side by side; --list-units"),
+    ],
+)  # fmt: skip
+def test_a_flag_that_would_do_nothing_is_refused(capsys, argv, message) -> None:
+    """--allow-code-eval on a suite without code tasks went into the config (and its cache key);
+    --jobs beside --unit or --list-units was dropped without a word."""
+    _one_line_error(capsys, argv, message)

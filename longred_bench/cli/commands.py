@@ -436,6 +436,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if args.dry_run and unit_flags:
         raise UserError(f"--dry-run prints the table's plan; {unit_flags[0]} does something "
                         "else: give one of them")  # fmt: skip
+    if args.jobs is not None and unit_flags:
+        raise UserError(f"--jobs runs a table's units side by side; {unit_flags[0]} runs or "
+                        "lists them otherwise: drop --jobs")  # fmt: skip
     others = [
         f for f, v in {**given, "--dry-run": args.dry_run, "--force": args.force}.items() if v
     ]
@@ -451,7 +454,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     paths = reproduce(
         args.table, args.profile, Path(args.out) if args.out else None, force=args.force,
-        progress=not args.quiet, jobs=args.jobs, d1=args.d1, dry_run=args.dry_run,
+        progress=not args.quiet, jobs=1 if args.jobs is None else args.jobs, d1=args.d1,
+        dry_run=args.dry_run,
         list_units=args.list_units, unit=args.unit,
         emit_slurm=None if args.emit_slurm is None else Path(args.emit_slurm).resolve(),
         rebuild=args.rebuild,

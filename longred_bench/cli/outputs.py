@@ -115,9 +115,11 @@ def check_results_config(
         differs = sorted(k for k in mine if k in theirs and k not in free
                          and norm(k, theirs[k]) != norm(k, mine[k]))  # fmt: skip
     except (OSError, ValueError, KeyError, TypeError, UserError):
-        raise UserError(f"--out {out} holds {name}, which is not readable as results with their "
-                        f"provenance (cut short? another tool's?): give another --out, or delete "
-                        f"{name} there to give it up") from None
+        raise UserError(
+            f"--out {out} holds {name}, which is not readable as results with their "
+            f"provenance (cut short? another tool's?): give another --out, or delete "
+            f"{name} there to give it up"
+        ) from None
     if differs:
         raise UserError(f"--out {out} holds the results of {what} of another config (differs "
                         f"in {', '.join(differs)}): give another --out, or delete {name} there "

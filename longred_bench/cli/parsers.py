@@ -427,8 +427,8 @@ def add_reproduce(sub: argparse._SubParsersAction) -> None:
         "--force", action="store_true",
         help="compute the table's evaluations and measurements again (training runs are kept)",
     )  # fmt: skip
-    jobs_help = "worker processes for the table's units (cores/N threads each)"
-    p.add_argument("--jobs", type=int, default=1, help=jobs_help)
+    jobs_help = "worker processes for the table's units (cores/N threads each; default 1)"
+    p.add_argument("--jobs", type=int, help=jobs_help)
     p.add_argument(
         "--d1", choices=["retrieval", "prose"],
         help="table3: long data of the trained rows (default retrieval: the profile's own, at "

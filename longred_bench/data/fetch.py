@@ -73,7 +73,8 @@ class FetchRecord:
 
 @dataclass(frozen=True)
 class CachedEntry:
-    """One cache entry as :func:`list_cached` reports it (``archives``: file name, sha256)."""
+    """One cache entry as :func:`list_cached` reports it (``archives``: file name, sha256;
+    ``problem``: why its manifest could not be read, its other fields then empty)."""
 
     source: str
     path: Path
@@ -82,6 +83,7 @@ class CachedEntry:
     file_count: int
     created: str
     package_version: str
+    problem: str | None = None
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -340,19 +342,21 @@ def list_cached(cache: Path | None = None) -> list[CachedEntry]:
         path = root / source.entry
         if not entry_present(path):
             continue
+        size = _tree_size(path)
         try:
             manifest = json.loads((path / MANIFEST_FILE).read_text(encoding="utf-8"))
-        except ValueError:
-            continue  # unreadable manifest: `data verify` reports it
-        entries.append(
-            CachedEntry(
+            entry = CachedEntry(
                 source=source.name,
                 path=path,
-                size_bytes=_tree_size(path),
+                size_bytes=size,
                 archives=tuple((item["file"], item["sha256"]) for item in manifest["archives"]),
                 file_count=len(manifest["files"]),
                 created=manifest["created"],
                 package_version=manifest["package_version"],
             )
-        )
+        except (OSError, ValueError, KeyError, TypeError):  # `data verify` says what is wrong
+            fix = f"longred-bench data fetch --sources {source.name} --force"
+            problem = f"{MANIFEST_FILE} unreadable or incomplete: run `{fix}`"
+            entry = CachedEntry(source.name, path, size, (), 0, "", "", problem=problem)
+        entries.append(entry)
     return entries

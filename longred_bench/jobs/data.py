@@ -30,7 +30,9 @@ def format_cached_table(entries: list[CachedEntry]) -> str:
     for row, entry in zip([header, *rows], [None, *entries], strict=True):
         cells = [row[0].ljust(widths[0]), row[1].rjust(widths[1]), row[2].rjust(widths[2]), row[3]]
         lines.append("  ".join(cells))
-        if entry is not None:
+        if entry is not None and entry.problem is not None:
+            lines.append(f"    damaged: {entry.problem}")
+        elif entry is not None:
             lines.extend(f"    sha256 {digest}  {name}" for name, digest in entry.archives)
     return "\n".join(lines)
 

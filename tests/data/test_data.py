@@ -243,6 +243,24 @@ def test_list_cached_reports_entries(brown_dir: Path, cache: Path) -> None:
     assert entry.size_bytes == on_disk > 0
 
 
+@pytest.mark.parametrize("manifest", ["{bad", "{}", "[]", '{"archives": 3}'])
+def test_list_names_an_entry_whose_manifest_cannot_be_read(
+    brown_dir: Path, cache: Path, capsys: pytest.CaptureFixture[str], manifest: str
+) -> None:
+    """A damaged manifest was a traceback (``{}``, ``[]``) or hid the entry from ``data list``
+    (``{bad``); it is listed with what to run, as ``data verify`` reports it."""
+    fetch_module.fetch(["brown"], brown_dir, cache=cache)
+    (cache / "corpora/brown/manifest.json").write_text(manifest)
+    (entry,) = fetch_module.list_cached(cache)
+    assert entry.source == "brown" and entry.size_bytes > 0
+    args = _parser().parse_args(["data", "list", "--cache", str(cache)])
+    assert args.func(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[0] == "brown"
+    assert lines[2] == ("    damaged: manifest.json unreadable or incomplete: run `longred-bench "
+                        "data fetch --sources brown --force`")  # fmt: skip
+
+
 # --- user errors ----------------------------------------------------------------------------
 
 

@@ -38,15 +38,17 @@ def drift_markdown(records: list[dict[str, Any]], title: str) -> str:
         "| attention KL (mean over layers, nats) | KL-selected layers (top-M + last) |",
         "|---|---|---|---|---|",
     ]
-    for _, row in summary.iterrows():
-        lines.append(
-            f"| {row['extension']} | {row['mean_hidden_cosine']:.4f} | "
-            f"{row['last_hidden_cosine']:.4f} | {row['mean_attention_kl']:.3e} | "
-            f"{', '.join(str(x) for x in row['selected_layers'])} (M={row['top_m']}) |"
-        )
     wide = layers.pivot_table(
         index="layer", columns="extension", values=["hidden_cosine", "attention_kl"], sort=False
     )
+    for _, row in summary.iterrows():
+        asked = int(row["top_m"])  # a model of fewer layers has them all selected
+        m = f"M={asked}" if asked <= len(wide.index) else f"M={len(wide.index)}, {asked} asked"
+        lines.append(
+            f"| {row['extension']} | {row['mean_hidden_cosine']:.4f} | "
+            f"{row['last_hidden_cosine']:.4f} | {row['mean_attention_kl']:.3e} | "
+            f"{', '.join(str(x) for x in row['selected_layers'])} ({m}) |"
+        )
     lines += [
         "",
         "## Per layer",

@@ -1,4 +1,5 @@
-"""``drift.md``: layer numbers and M are printed as the integers they are."""
+"""``drift.md``: layer numbers and M are printed as the integers they are, and M as the
+layers the model has where it asked for more."""
 
 from __future__ import annotations
 
@@ -18,5 +19,7 @@ def test_layers_and_m_are_integers() -> None:
     ]  # fmt: skip
     records[0]["provenance"] = {"device": "cpu", "git_commit": "abc"}
     md = drift_markdown(records, "t")
-    assert "| 1, 2, 3 (M=6) |" in md
+    assert "| 1, 2, 3 (M=3, 6 asked) |" in md  # a 3-layer model: all 3 selected, not 6
     assert "| 1 | 0.9000 / 1.00e-02 |" in md and "1.0 |" not in md and "M=6.0" not in md
+    records[-1]["top_m"] = 2.0  # JSON floats come back as integers
+    assert "| 1, 2, 3 (M=2) |" in drift_markdown(records, "t")

@@ -567,3 +567,12 @@ def test_a_flag_that_would_do_nothing_is_refused(capsys, argv, message) -> None:
     """--allow-code-eval on a suite without code tasks went into the config (and its cache key);
     --jobs beside --unit or --list-units was dropped without a word."""
     _one_line_error(capsys, argv, message)
+
+
+@pytest.mark.integration  # lm-eval indexes its own tasks to name the nearest (about 10 s)
+def test_eval_dry_run_refuses_a_task_lm_eval_does_not_know(capsys) -> None:
+    """The dry run printed ``tasks: longred_tiny_nosuch`` with status 0; the run refused it."""
+    argv = ["eval", "--model", "tiny-random", "--suite", "short_tiny", "--tasks"]
+    _one_line_error(capsys, [*argv, "longred_tiny_nosuch", "--dry-run"],
+                    "unknown lm-eval task(s) longred_tiny_nosuch; nearest: ")  # fmt: skip
+    assert main([*argv, "longred_tiny_swap", "--dry-run"]) == 0

@@ -196,6 +196,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         log_samples=args.log_samples, dtype=args.dtype,
     )  # fmt: skip
     if args.dry_run:
+        if cfg.tasks is not None and cfg.suite != "paper_short":  # a typo, as the run refuses it
+            from longred_bench.evaluation.harness import check_task_names
+
+            check_task_names(cfg.tasks)
         print(_describe_eval(cfg, args.tasks))
         return 0
     check_eval_out(Path(args.out), cfg.to_dict())

@@ -178,9 +178,8 @@ class EvalConfig:
 
 
 def describe(cfg: EvalConfig, tasks: list[str] | None = None) -> str:
-    """What ``eval --dry-run`` prints: the resolved config as JSON (the dtype resolved), then
-    ``tasks`` (lines; for
-    ``paper_short`` how each member runs here,
+    """What ``eval --dry-run`` prints: the resolved config as JSON (its dtype resolved), then
+    ``tasks`` (lines; for ``paper_short`` how each member runs here,
     :func:`longred_bench.evaluation.paper_suite.dry_run_lines`), by default the suite's tasks.
     Nothing is loaded."""
     import json

@@ -92,7 +92,10 @@ def _load_triton_impl():
 def _autocast_inputs(*tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """``tensors`` with their fp32 ones in the dtype of the autocast on for their device."""
     dtype = torch.get_autocast_dtype(tensors[0].device.type)
-    return tuple(x.to(dtype) if x.dtype == torch.float32 else x for x in tensors)
+    return tuple(
+        x.to(dtype) if isinstance(x, torch.Tensor) and x.dtype == torch.float32 else x
+        for x in tensors
+    )
 
 
 def relation_kl(
@@ -130,8 +133,8 @@ def relation_kl(
     """
     if impl not in IMPLS:
         raise ValueError(f"relation_kl: impl must be one of {', '.join(IMPLS)}; got {impl!r}")
-    kind = a_s.device.type
-    if torch.is_autocast_enabled(kind):  # inputs in its dtype, then the usual fp32 computation
+    kind = a_s.device.type if isinstance(a_s, torch.Tensor) else None
+    if kind is not None and torch.is_autocast_enabled(kind):  # its dtype, then fp32 as always
         a_s, b_s, a_t, b_t = _autocast_inputs(a_s, b_s, a_t, b_t)
         with torch.autocast(kind, enabled=False):
             return relation_kl(a_s, b_s, a_t, b_t, mask=mask, causal=causal, scale_s=scale_s,

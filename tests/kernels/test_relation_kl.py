@@ -413,6 +413,8 @@ def test_under_autocast_the_triton_kernel_gets_the_autocast_dtype(monkeypatch) -
     assert [a.dtype for a in calls[1][:4]] == [F64] * 4
     relation_kl(*inputs, impl="triton")
     assert [a.dtype for a in calls[2][:4]] == [torch.float32] * 4
+    with torch.autocast("cpu", dtype=torch.bfloat16), pytest.raises(ValueError, match="b_t must"):
+        relation_kl(*inputs[:3], "b_t", impl="chunked")  # bad input: the same one-line error
 
 
 @pytest.mark.parametrize(

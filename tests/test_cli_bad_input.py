@@ -153,6 +153,17 @@ def test_a_pairs_file_is_checked_at_the_dry_run_as_its_flags_are(
     assert not (tmp_path / "o").exists()
 
 
+def test_a_pairs_file_hub_model_is_asked_for_when_its_pair_runs(tmp_path, capsys) -> None:
+    """Only local paths are checked before the pairs run: a hub id (offline, or a name the hub
+    lacks) stops its own pair when it loads, keeping the others, as docs/compare.md says."""
+    pairs = tmp_path / "p.yaml"
+    pairs.write_text("settings: {suites: [drift]}\npairs:\n" +
+                     PAIR.replace("ORIG", "some-org/not-a-model"))  # fmt: skip
+    assert main(["compare", "--pairs", str(pairs), "--dry-run"]) == 0
+    capsys.readouterr()
+    _one_line_error(capsys, ["compare", "--pairs", str(pairs)], "compare --pairs needs --out DIR")
+
+
 def test_a_pairs_file_device_this_machine_lacks_is_planned_and_refused_at_the_run(
     tmp_path, capsys
 ) -> None:
@@ -556,11 +567,15 @@ def test_compare_pairs_refuses_a_setting_it_would_drop(capsys, flags) -> None:
     ("argv", "message"),
     [
         (["eval", "--model", "tiny-random", "--suite", "short_tiny", "--allow-code-eval",
-          "--dry-run"], "eval: --allow-code-eval is for the paper_short suite"),
+          "--dry-run"], "eval: --allow-code-eval is for tasks that run model-written code"),
         (["reproduce", "table3", "--profile", "smoke", "--unit", "x", "--jobs", "2"],
          "--jobs runs a table's units side by side; --unit runs or lists them otherwise"),
         (["reproduce", "table3", "--profile", "smoke", "--list-units", "--jobs", "2"],
          "--jobs runs a table's units side by side; --list-units"),
+        (["reproduce", "table3", "--profile", "smoke", "--rebuild", "--jobs", "2"],
+         "--rebuild writes a report from its records and computes nothing; --jobs does "),
+        (["eval", "--model", "tiny-random", "--suite", "short", "--allow-code-eval",
+          "--dry-run"], "the short suite has none"),
     ],
 )  # fmt: skip
 def test_a_flag_that_would_do_nothing_is_refused(capsys, argv, message) -> None:
@@ -576,3 +591,5 @@ def test_eval_dry_run_refuses_a_task_lm_eval_does_not_know(capsys) -> None:
     _one_line_error(capsys, [*argv, "longred_tiny_nosuch", "--dry-run"],
                     "unknown lm-eval task(s) longred_tiny_nosuch; nearest: ")  # fmt: skip
     assert main([*argv, "longred_tiny_swap", "--dry-run"]) == 0
+    code = ["eval", "--model", "tiny-random", "--suite", "short", "--allow-code-eval", "--dry-run"]
+    assert main([*code, "--tasks", "humaneval"]) == 0  # lm-eval's own code task: the flag applies

@@ -125,9 +125,11 @@ def check_drift_out(out: Path, mine: dict[str, Any]) -> None:
 
 def check_eval_out(out: Path, mine: dict[str, Any]) -> None:
     """Refuse, before anything loads, an ``out`` whose ``eval.jsonl`` holds the results of an
-    evaluation of another config than ``mine`` (its ``to_dict``): writing there replaced them
-    and left files of the other run beside the new ones (its ``lm_eval_results.json``)."""
-    check_results_config(out, "eval.jsonl", "an eval", mine, free=EVAL_FREE_KEYS)
+    evaluation of another config than ``mine`` (its ``to_dict``, with the dtype it runs in):
+    writing there replaced them and left files of the other run beside the new ones (its
+    ``lm_eval_results.json``). Results written before evaluations had a dtype ran float32."""
+    check_results_config(out, "eval.jsonl", "an eval", mine, free=EVAL_FREE_KEYS,
+                         before={"dtype": "float32"})  # fmt: skip
 
 
 def cmd_data(args: argparse.Namespace) -> int:
@@ -202,7 +204,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             check_task_names(cfg.tasks)
         print(_describe_eval(cfg, args.tasks))
         return 0
-    check_eval_out(Path(args.out), cfg.to_dict())
+    check_eval_out(Path(args.out), {**cfg.to_dict(), "dtype": cfg.resolved_dtype()})
     check_extensions(cfg.model, [cfg.rope] if cfg.rope else [])
     from longred_bench.evaluation import paper_suite
     from longred_bench.jobs.eval import eval_command
@@ -281,15 +283,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def _check_pairs_file(spec: str, *, here: bool) -> None:
     """What a pairs file names, checked as the same flags are before anything loads: its models
-    (a missing local path refused; hub ids asked for when the run starts), ``settings.seed`` and
-    ``settings.device`` (its name; that this machine has it only where the run is ``here``)."""
+    (a missing local path refused; a hub id is asked for when its pair runs, which stops that
+    pair alone), ``settings.seed`` and ``settings.device`` (its name; that this machine has it
+    only where the run is ``here``)."""
     from longred_bench.cli.devices import check_device
     from longred_bench.evaluation.config import check_seed
     from longred_bench.jobs.pairs import load_pairs
 
     settings, listed, path = load_pairs(spec)
     check_models(*(p.original for p in listed), *(m for p in listed for m, _ in p.extended),
-                 offline=not here)  # fmt: skip
+                 offline=True)  # fmt: skip
     check_seed(settings.get("seed", 0), f"pairs {path}: settings.seed")
     check_device(settings.get("device", "cpu"), f"pairs {path}: settings.device",
                  "settings.device: cpu", here=here)  # fmt: skip
@@ -311,12 +314,13 @@ def _compare_pairs(args: argparse.Namespace, start: float) -> int:
         flag = "--" + given[0].replace("_", "-")
         raise UserError(f"--pairs takes its settings from the file's `settings:`: drop {flag} "
                         "(or set it there)")  # fmt: skip
-    _check_pairs_file(args.pairs, here=not args.dry_run)
     if args.dry_run:
+        _check_pairs_file(args.pairs, here=False)
         print(pairs_plan_with_costs(args.pairs), end="")
         return 0
     if args.out is None:
         raise UserError("compare --pairs needs --out DIR (or --dry-run)")
+    _check_pairs_file(args.pairs, here=True)
     check_out_dir(Path(args.out), "compare")
     paths = pairs.compare_pairs(args.pairs, Path(args.out), command=command_line(args),
                                 progress=not args.quiet)  # fmt: skip
@@ -444,8 +448,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         raise UserError(f"--jobs runs a table's units side by side; {unit_flags[0]} runs or "
                         "lists them otherwise: drop --jobs")  # fmt: skip
     others = [
-        f for f, v in {**given, "--dry-run": args.dry_run, "--force": args.force}.items() if v
-    ]
+        f for f, v in {**given, "--dry-run": args.dry_run, "--force": args.force,
+                       "--jobs": args.jobs is not None}.items() if v
+    ]  # fmt: skip
     if args.rebuild and others:
         raise UserError(f"--rebuild writes a report from its records and computes nothing; "
                         f"{others[0]} does something else: give one of them")  # fmt: skip

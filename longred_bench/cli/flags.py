@@ -28,9 +28,10 @@ def check_eval_flags(args: argparse.Namespace) -> None:
             *others, last = suites
             which = f"{', '.join(others)} and {last} suites" if others else f"{last} suite"
             raise UserError(f"eval: {flag} is for the {which}, not {args.suite}")
-    if args.allow_code_eval and args.suite != "paper_short":
-        raise UserError(f"eval: --allow-code-eval is for the paper_short suite (its humaneval and "
-                        f"mbpp run model-written code), not {args.suite}")  # fmt: skip
+    if args.allow_code_eval and args.suite != "paper_short" and not args.tasks:
+        raise UserError(f"eval: --allow-code-eval is for tasks that run model-written code "
+                        f"(paper_short's humaneval and mbpp, or such --tasks); the {args.suite} "
+                        "suite has none")  # fmt: skip
     if args.suite == "ppl":
         given = [f for f, v in (("--tasks", args.tasks), ("--num-fewshot", args.num_fewshot))
                  if v is not None]  # fmt: skip

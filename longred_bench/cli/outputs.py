@@ -85,14 +85,19 @@ them."""
 
 
 def check_results_config(
-    out: Path, name: str, what: str, mine: dict[str, Any], free: tuple[str, ...] = ()
+    out: Path,
+    name: str,
+    what: str,
+    mine: dict[str, Any],
+    free: tuple[str, ...] = (),
+    before: dict[str, Any] | None = None,
 ) -> None:
     """Refuse, before anything loads, an ``out`` whose results file ``name`` (JSONL, each record
     with its ``provenance``) holds the results of ``what`` of another config than ``mine``
     (keys in ``free`` aside): writing there would replace them. RoPE specs compare by label,
     task lists in any order; an absent or empty file has nothing to keep, and one that is no
     such results (unreadable, cut short, without provenance) is refused too: what it holds is
-    not known."""
+    not known. ``before``: what results written before a key existed had for it."""
     import json
 
     from longred_bench.models.rope import parse_rope_spec
@@ -111,7 +116,7 @@ def check_results_config(
         if not path.is_file() or path.stat().st_size == 0:
             return
         with path.open(encoding="utf-8") as handle:
-            theirs = json.loads(handle.readline())["provenance"]["config"]
+            theirs = {**(before or {}), **json.loads(handle.readline())["provenance"]["config"]}
         differs = sorted(k for k in mine if k in theirs and k not in free
                          and norm(k, theirs[k]) != norm(k, mine[k]))  # fmt: skip
     except (OSError, ValueError, KeyError, TypeError, UserError):

@@ -135,7 +135,7 @@ class EvalConfig:
         check_seed(self.seed)
         if self.dtype is not None and self.dtype not in EVAL_DTYPES:
             raise UserError(f"--dtype {self.dtype!r}: use one of {', '.join(EVAL_DTYPES)}")
-        if self.dtype is not None and self.backend != "hf":
+        if self.dtype not in (None, "float32") and self.backend != "hf":
             raise UserError("--dtype is for the hf backend; the vllm backend runs float32")
         if self.phrasing is not None:
             check_phrasing(self.phrasing)

@@ -27,8 +27,8 @@ def request_cache(root: Path, cfg: EvalConfig) -> Path:
     """The request-cache prefix of evaluations like ``cfg`` under ``root/requests/``; a local
     model also keys it by its files (:func:`weights_stamp`), so weights replaced at the same
     path are evaluated anew, not answered from the old ones' responses."""
-    keys = {k: v for k, v in cfg.to_dict().items() if k in RESPONSE_KEYS}
-    if cfg.resolved_dtype() != "float32":  # float32 responses, kept before dtypes, not reused
+    keys = {k: v for k, v in cfg.to_dict().items() if k in RESPONSE_KEYS and k != "dtype"}
+    if cfg.resolved_dtype() != "float32":  # responses kept before dtypes were all float32
         keys["dtype"] = cfg.resolved_dtype()
     stamp = weights_stamp(cfg.model)
     if stamp is not None:

@@ -254,7 +254,16 @@ SCRIPTS = re.compile(r"(units-\d+(-1gpu|-cpu)?\.txt|array-\d+(-1gpu|-cpu)?\.sbat
 JOB_NAME = re.compile(r"^#SBATCH --job-name=lrb-(\S+)-report$", re.MULTILINE)
 
 
-PROFILE_ARG = re.compile(r" reproduce \S+ --profile ('[^']*'|\S+)")
+def _emitted_profile(report: str) -> str | None:
+    """The ``--profile`` of the ``reproduce`` call in an emitted ``report.sbatch``, unquoted."""
+    for line in reversed(report.splitlines()):
+        try:
+            words = shlex.split(line)
+        except ValueError:
+            continue
+        if "reproduce" in words and "--profile" in words[:-1]:
+            return words[words.index("--profile") + 1]
+    return None
 
 
 def clear_scripts(out: Path, table: str, profile: str) -> None:
@@ -272,11 +281,11 @@ def clear_scripts(out: Path, table: str, profile: str) -> None:
         text = (out / "report.sbatch").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         text = ""
-    earlier, given = JOB_NAME.search(text), PROFILE_ARG.search(text)
+    earlier, given = JOB_NAME.search(text), _emitted_profile(text)
     if earlier is None or given is None:
         raise UserError(f"--emit-slurm {out} holds {ours[0]}, which no --emit-slurm wrote (no "
                         "report.sbatch of one beside it): give another folder")  # fmt: skip
-    was = (earlier.group(1), shlex.split(given.group(1))[0])
+    was = (earlier.group(1), given)
     if was != (table, profile):
         raise UserError(f"--emit-slurm {out} holds the job scripts of {was[0]} at profile "
                         f"{was[1]}, whose jobs read their unit lists from it: give {table} at "

@@ -278,26 +278,28 @@ def profiles_table() -> str:
 
 def show_profile(spec: str) -> str:
     """Profile ``spec`` resolved (``extends`` followed, defaults filled) as YAML, then every
-    table's resolved settings, or why it cannot run; a ``tables.<name>`` section the profile
-    gives that its table refuses (an unknown key, a row no table has) is a one-line error, as
-    ``reproduce <name>`` would give, not a line of the listing."""
+    table's resolved settings (its plan's rows and seeds checked), or why it cannot run; a
+    ``tables.<name>`` section the file itself gives that its table refuses (an unknown key, a
+    row no table has) is a one-line error, as ``reproduce <name>`` would give, not a line of
+    the listing."""
     import dataclasses
 
     import yaml
 
     prof = checked_profile(spec)
+    own = read_mapping(Path(prof.source)).get("tables") or {} if prof.source else {}
     data = to_dict(prof)
     tables: dict[str, Any] = {}
     for name in table_names():
         try:
-            spec = get_spec(name)
-            ctx = spec.resolve(prof, progress=False)
-            if spec.grid is not None and prof.tables.get(name):  # its rows and seeds
-                spec.grid(ctx)
+            table = get_spec(name)
+            ctx = table.resolve(prof, progress=False)
+            if table.grid is not None:  # its rows, seeds and lengths
+                table.grid(ctx)
             settings = ctx.settings
             tables[name] = to_dict(settings) if dataclasses.fields(settings) else {}
         except UserError as exc:
-            if prof.tables.get(name):
+            if isinstance(own, dict) and own.get(name):
                 raise
             tables[name] = f"cannot run: {exc}"
     data["tables"] = tables

@@ -40,6 +40,7 @@ def test_dtype_enters_the_config_only_when_given() -> None:
     [
         ({"dtype": "float64"}, "--dtype 'float64': use one of float32, bfloat16, float16"),
         ({"dtype": "bfloat16", "backend": "vllm"}, "--dtype is for the hf backend"),
+        ({"dtype": "float16", "backend": "vllm"}, "the vllm backend runs float32"),
     ],
 )
 def test_bad_dtype_is_one_line(kw: dict, message: str) -> None:
@@ -74,6 +75,10 @@ def test_responses_are_reused_only_in_the_dtype_they_were_computed_in(tmp_path: 
     assert request_cache(tmp_path, cuda) != _before_dtypes(tmp_path, cuda)
     fp32 = EvalConfig(model="tiny-random", device="cuda", dtype="float32")
     assert request_cache(tmp_path, fp32) != request_cache(tmp_path, cuda)
+    # float32 given or by default: the same responses
+    assert request_cache(tmp_path, fp32) == _before_dtypes(tmp_path, cuda)
+    given = EvalConfig(model="tiny-random", dtype="float32")
+    assert request_cache(tmp_path, given) == request_cache(tmp_path, cpu)
     bf16 = EvalConfig(model="tiny-random", device="cuda", dtype="bfloat16")
     assert request_cache(tmp_path, bf16) != request_cache(tmp_path, fp32)
 
@@ -96,3 +101,29 @@ def test_position_ppl_runs_and_records_its_dtype() -> None:
     assert {r["dtype"] for r in fp32} == {"float32"} and {r["dtype"] for r in bf16} == {"bfloat16"}
     assert [r["nll"] for r in fp32] != [r["nll"] for r in bf16]
     assert [r["nll"] for r in bf16] == pytest.approx([r["nll"] for r in fp32], rel=0.05)
+
+
+def test_an_out_folder_of_results_in_another_dtype_is_refused(tmp_path: Path) -> None:
+    """Its results would be replaced by ones of another precision: the dtype counts as a
+    setting of the results there, whether given or the device's default; results written
+    before evaluations had a dtype ran float32."""
+    from longred_bench.cli.commands import check_eval_out
+
+    def saved(config: dict) -> None:
+        record = {"kind": "eval", "provenance": {"config": {"command": "eval", **config}}}
+        (tmp_path / "eval.jsonl").write_text(json.dumps(record) + "\n")
+
+    def mine(**kw) -> dict:
+        cfg = EvalConfig(model="tiny-random", suite="short_tiny", **kw)
+        return {**cfg.to_dict(), "dtype": cfg.resolved_dtype()}
+
+    saved(mine(dtype="bfloat16"))
+    with pytest.raises(UserError, match=r"another config \(differs in dtype\)"):
+        check_eval_out(tmp_path, mine())
+    check_eval_out(tmp_path, mine(device="cuda"))  # bfloat16 too: the device alone is free
+    old = EvalConfig(model="tiny-random", suite="short_tiny").to_dict()  # no dtype: float32
+    saved(old)
+    check_eval_out(tmp_path, mine())
+    check_eval_out(tmp_path, mine(device="cuda", dtype="float32"))
+    with pytest.raises(UserError, match=r"differs in dtype"):
+        check_eval_out(tmp_path, mine(device="cuda"))

@@ -278,3 +278,16 @@ def test_emit_slurm_keeps_files_of_its_names_that_no_emit_wrote(
     assert err == (f"error: --emit-slurm {out} holds {name}, which no --emit-slurm wrote (no "
                    "report.sbatch of one beside it): give another folder")  # fmt: skip
     assert [p.name for p in out.iterdir()] == [name] and (out / name).read_text() == "mine\n"
+
+
+def test_emit_slurm_emits_again_for_a_profile_path_with_a_quote(tmp_path, monkeypatch) -> None:
+    """The earlier emit's profile is read back as the shell reads it (a ' in the path is quoted
+    by shlex in a form a simple pattern misread, refusing the folder's own emit)."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "it's"
+    folder.mkdir()
+    (folder / "p.yaml").write_text("extends: smoke\n")
+    argv = ["reproduce", "table3", "--profile", str(folder / "p.yaml"), "--emit-slurm",
+            str(tmp_path / "slurm")]  # fmt: skip
+    assert main(argv) == 0
+    assert main(argv) == 0

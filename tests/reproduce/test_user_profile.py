@@ -373,6 +373,23 @@ def test_profiles_show_refuses_a_table_section_its_table_refuses(
         assert len(lines) == 1 and message in lines[0] and out.out == "", lines
 
 
+def test_profiles_show_lists_tables_that_cannot_run_where_the_file_gives_no_section(
+    tmp_path, monkeypatch, capsys
+):
+    """A model whose window fits no RULER length: tables whose sections the file inherits are
+    listed as "cannot run" (each with its reason, the listing kept, status 0), those without a
+    section too (their plan is checked as the run checks it)."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    mine = tmp_path / "small.yaml"
+    mine.write_text("extends: smoke\nmodel: {name: tiny-random, window: 128, layers: 4}\n")
+    assert main(["profiles", "show", str(mine)]) == 0
+    tables = yaml.safe_load(capsys.readouterr().out)["tables"]
+    for name in ("table3", "table5"):  # a section from smoke, and none
+        assert tables[name].startswith(f"cannot run: {name} cannot run at profile small")
+        assert "evaluation.ruler.lengths: no length fits" in tables[name]
+    assert main(["reproduce", "table5", "--profile", str(mine), "--dry-run"]) == 2
+
+
 def test_existing_local_data_and_hub_data_pass_without_asking_the_hub(
     tmp_path, monkeypatch, capsys
 ):

@@ -110,16 +110,9 @@ def test_drift_bad_input_is_one_line_error(tmp_path, capsys, argv, message):
     text = tmp_path / "t.txt"
     text.write_text("short text " * 50)
     argv = [str(text) if a == "TEXTFILE" else a for a in argv]
-    base = [
-        "drift",
-        "--original",
-        "tiny-random",
-        "--seq-len",
-        "32",
-        "--out",
-        str(tmp_path / "o"),
-        "--quiet",
-    ]
+    base = ["drift", "--original", "tiny-random", "--out", str(tmp_path / "o"), "--quiet"]
+    if "--seq-len" not in argv:  # an option given twice is refused
+        base += ["--seq-len", "32"]
     if "--texts" not in argv:
         base += ["--texts", "random"]
     if "--rope" not in argv:

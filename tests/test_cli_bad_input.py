@@ -593,3 +593,16 @@ def test_eval_dry_run_refuses_a_task_lm_eval_does_not_know(capsys) -> None:
     assert main([*argv, "longred_tiny_swap", "--dry-run"]) == 0
     code = ["eval", "--model", "tiny-random", "--suite", "short", "--allow-code-eval", "--dry-run"]
     assert main([*code, "--tasks", "humaneval"]) == 0  # lm-eval's own code task: the flag applies
+
+
+@pytest.mark.parametrize("recipe", ["cpt", "pose", "control"])
+def test_a_teacher_for_a_recipe_that_distils_from_none_is_refused(tmp_path, capsys, recipe):
+    """It went into the run's config and cache key and was never loaded."""
+    argv = ["train", "--recipe", recipe, "--profile", "smoke", "--set", "teacher=tiny-random"]
+    message = (f"train: teacher is for the recipes that distil from one (longred, linearard); "
+               f"{recipe} has none: drop it")  # fmt: skip
+    _one_line_error(capsys, [*argv, "--dry-run"], message)
+    _one_line_error(capsys, [*argv, "--out", str(tmp_path / "o")], "teacher is for the recipes")
+    assert not (tmp_path / "o").exists()
+    distil = ["train", "--recipe", "longred", "--profile", "smoke", "--dry-run"]
+    assert main([*distil, "--set", "teacher=tiny-random"]) == 0

@@ -396,7 +396,11 @@ def cmd_train(args: argparse.Namespace) -> int:
                         "without one)")  # fmt: skip
     if not args.dry_run:
         check_out_dir(Path(args.out), "train")
-    from longred_bench.cli.train_values import check_train_device, check_train_sources
+    from longred_bench.cli.train_values import (
+        check_train_device,
+        check_train_sources,
+        check_train_teacher,
+    )
     from longred_bench.training.config import resolve_config
 
     config_file = Path(args.config) if args.config else None
@@ -405,6 +409,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     cfg = resolve_config(args.recipe, profile=args.profile, config_file=config_file,
                          overrides=overrides)  # fmt: skip
     check_train_device(cfg.device, dry_run=args.dry_run)
+    check_train_teacher(cfg.recipe, cfg.teacher)
     models = [] if cfg.recipe == "pretrain" else [cfg.model]  # pretrain builds its own
     others = [s for s in (cfg.teacher, cfg.init, cfg.merge_with) if s]  # a dry run's too
     check_models(*models, *others, offline=args.dry_run)

@@ -72,3 +72,14 @@ def check_train_device(device: str, *, dry_run: bool) -> None:
     :func:`~longred_bench.cli.devices.check_device` refuses."""
     if not dry_run and device != "auto":
         check_device(device, flag="train: device", fix="--set device=cpu")
+
+
+def check_train_teacher(recipe: str, teacher: str | None) -> None:
+    """A ``teacher`` given to a recipe that distils from none (``cpt``, ``pose``, ...): it was
+    recorded in the run's config and its cache key, and never loaded."""
+    from longred_bench.training.methods import METHODS
+
+    if teacher and recipe in METHODS and not METHODS[recipe].TEACHER:
+        distil = ", ".join(name for name, method in METHODS.items() if method.TEACHER)
+        raise UserError(f"train: teacher is for the recipes that distil from one ({distil}); "
+                        f"{recipe} has none: drop it")  # fmt: skip

@@ -409,10 +409,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     cfg = resolve_config(args.recipe, profile=args.profile, config_file=config_file,
                          overrides=overrides)  # fmt: skip
     check_train_device(cfg.device, dry_run=args.dry_run)
-    check_train_teacher(cfg.recipe, cfg.teacher)
     models = [] if cfg.recipe == "pretrain" else [cfg.model]  # pretrain builds its own
     others = [s for s in (cfg.teacher, cfg.init, cfg.merge_with) if s]  # a dry run's too
     check_models(*models, *others, offline=args.dry_run)
+    check_train_teacher(cfg.recipe, cfg.teacher)  # imports torch: after the names
     from longred_bench.data.corpus_spec import DATA_KEYS, check_local_paths
 
     for key in DATA_KEYS:  # a missing local file fails here, not after the model loads

@@ -155,13 +155,17 @@ def test_train_refuses_a_model_of_another_tokenizer_before_loading(
     assert "at other ids" in err
 
 
-def test_train_checks_a_teacher_only_where_the_recipe_has_one(tmp_path, monkeypatch) -> None:
+def test_train_checks_a_teacher_only_where_the_recipe_has_one(tmp_path, monkeypatch, capsys):
+    """A teacher given to a recipe that distils from none is refused as such (it would never
+    load), not by its tokenizer."""
     import longred_bench.jobs.train as train
 
     monkeypatch.setattr(train, "train_command", lambda *a, **k: None)
     perm = _permuted(tmp_path / "perm")
     argv = ["train", "--recipe", "cpt", "--profile", "smoke", "--set", f"teacher={perm}"]
-    assert main([*argv, "--out", str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 2
+    assert "teacher is for the recipes that distil from one" in _one_line_error(capsys)
 
 
 def test_a_longred_teacher_of_another_vocab_size_is_refused_where_drift_picks_layers(

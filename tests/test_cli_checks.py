@@ -206,7 +206,7 @@ def test_drift_keeps_another_configs_saved_windows_and_results(tmp_path):
     refused, not discarded; the same config resumes; an empty partial holds nothing to keep."""
     import yaml
 
-    from longred_bench.cli.commands import check_drift_out
+    from longred_bench.cli.outputs import check_drift_out
     from longred_bench.jobs.configs import DriftConfig
     from longred_bench.jobs.drift import PARTIAL
 
@@ -234,7 +234,7 @@ def test_eval_keeps_another_configs_results(tmp_path):
     """An eval of another config into a folder holding one's results is refused (it replaced
     eval.jsonl and left the other run's lm_eval_results.json beside it); the same config, or one
     that differs only in how it runs (batch size, device, logged samples), runs there again."""
-    from longred_bench.cli.commands import check_eval_out
+    from longred_bench.cli.outputs import check_eval_out
     from longred_bench.evaluation.config import EvalConfig
 
     def saved(cfg):

@@ -16,7 +16,7 @@ import threading
 import warnings
 from collections.abc import Iterator
 
-from longred_bench.cli import commands, parsers
+from longred_bench.cli import commands, parser_rules, parsers
 from longred_bench.errors import UserError
 from longred_bench.heap import keep_freed_memory
 
@@ -44,8 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
         '`lm_eval --include_path "$(longred-bench tasks-path)"`.',
     )
     p.set_defaults(func=commands.cmd_tasks_path)
-    parsers.show_defaults(parser)
-    parsers.repeated_options(parser)
+    parser_rules.show_defaults(parser)
+    parser_rules.repeated_options(parser)
     return parser
 
 
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     line saying what was saved and how to resume, 130 when Ctrl-C stops the command and 143
     when SIGTERM does)."""
     args = build_parser().parse_args(argv)
-    vars(args).pop(parsers.GIVEN, None)
+    vars(args).pop(parser_rules.GIVEN, None)
     args.argv = argv
     import longred_bench.jobs  # noqa: F401  (registers the models the suite builds: tiny-base)
 

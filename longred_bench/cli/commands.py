@@ -13,7 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from longred_bench.cli.flags import check_eval_flags, check_pcd_flags, check_psa_depths
-from longred_bench.cli.outputs import EVAL_FREE_KEYS, check_out_dir, check_results_config
+from longred_bench.cli.named import check_extensions, check_models, check_pairs_file
+from longred_bench.cli.outputs import (
+    check_drift_out,
+    check_eval_out,
+    check_out_dir,
+    check_results_config,
+)
 from longred_bench.errors import UserError
 
 if TYPE_CHECKING:
@@ -31,105 +37,6 @@ def wrote(paths: list[Path], start: float) -> None:
 def command_line(args: argparse.Namespace) -> str:
     """The command as typed, for reports."""
     return "longred-bench " + shlex.join(sys.argv[1:] if args.argv is None else args.argv)
-
-
-def check_models(*specs: str, offline: bool = False) -> None:
-    """Refuse, in one line and before torch is imported, a model spec that names no model
-    (:func:`longred_bench.models.names.check_model_spec`; ``main`` has registered the zoo
-    models the suite builds). ``offline`` (a dry run): only a local path that names no model
-    is refused; a hub id is asked for when the command runs."""
-    from longred_bench.models.names import check_local, check_model_spec
-
-    for spec in dict.fromkeys(specs):
-        if offline:
-            check_local(spec)
-        else:
-            check_model_spec(spec)
-        check_model_files(spec)
-
-
-def check_model_files(spec: str) -> None:
-    """Refuse a local model transformers could not read, in one line: a folder whose
-    ``config.json`` is no JSON mapping, names no ``model_type`` or has a special token id (pad,
-    BOS, EOS) at or above its ``vocab_size``, a ``.gguf`` file without the GGUF magic bytes.
-    Anything else is left to the loader."""
-    import json
-
-    path = Path(spec).expanduser()
-    if path.is_dir() and (path / "config.json").is_file():
-        try:
-            config = json.loads((path / "config.json").read_text(encoding="utf-8"))
-        except (ValueError, OSError) as exc:
-            raise UserError(
-                f"model {spec!r}: its config.json does not read as JSON ({exc})"
-            ) from None
-        if not isinstance(config, dict) or "model_type" not in config:
-            raise UserError(f"model {spec!r}: its config.json names no model_type, so no "
-                            "model class reads it; give a Hugging Face model folder")  # fmt: skip
-        vocab = config.get("vocab_size")
-        for key in ("pad_token_id", "bos_token_id", "eos_token_id"):
-            ids = config.get(key)
-            ids = ids if isinstance(ids, list) else [ids]
-            bad = [i for i in ids if isinstance(i, int) and isinstance(vocab, int) and i >= vocab]
-            if bad:
-                raise UserError(f"model {spec!r}: its config.json's {key} {bad[0]} is not below "
-                                f"its vocab_size {vocab}, so its embeddings cannot hold it; "
-                                "fix the config's vocab_size or token ids")  # fmt: skip
-    elif path.suffix == ".gguf" and path.is_file():
-        with path.open("rb") as f:
-            if f.read(4) != b"GGUF":
-                raise UserError(f"model {spec!r} is not a GGUF file (no GGUF magic bytes at "
-                                "its start); give a .gguf model file or a model "
-                                "folder")  # fmt: skip
-
-
-def check_extensions(spec: str, ropes: tuple[str, ...] | list[str]) -> None:
-    """Refuse an extension that does not apply to model ``spec`` (an ABF base below its own,
-    say) from the model's config alone, before its weights load."""
-    if not ropes:
-        return
-    from longred_bench.models.loading import extended_config, load_config
-
-    config = load_config(spec)
-    for rope in ropes:
-        extended_config(config, rope)
-
-
-def check_drift_out(out: Path, mine: dict[str, Any]) -> None:
-    """Refuse, before anything loads, an ``out`` holding the results or the saved windows of a
-    drift of another config than ``mine`` (its ``to_dict``): measuring there would replace them
-    (a finished run's results, or an interrupted run's windows, which resume only with their own
-    config)."""
-    import json
-
-    import yaml
-
-    from longred_bench.jobs.drift import PARTIAL, partial_windows
-
-    for name, what in ((PARTIAL, "the saved windows of an interrupted drift"),
-                       ("config.yaml", "the results of a drift")):  # fmt: skip
-        path = out / name
-        try:
-            text = path.read_text()
-            theirs = json.loads(text)["config"] if name == PARTIAL else yaml.safe_load(text)
-            differs = sorted(k for k in mine if k in theirs and theirs[k] != mine[k])
-        except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError):
-            continue  # absent or unreadable: nothing of another config to keep
-        if differs and (name != PARTIAL or partial_windows(path)):
-            raise UserError(
-                f"--out {out} holds {what} of another config (differs in "
-                f"{', '.join(differs)}): give another --out, or run that drift's own command "
-                f"there (delete {name} to give its work up)"
-            )
-
-
-def check_eval_out(out: Path, mine: dict[str, Any]) -> None:
-    """Refuse, before anything loads, an ``out`` whose ``eval.jsonl`` holds the results of an
-    evaluation of another config than ``mine`` (its ``to_dict``, with the dtype it runs in):
-    writing there replaced them and left files of the other run beside the new ones (its
-    ``lm_eval_results.json``). Results written before evaluations had a dtype ran float32."""
-    check_results_config(out, "eval.jsonl", "an eval", mine, free=EVAL_FREE_KEYS,
-                         before={"dtype": "float32"})  # fmt: skip
 
 
 def cmd_data(args: argparse.Namespace) -> int:
@@ -204,7 +111,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             check_task_names(cfg.tasks)
         print(_describe_eval(cfg, args.tasks))
         return 0
-    check_eval_out(Path(args.out), {**cfg.to_dict(), "dtype": cfg.resolved_dtype()})
+    check_eval_out(Path(args.out), cfg.ran_dict())
     check_extensions(cfg.model, [cfg.rope] if cfg.rope else [])
     from longred_bench.evaluation import paper_suite
     from longred_bench.jobs.eval import eval_command
@@ -281,23 +188,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_pairs_file(spec: str, *, here: bool) -> None:
-    """What a pairs file names, checked as the same flags are before anything loads: its models
-    (a missing local path refused; a hub id is asked for when its pair runs, which stops that
-    pair alone), ``settings.seed`` and ``settings.device`` (its name; that this machine has it
-    only where the run is ``here``)."""
-    from longred_bench.cli.devices import check_device
-    from longred_bench.evaluation.config import check_seed
-    from longred_bench.jobs.pairs import load_pairs
-
-    settings, listed, path = load_pairs(spec)
-    check_models(*(p.original for p in listed), *(m for p in listed for m, _ in p.extended),
-                 offline=True)  # fmt: skip
-    check_seed(settings.get("seed", 0), f"pairs {path}: settings.seed")
-    check_device(settings.get("device", "cpu"), f"pairs {path}: settings.device",
-                 "settings.device: cpu", here=here)  # fmt: skip
-
-
 def _compare_pairs(args: argparse.Namespace, start: float) -> int:
     from longred_bench.jobs import pairs
     from longred_bench.reproduce.pair_costs import pairs_plan_with_costs
@@ -315,12 +205,12 @@ def _compare_pairs(args: argparse.Namespace, start: float) -> int:
         raise UserError(f"--pairs takes its settings from the file's `settings:`: drop {flag} "
                         "(or set it there)")  # fmt: skip
     if args.dry_run:
-        _check_pairs_file(args.pairs, here=False)
+        check_pairs_file(args.pairs, here=False)
         print(pairs_plan_with_costs(args.pairs), end="")
         return 0
     if args.out is None:
         raise UserError("compare --pairs needs --out DIR (or --dry-run)")
-    _check_pairs_file(args.pairs, here=True)
+    check_pairs_file(args.pairs, here=True)
     check_out_dir(Path(args.out), "compare")
     paths = pairs.compare_pairs(args.pairs, Path(args.out), command=command_line(args),
                                 progress=not args.quiet)  # fmt: skip

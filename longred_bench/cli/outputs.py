@@ -5,7 +5,10 @@ marks a folder). :func:`check_out_dir` refuses, in one line naming the path and 
 an ``--out`` that is a file, lies under a file, cannot be written, holds a folder where the
 command writes a file (or a file where it keeps a folder), or holds another command's results
 (:data:`RESULTS`: they would sit beside this one's, and plots of the same name be replaced), so
-no computation is lost to a bad path at the end of a run. It imports nothing heavy.
+no computation is lost to a bad path at the end of a run. :func:`check_results_config` (and its
+uses for ``eval`` and ``drift``, :func:`check_eval_out`, :func:`check_drift_out`) refuses an
+``--out`` holding results of another config of the same command, which the run would replace.
+It imports nothing heavy.
 """
 
 from __future__ import annotations
@@ -129,3 +132,40 @@ def check_results_config(
         raise UserError(f"--out {out} holds the results of {what} of another config (differs "
                         f"in {', '.join(differs)}): give another --out, or delete {name} there "
                         "to give them up")  # fmt: skip
+
+
+def check_drift_out(out: Path, mine: dict[str, Any]) -> None:
+    """Refuse, before anything loads, an ``out`` holding the results or the saved windows of a
+    drift of another config than ``mine`` (its ``to_dict``): measuring there would replace them
+    (a finished run's results, or an interrupted run's windows, which resume only with their own
+    config)."""
+    import json
+
+    import yaml
+
+    from longred_bench.jobs.drift import PARTIAL, partial_windows
+
+    for name, what in ((PARTIAL, "the saved windows of an interrupted drift"),
+                       ("config.yaml", "the results of a drift")):  # fmt: skip
+        path = out / name
+        try:
+            text = path.read_text()
+            theirs = json.loads(text)["config"] if name == PARTIAL else yaml.safe_load(text)
+            differs = sorted(k for k in mine if k in theirs and theirs[k] != mine[k])
+        except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError):
+            continue  # absent or unreadable: nothing of another config to keep
+        if differs and (name != PARTIAL or partial_windows(path)):
+            raise UserError(
+                f"--out {out} holds {what} of another config (differs in "
+                f"{', '.join(differs)}): give another --out, or run that drift's own command "
+                f"there (delete {name} to give its work up)"
+            )
+
+
+def check_eval_out(out: Path, mine: dict[str, Any]) -> None:
+    """Refuse, before anything loads, an ``out`` whose ``eval.jsonl`` holds the results of an
+    evaluation of another config than ``mine`` (its ``ran_dict``: with the dtype it runs in):
+    writing there replaced them and left files of the other run beside the new ones (its
+    ``lm_eval_results.json``). Results written before evaluations had a dtype ran float32."""
+    check_results_config(out, "eval.jsonl", "an eval", mine, free=EVAL_FREE_KEYS,
+                         before={"dtype": "float32"})  # fmt: skip

@@ -10,61 +10,6 @@ from pathlib import Path
 from longred_bench.cli import commands
 
 
-def show_defaults(parser: argparse.ArgumentParser) -> None:
-    """Make ``parser`` and every subcommand parser under it state their options' defaults:
-    ``(default: VALUE)`` after an option's help where it has a default worth stating (not None,
-    not a flag's False) and its help does not already say one."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for child in dict.fromkeys(action.choices.values()):
-                show_defaults(child)
-            continue
-        value, text = action.default, action.help or ""
-        if (text == argparse.SUPPRESS or not action.option_strings or value is None
-                or isinstance(value, bool) or value == argparse.SUPPRESS
-                or "default" in text.lower()):  # fmt: skip
-            continue
-        shown = " ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
-        action.help = f"{text} (default: {shown.replace('%', '%%')})".lstrip()
-
-
-class _Extend(argparse._StoreAction):
-    """A list option given more than once lists every value: ``--rope A --rope B`` is
-    ``[A, B]``, as ``--rope A B`` (argparse's own keeps the last); its default is replaced."""
-
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
-        current = getattr(namespace, self.dest, None)
-        kept = [] if current is None or current is self.default else list(current)
-        setattr(namespace, self.dest, [*kept, *values])
-
-
-class _Once(argparse._StoreAction):
-    """A one-value option given twice is refused in one line (argparse's own keeps the last)."""
-
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
-        given = namespace.__dict__.setdefault(GIVEN, set())
-        if self.dest in given:
-            parser.error(f"{option_string} is given twice: give it once")
-        given.add(self.dest)
-        setattr(namespace, self.dest, values)
-
-
-GIVEN = "_options_given"
-"""Where :class:`_Once` notes the options it has seen in a parsed namespace."""
-
-
-def repeated_options(parser: argparse.ArgumentParser) -> None:
-    """Make every option of ``parser`` and its subcommands take a repeat as a user means it: a
-    list option (``nargs`` + or *) collects the values of each occurrence, a one-value option
-    refuses a second (argparse keeps the last occurrence of either without a word)."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for child in dict.fromkeys(action.choices.values()):
-                repeated_options(child)
-        elif type(action) is argparse._StoreAction and action.option_strings:
-            action.__class__ = _Extend if action.nargs in ("+", "*") else _Once
-
-
 def add_data(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """``data fetch | list | verify``."""
     from longred_bench.data.sources import get_source, source_names

@@ -30,6 +30,8 @@ LONG_SUITES = ("ruler", "niah")
 EVAL_DTYPES = ("float32", "bfloat16", "float16")
 SEEDS = 2**32
 """Seeds run from 0 to ``SEEDS - 1``: lm-eval seeds numpy's generator with them."""
+BACKENDS = ("hf", "vllm")
+PHRASED_SUITES = ("ruler", "short_tiny")  # suites with tasks that take a phrasing family
 
 
 def check_seed(seed: object, where: str = "--seed") -> None:
@@ -38,10 +40,6 @@ def check_seed(seed: object, where: str = "--seed") -> None:
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEEDS:
         raise UserError(f"{where} must be a whole number from 0 to {SEEDS - 1} (lm-eval seeds "
                         f"numpy with it), not {seed!r}")  # fmt: skip
-
-
-BACKENDS = ("hf", "vllm")
-PHRASED_SUITES = ("ruler", "short_tiny")  # suites with tasks that take a phrasing family
 
 
 @dataclass(frozen=True)
@@ -176,6 +174,11 @@ class EvalConfig:
         out["pcd"] = None if self.pcd is None else self.pcd.as_dict()
         return out
 
+    def ran_dict(self) -> dict[str, Any]:
+        """:meth:`to_dict` with the dtype the model runs in, given or not: what a run records
+        and prints (its cache keys stay those of :meth:`to_dict`)."""
+        return {**self.to_dict(), "dtype": self.resolved_dtype()}
+
 
 def describe(cfg: EvalConfig, tasks: list[str] | None = None) -> str:
     """What ``eval --dry-run`` prints: the resolved config as JSON (its dtype resolved), then
@@ -186,5 +189,4 @@ def describe(cfg: EvalConfig, tasks: list[str] | None = None) -> str:
 
     if tasks is None:
         tasks = ["tasks: " + (", ".join(cfg.tasks or SUITES[cfg.suite]) or "(none)")]
-    config = {**cfg.to_dict(), "dtype": cfg.resolved_dtype()}
-    return "\n".join(["config: " + json.dumps(config, sort_keys=True), *tasks])
+    return "\n".join(["config: " + json.dumps(cfg.ran_dict(), sort_keys=True), *tasks])

@@ -49,7 +49,7 @@ def eval_command(cfg: EvalConfig, out: Path, *, progress: bool = True) -> list[P
                 f"{exc}: pass --max-length {exc.needed} or more (a window past the model's own is "
                 "allowed) or other --tasks"
             ) from None
-    config = {"command": "eval", **cfg.to_dict(), "dtype": cfg.resolved_dtype()}
+    config = {"command": "eval", **cfg.ran_dict()}
     provenance = Provenance.collect(
         config, seed=cfg.seed, device=cfg.device, builds=result_builds(config)
     )

@@ -20,14 +20,15 @@ from longred_bench.results import config_hash
 
 REQUESTS = "requests"
 RESPONSE_KEYS = ("model", "rope", "backend", "device", "decoding", "pcd", "seed", "batch_size",
-                 "max_length", "dtype")  # fmt: skip
+                 "max_length")  # fmt: skip
+"""What a response depends on, of an evaluation's config; and its dtype where not float32."""
 
 
 def request_cache(root: Path, cfg: EvalConfig) -> Path:
     """The request-cache prefix of evaluations like ``cfg`` under ``root/requests/``; a local
     model also keys it by its files (:func:`weights_stamp`), so weights replaced at the same
     path are evaluated anew, not answered from the old ones' responses."""
-    keys = {k: v for k, v in cfg.to_dict().items() if k in RESPONSE_KEYS and k != "dtype"}
+    keys = {k: v for k, v in cfg.to_dict().items() if k in RESPONSE_KEYS}
     if cfg.resolved_dtype() != "float32":  # responses kept before dtypes were all float32
         keys["dtype"] = cfg.resolved_dtype()
     stamp = weights_stamp(cfg.model)

@@ -287,7 +287,7 @@ def show_profile(spec: str) -> str:
     import yaml
 
     prof = checked_profile(spec)
-    own = read_mapping(Path(prof.source)).get("tables") or {} if prof.source else {}
+    own = (read_mapping(Path(prof.source)).get("tables") or {}) if prof.source else {}
     data = to_dict(prof)
     tables: dict[str, Any] = {}
     for name in table_names():

@@ -107,15 +107,14 @@ def test_an_out_folder_of_results_in_another_dtype_is_refused(tmp_path: Path) ->
     """Its results would be replaced by ones of another precision: the dtype counts as a
     setting of the results there, whether given or the device's default; results written
     before evaluations had a dtype ran float32."""
-    from longred_bench.cli.commands import check_eval_out
+    from longred_bench.cli.outputs import check_eval_out
 
     def saved(config: dict) -> None:
         record = {"kind": "eval", "provenance": {"config": {"command": "eval", **config}}}
         (tmp_path / "eval.jsonl").write_text(json.dumps(record) + "\n")
 
     def mine(**kw) -> dict:
-        cfg = EvalConfig(model="tiny-random", suite="short_tiny", **kw)
-        return {**cfg.to_dict(), "dtype": cfg.resolved_dtype()}
+        return EvalConfig(model="tiny-random", suite="short_tiny", **kw).ran_dict()
 
     saved(mine(dtype="bfloat16"))
     with pytest.raises(UserError, match=r"another config \(differs in dtype\)"):

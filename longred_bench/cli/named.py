@@ -1,0 +1,89 @@
+"""The models and pairs files a command names, checked before anything loads (and, but for a
+pairs file's device, before torch is imported): a spec that names no model, a local model
+transformers could not read, an extension the model cannot take, a pairs file's models, seed and
+device."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from longred_bench.errors import UserError
+
+
+def check_models(*specs: str, offline: bool = False) -> None:
+    """Refuse, in one line and before torch is imported, a model spec that names no model
+    (:func:`longred_bench.models.names.check_model_spec`; ``main`` has registered the zoo
+    models the suite builds). ``offline`` (a dry run): only a local path that names no model
+    is refused; a hub id is asked for when the command runs."""
+    from longred_bench.models.names import check_local, check_model_spec
+
+    for spec in dict.fromkeys(specs):
+        if offline:
+            check_local(spec)
+        else:
+            check_model_spec(spec)
+        check_model_files(spec)
+
+
+def check_model_files(spec: str) -> None:
+    """Refuse a local model transformers could not read, in one line: a folder whose
+    ``config.json`` is no JSON mapping, names no ``model_type`` or has a special token id (pad,
+    BOS, EOS) at or above its ``vocab_size``, a ``.gguf`` file without the GGUF magic bytes.
+    Anything else is left to the loader."""
+    import json
+
+    path = Path(spec).expanduser()
+    if path.is_dir() and (path / "config.json").is_file():
+        try:
+            config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+        except (ValueError, OSError) as exc:
+            raise UserError(
+                f"model {spec!r}: its config.json does not read as JSON ({exc})"
+            ) from None
+        if not isinstance(config, dict) or "model_type" not in config:
+            raise UserError(f"model {spec!r}: its config.json names no model_type, so no "
+                            "model class reads it; give a Hugging Face model folder")  # fmt: skip
+        vocab = config.get("vocab_size")
+        for key in ("pad_token_id", "bos_token_id", "eos_token_id"):
+            ids = config.get(key)
+            ids = ids if isinstance(ids, list) else [ids]
+            bad = [i for i in ids if isinstance(i, int) and isinstance(vocab, int) and i >= vocab]
+            if bad:
+                raise UserError(f"model {spec!r}: its config.json's {key} {bad[0]} is not below "
+                                f"its vocab_size {vocab}, so its embeddings cannot hold it; "
+                                "fix the config's vocab_size or token ids")  # fmt: skip
+    elif path.suffix == ".gguf" and path.is_file():
+        with path.open("rb") as f:
+            if f.read(4) != b"GGUF":
+                raise UserError(f"model {spec!r} is not a GGUF file (no GGUF magic bytes at "
+                                "its start); give a .gguf model file or a model "
+                                "folder")  # fmt: skip
+
+
+def check_extensions(spec: str, ropes: tuple[str, ...] | list[str]) -> None:
+    """Refuse an extension that does not apply to model ``spec`` (an ABF base below its own,
+    say) from the model's config alone, before its weights load."""
+    if not ropes:
+        return
+    from longred_bench.models.loading import extended_config, load_config
+
+    config = load_config(spec)
+    for rope in ropes:
+        extended_config(config, rope)
+
+
+def check_pairs_file(spec: str, *, here: bool) -> None:
+    """What a pairs file names, checked as the same flags are before anything loads: its models
+    (a missing local path refused; a hub id is asked for when its pair runs, which stops that
+    pair alone), ``settings.seed`` and ``settings.device`` (its name; that this machine has it
+    only where the run is ``here``)."""
+    from longred_bench.cli.devices import check_device
+    from longred_bench.evaluation.config import check_seed
+    from longred_bench.jobs.pairs import load_pairs
+
+    settings, listed, path = load_pairs(spec)
+    check_models(*(p.original for p in listed), *(m for p in listed for m, _ in p.extended),
+                 offline=True)  # fmt: skip
+    check_seed(settings.get("seed", 0), f"pairs {path}: settings.seed")
+    check_device(settings.get("device", "cpu"), f"pairs {path}: settings.device",
+                 "settings.device: cpu", here=here)  # fmt: skip

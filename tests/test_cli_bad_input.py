@@ -1,22 +1,18 @@
 """Bad command-line input ends in one line (``error: ...``, exit status 2) naming the problem and
 what to do, before any model loads or anything is written: devices, drift's counts and kernel,
-``reproduce``'s unit flags and job-script folder, a training config file, eval's few-shot
-count and ``profiles new``'s output, a cache folder that is a file or is not there, a dry
-run's local model or data path that does not exist, and dynamic RoPE through vLLM."""
+``reproduce``'s unit flags and job-script folder, eval's few-shot count, seed, tasks and flags
+its suite would ignore, ``profiles new``'s output, a cache folder that is a file or is not there,
+a dry run's local model or data path that does not exist, and dynamic RoPE through vLLM
+(``compare``'s and ``train``'s own in ``test_cli_compare_input.py`` and
+``test_cli_train_input.py``; what they share in ``cli_helpers.py``)."""
 
 from __future__ import annotations
 
 import pytest
+from cli_helpers import one_line_error as _one_line_error
 
 from longred_bench.cli import main
 from longred_bench.errors import UserError
-
-
-def _one_line_error(capsys, argv: list[str], message: str) -> None:
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("error: ") and message in err, err
-    assert len(err.splitlines()) == 1
 
 
 def test_a_device_torch_does_not_know_or_this_machine_lacks_is_refused() -> None:
@@ -74,17 +70,6 @@ def test_reproduce_unit_flags_are_checked_before_the_table_runs(
     assert (tmp_path / "afile").read_text() == "keep\n"
 
 
-def test_a_training_config_that_is_not_yaml_is_one_line(tmp_path, capsys) -> None:
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("lr: [1, 2\nsteps: 3\n")
-    argv = ["train", "--recipe", "cpt", "--profile", "smoke", "--dry-run", "--config", str(bad)]
-    _one_line_error(capsys, argv, f"config file {bad}: not valid YAML at line 2; fix the file")
-    listed = tmp_path / "list.yaml"
-    listed.write_text("- 1\n- 2\n")
-    argv[-1] = str(listed)
-    _one_line_error(capsys, argv, "must hold a mapping of keys to values")
-
-
 def test_a_negative_few_shot_count_is_refused() -> None:
     from longred_bench.evaluation.config import EvalConfig
 
@@ -101,83 +86,6 @@ def test_profiles_new_refuses_a_built_in_name_and_a_path_under_a_file(tmp_path, 
     _one_line_error(capsys, [*base, str(under)], "is a file, so no profile can be written under")
     assert not (tmp_path / "tiny.yaml").exists()
     assert main([*base, str(tmp_path / "mine.yaml")]) == 0
-
-
-@pytest.mark.parametrize(
-    ("flags", "message"),
-    [
-        (["--ruler-samples", "0"], "ruler_samples (--ruler-samples) must be a whole number"),
-        (["--niah-samples", "0"], "niah_samples (--niah-samples) must be"),
-        (["--short-limit", "0"], "short_limit (--short-limit) must be"),
-        (["--niah-depths", "150"], "niah_depths (--niah-depths) must be percents from 0 to 100"),
-    ],
-)
-def test_compare_names_its_own_flags(tmp_path, capsys, flags, message) -> None:
-    argv = ["compare", "--original", "tiny-random", "--rope", "pi:factor=2", *flags]
-    _one_line_error(capsys, [*argv, "--out", str(tmp_path / "o")], message)
-
-
-def test_a_pairs_file_setting_of_the_wrong_type_is_refused_at_the_dry_run(tmp_path, capsys):
-    pairs = tmp_path / "p.yaml"
-    pairs.write_text("settings: {ruler_samples: many, lengths: [256]}\npairs:\n"
-                     "  - {original: tiny-random, window: 256, extended: "
-                     "[{model: tiny-random, window: 256}]}\n")  # fmt: skip
-    argv = ["compare", "--pairs", str(pairs), "--dry-run"]
-    _one_line_error(capsys, argv, "ruler_samples (--ruler-samples) must be a whole number of at "
-                    "least 1, not 'many'")  # fmt: skip
-
-
-PAIR = "  - {original: ORIG, window: 256, extended: [{model: tiny-random, window: 256}]}\n"
-
-
-@pytest.mark.parametrize(
-    ("settings", "original", "message"),
-    [
-        ("{device: gpu}", "tiny-random", "settings.device 'gpu' is not a device torch knows"),
-        ("{seed: -1}", "tiny-random", "settings.seed must be a whole number from 0 to 4294967295"),
-        ("{seed: 4294967296}", "tiny-random", "settings.seed must be a whole number from 0"),
-        ("{}", "[tiny-random]", "pairs[0].original must be one model (a name or a path)"),
-        ("{}", "./no-such-model", "model './no-such-model': no such folder"),
-    ],
-)
-def test_a_pairs_file_is_checked_at_the_dry_run_as_its_flags_are(
-    tmp_path, capsys, settings, original, message
-) -> None:
-    """A pairs file's device, seed and models were planned at the dry run, then a torch, numpy or
-    loader error ended the run; each is one line before anything loads, the plan included."""
-    pairs = tmp_path / "p.yaml"
-    pairs.write_text(f"settings: {settings}\npairs:\n" + PAIR.replace("ORIG", original))
-    _one_line_error(capsys, ["compare", "--pairs", str(pairs), "--dry-run"], message)
-    _one_line_error(capsys, ["compare", "--pairs", str(pairs), "--out", str(tmp_path / "o")],
-                    message)  # fmt: skip
-    assert not (tmp_path / "o").exists()
-
-
-def test_a_pairs_file_hub_model_is_asked_for_when_its_pair_runs(tmp_path, capsys) -> None:
-    """Only local paths are checked before the pairs run: a hub id (offline, or a name the hub
-    lacks) stops its own pair when it loads, keeping the others, as docs/compare.md says."""
-    pairs = tmp_path / "p.yaml"
-    pairs.write_text("settings: {suites: [drift]}\npairs:\n" +
-                     PAIR.replace("ORIG", "some-org/not-a-model"))  # fmt: skip
-    assert main(["compare", "--pairs", str(pairs), "--dry-run"]) == 0
-    capsys.readouterr()
-    _one_line_error(capsys, ["compare", "--pairs", str(pairs)], "compare --pairs needs --out DIR")
-
-
-def test_a_pairs_file_device_this_machine_lacks_is_planned_and_refused_at_the_run(
-    tmp_path, capsys
-) -> None:
-    import torch
-
-    if torch.cuda.is_available():
-        pytest.skip("this machine has a CUDA device")
-    pairs = tmp_path / "p.yaml"
-    pairs.write_text("settings: {device: cuda, suites: [drift]}\npairs:\n" +
-                     PAIR.replace("ORIG", "tiny-random"))  # fmt: skip
-    assert main(["compare", "--pairs", str(pairs), "--dry-run"]) == 0  # a plan for a GPU machine
-    capsys.readouterr()
-    _one_line_error(capsys, ["compare", "--pairs", str(pairs), "--out", str(tmp_path / "o")],
-                    "settings.device cuda: torch")  # fmt: skip
 
 
 @pytest.mark.parametrize("argv", [
@@ -245,13 +153,6 @@ def test_a_training_value_that_cannot_train_names_the_profile_and_run(tmp_path, 
     assert main(["reproduce", "table3", "--profile", str(path), plan]) == 2
     err = capsys.readouterr().err
     assert ", seed 0: config steps must be >= 1 (got -1) (set under training.cpt, " in err
-
-
-def test_compare_dry_run_without_a_pairs_file_says_so(tmp_path, capsys) -> None:
-    argv = ["compare", "--original", "tiny-random", "--rope", "pi:factor=2", "--dry-run"]
-    _one_line_error(capsys, argv, "compare --dry-run estimates a pairs file's runs: give --pairs")
-    _one_line_error(capsys, ["compare", "--rope", "pi:factor=2", "--out", str(tmp_path / "o")],
-                    "compare needs --original and --out")  # fmt: skip
 
 
 @pytest.mark.parametrize("action", ["fetch", "list", "verify"])
@@ -461,109 +362,6 @@ def test_the_command_the_tiny_base_messages_name_builds_the_cached_tiny_base(
 
 
 @pytest.mark.parametrize(
-    ("item", "message"),
-    [
-        ("steps=[1", "--set 'steps=[1': VALUE is not YAML (expected ',' or ']'"),
-        ("steps=@x", "--set 'steps=@x': VALUE is not YAML (found character '@'"),
-        ("recipe=cpt", "--set 'recipe=cpt': give the recipe with --recipe, not --set"),
-        ("profile=tiny", "--set 'profile=tiny': give the profile with --profile, not --set"),
-    ],
-)
-def test_a_set_item_train_cannot_take_is_one_line(capsys, item, message) -> None:
-    """A value that is not YAML was a traceback; recipe and profile were overwritten by the
-    flags without a word."""
-    argv = ["train", "--recipe", "longred", "--profile", "smoke", "--dry-run", "--set", item]
-    _one_line_error(capsys, argv, message)
-
-
-def test_a_config_file_naming_another_recipe_or_profile_is_one_line(capsys, tmp_path) -> None:
-    """A --config file's recipe and profile were overwritten by the flags without a word (a
-    run's saved config.yaml given with another --recipe trained that recipe on its keys); the
-    saved config.yaml of the same recipe and profile runs."""
-    import yaml
-
-    from longred_bench.training.config import resolve_config
-
-    saved = tmp_path / "config.yaml"
-    saved.write_text(yaml.safe_dump(resolve_config("longred", profile="smoke").to_dict()))
-    argv = ["train", "--config", str(saved), "--dry-run"]
-    assert main(["train", "--recipe", "longred", "--profile", "smoke", *argv[1:]]) == 0
-    capsys.readouterr()
-    _one_line_error(
-        capsys,
-        ["train", "--recipe", "cpt", "--profile", "smoke", *argv[1:]],
-        f"train: --config {saved} says recipe: longred, the run is recipe cpt: give "
-        "the recipe with --recipe, and drop it from the file or make them agree",
-    )
-    _one_line_error(capsys, ["train", "--recipe", "longred", "--profile", "tiny", *argv[1:]],
-                    f"train: --config {saved} says profile: smoke, the run is profile tiny: "
-                    "give the profile with --profile, and drop it from the file or make them "
-                    "agree")  # fmt: skip
-
-
-@pytest.mark.parametrize(
-    ("recipe", "sets"),
-    [("linearard", ["init={gone}", "rope=pi:factor=2"]), ("merge", ["merge_with={gone}"])],
-)
-def test_a_dry_run_refuses_a_missing_init_or_merge_with(capsys, tmp_path, recipe, sets) -> None:
-    """A dry run checked the model and teacher only: a missing init checkpoint or merge_with
-    model printed a plan the run then refused."""
-    gone = tmp_path / "no-such-run" / "final"
-    argv = ["train", "--recipe", recipe, "--profile", "smoke", "--dry-run", "--set"]
-    _one_line_error(capsys, [*argv, *(s.format(gone=gone) for s in sets)],
-                    f"model '{gone}': no such folder")  # fmt: skip
-
-
-@pytest.mark.parametrize(
-    ("item", "message"),
-    [
-        ("layers=[a,b]", "train: layers takes whole numbers, got 'a' in ['a', 'b']"),
-        ("layers=[1.5]", "train: layers takes whole numbers, got 1.5 in [1.5]"),
-        ("layers=[true]", "train: layers takes whole numbers, got True in [True]"),
-        ("betas=[0.9,x]", "train: betas takes numbers, got 'x' in [0.9, 'x']"),
-        ("snapshot_steps=[x]", "train: snapshot_steps takes whole numbers, got 'x' in ['x']"),
-        ("device=tpu", "train: device 'tpu' is not a device torch knows: use cpu, cuda or cuda:N"),
-    ],
-)
-def test_a_training_value_that_failed_after_loading_is_one_line(capsys, tmp_path, item, message):
-    """Each was a traceback: in the config's own checks (snapshot_steps), or once the model had
-    loaded (a TypeError choosing layers, torch's device parser). A dry run refuses the lists
-    too, and the same values from a --config file."""
-    argv = ["train", "--recipe", "longred", "--profile", "smoke", "--set", item, "--out"]
-    _one_line_error(capsys, [*argv, str(tmp_path / "run")], message)
-    assert not (tmp_path / "run").exists()
-    if not item.startswith("device="):
-        _one_line_error(capsys, [*argv[:-1], "--dry-run"], message)
-        key, value = item.split("=", 1)
-        (tmp_path / "c.yaml").write_text(f"{key}: {value}\n")
-        argv = ["train", "--recipe", "longred", "--profile", "smoke", "--dry-run", "--config"]
-        _one_line_error(capsys, [*argv, str(tmp_path / "c.yaml")], message)
-
-
-def test_a_dry_run_plans_for_a_device_this_machine_lacks(capsys, tmp_path) -> None:
-    """A dry run plans a GPU run on any machine; the run itself is refused where torch sees no
-    CUDA device."""
-    import torch
-
-    argv = ["train", "--recipe", "cpt", "--profile", "smoke", "--set", "device=cuda"]
-    assert main([*argv, "--dry-run"]) == 0
-    assert "device: cuda" in capsys.readouterr().out
-    if not torch.cuda.is_available():
-        out = tmp_path / "run"
-        message = f"train: device cuda: torch {torch.__version__} sees no CUDA device here"
-        _one_line_error(capsys, [*argv, "--out", str(out)], f"{message}; use --set device=cpu")
-        assert not out.exists()
-
-
-@pytest.mark.parametrize("flags", [["--lengths", "512"], ["--decoding", "pcd"], ["--seed", "3"]])
-def test_compare_pairs_refuses_a_setting_it_would_drop(capsys, flags) -> None:
-    """The file's settings are the run's: a compare flag beside --pairs was dropped silently."""
-    argv = ["compare", "--pairs", "compare", "--dry-run", *flags]
-    _one_line_error(capsys, argv, f"--pairs takes its settings from the file's `settings:`: "
-                    f"drop {flags[0]}")  # fmt: skip
-
-
-@pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["eval", "--model", "tiny-random", "--suite", "short_tiny", "--allow-code-eval",
@@ -593,16 +391,3 @@ def test_eval_dry_run_refuses_a_task_lm_eval_does_not_know(capsys) -> None:
     assert main([*argv, "longred_tiny_swap", "--dry-run"]) == 0
     code = ["eval", "--model", "tiny-random", "--suite", "short", "--allow-code-eval", "--dry-run"]
     assert main([*code, "--tasks", "humaneval"]) == 0  # lm-eval's own code task: the flag applies
-
-
-@pytest.mark.parametrize("recipe", ["cpt", "pose", "control"])
-def test_a_teacher_for_a_recipe_that_distils_from_none_is_refused(tmp_path, capsys, recipe):
-    """It went into the run's config and cache key and was never loaded."""
-    argv = ["train", "--recipe", recipe, "--profile", "smoke", "--set", "teacher=tiny-random"]
-    message = (f"train: teacher is for the recipes that distil from one (longred, linearard); "
-               f"{recipe} has none: drop it")  # fmt: skip
-    _one_line_error(capsys, [*argv, "--dry-run"], message)
-    _one_line_error(capsys, [*argv, "--out", str(tmp_path / "o")], "teacher is for the recipes")
-    assert not (tmp_path / "o").exists()
-    distil = ["train", "--recipe", "longred", "--profile", "smoke", "--dry-run"]
-    assert main([*distil, "--set", "teacher=tiny-random"]) == 0

@@ -1,0 +1,130 @@
+"""Bad input to ``train`` ends in one line before any training compute: a config file that is
+not YAML or names another recipe or profile, ``--set`` items and values it cannot take, a
+missing ``init`` or ``merge_with``, a device this machine lacks, a teacher for a recipe that
+distils from none; a dry run still plans for any device."""
+
+from __future__ import annotations
+
+import pytest
+from cli_helpers import one_line_error as _one_line_error
+
+from longred_bench.cli import main
+
+
+def test_a_training_config_that_is_not_yaml_is_one_line(tmp_path, capsys) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("lr: [1, 2\nsteps: 3\n")
+    argv = ["train", "--recipe", "cpt", "--profile", "smoke", "--dry-run", "--config", str(bad)]
+    _one_line_error(capsys, argv, f"config file {bad}: not valid YAML at line 2; fix the file")
+    listed = tmp_path / "list.yaml"
+    listed.write_text("- 1\n- 2\n")
+    argv[-1] = str(listed)
+    _one_line_error(capsys, argv, "must hold a mapping of keys to values")
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        ("steps=[1", "--set 'steps=[1': VALUE is not YAML (expected ',' or ']'"),
+        ("steps=@x", "--set 'steps=@x': VALUE is not YAML (found character '@'"),
+        ("recipe=cpt", "--set 'recipe=cpt': give the recipe with --recipe, not --set"),
+        ("profile=tiny", "--set 'profile=tiny': give the profile with --profile, not --set"),
+    ],
+)
+def test_a_set_item_train_cannot_take_is_one_line(capsys, item, message) -> None:
+    """A value that is not YAML was a traceback; recipe and profile were overwritten by the
+    flags without a word."""
+    argv = ["train", "--recipe", "longred", "--profile", "smoke", "--dry-run", "--set", item]
+    _one_line_error(capsys, argv, message)
+
+
+def test_a_config_file_naming_another_recipe_or_profile_is_one_line(capsys, tmp_path) -> None:
+    """A --config file's recipe and profile were overwritten by the flags without a word (a
+    run's saved config.yaml given with another --recipe trained that recipe on its keys); the
+    saved config.yaml of the same recipe and profile runs."""
+    import yaml
+
+    from longred_bench.training.config import resolve_config
+
+    saved = tmp_path / "config.yaml"
+    saved.write_text(yaml.safe_dump(resolve_config("longred", profile="smoke").to_dict()))
+    argv = ["train", "--config", str(saved), "--dry-run"]
+    assert main(["train", "--recipe", "longred", "--profile", "smoke", *argv[1:]]) == 0
+    capsys.readouterr()
+    _one_line_error(
+        capsys,
+        ["train", "--recipe", "cpt", "--profile", "smoke", *argv[1:]],
+        f"train: --config {saved} says recipe: longred, the run is recipe cpt: give "
+        "the recipe with --recipe, and drop it from the file or make them agree",
+    )
+    _one_line_error(capsys, ["train", "--recipe", "longred", "--profile", "tiny", *argv[1:]],
+                    f"train: --config {saved} says profile: smoke, the run is profile tiny: "
+                    "give the profile with --profile, and drop it from the file or make them "
+                    "agree")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("recipe", "sets"),
+    [("linearard", ["init={gone}", "rope=pi:factor=2"]), ("merge", ["merge_with={gone}"])],
+)
+def test_a_dry_run_refuses_a_missing_init_or_merge_with(capsys, tmp_path, recipe, sets) -> None:
+    """A dry run checked the model and teacher only: a missing init checkpoint or merge_with
+    model printed a plan the run then refused."""
+    gone = tmp_path / "no-such-run" / "final"
+    argv = ["train", "--recipe", recipe, "--profile", "smoke", "--dry-run", "--set"]
+    _one_line_error(capsys, [*argv, *(s.format(gone=gone) for s in sets)],
+                    f"model '{gone}': no such folder")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        ("layers=[a,b]", "train: layers takes whole numbers, got 'a' in ['a', 'b']"),
+        ("layers=[1.5]", "train: layers takes whole numbers, got 1.5 in [1.5]"),
+        ("layers=[true]", "train: layers takes whole numbers, got True in [True]"),
+        ("betas=[0.9,x]", "train: betas takes numbers, got 'x' in [0.9, 'x']"),
+        ("snapshot_steps=[x]", "train: snapshot_steps takes whole numbers, got 'x' in ['x']"),
+        ("device=tpu", "train: device 'tpu' is not a device torch knows: use cpu, cuda or cuda:N"),
+    ],
+)
+def test_a_training_value_that_failed_after_loading_is_one_line(capsys, tmp_path, item, message):
+    """Each was a traceback: in the config's own checks (snapshot_steps), or once the model had
+    loaded (a TypeError choosing layers, torch's device parser). A dry run refuses the lists
+    too, and the same values from a --config file."""
+    argv = ["train", "--recipe", "longred", "--profile", "smoke", "--set", item, "--out"]
+    _one_line_error(capsys, [*argv, str(tmp_path / "run")], message)
+    assert not (tmp_path / "run").exists()
+    if not item.startswith("device="):
+        _one_line_error(capsys, [*argv[:-1], "--dry-run"], message)
+        key, value = item.split("=", 1)
+        (tmp_path / "c.yaml").write_text(f"{key}: {value}\n")
+        argv = ["train", "--recipe", "longred", "--profile", "smoke", "--dry-run", "--config"]
+        _one_line_error(capsys, [*argv, str(tmp_path / "c.yaml")], message)
+
+
+def test_a_dry_run_plans_for_a_device_this_machine_lacks(capsys, tmp_path) -> None:
+    """A dry run plans a GPU run on any machine; the run itself is refused where torch sees no
+    CUDA device."""
+    import torch
+
+    argv = ["train", "--recipe", "cpt", "--profile", "smoke", "--set", "device=cuda"]
+    assert main([*argv, "--dry-run"]) == 0
+    assert "device: cuda" in capsys.readouterr().out
+    if not torch.cuda.is_available():
+        out = tmp_path / "run"
+        message = f"train: device cuda: torch {torch.__version__} sees no CUDA device here"
+        _one_line_error(capsys, [*argv, "--out", str(out)], f"{message}; use --set device=cpu")
+        assert not out.exists()
+
+
+@pytest.mark.parametrize("recipe", ["cpt", "pose", "control"])
+def test_a_teacher_for_a_recipe_that_distils_from_none_is_refused(tmp_path, capsys, recipe):
+    """It went into the run's config and cache key and was never loaded."""
+    argv = ["train", "--recipe", recipe, "--profile", "smoke", "--set", "teacher=tiny-random"]
+    message = (f"train: teacher is for the recipes that distil from one (longred, linearard); "
+               f"{recipe} has none: drop it")  # fmt: skip
+    _one_line_error(capsys, [*argv, "--dry-run"], message)
+    _one_line_error(capsys, [*argv, "--out", str(tmp_path / "o")], "teacher is for the recipes")
+    assert not (tmp_path / "o").exists()
+    distil = ["train", "--recipe", "longred", "--profile", "smoke", "--dry-run"]
+    assert main([*distil, "--set", "teacher=tiny-random"]) == 0

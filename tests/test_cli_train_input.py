@@ -1,7 +1,7 @@
 """Bad input to ``train`` ends in one line before any training compute: a config file that is
 not YAML or names another recipe or profile, ``--set`` items and values it cannot take, a
 missing ``init`` or ``merge_with``, a device this machine lacks, a teacher for a recipe that
-distils from none; a dry run still plans for any device."""
+distils from none, another method's own setting; a dry run still plans for any device."""
 
 from __future__ import annotations
 
@@ -128,3 +128,47 @@ def test_a_teacher_for_a_recipe_that_distils_from_none_is_refused(tmp_path, caps
     assert not (tmp_path / "o").exists()
     distil = ["train", "--recipe", "longred", "--profile", "smoke", "--dry-run"]
     assert main([*distil, "--set", "teacher=tiny-random"]) == 0
+
+
+@pytest.mark.parametrize(
+    ("recipe", "item", "owner"),
+    [
+        ("cpt", "a1=3", "longred"),
+        ("pose", "lora_rank=4", "linearard"),
+        ("longred", "impl=triton", "linearard"),
+        ("linearard", "merge_weight=0.3", "longrecipe or merge"),
+        ("control", "vocab_size=100", "pretrain"),
+    ],
+)
+def test_a_method_setting_for_a_recipe_that_does_not_run_it_is_refused(
+    tmp_path, capsys, recipe, item, owner
+) -> None:
+    """It went into the run's config and cache key and changed nothing."""
+    key = item.split("=")[0]
+    message = (f"train: {key} is a setting of {owner}, which recipe {recipe} does not run: drop "
+               f"it, or train --recipe {owner}")  # fmt: skip
+    argv = ["train", "--recipe", recipe, "--profile", "smoke", "--dry-run"]
+    _one_line_error(capsys, [*argv, "--set", item], message)
+    given = tmp_path / "given.yaml"
+    given.write_text(item.replace("=", ": ") + "\n")
+    _one_line_error(capsys, [*argv, "--config", str(given)], message)
+
+
+def test_method_settings_a_recipe_runs_or_leaves_as_they_are_pass(tmp_path, capsys) -> None:
+    """The recipe's own settings; another method's at the value the run has anyway (smoke's
+    profile gives every recipe top_m 1); and a run's
+    saved config.yaml (every key, written as the run resolved it) given back to its recipe."""
+    import yaml
+
+    from longred_bench.training.config import resolve_config
+
+    argv = ["train", "--profile", "smoke", "--dry-run"]
+    assert main([*argv, "--recipe", "longred", "--set", "a1=3", "impl=auto"]) == 0
+    assert "a1: 3" in capsys.readouterr().out
+    assert main([*argv, "--recipe", "longrecipe", "--set", "merge_weight=0.3"]) == 0
+    assert main([*argv, "--recipe", "cpt", "--set", "a1=5", "top_m=1", "ard_kinds=[q,k,v]"]) == 0
+    for recipe in ("cpt", "linearard", "longred"):
+        saved = tmp_path / f"{recipe}.yaml"
+        cfg = resolve_config(recipe, profile="smoke", overrides={"rope": "pi:factor=2"})
+        saved.write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=True))
+        assert main([*argv, "--recipe", recipe, "--config", str(saved)]) == 0

@@ -1,7 +1,8 @@
 """Training values that ended in a traceback (in the config's own checks, or once the model had
 loaded), refused in one line before: a list key whose elements are not of its type
 (``layers=[a,b]``, ``snapshot_steps=[x]``, ``layers=[1.5]``), a ``--config`` file naming another
-recipe or profile than the flags, and, for a run (not a dry run, which plans for any machine), a
+recipe or profile than the flags, a method's own setting given to a recipe that does not read it
+(``--set a1=5`` for ``cpt``), and, for a run (not a dry run, which plans for any machine), a
 ``device`` torch does not know or this machine lacks."""
 
 from __future__ import annotations
@@ -32,7 +33,10 @@ def check_train_sources(
     ``--config`` file whose ``recipe`` or ``profile`` differs from the run's (``--recipe``, and
     ``--profile`` by the name it resolves to): the flags win, so a run's saved ``config.yaml``
     given with another recipe would train that recipe on keys written for its own without a
-    word. The same names, as a run's ``config.yaml`` holds them, pass."""
+    word. The same names, as a run's ``config.yaml`` holds them, pass. And a setting of a method
+    group (:data:`~longred_bench.training.method_groups.METHOD_GROUPS`) whose recipes do not
+    include ``recipe``, given in the file or ``--set`` with another value than the run has
+    without it (:func:`_check_method_keys`)."""
     from longred_bench.training.config import (
         TrainConfig,
         flatten_groups,
@@ -52,6 +56,7 @@ def check_train_sources(
                                 f"run is {key} {mine}: give the {key} with --{key}, and drop it "
                                 "from the file or make them agree")  # fmt: skip
         parts.append(data)
+    _check_method_keys(recipe, keys, parts[1:])
     for part in parts:
         for key, raw in flatten_groups(dict(part), recipe).items():
             hint = hints.get(key)
@@ -83,3 +88,49 @@ def check_train_teacher(recipe: str, teacher: str | None) -> None:
         distil = ", ".join(name for name, method in METHODS.items() if method.TEACHER)
         raise UserError(f"train: teacher is for the recipes that distil from one ({distil}); "
                         f"{recipe} has none: drop it")  # fmt: skip
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as a config compares it: YAML's ``1e-4`` strings as numbers, lists as tuples,
+    whole numbers as floats."""
+    from longred_bench.training.config import yaml_number
+
+    value = yaml_number(value)
+    if isinstance(value, list | tuple):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def _check_method_keys(
+    recipe: str, profile_keys: Mapping[str, Any], given: list[Mapping[str, Any]]
+) -> None:
+    """Refuse a method's own setting (``a1`` of longred, ``lora_rank`` of linearard, ...) that
+    ``given`` (the ``--config`` file, the ``--set`` overrides) sets for a recipe that does not
+    read it, to another value than the run has without it (the recipe's file, then the
+    profile's keys, then the default): it was recorded in the run's config and cache key, and
+    changed nothing. A run's own ``config.yaml``, which holds every key, passes."""
+    import dataclasses
+
+    from longred_bench.training.config import TrainConfig, flatten_groups, read_yaml, recipe_file
+    from longred_bench.training.method_groups import METHOD_GROUPS
+
+    read = {k for recipes, keys in METHOD_GROUPS.values() if recipe in recipes for k in keys}
+    owner: dict[str, list[str]] = {}
+    for group, (_recipes, keys) in METHOD_GROUPS.items():
+        for key in keys:
+            if key not in read:
+                owner.setdefault(key, []).append(group)
+    base = {f.name: f.default for f in dataclasses.fields(TrainConfig)
+            if f.default is not dataclasses.MISSING}  # fmt: skip
+    base.update({f.name: f.default_factory() for f in dataclasses.fields(TrainConfig)
+                 if f.default_factory is not dataclasses.MISSING})  # fmt: skip
+    base.update(flatten_groups(read_yaml(recipe_file(recipe)), recipe))
+    base.update(flatten_groups(dict(profile_keys), recipe))
+    for part in given:
+        for key, value in flatten_groups(dict(part), recipe).items():
+            if key in owner and _plain(value) != _plain(base.get(key)):
+                groups = " or ".join(owner[key])
+                raise UserError(f"train: {key} is a setting of {groups}, which recipe {recipe} "
+                                f"does not run: drop it, or train --recipe {groups}")  # fmt: skip

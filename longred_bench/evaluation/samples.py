@@ -18,6 +18,10 @@ per document *and filter*; a record here merges a document's entries into one:
 
 The mean of a metric over a task's records is the task's value for it in ``eval.jsonl`` (for the
 metrics lm-eval aggregates by a mean; perplexity-like ones are aggregated otherwise).
+
+``samples/run.json`` names the responses the records were scored from (the run's request-cache
+key, :func:`longred_bench.jobs.resume.request_cache`), so that a later run into the same folder
+keeps them only where they are its own documents (:func:`keep_samples`).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 SAMPLES = "samples"
+RUN = "run.json"
 _HASHES = ("doc_hash", "prompt_hash", "target_hash")
 
 
@@ -73,9 +78,12 @@ def samples_path(out: Path, task: str) -> Path:
     return out / SAMPLES / f"{task}.jsonl.gz"
 
 
-def write_samples(out: Path, records: dict[str, list[dict[str, Any]]]) -> dict[str, Path]:
+def write_samples(
+    out: Path, records: dict[str, list[dict[str, Any]]], *, responses: str
+) -> dict[str, Path]:
     """Write each task's records as gzipped JSON lines under ``out/samples/``, replacing what a
-    previous run wrote there; return the path of each task, in task order."""
+    previous run wrote there (another task's file included), and ``run.json`` naming the
+    ``responses`` they were scored from; return the path of each task, in task order."""
     paths = {}
     (out / SAMPLES).mkdir(parents=True, exist_ok=True)
     for task in sorted(records):
@@ -86,7 +94,31 @@ def write_samples(out: Path, records: dict[str, list[dict[str, Any]]]) -> dict[s
                 fh.write(json.dumps(record, ensure_ascii=False) + "\n")
         tmp.replace(path)
         paths[task] = path
+    for other in set((out / SAMPLES).glob("*.jsonl.gz")) - set(paths.values()):
+        other.unlink()
+    (out / SAMPLES / RUN).write_text(json.dumps({"responses": responses}) + "\n", "utf-8")
     return paths
+
+
+def keep_samples(out: Path, *, responses: str) -> tuple[dict[Path, int], bool]:
+    """What a run that logs no samples does with ``out/samples/`` from an earlier one: the
+    files (each with its document count) are kept when they were scored from the same
+    ``responses`` as this run's (its request-cache key: the same model files and settings),
+    so they are this run's documents; otherwise (other weights at the same path, another dtype,
+    or files without ``run.json``) they describe no result in the folder and are deleted.
+    Returns the kept files and whether any were deleted."""
+    folder = out / SAMPLES
+    files = sorted(folder.glob("*.jsonl.gz")) if folder.is_dir() else []
+    try:
+        theirs = json.loads((folder / RUN).read_text("utf-8"))["responses"]
+    except (OSError, ValueError, KeyError, TypeError):
+        theirs = None
+    if theirs == responses:
+        return {p: sum(1 for _ in read_samples(p)) for p in files}, False
+    for path in files:
+        path.unlink()
+    (folder / RUN).unlink(missing_ok=True)
+    return {}, bool(files)
 
 
 def read_samples(path: Path) -> Iterator[dict[str, Any]]:

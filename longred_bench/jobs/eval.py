@@ -17,7 +17,7 @@ from longred_bench.evaluation import paper_suite
 from longred_bench.evaluation.config import EvalConfig
 from longred_bench.evaluation.harness import WindowTooSmall
 from longred_bench.evaluation.run import run_eval
-from longred_bench.evaluation.samples import write_samples
+from longred_bench.evaluation.samples import SAMPLES, keep_samples, write_samples
 from longred_bench.jobs.builds import result_builds
 from longred_bench.jobs.heartbeat import heartbeat
 from longred_bench.jobs.resume import REQUESTS, request_cache, saved_responses
@@ -28,8 +28,10 @@ from longred_bench.results import Provenance, write_records
 def eval_command(cfg: EvalConfig, out: Path, *, progress: bool = True) -> list[Path]:
     """Run ``cfg`` and write ``out/eval.jsonl``, ``out/lm_eval_results.json`` (lm-eval suites),
     ``out/eval.md``, the plots and, with ``cfg.log_samples``, ``out/samples/<task>.jsonl.gz``
-    (every task's documents, a resumed run's included: the reused responses are logged too);
-    returns the paths written."""
+    (every task's documents, a resumed run's included: the reused responses are logged too;
+    without it, an earlier run's ``samples/`` stays only where it was scored from this run's
+    responses, :func:`~longred_bench.evaluation.samples.keep_samples`); returns the paths
+    written."""
     cache = request_cache(out, cfg)
     saved = saved_responses(cache)
     if saved:
@@ -67,8 +69,16 @@ def eval_command(cfg: EvalConfig, out: Path, *, progress: bool = True) -> list[P
         members = paper_suite.report_lines(cfg.tasks)  # offline or hub, member by member
         if paper_suite.runs_offline(cfg.tasks):
             title += ", offline members only"
-    logged = write_samples(out, result.samples) if result.samples is not None else {}
-    counts = {p.relative_to(out): len(result.samples[task]) for task, p in logged.items()}
+    if result.samples is not None:
+        logged = write_samples(out, result.samples, responses=cache.name)
+        counts = {p.relative_to(out): len(result.samples[task]) for task, p in logged.items()}
+    else:
+        kept, dropped = keep_samples(out, responses=cache.name)
+        logged, counts = {}, {p.relative_to(out): n for p, n in kept.items()}
+        if dropped:
+            print(f"[eval] deleted {out / SAMPLES}: an earlier run's documents, scored from "
+                  "other responses than this run's (other model files or settings); pass "
+                  "--log-samples to log this run's", flush=True)  # fmt: skip
     paths += write_eval_report(result.records, out, title, members, samples=counts)
     paths += logged.values()
     skipped = sum(f.over_length for f in result.fits)

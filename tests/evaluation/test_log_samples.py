@@ -4,8 +4,9 @@
 Unit tests of the record layout on hand-made lm-eval samples and of the config flag (off, it is
 absent from the saved config, so cache keys do not move); integration runs of the command on
 ``tiny-random``: one record per scored document with every field, per-document metrics whose
-mean is the reported score, nothing written without the flag, and a resumed run that still logs
-every task.
+mean is the reported score, nothing written without the flag, a resumed run that still logs
+every task, and an earlier run's samples kept by a run without the flag only where they were
+scored from its responses.
 """
 
 from __future__ import annotations
@@ -55,11 +56,37 @@ def test_one_record_per_document_across_filters() -> None:
 
 def test_written_samples_read_back(tmp_path: Path) -> None:
     records = {"b": [{"doc_id": 1, "resps": [[[-1.5, True]]]}], "a": [{"doc_id": 0}]}
-    paths = write_samples(tmp_path, records)
+    paths = write_samples(tmp_path, records, responses="r1")
     assert list(paths) == ["a", "b"]
     assert paths["b"] == tmp_path / "samples" / "b.jsonl.gz"
     assert list(read_samples(paths["b"])) == records["b"]
     assert not list((tmp_path / "samples").glob("*.tmp"))
+    # A run that logs other tasks leaves no file of the earlier ones beside its own.
+    assert write_samples(tmp_path, {"c": [{"doc_id": 2}]}, responses="r2") == {
+        "c": tmp_path / "samples" / "c.jsonl.gz"
+    }
+    assert sorted(p.name for p in (tmp_path / "samples").iterdir()) == ["c.jsonl.gz", "run.json"]
+
+
+def test_a_run_without_the_flag_keeps_only_samples_of_its_own_responses(tmp_path: Path) -> None:
+    """Samples scored from other responses (other weights at the same path, another batch
+    size) describe no result in the folder once its eval.jsonl is replaced: they are deleted;
+    those of the same responses are this run's documents and stay."""
+    from longred_bench.evaluation.samples import keep_samples
+
+    folder = tmp_path / "samples"
+    assert keep_samples(tmp_path, responses="r1") == ({}, False)  # nothing there
+    write_samples(tmp_path, {"a": [{"doc_id": 0}, {"doc_id": 1}], "b": [{}]}, responses="r1")
+    assert keep_samples(tmp_path, responses="r1") == (
+        {folder / "a.jsonl.gz": 2, folder / "b.jsonl.gz": 1},
+        False,
+    )
+    assert keep_samples(tmp_path, responses="r2") == ({}, True)
+    assert list(folder.iterdir()) == []
+    write_samples(tmp_path, {"a": [{}]}, responses="r1")
+    (folder / "run.json").unlink()  # whose responses is not known
+    assert keep_samples(tmp_path, responses="r1") == ({}, True)
+    assert not (folder / "a.jsonl.gz").exists()
 
 
 def test_the_flag_is_absent_from_a_saved_config_when_off() -> None:
@@ -106,7 +133,10 @@ def _check_means(out: Path, tasks: list[str], metrics: dict[str, tuple]) -> dict
 
 
 @pytest.mark.integration
-def test_ruler_samples_resume_and_agree_with_the_scores(tmp_path: Path, capsys) -> None:
+def test_ruler_samples_resume_and_agree_with_the_scores(
+    tmp_path: Path, capsys, request: pytest.FixtureRequest
+) -> None:
+    ensure_cached(request, "brown")  # the haystack
     out = tmp_path / "run"
     tasks = ["longred_ruler_vt", "longred_ruler_niah_single_1"]
     argv = ["eval", "--model", "tiny-random", "--suite", "ruler", "--tasks", *tasks,
@@ -136,6 +166,15 @@ def test_ruler_samples_resume_and_agree_with_the_scores(tmp_path: Path, capsys) 
             assert "max_gen_toks" in gen_kwargs
             assert isinstance(r["resps"][0][0], str) and r["decoding"] == "greedy"
             assert r["target"]
+    # Again without the flag: the same responses, so the logged documents are this run's too
+    # and stay listed; with another batch size (other responses) they are deleted.
+    assert cli.main(argv) == 0
+    assert f"| `samples/{tasks[0]}.jsonl.gz` | 4 |" in (out / "eval.md").read_text()
+    assert "deleted" not in capsys.readouterr().out
+    assert cli.main([*argv, "--batch-size", "2"]) == 0
+    assert "an earlier run's documents, scored from other responses" in capsys.readouterr().out
+    assert not list((out / "samples").glob("*.jsonl.gz"))
+    assert "Logged samples" not in (out / "eval.md").read_text()
 
 
 @pytest.mark.integration

@@ -84,12 +84,24 @@ def _plot(rows: list[dict], names: list[str], out: Path) -> None:
     plt.close(fig)
 
 
+def _code(info: dict, commit: str) -> str:
+    """The commit and source hash the run trained with, from its ``run.json`` provenance; for a
+    run recorded without one, ``commit`` as given (``--commit``)."""
+    from longred_bench.reports import provenance
+
+    if isinstance(info.get("provenance"), dict):
+        return provenance([info])[1]
+    return f"`{commit or 'not given'}` (no source hash recorded)"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path, help="directory of the long pretraining run")
     parser.add_argument("--reference", type=Path, help="tiny-base's own run directory")
     parser.add_argument("--start", type=int, default=800, help="smallest S (the tail's start)")
-    parser.add_argument("--commit", default="", help="commit the run was trained at")
+    parser.add_argument(
+        "--commit", default="", help="commit of a run whose run.json holds no provenance"
+    )
     parser.add_argument("--out", type=Path, default=Path("reports/probes"))
     args = parser.parse_args(argv)
     records = _records(args.run)
@@ -109,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"- One pretraining run of the `tiny` profile's recipe to {last} steps "
         f"({info['tokens']:,} tokens; {info['device']}, {info['dtype']}, "
-        f"{info['tokens_per_second']:,.0f} tokens/s; commit `{args.commit or 'not given'}`); "
+        f"{info['tokens_per_second']:,.0f} tokens/s; commit {_code(info, args.commit)}); "
         "its schedule decays to step 800 and stays at 10% of the peak rate after, so its "
         "records up to any S >= 800 are those of a build with S steps.",
         f"- Rule (`longred_bench.reports.tiny_base_report.convergence`): the gain of each "

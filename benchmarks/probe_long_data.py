@@ -34,6 +34,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import write_csv
 
+from longred_bench.reports import provenance
+
 PHRASED_TASKS = ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "vt")
 SHORT_TASKS = ("longred_tiny_swap", "longred_tiny_replace", "longred_tiny_lastword",
                "longred_tiny_nextsent")  # fmt: skip
@@ -201,7 +203,7 @@ def main() -> None:
     rows = [summarise(s, r, args.lengths, original) for s, r in zip(grid, results, strict=True)]
     cols = list(dict.fromkeys(c for row in rows for c in row))
     rows = [{c: row.get(c, "") for c in cols} for row in rows]
-    prov = next(r["provenance"] for rs in results for r in rs if "provenance" in r)
+    devices, code = provenance([r for rs in results for r in rs])
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, args.out / f"{args.name}.csv", cols)
     lines = [
@@ -210,7 +212,7 @@ def main() -> None:
         "",
         f"Command: `python benchmarks/probe_long_data.py {' '.join(sys.argv[1:])}`; "
         f"{(time.perf_counter() - start) / 60:.1f} min for this call (cached units reused); "
-        f"evaluated on {prov.get('device')}, commit `{prov.get('git_commit')}`.",
+        f"evaluated on {devices}, commit {code}.",
         f"RULER: mean over {', '.join(PHRASED_TASKS)} (0-100) with a 95% bootstrap interval "
         f"over samples; short tasks: accuracy (%) on the first {args.short_limit} documents each; "
         "short_avg: the mean of the Language (swap, replace), General (lastword) and RC (nextsent) "

@@ -31,6 +31,7 @@ import time
 
 from longred_bench.reproduce.costs import SHORT_TOKENS, counted_key
 from longred_bench.results import git_commit
+from longred_bench.source_tree import source_hash
 
 TASKS = ("longred_mmlu", "longred_lambada_openai", "longred_triviaqa", "longred_squad",
          "longred_boolq", "longred_piqa", "longred_hellaswag", "longred_winogrande",
@@ -100,6 +101,7 @@ def main() -> None:
     runs[run_key] = (
         f"counted by `python benchmarks/short_task_tokens.py"
         f"{' --suite paper_short' if args.suite else ''}` at commit {git_commit()} "
+        f"(source `{source_hash()[:12]}`) "
         f"({time.perf_counter() - start:.0f} s)"
     )
     write(out)

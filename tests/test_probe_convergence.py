@@ -45,6 +45,25 @@ def test_report_says_when_no_length_passes(tmp_path):
     assert probe.main([str(run), "--out", str(out), "--commit", "abc1234"]) == 0
     md = (out / "convergence_probe.md").read_text()
     assert "No build length up to 2000 steps (checked against 3000) passes the rule." in md
-    assert "`abc1234`" in md
+    assert "`abc1234` (no source hash recorded)" in md
     assert (out / "convergence_probe.png").stat().st_size > 0
     assert (out / "convergence_probe.csv").read_text().startswith("step,a,b")
+
+
+def test_report_names_the_commit_and_source_hash_the_run_recorded(tmp_path):
+    """A run's run.json carries its provenance: the report names its commit and source hash
+    (and dirty flag), not a commit given by hand."""
+    run = tmp_path / "run"
+    run.mkdir()
+    records = _records(lambda step: 5.0)
+    (run / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    prov = {"git_commit": "def5678", "source_hash": "0123456789abcdef", "dirty": False,
+            "device": "cpu"}  # fmt: skip
+    info = {"tokens": 1, "device": "cpu", "dtype": "float32", "tokens_per_second": 1.0,
+            "provenance": prov}  # fmt: skip
+    (run / "run.json").write_text(json.dumps(info))
+    out = tmp_path / "out"
+    assert probe.main([str(run), "--out", str(out), "--commit", "ignored"]) == 0
+    md = (out / "convergence_probe.md").read_text()
+    assert "commit `def5678`; source `0123456789ab`" in md
+    assert "ignored" not in md

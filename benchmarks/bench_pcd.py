@@ -37,6 +37,7 @@ from typing import Any
 import torch
 
 import longred_bench.jobs  # noqa: F401  (registers tiny-base, which these runs load by name)
+from longred_bench.pcd.model import returned_cache
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import loadavg, markdown_table, provenance, provenance_lines, write_csv
@@ -100,7 +101,7 @@ def kv_bytes(loaded: Any, pcd: Any, ids: torch.Tensor, mode: str) -> int:
     base = pcd.base_for(ids.shape[-1])  # the local-aware variant's RoPE base at this length
     for variant in (0,) if mode == "greedy" or base is None else (0, 1):
         with torch.no_grad(), pcd.local(base) if variant else _nothing():
-            cache = loaded.model(ids, use_cache=True, logits_to_keep=1).past_key_values
+            cache = returned_cache(loaded.model(ids, use_cache=True, logits_to_keep=1))
         total += sum(t.nbytes for layer in cache.layers for t in (layer.keys, layer.values))
     return total
 

@@ -299,9 +299,9 @@ class PcdModel:
                 inputs = {"input_ids": step_ids, "attention_mask": mask, "position_ids": positions}
                 if idx is not None:
                     inputs = {k: v[idx] for k, v in inputs.items()}
-                res = self._forward(base, **inputs, past_key_values=caches[base], use_cache=True,
-                                    logits_to_keep=1)  # fmt: skip
-                caches[base] = res.past_key_values
+                inputs[cache_argument(self.model)] = caches[base]
+                res = self._forward(base, **inputs, use_cache=True, logits_to_keep=1)
+                caches[base] = returned_cache(res)
                 if idx is None:
                     standard = res.logits[:, -1]
                     local = standard.clone()
@@ -320,3 +320,21 @@ class PcdModel:
             mask = torch.cat([mask, mask.new_ones(mask.shape[0], 1)], dim=1)
             positions = positions[:, -1:] + 1
         return out
+
+
+def cache_argument(model: torch.nn.Module) -> str:
+    """The name under which ``model``'s forward takes a KV cache: ``cache`` from transformers
+    5.24 on (``past_key_values`` is deprecated there, to be removed in 5.40),
+    ``past_key_values`` before; a name its forward does not list would land in ``**kwargs``
+    and be ignored."""
+    import inspect
+
+    params = inspect.signature(model.forward).parameters
+    return "cache" if "cache" in params else "past_key_values"
+
+
+def returned_cache(output: Any) -> Any:
+    """The KV cache a forward with ``use_cache=True`` returned (``cache``, or
+    ``past_key_values`` before transformers 5.24)."""
+    cache = getattr(output, "cache", None)
+    return cache if cache is not None else output.past_key_values

@@ -261,6 +261,32 @@ def test_strength_zero_generation_equals_greedy(tiny) -> None:
     assert torch.equal(out, ref)
 
 
+def test_generation_hands_the_cache_over_under_the_name_the_model_takes(tiny) -> None:
+    """transformers 5.24 renamed forward's ``past_key_values`` to ``cache`` (the old name warns,
+    to be removed in 5.40); before it ``cache`` is no argument and would be swallowed by
+    ``**kwargs``. Generation passes the name the model lists and warns of nothing (that it reads
+    the cache it passes: the greedy equality above)."""
+    import warnings
+
+    from longred_bench.pcd.model import cache_argument
+
+    class Old(torch.nn.Module):
+        def forward(self, input_ids=None, past_key_values=None, use_cache=None, **kwargs):
+            return input_ids
+
+    class New(torch.nn.Module):
+        def forward(self, input_ids=None, cache=None, use_cache=None, **kwargs):
+            return input_ids
+
+    assert (cache_argument(Old()), cache_argument(New())) == ("past_key_values", "cache")
+    enc = _prompts(tiny.tokenizer)
+    pcd = PcdModel(tiny.model, PcdConfig(alpha=1.5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        pcd.generate(enc.input_ids, enc.attention_mask, max_new_tokens=3,
+                     pad_token_id=tiny.tokenizer.pad_token_id)  # fmt: skip
+
+
 def test_rows_with_different_local_bases_decode_as_alone(tiny) -> None:
     """Under the fraction rule a 10-byte and a 100-byte prompt get different B' (W' 16 and 32);
     decoded in one batch, each row's tokens are those it gets decoded alone."""

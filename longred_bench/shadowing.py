@@ -7,17 +7,18 @@ top-level package named ``kernels``: the name of Hugging Face's hub-kernels dist
 transformers (5.25 on) imports whenever one is found (``from kernels import CUDAProperties``) and
 which then fails. :func:`install` puts a finder first on ``sys.meta_path`` that answers for the
 top-level name ``kernels`` from the path without such checkout roots: the installed distribution
-where there is one, else nothing of its own (the usual search goes on, as before).
+where there is one, else nothing of its own (the usual search goes on, as before; a folder of
+that name without ``__init__.py``, a namespace portion, is no installed package either).
 """
 
 from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
+import os
 import sys
 from collections.abc import Sequence
 from importlib.machinery import ModuleSpec
-from pathlib import Path
 from types import ModuleType
 
 NAME = "kernels"
@@ -27,9 +28,9 @@ OWN_FILES = ("triton_impl.py", "chunked.py", "linear_ce.py")
 
 def is_checkout_root(entry: str) -> bool:
     """Whether module-path ``entry`` (``""``: the current folder) holds the suite's own
-    ``kernels/`` folder."""
-    folder = Path(entry or ".") / NAME
-    return all((folder / name).is_file() for name in OWN_FILES)
+    ``kernels/`` folder (an entry that cannot be read, or a name too long, is none)."""
+    folder = os.path.join(entry or ".", NAME)
+    return all(os.path.isfile(os.path.join(folder, name)) for name in OWN_FILES)
 
 
 class InstalledKernelsFirst(importlib.abc.MetaPathFinder):
@@ -41,10 +42,11 @@ class InstalledKernelsFirst(importlib.abc.MetaPathFinder):
         if fullname != NAME or path is not None:
             return None
         entries = [e for e in sys.path if isinstance(e, str)]
-        if not any(is_checkout_root(e) for e in entries):
-            return None
         rest = [e for e in entries if not is_checkout_root(e)]
-        return importlib.machinery.PathFinder.find_spec(fullname, rest, target)
+        if len(rest) == len(entries):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, rest, target)
+        return spec if spec is not None and spec.origin is not None else None  # no namespace
 
 
 def install() -> None:

@@ -38,6 +38,12 @@ def test_the_installed_kernels_is_found_before_a_checkouts_folder(tmp_path, monk
     assert finder.find_spec("kernels") is None
     monkeypatch.setattr(sys, "path", [str(site)])  # no checkout on the path: the same
     assert finder.find_spec("kernels") is None
+    monkeypatch.setattr(sys, "path", [str(root), str(site), "/" + "x" * 300])  # too long to stat
+    assert Path(finder.find_spec("kernels").origin) == site / "kernels" / "__init__.py"
+    bare = tmp_path / "bare"
+    (bare / "kernels").mkdir(parents=True)  # a namespace portion, no installed package
+    monkeypatch.setattr(sys, "path", [str(root), str(bare)])
+    assert finder.find_spec("kernels") is None
 
 
 def test_a_python_started_in_a_checkouts_root_imports_the_installed_kernels(tmp_path):

@@ -172,3 +172,24 @@ def test_method_settings_a_recipe_runs_or_leaves_as_they_are_pass(tmp_path, caps
         cfg = resolve_config(recipe, profile="smoke", overrides={"rope": "pi:factor=2"})
         saved.write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=True))
         assert main([*argv, "--recipe", recipe, "--config", str(saved)]) == 0
+    # copy_fraction is the pretrain data's share of copy episodes, for whichever recipe streams
+    # it; a lone value for a list key is the list of it.
+    data = ["long_data=pretrain", "copy_fraction=0.1"]
+    assert main([*argv, "--recipe", "control", "--set", *data]) == 0
+    assert main([*argv, "--recipe", "cpt", "--set", "copy_stages=8"]) == 0
+
+
+def test_a_run_saved_with_another_methods_setting_still_resumes(tmp_path, capsys) -> None:
+    """A run saved before the check with a1=3 for cpt: its own command (the same value) passes
+    the check, so --resume is not caught between it and the run's own config check."""
+    import yaml
+
+    from longred_bench.training.config import resolve_config
+
+    out = tmp_path / "run"
+    out.mkdir()
+    saved = resolve_config("cpt", profile="smoke").to_dict() | {"a1": 3.0}
+    (out / "config.yaml").write_text(yaml.safe_dump(saved, sort_keys=True))
+    argv = ["train", "--recipe", "cpt", "--profile", "smoke", "--dry-run", "--out", str(out)]
+    assert main([*argv, "--set", "a1=3"]) == 0
+    _one_line_error(capsys, [*argv, "--set", "a1=4"], "train: a1 is a setting of longred")

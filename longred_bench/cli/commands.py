@@ -295,7 +295,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     config_file = Path(args.config) if args.config else None
     overrides = set_overrides(args.set or [])
-    check_train_sources(args.recipe, args.profile, config_file, overrides)
+    check_train_sources(args.recipe, args.profile, config_file, overrides,
+                        Path(args.out) if args.out else None)  # fmt: skip
     cfg = resolve_config(args.recipe, profile=args.profile, config_file=config_file,
                          overrides=overrides)  # fmt: skip
     check_train_device(cfg.device, dry_run=args.dry_run)

@@ -7,6 +7,7 @@ recipe or profile than the flags, a method's own setting given to a recipe that 
 
 from __future__ import annotations
 
+import contextlib
 import typing
 from collections.abc import Mapping
 from pathlib import Path
@@ -23,7 +24,11 @@ def _is(value: Any, kind: type) -> bool:
 
 
 def check_train_sources(
-    recipe: str, profile: str, config_file: Path | None, overrides: Mapping[str, Any]
+    recipe: str,
+    profile: str,
+    config_file: Path | None,
+    overrides: Mapping[str, Any],
+    out: Path | None = None,
 ) -> None:
     """Refuse, in one line naming the key, an element of a list key that is not of the key's
     element type (``int``, ``float`` or ``str`` in
@@ -36,7 +41,8 @@ def check_train_sources(
     word. The same names, as a run's ``config.yaml`` holds them, pass. And a setting of a method
     group (:data:`~longred_bench.training.method_groups.METHOD_GROUPS`) whose recipes do not
     include ``recipe``, given in the file or ``--set`` with another value than the run has
-    without it (:func:`_check_method_keys`)."""
+    without it or than the run in ``out`` (``--out``) was saved with
+    (:func:`_check_method_keys`)."""
     from longred_bench.training.config import (
         TrainConfig,
         flatten_groups,
@@ -56,7 +62,11 @@ def check_train_sources(
                                 f"run is {key} {mine}: give the {key} with --{key}, and drop it "
                                 "from the file or make them agree")  # fmt: skip
         parts.append(data)
-    _check_method_keys(recipe, keys, parts[1:])
+    saved: dict[str, Any] = {}
+    if out is not None and (out / "config.yaml").is_file():
+        with contextlib.suppress(UserError):  # not a run's config: the run itself says so
+            saved = read_yaml(out / "config.yaml")
+    _check_method_keys(recipe, keys, parts[1:], saved)
     for part in parts:
         for key, raw in flatten_groups(dict(part), recipe).items():
             hint = hints.get(key)
@@ -90,12 +100,15 @@ def check_train_teacher(recipe: str, teacher: str | None) -> None:
                         f"{recipe} has none: drop it")  # fmt: skip
 
 
-def _plain(value: Any) -> Any:
-    """``value`` as a config compares it: YAML's ``1e-4`` strings as numbers, lists as tuples,
-    whole numbers as floats."""
+def _plain(value: Any, like: Any = None) -> Any:
+    """``value`` as a config compares it: YAML's ``1e-4`` strings as numbers, lists as tuples
+    (a lone value as a 1-tuple where ``like``, the value it is compared with, is a list), whole
+    numbers as floats."""
     from longred_bench.training.config import yaml_number
 
     value = yaml_number(value)
+    if isinstance(like, list | tuple) and not isinstance(value, list | tuple | type(None)):
+        value = (value,)
     if isinstance(value, list | tuple):
         return tuple(_plain(v) for v in value)
     if isinstance(value, int) and not isinstance(value, bool):
@@ -103,14 +116,24 @@ def _plain(value: Any) -> Any:
     return value
 
 
+DATA_MIX_KEYS = ("copy_fraction",)
+"""Keys of a method group that every recipe reads through its data (``copy_fraction``: the
+share of copy episodes in the ``pretrain`` data source, whichever recipe streams it)."""
+
+
 def _check_method_keys(
-    recipe: str, profile_keys: Mapping[str, Any], given: list[Mapping[str, Any]]
+    recipe: str,
+    profile_keys: Mapping[str, Any],
+    given: list[Mapping[str, Any]],
+    saved: Mapping[str, Any],
 ) -> None:
     """Refuse a method's own setting (``a1`` of longred, ``lora_rank`` of linearard, ...) that
     ``given`` (the ``--config`` file, the ``--set`` overrides) sets for a recipe that does not
     read it, to another value than the run has without it (the recipe's file, then the
-    profile's keys, then the default): it was recorded in the run's config and cache key, and
-    changed nothing. A run's own ``config.yaml``, which holds every key, passes."""
+    profile's keys, then the default) and than ``saved`` (the config of the run in ``--out``,
+    so that a run saved with such a value resumes): it was recorded in the run's config and
+    cache key, and changed nothing. A run's own ``config.yaml`` passes; keys a profile's own
+    sections give are its choice (profiles share one section among recipes)."""
     import dataclasses
 
     from longred_bench.training.config import TrainConfig, flatten_groups, read_yaml, recipe_file
@@ -120,7 +143,7 @@ def _check_method_keys(
     owner: dict[str, list[str]] = {}
     for group, (_recipes, keys) in METHOD_GROUPS.items():
         for key in keys:
-            if key not in read:
+            if key not in read and key not in DATA_MIX_KEYS:
                 owner.setdefault(key, []).append(group)
     base = {f.name: f.default for f in dataclasses.fields(TrainConfig)
             if f.default is not dataclasses.MISSING}  # fmt: skip
@@ -130,7 +153,10 @@ def _check_method_keys(
     base.update(flatten_groups(dict(profile_keys), recipe))
     for part in given:
         for key, value in flatten_groups(dict(part), recipe).items():
-            if key in owner and _plain(value) != _plain(base.get(key)):
+            if key not in owner:
+                continue
+            allowed = [base.get(key), *([saved[key]] if key in saved else [])]
+            if all(_plain(value, v) != _plain(v) for v in allowed):
                 groups = " or ".join(owner[key])
                 raise UserError(f"train: {key} is a setting of {groups}, which recipe {recipe} "
                                 f"does not run: drop it, or train --recipe {groups}")  # fmt: skip

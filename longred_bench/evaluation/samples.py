@@ -19,9 +19,11 @@ per document *and filter*; a record here merges a document's entries into one:
 The mean of a metric over a task's records is the task's value for it in ``eval.jsonl`` (for the
 metrics lm-eval aggregates by a mean; perplexity-like ones are aggregated otherwise).
 
-``samples/run.json`` names the responses the records were scored from (the run's request-cache
-key, :func:`longred_bench.jobs.resume.request_cache`), so that a later run into the same folder
-keeps them only where they are its own documents (:func:`keep_samples`).
+``samples/run.json`` names the run the records belong to (a key of its responses, the
+request-cache key of :func:`longred_bench.jobs.resume.request_cache`, and of its config) and
+each file's document count, so that a later run into the same folder keeps them only where they
+are its own documents (:func:`keep_samples`); others are set aside under
+``samples/earlier-<run>/``, never deleted.
 """
 
 from __future__ import annotations
@@ -79,13 +81,20 @@ def samples_path(out: Path, task: str) -> Path:
 
 
 def write_samples(
-    out: Path, records: dict[str, list[dict[str, Any]]], *, responses: str
+    out: Path, records: dict[str, list[dict[str, Any]]], *, run: str
 ) -> dict[str, Path]:
     """Write each task's records as gzipped JSON lines under ``out/samples/``, replacing what a
-    previous run wrote there (another task's file included), and ``run.json`` naming the
-    ``responses`` they were scored from; return the path of each task, in task order."""
+    previous run wrote there, and ``run.json`` naming the ``run`` they belong to (a key of its
+    responses and config) with each file's document count; another run's file of a task this
+    one did not log is set aside (:func:`set_aside`). Returns the path of each task, in task
+    order."""
+    folder = out / SAMPLES
+    folder.mkdir(parents=True, exist_ok=True)
+    others = sorted(set(folder.glob("*.jsonl.gz")) - {samples_path(out, t) for t in records})
+    if others:
+        set_aside(out, others)
+    (folder / RUN).unlink(missing_ok=True)  # until every file is this run's
     paths = {}
-    (out / SAMPLES).mkdir(parents=True, exist_ok=True)
     for task in sorted(records):
         path = samples_path(out, task)
         tmp = path.with_name(path.name + ".tmp")
@@ -94,31 +103,54 @@ def write_samples(
                 fh.write(json.dumps(record, ensure_ascii=False) + "\n")
         tmp.replace(path)
         paths[task] = path
-    for other in set((out / SAMPLES).glob("*.jsonl.gz")) - set(paths.values()):
-        other.unlink()
-    (out / SAMPLES / RUN).write_text(json.dumps({"responses": responses}) + "\n", "utf-8")
+    counts = {paths[t].name: len(records[t]) for t in paths}
+    tmp = folder / (RUN + ".tmp")
+    tmp.write_text(json.dumps({"run": run, "documents": counts}) + "\n", "utf-8")
+    tmp.replace(folder / RUN)
     return paths
 
 
-def keep_samples(out: Path, *, responses: str) -> tuple[dict[Path, int], bool]:
+def _recorded(folder: Path) -> dict[str, Any]:
+    """``run.json`` of a samples folder; ``{}`` where it is missing or unreadable."""
+    try:
+        data = json.loads((folder / RUN).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def set_aside(out: Path, files: list[Path]) -> Path:
+    """Move ``files`` of ``out/samples/`` (and its ``run.json`` where every file of the folder
+    goes) into ``out/samples/earlier-<run>/``, named by the run that wrote them (``unrecorded``
+    where no ``run.json`` says); return that folder. Nothing is deleted."""
+    folder = out / SAMPLES
+    recorded = _recorded(folder)
+    name = str(recorded.get("run") or "unrecorded")[:12]
+    aside = folder / f"earlier-{name}"
+    aside.mkdir(parents=True, exist_ok=True)
+    for path in files:
+        path.replace(aside / path.name)
+    if recorded and not list(folder.glob("*.jsonl.gz")):
+        (folder / RUN).replace(aside / RUN)
+    return aside
+
+
+def keep_samples(out: Path, *, run: str) -> tuple[dict[Path, int], Path | None]:
     """What a run that logs no samples does with ``out/samples/`` from an earlier one: the
-    files (each with its document count) are kept when they were scored from the same
-    ``responses`` as this run's (its request-cache key: the same model files and settings),
-    so they are this run's documents; otherwise (other weights at the same path, another dtype,
-    or files without ``run.json``) they describe no result in the folder and are deleted.
-    Returns the kept files and whether any were deleted."""
+    files (each with its document count) stay when ``run.json`` names the same ``run`` (the
+    same responses and config: they are this run's documents); otherwise (other weights at the
+    same path, another batch size, files written before ``run.json`` existed) they describe no
+    result in the folder and are set aside (:func:`set_aside`). Returns the kept files, and the
+    folder the others went to (None: none)."""
     folder = out / SAMPLES
     files = sorted(folder.glob("*.jsonl.gz")) if folder.is_dir() else []
-    try:
-        theirs = json.loads((folder / RUN).read_text("utf-8"))["responses"]
-    except (OSError, ValueError, KeyError, TypeError):
-        theirs = None
-    if theirs == responses:
-        return {p: sum(1 for _ in read_samples(p)) for p in files}, False
-    for path in files:
-        path.unlink()
-    (folder / RUN).unlink(missing_ok=True)
-    return {}, bool(files)
+    if not files:
+        return {}, None
+    recorded = _recorded(folder)
+    if recorded.get("run") == run:
+        counts = recorded.get("documents") or {}
+        return {p: counts.get(p.name) or sum(1 for _ in read_samples(p)) for p in files}, None
+    return {}, set_aside(out, files)
 
 
 def read_samples(path: Path) -> Iterator[dict[str, Any]]:

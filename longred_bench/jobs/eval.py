@@ -22,16 +22,22 @@ from longred_bench.jobs.builds import result_builds
 from longred_bench.jobs.heartbeat import heartbeat
 from longred_bench.jobs.resume import REQUESTS, request_cache, saved_responses
 from longred_bench.reports.eval_report import write_eval_report
-from longred_bench.results import Provenance, write_records
+from longred_bench.results import Provenance, config_hash, write_records
+
+
+def samples_run(cache: Path, cfg: EvalConfig) -> str:
+    """The key of a run's logged samples: its responses (the request-cache prefix ``cache``)
+    and its config (without ``log_samples``, which changes no document)."""
+    ran = {k: v for k, v in cfg.ran_dict().items() if k != "log_samples"}
+    return config_hash({"responses": cache.name, "config": ran})
 
 
 def eval_command(cfg: EvalConfig, out: Path, *, progress: bool = True) -> list[Path]:
     """Run ``cfg`` and write ``out/eval.jsonl``, ``out/lm_eval_results.json`` (lm-eval suites),
     ``out/eval.md``, the plots and, with ``cfg.log_samples``, ``out/samples/<task>.jsonl.gz``
     (every task's documents, a resumed run's included: the reused responses are logged too;
-    without it, an earlier run's ``samples/`` stays only where it was scored from this run's
-    responses, :func:`~longred_bench.evaluation.samples.keep_samples`); returns the paths
-    written."""
+    without it, an earlier run's ``samples/`` stays only where it is this run's documents,
+    :func:`~longred_bench.evaluation.samples.keep_samples`); returns the paths written."""
     cache = request_cache(out, cfg)
     saved = saved_responses(cache)
     if saved:
@@ -69,15 +75,16 @@ def eval_command(cfg: EvalConfig, out: Path, *, progress: bool = True) -> list[P
         members = paper_suite.report_lines(cfg.tasks)  # offline or hub, member by member
         if paper_suite.runs_offline(cfg.tasks):
             title += ", offline members only"
+    run = samples_run(cache, cfg)
     if result.samples is not None:
-        logged = write_samples(out, result.samples, responses=cache.name)
+        logged = write_samples(out, result.samples, run=run)
         counts = {p.relative_to(out): len(result.samples[task]) for task, p in logged.items()}
     else:
-        kept, dropped = keep_samples(out, responses=cache.name)
+        kept, aside = keep_samples(out, run=run)
         logged, counts = {}, {p.relative_to(out): n for p, n in kept.items()}
-        if dropped:
-            print(f"[eval] deleted {out / SAMPLES}: an earlier run's documents, scored from "
-                  "other responses than this run's (other model files or settings); pass "
+        if aside is not None:
+            print(f"[eval] moved the files of {out / SAMPLES} to {aside}: an earlier run's "
+                  "documents, of other responses or settings than this run's; pass "
                   "--log-samples to log this run's", flush=True)  # fmt: skip
     paths += write_eval_report(result.records, out, title, members, samples=counts)
     paths += logged.values()

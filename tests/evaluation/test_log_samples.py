@@ -5,12 +5,13 @@ Unit tests of the record layout on hand-made lm-eval samples and of the config f
 absent from the saved config, so cache keys do not move); integration runs of the command on
 ``tiny-random``: one record per scored document with every field, per-document metrics whose
 mean is the reported score, nothing written without the flag, a resumed run that still logs
-every task, and an earlier run's samples kept by a run without the flag only where they were
-scored from its responses.
+every task, and an earlier run's samples kept by a run without the flag only where they are
+its documents (else set aside, never deleted).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -56,37 +57,45 @@ def test_one_record_per_document_across_filters() -> None:
 
 def test_written_samples_read_back(tmp_path: Path) -> None:
     records = {"b": [{"doc_id": 1, "resps": [[[-1.5, True]]]}], "a": [{"doc_id": 0}]}
-    paths = write_samples(tmp_path, records, responses="r1")
+    paths = write_samples(tmp_path, records, run="r1")
     assert list(paths) == ["a", "b"]
-    assert paths["b"] == tmp_path / "samples" / "b.jsonl.gz"
+    folder = tmp_path / "samples"
+    assert paths["b"] == folder / "b.jsonl.gz"
     assert list(read_samples(paths["b"])) == records["b"]
-    assert not list((tmp_path / "samples").glob("*.tmp"))
-    # A run that logs other tasks leaves no file of the earlier ones beside its own.
-    assert write_samples(tmp_path, {"c": [{"doc_id": 2}]}, responses="r2") == {
-        "c": tmp_path / "samples" / "c.jsonl.gz"
+    assert not list(folder.glob("*.tmp"))
+    assert json.loads((folder / "run.json").read_text()) == {
+        "run": "r1",
+        "documents": {"a.jsonl.gz": 1, "b.jsonl.gz": 1},
     }
-    assert sorted(p.name for p in (tmp_path / "samples").iterdir()) == ["c.jsonl.gz", "run.json"]
+    # A run that logs another task sets the earlier run's files aside, by that run's key.
+    assert write_samples(tmp_path, {"c": [{"doc_id": 2}], "b": []}, run="r2")
+    assert sorted(p.name for p in folder.glob("*.jsonl.gz")) == ["b.jsonl.gz", "c.jsonl.gz"]
+    assert [p.name for p in (folder / "earlier-r1").iterdir()] == ["a.jsonl.gz"]
+    assert json.loads((folder / "run.json").read_text())["run"] == "r2"
 
 
-def test_a_run_without_the_flag_keeps_only_samples_of_its_own_responses(tmp_path: Path) -> None:
-    """Samples scored from other responses (other weights at the same path, another batch
-    size) describe no result in the folder once its eval.jsonl is replaced: they are deleted;
-    those of the same responses are this run's documents and stay."""
+def test_a_run_without_the_flag_keeps_only_samples_of_its_own_run(tmp_path: Path) -> None:
+    """Samples of another run (other weights at the same path, another batch size) describe no
+    result in the folder once its eval.jsonl is replaced: they are set aside, by the key of the
+    run that wrote them, never deleted; those of the same run are this run's documents and
+    stay, with the counts run.json records."""
     from longred_bench.evaluation.samples import keep_samples
 
     folder = tmp_path / "samples"
-    assert keep_samples(tmp_path, responses="r1") == ({}, False)  # nothing there
-    write_samples(tmp_path, {"a": [{"doc_id": 0}, {"doc_id": 1}], "b": [{}]}, responses="r1")
-    assert keep_samples(tmp_path, responses="r1") == (
+    assert keep_samples(tmp_path, run="r1") == ({}, None)  # nothing there
+    write_samples(tmp_path, {"a": [{"doc_id": 0}, {"doc_id": 1}], "b": [{}]}, run="r1")
+    assert keep_samples(tmp_path, run="r1") == (
         {folder / "a.jsonl.gz": 2, folder / "b.jsonl.gz": 1},
-        False,
+        None,
     )
-    assert keep_samples(tmp_path, responses="r2") == ({}, True)
-    assert list(folder.iterdir()) == []
-    write_samples(tmp_path, {"a": [{}]}, responses="r1")
-    (folder / "run.json").unlink()  # whose responses is not known
-    assert keep_samples(tmp_path, responses="r1") == ({}, True)
-    assert not (folder / "a.jsonl.gz").exists()
+    assert keep_samples(tmp_path, run="r2") == ({}, folder / "earlier-r1")
+    assert sorted(p.name for p in folder.iterdir()) == ["earlier-r1"]
+    aside = sorted(p.name for p in (folder / "earlier-r1").iterdir())
+    assert aside == ["a.jsonl.gz", "b.jsonl.gz", "run.json"]
+    write_samples(tmp_path, {"a": [{}]}, run="r1")
+    (folder / "run.json").unlink()  # files written before run.json existed: whose is not known
+    assert keep_samples(tmp_path, run="r1") == ({}, folder / "earlier-unrecorded")
+    assert (folder / "earlier-unrecorded" / "a.jsonl.gz").is_file()
 
 
 def test_the_flag_is_absent_from_a_saved_config_when_off() -> None:
@@ -166,14 +175,15 @@ def test_ruler_samples_resume_and_agree_with_the_scores(
             assert "max_gen_toks" in gen_kwargs
             assert isinstance(r["resps"][0][0], str) and r["decoding"] == "greedy"
             assert r["target"]
-    # Again without the flag: the same responses, so the logged documents are this run's too
-    # and stay listed; with another batch size (other responses) they are deleted.
+    # Again without the flag: the same run, so the logged documents are this run's too and stay
+    # listed; with another batch size (other responses) they are set aside.
     assert cli.main(argv) == 0
     assert f"| `samples/{tasks[0]}.jsonl.gz` | 4 |" in (out / "eval.md").read_text()
-    assert "deleted" not in capsys.readouterr().out
+    assert "moved" not in capsys.readouterr().out
     assert cli.main([*argv, "--batch-size", "2"]) == 0
-    assert "an earlier run's documents, scored from other responses" in capsys.readouterr().out
+    assert "an earlier run's documents, of other responses" in capsys.readouterr().out
     assert not list((out / "samples").glob("*.jsonl.gz"))
+    assert len(list((out / "samples").glob("earlier-*/*.jsonl.gz"))) == len(tasks)
     assert "Logged samples" not in (out / "eval.md").read_text()
 
 
@@ -200,3 +210,22 @@ def test_loglikelihood_samples_carry_scores_and_greedy_flags(
             assert isinstance(loglikelihood, float) and isinstance(is_greedy, bool)
             if decoding == "greedy":  # under PCD a contrast of two passes, of either sign
                 assert loglikelihood < 0
+
+
+def test_the_samples_key_holds_the_config_beside_the_responses(tmp_path: Path) -> None:
+    """Two evaluations of the same model share their responses' key (a rerun with more tasks
+    reuses them) but not their documents: their samples' keys differ; the flag itself changes
+    no document."""
+    import dataclasses
+
+    from longred_bench.jobs.eval import samples_run
+    from longred_bench.jobs.resume import request_cache
+
+    ruler = EvalConfig("tiny-random", suite="ruler", tasks=("longred_ruler_vt",))
+    short = EvalConfig("tiny-random", suite="short_tiny", tasks=("longred_tiny_swap",), limit=8)
+    cache = request_cache(tmp_path, ruler)
+    assert cache == request_cache(tmp_path, short)
+    assert samples_run(cache, ruler) != samples_run(cache, short)
+    assert samples_run(cache, short) != samples_run(cache, dataclasses.replace(short, limit=4))
+    logged = dataclasses.replace(ruler, log_samples=True)
+    assert samples_run(cache, ruler) == samples_run(request_cache(tmp_path, logged), logged)

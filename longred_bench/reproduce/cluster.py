@@ -268,11 +268,11 @@ def _emitted_profile(report: str) -> str | None:
 
 def clear_scripts(out: Path, table: str, profile: str) -> None:
     """Before ``--emit-slurm out`` for ``table`` at ``profile`` (as :func:`profile_arg` names
-    it): refuse a folder holding another table's or another profile's scripts (their jobs may
-    be queued; they read their unit lists from it) or files of these names no emit wrote (a
-    user's own ``submit.sh``), and delete the per-level scripts of an earlier emit of the same
-    table and profile (a plan of fewer levels would leave its extra levels beside the new
-    ones); logs and other files stay."""
+    it): refuse a folder holding another table's or another profile's scripts (the record of
+    what was submitted from it, and where its jobs write their logs) or files of these names no
+    emit wrote (a user's own ``submit.sh``), and delete the per-level scripts of an earlier emit
+    of the same table and profile (a plan of fewer levels would leave its extra levels beside
+    the new ones; its queued tasks carry their own unit lists); logs and other files stay."""
     names = sorted(p.name for p in out.iterdir() if p.is_file()) if out.is_dir() else []
     ours = [n for n in names if SCRIPTS.fullmatch(n) or n in ("submit.sh", "report.sbatch")]
     if not ours:
@@ -288,8 +288,8 @@ def clear_scripts(out: Path, table: str, profile: str) -> None:
     was = (earlier.group(1), given)
     if was != (table, profile):
         raise UserError(f"--emit-slurm {out} holds the job scripts of {was[0]} at profile "
-                        f"{was[1]}, whose jobs read their unit lists from it: give {table} at "
-                        f"{profile} another folder")  # fmt: skip
+                        f"{was[1]}, whose jobs log to it: give {table} at {profile} another "
+                        "folder")  # fmt: skip
     for name in names:
         if SCRIPTS.fullmatch(name):
             (out / name).unlink()
@@ -298,7 +298,9 @@ def clear_scripts(out: Path, table: str, profile: str) -> None:
 def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
                code_eval: bool = False, pinned: str | None = None) -> list[Path]:  # fmt: skip
     """``--emit-slurm DIR``: per dependency level ``units-N.txt`` (id and kind per line) and
-    ``array-N.sbatch`` (a job array over them), ``report.sbatch`` (the final ``reproduce``
+    ``array-N.sbatch`` (a job array over them, the list written into the script, so that a
+    queued task runs the unit it was submitted with whatever a later emit writes here),
+    ``report.sbatch`` (the final ``reproduce``
     call) and ``submit.sh``, which submits them in order, each level after the one before
     (``--kill-on-invalid-dep=yes``: a failed unit cancels the jobs that wait for it).
     Where training takes several GPUs, a level's other units (evaluations, measurements: one
@@ -360,7 +362,10 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
                 f"#SBATCH --array=0-{len(group) - 1}",
                 f"#SBATCH --output={shlex.quote(f'{out}/logs/%x-%a.out')}",
                 *resources(want), *setup,
-                f'LINE=$(sed -n "$((SLURM_ARRAY_TASK_ID + 1))p" {shlex.quote(str(listing))})',
+                # the list itself, not a read of units-N.txt: SLURM keeps a copy of the script
+                # at submission, so a later emit into this folder changes no queued task
+                "UNITS=(", *(shlex.quote(f"{u['id']}\t{u['kind']}") for u in group), ")",
+                'LINE=${UNITS[$SLURM_ARRAY_TASK_ID]}',
                 'ID=${LINE%%$\'\\t\'*}; KIND=${LINE##*$\'\\t\'}',
                 f'if [ "$KIND" = train ]; then RUN=({shlex.join(train)}); '
                 f"else RUN=({shlex.join(exe)}); fi" if train != exe else f"RUN=({shlex.join(exe)})",

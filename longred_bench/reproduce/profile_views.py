@@ -308,8 +308,9 @@ def show_profile(spec: str) -> str:
 
 
 def new_profile(source: str, out: Path) -> Path:
-    """Write an editable copy of profile ``source`` to ``out`` (named after ``out``'s stem): the
-    file itself with its comments where it extends nothing, else its resolved keys. Refuses to
+    """Write an editable copy of profile ``source`` to ``out`` (named after ``out``'s stem,
+    with no ``name:`` key, so that a copy of the copy is named after its own file): the file
+    itself with its comments where it extends nothing, else its resolved keys. Refuses to
     replace a file."""
     import yaml
 
@@ -335,7 +336,8 @@ def new_profile(source: str, out: Path) -> Path:
     raw = read_mapping(path)
     head = (f"# A longred-bench profile, copied from {prof.name} ({path.name}) by `longred-bench "
             "profiles new`.\n# Edit any value; `longred-bench profiles show FILE` checks it and "
-            "`--profile FILE` runs it.\n")  # fmt: skip
+            "`--profile FILE` runs it.\n# The file's name names the profile (its reports go to "
+            "reports/<name>/): a copy of this file is a profile of its own.\n")  # fmt: skip
     if "extends" in raw:  # the resolved keys, less the source's name: the copy is out's own
         keys = {k: v for k, v in to_dict(prof).items() if k != "name"}
         body = yaml.safe_dump(keys, sort_keys=False, width=100)
@@ -343,6 +345,6 @@ def new_profile(source: str, out: Path) -> Path:
         body = "".join(line for line in path.read_text(encoding="utf-8").splitlines(True)
                        if not line.startswith("name:"))  # fmt: skip
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(f"{head}name: {out.stem}\n{body}", encoding="utf-8")
+    out.write_text(head + body, encoding="utf-8")  # no name: the file's stem names it
     load_profile(out)  # the copy is a valid profile
     return out

@@ -234,8 +234,8 @@ def test_emit_slurm_replaces_its_own_table_scripts_and_keeps_another_tables(
     tmp_path, monkeypatch, capsys
 ):
     """A second emit of a table into its folder left the first plan's extra levels beside the
-    new ones; an emit of another table into it overwrote that table's unit lists, which its
-    queued jobs read. Logs and other files stay."""
+    new ones; an emit of another table into it overwrote that table's scripts, the record of
+    what was submitted from the folder. Logs and other files stay."""
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "slurm"
     argv = ["reproduce", "table3", "--profile", "smoke", "--emit-slurm", str(out)]
@@ -253,10 +253,9 @@ def test_emit_slurm_replaces_its_own_table_scripts_and_keeps_another_tables(
     assert main(["reproduce", "fig3", "--profile", "smoke", "--emit-slurm", str(out)]) == 2
     err = capsys.readouterr().err.strip()
     assert err == (f"error: --emit-slurm {out} holds the job scripts of table3 at profile smoke, "
-                   "whose jobs read their unit lists from it: give fig3 at smoke another "
-                   "folder")  # fmt: skip
+                   "whose jobs log to it: give fig3 at smoke another folder")  # fmt: skip
     assert {p.name: p.read_text() for p in out.iterdir() if p.is_file()} == scripts
-    # the same table at another profile: its queued jobs would read the other plan's unit ids
+    # the same table at another profile: the same
     assert main(["reproduce", "table3", "--profile", "tiny", "--emit-slurm", str(out)]) == 2
     assert "holds the job scripts of table3 at profile smoke" in capsys.readouterr().err
     assert {p.name: p.read_text() for p in out.iterdir() if p.is_file()} == scripts

@@ -130,13 +130,16 @@ def test_an_array_task_runs_its_unit_where_and_on_what_it_was_emitted(
     array = (out / "array-1.sbatch").read_text()
     assert "--gres" not in array and "#SBATCH --cpus-per-task=2\n" in array  # tiny: the CPU
     env = {**os.environ, "SLURM_ARRAY_TASK_ID": "1", "LONGRED_CACHE": str(tmp_path / "other")}
+    unit = (out / "units-1.txt").read_text().splitlines()[1].split("\t")[0]
+    # A later emit into the folder rewrites or deletes the lists: a queued task (SLURM keeps
+    # its script as submitted) still runs the unit it was submitted with.
+    (out / "units-1.txt").write_text("another\tplan\n")
     ran = {}
     for name in ("array-1.sbatch", "report.sbatch"):
         done = subprocess.run(["bash", str(out / name)], env=env, cwd=tmp_path,
                               capture_output=True, text=True)  # fmt: skip
         assert done.returncode == 0, done.stderr
         ran[name] = done.stdout.splitlines()
-    unit = (out / "units-1.txt").read_text().splitlines()[1].split("\t")[0]
     where = [str(Path.cwd()), str(cache), "reproduce", "table3", "--profile", "tiny", "--d1",
              "prose"]  # fmt: skip
     assert ran["array-1.sbatch"] == [*where, "--unit", unit, "--quiet"]

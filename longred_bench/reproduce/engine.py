@@ -126,10 +126,25 @@ def records_of(ctx: Context) -> list[dict[str, Any]]:
     return spec.records(ctx) if spec.records is not None else gather(ctx, spec.steps(ctx))
 
 
-def command_of(table: str, profile: str, jobs: int, options: dict[str, Any]) -> str:
-    """The command line that reproduces this call."""
-    return (f"longred-bench reproduce {table} --profile {profile}"
-            + (f" --jobs {jobs}" if jobs != 1 else "") + option_args(options))  # fmt: skip
+def command_of(
+    table: str, profile: Profile, jobs: int, options: dict[str, Any], out: Path | None = None
+) -> str:
+    """The command line that reproduces this call, as it can be run again: a built-in profile by
+    name, a file by its absolute path; ``--out`` where ``out`` is not the table's default."""
+    import shlex
+
+    from longred_bench.reproduce.cluster import profile_arg
+
+    return (f"longred-bench reproduce {table} --profile {shlex.quote(profile_arg(profile))}"
+            + (f" --jobs {jobs}" if jobs != 1 else "") + option_args(options)
+            + out_arg(profile, options, out))  # fmt: skip
+
+
+def out_arg(profile: Profile, options: dict[str, Any], out: Path | None) -> str:
+    """`` --out OUT`` for an ``out`` other than the table's default folder, else nothing."""
+    import shlex
+
+    return f" --out {shlex.quote(str(out))}" if out and out != default_out(profile, options) else ""
 
 
 def default_out(profile: Profile, options: dict[str, Any]) -> Path:
@@ -224,8 +239,7 @@ def _rebuild(table: str, prof: Profile, out: Path | None, d1: str | None) -> lis
             continue  # a table that writes its own outputs has no records report to rebuild
         opts = options if name == "table3" else {}
         folder = out or default_out(prof, opts)
-        command = command_of(name, prof.name, 1, opts) + " --rebuild"
-        command += f" --out {out}" if out is not None else ""
+        command = command_of(name, prof, 1, opts) + " --rebuild" + out_arg(prof, opts, folder)
         build = None if spec.write is not None else spec.build
         models = tuple(m for m in (prof.model.name, prof.model.fallback) if m)
         paths += rebuild_outputs(name, build, folder, profile=prof.name, command=command,
@@ -280,7 +294,7 @@ def run_table(ctx: Context, out: Path, *, jobs: int = 1) -> list[Path]:
     records = records_of(ctx)
     report = {
         "profile": ctx.profile.name,
-        "command": command_of(ctx.table, ctx.profile.name, table_jobs, ctx.options),
+        "command": command_of(ctx.table, ctx.profile, table_jobs, ctx.options, out),
         "wall_seconds": time.perf_counter() - start,
         "wall_note": wall_note(table_jobs, load_start),
     }

@@ -1,0 +1,33 @@
+"""The command line a reproduced report names runs again as printed: a profile file by its
+absolute path (it named the profile by its name, which no ``--profile`` takes), ``--out`` where
+the report was not written to the table's default folder, every word shell-quoted."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from longred_bench.cli import build_parser
+from longred_bench.profiles import load_profile
+from longred_bench.reproduce.engine import command_of, default_out
+
+
+def test_a_reports_command_runs_again_as_printed(tmp_path: Path, monkeypatch) -> None:
+    folder = tmp_path / "my profiles"
+    folder.mkdir()
+    (folder / "mine.yaml").write_text("extends: smoke\n")
+    monkeypatch.chdir(tmp_path)
+    prof = load_profile(Path("my profiles/mine.yaml"))
+    out = tmp_path / "some out"
+    command = command_of("table3", prof, 2, {"d1": "prose"}, out)
+    words = shlex.split(command)
+    assert words[0] == "longred-bench"
+    args = build_parser().parse_args(words[1:])
+    assert (args.table, args.jobs, args.d1, args.out) == ("table3", 2, "prose", str(out))
+    assert load_profile(args.profile).source == prof.source  # the same file, from anywhere
+    # The table's default folder goes unnamed; a built-in profile is named by its name.
+    default = command_of("table3", prof, 1, {}, default_out(prof, {}))
+    assert "--out" not in default
+    assert command_of("table1", load_profile("smoke"), 1, {}) == (
+        "longred-bench reproduce table1 --profile smoke"
+    )

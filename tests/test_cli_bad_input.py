@@ -300,6 +300,14 @@ def test_a_yaml_key_given_twice_is_refused(tmp_path, capsys) -> None:
         (["--suite", "ppl", "--num-fewshot", "3"], "--num-fewshot is for the lm-eval suites"),
         (["--suite", "ruler", "--tasks", "longred_ruler_vt", "longred_tiny_lastword"],
          "longred_tiny_lastword is not a RULER task"),
+        (["--suite", "niah", "--tasks", "longred_ruler_vt"],
+         "the niah suite runs one task, longred_niah (the needle grid over --lengths and "
+         "--depths), not longred_ruler_vt"),
+        (["--suite", "niah", "--tasks", "longred_niah", "longred_tiny_swap"],
+         "not longred_tiny_swap: run that with its own suite"),
+        (["--suite", "ruler", "--num-fewshot", "2"], "--num-fewshot is for the short suites; "
+         "the ruler suite's prompts are built at each length"),
+        (["--suite", "niah", "--num-fewshot", "0"], "--num-fewshot is for the short suites"),
         (["--decoding", "pcd", "--pcd-top-k", "10"],
          "--pcd-top-k is for --pcd-plausibility topk, not adaptive"),
         (["--decoding", "pcd", "--pcd-plausibility", "topk", "--pcd-beta", "0.3"],
@@ -308,8 +316,10 @@ def test_a_yaml_key_given_twice_is_refused(tmp_path, capsys) -> None:
 )  # fmt: skip
 def test_eval_options_that_would_be_ignored_are_refused(tmp_path, capsys, flags, message) -> None:
     """ppl ran without a word with a --max-length, --backend, --tasks or --num-fewshot it never
-    reads; ruler ran a short task whole, without its --lengths and --samples; a PCD cut of the
-    other plausibility rule was recorded and not used."""
+    reads; ruler ran a short task whole, without its --lengths and --samples; niah ran another
+    task whole, then failed in its grid's report with nothing written; --num-fewshot with ruler
+    ended in a traceback after loading; a PCD cut of the other plausibility rule was recorded and
+    not used."""
     _one_line_error(capsys, ["eval", "--model", "tiny-random", *flags, "--out",
                              str(tmp_path / "o")], message)  # fmt: skip
 

@@ -346,3 +346,54 @@ def test_psa_depths_on_a_task_of_several_needles_are_refused_before_torch_loads(
                            "niah_multikey_3), not niah_multikey_1")  # fmt: skip
     check_psa_depths(("niah_multikey_3", "niah_single_1"), (0.0, 50.0))
     check_psa_depths(("niah_multikey_1",), ())
+
+
+@pytest.fixture(scope="module")
+def saved_tiny(tmp_path_factory):
+    """``tiny-random`` saved as a Hugging Face folder."""
+    from longred_bench.models.loading import load
+
+    folder = tmp_path_factory.mktemp("saved") / "tiny"
+    loaded = load("tiny-random")
+    loaded.model.save_pretrained(folder)
+    loaded.tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        ("architecture", "transformers cannot read its config or weights: The checkpoint you are "
+         "trying to load has model type `llamaa` but Transformers does not recognize this "
+         "architecture; give a Hugging Face model folder"),
+        ("type", "transformers cannot read its config or weights: Validation error for field "
+         "'hidden_size': TypeError: Field 'hidden_size' expected int, got str (value: '64')"),
+        ("tokenizer", "transformers cannot read its tokenizer: Couldn't instantiate the backend "
+         "tokenizer"),
+    ],
+)  # fmt: skip
+def test_a_model_folder_transformers_refuses_is_one_line(
+    tmp_path, capsys, saved_tiny, kind, expected
+) -> None:
+    """An architecture transformers does not know, a config value of the wrong type, a folder
+    without tokenizer files: transformers' traceback (18 frames for the type) after the command
+    had started; now one line naming the model and what of it could not be read."""
+    import shutil
+
+    spec = tmp_path / "m"
+    shutil.copytree(saved_tiny, spec)
+    config = json.loads((spec / "config.json").read_text())
+    if kind == "tokenizer":
+        for path in spec.iterdir():
+            if "token" in path.name:
+                path.unlink()
+    else:
+        config.update(model_type="llamaa") if kind == "architecture" else config.update(
+            hidden_size="64"
+        )
+        (spec / "config.json").write_text(json.dumps(config))
+    argv = ["eval", "--model", str(spec), "--suite", "short_tiny", "--limit", "2"]
+    assert main([*argv, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err  # after the weights' progress bar where they loaded
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith(f"error: model '{spec}': {expected}")

@@ -11,9 +11,11 @@ patched: the change goes through the config alone.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -187,17 +189,38 @@ def _load_error(spec: str, exc: OSError) -> UserError:
     )
 
 
+@contextlib.contextmanager
+def _unreadable(spec: str, part: str) -> Iterator[None]:
+    """Turn transformers' refusal of a model's ``part`` (an architecture it does not know, a
+    config value of the wrong type, tokenizer files it cannot build a tokenizer from) into one
+    line naming the model."""
+    from huggingface_hub.errors import StrictDataclassError
+
+    try:
+        yield
+    except (ValueError, StrictDataclassError) as exc:
+        lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+        if isinstance(exc, StrictDataclassError) and len(lines) > 1:
+            lines = [f"{lines[0].rstrip(':')}: {lines[1]}"]  # the field, then why
+        why = (lines[0] if lines else type(exc).__name__).split(". ")[0].rstrip(":.")
+        raise UserError(f"model {spec!r}: transformers cannot read {part}: {why}; give a "
+                        "Hugging Face model folder (config.json, weights and tokenizer files) "
+                        "or hub id") from None  # fmt: skip
+
+
 def _load_pretrained(spec: str, dtype: torch.dtype, trust_remote_code: bool) -> LoadedModel:
     source, extra = resolve_spec(spec)
     if not extra and Path(source).is_dir():  # checked against its manifest where it has one
         check_model_dir(Path(source), _DAMAGED_FIX)
     try:
-        model = AutoModelForCausalLM.from_pretrained(
-            source, dtype=dtype, trust_remote_code=trust_remote_code, **extra
-        )
-        tokenizer = AutoTokenizer.from_pretrained(
-            source, trust_remote_code=trust_remote_code, **extra
-        )
+        with _unreadable(spec, "its config or weights"):
+            model = AutoModelForCausalLM.from_pretrained(
+                source, dtype=dtype, trust_remote_code=trust_remote_code, **extra
+            )
+        with _unreadable(spec, "its tokenizer"):
+            tokenizer = AutoTokenizer.from_pretrained(
+                source, trust_remote_code=trust_remote_code, **extra
+            )
     except OSError as exc:
         raise _load_error(spec, exc) from None
     except (SafetensorError, json.JSONDecodeError) as exc:
@@ -216,7 +239,10 @@ def load_tokenizer(spec: str, *, trust_remote_code: bool = False) -> object:
         return byte_tokenizer()
     source, extra = resolve_spec(spec)
     try:
-        return AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code, **extra)
+        with _unreadable(spec, "its tokenizer or config"):
+            return AutoTokenizer.from_pretrained(
+                source, trust_remote_code=trust_remote_code, **extra
+            )
     except OSError as exc:
         raise _load_error(spec, exc) from None
 
@@ -227,7 +253,8 @@ def load_config(spec: str, *, trust_remote_code: bool = False) -> object:
         return load_zoo(spec)[0].config
     source, extra = resolve_spec(spec)
     try:
-        return AutoConfig.from_pretrained(source, trust_remote_code=trust_remote_code, **extra)
+        with _unreadable(spec, "its config"):
+            return AutoConfig.from_pretrained(source, trust_remote_code=trust_remote_code, **extra)
     except OSError as exc:
         raise _load_error(spec, exc) from None
 

@@ -106,8 +106,14 @@ def sample_sizes(records: list[dict[str, Any]]) -> str:
     if niah:
         cells = {(r["length"], r["depth"]) for r in niah}
         parts.append(f"NIAH {len(cells)} cells x {max(r['n'] for r in niah)} sample(s)")
-    over = over_length_documents(records)
-    parts.append(f"{over} document(s) skipped as over-length")
+    labels = list(dict.fromkeys(r["label"] for r in records if r.get("kind") == "eval"))
+    over = {label: over_length_documents([r for r in records if r.get("label") == label])
+            for label in labels}  # fmt: skip
+    if len(set(over.values())) <= 1:
+        parts.append(f"{next(iter(over.values()), 0)} document(s) skipped as over-length")
+    else:
+        each = ", ".join(f"{n} for {label}" for label, n in over.items())
+        parts.append(f"document(s) skipped as over-length: {each}")
     return (
         "Per model: " + "; ".join(parts) + ". Small samples: differences of a few points are noise."
     )

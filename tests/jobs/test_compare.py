@@ -317,3 +317,19 @@ def test_an_interrupted_drift_of_other_settings_keeps_its_windows(tmp_path: Path
     compare.run_compare(cfg, tmp_path, progress=False)
     assert kept.exists() and not gone.exists()
     assert sorted(p.name for p in root.glob("*.partial.json")) == [kept.name]  # its own: done
+
+
+def test_over_length_documents_are_counted_per_model() -> None:
+    """The per-model sentence said "20 document(s) skipped" where 2, 3, 5 and 10 were, one count
+    per model: the sum over all of them."""
+
+    def task(label: str, over: int) -> dict:
+        return {"kind": "eval", "label": label, "suite": "short_tiny", "task": "t",
+                "metric": "acc", "length": None, "n_samples": 4, "n_over_length": over}  # fmt: skip
+
+    uneven = [task("original", 2), task("a", 3), task("b", 5), task("c", 10)]
+    line = report.sample_sizes(uneven)
+    assert "document(s) skipped as over-length: 2 for original, 3 for a, 5 for b, 10 for c" in line
+    assert "1 document(s) skipped as over-length" in report.sample_sizes(
+        [task("original", 1), task("a", 1)]
+    )

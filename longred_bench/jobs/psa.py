@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import gc
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ import torch
 from longred_bench.errors import UserError
 from longred_bench.jobs.builds import result_builds
 from longred_bench.jobs.configs import ORIGINAL, PsaConfig
+from longred_bench.jobs.heartbeat import heartbeat
 from longred_bench.metrics.psa import answer_scores
 from longred_bench.models.loading import extend, load
 from longred_bench.pcd.config import PcdConfig
@@ -138,11 +140,15 @@ def _progress(total: int, desc: str, enabled: bool):
 
 
 def run_psa(
-    cfg: PsaConfig, *, progress: bool = True, pcd: PcdConfig | None = None
+    cfg: PsaConfig,
+    *,
+    progress: bool = True,
+    pcd: PcdConfig | None = None,
+    scored: Callable[[str], None] | None = None,
 ) -> tuple[list[dict[str, Any]], Provenance]:
     """Measure ``cfg``: records of kind ``psa_sample`` (one per sample and line) and
     ``psa_token`` (one per answer token), and the run's provenance; with ``pcd``, under PCD
-    with those parameters."""
+    with those parameters. ``scored(line)`` is called after each sample, with its line's name."""
     cfg.check()
     start = time.perf_counter()
     records: list[dict[str, Any]] = []
@@ -190,6 +196,8 @@ def run_psa(
                 )  # fmt: skip
                 records.extend({"kind": "psa_token", **common, **tok} for tok in tokens)
                 bar.update(1)
+                if scored is not None:
+                    scored(name)
             bar.close()
             if model is not base.model:
                 del model
@@ -225,10 +233,23 @@ def psa_command(
     if pcd is not None and "pcd" not in decodings:
         raise UserError("psa: PCD parameters given without pcd in --decoding")
     records: list[dict[str, Any]] = []
-    for decoding in dict.fromkeys(decodings):
-        use = (pcd or PcdConfig()) if decoding == "pcd" else None
-        got, _ = run_psa(cfg, progress=progress, pcd=use)
-        records += got
+    lines = len(cfg.models) * len(cfg.ropes) * len(dict.fromkeys(decodings))
+    total = lines * len(cfg.tasks) * len(cfg.lengths) * cfg.samples
+    state = {"done": 0, "line": ""}
+
+    def scored(line: str) -> None:
+        state["done"] += 1
+        state["line"] = line
+
+    def describe() -> str:
+        now = state["line"] or "loading"
+        return f"[psa] {state['done']} of {total} sample(s) scored; now {now}"
+
+    with heartbeat(describe, enabled=not progress):
+        for decoding in dict.fromkeys(decodings):
+            use = (pcd or PcdConfig()) if decoding == "pcd" else None
+            got, _ = run_psa(cfg, progress=progress, pcd=use, scored=scored)
+            records += got
     config = {
         "command": "psa", **cfg.to_dict(), "decoding": list(dict.fromkeys(decodings)),
         "pcd": (pcd or PcdConfig()).as_dict() if "pcd" in decodings else None,

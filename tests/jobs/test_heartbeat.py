@@ -50,3 +50,22 @@ def test_compare_quiet_prints_its_progress(tmp_path, monkeypatch, capsys, reques
     assert lines, "no progress line under --quiet"
     assert any("of 3 unit(s) done; now original: niah" in x for x in lines)
     assert all("so far" in x for x in lines)
+
+
+@pytest.mark.integration
+def test_psa_quiet_prints_its_progress(tmp_path, monkeypatch, capsys, request) -> None:
+    """psa --quiet printed nothing until its end (13 min at smol's documented run), and saves
+    nothing when interrupted."""
+    from data_helpers import ensure_cached
+
+    from longred_bench import cli
+
+    ensure_cached(request, "brown")
+    monkeypatch.setattr(hb, "HEARTBEAT_SECONDS", 0.05)
+    argv = ["psa", "--model", "tiny-random", "--rope", "none", "pi:factor=4", "--tasks",
+            "niah_single_1", "--lengths", "512", "--samples", "3", "--out",
+            str(tmp_path / "psa"), "--quiet"]  # fmt: skip
+    assert cli.main(argv) == 0
+    lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("[psa]")]
+    assert lines, "no progress line under --quiet"
+    assert all(" of 6 sample(s) scored; now " in x and "so far" in x for x in lines)

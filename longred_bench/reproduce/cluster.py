@@ -391,4 +391,19 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     submit += ["JR=$(sbatch --parsable $DEP report.sbatch)", 'echo "$JR"']
     (out / "submit.sh").write_text("\n".join(submit) + "\n", encoding="utf-8")
     (out / "submit.sh").chmod(0o755)
+    _warn_over_memory(units, hw.gpu_memory_gib)
     return [*written, out / "report.sbatch", out / "submit.sh"]
+
+
+def _warn_over_memory(units: list[dict[str, Any]], gib: float) -> None:
+    """A note on the units whose estimate exceeds the profile's memory per GPU: the dry run
+    counts them, and their jobs are written all the same (the estimate is a model)."""
+    over = [(u["id"], u["estimate"]["gib_per_gpu"]) for u in units if not u["cached"]
+            and (u["estimate"] or {}).get("gib_per_gpu") is not None
+            and u["estimate"]["gib_per_gpu"] > gib]  # fmt: skip
+    if over:
+        uid, need = max(over, key=lambda item: item[1])
+        print(f"note: {len(over)} unit(s) are estimated over the profile's {gib:g} GiB per GPU "
+              f"(at most {need:.1f} GiB: {uid}); their jobs may run out of memory: see "
+              "--dry-run, and docs/training.md on fitting a run (activation checkpointing, "
+              "FSDP, micro_tokens)", file=sys.stderr)  # fmt: skip

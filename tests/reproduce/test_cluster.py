@@ -290,3 +290,26 @@ def test_emit_slurm_emits_again_for_a_profile_path_with_a_quote(tmp_path, monkey
             str(tmp_path / "slurm")]  # fmt: skip
     assert main(argv) == 0
     assert main(argv) == 0
+
+
+def test_emit_slurm_says_which_units_are_estimated_over_the_gpus_memory(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """The dry run counted units estimated over the profile's memory per GPU; --emit-slurm
+    wrote their jobs without a word."""
+    from longred_bench.models.loading import load
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    model = tmp_path / "model"
+    load("tiny-random").model.config.save_pretrained(model)  # a shape to estimate from
+    profile = tmp_path / "small.yaml"
+    profile.write_text(f"extends: smoke\nmodel: {{name: '{model}'}}\n"
+                       "hardware: {gpu_memory_gib: 0.001}\n")  # fmt: skip
+    argv = ["reproduce", "table3", "--profile", str(profile)]
+    assert main([*argv, "--emit-slurm", str(tmp_path / "jobs")]) == 0
+    err = capsys.readouterr().err
+    assert "note: 3 unit(s) are estimated over the profile's 0.001 GiB per GPU" in err
+    assert "their jobs may run out of memory" in err
+    profile.write_text(f"extends: smoke\nmodel: {{name: '{model}'}}\n")  # 80 GiB: all fit
+    assert main([*argv, "--emit-slurm", str(tmp_path / "jobs2")]) == 0
+    assert "note:" not in capsys.readouterr().err

@@ -100,7 +100,8 @@ def make_grid(
         seeds = {r: count for r in rows if r in compared}
     if any(k < 1 for k in seeds.values()):
         raise refuse(ctx, f"tables.{ctx.table}.seeds", "a row needs at least one seed")
-    overrides = {**prof.runs.overrides, **s.overrides}
+    overrides = {k: v for k, v in {**prof.runs.overrides, **s.overrides}.items()
+                 if v is not None}  # null: no override (an inherited one given up)  # fmt: skip
     if d1 == "prose":
         overrides = {k: v for k, v in overrides.items() if k not in D1_KEYS}
     extensions = s.extensions if s.extensions is not None else prof.runs.extensions

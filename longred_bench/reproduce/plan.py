@@ -226,6 +226,52 @@ def distinct_units(units: list[PlannedUnit]) -> tuple[list[PlannedUnit], dict[st
     return list(first.values()), also
 
 
+def shadowed_keys(ctx: Context) -> list[str]:
+    """Notes on the ``training.<recipe>`` keys of the user's own profile files
+    (:func:`user_training_keys`) that a training table's overrides replace in its runs
+    (``runs.overrides``, then ``tables.<t>.overrides``, win over a recipe's own section): a
+    value set in one place and run from another, without a word, otherwise."""
+    table = getattr(ctx.settings, "overrides", None)
+    if table is None:  # not a table of training runs
+        return []
+    prof = ctx.profile
+    mine = user_training_keys(prof)
+    where = {k: f"runs.overrides.{k}" for k in prof.runs.overrides}
+    where.update({k: f"tables.{ctx.table}.overrides.{k}" for k in table})
+    over = {**prof.runs.overrides, **table}
+    notes = []
+    for recipe, keys in sorted(prof.training.items()):
+        for key, value in (keys or {}).items():
+            shadowed = key in over and over[key] is not None and over[key] != value
+            if shadowed and (recipe, key) in mine:
+                notes.append(f"{key}: the table's runs take `{where[key]}` ({over[key]}), not "
+                             f"`training.{recipe}.{key}` ({value}); set `{where[key]}: null` to "
+                             f"let each recipe's section decide")  # fmt: skip
+    return notes
+
+
+def user_training_keys(prof: Any) -> set[tuple[str, str]]:
+    """The ``(recipe, key)`` pairs the ``training:`` sections of the profile's own files set:
+    its file and the files it extends up to the first built-in profile (whose sections and
+    overrides are the suite's own design)."""
+    from pathlib import Path
+
+    from longred_bench.profiles import BUILTIN
+    from longred_bench.profiles.loader import builtin_path, profile_file, read_mapping
+
+    builtin = {builtin_path(name).resolve() for name in BUILTIN}
+    path, seen, out = Path(prof.source) if prof.source else None, set(), set()
+    while path is not None and path.resolve() not in builtin | seen:
+        seen.add(path.resolve())
+        data = read_mapping(path)
+        for recipe, keys in (data.get("training") or {}).items():
+            if isinstance(keys, dict):
+                out |= {(str(recipe), str(key)) for key in keys}
+        parent = data.get("extends")
+        path = profile_file(parent, relative_to=path) if parent else None
+    return out
+
+
 def plan_text(ctxs: list[Context], jobs: int) -> str:
     """The dry-run listing of tables ``ctxs`` (one profile): each distinct unit, cached or not,
     per table; the training data's epochs; then the distinct units to run in all and the
@@ -251,6 +297,12 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
             lines.append(f"  at {', '.join(own)}: `tables.{ctx.table}.extensions`, not "
                          f"`runs.extensions` ({', '.join(ctx.profile.runs.extensions) or 'none'})"
                          "; set the table's own to change it")  # fmt: skip
+        lines += [f"  {note}" for note in shadowed_keys(ctx)]
+        own_seeds = getattr(ctx.settings, "seeds", None)
+        if own_seeds is not None and own_seeds != ctx.profile.runs.seeds:
+            lines.append(f"  seeds: `tables.{ctx.table}.seeds` ({own_seeds}), not `runs.seeds` "
+                         f"({ctx.profile.runs.seeds}); set the table's own to change "
+                         "it")  # fmt: skip
         for u in units:
             state = "cached" if u.cached else "to run"
             timing = _gpu(u.cost) if u.cost is not None else _minutes(seconds[u.key])

@@ -110,7 +110,8 @@ def check_repeats(data: Any, where: str, path: str = "") -> None:
 def check_training_values(prof: Profile) -> None:
     """Each training key of ``training.<recipe>``, ``runs.overrides`` and every
     ``tables.<t>.overrides`` is a training key (or a method group) of its type, refused in one
-    line naming the file and the key path (the schema's own type check)."""
+    line naming the file and the key path (the schema's own type check); ``null`` in an
+    ``overrides`` section gives up an inherited override."""
     import dataclasses
     import typing
 
@@ -136,6 +137,8 @@ def check_training_values(prof: Profile) -> None:
             if key not in known:
                 raise UserError(f"profile {file}: {path}.{key} is not a training key (see "
                                 "docs/training.md)")  # fmt: skip
+            if value is None and path.endswith("overrides"):
+                continue  # no override: an inherited one given up
             coerce(hints[key], value, file=file, where=f"{path}.{key}")
             _check_training_value(key, value, f"profile {file}: {path}.{key}")
 

@@ -1,0 +1,50 @@
+"""What a dry run says about settings a table takes from elsewhere than where a profile file set
+them: a ``training.<recipe>`` key of the user's own file replaced in the table's runs by an
+override (``null`` there gives the override up), and a table's own seeds beside ``runs.seeds``."""
+
+from __future__ import annotations
+
+import json
+
+from longred_bench.cli import main
+
+
+def _dry(capsys, profile, table: str = "table3") -> str:
+    assert main(["reproduce", table, "--profile", str(profile), "--dry-run"]) == 0
+    return capsys.readouterr().out
+
+
+def _units(capsys, profile) -> list[dict]:
+    assert main(["reproduce", "table3", "--profile", str(profile), "--list-units"]) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def test_a_training_key_an_override_replaces_is_named(tmp_path, monkeypatch, capsys) -> None:
+    """smoke's runs.overrides.steps (2) won over the file's training.cpt.steps (10) without a
+    word; the built-in profile's own sections (steps 3 for `train --profile smoke`) are its
+    design and get no note."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("extends: smoke\ntraining: {cpt: {steps: 10}}\n")
+    out = _dry(capsys, mine)
+    assert ("steps: the table's runs take `runs.overrides.steps` (2), not `training.cpt.steps` "
+            "(10); set `runs.overrides.steps: null`") in out  # fmt: skip
+    assert out.count("the table's runs take") == 1
+    assert "the table's runs take" not in _dry(capsys, "smoke")
+    # null gives the inherited override up: each recipe's own steps, the file's 10 for cpt
+    before = {u["id"]: u["folder"] for u in _units(capsys, mine)}
+    mine.write_text("extends: smoke\ntraining: {cpt: {steps: 10}}\n"
+                    "runs: {overrides: {steps: null}}\n")  # fmt: skip
+    assert "the table's runs take" not in _dry(capsys, mine)
+    after = {u["id"]: u["folder"] for u in _units(capsys, mine)}
+    cpt = next(uid for uid in after if uid.startswith("train_cpt"))
+    assert after[cpt] != before[cpt]  # another run: 10 steps
+
+
+def test_a_tables_own_seeds_are_named_beside_the_grids(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    mine = tmp_path / "seeded.yaml"
+    mine.write_text("extends: smoke\nruns: {seeds: 2}\ntables: {fig3: {seeds: 1}}\n")
+    out = _dry(capsys, mine, "fig3")
+    assert "seeds: `tables.fig3.seeds` (1), not `runs.seeds` (2)" in out
+    assert "seeds: `tables" not in _dry(capsys, mine, "table3")

@@ -260,6 +260,13 @@ def test_eval_keeps_another_configs_results(tmp_path):
                                         batch_size=4, log_samples=True).to_dict())  # fmt: skip
     (tmp_path / "eval.jsonl").write_text("")  # nothing to keep
     check_eval_out(tmp_path, EvalConfig(model="tiny-random", suite="ppl").to_dict())
+    # lengths in another order measure the same (a RULER run at 1024 512 was refused)
+    saved(EvalConfig(model="tiny-random", suite="ruler", lengths=(512, 1024)))
+    check_eval_out(tmp_path, EvalConfig(model="tiny-random", suite="ruler",
+                                        lengths=(1024, 512)).to_dict())  # fmt: skip
+    with pytest.raises(UserError, match=r"\(differs in lengths\)"):
+        check_eval_out(tmp_path, EvalConfig(model="tiny-random", suite="ruler",
+                                            lengths=(512,)).to_dict())  # fmt: skip
 
 
 @pytest.mark.parametrize("text", ["{not json\n", '{"kind": "foo", "value": 1}\n', "[1, 2]\n"])

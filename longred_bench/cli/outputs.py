@@ -87,6 +87,11 @@ EVAL_FREE_KEYS = ("batch_size", "device", "log_samples")
 them."""
 
 
+ORDERLESS = ("tasks", "lengths", "models", "decoding")
+"""Config lists whose order changes no result: the tasks, lengths, models and decodings a run
+measures (each is measured on its own)."""
+
+
 def check_results_config(
     out: Path,
     name: str,
@@ -98,9 +103,9 @@ def check_results_config(
     """Refuse, before anything loads, an ``out`` whose results file ``name`` (JSONL, each record
     with its ``provenance``) holds the results of ``what`` of another config than ``mine``
     (keys in ``free`` aside): writing there would replace them. RoPE specs compare by label,
-    task lists in any order; an absent or empty file has nothing to keep, and one that is no
-    such results (unreadable, cut short, without provenance) is refused too: what it holds is
-    not known. ``before``: what results written before a key existed had for it."""
+    the lists of :data:`ORDERLESS` in any order; an absent or empty file has nothing to keep,
+    and one that is no such results (unreadable, cut short, without provenance) is refused too:
+    what it holds is not known. ``before``: what results written before a key existed had for it."""
     import json
 
     from longred_bench.models.rope import parse_rope_spec
@@ -110,7 +115,7 @@ def check_results_config(
             specs = value if isinstance(value, list | tuple) else [value]
             labels = [s if s == "none" else parse_rope_spec(str(s)).label() for s in specs]
             return labels if isinstance(value, list | tuple) else labels[0]
-        if key == "tasks" and isinstance(value, list | tuple):
+        if key in ORDERLESS and isinstance(value, list | tuple):
             return sorted(map(str, value))
         return list(value) if isinstance(value, tuple) else value
 

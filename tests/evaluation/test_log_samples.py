@@ -227,5 +227,8 @@ def test_the_samples_key_holds_the_config_beside_the_responses(tmp_path: Path) -
     assert cache == request_cache(tmp_path, short)
     assert samples_run(cache, ruler) != samples_run(cache, short)
     assert samples_run(cache, short) != samples_run(cache, dataclasses.replace(short, limit=4))
+    two = EvalConfig("tiny-random", suite="ruler", tasks=("a", "b"), lengths=(512, 1024))
+    again = dataclasses.replace(two, tasks=("b", "a"), lengths=(1024, 512))  # the same documents
+    assert samples_run(cache, two) == samples_run(cache, again)
     logged = dataclasses.replace(ruler, log_samples=True)
     assert samples_run(cache, ruler) == samples_run(request_cache(tmp_path, logged), logged)

@@ -17,6 +17,7 @@ import warnings
 from collections.abc import Iterator
 
 from longred_bench.cli import commands, parser_rules, parsers
+from longred_bench.cli.out_lock import out_lock
 from longred_bench.errors import UserError
 from longred_bench.heap import keep_freed_memory
 
@@ -145,7 +146,11 @@ def main(argv: list[str] | None = None) -> int:
             from longred_bench.cli.devices import check_device
 
             check_device(args.device)  # before any model is loaded or any work is done
-        with sigterm_as_interrupt(), quiet_libraries(getattr(args, "quiet", False)):
+        with (
+            sigterm_as_interrupt(),
+            quiet_libraries(getattr(args, "quiet", False)),
+            out_lock(args),
+        ):
             keep_freed_memory()
             return int(args.func(args))
     except UserError as exc:

@@ -1,0 +1,41 @@
+"""Two runs into one ``--out`` at once: the second stops in one line (it wrote over the first's
+results, or failed in a traceback on the response cache the first had removed)."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from longred_bench.cli import main
+from longred_bench.cli.out_lock import out_lock
+from longred_bench.errors import UserError
+
+
+def test_a_second_run_into_a_busy_out_is_refused(tmp_path, capsys) -> None:
+    out = tmp_path / "o"
+    args = argparse.Namespace(command="eval", out=str(out), dry_run=False)
+    with out_lock(args):
+        busy = rf"--out {out} is in use by another eval run"
+        with pytest.raises(UserError, match=busy), out_lock(args):
+            pass
+        argv = ["eval", "--model", "tiny-random", "--suite", "short_tiny", "--limit", "1",
+                "--out", str(out)]  # fmt: skip
+        assert main(argv) == 2
+        assert (
+            capsys.readouterr()
+            .err.strip()
+            .endswith(
+                "is in use by another eval run (still running?): wait for it to end, or give "
+                "another --out"
+            )
+        )
+        # a dry run, another folder and a command that writes no --out run as before
+        assert main([*argv[:-2], "--dry-run"]) == 0
+        with out_lock(argparse.Namespace(command="eval", out=str(tmp_path / "p"))):
+            pass
+        with out_lock(argparse.Namespace(command="models", out=str(out))):
+            pass
+    with out_lock(args):  # released
+        pass
+    assert not out.exists()  # the lock lies beside the folder; nothing made the folder

@@ -12,7 +12,7 @@ from longred_bench.cli.out_lock import out_lock
 from longred_bench.errors import UserError
 
 
-def test_a_second_run_into_a_busy_out_is_refused(tmp_path, capsys) -> None:
+def test_a_second_run_into_a_busy_out_is_refused(tmp_path, capsys, monkeypatch) -> None:
     out = tmp_path / "o"
     args = argparse.Namespace(command="eval", out=str(out), dry_run=False)
     with out_lock(args):
@@ -35,6 +35,12 @@ def test_a_second_run_into_a_busy_out_is_refused(tmp_path, capsys) -> None:
         with out_lock(argparse.Namespace(command="eval", out=str(tmp_path / "p"))):
             pass
         with out_lock(argparse.Namespace(command="models", out=str(out))):
+            pass
+        monkeypatch.setenv("RANK", "1")  # torchrun's other processes of the same run
+        with out_lock(args):
+            pass
+        monkeypatch.setenv("RANK", "0")
+        with pytest.raises(UserError, match=busy), out_lock(args):
             pass
     with out_lock(args):  # released
         pass

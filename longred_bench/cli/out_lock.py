@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,9 +19,11 @@ LOCKED = ("eval", "compare", "drift", "psa", "train")
 @contextlib.contextmanager
 def out_lock(args: argparse.Namespace) -> Iterator[None]:
     """Hold the lock on ``args.out`` for the block where ``args`` is a run (not a dry run) of
-    one of :data:`LOCKED`; a folder another run holds is a one-line error."""
+    one of :data:`LOCKED`, in its first process (``torchrun``'s others share the run); a folder
+    another run holds is a one-line error."""
     out = getattr(args, "out", None)
-    if args.command not in LOCKED or not out or getattr(args, "dry_run", False):
+    rank = os.environ.get("RANK", "0")  # torchrun's processes of one run: the first locks
+    if args.command not in LOCKED or not out or getattr(args, "dry_run", False) or rank != "0":
         yield
         return
     from longred_bench.cache import build_lock

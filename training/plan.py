@@ -70,7 +70,7 @@ def epochs_line(name: str, record: dict, rows: int, reads: int) -> str | None:
     source = f"{record['source']} (fallback {used})" if used else record["source"]
     return (
         f"data {name}: {source} gives {rows} rows of {length} tokens{origin}, the budget reads "
-        f"{reads}: {reads / rows:.2f} epochs (each row seen about {reads / rows:.1f} times)"
+        f"{reads} rows: {reads / rows:.2f} epochs (each row seen about {reads / rows:.1f} times)"
     )
 
 

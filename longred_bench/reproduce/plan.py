@@ -330,11 +330,13 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
         counts += (f", {len(stopped)} of which cannot start as configured (e.g. "
                    f"{stopped[0].label}: {stopped[0].error})")  # fmt: skip
     if not any(_costed(u) for u in todo):
-        lines.append(
-            f"{counts} ({_left(todo, seconds, jobs)}). Estimates: cached runs' seconds per token; "
-            "an evaluation the median recorded time of its suite, else a third of a CPT run; "
-            "nothing cached, nothing to estimate from."
-        )
+        rule = ("Estimates: cached runs' seconds per token; an evaluation the median recorded "
+                "time of its suite, else a third of a CPT run")  # fmt: skip
+        if not todo:
+            rule = "Nothing to run"
+        elif all(seconds[u.key] is None for u in todo):
+            rule += "; nothing is cached to estimate from"
+        lines.append(f"{counts} ({_left(todo, seconds, jobs)}). {rule}.")
     else:
         how = how_estimated(todo, profile)
         lines.append(f"{counts}: {gpu_totals(todo, profile.hardware)}.{how}")

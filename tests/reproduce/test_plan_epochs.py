@@ -65,7 +65,7 @@ def test_a_short_long_corpus_shows_its_epochs_in_the_dry_run(
         f"data long: hf:org/no-such-data:docs=5|txt:{book} is read from the hub at training "
         "time; its epochs are said then (2 runs, e.g. train cpt pi:factor=4 seed 0)",
         f"data long offline (its fallback): txt:{book} gives 3 rows of 512 tokens (from 1 "
-        "documents of at least 512 tokens), the budget reads 8: 2.67 epochs (each row seen "
+        "documents of at least 512 tokens), the budget reads 8 rows: 2.67 epochs (each row seen "
         "about 2.7 times) (2 runs, e.g. train cpt pi:factor=4 seed 0)",
     ]
     assert text.index("Training data, from each run's own config") < text.index("In all: ")

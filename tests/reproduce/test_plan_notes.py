@@ -48,3 +48,12 @@ def test_a_tables_own_seeds_are_named_beside_the_grids(tmp_path, monkeypatch, ca
     out = _dry(capsys, mine, "fig3")
     assert "seeds: `tables.fig3.seeds` (1), not `runs.seeds` (2)" in out
     assert "seeds: `tables" not in _dry(capsys, mine, "table3")
+
+
+def test_the_plans_last_line_says_why_there_is_no_estimate(tmp_path, monkeypatch, capsys) -> None:
+    """It said "nothing cached, nothing to estimate from" whatever the cache held (every unit
+    cached included)."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    last = _dry(capsys, "smoke").strip().splitlines()[-1]
+    assert last.startswith("In all: 13 distinct units, 0 cached, 13 to run")
+    assert last.endswith("else a third of a CPT run; nothing is cached to estimate from.")

@@ -211,7 +211,7 @@ def test_the_epochs_line_of_a_corpus_with_few_long_documents(tmp_path: Path) -> 
     line = epochs_line("long", got.record, len(got.ids), 40)
     assert line == (
         f"data long: txt:{folder} gives 4 rows of 8 tokens (from 2 documents of at least 8 "
-        "tokens), the budget reads 40: 10.00 epochs (each row seen about 10.0 times)"
+        "tokens), the budget reads 40 rows: 10.00 epochs (each row seen about 10.0 times)"
     )
     assert epochs_line("long", got.record, len(got.ids), 4) is None
     plan = describe_plan_with_data(cfg, 16, WordTokenizer())  # the dry run's text

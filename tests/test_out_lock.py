@@ -43,5 +43,6 @@ def test_a_second_run_into_a_busy_out_is_refused(tmp_path, capsys, monkeypatch) 
         with pytest.raises(UserError, match=busy), out_lock(args):
             pass
     with out_lock(args):  # released
-        pass
+        assert (tmp_path / ".o.lock").is_file()
     assert not out.exists()  # the lock lies beside the folder; nothing made the folder
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # and it is gone with the run

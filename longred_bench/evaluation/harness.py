@@ -269,6 +269,26 @@ def _metadata(model_spec: str, **values: Any) -> dict[str, Any]:
     return {"tokenizer": model_spec, **{k: v for k, v in values.items() if v is not None}}
 
 
+def _check_ruler_fits(cfg: EvalConfig, names: list[str], length: int) -> None:
+    """Every asked RULER task's first sample at the shortest ``length``, before lm-eval builds
+    them: one line naming each task that does not fit and the length that holds them all
+    (lm-eval stopped at the first, with the length that held that one alone)."""
+    from longred_bench.models.loading import load_tokenizer
+    from longred_bench.taskdata.ruler.registry import TASKS, check_fits_all
+    from longred_bench.taskdata.ruler.sizing import Misfit
+
+    prefix = "longred_ruler_"
+    tasks = [t for n in names for t in (TASKS if n == "longred_ruler" else
+             [n.removeprefix(prefix)] if n.startswith(prefix) else [])]  # fmt: skip
+    tokenizer = load_tokenizer(cfg.model)
+    try:
+        check_fits_all(list(dict.fromkeys(tasks)), tokenizer, length, cfg.seed,
+                       corpus=cfg.corpus or "brown",
+                       phrasing=cfg.phrasing or "standard")  # fmt: skip
+    except Misfit as exc:
+        raise UserError(f"{exc}: pass --lengths from that one on, or other --tasks") from None
+
+
 @dataclass
 class _Prepared:
     """An evaluation made ready to run: its lm-eval model, the task manager, the loaded tasks,
@@ -300,6 +320,8 @@ def _prepare(cfg: EvalConfig, model: EvalModel, batch_size: int | str) -> _Prepa
     wanted = list(cfg.tasks) if cfg.tasks is not None else SUITES[suite]
     manager = task_manager(metadata, wanted)
     names = check_tasks(wanted, manager)
+    if suite == "ruler":
+        _check_ruler_fits(cfg, names, min(lengths))
     paper = suite == paper_suite.SUITE
     loaded_tasks = paper_suite.load_tasks(manager, names) if paper else manager.load(names)
     if cfg.max_length is not None:

@@ -243,3 +243,29 @@ def test_piece_counts_with_multi_digit_tokens():
     assert counter is not None and counter.pattern is GPT2_PIECES  # "12"-like tokens exist
     texts = _random_texts(4, "0123456789 ab'st\n.-", 2000, 30) + corpus[:50]
     assert counter.count_many(texts) == [_reference_count(tok, t) for t in texts]
+
+
+def test_every_task_too_long_for_the_shortest_length_is_named_at_once(byte_tok):
+    """A run at 256 stopped at its first task that did not fit, suggesting the length that held
+    that one (512), where the next needed 1,024; now one error names each task that does not
+    fit with the tokens it needs, and the length that holds them all."""
+    from longred_bench.taskdata.ruler.registry import check_fits_all
+    from longred_bench.taskdata.ruler.sizing import Misfit
+
+    tasks = ["vt", "fwe", "niah_multikey_1", "niah_single_1"]
+    with pytest.raises(Misfit) as caught:
+        check_fits_all(tasks, byte_tok, 256, 0)
+    message = str(caught.value)
+    assert message.startswith("RULER at length 256: 4 task(s) need more tokens")
+    needs = {t: int(message.split(f"{t} ")[1].split(",")[0].split(";")[0]) for t in tasks}
+    assert all(n > 256 for n in needs.values()) and caught.value.needed == max(needs.values())
+    most = max(needs.values())
+    assert message.endswith(f"holds them all is {1 << (most - 1).bit_length()}")
+    fits = 1 << (most - 1).bit_length()
+    check_fits_all(tasks, byte_tok, fits, 0)  # the length it names holds every task
+    for length in (256, fits):  # as the runs' own first samples agree
+        for task in tasks:
+            try:
+                generate(task, byte_tok, length, 1, 0)
+            except Misfit:
+                assert length == 256 and task in needs

@@ -190,3 +190,43 @@ def generation_rate(
     start = time.perf_counter()
     generate(task, tokenizer, length, n, seed, corpus=corpus)
     return n / max(time.perf_counter() - start, 1e-9)
+
+
+def check_fits_all(
+    tasks: Sequence[str],
+    tokenizer: Any,
+    length: int,
+    seed: int,
+    *,
+    corpus: str = "brown",
+    phrasing: str = "standard",
+) -> None:
+    """Raise one :class:`Misfit` naming every task of ``tasks`` whose least sample (its prompt
+    with an empty haystack plus the answer) does not fit ``length`` tokens (the run's shortest
+    length) with ``tokenizer``, each with the tokens it needs, and the smallest RULER length
+    that holds them all; a run stopped at the first such task, with the length that held that
+    one alone (often too small for the next). Cheap: a task's least sample is measured by asking
+    for one token (no haystack is searched), and only a task that this finds too long is
+    generated at ``length`` (its run's first sample, which the run would have stopped at), so a
+    task is named only where the run would stop on it."""
+    needs: dict[str, int] = {}
+    for task in tasks:
+        own = phrasing if task in PHRASED_TASKS else "standard"
+        for size in (1, length):  # a cheap measure (the draws differ by length), then the run's
+            try:
+                generate(task, tokenizer, size, 1, seed, corpus=corpus, phrasing=own)
+            except Misfit as error:
+                if error.needed <= length:
+                    break  # fits, as far as this check can tell
+                if size == length:
+                    needs[task] = error.needed  # the run's own first sample does not fit
+                continue
+            break
+    if needs:
+        most = max(needs.values())
+        each = ", ".join(f"{t} {n}" for t, n in sorted(needs.items(), key=lambda kv: -kv[1]))
+        fits = min((n for n in LENGTHS if n >= most), default=1 << (most - 1).bit_length())
+        raise Misfit(f"RULER at length {length}: {len(needs)} task(s) need more tokens with "
+                     f"this tokenizer ({each}; each its prompt with an empty haystack plus the "
+                     f"answer): the smallest RULER length that holds them all is {fits}",
+                     most)  # fmt: skip

@@ -269,6 +269,23 @@ def _metadata(model_spec: str, **values: Any) -> dict[str, Any]:
     return {"tokenizer": model_spec, **{k: v for k, v in values.items() if v is not None}}
 
 
+def _count_by_length(
+    records: list[dict[str, Any]], tasks: dict[str, Any], fits: list[FitReport]
+) -> None:
+    """Give each per-length record of a task (RULER's ``score`` at ``length``) the documents
+    scored at that length, where lm-eval counts the task's documents over every length."""
+    from collections import Counter
+
+    counts: dict[str, Counter] = {}
+    for f in fits:
+        docs = tasks[f.task].eval_docs if f.task in tasks else None
+        if docs is not None and len(docs) and "length" in docs[0]:
+            counts[f.task] = Counter(int(docs[i]["length"]) for i in f.fitting)
+    for r in records:
+        if r["length"] is not None and r["n_samples"] is not None and r["task"] in counts:
+            r["n_samples"] = counts[r["task"]].get(r["length"], 0)
+
+
 def _check_ruler_fits(cfg: EvalConfig, names: list[str], length: int) -> None:
     """Every asked RULER task's first sample at the shortest ``length``, before lm-eval builds
     them: one line naming each task that does not fit and the length that holds them all
@@ -434,6 +451,7 @@ def run_harness(
             over_length=over,
             extra=extra,
         )
+        _count_by_length(records, loaded_tasks["tasks"], fits)
         if decoding == "pcd":
             _undefined_under_pcd(records)
         if suite == "niah":

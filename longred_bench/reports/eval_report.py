@@ -30,7 +30,9 @@ def metrics_table(records: list[dict[str, Any]]) -> list[str]:
     for r in records:
         if r.get("kind") != "eval":
             continue
-        row = rows.setdefault(r["task"], {"n": r.get("n_samples"), "over": 0, "cells": {}})
+        row = rows.setdefault(r["task"], {"n": None, "over": 0, "cells": {}})
+        if r.get("length") is None:  # the task's count (a per-length record counts its own)
+            row["n"] = r.get("n_samples")
         row["over"] = max(row["over"], r.get("n_over_length", 0) or 0)
         if r.get("length") is None:
             column = r["metric"]

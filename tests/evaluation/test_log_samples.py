@@ -154,6 +154,8 @@ def test_ruler_samples_resume_and_agree_with_the_scores(
     assert not (out / "samples").exists()  # without the flag nothing is logged
     assert ".jsonl.gz" not in capsys.readouterr().out
     before = _tidy(out)
+    for task in tasks:  # a length's record counts its own documents (it counted all lengths')
+        assert [before[(task, "score", n)]["n_samples"] for n in (None, 512, 1024)] == [4, 2, 2]
     # Run again with the flag: every response comes from the request cache (a resumed run),
     # and every task's documents are still logged.
     assert cli.main([*argv, "--log-samples"]) == 0

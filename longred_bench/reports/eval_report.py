@@ -24,9 +24,11 @@ def _fmt(value: Any, digits: int = 4) -> str:
 def metrics_table(records: list[dict[str, Any]]) -> list[str]:
     """Markdown rows, one per task or group (kind ``eval``): each metric over the whole task as
     ``value ± stderr``, then, where the suite scores by length (RULER), the score at each
-    length, the documents scored and those skipped as over-length."""
+    length, the documents scored and those skipped as over-length; a metric with no value in
+    this run (``not_defined``: a perplexity under PCD) reads "not defined", with why below."""
     rows: dict[str, dict[str, Any]] = {}
     columns: list[str] = []
+    undefined: set[str] = set()
     for r in records:
         if r.get("kind") != "eval":
             continue
@@ -39,6 +41,9 @@ def metrics_table(records: list[dict[str, Any]]) -> list[str]:
             cell = _fmt(r["value"]) + ("" if r.get("stderr") is None else f" ± {_fmt(r['stderr'])}")
         else:
             column, cell = f"{r['metric']} at {r['length']}", _fmt(r["value"])
+        if r.get("not_defined"):
+            cell = "not defined"
+            undefined.add(str(r["not_defined"]))
         row["cells"][column] = cell
         if column not in columns:
             columns.append(column)
@@ -53,6 +58,8 @@ def metrics_table(records: list[dict[str, Any]]) -> list[str]:
         cells = [row["cells"].get(c, "") for c in columns]
         n = "" if row["n"] is None else str(row["n"])
         lines.append(f"| {task} | " + " | ".join(cells) + f" | {n} | {row['over']} |")
+    if undefined:  # a metric with no value here, and why (a perplexity under PCD)
+        lines += ["", f"not defined: {'; '.join(sorted(undefined))}."]
     return lines
 
 

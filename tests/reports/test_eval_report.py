@@ -33,3 +33,20 @@ def test_each_task_is_listed_once_with_its_metrics_and_lengths(tmp_path: Path) -
     assert rows[0].startswith("| longred_tiny_nextsent | 0.7500 ± 0.2500 | 0.5000 ± 0.2500 |")
     assert rows[2].endswith("| 20.0000 | 30.0000 | 10.0000 | 8 | 0 |")
     assert (tmp_path / "ruler_lengths.png").is_file()
+
+
+def test_a_metric_not_defined_in_the_run_says_so() -> None:
+    """Under PCD a perplexity has no value: its cell was blank, with no word of why."""
+    from longred_bench.reports.eval_report import metrics_table
+
+    records = [
+        {"kind": "eval", "task": "ppl", "metric": "word_perplexity", "length": None,
+         "value": None, "stderr": None, "n_samples": 3,
+         "not_defined": "not a probability under PCD"},
+        {"kind": "eval", "task": "swap", "metric": "acc", "length": None, "value": 0.5,
+         "stderr": 0.1, "n_samples": 3},
+    ]  # fmt: skip
+    lines = metrics_table(records)
+    assert any(line.startswith("| ppl | not defined |") for line in lines)
+    assert lines[-1] == "not defined: not a probability under PCD."
+    assert "not defined" not in "\n".join(metrics_table(records[1:]))

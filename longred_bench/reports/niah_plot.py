@@ -20,10 +20,12 @@ def _length_label(length: int) -> str:
 
 
 def _panel_title(key: tuple[Any, Any]) -> str:
+    """A panel's model, with the RoPE extension applied to it where one was (none: the model
+    as it is, which may be an extended checkpoint: it was titled "original")."""
     model, rope = key
     if model is None:
         return ""
-    return f"{model}, {rope}" if rope else f"{model}, original"
+    return f"{model}, {rope}" if rope else str(model)
 
 
 def plot_niah_heatmap(records: Iterable[Mapping[str, Any]], path: Path, title: str) -> Path:

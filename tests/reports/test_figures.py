@@ -91,3 +91,11 @@ def test_drift_plot_draws_interval_bands_and_keeps_the_legend_off_the_lines(
     without = pd.DataFrame(rows).drop(columns=["text_hidden_cosine", "text_attention_kl"])
     drift_plot.plot_drift_layers(without, tmp_path / "e.png", "t")
     assert all(len(ax.collections) == 0 for ax in figures[1].axes)  # no per-text values: no band
+
+
+def test_a_niah_panel_without_an_applied_extension_is_named_by_its_model() -> None:
+    """An extended checkpoint evaluated as it is was titled "ext_abf, original"."""
+    from longred_bench.reports.niah_plot import _panel_title
+
+    assert _panel_title(("ext_abf", None)) == "ext_abf"
+    assert _panel_title(("base", "pi:factor=4")) == "base, pi:factor=4"

@@ -38,6 +38,12 @@ def _fmt(value: float | None, digits: int = 1) -> str:
     return "" if value is None or math.isnan(value) else f"{value:.{digits}f}"
 
 
+def _kl(value: float | None) -> str:
+    """An attention KL to four significant digits, as drift.md writes it (``2.566e-04``; a fixed
+    four decimals read 0.0002)."""
+    return "" if value is None or math.isnan(value) else f"{value:.3e}"
+
+
 def short_scores(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """``{label: {benchmark: score 0-100}}`` of the short-suite leaf tasks' headline metric."""
     found: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
@@ -196,7 +202,7 @@ def build_compare_report(
             f"| {_fmt(_ratio(row['short'], base['short']), 3) if label != original else ''} "
             f"| {_fmt(_ratio(row['ruler'], base['ruler']), 3) if label != original else ''} "
             f"| {_fmt(d['mean_hidden_cosine'], 4) if d else ''} "
-            f"| {_fmt(d['mean_attention_kl'], 4) if d else ''} |"
+            f"| {_kl(d['mean_attention_kl']) if d else ''} |"
         )
     lines.append("")
     if short:

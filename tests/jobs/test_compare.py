@@ -333,3 +333,7 @@ def test_over_length_documents_are_counted_per_model() -> None:
     assert "1 document(s) skipped as over-length" in report.sample_sizes(
         [task("original", 1), task("a", 1)]
     )
+
+
+def test_the_summarys_attention_kl_keeps_its_digits_as_drift_md_does() -> None:
+    assert report._kl(2.566e-04) == "2.566e-04" and report._kl(None) == ""

@@ -151,8 +151,7 @@ def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list
                 path = runs / slug(label) / unit["suite"] / "eval.jsonl"
                 got = cached_records(path, unit)
                 if got is None:
-                    if progress:
-                        print(f"[compare] {label}: {unit['suite']}", flush=True)
+                    state.announce(f"{label}: {unit['suite']}", path, progress)
                     cache = request_cache(runs, EvalConfig.from_dict(own_config(unit)))
                     state.start(f"{label}: {unit['suite']}", cache=cache)
                     measured = _measure(unit, progress, cache, window)
@@ -163,6 +162,9 @@ def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list
         for name, unit in drift_parts:
             records += _drift(cfg, name, unit, runs / "drift", progress, state)
             state.done += 1
+    print(f"[compare] {state.total - state.measured} of {state.total} unit(s) reused from "
+          f"{runs}, {state.measured} measured" + (f" ({state.again} again: their settings "
+          "changed)" if state.again else ""), flush=True)  # fmt: skip
     return records
 
 
@@ -190,9 +192,22 @@ class _Progress:
     unit: str = "checking saved units"
     cache: Path | None = None
     partial: Path | None = None
+    measured: int = 0
+    again: int = 0
 
     def start(self, unit: str, *, cache: Path | None = None, partial: Path | None = None) -> None:
         self.unit, self.cache, self.partial = unit, cache, partial
+
+    def announce(self, unit: str, saved: Path, progress: bool) -> None:
+        """Say that ``unit`` is measured: always where its folder held records of other
+        settings (``saved``, which the new ones replace), else with ``progress``."""
+        self.measured += 1
+        if saved.is_file():
+            self.again += 1
+            print(f"[compare] {unit}: measured again; {saved} held records of other settings, "
+                  "which this replaces", flush=True)  # fmt: skip
+        elif progress:
+            print(f"[compare] {unit}", flush=True)
 
     def line(self) -> str:
         from longred_bench.jobs.drift import partial_windows
@@ -235,8 +250,7 @@ def _drift(
     path = root / name / "drift.jsonl"
     got = cached_records(path, unit)
     if got is None:
-        if progress:
-            print(f"[compare] drift: {name}", flush=True)
+        state.announce(f"drift: {name}", path, progress)
         # windows of these weights and settings only. Another call's settings keep their own
         # file (an interrupted call's windows were deleted by a call with other settings); the
         # files of weights no longer there can never resume, and go.

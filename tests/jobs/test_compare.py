@@ -178,7 +178,10 @@ def test_compare_and_the_table_reports_compute_one_short_avg() -> None:
 
 @pytest.mark.integration
 def test_compare_tiny_end_to_end_and_resume(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    capsys: pytest.CaptureFixture,
 ) -> None:
     ensure_cached(request, "brown", "austen", "sotu")
     out = tmp_path / "cmp"
@@ -202,8 +205,12 @@ def test_compare_tiny_end_to_end_and_resume(
 
     monkeypatch.setattr(compare, "run_eval_unit", fail)
     monkeypatch.setattr("longred_bench.jobs.drift.run_drift", fail)
+    capsys.readouterr()
     assert cli.main(argv) == 0
     assert (out / "compare.md").read_text() == first
+    assert f"[compare] 5 of 5 unit(s) reused from {out / 'runs'}, 0 measured" in (
+        capsys.readouterr().out
+    )
 
     # Changing one setting reruns only the units it touches (here: NIAH).
     calls: list[str] = []
@@ -219,6 +226,9 @@ def test_compare_tiny_end_to_end_and_resume(
     argv[argv.index("100")] = "50"
     assert cli.main(argv) == 0
     assert calls == ["niah", "niah"]
+    printed = capsys.readouterr().out  # the units replaced, said even under --quiet
+    assert "[compare] original: niah: measured again; " in printed
+    assert "3 of 5 unit(s) reused" in printed and "2 measured (2 again: their settings" in printed
     summary = next(
         line for line in (out / "compare.md").read_text().splitlines() if "| pi:factor=4 |" in line
     )

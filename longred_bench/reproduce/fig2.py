@@ -51,7 +51,7 @@ def _short_step(ctx: Context, model: str, rope: str | None, labels: dict, **extr
     from longred_bench.reproduce.table3 import table3_grid
 
     grid = replace(
-        table3_grid(ctx.profile),
+        table3_grid(ctx.profile, "fig2"),
         evaluation=table_evaluation(ctx.profile, ctx.settings.evaluation, "fig2"),
     )
     unit = eval_units(grid, model, rope, None)[0]  # the short suite, keyed as Table 3 keys it
@@ -86,7 +86,7 @@ def _steps(ctx: Context) -> list[Step]:
                           labels=labels))  # fmt: skip
     for ext in ctx.settings.trained:
         run = TrainedRow("cpt", ext, 0)
-        train = train_unit(run.config(table3_grid(ctx.profile)))
+        train = train_unit(run.config(table3_grid(ctx.profile, "fig2")))
         labels = {"row": "cpt", "extension": ext, "seed": 0, "series": "cpt"}
         train_step, drift = trained_drift_steps(ctx.profile, run, labels, f"drift cpt {ext}")
         short = _short_step(ctx, str(train.dir / "final"), None, labels, after=(train.folder,),

@@ -108,7 +108,7 @@ def _train_units(ctx: Context) -> list[tuple[str, CachedUnit]]:
 
     if not ctx.settings.trained:
         return []
-    grid = table3_grid(ctx.profile)
+    grid = table3_grid(ctx.profile, "pcd")
     return [(trained_line(row, ext), train_unit(TrainedRow(row, ext, 0).config(grid)))
             for row, ext in ctx.settings.trained]  # fmt: skip
 

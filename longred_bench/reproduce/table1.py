@@ -71,7 +71,7 @@ def trained_drift_steps(
     records labelled ``labels`` and its summary."""
     from longred_bench.reproduce.table3 import table3_grid
 
-    train = train_unit(run.config(table3_grid(profile)))
+    train = train_unit(run.config(table3_grid(profile, "table1")))
     drift = checkpoint_drift_unit(profile, train.dir / "final")
     where = run.extension or "original RoPE"
     return [
@@ -98,7 +98,7 @@ def _steps(ctx: Context) -> list[Step]:
             labels = {"stage": "after", "trained_row": "cpt", "extension": ext, "seed": seed}
             steps += trained_drift_steps(ctx.profile, TrainedRow("cpt", ext, seed), labels,
                                          f"drift after cpt {ext} seed {seed}")  # fmt: skip
-    if "control" in table3_grid(ctx.profile).rows:
+    if "control" in table3_grid(ctx.profile, "table1").rows:
         for seed in seeds:
             labels = {"stage": "control", "trained_row": "control", "extension": None, "seed": seed}
             steps += trained_drift_steps(ctx.profile, TrainedRow("control", None, seed), labels,

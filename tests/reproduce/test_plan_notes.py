@@ -57,3 +57,17 @@ def test_the_plans_last_line_says_why_there_is_no_estimate(tmp_path, monkeypatch
     last = _dry(capsys, "smoke").strip().splitlines()[-1]
     assert last.startswith("In all: 13 distinct units, 0 cached, 13 to run")
     assert last.endswith("else a third of a CPT run; nothing is cached to estimate from.")
+
+
+def test_a_table_measuring_table3s_runs_says_why_table3_is_named(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """Table 1 (smoke's after_cpt) stopped with "table3 cannot run ...", a table the user had
+    not asked for."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    mid = tmp_path / "mid.yaml"
+    mid.write_text('extends: smoke\nruns: {extensions: ["pi:factor=2"]}\n')
+    assert main(["reproduce", "table1", "--profile", str(mid), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: table1 measures runs of Table 3's grid, which cannot run at "
+                          "this profile: table3 cannot run at profile mid")  # fmt: skip

@@ -194,6 +194,8 @@ def reproduce(
     ctxs = [get_spec(t).resolve(prof, progress=progress, force=force,
                                 options=options if t == "table3" else {})
             for t in tables]  # fmt: skip
+    if options.get("d1"):
+        _check_d1_differs(next(c for c in ctxs if c.table == "table3"))
     if dry_run:
         from longred_bench.reproduce.plan import plan_text
 
@@ -225,6 +227,20 @@ def reproduce(
             print(f"[all] {ctx.table} --profile {prof.name}", flush=True)
         paths += run_table(ctx, out or default_out(prof, ctx.options), jobs=jobs)
     return paths
+
+
+def _check_d1_differs(ctx: Context) -> None:
+    """Refuse a Table 3 data variant that changes no run: ``--d1 prose`` drops the long-data
+    keys of the runs' overrides, and where the profile's overrides set none, its runs are the
+    default's, trained again under other keys into a report folder of their own."""
+    from longred_bench.reproduce.grid import D1_KEYS
+
+    over = {**ctx.profile.runs.overrides, **(getattr(ctx.settings, "overrides", None) or {})}
+    if not any(over.get(k) is not None for k in D1_KEYS):
+        raise UserError(f"--d1 {ctx.options['d1']}: at profile {ctx.profile.name} Table 3's runs "
+                        f"already train on each recipe's own long data (no {' or '.join(D1_KEYS)}"
+                        " in runs.overrides or tables.table3.overrides): the variant would run "
+                        "the same table again; run it without --d1")  # fmt: skip
 
 
 def _rebuild(table: str, prof: Profile, out: Path | None, d1: str | None) -> list[Path]:

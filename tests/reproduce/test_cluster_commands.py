@@ -57,16 +57,15 @@ def test_a_unit_running_code_tasks_is_printed_with_allow_code_eval(tmp_path, mon
 
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
     monkeypatch.setenv("HF_ALLOW_CODE_EVAL", "0")  # --allow-code-eval sets it; restored after
-    units = _listed(capsys, "table3", "--profile", "paper", "--d1", "prose")
+    units = _listed(capsys, "table3", "--profile", "paper")
     code = [u for u in units if "paper_short" in u["label"]]  # humaneval and mbpp among them
     assert code and all(u["command"].endswith(" --allow-code-eval") for u in code)
     assert all("--allow-code-eval" not in u["command"] for u in units if u not in code)
-    assert main(["reproduce", "table3", "--profile", "paper", "--d1", "prose", "--dry-run"]) == 0
+    assert main(["reproduce", "table3", "--profile", "paper", "--dry-run"]) == 0
     printed = [line.split("$ ", 1)[1] for line in capsys.readouterr().out.splitlines()
                if line.lstrip().startswith("$ ")]  # fmt: skip
     # the plan shows a unit two rows share under both labels; either id names it
     assert {u["command"] for u in units} <= set(printed)
-    assert all(" --d1 prose " in c for c in printed)
     assert all(c.endswith(" --allow-code-eval") == ("paper_short" in c) for c in printed)
     # the printed command passes the checks `--unit` makes (no GPU nor hub here: stubbed)
     monkeypatch.setattr(engine, "_check_cuda", lambda profile: None)
@@ -85,7 +84,7 @@ def test_slurm_jobs_ask_one_nodes_resources_and_cancel_what_waits_on_a_failure(
     monkeypatch.setenv("LONGRED_CACHE", str(cache))
     monkeypatch.setenv("HF_ALLOW_CODE_EVAL", "0")  # --allow-code-eval sets it; restored after
     out = tmp_path / "my jobs"
-    argv = ["reproduce", "table3", "--profile", "paper", "--d1", "prose", "--allow-code-eval"]
+    argv = ["reproduce", "table3", "--profile", "paper", "--allow-code-eval"]
     assert main([*argv, "--emit-slurm", str(out)]) == 0
     scripts = sorted(out.glob("*.sbatch"))
     assert len(scripts) == 6  # three levels (training on 8 GPUs, the rest on 1) and the report
@@ -100,7 +99,7 @@ def test_slurm_jobs_ask_one_nodes_resources_and_cancel_what_waits_on_a_failure(
         assert any(line.startswith(f"#SBATCH --output='{out}/logs/%x") for line in head)
         assert f"export LONGRED_CACHE={shlex.quote(str(cache))}" in lines
         assert "export HF_ALLOW_CODE_EVAL=1" in lines
-        assert " reproduce table3 --profile paper --d1 prose " in lines[-1]
+        assert " reproduce table3 --profile paper " in lines[-1]
     submit = (out / "submit.sh").read_text().splitlines()
     assert f"cd {shlex.quote(str(out))}" in submit
     deps = [line for line in submit if line.startswith("DEP=") and line != "DEP="]

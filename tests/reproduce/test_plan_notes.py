@@ -71,3 +71,15 @@ def test_a_table_measuring_table3s_runs_says_why_table3_is_named(
     err = capsys.readouterr().err
     assert err.startswith("error: table1 measures runs of Table 3's grid, which cannot run at "
                           "this profile: table3 cannot run at profile mid")  # fmt: skip
+
+
+def test_a_data_variant_that_changes_no_run_is_refused(tmp_path, monkeypatch, capsys) -> None:
+    """--d1 prose drops the long-data keys of the runs' overrides; at smoke (none set) it gave
+    the default's own units under a report folder named for prose data."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    argv = ["reproduce", "table3", "--d1", "prose", "--dry-run", "--profile"]
+    assert main([*argv, "smoke"]) == 2
+    assert "--d1 prose: at profile smoke Table 3's runs already train on each recipe's own " in (
+        capsys.readouterr().err
+    )
+    assert main([*argv, "tiny"]) == 0  # tiny's overrides set its retrieval long data

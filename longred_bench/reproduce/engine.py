@@ -191,6 +191,8 @@ def reproduce(
         raise UserError(f"unknown --d1 {d1!r}; variants: {', '.join(D1_VARIANTS)}")
     options = {"d1": d1} if d1 not in (None, "retrieval") else {}
     tables = list(table_names()) if table == "all" else [table]
+    if local_model(prof.model.name):  # its stated window and depth first: the tables' plans
+        check_model(prof, fallback_for)  # are built on them (a wrong window misread as a RULER fit)
     ctxs = [get_spec(t).resolve(prof, progress=progress, force=force,
                                 options=options if t == "table3" else {})
             for t in tables]  # fmt: skip

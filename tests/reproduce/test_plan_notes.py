@@ -83,3 +83,23 @@ def test_a_data_variant_that_changes_no_run_is_refused(tmp_path, monkeypatch, ca
         capsys.readouterr().err
     )
     assert main([*argv, "tiny"]) == 0  # tiny's overrides set its retrieval long data
+
+
+def test_a_wrong_model_window_is_named_before_the_tables_are_planned(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """model.window 512 on a 256-token model read "no length fits abf:theta=4e6's 2048-token
+    window" (the plan built on the wrong window) before the window itself was named."""
+    from longred_bench.models.loading import load
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    model = tmp_path / "model"
+    load("tiny-random").model.config.save_pretrained(model)
+    mine = tmp_path / "w.yaml"
+    mine.write_text(f"extends: smol\nmodel: {{name: '{model}', window: 512, layers: 4}}\n")
+    assert main(["reproduce", "table3", "--profile", str(mine), "--dry-run"]) == 2
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith(f"model.window is 512, but {model}'s config says 256: set model.window: 256")
+    )

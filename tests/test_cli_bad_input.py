@@ -305,9 +305,9 @@ def test_a_yaml_key_given_twice_is_refused(tmp_path, capsys) -> None:
          "--depths), not longred_ruler_vt"),
         (["--suite", "niah", "--tasks", "longred_niah", "longred_tiny_swap"],
          "not longred_tiny_swap: run that with its own suite"),
-        (["--suite", "ruler", "--num-fewshot", "2"], "--num-fewshot is for the short suites; "
-         "the ruler suite's prompts are built at each length"),
-        (["--suite", "niah", "--num-fewshot", "0"], "--num-fewshot is for the short suites"),
+        (["--suite", "ruler", "--num-fewshot", "2"], "--num-fewshot above 0 is for the short "
+         "suites; the ruler suite's prompts are built at each length"),
+        (["--suite", "niah", "--num-fewshot", "1"], "--num-fewshot above 0 is for the short"),
         (["--decoding", "pcd", "--pcd-top-k", "10"],
          "--pcd-top-k is for --pcd-plausibility topk, not adaptive"),
         (["--decoding", "pcd", "--pcd-plausibility", "topk", "--pcd-beta", "0.3"],
@@ -326,9 +326,11 @@ def test_eval_options_that_would_be_ignored_are_refused(tmp_path, capsys, flags,
 
 def test_the_flags_eval_refuses_pass_where_they_apply(capsys) -> None:
     """The refusals above leave the flags' own uses alone: RULER tasks and lm-eval's NIAH under
-    ruler, and each PCD cut with its own rule."""
+    ruler, --num-fewshot 0 with the long suites (it ran as without it), and each PCD cut with its
+    own rule."""
     for flags in (["--suite", "ruler", "--tasks", "longred_ruler_vt",
-                   "longred_lmeval_niah_single_1"],
+                   "longred_lmeval_niah_single_1"], ["--suite", "ruler", "--num-fewshot", "0"],
+                  ["--suite", "niah", "--tasks", "longred_niah", "--num-fewshot", "0"],
                   ["--decoding", "pcd", "--pcd-plausibility", "topk", "--pcd-top-k", "5"],
                   ["--decoding", "pcd", "--pcd-beta", "0.2"]):  # fmt: skip
         assert main(["eval", "--model", "tiny-random", *flags, "--dry-run"]) == 0, flags

@@ -14,9 +14,9 @@ EVAL_FLAG_SUITES = {"--lengths": ("ruler", "niah", "ppl"), "--samples": ("ruler"
 """The suites each of ``eval``'s long-context flags applies to."""
 
 RULER_TASK_PREFIXES = ("longred_ruler_", "longred_lmeval_")
+"""The lm-eval tasks the ruler suite runs at ``--lengths`` (RULER's, and lm-eval's own NIAH)."""
 NIAH_TASK = "longred_niah"
 """The one lm-eval task of the niah suite."""
-"""The lm-eval tasks the ruler suite runs at ``--lengths`` (RULER's, and lm-eval's own NIAH)."""
 
 
 def check_eval_flags(args: argparse.Namespace) -> None:
@@ -51,9 +51,10 @@ def check_eval_flags(args: argparse.Namespace) -> None:
             raise UserError(f"eval: the niah suite runs one task, {NIAH_TASK} (the needle grid "
                             f"over --lengths and --depths), not {other[0]}: run that with its "
                             "own suite")  # fmt: skip
-    if args.suite in ("ruler", "niah") and args.num_fewshot is not None:
-        raise UserError(f"eval: --num-fewshot is for the short suites; the {args.suite} suite's "
-                        "prompts are built at each length, with no examples to draw")  # fmt: skip
+    if args.suite in ("ruler", "niah") and (args.num_fewshot or 0) > 0:
+        raise UserError(f"eval: --num-fewshot above 0 is for the short suites; the "
+                        f"{args.suite} suite's prompts are built at each length, with no "
+                        "examples to draw")  # fmt: skip
     check_pcd_flags(args)
 
 

@@ -372,19 +372,21 @@ def saved_tiny(tmp_path_factory):
     [
         ("architecture", "transformers cannot read its config or weights: The checkpoint you are "
          "trying to load has model type `llamaa` but Transformers does not recognize this "
-         "architecture; give a Hugging Face model folder"),
+         "architecture."),
         ("type", "transformers cannot read its config or weights: Validation error for field "
          "'hidden_size': TypeError: Field 'hidden_size' expected int, got str (value: '64')"),
         ("tokenizer", "transformers cannot read its tokenizer: Couldn't instantiate the backend "
          "tokenizer"),
+        ("custom", "transformers cannot read its config or weights: The repository"),
     ],
 )  # fmt: skip
 def test_a_model_folder_transformers_refuses_is_one_line(
     tmp_path, capsys, saved_tiny, kind, expected
 ) -> None:
     """An architecture transformers does not know, a config value of the wrong type, a folder
-    without tokenizer files: transformers' traceback (18 frames for the type) after the command
-    had started; now one line naming the model and what of it could not be read."""
+    without tokenizer files, custom code: transformers' traceback (18 frames for the type) after
+    the command had started; now one line naming the model, what of it could not be read and
+    transformers' own words."""
     import shutil
 
     spec = tmp_path / "m"
@@ -395,12 +397,17 @@ def test_a_model_folder_transformers_refuses_is_one_line(
             if "token" in path.name:
                 path.unlink()
     else:
-        config.update(model_type="llamaa") if kind == "architecture" else config.update(
-            hidden_size="64"
-        )
+        config.update({"architecture": {"model_type": "llamaa"}, "type": {"hidden_size": "64"},
+                       "custom": {"model_type": "mine", "auto_map": {
+                           "AutoConfig": "configuration_mine.MineConfig"}}}[kind])  # fmt: skip
         (spec / "config.json").write_text(json.dumps(config))
     argv = ["eval", "--model", str(spec), "--suite", "short_tiny", "--limit", "2"]
     assert main([*argv, "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err  # after the weights' progress bar where they loaded
     assert "Traceback" not in err
-    assert err.strip().splitlines()[-1].startswith(f"error: model '{spec}': {expected}")
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"error: model '{spec}': {expected}")
+    # advice on the folder only where the folder is the problem; custom code is told its fix
+    folder = "give a Hugging Face model folder (config.json, weights and tokenizer files)"
+    assert (folder in last) == (kind != "custom")
+    assert ("trust_remote_code=True" in last) == (kind == "custom")

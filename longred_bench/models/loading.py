@@ -189,23 +189,29 @@ def _load_error(spec: str, exc: OSError) -> UserError:
     )
 
 
+NOT_A_MODEL_FOLDER = ("does not recognize this architecture", "Couldn't instantiate the backend")
+"""transformers' refusals that mean the folder is no model it can read (an unknown model type,
+tokenizer files it cannot build a tokenizer from), where the fix is another folder."""
+
+
 @contextlib.contextmanager
 def _unreadable(spec: str, part: str) -> Iterator[None]:
-    """Turn transformers' refusal of a model's ``part`` (an architecture it does not know, a
-    config value of the wrong type, tokenizer files it cannot build a tokenizer from) into one
-    line naming the model."""
+    """Turn transformers' refusal of a model's ``part`` into one line naming the model: its
+    own words, on one line (a config value of the wrong type: the field and why; custom code:
+    its advice on ``trust_remote_code``; a tokenizer library missing: which), with advice on the
+    folder only where the folder is the problem (:data:`NOT_A_MODEL_FOLDER`)."""
     from huggingface_hub.errors import StrictDataclassError
 
     try:
         yield
     except (ValueError, StrictDataclassError) as exc:
-        lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
-        if isinstance(exc, StrictDataclassError) and len(lines) > 1:
-            lines = [f"{lines[0].rstrip(':')}: {lines[1]}"]  # the field, then why
-        why = (lines[0] if lines else type(exc).__name__).split(". ")[0].rstrip(":.")
-        raise UserError(f"model {spec!r}: transformers cannot read {part}: {why}; give a "
-                        "Hugging Face model folder (config.json, weights and tokenizer files) "
-                        "or hub id") from None  # fmt: skip
+        text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+        text = text or type(exc).__name__
+        folder = isinstance(exc, StrictDataclassError) or any(m in text for m in NOT_A_MODEL_FOLDER)
+        advice = ("; give a Hugging Face model folder (config.json, weights and tokenizer files) "
+                  "or hub id") if folder else ""  # fmt: skip
+        raise UserError(f"model {spec!r}: transformers cannot read {part}: "
+                        f"{text.rstrip('.')}{advice}") from None  # fmt: skip
 
 
 def _load_pretrained(spec: str, dtype: torch.dtype, trust_remote_code: bool) -> LoadedModel:

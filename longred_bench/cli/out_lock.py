@@ -11,6 +11,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from longred_bench.errors import UserError
 
@@ -30,30 +31,46 @@ def out_lock(args: argparse.Namespace) -> Iterator[None]:
     if args.command not in LOCKED or not out or getattr(args, "dry_run", False) or rank != "0":
         yield
         return
-    path = Path(out)
+    path = Path(out).expanduser().resolve()  # `.`, `../o` and a symlink name one folder
     lock = path.parent / f".{path.name}.lock"
     try:
         import fcntl
-
-        handle = open(lock, "a") if path.parent.is_dir() else None  # noqa: SIM115 - closed below
-    except (ImportError, OSError):  # not POSIX, or a folder this process cannot write
-        handle = None
-    if handle is None:
+    except ImportError:  # not POSIX
         yield
         return
-    with handle:
+    fd = _held(lock, fcntl, out) if path.parent.is_dir() else None
+    if fd is None:
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.unlink(missing_ok=True)  # the holder's: nothing is left beside the folder
+        os.close(fd)  # releases the lock
+
+
+def _held(lock: Path, fcntl: Any, out: str) -> int | None:
+    """An open descriptor of ``lock`` holding its exclusive lock; None where it cannot be made
+    or the file system refuses locks. A lock file removed by the run that held it, just as this
+    one opened it, is opened again (the lock on a removed file guards nothing)."""
+    for _ in range(8):
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fd = os.open(lock, os.O_RDONLY | os.O_CREAT, 0o644)  # another user's file too
+        except OSError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise UserError(
-                f"--out {path} is in use by another {args.command} run (still "
-                "running?): wait for it to end, or give another --out"
-            ) from None
-        except OSError:  # no locks on this file system: runs unlocked
-            yield
-            return
+            os.close(fd)
+            raise UserError(f"--out {out} is in use by another run (still running?): wait for "
+                            "it to end, or give another --out") from None  # fmt: skip
+        except OSError:  # no locks on this file system
+            os.close(fd)
+            return None
         try:
-            yield
-        finally:
-            lock.unlink(missing_ok=True)  # the holder's: nothing is left beside the folder
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            if os.fstat(fd).st_ino == os.stat(lock).st_ino:
+                return fd
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+    return None

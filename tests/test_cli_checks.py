@@ -411,3 +411,17 @@ def test_a_model_folder_transformers_refuses_is_one_line(
     folder = "give a Hugging Face model folder (config.json, weights and tokenizer files)"
     assert (folder in last) == (kind != "custom")
     assert ("trust_remote_code=True" in last) == (kind == "custom")
+
+
+def test_psa_lines_in_another_order_are_the_same_config(tmp_path) -> None:
+    """psa's --rope lines (and models, lengths, decodings) are measured each on its own: in
+    another order they were refused as another config."""
+    from longred_bench.cli.outputs import check_results_config
+
+    record = {"provenance": {"config": {"ropes": ["none", "pi:factor=4"], "lengths": [512, 1024],
+                                        "depths": [10.0, 90.0]}}}  # fmt: skip
+    (tmp_path / "psa.jsonl").write_text(json.dumps(record) + "\n")
+    check_results_config(tmp_path, "psa.jsonl", "a psa", {"ropes": ["pi:factor=4.0", "none"],
+                                                          "lengths": [1024, 512]})  # fmt: skip
+    with pytest.raises(UserError, match=r"differs in depths"):  # sample i's depth: order counts
+        check_results_config(tmp_path, "psa.jsonl", "a psa", {"depths": [90.0, 10.0]})

@@ -105,7 +105,8 @@ def check_results_config(
     (keys in ``free`` aside): writing there would replace them. RoPE specs compare by label,
     the lists of :data:`ORDERLESS` in any order; an absent or empty file has nothing to keep,
     and one that is no such results (unreadable, cut short, without provenance) is refused too:
-    what it holds is not known. ``before``: what results written before a key existed had for it."""
+    what it holds is not known. ``before``: what results written before a key existed had for it.
+    A list of RoPE specs (psa's lines) compares in any order too."""
     import json
 
     from longred_bench.models.rope import parse_rope_spec
@@ -114,7 +115,7 @@ def check_results_config(
         if key in ("rope", "ropes") and value:
             specs = value if isinstance(value, list | tuple) else [value]
             labels = [s if s == "none" else parse_rope_spec(str(s)).label() for s in specs]
-            return labels if isinstance(value, list | tuple) else labels[0]
+            return sorted(labels) if isinstance(value, list | tuple) else labels[0]
         if key in ORDERLESS and isinstance(value, list | tuple):
             return sorted(map(str, value))
         return list(value) if isinstance(value, tuple) else value

@@ -310,9 +310,10 @@ def run_table(ctx: Context, out: Path, *, jobs: int = 1) -> list[Path]:
     table_jobs = jobs if spec.parallel else 1
     run_steps(ctx, table_jobs)
     records = records_of(ctx)
+    command = command_of(ctx.table, ctx.profile, table_jobs, ctx.options, out)
     report = {
         "profile": ctx.profile.name,
-        "command": command_of(ctx.table, ctx.profile, table_jobs, ctx.options, out),
+        "command": command + (" --allow-code-eval" if _runs_code(ctx) else ""),
         "wall_seconds": time.perf_counter() - start,
         "wall_note": wall_note(table_jobs, load_start),
     }
@@ -443,6 +444,15 @@ def _code_eval_units(ctx: Context) -> bool:
     tasks = pending_tasks(paper)
     check_code_units(tasks, f"profile {ctx.profile.name}")
     return bool(code_tasks(tasks))
+
+
+def _runs_code(ctx: Context) -> bool:
+    """Whether the table's ``paper_short`` units run code tasks (cached or not): its command
+    needs ``--allow-code-eval`` to run again where they are not cached."""
+    from longred_bench.evaluation.paper_suite import code_tasks
+
+    paper = _paper_short(get_spec(ctx.table).steps(ctx))
+    return bool(paper) and bool(code_tasks(pending_tasks(paper)))
 
 
 def _paper_short(steps: list[Step]) -> list[Step]:

@@ -31,3 +31,20 @@ def test_a_reports_command_runs_again_as_printed(tmp_path: Path, monkeypatch) ->
     assert command_of("table1", load_profile("smoke"), 1, {}) == (
         "longred-bench reproduce table1 --profile smoke"
     )
+
+
+def test_a_table_whose_short_suite_runs_code_names_the_permission(tmp_path, monkeypatch) -> None:
+    """At paper the printed command was refused as run again on an uncached machine ("pass
+    --allow-code-eval"): the report's command carries the flag where the table's short suite runs
+    code (HumanEval, MBPP), and nowhere else."""
+    from longred_bench.reproduce.engine import _runs_code
+    from longred_bench.reproduce.registry import get_spec
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+
+    def runs_code(profile: str) -> bool:
+        ctx = get_spec("table3").resolve(load_profile(profile), progress=False, force=False,
+                                         options={})  # fmt: skip
+        return _runs_code(ctx)
+
+    assert runs_code("paper") and not runs_code("smoke")

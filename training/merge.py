@@ -18,6 +18,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import torch
+import yaml
 
 from longred_bench.cache import atomic_dir, atomic_write_text
 from longred_bench.errors import UserError
@@ -50,12 +51,33 @@ def merge_weights(
     return out
 
 
+def _check_out(cfg: TrainConfig, out: Path) -> None:
+    """Refuse an ``out`` that holds another run (a trained one, or a merge of another config):
+    a merge wrote over its ``final/``, ``config.yaml`` and records. The same merge is written
+    again."""
+    from longred_bench.results import config_hash
+
+    saved = out / "config.yaml"
+    if not any((out / name).exists() for name in ("config.yaml", "final", "checkpoints")):
+        return
+    try:
+        previous = yaml.safe_load(saved.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        previous = None
+    if not isinstance(previous, dict) or config_hash(previous) != config_hash(cfg.to_dict()):
+        what = f"a {previous['recipe']} run" if isinstance(previous, dict) and previous.get(
+            "recipe") else "another run"  # fmt: skip
+        raise UserError(f"{out} holds {what} of another config: give the merge a new --out "
+                        "(nothing was written)")  # fmt: skip
+
+
 def merge_run(cfg: TrainConfig, out: Path, *, progress: bool = True) -> Path:
     """Write the merge of ``cfg`` into ``out`` (module docstring); returns ``out/final``."""
     from longred_bench.models.loading import load
 
     if not cfg.merge_with:
         raise UserError("recipe merge needs merge_with=DIR (the trained extended model)")
+    _check_out(cfg, out)
     start = time.perf_counter()
     prov = asdict(Provenance.collect(cfg.to_dict(), seed=cfg.seed, device="cpu"))
     original = load(cfg.model)
@@ -66,7 +88,7 @@ def merge_run(cfg: TrainConfig, out: Path, *, progress: bool = True) -> Path:
     model = trained.model
     model.load_state_dict(merged)
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / "config.yaml", json.dumps(cfg.to_dict(), indent=2, sort_keys=True))
+    atomic_write_text(out / "config.yaml", yaml.safe_dump(cfg.to_dict(), sort_keys=True))
     seconds = round(time.perf_counter() - start, 2)
     info = {"tokens": 0, "seconds": seconds, "merge_with": str(cfg.merge_with),
             "merge_weight": cfg.merge_weight, "provenance": prov}  # fmt: skip

@@ -89,6 +89,17 @@ def test_merge_interpolates_a_trained_model_with_its_original(tmp_path: Path) ->
         "seconds": info["seconds"],
         "dir": str(tmp_path / "m"),
     }
+    # A merge into a folder holding another run wrote over its final/ and records; refused now,
+    # with nothing written. The same merge again is written again.
+    before = (cpt / "model.safetensors").read_bytes()
+    with pytest.raises(UserError, match=r"holds a cpt run of another config: give the merge"):
+        train(smoke("merge", merge_with=str(cpt), merge_weight=0.5), tmp_path / "cpt",
+              progress=False)  # fmt: skip
+    assert (cpt / "model.safetensors").read_bytes() == before
+    with pytest.raises(UserError, match="holds a merge run of another config"):
+        train(smoke("merge", merge_with=str(cpt), merge_weight=0.5), tmp_path / "m",
+              progress=False)  # fmt: skip
+    train(cfg, tmp_path / "m", progress=False)
 
 
 def test_init_is_for_a_linearard_student_at_an_extension() -> None:

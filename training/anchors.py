@@ -36,11 +36,15 @@ def measure_anchors(
 ) -> dict[str, Any]:
     """LongRecipe's anchor types for ``cfg`` (module docstring): ``anchors``, ``lifts`` and
     ``shares`` per word type, and how they were measured; read from ``out/impact.json`` when
-    there. ``train(cfg, out, resume=..., progress=...)`` trains the brief run."""
+    there and measured for this config (the hash of the run's config it keeps; one of another
+    config, left by an interrupted run whose config was then changed, is set aside and the
+    anchors measured again). ``train(cfg, out, resume=..., progress=...)`` trains the brief
+    run."""
     import torch
 
     from longred_bench.cache import atomic_write_text
     from longred_bench.models.loading import extended_config, load, load_config
+    from longred_bench.results import config_hash
     from longred_bench.training.checkpoint import latest_checkpoint
     from longred_bench.training.data import window_set
     from longred_bench.training.impactful_tokens import (
@@ -50,9 +54,13 @@ def measure_anchors(
         type_shares,
     )
 
+    key = config_hash(cfg.to_dict())
     path = out / IMPACT
     if path.is_file():
-        return json.loads(path.read_text())
+        impact = json.loads(path.read_text())
+        if impact.get("config", key) == key:  # one written before the key was kept: this run's
+            return impact
+        _set_aside(out, impact["config"], progress)  # of a config the run no longer has
     target = int(extended_config(load_config(cfg.model), cfg.rope).max_position_embeddings)
     # About as many tokens a step as the run's long stage reads (its share of tokens_per_step),
     # in whole rows of the target window.
@@ -82,6 +90,7 @@ def measure_anchors(
         "brief_tokens": brief_info["tokens"],
         "brief_seconds": brief_info["seconds"],
         "windows": len(ids),
+        "config": key,
     }
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, json.dumps(impact, indent=2))
@@ -89,3 +98,16 @@ def measure_anchors(
         print(f"[longrecipe] measured anchors {impact['anchors']} (lifts {impact['lifts']})",
               flush=True)  # fmt: skip
     return impact
+
+
+def _set_aside(out: Path, key: str, progress: bool) -> None:
+    """Move the brief run and ``impact.json`` of another config out of the way, under names
+    carrying that config's hash (``impact.<hash>/``, ``impact.<hash>.json``): nothing is
+    deleted."""
+    tag = str(key)[:12]
+    for name, aside in (("impact", f"impact.{tag}"), (IMPACT, f"impact.{tag}.json")):
+        if (out / name).exists():
+            (out / name).replace(out / aside)
+    if progress:
+        print(f"[longrecipe] {out / IMPACT} was measured for another config: set aside as "
+              f"impact.{tag}.json; measuring this config's anchors", flush=True)  # fmt: skip

@@ -70,7 +70,11 @@ def total_steps(cfg: TrainConfig) -> int:
     return METHODS[cfg.recipe].total_steps(cfg)
 
 
-def _prepare_dir(cfg: TrainConfig, out: Path, resume: bool) -> None:
+def check_run_dir(cfg: TrainConfig, out: Path, resume: bool) -> bool:
+    """Refuse, before any work (a recipe's preparation included), an ``out`` holding a run of
+    another config, a run without ``resume``, or nothing to resume; True where ``resume`` finds
+    the run of this config finished (its ``final/`` and ``run.json`` written: nothing to
+    train, and its records stay those of the call that trained it)."""
     saved = out / "config.yaml"
     if latest_checkpoint(out) is not None:
         previous = yaml.safe_load(saved.read_text())
@@ -82,8 +86,15 @@ def _prepare_dir(cfg: TrainConfig, out: Path, resume: bool) -> None:
             )
         if not resume:
             raise UserError(f"{out} already holds a run: pass --resume, or use a new --out")
-    elif resume:
+        return (out / "final" / "config.json").is_file() and (out / "run.json").is_file()
+    if resume:
         raise UserError(f"--resume: {out} holds no checkpoint to resume from")
+    return False
+
+
+def _prepare_dir(cfg: TrainConfig, out: Path, resume: bool) -> None:
+    saved = out / "config.yaml"
+    check_run_dir(cfg, out, resume)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(saved, yaml.safe_dump(cfg.to_dict(), sort_keys=True))
 

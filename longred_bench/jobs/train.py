@@ -12,7 +12,7 @@ from pathlib import Path
 
 from longred_bench.reports.curves import plot_curves
 from longred_bench.training.config import TrainConfig
-from longred_bench.training.loop import METRICS, train
+from longred_bench.training.loop import METRICS, check_run_dir, train
 from longred_bench.training.methods import METHODS
 
 
@@ -28,10 +28,17 @@ def run_training(
 ) -> Path:
     """Train ``cfg`` into ``out`` (its method's preparation, then the loop) and, once it
     finished, draw ``out/curves.png`` from ``out/metrics.jsonl``; returns ``out/final``. A recipe
-    that trains nothing (``merge``) writes its model instead."""
+    that trains nothing (``merge``) writes its model instead. ``out`` is checked first
+    (:func:`~longred_bench.training.loop.check_run_dir`): a run of another config is refused
+    before any preparation, and a finished run resumed is left as it is."""
     method = METHODS[cfg.recipe]
     if not method.TRAINS:
         return method.produce(cfg, out, progress=progress and rank == 0)
+    if check_run_dir(cfg, out, resume):  # before the recipe's preparation (LongRecipe measures)
+        if progress and rank == 0:
+            print(f"{out} holds this run finished ({out / 'final'}): nothing to resume",
+                  flush=True)  # fmt: skip
+        return out / "final"
     prep = method.prepare(cfg, out, train=train, progress=progress and rank == 0)
     final = train(
         cfg, out, resume=resume, progress=progress, rank=rank, world=world,

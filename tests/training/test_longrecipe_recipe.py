@@ -122,3 +122,19 @@ def test_longrecipe_measures_its_anchors_then_selects(
     assert all(impact["lifts"][a] > 1 for a in impact["anchors"])
     assert json.loads((out / "run.json").read_text())["impact"] == impact
     assert (out / "impact" / "final" / "config.json").is_file()
+    # A run interrupted before its first checkpoint, then started with another config: its
+    # measurement (of the old config) was used for the new one; now it is set aside, never
+    # deleted, and this config's anchors measured.
+    import shutil
+
+    other = tmp_path / "other"
+    other.mkdir()
+    shutil.copy(out / IMPACT, other / IMPACT)
+    shutil.copytree(out / "impact", other / "impact")
+    changed = cfg.replace(impact_steps=2)
+    train(changed, other, progress=False)
+    again = json.loads((other / IMPACT).read_text())
+    assert again["brief_steps"] == 2 and again["config"] != impact["config"]
+    tag = impact["config"][:12]
+    assert json.loads((other / f"impact.{tag}.json").read_text()) == impact
+    assert (other / f"impact.{tag}" / "final" / "config.json").is_file()

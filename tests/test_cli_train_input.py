@@ -69,11 +69,12 @@ def test_a_config_file_naming_another_recipe_or_profile_is_one_line(capsys, tmp_
 )
 def test_a_dry_run_refuses_a_missing_init_or_merge_with(capsys, tmp_path, recipe, sets) -> None:
     """A dry run checked the model and teacher only: a missing init checkpoint or merge_with
-    model printed a plan the run then refused."""
+    model printed a plan the run then refused. The error names the key that gave the path."""
     gone = tmp_path / "no-such-run" / "final"
     argv = ["train", "--recipe", recipe, "--profile", "smoke", "--dry-run", "--set"]
+    key = sets[0].split("=")[0]
     _one_line_error(capsys, [*argv, *(s.format(gone=gone) for s in sets)],
-                    f"model '{gone}': no such folder")  # fmt: skip
+                    f"train: {key}: model '{gone}': no such folder")  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -193,3 +194,14 @@ def test_a_run_saved_with_another_methods_setting_still_resumes(tmp_path, capsys
     argv = ["train", "--recipe", "cpt", "--profile", "smoke", "--dry-run", "--out", str(out)]
     assert main([*argv, "--set", "a1=3"]) == 0
     _one_line_error(capsys, [*argv, "--set", "a1=4"], "train: a1 is a setting of longred")
+
+
+def test_errors_name_the_key_or_file_at_fault(tmp_path, capsys) -> None:
+    """keep_checkpoints=0 was reported as "grad_clip must be > 0 and keep_checkpoints >= 1";
+    a --config folder as a file that "does not exist"."""
+    argv = ["train", "--recipe", "cpt", "--profile", "smoke", "--dry-run"]
+    _one_line_error(capsys, [*argv, "--set", "keep_checkpoints=0"],
+                    "config keep_checkpoints must be >= 1 (got 0)")  # fmt: skip
+    _one_line_error(capsys, [*argv, "--set", "grad_clip=0"], "config grad_clip must be > 0 (got")
+    _one_line_error(capsys, [*argv, "--config", str(tmp_path)],
+                    f"config file {tmp_path} is a folder: give a YAML file")  # fmt: skip

@@ -247,8 +247,10 @@ class TrainConfig:
         for name in ("steps", "tokens_per_step", "long_len", "short_len", "checkpoint_every"):
             if getattr(self, name) < 1:
                 raise UserError(f"config {name} must be >= 1 (got {getattr(self, name)})")
-        if self.grad_clip <= 0 or self.keep_checkpoints < 1:
-            raise UserError("config grad_clip must be > 0 and keep_checkpoints >= 1")
+        if self.grad_clip <= 0:
+            raise UserError(f"config grad_clip must be > 0 (got {self.grad_clip})")
+        if self.keep_checkpoints < 1:
+            raise UserError(f"config keep_checkpoints must be >= 1 (got {self.keep_checkpoints})")
         if self.lr <= 0 or not 0 <= self.min_lr_ratio <= 1:
             raise UserError(f"config lr must be > 0 and min_lr_ratio in [0, 1] (got {self.lr})")
         if min(self.mix_long, self.mix_short, self.mix_s2l) < 0 or not self.mix:
@@ -411,6 +413,8 @@ def read_yaml(path: Path) -> dict[str, Any]:
     """A YAML mapping from ``path``; a one-line error if it is missing, not YAML or no mapping."""
     from longred_bench.profiles.loader import read_mapping
 
+    if path.is_dir():
+        raise UserError(f"config file {path} is a folder: give a YAML file (a run's config.yaml)")
     if not path.is_file():
         raise UserError(f"config file {path} does not exist")
     return read_mapping(path, what="config file")

@@ -301,8 +301,13 @@ def cmd_train(args: argparse.Namespace) -> int:
                          overrides=overrides)  # fmt: skip
     check_train_device(cfg.device, dry_run=args.dry_run)
     models = [] if cfg.recipe == "pretrain" else [cfg.model]  # pretrain builds its own
-    others = [s for s in (cfg.teacher, cfg.init, cfg.merge_with) if s]  # a dry run's too
-    check_models(*models, *others, offline=args.dry_run)
+    check_models(*models, offline=args.dry_run)
+    for key in ("teacher", "init", "merge_with"):  # a dry run's too, each named by its key
+        if getattr(cfg, key):
+            try:
+                check_models(getattr(cfg, key), offline=args.dry_run)
+            except UserError as exc:
+                raise UserError(f"train: {key}: {exc}") from None
     check_train_teacher(cfg.recipe, cfg.teacher)  # imports torch: after the names
     from longred_bench.data.corpus_spec import DATA_KEYS, check_local_paths
 

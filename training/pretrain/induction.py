@@ -209,8 +209,8 @@ def copy_warmup(
         reached = accuracy >= cfg.copy_until
         done_stages.append({"longest": stage.longest, "steps": step, "copy_accuracy": accuracy,
                             "reached": reached})  # fmt: skip
-        if not reached:
-            print(
+        if not reached:  # on a line of its own, not at the end of the bar's
+            tqdm.write(
                 f"warning: copy warm-up stage {number} (sequences up to {stage.longest} tokens) "
                 f"ended at its cap of {step} steps with held-out copy accuracy {accuracy:.2f} < "
                 f"copy_until={cfg.copy_until}; training goes on from there"

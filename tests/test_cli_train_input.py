@@ -205,3 +205,17 @@ def test_errors_name_the_key_or_file_at_fault(tmp_path, capsys) -> None:
     _one_line_error(capsys, [*argv, "--set", "grad_clip=0"], "config grad_clip must be > 0 (got")
     _one_line_error(capsys, [*argv, "--config", str(tmp_path)],
                     f"config file {tmp_path} is a folder: give a YAML file")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        ("dtype=bf17", "config dtype='bf17' is not a torch floating dtype (or auto)"),
+        ("long_len=2048", "long_len=2048 exceeds the extended window (1024) of rope=abf:theta=1e5"),
+        ("long_len=128", "long_len=128 is not above the original window (256)"),
+    ],
+)
+def test_a_dry_run_refuses_what_the_run_would(capsys, item, message) -> None:
+    """The plan printed in full for values the run then refused at its start."""
+    argv = ["train", "--recipe", "cpt", "--profile", "smoke", "--dry-run", "--set", item]
+    _one_line_error(capsys, argv, message)

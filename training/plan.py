@@ -98,6 +98,7 @@ def describe_plan(cfg: TrainConfig, window: int | None = None) -> str:
                 f"{cfg.steps}\nrows per stream need the model's window, which could not be "
                 f"read: {exc}"
             )
+    _check_run_values(cfg, window)
     lengths = stream_lengths(cfg, window)
     micro = micro_steps(cfg)
     first = method.stream_phases(list(micro_rows(cfg, window)))[0]
@@ -112,6 +113,29 @@ def describe_plan(cfg: TrainConfig, window: int | None = None) -> str:
         f"total tokens: {per_step * steps}",
     ]
     return "\n".join(lines)
+
+
+def _check_run_values(cfg: TrainConfig, window: int) -> None:
+    """What the run refuses at its start, refused by the plan too (the lengths where the model's
+    config can be read): a ``dtype`` torch has no floating type of, long rows out of place
+    against the original and the extended window (:func:`check_lengths`)."""
+    import torch
+
+    from longred_bench.models.loading import extended_config, load_config
+
+    dtype = getattr(torch, cfg.dtype, None) if cfg.dtype != "auto" else torch.float32
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise UserError(f"config dtype={cfg.dtype!r} is not a torch floating dtype (or auto)")
+    if cfg.recipe == "pretrain":
+        return
+    target = window
+    if cfg.rope:
+        try:
+            config = load_config(cfg.model)
+        except UserError:  # a hub model offline: the run checks it once loaded
+            return
+        target = int(extended_config(config, cfg.rope).max_position_embeddings)
+    check_lengths(cfg, target, window)
 
 
 def check_lengths(cfg: TrainConfig, target: int, window: int) -> None:

@@ -45,7 +45,8 @@ def out_lock(args: argparse.Namespace) -> Iterator[None]:
     try:
         yield
     finally:
-        lock.unlink(missing_ok=True)  # the holder's: nothing is left beside the folder
+        with contextlib.suppress(OSError):  # another user's file in a folder not ours: it stays
+            lock.unlink(missing_ok=True)  # the holder's: nothing is left beside the folder
         os.close(fd)  # releases the lock
 
 

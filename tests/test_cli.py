@@ -330,7 +330,8 @@ def test_an_unknown_model_fails_in_one_line_without_a_network_call(
     monkeypatch.setattr(huggingface_hub.HfApi, "repo_exists", refuse)
     assert main([*UNKNOWN_MODEL[command], "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("error: model 'no-such/model' ") and "\n" not in err, err
+    where = "train: teacher: " if command == "train-teacher" else ""  # named by its key
+    assert err.startswith(f"error: {where}model 'no-such/model' ") and "\n" not in err, err
     assert "tiny-random, smollm2-135m, tiny-base" in err and "HF_HUB_OFFLINE is set" in err
     assert not (tmp_path / "out").exists()
 

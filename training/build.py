@@ -24,6 +24,7 @@ from longred_bench.training.plan import (
     check_lengths,
     check_row_split,
     epochs_line,
+    floating_dtype,
     micro_rows,
     micro_steps,
     stream_lengths,
@@ -63,10 +64,7 @@ def resolve_device(cfg: TrainConfig) -> tuple[torch.device, torch.dtype]:
     device = torch.device(name)
     if cfg.dtype == "auto":
         return device, torch.bfloat16 if device.type == "cuda" else torch.float32
-    dtype = getattr(torch, cfg.dtype, None)
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise UserError(f"config dtype={cfg.dtype!r} is not a torch floating dtype (or auto)")
-    return device, dtype
+    return device, floating_dtype(cfg.dtype)
 
 
 def _pretrain_models(cfg: TrainConfig) -> tuple[torch.nn.Module, Any]:

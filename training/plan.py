@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import yaml
 
 from longred_bench.errors import UserError
@@ -115,17 +117,25 @@ def describe_plan(cfg: TrainConfig, window: int | None = None) -> str:
     return "\n".join(lines)
 
 
+def floating_dtype(name: str) -> Any:
+    """The torch floating dtype named ``name`` (``bfloat16``, ``float32``, ...); a one-line
+    error for any other name."""
+    import torch
+
+    dtype = getattr(torch, name, None)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise UserError(f"config dtype={name!r} is not a torch floating dtype (or auto)")
+    return dtype
+
+
 def _check_run_values(cfg: TrainConfig, window: int) -> None:
     """What the run refuses at its start, refused by the plan too (the lengths where the model's
     config can be read): a ``dtype`` torch has no floating type of, long rows out of place
     against the original and the extended window (:func:`check_lengths`)."""
-    import torch
-
     from longred_bench.models.loading import extended_config, load_config
 
-    dtype = getattr(torch, cfg.dtype, None) if cfg.dtype != "auto" else torch.float32
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise UserError(f"config dtype={cfg.dtype!r} is not a torch floating dtype (or auto)")
+    if cfg.dtype != "auto":
+        floating_dtype(cfg.dtype)
     if cfg.recipe == "pretrain":
         return
     target = window

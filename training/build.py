@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from longred_bench.errors import UserError
-from longred_bench.training.config import ATTENTION_PROJECTIONS, TrainConfig
+from longred_bench.training.config import ARCHITECTURE_DEFAULTS, ATTENTION_PROJECTIONS, TrainConfig
 from longred_bench.training.data import corpus_windows, stream_data
 from longred_bench.training.impactful_tokens import MEASURED
 from longred_bench.training.methods import METHODS, Method, SentenceGapCE
@@ -73,11 +73,7 @@ def _pretrain_models(cfg: TrainConfig) -> tuple[torch.nn.Module, Any]:
     from longred_bench.training.pretrain.tokenizer import tokenizer_for_pretraining
 
     tokenizer = tokenizer_for_pretraining(cfg.tokenizer, cfg.vocab_size)
-    arch = {
-        "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0},
-        "max_position_embeddings": 256,
-        **cfg.architecture,
-    }
+    arch = {**ARCHITECTURE_DEFAULTS, **cfg.architecture}
     config = LlamaConfig(
         vocab_size=len(tokenizer),
         bos_token_id=tokenizer.bos_token_id,

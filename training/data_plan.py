@@ -140,7 +140,7 @@ def describe_plan_with_data(cfg: TrainConfig, window: int | None = None,
                             tokenizer: Any | None = None) -> str:  # fmt: skip
     """:func:`~longred_bench.training.plan.describe_plan`, then :func:`data_lines` (where the
     model's window is known and the recipe trains)."""
-    from longred_bench.models.loading import load_config
+    from longred_bench.models.loading import planning_config
     from longred_bench.training.methods import METHODS
     from longred_bench.training.plan import describe_plan
 
@@ -151,7 +151,7 @@ def describe_plan_with_data(cfg: TrainConfig, window: int | None = None,
         window = int(cfg.architecture.get("max_position_embeddings", 256))
     elif window is None:
         try:
-            window = int(load_config(cfg.model).max_position_embeddings)
+            window = int(planning_config(cfg.model).max_position_embeddings)
         except UserError:  # the plan already says the window could not be read
             return text
     return "\n".join([text, *data_lines(cfg, window, tokenizer)])

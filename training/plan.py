@@ -81,7 +81,7 @@ def describe_plan(cfg: TrainConfig, window: int | None = None) -> str:
     original window where the caller knows it (a profile states it), else read from the model's
     config (:func:`~longred_bench.training.data_plan.describe_plan_with_data` adds the data's
     epochs)."""
-    from longred_bench.models.loading import load_config
+    from longred_bench.models.loading import planning_config
     from longred_bench.training.methods import METHODS
 
     method = METHODS[cfg.recipe]
@@ -92,7 +92,7 @@ def describe_plan(cfg: TrainConfig, window: int | None = None) -> str:
         window = int(cfg.architecture.get("max_position_embeddings", 256))
     elif window is None:
         try:
-            window = int(load_config(cfg.model).max_position_embeddings)
+            window = int(planning_config(cfg.model).max_position_embeddings)
         except UserError as exc:  # e.g. a hub model offline: the config is still worth showing
             head = yaml.safe_dump(grouped(cfg.to_dict(), cfg.recipe), sort_keys=True).rstrip()
             return (
@@ -132,7 +132,7 @@ def _check_run_values(cfg: TrainConfig, window: int) -> None:
     """What the run refuses at its start, refused by the plan too (the lengths where the model's
     config can be read): a ``dtype`` torch has no floating type of, long rows out of place
     against the original and the extended window (:func:`check_lengths`)."""
-    from longred_bench.models.loading import extended_config, load_config
+    from longred_bench.models.loading import extended_config, planning_config
 
     if cfg.dtype != "auto":
         floating_dtype(cfg.dtype)
@@ -141,7 +141,7 @@ def _check_run_values(cfg: TrainConfig, window: int) -> None:
     target = window
     if cfg.rope:
         try:
-            config = load_config(cfg.model)
+            config = planning_config(cfg.model)
         except UserError:  # a hub model offline: the run checks it once loaded
             return
         target = int(extended_config(config, cfg.rope).max_position_embeddings)

@@ -315,6 +315,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         if isinstance(getattr(cfg, key, None), str):
             check_local_paths(getattr(cfg, key))
     if args.dry_run:
+        from longred_bench.jobs.same_tokens import check_training_shapes
         from longred_bench.jobs.tiny_base import plan_tokenizer
         from longred_bench.models.choice import choose_model
         from longred_bench.profiles import load_profile
@@ -322,6 +323,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
         model = choose_model(load_profile(args.profile)).model  # its window is stated
         window = model.window if cfg.model == model.name else None
+        check_training_shapes(cfg.to_dict())  # the configs alone: nothing built or loaded
         print(describe_plan_with_data(cfg, window, plan_tokenizer(cfg)))
         return 0
     from longred_bench.jobs.same_tokens import check_training_models

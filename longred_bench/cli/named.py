@@ -65,9 +65,9 @@ def check_extensions(spec: str, ropes: tuple[str, ...] | list[str]) -> None:
     say) from the model's config alone, before its weights load."""
     if not ropes:
         return
-    from longred_bench.models.loading import extended_config, load_config
+    from longred_bench.models.loading import extended_config, planning_config
 
-    config = load_config(spec)
+    config = planning_config(spec)
     for rope in ropes:
         extended_config(config, rope)
 

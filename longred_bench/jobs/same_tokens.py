@@ -120,32 +120,80 @@ def check_drift_shapes(original: str, others: Iterable[str], *, who: str) -> Non
                                "vocabulary")  # fmt: skip
 
 
-def check_training_models(config: Mapping[str, Any], *, roles: tuple[str, ...] = (
-        "teacher", "init", "merge_with")) -> None:  # fmt: skip
-    """Refuse, before any weights load, a training ``config`` (:class:`TrainConfig`'s dict)
-    whose ``teacher`` (a recipe with one), ``init`` or ``merge_with`` (recipe ``merge``), among
-    ``roles``, has another tokenizer than ``model``; and a LongReD teacher of another vocabulary
-    size where its layers are chosen by drift (no ``layers``)."""
+SHAPE_KEYS = ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads")
+"""What a teacher, an ``init`` or a ``merge_with`` checkpoint must share with ``model``."""
+
+
+def _training_pairs(config: Mapping[str, Any], roles: tuple[str, ...]) -> list[tuple[str, str]]:
+    """``(key, spec)`` of each of ``roles`` a training ``config`` uses besides ``model``: the
+    ``teacher`` of a recipe with one (where it is another model), ``init``, and ``merge``'s
+    ``merge_with``."""
     from longred_bench.training.methods import METHODS
 
     recipe, model = config.get("recipe"), config.get("model")
     if recipe not in METHODS or recipe == "pretrain" or not model:
-        return
-    checks = []
+        return []
+    pairs = []
     teacher = config.get("teacher")
-    distils = "teacher" in roles and teacher not in (None, model) and METHODS[recipe].TEACHER
-    if distils:
-        checks.append(("teacher", teacher, "distillation feeds the teacher the student's token "
-                       "ids"))  # fmt: skip
+    if "teacher" in roles and teacher not in (None, model) and METHODS[recipe].TEACHER:
+        pairs.append(("teacher", teacher))
     if "init" in roles and config.get("init"):
-        checks.append(("init", config["init"], "a student starting from it reads the "
-                       "model's token ids as other tokens"))  # fmt: skip
+        pairs.append(("init", config["init"]))
     if "merge_with" in roles and recipe == "merge" and config.get("merge_with"):
-        checks.append(("merge_with", config["merge_with"], "a merge adds the two models' "
-                       "embeddings token id by token id"))  # fmt: skip
-    for key, spec, why in checks:
-        check_same_tokens(model, [spec], who=f"train: {key}", role="model", why=why)
-    if distils and recipe == "longred" and not config.get("layers"):
+        pairs.append(("merge_with", config["merge_with"]))
+    return pairs
+
+
+def check_training_shapes(config: Mapping[str, Any], *, roles: tuple[str, ...] = (
+        "teacher", "init", "merge_with")) -> None:  # fmt: skip
+    """Refuse a training ``config`` whose ``teacher``, ``init`` or ``merge_with`` (among
+    ``roles``) has another architecture (:data:`SHAPE_KEYS`) than ``model``, from the configs
+    alone (:func:`~longred_bench.models.loading.planning_config`: a zoo model the suite builds,
+    ``tiny-base``, is compared before it is built, not 15 minutes later). A config that cannot
+    be read is left to the check that loads it."""
+    from longred_bench.models.loading import planning_config
+
+    pairs = _training_pairs(config, roles)
+    if not pairs:
+        return
+    try:
+        ours = planning_config(config["model"])
+    except UserError:
+        return
+    for key, spec in pairs:
+        try:
+            theirs = planning_config(spec)
+        except UserError:
+            continue
+        pairs_of = {k: (getattr(theirs, k, None), getattr(ours, k, None)) for k in SHAPE_KEYS}
+        diff = [f"{k} {a} against {b}" for k, (a, b) in pairs_of.items() if a != b]
+        if diff:
+            raise Mismatch(f"train: {key} {spec!r} has another architecture than model "
+                           f"{config['model']!r} ({', '.join(diff)}): {key} must be a model of "
+                           "the same shape")  # fmt: skip
+
+
+WHY = {
+    "teacher": "distillation feeds the teacher the student's token ids",
+    "init": "a student starting from it reads the model's token ids as other tokens",
+    "merge_with": "a merge adds the two models' embeddings token id by token id",
+}
+
+
+def check_training_models(config: Mapping[str, Any], *, roles: tuple[str, ...] = (
+        "teacher", "init", "merge_with")) -> None:  # fmt: skip
+    """Refuse, before any weights load, a training ``config`` (:class:`TrainConfig`'s dict)
+    whose ``teacher`` (a recipe with one), ``init`` or ``merge_with`` (recipe ``merge``), among
+    ``roles``, has another architecture (:func:`check_training_shapes`, first) or tokenizer than
+    ``model``; and a LongReD teacher of another vocabulary size where its layers are chosen by
+    drift (no ``layers``)."""
+    check_training_shapes(config, roles=roles)
+    recipe, model = config.get("recipe"), config.get("model")
+    pairs = _training_pairs(config, roles)
+    for key, spec in pairs:
+        check_same_tokens(model, [spec], who=f"train: {key}", role="model", why=WHY[key])
+    teacher = dict(pairs).get("teacher")
+    if teacher is not None and recipe == "longred" and not config.get("layers"):
         from longred_bench.models.loading import load_config
 
         theirs, ours = load_config(teacher).vocab_size, load_config(model).vocab_size

@@ -358,13 +358,12 @@ def check_model(profile: Profile, fallback_for: str | None = None,
     file and key otherwise. ``fallback_for``: the ``model.name`` the profile states, where its
     fallback (now ``profile.model.name``) runs instead; a fallback of another shape is refused
     as such."""
-    from longred_bench.jobs.tiny_base import config_without_build
-    from longred_bench.models.loading import extended_config
+    from longred_bench.models.loading import extended_config, planning_config
 
     m, where = profile.model, profile.source or profile.name
     key = "model.name" if fallback_for is None else "model.fallback"
     try:
-        config = config_without_build(m.name)
+        config = planning_config(m.name)
     except UserError as exc:
         raise UserError(f"profile {where}: {key} {m.name!r}: {exc}") from None
     window = int(getattr(config, "max_position_embeddings", 0))

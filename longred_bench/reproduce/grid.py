@@ -255,9 +255,9 @@ def model_depth(grid: RunGrid) -> int:
     """The profile model's decoder layers: as the profile states, else from its config."""
     if grid.profile.model.layers is not None:
         return grid.profile.model.layers
-    from longred_bench.jobs.tiny_base import config_without_build
+    from longred_bench.models.loading import planning_config
 
-    return int(config_without_build(grid.model).num_hidden_layers)
+    return int(planning_config(grid.model).num_hidden_layers)
 
 
 def merge_source(run: TrainedRow) -> TrainedRow:

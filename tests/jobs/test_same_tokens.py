@@ -200,3 +200,40 @@ def test_reproduce_refuses_a_profiles_teacher_before_the_unit_runs(
     err = _one_line_error(capsys)
     assert err.startswith(f"error: profile {mine}: train longred-c abf:theta=1e5 seed 0: train: "
                           f"teacher: tokenizer mismatch: '{perm}'")  # fmt: skip
+
+
+@pytest.mark.parametrize("recipe, key, sets", [
+    ("longred", "teacher", []),
+    ("linearard", "init", ["rope=abf:theta=4e5"]),
+    ("merge", "merge_with", []),
+])  # fmt: skip
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_train_refuses_tiny_base_of_another_shape_without_building_it(
+    tmp_path, capsys, monkeypatch, recipe, key, sets, dry_run
+) -> None:
+    """tiny-base (not built) as the teacher, init or merge partner of tiny-random: refused from
+    its recipe's architecture, by the dry run too, and its 15-minute build never starts."""
+    import longred_bench.jobs.train as train
+    from longred_bench.models import builders
+
+    monkeypatch.setattr(train, "train_command", _never)
+    monkeypatch.setitem(builders.BUILDERS, "tiny-base", _never)
+    argv = ["train", "--recipe", recipe, "--profile", "smoke", "--out", str(tmp_path / "o"),
+            "--set", f"{key}=tiny-base", *sets, *(["--dry-run"] if dry_run else [])]  # fmt: skip
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = _one_line_error(capsys)
+    assert err.startswith(f"error: train: {key} 'tiny-base' has another architecture than model "
+                          "'tiny-random' (hidden_size 128 against 64)")  # fmt: skip
+
+
+def test_a_dry_run_on_tiny_base_reads_its_window_without_building_it(capsys, monkeypatch) -> None:
+    """``train --dry-run`` of an extension of tiny-base (its window read for the plan and the
+    length checks) builds nothing."""
+    from longred_bench.models import builders
+
+    monkeypatch.setitem(builders.BUILDERS, "tiny-base", _never)
+    capsys.readouterr()
+    assert main(["train", "--recipe", "cpt", "--profile", "tiny", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "stream long: 8 rows x 1024 tokens per step" in out

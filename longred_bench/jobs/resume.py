@@ -16,6 +16,7 @@ from pathlib import Path
 
 from longred_bench.evaluation.config import EvalConfig
 from longred_bench.jobs.units import stored_config
+from longred_bench.models.rope import parse_rope_spec
 from longred_bench.results import config_hash
 
 REQUESTS = "requests"
@@ -25,10 +26,13 @@ RESPONSE_KEYS = ("model", "rope", "backend", "device", "decoding", "pcd", "seed"
 
 
 def request_cache(root: Path, cfg: EvalConfig) -> Path:
-    """The request-cache prefix of evaluations like ``cfg`` under ``root/requests/``; a local
+    """The request-cache prefix of evaluations like ``cfg`` under ``root/requests/`` (the RoPE
+    extension by its canonical label, so another spelling of it reuses its responses); a local
     model also keys it by its files (:func:`weights_stamp`), so weights replaced at the same
     path are evaluated anew, not answered from the old ones' responses."""
     keys = {k: v for k, v in cfg.to_dict().items() if k in RESPONSE_KEYS}
+    if keys.get("rope"):  # one extension however it is spelled (4e5, 400000, JSON)
+        keys["rope"] = parse_rope_spec(keys["rope"]).label()
     if cfg.resolved_dtype() != "float32":  # responses kept before dtypes were all float32
         keys["dtype"] = cfg.resolved_dtype()
     stamp = weights_stamp(cfg.model)

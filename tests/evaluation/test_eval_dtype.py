@@ -126,3 +126,14 @@ def test_an_out_folder_of_results_in_another_dtype_is_refused(tmp_path: Path) ->
     check_eval_out(tmp_path, mine(device="cuda", dtype="float32"))
     with pytest.raises(UserError, match=r"differs in dtype"):
         check_eval_out(tmp_path, mine(device="cuda"))
+
+
+def test_one_extension_spelled_otherwise_reuses_its_responses(tmp_path: Path) -> None:
+    """``--rope abf:theta=4e5`` and ``abf:theta=400000`` (or its JSON form) are one extension:
+    one request cache, so the second spelling's run answers from the first's responses."""
+    spellings = ["abf:theta=4e5", "abf:theta=400000", '{"method": "abf", "theta": 4e5}']
+    keys = {request_cache(tmp_path, EvalConfig(model="tiny-random", rope=r)) for r in spellings}
+    assert len(keys) == 1
+    other = request_cache(tmp_path, EvalConfig(model="tiny-random", rope="abf:theta=5e5"))
+    assert other not in keys
+    assert request_cache(tmp_path, EvalConfig(model="tiny-random")) not in keys | {other}

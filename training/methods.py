@@ -125,9 +125,20 @@ class Method(ABC):
         return [list(streams)]
 
     @classmethod
+    def stages(cls, cfg: TrainConfig) -> list[tuple[tuple[str, ...], int]]:
+        """The run's stages in order: the streams of :meth:`stream_mix` read at a step of it,
+        and its optimizer steps (a stage of no step left out). Most recipes: one, every
+        stream at every step."""
+        return [(tuple(cls.stream_mix(cfg)), cls.total_steps(cfg))]
+
+    @classmethod
     def stream_steps(cls, cfg: TrainConfig) -> dict[str, int]:
-        """Optimizer steps at which each stream of :meth:`stream_mix` is read (all of them)."""
-        return {name: cls.total_steps(cfg) for name in cls.stream_mix(cfg)}
+        """Optimizer steps at which each stream is read (over :meth:`stages`)."""
+        out: dict[str, int] = {}
+        for streams, steps in cls.stages(cfg):
+            for name in streams:
+                out[name] = out.get(name, 0) + steps
+        return out
 
     @classmethod
     def prepare(cls, cfg: TrainConfig, out: Path, *, train: Any, progress: bool) -> Preparation:
@@ -157,10 +168,11 @@ class TwoStage(Method):
         return {stream: self.rows_per_step[stream]}
 
     @classmethod
-    def stream_steps(cls, cfg: TrainConfig) -> dict[str, int]:
+    def stages(cls, cfg: TrainConfig) -> list[tuple[tuple[str, ...], int]]:
         first, second = cls.STAGES
-        steps = {first: cfg.steps, second: cls.total_steps(cfg) - cfg.steps}
-        return {name: steps[name] for name in cls.stream_mix(cfg) if name in steps}
+        both = [((first,), cfg.steps), ((second,), cls.total_steps(cfg) - cfg.steps)]
+        mix = cls.stream_mix(cfg)
+        return [(names, n) for names, n in both if n > 0 and names[0] in mix]
 
 
 class CrossEntropy(Method):
@@ -385,9 +397,9 @@ class LinearARD(TwoStage):
         return {stream: self.rows_per_step[stream]}
 
     @classmethod
-    def stream_steps(cls, cfg: TrainConfig) -> dict[str, int]:
-        steps = {"long": cfg.cpt_steps, "s2l": cfg.steps}
-        return {name: steps[name] for name in cls.stream_mix(cfg)}
+    def stages(cls, cfg: TrainConfig) -> list[tuple[tuple[str, ...], int]]:
+        both = [(("long",), cfg.cpt_steps), (("s2l",), cfg.steps)]  # the long CE stage first
+        return [(names, n) for names, n in both if n > 0]
 
     @classmethod
     def total_steps(cls, cfg: TrainConfig) -> int:

@@ -103,17 +103,19 @@ def describe_plan(cfg: TrainConfig, window: int | None = None) -> str:
     _check_run_values(cfg, window)
     lengths = stream_lengths(cfg, window)
     micro = micro_steps(cfg)
-    first = method.stream_phases(list(micro_rows(cfg, window)))[0]
-    rows = {n: r * micro for n, r in micro_rows(cfg, window).items() if n in first}
-    per_step = sum(r * lengths[n] for n, r in rows.items())
-    steps = method.total_steps(cfg) - cfg.replay_steps
+    rows = {n: r * micro for n, r in micro_rows(cfg, window).items()}
     lines = [yaml.safe_dump(grouped(cfg.to_dict(), cfg.recipe), sort_keys=True).rstrip(), ""]
-    lines += [f"stream {n}: {r} rows x {lengths[n]} tokens per step" for n, r in rows.items()]
-    lines += [
-        f"tokens per step: {per_step}",
-        f"steps: {steps}",
-        f"total tokens: {per_step * steps}",
-    ]
+    stages = method.stages(cfg)
+    total, steps = 0, 0
+    for i, (streams, n) in enumerate(stages, 1):
+        per_step = sum(rows[s] * lengths[s] for s in streams)
+        total, steps = total + per_step * n, steps + n
+        read = [f"stream {s}: {rows[s]} rows x {lengths[s]} tokens per step" for s in streams]
+        if len(stages) == 1:
+            lines += [*read, f"tokens per step: {per_step}"]
+        else:  # a stage at a time (LinearARD's long CE then distillation, LongRecipe's replay)
+            lines += [f"stage {i}, {n} steps: {r} ({per_step} tokens a step)" for r in read]
+    lines += [f"steps: {steps}", f"total tokens: {total}"]
     return "\n".join(lines)
 
 

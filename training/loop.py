@@ -21,6 +21,7 @@ infinite loss stops the run naming the step; the last good checkpoint stays.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import time
@@ -77,7 +78,7 @@ def check_run_dir(cfg: TrainConfig, out: Path, resume: bool) -> bool:
     train, and its records stay those of the call that trained it)."""
     saved = out / "config.yaml"
     if latest_checkpoint(out) is not None:
-        previous = yaml.safe_load(saved.read_text())
+        previous = _same_models(yaml.safe_load(saved.read_text()), cfg)
         if config_hash(previous) != config_hash(cfg.to_dict()):
             changed = sorted(k for k in cfg.to_dict() if previous.get(k) != cfg.to_dict()[k])
             raise UserError(
@@ -90,6 +91,22 @@ def check_run_dir(cfg: TrainConfig, out: Path, resume: bool) -> bool:
     if resume:
         raise UserError(f"--resume: {out} holds no checkpoint to resume from")
     return False
+
+
+def _same_models(previous: dict[str, Any], cfg: TrainConfig) -> dict[str, Any]:
+    """A saved config with each model it names by a relative path (saved so before models were
+    named by absolute paths) given as ``cfg``'s absolute path where, read from this folder,
+    that is the same path."""
+    from longred_bench.training.config import MODEL_KEYS
+
+    out = dict(previous)
+    for key in MODEL_KEYS:
+        old, new = previous.get(key), getattr(cfg, key, None)
+        if not (isinstance(old, str) and isinstance(new, str)) or old == new:
+            continue
+        if Path(old).expanduser().exists() and os.path.abspath(Path(old).expanduser()) == new:
+            out[key] = new
+    return out
 
 
 def _prepare_dir(cfg: TrainConfig, out: Path, resume: bool) -> None:

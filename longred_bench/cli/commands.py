@@ -287,6 +287,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if not args.dry_run:
         check_out_dir(Path(args.out), "train")
     from longred_bench.cli.train_values import (
+        absolute_models,
         check_train_device,
         check_train_sources,
         check_train_teacher,
@@ -299,6 +300,7 @@ def cmd_train(args: argparse.Namespace) -> int:
                         Path(args.out) if args.out else None)  # fmt: skip
     cfg = resolve_config(args.recipe, profile=args.profile, config_file=config_file,
                          overrides=overrides)  # fmt: skip
+    cfg = absolute_models(cfg)  # the saved config names its models from any folder
     check_train_device(cfg.device, dry_run=args.dry_run)
     models = [] if cfg.recipe == "pretrain" else [cfg.model]  # pretrain builds its own
     check_models(*models, offline=args.dry_run)

@@ -82,6 +82,19 @@ def check_train_sources(
                                     f"{list(raw)}")  # fmt: skip
 
 
+def absolute_models(cfg: Any) -> Any:
+    """Training config ``cfg`` with each model it names by a relative local path
+    (:data:`~longred_bench.training.config.MODEL_KEYS`) named by its absolute path: the
+    ``config.yaml`` beside the run then names its models from any folder, and a run resumed
+    from another folder, its models named from there, is the same config."""
+    from longred_bench.models.names import absolute_spec
+    from longred_bench.training.config import MODEL_KEYS
+
+    changes = {k: absolute_spec(v) for k in MODEL_KEYS if isinstance(v := getattr(cfg, k), str)}
+    changes = {k: v for k, v in changes.items() if v != getattr(cfg, k)}
+    return cfg.replace(**changes) if changes else cfg
+
+
 def check_train_device(device: str, *, dry_run: bool) -> None:
     """Unless ``dry_run`` (a plan, for any machine), a ``device`` other than ``auto`` that
     :func:`~longred_bench.cli.devices.check_device` refuses."""

@@ -15,6 +15,7 @@ import sqlite3
 from pathlib import Path
 
 from longred_bench.evaluation.config import EvalConfig
+from longred_bench.jobs.local_files import files_stamp
 from longred_bench.jobs.units import stored_config
 from longred_bench.models.rope import parse_rope_spec
 from longred_bench.results import config_hash
@@ -44,12 +45,7 @@ def request_cache(root: Path, cfg: EvalConfig) -> Path:
 def weights_stamp(model: str) -> str | None:
     """The name, size and modification time of each file of a local model folder (or of a
     GGUF file), hashed; None for a name that is no local path (a hub id, a zoo model)."""
-    path = Path(model).expanduser()
-    if not path.exists():
-        return None
-    files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
-    stats = {p.name: [p.stat().st_size, p.stat().st_mtime_ns] for p in files}
-    return config_hash(stats)
+    return files_stamp(Path(model))
 
 
 def _rows(db: Path) -> int:

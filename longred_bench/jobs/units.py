@@ -35,6 +35,7 @@ from longred_bench.cache import atomic_write_text, build_lock, cache_dir
 from longred_bench.errors import UserError
 from longred_bench.jobs.builds import check_builds, result_builds, run_base, write_run_base
 from longred_bench.jobs.key_root import follow_moved_cache, portable, record_key_root
+from longred_bench.jobs.local_files import local_stamps
 from longred_bench.results import (
     STEPS_KIND,
     Provenance,
@@ -148,20 +149,28 @@ class CachedUnit:
         got = None if force else self.cached()
         if got is not None:
             return got
-        start = time.perf_counter()
-        records = _compute(self.kind, self.config, progress)
-        seconds = time.perf_counter() - start
-        seed, device = self.config.get("seed", 0), self.config.get("device", "cpu")
-        if self.kind == "psa":
-            seed, device = self.config["psa"]["seed"], self.config["psa"]["device"]
-        path = self.dir / RECORDS_FILE[self.kind]
-        return save_records(path, self.config, records, seed, device, seconds, kind=self.kind)
+        # One process at a time (two array tasks or calls of one unit): the second waits, then
+        # takes the first one's result instead of computing it again.
+        with build_lock(self.dir, f"waiting for another process computing {self.folder}"):
+            got = None if force else self.cached()
+            if got is not None:
+                return got
+            start = time.perf_counter()
+            records = _compute(self.kind, self.config, progress)
+            seconds = time.perf_counter() - start
+            seed, device = self.config.get("seed", 0), self.config.get("device", "cpu")
+            if self.kind == "psa":
+                seed, device = self.config["psa"]["seed"], self.config["psa"]["device"]
+            path = self.dir / RECORDS_FILE[self.kind]
+            return save_records(path, self.config, records, seed, device, seconds,
+                                kind=self.kind)  # fmt: skip
 
 
 def unit_folder(group: str, key: dict[str, Any]) -> str:
     """``runs/<group>/<hash of key>``: the folder of a unit of ``group`` (``table3-eval``,
-    ``fig2-drift``, ...); paths inside the cache count as :func:`portable` writes them."""
-    return f"runs/{group}/{config_hash(portable(key))}"
+    ``fig2-drift``, ...); paths inside the cache count as :func:`portable` writes them, local
+    files outside it by their stamps (:func:`~longred_bench.jobs.local_files.local_stamps`)."""
+    return f"runs/{group}/{config_hash(portable({**key, **local_stamps(key)}))}"
 
 
 def own_config(config: dict[str, Any]) -> dict[str, Any]:
@@ -327,7 +336,8 @@ def train_key(cfg: Any) -> str:
     init = getattr(cfg, "init", None)
     if init and Path(init).name == "final" and Path(init).parent.name.startswith("train-"):
         fields["init"] = Path(init).parent.name
-    fields = {**fields, "base": build_identity(cfg.model), **code_identity("train")}
+    fields = {**fields, **local_stamps(fields), "base": build_identity(cfg.model),
+              **code_identity("train")}  # fmt: skip
     return config_hash(portable(fields))  # a model or teacher in the cache: as keys name it
 
 

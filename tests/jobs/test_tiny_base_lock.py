@@ -81,3 +81,30 @@ def test_a_file_system_without_locks_builds_unlocked(tmp_path, monkeypatch):
     with build_lock(tmp_path / "entry"):
         ran = True
     assert ran
+
+
+def test_two_callers_of_one_evaluation_unit_compute_it_once(tmp_path, monkeypatch, capsys):
+    """Two array tasks (or calls) of one evaluation unit at once: the second waits for the
+    first, says so, and returns its records instead of computing them again."""
+    from longred_bench.jobs import units
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    calls: list[int] = []
+
+    def compute(kind, config, progress):
+        calls.append(1)
+        time.sleep(0.5)  # the other caller arrives meanwhile
+        return [{"kind": "eval", "task": "t", "metric": "acc", "value": 0.5}]
+
+    monkeypatch.setattr(units, "_compute", compute)
+    unit = units.CachedUnit("eval", "runs/x/unit", {"model": "tiny-random", "suite": "short"})
+    got: list = []
+    workers = [threading.Thread(target=lambda: got.append(unit.run(progress=False)))
+               for _ in range(2)]  # fmt: skip
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(timeout=30)
+    assert len(calls) == 1 and len(got) == 2
+    assert [r["value"] for r in got[0]] == [r["value"] for r in got[1]] == [0.5]
+    assert "waiting for another process computing runs/x/unit" in capsys.readouterr().out

@@ -1,0 +1,70 @@
+"""What a unit's key holds of the local files it reads, besides their names: a stamp of each local
+model folder outside the run cache (``model``, ``original``, ``extended``, ``teacher``) and of
+each local data file or folder (a perplexity ``corpus``, drift ``texts``, a training run's
+``txt:``/``jsonl:``/``disk:`` data). The stamp hashes each file's name, size and modification
+time, so a file replaced at the same path, or a relative path read from another folder that
+holds another file, makes another unit instead of reusing the first's result.
+
+Zoo names, hub ids and registry corpora have no local files; a trained checkpoint inside the
+run cache is keyed by its run's folder, whose name holds that run's key. A config that names no
+local file gets no stamp, so its key is what it was before stamps were kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from longred_bench.cache import cache_dir
+from longred_bench.errors import UserError
+from longred_bench.results import config_hash
+
+MODEL_KEYS = ("model", "original", "extended", "teacher", "init", "merge_with")
+DATA_KEYS = ("corpus", "texts", "long_data", "short_data", "s2l_data")
+
+
+def files_stamp(path: Path) -> str | None:
+    """The name, size and modification time of each file of a folder (or of one file),
+    hashed; None where ``path`` does not exist."""
+    path = path.expanduser()
+    if not path.exists():
+        return None
+    files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+    stats = {p.name: [p.stat().st_size, p.stat().st_mtime_ns] for p in files}
+    return config_hash(stats)
+
+
+def _in_cache(path: Path) -> bool:
+    return path.resolve().is_relative_to(cache_dir().resolve())
+
+
+def _stamp(stamps: dict[str, str], name: str, path: Path) -> None:
+    if path.exists() and not _in_cache(path):
+        stamps[name] = files_stamp(path) or ""
+
+
+def local_stamps(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"local_files": {name: stamp}}`` for the local files ``config`` reads (see the module
+    docstring), or ``{}`` where it reads none."""
+    from longred_bench.data.corpus_spec import local_paths
+    from longred_bench.models.names import zoo_names
+
+    stamps: dict[str, str] = {}
+    zoo = set(zoo_names())
+    for key in MODEL_KEYS:
+        value = config.get(key)
+        for name in value if isinstance(value, list) else [value]:
+            if isinstance(name, str) and name not in zoo:
+                _stamp(stamps, name, Path(name).expanduser())
+    for key in DATA_KEYS:
+        spec = config.get(key)
+        if not isinstance(spec, str):
+            continue
+        try:
+            paths = local_paths(spec)
+        except UserError:  # not a data source this module reads (a corpus split, say)
+            continue
+        for path in paths:
+            _stamp(stamps, str(path), path)
+    return {"local_files": stamps} if stamps else {}

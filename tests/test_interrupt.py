@@ -233,3 +233,25 @@ def test_sigterm_prints_the_same_line_and_exits_143(monkeypatch, capsys) -> None
     assert cli.main(["tasks-path"]) == 143
     assert capsys.readouterr().err.strip() == "interrupted: nothing was being saved"
     assert signal.getsignal(signal.SIGTERM) == before  # the handler before is back
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_an_interrupted_reproduce_names_the_command_that_reuses_its_units(
+    monkeypatch, capsys, force
+) -> None:
+    """The same command reuses the finished units; under ``--force`` it would compute them all
+    again, so the line gives the command without it, and says what that takes from the cache."""
+    from longred_bench.reproduce import engine
+
+    def cut(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(engine, "reproduce", cut)
+    argv = ["reproduce", "table1", "--profile", "smoke", *(["--force"] if force else [])]
+    assert cli.main(argv) == 130
+    line = capsys.readouterr().err.strip()
+    plain = "longred-bench reproduce table1 --profile smoke"
+    if force:
+        assert f"reuse them with: {plain} (without --force" in line
+    else:
+        assert line.endswith(f"run the same command again to reuse them: {plain}")

@@ -349,6 +349,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if args.dry_run and unit_flags:
         raise UserError(f"--dry-run prints the table's plan; {unit_flags[0]} does something "
                         "else: give one of them")  # fmt: skip
+    if args.force and (args.list_units or args.emit_slurm):
+        flag = "--list-units" if args.list_units else "--emit-slurm"
+        raise UserError(f"--force computes units again as they run; {flag} runs none: give "
+                        "--force to --unit ID or to the table's run")  # fmt: skip
     if args.jobs is not None and unit_flags:
         raise UserError(f"--jobs runs a table's units side by side; {unit_flags[0]} runs or "
                         "lists them otherwise: drop --jobs")  # fmt: skip

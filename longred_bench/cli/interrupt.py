@@ -74,6 +74,14 @@ def _train(args: argparse.Namespace, again: str) -> str:
 
 
 def _reproduce(args: argparse.Namespace, again: str) -> str:
+    if getattr(args, "force", False):  # the same command would compute them all again
+        plain = " ".join(w for w in again.split(" ") if w != "--force")
+        return (
+            "every unit finished before the interrupt is kept in the run cache "
+            f"($LONGRED_CACHE/runs); reuse them with: {plain} (without --force, the units this "
+            "call did not reach are taken from the cache as they were; with it, every unit is "
+            "computed again)"
+        )
     return (
         "every finished unit is kept in the run cache ($LONGRED_CACHE/runs); run the same "
         f"command again to reuse them: {again}"

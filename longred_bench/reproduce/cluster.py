@@ -132,7 +132,8 @@ def unit_step(ctx: Context, uid: str) -> tuple[Step, list[Step]]:
 
 
 def run_unit(ctx: Context, step: Step, steps: list[Step]) -> str:
-    """``--unit ID``: compute ``step`` (a no-op when cached); what was done, in one line. The
+    """``--unit ID``: compute ``step`` (a no-op when cached, unless ``--force`` asks an
+    evaluation or measurement again, as it does of a table's); what was done, in one line. The
     units it waits for (among ``steps``) must be in the cache."""
     uid = unit_id(step)
     by_key = {s.key: s for s in steps}
@@ -140,7 +141,8 @@ def run_unit(ctx: Context, step: Step, steps: list[Step]) -> str:
                if k in by_key and by_key[k].unit.cached() is None]  # fmt: skip
     if missing:
         raise UserError(f"unit {uid} waits for {', '.join(missing)}: compute those first")
-    if step.unit.cached() is not None:
+    forced = ctx.force and step.unit.kind != "train"  # --force: a training run is kept
+    if not forced and step.unit.cached() is not None:
         return f"{uid}: cached ({step.key})"
     from longred_bench.reproduce.sources import fetch_missing, needed_sources
 
@@ -148,8 +150,8 @@ def run_unit(ctx: Context, step: Step, steps: list[Step]) -> str:
     if step.unit.kind == "train":
         _train(step, ctx.progress)
     else:
-        step.unit.run(progress=ctx.progress)
-    return f"{uid}: computed ({step.key})"
+        step.unit.run(progress=ctx.progress, force=forced)
+    return f"{uid}: computed{' again (--force)' if forced else ''} ({step.key})"
 
 
 def _train(step: Step, progress: bool) -> None:

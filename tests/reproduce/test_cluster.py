@@ -313,3 +313,25 @@ def test_emit_slurm_says_which_units_are_estimated_over_the_gpus_memory(
     profile.write_text(f"extends: smoke\nmodel: {{name: '{model}'}}\n")  # 80 GiB: all fit
     assert main([*argv, "--emit-slurm", str(tmp_path / "jobs2")]) == 0
     assert "note:" not in capsys.readouterr().err
+
+
+def test_unit_force_computes_an_evaluation_again_and_unit_listings_refuse_it(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """``--unit ID --force`` computes a cached evaluation again (as ``--force`` does a table's),
+    and says so; ``--list-units`` and ``--emit-slurm`` compute nothing, so ``--force`` beside
+    them is refused, not ignored."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    argv = ["reproduce", "table1", "--profile", "smoke", "--quiet", "--unit", "drift_zero-shot"]
+    assert main(argv) == 0
+    assert "drift_zero-shot: computed (" in capsys.readouterr().out
+    assert main(argv) == 0
+    assert "drift_zero-shot: cached (" in capsys.readouterr().out
+    records = tmp_path / next(u["folder"] for u in _units(capsys, "table1")) / "drift.jsonl"
+    before = records.stat().st_mtime_ns
+    assert main([*argv, "--force"]) == 0
+    assert "drift_zero-shot: computed again (--force) (" in capsys.readouterr().out
+    assert records.stat().st_mtime_ns != before
+    for flag in (["--list-units"], ["--emit-slurm", str(tmp_path / "s")]):
+        assert main(["reproduce", "table1", "--profile", "smoke", "--force", *flag]) == 2
+        assert "--force computes units again as they run" in capsys.readouterr().err

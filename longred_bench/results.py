@@ -39,6 +39,10 @@ _PACKAGES = ("longred-bench", "torch", "transformers", "lm_eval", "triton")
 SOURCE_COMMIT_VAR = COMMIT_VAR
 
 
+UNCACHED = "not cached (computed again when its unit runs)"
+"""What a damaged run-cache entry is: a listing or a plan counts it as absent; a run computes it."""
+
+
 def git_commit() -> str:
     """The commit of the source that runs, as records name it: ``COMMIT``, ``COMMIT+dirty``
     where the package's source files differ from that commit's, ``COMMIT (dirty unknown)``
@@ -152,12 +156,12 @@ def read_cached_records(path: Path) -> list[dict[str, Any]] | None:
         return None
     check = check_entry(path.parent, required=False)
     if not check.usable:
-        warn(f"run cache {path.parent} is corrupt ({check.detail}); running it again")
+        warn(f"run cache {path.parent} is corrupt ({check.detail}): {UNCACHED}")
         return None
     try:
         return read_records(path)
     except (OSError, EOFError, ValueError) as exc:  # EOFError: a gzip file cut short
-        warn(f"run cache {path} does not parse ({type(exc).__name__}); running it again")
+        warn(f"run cache {path} does not parse ({type(exc).__name__}): {UNCACHED}")
         return None
 
 
@@ -168,7 +172,7 @@ def read_cached_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        warn(f"run cache {path} does not parse ({type(exc).__name__}); running it again")
+        warn(f"run cache {path} does not parse ({type(exc).__name__}): {UNCACHED}")
         return None
 
 

@@ -31,7 +31,9 @@ def test_damaged_run_cache_is_rerun_and_others_are_kept(
 
     _truncate(paths["a"], keep=10)
     assert cached_records(paths["a"], units["a"]) is None
-    assert f"warning: run cache {runs / 'a'} is corrupt" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"warning: run cache {runs / 'a'} is corrupt" in err
+    assert "not cached (computed again when its unit runs)" in err  # a listing computes none
     (runs / "a" / "manifest.json").unlink()  # a cache of an older version: parsed, no records
     assert cached_records(paths["a"], units["a"]) is None
     assert f"warning: run cache {paths['a']} does not parse" in capsys.readouterr().err

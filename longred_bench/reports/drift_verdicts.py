@@ -113,6 +113,16 @@ def _paper_row(r: Any) -> str:
     return f"{r.rope_base:.1e}: hidden {r.hidden_before:.2f}, KL {r.kl_before_1e5:.2f}"
 
 
+def _distinct(values: Sequence[float]) -> list[str]:
+    """``values`` at 4 significant digits, or as many more (up to 8) as it takes for values
+    that differ to read differently (0.999995 and 0.99999 are not both "1")."""
+    for digits in range(4, 9):
+        text = [f"{v:.{digits}g}" for v in values]
+        if len(set(text)) == len(set(values)):
+            break
+    return text
+
+
 def _fmt(ci: Interval) -> str:
     return f"{ci.estimate:+.3g} [{ci.low:+.3g}, {ci.high:+.3g}]"
 
@@ -160,8 +170,9 @@ def verdict_drift_falls(
         effect = side * recovery * drift
         labels.append(judge(ci, side, paper=effect))
         raw = sum(float(s[f"mean_{metric}"]) for s in after) / len(after) - zero_shot
+        shown = _distinct([zero_shot, IDENTITY[metric]])[0]  # 0.999995 is not "1"
         parts.append(
-            f"{name} {zero_shot:.4g} before, raw change after CPT {raw:+.3g} (mean of its seeds); "
+            f"{name} {shown} before, raw change after CPT {raw:+.3g} (mean of its seeds); "
             "CPT's change net of the control's "
             f"{_fmt(ci)} (the paper's effect, scaled: {effect:+.3g}): {labels[-1]}"
         )
@@ -199,7 +210,7 @@ def verdict_base_drifts_more(bases: Mapping[float, Mapping[str, Any]]) -> Verdic
                                      seed=BOOT_SEED)  # fmt: skip
         label = NOT_COMPARABLE if math.isnan(ci.low) else judge(ci, side, paper=side * 1.0)
         labels.append(label)
-        means = ", ".join(f"{sum(v) / len(v):.4g}" for v in values)
+        means = ", ".join(_distinct([sum(v) / len(v) for v in values]))
         parts.append(f"{name} {means}: rho {_fmt(ci)} ({label})")
     ours = "; ".join(parts) + f". {LEVEL:.0%} bootstrap over n={len(keys)} texts."
     return Verdict("c2", CLAIM_C2, scope, paper, ours, combine(labels), rule)

@@ -195,8 +195,8 @@ def build_table1(
         "",
         f"- Model: `{first['original']}`, original vs RoPE extensions"
         + (" and their CPT checkpoints." if after else " (zero-shot)."),
-        f"- Texts: `{first['texts']}`, {first['num_texts']} windows of {first['seq_len']} tokens "
-        f"({first['num_tokens']} tokens).",
+        f"- Texts: `{first['texts']}`, {int(first['num_texts'])} windows of "
+        f"{int(first['seq_len'])} tokens ({int(first['num_tokens'])} tokens).",
         interval_text,
         f"- Device: {devices}; torch {prov['versions']['torch']}, "
         f"transformers {prov['versions']['transformers']}.",

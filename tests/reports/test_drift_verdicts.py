@@ -131,3 +131,18 @@ def test_verdict_c_shows_the_raw_change_beside_the_net_one() -> None:
     verdict = verdict_drift_falls("e", before, after, CONTROL)
     assert verdict.label == REPRODUCED
     assert "raw change after CPT -0.005" in verdict.ours
+
+
+def test_means_that_differ_read_differently() -> None:
+    """A random model's drift (hidden similarity 0.999995, 0.999992, 0.99999) is not written
+    "1, 1, 1", nor its zero-shot similarity "1 before"; values 4 digits tell apart stay 4."""
+    near = base_summaries((0.999995, 0.999992, 0.99999), (1e-5, 2e-5, 3e-5), scale=0.0)
+    assert "hidden similarity 0.999995, 0.999992, 0.99999:" in verdict_base_drifts_more(near).ours
+    apart = base_summaries((0.98, 0.96, 0.94), (0.2, 0.3, 0.4), scale=0.0)
+    assert "hidden similarity 0.98, 0.96, 0.94:" in verdict_base_drifts_more(apart).ours
+    before = summary(np.full(N, 0.999995), np.full(N, 1e-5))
+    after = runs(0.0, 0.0, 1e-7, 2, 300, reference=(0.999995, 1e-5))
+    assert (
+        "hidden similarity 0.999995 before"
+        in verdict_drift_falls("abf:theta=1e5", before, after, CONTROL).ours
+    )

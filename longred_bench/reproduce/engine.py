@@ -25,7 +25,7 @@ from longred_bench.models.choice import choose_model
 from longred_bench.profiles.schema import Profile
 from longred_bench.reproduce.profile_views import checked_profile
 from longred_bench.reproduce.registry import get_spec, table_names
-from longred_bench.reproduce.sources import fetch_missing, needed_sources
+from longred_bench.reproduce.sources import fetch_missing, missing_sources, needed_sources
 from longred_bench.reproduce.spec import Context, Step, option_args
 
 MAX_ROUNDS = 8
@@ -289,8 +289,14 @@ def _unit_by_unit(
         print(cluster.list_units(ctx), end="")
         return []
     if emit_slurm is not None:
-        return cluster.emit_slurm(ctx, emit_slurm, out, code_eval=_code_eval_units(ctx),
-                                  pinned=pinned)  # fmt: skip
+        paths = cluster.emit_slurm(ctx, emit_slurm, out, code_eval=_code_eval_units(ctx),
+                                   pinned=pinned)  # fmt: skip
+        if missing := missing_sources(needed_sources(steps)):  # else each task fetches them
+            print(f"note: the jobs read {', '.join(missing)}, not in the cache yet: fetch them "
+                  "here before submitting, or every array task fetches them at once (a node "
+                  f"without a registry fails): longred-bench data fetch --sources "
+                  f"{' '.join(missing)}")  # fmt: skip
+        return paths
     step, steps = cluster.unit_step(ctx, unit)
     check_can_run(ctx.profile, [step])
     check_model(ctx.profile, fallback_for, extensions_of({ctx.table: [step]}))

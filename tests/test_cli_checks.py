@@ -425,3 +425,28 @@ def test_psa_lines_in_another_order_are_the_same_config(tmp_path) -> None:
                                                           "lengths": [1024, 512]})  # fmt: skip
     with pytest.raises(UserError, match=r"differs in depths"):  # sample i's depth: order counts
         check_results_config(tmp_path, "psa.jsonl", "a psa", {"depths": [90.0, 10.0]})
+
+
+def test_psa_refuses_another_configs_compressed_results(tmp_path, capsys):
+    """A report folder keeps psa's records compressed (``psa.jsonl.gz``, as reports/smol does):
+    a psa of another config there replaced its psa.md and psa.png; it is refused as for
+    ``psa.jsonl``, and ``reproduce`` still writes its tables beside psa's files."""
+    import gzip
+
+    out = tmp_path / "smol"
+    out.mkdir()
+    record = {"provenance": {"config": {"models": ["smollm2-135m"], "ropes": ["none"],
+                                        "tasks": ["niah_single_2"]}}}  # fmt: skip
+    with gzip.open(out / "psa.jsonl.gz", "wt", encoding="utf-8") as f:
+        f.write(json.dumps(record) + "\n")
+    (out / "psa.md").write_text("kept")
+    argv = ["psa", "--model", "tiny-random", "--tasks", "niah_single_1", "--lengths", "512",
+            "--samples", "1", "--out", str(out), "--quiet"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "holds the results of a psa of another config (differs in models, tasks)" in err
+    assert "delete psa.jsonl.gz there" in err and (out / "psa.md").read_text() == "kept"
+    (out / "psa.jsonl").write_text(json.dumps(record) + "\n")  # as psa writes it
+    from longred_bench.cli.outputs import check_out_dir
+
+    check_out_dir(out, "reproduce")  # no refusal: the two commands' files have other names

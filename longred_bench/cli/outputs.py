@@ -4,7 +4,8 @@
 marks a folder). :func:`check_out_dir` refuses, in one line naming the path and what is wrong,
 an ``--out`` that is a file, lies under a file, cannot be written, holds a folder where the
 command writes a file (or a file where it keeps a folder), or holds another command's results
-(:data:`RESULTS`: they would sit beside this one's, and plots of the same name be replaced), so
+(:data:`RESULTS`: they would sit beside this one's, and plots of the same name be replaced; a
+report folder may hold ``psa``'s beside ``reproduce``'s, whose files have other names), so
 no computation is lost to a bad path at the end of a run. :func:`check_results_config` (and its
 uses for ``eval`` and ``drift``, :func:`check_eval_out`, :func:`check_drift_out`) refuses an
 ``--out`` holding results of another config of the same command, which the run would replace.
@@ -75,6 +76,8 @@ def check_out_dir(out: Path, command: str, flag: str = "--out") -> None:
                 "or choose another folder"
             )
     for other, marker in RESULTS.items():
+        if {other, command.split()[0]} == {"psa", "reproduce"}:  # a report folder holds both
+            continue
         if other != command.split()[0] and (out / marker).is_file():
             raise UserError(
                 f"{flag} {out} holds the results of `{other}` ({marker}); give {command} a "
@@ -102,11 +105,13 @@ def check_results_config(
 ) -> None:
     """Refuse, before anything loads, an ``out`` whose results file ``name`` (JSONL, each record
     with its ``provenance``) holds the results of ``what`` of another config than ``mine``
-    (keys in ``free`` aside): writing there would replace them. RoPE specs compare by label,
+    (keys in ``free`` aside; or ``name.gz``, the same records compressed, where ``name`` is
+    absent): writing there would replace them. RoPE specs compare by label,
     the lists of :data:`ORDERLESS` in any order; an absent or empty file has nothing to keep,
     and one that is no such results (unreadable, cut short, without provenance) is refused too:
     what it holds is not known. ``before``: what results written before a key existed had for it.
     A list of RoPE specs (psa's lines) compares in any order too."""
+    import gzip
     import json
 
     from longred_bench.models.rope import parse_rope_spec
@@ -121,10 +126,13 @@ def check_results_config(
         return list(value) if isinstance(value, tuple) else value
 
     path = out / name
+    if not path.is_file() and (out / f"{name}.gz").is_file():  # the records kept compressed
+        path, name = out / f"{name}.gz", f"{name}.gz"
     try:
         if not path.is_file() or path.stat().st_size == 0:
             return
-        with path.open(encoding="utf-8") as handle:
+        opener = gzip.open if name.endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8") as handle:
             theirs = {**(before or {}), **json.loads(handle.readline())["provenance"]["config"]}
         differs = sorted(k for k in mine if k in theirs and k not in free
                          and norm(k, theirs[k]) != norm(k, mine[k]))  # fmt: skip

@@ -285,6 +285,7 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
     every = estimate([u for units in planned.values() for u in units])
     seconds = {u.key: u.seconds for u in every}
     lines = [f"reproduce --profile {profile.name} --dry-run ({jobs} job(s)); nothing is run", ""]
+    notes: list[str] = []  # each table's note, repeated under the counts of several tables
     for ctx in ctxs:
         units, also = distinct_units(planned[ctx.table])
         todo = [u for u in units if not u.cached]
@@ -319,6 +320,7 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
         note = spec.note(ctx) if spec.note is not None else None
         if note:
             lines.append(f"  {note}")
+            notes.append(f"{ctx.table}: {note}")
         lines.append("")
     distinct = {u.key: u for u in every}
     todo = [u for u in distinct.values() if not u.cached]
@@ -340,6 +342,8 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
     else:
         how = how_estimated(todo, profile)
         lines.append(f"{counts}: {gpu_totals(todo, profile.hardware)}.{how}")
+    if len(ctxs) > 1 and notes:  # what the counts leave out, each table's note again
+        lines.append("Besides the units: " + "; ".join(notes) + ".")
     if profile.name in PAPER_PROFILES and len(ctxs) > 1:
         from longred_bench.profiles import load_profile
 

@@ -44,6 +44,9 @@ def test_dry_run_of_all_lists_units_and_runs_nothing(tmp_path, monkeypatch, caps
     total = text.split("In all: ")[1].splitlines()[0]
     assert "(about 0.0 min of compute with 2 job(s) for the 1 with an estimate, " in total
     assert f", {distinct - 1} without one)" in total
+    # What the counts leave out (tiny-base's 15-minute build) is said under them too.
+    besides = text.split("In all: ")[1].splitlines()[1]
+    assert besides.startswith("Besides the units: ") and "tiny_base: tiny-base is built" in besides
 
 
 @pytest.mark.parametrize("profile", ["smoke", "tiny", "smol", "paper"])

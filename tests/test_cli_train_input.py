@@ -219,3 +219,16 @@ def test_a_dry_run_refuses_what_the_run_would(capsys, item, message) -> None:
     """The plan printed in full for values the run then refused at its start."""
     argv = ["train", "--recipe", "cpt", "--profile", "smoke", "--dry-run", "--set", item]
     _one_line_error(capsys, argv, message)
+
+
+def test_a_profile_given_as_config_is_named_as_one(tmp_path, capsys) -> None:
+    """``profiles new`` writes a profile; given to ``train --config`` (where a run's saved
+    config goes) it listed 70 known keys; it says which flag takes it."""
+    mine = tmp_path / "my.yaml"
+    assert main(["profiles", "new", "--from", "smoke", "--out", str(mine)]) == 0
+    capsys.readouterr()
+    argv = ["train", "--recipe", "longred", "--config", str(mine), "--dry-run"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: train: --config {mine} is a profile (it has ")
+    assert err.endswith(f"not a training config: give it as --profile {mine}")

@@ -23,6 +23,11 @@ def _is(value: Any, kind: type) -> bool:
     return isinstance(value, int | float) if kind is float else isinstance(value, kind)
 
 
+PROFILE_SECTIONS = {"extends", "about", "hardware", "evaluation", "runs", "tables", "drift",
+                    "training"}  # fmt: skip
+"""Keys of a profile file that no training config has."""
+
+
 def check_train_sources(
     recipe: str,
     profile: str,
@@ -56,6 +61,11 @@ def check_train_sources(
     parts = [keys, overrides]
     if config_file is not None:
         data = read_yaml(config_file)
+        sections = sorted(set(data) & PROFILE_SECTIONS)
+        if sections:  # a profile (`profiles new` writes one), given where a run's config goes
+            raise UserError(f"train: --config {config_file} is a profile (it has "
+                            f"{', '.join(sections)}), not a training config: give it as "
+                            f"--profile {config_file}")  # fmt: skip
         for key, mine in (("recipe", recipe), ("profile", name)):
             if key in data and str(data[key]) != mine:
                 raise UserError(f"train: --config {config_file} says {key}: {data[key]}, the "

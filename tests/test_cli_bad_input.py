@@ -403,3 +403,18 @@ def test_eval_dry_run_refuses_a_task_lm_eval_does_not_know(capsys) -> None:
     assert main([*argv, "longred_tiny_swap", "--dry-run"]) == 0
     code = ["eval", "--model", "tiny-random", "--suite", "short", "--allow-code-eval", "--dry-run"]
     assert main([*code, "--tasks", "humaneval"]) == 0  # lm-eval's own code task: the flag applies
+
+
+def test_eval_dry_run_refuses_an_extension_the_run_refuses(tmp_path, capsys) -> None:
+    """A checkpoint whose RoPE is already scaled, extended again: the dry run printed a plan the
+    run refused seconds later; both refuse it now, from the model's config."""
+    from longred_bench.models.loading import extend, load
+
+    loaded = load("tiny-random")
+    path = tmp_path / "pi"
+    extend(loaded.model, "pi:factor=2").save_pretrained(path)
+    loaded.tokenizer.save_pretrained(path)
+    capsys.readouterr()  # the save's progress bar
+    argv = ["eval", "--model", str(path), "--suite", "niah", "--rope", "yarn:factor=2"]
+    _one_line_error(capsys, [*argv, "--dry-run"], "the model's RoPE is already scaled (linear")
+    assert main([*argv[:-2], "--dry-run"]) == 0  # without --rope: its plan

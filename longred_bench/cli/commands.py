@@ -109,6 +109,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
             from longred_bench.evaluation.harness import check_task_names
 
             check_task_names(cfg.tasks)
+        from longred_bench.models.names import check_local
+
+        if cfg.rope and check_local(cfg.model):  # its config is here: an extension it refuses
+            check_extensions(cfg.model, [cfg.rope])
         print(_describe_eval(cfg, args.tasks))
         return 0
     check_eval_out(Path(args.out), cfg.ran_dict())

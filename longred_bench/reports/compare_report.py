@@ -153,6 +153,10 @@ def _ratio(ext: float | None, orig: float | None) -> float | None:
     return ext / orig
 
 
+FIGURES = ("retention.png", "ruler_lengths.png", "niah.png", "drift.png")
+"""The figures ``compare.md`` may show, each written beside it."""
+
+
 def build_compare_report(
     records: list[dict[str, Any]], labels: list[str], out: Path, *, title: str, command: str
 ) -> list[Path]:
@@ -287,4 +291,8 @@ def build_compare_report(
         paths.append(png)
     md = out / "compare.md"
     md.write_text("\n".join(lines), encoding="utf-8")
+    for name in FIGURES:  # an earlier call's figure this report no longer shows (its records
+        stale = out / name  # stay under runs/): it would read as this comparison's
+        if stale not in paths and stale.is_file():
+            stale.unlink()
     return [md, *paths]

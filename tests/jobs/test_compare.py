@@ -347,3 +347,15 @@ def test_over_length_documents_are_counted_per_model() -> None:
 
 def test_the_summarys_attention_kl_keeps_its_digits_as_drift_md_does() -> None:
     assert report._kl(2.566e-04) == "2.566e-04" and report._kl(None) == ""
+
+
+def test_a_figure_the_report_no_longer_shows_is_not_left_beside_it(tmp_path: Path) -> None:
+    """A compare of fewer suites into a folder of an earlier one (the same units reused) left its
+    RULER and NIAH figures beside a compare.md without those sections."""
+    for name in ("ruler_lengths.png", "niah.png", "drift.png", "notes.png"):
+        (tmp_path / name).write_bytes(b"old")
+    paths = report.build_compare_report(_tiny_records(), ["original", "pi:factor=4"], tmp_path,
+                                        title="t", command="c")  # fmt: skip
+    assert {p.name for p in paths} == {"compare.md", "retention.png"}
+    left = {p.name for p in tmp_path.iterdir()}
+    assert left == {"compare.md", "retention.png", "notes.png"}  # not compare's: kept

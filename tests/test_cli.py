@@ -41,7 +41,7 @@ def test_reproduce_table1_smoke(tmp_path, monkeypatch):
     assert again == records
 
 
-def test_drift_identity_is_zero(tmp_path):
+def test_drift_identity_is_zero(tmp_path, capsys):
     out = tmp_path / "drift"
     argv = [
         "drift",
@@ -68,6 +68,7 @@ def test_drift_identity_is_zero(tmp_path):
     assert all(r["attention_kl"] == 0.0 and r["hidden_cosine"] == 1.0 for r in layers)
     assert "| tiny-random |" in (out / "drift.md").read_text()
     assert (out / "drift.png").exists() and (out / "config.yaml").exists()
+    assert f"{out / 'config.yaml'}" in capsys.readouterr().out.splitlines()[-1]  # named too
 
 
 def test_drift_text_file_and_rope_list(tmp_path):

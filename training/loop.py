@@ -85,9 +85,13 @@ def check_run_dir(cfg: TrainConfig, out: Path, resume: bool) -> bool:
                 f"{out} holds a run of another config (differs in {', '.join(changed) or 'keys'}):"
                 " use a new --out, or the same config to resume"
             )
+        finished = (out / "final" / "config.json").is_file() and (out / "run.json").is_file()
+        if not resume and finished:
+            raise UserError(f"{out} holds this run, finished ({out / 'final'}): nothing to "
+                            "train; use a new --out to train it again")  # fmt: skip
         if not resume:
             raise UserError(f"{out} already holds a run: pass --resume, or use a new --out")
-        return (out / "final" / "config.json").is_file() and (out / "run.json").is_file()
+        return finished
     if resume:
         raise UserError(f"--resume: {out} holds no checkpoint to resume from")
     return False

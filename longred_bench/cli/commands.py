@@ -79,6 +79,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
     from longred_bench.jobs.drift import drift_command
 
     paths = drift_command(cfg, Path(args.out), progress=not args.quiet)
+    paths.append(Path(args.out) / "config.yaml")  # written beside the records
     print("wrote " + ", ".join(str(p) for p in paths))
     return 0
 

@@ -95,7 +95,8 @@ def sample_sizes(records: list[dict[str, Any]]) -> str:
         and r.get("n_samples") is not None
     ]
     if short:
-        parts.append(f"short benchmarks {min(short)}-{max(short)} documents each")
+        span = f"{min(short)}" if min(short) == max(short) else f"{min(short)}-{max(short)}"
+        parts.append(f"short benchmarks {span} documents each")
     ruler = [
         r
         for r in records

@@ -21,6 +21,8 @@ def test_resuming_a_finished_run_trains_and_writes_nothing(tmp_path, capsys) -> 
     assert run_training(cfg, out, resume=True) == final
     assert f"{out} holds this run finished" in capsys.readouterr().out
     assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == kept
+    with pytest.raises(UserError, match=r"holds this run, finished .*: nothing to train"):
+        run_training(cfg, out, progress=False)  # not "pass --resume", which trains nothing
     # another recipe's preparation never starts in a folder holding another config's run
     other = smoke("longrecipe", anchors=["measured"], impact_steps=1, steps=2)
     with pytest.raises(UserError, match="holds a run of another config"):

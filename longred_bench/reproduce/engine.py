@@ -13,6 +13,7 @@ records with its labels, or the table's own ``records``) and written with the re
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from functools import partial
@@ -247,7 +248,7 @@ def _check_d1_differs(ctx: Context) -> None:
 
 def _rebuild(table: str, prof: Profile, out: Path | None, d1: str | None) -> list[Path]:
     """``--rebuild``: every named table's report, again from its records in its output folder."""
-    from longred_bench.reproduce.output import rebuild_outputs
+    from longred_bench.reproduce.output import planned_rows, rebuild_outputs
 
     options = {"d1": d1} if d1 not in (None, "retrieval") else {}
     paths: list[Path] = []
@@ -260,8 +261,9 @@ def _rebuild(table: str, prof: Profile, out: Path | None, d1: str | None) -> lis
         command = command_of(name, prof, 1, opts) + " --rebuild" + out_arg(prof, opts, folder)
         build = None if spec.write is not None else spec.build
         models = tuple(m for m in (prof.model.name, prof.model.fallback) if m)
+        planned = functools.partial(planned_rows, name, prof, opts)
         paths += rebuild_outputs(name, build, folder, profile=prof.name, command=command,
-                                 models=models)  # fmt: skip
+                                 models=models, planned=planned)  # fmt: skip
     return paths
 
 

@@ -5,6 +5,7 @@ from such records with this version's rules (``--rebuild``), computing nothing."
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -44,13 +45,17 @@ def rebuild_outputs(
     profile: str,
     command: str,
     models: tuple[str, ...] = (),
+    planned: Callable[[], set[tuple[Any, Any]]] | None = None,
 ) -> list[Path]:
     """Write the report of table ``name`` again from ``out/NAME.jsonl.gz`` (or an earlier
     version's uncompressed ``NAME.jsonl``), the records an earlier call wrote, with the rules of
     the code that runs now; the records stay as they are (their provenance names the code that
     computed them) and the report's call line says it was rebuilt, by which commit and source.
     ``models``: the names profile ``profile``'s model goes by; records of another model are
-    refused (the report would name the wrong profile). The paths written."""
+    refused (the report would name the wrong profile). ``planned``: the (row, extension) pairs
+    the table's plan has at this profile; those the records lack are named on stderr and in the
+    report's call line (the report leaves them out, and the verdicts that need them). The paths
+    written."""
     import time
 
     from longred_bench.errors import UserError
@@ -75,6 +80,11 @@ def rebuild_outputs(
     note = (f"report rebuilt from the records in `{path.name}`, computing nothing, by commit "
             f"{state.label} (source `{source}`); the records name the code that computed "
             "them")  # fmt: skip
+    missing = missing_rows(records, planned() if planned is not None else set())
+    if missing:
+        note += (f"; rows of the plan the records lack, left out with the verdicts that need "
+                 f"them: {missing}")  # fmt: skip
+        print(f"warning: {path} lacks rows of the plan: {missing}", file=sys.stderr, flush=True)
     return build(records, out, profile=profile, command=command,
                  wall_seconds=time.perf_counter() - start, wall_note=note)  # fmt: skip
 
@@ -118,3 +128,29 @@ def check_records_model(
     shown = ", ".join(sorted(ran)[:3])
     raise UserError(f"{path} holds records of {shown}, not of profile {profile}'s model "
                     f"{models[0]}: give {hint}")  # fmt: skip
+
+
+def missing_rows(records: list[dict[str, Any]], planned: set[tuple[Any, Any]]) -> str:
+    """The ``planned`` (row, extension) pairs no record of ``records`` has, in words (``""``:
+    none, or records without rows)."""
+    present = {(r.get("row"), r.get("extension")) for r in records if r.get("row") is not None}
+    if not present:
+        return ""
+    gone = sorted((p for p in planned if p not in present), key=str)
+    return ", ".join(f"{row} at {ext}" if ext else str(row) for row, ext in gone)
+
+
+def planned_rows(name: str, profile: Any, options: dict[str, str]) -> set[tuple[Any, Any]]:
+    """The (row, extension) pairs table ``name``'s plan measures at ``profile`` (none where it
+    cannot be planned here)."""
+    from longred_bench.errors import UserError
+    from longred_bench.reproduce.registry import get_spec
+
+    try:
+        ctx = get_spec(name).resolve(profile, progress=False, options=options)
+        steps = get_spec(name).steps(ctx)
+    except UserError:
+        return set()
+    return {
+        (s.labels["row"], s.labels.get("extension")) for s in steps if "row" in (s.labels or {})
+    }

@@ -154,3 +154,32 @@ def test_rebuild_refuses_with_one_line(tmp_path, capsys, argv, message):
     assert rc != 0 and message in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_a_rebuild_names_the_rows_of_the_plan_its_records_lack(tmp_path, capsys) -> None:
+    """Records missing a row (LongReD-C here) made a report without it, and without the verdict
+    that needs it, and said nothing: the rebuild names the rows on stderr and in the report's
+    call line."""
+    from longred_bench.profiles import load_profile
+    from longred_bench.reproduce.output import missing_rows, planned_rows, rebuild_outputs
+    from longred_bench.results import write_table_records
+
+    planned = planned_rows("table3", load_profile("smoke"), {})
+    assert ("longred-c", "abf:theta=1e5") in planned and ("cpt", "abf:theta=1e5") in planned
+    records = [{"kind": "eval", "row": row, "extension": ext, "model": "tiny-random"}
+               for row, ext in sorted(planned, key=str) if row != "longred-c"]  # fmt: skip
+    assert missing_rows(records, planned) == "longred-c at abf:theta=1e5"
+    assert missing_rows([*records, {"row": "longred-c", "extension": "abf:theta=1e5"}],
+                        planned) == ""  # fmt: skip
+    write_table_records(tmp_path, "table3", records)
+    notes: list[str] = []
+
+    def build(records, out, **kwargs):
+        notes.append(kwargs["wall_note"])
+        return []
+
+    rebuild_outputs("table3", build, tmp_path, profile="smoke", command="c",
+                    planned=lambda: planned)  # fmt: skip
+    assert notes[0].endswith("left out with the verdicts that need them: longred-c at "
+                             "abf:theta=1e5")  # fmt: skip
+    assert "lacks rows of the plan: longred-c at abf:theta=1e5" in capsys.readouterr().err

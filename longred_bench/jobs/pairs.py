@@ -195,7 +195,12 @@ def compare_pairs(spec: str, out: Path, *, command: str, progress: bool = True) 
     configs = [(pair, pair_config(settings, pair)) for pair in pairs]  # all checked first
     _check_tokenizers(configs)
     written: list[Path] = []
-    index = [f"# Published extensions against their originals ({Path(source).name})", "",
+    title = (
+        "Published extensions against their originals"
+        if spec in BUILTIN_PAIRS
+        else "Extended models against their originals"
+    )  # a user's file: its own pairs
+    index = [f"# {title} ({Path(source).name})", "",
              f"Command: `{command}`.", "", "| original | window | extended (window) | report |",
              "|---|---:|---|---|"]  # fmt: skip
     for pair, cfg in configs:

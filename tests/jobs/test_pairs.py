@@ -98,7 +98,8 @@ def test_pairs_of_local_folders_run_end_to_end(tmp_path, request) -> None:
     out = tmp_path / "out"
     assert cli.main(["compare", "--pairs", spec, "--out", str(out), "--quiet"]) == 0
     index = (out / "pairs.md").read_text()
-    first, second = "tiny-random", Pair(folders[1], 256, ()).slug
+    assert index.startswith("# Extended models against their originals (mine.yaml)")  # not
+    first, second = "tiny-random", Pair(folders[1], 256, ()).slug  # "published": a user's own
     for slug in (first, second):
         md = (out / slug / "compare.md").read_text()
         assert "| original |" in md and f"[{slug}/compare.md]({slug}/compare.md)" in index

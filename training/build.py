@@ -16,10 +16,11 @@ from typing import Any
 import torch
 
 from longred_bench.errors import UserError
-from longred_bench.training.config import ARCHITECTURE_DEFAULTS, ATTENTION_PROJECTIONS, TrainConfig
+from longred_bench.training.config import ATTENTION_PROJECTIONS, TrainConfig
 from longred_bench.training.data import corpus_windows, stream_data
 from longred_bench.training.impactful_tokens import MEASURED
 from longred_bench.training.methods import METHODS, Method, SentenceGapCE
+from longred_bench.training.model_plan import ARCHITECTURE_DEFAULTS
 from longred_bench.training.plan import (
     check_lengths,
     check_row_split,

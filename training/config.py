@@ -37,13 +37,6 @@ from longred_bench.training.method_groups import METHOD_GROUPS, flatten_groups
 EXTENDING_RECIPES = ("cpt", "mix-cpt", "longred", "linearard", "pose", "rpes", "attention-only",
                      "longrecipe")  # fmt: skip
 """Recipes that train a RoPE-extended student (they need ``rope``)."""
-MODEL_KEYS = ("model", "teacher", "init", "merge_with")
-"""The keys that name a model (a zoo name, a local path or a hub id)."""
-ARCHITECTURE_DEFAULTS: dict[str, Any] = {
-    "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0},
-    "max_position_embeddings": 256,
-}
-"""What ``pretrain`` gives a model whose ``architecture`` leaves these keys out."""
 RECIPES = ("pretrain", "cpt", "mix-cpt", "control", "longred", "linearard", "pose", "rpes",
            "attention-only", "merge", "longrecipe")  # fmt: skip
 TRAINABLE = ("all", "attention")

@@ -140,8 +140,8 @@ def describe_plan_with_data(cfg: TrainConfig, window: int | None = None,
                             tokenizer: Any | None = None) -> str:  # fmt: skip
     """:func:`~longred_bench.training.plan.describe_plan`, then :func:`data_lines` (where the
     model's window is known and the recipe trains)."""
-    from longred_bench.models.loading import planning_config
     from longred_bench.training.methods import METHODS
+    from longred_bench.training.model_plan import planning_config
     from longred_bench.training.plan import describe_plan
 
     text = describe_plan(cfg, window)

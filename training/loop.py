@@ -21,7 +21,6 @@ infinite loss stops the run naming the step; the last good checkpoint stays.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 import time
@@ -101,14 +100,14 @@ def _same_models(previous: dict[str, Any], cfg: TrainConfig) -> dict[str, Any]:
     """A saved config with each model it names by a relative path (saved so before models were
     named by absolute paths) given as ``cfg``'s absolute path where, read from this folder,
     that is the same path."""
-    from longred_bench.training.config import MODEL_KEYS
+    from longred_bench.training.model_plan import MODEL_KEYS
 
     out = dict(previous)
     for key in MODEL_KEYS:
         old, new = previous.get(key), getattr(cfg, key, None)
         if not (isinstance(old, str) and isinstance(new, str)) or old == new:
             continue
-        if Path(old).expanduser().exists() and os.path.abspath(Path(old).expanduser()) == new:
+        if Path(old).expanduser().exists() and str(Path(old).expanduser().resolve()) == new:
             out[key] = new
     return out
 

@@ -81,8 +81,8 @@ def describe_plan(cfg: TrainConfig, window: int | None = None) -> str:
     original window where the caller knows it (a profile states it), else read from the model's
     config (:func:`~longred_bench.training.data_plan.describe_plan_with_data` adds the data's
     epochs)."""
-    from longred_bench.models.loading import planning_config
     from longred_bench.training.methods import METHODS
+    from longred_bench.training.model_plan import planning_config
 
     method = METHODS[cfg.recipe]
     if not method.TRAINS:
@@ -134,7 +134,8 @@ def _check_run_values(cfg: TrainConfig, window: int) -> None:
     """What the run refuses at its start, refused by the plan too (the lengths where the model's
     config can be read): a ``dtype`` torch has no floating type of, long rows out of place
     against the original and the extended window (:func:`check_lengths`)."""
-    from longred_bench.models.loading import extended_config, planning_config
+    from longred_bench.models.loading import extended_config
+    from longred_bench.training.model_plan import planning_config
 
     if cfg.dtype != "auto":
         floating_dtype(cfg.dtype)

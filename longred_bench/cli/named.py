@@ -65,7 +65,8 @@ def check_extensions(spec: str, ropes: tuple[str, ...] | list[str]) -> None:
     say) from the model's config alone, before its weights load."""
     if not ropes:
         return
-    from longred_bench.models.loading import extended_config, planning_config
+    from longred_bench.models.loading import extended_config
+    from longred_bench.training.model_plan import planning_config
 
     config = planning_config(spec)
     for rope in ropes:

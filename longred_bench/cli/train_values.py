@@ -94,13 +94,19 @@ def check_train_sources(
 
 def absolute_models(cfg: Any) -> Any:
     """Training config ``cfg`` with each model it names by a relative local path
-    (:data:`~longred_bench.training.config.MODEL_KEYS`) named by its absolute path: the
-    ``config.yaml`` beside the run then names its models from any folder, and a run resumed
-    from another folder, its models named from there, is the same config."""
-    from longred_bench.models.names import absolute_spec
-    from longred_bench.training.config import MODEL_KEYS
+    (:data:`~longred_bench.training.model_plan.MODEL_KEYS`) named by its absolute path, links
+    resolved: the ``config.yaml`` beside the run then names its models from any folder, and a run
+    resumed from another folder, its models named from there, is the same config. A zoo name,
+    a hub id or a path that does not exist stays as it is (local data paths too: a run resumes
+    from the folder that holds its relative data paths)."""
+    from longred_bench.models.names import zoo_names
+    from longred_bench.training.model_plan import MODEL_KEYS
 
-    changes = {k: absolute_spec(v) for k in MODEL_KEYS if isinstance(v := getattr(cfg, k), str)}
+    def absolute(spec: str) -> str:
+        path = Path(spec).expanduser()
+        return spec if spec in zoo_names() or not path.exists() else str(path.resolve())
+
+    changes = {k: absolute(v) for k in MODEL_KEYS if isinstance(v := getattr(cfg, k), str)}
     changes = {k: v for k, v in changes.items() if v != getattr(cfg, k)}
     return cfg.replace(**changes) if changes else cfg
 

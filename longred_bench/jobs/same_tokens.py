@@ -148,10 +148,10 @@ def check_training_shapes(config: Mapping[str, Any], *, roles: tuple[str, ...] =
         "teacher", "init", "merge_with")) -> None:  # fmt: skip
     """Refuse a training ``config`` whose ``teacher``, ``init`` or ``merge_with`` (among
     ``roles``) has another architecture (:data:`SHAPE_KEYS`) than ``model``, from the configs
-    alone (:func:`~longred_bench.models.loading.planning_config`: a zoo model the suite builds,
+    alone (:func:`~longred_bench.training.model_plan.planning_config`: a zoo model the suite builds,
     ``tiny-base``, is compared before it is built, not 15 minutes later). A config that cannot
     be read is left to the check that loads it."""
-    from longred_bench.models.loading import planning_config
+    from longred_bench.training.model_plan import planning_config
 
     pairs = _training_pairs(config, roles)
     if not pairs:

@@ -32,18 +32,6 @@ def build_identity(name: str) -> str:
     return tiny_base_run_dir().name if name == "tiny-base" else name
 
 
-def tiny_base_config() -> object:
-    """tiny-base's model config for planning, from its recipe's architecture (nothing is built;
-    no vocabulary size: its tokenizer is trained by the build). Registered with its builder, so
-    :func:`~longred_bench.models.loading.planning_config` gives it."""
-    from types import SimpleNamespace
-
-    from longred_bench.training.config import ARCHITECTURE_DEFAULTS, resolve_config
-
-    arch = resolve_config("pretrain", profile="tiny").architecture
-    return SimpleNamespace(model_type="llama", **{**ARCHITECTURE_DEFAULTS, **arch})
-
-
 def tiny_base_run_dir() -> Path:
     """Where the tiny base model is (or will be) trained: keyed by its resolved config."""
     from longred_bench.training.config import resolve_config
@@ -115,7 +103,7 @@ def tiny_base_longer_dir(*, progress: bool = True) -> Path:
     return out
 
 
-register_builder("tiny-base", tiny_base_dir, tiny_base_config)
+register_builder("tiny-base", tiny_base_dir)
 
 
 def plan_tokenizer(cfg: TrainConfig) -> Any:

@@ -265,18 +265,6 @@ def load_config(spec: str, *, trust_remote_code: bool = False) -> object:
         raise _load_error(spec, exc) from None
 
 
-def planning_config(spec: str) -> object:
-    """The config of model ``spec`` for planning and checks, read without building it: a zoo
-    model the suite builds on first use (``tiny-base``) gives its recipe's architecture
-    (:data:`~longred_bench.models.builders.CONFIGS`), any other its files
-    (:func:`load_config`)."""
-    from longred_bench.models.builders import CONFIGS
-
-    if spec in CONFIGS:
-        return CONFIGS[spec]()
-    return load_config(spec)
-
-
 def load(
     spec: str,
     *,

@@ -86,16 +86,6 @@ def check_local(spec: str) -> bool:
     return False
 
 
-def absolute_spec(spec: str) -> str:
-    """``spec`` as the same model named from any folder: an existing local model path made
-    absolute (``~`` expanded, ``..`` taken out, links kept); a zoo name, a hub id or a path that
-    does not exist as it is."""
-    path = Path(spec).expanduser()
-    if spec in zoo_names() or not path.exists():
-        return spec
-    return os.path.abspath(path)
-
-
 def check_hub_model(spec: str) -> None:
     """Raise :class:`UserError` (one line naming ``spec`` and the valid choices) unless the hub
     is reachable and has model ``spec``."""

@@ -366,7 +366,8 @@ def check_model(profile: Profile, fallback_for: str | None = None,
     file and key otherwise. ``fallback_for``: the ``model.name`` the profile states, where its
     fallback (now ``profile.model.name``) runs instead; a fallback of another shape is refused
     as such."""
-    from longred_bench.models.loading import extended_config, planning_config
+    from longred_bench.models.loading import extended_config
+    from longred_bench.training.model_plan import planning_config
 
     m, where = profile.model, profile.source or profile.name
     key = "model.name" if fallback_for is None else "model.fallback"

@@ -255,7 +255,7 @@ def model_depth(grid: RunGrid) -> int:
     """The profile model's decoder layers: as the profile states, else from its config."""
     if grid.profile.model.layers is not None:
         return grid.profile.model.layers
-    from longred_bench.models.loading import planning_config
+    from longred_bench.training.model_plan import planning_config
 
     return int(planning_config(grid.model).num_hidden_layers)
 

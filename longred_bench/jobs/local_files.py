@@ -24,14 +24,19 @@ MODEL_KEYS = ("model", "original", "extended", "teacher", "init", "merge_with")
 DATA_KEYS = ("corpus", "texts", "long_data", "short_data", "s2l_data")
 
 
-def files_stamp(path: Path) -> str | None:
-    """The name, size and modification time of each file of a folder (or of one file),
-    hashed; None where ``path`` does not exist."""
+def files_stamp(path: Path, *, recursive: bool = False) -> str | None:
+    """The name, size and modification time of each file of a folder (``recursive``: of its
+    subfolders too, by their paths in it; a data folder is read whole) or of one file, hashed;
+    None where ``path`` does not exist."""
     path = path.expanduser()
     if not path.exists():
         return None
-    files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
-    stats = {p.name: [p.stat().st_size, p.stat().st_mtime_ns] for p in files}
+    if not path.is_dir():
+        files = {path.name: path}
+    else:
+        found = path.rglob("*") if recursive else path.iterdir()
+        files = {str(p.relative_to(path)): p for p in sorted(found) if p.is_file()}
+    stats = {name: [p.stat().st_size, p.stat().st_mtime_ns] for name, p in files.items()}
     return config_hash(stats)
 
 
@@ -39,9 +44,9 @@ def _in_cache(path: Path) -> bool:
     return path.resolve().is_relative_to(cache_dir().resolve())
 
 
-def _stamp(stamps: dict[str, str], name: str, path: Path) -> None:
+def _stamp(stamps: dict[str, str], name: str, path: Path, *, recursive: bool = False) -> None:
     if path.exists() and not _in_cache(path):
-        stamps[name] = files_stamp(path) or ""
+        stamps[name] = files_stamp(path, recursive=recursive) or ""
 
 
 def local_stamps(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -65,6 +70,6 @@ def local_stamps(config: Mapping[str, Any]) -> dict[str, Any]:
             paths = local_paths(spec)
         except UserError:  # not a data source this module reads (a corpus split, say)
             continue
-        for path in paths:
-            _stamp(stamps, str(path), path)
+        for path in paths:  # a folder of texts or a dataset's splits: every file in it
+            _stamp(stamps, str(path), path, recursive=True)
     return {"local_files": stamps} if stamps else {}

@@ -152,9 +152,18 @@ def eval_config(ctx: Context, rope: str, part: str, pcd: Any = None, model: str 
 def pcd_unit(ctx: Context, kind: str, config: dict[str, Any]) -> CachedUnit:
     """A unit of the table's own cache folder, ``runs/pcd-<profile>-<hash>``."""
     from longred_bench.jobs.key_root import portable
+    from longred_bench.jobs.local_files import local_stamps
     from longred_bench.results import config_hash
 
-    key = config_hash(portable({**config, "pcd_run_version": PCD_RUN_VERSION}))  # cache can move
+    key = config_hash(
+        portable(
+            {
+                **config,
+                **local_stamps(config),  # a local model's files
+                "pcd_run_version": PCD_RUN_VERSION,
+            }
+        )
+    )  # cache can move
     return CachedUnit(kind, f"runs/pcd-{ctx.profile.name}-{key}", config)
 
 

@@ -47,12 +47,13 @@ def drift_settings(profile: Profile) -> dict[str, Any]:
 
 def zero_shot_unit(profile: Profile, extensions: tuple[str, ...]) -> CachedUnit:
     """The drift of the profile's model at every extension, one unit."""
+    from longred_bench.jobs.local_files import local_stamps
     from longred_bench.jobs.units import stored_config
     from longred_bench.results import config_hash
 
     config = {**drift_settings(profile), "extended": [], "rope": list(extensions),
               "drift_version": DRIFT_VERSION}  # fmt: skip
-    key = config_hash(stored_config(config))
+    key = config_hash(stored_config({**config, **local_stamps(config)}))  # a local model's files
     return CachedUnit("drift", f"runs/table1-{profile.name}-{key}", config)
 
 

@@ -55,3 +55,50 @@ def test_a_training_run_is_keyed_by_its_local_data_and_model(tmp_path: Path) -> 
     second = train_key(cfg)
     (model / "config.json").write_text((model / "config.json").read_text() + "\n")
     assert train_key(cfg) != second  # the model folder's files changed
+
+
+def test_a_data_folder_is_stamped_with_the_files_of_its_subfolders(tmp_path: Path) -> None:
+    """``txt:FOLDER`` reads every text under it (a dataset on disk keeps its splits in
+    subfolders): a file rewritten in a subfolder makes another unit."""
+    from longred_bench.jobs.local_files import local_stamps
+
+    part = tmp_path / "corpus" / "part"
+    part.mkdir(parents=True)
+    (part / "a.txt").write_text("first text. " * 30)
+    config = {"long_data": f"txt:{tmp_path / 'corpus'}"}
+    first = local_stamps(config)
+    assert first and local_stamps(config) == first
+    (part / "a.txt").write_text("another, longer text. " * 30)
+    assert local_stamps(config) != first
+
+
+def test_table1_and_pcd_units_of_a_local_model_are_keyed_by_its_files(tmp_path: Path) -> None:
+    """Table 1's zero-shot drift and PCD's units name their own folders (not through
+    ``unit_folder``): a profile model at a local path, its files changed, is another unit."""
+    import dataclasses
+
+    from longred_bench.models.loading import load
+    from longred_bench.profiles import load_profile
+    from longred_bench.reproduce.pcd import pcd_unit
+    from longred_bench.reproduce.table1 import zero_shot_unit
+
+    model = tmp_path / "m"
+    loaded = load("tiny-random")
+    loaded.model.save_pretrained(model)
+    loaded.tokenizer.save_pretrained(model)
+    smoke = load_profile("smoke")
+    prof = dataclasses.replace(smoke, model=dataclasses.replace(smoke.model, name=str(model)))
+
+    class Ctx:
+        profile = prof
+
+    def folders() -> tuple[str, str]:
+        config = {"model": str(model), "suite": "ruler", "seed": 0}
+        return (zero_shot_unit(prof, ("pi:factor=2",)).folder,
+                pcd_unit(Ctx, "eval", config).folder)  # fmt: skip
+
+    before = folders()
+    assert folders() == before
+    (model / "config.json").write_text((model / "config.json").read_text() + "\n")
+    after = folders()
+    assert after[0] != before[0] and after[1] != before[1]

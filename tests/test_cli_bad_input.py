@@ -418,3 +418,30 @@ def test_eval_dry_run_refuses_an_extension_the_run_refuses(tmp_path, capsys) -> 
     argv = ["eval", "--model", str(path), "--suite", "niah", "--rope", "yarn:factor=2"]
     _one_line_error(capsys, [*argv, "--dry-run"], "the model's RoPE is already scaled (linear")
     assert main([*argv[:-2], "--dry-run"]) == 0  # without --rope: its plan
+
+
+def test_eval_dry_run_of_a_zoo_model_not_fetched_plans_its_extension(tmp_path, monkeypatch,
+                                                                      capsys) -> None:  # fmt: skip
+    """A zoo model's config is not read by the dry run (smollm2-135m may not be fetched yet,
+    tiny-random would be built): its --rope plan prints as before."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "empty"))
+    argv = ["eval", "--model", "smollm2-135m", "--suite", "niah", "--rope", "pi:factor=4"]
+    assert main([*argv, "--dry-run"]) == 0
+    assert "pi:factor=4" in capsys.readouterr().out
+
+
+def test_train_dry_run_asks_no_hub_for_a_hub_teachers_shape(monkeypatch, capsys) -> None:
+    """A hub-id teacher is asked for when training starts, not by the dry run's shape check."""
+    from longred_bench.training import model_plan
+
+    real = model_plan.planning_config
+
+    def local_only(spec: str):
+        assert spec != "someone/some-model", "the dry run asked the hub"
+        return real(spec)
+
+    monkeypatch.setattr(model_plan, "planning_config", local_only)
+    argv = ["train", "--recipe", "longred", "--profile", "smoke", "--dry-run", "--set",
+            "teacher=someone/some-model"]  # fmt: skip
+    assert main(argv) == 0
+    assert "teacher: someone/some-model" in capsys.readouterr().out

@@ -110,9 +110,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
             from longred_bench.evaluation.harness import check_task_names
 
             check_task_names(cfg.tasks)
-        from longred_bench.models.names import check_local
+        from longred_bench.models.names import check_local, zoo_names
 
-        if cfg.rope and check_local(cfg.model):  # its config is here: an extension it refuses
+        local = cfg.model not in zoo_names() and check_local(cfg.model)  # its config is here
+        if cfg.rope and local:  # an extension it refuses, refused now as the run would
             check_extensions(cfg.model, [cfg.rope])
         print(_describe_eval(cfg, args.tasks))
         return 0

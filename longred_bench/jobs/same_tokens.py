@@ -149,12 +149,19 @@ def check_training_shapes(config: Mapping[str, Any], *, roles: tuple[str, ...] =
     """Refuse a training ``config`` whose ``teacher``, ``init`` or ``merge_with`` (among
     ``roles``) has another architecture (:data:`SHAPE_KEYS`) than ``model``, from the configs
     alone (:func:`~longred_bench.training.model_plan.planning_config`: a zoo model the suite builds,
-    ``tiny-base``, is compared before it is built, not 15 minutes later). A config that cannot
-    be read is left to the check that loads it."""
+    ``tiny-base``, is compared before it is built, not 15 minutes later). A hub id, or a config
+    that cannot be read, is left to the check that loads it."""
+    from longred_bench.models.names import check_local
     from longred_bench.training.model_plan import planning_config
 
-    pairs = _training_pairs(config, roles)
-    if not pairs:
+    def here(spec: str) -> bool:  # a zoo name or a local folder: a hub id is not asked for
+        try:
+            return check_local(spec)
+        except UserError:
+            return False
+
+    pairs = [(key, spec) for key, spec in _training_pairs(config, roles) if here(spec)]
+    if not pairs or not here(config["model"]):
         return
     try:
         ours = planning_config(config["model"])

@@ -143,13 +143,12 @@ def missing_rows(records: list[dict[str, Any]], planned: set[tuple[Any, Any]]) -
 def planned_rows(name: str, profile: Any, options: dict[str, str]) -> set[tuple[Any, Any]]:
     """The (row, extension) pairs table ``name``'s plan measures at ``profile`` (none where it
     cannot be planned here)."""
-    from longred_bench.errors import UserError
     from longred_bench.reproduce.registry import get_spec
 
     try:
         ctx = get_spec(name).resolve(profile, progress=False, options=options)
         steps = get_spec(name).steps(ctx)
-    except UserError:
+    except Exception:  # a plan that fails here loses the note only: the rebuild goes on
         return set()
     return {
         (s.labels["row"], s.labels.get("extension")) for s in steps if "row" in (s.labels or {})

@@ -251,7 +251,7 @@ def test_an_interrupted_reproduce_names_the_command_that_reuses_its_units(
         raise KeyboardInterrupt
 
     monkeypatch.setattr(engine, "reproduce", cut)
-    argv = ["reproduce", "table1", "--profile", "smoke", *(["--force"] if force else [])]
+    argv = ["reproduce", "table1", "--profile", "smoke", *(["--forc"] if force else [])]
     assert cli.main(argv) == 130
     line = capsys.readouterr().err.strip()
     plain = "longred-bench reproduce table1 --profile smoke"

@@ -114,7 +114,8 @@ def describe_plan(cfg: TrainConfig, window: int | None = None) -> str:
         if len(stages) == 1:
             lines += [*read, f"tokens per step: {per_step}"]
         else:  # a stage at a time (LinearARD's long CE then distillation, LongRecipe's replay)
-            lines += [f"stage {i}, {n} steps: {r} ({per_step} tokens a step)" for r in read]
+            lines += [f"stage {i}, {n} steps: {r.removesuffix(' per step')} ({per_step} tokens a "
+                      "step)" for r in read]  # fmt: skip
     lines += [f"steps: {steps}", f"total tokens: {total}"]
     return "\n".join(lines)
 

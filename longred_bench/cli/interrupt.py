@@ -75,7 +75,8 @@ def _train(args: argparse.Namespace, again: str) -> str:
 
 def _reproduce(args: argparse.Namespace, again: str) -> str:
     if getattr(args, "force", False):  # the same command would compute them all again
-        plain = " ".join(w for w in again.split(" ") if w != "--force")
+        forced = [w for w in again.split(" ") if len(w) > 3 and "--force".startswith(w)]  # --forc
+        plain = " ".join(w for w in again.split(" ") if w not in forced)
         return (
             "every unit finished before the interrupt is kept in the run cache "
             f"($LONGRED_CACHE/runs); reuse them with: {plain} (without --force, the units this "

@@ -205,8 +205,8 @@ def test_a_dry_run_of_a_staged_recipe_counts_each_stage_at_its_own_steps(capsys)
     argv = ["train", "--profile", "tiny", "--dry-run", "--recipe"]
     assert main([*argv, "linearard", "--set", "cpt_steps=10"]) == 0
     out = capsys.readouterr().out
-    assert "stage 1, 10 steps: stream long: 8 rows x 1024 tokens per step" in out
-    assert "stage 2, 64 steps: stream s2l: 32 rows x 256 tokens per step" in out
+    assert "stage 1, 10 steps: stream long: 8 rows x 1024 tokens (8192 tokens a step)" in out
+    assert "stage 2, 64 steps: stream s2l: 32 rows x 256 tokens (8192 tokens a step)" in out
     assert "steps: 74\ntotal tokens: 606208" in out  # (10 + 64) x 8,192
     assert main([*argv, "longrecipe"]) == 0
     out = capsys.readouterr().out

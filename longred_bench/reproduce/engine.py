@@ -321,9 +321,11 @@ def run_table(ctx: Context, out: Path, *, jobs: int = 1) -> list[Path]:
     command = command_of(ctx.table, ctx.profile, table_jobs, ctx.options, out)
     report = {
         "profile": ctx.profile.name,
-        "command": command + (" --allow-code-eval" if _runs_code(ctx) else ""),
+        "command": command
+        + (" --allow-code-eval" if _runs_code(ctx) else "")
+        + (" --force" if ctx.force else ""),
         "wall_seconds": time.perf_counter() - start,
-        "wall_note": wall_note(table_jobs, load_start),
+        "wall_note": wall_note(table_jobs, load_start, forced=ctx.force),
     }
     if spec.write is not None:
         return spec.write(ctx, records, out, report)

@@ -51,16 +51,19 @@ def threads_per_job(jobs: int) -> int:
     return max(1, usable_cores() // jobs)
 
 
-def wall_note(jobs: int, load_start: float) -> str:
+def wall_note(jobs: int, load_start: float, *, forced: bool = False) -> str:
     """How a call's wall time was taken: its processes and threads, and the machine's 1-minute
-    load average at its start (``load_start``) and now."""
+    load average at its start (``load_start``) and now; ``forced``: a ``--force`` call, which
+    reused no cached evaluation."""
     import torch
 
     threads = threads_per_job(jobs) if jobs != 1 else torch.get_num_threads()
+    reuse = ("--force: every evaluation and measurement computed again, cached training runs "
+             "reused" if forced else "cached units are reused")  # fmt: skip
     return (
         f"{jobs} process(es) of {threads} torch thread(s); 1-min load average "
-        f"{load_start:.2f} at start, {os.getloadavg()[0]:.2f} at end; cached units are reused, "
-        "so this is the time of this call"
+        f"{load_start:.2f} at start, {os.getloadavg()[0]:.2f} at end; {reuse}, so this is the "
+        "time of this call"
     )
 
 

@@ -48,3 +48,21 @@ def test_a_table_whose_short_suite_runs_code_names_the_permission(tmp_path, monk
         return _runs_code(ctx)
 
     assert runs_code("paper") and not runs_code("smoke")
+
+
+def test_a_forced_calls_report_says_it_was_forced(tmp_path: Path, monkeypatch) -> None:
+    """A ``--force`` call's report named the command without it, and its wall note said cached
+    units were reused, which that call did not do."""
+    from longred_bench.cli import main
+    from longred_bench.reproduce.pool import wall_note
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    argv = ["reproduce", "table1", "--profile", "smoke", "--out", str(out), "--quiet"]
+    assert main([*argv, "--force"]) == 0
+    assert f"command: `longred-bench reproduce table1 --profile smoke --out {out} --force`" in (
+        out / "table1.md").read_text()  # fmt: skip
+    assert "cached units are reused" in wall_note(1, 0.5)
+    forced = wall_note(1, 0.5, forced=True)
+    assert "--force: every evaluation and measurement computed again" in forced
+    assert "cached units are reused" not in forced

@@ -32,3 +32,42 @@ def planning_config(spec: str) -> object:
     from longred_bench.models.loading import load_config
 
     return load_config(spec)
+
+
+def absolute_path(spec: str) -> str:
+    """A model spec or bare data file as the same one named from any folder: an existing local
+    path absolute, links resolved; a zoo name, a hub id or a path that does not exist as it is."""
+    from pathlib import Path
+
+    from longred_bench.models.names import zoo_names
+
+    path = Path(spec).expanduser()
+    return spec if spec in zoo_names() or not path.exists() else str(path.resolve())
+
+
+def absolute_data(spec: str) -> str:
+    """Data source ``spec`` with each local member (``txt:``, ``jsonl:``, ``disk:``, a bare
+    file) named by its absolute path, its options kept; registry corpora, keywords and hub
+    members as they are. A spec that does not parse is returned as it is (its check says why)."""
+    from pathlib import Path
+
+    from longred_bench.data.corpus_spec import LOCAL, STANDALONE, parse_member, parse_source
+    from longred_bench.errors import UserError
+
+    try:
+        source = parse_source(spec)
+    except UserError:
+        return spec
+    if source.standalone:
+        return spec if spec in STANDALONE else absolute_path(spec)
+
+    def member(text: str) -> str:
+        got = parse_member(text, spec)
+        path = Path(got.target).expanduser()
+        if got.kind not in LOCAL or not path.exists():
+            return text
+        return f"{got.kind}:{path.resolve()}{text[len(got.kind) + 1 + len(got.target) :]}"
+
+    primary, bar, fallback = spec.partition("|")
+    out = "+".join(member(t) for t in primary.split("+"))
+    return out + (bar + "+".join(member(t) for t in fallback.split("+")) if bar else "")

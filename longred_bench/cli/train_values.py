@@ -93,20 +93,18 @@ def check_train_sources(
 
 
 def absolute_models(cfg: Any) -> Any:
-    """Training config ``cfg`` with each model it names by a relative local path
-    (:data:`~longred_bench.training.model_plan.MODEL_KEYS`) named by its absolute path, links
-    resolved: the ``config.yaml`` beside the run then names its models from any folder, and a run
-    resumed from another folder, its models named from there, is the same config. A zoo name,
-    a hub id or a path that does not exist stays as it is (local data paths too: a run resumes
-    from the folder that holds its relative data paths)."""
-    from longred_bench.models.names import zoo_names
-    from longred_bench.training.model_plan import MODEL_KEYS
+    """Training config ``cfg`` with each model (:data:`~longred_bench.training.model_plan.
+    MODEL_KEYS`) and local data member (``txt:``, ``jsonl:``, ``disk:``) it names by a relative
+    path named by its absolute path, links resolved: the ``config.yaml`` beside the run then
+    names them from any folder, and a run resumed from another folder, its paths named from
+    there, is the same config (it read other data under the same relative path, or refused the
+    same model named another way). A zoo name, a hub id, a registry corpus or a path that does
+    not exist stays as it is."""
+    from longred_bench.data.corpus_spec import DATA_KEYS
+    from longred_bench.training.model_plan import MODEL_KEYS, absolute_data, absolute_path
 
-    def absolute(spec: str) -> str:
-        path = Path(spec).expanduser()
-        return spec if spec in zoo_names() or not path.exists() else str(path.resolve())
-
-    changes = {k: absolute(v) for k in MODEL_KEYS if isinstance(v := getattr(cfg, k), str)}
+    changes = {k: absolute_path(v) for k in MODEL_KEYS if isinstance(v := getattr(cfg, k), str)}
+    changes |= {k: absolute_data(v) for k in DATA_KEYS if isinstance(v := getattr(cfg, k), str)}
     changes = {k: v for k, v in changes.items() if v != getattr(cfg, k)}
     return cfg.replace(**changes) if changes else cfg
 

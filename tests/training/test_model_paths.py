@@ -57,3 +57,26 @@ def test_a_run_saved_with_a_relative_path_resumes_from_its_folder(
     capsys.readouterr()
     assert _train("model=m", out="run", resume=True) == 0
     assert "another config" not in capsys.readouterr().err
+
+
+def test_relative_data_is_saved_absolute_so_another_folders_file_is_another_config(
+    model_dir: Path, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """``long_data=txt:long.txt`` resumed from another folder read that folder's long.txt under
+    the same config; the path is saved absolute: the same file named from there resumes, another
+    file of the same relative name is another config."""
+    words = " ".join(f"word{i % 97} and more text {i}." for i in range(4000))
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir(exist_ok=True)
+        (tmp_path / name / "long.txt").write_text(words if name == "a" else words.upper())
+    monkeypatch.chdir(tmp_path / "a")
+    assert _train("model=m", "long_data=txt:long.txt", out="run") == 0
+    saved = yaml.safe_load((tmp_path / "a" / "run" / "config.yaml").read_text())
+    assert saved["long_data"] == f"txt:{tmp_path / 'a' / 'long.txt'}"
+    monkeypatch.chdir(tmp_path / "b")
+    capsys.readouterr()
+    argv = ("model=../a/m", "long_data=txt:long.txt")
+    assert _train(*argv, out="../a/run", resume=True) == 2  # b's long.txt: not the run's data
+    assert "differs in long_data" in capsys.readouterr().err
+    assert _train("model=../a/m", "long_data=txt:../a/long.txt", out="../a/run",
+                  resume=True) == 0  # fmt: skip

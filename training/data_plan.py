@@ -141,14 +141,14 @@ def describe_plan_with_data(cfg: TrainConfig, window: int | None = None,
     """:func:`~longred_bench.training.plan.describe_plan`, then :func:`data_lines` (where the
     model's window is known and the recipe trains)."""
     from longred_bench.training.methods import METHODS
-    from longred_bench.training.model_plan import planning_config
+    from longred_bench.training.model_plan import ARCHITECTURE_DEFAULTS, planning_config
     from longred_bench.training.plan import describe_plan
 
     text = describe_plan(cfg, window)
     if not METHODS[cfg.recipe].TRAINS:
         return text
     if cfg.recipe == "pretrain":
-        window = int(cfg.architecture.get("max_position_embeddings", 256))
+        window = int({**ARCHITECTURE_DEFAULTS, **cfg.architecture}["max_position_embeddings"])
     elif window is None:
         try:
             window = int(planning_config(cfg.model).max_position_embeddings)

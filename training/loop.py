@@ -100,20 +100,10 @@ def _same_models(previous: dict[str, Any], cfg: TrainConfig) -> dict[str, Any]:
     """A saved config with each model or data source it names by a relative path (saved so
     before they were named by absolute paths) given as ``cfg``'s absolute one where, read from
     this folder, it is the same."""
-    from longred_bench.data.corpus_spec import DATA_KEYS
-    from longred_bench.training.model_plan import (
-        MODEL_KEYS,
-        absolute_data,
-        absolute_path,
-    )
+    from longred_bench.training.model_plan import absolute_paths
 
-    out = dict(previous)
-    for key, absolute in [*((k, absolute_path) for k in MODEL_KEYS),
-                          *((k, absolute_data) for k in DATA_KEYS)]:  # fmt: skip
-        old, new = previous.get(key), getattr(cfg, key, None)
-        if isinstance(old, str) and isinstance(new, str) and old != new and absolute(old) == new:
-            out[key] = new
-    return out
+    same = {k: v for k, v in absolute_paths(previous).items() if v == getattr(cfg, k, None)}
+    return {**previous, **same}
 
 
 def _prepare_dir(cfg: TrainConfig, out: Path, resume: bool) -> None:

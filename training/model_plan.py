@@ -45,6 +45,17 @@ def absolute_path(spec: str) -> str:
     return spec if spec in zoo_names() or not path.exists() else str(path.resolve())
 
 
+def absolute_paths(config: Any) -> dict[str, str]:
+    """``{key: value}`` of a training config's (a mapping, or an object with the keys as
+    attributes) model and data keys, each local path in it named absolute
+    (:func:`absolute_path`, :func:`absolute_data`); keys it has no text for left out."""
+    from longred_bench.data.corpus_spec import DATA_KEYS
+
+    get = config.get if isinstance(config, dict) else lambda key: getattr(config, key, None)
+    keys = [*((k, absolute_path) for k in MODEL_KEYS), *((k, absolute_data) for k in DATA_KEYS)]
+    return {key: absolute(value) for key, absolute in keys if isinstance(value := get(key), str)}
+
+
 def absolute_data(spec: str) -> str:
     """Data source ``spec`` with each local member (``txt:``, ``jsonl:``, ``disk:``, a bare
     file) named by its absolute path, its options kept; registry corpora, keywords and hub

@@ -82,14 +82,14 @@ def describe_plan(cfg: TrainConfig, window: int | None = None) -> str:
     config (:func:`~longred_bench.training.data_plan.describe_plan_with_data` adds the data's
     epochs)."""
     from longred_bench.training.methods import METHODS
-    from longred_bench.training.model_plan import planning_config
+    from longred_bench.training.model_plan import ARCHITECTURE_DEFAULTS, planning_config
 
     method = METHODS[cfg.recipe]
     if not method.TRAINS:
         head = yaml.safe_dump(grouped(cfg.to_dict(), cfg.recipe), sort_keys=True).rstrip()
         return f"{head}\n\n{cfg.recipe}: no training steps, no tokens (weights interpolated)"
     if cfg.recipe == "pretrain":
-        window = int(cfg.architecture.get("max_position_embeddings", 256))
+        window = int({**ARCHITECTURE_DEFAULTS, **cfg.architecture}["max_position_embeddings"])
     elif window is None:
         try:
             window = int(planning_config(cfg.model).max_position_embeddings)

@@ -100,12 +100,9 @@ def absolute_models(cfg: Any) -> Any:
     there, is the same config (it read other data under the same relative path, or refused the
     same model named another way). A zoo name, a hub id, a registry corpus or a path that does
     not exist stays as it is."""
-    from longred_bench.data.corpus_spec import DATA_KEYS
-    from longred_bench.training.model_plan import MODEL_KEYS, absolute_data, absolute_path
+    from longred_bench.training.model_plan import absolute_paths
 
-    changes = {k: absolute_path(v) for k in MODEL_KEYS if isinstance(v := getattr(cfg, k), str)}
-    changes |= {k: absolute_data(v) for k in DATA_KEYS if isinstance(v := getattr(cfg, k), str)}
-    changes = {k: v for k, v in changes.items() if v != getattr(cfg, k)}
+    changes = {k: v for k, v in absolute_paths(cfg).items() if v != getattr(cfg, k)}
     return cfg.replace(**changes) if changes else cfg
 
 

@@ -13,7 +13,6 @@ records with its labels, or the table's own ``records``) and written with the re
 
 from __future__ import annotations
 
-import functools
 import os
 import time
 from functools import partial
@@ -261,7 +260,7 @@ def _rebuild(table: str, prof: Profile, out: Path | None, d1: str | None) -> lis
         command = command_of(name, prof, 1, opts) + " --rebuild" + out_arg(prof, opts, folder)
         build = None if spec.write is not None else spec.build
         models = tuple(m for m in (prof.model.name, prof.model.fallback) if m)
-        planned = functools.partial(planned_rows, name, prof, opts)
+        planned = partial(planned_rows, name, prof, opts)
         paths += rebuild_outputs(name, build, folder, profile=prof.name, command=command,
                                  models=models, planned=planned)  # fmt: skip
     return paths

@@ -27,6 +27,17 @@ def test_a_second_holder_of_the_build_lock_waits_for_the_first(tmp_path):
     assert order == ["first", "second"]
 
 
+def _twice_at_once(call) -> list:
+    """What ``call`` returns in each of two threads started together (in the order they end)."""
+    got: list = []
+    workers = [threading.Thread(target=lambda: got.append(call())) for _ in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(timeout=30)
+    return got
+
+
 def test_parallel_callers_build_tiny_base_once(tmp_path, monkeypatch):
     run = tmp_path / "tiny-base-x"
     builds: list[int] = []
@@ -41,13 +52,7 @@ def test_parallel_callers_build_tiny_base_once(tmp_path, monkeypatch):
 
     monkeypatch.setattr(tiny_base, "tiny_base_run_dir", lambda: run)
     monkeypatch.setattr("longred_bench.jobs.train.run_training", fake_training)
-    got: list = []
-    workers = [threading.Thread(target=lambda: got.append(tiny_base.tiny_base_dir(progress=False)))
-               for _ in range(2)]  # fmt: skip
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join(timeout=30)
+    got = _twice_at_once(lambda: tiny_base.tiny_base_dir(progress=False))
     assert builds == [1] and got == [run / "final", run / "final"]
 
 
@@ -98,13 +103,7 @@ def test_two_callers_of_one_evaluation_unit_compute_it_once(tmp_path, monkeypatc
 
     monkeypatch.setattr(units, "_compute", compute)
     unit = units.CachedUnit("eval", "runs/x/unit", {"model": "tiny-random", "suite": "short"})
-    got: list = []
-    workers = [threading.Thread(target=lambda: got.append(unit.run(progress=False)))
-               for _ in range(2)]  # fmt: skip
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join(timeout=30)
+    got = _twice_at_once(lambda: unit.run(progress=False))
     assert len(calls) == 1 and len(got) == 2
     assert [r["value"] for r in got[0]] == [r["value"] for r in got[1]] == [0.5]
     assert "waiting for another process computing runs/x/unit" in capsys.readouterr().out

@@ -99,6 +99,16 @@ def build_lock(
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+FETCH_WAITING = "[data] another process is fetching into this cache: waiting for it"
+
+
+def fetch_lock(root: Path | None = None) -> contextlib.AbstractContextManager[None]:
+    """The lock ``data fetch`` and a table's own fetch of missing sources hold on the cache
+    ``root`` (default :func:`cache_dir`): array jobs or calls started together download each
+    source once, the later ones waiting (and saying so) and then finding it cached."""
+    return build_lock((root if root is not None else cache_dir()) / "fetch", FETCH_WAITING)
+
+
 def _temp_prefix(final: Path) -> str:
     return f".{final.name}{_TMP_MARK}"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from longred_bench.cache import fetch_lock
 from longred_bench.data.fetch import CachedEntry, fetch, list_cached
 from longred_bench.data.sources import get_source
 from longred_bench.data.verify import verify, verify_results
@@ -38,7 +39,8 @@ def format_cached_table(entries: list[CachedEntry]) -> str:
 
 
 def run_fetch(args: argparse.Namespace) -> int:
-    records = fetch(args.sources, args.from_dir, cache=args.cache, force=args.force)
+    with fetch_lock(args.cache):  # a second fetch into this cache waits, then finds it
+        records = fetch(args.sources, args.from_dir, cache=args.cache, force=args.force)
     for record in records:
         print(f"{record.source}\t{record.status}\t{record.path}")
     return 0

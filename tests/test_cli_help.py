@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+import pytest
+
 from longred_bench.cli import build_parser
 
 
@@ -46,3 +48,18 @@ def test_help_shows_defaults_but_not_flags_or_none():
     assert "(default: False)" not in flat and "(default: None)" not in flat
     compare = " ".join(sub.choices["compare"].format_help().split())
     assert "(default: drift short ruler niah)" in compare
+
+
+def test_version_names_the_package_and_the_source_that_runs(capsys):
+    """``--version`` prints the version with the commit and source hash every record names."""
+    from longred_bench import __version__
+    from longred_bench.cli import main
+    from longred_bench.source_tree import source_state
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    state = source_state()
+    assert stop.value.code == 0
+    assert capsys.readouterr().out == (
+        f"longred-bench {__version__} (commit {state.label}; source {state.source_hash})\n"
+    )

@@ -28,6 +28,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="longred-bench",
         description="Measure and repair what context-window extension does to a RoPE model.",
     )
+    parser.add_argument(
+        "--version", action=_Version, nargs=0,
+        help="print the version and the source that runs (commit, dirty, source hash)",
+    )  # fmt: skip
     sub = parser.add_subparsers(dest="command", required=True)
     parsers.add_data(sub)
     parsers.add_drift(sub)
@@ -48,6 +52,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser_rules.show_defaults(parser)
     parser_rules.repeated_options(parser)
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``: the package version and what runs (the commit and source hash that every
+    record names), then exit 0, as ``python -m longred_bench.source_tree --state`` says it."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from longred_bench import __version__
+        from longred_bench.source_tree import source_state
+
+        state = source_state()
+        print(f"longred-bench {__version__} (commit {state.label}; source {state.source_hash})")
+        parser.exit()
 
 
 class Terminated(KeyboardInterrupt):

@@ -124,7 +124,7 @@ class Provenance:
 
 STEPS_KIND = "train_steps"
 """The kind of a training run's one record of its timings per optimizer step
-(:func:`longred_bench.jobs.units.run_steps_record`)."""
+(:func:`longred_bench.jobs.run_steps.run_steps_record`)."""
 
 
 def config_hash(config: dict[str, Any]) -> str:

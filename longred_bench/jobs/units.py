@@ -37,7 +37,6 @@ from longred_bench.jobs.builds import check_builds, result_builds, run_base, wri
 from longred_bench.jobs.key_root import follow_moved_cache, portable, record_key_root
 from longred_bench.jobs.local_files import local_stamps
 from longred_bench.results import (
-    STEPS_KIND,
     Provenance,
     config_hash,
     read_cached_json,
@@ -142,19 +141,27 @@ class CachedUnit:
             return None if info is None else float(info["seconds"])
         return unit_seconds(self.dir)
 
-    def run(self, *, progress: bool = True, force: bool = False) -> list[dict[str, Any]]:
-        """The cached result, or the unit computed and saved (``force``: computed again)."""
+    def run(
+        self, *, progress: bool = True, force: bool = False, outcome: list[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """The cached result, or the unit computed and saved (``force``: computed again);
+        ``outcome`` gets which: ``cached``, ``computed`` or ``taken`` (from another process
+        that computed it while this one waited)."""
+        outcome = [] if outcome is None else outcome
         if self.kind == "train":
-            return [train_cached(self.config, progress=progress)[1]]
+            return [train_cached(self.config, progress=progress, outcome=outcome)[1]]
         got = None if force else self.cached()
         if got is not None:
+            outcome.append("cached")
             return got
         # One process at a time (two array tasks or calls of one unit): the second waits, then
         # takes the first one's result instead of computing it again.
         with build_lock(self.dir, f"waiting for another process computing {self.folder}"):
             got = None if force else self.cached()
             if got is not None:
+                outcome.append("taken")
                 return got
+            outcome.append("computed")
             start = time.perf_counter()
             records = _compute(self.kind, self.config, progress)
             seconds = time.perf_counter() - start
@@ -382,24 +389,6 @@ def finished_run(run_dir: Path) -> dict[str, Any] | None:
             "dir": str(run_dir), **layers, **peak, **impact}  # fmt: skip
 
 
-def run_steps_record(run_dir: Path) -> dict[str, Any] | None:
-    """A finished run's timings per optimizer step as one record of kind :data:`STEPS_KIND`:
-    ``step_seconds`` and ``step_tokens``, the cumulative training seconds and tokens after each
-    step (its ``metrics.jsonl``), and the ``provenance`` of the training where its ``run.json``
-    recorded one. None where either file is absent or does not parse (a report then has the
-    run's totals only)."""
-    try:
-        rows = read_records(run_dir / "metrics.jsonl")
-        info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-        seconds = [float(r["seconds"]) for r in rows]
-        tokens = [int(r["tokens"]) for r in rows]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    prov = info.get("provenance") if isinstance(info, dict) else None
-    return {"kind": STEPS_KIND, "step_seconds": seconds, "step_tokens": tokens,
-            **({"provenance": prov} if isinstance(prov, dict) else {})}  # fmt: skip
-
-
 def finished_run_checked(run_dir: Path) -> dict[str, Any] | None:
     """:func:`finished_run`, refused in one line where the run started from other weights of a
     suite-built model than those built now (:func:`~longred_bench.jobs.builds.check_builds`)."""
@@ -409,9 +398,12 @@ def finished_run_checked(run_dir: Path) -> dict[str, Any] | None:
     return info
 
 
-def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
+def train_cached(
+    cfg: Any, *, progress: bool, outcome: list[str] | None = None
+) -> tuple[Path, dict[str, Any]]:
     """Train ``cfg`` (a TrainConfig or its dict; or reuse its finished run; resume an
-    interrupted one): (final dir, summary record).
+    interrupted one): (final dir, summary record); ``outcome`` gets ``cached``, ``computed``
+    or ``taken`` as :meth:`CachedUnit.run`'s does.
 
     A finished run whose ``run.json`` or ``metrics.jsonl`` does not parse counts as unfinished:
     it resumes from its latest checkpoint, or is trained again from the start if it has none.
@@ -429,24 +421,30 @@ def train_cached(cfg: Any, *, progress: bool) -> tuple[Path, dict[str, Any]]:
     if isinstance(cfg, dict):
         cfg = TrainConfig.from_dict(cfg)
     run_dir = run_dir_of(cfg)
+    outcome = [] if outcome is None else outcome
     info = finished_run_checked(run_dir)
     if info is not None:
+        outcome.append("cached")
         return run_dir / "final", info
     first = os.environ.get("RANK", "0") == "0"  # under torchrun, one rank moves files and locks
     waiting = f"[train] another process is training {run_dir}: waiting for it to finish"
     with build_lock(run_dir, waiting) if first else contextlib.nullcontext():
-        info = _train_once(cfg, run_dir, first=first, progress=progress)
+        info = _train_once(cfg, run_dir, first=first, progress=progress, outcome=outcome)
     return run_dir / "final", info
 
 
-def _train_once(cfg: Any, run_dir: Path, *, first: bool, progress: bool) -> dict[str, Any]:
+def _train_once(
+    cfg: Any, run_dir: Path, *, first: bool, progress: bool, outcome: list[str]
+) -> dict[str, Any]:
     """:func:`train_cached`'s work, under its lock: the finished run's summary record."""
     from longred_bench.jobs.train import run_training
     from longred_bench.training.checkpoint import latest_checkpoint
 
     info = finished_run_checked(run_dir)  # finished while this process waited
     if info is not None:
+        outcome.append("taken")
         return info
+    outcome.append("computed")
     if progress:
         print(f"[train] {cfg.recipe} rope={cfg.rope} seed={cfg.seed} -> {run_dir}", flush=True)
     aside = aside_of(run_dir)

@@ -147,14 +147,17 @@ def run_unit(ctx: Context, step: Step, steps: list[Step]) -> str:
     from longred_bench.reproduce.sources import fetch_missing, needed_sources
 
     fetch_missing(needed_sources([step]), progress=ctx.progress)
+    outcome: list[str] = []
     if step.unit.kind == "train":
-        _train(step, ctx.progress)
+        _train(step, ctx.progress, outcome)
     else:
-        step.unit.run(progress=ctx.progress, force=forced)
+        step.unit.run(progress=ctx.progress, force=forced, outcome=outcome)
+    if outcome[-1:] == ["taken"]:
+        return f"{uid}: computed by another process meanwhile, taken from the cache ({step.key})"
     return f"{uid}: computed{' again (--force)' if forced else ''} ({step.key})"
 
 
-def _train(step: Step, progress: bool) -> None:
+def _train(step: Step, progress: bool, outcome: list[str]) -> None:
     """A training unit, on every process of a ``torchrun`` launch when there is one.
 
     Rank 0 holds the run's lock (:func:`~longred_bench.cache.build_lock`) while the launch
@@ -167,7 +170,7 @@ def _train(step: Step, progress: bool) -> None:
 
     rank, world = init_distributed()
     if world == 1:
-        step.unit.run(progress=progress)
+        step.unit.run(progress=progress, outcome=outcome)
         return
     import contextlib
 
@@ -192,6 +195,7 @@ def _train(step: Step, progress: bool) -> None:
             if rank == 0:
                 raise UserError(busy)
             raise SystemExit(1)  # rank 0 says why
+        outcome.append("taken" if todo[0] == "done" else "computed")
         if todo[0] == "train":
             _train_ranks(cfg, run_dir, rank, world, progress)
 

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.errors import UserError
-from longred_bench.jobs.units import CachedUnit, run_steps_record
+from longred_bench.jobs.run_steps import run_steps_record
+from longred_bench.jobs.units import CachedUnit
 from longred_bench.models.choice import choose_model
 from longred_bench.profiles.schema import Profile
 from longred_bench.reproduce.profile_views import checked_profile
@@ -35,7 +36,7 @@ PAPER_SHORT = "paper_short"  # LongReD's 17 benchmarks (evaluation/paper_suite.p
 def gather(ctx: Context, steps: list[Step]) -> list[dict[str, Any]]:
     """The records of ``steps`` in order, each with its step's labels (and the summary record of
     the training run it names as ``train``); after the first step naming a run, that run's one
-    per-step record (:func:`~longred_bench.jobs.units.run_steps_record`) with the same labels.
+    per-step record (:func:`~longred_bench.jobs.run_steps.run_steps_record`) with the same labels.
     A unit missing from the cache is computed first."""
     results: dict[str, list[dict[str, Any]]] = {}
     records: list[dict[str, Any]] = []

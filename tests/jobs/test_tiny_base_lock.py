@@ -103,7 +103,12 @@ def test_two_callers_of_one_evaluation_unit_compute_it_once(tmp_path, monkeypatc
 
     monkeypatch.setattr(units, "_compute", compute)
     unit = units.CachedUnit("eval", "runs/x/unit", {"model": "tiny-random", "suite": "short"})
-    got = _twice_at_once(lambda: unit.run(progress=False))
+    outcomes: list[str] = []
+    got = _twice_at_once(lambda: unit.run(progress=False, outcome=outcomes))
     assert len(calls) == 1 and len(got) == 2
     assert [r["value"] for r in got[0]] == [r["value"] for r in got[1]] == [0.5]
     assert "waiting for another process computing runs/x/unit" in capsys.readouterr().out
+    assert sorted(outcomes) == ["computed", "taken"]  # what each caller says it did
+    again: list[str] = []
+    unit.run(progress=False, outcome=again)
+    assert again == ["cached"]

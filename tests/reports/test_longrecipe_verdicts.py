@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from longred_bench.jobs.units import run_steps_record
+from longred_bench.jobs.run_steps import run_steps_record
 from longred_bench.metrics.stats import RunSteps
 from longred_bench.reports.longrecipe_verdicts import (
     compute_interval,

@@ -337,6 +337,26 @@ def test_unit_force_computes_an_evaluation_again_and_unit_listings_refuse_it(
         assert "--force computes units again as they run" in capsys.readouterr().err
 
 
+def test_a_unit_another_process_computed_meanwhile_says_so(tmp_path, monkeypatch, capsys):
+    """``--unit ID`` whose unit another array task computed while this one waited on its lock
+    says it took that result; it said "computed", as if it had run the unit itself."""
+    from longred_bench.jobs import units
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    real = units.CachedUnit.run
+
+    def other_process_first(self, *, progress=True, force=False, outcome=None):
+        (outcome if outcome is not None else []).append("taken")
+        return real(self, progress=progress, force=force)
+
+    monkeypatch.setattr(units.CachedUnit, "run", other_process_first)
+    argv = ["reproduce", "table1", "--profile", "smoke", "--quiet", "--unit", "drift_zero-shot"]
+    assert main(argv) == 0
+    assert "drift_zero-shot: computed by another process meanwhile, taken from the cache (" in (
+        capsys.readouterr().out
+    )
+
+
 def test_emit_slurm_names_the_sources_the_jobs_would_fetch(tmp_path, monkeypatch, capsys):
     """Sources the units read that the cache lacks are named, with the command that fetches
     them, before the array tasks would each fetch them at once (or fail on a node without a

@@ -160,12 +160,16 @@ def test_two_processes_needing_one_run_train_it_once(tmp_path, monkeypatch, caps
 
     monkeypatch.setattr(train, "run_training", recording)
     got: list = []
-    first = threading.Thread(target=lambda: got.append(train_cached(cfg, progress=False)))
+    outcomes: list[str] = []
+    first = threading.Thread(
+        target=lambda: got.append(train_cached(cfg, progress=False, outcome=outcomes))
+    )
     first.start()
     assert started.wait(timeout=60)  # the first caller is training; the second arrives now
-    second = train_cached(cfg, progress=False)
+    second = train_cached(cfg, progress=False, outcome=outcomes)
     first.join(timeout=120)
     assert len(calls) == 1 and got == [second]
+    assert outcomes == ["computed", "taken"]  # what each says it did
     assert second[1]["steps"] == cfg.steps
     assert len(read_records(second[0].parent / "metrics.jsonl")) == cfg.steps
     assert "another process is training" in capsys.readouterr().out

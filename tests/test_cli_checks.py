@@ -267,6 +267,13 @@ def test_eval_keeps_another_configs_results(tmp_path):
     with pytest.raises(UserError, match=r"\(differs in lengths\)"):
         check_eval_out(tmp_path, EvalConfig(model="tiny-random", suite="ruler",
                                             lengths=(512,)).to_dict())  # fmt: skip
+    # NIAH depths too: each cell is made on its own (0 50 after 50 0 was refused)
+    saved(EvalConfig(model="tiny-random", suite="niah", lengths=(512,), depths=(50.0, 0.0)))
+    check_eval_out(tmp_path, EvalConfig(model="tiny-random", suite="niah", lengths=(512,),
+                                        depths=(0.0, 50.0)).to_dict())  # fmt: skip
+    with pytest.raises(UserError, match=r"\(differs in depths\)"):
+        check_eval_out(tmp_path, EvalConfig(model="tiny-random", suite="niah", lengths=(512,),
+                                            depths=(0.0,)).to_dict())  # fmt: skip
 
 
 @pytest.mark.parametrize("text", ["{not json\n", '{"kind": "foo", "value": 1}\n', "[1, 2]\n"])

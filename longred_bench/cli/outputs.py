@@ -102,15 +102,16 @@ def check_results_config(
     mine: dict[str, Any],
     free: tuple[str, ...] = (),
     before: dict[str, Any] | None = None,
+    orderless: tuple[str, ...] = ORDERLESS,
 ) -> None:
     """Refuse, before anything loads, an ``out`` whose results file ``name`` (JSONL, each record
     with its ``provenance``) holds the results of ``what`` of another config than ``mine``
     (keys in ``free`` aside; or ``name.gz``, the same records compressed, where ``name`` is
-    absent): writing there would replace them. RoPE specs compare by label,
-    the lists of :data:`ORDERLESS` in any order; an absent or empty file has nothing to keep,
-    and one that is no such results (unreadable, cut short, without provenance) is refused too:
-    what it holds is not known. ``before``: what results written before a key existed had for it.
-    A list of RoPE specs (psa's lines) compares in any order too."""
+    absent): writing there would replace them. RoPE specs compare by label, the lists of
+    ``orderless`` (default :data:`ORDERLESS`) in any order; an absent or empty file has nothing
+    to keep, and one that is no such results (unreadable, cut short, without provenance) is
+    refused too: what it holds is not known. ``before``: what results written before a key
+    existed had for it. A list of RoPE specs (psa's lines) compares in any order too."""
     import gzip
     import json
 
@@ -121,7 +122,7 @@ def check_results_config(
             specs = value if isinstance(value, list | tuple) else [value]
             labels = [s if s == "none" else parse_rope_spec(str(s)).label() for s in specs]
             return sorted(labels) if isinstance(value, list | tuple) else labels[0]
-        if key in ORDERLESS and isinstance(value, list | tuple):
+        if key in orderless and isinstance(value, list | tuple):
             return sorted(map(str, value))
         return list(value) if isinstance(value, tuple) else value
 
@@ -180,6 +181,9 @@ def check_eval_out(out: Path, mine: dict[str, Any]) -> None:
     """Refuse, before anything loads, an ``out`` whose ``eval.jsonl`` holds the results of an
     evaluation of another config than ``mine`` (its ``ran_dict``: with the dtype it runs in):
     writing there replaced them and left files of the other run beside the new ones (its
-    ``lm_eval_results.json``). Results written before evaluations had a dtype ran float32."""
+    ``lm_eval_results.json``). Results written before evaluations had a dtype ran float32.
+    NIAH depths count in any order too: each cell of the grid is made on its own (PSA's
+    samples follow the order of its depths, so its check keeps their order)."""
     check_results_config(out, "eval.jsonl", "an eval", mine, free=EVAL_FREE_KEYS,
-                         before={"dtype": "float32"})  # fmt: skip
+                         before={"dtype": "float32"},
+                         orderless=(*ORDERLESS, "depths"))  # fmt: skip

@@ -13,7 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from longred_bench.cli.flags import check_eval_flags, check_pcd_flags, check_psa_depths
-from longred_bench.cli.named import check_extensions, check_models, check_pairs_file
+from longred_bench.cli.named import (
+    check_extensions,
+    check_models,
+    check_pairs_file,
+    local_names,
+    local_text,
+)
 from longred_bench.cli.outputs import (
     check_drift_out,
     check_eval_out,
@@ -62,9 +68,10 @@ def cmd_drift(args: argparse.Namespace) -> int:
     check_models(args.original, *(args.extended or ()))
     from longred_bench.jobs.configs import DriftConfig
 
-    cfg = DriftConfig(
-        original=args.original, extended=tuple(args.extended or ()), rope=tuple(args.rope or ()),
-        texts=args.texts, num_texts=args.num_texts, seq_len=args.seq_len,
+    cfg = DriftConfig(  # local models and text files by their absolute paths (local_names)
+        original=local_names(args.original),
+        extended=tuple(local_names(m) for m in args.extended or ()), rope=tuple(args.rope or ()),
+        texts=local_text(args.texts), num_texts=args.num_texts, seq_len=args.seq_len,
         batch_size=args.batch_size, seed=args.seed, top_m=args.top_m, impl=args.impl,
         device=args.device, dtype=args.dtype,
     )  # fmt: skip
@@ -96,10 +103,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     check_eval_flags(args)
     tasks = _eval_tasks(args)
-    cfg = EvalConfig(
-        model=args.model, suite=args.suite, rope=args.rope, tasks=tasks,
+    cfg = EvalConfig(  # a local model or text file by its absolute path (local_names)
+        model=local_names(args.model), suite=args.suite, rope=args.rope, tasks=tasks,
         limit=args.limit, lengths=args.lengths, samples=args.samples,
-        depths=args.depths, corpus=args.corpus, num_fewshot=args.num_fewshot,
+        depths=args.depths, corpus=local_text(args.corpus), num_fewshot=args.num_fewshot,
         batch_size=args.batch_size, max_length=args.max_length, backend=args.backend,
         device=args.device, seed=args.seed, decoding=args.decoding, pcd=pcd_from_args(args),
         phrasing=args.phrasing, allow_code_eval=args.allow_code_eval,
@@ -233,9 +240,9 @@ def cmd_psa(args: argparse.Namespace) -> int:
     from longred_bench.pcd.config import PcdConfig, pcd_from_args
 
     cfg = PsaConfig(
-        models=tuple(args.model), ropes=tuple(args.rope), tasks=tuple(args.tasks),
-        lengths=tuple(args.lengths), samples=args.samples, seed=args.seed, corpus=args.corpus,
-        device=args.device, depths=tuple(args.depths or ()),
+        models=tuple(local_names(m) for m in args.model), ropes=tuple(args.rope),
+        tasks=tuple(args.tasks), lengths=tuple(args.lengths), samples=args.samples,
+        seed=args.seed, corpus=args.corpus, device=args.device, depths=tuple(args.depths or ()),
     )  # fmt: skip
     cfg.check()  # before torch is imported
     check_psa_depths(cfg.tasks, cfg.depths)

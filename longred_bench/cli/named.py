@@ -28,8 +28,9 @@ def check_models(*specs: str, offline: bool = False) -> None:
 def check_model_files(spec: str) -> None:
     """Refuse a local model transformers could not read, in one line: a folder whose
     ``config.json`` is no JSON mapping, names no ``model_type`` or has a special token id (pad,
-    BOS, EOS) at or above its ``vocab_size``, a ``.gguf`` file without the GGUF magic bytes.
-    Anything else is left to the loader."""
+    BOS, EOS) at or above its ``vocab_size``, a ``.gguf`` file without the GGUF magic bytes, a
+    folder outside the cache whose files differ from a cache manifest copied with it
+    (:func:`_check_copied_entry`). Anything else is left to the loader."""
     import json
 
     path = Path(spec).expanduser()
@@ -52,12 +53,50 @@ def check_model_files(spec: str) -> None:
                 raise UserError(f"model {spec!r}: its config.json's {key} {bad[0]} is not below "
                                 f"its vocab_size {vocab}, so its embeddings cannot hold it; "
                                 "fix the config's vocab_size or token ids")  # fmt: skip
-    elif path.suffix == ".gguf" and path.is_file():
+    if path.is_dir() and (path / "manifest.json").is_file():
+        _check_copied_entry(spec, path)
+    if path.suffix == ".gguf" and path.is_file():
         with path.open("rb") as f:
             if f.read(4) != b"GGUF":
                 raise UserError(f"model {spec!r} is not a GGUF file (no GGUF magic bytes at "
                                 "its start); give a .gguf model file or a model "
                                 "folder")  # fmt: skip
+
+
+def _check_copied_entry(spec: str, path: Path) -> None:
+    """A model folder copied out of the cache (``models --path``) keeps the cache's
+    ``manifest.json``; once its files are edited the loader calls it a corrupt cache entry and
+    says to delete the folder: the user's own model. Outside the cache, say what differs and
+    that deleting the manifest (not the folder) makes it the user's."""
+    from longred_bench.cache import cache_dir, check_entry
+
+    if path.resolve().is_relative_to(cache_dir().resolve()):
+        return  # a cache entry: the loader's check and its advice stand
+    check = check_entry(path, required=False)
+    if not check.usable:
+        raise UserError(f"model {spec!r}: its files differ from the cache manifest.json copied "
+                        f"with the folder ({check.detail}): delete {path / 'manifest.json'} to "
+                        "use the folder as your own model (nothing else is removed)")  # fmt: skip
+
+
+def local_names(spec: str) -> str:
+    """A model spec as the same model named from any folder (a local path absolute, links
+    resolved; a zoo name or hub id as it is): what results and their ``--out`` checks record,
+    so a call from another folder neither takes another model of the same relative name for
+    this one, nor refuses this one spelled another way."""
+    from longred_bench.training.model_plan import absolute_path
+
+    return absolute_path(spec)
+
+
+def local_text(source: str | None) -> str | None:
+    """A text source (a corpus, ``corpus:split``, ``random`` or a file) with a file named
+    absolute, as :func:`local_names` names a model."""
+    from longred_bench.data.corpora import corpus_names
+
+    if source is None or source == "random" or source.partition(":")[0] in corpus_names():
+        return source
+    return local_names(source)
 
 
 def check_extensions(spec: str, ropes: tuple[str, ...] | list[str]) -> None:

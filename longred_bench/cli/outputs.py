@@ -95,6 +95,24 @@ ORDERLESS = ("tasks", "lengths", "models", "decoding")
 measures (each is measured on its own)."""
 
 
+MODEL_KEYS = ("model", "models", "original", "extended")
+TEXT_KEYS = ("corpus", "texts")
+
+
+def same_files(key: str, value: Any) -> Any:
+    """A config value naming local models or text files (:data:`MODEL_KEYS`,
+    :data:`TEXT_KEYS`) with each named absolute, as commands record them now: results written
+    before, with a relative name, compare as named from this folder."""
+    from longred_bench.cli.named import local_names, local_text
+
+    one = local_names if key in MODEL_KEYS else local_text if key in TEXT_KEYS else None
+    if one is None or value is None:
+        return value
+    if isinstance(value, list | tuple):
+        return [one(v) if isinstance(v, str) else v for v in value]
+    return one(value) if isinstance(value, str) else value
+
+
 def check_results_config(
     out: Path,
     name: str,
@@ -118,6 +136,7 @@ def check_results_config(
     from longred_bench.models.rope import parse_rope_spec
 
     def norm(key: str, value: Any) -> Any:  # one spec spelled two ways; tasks in any order
+        value = same_files(key, value)
         if key in ("rope", "ropes") and value:
             specs = value if isinstance(value, list | tuple) else [value]
             labels = [s if s == "none" else parse_rope_spec(str(s)).label() for s in specs]
@@ -166,7 +185,8 @@ def check_drift_out(out: Path, mine: dict[str, Any]) -> None:
         try:
             text = path.read_text()
             theirs = json.loads(text)["config"] if name == PARTIAL else yaml.safe_load(text)
-            differs = sorted(k for k in mine if k in theirs and theirs[k] != mine[k])
+            differs = sorted(k for k in mine if k in theirs
+                             and same_files(k, theirs[k]) != same_files(k, mine[k]))  # fmt: skip
         except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError):
             continue  # absent or unreadable: nothing of another config to keep
         if differs and (name != PARTIAL or partial_windows(path)):

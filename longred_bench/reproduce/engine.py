@@ -208,7 +208,8 @@ def reproduce(
         print(plan_text(ctxs, jobs), end="")
         return []
     if list_units or unit is not None or emit_slurm is not None:
-        pinned = None if stated.model.fallback is None else "fallback" if fallback_for else "hub"
+        pinned = (None if stated.model.fallback is None or local_model(stated.model.name)
+                  else "fallback" if fallback_for else "hub")  # fmt: skip
         return _unit_by_unit(ctxs, list_units=list_units, unit=unit, emit_slurm=emit_slurm,
                              out=out, fallback_for=fallback_for, pinned=pinned)  # fmt: skip
     by_table = {c.table: get_spec(c.table).steps(c) for c in ctxs}

@@ -347,6 +347,12 @@ def new_profile(source: str, out: Path) -> Path:
     else:
         body = "".join(line for line in path.read_text(encoding="utf-8").splitlines(True)
                        if not line.startswith("name:"))  # fmt: skip
+    if prof.model.fallback:  # it stands in for the source's model only
+        note = (
+            f"  # The fallback stands in for {prof.model.name} where the hub cannot give "
+            "it:\n  # delete it when you change name (else it runs in your model's place).\n"
+        )
+        body = re.sub(r"(?m)^(?=  fallback: )", lambda _: note, body, count=1)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(head + body, encoding="utf-8")  # no name: the file's stem names it
     load_profile(out)  # the copy is a valid profile

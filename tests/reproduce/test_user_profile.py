@@ -40,6 +40,27 @@ def test_profiles_new_writes_an_editable_copy_that_show_resolves(tmp_path, capsy
     assert yaml.safe_load(capsys.readouterr().out)["name"] == "yours"
 
 
+@pytest.mark.parametrize("source", ["smol", "extends"])
+def test_a_copys_fallback_says_whose_stand_in_it_is(tmp_path, capsys, source):
+    """A copy of smol kept ``fallback: smollm2-135m`` with nothing beside it, so a user who
+    changed ``name`` to their hub model ran SmolLM2 in its place offline: the copy says above
+    the fallback which model it stands in for and to delete it with a new name."""
+    if source == "extends":
+        (tmp_path / "q.yaml").write_text("extends: smol\nruns: {seeds: 2}\n")
+        source = str(tmp_path / "q.yaml")
+    mine = tmp_path / "mine.yaml"
+    assert main(["profiles", "new", "--from", source, "--out", str(mine)]) == 0
+    lines = mine.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith("fallback:"))
+    assert lines[at - 2 : at] == [
+        "  # The fallback stands in for HuggingFaceTB/SmolLM2-135M where the hub cannot give it:",
+        "  # delete it when you change name (else it runs in your model's place).",
+    ]
+    capsys.readouterr()
+    assert main(["profiles", "show", str(mine)]) == 0
+    assert yaml.safe_load(capsys.readouterr().out)["model"]["fallback"] == "smollm2-135m"
+
+
 def test_a_copy_of_a_profile_that_extends_another_is_named_after_its_file(tmp_path, capsys):
     """The copy's resolved keys leave out the source's own name: its file's stem names it, so
     the copy trains under its own cache keys and reports folder."""
@@ -472,3 +493,31 @@ def test_hardware_figures_out_of_range_are_one_line(tmp_path, hardware, message)
     path.write_text(f"extends: smol\nname: hw\nhardware: {hardware}\n")
     with pytest.raises(UserError, match=re.escape(message)):
         load_profile(path)
+
+
+def test_jobs_of_a_local_model_with_a_fallback_pin_no_model(tmp_path, monkeypatch, capsys):
+    """A local model runs itself, never the profile's fallback: the emitted jobs exported
+    LONGRED_NO_FALLBACK=1 with the comment "the hub's model" for a profile copied from smol
+    (its fallback kept) whose model is a local folder."""
+    import json
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    config = {"model_type": "llama", "max_position_embeddings": 256, "num_hidden_layers": 2,
+              "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 128,
+              "vocab_size": 300,
+              "rope_parameters": {"rope_type": "default", "rope_theta": 1e4}}  # fmt: skip
+    (folder / "config.json").write_text(json.dumps(config))
+    profile = tmp_path / "mine.yaml"
+    profile.write_text(f"extends: smoke\nmodel: {{name: '{folder}', window: 256, layers: 2, "
+                       "fallback: tiny-random}\n")  # fmt: skip
+    argv = ["reproduce", "table3", "--profile", str(profile), "--quiet"]
+    assert main([*argv, "--emit-slurm", str(tmp_path / "jobs")]) == 0
+    scripts = sorted((tmp_path / "jobs").glob("*.sbatch"))
+    assert scripts
+    for script in scripts:
+        assert "LONGRED_NO_FALLBACK" not in script.read_text()
+        assert "HF_HUB_OFFLINE" not in script.read_text()
+    capsys.readouterr()

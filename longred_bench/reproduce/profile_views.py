@@ -284,7 +284,8 @@ def show_profile(spec: str) -> str:
     table's resolved settings (its plan's rows and seeds checked), or why it cannot run; a
     ``tables.<name>`` section the file itself gives that its table refuses (an unknown key, a
     row no table has) is a one-line error, as ``reproduce <name>`` would give, not a line of
-    the listing."""
+    the listing; several such sections (a full copy from ``profiles new``), every one of them
+    in that line."""
     import dataclasses
 
     import yaml
@@ -293,6 +294,7 @@ def show_profile(spec: str) -> str:
     own = (read_mapping(Path(prof.source)).get("tables") or {}) if prof.source else {}
     data = to_dict(prof)
     tables: dict[str, Any] = {}
+    refused: list[UserError] = []
     for name in table_names():
         try:
             table = get_spec(name)
@@ -303,8 +305,13 @@ def show_profile(spec: str) -> str:
             tables[name] = to_dict(settings) if dataclasses.fields(settings) else {}
         except UserError as exc:
             if isinstance(own, dict) and own.get(name):
-                raise
+                refused.append(exc)  # each one the file sets, in one line (a full copy: many)
             tables[name] = f"cannot run: {exc}"
+    if len(refused) == 1:
+        raise refused[0]
+    if refused:
+        raise UserError(f"{len(refused)} tables the file sets cannot run: "
+                        + "; ".join(str(e) for e in refused))  # fmt: skip
     data["tables"] = tables
     head = f"# profile {prof.name}, from {prof.source}, resolved (every key, defaults filled)\n"
     return head + yaml.safe_dump(data, sort_keys=False, width=100)

@@ -521,3 +521,30 @@ def test_jobs_of_a_local_model_with_a_fallback_pin_no_model(tmp_path, monkeypatc
         assert "LONGRED_NO_FALLBACK" not in script.read_text()
         assert "HF_HUB_OFFLINE" not in script.read_text()
     capsys.readouterr()
+
+
+def test_show_names_every_table_a_full_copy_sets_that_cannot_run(tmp_path, capsys):
+    """A copy of smol (every table section its own) with a model of a 512-token window: show
+    stopped at table4's refusal, so the user fixed one table per call; now every one is named."""
+    import json
+
+    folder = tmp_path / "lm"
+    folder.mkdir()
+    config = {"model_type": "llama", "max_position_embeddings": 512, "num_hidden_layers": 2,
+              "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 128,
+              "vocab_size": 300,
+              "rope_parameters": {"rope_type": "default", "rope_theta": 1e4}}  # fmt: skip
+    (folder / "config.json").write_text(json.dumps(config))
+    mine = tmp_path / "mine.yaml"
+    assert main(["profiles", "new", "--from", "smol", "--out", str(mine)]) == 0
+
+    def own_model(data):
+        data["model"] = {"name": str(folder), "window": 512, "layers": 2}
+
+    _edit(mine, own_model)
+    capsys.readouterr()
+    assert main(["profiles", "show", str(mine)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "tables the file sets cannot run: " in err
+    for table in ("table4", "table7", "longrecipe"):
+        assert f"{table} cannot run at profile mine" in err

@@ -131,10 +131,17 @@ def _texts_count(summaries: list[Mapping[str, Any]]) -> int | None:
     return None
 
 
+def _elsewhere(after_profile: str) -> str:
+    """Where a profile that does not measure Table 1 after CPT finds it: another profile's
+    report, of that profile's own model (not this one's)."""
+    report = f"reports/{after_profile}/table1.md"
+    return f"profile `{after_profile}` measures it, on its own model: {report}"
+
+
 def _missing_note(profile: str, after_profile: str) -> str:
     if profile == after_profile:
         return "not measured in this run"
-    return f"measured at profile `{after_profile}` (reports/{after_profile}/table1.md)"
+    return f"not measured here ({_elsewhere(after_profile)})"
 
 
 def _num(value: Any, spec: str) -> str:
@@ -179,7 +186,8 @@ def build_table1(
             )
     else:
         which = "every extension" if not after else ", ".join(f"`{e}`" for e in lacking)
-        where = "" if profile == after_profile else f" at this profile; {missing}"
+        elsewhere = _elsewhere(after_profile)
+        where = "" if profile == after_profile else f" at this profile; {elsewhere}"
         after_text = f"After CPT: {AFTER_CPT_MISSING} for {which}{where}."
     shown = [r.to_dict() for _, r in before.iterrows()] + list(after.values())
     n_texts = _texts_count(shown + ([control] if control else []))

@@ -84,9 +84,13 @@ def test_after_values_fill_their_own_extension(tmp_path: Path) -> None:
 def test_missing_after_cites_the_reference_profile(tmp_path: Path) -> None:
     records = drift_records("abf:theta=4e4", 0.90, 0.20)
     md = build_table1(records, tmp_path, profile="smol", command="c")[0].read_text()
-    cell = "measured at profile `tiny` (reports/tiny/table1.md)"
-    assert _row(md, "abf:theta=4e4")[5] == cell
-    assert f"After CPT: not measured yet for every extension at this profile; {cell}." in md
+    # the other profile measures its own model, not this one's (a user's profile read as if
+    # its model's after-CPT drift were in reports/tiny/)
+    where = "profile `tiny` measures it, on its own model: reports/tiny/table1.md"
+    assert _row(md, "abf:theta=4e4")[5] == f"not measured here ({where})"
+    assert f"After CPT: not measured yet for every extension at this profile; {where}." in md
     assert "Not checked at this profile" in md
     md = build_table1(records, tmp_path, profile="smol", command="c", after_profile="paper")[0]
-    assert "measured at profile `paper` (reports/paper/table1.md)" in md.read_text()
+    assert "profile `paper` measures it, on its own model: reports/paper/table1.md" in (
+        md.read_text()
+    )

@@ -25,6 +25,7 @@ from longred_bench.cli.outputs import (
     check_eval_out,
     check_out_dir,
     check_results_config,
+    check_train_out,
 )
 from longred_bench.errors import UserError
 
@@ -299,6 +300,7 @@ def cmd_train(args: argparse.Namespace) -> int:
                         "without one)")  # fmt: skip
     if not args.dry_run:
         check_out_dir(Path(args.out), "train")
+        check_train_out(Path(args.out))
     from longred_bench.cli.train_values import (
         absolute_models,
         check_train_device,
@@ -346,9 +348,13 @@ def cmd_train(args: argparse.Namespace) -> int:
     check_training_models(cfg.to_dict())  # teacher, init, merge_with: before any weights load
     from longred_bench.jobs.train import train_command
 
-    final = train_command(cfg, Path(args.out), resume=args.resume, progress=not args.quiet)
-    if final is not None:
+    out = Path(args.out)
+    done = args.resume and all(p.is_file() for p in (out / "run.json", out / "final/config.json"))
+    final = train_command(cfg, out, resume=args.resume, progress=not args.quiet)
+    if final is not None and not done:
         print(f"wrote {final}")
+    elif final is not None and args.quiet:  # else the run said so: it wrote nothing
+        print(f"{out} holds this run finished ({final}): nothing to resume")
     return 0
 
 

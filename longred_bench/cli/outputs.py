@@ -179,6 +179,7 @@ def check_drift_out(out: Path, mine: dict[str, Any]) -> None:
 
     from longred_bench.jobs.drift import PARTIAL, partial_windows
 
+    foreign_config(out, "drift", "original")
     for name, what in ((PARTIAL, "the saved windows of an interrupted drift"),
                        ("config.yaml", "the results of a drift")):  # fmt: skip
         path = out / name
@@ -195,6 +196,40 @@ def check_drift_out(out: Path, mine: dict[str, Any]) -> None:
                 f"{', '.join(differs)}): give another --out, or run that drift's own command "
                 f"there (delete {name} to give its work up)"
             )
+
+
+def foreign_config(out: Path, command: str, key: str) -> None:
+    """Refuse an ``out`` whose ``config.yaml`` (which ``command`` writes there) is not one
+    ``command`` wrote: not YAML, or a mapping without ``key`` (a drift's ``original``, a
+    training run's ``recipe``), such as a project's own file or another command's; the run
+    replaced it without a word."""
+    import yaml
+
+    path = out / "config.yaml"
+    if not path.is_file():
+        return
+    try:
+        theirs = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        theirs = None
+    if isinstance(theirs, dict) and key in theirs:
+        return
+    whose = ("a training run's (train's)" if isinstance(theirs, dict) and "recipe" in theirs
+             else "a drift's" if isinstance(theirs, dict) and "original" in theirs
+             else f"not one {command} wrote")  # fmt: skip
+    raise UserError(f"--out {out} holds config.yaml, {whose}, which {command} would replace: "
+                    "give another --out, or move that file away")  # fmt: skip
+
+
+def check_train_out(out: Path) -> None:
+    """Refuse, before anything loads, an ``out`` holding a ``config.yaml`` no training run
+    wrote (:func:`foreign_config`) or a ``final/`` folder without a training run's
+    ``config.yaml`` beside it: the run replaces both (a user's own ``final/`` was deleted)."""
+    foreign_config(out, "train", "recipe")
+    if (out / "final").is_dir() and not (out / "config.yaml").is_file():
+        raise UserError(f"--out {out} holds final/, which no training run wrote there (no "
+                        "config.yaml beside it), and train would replace it: give another "
+                        "--out, or move that folder away")  # fmt: skip
 
 
 def check_eval_out(out: Path, mine: dict[str, Any]) -> None:

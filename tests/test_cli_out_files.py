@@ -1,0 +1,64 @@
+"""Files in an ``--out`` that the command writes but did not write there are refused, not
+replaced: a project's own ``config.yaml`` (drift and train wrote theirs over it), a ``final/``
+folder no training run wrote (train replaced it whole, deleting the user's files), another
+command's ``config.yaml`` (a failed train's, which drift called "a drift of another config")."""
+
+from __future__ import annotations
+
+import pytest
+
+from longred_bench.cli import main
+
+DRIFT = ["drift", "--original", "tiny-random", "--rope", "pi:factor=2", "--num-texts", "1",
+         "--seq-len", "32", "--texts", "random", "--quiet", "--out"]  # fmt: skip
+TRAIN = ["train", "--recipe", "cpt", "--profile", "smoke", "--set", "steps=1", "--quiet", "--out"]
+
+
+@pytest.mark.parametrize("argv", [DRIFT, TRAIN], ids=["drift", "train"])
+@pytest.mark.parametrize("text", ["experiment: my-sweep\nlr: 0.1\n", "{not yaml: [\n", "- a\n"])
+def test_a_config_yaml_no_run_wrote_is_kept(tmp_path, capsys, argv, text):
+    out = tmp_path / "proj"
+    out.mkdir()
+    (out / "config.yaml").write_text(text)
+    assert main([*argv, str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"--out {out} holds config.yaml, not one {argv[0]} wrote" in err
+    assert (out / "config.yaml").read_text() == text
+    assert sorted(p.name for p in out.iterdir()) == ["config.yaml"]
+
+
+def test_drift_names_a_training_runs_config(tmp_path, capsys):
+    """A train that failed on a bad value left its config.yaml; drift said the folder held
+    "the results of a drift of another config (differs in device, dtype, rope, top_m)"."""
+    out = tmp_path / "t"
+    out.mkdir()
+    (out / "config.yaml").write_text("recipe: cpt\nprofile: smoke\nsteps: 1\n")
+    assert main([*DRIFT, str(out)]) == 2
+    assert "holds config.yaml, a training run's (train's), which drift would replace" in (
+        capsys.readouterr().err
+    )
+
+
+def test_train_keeps_a_final_folder_it_did_not_write(tmp_path, capsys):
+    out = tmp_path / "proj"
+    (out / "final").mkdir(parents=True)
+    (out / "final" / "mine.txt").write_text("mine")
+    assert main([*TRAIN, str(out)]) == 2
+    assert "holds final/, which no training run wrote there" in capsys.readouterr().err
+    assert (out / "final" / "mine.txt").read_text() == "mine"
+
+
+@pytest.mark.integration
+def test_a_finished_run_resumed_says_it_wrote_nothing(tmp_path, capsys):
+    """It printed "nothing to resume", then "wrote OUT/final"."""
+    out = tmp_path / "run"
+    assert main([*TRAIN, str(out)]) == 0
+    assert capsys.readouterr().out == f"wrote {out / 'final'}\n"
+    assert main([*TRAIN, str(out), "--resume"]) == 0
+    assert (
+        capsys.readouterr().out == f"{out} holds this run finished ({out / 'final'}): "
+        "nothing to resume\n"
+    )
+    assert main([*DRIFT, str(tmp_path / "run")]) == 2  # train's folder: drift refuses it
+    assert "holds the results of `train`" in capsys.readouterr().err

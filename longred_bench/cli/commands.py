@@ -12,7 +12,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from longred_bench.cli.flags import check_eval_flags, check_pcd_flags, check_psa_depths
+from longred_bench.cli.flags import (
+    check_eval_flags,
+    check_long_lengths,
+    check_pcd_flags,
+    check_psa_depths,
+)
 from longred_bench.cli.named import (
     check_extensions,
     check_models,
@@ -192,6 +197,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         drift_seq_len=args.drift_seq_len, batch_size=args.batch_size, device=args.device,
         seed=args.seed, decoding=tuple(args.decoding), pcd=pcd_from_args(args),
     )  # fmt: skip
+    if "niah" in cfg.suites:  # RULER's lengths are checked as its own
+        check_long_lengths(cfg.lengths, "compare")
     check_extensions(cfg.original, cfg.rope)
     from longred_bench.jobs.compare import compare_command
 
@@ -247,6 +254,7 @@ def cmd_psa(args: argparse.Namespace) -> int:
     )  # fmt: skip
     cfg.check()  # before torch is imported
     check_psa_depths(cfg.tasks, cfg.depths)
+    check_long_lengths(cfg.lengths, "psa")
     pcd = pcd_from_args(args)
     decodings = list(dict.fromkeys(args.decoding))
     mine = {**cfg.to_dict(), "decoding": decodings,

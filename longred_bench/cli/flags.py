@@ -42,10 +42,16 @@ def check_eval_flags(args: argparse.Namespace) -> None:
                             "windows of --corpus")  # fmt: skip
     if args.suite == "ruler":
         other = [t for t in args.tasks or () if not t.startswith(RULER_TASK_PREFIXES)]
+        from longred_bench.taskdata.ruler.registry import TASKS
+
+        if other and other[0] in TASKS:  # RULER's own name, without the lm-eval prefix
+            raise UserError(f"eval: --tasks {other[0]}: the ruler suite's tasks are named "
+                            f"longred_ruler_<name>: give longred_ruler_{other[0]}")  # fmt: skip
         if other:
             raise UserError(f"eval: {other[0]} is not a RULER task (longred_ruler_<name>, e.g. "
                             "longred_ruler_niah_single_1); run it with its own suite")  # fmt: skip
     if args.suite == "niah":
+        check_long_lengths(args.lengths, "eval")
         other = [t for t in args.tasks or () if t != NIAH_TASK]
         if other:
             raise UserError(f"eval: the niah suite runs one task, {NIAH_TASK} (the needle grid "
@@ -56,6 +62,19 @@ def check_eval_flags(args: argparse.Namespace) -> None:
                         f"{args.suite} suite's prompts are built at each length, with no "
                         "examples to draw")  # fmt: skip
     check_pcd_flags(args)
+
+
+def check_long_lengths(lengths: list[int] | tuple[int, ...] | None, who: str) -> None:
+    """Refuse a NIAH or PSA length above RULER's longest (131,072 tokens): nothing bounded
+    them, and a typo (``--lengths 10000000``) built a haystack of that many tokens in one
+    tokenizer call, past 12 GB, deaf to Ctrl-C while it ran."""
+    from longred_bench.taskdata.ruler.registry import LENGTHS
+
+    over = [n for n in lengths or () if n > LENGTHS[-1]]
+    if over:
+        raise UserError(f"{who}: --lengths {over[0]} is above {LENGTHS[-1]} tokens, the "
+                        "longest length the suite measures (RULER's too): give lengths up to "
+                        "it")  # fmt: skip
 
 
 def check_pcd_flags(args: argparse.Namespace) -> None:

@@ -1,0 +1,39 @@
+"""Lengths and task names the run could not use, refused in one line before anything loads:
+a NIAH or PSA length above RULER's longest (``--lengths 10000000`` built a ten-million-token
+haystack in one tokenizer call, past 12 GB and deaf to Ctrl-C), and a RULER task given by
+RULER's own name (``vt``), which was called "not a RULER task"."""
+
+from __future__ import annotations
+
+import pytest
+
+from longred_bench.cli import main
+
+
+@pytest.mark.parametrize(
+    ("argv", "who"),
+    [
+        (["eval", "--model", "tiny-random", "--suite", "niah", "--lengths", "1024", "10000000"],
+         "eval"),
+        (["psa", "--model", "tiny-random", "--rope", "none", "--tasks", "niah_single_1",
+          "--samples", "1", "--lengths", "262144"], "psa"),
+        (["compare", "--original", "tiny-random", "--rope", "pi:factor=2", "--suites", "niah",
+          "--lengths", "262144"], "compare"),
+    ],
+)  # fmt: skip
+def test_a_length_above_the_longest_is_refused_at_once(tmp_path, capsys, argv, who):
+    out = tmp_path / "out"
+    assert main([*argv, "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {who}: --lengths ") and "is above 131072 tokens" in err
+    assert not out.exists()
+
+
+def test_a_ruler_task_by_ruler_s_own_name_is_named_with_its_prefix(tmp_path, capsys):
+    argv = ["eval", "--model", "tiny-random", "--suite", "ruler", "--tasks", "vt",
+            "--lengths", "1024", "--out", str(tmp_path / "out")]  # fmt: skip
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        "error: eval: --tasks vt: the ruler suite's tasks are named longred_ruler_<name>: "
+        "give longred_ruler_vt\n"
+    )

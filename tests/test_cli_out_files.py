@@ -62,3 +62,48 @@ def test_a_finished_run_resumed_says_it_wrote_nothing(tmp_path, capsys):
     )
     assert main([*DRIFT, str(tmp_path / "run")]) == 2  # train's folder: drift refuses it
     assert "holds the results of `train`" in capsys.readouterr().err
+
+
+def _saved_eval(out, **config) -> None:
+    import json
+
+    from longred_bench.evaluation.config import EvalConfig
+
+    out.mkdir()
+    ran = {"command": "eval", **EvalConfig(**config).ran_dict()}
+    record = {"kind": "x", "provenance": {"config": ran}}
+    (out / "eval.jsonl").write_text(json.dumps(record) + "\n")
+
+
+@pytest.mark.parametrize(
+    ("saved", "typo", "said"),
+    [
+        ({"suite": "ppl", "lengths": (256,)}, ["--suite", "ppl", "--lengths", "256",
+         "--corpus", "austn"], "error: --corpus 'austn' is neither a corpus (brown"),
+        ({"suite": "short_tiny", "tasks": ("longred_tiny_lastword",)},
+         ["--suite", "short_tiny", "--tasks", "longred_tiny_lastwrd"],
+         "error: unknown lm-eval task(s) longred_tiny_lastwrd; nearest: longred_tiny_lastword"),
+    ],
+)  # fmt: skip
+def test_a_typo_beside_another_runs_results_is_named_as_the_typo(tmp_path, capsys, saved,
+                                                                 typo, said):  # fmt: skip
+    """It was "another config (differs in corpus): ... delete eval.jsonl there to give them
+    up": advice that threw the results away, after which the run still failed."""
+    out = tmp_path / "out"
+    _saved_eval(out, model="tiny-random", **saved)
+    assert main(["eval", "--model", "tiny-random", *typo, "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(said) and "another config" not in err
+
+
+@pytest.mark.parametrize("value", ["dtype=float33", "layers=[9]"])
+def test_train_refuses_a_bad_value_before_it_writes_or_compares(tmp_path, capsys, value):
+    """A dtype torch lacks, a layer beyond the model: refused once the model had loaded, with
+    OUT/config.yaml left behind (beside a saved run: "a run of another config")."""
+    argv = ["train", "--recipe", "longred", "--profile", "smoke", "--set", value, "--quiet"]
+    assert main([*argv, "--out", str(tmp_path / "new")]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "is not a torch floating dtype" in err or "out of range; the model has layers 1..4" in err
+    )
+    assert not (tmp_path / "new").exists()

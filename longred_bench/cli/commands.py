@@ -19,6 +19,7 @@ from longred_bench.cli.flags import (
     check_psa_depths,
 )
 from longred_bench.cli.named import (
+    check_corpus_name,
     check_extensions,
     check_models,
     check_pairs_file,
@@ -130,7 +131,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
             check_extensions(cfg.model, [cfg.rope])
         print(_describe_eval(cfg, args.tasks))
         return 0
-    check_eval_out(Path(args.out), cfg.ran_dict())
+    try:
+        check_eval_out(Path(args.out), cfg.ran_dict())
+    except UserError:  # a typo beside another run's results: the typo, not "another config"
+        if cfg.tasks is not None and cfg.suite != "paper_short":
+            from longred_bench.evaluation.harness import check_task_names
+
+            check_task_names(cfg.tasks)
+        check_corpus_name(cfg.corpus)
+        raise
     check_extensions(cfg.model, [cfg.rope] if cfg.rope else [])
     from longred_bench.evaluation import paper_suite
     from longred_bench.jobs.eval import eval_command
@@ -259,7 +268,11 @@ def cmd_psa(args: argparse.Namespace) -> int:
     decodings = list(dict.fromkeys(args.decoding))
     mine = {**cfg.to_dict(), "decoding": decodings,
             "pcd": (pcd or PcdConfig()).as_dict() if "pcd" in decodings else None}  # fmt: skip
-    check_results_config(Path(args.out), "psa.jsonl", "a psa", mine, free=("device",))
+    try:
+        check_results_config(Path(args.out), "psa.jsonl", "a psa", mine, free=("device",))
+    except UserError:  # a typo beside another run's results: the typo, not "another config"
+        check_corpus_name(cfg.corpus)
+        raise
     from longred_bench.jobs.configs import ORIGINAL
 
     for model in cfg.models:  # every model's extensions before the first model is scored
@@ -314,6 +327,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         check_train_device,
         check_train_sources,
         check_train_teacher,
+        check_train_values,
     )
     from longred_bench.training.config import resolve_config
 
@@ -325,6 +339,7 @@ def cmd_train(args: argparse.Namespace) -> int:
                          overrides=overrides)  # fmt: skip
     cfg = absolute_models(cfg)  # the saved config names its models from any folder
     check_train_device(cfg.device, dry_run=args.dry_run)
+    check_train_values(cfg)
     models = [] if cfg.recipe == "pretrain" else [cfg.model]  # pretrain builds its own
     check_models(*models, offline=args.dry_run)
     for key in ("teacher", "init", "merge_with"):  # a dry run's too, each named by its key

@@ -99,6 +99,19 @@ def local_text(source: str | None) -> str | None:
     return local_names(source)
 
 
+def check_corpus_name(source: str | None) -> None:
+    """Refuse a ``--corpus`` that names no corpus (its part before ``:``), is not ``random``
+    and is no file: where ``--out`` holds another run's results, the typo was reported as
+    "another config (differs in corpus)", with the advice to delete those results."""
+    from longred_bench.data.corpora import corpus_names
+
+    if source is None or source == "random" or source.partition(":")[0] in corpus_names():
+        return
+    if not Path(source).expanduser().is_file():
+        raise UserError(f"--corpus {source!r} is neither a corpus ({', '.join(corpus_names())}) "
+                        "nor a file")  # fmt: skip
+
+
 def check_extensions(spec: str, ropes: tuple[str, ...] | list[str]) -> None:
     """Refuse an extension that does not apply to model ``spec`` (an ABF base below its own,
     say) from the model's config alone, before its weights load."""

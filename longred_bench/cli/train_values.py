@@ -184,3 +184,35 @@ def _check_method_keys(
                 groups = " or ".join(owner[key])
                 raise UserError(f"train: {key} is a setting of {groups}, which recipe {recipe} "
                                 f"does not run: drop it, or train --recipe {groups}")  # fmt: skip
+
+
+def check_train_values(cfg: Any) -> None:
+    """Refuse, before ``--out`` is compared with the run saved there or written to, values the
+    run refuses only once its model has loaded: a ``dtype`` torch has no floating type of, and
+    ``layers`` / ``ard_layers`` beyond the model's depth (read from its config where that is at
+    hand: the suite's models, a local folder). A typo given beside a saved run was called "a run
+    of another config"; in a new folder the failed run left its ``config.yaml`` behind."""
+    from longred_bench.training.plan import floating_dtype
+
+    if cfg.dtype != "auto":
+        floating_dtype(cfg.dtype)
+    depth = _depth(cfg.model)
+    for key in ("layers", "ard_layers"):
+        bad = [i for i in getattr(cfg, key, ()) or () if depth and not 1 <= i <= depth]
+        if bad:
+            raise UserError(f"config {key}={list(getattr(cfg, key))}: layer(s) {bad} out of "
+                            f"range; the model has layers 1..{depth}")  # fmt: skip
+
+
+def _depth(model: str) -> int | None:
+    """Model ``model``'s decoder layers where its config is at hand (the suite's models, a local
+    folder), else None (a hub id: its run checks)."""
+    from longred_bench.models.names import check_local, zoo_names
+    from longred_bench.training.model_plan import planning_config
+
+    if model not in zoo_names() and not check_local(model):
+        return None
+    try:
+        return int(planning_config(model).num_hidden_layers)
+    except (UserError, OSError, AttributeError, TypeError, ValueError):
+        return None  # not fetched yet, say: the run checks

@@ -24,6 +24,7 @@ from longred_bench.jobs.run_steps import run_steps_record
 from longred_bench.jobs.units import CachedUnit
 from longred_bench.models.choice import choose_model
 from longred_bench.profiles.schema import Profile
+from longred_bench.reproduce.output import check_report_profile
 from longred_bench.reproduce.profile_views import checked_profile
 from longred_bench.reproduce.registry import get_spec, table_names
 from longred_bench.reproduce.sources import fetch_missing, missing_sources, needed_sources
@@ -225,6 +226,8 @@ def reproduce(
         check_model(prof, fallback_for, extensions_of(by_table))
     if steps:
         check_teachers(prof, steps)
+    for ctx in ctxs:  # before anything is computed: another profile's report is kept
+        check_report_profile(out or default_out(prof, ctx.options), ctx.table, prof.name)
     paths: list[Path] = []
     for ctx in ctxs:
         if progress and len(ctxs) > 1:

@@ -65,13 +65,15 @@ def rebuild_outputs(
     if build is None:
         raise UserError(f"{name} writes its own outputs, not a report built from records: run "
                         "it again without --rebuild (its cached units are reused)")  # fmt: skip
+    check_report_profile(out, name, profile)
     path = out / f"{name}.jsonl.gz"
     if not path.is_file() and (out / f"{name}.jsonl").is_file():
         path = out / f"{name}.jsonl"  # written by an earlier version, uncompressed
-    if not path.is_file():
+    if not path.is_file():  # the call that makes them: this one's, profile as given, less --rebuild
+        first = command.replace(" --rebuild", "", 1)
         raise UserError(f"no records to rebuild {name} from: {path} does not exist (run "
-                        f"`longred-bench reproduce {name} --profile {profile}` first, or give "
-                        "--out the folder that holds them)")  # fmt: skip
+                        f"`{first}` first, or give --out the folder that holds "
+                        "them)")  # fmt: skip
     start = time.perf_counter()
     records = table_records(path, name)
     check_records_model(records, path, profile, models)
@@ -153,3 +155,20 @@ def planned_rows(name: str, profile: Any, options: dict[str, str]) -> set[tuple[
     return {
         (s.labels["row"], s.labels.get("extension")) for s in steps if "row" in (s.labels or {})
     }
+
+
+def check_report_profile(out: Path, table: str, profile: str) -> None:
+    """Refuse an output folder whose ``TABLE.md`` is the report of another profile (its first
+    line names it): the run replaced that report and its records without a word (``--out
+    reports/smol`` at a copy of smol). The report of this profile, or none, passes."""
+    from longred_bench.errors import UserError
+
+    try:
+        head = (out / f"{table}.md").read_text(encoding="utf-8").partition("\n")[0]
+    except (OSError, UnicodeDecodeError):
+        return
+    found = re.search(r"\(profile `([^`]+)`\)", head)
+    if found and found.group(1) != profile:
+        raise UserError(f"--out {out} holds {table}'s report of profile {found.group(1)} (and "
+                        f"its records), which profile {profile}'s would replace: give another "
+                        "--out")  # fmt: skip

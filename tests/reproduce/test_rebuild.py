@@ -183,3 +183,34 @@ def test_a_rebuild_names_the_rows_of_the_plan_its_records_lack(tmp_path, capsys)
     assert notes[0].endswith("left out with the verdicts that need them: longred-c at "
                              "abf:theta=1e5")  # fmt: skip
     assert "lacks rows of the plan: longred-c at abf:theta=1e5" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("rebuild", [[], ["--rebuild"]])
+def test_another_profiles_report_folder_is_kept(tmp_path, capsys, monkeypatch, rebuild):
+    """``--out`` a folder holding another profile's report (``reports/smol`` at a copy of smol)
+    replaced that report and its records without a word; refused before anything runs."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "reports" / "pa"
+    out.mkdir(parents=True)
+    report = "# LongReD Table 1: drift before continued pre-training (profile `pa`)\n"
+    (out / "table1.md").write_text(report)
+    mine = tmp_path / "pb.yaml"
+    mine.write_text("extends: smoke\n")
+    argv = ["reproduce", "table1", "--profile", str(mine), "--out", str(out), "--quiet"]
+    assert main([*argv, *rebuild]) == 2
+    assert capsys.readouterr().err == (
+        f"error: --out {out} holds table1's report of profile pa (and its records), which "
+        "profile pb's would replace: give another --out\n"
+    )
+    assert (out / "table1.md").read_text() == report and sorted(out.iterdir()) == [
+        out / "table1.md"
+    ]
+
+
+def test_the_rebuild_hint_gives_the_profile_as_given(tmp_path, capsys, monkeypatch):
+    """It named the profile file by its stem (``--profile pa``), which does not resolve."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pa.yaml").write_text("extends: smoke\n")
+    assert main(["reproduce", "table3", "--profile", "pa.yaml", "--rebuild"]) == 2
+    err = capsys.readouterr().err
+    assert f"(run `longred-bench reproduce table3 --profile {tmp_path / 'pa.yaml'}` first" in err

@@ -107,3 +107,56 @@ def test_train_refuses_a_bad_value_before_it_writes_or_compares(tmp_path, capsys
         "is not a torch floating dtype" in err or "out of range; the model has layers 1..4" in err
     )
     assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "--model", "{m}", "--suite", "ppl", "--lengths", "256", "--samples", "1"],
+        ["drift", "--original", "{m}", "--rope", "pi:factor=2"],
+        ["psa", "--model", "{m}", "--rope", "none", "--tasks", "niah_single_1", "--lengths",
+         "512", "--samples", "1"],
+        ["compare", "--original", "{m}", "--rope", "pi:factor=2", "--suites", "drift"],
+        ["train", "--recipe", "cpt", "--profile", "smoke", "--set", "model={m}"],
+    ],
+    ids=["eval", "drift", "psa", "compare", "train"],
+)  # fmt: skip
+@pytest.mark.parametrize("inside", ["", "results"])
+def test_an_out_inside_the_model_folder_is_refused(tmp_path, capsys, argv, inside):
+    """Results written into the model's own folder changed the files it is keyed by: every
+    call computed everything again (a new response cache each time) and mixed with it."""
+    import json
+
+    model = tmp_path / "m"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    out = model / inside if inside else model
+    given = [a.replace("{m}", str(model)) for a in argv]
+    assert main([*given, "--out", str(out), "--quiet"]) == 2
+    assert f"--out {out} is inside the model folder {model}" in capsys.readouterr().err
+    assert sorted(p.name for p in model.iterdir()) == ["config.json"]
+
+
+def test_commands_keep_out_of_a_reproduce_report_folder(tmp_path, capsys):
+    out = tmp_path / "reports" / "pa"
+    out.mkdir(parents=True)
+    (out / "table1.md").write_text("# report\n")
+    (out / "table1.jsonl.gz").write_bytes(b"")
+    argv = ["eval", "--model", "tiny-random", "--suite", "ppl", "--out", str(out), "--quiet"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"error: --out {out} holds the reports of `reproduce` (table1.jsonl.gz); give eval a "
+        "folder of its own\n"
+    )
+
+
+def test_an_eval_dry_run_checks_its_out_as_the_run_does(tmp_path, capsys):
+    out = tmp_path / "out"
+    _saved_eval(out, model="tiny-random", suite="ppl", lengths=(256,))
+    argv = ["eval", "--model", "tiny-random", "--suite", "ppl", "--lengths", "256", "--dry-run"]
+    assert main([*argv, "--out", str(out)]) == 0
+    assert main([*argv, "--samples", "3", "--out", str(out)]) == 2
+    assert "holds the results of an eval of another config" in capsys.readouterr().err
+    (tmp_path / "afile").write_text("")
+    assert main([*argv, "--out", str(tmp_path / "afile")]) == 2
+    assert "is an existing file, not a folder" in capsys.readouterr().err

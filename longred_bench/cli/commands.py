@@ -30,6 +30,7 @@ from longred_bench.cli.outputs import (
     check_drift_out,
     check_eval_out,
     check_out_dir,
+    check_out_outside,
     check_results_config,
     check_train_out,
 )
@@ -72,6 +73,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
         raise UserError("drift needs --rope SPEC and/or --extended M: without one it would "
                         "measure the original against itself (cosine 1, KL 0)")  # fmt: skip
     check_out_dir(Path(args.out), "drift")
+    check_out_outside(Path(args.out), args.original, *(args.extended or ()))
     check_models(args.original, *(args.extended or ()))
     from longred_bench.jobs.configs import DriftConfig
 
@@ -102,8 +104,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     if args.out is None and not args.dry_run:
         raise UserError("eval: --out DIR is required (only --dry-run runs without one)")
-    if not args.dry_run:
+    if args.out is not None:  # a dry run's too: it checks the command as the run would
         check_out_dir(Path(args.out), "eval")
+        check_out_outside(Path(args.out), args.model)
     check_models(args.model, offline=args.dry_run)
     from longred_bench.evaluation.config import EvalConfig
     from longred_bench.pcd.config import pcd_from_args
@@ -129,6 +132,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         local = cfg.model not in zoo_names() and check_local(cfg.model)  # its config is here
         if cfg.rope and local:  # an extension it refuses, refused now as the run would
             check_extensions(cfg.model, [cfg.rope])
+        if args.out is not None:
+            check_eval_out(Path(args.out), cfg.ran_dict())
         print(_describe_eval(cfg, args.tasks))
         return 0
     try:
@@ -188,6 +193,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.original is None or args.out is None:
         raise UserError("compare needs --original and --out (or --pairs FILE)")
     check_out_dir(Path(args.out), "compare")
+    check_out_outside(Path(args.out), args.original, *(args.extended or ()))
     check_models(args.original, *(args.extended or ()))
     check_pcd_flags(args)
     from longred_bench.evaluation.config import check_seed
@@ -251,6 +257,7 @@ def _compare_pairs(args: argparse.Namespace, start: float) -> int:
 def cmd_psa(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     check_out_dir(Path(args.out), "psa")
+    check_out_outside(Path(args.out), *args.model)
     check_models(*args.model)
     check_pcd_flags(args)
     from longred_bench.jobs.configs import PsaConfig
@@ -338,6 +345,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     cfg = resolve_config(args.recipe, profile=args.profile, config_file=config_file,
                          overrides=overrides)  # fmt: skip
     cfg = absolute_models(cfg)  # the saved config names its models from any folder
+    if not args.dry_run:
+        check_out_outside(Path(args.out), cfg.model, cfg.teacher, cfg.init, cfg.merge_with)
     check_train_device(cfg.device, dry_run=args.dry_run)
     check_train_values(cfg)
     models = [] if cfg.recipe == "pretrain" else [cfg.model]  # pretrain builds its own

@@ -75,6 +75,11 @@ def check_out_dir(out: Path, command: str, flag: str = "--out") -> None:
                 f"{flag} {out}: {path} is a folder where {command} writes a file; move it away "
                 "or choose another folder"
             )
+    tables = sorted(p.name for p in out.glob("*.jsonl.gz") if p.name != "psa.jsonl.gz"
+                    and (out / p.name.replace(".jsonl.gz", ".md")).is_file())  # fmt: skip
+    if tables and command.split()[0] not in ("psa", "reproduce"):  # a report folder: its tables
+        raise UserError(f"{flag} {out} holds the reports of `reproduce` ({tables[0]}); give "
+                        f"{command} a folder of its own")  # fmt: skip
     for other, marker in RESULTS.items():
         if {other, command.split()[0]} == {"psa", "reproduce"}:  # a report folder holds both
             continue
@@ -230,6 +235,18 @@ def check_train_out(out: Path) -> None:
         raise UserError(f"--out {out} holds final/, which no training run wrote there (no "
                         "config.yaml beside it), and train would replace it: give another "
                         "--out, or move that folder away")  # fmt: skip
+
+
+def check_out_outside(out: Path, *models: str | None) -> None:
+    """Refuse an ``out`` that is a local model folder the command reads, or lies inside one:
+    the results written there change the files the model is known by (its results are keyed
+    by them: nothing was ever reused), and mix with the model's own."""
+    where = out.resolve()
+    for model in models:
+        folder = Path(model).expanduser() if model else None
+        if folder is not None and folder.is_dir() and where.is_relative_to(folder.resolve()):
+            raise UserError(f"--out {out} is inside the model folder {model}, which the results "
+                            "would change (and mix with): give a folder outside it")  # fmt: skip
 
 
 def check_eval_out(out: Path, mine: dict[str, Any]) -> None:

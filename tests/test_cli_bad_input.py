@@ -39,6 +39,9 @@ def test_a_device_torch_does_not_know_or_this_machine_lacks_is_refused() -> None
         (["--batch-size", "0"], "batch_size (--batch-size) must be at least 1, not 0"),
         (["--num-texts", "0"], "num_texts (--num-texts) must be at least 1, not 0"),
         (["--impl", "triton"], "--impl triton runs on CUDA devices only"),
+        # refused once the models had loaded ("need ... seq_len >= 2"), 0 as "at least 1"
+        (["--seq-len", "1"], "drift: --seq-len must be at least 2 (a window of one token"),
+        (["--seq-len", "0"], "drift: --seq-len must be at least 2 (a window of one token"),
     ],
 )
 def test_drift_is_refused_before_measuring(tmp_path, capsys, argv, message) -> None:

@@ -37,3 +37,12 @@ def test_a_ruler_task_by_ruler_s_own_name_is_named_with_its_prefix(tmp_path, cap
         "error: eval: --tasks vt: the ruler suite's tasks are named longred_ruler_<name>: "
         "give longred_ruler_vt\n"
     )
+
+
+def test_compare_refuses_a_one_token_drift_window_before_any_unit(tmp_path, capsys):
+    """It was refused after the niah units were measured, as "seq_len >= 2"."""
+    argv = ["compare", "--original", "tiny-random", "--rope", "pi:factor=2", "--suites",
+            "niah", "drift", "--drift-seq-len", "1", "--out", str(tmp_path / "out")]  # fmt: skip
+    assert main(argv) == 2
+    assert capsys.readouterr().err.startswith("error: compare: --drift-seq-len must be at least 2")
+    assert not (tmp_path / "out").exists()

@@ -77,6 +77,15 @@ def check_long_lengths(lengths: list[int] | tuple[int, ...] | None, who: str) ->
                         "it")  # fmt: skip
 
 
+def check_window_tokens(seq_len: int | None, who: str, flag: str) -> None:
+    """Refuse a drift window under two tokens (``--seq-len 1``): the run refused one only once
+    the models had loaded (and ``compare`` once every other unit had been measured), naming
+    no flag (and 0 as "at least 1")."""
+    if seq_len is not None and seq_len < 2:
+        raise UserError(f"{who}: {flag} must be at least 2 (a window of one token has no "
+                        f"attention to compare), not {seq_len}")  # fmt: skip
+
+
 def check_pcd_flags(args: argparse.Namespace) -> None:
     """Refuse a ``--pcd-*`` cut of the plausibility rule not in force: ``--pcd-top-k`` is for
     ``--pcd-plausibility topk``, ``--pcd-beta`` for ``adaptive`` (the default)."""

@@ -82,7 +82,8 @@ def trained_drift_steps(
 
 
 def extensions(ctx: Context) -> tuple[str, ...]:
-    return ctx.settings.extensions or ctx.profile.runs.extensions
+    own = ctx.settings.extensions  # an empty list is the table's own (refused by _check)
+    return ctx.profile.runs.extensions if own is None else own
 
 
 def _steps(ctx: Context) -> list[Step]:

@@ -548,3 +548,15 @@ def test_show_names_every_table_a_full_copy_sets_that_cannot_run(tmp_path, capsy
     assert err.count("\n") == 1 and "tables the file sets cannot run: " in err
     for table in ("table4", "table7", "longrecipe"):
         assert f"{table} cannot run at profile mine" in err
+
+
+def test_an_empty_list_of_table1_extensions_is_refused(tmp_path, capsys):
+    """``tables.table1.extensions: []`` ran ``runs.extensions`` while the plan printed an empty
+    "at :" line: the table's own empty list is refused, as ``runs.extensions: []`` is."""
+    mine = tmp_path / "noext.yaml"
+    mine.write_text("extends: smoke\ntables: {table1: {extensions: []}}\n")
+    assert main(["reproduce", "table1", "--profile", str(mine), "--dry-run"]) == 2
+    assert capsys.readouterr().err == (
+        f"error: table1 cannot run at profile noext ({mine}): tables.table1.extensions: name at "
+        "least one RoPE extension\n"
+    )

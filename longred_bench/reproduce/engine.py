@@ -26,7 +26,7 @@ from longred_bench.models.choice import choose_model
 from longred_bench.profiles.schema import Profile
 from longred_bench.reproduce.output import check_report_profile
 from longred_bench.reproduce.profile_views import checked_profile
-from longred_bench.reproduce.registry import get_spec, table_names
+from longred_bench.reproduce.registry import all_tables, get_spec
 from longred_bench.reproduce.sources import fetch_missing, missing_sources, needed_sources
 from longred_bench.reproduce.spec import Context, Step, option_args
 
@@ -192,7 +192,7 @@ def reproduce(
     if d1 is not None and d1 not in D1_VARIANTS:
         raise UserError(f"unknown --d1 {d1!r}; variants: {', '.join(D1_VARIANTS)}")
     options = {"d1": d1} if d1 not in (None, "retrieval") else {}
-    tables = list(table_names()) if table == "all" else [table]
+    tables = all_tables(prof) if table == "all" else [table]
     if local_model(prof.model.name):  # its stated window and depth first: the tables' plans
         check_model(prof, fallback_for)  # are built on them (a wrong window misread as a RULER fit)
     ctxs = [get_spec(t).resolve(prof, progress=progress, force=force,
@@ -256,7 +256,7 @@ def _rebuild(table: str, prof: Profile, out: Path | None, d1: str | None) -> lis
 
     options = {"d1": d1} if d1 not in (None, "retrieval") else {}
     paths: list[Path] = []
-    for name in list(table_names()) if table == "all" else [table]:
+    for name in all_tables(prof) if table == "all" else [table]:
         spec = get_spec(name)
         if table == "all" and (spec.build is None or spec.write is not None):
             continue  # a table that writes its own outputs has no records report to rebuild

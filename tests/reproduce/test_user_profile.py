@@ -560,3 +560,20 @@ def test_an_empty_list_of_table1_extensions_is_refused(tmp_path, capsys):
         f"error: table1 cannot run at profile noext ({mine}): tables.table1.extensions: name at "
         "least one RoPE extension\n"
     )
+
+
+def test_all_at_a_users_profile_leaves_out_tiny_bases_report(tmp_path, capsys):
+    """``reproduce all --profile my.yaml`` built the suite's tiny-base (15 minutes) for a report
+    about tiny-base, not about the profile's model; built-in profiles keep it in ``all``."""
+    from longred_bench.profiles import load_profile
+    from longred_bench.reproduce.registry import all_tables, table_names
+
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("extends: smoke\n")
+    assert "tiny_base" not in all_tables(load_profile(str(mine)))
+    assert all_tables(load_profile("smoke")) == list(table_names())
+    based = tmp_path / "based.yaml"
+    based.write_text("extends: tiny\n")
+    assert "tiny_base" in all_tables(load_profile(str(based)))
+    assert main(["reproduce", "all", "--profile", str(mine), "--dry-run"]) == 0
+    assert "tiny_base" not in capsys.readouterr().out

@@ -4,6 +4,8 @@ the command line's)."""
 from __future__ import annotations
 
 import argparse
+import shlex
+from pathlib import Path
 
 from longred_bench.cache import fetch_lock
 from longred_bench.data.fetch import CachedEntry, fetch, list_cached
@@ -46,8 +48,17 @@ def run_fetch(args: argparse.Namespace) -> int:
     return 0
 
 
+def _in_cache(text: str, cache: Path | None) -> str:
+    """``text`` with each repair command it gives (``longred-bench data fetch ...``) aimed at
+    ``cache`` where that is not the default one: the fix named the default cache."""
+    if cache is None:
+        return text
+    return text.replace("longred-bench data fetch ",
+                        f"longred-bench data fetch --cache {shlex.quote(str(cache))} ")  # fmt: skip
+
+
 def run_list(args: argparse.Namespace) -> int:
-    print(format_cached_table(list_cached(args.cache)))
+    print(_in_cache(format_cached_table(list_cached(args.cache)), args.cache))
     return 0
 
 
@@ -63,7 +74,7 @@ def run_verify(args: argparse.Namespace) -> int:
             print(f"no cached results under {folder}")
         results += found
     for result in results:
-        print(result.line(), flush=True)
+        print(_in_cache(result.line(), args.cache), flush=True)
     bad = sum(result.bad for result in results)
     noun = "entry" if len(results) == 1 else "entries"
     unfetched = sum(result.status == "not fetched" for result in results)

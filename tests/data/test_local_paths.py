@@ -44,3 +44,22 @@ def test_a_missing_local_path_is_refused_in_one_line(tmp_path: Path) -> None:
     assert message == (f"data {spec!r}: {tmp_path}/saved does not exist; name an existing file "
                        "or folder, or put the data there")  # fmt: skip
     assert "\n" not in message
+
+
+def test_repair_commands_name_the_cache_they_repair(tmp_path, capsys):
+    """``data verify --cache DIR`` and ``data list --cache DIR`` gave `data fetch` commands
+    without ``--cache``, which fetch into the default cache, not DIR."""
+    from longred_bench.cli import main
+
+    cache = tmp_path / "my cache"
+    cache.mkdir()
+    assert main(["data", "verify", "--cache", str(cache), "--sources", "brown"]) == 1
+    out = capsys.readouterr().out
+    assert f"run `longred-bench data fetch --cache '{cache}' --sources brown`" in out
+    entry = cache / "corpora" / "brown"
+    entry.mkdir(parents=True)
+    (entry / "manifest.json").write_text("{not json")
+    assert main(["data", "list", "--cache", str(cache)]) == 0
+    assert f"`longred-bench data fetch --cache '{cache}' --sources brown --force`" in (
+        capsys.readouterr().out
+    )

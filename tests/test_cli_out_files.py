@@ -160,3 +160,24 @@ def test_an_eval_dry_run_checks_its_out_as_the_run_does(tmp_path, capsys):
     (tmp_path / "afile").write_text("")
     assert main([*argv, "--out", str(tmp_path / "afile")]) == 2
     assert "is an existing file, not a folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ("runs: {extensions: ['abf:thta=1e5']}", "runs.extensions[0]: RoPE spec 'abf:thta=1e5'"),
+        ("tables: {tabel3: {seeds: 1}}", "tables.tabel3 is no table"),
+        ("model: {layers: 5}", "model.layers is 5, but tiny-random has 4"),
+        ("model: {window: 512}", "model.window is 512, but tiny-random's config says 256"),
+    ],
+)  # fmt: skip
+def test_train_checks_a_profile_file_whole(tmp_path, capsys, body, said):
+    """train read a profile file's training section alone: profiles that ``reproduce`` and
+    ``profiles show`` refuse trained (a window it lacks was blamed on long_len)."""
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(f"extends: smoke\n{body}\n")
+    argv = ["train", "--recipe", "cpt", "--profile", str(mine), "--set", "steps=1", "--quiet"]
+    assert main([*argv, "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and said in err, err
+    assert not (tmp_path / "run").exists()

@@ -342,6 +342,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     )
     from longred_bench.training.config import resolve_config
 
+    check_profile_file(args.profile)
     config_file = Path(args.config) if args.config else None
     overrides = set_overrides(args.set or [])
     check_train_sources(args.recipe, args.profile, config_file, overrides,
@@ -392,6 +393,23 @@ def cmd_train(args: argparse.Namespace) -> int:
     elif final is not None and args.quiet:  # else the run said so: it wrote nothing
         print(f"{out} holds this run finished ({final}): nothing to resume")
     return 0
+
+
+def check_profile_file(profile: str) -> None:
+    """A profile file given to ``train``, checked whole as ``reproduce`` and ``profiles show``
+    check it (``train`` read its ``training`` section alone: a bad extension, a table of no
+    name, a depth the model lacks passed), and the window and depth of a model whose config is
+    at hand (a local folder, the suite's models) against the file's ``model``."""
+    from longred_bench.profiles import BUILTIN
+
+    if profile in BUILTIN:
+        return
+    from longred_bench.reproduce.engine import check_model, config_at_hand
+    from longred_bench.reproduce.profile_views import checked_profile
+
+    prof = checked_profile(profile)
+    if config_at_hand(prof.model.name):
+        check_model(prof)
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:

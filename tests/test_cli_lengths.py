@@ -46,3 +46,18 @@ def test_compare_refuses_a_one_token_drift_window_before_any_unit(tmp_path, caps
     assert main(argv) == 2
     assert capsys.readouterr().err.startswith("error: compare: --drift-seq-len must be at least 2")
     assert not (tmp_path / "out").exists()
+
+
+def test_drift_says_when_its_windows_pass_the_originals(capsys):
+    """drift's default 1,024-token windows ran a 512-token model past its window, without a
+    word in the command or its report."""
+    from longred_bench.cli.named import warn_past_window
+
+    warn_past_window("tiny-random", 512)
+    assert capsys.readouterr().err == (
+        "warning: drift: --seq-len 512 is beyond the original's 256-token window: it runs past "
+        "its window too (LongReD measures within it: --seq-len 256)\n"
+    )
+    warn_past_window("tiny-random", 256)
+    warn_past_window("org/not-at-hand", 10**6)  # a hub id: its config is not asked for
+    assert capsys.readouterr().err == ""

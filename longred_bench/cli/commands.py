@@ -26,6 +26,7 @@ from longred_bench.cli.named import (
     check_pairs_file,
     local_names,
     local_text,
+    warn_past_window,
 )
 from longred_bench.cli.outputs import (
     check_drift_out,
@@ -88,6 +89,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
     )  # fmt: skip
     check_extensions(cfg.original, cfg.rope)
     check_drift_out(Path(args.out), cfg.to_dict())
+    warn_past_window(cfg.original, cfg.seq_len)
     if cfg.extended:  # before any weights load: both tokenizers, then both configs
         from longred_bench.jobs.same_tokens import check_drift_shapes, check_same_tokens
 

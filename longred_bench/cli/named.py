@@ -6,6 +6,7 @@ device."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from longred_bench.errors import UserError
 
@@ -110,6 +111,34 @@ def check_corpus_name(source: str | None) -> None:
     if not Path(source).expanduser().is_file():
         raise UserError(f"--corpus {source!r} is neither a corpus ({', '.join(corpus_names())}) "
                         "nor a file")  # fmt: skip
+
+
+def config_at_hand(spec: str) -> Any:
+    """Model ``spec``'s config where it reads without the hub (the suite's models, a local
+    folder or ``.gguf``), else None (a hub id, a zoo model not fetched: its run checks)."""
+    from longred_bench.models.names import check_local, zoo_names
+    from longred_bench.training.model_plan import planning_config
+
+    if spec not in zoo_names() and not check_local(spec):
+        return None
+    try:
+        return planning_config(spec)
+    except (UserError, OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
+def warn_past_window(original: str, seq_len: int) -> None:
+    """Say, in one line, when drift's windows are longer than the original model's own window
+    (``--seq-len`` defaults to 1,024, a 512-token model's window twice over): the original then
+    runs past its window, and that shows in the drift it is measured against."""
+    from longred_bench.cache import warn
+
+    config = config_at_hand(original)
+    window = getattr(config, "max_position_embeddings", None)
+    if isinstance(window, int) and seq_len > window:
+        warn(f"drift: --seq-len {seq_len} is beyond the original's {window}-token window: it "
+             f"runs past its window too (LongReD measures within it: --seq-len "
+             f"{window})")  # fmt: skip
 
 
 def check_extensions(spec: str, ropes: tuple[str, ...] | list[str]) -> None:

@@ -205,14 +205,9 @@ def check_train_values(cfg: Any) -> None:
 
 
 def _depth(model: str) -> int | None:
-    """Model ``model``'s decoder layers where its config is at hand (the suite's models, a local
-    folder), else None (a hub id: its run checks)."""
-    from longred_bench.models.names import check_local, zoo_names
-    from longred_bench.training.model_plan import planning_config
+    """Model ``model``'s decoder layers where its config is at hand, else None (its run
+    checks)."""
+    from longred_bench.cli.named import config_at_hand
 
-    if model not in zoo_names() and not check_local(model):
-        return None
-    try:
-        return int(planning_config(model).num_hidden_layers)
-    except (UserError, OSError, AttributeError, TypeError, ValueError):
-        return None  # not fetched yet, say: the run checks
+    layers = getattr(config_at_hand(model), "num_hidden_layers", None)
+    return int(layers) if isinstance(layers, int) else None

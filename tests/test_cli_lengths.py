@@ -53,11 +53,12 @@ def test_drift_says_when_its_windows_pass_the_originals(capsys):
     word in the command or its report."""
     from longred_bench.cli.named import warn_past_window
 
-    warn_past_window("tiny-random", 512)
+    warn_past_window("tiny-random", 512, ("pi:factor=4",))
     assert capsys.readouterr().err == (
         "warning: drift: --seq-len 512 is beyond the original's 256-token window: it runs past "
         "its window too (LongReD measures within it: --seq-len 256)\n"
     )
     warn_past_window("tiny-random", 256)
+    warn_past_window("tiny-random", 4096, ("pi:factor=4",))  # no window holds it: refused
     warn_past_window("org/not-at-hand", 10**6)  # a hub id: its config is not asked for
     assert capsys.readouterr().err == ""

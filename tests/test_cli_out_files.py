@@ -181,3 +181,19 @@ def test_train_checks_a_profile_file_whole(tmp_path, capsys, body, said):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and said in err, err
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.integration
+def test_a_finished_drift_run_again_measures_nothing(tmp_path, capsys):
+    """The same drift command again measured every window again, without a word."""
+    out = tmp_path / "d"
+    assert main([*DRIFT, str(out)]) == 0
+    records = out / "drift.jsonl"
+    before = records.stat().st_mtime_ns
+    capsys.readouterr()
+    assert main([*DRIFT, str(out)]) == 0
+    assert capsys.readouterr().out == (
+        f"{out} holds this drift, measured ({records}): nothing to measure (delete drift.jsonl "
+        "there to measure it again)\n"
+    )
+    assert records.stat().st_mtime_ns == before

@@ -88,8 +88,18 @@ def cmd_drift(args: argparse.Namespace) -> int:
         device=args.device, dtype=args.dtype,
     )  # fmt: skip
     check_extensions(cfg.original, cfg.rope)
-    check_drift_out(Path(args.out), cfg.to_dict())
-    warn_past_window(cfg.original, cfg.seq_len)
+    check_drift_out(Path(args.out), cfg.to_dict())  # another config's results: refused
+    from longred_bench.jobs.drift import PARTIAL
+
+    out = Path(args.out)
+    if (
+        all((out / n).is_file() for n in ("drift.jsonl", "config.yaml"))
+        and not (out / PARTIAL).is_file()
+    ):  # this config's, finished: measured again, every window, without a word
+        print(f"{out} holds this drift, measured ({out / 'drift.jsonl'}): nothing to measure "
+              "(delete drift.jsonl there to measure it again)")  # fmt: skip
+        return 0
+    warn_past_window(cfg.original, cfg.seq_len, cfg.rope, cfg.extended)
     if cfg.extended:  # before any weights load: both tokenizers, then both configs
         from longred_bench.jobs.same_tokens import check_drift_shapes, check_same_tokens
 

@@ -127,18 +127,25 @@ def config_at_hand(spec: str) -> Any:
         return None
 
 
-def warn_past_window(original: str, seq_len: int) -> None:
+def warn_past_window(original: str, seq_len: int, ropes: tuple[str, ...] = (),
+                     extended: tuple[str, ...] = ()) -> None:  # fmt: skip
     """Say, in one line, when drift's windows are longer than the original model's own window
     (``--seq-len`` defaults to 1,024, a 512-token model's window twice over): the original then
-    runs past its window, and that shows in the drift it is measured against."""
+    runs past its window, and that shows in the drift it is measured against. Not where no
+    compared model's window holds them (the run refuses that in its own words)."""
     from longred_bench.cache import warn
+    from longred_bench.models.loading import extended_config
 
     config = config_at_hand(original)
     window = getattr(config, "max_position_embeddings", None)
-    if isinstance(window, int) and seq_len > window:
-        warn(f"drift: --seq-len {seq_len} is beyond the original's {window}-token window: it "
-             f"runs past its window too (LongReD measures within it: --seq-len "
-             f"{window})")  # fmt: skip
+    if not isinstance(window, int) or seq_len <= window:
+        return
+    others = [extended_config(config, rope).max_position_embeddings for rope in ropes]
+    others += [getattr(config_at_hand(m), "max_position_embeddings", None) for m in extended]
+    if all(isinstance(w, int) and seq_len > w for w in others):
+        return
+    warn(f"drift: --seq-len {seq_len} is beyond the original's {window}-token window: it "
+         f"runs past its window too (LongReD measures within it: --seq-len {window})")  # fmt: skip
 
 
 def check_extensions(spec: str, ropes: tuple[str, ...] | list[str]) -> None:

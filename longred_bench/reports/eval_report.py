@@ -54,10 +54,16 @@ def metrics_table(records: list[dict[str, Any]]) -> list[str]:
         "| task | " + " | ".join(header) + " | n | over-length |",
         "|---|" + "---:|" * (len(columns) + 2),
     ]
+    groups = {r.get("group") for r in records if r.get("kind") == "eval"}
     for task, row in rows.items():
         cells = [row["cells"].get(c, "") for c in columns]
         n = "" if row["n"] is None else str(row["n"])
-        lines.append(f"| {task} | " + " | ".join(cells) + f" | {n} | {row['over']} |")
+        name = f"{task} (group)" if task in groups else task  # lm-eval's mean, not Short Avg
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {n} | {row['over']} |")
+    if groups & set(rows):
+        lines += ["", "Values as lm-eval reports them (accuracies as fractions). A (group) row is "
+                  "lm-eval's own aggregate of its members, metric by metric, not LongReD's Short "
+                  "Avg (below, where the suite has one)."]  # fmt: skip
     if undefined:  # a metric with no value here, and why (a perplexity under PCD)
         lines += ["", f"not defined: {'; '.join(sorted(undefined))}."]
     return lines
@@ -114,6 +120,24 @@ def paper_short_lines(records: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def suite_short_lines(records: list[dict[str, Any]]) -> list[str]:
+    """Markdown rows of the ``short`` or ``short_tiny`` suite's Short Avg (0-100), as compare
+    and the tables compute it: each category's tasks and their mean headline score, then the
+    mean of the means (none without such records)."""
+    from longred_bench.reports.compare_report import short_scores
+    from longred_bench.reports.short_avg import short_categories
+
+    cats = short_categories(records)
+    scores = short_scores([{**r, "label": ""} for r in records]).get("", {})
+    means = category_means(scores, cats)
+    if not means:
+        return []
+    lines = ["| category | tasks | mean |", "|---|---|---:|"]
+    lines += [f"| {c} | {', '.join(cats[c])} | {means[c]:.2f} |" for c in means]
+    lines.append(f"| Short Avg ({len(means)} categories) | | {short_avg(scores, cats):.2f} |")
+    return lines
+
+
 def write_eval_report(
     records: list[dict[str, Any]],
     out: Path,
@@ -133,7 +157,7 @@ def write_eval_report(
     if members:
         lines += ["## Members (paper: named by LongReD; suite: completes its 17)", "", "```",
                   *members, "```", ""]  # fmt: skip
-    short = paper_short_lines(records)
+    short = paper_short_lines(records) or suite_short_lines(records)
     if short:
         lines += ["## Short Avg (mean of the category means)", "", *short, ""]
     matrix = ruler_matrix(records)

@@ -50,3 +50,31 @@ def test_a_metric_not_defined_in_the_run_says_so() -> None:
     assert any(line.startswith("| ppl | not defined |") for line in lines)
     assert lines[-1] == "not defined: not a probability under PCD."
     assert "not defined" not in "\n".join(metrics_table(records[1:]))
+
+
+def test_short_suite_groups_are_marked_and_short_avg_is_the_suites(tmp_path: Path) -> None:
+    """``eval --suite short``: lm-eval's group rows (``longred_short`` 0.25: the mean of its
+    accuracy tasks only) read like a Short Avg; they are marked as groups, and the Short Avg
+    compare and the tables compute (the mean of the category means, exact-match tasks
+    included) follows."""
+
+    def leaf(task: str, metric: str, value: float, group: str) -> dict:
+        return {**_eval(task, metric, value, n=2), "suite": "short", "group": group}
+
+    records = [
+        leaf("longred_arc_easy", "acc", 0.5, "longred_common"),
+        leaf("longred_piqa", "acc", 0.0, "longred_common"),
+        leaf("longred_boolq", "acc", 1.0, "longred_rc"),
+        leaf("longred_squad", "exact_match,remove_whitespace", 0.0, "longred_rc"),
+        {**_eval("longred_rc", "acc", 1.0, n=None), "suite": "short", "group": "longred_short"},
+        {**_eval("longred_short", "acc", 0.5, n=None), "suite": "short", "group": None},
+    ]
+    write_eval_report(records, tmp_path, "t")
+    md = (tmp_path / "eval.md").read_text()
+    assert "| longred_short (group) | 0.5000 |" in md and "| longred_rc (group) | 1.0000 |" in md
+    assert "| longred_boolq | 1.0000 |" in md  # a leaf keeps its name
+    assert "not LongReD's Short Avg" in md
+    # common: (50 + 0) / 2 = 25; rc: (100 + 0) / 2 = 50; Short Avg 37.5 (lm-eval's group: 50)
+    assert "| common | longred_arc_easy, longred_piqa | 25.00 |" in md
+    assert "| rc | longred_boolq, longred_squad | 50.00 |" in md
+    assert "| Short Avg (2 categories) | | 37.50 |" in md

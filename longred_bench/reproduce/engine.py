@@ -24,6 +24,7 @@ from longred_bench.jobs.run_steps import run_steps_record
 from longred_bench.jobs.units import CachedUnit
 from longred_bench.models.choice import choose_model
 from longred_bench.profiles.schema import Profile
+from longred_bench.reproduce.can_run import check_can_run, needed, paper_short_steps, pending_tasks
 from longred_bench.reproduce.output import check_report_profile
 from longred_bench.reproduce.profile_views import checked_profile
 from longred_bench.reproduce.registry import all_tables, get_spec
@@ -31,7 +32,6 @@ from longred_bench.reproduce.sources import fetch_missing, missing_sources, need
 from longred_bench.reproduce.spec import Context, Step, option_args
 
 MAX_ROUNDS = 8
-PAPER_SHORT = "paper_short"  # LongReD's 17 benchmarks (evaluation/paper_suite.py): the hub
 
 
 def gather(ctx: Context, steps: list[Step]) -> list[dict[str, Any]]:
@@ -67,10 +67,6 @@ def _timings(summary: dict[str, Any], labels: dict[str, Any]) -> list[dict[str, 
     return [{**found, **labels, "train": summary}] if found else []
 
 
-def _needed(step: Step, force: bool) -> bool:
-    return step.unit.cached() is None or (force and step.unit.kind != "train")
-
-
 def _ready(by_key: dict[str, Step], step: Step) -> bool:
     """Whether the units ``step`` waits for are in the cache (a merge re-keyed by its finished
     source, say, is not: the step waits for the next round)."""
@@ -92,7 +88,7 @@ def run_steps(ctx: Context, jobs: int = 1) -> int:
         by_key: dict[str, Step] = {}
         for step in spec.steps(ctx):  # two rows of one unit (e.g. a default row): computed once
             by_key.setdefault(step.key, step)
-        pending = [s for s in by_key.values() if s.key not in computed and _needed(s, ctx.force)]
+        pending = [s for s in by_key.values() if s.key not in computed and needed(s, ctx.force)]
         if not pending:
             return len(computed)
         todo = [s for s in pending if not s.relisted or _ready(by_key, s)]
@@ -215,7 +211,7 @@ def reproduce(
                              out=out, fallback_for=fallback_for, pinned=pinned)  # fmt: skip
     by_table = {c.table: get_spec(c.table).steps(c) for c in ctxs}
     steps = [s for table_steps in by_table.values() for s in table_steps]
-    check_can_run(prof, steps, force=force)
+    check_can_run(prof, steps, force=force, table=table)
     # The model and its extensions before any data is fetched where its config is at hand,
     # else once the fetch has brought it (a zoo model is a fetched source).
     at_hand = config_at_hand(prof.model.name)
@@ -304,7 +300,7 @@ def _unit_by_unit(
                   f"{' '.join(missing)}")  # fmt: skip
         return paths
     step, steps = cluster.unit_step(ctx, unit)
-    check_can_run(ctx.profile, [step])
+    check_can_run(ctx.profile, [step], table=ctx.table)
     check_model(ctx.profile, fallback_for, extensions_of({ctx.table: [step]}))
     check_teachers(ctx.profile, [step])
     print(cluster.run_unit(ctx, step, steps), flush=True)
@@ -404,30 +400,6 @@ def check_model(profile: Profile, fallback_for: str | None = None,
                             "table's own extensions") from None  # fmt: skip
 
 
-def check_can_run(profile: Profile, steps: list[Step], force: bool = False) -> None:
-    """Units of ``steps`` to compute (not yet cached; with ``force`` every evaluation too) that
-    evaluate or train on CUDA (or train on several processes) fail at once, in one line,
-    without a GPU; ``paper_short`` evaluations without the hub, or with code tasks the
-    environment does not allow. A training unit trains on CUDA where the profile says
-    ``hardware.device: cuda``, or ``auto`` in a profile that evaluates on CUDA (a GPU profile:
-    ``auto`` would otherwise train a GPU plan on the CPU, for days)."""
-    todo = [s for s in steps if _needed(s, force)]
-    wants = {str(s.unit.config.get("device")) for s in todo}
-    wants |= {str((s.unit.config.get("psa") or {}).get("device")) for s in todo}
-    trains = any(s.unit.kind == "train" for s in todo)
-    several = profile.hardware.nproc_per_node > 1 and trains
-    device = str(profile.hardware.device)
-    gpu_training = trains and (device.startswith("cuda") or (
-        device == "auto" and str(profile.evaluation.device).startswith("cuda")))  # fmt: skip
-    if any(w.startswith("cuda") for w in wants) or several or gpu_training:
-        _check_cuda(profile)
-    paper = _paper_short(todo)
-    if paper:  # code tasks allowed, the hub reachable: before any unit runs
-        from longred_bench.evaluation.paper_suite import check_units
-
-        check_units(pending_tasks(paper), f"profile {profile.name}")
-
-
 def check_teachers(profile: Profile, steps: list[Step]) -> None:
     """A training unit of ``steps`` still to run whose teacher (set in the profile) has another
     tokenizer than its model is refused in one line naming the unit, before any unit runs (not
@@ -438,7 +410,7 @@ def check_teachers(profile: Profile, steps: list[Step]) -> None:
     for step in steps:
         cfg = step.unit.config
         pair = (cfg.get("recipe"), cfg.get("model"), cfg.get("teacher"), bool(cfg.get("layers")))
-        if step.unit.kind == "train" and pair not in seen and _needed(step, False):
+        if step.unit.kind == "train" and pair not in seen and needed(step, False):
             seen.add(pair)  # each model and teacher once: a tokenizer loads in seconds
             try:
                 check_training_models(cfg, roles=("teacher",))
@@ -450,7 +422,7 @@ def check_teachers(profile: Profile, steps: list[Step]) -> None:
 def _code_eval_units(ctx: Context) -> bool:
     """Whether the table's pending ``paper_short`` units run code tasks, which the user allowed
     (refused in one line otherwise): the permission is given where SLURM scripts are written."""
-    paper = [s for s in _paper_short(get_spec(ctx.table).steps(ctx)) if _needed(s, False)]
+    paper = [s for s in paper_short_steps(get_spec(ctx.table).steps(ctx)) if needed(s, False)]
     if not paper:
         return False
     from longred_bench.evaluation.paper_suite import check_code_units, code_tasks
@@ -465,35 +437,5 @@ def _runs_code(ctx: Context) -> bool:
     needs ``--allow-code-eval`` to run again where they are not cached."""
     from longred_bench.evaluation.paper_suite import code_tasks
 
-    paper = _paper_short(get_spec(ctx.table).steps(ctx))
+    paper = paper_short_steps(get_spec(ctx.table).steps(ctx))
     return bool(paper) and bool(code_tasks(pending_tasks(paper)))
-
-
-def _paper_short(steps: list[Step]) -> list[Step]:
-    """The ``paper_short`` evaluation units among ``steps``."""
-    return [s for s in steps if s.unit.config.get("suite") == PAPER_SHORT]
-
-
-def pending_tasks(steps: list[Step]) -> list[str] | None:
-    """The union of the tasks the ``paper_short`` units of ``steps`` evaluate, in first-seen
-    order; ``None`` (every member) when any of them names no tasks."""
-    names: list[str] = []
-    for step in steps:
-        tasks = step.unit.config.get("tasks")
-        if not tasks:
-            return None
-        names += [t for t in tasks if t not in names]
-    return names
-
-
-def _check_cuda(profile: Profile) -> None:
-    import torch
-
-    from longred_bench.reproduce.cluster import profile_arg
-
-    if not torch.cuda.is_available():
-        raise UserError(
-            f"profile {profile.name} runs on CUDA GPUs and none is visible here: "
-            f"`longred-bench reproduce all --profile {profile_arg(profile)} --dry-run` "
-            "prints its plan"
-        )

@@ -53,7 +53,7 @@ def test_listed_commands_carry_the_tables_options_and_compute_the_listed_unit(
 
 def test_a_unit_running_code_tasks_is_printed_with_allow_code_eval(tmp_path, monkeypatch, capsys):
     from longred_bench.evaluation import paper_suite
-    from longred_bench.reproduce import engine
+    from longred_bench.reproduce import can_run
 
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
     monkeypatch.setenv("HF_ALLOW_CODE_EVAL", "0")  # --allow-code-eval sets it; restored after
@@ -68,7 +68,7 @@ def test_a_unit_running_code_tasks_is_printed_with_allow_code_eval(tmp_path, mon
     assert {u["command"] for u in units} <= set(printed)
     assert all(c.endswith(" --allow-code-eval") == ("paper_short" in c) for c in printed)
     # the printed command passes the checks `--unit` makes (no GPU nor hub here: stubbed)
-    monkeypatch.setattr(engine, "_check_cuda", lambda profile: None)
+    monkeypatch.setattr(can_run, "_check_cuda", lambda profile, table: None)
     monkeypatch.setattr(paper_suite, "require_hub", lambda *args: None)
     without = code[0]["command"].removesuffix(" --allow-code-eval")
     status, out = _run_printed(monkeypatch, capsys, without)

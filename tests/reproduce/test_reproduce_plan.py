@@ -135,6 +135,10 @@ def test_paper_run_without_gpu_fails_at_once(capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "runs on CUDA GPUs and none is visible here" in err
     assert "`longred-bench reproduce all --profile paper --dry-run` prints its plan" in err
+    # one table's call points to that table's plan (it named all's)
+    assert main(["reproduce", "table3", "--profile", "paper"]) != 0
+    err = capsys.readouterr().err
+    assert "`longred-bench reproduce table3 --profile paper --dry-run` prints its plan" in err
 
 
 def test_estimates_come_from_cached_runs_of_the_plan():

@@ -62,3 +62,23 @@ def test_drift_says_when_its_windows_pass_the_originals(capsys):
     warn_past_window("tiny-random", 4096, ("pi:factor=4",))  # no window holds it: refused
     warn_past_window("org/not-at-hand", 10**6)  # a hub id: its config is not asked for
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["eval", "--model", "tiny-random", "--suite", "ppl", "--rope", "none"],
+         "error: eval: --rope none: leave it out (eval without --rope evaluates the model as it "
+         "is)"),
+        (["drift", "--original", "tiny-random", "--rope", "none", "pi:factor=2"],
+         "error: drift: --rope none: the original is always drift's reference, with its own "
+         "RoPE: leave none out"),
+        (["compare", "--original", "tiny-random", "--rope", "none"],
+         "error: compare: --rope none: the original is always compare's reference, with its "
+         "own RoPE: leave none out"),
+    ],
+)  # fmt: skip
+def test_rope_none_says_to_leave_it_out(tmp_path, capsys, argv, said):
+    """It read "unknown RoPE extension method 'none'" (psa and train take none)."""
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == said + "\n"

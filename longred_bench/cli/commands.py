@@ -17,6 +17,7 @@ from longred_bench.cli.flags import (
     check_long_lengths,
     check_pcd_flags,
     check_psa_depths,
+    check_rope_none,
     check_window_tokens,
 )
 from longred_bench.cli.named import (
@@ -75,6 +76,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
         raise UserError("drift needs --rope SPEC and/or --extended M: without one it would "
                         "measure the original against itself (cosine 1, KL 0)")  # fmt: skip
     check_out_dir(Path(args.out), "drift")
+    check_rope_none(args.rope, "drift")
     check_window_tokens(args.seq_len, "drift", "--seq-len")
     check_out_outside(Path(args.out), args.original, *(args.extended or ()))
     check_models(args.original, *(args.extended or ()))
@@ -126,6 +128,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from longred_bench.pcd.config import pcd_from_args
 
     check_eval_flags(args)
+    check_rope_none(args.rope, "eval")
     tasks = _eval_tasks(args)
     cfg = EvalConfig(  # a local model or text file by its absolute path (local_names)
         model=local_names(args.model), suite=args.suite, rope=args.rope, tasks=tasks,
@@ -207,6 +210,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.original is None or args.out is None:
         raise UserError("compare needs --original and --out (or --pairs FILE)")
     check_out_dir(Path(args.out), "compare")
+    check_rope_none(args.rope, "compare")
     if "drift" in args.suites:  # not after every other unit is measured
         check_window_tokens(args.drift_seq_len, "compare", "--drift-seq-len")
     check_out_outside(Path(args.out), args.original, *(args.extended or ()))

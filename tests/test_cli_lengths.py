@@ -82,3 +82,23 @@ def test_rope_none_says_to_leave_it_out(tmp_path, capsys, argv, said):
     """It read "unknown RoPE extension method 'none'" (psa and train take none)."""
     assert main([*argv, "--out", str(tmp_path / "out")]) == 2
     assert capsys.readouterr().err == said + "\n"
+
+
+@pytest.mark.integration
+def test_a_niah_window_too_small_names_no_tasks_flag(tmp_path, capsys):
+    """The niah suite refuses --tasks; its window error suggested "or other --tasks"."""
+    argv = ["eval", "--model", "tiny-random", "--suite", "niah", "--lengths", "512", "--samples",
+            "1", "--depths", "0", "--max-length", "100", "--quiet",
+            "--out", str(tmp_path / "o")]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "no document fits the 100-token window in longred_niah" in err
+    assert err.rstrip().endswith("(a window past the model's own is allowed)")
+
+
+def test_a_checkpoints_own_rope_is_not_called_original():
+    """eval --suite ppl of an extended checkpoint labelled its line "original"."""
+    from longred_bench.reports.ppl_plot import _label
+
+    assert _label(("ext", None, "austen", 1024), []) == "ext, its own RoPE"
+    assert _label(("orig", "pi:factor=2", "austen", 1024), []) == "orig, pi:factor=2"

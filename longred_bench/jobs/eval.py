@@ -55,9 +55,10 @@ def eval_command(cfg: EvalConfig, out: Path, *, progress: bool = True) -> list[P
         try:
             result = run_eval(cfg, progress=progress, request_cache=cache)
         except WindowTooSmall as exc:
+            other = "" if cfg.suite == "niah" else " or other --tasks"  # niah runs one task
             raise UserError(
                 f"{exc}: pass --max-length {exc.needed} or more (a window past the model's own is "
-                "allowed) or other --tasks"
+                f"allowed){other}"
             ) from None
     config = {"command": "eval", **cfg.ran_dict()}
     provenance = Provenance.collect(

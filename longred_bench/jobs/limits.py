@@ -48,7 +48,7 @@ def _span(first: int | None, window: int) -> str:
     if first is None:
         return f"none up to {lengths[-1]}"
     inside = [n for n in lengths if first <= n and n + GENERATION_BUDGET <= window]
-    within = f"{inside[0]}-{inside[-1]}" if inside else "none"
+    within = "-".join(str(n) for n in dict.fromkeys(inside[:1] + inside[-1:])) or "none"
     return f"{first}-{lengths[-1]} ({within} within the {window}-token window)"
 
 

@@ -170,7 +170,7 @@ def write_eval_report(
         from longred_bench.reports.niah_plot import plot_niah_heatmap
 
         lines += ["## Needle in a haystack (score 0-100)", "", *_niah_lines(cells), ""]
-        png = plot_niah_heatmap(cells, out / "niah.png", title)
+        png = plot_niah_heatmap(cells, out / "niah.png", title.replace("`", ""))
         lines += [f"![NIAH heatmap]({png.name})", ""]
         paths.append(png)
     ppl = [r for r in records if r.get("kind") == "ppl"]
@@ -178,7 +178,7 @@ def write_eval_report(
         from longred_bench.reports.ppl_plot import plot_position_ppl
 
         lines += ["## Perplexity by position", "", *_ppl_lines(ppl), ""]
-        png = plot_position_ppl(ppl, out / "ppl_position.png", title)
+        png = plot_position_ppl(ppl, out / "ppl_position.png", title.replace("`", ""))
         lines += [f"![perplexity by position]({png.name})", ""]
         paths.append(png)
     if samples:

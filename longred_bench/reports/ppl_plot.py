@@ -17,7 +17,7 @@ from longred_bench.reports.figures import save_figure, series_styles
 
 def _label(key: tuple[Any, ...], varying: list[str]) -> str:
     model, rope, corpus, length = key
-    parts = [str(model), str(rope) if rope else "original"]
+    parts = [str(model), str(rope) if rope else "its own RoPE"]  # a checkpoint's may be extended
     if "corpus" in varying:
         parts.append(str(corpus))
     if "length" in varying:

@@ -15,6 +15,7 @@ from longred_bench.jobs.limits import Limits, limits_table
 def test_span_says_which_lengths_fall_inside_the_window() -> None:
     assert limits._span(1024, 256) == "1024-131072 (none within the 256-token window)"
     assert limits._span(256, 8192) == "256-131072 (256-4096 within the 8192-token window)"
+    assert limits._span(256, 512) == "256-131072 (256 within the 512-token window)"  # not 256-256
     assert limits._span(None, 8192) == "none up to 131072"
 
 

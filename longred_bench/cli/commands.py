@@ -395,6 +395,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         window = model.window if cfg.model == model.name else None
         check_training_shapes(cfg.to_dict())  # the configs alone: nothing built or loaded
         print(describe_plan_with_data(cfg, window, plan_tokenizer(cfg)))
+        from longred_bench.reproduce.plan import tiny_base_build
+
+        for line in tiny_base_build(cfg.model, "the run's model"):
+            print(line)
         return 0
     from longred_bench.jobs.same_tokens import check_training_models
 

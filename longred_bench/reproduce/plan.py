@@ -344,6 +344,8 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
         lines.append(f"{counts}: {gpu_totals(todo, profile.hardware)}.{how}")
     if len(ctxs) > 1 and notes:  # what the counts leave out, each table's note again
         lines.append("Besides the units: " + "; ".join(notes) + ".")
+    if todo and not any(c.table == "tiny_base" for c in ctxs):  # its note says it already
+        lines += tiny_base_build(profile.model.name, "the profile's model")
     if profile.name in PAPER_PROFILES and len(ctxs) > 1:
         from longred_bench.profiles import load_profile
 
@@ -390,3 +392,17 @@ def how_estimated(todo: list[PlannedUnit], profile: Any) -> str:
         if f"{SUITE} evaluation(s)" in unestimated:
             text += f" ({SUITE}: its members' tokens are not counted offline, see below)"
     return text + "."
+
+
+def tiny_base_build(model: str, role: str) -> list[str]:
+    """A plan's line that ``model``, where it is tiny-base (``role``: what it is to the plan),
+    is built before anything runs (not counted in the plan: 15 minutes the first time), where
+    this cache lacks it."""
+    if model != "tiny-base":
+        return []
+    from longred_bench.jobs.tiny_base import tiny_base_run_dir
+
+    if (tiny_base_run_dir() / "final" / "config.json").is_file():
+        return []
+    return [f"Before anything runs: tiny-base, {role}, is built (about 15 min on 2 CPU cores; "
+            "not counted above): not built in this cache yet."]  # fmt: skip

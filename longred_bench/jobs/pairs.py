@@ -120,6 +120,10 @@ def load_pairs(spec: str) -> tuple[dict[str, Any], list[Pair], str]:
     slugs = [p.slug for p in pairs]
     if len(set(slugs)) != len(slugs):
         raise UserError(f"pairs {path}: an original is listed twice; list its extensions once")
+    try:  # the settings as compare reads them (a suite, a PCD key), named by this file
+        pair_config(settings, pairs[0])
+    except UserError as exc:
+        raise UserError(f"pairs {path}: {exc}") from None
     return settings, pairs, str(path)
 
 

@@ -44,6 +44,9 @@ def test_a_pairs_lengths_stop_at_its_largest_extended_window() -> None:
         pair_config({"lengths": [32768], "suites": ["drift", "niah"]}, pair)
 
 
+ONE = {"original": "m", "window": 256, "extended": [{"model": "a", "window": 1024}]}
+
+
 @pytest.mark.parametrize(
     ("data", "message"),
     [
@@ -66,6 +69,10 @@ def test_a_pairs_lengths_stop_at_its_largest_extended_window() -> None:
         ({"pairs": 5}, "pairs must be a list of pairs"),
         ({"pairs": [{"original": "m", "window": 4, "extended": 5}]},
          r"pairs\[0\]\.extended must be a list"),
+        # what compare itself refuses, named by the file (it named neither file nor key)
+        ({"settings": {"suites": ["nia"]}, "pairs": [ONE]}, r"unknown suite\(s\) nia"),
+        ({"settings": {"pcd": {"alpah": 2}, "decoding": ["greedy", "pcd"]}, "pairs": [ONE]},
+         "alpah"),
     ],
 )  # fmt: skip
 def test_a_bad_pairs_file_is_one_line_naming_the_key(tmp_path, data, message) -> None:

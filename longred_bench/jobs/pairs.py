@@ -120,11 +120,20 @@ def load_pairs(spec: str) -> tuple[dict[str, Any], list[Pair], str]:
     slugs = [p.slug for p in pairs]
     if len(set(slugs)) != len(slugs):
         raise UserError(f"pairs {path}: an original is listed twice; list its extensions once")
-    try:  # the settings as compare reads them (a suite, a PCD key), named by this file
-        pair_config(settings, pairs[0])
+    return settings, pairs, str(path)
+
+
+def check_settings(settings: dict[str, Any], pairs: list[Pair], path: str) -> None:
+    """The settings as ``compare`` reads them (a suite, a PCD key), refused naming the file
+    (the line named neither file nor key); a pair's own misfit is left to that pair."""
+    from longred_bench.jobs.configs import CompareConfig
+
+    first = pairs[0]
+    try:
+        CompareConfig.from_dict({**settings, "original": first.original,
+                                 "extended": [m for m, _ in first.extended]})  # fmt: skip
     except UserError as exc:
         raise UserError(f"pairs {path}: {exc}") from None
-    return settings, pairs, str(path)
 
 
 def _check_lists(settings: dict[str, Any], where: str) -> None:

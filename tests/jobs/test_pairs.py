@@ -44,9 +44,6 @@ def test_a_pairs_lengths_stop_at_its_largest_extended_window() -> None:
         pair_config({"lengths": [32768], "suites": ["drift", "niah"]}, pair)
 
 
-ONE = {"original": "m", "window": 256, "extended": [{"model": "a", "window": 1024}]}
-
-
 @pytest.mark.parametrize(
     ("data", "message"),
     [
@@ -69,10 +66,6 @@ ONE = {"original": "m", "window": 256, "extended": [{"model": "a", "window": 102
         ({"pairs": 5}, "pairs must be a list of pairs"),
         ({"pairs": [{"original": "m", "window": 4, "extended": 5}]},
          r"pairs\[0\]\.extended must be a list"),
-        # what compare itself refuses, named by the file (it named neither file nor key)
-        ({"settings": {"suites": ["nia"]}, "pairs": [ONE]}, r"unknown suite\(s\) nia"),
-        ({"settings": {"pcd": {"alpah": 2}, "decoding": ["greedy", "pcd"]}, "pairs": [ONE]},
-         "alpah"),
     ],
 )  # fmt: skip
 def test_a_bad_pairs_file_is_one_line_naming_the_key(tmp_path, data, message) -> None:
@@ -126,3 +119,23 @@ def test_a_pairs_file_giving_a_key_twice_or_not_utf8_is_refused(tmp_path) -> Non
     binary.write_bytes(b"\xff\xfe\x00")
     with pytest.raises(UserError, match="not UTF-8 text"):
         load_pairs(str(binary))
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"suites": ["nia"]}, r"unknown suite\(s\) nia"),
+        ({"pcd": {"alpah": 2}, "decoding": ["greedy", "pcd"]}, "alpah"),
+    ],
+)
+def test_settings_compare_refuses_are_named_with_the_file(tmp_path, settings, message) -> None:
+    """What compare itself refuses in a pairs file's settings: the line named neither the file
+    nor the key."""
+    from longred_bench.cli.named import check_pairs_file
+
+    one = {"original": "tiny-random", "window": 256,
+           "extended": [{"model": "tiny-random", "window": 1024}]}  # fmt: skip
+    path = _write(tmp_path / "p.yaml", {"settings": settings, "pairs": [one]})
+    with pytest.raises(UserError, match=message) as exc:
+        check_pairs_file(path, here=False)
+    assert str(exc.value).startswith(f"pairs {path}: ")

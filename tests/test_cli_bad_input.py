@@ -42,8 +42,6 @@ def test_a_device_torch_does_not_know_or_this_machine_lacks_is_refused() -> None
         # refused once the models had loaded ("need ... seq_len >= 2"), 0 as "at least 1"
         (["--seq-len", "1"], "drift: --seq-len must be at least 2 (a window of one token"),
         (["--seq-len", "0"], "drift: --seq-len must be at least 2 (a window of one token"),
-        # measured against itself (cosine 1, KL 0) without a word
-        (["--extended", "tiny-random"], "drift: --extended tiny-random is the original itself"),
     ],
 )
 def test_drift_is_refused_before_measuring(tmp_path, capsys, argv, message) -> None:

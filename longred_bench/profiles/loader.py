@@ -99,7 +99,7 @@ def read_mapping(path: Path, what: str = "profile") -> dict[str, Any]:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or ""
-        detail = f" ({problem})" if "given twice" in problem else ""
+        detail = f" ({problem})" if problem else ""  # the parser's reason: "expected ',' or ']'"
         raise UserError(f"{what} {path}: not valid YAML{where}{detail}; fix the file") from None
     if data is None:
         data = {}

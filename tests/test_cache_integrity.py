@@ -314,7 +314,7 @@ def test_verify_reports_each_entry_and_exits_non_zero_when_bad(
     assert main(["data", "verify", "--sources", "brown", "--cache", str(cache)]) == 1
     line = capsys.readouterr().out.splitlines()[0]
     assert line.startswith("corrupt     brown: documents.jsonl does not match its recorded sha256")
-    assert line.endswith("run `longred-bench data fetch --sources brown --force`")
+    assert line.endswith(f"run `longred-bench data fetch --cache {cache} --sources brown --force`")
 
     _strip_records(entry, ("sha256",))
     assert main(["data", "verify", "--sources", "brown", "--cache", str(cache)]) == 0
@@ -335,7 +335,8 @@ def test_verify_lists_sources_never_fetched_and_passes(
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "ok          brown"
     assert lines[1:6] == [
-        f"not fetched {name}: run `longred-bench data fetch --sources {name}`" for name in UNFETCHED
+        f"not fetched {name}: run `longred-bench data fetch --cache {cache} --sources {name}`"
+        for name in UNFETCHED
     ]
     assert lines[6:] == ["6 entries checked, 0 bad, 5 not fetched"]
 
@@ -357,7 +358,7 @@ def test_verify_of_a_named_source_not_fetched_fails_with_the_fetch_command(
     assert main(["data", "verify", "--sources", "brown", "kjv", "--cache", str(cache)]) == 1
     assert capsys.readouterr().out.splitlines() == [
         "ok          brown",
-        "not fetched kjv: run `longred-bench data fetch --sources kjv`",
+        f"not fetched kjv: run `longred-bench data fetch --cache {cache} --sources kjv`",
         "2 entries checked, 1 bad, 1 not fetched",
     ]
 
@@ -407,8 +408,9 @@ def test_verify_fails_on_a_damaged_or_partial_source_named_or_not(
     assert main(["data", "verify", *only, "--cache", str(cache)]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith(f"{status:<11} brown: {detail}")
-    assert lines[0].endswith("`longred-bench data fetch --sources brown`") == (status == "partial")
-    assert "data fetch --sources brown" in lines[0]
+    fetch = f"longred-bench data fetch --cache {cache} --sources brown"  # the cache verified
+    assert lines[0].endswith(f"`{fetch}`") == (status == "partial")
+    assert fetch in lines[0]
     assert ", 1 bad" in lines[-1]
 
 

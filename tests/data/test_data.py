@@ -258,7 +258,7 @@ def test_list_names_an_entry_whose_manifest_cannot_be_read(
     lines = capsys.readouterr().out.splitlines()
     assert lines[1].split()[0] == "brown"
     assert lines[2] == ("    damaged: manifest.json unreadable or incomplete: run `longred-bench "
-                        "data fetch --sources brown --force`")  # fmt: skip
+                        f"data fetch --cache {cache} --sources brown --force`")  # fmt: skip
 
 
 # --- user errors ----------------------------------------------------------------------------

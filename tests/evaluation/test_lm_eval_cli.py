@@ -32,3 +32,32 @@ def test_missing_benchmark_data_is_one_line(tmp_path: Path) -> None:
         f"error: benchmark data is not cached under {tmp_path / 'empty' / 'benchmarks'}; "
         "run `longred-bench data fetch --sources benchmarks`"
     ]
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (["--include_path", "{tasks}", "--tasks", "longred_shrt"],
+         "error: unknown lm-eval task(s) longred_shrt; nearest: longred_short"),
+        (["--tasks", "longred_short"],
+         "error: lm-eval found no task longred_short: add --include_path "
+         '"$(longred-bench tasks-path)" for this suite\'s tasks'),
+        (["--include_path", "{tasks}", "--tasks", "longred_tiny_swap"],
+         "error: lm-eval could not open the model ("),
+    ],
+)  # fmt: skip
+def test_a_mistyped_task_or_model_is_one_line(tmp_path, monkeypatch, capsys, given, said):
+    """lm-eval's traceback ended ``longred-lm-eval`` for a misspelled task, a task of this
+    suite without ``--include_path``, and a ``pretrained=`` path that is no model."""
+    from longred_bench.cli.lm_eval_entry import main
+    from longred_bench.evaluation.harness import tasks_dir
+
+    args = [a.replace("{tasks}", str(tasks_dir())) for a in given]
+    argv = ["longred-lm-eval", "run", "--model", "hf", "--model_args",
+            f"pretrained={tmp_path / 'nothing'}", "--limit", "1", *args]  # fmt: skip
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit) as stop:
+        main()
+    assert stop.value.code == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error")]
+    assert len(errors) == 1 and errors[0].startswith(said), errors

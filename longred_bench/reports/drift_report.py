@@ -22,6 +22,17 @@ def drift_frames(records: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFr
     return summary, layers
 
 
+def cosines(values: list[float]) -> list[str]:
+    """Cosines at 4 decimals, or as many more (up to 8) as it takes for one below 1 not to read
+    1.0000 and for values that differ to read differently (five extensions all read 1.0000)."""
+    for digits in range(4, 9):
+        text = [f"{v:.{digits}f}" for v in values]
+        exact = all(t != f"{1:.{digits}f}" or v == 1.0 for t, v in zip(text, values, strict=True))
+        if exact and len(set(text)) == len(set(values)):
+            break
+    return text
+
+
 def drift_markdown(records: list[dict[str, Any]], title: str) -> str:
     """Markdown report of drift records (from :func:`longred_bench.jobs.drift.run_drift`)."""
     summary, layers = drift_frames(records)
@@ -41,12 +52,13 @@ def drift_markdown(records: list[dict[str, Any]], title: str) -> str:
     wide = layers.pivot_table(
         index="layer", columns="extension", values=["hidden_cosine", "attention_kl"], sort=False
     )
-    for _, row in summary.iterrows():
+    means = cosines(list(summary["mean_hidden_cosine"]))
+    lasts = cosines(list(summary["last_hidden_cosine"]))
+    for (_, row), mean, last in zip(summary.iterrows(), means, lasts, strict=True):
         asked = int(row["top_m"])  # a model of fewer layers has them all selected
         m = f"M={asked}" if asked <= len(wide.index) else f"M={len(wide.index)}, {asked} asked"
         lines.append(
-            f"| {row['extension']} | {row['mean_hidden_cosine']:.4f} | "
-            f"{row['last_hidden_cosine']:.4f} | {row['mean_attention_kl']:.3e} | "
+            f"| {row['extension']} | {mean} | {last} | {row['mean_attention_kl']:.3e} | "
             f"{', '.join(str(x) for x in row['selected_layers'])} ({m}) |"
         )
     lines += [

@@ -23,3 +23,13 @@ def test_layers_and_m_are_integers() -> None:
     assert "| 1 | 0.9000 / 1.00e-02 |" in md and "1.0 |" not in md and "M=6.0" not in md
     records[-1]["top_m"] = 2.0  # JSON floats come back as integers
     assert "| 1, 2, 3 (M=2) |" in drift_markdown(records, "t")
+
+
+def test_cosines_near_one_keep_the_digits_that_tell_them_apart() -> None:
+    """drift.md printed 1.0000 for extensions of cosine 0.999993, 0.999992 and 0.999991 (the
+    plot and Table 1's verdict told them apart); exactly 1 still reads 1.0000."""
+    from longred_bench.reports.drift_report import cosines
+
+    assert cosines([0.999993, 0.999992, 0.999991]) == ["0.999993", "0.999992", "0.999991"]
+    assert cosines([0.99216, 0.97414]) == ["0.9922", "0.9741"]  # 4 decimals where they tell
+    assert cosines([1.0, 0.99998]) == ["1.00000", "0.99998"]

@@ -20,8 +20,9 @@ def checked_profile(spec: str | Path) -> Profile:
     naming the file and key: a ``tables`` section of no table, an extension in ``runs`` that
     is no RoPE spec, RULER lengths no task can be scored at, a training data source whose local
     file or folder does not exist (``hf:`` members are not asked for), a ``training`` key that
-    no recipe has."""
+    no recipe has, a local ``model.name`` (or fallback) that is no model folder or ``.gguf``."""
     from longred_bench.data.corpus_spec import check_local_paths
+    from longred_bench.models.names import check_local
     from longred_bench.models.rope import parse_rope_spec
     from longred_bench.taskdata.ruler.registry import check_lengths
     from longred_bench.training.config import check_training_sections
@@ -56,6 +57,8 @@ def checked_profile(spec: str | Path) -> Profile:
             checks.append((f"{own}.ruler.lengths", check_lengths, ev.ruler.lengths))
             tables_ev.append((own, ev))
     checks += [(key, check_local_paths, value) for key, value in data_sources(prof)]
+    local = [(k, n) for k in ("name", "fallback") if (n := getattr(prof.model, k))]
+    checks += [(f"model.{k}", check_local, n) for k, n in local if Path(n).expanduser().exists()]
     for key, check, value in checks:
         try:
             got = check(value)

@@ -577,3 +577,17 @@ def test_all_at_a_users_profile_leaves_out_tiny_bases_report(tmp_path, capsys):
     assert "tiny_base" in all_tables(load_profile(str(based)))
     assert main(["reproduce", "all", "--profile", str(mine), "--dry-run"]) == 0
     assert "tiny_base" not in capsys.readouterr().out
+
+
+def test_a_profile_naming_a_file_as_its_model_is_refused_by_show(tmp_path, capsys):
+    """``profiles show`` accepted a ``model.name`` that is a file (not a folder or ``.gguf``);
+    the dry run refused it."""
+    afile = tmp_path / "notes.txt"
+    afile.write_text("hi")
+    mine = tmp_path / "fm.yaml"
+    mine.write_text(f"extends: smoke\nmodel: {{name: '{afile}'}}\n")
+    assert main(["profiles", "show", str(mine)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: profile {mine}: model.name: {afile} is not a Hugging Face model directory (no "
+        "config.json)\n"
+    )

@@ -198,6 +198,12 @@ def psa_verdicts(by_length: pd.DataFrame, top_k: int | None = None) -> list[PsaV
     return verdicts
 
 
+def probability_text(p: float) -> str:
+    """A mean gold probability at 3 decimals, or in scientific notation under 0.0005, where 3
+    decimals read 0.000 (a random model's 2e-5, which the plot shows)."""
+    return f"{p:.3f}" if p == 0 or abs(p) >= 0.0005 else f"{p:.1e}"
+
+
 def _table(summary: pd.DataFrame, keys: list[str], top_k: int) -> list[str]:
     head = [*keys, "n", "S first [95% CI]", "S all [95% CI]", "median rank", "mean rank"]
     head += [f"top-{top_k} share", "mean P(gold)", "needle depth %", "needle distance"]
@@ -210,7 +216,7 @@ def _table(summary: pd.DataFrame, keys: list[str], top_k: int) -> list[str]:
             f"{row['median_rank']:g}",
             f"{row['mean_rank']:.1f}",
             f"{row['top_k_share']:.2f}",
-            f"{row['mean_probability']:.3f}",
+            probability_text(row["mean_probability"]),
             f"{row['mean_depth']:.0f}",
             f"{row['mean_distance']:.0f}",
         ]

@@ -272,3 +272,11 @@ def test_a_forward_pass_giving_nan_is_one_line(request):
         UserError, match="logits hold NaN on niah_multikey_3 sample 0 at length 900"
     ):
         score_sample(loaded.model, loaded.tokenizer, sample)
+
+
+def test_a_small_mean_gold_probability_is_not_printed_as_zero() -> None:
+    """psa.md printed a random model's mean P(gold) of 2e-5 as 0.000; the plot showed 2e-5."""
+    from longred_bench.reports.psa_report import probability_text
+
+    assert probability_text(2.04e-5) == "2.0e-05"
+    assert probability_text(0.260) == "0.260" and probability_text(0.0) == "0.000"

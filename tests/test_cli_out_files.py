@@ -197,3 +197,26 @@ def test_a_finished_drift_run_again_measures_nothing(tmp_path, capsys):
         "there to measure it again)\n"
     )
     assert records.stat().st_mtime_ns == before
+
+
+def test_a_pairs_compare_and_a_plain_compare_keep_their_folders_apart(tmp_path, capsys):
+    """``compare --pairs`` wrote pairs.md and a folder per original beside a plain compare's
+    compare.md (and a plain compare into a pairs folder mixed the same way)."""
+    import json
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "compare.md").write_text("# compare\n")
+    pairs = tmp_path / "p.json"  # YAML reads JSON
+    one = {"original": "tiny-random", "window": 256,
+           "extended": [{"model": "tiny-random", "window": 1024}]}  # fmt: skip
+    pairs.write_text(json.dumps({"settings": {"suites": ["drift"]}, "pairs": [one]}))
+    assert main(["compare", "--pairs", str(pairs), "--out", str(plain), "--quiet"]) == 2
+    assert "holds a compare of one original (compare.md)" in capsys.readouterr().err
+    index = tmp_path / "index"
+    index.mkdir()
+    (index / "pairs.md").write_text("# pairs\n")
+    argv = ["compare", "--original", "tiny-random", "--rope", "pi:factor=2", "--quiet"]
+    assert main([*argv, "--out", str(index)]) == 2
+    assert "holds the compares of a pairs file (pairs.md)" in capsys.readouterr().err
+    assert sorted(p.name for p in plain.iterdir()) == ["compare.md"]

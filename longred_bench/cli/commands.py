@@ -210,6 +210,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.original is None or args.out is None:
         raise UserError("compare needs --original and --out (or --pairs FILE)")
     check_out_dir(Path(args.out), "compare")
+    if (Path(args.out) / "pairs.md").is_file():  # a pairs file's report folder
+        raise UserError(f"--out {args.out} holds the compares of a pairs file (pairs.md): give "
+                        "compare a folder of its own")  # fmt: skip
     check_rope_none(args.rope, "compare")
     if "drift" in args.suites:  # not after every other unit is measured
         check_window_tokens(args.drift_seq_len, "compare", "--drift-seq-len")
@@ -268,6 +271,9 @@ def _compare_pairs(args: argparse.Namespace, start: float) -> int:
         raise UserError("compare --pairs needs --out DIR (or --dry-run)")
     check_pairs_file(args.pairs, here=True)
     check_out_dir(Path(args.out), "compare")
+    if (Path(args.out) / "compare.md").is_file():  # its pairs.md and folders would sit beside
+        raise UserError(f"--out {args.out} holds a compare of one original (compare.md): give "
+                        "--pairs a folder of its own")  # fmt: skip
     paths = pairs.compare_pairs(args.pairs, Path(args.out), command=command_line(args),
                                 progress=not args.quiet)  # fmt: skip
     wrote(paths, start)

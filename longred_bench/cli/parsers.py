@@ -7,7 +7,7 @@ import argparse
 import textwrap
 from pathlib import Path
 
-from longred_bench.cli import commands
+from longred_bench.cli import commands, train_command
 
 
 def add_data(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -348,7 +348,7 @@ def add_train(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--resume", action="store_true", help="continue from OUT's last checkpoint")
     p.add_argument("--dry-run", action="store_true", help="print the resolved config and exit")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=commands.cmd_train)
+    p.set_defaults(func=train_command.cmd_train)
 
 
 def add_reproduce(sub: argparse._SubParsersAction) -> None:

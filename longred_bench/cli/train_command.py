@@ -1,0 +1,128 @@
+"""The body of ``longred-bench train``: its overrides, the profile file and every value checked
+before anything is written or loaded, then the run (or its plan, ``--dry-run``)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from longred_bench.cli.named import check_models
+from longred_bench.cli.outputs import check_out_dir, check_out_outside, check_train_out
+from longred_bench.errors import UserError
+
+
+def set_overrides(items: list[str]) -> dict[str, Any]:
+    """``train``'s ``--set KEY=VALUE`` overrides, a value that is not YAML (``steps=[1``) and
+    the keys the command's own flags set (``recipe``, ``profile``: they were overwritten
+    without a word) refused in one line naming the item."""
+    import yaml
+
+    from longred_bench.training.overrides import parse_set
+
+    for item in items:
+        try:
+            parsed = parse_set([item])
+        except yaml.YAMLError as exc:
+            why = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise UserError(f"--set {item!r}: VALUE is not YAML ({why}); quote the whole item "
+                            "in the shell and write lists as [a, b]") from None  # fmt: skip
+        for key in {"recipe", "profile"} & set(parsed):
+            raise UserError(f"--set {item!r}: give the {key} with --{key}, not --set")
+    return parse_set(items)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    if args.out is None and not args.dry_run:
+        if args.recipe == "pretrain" and args.profile == "tiny" and not (args.config or args.set):
+            from longred_bench.jobs.tiny_base import tiny_base_dir
+
+            print(f"tiny-base: {tiny_base_dir(progress=not args.quiet)}")  # the zoo's, cached
+            return 0
+        raise UserError("train: --out DIR is required (only --dry-run, and `--recipe pretrain "
+                        "--profile tiny`, which builds the zoo's tiny-base in the cache, run "
+                        "without one)")  # fmt: skip
+    if not args.dry_run:
+        check_out_dir(Path(args.out), "train")
+        check_train_out(Path(args.out))
+    from longred_bench.cli.train_values import (
+        absolute_models,
+        check_train_device,
+        check_train_sources,
+        check_train_teacher,
+        check_train_values,
+    )
+    from longred_bench.training.config import resolve_config
+
+    check_profile_file(args.profile)
+    config_file = Path(args.config) if args.config else None
+    overrides = set_overrides(args.set or [])
+    check_train_sources(args.recipe, args.profile, config_file, overrides,
+                        Path(args.out) if args.out else None)  # fmt: skip
+    cfg = resolve_config(args.recipe, profile=args.profile, config_file=config_file,
+                         overrides=overrides)  # fmt: skip
+    cfg = absolute_models(cfg)  # the saved config names its models from any folder
+    if not args.dry_run:
+        check_out_outside(Path(args.out), cfg.model, cfg.teacher, cfg.init, cfg.merge_with)
+    check_train_device(cfg.device, dry_run=args.dry_run)
+    check_train_values(cfg)
+    models = [] if cfg.recipe == "pretrain" else [cfg.model]  # pretrain builds its own
+    check_models(*models, offline=args.dry_run)
+    for key in ("teacher", "init", "merge_with"):  # a dry run's too, each named by its key
+        if getattr(cfg, key):
+            try:
+                check_models(getattr(cfg, key), offline=args.dry_run)
+            except UserError as exc:
+                raise UserError(f"train: {key}: {exc}") from None
+    check_train_teacher(cfg.recipe, cfg.teacher)  # imports torch: after the names
+    from longred_bench.data.corpus_spec import DATA_KEYS, check_local_paths
+
+    for key in DATA_KEYS:  # a missing local file fails here, not after the model loads
+        if isinstance(getattr(cfg, key, None), str):
+            check_local_paths(getattr(cfg, key))
+    if args.dry_run:
+        from longred_bench.jobs.same_tokens import check_training_shapes
+        from longred_bench.jobs.tiny_base import plan_tokenizer
+        from longred_bench.models.choice import choose_model
+        from longred_bench.profiles import load_profile
+        from longred_bench.training.data_plan import describe_plan_with_data
+
+        model = choose_model(load_profile(args.profile)).model  # its window is stated
+        window = model.window if cfg.model == model.name else None
+        check_training_shapes(cfg.to_dict())  # the configs alone: nothing built or loaded
+        print(describe_plan_with_data(cfg, window, plan_tokenizer(cfg)))
+        from longred_bench.reproduce.plan import tiny_base_build
+
+        for line in tiny_base_build(cfg.model, "the run's model"):
+            print(line)
+        return 0
+    from longred_bench.jobs.same_tokens import check_training_models
+
+    check_training_models(cfg.to_dict())  # teacher, init, merge_with: before any weights load
+    from longred_bench.jobs.train import train_command
+
+    out = Path(args.out)
+    done = args.resume and all(p.is_file() for p in (out / "run.json", out / "final/config.json"))
+    final = train_command(cfg, out, resume=args.resume, progress=not args.quiet)
+    if final is not None and not done:
+        print(f"wrote {final}")
+    elif final is not None and args.quiet:  # else the run said so: it wrote nothing
+        print(f"{out} holds this run finished ({final}): nothing to resume")
+    return 0
+
+
+def check_profile_file(profile: str) -> None:
+    """A profile file given to ``train``, checked whole as ``reproduce`` and ``profiles show``
+    check it (``train`` read its ``training`` section alone: a bad extension, a table of no
+    name, a depth the model lacks passed), and the window and depth of a model whose config is
+    at hand (a local folder, the suite's models) against the file's ``model``."""
+    from longred_bench.profiles import BUILTIN
+
+    if profile in BUILTIN:
+        return
+    from longred_bench.reproduce.engine import check_model, config_at_hand
+    from longred_bench.reproduce.profile_views import checked_profile
+
+    prof = checked_profile(profile)
+    if config_at_hand(prof.model.name):
+        check_model(prof)

@@ -90,13 +90,13 @@ def check_rope_none(ropes: str | list[str] | tuple[str, ...] | None, who: str) -
     """Refuse ``--rope none`` where the original is measured without it (``eval`` of the model
     as it is, ``drift`` and ``compare`` against the original): it read "unknown RoPE extension
     method 'none'" (``psa`` and ``train``'s ``rope=none`` do take it)."""
-    given = [ropes] if isinstance(ropes, str) else list(ropes or ())
-    if "none" in given and who == "eval":
+    if "none" not in ([ropes] if isinstance(ropes, str) else list(ropes or ())):
+        return
+    if who == "eval":
         raise UserError("eval: --rope none: leave it out (eval without --rope evaluates the "
                         "model as it is)")  # fmt: skip
-    if "none" in given:
-        raise UserError(f"{who}: --rope none: the original is always {who}'s reference, with its "
-                        "own RoPE: leave none out")  # fmt: skip
+    raise UserError(f"{who}: --rope none: the original is always {who}'s reference, with its "
+                    "own RoPE: leave none out")  # fmt: skip
 
 
 def check_pcd_flags(args: argparse.Namespace) -> None:

@@ -90,14 +90,18 @@ def local_names(spec: str) -> str:
     return absolute_path(spec)
 
 
+def _named_text(source: str | None) -> bool:
+    """Whether text source ``source`` names no file: none, ``random`` or a corpus (its part
+    before ``:``)."""
+    from longred_bench.data.corpora import corpus_names
+
+    return source is None or source == "random" or source.partition(":")[0] in corpus_names()
+
+
 def local_text(source: str | None) -> str | None:
     """A text source (a corpus, ``corpus:split``, ``random`` or a file) with a file named
     absolute, as :func:`local_names` names a model."""
-    from longred_bench.data.corpora import corpus_names
-
-    if source is None or source == "random" or source.partition(":")[0] in corpus_names():
-        return source
-    return local_names(source)
+    return source if _named_text(source) else local_names(source)
 
 
 def check_corpus_name(source: str | None) -> None:
@@ -106,14 +110,12 @@ def check_corpus_name(source: str | None) -> None:
     "another config (differs in corpus)", with the advice to delete those results."""
     from longred_bench.data.corpora import corpus_names
 
-    if source is None or source == "random" or source.partition(":")[0] in corpus_names():
-        return
-    if not Path(source).expanduser().is_file():
+    if not _named_text(source) and not Path(source).expanduser().is_file():
         raise UserError(f"--corpus {source!r} is neither a corpus ({', '.join(corpus_names())}) "
                         "nor a file")  # fmt: skip
 
 
-def config_at_hand(spec: str) -> Any:
+def config_if_at_hand(spec: str) -> Any:
     """Model ``spec``'s config where it reads without the hub (the suite's models, a local
     folder or ``.gguf``), else None (a hub id, a zoo model not fetched: its run checks)."""
     from longred_bench.models.names import check_local, zoo_names
@@ -136,12 +138,12 @@ def warn_past_window(original: str, seq_len: int, ropes: tuple[str, ...] = (),
     from longred_bench.cache import warn
     from longred_bench.models.loading import extended_config
 
-    config = config_at_hand(original)
+    config = config_if_at_hand(original)
     window = getattr(config, "max_position_embeddings", None)
     if not isinstance(window, int) or seq_len <= window:
         return
     others = [extended_config(config, rope).max_position_embeddings for rope in ropes]
-    others += [getattr(config_at_hand(m), "max_position_embeddings", None) for m in extended]
+    others += [getattr(config_if_at_hand(m), "max_position_embeddings", None) for m in extended]
     if all(isinstance(w, int) and seq_len > w for w in others):
         return
     warn(f"drift: --seq-len {seq_len} is beyond the original's {window}-token window: it "

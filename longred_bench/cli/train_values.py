@@ -207,7 +207,7 @@ def check_train_values(cfg: Any) -> None:
 def _depth(model: str) -> int | None:
     """Model ``model``'s decoder layers where its config is at hand, else None (its run
     checks)."""
-    from longred_bench.cli.named import config_at_hand
+    from longred_bench.cli.named import config_if_at_hand
 
-    layers = getattr(config_at_hand(model), "num_hidden_layers", None)
+    layers = getattr(config_if_at_hand(model), "num_hidden_layers", None)
     return int(layers) if isinstance(layers, int) else None

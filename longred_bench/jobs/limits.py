@@ -102,16 +102,20 @@ def suite_line(model: str, suite: str, limit: int) -> str:
     return f"does not run in {window} tokens ({each}; eval --max-length {need} would)"
 
 
+def tiny_base_built() -> bool:
+    """Whether this cache holds the zoo's tiny-base (its build's final model)."""
+    from longred_bench.jobs.tiny_base import tiny_base_run_dir
+
+    return (tiny_base_run_dir() / "final" / "config.json").is_file()
+
+
 def _available(name: str) -> str:
     """Why zoo model ``name`` cannot be checked yet ("" when it can)."""
-    if name == "tiny-base":
-        from longred_bench.jobs.tiny_base import tiny_base_run_dir
-
-        if not (tiny_base_run_dir() / "final" / "config.json").is_file():
-            return (
-                "not built yet: built on first use (about 15 min), or `longred-bench train "
-                "--recipe pretrain --profile tiny`"
-            )
+    if name == "tiny-base" and not tiny_base_built():
+        return (
+            "not built yet: built on first use (about 15 min), or `longred-bench train "
+            "--recipe pretrain --profile tiny`"
+        )
     if name == "smollm2-135m":
         from longred_bench.data.fetch import list_cached
 

@@ -46,19 +46,29 @@ def _kl(value: float | None) -> str:
 
 def short_scores(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """``{label: {benchmark: score 0-100}}`` of the short-suite leaf tasks' headline metric."""
-    found: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
+    labels = dict.fromkeys(r["label"] for r in records if _short_leaf(r))
+    return {label: headline_scores([r for r in records if r.get("label") == label])
+            for label in labels}  # fmt: skip
+
+
+def _short_leaf(r: dict[str, Any]) -> bool:
+    """A record of a short-suite task (not a group: it counts its documents)."""
+    return (
+        r.get("kind") == "eval"
+        and r.get("suite") in SHORT_SUITES
+        and (r.get("n_samples") is not None)
+    )
+
+
+def headline_scores(records: list[dict[str, Any]]) -> dict[str, float]:
+    """``{benchmark: score 0-100}`` of one model's short-suite leaf tasks: each task's headline
+    metric (:data:`HEADLINE`, the first it has in that order)."""
+    found: dict[str, dict[str, float]] = defaultdict(dict)
     for r in records:
-        if r.get("kind") != "eval" or r.get("suite") not in SHORT_SUITES:
-            continue
-        if r.get("n_samples") is None:  # a group
-            continue
-        base = r["metric"].split(",")[0]
+        base = r["metric"].split(",")[0] if _short_leaf(r) else None
         if base in HEADLINE:
-            found[r["label"]][r["task"]].setdefault(base, 100.0 * float(r["value"]))
-    return {
-        label: {task: next(m[h] for h in HEADLINE if h in m) for task, m in tasks.items()}
-        for label, tasks in found.items()
-    }
+            found[r["task"]].setdefault(base, 100.0 * float(r["value"]))
+    return {task: next(m[h] for h in HEADLINE if h in m) for task, m in found.items()}
 
 
 def ruler_scores(records: list[dict[str, Any]]) -> dict[str, dict[int | None, float]]:

@@ -124,11 +124,11 @@ def suite_short_lines(records: list[dict[str, Any]]) -> list[str]:
     """Markdown rows of the ``short`` or ``short_tiny`` suite's Short Avg (0-100), as compare
     and the tables compute it: each category's tasks and their mean headline score, then the
     mean of the means (none without such records)."""
-    from longred_bench.reports.compare_report import short_scores
+    from longred_bench.reports.compare_report import headline_scores
     from longred_bench.reports.short_avg import short_categories
 
     cats = short_categories(records)
-    scores = short_scores([{**r, "label": ""} for r in records]).get("", {})
+    scores = headline_scores(records)
     means = category_means(scores, cats)
     if not means:
         return []

@@ -398,11 +398,9 @@ def tiny_base_build(model: str, role: str) -> list[str]:
     """A plan's line that ``model``, where it is tiny-base (``role``: what it is to the plan),
     is built before anything runs (not counted in the plan: 15 minutes the first time), where
     this cache lacks it."""
-    if model != "tiny-base":
-        return []
-    from longred_bench.jobs.tiny_base import tiny_base_run_dir
+    from longred_bench.jobs.limits import tiny_base_built
 
-    if (tiny_base_run_dir() / "final" / "config.json").is_file():
+    if model != "tiny-base" or tiny_base_built():
         return []
     return [f"Before anything runs: tiny-base, {role}, is built (about 15 min on 2 CPU cores; "
             "not counted above): not built in this cache yet."]  # fmt: skip

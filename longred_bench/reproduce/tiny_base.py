@@ -74,9 +74,9 @@ def _steps(ctx: Context) -> list[Step]:
 
 
 def _note(ctx: Context) -> str | None:
-    from longred_bench.jobs.tiny_base import tiny_base_run_dir
+    from longred_bench.jobs.limits import tiny_base_built
 
-    if (tiny_base_run_dir() / "final" / "config.json").is_file():
+    if tiny_base_built():
         return "tiny-base is built"
     return "tiny-base is built first (about 15 min on 2 CPU cores), then continued 1.5x"
 

@@ -194,9 +194,19 @@ def floor_text(*means: float | None) -> str:
     return f" RULER {shown}: all below the floor of {RULER_FLOOR:g} points."
 
 
+def signed(value: float, digits: int = 2) -> str:
+    """``+1.23``: a signed number at ``digits`` decimals, or with as many more (up to 3) as show
+    a value that is not zero as not zero (``-0.0004``, not ``-0.000``); smaller, ``-2.0e-07``."""
+    for places in range(digits, digits + 4):
+        text = f"{value:+.{places}f}"
+        if value == 0 or text.strip("+-0.") or math.isnan(value):
+            return text
+    return f"{value:+.1e}"
+
+
 def fmt_interval(ci: Interval, digits: int = 2) -> str:
-    """``+1.23 [+0.50, +2.01]``: a signed difference and its interval."""
-    return f"{ci.estimate:+.{digits}f} [{ci.low:+.{digits}f}, {ci.high:+.{digits}f}]"
+    """``+1.23 [+0.50, +2.01]``: a signed difference and its interval (each by :func:`signed`)."""
+    return f"{signed(ci.estimate, digits)} [{signed(ci.low, digits)}, {signed(ci.high, digits)}]"
 
 
 def verdicts_markdown(verdicts: Sequence[Verdict]) -> list[str]:

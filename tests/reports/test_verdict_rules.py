@@ -14,10 +14,12 @@ from longred_bench.reports.verdict_rules import (
     UNDECIDED,
     Verdict,
     combine,
+    fmt_interval,
     judge,
     long_margin,
     premise_gate,
     scaled_effect,
+    signed,
 )
 
 
@@ -114,3 +116,22 @@ def test_recovered_effect_is_the_papers_fraction_of_the_baselines_loss_here() ->
     assert paper_recovered_b("ABF", 4.0, "LongReD-C", "Long") == pytest.approx(both)
     assert paper_recovered_b("ABF", 4.0, "LongReD-C", None) is None
     assert paper_recovered_b("PI", 3.0, "LongReD-C", "Long") is None  # no such setting
+
+
+@pytest.mark.parametrize(
+    ("value", "digits", "text"),
+    [
+        (1.234, 2, "+1.23"),
+        (0.0, 3, "+0.000"),
+        (-0.0004, 3, "-0.0004"),
+        (0.00004, 2, "+0.00004"),
+        (-2e-7, 3, "-2.0e-07"),
+        (-0.0004, 2, "-0.0004"),
+    ],
+)
+def test_a_signed_value_that_is_not_zero_never_reads_zero(value, digits, text):
+    assert signed(value, digits) == text
+
+
+def test_an_interval_shows_a_small_negative_end_as_negative():
+    assert fmt_interval(Interval(0.01, -0.0003, 0.02), 3) == "+0.010 [-0.0003, +0.020]"

@@ -23,6 +23,7 @@ from typing import Any
 
 from longred_bench.metrics.retention import category_means, longred_avg, retention
 from longred_bench.reports import provenance
+from longred_bench.reports.drift_report import cosines
 from longred_bench.reports.short_avg import (
     HEADLINE,
     NO_GROUP,
@@ -207,6 +208,10 @@ def build_compare_report(
         "| Short retention | RULER retention | hidden cosine | attention KL (nats/row) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    measured = [label for label in labels if label in drift]
+    cosine = dict(
+        zip(measured, cosines([drift[lb]["mean_hidden_cosine"] for lb in measured]), strict=True)
+    )
     for label in labels:
         row = summary[label]
         base = summary[original]
@@ -216,7 +221,7 @@ def build_compare_report(
             f"| {_fmt(row['avg'])} "
             f"| {_fmt(_ratio(row['short'], base['short']), 3) if label != original else ''} "
             f"| {_fmt(_ratio(row['ruler'], base['ruler']), 3) if label != original else ''} "
-            f"| {_fmt(d['mean_hidden_cosine'], 4) if d else ''} "
+            f"| {cosine.get(label, '')} "
             f"| {_kl(d['mean_attention_kl']) if d else ''} |"
         )
     lines.append("")

@@ -359,3 +359,27 @@ def test_a_figure_the_report_no_longer_shows_is_not_left_beside_it(tmp_path: Pat
     assert {p.name for p in paths} == {"compare.md", "retention.png"}
     left = {p.name for p in tmp_path.iterdir()}
     assert left == {"compare.md", "retention.png", "notes.png"}  # not compare's: kept
+
+
+def test_near_one_cosines_keep_the_digits_that_tell_extensions_apart(tmp_path: Path) -> None:
+    """compare.md's Summary printed 1.0000 for both of two extensions of cosine 0.999993 and
+    0.999991; it writes them as drift.md does."""
+    labels = ["original", "pi:factor=4", "pi:factor=2"]
+    records = _tiny_records() + [
+        {**r, "label": "pi:factor=2"} for r in _tiny_records() if r["label"] == "pi:factor=4"
+    ]
+    for label, cos in (("pi:factor=4", 0.999991), ("pi:factor=2", 0.999993)):
+        common = {"label": label, "original": "m", "extension": label, "texts": "brown",
+                  "seq_len": 64, "num_texts": 2, "num_tokens": 128}  # fmt: skip
+        records += [
+            {"kind": "drift_layer", **common, "layer": 1, "hidden_cosine": cos,
+             "attention_kl": 1e-4},
+            {"kind": "drift_summary", **common, "mean_hidden_cosine": cos,
+             "last_hidden_cosine": cos, "mean_attention_kl": 1e-4, "top_m": 1,
+             "selected_layers": [1]},
+        ]  # fmt: skip
+    report.build_compare_report(records, labels, tmp_path, title="t", command="c")
+    summary = {
+        row[0]: row[7] for row in _table((tmp_path / "compare.md").read_text(), "## Summary")
+    }
+    assert summary == {"original": "", "pi:factor=4": "0.999991", "pi:factor=2": "0.999993"}

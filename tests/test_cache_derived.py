@@ -111,6 +111,12 @@ def test_verify_results_checks_a_compare_out_folder(
     assert main(["data", "verify", "--results", str(plain)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("unrecorded") and "nothing to check" in out and "delete" not in out
+    empty = tmp_path / "mistyped"  # a folder no compare wrote is no pass
+    empty.mkdir()
+    assert main(["data", "verify", "--results", str(empty)]) == 1
+    out = capsys.readouterr().out
+    assert f"no cached results under {empty}: pass the folder `compare --out` wrote" in out
+    assert out.splitlines()[-1] == "0 entries checked, 0 bad, 1 folder(s) without results"
 
 
 _GENERATE_SCRIPT = """

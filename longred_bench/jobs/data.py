@@ -64,14 +64,16 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_verify(args: argparse.Namespace) -> int:
     """Print one line per entry; exit status 1 if any is bad (corrupt, partial, missing, or not
-    fetched though named in ``--sources``)."""
+    fetched though named in ``--sources``) or a ``--results`` folder holds no results."""
     for name in args.sources or []:
         get_source(name)  # an unknown name fails before anything is printed
     results = verify(args.sources, cache=args.cache) if not args.results or args.sources else []
+    empty = 0
     for folder in args.results or []:
         found = verify_results(folder)
-        if not found:
-            print(f"no cached results under {folder}")
+        if not found:  # a mistyped folder, or one no compare wrote: not a pass
+            empty += 1
+            print(f"no cached results under {folder}: pass the folder `compare --out` wrote")
         results += found
     for result in results:
         print(_in_cache(result.line(), args.cache), flush=True)
@@ -79,5 +81,6 @@ def run_verify(args: argparse.Namespace) -> int:
     noun = "entry" if len(results) == 1 else "entries"
     unfetched = sum(result.status == "not fetched" for result in results)
     more = f", {unfetched} not fetched" if unfetched else ""
-    print(f"{len(results)} {noun} checked, {bad} bad{more}")
-    return 1 if bad else 0
+    empty_text = f", {empty} folder(s) without results" if empty else ""
+    print(f"{len(results)} {noun} checked, {bad} bad{more}{empty_text}")
+    return 1 if bad or empty else 0

@@ -141,6 +141,31 @@ def resolved_mapping(path: Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]
     return merge(base, data)
 
 
+def _ancestors(path: Path) -> list[Path]:
+    """The files ``path`` extends, nearest first (``resolved_mapping`` has read them all)."""
+    out: list[Path] = []
+    while isinstance(parent := read_mapping(path).get("extends"), str):
+        path = profile_file(parent, relative_to=path).resolve()
+        if path in out:
+            break
+        out.append(path)
+    return out
+
+
+def _at_its_origin(exc: UserError, path: Path) -> UserError:
+    """``exc`` (a key of ``path``'s resolved profile refused) said of the file the key comes from:
+    the farthest file of its ``extends`` chain whose own profile gives the same error (a parent's
+    ``model.window: banana`` was reported against the child that extends it)."""
+    for ancestor in reversed(_ancestors(path)):
+        data = resolved_mapping(ancestor)
+        try:
+            build(Profile, {**data, "name": data.pop("name", ancestor.stem)}, file=str(ancestor))
+        except UserError as theirs:
+            if str(theirs).replace(str(ancestor), str(path), 1) == str(exc):
+                return UserError(f"{theirs} (extended by {path})")
+    return exc
+
+
 def _local(name: str) -> bool:
     """Whether a model name is a local path (see :func:`check_model_path`)."""
     return name.startswith(("/", "./", "../", "~")) or name.endswith(".gguf")
@@ -166,7 +191,10 @@ def _load(path: Path, mtime_ns: int, cwd: str) -> Profile:
         raise UserError(f"profile {path}: its name {name!r} is a built-in profile's, whose "
                         "reports and runs it would replace; set `name:` to one of your own (or "
                         "rename the file)")  # fmt: skip
-    profile = build(Profile, {**data, "name": name}, file=str(path))
+    try:
+        profile = build(Profile, {**data, "name": name}, file=str(path))
+    except UserError as exc:
+        raise _at_its_origin(exc, path) from None
     check_model_path(profile.model.name, path)
     check_fallback(profile.model.fallback, path)
     check_ruler_tasks(profile.evaluation.ruler.tasks, str(path), "evaluation.ruler.tasks")

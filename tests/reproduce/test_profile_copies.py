@@ -1,7 +1,8 @@
 """A user's profile file beyond the schema: a copy of a built-in one (what its fallback stands
 in for, every table it cannot run named at once), a local model of the user's (its jobs pin no
 model, a file that is no model refused), ``reproduce all`` on it (without tiny-base's report),
-and a table's own empty list of extensions."""
+a table's own empty list of extensions, and an error in a file another extends, named at that
+file."""
 
 from __future__ import annotations
 
@@ -133,3 +134,26 @@ def test_a_profile_naming_a_file_as_its_model_is_refused_by_show(tmp_path, capsy
         f"error: profile {mine}: model.name: {afile} is not a Hugging Face model directory (no "
         "config.json)\n"
     )
+
+
+def test_an_error_in_a_file_another_extends_is_named_at_that_file(tmp_path, capsys):
+    """A parent's bad value was reported against the child (which never wrote it); a value the
+    child sets is still the child's, and a grandchild's error names the file that wrote it."""
+    parent, child, grandchild = (tmp_path / f"{n}.yaml" for n in ("parent", "child", "grand"))
+    parent.write_text("extends: smoke\nmodel: {window: banana}\n")
+    child.write_text("extends: parent.yaml\n")
+    grandchild.write_text("extends: child.yaml\n")
+    for file in (child, grandchild):
+        assert main(["profiles", "show", str(file)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err == (f"error: profile {parent}: model.window must be an integer, got 'banana' "
+                       f"(extended by {file})")  # fmt: skip
+    child.write_text("extends: parent.yaml\nmodel: {window: apple}\n")
+    assert main(["profiles", "show", str(grandchild)]) == 2
+    assert f"error: profile {child}: model.window must be an integer, got 'apple'" in (
+        capsys.readouterr().err
+    )
+    parent.write_text("model: {window: 256}\n")  # not a profile alone: the child completes it
+    child.write_text("extends: parent.yaml\nmodel: {name: tiny-random, window: x}\n")
+    assert main(["profiles", "show", str(child)]) == 2
+    assert capsys.readouterr().err.startswith(f"error: profile {child}: model.window must be")

@@ -167,7 +167,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     if cfg.suite == paper_suite.SUITE and paper_suite.runs_offline(cfg.tasks):
         print(f"[eval] {paper_suite.offline_line(args.tasks)}", flush=True)
-    wrote(eval_command(cfg, Path(args.out), progress=not args.quiet), start)
+    wrote(eval_command(cfg, Path(args.out), progress=not args.quiet, command=command_line(args)),
+          start)  # fmt: skip
     return 0
 
 

@@ -22,7 +22,7 @@ from longred_bench.jobs.builds import result_builds
 from longred_bench.jobs.heartbeat import heartbeat
 from longred_bench.jobs.resume import REQUESTS, request_cache, saved_responses
 from longred_bench.reports.eval_report import write_eval_report
-from longred_bench.results import Provenance, config_hash, write_records
+from longred_bench.results import Provenance, config_hash, read_records, write_records
 
 
 def samples_run(cache: Path, cfg: EvalConfig) -> str:
@@ -34,12 +34,15 @@ def samples_run(cache: Path, cfg: EvalConfig) -> str:
     return config_hash({"responses": cache.name, "config": ran})
 
 
-def eval_command(cfg: EvalConfig, out: Path, *, progress: bool = True) -> list[Path]:
+def eval_command(
+    cfg: EvalConfig, out: Path, *, progress: bool = True, command: str | None = None
+) -> list[Path]:
     """Run ``cfg`` and write ``out/eval.jsonl``, ``out/lm_eval_results.json`` (lm-eval suites),
     ``out/eval.md``, the plots and, with ``cfg.log_samples``, ``out/samples/<task>.jsonl.gz``
     (every task's documents, a resumed run's included: the reused responses are logged too;
     without it, an earlier run's ``samples/`` stays only where it is this run's documents,
-    :func:`~longred_bench.evaluation.samples.keep_samples`); returns the paths written."""
+    :func:`~longred_bench.evaluation.samples.keep_samples`); returns the paths written.
+    ``command`` (the command line) heads ``eval.md``, above its device and commit line."""
     cache = request_cache(out, cfg)
     saved = saved_responses(cache)
     if saved:
@@ -89,7 +92,8 @@ def eval_command(cfg: EvalConfig, out: Path, *, progress: bool = True) -> list[P
             print(f"[eval] moved the files of {out / SAMPLES} to {aside}: an earlier run's "
                   "documents, of other responses or settings than this run's; pass "
                   "--log-samples to log this run's", flush=True)  # fmt: skip
-    paths += write_eval_report(result.records, out, title, members, samples=counts)
+    paths += write_eval_report(read_records(paths[0]), out, title, members, samples=counts,
+                               command=command)  # fmt: skip
     paths += logged.values()
     skipped = sum(f.over_length for f in result.fits)
     if skipped:

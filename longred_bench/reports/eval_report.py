@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.metrics.retention import category_means
+from longred_bench.reports import provenance
 from longred_bench.reports.ruler_plot import plot_ruler_lengths
 from longred_bench.reports.short_avg import paper_categories, paper_scores, short_avg
 
@@ -144,14 +145,20 @@ def write_eval_report(
     title: str,
     members: list[str] | None = None,
     samples: dict[Path, int] | None = None,
+    command: str | None = None,
 ) -> list[Path]:
     """Write ``out/eval.md`` and the figures the records call for; return the paths.
     ``members`` (one line per suite member) is shown as written, above the Short Avg;
     ``samples`` (``eval --log-samples``: each file of logged documents, relative to ``out``, and
-    its number of documents) is listed at the end."""
+    its number of documents) is listed at the end. Below the title: ``command`` (the command
+    line), then the device and commit the records name."""
     out.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
     lines = [f"# {title}", ""]
+    if command:
+        lines += [f"Command: `{command}`", ""]
+    devices, code = provenance(records)
+    lines += [f"Device: {devices}. Commit {code}.", ""]
     if any(r.get("kind") == "eval" for r in records):
         lines += [*metrics_table(records), ""]
     if members:

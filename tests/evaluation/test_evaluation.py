@@ -169,6 +169,9 @@ def test_eval_cli_tiny(tmp_path: Path, benchmarks_cache: None) -> None:
     rows = [line.split(" | ")[0] for line in md.splitlines() if line.startswith("| longred_")]
     assert rows == ["| longred_arc_easy", "| longred_boolq"]  # each task once
     assert "| longred_boolq | 0.0000 |  | 1 | 3 |" in md  # one scored, three over-length
+    head = md.splitlines()[2:5]  # the command that ran, then the device and commit it ran at
+    assert head[0].startswith(f"Command: `longred-bench {' '.join(argv)}") and head[1] == ""
+    assert head[2].startswith("Device: ") and ". Commit `" in head[2]
 
 
 @pytest.mark.integration

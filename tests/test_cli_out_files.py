@@ -220,3 +220,40 @@ def test_a_pairs_compare_and_a_plain_compare_keep_their_folders_apart(tmp_path, 
     assert main([*argv, "--out", str(index)]) == 2
     assert "holds the compares of a pairs file (pairs.md)" in capsys.readouterr().err
     assert sorted(p.name for p in plain.iterdir()) == ["compare.md"]
+
+
+@pytest.mark.integration
+def test_a_drift_given_its_extensions_in_another_order_is_the_same_drift(tmp_path, capsys):
+    """``--rope A B`` after a run of ``--rope B A`` was refused as another config's (finished)
+    or would have started its saved windows over (interrupted): it takes the saved order."""
+    import json
+
+    from longred_bench.cli.outputs import saved_drift_order
+    from longred_bench.jobs.configs import DriftConfig
+    from longred_bench.jobs.drift import PARTIAL
+
+    out = tmp_path / "d"
+    argv = [*DRIFT, str(out)]
+    argv[argv.index("pi:factor=2")] = "abf:theta=1e5 pi:factor=2"
+    argv = " ".join(argv).split()  # two specs
+    assert main(argv) == 0
+    capsys.readouterr()
+    swapped = list(argv)
+    i = swapped.index("abf:theta=1e5")
+    swapped[i : i + 2] = ["pi:factor=2", "abf:theta=1e5"]
+    assert main(swapped) == 0
+    assert capsys.readouterr().out.startswith(f"{out} holds this drift, measured")
+    swapped[swapped.index("pi:factor=2")] = "pi:factor=4"  # another extension: still refused
+    assert main(swapped) == 2
+    assert "another config (differs in rope)" in capsys.readouterr().err
+
+    saved = DriftConfig(original="tiny-random", rope=("abf:theta=1e5", "pi:factor=2"))
+    mine = DriftConfig(original="tiny-random", rope=("pi:factor=2", "abf:theta=1e5"))
+    partial = tmp_path / "p"
+    partial.mkdir()
+    (partial / PARTIAL).write_text(json.dumps({"config": saved.to_dict(), "texts": {}}))
+    assert saved_drift_order(partial, mine.to_dict()) == {
+        "rope": ("abf:theta=1e5", "pi:factor=2"), "extended": ()
+    }  # fmt: skip
+    other = DriftConfig(original="tiny-random", rope=mine.rope, seq_len=64)
+    assert saved_drift_order(partial, other.to_dict()) == {}  # another seq_len: not the same

@@ -9,6 +9,7 @@ import os
 import shlex
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +36,7 @@ from longred_bench.cli.outputs import (
     check_out_dir,
     check_out_outside,
     check_results_config,
+    saved_drift_order,
 )
 from longred_bench.errors import UserError
 
@@ -89,6 +91,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
         device=args.device, dtype=args.dtype,
     )  # fmt: skip
     check_extensions(cfg.original, cfg.rope)
+    cfg = replace(cfg, **saved_drift_order(Path(args.out), cfg.to_dict()))  # resumes in order
     check_drift_out(Path(args.out), cfg.to_dict())  # another config's results: refused
     from longred_bench.jobs.drift import PARTIAL
 

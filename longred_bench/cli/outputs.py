@@ -203,6 +203,38 @@ def check_drift_out(out: Path, mine: dict[str, Any]) -> None:
             )
 
 
+def saved_drift_order(out: Path, mine: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """``{"rope": ..., "extended": ...}`` in the order a drift saved in ``out`` (its interrupted
+    windows, else its finished results) lists them, where that drift is ``mine`` (a
+    ``to_dict``) but for their order; else ``{}``. A run given its own extensions in another
+    order takes them in the saved order: its windows resume (they resume only under their exact
+    config) and its finished results are found, not refused as another config's."""
+    import json
+
+    import yaml
+
+    from longred_bench.jobs.drift import PARTIAL
+
+    order = ("rope", "extended")
+    for name in (PARTIAL, "config.yaml"):
+        try:
+            text = (out / name).read_text()
+            theirs = json.loads(text)["config"] if name == PARTIAL else yaml.safe_load(text)
+            if not set(mine) <= set(theirs):  # config.yaml adds the wall time
+                continue
+            if all(
+                same_files(k, theirs[k]) == same_files(k, mine[k]) for k in mine if k not in order
+            ) and all(
+                sorted(map(str, same_files(k, theirs[k]) or ()))
+                == sorted(map(str, same_files(k, mine[k]) or ()))
+                for k in order
+            ):
+                return {k: tuple(same_files(k, theirs[k]) or ()) for k in order}  # fmt: skip
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError):
+            continue
+    return {}
+
+
 def foreign_config(out: Path, command: str, key: str) -> None:
     """Refuse an ``out`` whose ``config.yaml`` (which ``command`` writes there) is not one
     ``command`` wrote: not YAML, or a mapping without ``key`` (a drift's ``original``, a

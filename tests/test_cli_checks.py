@@ -420,6 +420,30 @@ def test_a_model_folder_transformers_refuses_is_one_line(
     assert ("trust_remote_code=True" in last) == (kind == "custom")
 
 
+@pytest.mark.parametrize("command", ["eval", "drift"])
+def test_a_model_folder_without_weights_is_named_so(tmp_path, capsys, saved_tiny, command):
+    """A folder saved without its weights was answered with the loader's "(offline? zoo names:
+    ...)", advice for a hub id; a dry run, which reads the config alone, still plans it."""
+    import shutil
+
+    spec = tmp_path / "m"
+    shutil.copytree(saved_tiny, spec)
+    for path in spec.glob("*.safetensors"):
+        path.unlink()
+    argv = {
+        "eval": ["eval", "--model", str(spec), "--suite", "ppl"],
+        "drift": ["drift", "--original", str(spec), "--rope", "pi:factor=2"],
+    }[command]
+    assert main([*argv, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"error: model '{spec}': the folder holds a config.json but no weights "
+                   "(model.safetensors, pytorch_model.bin or a sharded index); give the folder "
+                   "save_pretrained wrote, weights included\n")  # fmt: skip
+    assert not (tmp_path / "o").exists()
+    if command == "eval":
+        assert main([*argv, "--dry-run"]) == 0
+
+
 def test_psa_lines_in_another_order_are_the_same_config(tmp_path) -> None:
     """psa's --rope lines (and models, lengths, decodings) are measured each on its own: in
     another order they were refused as another config."""

@@ -38,13 +38,15 @@ def measure_anchors(
     ``shares`` per word type, and how they were measured; read from ``out/impact.json`` when
     there and measured for this config (the hash of the run's config it keeps; one of another
     config, left by an interrupted run whose config was then changed, is set aside and the
-    anchors measured again). ``train(cfg, out, resume=..., progress=...)`` trains the brief
-    run."""
+    anchors measured again; one set aside earlier for this config is moved back). Measured on
+    the run's device and dtype, one window at a time. ``train(cfg, out, resume=...,
+    progress=...)`` trains the brief run."""
     import torch
 
     from longred_bench.cache import atomic_write_text
     from longred_bench.models.loading import extended_config, load, load_config
     from longred_bench.results import config_hash
+    from longred_bench.training.build import resolve_device
     from longred_bench.training.checkpoint import latest_checkpoint
     from longred_bench.training.data import window_set
     from longred_bench.training.impactful_tokens import (
@@ -54,13 +56,6 @@ def measure_anchors(
         type_shares,
     )
 
-    key = config_hash(cfg.to_dict())
-    path = out / IMPACT
-    if path.is_file():
-        impact = json.loads(path.read_text())
-        if impact.get("config", key) == key:  # one written before the key was kept: this run's
-            return impact
-        _set_aside(out, impact["config"], progress)  # of a config the run no longer has
     target = int(extended_config(load_config(cfg.model), cfg.rope).max_position_embeddings)
     # About as many tokens a step as the run's long stage reads (its share of tokens_per_step),
     # in whole rows of the target window.
@@ -71,15 +66,30 @@ def measure_anchors(
         checkpoint_every=cfg.impact_steps, schedule="constant", warmup_steps=0,
         tokens_per_step=rows * target,
     )  # fmt: skip
+    # Keyed by what the measurement reads (the brief run and its windows), not by the run's own
+    # settings (keep_other, steps, replay): another value of those measures nothing again.
+    key = config_hash({"brief": brief.to_dict(), "windows": IMPACT_WINDOWS})
+    path = out / IMPACT
+    if path.is_file():
+        impact = json.loads(path.read_text())
+        # One written before the key was kept, or keyed by the whole config as before: this run's.
+        if impact.get("config", key) in (key, config_hash(cfg.to_dict())):
+            return _reused(impact, path, progress)
+        _set_aside(out, impact["config"], progress)  # of a config the run no longer has
+    if _restore(out, key):  # measured for this config before, then set aside
+        return _reused(json.loads(path.read_text()), path, progress)
     brief_dir = out / "impact"
     extended = train(brief, brief_dir, resume=latest_checkpoint(brief_dir) is not None,
                      progress=progress)  # fmt: skip
     brief_info = json.loads((brief_dir / "run.json").read_text())
-    original = load(cfg.model)
+    device, dtype = resolve_device(cfg)  # the run's device: two models, long windows
+    original = load(cfg.model, device=device, dtype=dtype)
     ids, _ = window_set(original.tokenizer, cfg.long_data, target, seed=cfg.seed)
     ids = ids[:IMPACT_WINDOWS]
     with torch.no_grad():
-        change = logit_change(original.model.eval(), load(str(extended)).model.eval(), ids)
+        briefly = load(str(extended), device=device, dtype=dtype).model.eval()
+        change = logit_change(original.model.eval(), briefly, ids.to(device))
+    del briefly
     lifts = type_lifts(change, ids, original.tokenizer)
     impact = {
         "anchors": list(measured_anchors(lifts)),
@@ -100,14 +110,50 @@ def measure_anchors(
     return impact
 
 
+def _reused(impact: dict[str, Any], path: Path, progress: bool) -> dict[str, Any]:
+    """``impact``, read from ``path``, said in one line."""
+    if progress:
+        windows = impact.get("windows", "?")
+        print(f"[longrecipe] anchors {impact['anchors']} from {path} (measured over {windows} "
+              "window(s)): nothing to measure", flush=True)  # fmt: skip
+    return impact
+
+
+def _aside_tag(out: Path, key: str) -> str:
+    """``impact.<hash>`` (the first 12 hex digits of the config's key), or with ``-2``, ``-3``...
+    where that name is taken: a set-aside never replaces another."""
+    tag, n = f"impact.{str(key)[:12]}", 1
+    while (out / (tag if n == 1 else f"{tag}-{n}")).exists() or (
+        out / f"{tag if n == 1 else f'{tag}-{n}'}.json"
+    ).exists():
+        n += 1
+    return tag if n == 1 else f"{tag}-{n}"
+
+
 def _set_aside(out: Path, key: str, progress: bool) -> None:
     """Move the brief run and ``impact.json`` of another config out of the way, under names
-    carrying that config's hash (``impact.<hash>/``, ``impact.<hash>.json``): nothing is
-    deleted."""
-    tag = str(key)[:12]
-    for name, aside in (("impact", f"impact.{tag}"), (IMPACT, f"impact.{tag}.json")):
+    carrying that config's hash (``impact.<hash>/``, ``impact.<hash>.json``; :func:`_restore`
+    moves them back when that config runs again): nothing is deleted."""
+    tag = _aside_tag(out, key)
+    for name, aside in (("impact", tag), (IMPACT, f"{tag}.json")):
         if (out / name).exists():
             (out / name).replace(out / aside)
     if progress:
         print(f"[longrecipe] {out / IMPACT} was measured for another config: set aside as "
-              f"impact.{tag}.json; measuring this config's anchors", flush=True)  # fmt: skip
+              f"{tag}.json; measuring this config's anchors", flush=True)  # fmt: skip
+
+
+def _restore(out: Path, key: str) -> bool:
+    """Move back the measurement of ``key`` that :func:`_set_aside` put aside (an interrupted
+    run's settings changed and changed back); whether there was one."""
+    tag = f"impact.{str(key)[:12]}"
+    aside = out / f"{tag}.json"
+    try:
+        if json.loads(aside.read_text()).get("config") != key:
+            return False
+    except (OSError, ValueError, AttributeError):
+        return False
+    if (out / tag).is_dir() and not (out / "impact").exists():
+        (out / tag).replace(out / "impact")
+    aside.replace(out / IMPACT)
+    return True

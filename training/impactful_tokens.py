@@ -86,17 +86,22 @@ def word_type(text: str) -> str:
 def logit_change(
     original: torch.nn.Module, extended: torch.nn.Module, ids: torch.Tensor
 ) -> torch.Tensor:
-    """``[B, T]`` fp32: the extended model's logit of each observed token minus the original's,
-    both given the same prefix at ordinary positions; position 0 is 0."""
+    """``[B, T]`` fp32 on the CPU: the extended model's logit of each observed token minus the
+    original's, both given the same prefix at ordinary positions; position 0 is 0. One window
+    (row) at a time: a batch's ``[B, T, vocab]`` logits held 13 GB at 32 windows of 1,024 tokens
+    (206 GB at 32K)."""
     import torch
 
     out = torch.zeros(ids.shape, dtype=torch.float32)
-    target = ids[:, 1:].unsqueeze(-1)
     scores = []
     for model in (original, extended):
-        with torch.no_grad():
-            logits = model(ids).logits[:, :-1].float()
-        scores.append(logits.gather(-1, target).squeeze(-1).cpu())
+        rows = []
+        for row in ids.split(1):
+            with torch.no_grad():
+                logits = model(row).logits[:, :-1]
+            rows.append(logits.gather(-1, row[:, 1:].unsqueeze(-1)).squeeze(-1).float().cpu())
+            del logits
+        scores.append(torch.cat(rows))
     out[:, 1:] = scores[1] - scores[0]
     return out
 

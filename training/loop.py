@@ -34,7 +34,7 @@ from tqdm.auto import tqdm
 
 from longred_bench.cache import atomic_dir, atomic_write_text
 from longred_bench.errors import UserError
-from longred_bench.results import Provenance, config_hash
+from longred_bench.results import Provenance
 from longred_bench.training.build import Run, build_run, schedule_factor
 from longred_bench.training.checkpoint import (
     latest_checkpoint,
@@ -70,21 +70,29 @@ def total_steps(cfg: TrainConfig) -> int:
     return METHODS[cfg.recipe].total_steps(cfg)
 
 
+BOOKKEEPING = ("checkpoint_every", "keep_checkpoints")
+"""Settings that change which checkpoints are kept, not what trains: a run resumes under
+others (more frequent checkpoints, fewer kept)."""
+
+
 def check_run_dir(cfg: TrainConfig, out: Path, resume: bool) -> bool:
     """Refuse, before any work (a recipe's preparation included), an ``out`` holding a run of
-    another config, a run without ``resume``, or nothing to resume; True where ``resume`` finds
-    the run of this config finished (its ``final/`` and ``run.json`` written: nothing to
+    another config (but for :data:`BOOKKEEPING`), a run without ``resume``, or nothing to
+    resume; True where ``resume`` finds the run of this config finished, its checkpoints kept
+    or not (its ``final/`` and ``run.json`` written: nothing to
     train, and its records stay those of the call that trained it)."""
     saved = out / "config.yaml"
-    if latest_checkpoint(out) is not None:
+    finished = (out / "final" / "config.json").is_file() and (out / "run.json").is_file()
+    # A finished run whose checkpoints were deleted (to save disk) is a run all the same.
+    if latest_checkpoint(out) is not None or (finished and saved.is_file()):
         previous = _same_models(yaml.safe_load(saved.read_text()), cfg)
-        if config_hash(previous) != config_hash(cfg.to_dict()):
-            changed = sorted(k for k in cfg.to_dict() if previous.get(k) != cfg.to_dict()[k])
+        mine = cfg.to_dict()
+        changed = sorted(k for k in mine if k not in BOOKKEEPING and previous.get(k) != mine[k])
+        if changed or any(k not in mine for k in previous):
             raise UserError(
                 f"{out} holds a run of another config (differs in {', '.join(changed) or 'keys'}):"
-                " use a new --out, or the same config to resume"
+                " use a new --out" + ("" if finished else ", or the same config to resume")
             )
-        finished = (out / "final" / "config.json").is_file() and (out / "run.json").is_file()
         if not resume and finished:
             raise UserError(f"{out} holds this run, finished ({out / 'final'}): nothing to "
                             "train; use a new --out to train it again")  # fmt: skip

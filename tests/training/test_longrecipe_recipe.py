@@ -138,3 +138,22 @@ def test_longrecipe_measures_its_anchors_then_selects(
     tag = impact["config"][:12]
     assert json.loads((other / f"impact.{tag}.json").read_text()) == impact
     assert (other / f"impact.{tag}" / "final" / "config.json").is_file()
+    # Settings changed back and forth on an interrupted run: each measurement is moved back, not
+    # measured again (the second switch crashed: "Directory not empty"); the run's own settings
+    # (keep_other, steps) are no other measurement.
+    from longred_bench.training.anchors import measure_anchors
+
+    def measured_again(*args, **kwargs):
+        raise AssertionError("the anchors were measured again")
+
+    switch = tmp_path / "switch"
+    shutil.copytree(other, switch, ignore=lambda folder, names: [
+        n for n in names if not n.startswith("impact")])  # fmt: skip
+    assert measure_anchors(cfg, switch, train=measured_again, progress=False) == impact
+    assert json.loads((switch / f"impact.{again['config'][:12]}.json").read_text()) == again
+    assert not (switch / f"impact.{tag}.json").exists()
+    for _ in range(2):
+        assert measure_anchors(changed, switch, train=measured_again, progress=False) == again
+        assert measure_anchors(cfg, switch, train=measured_again, progress=False) == impact
+    looser = cfg.replace(keep_other=0.9, steps=3)
+    assert measure_anchors(looser, switch, train=measured_again, progress=False) == impact

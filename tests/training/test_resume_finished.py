@@ -28,3 +28,38 @@ def test_resuming_a_finished_run_trains_and_writes_nothing(tmp_path, capsys) -> 
     with pytest.raises(UserError, match="holds a run of another config"):
         run_training(other, out, progress=False)
     assert not (out / "impact").exists()
+
+
+@pytest.mark.integration
+def test_a_finished_run_without_its_checkpoints_is_still_a_run(tmp_path, capsys) -> None:
+    """A finished run whose checkpoints/ were deleted (to save disk) was replaced by any config
+    without a word (final/, metrics, run.json); it is refused, and resuming it trains nothing."""
+    import shutil
+
+    out = tmp_path / "run"
+    cfg = smoke("cpt", steps=2)
+    final = run_training(cfg, out, progress=False)
+    shutil.rmtree(out / "checkpoints")
+    kept = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    with pytest.raises(UserError, match=r"another config \(differs in lr\): use a new --out$"):
+        run_training(cfg.replace(lr=1e-3), out, progress=False)
+    with pytest.raises(UserError, match=r"holds this run, finished .*: nothing to train"):
+        run_training(cfg, out, progress=False)
+    capsys.readouterr()
+    assert run_training(cfg, out, resume=True) == final
+    assert f"{out} holds this run finished" in capsys.readouterr().out
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == kept
+
+
+@pytest.mark.integration
+def test_a_run_resumes_with_other_checkpoint_settings(tmp_path) -> None:
+    """checkpoint_every and keep_checkpoints change which checkpoints are kept, not what trains:
+    a resume under others was refused as another config's."""
+    out = tmp_path / "run"
+    cfg = smoke("cpt", steps=3, checkpoint_every=1)
+    run_training(cfg, out, progress=False, stop_after=1)
+    assert not (out / "final").exists()
+    other = cfg.replace(checkpoint_every=2, keep_checkpoints=1)
+    assert (run_training(other, out, resume=True, progress=False) / "config.json").is_file()
+    with pytest.raises(UserError, match=r"differs in lr"):  # what trains still counts
+        run_training(cfg.replace(lr=1e-3), out, resume=True, progress=False)

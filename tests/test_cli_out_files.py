@@ -257,3 +257,22 @@ def test_a_drift_given_its_extensions_in_another_order_is_the_same_drift(tmp_pat
     }  # fmt: skip
     other = DriftConfig(original="tiny-random", rope=mine.rope, seq_len=64)
     assert saved_drift_order(partial, other.to_dict()) == {}  # another seq_len: not the same
+
+
+@pytest.mark.integration
+def test_continuing_a_run_from_its_config_takes_its_profile(tmp_path, capsys):
+    """training.md's ``train --config out/config.yaml --out out --resume`` was refused for any run
+    not at ``tiny`` ("says profile: smoke, the run is profile tiny"), a profile never named."""
+    out = tmp_path / "run"
+    assert main([*TRAIN, str(out)]) == 0
+    argv = ["train", "--recipe", "cpt", "--config", str(out / "config.yaml"), "--out", str(out)]
+    capsys.readouterr()
+    assert main([*argv, "--resume"]) == 0
+    assert f"{out} holds this run finished" in capsys.readouterr().out
+    mine = tmp_path / "mine.yaml"
+    mine.write_text((out / "config.yaml").read_text().replace("profile: smoke", "profile: my"))
+    argv[argv.index(str(out / "config.yaml"))] = str(mine)
+    assert main([*argv, "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"error: train: --config {mine} is of profile 'my', not a built-in one: give "
+                   "its file with --profile FILE\n")  # fmt: skip

@@ -338,7 +338,8 @@ def add_train(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--recipe", required=True, help=f"one of {', '.join(RECIPES)}")
     p.add_argument("--config", metavar="YAML", help="config file overriding the recipe's keys")
-    p.add_argument("--profile", default="tiny", help=profile_help())
+    p.add_argument("--profile", help=f"{profile_help()} (default: the built-in profile a --config "
+                   "names, else tiny)")  # fmt: skip
     p.add_argument("--set", nargs="+", metavar="KEY=VALUE", help="override config keys")
     p.add_argument(
         "--out",

@@ -32,7 +32,28 @@ def set_overrides(items: list[str]) -> dict[str, Any]:
     return parse_set(items)
 
 
+def default_profile(config: str | None) -> str:
+    """``train``'s profile where ``--profile`` is not given: the built-in one a ``--config``
+    file names (a run's saved ``config.yaml`` names its own), else ``tiny``; a file naming a
+    profile of the user's is refused in one line asking for its file (it was refused as
+    disagreeing with ``tiny``, a profile the user never named)."""
+    import yaml
+
+    from longred_bench.profiles import BUILTIN
+
+    try:
+        named = yaml.safe_load(Path(config).read_text()).get("profile") if config else None
+    except (OSError, yaml.YAMLError, AttributeError):
+        return "tiny"  # the config's own checks say what is wrong with it
+    if named is None or named in BUILTIN:
+        return named or "tiny"
+    raise UserError(f"train: --config {config} is of profile {named!r}, not a built-in one: "
+                    "give its file with --profile FILE")  # fmt: skip
+
+
 def cmd_train(args: argparse.Namespace) -> int:
+    if args.profile is None:
+        args.profile = default_profile(args.config)
     if args.out is None and not args.dry_run:
         if args.recipe == "pretrain" and args.profile == "tiny" and not (args.config or args.set):
             from longred_bench.jobs.tiny_base import tiny_base_dir

@@ -276,3 +276,28 @@ def test_continuing_a_run_from_its_config_takes_its_profile(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err == (f"error: train: --config {mine} is of profile 'my', not a built-in one: give "
                    "its file with --profile FILE\n")  # fmt: skip
+
+
+@pytest.mark.integration
+def test_an_eval_of_a_model_whose_files_changed_says_it_replaces_its_results(tmp_path, capsys):
+    """Weights replaced at the same path were evaluated again and eval.jsonl replaced without a
+    word (a changed setting is refused; compare says so)."""
+    import os
+
+    from longred_bench.models.loading import load
+
+    model = tmp_path / "m"
+    loaded = load("tiny-random")
+    loaded.model.save_pretrained(model)
+    loaded.tokenizer.save_pretrained(model)
+    out = tmp_path / "o"
+    argv = ["eval", "--model", str(model), "--suite", "ppl", "--lengths", "256", "--samples", "1",
+            "--out", str(out), "--quiet"]  # fmt: skip
+    said = f"[eval] the files of {model} changed since {out / 'eval.jsonl'} was written"
+    for _ in range(2):  # the first run, then the same files again
+        assert main(argv) == 0
+        assert said not in capsys.readouterr().out
+    weights = next(model.glob("*.safetensors"))
+    os.utime(weights, ns=(weights.stat().st_atime_ns, weights.stat().st_mtime_ns + 10**9))
+    assert main(argv) == 0
+    assert f"{said}: evaluated again, its results are replaced" in capsys.readouterr().out

@@ -20,7 +20,7 @@ from longred_bench.evaluation.run import run_eval
 from longred_bench.evaluation.samples import SAMPLES, keep_samples, write_samples
 from longred_bench.jobs.builds import result_builds
 from longred_bench.jobs.heartbeat import heartbeat
-from longred_bench.jobs.resume import REQUESTS, request_cache, saved_responses
+from longred_bench.jobs.resume import REQUESTS, request_cache, saved_responses, weights_stamp
 from longred_bench.reports.eval_report import write_eval_report
 from longred_bench.results import Provenance, config_hash, read_records, write_records
 
@@ -45,6 +45,10 @@ def eval_command(
     ``command`` (the command line) heads ``eval.md``, above its device and commit line."""
     cache = request_cache(out, cfg)
     saved = saved_responses(cache)
+    stamp = weights_stamp(cfg.model)
+    if stamp is not None and _recorded_weights(out) not in (None, stamp):
+        print(f"[eval] the files of {cfg.model} changed since {out / 'eval.jsonl'} was written: "
+              "evaluated again, its results are replaced", flush=True)  # fmt: skip
     if saved:
         print(f"[eval] resuming: {saved} model response(s) saved under {out / REQUESTS} are "
               "reused, only the rest is computed", flush=True)  # fmt: skip
@@ -64,6 +68,8 @@ def eval_command(
                 f"allowed){other}"
             ) from None
     config = {"command": "eval", **cfg.ran_dict()}
+    if stamp is not None:  # a local model's files, to tell when they change at the same path
+        config["weights"] = stamp
     provenance = Provenance.collect(
         config, seed=cfg.seed, device=cfg.device, builds=result_builds(config)
     )
@@ -99,3 +105,13 @@ def eval_command(
     if skipped:
         print(f"skipped {skipped} over-length document(s); see n_over_length in eval.jsonl")
     return paths
+
+
+def _recorded_weights(out: Path) -> str | None:
+    """The stamp of the local model's files that ``out/eval.jsonl`` was measured with (None
+    where there is none, or records written before stamps were kept)."""
+    try:
+        with (out / "eval.jsonl").open(encoding="utf-8") as handle:
+            return json.loads(handle.readline())["provenance"]["config"].get("weights")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None

@@ -168,7 +168,8 @@ def test_train_interrupted_resumes_from_its_checkpoint(
     assert cli.main(argv) == 130
     line = _one_line(capsys.readouterr().err)
     assert line == (
-        f"interrupted: checkpoint {out / 'checkpoints' / 'step-000002'} saved; resume with: "
+        f"interrupted: checkpoint {out / 'checkpoints' / 'step-000002'} saved (step 2 of 4; "
+        "the steps after it train again); resume with: "
         f"longred-bench {' '.join(argv)} --resume"
     )
     monkeypatch.undo()

@@ -66,11 +66,30 @@ def _train(args: argparse.Namespace, again: str) -> str:
         return "nothing was being saved"
     from longred_bench.training.checkpoint import latest_checkpoint
 
+    out = Path(args.out)
     resume = again if "--resume" in again.split() else f"{again} --resume"
-    latest = latest_checkpoint(Path(args.out))
+    latest = latest_checkpoint(out)
     if latest is None:
-        return f"no checkpoint was written yet; start again with: {again}"
-    return f"checkpoint {latest} saved; resume with: {resume}"
+        kept = (" (LongRecipe's measured anchors are kept, in impact.json)"
+                if (out / "impact.json").is_file() else "")  # fmt: skip
+        return f"no checkpoint was written yet{kept}; start again with: {again}"
+    return f"checkpoint {latest} saved ({_step_of(latest, out)}); resume with: {resume}"
+
+
+def _step_of(checkpoint: Path, out: Path) -> str:
+    """``step 2 of 4, later steps train again``: where a checkpoint stands in its run (the
+    steps after it, done or not, are not kept)."""
+    import yaml
+
+    try:
+        step = int(checkpoint.name.rsplit("-", 1)[-1])
+    except ValueError:
+        return "later steps train again"
+    try:
+        total = f" of {int(yaml.safe_load((out / 'config.yaml').read_text())['steps'])}"
+    except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError):
+        total = ""
+    return f"step {step}{total}; the steps after it train again"
 
 
 def _reproduce(args: argparse.Namespace, again: str) -> str:

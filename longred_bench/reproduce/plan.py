@@ -226,11 +226,12 @@ def distinct_units(units: list[PlannedUnit]) -> tuple[list[PlannedUnit], dict[st
     return list(first.values()), also
 
 
-def shadowed_keys(ctx: Context) -> list[str]:
+def shadowed_keys(ctx: Context, recipes: set[str] | None = None) -> list[str]:
     """Notes on the ``training.<recipe>`` keys of the user's own profile files
     (:func:`user_training_keys`) that a training table's overrides replace in its runs
     (``runs.overrides``, then ``tables.<t>.overrides``, win over a recipe's own section): a
-    value set in one place and run from another, without a word, otherwise."""
+    value set in one place and run from another, without a word, otherwise. ``recipes``: only
+    those the table trains (Table 3 was told of ten keys of recipes it never runs)."""
     table = getattr(ctx.settings, "overrides", None)
     if table is None:  # not a table of training runs
         return []
@@ -241,6 +242,8 @@ def shadowed_keys(ctx: Context) -> list[str]:
     over = {**prof.runs.overrides, **table}
     notes = []
     for recipe, keys in sorted(prof.training.items()):
+        if recipes is not None and recipe not in recipes:
+            continue
         for key, value in (keys or {}).items():
             shadowed = key in over and over[key] is not None and over[key] != value
             if shadowed and (recipe, key) in mine:
@@ -298,7 +301,8 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
             lines.append(f"  at {', '.join(own)}: `tables.{ctx.table}.extensions`, not "
                          f"`runs.extensions` ({', '.join(ctx.profile.runs.extensions) or 'none'})"
                          "; set the table's own to change it")  # fmt: skip
-        lines += [f"  {note}" for note in shadowed_keys(ctx)]
+        trained = {u.recipe for u in planned[ctx.table] if u.kind == "train"}
+        lines += [f"  {note}" for note in shadowed_keys(ctx, trained)]
         own_seeds = getattr(ctx.settings, "seeds", None)
         if own_seeds is not None and own_seeds != ctx.profile.runs.seeds:
             lines.append(f"  seeds: `tables.{ctx.table}.seeds` ({own_seeds}), not `runs.seeds` "

@@ -25,11 +25,12 @@ def test_a_training_key_an_override_replaces_is_named(tmp_path, monkeypatch, cap
     design and get no note."""
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
     mine = tmp_path / "mine.yaml"
-    mine.write_text("extends: smoke\ntraining: {cpt: {steps: 10}}\n")
+    mine.write_text("extends: smoke\ntraining: {cpt: {steps: 10}, pose: {steps: 9}}\n")
     out = _dry(capsys, mine)
     assert ("steps: the table's runs take `runs.overrides.steps` (2), not `training.cpt.steps` "
             "(10); set `runs.overrides.steps: null`") in out  # fmt: skip
-    assert out.count("the table's runs take") == 1
+    assert out.count("the table's runs take") == 1  # not pose's: Table 3 trains no pose run
+    mine.write_text("extends: smoke\ntraining: {cpt: {steps: 10}}\n")
     assert "the table's runs take" not in _dry(capsys, "smoke")
     # null gives the inherited override up: each recipe's own steps, the file's 10 for cpt
     before = {u["id"]: u["folder"] for u in _units(capsys, mine)}

@@ -348,7 +348,7 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
         lines.append(f"{counts}: {gpu_totals(todo, profile.hardware)}.{how}")
     if len(ctxs) > 1 and notes:  # what the counts leave out, each table's note again
         lines.append("Besides the units: " + "; ".join(notes) + ".")
-    if todo and not any(c.table == "tiny_base" for c in ctxs):  # its note says it already
+    if todo:  # said at the end even where tiny_base's own note (13th in `all`) says it too
         lines += tiny_base_build(profile.model.name, "the profile's model")
     if profile.name in PAPER_PROFILES and len(ctxs) > 1:
         from longred_bench.profiles import load_profile

@@ -114,8 +114,9 @@ def test_a_plan_at_tiny_says_tiny_base_is_built_first(tmp_path, monkeypatch, cap
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
     line = ("Before anything runs: tiny-base, {}, is built (about 15 min on 2 CPU cores; not "
             "counted above): not built in this cache yet.")  # fmt: skip
-    assert main(["reproduce", "table3", "--profile", "tiny", "--dry-run"]) == 0
-    assert capsys.readouterr().out.rstrip().endswith(line.format("the profile's model"))
+    for table in ("table3", "all"):  # all: tiny_base's own note, 13th, was the only word
+        assert main(["reproduce", table, "--profile", "tiny", "--dry-run"]) == 0
+        assert capsys.readouterr().out.rstrip().endswith(line.format("the profile's model"))
     assert main(["train", "--recipe", "cpt", "--profile", "tiny", "--dry-run"]) == 0
     assert capsys.readouterr().out.rstrip().endswith(line.format("the run's model"))
     assert main(["reproduce", "table3", "--profile", "smoke", "--dry-run"]) == 0

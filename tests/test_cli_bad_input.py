@@ -198,6 +198,19 @@ def test_a_dry_run_refuses_a_local_model_or_data_path_that_is_not_there(capsys, 
     _one_line_error(capsys, [*argv, "--dry-run"], message)
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--rope", "abf:theta=5e3", "--suite", "ppl"], "ABF needs theta above the original 10000"),
+        (["--suite", "ppl", "--corpus", "nosuch"], "--corpus 'nosuch' is neither a corpus"),
+    ],
+)  # fmt: skip
+def test_an_eval_dry_run_refuses_what_the_run_refuses_of_a_zoo_model(capsys, argv, message):
+    """A zoo model's ABF base below its own, and a corpus that names none, passed the dry run
+    (exit 0) and were refused by the run."""
+    _one_line_error(capsys, ["eval", "--model", "tiny-random", *argv, "--dry-run"], message)
+
+
 def test_a_dry_run_leaves_a_hub_id_to_the_run(monkeypatch, capsys) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # a hub id is not asked for: no error, no wait
     assert main(["eval", "--model", "someorg/some-model", "--suite", "ruler", "--dry-run"]) == 0

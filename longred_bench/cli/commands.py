@@ -26,6 +26,7 @@ from longred_bench.cli.named import (
     check_extensions,
     check_models,
     check_pairs_file,
+    config_if_at_hand,
     local_names,
     local_text,
     warn_past_window,
@@ -146,11 +147,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
             from longred_bench.evaluation.harness import check_task_names
 
             check_task_names(cfg.tasks)
-        from longred_bench.models.names import check_local, zoo_names
+        config = config_if_at_hand(cfg.model) if cfg.rope else None  # a zoo model's too
+        if config is not None:  # an extension it refuses, refused now as the run would
+            from longred_bench.models.loading import extended_config
 
-        local = cfg.model not in zoo_names() and check_local(cfg.model)  # its config is here
-        if cfg.rope and local:  # an extension it refuses, refused now as the run would
-            check_extensions(cfg.model, [cfg.rope])
+            extended_config(config, cfg.rope)
+        check_corpus_name(cfg.corpus)  # a corpus that names none, as the run refuses it
         if args.out is not None:
             check_eval_out(Path(args.out), cfg.ran_dict())
         print(_describe_eval(cfg, args.tasks))

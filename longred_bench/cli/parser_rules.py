@@ -5,6 +5,7 @@ means (:func:`repeated_options`)."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def show_defaults(parser: argparse.ArgumentParser) -> None:
@@ -40,12 +41,14 @@ class _Extend(argparse._StoreAction):
 
 
 class _Once(argparse._StoreAction):
-    """A one-value option given twice is refused in one line (argparse's own keeps the last)."""
+    """A one-value option given twice is refused in one line, as every bad input is (argparse's
+    own keeps the last; its ``error`` prints the whole usage first)."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
         given = namespace.__dict__.setdefault(GIVEN, set())
         if self.dest in given:
-            parser.error(f"{option_string} is given twice: give it once")
+            print(f"error: {option_string} is given twice: give it once", file=sys.stderr)
+            raise SystemExit(2)
         given.add(self.dest)
         setattr(namespace, self.dest, values)
 

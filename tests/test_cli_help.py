@@ -63,3 +63,20 @@ def test_version_names_the_package_and_the_source_that_runs(capsys):
     assert capsys.readouterr().out == (
         f"longred-bench {__version__} (commit {state.label}; source {state.source_hash})\n"
     )
+
+
+def test_eval_and_psa_help_state_the_defaults_the_run_takes():
+    """``eval --samples`` / ``--depths`` and ``psa --top-k`` take defaults set elsewhere than the
+    parser: their help said none, or named a constant of a module."""
+    from longred_bench.reports.psa_report import TOP_K
+    from longred_bench.taskdata.niah_grid import DEFAULT_DEPTHS, DEFAULT_SAMPLES
+    from longred_bench.tasks.ruler_utils import DEFAULT_SAMPLES as RULER_SAMPLES
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    helps = {name: {a.dest: a.help for a in sub.choices[name]._actions} for name in ("eval", "psa")}
+    assert f"ruler, default {RULER_SAMPLES}" in helps["eval"]["samples"]
+    assert f"niah, default {DEFAULT_SAMPLES}" in helps["eval"]["samples"]
+    depths = [int(d) for d in DEFAULT_DEPTHS]
+    assert depths[:3] == [0, 10, 20] and depths[-1] == 100 and depths == list(range(0, 101, 10))
+    assert "default 0 10 20 ... 100" in helps["eval"]["depths"]
+    assert helps["psa"]["top_k"].endswith(f"(default {TOP_K})")

@@ -155,9 +155,11 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
         "--samples",
         type=int,
         metavar="N",
-        help="samples per task and length (ruler), per cell (niah) or windows (ppl)",
+        help="samples per task and length (ruler, default 100), per cell (niah, default 4) or "
+        "windows (ppl, default 8)",
     )
-    p.add_argument("--depths", nargs="+", type=int, metavar="D", help="needle depths %% (niah)")
+    p.add_argument("--depths", nargs="+", type=int, metavar="D",
+                   help="needle depths %% (niah; default 0 10 20 ... 100)")  # fmt: skip
     p.add_argument("--corpus", help="haystack corpus (ruler/niah: brown) or text (ppl: austen)")
     p.add_argument(
         "--phrasing",
@@ -303,7 +305,8 @@ def add_psa(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--top-k",
         type=int,
-        help="'highly ranked' for the verdict (default: TOP_K of longred_bench.reports.psa_report)",
+        help="'highly ranked' for the verdict: a median gold rank within the top K tokens "
+        "(default 10)",
     )
     p.add_argument("--corpus", default=d.corpus, help="haystack corpus (default brown)")
     p.add_argument(

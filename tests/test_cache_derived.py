@@ -110,7 +110,10 @@ def test_verify_results_checks_a_compare_out_folder(
     (plain / "eval.jsonl").write_text('{"score": 1}\n')
     assert main(["data", "verify", "--results", str(plain)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("unrecorded") and "nothing to check" in out and "delete" not in out
+    assert out.startswith(f"unrecorded  {plain.as_posix()}: results no compare wrote (an "
+                          "eval's or drift's --out?); no manifest records their files, so there "
+                          "is nothing to check\n")  # fmt: skip
+    assert "delete" not in out
     empty = tmp_path / "mistyped"  # a folder no compare wrote is no pass
     empty.mkdir()
     assert main(["data", "verify", "--results", str(empty)]) == 1

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from dataclasses import replace
 from pathlib import Path
 
 from longred_bench.cache import fetch_lock
 from longred_bench.data.fetch import CachedEntry, fetch, list_cached
 from longred_bench.data.sources import get_source
-from longred_bench.data.verify import verify, verify_results
+from longred_bench.data.verify import Verified, verify, verify_results
 
 
 def _human_size(size: int) -> str:
@@ -62,6 +63,15 @@ def run_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _not_compares(result: Verified) -> Verified:
+    """A results folder no manifest records (an ``eval`` or ``drift --out``) said as such, not
+    as a cache entry "made by an older version" (what ``unrecorded`` means for the cache)."""
+    if result.status != "unrecorded":
+        return result
+    return replace(result, detail="results no compare wrote (an eval's or drift's --out?)",
+                   fix="no manifest records their files, so there is nothing to check")  # fmt: skip
+
+
 def run_verify(args: argparse.Namespace) -> int:
     """Print one line per entry; exit status 1 if any is bad (corrupt, partial, missing, or not
     fetched though named in ``--sources``) or a ``--results`` folder holds no results."""
@@ -70,7 +80,7 @@ def run_verify(args: argparse.Namespace) -> int:
     results = verify(args.sources, cache=args.cache) if not args.results or args.sources else []
     empty = 0
     for folder in args.results or []:
-        found = verify_results(folder)
+        found = [_not_compares(v) for v in verify_results(folder)]
         if not found:  # a mistyped folder, or one no compare wrote: not a pass
             empty += 1
             print(f"no cached results under {folder}: pass the folder `compare --out` wrote")

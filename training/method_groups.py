@@ -25,6 +25,11 @@ METHOD_GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }  # fmt: skip
 
 
+DATA_MIX_KEYS = ("copy_fraction",)
+"""Keys of a method group that every recipe reads through its data (``copy_fraction``: the
+share of copy episodes in the ``pretrain`` data source, whichever recipe streams it)."""
+
+
 def flatten_groups(data: dict[str, Any], recipe: str | None) -> dict[str, Any]:
     """``data`` with its method groups (:data:`METHOD_GROUPS`) flattened into their keys: a
     group of another recipe, a key outside its group or a key given both ways with two values is
@@ -50,9 +55,16 @@ def flatten_groups(data: dict[str, Any], recipe: str | None) -> dict[str, Any]:
 
 def grouped(fields_: dict[str, Any], recipe: str) -> dict[str, Any]:
     """A flat config dict with the settings of ``recipe``'s own method groups nested under
-    their group, for display (the stored config stays flat)."""
+    their group and the other groups' settings left out (they do not apply to ``recipe``, which
+    refuses them: a cpt plan listed LongReD's ``a1`` and pretraining's ``tokenizer`` as its
+    own), for display; the stored config stays flat and whole."""
+    own = {k for recipes, keys in METHOD_GROUPS.values() if recipe in recipes for k in keys}
+    own.update(DATA_MIX_KEYS)
     out = dict(fields_)
     for group, (recipes, keys) in METHOD_GROUPS.items():
         if recipe in recipes:
             out[group] = {k: out.pop(k) for k in keys if k in out}
+        else:
+            for key in set(keys) - own:
+                out.pop(key, None)
     return out

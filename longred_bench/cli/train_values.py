@@ -140,11 +140,6 @@ def _plain(value: Any, like: Any = None) -> Any:
     return value
 
 
-DATA_MIX_KEYS = ("copy_fraction",)
-"""Keys of a method group that every recipe reads through its data (``copy_fraction``: the
-share of copy episodes in the ``pretrain`` data source, whichever recipe streams it)."""
-
-
 def _check_method_keys(
     recipe: str,
     profile_keys: Mapping[str, Any],
@@ -161,7 +156,7 @@ def _check_method_keys(
     import dataclasses
 
     from longred_bench.training.config import TrainConfig, flatten_groups, read_yaml, recipe_file
-    from longred_bench.training.method_groups import METHOD_GROUPS
+    from longred_bench.training.method_groups import DATA_MIX_KEYS, METHOD_GROUPS
 
     read = {k for recipes, keys in METHOD_GROUPS.values() if recipe in recipes for k in keys}
     owner: dict[str, list[str]] = {}

@@ -25,6 +25,20 @@ def test_a_group_is_the_same_config_as_its_flat_keys() -> None:
     assert "a1" not in grouped(flat.to_dict(), "longred")
 
 
+def test_a_plan_shows_no_other_recipes_settings() -> None:
+    """A cpt plan listed LongReD's a1 and sampler, LinearARD's lora_rank and pretraining's
+    tokenizer as if they were cpt's (``--set a1=3`` is refused for cpt); a key two groups share
+    stays in the recipe's own."""
+    cpt = grouped(TrainConfig.from_dict({"recipe": "cpt", "rope": "pi:factor=2"}).to_dict(), "cpt")
+    assert not {"a1", "sampler", "lora_rank", "tokenizer", "anchors", "merge_weight"} & set(cpt)
+    assert cpt["lr"] == 2e-5 and cpt["recipe"] == "cpt"
+    assert cpt["copy_fraction"] == 0.0  # pretraining's, but read by every recipe with its data
+    merge = TrainConfig.from_dict({"recipe": "merge", "merge_with": "x", "merge_weight": 0.3})
+    shown = grouped(merge.to_dict(), "merge")
+    assert shown["merge"] == {"merge_with": "x", "merge_weight": 0.3}
+    assert "anchors" not in shown and "longrecipe" not in shown
+
+
 def test_set_names_a_setting_in_its_group_over_the_recipes_own() -> None:
     cfg = resolve_config("longred", profile="smoke", overrides=parse_set(["longred.a1=7",
                                                                           "lr=1e-4"]))  # fmt: skip

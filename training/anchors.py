@@ -46,9 +46,9 @@ def measure_anchors(
     from longred_bench.cache import atomic_write_text
     from longred_bench.models.loading import extended_config, load, load_config
     from longred_bench.results import config_hash
-    from longred_bench.training.build import resolve_device
     from longred_bench.training.checkpoint import latest_checkpoint
     from longred_bench.training.data import window_set
+    from longred_bench.training.devices import resolve_device
     from longred_bench.training.impactful_tokens import (
         logit_change,
         measured_anchors,

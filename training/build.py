@@ -18,6 +18,7 @@ import torch
 from longred_bench.errors import UserError
 from longred_bench.training.config import ATTENTION_PROJECTIONS, TrainConfig
 from longred_bench.training.data import corpus_windows, stream_data
+from longred_bench.training.devices import resolve_device
 from longred_bench.training.impactful_tokens import MEASURED
 from longred_bench.training.methods import METHODS, Method, SentenceGapCE
 from longred_bench.training.model_plan import ARCHITECTURE_DEFAULTS
@@ -25,7 +26,6 @@ from longred_bench.training.plan import (
     check_lengths,
     check_row_split,
     epochs_line,
-    floating_dtype,
     micro_rows,
     micro_steps,
     stream_lengths,
@@ -57,15 +57,6 @@ class Run:
         """Tokens one optimizer step reads (all streams, all micro-steps, all processes)."""
         rows = self.method.rows(0)
         return self.micro_steps * sum(r * self.streams[n].length for n, r in rows.items())
-
-
-def resolve_device(cfg: TrainConfig) -> tuple[torch.device, torch.dtype]:
-    """``auto``: CUDA if present, else CPU; dtype ``auto``: bfloat16 on CUDA, float32 on CPU."""
-    name = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
-    device = torch.device(name)
-    if cfg.dtype == "auto":
-        return device, torch.bfloat16 if device.type == "cuda" else torch.float32
-    return device, floating_dtype(cfg.dtype)
 
 
 def _pretrain_models(cfg: TrainConfig) -> tuple[torch.nn.Module, Any]:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import yaml
 
 from longred_bench.errors import UserError
 from longred_bench.training.config import TrainConfig
+from longred_bench.training.devices import floating_dtype
 from longred_bench.training.method_groups import grouped
 
 TOKEN_TOLERANCE = 0.05  # a step may read this much more or less than tokens_per_step
@@ -118,17 +117,6 @@ def describe_plan(cfg: TrainConfig, window: int | None = None) -> str:
                       "step)" for r in read]  # fmt: skip
     lines += [f"steps: {steps}", f"total tokens: {total}"]
     return "\n".join(lines)
-
-
-def floating_dtype(name: str) -> Any:
-    """The torch floating dtype named ``name`` (``bfloat16``, ``float32``, ...); a one-line
-    error for any other name."""
-    import torch
-
-    dtype = getattr(torch, name, None)
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise UserError(f"config dtype={name!r} is not a torch floating dtype (or auto)")
-    return dtype
 
 
 def _check_run_values(cfg: TrainConfig, window: int) -> None:

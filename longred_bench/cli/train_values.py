@@ -187,7 +187,7 @@ def check_train_values(cfg: Any) -> None:
     ``layers`` / ``ard_layers`` beyond the model's depth (read from its config where that is at
     hand: the suite's models, a local folder). A typo given beside a saved run was called "a run
     of another config"; in a new folder the failed run left its ``config.yaml`` behind."""
-    from longred_bench.training.plan import floating_dtype
+    from longred_bench.training.devices import floating_dtype
 
     if cfg.dtype != "auto":
         floating_dtype(cfg.dtype)

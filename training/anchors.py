@@ -55,6 +55,7 @@ def measure_anchors(
         type_lifts,
         type_shares,
     )
+    from longred_bench.training.peak_memory import PeakMemory
 
     target = int(extended_config(load_config(cfg.model), cfg.rope).max_position_embeddings)
     # About as many tokens a step as the run's long stage reads (its share of tokens_per_step),
@@ -83,6 +84,7 @@ def measure_anchors(
                      progress=progress)  # fmt: skip
     brief_info = json.loads((brief_dir / "run.json").read_text())
     device, dtype = resolve_device(cfg)  # the run's device: two models, long windows
+    peak = PeakMemory(device)  # the measurement's own (run.json's is the training call's)
     original = load(cfg.model, device=device, dtype=dtype)
     ids, _ = window_set(original.tokenizer, cfg.long_data, target, seed=cfg.seed)
     ids = ids[:IMPACT_WINDOWS]
@@ -100,6 +102,7 @@ def measure_anchors(
         "brief_tokens": brief_info["tokens"],
         "brief_seconds": brief_info["seconds"],
         "windows": len(ids),
+        **{f"measure_{k}": v for k, v in peak.info().items()},
         "config": key,
     }
     out.mkdir(parents=True, exist_ok=True)

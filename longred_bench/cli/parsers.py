@@ -322,7 +322,9 @@ def add_psa(sub: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     add_pcd_arguments(p)
     p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--quiet", action="store_true", help="no progress bars; a progress line a minute"
+    )
     p.set_defaults(func=commands.cmd_psa)
 
 

@@ -190,10 +190,9 @@ def limits_table(rows: list[Limits], suites: tuple[str, ...], limit: int) -> str
             continue
         cells = [r.name, str(r.window), r.ruler, r.niah, *(r.suites[s] for s in suites)]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        f"RULER: lengths at which the first sample of every task fits (a length L runs in "
-        f"L + {GENERATION_BUDGET} tokens). Short suites: whether every task has a document among "
-        f"its first {limit} that fits the model's window, as `eval` checks before running.",
-    ]
-    return "\n".join(lines)
+    note = (f"RULER: lengths at which the first sample of every task fits (a length L runs in "
+            f"L + {GENERATION_BUDGET} tokens).")  # fmt: skip
+    if suites:  # no word on short suites where none was checked (`--suites` alone)
+        note += (f" Short suites: whether every task has a document among its first {limit} "
+                 "that fits the model's window, as `eval` checks before running.")  # fmt: skip
+    return "\n".join([*lines, "", note])

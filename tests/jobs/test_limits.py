@@ -28,6 +28,8 @@ def test_table_lists_missing_models_with_the_command_that_provides_them() -> Non
     assert "| a | 256 | 1024-131072 (none) | 512 and up | runs |" in table
     assert "| b | not fetched: `longred-bench data fetch --sources smollm2` |" in table
     assert "first 20" in table
+    lengths_only = limits_table(rows[:1], (), 20)  # `--suites` alone: no short suite checked
+    assert "Short suites" not in lengths_only and "RULER: lengths" in lengths_only
 
 
 @pytest.mark.integration

@@ -301,3 +301,35 @@ def test_an_eval_of_a_model_whose_files_changed_says_it_replaces_its_results(tmp
     os.utime(weights, ns=(weights.stat().st_atime_ns, weights.stat().st_mtime_ns + 10**9))
     assert main(argv) == 0
     assert f"{said}: evaluated again, its results are replaced" in capsys.readouterr().out
+
+
+@pytest.mark.integration
+def test_a_run_does_not_resume_from_model_files_changed_since_it_started(tmp_path, capsys):
+    """Weights saved again at the model's path while a run was stopped: the resume continued
+    its checkpoints from the other weights without a word."""
+    import os
+    import shutil
+
+    from longred_bench.models.loading import load
+
+    model = tmp_path / "m"
+    loaded = load("tiny-random")
+    loaded.model.save_pretrained(model)
+    loaded.tokenizer.save_pretrained(model)
+    out = tmp_path / "run"
+    argv = [*TRAIN[:-1], "model=" + str(model), "checkpoint_every=1", "--quiet", "--out", str(out)]
+    argv.remove("--quiet")  # TRAIN's own, given once above
+    assert main(argv) == 0
+    shutil.rmtree(out / "final")  # stopped after its checkpoints, as a killed run is
+    (out / "run.json").unlink()
+    weights = next(model.glob("*.safetensors"))
+    stat = weights.stat()
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    capsys.readouterr()
+    assert main([*argv, "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: train: {model} changed since the run in {out} started")
+    assert not (out / "final").exists()
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # put back: it resumes
+    assert main([*argv, "--resume"]) == 0
+    assert (out / "final" / "config.json").is_file()

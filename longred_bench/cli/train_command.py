@@ -124,6 +124,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     done = args.resume and all(p.is_file() for p in (out / "run.json", out / "final/config.json"))
+    if not done:
+        check_run_files(cfg, out, resume=args.resume)
     final = train_command(cfg, out, resume=args.resume, progress=not args.quiet)
     if final is not None and not done:
         print(f"wrote {final}")
@@ -147,3 +149,37 @@ def check_profile_file(profile: str) -> None:
     prof = checked_profile(profile)
     if config_at_hand(prof.model.name):
         check_model(prof)
+
+
+RUN_FILES = "local_files.json"
+"""Beside a ``train --out`` run: the stamp (names, sizes, modification times) of each local model
+and data file it reads, as it was when the run started."""
+
+
+def check_run_files(cfg: Any, out: Path, *, resume: bool) -> None:
+    """Refuse to resume a run in ``out`` whose local models or data files (:data:`RUN_FILES`)
+    changed since it started (weights saved again at the same path: its checkpoints would
+    continue from other weights, without a word); else keep their stamps there. The folder is
+    checked first as the run checks it, so a refused run writes nothing."""
+    import json
+
+    from longred_bench.cache import atomic_write_text
+    from longred_bench.jobs.local_files import local_stamps
+    from longred_bench.training.loop import check_run_dir
+
+    check_run_dir(cfg, out, resume)
+    now = local_stamps(cfg.to_dict()).get("local_files", {})
+    path = out / RUN_FILES
+    if resume and path.is_file():
+        try:
+            saved = json.loads(path.read_text())
+        except (OSError, ValueError):
+            saved = {}
+        changed = sorted(n for n, stamp in saved.items() if n in now and now[n] != stamp)
+        if changed:
+            raise UserError(f"train: {', '.join(changed)} changed since the run in {out} started "
+                            "(its files' sizes or times): its checkpoints would continue from "
+                            "the old files; put them back, or use a new --out")  # fmt: skip
+    if now:
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps(now, indent=2, sort_keys=True))

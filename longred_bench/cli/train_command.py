@@ -166,7 +166,10 @@ def check_run_files(cfg: Any, out: Path, *, resume: bool) -> None:
     from longred_bench.cache import atomic_write_text
     from longred_bench.jobs.local_files import local_stamps
     from longred_bench.training.loop import check_run_dir
+    from longred_bench.training.methods import METHODS
 
+    if not METHODS[cfg.recipe].TRAINS:  # a merge: no checkpoint to continue, its own checks
+        return
     check_run_dir(cfg, out, resume)
     now = local_stamps(cfg.to_dict()).get("local_files", {})
     path = out / RUN_FILES

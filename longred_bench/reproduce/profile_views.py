@@ -363,6 +363,9 @@ def new_profile(source: str, out: Path) -> Path:
             "it:\n  # delete it when you change name (else it runs in your model's place).\n"
         )
         body = re.sub(r"(?m)^(?=  fallback: )", lambda _: note, body, count=1)
+    about = ("# about: the copied profile's description; rewrite it for your model and setting "
+             "(`profiles` shows it; nothing runs from it)\n")  # fmt: skip
+    body = re.sub(r"(?m)^(?=about:)", lambda _: about, body, count=1)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(head + body, encoding="utf-8")  # no name: the file's stem names it
     load_profile(out)  # the copy is a valid profile

@@ -49,6 +49,10 @@ def test_a_copys_fallback_says_whose_stand_in_it_is(tmp_path, capsys, source):
         "  # The fallback stands in for HuggingFaceTB/SmolLM2-135M where the hub cannot give it:",
         "  # delete it when you change name (else it runs in your model's place).",
     ]
+    about = next(i for i, line in enumerate(lines) if line.startswith("about:"))
+    assert lines[about - 1] == ("# about: the copied profile's description; rewrite it for your "
+                                "model and setting (`profiles` shows it; nothing runs from "
+                                "it)")  # fmt: skip
     capsys.readouterr()
     assert main(["profiles", "show", str(mine)]) == 0
     assert yaml.safe_load(capsys.readouterr().out)["model"]["fallback"] == "smollm2-135m"

@@ -31,6 +31,12 @@ class ImpactInfo:
         return {"impact": self.impact}
 
 
+def brief_rows(cfg: TrainConfig, target: int) -> int:
+    """Rows of ``target`` tokens a step of the brief run reads: about as many tokens as the run's
+    long stage reads a step (its share of ``tokens_per_step``), in whole rows."""
+    return max(1, round(cfg.tokens_per_step * cfg.mix["long"] / target))
+
+
 def measure_anchors(
     cfg: TrainConfig, out: Path, *, train: Callable[..., Path], progress: bool = True
 ) -> dict[str, Any]:
@@ -58,9 +64,7 @@ def measure_anchors(
     from longred_bench.training.peak_memory import PeakMemory
 
     target = int(extended_config(load_config(cfg.model), cfg.rope).max_position_embeddings)
-    # About as many tokens a step as the run's long stage reads (its share of tokens_per_step),
-    # in whole rows of the target window.
-    rows = max(1, round(cfg.tokens_per_step * cfg.mix["long"] / target))
+    rows = brief_rows(cfg, target)
     brief = cfg.replace(
         recipe="cpt", steps=cfg.impact_steps, long_len=target, mix_long=1.0, mix_short=0.0,
         mix_s2l=0.0, anchors=(), keep_other=1.0, replay_steps=0, replay_lr=0.0,

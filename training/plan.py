@@ -116,7 +116,27 @@ def describe_plan(cfg: TrainConfig, window: int | None = None) -> str:
             lines += [f"stage {i}, {n} steps: {r.removesuffix(' per step')} ({per_step} tokens a "
                       "step)" for r in read]  # fmt: skip
     lines += [f"steps: {steps}", f"total tokens: {total}"]
-    return "\n".join(lines)
+    return "\n".join([*lines, *_anchor_lines(cfg)])
+
+
+def _anchor_lines(cfg: TrainConfig) -> list[str]:
+    """LongRecipe's measured anchors: the brief run and the measurement before the run (not in
+    its totals), where its extended window can be read."""
+    from longred_bench.models.loading import extended_config
+    from longred_bench.training.anchors import IMPACT_WINDOWS, brief_rows
+    from longred_bench.training.impactful_tokens import MEASURED
+    from longred_bench.training.model_plan import planning_config
+
+    if MEASURED not in cfg.anchors:
+        return []
+    try:
+        target = int(extended_config(planning_config(cfg.model), cfg.rope).max_position_embeddings)
+    except UserError:
+        return []
+    rows, steps = brief_rows(cfg, target), cfg.impact_steps
+    return [f"before them, the anchors measured: a brief cpt run of {steps} steps of {rows} x "
+            f"{target} tokens ({steps * rows * target} tokens, not in the total), then both "
+            f"models over {IMPACT_WINDOWS} windows of {target} tokens"]  # fmt: skip
 
 
 def _check_run_values(cfg: TrainConfig, window: int) -> None:

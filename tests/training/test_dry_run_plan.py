@@ -33,3 +33,9 @@ def test_a_dry_run_of_a_staged_recipe_counts_each_stage_at_its_own_steps(capsys)
     want = 64 * rows["long"] * 320 + 16 * rows["short"] * 256  # each stage its own rows
     assert f"steps: 80\ntotal tokens: {want}" in out
     assert "stage 2, 16 steps: stream short" in out and "tokens per step: " not in out
+    # tiny's longrecipe measures its anchors: the brief run, not in the totals, is said
+    assert cfg.anchors == ("measured",)
+    rows = max(1, round(cfg.tokens_per_step * cfg.mix["long"] / 1024))
+    assert (f"before them, the anchors measured: a brief cpt run of {cfg.impact_steps} steps of "
+            f"{rows} x 1024 tokens ({cfg.impact_steps * rows * 1024} tokens, not in the total), "
+            "then both models over 32 windows of 1024 tokens") in out  # fmt: skip

@@ -7,6 +7,7 @@ extended model over :data:`IMPACT_WINDOWS` D1 windows of the extended length
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -129,12 +130,12 @@ def _reused(impact: dict[str, Any], path: Path, progress: bool) -> dict[str, Any
 def _aside_tag(out: Path, key: str) -> str:
     """``impact.<hash>`` (the first 12 hex digits of the config's key), or with ``-2``, ``-3``...
     where that name is taken: a set-aside never replaces another."""
-    tag, n = f"impact.{str(key)[:12]}", 1
-    while (out / (tag if n == 1 else f"{tag}-{n}")).exists() or (
-        out / f"{tag if n == 1 else f'{tag}-{n}'}.json"
-    ).exists():
-        n += 1
-    return tag if n == 1 else f"{tag}-{n}"
+    base = f"impact.{str(key)[:12]}"
+    for n in itertools.count(1):
+        tag = base if n == 1 else f"{base}-{n}"
+        if not (out / tag).exists() and not (out / f"{tag}.json").exists():
+            return tag
+    raise AssertionError("unreachable")
 
 
 def _set_aside(out: Path, key: str, progress: bool) -> None:

@@ -75,6 +75,11 @@ BOOKKEEPING = ("checkpoint_every", "keep_checkpoints")
 others (more frequent checkpoints, fewer kept)."""
 
 
+def is_finished(out: Path) -> bool:
+    """Whether ``out`` holds a finished run: its ``final/`` and ``run.json`` written."""
+    return (out / "final" / "config.json").is_file() and (out / "run.json").is_file()
+
+
 def check_run_dir(cfg: TrainConfig, out: Path, resume: bool) -> bool:
     """Refuse, before any work (a recipe's preparation included), an ``out`` holding a run of
     another config (but for :data:`BOOKKEEPING`), a run without ``resume``, or nothing to
@@ -82,7 +87,7 @@ def check_run_dir(cfg: TrainConfig, out: Path, resume: bool) -> bool:
     or not (its ``final/`` and ``run.json`` written: nothing to
     train, and its records stay those of the call that trained it)."""
     saved = out / "config.yaml"
-    finished = (out / "final" / "config.json").is_file() and (out / "run.json").is_file()
+    finished = is_finished(out)
     # A finished run whose checkpoints were deleted (to save disk) is a run all the same.
     if latest_checkpoint(out) is not None or (finished and saved.is_file()):
         previous = _same_models(yaml.safe_load(saved.read_text()), cfg)

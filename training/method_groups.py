@@ -30,6 +30,13 @@ DATA_MIX_KEYS = ("copy_fraction",)
 share of copy episodes in the ``pretrain`` data source, whichever recipe streams it)."""
 
 
+def read_keys(recipe: str) -> set[str]:
+    """The group settings ``recipe`` reads: those of its own method groups, and
+    :data:`DATA_MIX_KEYS`."""
+    own = {k for recipes, keys in METHOD_GROUPS.values() if recipe in recipes for k in keys}
+    return own | set(DATA_MIX_KEYS)
+
+
 def flatten_groups(data: dict[str, Any], recipe: str | None) -> dict[str, Any]:
     """``data`` with its method groups (:data:`METHOD_GROUPS`) flattened into their keys: a
     group of another recipe, a key outside its group or a key given both ways with two values is
@@ -58,8 +65,7 @@ def grouped(fields_: dict[str, Any], recipe: str) -> dict[str, Any]:
     their group and the other groups' settings left out (they do not apply to ``recipe``, which
     refuses them: a cpt plan listed LongReD's ``a1`` and pretraining's ``tokenizer`` as its
     own), for display; the stored config stays flat and whole."""
-    own = {k for recipes, keys in METHOD_GROUPS.values() if recipe in recipes for k in keys}
-    own.update(DATA_MIX_KEYS)
+    own = read_keys(recipe)
     out = dict(fields_)
     for group, (recipes, keys) in METHOD_GROUPS.items():
         if recipe in recipes:

@@ -64,14 +64,15 @@ def _drift(args: argparse.Namespace, again: str) -> str:
 def _train(args: argparse.Namespace, again: str) -> str:
     if args.out is None or args.dry_run:
         return "nothing was being saved"
+    from longred_bench.training.anchors import IMPACT
     from longred_bench.training.checkpoint import latest_checkpoint
 
     out = Path(args.out)
     resume = again if "--resume" in again.split() else f"{again} --resume"
     latest = latest_checkpoint(out)
     if latest is None:
-        kept = (" (LongRecipe's measured anchors are kept, in impact.json)"
-                if (out / "impact.json").is_file() else "")  # fmt: skip
+        kept = (f" (LongRecipe's measured anchors are kept, in {IMPACT})"
+                if (out / IMPACT).is_file() else "")  # fmt: skip
         return f"no checkpoint was written yet{kept}; start again with: {again}"
     return f"checkpoint {latest} saved ({_step_of(latest, out)}); resume with: {resume}"
 

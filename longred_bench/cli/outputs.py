@@ -216,20 +216,17 @@ def saved_drift_order(out: Path, mine: dict[str, Any]) -> dict[str, tuple[str, .
     from longred_bench.jobs.drift import PARTIAL
 
     order = ("rope", "extended")
+
+    def unordered(config: dict[str, Any]) -> dict[str, Any]:  # the lists as sets
+        return {k: sorted(map(str, same_files(k, config[k]) or ())) if k in order
+                else same_files(k, config[k]) for k in mine}  # fmt: skip
+
     for name in (PARTIAL, "config.yaml"):
         try:
             text = (out / name).read_text()
             theirs = json.loads(text)["config"] if name == PARTIAL else yaml.safe_load(text)
-            if not set(mine) <= set(theirs):  # config.yaml adds the wall time
-                continue
-            if all(
-                same_files(k, theirs[k]) == same_files(k, mine[k]) for k in mine if k not in order
-            ) and all(
-                sorted(map(str, same_files(k, theirs[k]) or ()))
-                == sorted(map(str, same_files(k, mine[k]) or ()))
-                for k in order
-            ):
-                return {k: tuple(same_files(k, theirs[k]) or ()) for k in order}  # fmt: skip
+            if unordered(theirs) == unordered(mine):  # config.yaml's wall time left out
+                return {k: tuple(same_files(k, theirs[k]) or ()) for k in order}
         except (OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError):
             continue
     return {}

@@ -123,7 +123,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     from longred_bench.jobs.train import train_command
 
     out = Path(args.out)
-    done = args.resume and all(p.is_file() for p in (out / "run.json", out / "final/config.json"))
+    from longred_bench.training.loop import is_finished
+
+    done = args.resume and is_finished(out)
     if not done:
         check_run_files(cfg, out, resume=args.resume)
     final = train_command(cfg, out, resume=args.resume, progress=not args.quiet)

@@ -156,13 +156,13 @@ def _check_method_keys(
     import dataclasses
 
     from longred_bench.training.config import TrainConfig, flatten_groups, read_yaml, recipe_file
-    from longred_bench.training.method_groups import DATA_MIX_KEYS, METHOD_GROUPS
+    from longred_bench.training.method_groups import METHOD_GROUPS, read_keys
 
-    read = {k for recipes, keys in METHOD_GROUPS.values() if recipe in recipes for k in keys}
+    read = read_keys(recipe)
     owner: dict[str, list[str]] = {}
     for group, (_recipes, keys) in METHOD_GROUPS.items():
         for key in keys:
-            if key not in read and key not in DATA_MIX_KEYS:
+            if key not in read:
                 owner.setdefault(key, []).append(group)
     base = {f.name: f.default for f in dataclasses.fields(TrainConfig)
             if f.default is not dataclasses.MISSING}  # fmt: skip

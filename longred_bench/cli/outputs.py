@@ -30,7 +30,8 @@ WRITES: dict[str, tuple[str, ...]] = {
         "compare.md", "retention.png", "ruler_lengths.png", "niah.png", "drift.png", "runs/",
     ),
     "psa": ("psa.jsonl", "psa.md", "psa.png"),
-    "train": ("config.yaml", "metrics.jsonl", "run.json", "curves.png", "checkpoints/", "final/"),
+    "train": ("config.yaml", "metrics.jsonl", "run.json", "curves.png", "checkpoints/", "final/",
+              "local_files.json"),
     "reproduce": ("TABLE.md", "TABLE.png", "TABLE.jsonl.gz"),
     "reproduce --emit-slurm": ("submit.sh", "logs/"),
 }  # fmt: skip

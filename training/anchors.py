@@ -32,14 +32,22 @@ class ImpactInfo:
         return {"impact": self.impact}
 
 
-def brief_rows(cfg: TrainConfig, target: int) -> int:
+def brief_rows(cfg: TrainConfig, target: int, world: int = 1) -> int:
     """Rows of ``target`` tokens a step of the brief run reads: about as many tokens as the run's
-    long stage reads a step (its share of ``tokens_per_step``), in whole rows."""
-    return max(1, round(cfg.tokens_per_step * cfg.mix["long"] / target))
+    long stage reads a step (its share of ``tokens_per_step``), in whole rows, a multiple of the
+    ``world`` processes that split them (rounded up)."""
+    rows = max(1, round(cfg.tokens_per_step * cfg.mix["long"] / target))
+    return -(-rows // world) * world
 
 
 def measure_anchors(
-    cfg: TrainConfig, out: Path, *, train: Callable[..., Path], progress: bool = True
+    cfg: TrainConfig,
+    out: Path,
+    *,
+    train: Callable[..., Path],
+    progress: bool = True,
+    rank: int = 0,
+    world: int = 1,
 ) -> dict[str, Any]:
     """LongRecipe's anchor types for ``cfg`` (module docstring): ``anchors``, ``lifts`` and
     ``shares`` per word type, and how they were measured; read from ``out/impact.json`` when
@@ -47,25 +55,22 @@ def measure_anchors(
     config, left by an interrupted run whose config was then changed, is set aside and the
     anchors measured again; one set aside earlier for this config is moved back). Measured on
     the run's device and dtype, one window at a time. ``train(cfg, out, resume=...,
-    progress=...)`` trains the brief run."""
+    progress=...)`` trains the brief run. Under ``torchrun`` every process calls it (``rank`` of
+    ``world``): they train the brief run together, each measures its share of the windows, and
+    process 0 alone reads, moves and writes the files; every process returns the same anchors."""
     import torch
 
-    from longred_bench.cache import atomic_write_text
     from longred_bench.models.loading import extended_config, load, load_config
     from longred_bench.results import config_hash
     from longred_bench.training.checkpoint import latest_checkpoint
+    from longred_bench.training.collectives import every_process, on_every_process
     from longred_bench.training.data import window_set
     from longred_bench.training.devices import resolve_device
-    from longred_bench.training.impactful_tokens import (
-        logit_change,
-        measured_anchors,
-        type_lifts,
-        type_shares,
-    )
+    from longred_bench.training.impactful_tokens import logit_change
     from longred_bench.training.peak_memory import PeakMemory
 
     target = int(extended_config(load_config(cfg.model), cfg.rope).max_position_embeddings)
-    rows = brief_rows(cfg, target)
+    rows = brief_rows(cfg, target, world)
     brief = cfg.replace(
         recipe="cpt", steps=cfg.impact_steps, long_len=target, mix_long=1.0, mix_short=0.0,
         mix_s2l=0.0, anchors=(), keep_other=1.0, replay_steps=0, replay_lr=0.0,
@@ -75,6 +80,42 @@ def measure_anchors(
     # Keyed by what the measurement reads (the brief run and its windows), not by the run's own
     # settings (keep_other, steps, replay): another value of those measures nothing again.
     key = config_hash({"brief": brief.to_dict(), "windows": IMPACT_WINDOWS})
+    brief_dir = out / "impact"
+    found, resume = None, False
+    if rank == 0:  # the files as process 0 leaves them; the others take its word
+        found = _settled(out, key, cfg, progress)
+        resume = found is None and latest_checkpoint(brief_dir) is not None
+    found, resume = on_every_process((found, resume), world)
+    if found is not None:
+        return found
+    # process 0 saves the brief model: every process loads it once that is done
+    extended = on_every_process(train(brief, brief_dir, resume=resume, progress=progress), world)
+    device, dtype = resolve_device(cfg)  # the run's device: two models, long windows
+    peak = PeakMemory(device)  # the measurement's own (run.json's is the training call's)
+    original = load(cfg.model, device=device, dtype=dtype)
+    ids, _ = window_set(original.tokenizer, cfg.long_data, target, seed=cfg.seed)
+    ids = ids[:IMPACT_WINDOWS]
+    with torch.no_grad():  # this process's share of the windows: rank, rank + world, ...
+        briefly = load(str(extended), device=device, dtype=dtype).model.eval()
+        mine = logit_change(original.model.eval(), briefly, ids[rank::world].to(device))
+    del briefly
+    change = torch.zeros(ids.shape, dtype=torch.float32)
+    for r, part in enumerate(every_process(mine, world)):
+        change[r::world] = part
+    peaks = every_process(peak.info(), world)
+    impact = None
+    if rank == 0:
+        brief_info = json.loads((brief_dir / "run.json").read_text())
+        impact = _written(out, key, cfg, change, ids, original.tokenizer, brief_info, peaks,
+                          progress)  # fmt: skip
+    return on_every_process(impact, world)
+
+
+def _settled(out: Path, key: str, cfg: TrainConfig, progress: bool) -> dict[str, Any] | None:
+    """The measurement of ``key`` in ``out`` (``impact.json``, or one set aside and moved back),
+    else None, with one of another config set aside."""
+    from longred_bench.results import config_hash
+
     path = out / IMPACT
     if path.is_file():
         impact = json.loads(path.read_text())
@@ -84,34 +125,41 @@ def measure_anchors(
         _set_aside(out, impact["config"], progress)  # of a config the run no longer has
     if _restore(out, key):  # measured for this config before, then set aside
         return _reused(json.loads(path.read_text()), path, progress)
-    brief_dir = out / "impact"
-    extended = train(brief, brief_dir, resume=latest_checkpoint(brief_dir) is not None,
-                     progress=progress)  # fmt: skip
-    brief_info = json.loads((brief_dir / "run.json").read_text())
-    device, dtype = resolve_device(cfg)  # the run's device: two models, long windows
-    peak = PeakMemory(device)  # the measurement's own (run.json's is the training call's)
-    original = load(cfg.model, device=device, dtype=dtype)
-    ids, _ = window_set(original.tokenizer, cfg.long_data, target, seed=cfg.seed)
-    ids = ids[:IMPACT_WINDOWS]
-    with torch.no_grad():
-        briefly = load(str(extended), device=device, dtype=dtype).model.eval()
-        change = logit_change(original.model.eval(), briefly, ids.to(device))
-    del briefly
-    lifts = type_lifts(change, ids, original.tokenizer)
+    return None
+
+
+def _written(
+    out: Path,
+    key: str,
+    cfg: TrainConfig,
+    change: Any,
+    ids: Any,
+    tokenizer: Any,
+    brief_info: dict[str, Any],
+    peaks: list[dict[str, Any]],
+    progress: bool,
+) -> dict[str, Any]:
+    """The anchors of the logit ``change`` over ``ids``, written to ``out/impact.json`` (the
+    peak memory is the largest of the processes' ``peaks``)."""
+    from longred_bench.cache import atomic_write_text
+    from longred_bench.training.impactful_tokens import measured_anchors, type_lifts, type_shares
+
+    lifts = type_lifts(change, ids, tokenizer)
+    peak = max(peaks, key=lambda p: p.get("peak_memory_mib") or 0)
     impact = {
         "anchors": list(measured_anchors(lifts)),
         "lifts": {k: round(v, 4) for k, v in lifts.items()},
-        "shares": {k: round(v, 4) for k, v in type_shares(change, ids, original.tokenizer).items()},
+        "shares": {k: round(v, 4) for k, v in type_shares(change, ids, tokenizer).items()},
         "brief_steps": cfg.impact_steps,
-        "brief_len": target,
+        "brief_len": int(ids.shape[1]),
         "brief_tokens": brief_info["tokens"],
         "brief_seconds": brief_info["seconds"],
         "windows": len(ids),
-        **{f"measure_{k}": v for k, v in peak.info().items()},
+        **{f"measure_{k}": v for k, v in peak.items()},
         "config": key,
     }
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(impact, indent=2))
+    atomic_write_text(out / IMPACT, json.dumps(impact, indent=2))
     if progress:
         print(f"[longrecipe] measured anchors {impact['anchors']} (lifts {impact['lifts']})",
               flush=True)  # fmt: skip

@@ -27,7 +27,8 @@ def init_distributed() -> tuple[int, int]:
     if world == 1:
         return 0, 1
     if not dist.is_initialized():
-        backend = "nccl" if torch.cuda.is_available() else "gloo"
+        # NCCL for the GPU's tensors, gloo for the CPU's (the logged values' mean, objects)
+        backend = "cpu:gloo,cuda:nccl" if torch.cuda.is_available() else "gloo"
         dist.init_process_group(backend)
         if torch.cuda.is_available():
             torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))

@@ -141,9 +141,13 @@ class Method(ABC):
         return out
 
     @classmethod
-    def prepare(cls, cfg: TrainConfig, out: Path, *, train: Any, progress: bool) -> Preparation:
+    def prepare(
+        cls, cfg: TrainConfig, out: Path, *, train: Any, progress: bool, rank: int = 0,
+        world: int = 1,
+    ) -> Preparation:  # fmt: skip
         """The work before the first step (none); ``train`` trains a config into a folder (the
-        loop's :func:`~longred_bench.training.loop.train`), for a brief run of its own."""
+        loop's :func:`~longred_bench.training.loop.train`, run as process ``rank`` of ``world``),
+        for a brief run of its own. Under ``torchrun`` every process calls it."""
         return Preparation()
 
     @classmethod
@@ -196,7 +200,10 @@ class Pretrain(CrossEntropy):
     LONG_ROWS = ""
 
     @classmethod
-    def prepare(cls, cfg: TrainConfig, out: Path, *, train: Any, progress: bool) -> Preparation:
+    def prepare(
+        cls, cfg: TrainConfig, out: Path, *, train: Any, progress: bool, rank: int = 0,
+        world: int = 1,
+    ) -> Preparation:  # fmt: skip
         from longred_bench.training.pretrain.induction import pretrain_phases
 
         return Preparation(phases=pretrain_phases(cfg))
@@ -313,7 +320,10 @@ class SentenceGapCE(TwoStage):
         return {"ce_long": ce, "loss": ce}
 
     @classmethod
-    def prepare(cls, cfg: TrainConfig, out: Path, *, train: Any, progress: bool) -> Preparation:
+    def prepare(
+        cls, cfg: TrainConfig, out: Path, *, train: Any, progress: bool, rank: int = 0,
+        world: int = 1,
+    ) -> Preparation:  # fmt: skip
         """With ``anchors: [measured]``, the anchor types measured for this run's model
         (:func:`longred_bench.training.anchors.measure_anchors`), kept in ``run.json``."""
         from longred_bench.training.impactful_tokens import MEASURED
@@ -322,7 +332,7 @@ class SentenceGapCE(TwoStage):
             return Preparation()
         from longred_bench.training.anchors import ImpactInfo, measure_anchors
 
-        impact = measure_anchors(cfg, out, train=train, progress=progress)
+        impact = measure_anchors(cfg, out, train=train, progress=progress, rank=rank, world=world)
         return Preparation(phases=(ImpactInfo(impact),), anchors=tuple(impact["anchors"]))
 
     def finish(self, weights: dict | None) -> dict | None:

@@ -8,6 +8,7 @@ measurement: :mod:`longred_bench.training.anchors`), or, for a recipe that train
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from longred_bench.reports.curves import plot_curves
@@ -39,7 +40,8 @@ def run_training(
             print(f"{out} holds this run finished ({out / 'final'}): nothing to resume",
                   flush=True)  # fmt: skip
         return out / "final"
-    prep = method.prepare(cfg, out, train=train, progress=progress and rank == 0)
+    prep = method.prepare(cfg, out, train=partial(train, rank=rank, world=world),
+                          progress=progress and rank == 0, rank=rank, world=world)  # fmt: skip
     final = train(
         cfg, out, resume=resume, progress=progress, rank=rank, world=world,
         stop_after=stop_after, phases=prep.phases, anchors=prep.anchors,

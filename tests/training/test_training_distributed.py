@@ -115,3 +115,25 @@ def test_longrecipe_on_two_processes_is_the_one_process_run(distributed: str, tm
     assert state["step"] == 3 and 0 < w < 1
     merged = {k: w * trained[k] + (1 - w) * original[k] for k in two}
     assert all(torch.allclose(two[k], merged[k], atol=1e-6) for k in two)
+
+
+@pytest.mark.integration
+def test_longrecipe_measured_anchors_on_two_processes_are_the_one_process_measurement(
+    tmp_path: Path,
+) -> None:
+    """LongRecipe's default ``anchors: [measured]`` under torchrun: the processes train the brief
+    run together (process 0 writes it), each measures its share of the windows, and process 0
+    alone writes ``impact.json`` (every process wrote the same brief folder, and one loaded a
+    model another was still saving); the same anchors and curve as one process."""
+    settings = ("steps=2", "replay_steps=1", "tokens_per_step=8192", "impact_steps=2",
+                "anchors=[measured]")  # fmt: skip
+    _train(tmp_path / "one", "longrecipe", 1, *settings)
+    _train(tmp_path / "two", "longrecipe", 2, *settings)
+    one, two = (json.loads((tmp_path / n / "impact.json").read_text()) for n in ("one", "two"))
+    assert two["anchors"] == one["anchors"] and two["windows"] == one["windows"] == 32
+    assert two["lifts"] == pytest.approx(one["lifts"], abs=2e-4)
+    assert two["shares"] == pytest.approx(one["shares"], abs=2e-4)
+    assert two["brief_tokens"] == one["brief_tokens"] and two["config"] == one["config"]
+    assert _curve(tmp_path / "two") == pytest.approx(_curve(tmp_path / "one"), rel=1e-4, abs=1e-6)
+    brief = [_curve(tmp_path / n / "impact") for n in ("one", "two")]
+    assert len(brief[0]) == 2 and brief[1] == pytest.approx(brief[0], rel=1e-4, abs=1e-6)

@@ -1,0 +1,40 @@
+"""The process group a torchrun process joins, and the brief run's rows split over processes."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from longred_bench.training import collectives, distributed
+from longred_bench.training.anchors import brief_rows
+from longred_bench.training.config import resolve_config
+
+
+@pytest.mark.parametrize(("cuda", "backend"), [(True, "cpu:gloo,cuda:nccl"), (False, "gloo")])
+def test_a_gpu_group_carries_cpu_tensors_too(monkeypatch, cuda: bool, backend: str) -> None:
+    """NCCL alone carries no CPU tensor ("No backend type associated with device type cpu"): the
+    logged values' mean (a CPU tensor) and the objects processes share go over gloo."""
+    joined = []
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+    monkeypatch.setattr(torch.cuda, "set_device", lambda device: None)
+    monkeypatch.setattr(distributed.dist, "is_initialized", lambda: bool(joined))
+    monkeypatch.setattr(distributed.dist, "init_process_group", joined.append)
+    monkeypatch.setattr(distributed.dist, "get_rank", lambda: 1)
+    monkeypatch.setattr(distributed.dist, "get_world_size", lambda: 2)
+    assert distributed.init_distributed() == (1, 2)
+    assert joined == [backend]
+
+
+def test_one_process_shares_nothing() -> None:
+    assert collectives.on_every_process({"a": 1}, 1) == {"a": 1}
+    assert collectives.every_process(3, 1) == [3]
+
+
+def test_the_brief_runs_rows_split_over_the_processes() -> None:
+    cfg = resolve_config("longrecipe", profile="smoke", overrides={"tokens_per_step": 4096})
+    share = cfg.tokens_per_step * cfg.mix["long"]
+    assert brief_rows(cfg, 1024) == round(share / 1024) == 3
+    assert brief_rows(cfg, 1024, world=2) == 4  # rounded up to a multiple of the processes
+    assert brief_rows(cfg, 1024, world=3) == 3
+    assert brief_rows(cfg, 1 << 20, world=4) == 4  # at least one row a process

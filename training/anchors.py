@@ -40,6 +40,18 @@ def brief_rows(cfg: TrainConfig, target: int, world: int = 1) -> int:
     return -(-rows // world) * world
 
 
+def brief_config(cfg: TrainConfig, target: int, world: int = 1) -> TrainConfig:
+    """The brief run's config: ``cpt`` at the full extended window ``target`` for
+    ``impact_steps`` steps of :func:`brief_rows` rows (over ``world`` processes)."""
+    rows = brief_rows(cfg, target, world)
+    return cfg.replace(
+        recipe="cpt", steps=cfg.impact_steps, long_len=target, mix_long=1.0, mix_short=0.0,
+        mix_s2l=0.0, anchors=(), keep_other=1.0, replay_steps=0, replay_lr=0.0,
+        checkpoint_every=cfg.impact_steps, schedule="constant", warmup_steps=0,
+        tokens_per_step=rows * target,
+    )  # fmt: skip
+
+
 def measure_anchors(
     cfg: TrainConfig,
     out: Path,
@@ -70,13 +82,7 @@ def measure_anchors(
     from longred_bench.training.peak_memory import PeakMemory
 
     target = int(extended_config(load_config(cfg.model), cfg.rope).max_position_embeddings)
-    rows = brief_rows(cfg, target, world)
-    brief = cfg.replace(
-        recipe="cpt", steps=cfg.impact_steps, long_len=target, mix_long=1.0, mix_short=0.0,
-        mix_s2l=0.0, anchors=(), keep_other=1.0, replay_steps=0, replay_lr=0.0,
-        checkpoint_every=cfg.impact_steps, schedule="constant", warmup_steps=0,
-        tokens_per_step=rows * target,
-    )  # fmt: skip
+    brief = brief_config(cfg, target, world)
     # Keyed by what the measurement reads (the brief run and its windows), not by the run's own
     # settings (keep_other, steps, replay): another value of those measures nothing again.
     key = config_hash({"brief": brief.to_dict(), "windows": IMPACT_WINDOWS})

@@ -8,7 +8,8 @@ own config; pure arithmetic, nothing is loaded.
   frozen teacher's forward pass on the streams it is distilled from (LongReD: ``short`` and
   ``s2l``; LinearARD: ``s2l``) and LinearARD's relation logits (``q q^T``, ``k k^T``,
   ``v v^T`` of teacher and student, and the student's backward through them: 4 attention-sized
-  products per kind). An evaluation: the forward passes of its prompts (RULER: tasks x samples
+  products per kind); LongRecipe's ``anchors: [measured]`` adds its brief ``cpt`` run at the
+  full extended window and both models' forward passes over the anchor windows. An evaluation: the forward passes of its prompts (RULER: tasks x samples
   at each length; perplexity: windows x length; drift: texts x length through the original and
   each extension; a short suite: its tasks' prompt tokens, and the tokens a generation may
   add, as ``benchmarks/short_task_tokens.py`` counted them with SmolLM2's tokenizer
@@ -21,7 +22,7 @@ own config; pure arithmetic, nothing is loaded.
   utilisation a profile states. It is an assumption until measured on the user's GPUs (the
   built-in profiles say 0.35; ``benchmarks/g4_train_real_shapes.sh`` measures it).
 - **Memory per GPU.** Training: :func:`~longred_bench.training.memory_model.estimate_train_memory`
-  over ``nproc_per_node`` processes (none where a micro-step's rows do not split over them: the
+  over ``nproc_per_node`` processes (LongRecipe's: the larger of its run and its brief run) (none where a micro-step's rows do not split over them: the
   run would stop at startup). Evaluation: the weights in bf16, the KV cache of a batch at
   the longest length, and the larger of the prefill's MLP activations and the last positions'
   fp32 logits.
@@ -103,11 +104,32 @@ def stream_tokens(cfg: Any, window: int) -> dict[str, tuple[int, int]]:
     return {n: (rows * lengths[n], lengths[n]) for n, rows in stream_reads(cfg, window).items()}
 
 
-def train_flops(s: ModelShape, cfg: Any, window: int) -> float:
-    """Model FLOPs of a training run (module docstring)."""
+def measured_brief(cfg: Any, window: int, world: int = 1) -> Any:
+    """The config of LongRecipe's brief run before its training (``anchors: [measured]``,
+    :func:`~longred_bench.training.anchors.brief_config`) over ``world`` processes; None for a
+    run without one."""
+    from longred_bench.training.impactful_tokens import MEASURED
+
+    if cfg.recipe != "longrecipe" or MEASURED not in cfg.anchors or not cfg.rope:
+        return None
+    from longred_bench.models.rope import target_window
+    from longred_bench.training.anchors import brief_config
+
+    return brief_config(cfg, target_window(cfg.rope, window), world)
+
+
+def train_flops(s: ModelShape, cfg: Any, window: int, world: int = 1) -> float:
+    """Model FLOPs of a training run (module docstring), LongRecipe's brief run and anchor
+    measurement included."""
+    from longred_bench.training.anchors import IMPACT_WINDOWS
+
+    brief = measured_brief(cfg, window, world)
+    total = 0.0
+    if brief is not None:  # a cpt run at the full window, then both models over the windows
+        total += train_flops(s, brief, window)
+        total += 2 * IMPACT_WINDOWS * brief.long_len * s.forward_flops_per_token(brief.long_len)
     head_streams = {"longred": ("long",), "linearard": ("long",)}.get(cfg.recipe)
     teacher_streams = {"longred": ("short", "s2l"), "linearard": ("s2l",)}.get(cfg.recipe, ())
-    total = 0.0
     for name, (tokens, length) in stream_tokens(cfg, window).items():
         head = head_streams is None or name in head_streams
         total += tokens * 3 * s.forward_flops_per_token(length, head=head)
@@ -216,13 +238,15 @@ def unit_cost(step: Any, profile: Any) -> UnitCost:
         if config.get("recipe") == "merge":
             return UnitCost(0.0, 0.0, None)
         cfg = TrainConfig.from_dict(config)
-        window = profile.model.window
-        flops = train_flops(s, cfg, window)
-        world = hw.nproc_per_node
-        memory = estimate_train_memory(s, cfg, world, device="cuda", window=window)
-        if memory.unsplit:  # the run stops at startup (the plan says why): no peak to show
+        window, world = profile.model.window, hw.nproc_per_node
+        flops = train_flops(s, cfg, window, world)
+        runs = [cfg, measured_brief(cfg, window, world)]  # the brief run's rows are 3x longer
+        memory = [estimate_train_memory(s, c, world, device="cuda", window=window) for c in runs
+                  if c is not None]  # fmt: skip
+        if any(m.unsplit for m in memory):  # the run stops at startup (the plan says why)
             return UnitCost(flops, flops / rate / 3600, None)
-        return UnitCost(flops, flops / rate / 3600, memory.peak / GIB, memory.host / GIB)
+        peak = max(memory, key=lambda m: m.peak)
+        return UnitCost(flops, flops / rate / 3600, peak.peak / GIB, peak.host / GIB)
     flops = eval_flops(s, config, unit.kind)
     lengths = [int(n) for n in config.get("lengths") or ()] or [
         int(config.get("seq_len") or config.get("max_length") or profile.model.window)

@@ -202,3 +202,34 @@ def test_the_paper_plan_estimates_paper_short_once_its_members_are_counted(
     use_counts(_members_counted())
     text, unit = plan()
     assert "GPU-hours from their counted tokens" in text and "GPU-h, " in unit
+
+
+def test_longrecipe_costs_its_brief_run_and_anchor_measurement(tmp_path, monkeypatch):
+    """``anchors: [measured]`` trains a brief cpt run at the full extended window and runs both
+    models over 32 windows before the run: its FLOPs and the brief run's memory (rows 3x the
+    run's length) count, which ``anchors: [digit]`` does not have."""
+    import dataclasses
+
+    from profile_helpers import ctx_of
+
+    from longred_bench.training.config import TrainConfig
+    from longred_bench.training.memory_model import estimate_train_memory
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    ctx = ctx_of("longrecipe", "smol")
+    step = _step(ctx, "train longrecipe abf:theta=4e6 seed 0")
+    digit = {**step.unit.config, "anchors": ["digit"]}
+    fixed = dataclasses.replace(step, unit=dataclasses.replace(step.unit, config=digit))
+    measured, plain = unit_cost(step, ctx.profile), unit_cost(fixed, ctx.profile)
+    cfg = TrainConfig.from_dict(step.unit.config)
+    s, window = model_shape(ctx.profile.model.name), ctx.profile.model.window
+    target = 4 * window  # abf's default factor: SmolLM2's 8,192 to 32,768
+    rows = round(cfg.tokens_per_step * cfg.mix["long"] / target)
+    brief = cfg.impact_steps * rows * target * 3 * s.forward_flops_per_token(target)
+    measure = 2 * 32 * target * s.forward_flops_per_token(target)
+    assert measured.flops - plain.flops == pytest.approx(brief + measure, rel=1e-9)
+    brief_cfg = costs.measured_brief(cfg, window)
+    assert brief_cfg.long_len == target and brief_cfg.recipe == "cpt"
+    peak = estimate_train_memory(s, brief_cfg, 1, window=window).peak
+    assert measured.gib_per_gpu == pytest.approx(peak / 2**30)
+    assert measured.gib_per_gpu > plain.gib_per_gpu

@@ -12,6 +12,7 @@ from functools import partial
 from pathlib import Path
 
 from longred_bench.reports.curves import plot_curves
+from longred_bench.training.collectives import on_every_process
 from longred_bench.training.config import TrainConfig
 from longred_bench.training.loop import METRICS, check_run_dir, train
 from longred_bench.training.methods import METHODS
@@ -29,12 +30,14 @@ def run_training(
 ) -> Path:
     """Train ``cfg`` into ``out`` (its method's preparation, then the loop) and, once it
     finished, draw ``out/curves.png`` from ``out/metrics.jsonl``; returns ``out/final``. A recipe
-    that trains nothing (``merge``) writes its model instead. ``out`` is checked first
+    that trains nothing (``merge``) writes its model instead, in process 0 alone (every process
+    of a ``torchrun`` held both models and wrote the same folder). ``out`` is checked first
     (:func:`~longred_bench.training.loop.check_run_dir`): a run of another config is refused
     before any preparation, and a finished run resumed is left as it is."""
     method = METHODS[cfg.recipe]
-    if not method.TRAINS:
-        return method.produce(cfg, out, progress=progress and rank == 0)
+    if not method.TRAINS:  # process 0 writes it; under torchrun the others wait for it
+        final = method.produce(cfg, out, progress=progress) if rank == 0 else None
+        return on_every_process(final, world)
     if check_run_dir(cfg, out, resume):  # before the recipe's preparation (LongRecipe measures)
         if progress and rank == 0:
             print(f"{out} holds this run finished ({out / 'final'}): nothing to resume",

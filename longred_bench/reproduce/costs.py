@@ -9,8 +9,9 @@ own config; pure arithmetic, nothing is loaded.
   ``s2l``; LinearARD: ``s2l``) and LinearARD's relation logits (``q q^T``, ``k k^T``,
   ``v v^T`` of teacher and student, and the student's backward through them: 4 attention-sized
   products per kind); LongRecipe's ``anchors: [measured]`` adds its brief ``cpt`` run at the
-  full extended window and both models' forward passes over the anchor windows. An evaluation: the forward passes of its prompts (RULER: tasks x samples
-  at each length; perplexity: windows x length; drift: texts x length through the original and
+  full extended window and both models' forward passes over the anchor windows. An
+  evaluation: the forward passes of its prompts (RULER: tasks x samples at each length;
+  perplexity: windows x length; drift: texts x length through the original and
   each extension; a short suite: its tasks' prompt tokens, and the tokens a generation may
   add, as ``benchmarks/short_task_tokens.py`` counted them with SmolLM2's tokenizer
   (:data:`SHORT_TOKENS`; ``limit`` scales them; a generation counts its whole token cap, an
@@ -22,8 +23,9 @@ own config; pure arithmetic, nothing is loaded.
   utilisation a profile states. It is an assumption until measured on the user's GPUs (the
   built-in profiles say 0.35; ``benchmarks/g4_train_real_shapes.sh`` measures it).
 - **Memory per GPU.** Training: :func:`~longred_bench.training.memory_model.estimate_train_memory`
-  over ``nproc_per_node`` processes (LongRecipe's: the larger of its run and its brief run) (none where a micro-step's rows do not split over them: the
-  run would stop at startup). Evaluation: the weights in bf16, the KV cache of a batch at
+  over ``nproc_per_node`` processes, LongRecipe's the larger of its run and its brief run (none
+  where a micro-step's rows do not split over them: the run would stop at startup).
+  Evaluation: the weights in bf16, the KV cache of a batch at
   the longest length, and the larger of the prefill's MLP activations and the last positions'
   fp32 logits.
 """

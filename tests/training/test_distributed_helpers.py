@@ -38,3 +38,28 @@ def test_the_brief_runs_rows_split_over_the_processes() -> None:
     assert brief_rows(cfg, 1024, world=2) == 4  # rounded up to a multiple of the processes
     assert brief_rows(cfg, 1024, world=3) == 3
     assert brief_rows(cfg, 1 << 20, world=4) == 4  # at least one row a process
+
+
+def test_a_merge_is_written_by_process_0_alone(monkeypatch, tmp_path) -> None:
+    """A recipe that trains nothing (``merge``) is produced by process 0; under ``torchrun`` the
+    others wait for it (each held both models and wrote the same folder)."""
+    from longred_bench.jobs import train as job
+    from longred_bench.training.methods import METHODS
+
+    produced, shared = [], []
+
+    def produce(cls, cfg, out, progress):
+        produced.append(out)
+        return out
+
+    def from_process_0(value, world):
+        shared.append((value, world))
+        return tmp_path / "final"
+
+    monkeypatch.setattr(METHODS["merge"], "produce", classmethod(produce))
+    monkeypatch.setattr(job, "on_every_process", from_process_0)
+    cfg = resolve_config("merge", profile="smoke", overrides={"merge_with": str(tmp_path)})
+    assert job.run_training(cfg, tmp_path / "m", rank=1, world=2) == tmp_path / "final"
+    assert produced == [] and shared == [(None, 2)]
+    assert job.run_training(cfg, tmp_path / "m", rank=0, world=2) == tmp_path / "final"
+    assert produced == [tmp_path / "m"] and shared[-1] == (tmp_path / "m", 2)

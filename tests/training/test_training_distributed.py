@@ -137,3 +137,15 @@ def test_longrecipe_measured_anchors_on_two_processes_are_the_one_process_measur
     assert _curve(tmp_path / "two") == pytest.approx(_curve(tmp_path / "one"), rel=1e-4, abs=1e-6)
     brief = [_curve(tmp_path / n / "impact") for n in ("one", "two")]
     assert len(brief[0]) == 2 and brief[1] == pytest.approx(brief[0], rel=1e-4, abs=1e-6)
+
+
+@pytest.mark.integration
+def test_a_merge_on_two_processes_is_the_one_process_merge(tmp_path: Path) -> None:
+    from safetensors.torch import load_file
+
+    _train(tmp_path / "cpt", "cpt", 1)
+    merge = (f"merge_with={tmp_path / 'cpt' / 'final'}", "merge_weight=0.25")
+    _train(tmp_path / "one", "merge", 1, *merge)
+    _train(tmp_path / "two", "merge", 2, *merge)
+    one, two = (load_file(tmp_path / n / "final" / "model.safetensors") for n in ("one", "two"))
+    assert one.keys() == two.keys() and all(torch.equal(one[k], two[k]) for k in one)

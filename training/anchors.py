@@ -42,14 +42,29 @@ def brief_rows(cfg: TrainConfig, target: int, world: int = 1) -> int:
 
 def brief_config(cfg: TrainConfig, target: int, world: int = 1) -> TrainConfig:
     """The brief run's config: ``cpt`` at the full extended window ``target`` for
-    ``impact_steps`` steps of :func:`brief_rows` rows (over ``world`` processes)."""
+    ``impact_steps`` steps of :func:`brief_rows` rows (over ``world`` processes). The settings it
+    does not read (other recipes' groups, the run's checkpoints kept, held-out evaluations,
+    snapshots) are at fixed values, so a change of them to the run measures nothing again."""
+    from dataclasses import MISSING, fields
+
+    from longred_bench.training.method_groups import METHOD_GROUPS, read_keys
+
+    defaults = {f.name: f.default for f in fields(TrainConfig) if f.default is not MISSING}
+    unread = {k for _, keys in METHOD_GROUPS.values() for k in keys} - read_keys("cpt")
     rows = brief_rows(cfg, target, world)
     return cfg.replace(
+        **{k: defaults[k] for k in unread if k in defaults},
         recipe="cpt", steps=cfg.impact_steps, long_len=target, mix_long=1.0, mix_short=0.0,
-        mix_s2l=0.0, anchors=(), keep_other=1.0, replay_steps=0, replay_lr=0.0,
-        checkpoint_every=cfg.impact_steps, schedule="constant", warmup_steps=0,
-        tokens_per_step=rows * target,
+        mix_s2l=0.0, checkpoint_every=cfg.impact_steps, keep_checkpoints=1, heldout_every=0,
+        snapshot_steps=(), schedule="constant", warmup_steps=0, tokens_per_step=rows * target,
     )  # fmt: skip
+
+
+def brief_key(brief: TrainConfig) -> str:
+    """What a measurement is keyed by: its brief run's config and its windows."""
+    from longred_bench.results import config_hash
+
+    return config_hash({"brief": brief.to_dict(), "windows": IMPACT_WINDOWS})
 
 
 def measure_anchors(
@@ -73,7 +88,6 @@ def measure_anchors(
     import torch
 
     from longred_bench.models.loading import extended_config, load, load_config
-    from longred_bench.results import config_hash
     from longred_bench.training.checkpoint import latest_checkpoint
     from longred_bench.training.collectives import every_process, on_every_process
     from longred_bench.training.data import window_set
@@ -85,7 +99,7 @@ def measure_anchors(
     brief = brief_config(cfg, target, world)
     # Keyed by what the measurement reads (the brief run and its windows), not by the run's own
     # settings (keep_other, steps, replay): another value of those measures nothing again.
-    key = config_hash({"brief": brief.to_dict(), "windows": IMPACT_WINDOWS})
+    key = brief_key(brief)
     brief_dir = out / "impact"
     found, resume = None, False
     if rank == 0:  # the files as process 0 leaves them; the others take its word
@@ -119,7 +133,9 @@ def measure_anchors(
 
 def _settled(out: Path, key: str, cfg: TrainConfig, progress: bool) -> dict[str, Any] | None:
     """The measurement of ``key`` in ``out`` (``impact.json``, or one set aside and moved back),
-    else None, with one of another config set aside."""
+    else None. What another config left is set aside first: its measurement with its brief run,
+    or its brief run alone (a run interrupted before its measurement was written); a brief run
+    of this config set aside before is moved back, to resume."""
     from longred_bench.results import config_hash
 
     path = out / IMPACT
@@ -129,9 +145,25 @@ def _settled(out: Path, key: str, cfg: TrainConfig, progress: bool) -> dict[str,
         if impact.get("config", key) in (key, config_hash(cfg.to_dict())):
             return _reused(impact, path, progress)
         _set_aside(out, impact["config"], progress)  # of a config the run no longer has
+    elif (other := _brief_dir_key(out / "impact")) not in (None, key):
+        _set_aside(out, other, progress)
     if _restore(out, key):  # measured for this config before, then set aside
         return _reused(json.loads(path.read_text()), path, progress)
     return None
+
+
+def _brief_dir_key(folder: Path) -> str | None:
+    """The key of the brief run in ``folder`` (by its ``config.yaml``); None where there is no
+    readable one."""
+    import yaml
+
+    from longred_bench.errors import UserError
+
+    try:
+        saved = yaml.safe_load((folder / "config.yaml").read_text())
+        return brief_key(TrainConfig.from_dict(saved))
+    except (OSError, ValueError, TypeError, AttributeError, yaml.YAMLError, UserError):
+        return None  # no folder, no file, or a config this version refuses
 
 
 def _written(
@@ -201,21 +233,23 @@ def _set_aside(out: Path, key: str, progress: bool) -> None:
         if (out / name).exists():
             (out / name).replace(out / aside)
     if progress:
-        print(f"[longrecipe] {out / IMPACT} was measured for another config: set aside as "
-              f"{tag}.json; measuring this config's anchors", flush=True)  # fmt: skip
+        what = IMPACT if (out / f"{tag}.json").exists() else "impact/ (its brief run)"
+        print(f"[longrecipe] {out / what} was for another config: set aside as {tag}; measuring "
+              "this config's anchors", flush=True)  # fmt: skip
 
 
 def _restore(out: Path, key: str) -> bool:
-    """Move back the measurement of ``key`` that :func:`_set_aside` put aside (an interrupted
-    run's settings changed and changed back); whether there was one."""
+    """Move back what :func:`_set_aside` put aside for ``key`` (an interrupted run's settings
+    changed and changed back): its brief run, where ``impact/`` is free, and its measurement;
+    whether a measurement came back."""
     tag = f"impact.{str(key)[:12]}"
     aside = out / f"{tag}.json"
+    if (out / tag).is_dir() and not (out / "impact").exists():
+        (out / tag).replace(out / "impact")
     try:
         if json.loads(aside.read_text()).get("config") != key:
             return False
     except (OSError, ValueError, AttributeError):
         return False
-    if (out / tag).is_dir() and not (out / "impact").exists():
-        (out / tag).replace(out / "impact")
     aside.replace(out / IMPACT)
     return True

@@ -157,5 +157,47 @@ def test_longrecipe_measures_its_anchors_then_selects(
     for _ in range(2):
         assert measure_anchors(changed, switch, train=measured_again, progress=False) == again
         assert measure_anchors(cfg, switch, train=measured_again, progress=False) == impact
-    looser = cfg.replace(keep_other=0.9, steps=3)
+    # nor the settings the brief run does not read (checkpoints kept, the final merge's weight)
+    looser = cfg.replace(keep_other=0.9, steps=3, keep_checkpoints=1, merge_weight=0.3)
     assert measure_anchors(looser, switch, train=measured_again, progress=False) == impact
+
+
+def _brief_folder(folder: Path, brief) -> None:
+    import yaml
+
+    folder.mkdir(parents=True)
+    (folder / "config.yaml").write_text(yaml.safe_dump(brief.to_dict()))
+
+
+def _steps(folder: Path) -> int:
+    import yaml
+
+    return yaml.safe_load((folder / "config.yaml").read_text())["steps"]
+
+
+def test_a_brief_run_of_another_config_is_set_aside_and_each_comes_back(tmp_path: Path) -> None:
+    """What another config left in ``impact/`` is set aside even without its ``impact.json`` (a
+    run killed during its measurement: its next config tried to resume it, "holds a run of
+    another config"); a measurement moved back brings its brief run, the other's set aside (it
+    stayed aside, and the next switch filed the other's run under its name)."""
+    from longred_bench.training.anchors import IMPACT, _settled, brief_config, brief_key
+
+    a, b = smoke("longrecipe", impact_steps=1), smoke("longrecipe", impact_steps=2)
+    key_a, key_b = (brief_key(brief_config(c, 1024)) for c in (a, b))
+    tag_a, tag_b = f"impact.{key_a[:12]}", f"impact.{key_b[:12]}"
+    out = tmp_path / "run"
+    _brief_folder(out / "impact", brief_config(b, 1024))  # b killed during its measurement
+    assert _settled(out, key_a, a, progress=False) is None
+    assert not (out / "impact").exists() and (out / tag_b / "config.yaml").is_file()
+    # a measured (by hand here), then b again: a's set aside, b's brief run back to resume
+    _brief_folder(out / "impact", brief_config(a, 1024))
+    impact_a = {"anchors": ["digit"], "config": key_a}
+    (out / IMPACT).write_text(json.dumps(impact_a))
+    assert _settled(out, key_b, b, progress=False) is None
+    assert (out / tag_a / "config.yaml").is_file() and (out / f"{tag_a}.json").is_file()
+    assert not (out / tag_b).exists() and _steps(out / "impact") == 2
+    # back to a: b's run aside again, a's measurement and its brief run back together
+    assert _settled(out, key_a, a, progress=False) == impact_a
+    assert _steps(out / "impact") == 1
+    assert (out / tag_b / "config.yaml").is_file() and not (out / tag_a).exists()
+    assert sorted(p.name for p in out.iterdir()) == sorted(["impact", IMPACT, tag_b])

@@ -260,3 +260,19 @@ def test_an_interrupted_reproduce_names_the_command_that_reuses_its_units(
         assert f"reuse them with: {plain} (without --force" in line
     else:
         assert line.endswith(f"run the same command again to reuse them: {plain}")
+
+
+def test_the_interrupt_line_counts_every_optimizer_step(tmp_path: Path) -> None:
+    """A checkpoint's step is among all the run's steps (LongRecipe's replay included): its
+    ``steps`` alone read "step 3 of 2"."""
+    import yaml
+
+    from longred_bench.cli.interrupt import _step_of
+    from longred_bench.training.config import resolve_config
+
+    cfg = resolve_config("longrecipe", profile="smoke", overrides={"steps": 2, "replay_steps": 2})
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict()))
+    line = _step_of(tmp_path / "checkpoints" / "step-000003", tmp_path)
+    assert line == "step 3 of 4; the steps after it train again"
+    (tmp_path / "config.yaml").write_text("recipe: [")  # unreadable: no total, no crash
+    assert _step_of(tmp_path / "step-000003", tmp_path) == "step 3; the steps after it train again"

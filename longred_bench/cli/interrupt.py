@@ -86,9 +86,14 @@ def _step_of(checkpoint: Path, out: Path) -> str:
         step = int(checkpoint.name.rsplit("-", 1)[-1])
     except ValueError:
         return "later steps train again"
-    try:
-        total = f" of {int(yaml.safe_load((out / 'config.yaml').read_text())['steps'])}"
-    except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError):
+    from longred_bench.errors import UserError
+    from longred_bench.training.config import TrainConfig
+    from longred_bench.training.loop import total_steps
+
+    try:  # every optimizer step: LongRecipe's replay and LinearARD's CPT stage too
+        saved = TrainConfig.from_dict(yaml.safe_load((out / "config.yaml").read_text()))
+        total = f" of {total_steps(saved)}"
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError, UserError):
         total = ""
     return f"step {step}{total}; the steps after it train again"
 

@@ -35,8 +35,12 @@ from longred_bench.reports.short_avg import (
 from longred_bench.results import over_length_documents
 
 
+def _missing(value: float | None) -> bool:
+    return value is None or math.isnan(value)
+
+
 def _fmt(value: float | None, digits: int = 1) -> str:
-    return "" if value is None or math.isnan(value) else f"{value:.{digits}f}"
+    return "" if _missing(value) else f"{value:.{digits}f}"
 
 
 def _kl(value: float | None) -> str:
@@ -208,7 +212,7 @@ def build_compare_report(
         "| Short retention | RULER retention | hidden cosine | attention KL (nats/row) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    measured = [label for label in labels if label in drift]
+    measured = [b for b in labels if b in drift and not _missing(drift[b]["mean_hidden_cosine"])]
     cosine = dict(
         zip(measured, cosines([drift[lb]["mean_hidden_cosine"] for lb in measured]), strict=True)
     )

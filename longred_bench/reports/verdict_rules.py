@@ -197,6 +197,7 @@ def floor_text(*means: float | None) -> str:
 def signed(value: float, digits: int = 2) -> str:
     """``+1.23``: a signed number at ``digits`` decimals, or with as many more (up to 3) as show
     a value that is not zero as not zero (``-0.0004``, not ``-0.000``); smaller, ``-2.0e-07``."""
+    value = value + 0.0  # -0.0 is zero, and reads +0.00
     for places in range(digits, digits + 4):
         text = f"{value:+.{places}f}"
         if value == 0 or text.strip("+-0.") or math.isnan(value):

@@ -383,3 +383,12 @@ def test_near_one_cosines_keep_the_digits_that_tell_extensions_apart(tmp_path: P
         row[0]: row[7] for row in _table((tmp_path / "compare.md").read_text(), "## Summary")
     }
     assert summary == {"original": "", "pi:factor=4": "0.999991", "pi:factor=2": "0.999993"}
+    # a cosine that could not be measured (NaN) is left blank, not "nan", as before
+    for r in records:
+        if r["kind"] == "drift_summary" and r["label"] == "pi:factor=2":
+            r["mean_hidden_cosine"] = float("nan")
+    report.build_compare_report(records, labels, tmp_path, title="t", command="c")
+    summary = {
+        row[0]: row[7] for row in _table((tmp_path / "compare.md").read_text(), "## Summary")
+    }
+    assert summary == {"original": "", "pi:factor=4": "0.99999", "pi:factor=2": ""}  # alone

@@ -127,6 +127,7 @@ def test_recovered_effect_is_the_papers_fraction_of_the_baselines_loss_here() ->
         (0.00004, 2, "+0.00004"),
         (-2e-7, 3, "-2.0e-07"),
         (-0.0004, 2, "-0.0004"),
+        (-0.0, 2, "+0.00"),  # a zero difference computed as -0.0
     ],
 )
 def test_a_signed_value_that_is_not_zero_never_reads_zero(value, digits, text):

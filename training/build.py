@@ -247,6 +247,26 @@ def adapt_student(student: torch.nn.Module, cfg: TrainConfig) -> torch.nn.Module
     return student
 
 
+def merged_lora_weights(model: torch.nn.Module, weights: dict) -> dict:
+    """The full ``weights`` of a LoRA model (gathered under FSDP2, named as the PEFT model names
+    them), each adapter merged into its base weight (``W + scaling * B @ A``, in float32), named
+    as the base model's: what ``merge_and_unload`` gives a model whose weights are not sharded."""
+    from peft.tuners.lora import LoraLayer
+
+    out = dict(weights)
+    for name, module in model.named_modules():
+        if not isinstance(module, LoraLayer):
+            continue
+        base = f"{name}.base_layer.weight"
+        for adapter in module.active_adapters:
+            a = out.pop(f"{name}.lora_A.{adapter}.weight").float()
+            b = out.pop(f"{name}.lora_B.{adapter}.weight").float()
+            delta = (b @ a) * module.scaling[adapter]
+            out[base] = (out[base].float() + delta).to(out[base].dtype)
+    return {k.removeprefix("base_model.model.").replace(".base_layer.", "."): v
+            for k, v in out.items()}  # fmt: skip
+
+
 def freeze_all_but_attention(model: torch.nn.Module) -> int:
     """Leave only the attention projections (:data:`ATTENTION_PROJECTIONS` of every layer)
     trainable; returns how many parameter tensors stay trainable (a UserError if none, e.g. a

@@ -215,18 +215,30 @@ def _save_model(
     with atomic_dir(target, replace=True) as tmp:
         if weights is None:
             model.save_pretrained(tmp)
-        else:
+        else:  # the config names its class, as save_pretrained writes it (vLLM reads it)
+            model.config.architectures = [_model_class(model).__name__]
             model.config.save_pretrained(tmp)
             save_weights(weights, tmp / "model.safetensors")
         tokenizer.save_pretrained(tmp)
     return target
 
 
+def _model_class(model: torch.nn.Module) -> type:
+    """``model``'s own class: not the one FSDP2's ``fully_shard`` made of it (``FSDP<class>``)."""
+    from torch.distributed.fsdp import FSDPModule
+
+    return next(c for c in type(model).__mro__ if not issubclass(c, FSDPModule))
+
+
 def _save_final(run: Run, out: Path, weights: dict | None = None) -> Path:
     """``out/final``: the student as a Hugging Face directory with its tokenizer (LoRA merged;
     under FSDP2 the gathered full ``weights``)."""
     model = run.method.student
-    if hasattr(model, "merge_and_unload"):
+    if hasattr(model, "merge_and_unload") and weights is not None:  # sharded: merged by hand
+        from longred_bench.training.build import merged_lora_weights
+
+        weights, model = merged_lora_weights(model, weights), model.get_base_model()
+    elif hasattr(model, "merge_and_unload"):
         model = model.merge_and_unload()
     return _save_model(model, run.tokenizer, out / "final", weights)
 

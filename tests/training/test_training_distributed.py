@@ -49,7 +49,7 @@ def test_two_processes_follow_the_one_process_curve(recipe: str, tmp_path: Path)
     ("recipe", "extra"),
     [
         ("longred", ("teacher_placement=shard",)),
-        # LoRA off: a LoRA student is merged before saving, which FSDP2's shards do not support
+        # every weight trained (LoRA: test_a_lora_student_under_fsdp_saves_...)
         ("linearard", ("activation_checkpointing=true", "lora_rank=0")),
     ],
 )
@@ -149,3 +149,20 @@ def test_a_merge_on_two_processes_is_the_one_process_merge(tmp_path: Path) -> No
     _train(tmp_path / "two", "merge", 2, *merge)
     one, two = (load_file(tmp_path / n / "final" / "model.safetensors") for n in ("one", "two"))
     assert one.keys() == two.keys() and all(torch.equal(one[k], two[k]) for k in one)
+
+
+@pytest.mark.integration
+def test_a_lora_student_under_fsdp_saves_the_one_process_merged_model(tmp_path: Path) -> None:
+    """LinearARD's default LoRA student under FSDP2: the gathered adapters merged into the
+    gathered weights (``merge_and_unload`` fails on shards: the run crashed after its last step),
+    the one-process model; a sharded run's config names its class, as save_pretrained writes."""
+    from safetensors.torch import load_file
+
+    settings = ("steps=2", "tokens_per_step=4096", "lora_rank=4", "distributed=fsdp")
+    _train(tmp_path / "one", "linearard", 1, *settings)
+    _train(tmp_path / "two", "linearard", 2, *settings)
+    one, two = (load_file(tmp_path / n / "final" / "model.safetensors") for n in ("one", "two"))
+    assert one.keys() == two.keys() and not any("lora" in k for k in two)
+    assert all(torch.allclose(two[k], one[k], atol=1e-6) for k in one)
+    config = json.loads((tmp_path / "two" / "final" / "config.json").read_text())
+    assert config["architectures"] == ["LlamaForCausalLM"]

@@ -481,3 +481,22 @@ def test_psa_refuses_another_configs_compressed_results(tmp_path, capsys):
     from longred_bench.cli.outputs import check_out_dir
 
     check_out_dir(out, "reproduce")  # no refusal: the two commands' files have other names
+
+
+def test_the_ppl_dry_run_says_what_it_measures(capsys) -> None:
+    """``eval --suite ppl --dry-run`` printed ``tasks: (none)``: it names the windows, corpus,
+    lengths (the evaluated window's by default) and buckets the run measures."""
+    argv = ["eval", "--model", "tiny-random", "--suite", "ppl", "--dry-run"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "tasks: (none)" not in out
+    assert out.splitlines()[-1] == (
+        "ppl: 8 window(s) of austen at length(s) 256 (the evaluated window rounded down to a "
+        "power of two), NLL by position in buckets of 32 tokens"
+    )
+    assert main([*argv, "--rope", "pi:factor=2"]) == 0
+    assert "at length(s) 512 (the evaluated window" in capsys.readouterr().out
+    assert main([*argv, "--lengths", "64", "128", "--samples", "3", "--corpus", "kjv"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "ppl: 3 window(s) of kjv at length(s) 64, 128, NLL by position in buckets of 8, 16 tokens"
+    )

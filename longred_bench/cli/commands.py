@@ -196,6 +196,8 @@ def _describe_eval(cfg: EvalConfig, requested: list[str] | None) -> str:
     from longred_bench.evaluation import paper_suite
     from longred_bench.evaluation.config import describe
 
+    if cfg.suite == "ppl":
+        return describe(cfg, [_ppl_line(cfg)])
     if cfg.suite != paper_suite.SUITE:
         return describe(cfg)
     offline = paper_suite.runs_offline(cfg.tasks)
@@ -203,6 +205,30 @@ def _describe_eval(cfg: EvalConfig, requested: list[str] | None) -> str:
         requested, offline=offline, allow_code_eval=cfg.allow_code_eval,
         hub_why=None if offline else paper_suite.hub_missing(),
     ))  # fmt: skip
+
+
+def _ppl_line(cfg: EvalConfig) -> str:
+    """What the ``ppl`` suite of ``cfg`` measures (its suite has no tasks): windows, corpus,
+    lengths (by default the evaluated window rounded down to a power of two, read from the
+    model's config where it is at hand) and position buckets."""
+    from longred_bench.evaluation.ppl import pow2_floor, ppl_bucket
+
+    lengths, why = list(cfg.lengths or ()), ""
+    if not lengths:
+        from longred_bench.models.loading import extended_config, load_config
+
+        why = " (the evaluated window rounded down to a power of two)"
+        try:
+            config = load_config(cfg.model)
+            window = extended_config(config, cfg.rope) if cfg.rope else config
+            lengths = [pow2_floor(int(window.max_position_embeddings))]
+        except (UserError, OSError, ValueError):  # a hub model offline: the run reads it
+            return (f"ppl: {cfg.samples or 8} window(s) of {cfg.corpus or 'austen'} at the "
+                    f"evaluated window rounded down to a power of two")  # fmt: skip
+    buckets = ", ".join(f"{ppl_bucket(n)}" for n in sorted(lengths))
+    return (f"ppl: {cfg.samples or 8} window(s) of {cfg.corpus or 'austen'} at length(s) "
+            f"{', '.join(map(str, sorted(lengths)))}{why}, NLL by position in buckets of "
+            f"{buckets} tokens")  # fmt: skip
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -91,8 +91,31 @@ def check_tokenizers(cfg: CompareConfig, *, note: bool = True) -> None:
 
 
 def slug(text: str) -> str:
-    """``text`` as a folder name (a unit's, or a pair's)."""
-    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text).strip("_")[:80] or "model"
+    """``text`` as a folder name (a unit's, or a pair's): at most 80 characters, a longer one
+    cut to 71 and ended by 8 hex digits of ``text``'s hash (two paths that share their first 80
+    characters shared one folder, each measured over the other's records)."""
+    name = re.sub(r"[^A-Za-z0-9_.=-]+", "_", text).strip("_") or "model"
+    return name if len(name) <= 80 else f"{name[:71]}-{_hash8(text)}"
+
+
+def _hash8(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
+RUNS_RESERVED = ("drift", "requests")
+"""Folders of ``runs/`` that are not a model's (the drift units, the saved model responses)."""
+
+
+def unit_folders(labels: list[str]) -> dict[str, str]:
+    """Each row label's folder under ``runs/``: its :func:`slug`, ended by 8 hex digits of the
+    label's hash where two labels' slugs are one (``a/b`` and ``a_b``, a model named ``x_pcd``
+    beside ``x +pcd``) or it is a folder of :data:`RUNS_RESERVED`."""
+    slugs = {label: slug(label) for label in labels}
+    taken = [*slugs.values(), *RUNS_RESERVED]
+    return {label: name if taken.count(name) == 1 else f"{name[:71]}-{_hash8(label)}"
+            for label, name in slugs.items()}  # fmt: skip
 
 
 def _eval_unit(
@@ -144,11 +167,12 @@ def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list
     suites = [suite for suite in ("short", "ruler", "niah") if suite in cfg.suites]
     drift_parts = _drift_parts(cfg) if "drift" in cfg.suites else []
     state = _Progress(total=len(suites) * len(rows(cfg)) + len(drift_parts))
+    folders = unit_folders([label for label, _, _ in rows(cfg)])
     with heartbeat(state.line, enabled=not progress):
         for suite in suites:
             for label, entry, decoding in rows(cfg):
                 unit = _eval_unit(cfg, entry, suite, window, decoding)
-                path = runs / slug(label) / unit["suite"] / "eval.jsonl"
+                path = runs / folders[label] / unit["suite"] / "eval.jsonl"
                 got = cached_records(path, unit)
                 if got is None:
                     state.announce(f"{label}: {unit['suite']}", path, progress)

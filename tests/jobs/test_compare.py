@@ -392,3 +392,23 @@ def test_near_one_cosines_keep_the_digits_that_tell_extensions_apart(tmp_path: P
         row[0]: row[7] for row in _table((tmp_path / "compare.md").read_text(), "## Summary")
     }
     assert summary == {"original": "", "pi:factor=4": "0.99999", "pi:factor=2": ""}  # alone
+
+
+def test_each_model_has_its_own_unit_folder() -> None:
+    """Two checkpoints whose paths share their first 80 characters shared one unit folder: each
+    measured over the other's records on every call, nothing reused. Short names keep their
+    folders (earlier comparisons are reused); a long one ends with its hash."""
+    from longred_bench.jobs.compare import slug, unit_folders
+
+    stem = "long/" + "a" * 84
+    a, b = f"{stem}/ckpt-A", f"{stem}/ckpt-B"
+    assert slug(a) != slug(b) and len(slug(a)) == len(slug(b)) == 80
+    assert slug(a).startswith("long_" + "a" * 66) and slug(a) == slug(a)  # the same each call
+    assert slug("pi:factor=4") == "pi_factor=4" and slug("original") == "original"
+    labels = ["original", a, b, "out/m", "out_m", "x +pcd", "x_pcd", "drift", "requests", "m"]
+    folders = unit_folders(labels)
+    assert len(set(folders.values())) == len(labels)
+    assert folders["original"] == "original" and folders["m"] == "m"
+    assert folders[a] == slug(a) and folders[b] == slug(b)
+    for clash in ("out/m", "out_m", "x +pcd", "x_pcd", "drift", "requests"):
+        assert folders[clash] != slug(clash) and folders[clash].startswith(slug(clash) + "-")

@@ -108,12 +108,22 @@ def test_verify_results_checks_a_compare_out_folder(
     plain = tmp_path / "eval-out"  # an `eval --out`: records, no manifest; never "delete it"
     plain.mkdir()
     (plain / "eval.jsonl").write_text('{"score": 1}\n')
-    assert main(["data", "verify", "--results", str(plain)]) == 0
+    assert main(["data", "verify", "--results", str(plain)]) == 1  # a folder no compare wrote
     out = capsys.readouterr().out
     assert out.startswith(f"unrecorded  {plain.as_posix()}: results no compare wrote (an "
                           "eval's or drift's --out?); no manifest records their files, so there "
                           "is nothing to check\n")  # fmt: skip
     assert "delete" not in out
+    assert out.splitlines()[-1] == "1 entry checked, 0 bad, 1 folder(s) without results"
+    # the same folder's parent as a --cache read its results as cache entries ("ruler" is the
+    # cache's RULER samples) and said to delete them: refused, naming what it holds
+    named = tmp_path / "outs" / "ruler"
+    named.mkdir(parents=True)
+    (named / "eval.jsonl").write_text('{"score": 1}\n')
+    assert main(["data", "verify", "--cache", str(tmp_path / "outs")]) == 2
+    err = capsys.readouterr().err
+    assert f"--cache {tmp_path / 'outs'} holds results (ruler/eval.jsonl), not a data cache" in err
+    assert "delete" not in err and f"--results {tmp_path / 'outs'}" in err
     empty = tmp_path / "mistyped"  # a folder no compare wrote is no pass
     empty.mkdir()
     assert main(["data", "verify", "--results", str(empty)]) == 1

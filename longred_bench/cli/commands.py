@@ -53,6 +53,24 @@ def wrote(paths: list[Path], start: float) -> None:
     print(f"wrote {', '.join(str(p) for p in paths)} in {took}")
 
 
+RESULT_FILES = ("compare.md", "eval.jsonl", "eval.md", "drift.jsonl", "drift.md", "psa.jsonl")
+"""Files a command's ``--out`` holds and a data cache never does outside its ``runs/``."""
+
+
+def _results_in(folder: Path) -> str | None:
+    """A command's result file in ``folder`` or a folder in it (not the cache's own ``runs/``),
+    relative to ``folder``; None where there is none (an empty or missing folder too). Checking
+    one as a cache read its results as cache entries ("delete out/ruler/eval.jsonl")."""
+    if not folder.is_dir():
+        return None
+    places = [folder, *(p for p in folder.iterdir() if p.is_dir() and p.name != "runs")]
+    for place in places:
+        for name in RESULT_FILES:
+            if (place / name).is_file():
+                return (place / name).relative_to(folder).as_posix()
+    return None
+
+
 def command_line(args: argparse.Namespace) -> str:
     """The command as typed, for reports."""
     return "longred-bench " + shlex.join(sys.argv[1:] if args.argv is None else args.argv)
@@ -68,6 +86,10 @@ def cmd_data(args: argparse.Namespace) -> int:
     if cache is not None and reads and not cache.is_dir():
         raise UserError(f"data {action}: --cache {cache} does not exist: give the folder "
                         "`data fetch --cache` wrote")  # fmt: skip
+    if cache is not None and (found := _results_in(cache)) is not None:
+        raise UserError(f"data {action}: --cache {cache} holds results ({found}), not a data "
+                        f"cache: give the folder `data fetch --cache` wrote, or check results "
+                        f"with --results {cache}")  # fmt: skip
     return {"fetch": data.run_fetch, "list": data.run_list, "verify": data.run_verify}[
         args.data_command
     ](args)

@@ -84,6 +84,8 @@ def run_verify(args: argparse.Namespace) -> int:
         if not found:  # a mistyped folder, or one no compare wrote: not a pass
             empty += 1
             print(f"no cached results under {folder}: pass the folder `compare --out` wrote")
+        elif all(v.status == "unrecorded" for v in found):  # an eval's or drift's --out
+            empty += 1
         results += found
     for result in results:
         print(_in_cache(result.line(), args.cache), flush=True)

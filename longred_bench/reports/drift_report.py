@@ -68,11 +68,11 @@ def drift_markdown(records: list[dict[str, Any]], title: str) -> str:
         "| layer | " + " | ".join(f"{m}: cos / KL" for m in summary["extension"]) + " |",
         "|---|" + "---|" * len(summary),
     ]
-    for layer in wide.index:
+    for layer in wide.index:  # each layer's cosines as the summary's (none below 1 reads 1.0000)
+        row = cosines([wide.loc[layer, ("hidden_cosine", m)] for m in summary["extension"]])
         cells = [
-            f"{wide.loc[layer, ('hidden_cosine', m)]:.4f} / "
-            f"{wide.loc[layer, ('attention_kl', m)]:.2e}"
-            for m in summary["extension"]
+            f"{cos} / {wide.loc[layer, ('attention_kl', m)]:.2e}"
+            for cos, m in zip(row, summary["extension"], strict=True)
         ]
         lines.append(f"| {layer} | " + " | ".join(cells) + " |")
     lines += [

@@ -33,3 +33,26 @@ def test_cosines_near_one_keep_the_digits_that_tell_them_apart() -> None:
     assert cosines([0.999993, 0.999992, 0.999991]) == ["0.999993", "0.999992", "0.999991"]
     assert cosines([0.99216, 0.97414]) == ["0.9922", "0.9741"]  # 4 decimals where they tell
     assert cosines([1.0, 0.99998]) == ["1.00000", "0.99998"]
+
+
+def test_the_per_layer_table_keeps_the_digits_the_summary_keeps() -> None:
+    """The per-layer table printed every cosine at 4 decimals: 1.0000 for both extensions of a
+    layer whose cosines are 0.999997 and 0.999994, under a summary that told them apart."""
+    records = []
+    for ext, cos in (("pi:factor=2", 0.999997), ("pi:factor=4", 0.999994)):
+        common = {"original": "m", "extension": ext, "texts": "brown", "seq_len": 64,
+                  "num_texts": 2, "num_tokens": 128}  # fmt: skip
+        records += [
+            {"kind": "drift_layer", **common, "layer": 1, "hidden_cosine": cos,
+             "attention_kl": 2.88e-4},
+            {"kind": "drift_layer", **common, "layer": 2, "hidden_cosine": cos - 0.5,
+             "attention_kl": 3.85e-4},
+            {"kind": "drift_summary", **common, "mean_hidden_cosine": cos,
+             "last_hidden_cosine": cos, "mean_attention_kl": 3e-4, "top_m": 1,
+             "selected_layers": [1, 2]},
+        ]  # fmt: skip
+    records[0]["provenance"] = {"device": "cpu", "git_commit": "abc"}
+    md = drift_markdown(records, "t")
+    assert "| 1 | 0.999997 / 2.88e-04 | 0.999994 / 2.88e-04 |" in md
+    assert "| 2 | 0.4999 / 3.85e-04 | 0.4999 / 3.85e-04 |" not in md  # they differ: told apart
+    assert "| 2 | 0.50000 / 3.85e-04 | 0.49999 / 3.85e-04 |" in md

@@ -61,10 +61,11 @@ def metrics_table(records: list[dict[str, Any]]) -> list[str]:
         n = "" if row["n"] is None else str(row["n"])
         name = f"{task} (group)" if task in groups else task  # lm-eval's mean, not Short Avg
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {n} | {row['over']} |")
-    if groups & set(rows):
-        lines += ["", "Values as lm-eval reports them (accuracies as fractions). A (group) row is "
-                  "lm-eval's own aggregate of its members, metric by metric, not LongReD's Short "
-                  "Avg (below, where the suite has one)."]  # fmt: skip
+    if groups & set(rows):  # RULER's and NIAH's scores (by length) are 0-100
+        scale = "scores 0-100" if by_length else "accuracies as fractions"
+        lines += ["", f"Values as lm-eval reports them ({scale}). A (group) row is lm-eval's own "
+                  "aggregate of its members, metric by metric, not LongReD's Short Avg (below, "
+                  "where the suite has one)."]  # fmt: skip
     if undefined:  # a metric with no value here, and why (a perplexity under PCD)
         lines += ["", f"not defined: {'; '.join(sorted(undefined))}."]
     return lines

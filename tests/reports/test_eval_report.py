@@ -78,3 +78,14 @@ def test_short_suite_groups_are_marked_and_short_avg_is_the_suites(tmp_path: Pat
     assert "| common | longred_arc_easy, longred_piqa | 25.00 |" in md
     assert "| rc | longred_boolq, longred_squad | 50.00 |" in md
     assert "| Short Avg (2 categories) | | 37.50 |" in md
+
+
+def test_the_footnote_gives_the_scale_of_the_suites_values() -> None:
+    """RULER's group row ended with "accuracies as fractions" above scores of 0-100."""
+    from longred_bench.reports.eval_report import metrics_table
+
+    ruler = [{**_eval("longred_ruler", "score", 40.0), "group": "longred_ruler"},
+             {**_eval("longred_ruler", "score", 40.0, 1024), "group": "longred_ruler"}]  # fmt: skip
+    assert "Values as lm-eval reports them (scores 0-100)." in "\n".join(metrics_table(ruler))
+    short = [{**_eval("longred_short_tiny", "acc", 0.5), "group": "longred_short_tiny"}]
+    assert "(accuracies as fractions)" in "\n".join(metrics_table(short))

@@ -333,3 +333,24 @@ def test_a_run_does_not_resume_from_model_files_changed_since_it_started(tmp_pat
     os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # put back: it resumes
     assert main([*argv, "--resume"]) == 0
     assert (out / "final" / "config.json").is_file()
+
+
+def test_an_out_inside_a_folder_another_run_keeps_is_refused(tmp_path, capsys):
+    """``drift --out CMP/runs`` wrote its files among compare's cached units; an eval into a
+    training run's ``checkpoints/`` among its checkpoints."""
+    cmp = tmp_path / "cmp"
+    (cmp / "runs").mkdir(parents=True)
+    (cmp / "compare.md").write_text("# compare\n")
+    argv = ["drift", "--original", "tiny-random", "--rope", "pi:factor=2", "--quiet", "--out"]
+    assert main([*argv, str(cmp / "runs")]) == 2
+    err = capsys.readouterr().err
+    runs = cmp / "runs"
+    assert f"--out {runs} lies in {runs}, which `compare` keeps in its --out {cmp}" in err
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "metrics.jsonl").write_text("")
+    eval_argv = ["eval", "--model", "tiny-random", "--suite", "ppl", "--dry-run", "--out"]
+    assert main([*eval_argv, str(run / "checkpoints" / "e")]) == 2
+    assert "which `train` keeps in its --out" in capsys.readouterr().err
+    assert sorted(p.name for p in cmp.iterdir()) == ["compare.md", "runs"]  # nothing written
+    assert main([*eval_argv, str(tmp_path / "elsewhere")]) == 0  # beside them, as before

@@ -81,6 +81,7 @@ def check_out_dir(out: Path, command: str, flag: str = "--out") -> None:
     if tables and command.split()[0] not in ("psa", "reproduce"):  # a report folder: its tables
         raise UserError(f"{flag} {out} holds the reports of `reproduce` ({tables[0]}); give "
                         f"{command} a folder of its own")  # fmt: skip
+    _check_not_inside(out, command, flag)
     for other, marker in RESULTS.items():
         if {other, command.split()[0]} == {"psa", "reproduce"}:  # a report folder holds both
             continue
@@ -89,6 +90,23 @@ def check_out_dir(out: Path, command: str, flag: str = "--out") -> None:
                 f"{flag} {out} holds the results of `{other}` ({marker}); give {command} a "
                 "folder of its own"
             )
+
+
+def _check_not_inside(out: Path, command: str, flag: str) -> None:
+    """Refuse an ``out`` inside a folder another run keeps in its own ``--out`` (compare's
+    ``runs/``, a training run's ``checkpoints/``, an eval's ``requests/``), by the results file
+    beside that folder: its files would sit among that run's."""
+    absolute = out.absolute()
+    for parent in absolute.parents:
+        for other, marker in RESULTS.items():
+            if not (parent / marker).is_file():
+                continue
+            for name in WRITES[other]:
+                kept = parent / name.rstrip("/")
+                if name.endswith("/") and (absolute == kept or kept in absolute.parents):
+                    where = f"`{other}` keeps in its --out {parent}"
+                    raise UserError(f"{flag} {out} lies in {kept}, which {where}; give {command} "
+                                    "a folder of its own")  # fmt: skip
 
 
 EVAL_FREE_KEYS = ("batch_size", "device", "log_samples")

@@ -461,3 +461,20 @@ def test_train_dry_run_asks_no_hub_for_a_hub_teachers_shape(monkeypatch, capsys)
             "teacher=someone/some-model"]  # fmt: skip
     assert main(argv) == 0
     assert "teacher: someone/some-model" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["eval", "--model", "tiny-random", "--suite", "short_tiny", "--tasks",
+      "longred_tiny_nextsent", "longred_ruler_vt", "--dry-run"],
+     "eval: --tasks longred_ruler_vt is a long-context task, built at --lengths, not a short "
+     "one: run it with the ruler suite"),
+    (["eval", "--model", "tiny-random", "--suite", "short", "--tasks", "longred_niah",
+      "--dry-run"], "eval: --tasks longred_niah is a long-context task"),
+    (["compare", "--original", "tiny-random", "--rope", "pi:factor=2", "--short-tasks",
+      "longred_ruler_vt", "--out", "OUT"], "compare: --short-tasks longred_ruler_vt is a long"),
+])  # fmt: skip
+def test_a_long_context_task_in_a_short_suite_is_refused(tmp_path, capsys, argv, said) -> None:
+    """A RULER task among a short suite's tasks passed the dry run and failed after the model
+    loaded ("no document fits ... pass --max-length 4101"): built there at one default length."""
+    _one_line_error(capsys, [str(tmp_path / "out") if a == "OUT" else a for a in argv], said)
+    assert not (tmp_path / "out").exists()

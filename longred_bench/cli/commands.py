@@ -19,6 +19,7 @@ from longred_bench.cli.flags import (
     check_pcd_flags,
     check_psa_depths,
     check_rope_none,
+    check_short_tasks,
     check_window_tokens,
 )
 from longred_bench.cli.named import (
@@ -272,6 +273,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     check_out_outside(Path(args.out), args.original, *(args.extended or ()))
     check_models(args.original, *(args.extended or ()))
     check_pcd_flags(args)
+    check_short_tasks(args.short_tasks, "compare", "--short-tasks")
     from longred_bench.evaluation.config import check_seed
 
     check_seed(args.seed)

@@ -57,11 +57,23 @@ def check_eval_flags(args: argparse.Namespace) -> None:
             raise UserError(f"eval: the niah suite runs one task, {NIAH_TASK} (the needle grid "
                             f"over --lengths and --depths), not {other[0]}: run that with its "
                             "own suite")  # fmt: skip
+    if args.suite not in ("ruler", "niah", "ppl"):
+        check_short_tasks(args.tasks, "eval", "--tasks")
     if args.suite in ("ruler", "niah") and (args.num_fewshot or 0) > 0:
         raise UserError(f"eval: --num-fewshot above 0 is for the short suites; the "
                         f"{args.suite} suite's prompts are built at each length, with no "
                         "examples to draw")  # fmt: skip
     check_pcd_flags(args)
+
+
+def check_short_tasks(tasks: list[str] | tuple[str, ...] | None, who: str, flag: str) -> None:
+    """Refuse a RULER or NIAH task among a short suite's ``tasks``: built at one default length
+    there (no ``--lengths``), it failed after the model loaded, advising ``--max-length``."""
+    for task in tasks or ():
+        if task.startswith(RULER_TASK_PREFIXES) or task == NIAH_TASK:
+            suite = "niah" if task == NIAH_TASK else "ruler"
+            raise UserError(f"{who}: {flag} {task} is a long-context task, built at --lengths, "
+                            f"not a short one: run it with the {suite} suite")  # fmt: skip
 
 
 def check_long_lengths(lengths: list[int] | tuple[int, ...] | None, who: str) -> None:

@@ -167,21 +167,26 @@ def test_eval_corpus_is_refused_on_a_suite_that_reads_none(tmp_path, capsys):
     )
 
 
-@pytest.mark.parametrize("kind", ["folder", "gguf", "pad"])
+@pytest.mark.parametrize("kind", ["folder", "gguf", "pad", "tokenizer"])
 def test_a_broken_local_model_is_one_line(tmp_path, capsys, kind):
     """A folder whose config.json names no model type or a padding id its embeddings cannot
-    hold, or a file that is no GGUF: a one-line error naming the model before anything loads,
-    not transformers' traceback."""
-    if kind in ("folder", "pad"):
+    hold, whose tokenizer holds more tokens than its embeddings (an IndexError from
+    torch.embedding once text reached them), or a file that is no GGUF: a one-line error naming
+    the model before anything loads, not transformers' traceback."""
+    if kind in ("folder", "pad", "tokenizer"):
         spec = tmp_path / "m"
         spec.mkdir()
         config = {"model_type": "llama", "vocab_size": 250, "pad_token_id": 258}
+        if kind == "tokenizer":
+            config["pad_token_id"] = 0
+            vocab = {f"t{i}": i for i in range(300)}
+            (spec / "tokenizer.json").write_text(json.dumps({"model": {"vocab": vocab}}))
         (spec / "config.json").write_text("{}" if kind == "folder" else json.dumps(config))
-        expected = (
-            "its config.json names no model_type"
-            if kind == "folder"
-            else "its config.json's pad_token_id 258 is not below its vocab_size 250"
-        )
+        expected = {
+            "folder": "its config.json names no model_type",
+            "pad": "its config.json's pad_token_id 258 is not below its vocab_size 250",
+            "tokenizer": "its tokenizer.json holds 300 tokens, its config.json's vocab_size is 250",
+        }[kind]
     else:
         spec = tmp_path / "m.gguf"
         spec.write_text("junk\n")

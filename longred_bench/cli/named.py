@@ -73,6 +73,12 @@ def check_model_files(spec: str) -> None:
                 raise UserError(f"model {spec!r}: its config.json's {key} {bad[0]} is not below "
                                 f"its vocab_size {vocab}, so its embeddings cannot hold it; "
                                 "fix the config's vocab_size or token ids")  # fmt: skip
+        tokens = _tokenizer_tokens(path / "tokenizer.json")
+        if isinstance(vocab, int) and tokens is not None and tokens > vocab:
+            raise UserError(f"model {spec!r}: its tokenizer.json holds {tokens} tokens, its "
+                            f"config.json's vocab_size is {vocab}: text would reach ids its "
+                            "embeddings do not hold; give the folder the tokenizer the model "
+                            "was made with")  # fmt: skip
     if path.is_dir() and (path / "manifest.json").is_file():
         _check_copied_entry(spec, path)
     if path.suffix == ".gguf" and path.is_file():
@@ -81,6 +87,22 @@ def check_model_files(spec: str) -> None:
                 raise UserError(f"model {spec!r} is not a GGUF file (no GGUF magic bytes at "
                                 "its start); give a .gguf model file or a model "
                                 "folder")  # fmt: skip
+
+
+def _tokenizer_tokens(path: Path) -> int | None:
+    """The tokens of a ``tokenizer.json``'s model (its base vocabulary, ids 0 to N - 1; added
+    special tokens left out: a model may leave those without embeddings and never see them in
+    text); None where there is no such file or it reads otherwise."""
+    import json
+
+    try:
+        vocab = json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if isinstance(vocab, dict):  # BPE, WordPiece: token -> id
+        ids = [i for i in vocab.values() if isinstance(i, int)]
+        return max(ids) + 1 if ids else None
+    return len(vocab) if isinstance(vocab, list) else None  # Unigram: [token, score] pairs
 
 
 def _check_copied_entry(spec: str, path: Path) -> None:

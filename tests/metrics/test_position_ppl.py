@@ -173,6 +173,32 @@ def test_runner_on_tiny_model(request, tmp_path):
     assert png.read_bytes().startswith(PNG)
 
 
+def test_a_long_windows_logits_are_held_a_chunk_at_a_time(monkeypatch):
+    """A window's whole logits (``length x vocab``) were held at once: 20 GB at 100K tokens of
+    SmolLM2's vocabulary, killed for memory. Computed a chunk of positions at a time, each NLL
+    is the whole-logits one; a model whose head is more than a projection gets whole logits."""
+    from longred_bench.evaluation import ppl
+    from longred_bench.models.loading import load
+
+    model = load("tiny-random").model.eval()
+    ids = torch.randint(
+        0, model.config.vocab_size, (2, 50), generator=torch.Generator().manual_seed(0)
+    )
+    with torch.inference_mode():
+        whole = next_token_nll(model(input_ids=ids).logits, ids)
+        shapes = []
+        head = model.get_output_embeddings()
+        head.register_forward_hook(lambda mod, args, out: shapes.append(tuple(out.shape)))
+        monkeypatch.setattr(ppl, "LOGIT_CHUNK", 16)
+        chunked = ppl.window_nll(model, ids)
+        assert shapes == [(2, 16, model.config.vocab_size)] * 3 + [(2, 1, model.config.vocab_size)]
+        assert torch.allclose(chunked[0], whole[0], atol=1e-5) and torch.equal(chunked[1], whole[1])
+        shapes.clear()
+        model.config.final_logit_softcapping = 30.0  # Gemma 2's: the model's own logits
+        ppl.window_nll(model, ids)
+        assert shapes == [(2, 50, model.config.vocab_size)]
+
+
 def test_plot_needs_records(tmp_path):
     with pytest.raises(ValueError, match="no perplexity records"):
         plot_position_ppl([], tmp_path / "ppl.png", "empty")

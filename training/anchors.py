@@ -42,9 +42,11 @@ def brief_rows(cfg: TrainConfig, target: int, world: int = 1) -> int:
 
 def brief_config(cfg: TrainConfig, target: int, world: int = 1) -> TrainConfig:
     """The brief run's config: ``cpt`` at the full extended window ``target`` for
-    ``impact_steps`` steps of :func:`brief_rows` rows (over ``world`` processes). The settings it
-    does not read (other recipes' groups, the run's checkpoints kept, held-out evaluations,
-    snapshots) are at fixed values, so a change of them to the run measures nothing again."""
+    ``impact_steps`` steps of :func:`brief_rows` rows (over ``world`` processes), a micro-step of
+    one row a process where the run has micro-steps (its own were sized for rows of about 30% of
+    ``target``: three full rows a GPU, 89.5 GiB per GPU at ``paper``). The settings it does not
+    read (other recipes' groups, the run's checkpoints kept, held-out evaluations, snapshots) are
+    at fixed values, so a change of them to the run measures nothing again."""
     from dataclasses import MISSING, fields
 
     from longred_bench.training.method_groups import METHOD_GROUPS, read_keys
@@ -57,6 +59,7 @@ def brief_config(cfg: TrainConfig, target: int, world: int = 1) -> TrainConfig:
         recipe="cpt", steps=cfg.impact_steps, long_len=target, mix_long=1.0, mix_short=0.0,
         mix_s2l=0.0, checkpoint_every=cfg.impact_steps, keep_checkpoints=1, heldout_every=0,
         snapshot_steps=(), schedule="constant", warmup_steps=0, tokens_per_step=rows * target,
+        micro_tokens=world * target if cfg.micro_tokens else 0,
     )  # fmt: skip
 
 

@@ -64,10 +64,13 @@ def brief_config(cfg: TrainConfig, target: int, world: int = 1) -> TrainConfig:
 
 
 def brief_key(brief: TrainConfig) -> str:
-    """What a measurement is keyed by: its brief run's config and its windows."""
+    """What a measurement is keyed by: its brief run's config and its windows; not the brief
+    run's micro-steps (one row a process: a run resumed on another number of GPUs takes its
+    measurement as it is)."""
     from longred_bench.results import config_hash
 
-    return config_hash({"brief": brief.to_dict(), "windows": IMPACT_WINDOWS})
+    return config_hash({"brief": brief.replace(micro_tokens=0).to_dict(),
+                        "windows": IMPACT_WINDOWS})  # fmt: skip
 
 
 def measure_anchors(
@@ -106,7 +109,7 @@ def measure_anchors(
     brief_dir = out / "impact"
     found, resume = None, False
     if rank == 0:  # the files as process 0 leaves them; the others take its word
-        found = _settled(out, key, cfg, progress)
+        found = _settled(out, key, cfg, brief, progress)
         resume = found is None and latest_checkpoint(brief_dir) is not None
     found, resume = on_every_process((found, resume), world)
     if found is not None:
@@ -118,10 +121,12 @@ def measure_anchors(
     original = load(cfg.model, device=device, dtype=dtype)
     ids, _ = window_set(original.tokenizer, cfg.long_data, target, seed=cfg.seed)
     ids = ids[:IMPACT_WINDOWS]
-    with torch.no_grad():  # this process's share of the windows: rank, rank + world, ...
-        briefly = load(str(extended), device=device, dtype=dtype).model.eval()
-        mine = logit_change(original.model.eval(), briefly, ids[rank::world].to(device))
-    del briefly
+    mine = torch.zeros(0, ids.shape[1])  # a process with no window (fewer windows than them)
+    if len(ids[rank::world]):  # this process's share of the windows: rank, rank + world, ...
+        with torch.no_grad():
+            briefly = load(str(extended), device=device, dtype=dtype).model.eval()
+            mine = logit_change(original.model.eval(), briefly, ids[rank::world].to(device))
+        del briefly
     change = torch.zeros(ids.shape, dtype=torch.float32)
     for r, part in enumerate(every_process(mine, world)):
         change[r::world] = part
@@ -134,11 +139,14 @@ def measure_anchors(
     return on_every_process(impact, world)
 
 
-def _settled(out: Path, key: str, cfg: TrainConfig, progress: bool) -> dict[str, Any] | None:
+def _settled(
+    out: Path, key: str, cfg: TrainConfig, brief: TrainConfig, progress: bool
+) -> dict[str, Any] | None:
     """The measurement of ``key`` in ``out`` (``impact.json``, or one set aside and moved back),
     else None. What another config left is set aside first: its measurement with its brief run,
-    or its brief run alone (a run interrupted before its measurement was written); a brief run
-    of this config set aside before is moved back, to resume."""
+    or its brief run alone (a run interrupted before its measurement was written, or whose
+    brief run took other micro-steps: it resumes as the run it is); a brief run of this config
+    set aside before is moved back, to resume."""
     from longred_bench.results import config_hash
 
     path = out / IMPACT
@@ -148,23 +156,22 @@ def _settled(out: Path, key: str, cfg: TrainConfig, progress: bool) -> dict[str,
         if impact.get("config", key) in (key, config_hash(cfg.to_dict())):
             return _reused(impact, path, progress)
         _set_aside(out, impact["config"], progress)  # of a config the run no longer has
-    elif (other := _brief_dir_key(out / "impact")) not in (None, key):
-        _set_aside(out, other, progress)
-    if _restore(out, key):  # measured for this config before, then set aside
+    elif (saved := _brief_dir_config(out / "impact")) not in (None, brief):
+        _set_aside(out, brief_key(saved), progress)
+    if _restore(out, key, brief):  # measured for this config before, then set aside
         return _reused(json.loads(path.read_text()), path, progress)
     return None
 
 
-def _brief_dir_key(folder: Path) -> str | None:
-    """The key of the brief run in ``folder`` (by its ``config.yaml``); None where there is no
+def _brief_dir_config(folder: Path) -> TrainConfig | None:
+    """The config of the brief run in ``folder`` (its ``config.yaml``); None where there is no
     readable one."""
     import yaml
 
     from longred_bench.errors import UserError
 
     try:
-        saved = yaml.safe_load((folder / "config.yaml").read_text())
-        return brief_key(TrainConfig.from_dict(saved))
+        return TrainConfig.from_dict(yaml.safe_load((folder / "config.yaml").read_text()))
     except (OSError, ValueError, TypeError, AttributeError, yaml.YAMLError, UserError):
         return None  # no folder, no file, or a config this version refuses
 
@@ -241,13 +248,13 @@ def _set_aside(out: Path, key: str, progress: bool) -> None:
               "this config's anchors", flush=True)  # fmt: skip
 
 
-def _restore(out: Path, key: str) -> bool:
+def _restore(out: Path, key: str, brief: TrainConfig) -> bool:
     """Move back what :func:`_set_aside` put aside for ``key`` (an interrupted run's settings
-    changed and changed back): its brief run, where ``impact/`` is free, and its measurement;
-    whether a measurement came back."""
+    changed and changed back): its brief run, where ``impact/`` is free and it is ``brief``'s
+    (micro-steps too), and its measurement; whether a measurement came back."""
     tag = f"impact.{str(key)[:12]}"
     aside = out / f"{tag}.json"
-    if (out / tag).is_dir() and not (out / "impact").exists():
+    if _brief_dir_config(out / tag) == brief and not (out / "impact").exists():
         (out / tag).replace(out / "impact")
     try:
         if json.loads(aside.read_text()).get("config") != key:

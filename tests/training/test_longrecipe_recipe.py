@@ -184,21 +184,43 @@ def test_a_brief_run_of_another_config_is_set_aside_and_each_comes_back(tmp_path
     from longred_bench.training.anchors import IMPACT, _settled, brief_config, brief_key
 
     a, b = smoke("longrecipe", impact_steps=1), smoke("longrecipe", impact_steps=2)
-    key_a, key_b = (brief_key(brief_config(c, 1024)) for c in (a, b))
+    brief_a, brief_b = brief_config(a, 1024), brief_config(b, 1024)
+    key_a, key_b = brief_key(brief_a), brief_key(brief_b)
     tag_a, tag_b = f"impact.{key_a[:12]}", f"impact.{key_b[:12]}"
     out = tmp_path / "run"
-    _brief_folder(out / "impact", brief_config(b, 1024))  # b killed during its measurement
-    assert _settled(out, key_a, a, progress=False) is None
+    _brief_folder(out / "impact", brief_b)  # b killed during its measurement
+    assert _settled(out, key_a, a, brief_a, progress=False) is None
     assert not (out / "impact").exists() and (out / tag_b / "config.yaml").is_file()
     # a measured (by hand here), then b again: a's set aside, b's brief run back to resume
-    _brief_folder(out / "impact", brief_config(a, 1024))
+    _brief_folder(out / "impact", brief_a)
     impact_a = {"anchors": ["digit"], "config": key_a}
     (out / IMPACT).write_text(json.dumps(impact_a))
-    assert _settled(out, key_b, b, progress=False) is None
+    assert _settled(out, key_b, b, brief_b, progress=False) is None
     assert (out / tag_a / "config.yaml").is_file() and (out / f"{tag_a}.json").is_file()
     assert not (out / tag_b).exists() and _steps(out / "impact") == 2
     # back to a: b's run aside again, a's measurement and its brief run back together
-    assert _settled(out, key_a, a, progress=False) == impact_a
+    assert _settled(out, key_a, a, brief_a, progress=False) == impact_a
     assert _steps(out / "impact") == 1
     assert (out / tag_b / "config.yaml").is_file() and not (out / tag_a).exists()
     assert sorted(p.name for p in out.iterdir()) == sorted(["impact", IMPACT, tag_b])
+
+
+def test_a_measurement_is_kept_on_another_number_of_processes(tmp_path: Path) -> None:
+    """The brief run's micro-steps (one full row a process) are no other measurement: a run
+    resumed on another number of GPUs measured its anchors again, and could change them midway.
+    An unfinished brief run of other micro-steps is set aside, not resumed as another run's."""
+    from longred_bench.training.anchors import IMPACT, _settled, brief_config, brief_key
+
+    cfg = smoke("longrecipe", impact_steps=1, micro_tokens=1024, tokens_per_step=8192)
+    one, two = brief_config(cfg, 1024, 1), brief_config(cfg, 1024, 2)
+    assert (one.micro_tokens, two.micro_tokens) == (1024, 2048)
+    assert one.tokens_per_step == two.tokens_per_step and brief_key(one) == brief_key(two)
+    out = tmp_path / "run"
+    _brief_folder(out / "impact", one)
+    impact = {"anchors": ["digit"], "config": brief_key(one)}
+    (out / IMPACT).write_text(json.dumps(impact))
+    assert _settled(out, brief_key(two), cfg, two, progress=False) == impact  # measured once
+    (out / IMPACT).unlink()  # the brief run's, unmeasured: on two processes it starts anew
+    assert _settled(out, brief_key(two), cfg, two, progress=False) is None
+    assert not (out / "impact").exists()
+    assert [p.name for p in out.iterdir()] == [f"impact.{brief_key(one)[:12]}"]

@@ -166,3 +166,15 @@ def test_a_lora_student_under_fsdp_saves_the_one_process_merged_model(tmp_path: 
     assert all(torch.allclose(two[k], one[k], atol=1e-6) for k in one)
     config = json.loads((tmp_path / "two" / "final" / "config.json").read_text())
     assert config["architectures"] == ["LlamaForCausalLM"]
+
+
+@pytest.mark.integration
+def test_longrecipe_measures_on_more_processes_than_windows(tmp_path: Path) -> None:
+    """A text of one anchor window on two processes: the second has no window to measure (its
+    empty share crashed inside the model while the first waited)."""
+    text = tmp_path / "one_window.txt"  # about 1,700 tokens: one window of the 1,024 measured
+    text.write_text(" ".join(f"Sentence {i} has {i % 7} words, and it ends." for i in range(40)))
+    _train(tmp_path / "two", "longrecipe", 2, "steps=2", "replay_steps=1", "tokens_per_step=8192",
+           "impact_steps=1", "anchors=[measured]", f"long_data={text}")  # fmt: skip
+    impact = json.loads((tmp_path / "two" / "impact.json").read_text())
+    assert impact["windows"] == 1 and (tmp_path / "two" / "final" / "config.json").is_file()

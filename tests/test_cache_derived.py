@@ -124,6 +124,25 @@ def test_verify_results_checks_a_compare_out_folder(
     err = capsys.readouterr().err
     assert f"--cache {tmp_path / 'outs'} holds results (ruler/eval.jsonl), not a data cache" in err
     assert "delete" not in err and f"--results {tmp_path / 'outs'}" in err
+
+
+def test_a_cache_folder_this_user_cannot_enter_is_no_error(tmp_path, monkeypatch, capsys) -> None:
+    """A folder in the cache a user cannot enter (a volume's root-owned lost+found) ended the
+    results check in a PermissionError traceback."""
+    from pathlib import Path
+
+    cache = tmp_path / "cache"
+    (cache / "lost+found").mkdir(parents=True)
+    locked = cache / "lost+found"
+    is_file = Path.is_file
+
+    def denied(self):
+        if self.parent == locked:
+            raise PermissionError(13, "Permission denied", str(self))
+        return is_file(self)
+
+    monkeypatch.setattr(Path, "is_file", denied)
+    assert main(["data", "list", "--cache", str(cache)]) == 0
     empty = tmp_path / "mistyped"  # a folder no compare wrote is no pass
     empty.mkdir()
     assert main(["data", "verify", "--results", str(empty)]) == 1

@@ -354,3 +354,11 @@ def test_an_out_inside_a_folder_another_run_keeps_is_refused(tmp_path, capsys):
     assert "which `train` keeps in its --out" in capsys.readouterr().err
     assert sorted(p.name for p in cmp.iterdir()) == ["compare.md", "runs"]  # nothing written
     assert main([*eval_argv, str(tmp_path / "elsewhere")]) == 0  # beside them, as before
+    import os
+
+    os.chdir(cmp / "runs")  # a relative path out of them (its ".." taken) is not in them
+    try:
+        assert main([*eval_argv, "../../elsewhere"]) == 0
+        assert main([*eval_argv, "../mine"]) == 0  # beside runs/ in compare's folder: as before
+    finally:
+        os.chdir(tmp_path)

@@ -62,13 +62,17 @@ def _results_in(folder: Path) -> str | None:
     """A command's result file in ``folder`` or a folder in it (not the cache's own ``runs/``),
     relative to ``folder``; None where there is none (an empty or missing folder too). Checking
     one as a cache read its results as cache entries ("delete out/ruler/eval.jsonl")."""
-    if not folder.is_dir():
+    try:
+        places = [folder, *(p for p in folder.iterdir() if p.is_dir() and p.name != "runs")]
+    except OSError:  # not a folder, or not one this user can list: the command says so
         return None
-    places = [folder, *(p for p in folder.iterdir() if p.is_dir() and p.name != "runs")]
     for place in places:
         for name in RESULT_FILES:
-            if (place / name).is_file():
-                return (place / name).relative_to(folder).as_posix()
+            try:
+                if (place / name).is_file():
+                    return (place / name).relative_to(folder).as_posix()
+            except OSError:  # a folder this user cannot enter (a volume's lost+found)
+                break
     return None
 
 

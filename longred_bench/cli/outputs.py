@@ -96,7 +96,7 @@ def _check_not_inside(out: Path, command: str, flag: str) -> None:
     """Refuse an ``out`` inside a folder another run keeps in its own ``--out`` (compare's
     ``runs/``, a training run's ``checkpoints/``, an eval's ``requests/``), by the results file
     beside that folder: its files would sit among that run's."""
-    absolute = out.absolute()
+    absolute = Path(os.path.abspath(out))  # ".." taken: CMP/runs/../../x is not in CMP/runs
     for parent in absolute.parents:
         for other, marker in RESULTS.items():
             if not (parent / marker).is_file():

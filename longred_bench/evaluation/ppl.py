@@ -55,26 +55,36 @@ from longred_bench.metrics.position_ppl import (
 LOGIT_CHUNK = 4096
 """Positions whose vocabulary logits are held at once: a window's whole logits were ``length x
 vocab`` floats (100K tokens of SmolLM2's 49K vocabulary: 20 GB in fp32, killed for memory)."""
-HEAD_EXTRAS = ("final_logit_softcapping", "logit_scale", "logits_scaling")
-"""Config keys of a model whose logits are more than its output projection of the last hidden
-state (Gemma 2's soft cap, Cohere's and Granite's scales): its logits come whole from the model."""
 
 
-def window_nll(model: Any, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(nll, valid)`` of :func:`next_token_nll` for the windows ``ids`` ``[batch, seq]``: the
-    decoder's last hidden states once, then the output projection :data:`LOGIT_CHUNK` positions
-    at a time (the whole logits where the window is no longer, or the model's head is more than
-    a projection: :data:`HEAD_EXTRAS`)."""
+def head_is_projection(model: Any, ids: torch.Tensor) -> bool:
+    """Whether ``model``'s logits are its output projection of its decoder's last hidden states,
+    read on the first two tokens of ``ids`` (a soft cap or a scale after the projection, as Gemma
+    2's, Falcon-H1's or Cohere's, is not: such a model's logits come whole from the model)."""
     head = model.get_output_embeddings()
     decoder = model.get_decoder() if hasattr(model, "get_decoder") else None
-    plain = (
-        decoder is not None
-        and head is not None
-        and not any(getattr(model.config, key, None) for key in HEAD_EXTRAS)
+    if head is None or decoder is None:
+        return False
+    start = ids[:1, :2]
+    whole = model(input_ids=start, use_cache=False).logits
+    projected = head(decoder(input_ids=start, use_cache=False).last_hidden_state)
+    return projected.shape == whole.shape and torch.allclose(
+        projected.float(), whole.float(), rtol=1e-3, atol=1e-3
     )
+
+
+def window_nll(
+    model: Any, ids: torch.Tensor, projection: bool | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(nll, valid)`` of :func:`next_token_nll` for the windows ``ids`` ``[batch, seq]``: the
+    decoder's last hidden states once, then the output projection :data:`LOGIT_CHUNK` positions
+    at a time (the whole logits where the window is no longer, or the model's logits are more
+    than a projection: ``projection``, by default :func:`head_is_projection`)."""
     batch, seq = ids.shape
-    if not plain or seq <= LOGIT_CHUNK:
+    if seq <= LOGIT_CHUNK or not (head_is_projection(model, ids) if projection is None
+                                  else projection):  # fmt: skip
         return next_token_nll(model(input_ids=ids, use_cache=False).logits, ids)
+    head, decoder = model.get_output_embeddings(), model.get_decoder()
     hidden = decoder(input_ids=ids, use_cache=False).last_hidden_state
     nll = torch.zeros(batch, seq, dtype=torch.float32, device=ids.device)
     for start in range(0, seq - 1, LOGIT_CHUNK):  # hidden[p] predicts ids[p + 1]
@@ -133,12 +143,15 @@ def run_position_ppl(
     sums = torch.zeros(num_buckets, dtype=torch.float64)
     counts = torch.zeros(num_buckets, dtype=torch.int64)
     batches = windows.split(batch_size)
+    projection = None  # read on the first window, once
     with torch.inference_mode():
         for ids in tqdm(
             batches, desc=f"ppl {model_spec} {rope or ''}".strip(), disable=not progress
         ):
             ids = ids.to(device)
-            nll, valid = window_nll(loaded.model, ids)
+            if projection is None:
+                projection = length > LOGIT_CHUNK and head_is_projection(loaded.model, ids)
+            nll, valid = window_nll(loaded.model, ids, projection)
             batch_sums, batch_counts = bucket_nll(nll, valid, bucket)
             sums += batch_sums.cpu()
             counts += batch_counts.cpu()

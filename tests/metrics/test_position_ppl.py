@@ -191,12 +191,19 @@ def test_a_long_windows_logits_are_held_a_chunk_at_a_time(monkeypatch):
         head.register_forward_hook(lambda mod, args, out: shapes.append(tuple(out.shape)))
         monkeypatch.setattr(ppl, "LOGIT_CHUNK", 16)
         chunked = ppl.window_nll(model, ids)
-        assert shapes == [(2, 16, model.config.vocab_size)] * 3 + [(2, 1, model.config.vocab_size)]
+        vocab = model.config.vocab_size
+        # the two-token check (whole, then projected), then the window's chunks
+        assert shapes == [(1, 2, vocab)] * 2 + [(2, 16, vocab)] * 3 + [(2, 1, vocab)]
         assert torch.allclose(chunked[0], whole[0], atol=1e-5) and torch.equal(chunked[1], whole[1])
         shapes.clear()
-        model.config.final_logit_softcapping = 30.0  # Gemma 2's: the model's own logits
-        ppl.window_nll(model, ids)
-        assert shapes == [(2, 50, model.config.vocab_size)]
+        # logits scaled after the projection (Falcon-H1's lm_head_multiplier): the model's own
+        model.register_forward_hook(lambda mod, args, out: out.__class__(
+            **{**out, "logits": out.logits * 0.25}))  # fmt: skip
+        scaled = next_token_nll(model(input_ids=ids).logits, ids)
+        shapes.clear()
+        got = ppl.window_nll(model, ids)
+        assert shapes == [(1, 2, vocab)] * 2 + [(2, 50, vocab)]
+        assert torch.allclose(got[0], scaled[0]) and not torch.allclose(got[0], whole[0])
 
 
 def test_plot_needs_records(tmp_path):

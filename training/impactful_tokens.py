@@ -98,7 +98,7 @@ def logit_change(
         rows = []
         for row in ids.split(1):
             with torch.no_grad():
-                logits = model(row).logits[:, :-1]
+                logits = model(row, use_cache=False).logits[:, :-1]
             rows.append(logits.gather(-1, row[:, 1:].unsqueeze(-1)).squeeze(-1).float().cpu())
             del logits
         scores.append(torch.cat(rows))

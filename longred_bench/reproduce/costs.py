@@ -23,7 +23,8 @@ own config; pure arithmetic, nothing is loaded.
   utilisation a profile states. It is an assumption until measured on the user's GPUs (the
   built-in profiles say 0.35; ``benchmarks/g4_train_real_shapes.sh`` measures it).
 - **Memory per GPU.** Training: :func:`~longred_bench.training.memory_model.estimate_train_memory`
-  over ``nproc_per_node`` processes, LongRecipe's the larger of its run and its brief run (none
+  over ``nproc_per_node`` processes, LongRecipe's the largest of its run, its brief run and its
+  anchor measurement (:func:`measure_memory`) (none
   where a micro-step's rows do not split over them: the run would stop at startup).
   Evaluation: the weights in bf16, the KV cache of a batch at
   the longest length, and the larger of the prefill's MLP activations and the last positions'
@@ -221,6 +222,12 @@ def eval_memory(s: ModelShape, length: int, batch: int) -> int:
     return weights + kv + max(prefill, logits)
 
 
+def measure_memory(s: ModelShape, length: int) -> int:
+    """Peak bytes of LongRecipe's anchor measurement on one GPU: the original and the briefly
+    extended model in bf16, one window's whole logits and its prefill's MLP activations."""
+    return 2 * 2 * s.params + length * s.vocab * 2 + length * 2 * s.intermediate * 2
+
+
 def unit_cost(step: Any, profile: Any) -> UnitCost:
     """The estimate of one unit (a :class:`~longred_bench.reproduce.spec.Step`) at ``profile``."""
     unit, config, hw = step.unit, step.unit.config, profile.hardware
@@ -242,13 +249,14 @@ def unit_cost(step: Any, profile: Any) -> UnitCost:
         cfg = TrainConfig.from_dict(config)
         window, world = profile.model.window, hw.nproc_per_node
         flops = train_flops(s, cfg, window, world)
-        runs = [cfg, measured_brief(cfg, window, world)]  # the brief run's rows are 3x longer
-        memory = [estimate_train_memory(s, c, world, device="cuda", window=window) for c in runs
-                  if c is not None]  # fmt: skip
+        brief = measured_brief(cfg, window, world)  # its rows are 3x longer than the run's
+        memory = [estimate_train_memory(s, c, world, device="cuda", window=window)
+                  for c in (cfg, brief) if c is not None]  # fmt: skip
         if any(m.unsplit for m in memory):  # the run stops at startup (the plan says why)
             return UnitCost(flops, flops / rate / 3600, None)
         peak = max(memory, key=lambda m: m.peak)
-        return UnitCost(flops, flops / rate / 3600, peak.peak / GIB, peak.host / GIB)
+        gib = max(peak.peak, measure_memory(s, brief.long_len) if brief else 0) / GIB
+        return UnitCost(flops, flops / rate / 3600, gib, peak.host / GIB)
     flops = eval_flops(s, config, unit.kind)
     lengths = [int(n) for n in config.get("lengths") or ()] or [
         int(config.get("seq_len") or config.get("max_length") or profile.model.window)

@@ -242,3 +242,21 @@ def test_longrecipe_costs_its_brief_run_and_anchor_measurement(tmp_path, monkeyp
     digit = {**step.unit.config, "anchors": ["digit"]}
     fixed = dataclasses.replace(step, unit=dataclasses.replace(step.unit, config=digit))
     assert unit_cost(step, ctx.profile).gib_per_gpu <= unit_cost(fixed, ctx.profile).gib_per_gpu
+
+
+def test_longrecipe_counts_its_anchor_measurements_memory(tmp_path, monkeypatch):
+    """Both models and one window's whole logits on one GPU: where that is the most the unit
+    holds, it is the unit's memory."""
+    from profile_helpers import ctx_of
+
+    s = model_shape("llama3-8b")
+    assert costs.measure_memory(s, 32768) == (
+        2 * 2 * s.params + 32768 * 128256 * 2 + 32768 * 2 * 14336 * 2
+    )
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    ctx = ctx_of("longrecipe", "paper")
+    step = _step(ctx, "train longrecipe abf:theta=2e7 seed 0")
+    before = unit_cost(step, ctx.profile).gib_per_gpu
+    assert costs.measure_memory(s, 32768) / 2**30 < before  # 42 GiB: the run's 74.8 holds more
+    monkeypatch.setattr(costs, "measure_memory", lambda shape, length: 100 * 2**30)
+    assert unit_cost(step, ctx.profile).gib_per_gpu == pytest.approx(100.0)

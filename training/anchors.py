@@ -158,6 +158,8 @@ def _settled(
         _set_aside(out, impact["config"], progress)  # of a config the run no longer has
     elif (saved := _brief_dir_config(out / "impact")) not in (None, brief):
         _set_aside(out, brief_key(saved), progress)
+    elif saved is None and (out / "impact" / "config.yaml").exists():  # one this version refuses
+        _set_aside(out, "unreadable", progress)
     if _restore(out, key, brief):  # measured for this config before, then set aside
         return _reused(json.loads(path.read_text()), path, progress)
     return None

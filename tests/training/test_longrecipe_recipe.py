@@ -224,3 +224,9 @@ def test_a_measurement_is_kept_on_another_number_of_processes(tmp_path: Path) ->
     assert _settled(out, brief_key(two), cfg, two, progress=False) is None
     assert not (out / "impact").exists()
     assert [p.name for p in out.iterdir()] == [f"impact.{brief_key(one)[:12]}"]
+    # a brief run whose config this version refuses (a key since removed): set aside, not
+    # resumed into "holds a run of another config" about a folder the user never named
+    (out / "impact").mkdir()
+    (out / "impact" / "config.yaml").write_text("recipe: cpt\nno_such_key: 1\n")
+    assert _settled(out, brief_key(two), cfg, two, progress=False) is None
+    assert not (out / "impact").exists() and (out / "impact.unreadable" / "config.yaml").is_file()

@@ -117,9 +117,16 @@ def load_pairs(spec: str) -> tuple[dict[str, Any], list[Pair], str]:
                           _int(item["window"], f"{where}.window"), tuple(extended)))  # fmt: skip
     if not pairs:
         raise UserError(f"pairs {path}: `pairs` lists no pair")
-    slugs = [p.slug for p in pairs]
-    if len(set(slugs)) != len(slugs):
-        raise UserError(f"pairs {path}: an original is listed twice; list its extensions once")
+    for i, pair in enumerate(pairs):
+        for before in pairs[:i]:
+            if before.slug != pair.slug:
+                continue
+            if before.original == pair.original:
+                raise UserError(f"pairs {path}: original {pair.original} is listed twice; list "
+                                "its extensions once")  # fmt: skip
+            raise UserError(f"pairs {path}: originals {before.original} and {pair.original} "
+                            f"would share the folder {pair.slug}: name one otherwise (a "
+                            "link or a copy under another name)")  # fmt: skip
     return settings, pairs, str(path)
 
 

@@ -66,6 +66,13 @@ def test_a_pairs_lengths_stop_at_its_largest_extended_window() -> None:
         ({"pairs": 5}, "pairs must be a list of pairs"),
         ({"pairs": [{"original": "m", "window": 4, "extended": 5}]},
          r"pairs\[0\]\.extended must be a list"),
+        # two originals of one folder name were "an original listed twice"
+        ({"pairs": [{"original": "a/b", "window": 4, "extended": [{"model": "x", "window": 8}]},
+                    {"original": "a_b", "window": 4, "extended": [{"model": "y", "window": 8}]}]},
+         "originals a/b and a_b would share the folder a_b: name one otherwise"),
+        ({"pairs": [{"original": "m", "window": 4, "extended": [{"model": "x", "window": 8}]},
+                    {"original": "m", "window": 4, "extended": [{"model": "y", "window": 8}]}]},
+         "original m is listed twice; list its extensions once"),
     ],
 )  # fmt: skip
 def test_a_bad_pairs_file_is_one_line_naming_the_key(tmp_path, data, message) -> None:

@@ -252,16 +252,31 @@ def _set_aside(out: Path, key: str, progress: bool) -> None:
 
 def _restore(out: Path, key: str, brief: TrainConfig) -> bool:
     """Move back what :func:`_set_aside` put aside for ``key`` (an interrupted run's settings
-    changed and changed back): its brief run, where ``impact/`` is free and it is ``brief``'s
-    (micro-steps too), and its measurement; whether a measurement came back."""
-    tag = f"impact.{str(key)[:12]}"
-    aside = out / f"{tag}.json"
-    if _brief_dir_config(out / tag) == brief and not (out / "impact").exists():
-        (out / tag).replace(out / "impact")
-    try:
-        if json.loads(aside.read_text()).get("config") != key:
-            return False
-    except (OSError, ValueError, AttributeError):
+    changed and changed back): its measurement, under any of its tags (``-2``... where a name
+    was taken), with its brief run where ``impact/`` is free and the run is ``brief``'s
+    (micro-steps too); else a brief run of ``brief`` set aside unmeasured, to resume. Whether a
+    measurement came back."""
+    base, measured = f"impact.{str(key)[:12]}", False
+    for aside in sorted(out.glob(f"{base}*.json")):
+        try:
+            if json.loads(aside.read_text()).get("config") != key:
+                continue
+        except (OSError, ValueError, AttributeError):
+            continue
+        _brief_back(out, out / aside.name.removesuffix(".json"), brief)
+        aside.replace(out / IMPACT)
+        measured = True
+        break
+    for folder in sorted(out.glob(f"{base}*")):  # its brief run under another of its names
+        if folder.is_dir() and _brief_back(out, folder, brief):
+            break
+    return measured
+
+
+def _brief_back(out: Path, folder: Path, brief: TrainConfig) -> bool:
+    """Move the brief run in ``folder`` back to ``out/impact`` where that is free and the run is
+    ``brief``'s; whether it moved."""
+    if (out / "impact").exists() or _brief_dir_config(folder) != brief:
         return False
-    aside.replace(out / IMPACT)
+    folder.replace(out / "impact")
     return True

@@ -151,7 +151,7 @@ def test_longrecipe_measures_its_anchors_then_selects(
 
     switch = tmp_path / "switch"
     shutil.copytree(other, switch, ignore=lambda folder, names: [
-        n for n in names if not n.startswith("impact")])  # fmt: skip
+        n for n in names if folder == str(other) and not n.startswith("impact")])  # fmt: skip
     assert measure_anchors(cfg, switch, train=measured_again, progress=False) == impact
     assert json.loads((switch / f"impact.{again['config'][:12]}.json").read_text()) == again
     assert not (switch / f"impact.{tag}.json").exists()
@@ -230,3 +230,21 @@ def test_a_measurement_is_kept_on_another_number_of_processes(tmp_path: Path) ->
     (out / "impact" / "config.yaml").write_text("recipe: cpt\nno_such_key: 1\n")
     assert _settled(out, brief_key(two), cfg, two, progress=False) is None
     assert not (out / "impact").exists() and (out / "impact.unreadable" / "config.yaml").is_file()
+
+
+def test_a_measurement_set_aside_under_a_taken_name_comes_back(tmp_path: Path) -> None:
+    """A set-aside whose name was taken (``impact.<hash>-2.json``, beside a folder of that hash
+    that never came back) was never looked for: the anchors were measured again on every
+    switch back."""
+    from longred_bench.training.anchors import IMPACT, _settled, brief_config, brief_key
+
+    cfg = smoke("longrecipe", impact_steps=1)
+    brief = brief_config(cfg, 1024)
+    key = brief_key(brief)
+    out = tmp_path / "run"
+    (out / f"impact.{key[:12]}").mkdir(parents=True)  # a brief run's folder without its config
+    impact = {"anchors": ["digit"], "config": key}
+    (out / f"impact.{key[:12]}-2.json").write_text(json.dumps(impact))
+    _brief_folder(out / f"impact.{key[:12]}-3", brief)  # its brief run, under a third name
+    assert _settled(out, key, cfg, brief, progress=False) == impact
+    assert json.loads((out / IMPACT).read_text()) == impact and _steps(out / "impact") == 1

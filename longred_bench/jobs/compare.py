@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +119,38 @@ def unit_folders(labels: list[str]) -> dict[str, str]:
             for label, name in slugs.items()}  # fmt: skip
 
 
+def unit_records(path: Path, unit: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The records of ``unit`` saved at ``path``, or in a folder beside it that
+    :func:`set_aside_unit` made of these settings, moved back (what ``path``'s folder holds is
+    set aside first); None where neither is there."""
+    got = cached_records(path, unit)
+    if got is not None:
+        return got
+    folder = path.parent
+    for aside in sorted(folder.parent.glob(f"{glob_escape(folder.name)}.*")):
+        if aside.is_dir() and cached_records(aside / path.name, unit) is not None:
+            set_aside_unit(folder)
+            aside.replace(folder)
+            return cached_records(path, unit)
+    return None
+
+
+def set_aside_unit(folder: Path) -> Path:
+    """Move a unit's ``folder`` (records of other settings) to ``<folder>.<hash of its
+    config>`` beside it (``-2``... where that is taken), so a call with other settings loses
+    nothing measured; where it went (``folder`` itself where there is none)."""
+    from longred_bench.results import read_cached_json
+
+    if not folder.exists():
+        return folder
+    stamp = config_hash({"config": read_cached_json(folder / "config.json")})[:12]
+    target, n = folder.with_name(f"{folder.name}.{stamp}"), 2
+    while target.exists():
+        target, n = folder.with_name(f"{folder.name}.{stamp}-{n}"), n + 1
+    folder.replace(target)
+    return target
+
+
 def _eval_unit(
     cfg: CompareConfig, entry: Entry, suite: str, window: int, decoding: str = "greedy"
 ) -> dict[str, Any]:
@@ -173,7 +206,7 @@ def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list
             for label, entry, decoding in rows(cfg):
                 unit = _eval_unit(cfg, entry, suite, window, decoding)
                 path = runs / folders[label] / unit["suite"] / "eval.jsonl"
-                got = cached_records(path, unit)
+                got = unit_records(path, unit)
                 if got is None:
                     state.announce(f"{label}: {unit['suite']}", path, progress)
                     cache = request_cache(runs, EvalConfig.from_dict(own_config(unit)))
@@ -224,12 +257,13 @@ class _Progress:
 
     def announce(self, unit: str, saved: Path, progress: bool) -> None:
         """Say that ``unit`` is measured: always where its folder held records of other
-        settings (``saved``, which the new ones replace), else with ``progress``."""
+        settings (``saved``: set aside, :func:`set_aside_unit`), else with ``progress``."""
         self.measured += 1
         if saved.is_file():
             self.again += 1
+            aside = set_aside_unit(saved.parent)
             print(f"[compare] {unit}: measured again; {saved} held records of other settings, "
-                  "which this replaces", flush=True)  # fmt: skip
+                  f"set aside as {aside.name}", flush=True)  # fmt: skip
         elif progress:
             print(f"[compare] {unit}", flush=True)
 
@@ -272,7 +306,7 @@ def _drift(
     from longred_bench.jobs.drift import run_drift
 
     path = root / name / "drift.jsonl"
-    got = cached_records(path, unit)
+    got = unit_records(path, unit)
     if got is None:
         state.announce(f"drift: {name}", path, progress)
         # windows of these weights and settings only. Another call's settings keep their own

@@ -226,9 +226,20 @@ def test_compare_tiny_end_to_end_and_resume(
     argv[argv.index("100")] = "50"
     assert cli.main(argv) == 0
     assert calls == ["niah", "niah"]
-    printed = capsys.readouterr().out  # the units replaced, said even under --quiet
+    printed = capsys.readouterr().out  # the units measured again, said even under --quiet
     assert "[compare] original: niah: measured again; " in printed
+    assert "set aside as niah." in printed
     assert "3 of 5 unit(s) reused" in printed and "2 measured (2 again: their settings" in printed
+    # the earlier settings' records were set aside, not replaced: back to them, nothing is
+    # measured (each unit's records swap places with the other settings')
+    monkeypatch.setattr(compare, "run_eval_unit", fail)
+    argv[argv.index("50")] = "100"
+    assert cli.main(argv) == 0
+    assert "[compare] 5 of 5 unit(s) reused" in capsys.readouterr().out
+    assert (out / "compare.md").read_text() == first  # the first report again
+    assert len(list((out / "runs" / "original").glob("niah.*"))) == 1  # depth 50's, aside
+    argv[argv.index("100")] = "50"
+    assert cli.main(argv) == 0  # and back again, measuring nothing
     summary = next(
         line for line in (out / "compare.md").read_text().splitlines() if "| pi:factor=4 |" in line
     )

@@ -124,6 +124,12 @@ def test_verify_results_checks_a_compare_out_folder(
     err = capsys.readouterr().err
     assert f"--cache {tmp_path / 'outs'} holds results (ruler/eval.jsonl), not a data cache" in err
     assert "delete" not in err and f"--results {tmp_path / 'outs'}" in err
+    empty = tmp_path / "mistyped"  # a folder no compare wrote is no pass
+    empty.mkdir()
+    assert main(["data", "verify", "--results", str(empty)]) == 1
+    out = capsys.readouterr().out
+    assert f"no cached results under {empty}: pass the folder `compare --out` wrote" in out
+    assert out.splitlines()[-1] == "0 entries checked, 0 bad, 1 folder(s) without results"
 
 
 def test_a_cache_folder_this_user_cannot_enter_is_no_error(tmp_path, monkeypatch, capsys) -> None:
@@ -143,12 +149,6 @@ def test_a_cache_folder_this_user_cannot_enter_is_no_error(tmp_path, monkeypatch
 
     monkeypatch.setattr(Path, "is_file", denied)
     assert main(["data", "list", "--cache", str(cache)]) == 0
-    empty = tmp_path / "mistyped"  # a folder no compare wrote is no pass
-    empty.mkdir()
-    assert main(["data", "verify", "--results", str(empty)]) == 1
-    out = capsys.readouterr().out
-    assert f"no cached results under {empty}: pass the folder `compare --out` wrote" in out
-    assert out.splitlines()[-1] == "0 entries checked, 0 bad, 1 folder(s) without results"
 
 
 _GENERATE_SCRIPT = """

@@ -38,6 +38,7 @@ from longred_bench.cli.outputs import (
     check_out_dir,
     check_out_outside,
     check_results_config,
+    results_in,
     saved_drift_order,
 )
 from longred_bench.errors import UserError
@@ -52,28 +53,6 @@ def wrote(paths: list[Path], start: float) -> None:
 
     took = duration(time.perf_counter() - start)
     print(f"wrote {', '.join(str(p) for p in paths)} in {took}")
-
-
-RESULT_FILES = ("compare.md", "eval.jsonl", "eval.md", "drift.jsonl", "drift.md", "psa.jsonl")
-"""Files a command's ``--out`` holds and a data cache never does outside its ``runs/``."""
-
-
-def _results_in(folder: Path) -> str | None:
-    """A command's result file in ``folder`` or a folder in it (not the cache's own ``runs/``),
-    relative to ``folder``; None where there is none (an empty or missing folder too). Checking
-    one as a cache read its results as cache entries ("delete out/ruler/eval.jsonl")."""
-    try:
-        places = [folder, *(p for p in folder.iterdir() if p.is_dir() and p.name != "runs")]
-    except OSError:  # not a folder, or not one this user can list: the command says so
-        return None
-    for place in places:
-        for name in RESULT_FILES:
-            try:
-                if (place / name).is_file():
-                    return (place / name).relative_to(folder).as_posix()
-            except OSError:  # a folder this user cannot enter (a volume's lost+found)
-                break
-    return None
 
 
 def command_line(args: argparse.Namespace) -> str:
@@ -91,7 +70,7 @@ def cmd_data(args: argparse.Namespace) -> int:
     if cache is not None and reads and not cache.is_dir():
         raise UserError(f"data {action}: --cache {cache} does not exist: give the folder "
                         "`data fetch --cache` wrote")  # fmt: skip
-    if cache is not None and (found := _results_in(cache)) is not None:
+    if cache is not None and (found := results_in(cache)) is not None:
         raise UserError(f"data {action}: --cache {cache} holds results ({found}), not a data "
                         f"cache: give the folder `data fetch --cache` wrote, or check results "
                         f"with --results {cache}")  # fmt: skip
@@ -240,22 +219,21 @@ def _ppl_line(cfg: EvalConfig) -> str:
     model's config where it is at hand) and position buckets."""
     from longred_bench.evaluation.ppl import pow2_floor, ppl_bucket
 
-    lengths, why = list(cfg.lengths or ()), ""
+    what = f"ppl: {cfg.samples or 8} window(s) of {cfg.corpus or 'austen'} at"  # the defaults
+    default = "the evaluated window rounded down to a power of two"
+    lengths, why = sorted(cfg.lengths or ()), ""
     if not lengths:
         from longred_bench.models.loading import extended_config, load_config
 
-        why = " (the evaluated window rounded down to a power of two)"
         try:
             config = load_config(cfg.model)
             window = extended_config(config, cfg.rope) if cfg.rope else config
-            lengths = [pow2_floor(int(window.max_position_embeddings))]
         except (UserError, OSError, ValueError):  # a hub model offline: the run reads it
-            return (f"ppl: {cfg.samples or 8} window(s) of {cfg.corpus or 'austen'} at the "
-                    f"evaluated window rounded down to a power of two")  # fmt: skip
-    buckets = ", ".join(f"{ppl_bucket(n)}" for n in sorted(lengths))
-    return (f"ppl: {cfg.samples or 8} window(s) of {cfg.corpus or 'austen'} at length(s) "
-            f"{', '.join(map(str, sorted(lengths)))}{why}, NLL by position in buckets of "
-            f"{buckets} tokens")  # fmt: skip
+            return f"{what} {default}"
+        lengths, why = [pow2_floor(int(window.max_position_embeddings))], f" ({default})"
+    buckets = ", ".join(str(ppl_bucket(n)) for n in lengths)
+    return (f"{what} length(s) {', '.join(map(str, lengths))}{why}, NLL by position in buckets "
+            f"of {buckets} tokens")  # fmt: skip
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

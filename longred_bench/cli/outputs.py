@@ -42,6 +42,25 @@ RESULTS = {"eval": "eval.jsonl", "drift": "drift.jsonl", "compare": "compare.md"
 """The file that marks a folder as holding a command's results."""
 
 
+def results_in(folder: Path) -> str | None:
+    """A command's results file (:data:`RESULTS`) in ``folder`` or a folder in it but ``runs/``
+    (where a data cache keeps its own), relative to ``folder``; None where there is none, or
+    ``folder`` cannot be listed. A folder of results given as a data cache read them as cache
+    entries ("delete out/ruler/eval.jsonl")."""
+    try:
+        places = [folder, *(p for p in folder.iterdir() if p.is_dir() and p.name != "runs")]
+    except OSError:  # not a folder, or not one this user can list: the command says so
+        return None
+    for place in places:
+        for name in RESULTS.values():
+            try:
+                if (place / name).is_file():
+                    return (place / name).relative_to(folder).as_posix()
+            except OSError:  # a folder this user cannot enter (a volume's lost+found)
+                break
+    return None
+
+
 def _nearest_existing(path: Path) -> Path:
     """``path`` or its closest ancestor that exists (``.`` for a relative path with none)."""
     for candidate in (path, *path.parents):

@@ -96,13 +96,14 @@ def slug(text: str) -> str:
     cut to 71 and ended by 8 hex digits of ``text``'s hash (two paths that share their first 80
     characters shared one folder, each measured over the other's records)."""
     name = re.sub(r"[^A-Za-z0-9_.=-]+", "_", text).strip("_") or "model"
-    return name if len(name) <= 80 else f"{name[:71]}-{_hash8(text)}"
+    return name if len(name) <= 80 else _hashed(name, text)
 
 
-def _hash8(text: str) -> str:
+def _hashed(name: str, text: str) -> str:
+    """``name`` cut to 71 characters and ended by 8 hex digits of ``text``'s hash."""
     import hashlib
 
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+    return f"{name[:71]}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:8]}"
 
 
 RUNS_RESERVED = ("drift", "requests")
@@ -115,7 +116,7 @@ def unit_folders(labels: list[str]) -> dict[str, str]:
     beside ``x +pcd``) or it is a folder of :data:`RUNS_RESERVED`."""
     slugs = {label: slug(label) for label in labels}
     taken = [*slugs.values(), *RUNS_RESERVED]
-    return {label: name if taken.count(name) == 1 else f"{name[:71]}-{_hash8(label)}"
+    return {label: name if taken.count(name) == 1 else _hashed(name, label)
             for label, name in slugs.items()}  # fmt: skip
 
 
@@ -135,20 +136,26 @@ def unit_records(path: Path, unit: dict[str, Any]) -> list[dict[str, Any]] | Non
     return None
 
 
-def set_aside_unit(folder: Path) -> Path:
+def set_aside_unit(folder: Path) -> Path | None:
     """Move a unit's ``folder`` (records of other settings) to ``<folder>.<hash of its
     config>`` beside it (``-2``... where that is taken), so a call with other settings loses
-    nothing measured; where it went (``folder`` itself where there is none)."""
+    nothing measured; where it went (None where there is no folder)."""
     from longred_bench.results import read_cached_json
 
     if not folder.exists():
-        return folder
+        return None
     stamp = config_hash({"config": read_cached_json(folder / "config.json")})[:12]
     target, n = folder.with_name(f"{folder.name}.{stamp}"), 2
     while target.exists():
         target, n = folder.with_name(f"{folder.name}.{stamp}-{n}"), n + 1
     folder.replace(target)
     return target
+
+
+def _make_room(path: Path) -> Path | None:
+    """Before ``path`` is measured: the records of other settings its folder holds set aside
+    (:func:`set_aside_unit`); where they went (None where it holds none)."""
+    return set_aside_unit(path.parent) if path.is_file() else None
 
 
 def _eval_unit(
@@ -208,7 +215,7 @@ def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list
                 path = runs / folders[label] / unit["suite"] / "eval.jsonl"
                 got = unit_records(path, unit)
                 if got is None:
-                    state.announce(f"{label}: {unit['suite']}", path, progress)
+                    state.announce(f"{label}: {unit['suite']}", path, _make_room(path), progress)
                     cache = request_cache(runs, EvalConfig.from_dict(own_config(unit)))
                     state.start(f"{label}: {unit['suite']}", cache=cache)
                     measured = _measure(unit, progress, cache, window)
@@ -255,13 +262,12 @@ class _Progress:
     def start(self, unit: str, *, cache: Path | None = None, partial: Path | None = None) -> None:
         self.unit, self.cache, self.partial = unit, cache, partial
 
-    def announce(self, unit: str, saved: Path, progress: bool) -> None:
+    def announce(self, unit: str, saved: Path, aside: Path | None, progress: bool) -> None:
         """Say that ``unit`` is measured: always where its folder held records of other
-        settings (``saved``: set aside, :func:`set_aside_unit`), else with ``progress``."""
+        settings (``saved``, set ``aside``: :func:`_make_room`), else with ``progress``."""
         self.measured += 1
-        if saved.is_file():
+        if aside is not None:
             self.again += 1
-            aside = set_aside_unit(saved.parent)
             print(f"[compare] {unit}: measured again; {saved} held records of other settings, "
                   f"set aside as {aside.name}", flush=True)  # fmt: skip
         elif progress:
@@ -308,7 +314,7 @@ def _drift(
     path = root / name / "drift.jsonl"
     got = unit_records(path, unit)
     if got is None:
-        state.announce(f"drift: {name}", path, progress)
+        state.announce(f"drift: {name}", path, _make_room(path), progress)
         # windows of these weights and settings only. Another call's settings keep their own
         # file (an interrupted call's windows were deleted by a call with other settings); the
         # files of weights no longer there can never resume, and go.

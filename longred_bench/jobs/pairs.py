@@ -117,16 +117,17 @@ def load_pairs(spec: str) -> tuple[dict[str, Any], list[Pair], str]:
                           _int(item["window"], f"{where}.window"), tuple(extended)))  # fmt: skip
     if not pairs:
         raise UserError(f"pairs {path}: `pairs` lists no pair")
-    for i, pair in enumerate(pairs):
-        for before in pairs[:i]:
-            if before.slug != pair.slug:
-                continue
-            if before.original == pair.original:
-                raise UserError(f"pairs {path}: original {pair.original} is listed twice; list "
-                                "its extensions once")  # fmt: skip
-            raise UserError(f"pairs {path}: originals {before.original} and {pair.original} "
-                            f"would share the folder {pair.slug}: name one otherwise (a "
-                            "link or a copy under another name)")  # fmt: skip
+    first: dict[str, Pair] = {}
+    for pair in pairs:
+        before = first.setdefault(pair.slug, pair)
+        if before is pair:
+            continue
+        if before.original == pair.original:
+            raise UserError(f"pairs {path}: original {pair.original} is listed twice; list its "
+                            "extensions once")  # fmt: skip
+        raise UserError(f"pairs {path}: originals {before.original} and {pair.original} would "
+                        f"share the folder {pair.slug}: name one otherwise (a link or a copy "
+                        "under another name)")  # fmt: skip
     return settings, pairs, str(path)
 
 

@@ -27,6 +27,7 @@ from longred_bench.cli.named import (
     check_extensions,
     check_models,
     check_pairs_file,
+    check_pcd_model,
     config_if_at_hand,
     local_names,
     local_text,
@@ -158,6 +159,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
             from longred_bench.models.loading import extended_config
 
             extended_config(config, cfg.rope)
+        if cfg.decoding == "pcd":  # a cut the model cannot take, as the run refuses it
+            check_pcd_model(cfg.model, (cfg.rope,), cfg.pcd)
         check_corpus_name(cfg.corpus)  # a corpus that names none, as the run refuses it
         if args.out is not None:
             check_eval_out(Path(args.out), cfg.ran_dict())
@@ -173,6 +176,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         check_corpus_name(cfg.corpus)
         raise
     check_extensions(cfg.model, [cfg.rope] if cfg.rope else [])
+    if cfg.decoding == "pcd":
+        check_pcd_model(cfg.model, (cfg.rope,), cfg.pcd)
     from longred_bench.evaluation import paper_suite
     from longred_bench.jobs.eval import eval_command
 
@@ -275,6 +280,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if "niah" in cfg.suites:  # RULER's lengths are checked as its own
         check_long_lengths(cfg.lengths, "compare")
     check_extensions(cfg.original, cfg.rope)
+    if "pcd" in cfg.decoding:  # every compared model decodes with it
+        check_pcd_model(cfg.original, (None, *cfg.rope), cfg.pcd)
+        for model in cfg.extended:
+            check_pcd_model(model, (None,), cfg.pcd)
     from longred_bench.jobs.compare import compare_command
 
     paths = compare_command(
@@ -347,6 +356,8 @@ def cmd_psa(args: argparse.Namespace) -> int:
 
     for model in cfg.models:  # every model's extensions before the first model is scored
         check_extensions(model, [r for r in cfg.ropes if r != ORIGINAL])
+        if "pcd" in decodings:
+            check_pcd_model(model, tuple(None if r == ORIGINAL else r for r in cfg.ropes), pcd)
     from longred_bench.jobs.psa import psa_command
     from longred_bench.reports.psa_report import TOP_K
 

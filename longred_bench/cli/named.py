@@ -204,6 +204,34 @@ def check_extensions(spec: str, ropes: tuple[str, ...] | list[str]) -> None:
         extended_config(config, rope)
 
 
+def check_pcd_model(spec: str, ropes: tuple[str | None, ...], pcd: Any) -> None:
+    """Refuse a PCD config that model ``spec`` (as it is, ``None``, or under each RoPE spec of
+    ``ropes``) cannot take, before its weights load: a ``first_pair`` past its RoPE pairs or on
+    a RoPE type whose frequencies move, a ``local_base`` not below its RoPE base. The checks are
+    the run's own (:class:`~longred_bench.pcd.model.PcdModel`) on the model built without
+    weights; they were met only once the weights had loaded, and passed ``--dry-run``. A model
+    whose config is not at hand, or that does not build from it, is checked by its run."""
+    if pcd is None or not (pcd.first_pair or pcd.local_base is not None):
+        return  # the other settings are the model's to take at any shape
+    config = config_if_at_hand(spec)
+    if config is None:
+        return
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from longred_bench.models.loading import extended_config
+    from longred_bench.pcd.model import PcdModel
+
+    for rope in ropes:
+        try:
+            shaped = extended_config(config, rope) if rope else config
+            with torch.device("meta"):  # shapes and buffers, no memory, no weights
+                model = AutoModelForCausalLM.from_config(shaped)
+        except (ValueError, TypeError, AttributeError, KeyError):
+            return  # not a config transformers builds from (its run says what it is)
+        PcdModel(model, pcd)
+
+
 def check_pairs_file(spec: str, *, here: bool) -> None:
     """What a pairs file names, checked as the same flags are before anything loads: its models
     (a missing local path refused; a hub id is asked for when its pair runs, which stops that

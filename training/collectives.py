@@ -1,9 +1,12 @@
 """Values the processes of a ``torchrun`` share, for work outside the training loop's own
-collectives (LongRecipe's anchor measurement: :mod:`longred_bench.training.anchors`). With one
-process each returns its own value, and nothing needs a process group."""
+collectives (LongRecipe's anchor measurement: :mod:`longred_bench.training.anchors`; a merge,
+written by process 0 alone: :func:`from_process_0`). With one process each returns its own
+value, and nothing needs a process group."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import torch
@@ -28,3 +31,34 @@ def every_process(value: Any, world: int) -> list[Any]:
     out: list[Any] = [None] * world
     dist.all_gather_object(out, value.cpu() if isinstance(value, torch.Tensor) else value)
     return out
+
+
+ALONE_TIMEOUT = timedelta(hours=24)
+"""How long the other processes wait for :func:`from_process_0`'s work: the process group's
+own timeout (30 min for gloo, 10 for NCCL) ended them while process 0 still loaded and wrote
+two large models."""
+
+
+def from_process_0(work: Callable[[], Any], rank: int, world: int) -> Any:
+    """``work()`` run by process 0 alone, its value (picklable) returned on every process. The
+    others wait on a gloo group of their own whose timeout is :data:`ALONE_TIMEOUT`; where
+    ``work`` raises, process 0 raises it and the others stop with ``SystemExit(1)`` (process 0
+    says why). Every process calls it."""
+    if world == 1:
+        return work()
+    group = dist.new_group(backend="gloo", timeout=ALONE_TIMEOUT)
+    box: list[Any] = [None]
+    try:
+        if rank == 0:
+            try:
+                box = [("done", work())]
+            except BaseException:
+                dist.broadcast_object_list([("failed", None)], src=0, group=group)
+                raise
+        dist.broadcast_object_list(box, src=0, group=group)
+    finally:
+        dist.destroy_process_group(group)
+    state, value = box[0]
+    if state == "failed":
+        raise SystemExit(1)
+    return value

@@ -12,7 +12,7 @@ from functools import partial
 from pathlib import Path
 
 from longred_bench.reports.curves import plot_curves
-from longred_bench.training.collectives import on_every_process
+from longred_bench.training.collectives import from_process_0
 from longred_bench.training.config import TrainConfig
 from longred_bench.training.loop import METRICS, check_run_dir, train
 from longred_bench.training.methods import METHODS
@@ -36,8 +36,7 @@ def run_training(
     before any preparation, and a finished run resumed is left as it is."""
     method = METHODS[cfg.recipe]
     if not method.TRAINS:  # process 0 writes it; under torchrun the others wait for it
-        final = method.produce(cfg, out, progress=progress) if rank == 0 else None
-        return on_every_process(final, world)
+        return from_process_0(partial(method.produce, cfg, out, progress=progress), rank, world)
     if check_run_dir(cfg, out, resume):  # before the recipe's preparation (LongRecipe measures)
         if progress and rank == 0:
             print(f"{out} holds this run finished ({out / 'final'}): nothing to resume",

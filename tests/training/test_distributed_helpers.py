@@ -42,24 +42,59 @@ def test_the_brief_runs_rows_split_over_the_processes() -> None:
 
 def test_a_merge_is_written_by_process_0_alone(monkeypatch, tmp_path) -> None:
     """A recipe that trains nothing (``merge``) is produced by process 0; under ``torchrun`` the
-    others wait for it (each held both models and wrote the same folder)."""
+    others wait for it (each held both models and wrote the same folder), on a gloo group of
+    their own with a day's timeout (the default group's ended them during a long merge)."""
     from longred_bench.jobs import train as job
     from longred_bench.training.methods import METHODS
 
-    produced, shared = [], []
+    produced, groups, sent, asked = [], [], [], []
 
     def produce(cls, cfg, out, progress):
         produced.append(out)
         return out
 
-    def from_process_0(value, world):
-        shared.append((value, world))
-        return tmp_path / "final"
+    def broadcast(box, src, group):
+        assert src == 0 and group is groups[-1]
+        if box[0] is None:  # a waiting process: process 0's value arrives
+            box[0] = ("done", tmp_path / "final")
+        sent.append(box[0])
 
     monkeypatch.setattr(METHODS["merge"], "produce", classmethod(produce))
-    monkeypatch.setattr(job, "on_every_process", from_process_0)
+    monkeypatch.setattr(
+        collectives.dist, "new_group", lambda **kw: groups.append(kw) or asked.append(kw) or kw
+    )
+    monkeypatch.setattr(collectives.dist, "broadcast_object_list", broadcast)
+    monkeypatch.setattr(
+        collectives.dist, "destroy_process_group", lambda group: groups.remove(group)
+    )
     cfg = resolve_config("merge", profile="smoke", overrides={"merge_with": str(tmp_path)})
+    timeout = {"backend": "gloo", "timeout": collectives.ALONE_TIMEOUT}
     assert job.run_training(cfg, tmp_path / "m", rank=1, world=2) == tmp_path / "final"
-    assert produced == [] and shared == [(None, 2)]
-    assert job.run_training(cfg, tmp_path / "m", rank=0, world=2) == tmp_path / "final"
-    assert produced == [tmp_path / "m"] and shared[-1] == (tmp_path / "m", 2)
+    assert produced == [] and groups == [] and collectives.ALONE_TIMEOUT.total_seconds() >= 86400
+    assert job.run_training(cfg, tmp_path / "m", rank=0, world=2) == tmp_path / "m"
+    assert produced == [tmp_path / "m"] and sent[-1] == ("done", tmp_path / "m")
+    assert asked == [timeout, timeout]
+
+
+def test_a_failed_merge_stops_the_waiting_processes_without_a_word(monkeypatch) -> None:
+    """Process 0 raises its error (it says why); the others, told of it, exit with status 1."""
+    monkeypatch.setattr(collectives.dist, "new_group", lambda **kw: "g")
+    monkeypatch.setattr(collectives.dist, "destroy_process_group", lambda group: None)
+    told = []
+
+    def broadcast(box, src, group):
+        if box[0] is None:
+            box[0] = ("failed", None)
+        told.append(box[0])
+
+    def work():
+        raise ValueError("no such model")
+
+    monkeypatch.setattr(collectives.dist, "broadcast_object_list", broadcast)
+    with pytest.raises(ValueError, match="no such model"):
+        collectives.from_process_0(work, 0, 2)
+    assert told == [("failed", None)]
+    with pytest.raises(SystemExit) as stop:
+        collectives.from_process_0(work, 1, 2)
+    assert stop.value.code == 1
+    assert collectives.from_process_0(lambda: 5, 0, 1) == 5

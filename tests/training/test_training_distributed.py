@@ -178,3 +178,51 @@ def test_longrecipe_measures_on_more_processes_than_windows(tmp_path: Path) -> N
            "impact_steps=1", "anchors=[measured]", f"long_data={text}")  # fmt: skip
     impact = json.loads((tmp_path / "two" / "impact.json").read_text())
     assert impact["windows"] == 1 and (tmp_path / "two" / "final" / "config.json").is_file()
+
+
+_SLOW_MERGE = """
+import sys, time
+from datetime import timedelta
+from pathlib import Path
+import torch.distributed as dist
+dist.init_process_group("gloo", timeout=timedelta(seconds=2))  # a short default timeout
+from longred_bench.errors import UserError
+from longred_bench.jobs.train import run_training
+from longred_bench.training.config import resolve_config
+from longred_bench.training.methods import METHODS
+
+def produce(cls, cfg, out, progress):
+    time.sleep(6)  # three times the default group's timeout
+    if sys.argv[2] == "fail":
+        raise UserError("the merge failed")
+    return out
+
+METHODS["merge"].produce = classmethod(produce)
+cfg = resolve_config("merge", profile="smoke", overrides={"merge_with": sys.argv[1]})
+rank = dist.get_rank()
+print(f"rank {rank}: {run_training(cfg, Path(sys.argv[1]) / 'm', rank=rank, world=2)}")
+"""
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("outcome", ["done", "fail"])
+def test_the_processes_a_merge_leaves_waiting_outlast_the_groups_timeout(
+    outcome: str, tmp_path: Path
+) -> None:
+    """Process 0 merges past the process group's timeout (30 min for gloo, 10 for NCCL by
+    default; 2 s here): the others still get its folder, not a timeout; when it fails, they
+    stop too."""
+    script = tmp_path / "slow_merge.py"
+    script.write_text(_SLOW_MERGE)
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+           str(script), str(tmp_path), outcome]  # fmt: skip
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    if outcome == "done":
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert sorted(done.stdout.split("\n"))[-2:] == [
+            f"rank {r}: {tmp_path / 'm'}" for r in (0, 1)
+        ]
+    else:
+        assert done.returncode != 0 and "the merge failed" in done.stderr
+        assert "Timed out" not in done.stderr, done.stderr[-3000:]

@@ -156,3 +156,19 @@ def test_each_kinds_code_covers_what_its_code_imports(kind: str) -> None:
                      and not f.startswith(CONFIG_ONLY.get(kind, ())))  # fmt: skip
     assert missing == [], f"{kind} units import these, which UNIT_CODE[{kind!r}] leaves out"
     assert len(files) > 10
+
+
+def test_profiles_that_resolve_a_run_alike_share_its_key(tmp_path: Path) -> None:
+    """A profile that extends ``smoke`` and changes only its evaluation trains nothing anew
+    (its runs were keyed by the profile's name, so every run trained again); one that changes a
+    training setting keys its runs anew."""
+    from longred_bench.training.config import resolve_config
+
+    evals = tmp_path / "evals.yaml"
+    evals.write_text("extends: smoke\nevaluation:\n  batch_size: 3\n")
+    lr = tmp_path / "lr.yaml"
+    lr.write_text("extends: smoke\ntraining:\n  cpt:\n    lr: 0.00123\n")
+    cfg = resolve_config("cpt", profile="smoke")
+    mine = resolve_config("cpt", profile=str(evals))
+    assert mine.profile == "evals" and units.train_key(mine) == units.train_key(cfg)
+    assert units.train_key(resolve_config("cpt", profile=str(lr))) != units.train_key(cfg)

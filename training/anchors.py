@@ -69,7 +69,7 @@ def brief_key(brief: TrainConfig) -> str:
     measurement as it is)."""
     from longred_bench.results import config_hash
 
-    return config_hash({"brief": brief.replace(micro_tokens=0).to_dict(),
+    return config_hash({"brief": brief.replace(micro_tokens=0).trained_dict(),
                         "windows": IMPACT_WINDOWS})  # fmt: skip
 
 

@@ -55,6 +55,11 @@ MIXED_PRECISION = ("autocast", "fsdp")
 ARD_KINDS = ("q", "k", "v")
 
 
+LABEL_KEYS = ("profile",)
+"""TrainConfig keys that name a run and decide nothing it trains (a profile's settings are
+resolved into the config's other keys): two profiles that resolve a run alike share it."""
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """Every setting of a training run (see the module docstring for the data streams)."""
@@ -193,6 +198,11 @@ class TrainConfig:
             for k, v in asdict(self).items()
             if not (k in _OMITTED_AT_DEFAULT and v == defaults[k])
         }
+
+    def trained_dict(self) -> dict[str, Any]:
+        """:meth:`to_dict` without :data:`LABEL_KEYS`: what decides the run's weights (its
+        cache key, and what a resumed run must share with the run it continues)."""
+        return {k: v for k, v in self.to_dict().items() if k not in LABEL_KEYS}
 
     def replace(self, **changes: Any) -> TrainConfig:
         """A validated copy with ``changes`` applied."""

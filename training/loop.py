@@ -43,7 +43,7 @@ from longred_bench.training.checkpoint import (
     save_checkpoint,
     set_rng_state,
 )
-from longred_bench.training.config import TrainConfig
+from longred_bench.training.config import LABEL_KEYS, TrainConfig
 from longred_bench.training.layout import METRICS, snapshot_dir
 from longred_bench.training.lm_loss import lm_loss, resolve_lm_loss
 from longred_bench.training.machine_load import MachineLoad
@@ -91,7 +91,8 @@ def check_run_dir(cfg: TrainConfig, out: Path, resume: bool) -> bool:
     # A finished run whose checkpoints were deleted (to save disk) is a run all the same.
     if latest_checkpoint(out) is not None or (finished and saved.is_file()):
         previous = _same_models(yaml.safe_load(saved.read_text()), cfg)
-        mine = cfg.to_dict()
+        mine = cfg.trained_dict()  # not the profile's name: the run of another that agrees
+        previous = {k: v for k, v in previous.items() if k not in LABEL_KEYS}
         changed = sorted(k for k in mine if k not in BOOKKEEPING and previous.get(k) != mine[k])
         if changed or any(k not in mine for k in previous):
             raise UserError(

@@ -337,7 +337,7 @@ def train_key(cfg: Any) -> str:
     checkpoint (``init``) in the run cache: by its run's name, which holds that run's key."""
     from longred_bench.jobs.tiny_base import build_identity
 
-    fields = cfg.to_dict()
+    fields = cfg.trained_dict()  # not the profile's name: profiles that agree share the run
     if cfg.recipe == "merge" and cfg.merge_with:
         fields["merge_with"] = merge_source_identity(Path(cfg.merge_with))
     init = getattr(cfg, "init", None)

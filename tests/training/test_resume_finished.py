@@ -63,3 +63,19 @@ def test_a_run_resumes_with_other_checkpoint_settings(tmp_path) -> None:
     assert (run_training(other, out, resume=True, progress=False) / "config.json").is_file()
     with pytest.raises(UserError, match=r"differs in lr"):  # what trains still counts
         run_training(cfg.replace(lr=1e-3), out, resume=True, progress=False)
+
+
+@pytest.mark.integration
+def test_a_run_resumes_under_another_profile_that_resolves_it_alike(tmp_path) -> None:
+    """A profile's name decides nothing a run trains: a run stopped under ``smoke`` resumes
+    under a copy of it (it was refused as "another config (differs in profile)"); a setting
+    that does differ is still refused."""
+    out = tmp_path / "run"
+    cfg = smoke("cpt", steps=3, checkpoint_every=1)
+    run_training(cfg, out, progress=False, stop_after=1)
+    with pytest.raises(UserError, match=r"another config \(differs in lr\)"):
+        run_training(cfg.replace(profile="mine", lr=1e-3), out, resume=True, progress=False)
+    run_training(cfg.replace(profile="mine"), out, resume=True, progress=False)
+    steps = [int(line.split('"step": ')[1].split(",")[0]) for line in
+             (out / "metrics.jsonl").read_text().splitlines()]  # fmt: skip
+    assert steps == [1, 2, 3] and (out / "final" / "config.json").is_file()

@@ -276,3 +276,17 @@ def test_the_interrupt_line_counts_every_optimizer_step(tmp_path: Path) -> None:
     assert line == "step 3 of 4; the steps after it train again"
     (tmp_path / "config.yaml").write_text("recipe: [")  # unreadable: no total, no crash
     assert _step_of(tmp_path / "step-000003", tmp_path) == "step 3; the steps after it train again"
+
+
+def test_a_reader_that_stops_reading_ends_the_command_in_silence() -> None:
+    """``longred-bench profiles | head -c 10``, ``reproduce ... --list-units | true``: the
+    command ended in a BrokenPipeError traceback; now as a command SIGPIPE ends, status 141 and
+    nothing on stderr."""
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line
+    try:
+        done = subprocess.run([sys.executable, "-m", "longred_bench", "profiles"], stdout=write,
+                              stderr=subprocess.PIPE, text=True, timeout=120)  # fmt: skip
+    finally:
+        os.close(write)
+    assert done.returncode == 141 and done.stderr == "", done.stderr[-2000:]

@@ -152,7 +152,8 @@ def quiet_libraries(quiet: bool) -> Iterator[None]:
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status (2 with a one-line message on bad input; with one
     line saying what was saved and how to resume, 130 when Ctrl-C stops the command and 143
-    when SIGTERM does)."""
+    when SIGTERM does; 141 without a word when the reader of its output stops reading, as a
+    command killed by SIGPIPE)."""
     args = build_parser().parse_args(argv)
     vars(args).pop(parser_rules.GIVEN, None)
     args.argv = argv
@@ -173,6 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `longred-bench profiles | head`: the reader stopped, as SIGPIPE
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # exit flushes nothing
+        return 128 + signal.SIGPIPE
     except KeyboardInterrupt as stop:
         from longred_bench.cli.interrupt import interrupted_line
 

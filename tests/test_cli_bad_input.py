@@ -398,6 +398,10 @@ def test_the_command_the_tiny_base_messages_name_builds_the_cached_tiny_base(
          "--jobs runs a table's units side by side; --unit runs or lists them otherwise"),
         (["reproduce", "table3", "--profile", "smoke", "--list-units", "--jobs", "2"],
          "--jobs runs a table's units side by side; --list-units"),
+        (["reproduce", "table3", "--profile", "smoke", "--unit", "x", "--out", "o"],
+         "--out names the folder of the table's report; --unit writes no report"),
+        (["reproduce", "table3", "--profile", "smoke", "--list-units", "--out", "o"],
+         "--list-units writes no report (a unit's results go to the run cache): drop --out"),
         (["reproduce", "table3", "--profile", "smoke", "--rebuild", "--jobs", "2"],
          "--rebuild writes a report from its records and computes nothing; --jobs does "),
         (["eval", "--model", "tiny-random", "--suite", "short", "--allow-code-eval",
@@ -406,7 +410,7 @@ def test_the_command_the_tiny_base_messages_name_builds_the_cached_tiny_base(
 )  # fmt: skip
 def test_a_flag_that_would_do_nothing_is_refused(capsys, argv, message) -> None:
     """--allow-code-eval on a suite without code tasks went into the config (and its cache key);
-    --jobs beside --unit or --list-units was dropped without a word."""
+    --jobs or --out beside --unit or --list-units was dropped without a word."""
     _one_line_error(capsys, argv, message)
 
 

@@ -384,6 +384,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         flag = "--list-units" if args.list_units else "--emit-slurm"
         raise UserError(f"--force computes units again as they run; {flag} runs none: give "
                         "--force to --unit ID or to the table's run")  # fmt: skip
+    if args.out and (args.unit or args.list_units):  # it was taken and not used
+        flag = "--unit" if args.unit else "--list-units"
+        raise UserError(f"--out names the folder of the table's report; {flag} writes no "
+                        "report (a unit's results go to the run cache): drop --out, and give it "
+                        "to the table's run or --emit-slurm")  # fmt: skip
     if args.jobs is not None and unit_flags:
         raise UserError(f"--jobs runs a table's units side by side; {unit_flags[0]} runs or "
                         "lists them otherwise: drop --jobs")  # fmt: skip

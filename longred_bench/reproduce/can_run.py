@@ -32,8 +32,9 @@ def check_can_run(
     trains = any(s.unit.kind == "train" for s in todo)
     several = profile.hardware.nproc_per_node > 1 and trains
     device = str(profile.hardware.device)
-    gpu_training = trains and (device.startswith("cuda") or (
-        device == "auto" and str(profile.evaluation.device).startswith("cuda")))  # fmt: skip
+    gpu_training = trains and (
+        device.startswith("cuda") or (device == "auto" and auto_on_cuda(profile))
+    )
     if any(w.startswith("cuda") for w in wants) or several or gpu_training:
         _check_cuda(profile, table)
     paper = paper_short_steps(todo)
@@ -41,6 +42,12 @@ def check_can_run(
         from longred_bench.evaluation.paper_suite import check_units
 
         check_units(pending_tasks(paper), f"profile {profile.name}")
+
+
+def auto_on_cuda(profile: Profile) -> bool:
+    """Whether ``hardware.device: auto`` trains on CUDA at ``profile``: where the profile
+    evaluates on CUDA (a GPU profile); elsewhere (``smoke``, ``tiny``) on the CPU."""
+    return str(profile.evaluation.device).startswith("cuda")
 
 
 def paper_short_steps(steps: list[Step]) -> list[Step]:

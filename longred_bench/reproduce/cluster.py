@@ -90,7 +90,7 @@ def listed(ctx: Context) -> list[dict[str, Any]]:
         {"id": ids[s.key], "kind": s.unit.kind, "label": s.label, "folder": s.key,
          "cached": s.unit.cached() is not None,
          "after": [ids[k] for k in s.after if k in ids], "command": unit_command(ctx, s),
-         "device": "cpu" if on_cpu(s) else "gpu", "estimate": _estimate(ctx, s)}
+         "device": "cpu" if on_cpu(s, ctx.profile) else "gpu", "estimate": _estimate(ctx, s)}
         for s in steps
     ]  # fmt: skip
 
@@ -100,7 +100,7 @@ def _estimate(ctx: Context, step: Step) -> dict[str, float | None] | None:
     known shape): GPU-hours, GiB per GPU, pinned host GiB per GPU (activation offload)."""
     from longred_bench.reproduce.costs import on_cpu, shows_costs, unit_cost
 
-    if not shows_costs(ctx.profile) or on_cpu(step):
+    if not shows_costs(ctx.profile) or on_cpu(step, ctx.profile):
         return None
     cost = unit_cost(step, ctx.profile)
     return {"gpu_hours": cost.gpu_hours, "gib_per_gpu": cost.gib_per_gpu,

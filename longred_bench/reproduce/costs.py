@@ -266,10 +266,14 @@ def unit_cost(step: Any, profile: Any) -> UnitCost:
     return UnitCost(flops, None if flops is None else flops / rate / 3600, peak)
 
 
-def on_cpu(step: Any) -> bool:
-    """Whether the profile runs ``step``'s unit on the CPU (its config's ``device``), where a
-    GPU estimate means nothing and a cluster job needs no GPU."""
-    return str(step.unit.config.get("device", "")) == "cpu"
+def on_cpu(step: Any, profile: Any) -> bool:
+    """Whether ``profile`` runs ``step``'s unit on the CPU (its config's ``device``; ``auto``
+    where the profile evaluates on the CPU, as its cluster jobs ask no GPU then), where a GPU
+    estimate means nothing and a cluster job needs no GPU."""
+    from longred_bench.reproduce.can_run import auto_on_cuda
+
+    device = str(step.unit.config.get("device", ""))
+    return device == "cpu" or (device == "auto" and not auto_on_cuda(profile))
 
 
 def shows_costs(profile: Any) -> bool:

@@ -66,7 +66,7 @@ def planned_units(ctx: Context) -> list[PlannedUnit]:
         cached = unit.cached() is not None
         seconds = unit.seconds() if cached else None
         extra: dict[str, Any] = {}
-        if costs and on_cpu(step):
+        if costs and on_cpu(step, ctx.profile):
             extra = {"command": unit_command(ctx, step), "cpu": True}
         elif costs:
             extra = {"command": unit_command(ctx, step), "cost": unit_cost(step, ctx.profile)}

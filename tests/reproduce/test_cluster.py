@@ -304,13 +304,14 @@ def test_emit_slurm_says_which_units_are_estimated_over_the_gpus_memory(
     load("tiny-random").model.config.save_pretrained(model)  # a shape to estimate from
     profile = tmp_path / "small.yaml"
     profile.write_text(f"extends: smoke\nmodel: {{name: '{model}'}}\n"
-                       "hardware: {gpu_memory_gib: 0.001}\n")  # fmt: skip
+                       "hardware: {device: cuda, gpu_memory_gib: 0.001}\n")  # fmt: skip
     argv = ["reproduce", "table3", "--profile", str(profile)]
     assert main([*argv, "--emit-slurm", str(tmp_path / "jobs")]) == 0
     err = capsys.readouterr().err
     assert "note: 3 unit(s) are estimated over the profile's 0.001 GiB per GPU" in err
     assert "their jobs may run out of memory" in err
-    profile.write_text(f"extends: smoke\nmodel: {{name: '{model}'}}\n")  # 80 GiB: all fit
+    # the default 80 GiB: all fit
+    profile.write_text(f"extends: smoke\nmodel: {{name: '{model}'}}\nhardware: {{device: cuda}}\n")
     assert main([*argv, "--emit-slurm", str(tmp_path / "jobs2")]) == 0
     assert "note:" not in capsys.readouterr().err
 
@@ -371,3 +372,19 @@ def test_emit_slurm_names_the_sources_the_jobs_would_fetch(tmp_path, monkeypatch
     monkeypatch.setattr(engine, "missing_sources", lambda names: [])
     assert main([*argv, str(tmp_path / "s2")]) == 0
     assert "note: the jobs read" not in capsys.readouterr().out
+
+
+def test_training_on_device_auto_is_listed_where_its_jobs_run(tmp_path, monkeypatch, capsys):
+    """``hardware.device: auto`` trains on the CPU at a profile that evaluates there
+    (``smoke``): ``--list-units`` said ``gpu`` for its training units while their jobs asked
+    no GPU; at a GPU profile (``smol``) it is the GPU."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "slurm"
+    assert main(["reproduce", "table3", "--profile", "smoke", "--emit-slurm", str(out)]) == 0
+    assert not any("--gres" in p.read_text() for p in out.glob("*.sbatch"))
+    capsys.readouterr()
+    for profile, device in (("smoke", "cpu"), ("smol", "gpu")):
+        assert main(["reproduce", "table3", "--profile", profile, "--list-units"]) == 0
+        units = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        trains = [u for u in units if u["kind"] == "train"]
+        assert trains and all(u["device"] == device for u in trains), profile

@@ -7,7 +7,9 @@ the plan computes. Same keys, same cached results: a warm cache stays warm.
 Keys now also hold the hash of the code a unit depends on (``UNIT_CODE`` in
 ``longred_bench/jobs/units.py``), which changes with every commit: here it is replaced by what
 stood in its place before (``train_version: 1`` in a training run's key, nothing in any other
-unit's), so every other part of every key is still checked against the golden file."""
+unit's), so every other part of every key is still checked against the golden file. A training
+run's key held its profile's name until 2026-12-05 (``TrainConfig.trained_dict`` leaves it out
+now, so profiles that resolve a run alike share it): here it is put back, as it stood."""
 
 from __future__ import annotations
 
@@ -43,6 +45,9 @@ def golden_cache(monkeypatch: pytest.MonkeyPatch) -> str:
 
     monkeypatch.setenv("LONGRED_CACHE", GOLDEN["cache"])
     monkeypatch.setattr(units, "code_identity", keys_before_code_hashes)
+    from longred_bench.training.config import TrainConfig
+
+    monkeypatch.setattr(TrainConfig, "trained_dict", TrainConfig.to_dict)  # the profile's name
     return GOLDEN["cache"]
 
 

@@ -209,6 +209,54 @@ def test_a_real_ctrl_c_prints_one_line_and_no_traceback(tmp_path: Path) -> None:
     assert line.startswith("interrupted: the drift of ") and "Traceback" not in err
 
 
+def test_trains_progress_bar_closes_before_the_interrupted_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """The bar was closed only when collected, after the line: its last redraw came below it,
+    and the command that resumes was no longer the last line."""
+    import longred_bench.training.loop as loop
+
+    argv = ["train", "--recipe", "cpt", "--profile", "smoke", "--set", "steps=4",
+            "checkpoint_every=2", "--out", str(tmp_path / "run")]  # fmt: skip
+    monkeypatch.setattr(loop, "save_checkpoint", _Interrupt(loop.save_checkpoint, 1))
+    assert cli.main(argv) == 130
+    import gc
+
+    gc.collect()  # whatever was left to close, closed
+    err = capsys.readouterr().err
+    assert "train cpt" in err  # the bar was drawn
+    last = [line for line in err.replace("\r", "\n").splitlines() if line.strip()][-1]
+    assert last.startswith("interrupted: checkpoint "), err[-1000:]
+
+
+def test_under_torchrun_process_0_alone_says_how_to_resume_as_launched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """Every process printed the line, each naming ``longred-bench train ...``: one process,
+    not the launch that was stopped."""
+    from longred_bench.cli import train_command
+
+    def stopped(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train_command, "cmd_train", stopped)
+    argv = ["train", "--recipe", "cpt", "--profile", "smoke", "--out", str(tmp_path / "run")]
+    launches = (("2", "2", "torchrun --nproc-per-node 2"),
+                ("16", "8", "torchrun --nnodes 2 --nproc-per-node 8"))  # fmt: skip
+    for world, local, launch in launches:
+        monkeypatch.setenv("WORLD_SIZE", world)
+        monkeypatch.setenv("LOCAL_WORLD_SIZE", local)
+        monkeypatch.setenv("RANK", "1")
+        assert cli.main(argv) == 130
+        assert capsys.readouterr().err == ""
+        monkeypatch.setenv("RANK", "0")
+        assert cli.main(argv) == 130
+        assert _one_line(capsys.readouterr().err) == (
+            "interrupted: no checkpoint was written yet; start again with: "
+            f"{launch} -m longred_bench {' '.join(argv)}"
+        )
+
+
 def test_the_interrupted_line_starts_a_line_after_a_progress_bar(monkeypatch, capsys) -> None:
     """Off a terminal too (a log file), the line never continues a bar's last redraw."""
     from longred_bench.cli import commands

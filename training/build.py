@@ -54,9 +54,12 @@ class Run:
 
     @property
     def tokens_per_step(self) -> int:
-        """Tokens one optimizer step reads (all streams, all micro-steps, all processes)."""
+        """Tokens one optimizer step reads (all streams, all micro-steps, all processes; the
+        first stage's, for a recipe of two: LinearARD's CPT stage, LongRecipe's long stage).
+        ``rows`` are one process's: under ``torchrun`` it said one process's share."""
         rows = self.method.rows(0)
-        return self.micro_steps * sum(r * self.streams[n].length for n, r in rows.items())
+        per_process = sum(r * self.streams[n].length for n, r in rows.items())
+        return self.micro_steps * per_process * self.method.world
 
 
 def _pretrain_models(cfg: TrainConfig) -> tuple[torch.nn.Module, Any]:
@@ -283,10 +286,10 @@ def freeze_all_but_attention(model: torch.nn.Module) -> int:
 
 def schedule_factor(cfg: TrainConfig, step: int, total: int) -> float:
     """Learning-rate multiplier at ``step`` (0-based) of ``total``: linear warm-up, then
-    constant, cosine or linear decay to ``min_lr_ratio``, reached at the last step or, with
-    ``decay_steps``, at that step and held after it (a constant tail: a longer run with the same
-    config is this run continued at the tail's rate). LongRecipe's replay steps (after ``steps``)
-    run at ``replay_lr``."""
+    constant, cosine or linear decay toward ``min_lr_ratio``, reached at step ``total`` (one
+    after the last) or, with ``decay_steps``, at that 0-based step and held after it (a constant
+    tail: a longer run with the same config is this run continued at the tail's rate).
+    LongRecipe's replay steps (after ``steps``) run at ``replay_lr``."""
     if cfg.replay_steps and step >= cfg.steps:
         return cfg.replay_lr / cfg.lr
     if cfg.warmup_steps and step < cfg.warmup_steps:

@@ -32,6 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.errors import UserError, reject_unknown_keys
+from longred_bench.training.config_checks import (
+    check_copy_warmup,
+    check_longrecipe,
+    check_merge,
+    check_optimizer,
+    check_snapshots,
+    choice,
+)
 from longred_bench.training.method_groups import METHOD_GROUPS, flatten_groups
 
 EXTENDING_RECIPES = ("cpt", "mix-cpt", "longred", "linearard", "pose", "rpes", "attention-only",
@@ -217,7 +225,7 @@ class TrainConfig:
 
     def validate(self) -> None:
         """Raise :class:`UserError` naming the first invalid value."""
-        _choice("recipe", self.recipe, RECIPES)
+        choice("recipe", self.recipe, RECIPES)
         for f in fields(self):  # NaN passes every comparison below (lr=nan reached the optimizer)
             value = getattr(self, f.name)
             for item in value if isinstance(value, tuple) else (value,):  # betas=[0.9, nan] too
@@ -229,12 +237,12 @@ class TrainConfig:
             parse_rope_spec(self.rope)
         if not self.profile or not isinstance(self.profile, str):
             raise UserError(f"config profile must name a profile, got {self.profile!r}")
-        _choice("schedule", self.schedule, SCHEDULES)
-        _choice("sampler", self.sampler, SAMPLERS)
-        _choice("distributed", self.distributed, DISTRIBUTED)
-        _choice("teacher_placement", self.teacher_placement, TEACHER_PLACEMENT)
-        _choice("lm_loss", self.lm_loss, LM_LOSSES)
-        _choice("mixed_precision", self.mixed_precision, MIXED_PRECISION)
+        choice("schedule", self.schedule, SCHEDULES)
+        choice("sampler", self.sampler, SAMPLERS)
+        choice("distributed", self.distributed, DISTRIBUTED)
+        choice("teacher_placement", self.teacher_placement, TEACHER_PLACEMENT)
+        choice("lm_loss", self.lm_loss, LM_LOSSES)
+        choice("mixed_precision", self.mixed_precision, MIXED_PRECISION)
         if self.mixed_precision == "fsdp" and self.distributed != "fsdp":
             raise UserError("config mixed_precision=fsdp needs distributed=fsdp (FSDP2's policy)")
         if self.activation_offload and not self.activation_checkpointing:
@@ -245,15 +253,21 @@ class TrainConfig:
         if self.compile and self.recipe == "linearard":  # a CheckpointError on an H200
             raise UserError("config compile=true does not work with linearard (its q/k/v "
                             "capture breaks checkpoint recomputation): leave it off")  # fmt: skip
-        _choice("tokenizer", self.tokenizer, ("bpe", "byte"))
-        _choice("impl", self.impl, ("auto", "naive", "chunked", "triton"))
-        _choice("trainable", self.trainable, TRAINABLE)
+        choice("tokenizer", self.tokenizer, ("bpe", "byte"))
+        choice("impl", self.impl, ("auto", "naive", "chunked", "triton"))
+        choice("trainable", self.trainable, TRAINABLE)
+        if self.trainable != "all" and self.recipe == "linearard" and self.lora_rank:
+            raise UserError(  # it unfroze the base weights of q/k/v under the adapters, and o's
+                "config trainable=attention is for whole weights; linearard's LoRA (lora_rank "
+                f"{self.lora_rank}) trains q/k/v adapters alone: drop it, or set lora_rank=0 to "
+                "train the attention projections whole"
+            )
         if self.trainable != "all" and self.recipe == "pretrain":
             raise UserError(
                 "config trainable=attention is for tuning a pretrained model, not pretrain"
             )
         for kind in self.ard_kinds:
-            _choice("ard_kinds", kind, ARD_KINDS)
+            choice("ard_kinds", kind, ARD_KINDS)
         for name in ("steps", "tokens_per_step", "long_len", "short_len", "checkpoint_every"):
             if getattr(self, name) < 1:
                 raise UserError(f"config {name} must be >= 1 (got {getattr(self, name)})")
@@ -261,8 +275,11 @@ class TrainConfig:
             raise UserError(f"config grad_clip must be > 0 (got {self.grad_clip})")
         if self.keep_checkpoints < 1:
             raise UserError(f"config keep_checkpoints must be >= 1 (got {self.keep_checkpoints})")
-        if self.lr <= 0 or not 0 <= self.min_lr_ratio <= 1:
-            raise UserError(f"config lr must be > 0 and min_lr_ratio in [0, 1] (got {self.lr})")
+        if self.lr <= 0:
+            raise UserError(f"config lr must be > 0 (got {self.lr})")
+        if not 0 <= self.min_lr_ratio <= 1:
+            raise UserError(f"config min_lr_ratio must be in [0, 1] (got {self.min_lr_ratio})")
+        check_optimizer(self)
         if min(self.mix_long, self.mix_short, self.mix_s2l) < 0 or not self.mix:
             raise UserError("config mix_long/mix_short/mix_s2l must be >= 0 and not all 0")
         from longred_bench.data.corpus_spec import parse_source
@@ -296,89 +313,17 @@ class TrainConfig:
                 f"({self.warmup_steps}) and needs a decaying schedule (cosine or linear); "
                 "0 decays over the whole run"
             )
-        self._validate_copy_warmup()
-        self._validate_snapshots()
+        check_copy_warmup(self)
+        check_snapshots(self)
         if not 0 <= self.merge_weight <= 1:
             raise UserError(f"config merge_weight must be in [0, 1] (got {self.merge_weight})")
-        self._validate_merge()
-        self._validate_longrecipe()
+        check_merge(self)
+        check_longrecipe(self)
         if self.recipe == "control" and self.rope is not None:
             raise UserError("recipe control keeps the original RoPE: drop rope=... from its config")
         if self.recipe in EXTENDING_RECIPES and not self.rope:
             raise UserError(
                 f"recipe {self.recipe} extends the window: set rope=SPEC (e.g. abf:theta=1.6e5)"
-            )
-
-    def _validate_longrecipe(self) -> None:
-        from longred_bench.training.impactful_tokens import ANCHORS, MEASURED
-
-        if self.recipe != "longrecipe":
-            if self.anchors or self.keep_other != 1.0 or self.replay_steps:
-                raise UserError(
-                    f"config anchors, keep_other and replay_steps are for recipe longrecipe, "
-                    f"not {self.recipe}"
-                )
-            return
-        if MEASURED in self.anchors:
-            if len(self.anchors) > 1 or self.impact_steps < 1:
-                raise UserError(
-                    "config anchors=[measured] stands alone and needs impact_steps >= 1"
-                )
-        else:
-            for anchor in self.anchors:
-                _choice("anchors", anchor, (*ANCHORS, MEASURED))
-        if not 0 <= self.keep_other <= 1 or not (self.anchors or self.keep_other == 1):
-            raise UserError(
-                f"config keep_other must be in [0, 1], and below 1 only with anchors (got "
-                f"{self.keep_other} with anchors {list(self.anchors)})"
-            )
-        if self.replay_steps < 0 or (self.replay_steps and self.replay_lr <= 0):
-            raise UserError("config replay_steps must be >= 0, and replay_lr > 0 with replay steps")
-
-    def _validate_snapshots(self) -> None:
-        last = self.steps + (self.cpt_steps if self.recipe == "linearard" else 0)
-        last += self.replay_steps
-        steps = self.snapshot_steps
-        if list(steps) != sorted(set(steps)) or (steps and not 1 <= steps[0] <= steps[-1] <= last):
-            raise UserError(
-                f"config snapshot_steps must be increasing optimizer steps in 1..{last} (got "
-                f"{list(steps)})"
-            )
-        if steps and self.lora_rank:
-            raise UserError("config snapshot_steps is not supported with LoRA (lora_rank > 0)")
-
-    def _validate_merge(self) -> None:
-        if self.init is not None and (not self.rope or self.recipe not in ("linearard",)):
-            raise UserError(
-                "config init (a trained student checkpoint) is for recipe linearard with "
-                f"rope=SPEC, not {self.recipe}" + ("" if self.rope else " without rope")
-            )
-        if self.recipe != "merge":
-            if self.merge_with is not None:
-                raise UserError(f"config merge_with is for recipe merge, not {self.recipe}")
-            return
-        if not self.merge_with:
-            raise UserError("recipe merge needs merge_with=DIR (the trained extended model)")
-        if self.rope is not None:
-            raise UserError("recipe merge takes the RoPE of merge_with: drop rope=... from it")
-
-    def _validate_copy_warmup(self) -> None:
-        if self.copy_warmup_steps and self.recipe != "pretrain":
-            raise UserError(
-                f"config copy_warmup_steps is for recipe pretrain (a model from scratch), not "
-                f"{self.recipe}: set it to 0"
-            )
-        if not self.copy_stages or not 1 <= self.copy_min_len <= min(self.copy_stages):
-            raise UserError(
-                f"config copy_stages={list(self.copy_stages)} needs at least one stage, each "
-                f"longest sequence >= copy_min_len={self.copy_min_len} >= 1"
-            )
-        if min(self.copy_warmup_steps, self.copy_row_len, self.copy_batch) < 0 or not (
-            0 < self.copy_until <= 1 and self.copy_eval_every >= 1 and self.copy_row_len >= 4
-        ):
-            raise UserError(
-                "config copy_warmup_steps, copy_batch must be >= 0, copy_row_len >= 4, "
-                "copy_eval_every >= 1 and copy_until in (0, 1]"
             )
 
 
@@ -405,11 +350,6 @@ def _coerce(f: dataclasses.Field, value: Any) -> Any:
 
 def _is_tuple(f: dataclasses.Field) -> bool:
     return str(f.type).startswith("tuple")
-
-
-def _choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise UserError(f"config {name}={value!r} is not one of {', '.join(allowed)}")
 
 
 def recipe_file(recipe: str) -> Path:

@@ -325,70 +325,71 @@ def train(
         total=steps, initial=start, desc=f"train {cfg.recipe}", unit="step", disable=not progress
     )
     end = steps if stop_after is None else min(steps, start + stop_after)
-    for step in range(start, end):
-        began = time.perf_counter()
-        optimizer.zero_grad(set_to_none=True)
-        sums: dict[str, float] = {}
-        step_tokens = 0
-        for _ in range(run.micro_steps):
-            batches = {
-                name: run.streams[name].next(rows, rank=rank, world=world).to(run.device)
-                for name, rows in method.rows(step).items()
-            }
-            with _autocast(run), offloaded(offload):
-                terms = method.losses(batches, step)
-            (terms["loss"] / run.micro_steps).backward()
-            for key, value in terms.items():
-                sums[key] = sums.get(key, 0.0) + float(value.detach()) / run.micro_steps
-            step_tokens += sum(b.tokens for b in batches.values()) * world
-        sums = mean_over_processes(sums, world)
-        if not all(map(_finite, sums.values())):
-            bad = ", ".join(f"{k}={v}" for k, v in sums.items() if not _finite(v))
-            last = latest_checkpoint(out)
-            raise UserError(
-                f"non-finite loss at step {step + 1} ({bad}): training stopped; the last good "
-                f"checkpoint is {last or 'none (none was written yet)'}; lower lr or check the data"
-            )
-        grad_norm = torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
-        if not _finite(float(grad_norm)):
-            raise UserError(
-                f"non-finite gradient norm at step {step + 1}: training stopped; the last good "
-                f"checkpoint is {latest_checkpoint(out) or 'none'}; lower lr or check the data"
-            )
-        lr = scheduler.get_last_lr()[0]
-        optimizer.step()
-        scheduler.step()
-        tokens += step_tokens
-        seconds += time.perf_counter() - began
-        record: dict[str, Any] = {
-            "step": step + 1, **sums, "tokens": tokens, "lr": lr,
-            "seconds": round(seconds, 3), "grad_norm": float(grad_norm),
-        }  # fmt: skip
-        if cfg.heldout_every and ((step + 1) % cfg.heldout_every == 0 or step + 1 == steps):
-            record.update(heldout_losses(run))
-        bar.update(1)
-        rate = (tokens - tokens_at_start) / max(seconds - seconds_at_start, 1e-9)
-        bar.set_postfix(loss=f"{sums['loss']:.4f}", tok_s=f"{rate:.0f}")
-        if main:
-            with metrics_path.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(record, sort_keys=True) + "\n")
-        if (step + 1) % cfg.checkpoint_every == 0 or step + 1 == steps:
-            student_state, optimizer_state = full_states(method.student, optimizer)
-            state = {
-                "step": step + 1, "tokens": tokens, "seconds": seconds,
-                "optimizer": optimizer_state, "scheduler": scheduler.state_dict(),
-                "streams": {n: s.state_dict() for n, s in run.streams.items()},
-                "generator": method.generator.get_state(), "rng": rng_state(),
-                "layers": list(method.layers),
+    with bar:  # closed on Ctrl-C too: its last redraw came after the interrupt line
+        for step in range(start, end):
+            began = time.perf_counter()
+            optimizer.zero_grad(set_to_none=True)
+            sums: dict[str, float] = {}
+            step_tokens = 0
+            for _ in range(run.micro_steps):
+                batches = {
+                    name: run.streams[name].next(rows, rank=rank, world=world).to(run.device)
+                    for name, rows in method.rows(step).items()
+                }
+                with _autocast(run), offloaded(offload):
+                    terms = method.losses(batches, step)
+                (terms["loss"] / run.micro_steps).backward()
+                for key, value in terms.items():
+                    sums[key] = sums.get(key, 0.0) + float(value.detach()) / run.micro_steps
+                step_tokens += sum(b.tokens for b in batches.values()) * world
+            sums = mean_over_processes(sums, world)
+            if not all(map(_finite, sums.values())):
+                bad = ", ".join(f"{k}={v}" for k, v in sums.items() if not _finite(v))
+                last = latest_checkpoint(out)
+                raise UserError(
+                    f"non-finite loss at step {step + 1} ({bad}): training stopped; the last "
+                    f"good checkpoint is {last or 'none (none was written yet)'}; lower lr or "
+                    "check the data"
+                )
+            grad_norm = torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
+            if not _finite(float(grad_norm)):
+                raise UserError(
+                    f"non-finite gradient norm at step {step + 1}: training stopped; the last good "
+                    f"checkpoint is {latest_checkpoint(out) or 'none'}; lower lr or check the data"
+                )
+            lr = scheduler.get_last_lr()[0]
+            optimizer.step()
+            scheduler.step()
+            tokens += step_tokens
+            seconds += time.perf_counter() - began
+            record: dict[str, Any] = {
+                "step": step + 1, **sums, "tokens": tokens, "lr": lr,
+                "seconds": round(seconds, 3), "grad_norm": float(grad_norm),
             }  # fmt: skip
+            if cfg.heldout_every and ((step + 1) % cfg.heldout_every == 0 or step + 1 == steps):
+                record.update(heldout_losses(run))
+            bar.update(1)
+            rate = (tokens - tokens_at_start) / max(seconds - seconds_at_start, 1e-9)
+            bar.set_postfix(loss=f"{sums['loss']:.4f}", tok_s=f"{rate:.0f}")
             if main:
-                save_checkpoint(out, step + 1, student_state, state, cfg.keep_checkpoints)
-        if step + 1 in cfg.snapshot_steps:  # every process joins in gathering FSDP2 weights
-            weights = _full_state(method.student)
-            if main:
-                model = _unwrapped(method.student)
-                _save_model(model, run.tokenizer, snapshot_dir(out, step + 1), weights)
-    bar.close()
+                with metrics_path.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(record, sort_keys=True) + "\n")
+            if (step + 1) % cfg.checkpoint_every == 0 or step + 1 == steps:
+                student_state, optimizer_state = full_states(method.student, optimizer)
+                state = {
+                    "step": step + 1, "tokens": tokens, "seconds": seconds,
+                    "optimizer": optimizer_state, "scheduler": scheduler.state_dict(),
+                    "streams": {n: s.state_dict() for n, s in run.streams.items()},
+                    "generator": method.generator.get_state(), "rng": rng_state(),
+                    "layers": list(method.layers),
+                }  # fmt: skip
+                if main:
+                    save_checkpoint(out, step + 1, student_state, state, cfg.keep_checkpoints)
+            if step + 1 in cfg.snapshot_steps:  # every process joins in gathering FSDP2 weights
+                weights = _full_state(method.student)
+                if main:
+                    model = _unwrapped(method.student)
+                    _save_model(model, run.tokenizer, snapshot_dir(out, step + 1), weights)
     if end < steps:
         close_single_process_group()
         return out / "final"

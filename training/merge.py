@@ -51,7 +51,7 @@ def merge_weights(
     return out
 
 
-def _check_out(cfg: TrainConfig, out: Path) -> None:
+def check_out(cfg: TrainConfig, out: Path) -> None:
     """Refuse an ``out`` that holds another run (a trained one, or a merge of another config):
     a merge wrote over its ``final/``, ``config.yaml`` and records. The same merge is written
     again."""
@@ -77,7 +77,7 @@ def merge_run(cfg: TrainConfig, out: Path, *, progress: bool = True) -> Path:
 
     if not cfg.merge_with:
         raise UserError("recipe merge needs merge_with=DIR (the trained extended model)")
-    _check_out(cfg, out)
+    check_out(cfg, out)
     start = time.perf_counter()
     prov = asdict(Provenance.collect(cfg.to_dict(), seed=cfg.seed, device="cpu"))
     original = load(cfg.model)

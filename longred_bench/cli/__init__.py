@@ -181,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         from longred_bench.cli.interrupt import interrupted_line
 
         # on a line of its own: after the ^C a terminal echoes, or a progress bar's last redraw
-        # (a bar ends its line only when it closes, in a terminal and in a log alike)
-        print(f"\n{interrupted_line(args)}", file=sys.stderr, flush=True)
+        # (a bar ends its line only when it closes, in a terminal and in a log alike); under
+        # torchrun by process 0 alone (every process is stopped, and each said it)
+        if os.environ.get("RANK", "0") == "0":
+            print(f"\n{interrupted_line(args)}", file=sys.stderr, flush=True)
         return 128 + signal.SIGTERM if isinstance(stop, Terminated) else 130

@@ -57,8 +57,21 @@ def wrote(paths: list[Path], start: float) -> None:
 
 
 def command_line(args: argparse.Namespace) -> str:
-    """The command as typed, for reports."""
-    return "longred-bench " + shlex.join(sys.argv[1:] if args.argv is None else args.argv)
+    """The command as typed, for reports and the line that resumes it; under ``torchrun`` as
+    launched, ``torchrun ... -m longred_bench`` (it read ``longred-bench``, one process)."""
+    return launcher() + " " + shlex.join(sys.argv[1:] if args.argv is None else args.argv)
+
+
+def launcher() -> str:
+    """``longred-bench``, or under ``torchrun`` (``WORLD_SIZE`` > 1) the launch that starts as
+    many processes (``--nnodes`` where they span nodes; a multi-node launch's rendezvous flags
+    are the scheduler's, not known here)."""
+    world = int(os.environ.get("WORLD_SIZE", "1") or 1)
+    if world <= 1:
+        return "longred-bench"
+    local = int(os.environ.get("LOCAL_WORLD_SIZE", str(world)) or world)
+    nodes = f" --nnodes {world // local}" if world > local else ""
+    return f"torchrun{nodes} --nproc-per-node {local} -m longred_bench"
 
 
 def cmd_data(args: argparse.Namespace) -> int:

@@ -114,8 +114,9 @@ def cmd_train(args: argparse.Namespace) -> int:
         print(describe_plan_with_data(cfg, window, plan_tokenizer(cfg)))
         from longred_bench.reproduce.plan import tiny_base_build
 
-        for line in tiny_base_build(cfg.model, "the run's model"):
-            print(line)
+        if cfg.recipe != "pretrain":  # pretrain builds its model (it said tiny-base came first)
+            for line in tiny_base_build(cfg.model, "the run's model"):
+                print(line)
         return 0
     from longred_bench.jobs.same_tokens import check_training_models
 

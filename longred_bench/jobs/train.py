@@ -14,7 +14,7 @@ from pathlib import Path
 from longred_bench.reports.curves import plot_curves
 from longred_bench.training.collectives import from_process_0
 from longred_bench.training.config import TrainConfig
-from longred_bench.training.loop import METRICS, check_run_dir, train
+from longred_bench.training.loop import METRICS, check_run_dir, is_finished, train
 from longred_bench.training.methods import METHODS
 
 
@@ -31,13 +31,20 @@ def run_training(
     """Train ``cfg`` into ``out`` (its method's preparation, then the loop) and, once it
     finished, draw ``out/curves.png`` from ``out/metrics.jsonl``; returns ``out/final``. A recipe
     that trains nothing (``merge``) writes its model instead, in process 0 alone (every process
-    of a ``torchrun`` held both models and wrote the same folder). ``out`` is checked first
-    (:func:`~longred_bench.training.loop.check_run_dir`): a run of another config is refused
-    before any preparation, and a finished run resumed is left as it is."""
+    of a ``torchrun`` held both models and wrote the same folder); a finished one is kept as a
+    finished run is (it was merged and written again on every call, ``--resume`` too). ``out``
+    is checked first (:func:`~longred_bench.training.loop.check_run_dir`): a run of another
+    config is refused before any preparation, and a finished run resumed is left as it is."""
     method = METHODS[cfg.recipe]
-    if not method.TRAINS:  # process 0 writes it; under torchrun the others wait for it
+    if not method.TRAINS and is_finished(out):  # another run's folder: a merge's own line
+        from longred_bench.training.merge import check_out
+
+        check_out(cfg, out)
+    # before LongRecipe's preparation (it measures); a merge has its own checks until finished
+    finished = (method.TRAINS or is_finished(out)) and check_run_dir(cfg, out, resume)
+    if not method.TRAINS and not finished:  # process 0 writes it; the others wait for it
         return from_process_0(partial(method.produce, cfg, out, progress=progress), rank, world)
-    if check_run_dir(cfg, out, resume):  # before the recipe's preparation (LongRecipe measures)
+    if finished:
         if progress and rank == 0:
             print(f"{out} holds this run finished ({out / 'final'}): nothing to resume",
                   flush=True)  # fmt: skip

@@ -32,6 +32,8 @@ def check_can_run(
     trains = any(s.unit.kind == "train" for s in todo)
     several = profile.hardware.nproc_per_node > 1 and trains
     device = str(profile.hardware.device)
+    from longred_bench.reproduce.costs import auto_on_cuda
+
     gpu_training = trains and (
         device.startswith("cuda") or (device == "auto" and auto_on_cuda(profile))
     )
@@ -42,12 +44,6 @@ def check_can_run(
         from longred_bench.evaluation.paper_suite import check_units
 
         check_units(pending_tasks(paper), f"profile {profile.name}")
-
-
-def auto_on_cuda(profile: Profile) -> bool:
-    """Whether ``hardware.device: auto`` trains on CUDA at ``profile``: where the profile
-    evaluates on CUDA (a GPU profile); elsewhere (``smoke``, ``tiny``) on the CPU."""
-    return str(profile.evaluation.device).startswith("cuda")
 
 
 def paper_short_steps(steps: list[Step]) -> list[Step]:

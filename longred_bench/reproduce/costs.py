@@ -266,12 +266,16 @@ def unit_cost(step: Any, profile: Any) -> UnitCost:
     return UnitCost(flops, None if flops is None else flops / rate / 3600, peak)
 
 
+def auto_on_cuda(profile: Any) -> bool:
+    """Whether ``hardware.device: auto`` trains on CUDA at ``profile``: where the profile
+    evaluates on CUDA (a GPU profile); elsewhere (``smoke``, ``tiny``) on the CPU."""
+    return str(profile.evaluation.device).startswith("cuda")
+
+
 def on_cpu(step: Any, profile: Any) -> bool:
     """Whether ``profile`` runs ``step``'s unit on the CPU (its config's ``device``; ``auto``
     where the profile evaluates on the CPU, as its cluster jobs ask no GPU then), where a GPU
     estimate means nothing and a cluster job needs no GPU."""
-    from longred_bench.reproduce.can_run import auto_on_cuda
-
     device = str(step.unit.config.get("device", ""))
     return device == "cpu" or (device == "auto" and not auto_on_cuda(profile))
 

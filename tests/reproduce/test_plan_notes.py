@@ -121,3 +121,6 @@ def test_a_plan_at_tiny_says_tiny_base_is_built_first(tmp_path, monkeypatch, cap
     assert capsys.readouterr().out.rstrip().endswith(line.format("the run's model"))
     assert main(["reproduce", "table3", "--profile", "smoke", "--dry-run"]) == 0
     assert "tiny-base" not in capsys.readouterr().out
+    for profile in ("tiny", "smoke"):  # pretrain is the build: it said tiny-base came first
+        assert main(["train", "--recipe", "pretrain", "--profile", profile, "--dry-run"]) == 0
+        assert "Before anything runs" not in capsys.readouterr().out

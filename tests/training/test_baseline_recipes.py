@@ -90,7 +90,7 @@ def test_merge_interpolates_a_trained_model_with_its_original(tmp_path: Path) ->
         "dir": str(tmp_path / "m"),
     }
     # A merge into a folder holding another run wrote over its final/ and records; refused now,
-    # with nothing written. The same merge again is written again.
+    # with nothing written. The same merge again is a finished run (test_resume_finished.py).
     before = (cpt / "model.safetensors").read_bytes()
     with pytest.raises(UserError, match=r"holds a cpt run of another config: give the merge"):
         train(smoke("merge", merge_with=str(cpt), merge_weight=0.5), tmp_path / "cpt",
@@ -99,7 +99,8 @@ def test_merge_interpolates_a_trained_model_with_its_original(tmp_path: Path) ->
     with pytest.raises(UserError, match="holds a merge run of another config"):
         train(smoke("merge", merge_with=str(cpt), merge_weight=0.5), tmp_path / "m",
               progress=False)  # fmt: skip
-    train(cfg, tmp_path / "m", progress=False)
+    with pytest.raises(UserError, match="holds this run, finished"):
+        train(cfg, tmp_path / "m", progress=False)
 
 
 def test_init_is_for_a_linearard_student_at_an_extension() -> None:

@@ -82,3 +82,32 @@ def test_set_takes_a_json_rope_spec_as_the_spec_it_is() -> None:
     assert parse_set([f"rope={spec}"]) == {"rope": spec}
     cfg = resolve_config("cpt", profile="smoke", overrides=parse_set([f"rope={spec}"]))
     assert cfg.rope == spec
+
+
+@pytest.mark.parametrize(("recipe", "overrides", "message"), [
+    ("linearard", {"lora_rank": -1}, "config lora_rank must be >= 0 (0: no LoRA) and lora_alpha"),
+    ("linearard", {"lora_alpha": 0}, " and 0)"),
+    ("longred", {"top_m": -2}, "config top_m must be >= 0 (got -2)"),
+    ("cpt", {"betas": [2, 0.9]}, "config betas must be two numbers in [0, 1) (got [2, 0.9])"),
+    ("cpt", {"betas": [0.9]}, "config betas must be two numbers in [0, 1)"),
+    ("cpt", {"weight_decay": -1}, "config weight_decay must be >= 0 (got -1.0)"),
+    ("cpt", {"heldout_every": 1, "heldout_windows": 0}, "heldout_windows >= 1 where it is set"),
+    ("cpt", {"heldout_every": -1}, "config heldout_every must be >= 0 (0: never)"),
+    ("longred", {"cream_sigma": 0}, "config cream_sigma must be > 0 (got 0)"),
+    ("cpt", {"min_lr_ratio": 2}, "config min_lr_ratio must be in [0, 1] (got 2.0)"),
+    ("linearard", {"trainable": "attention"}, "trains q/k/v adapters alone: drop it, or set "
+     "lora_rank=0"),
+])  # fmt: skip
+def test_values_refused_only_after_the_model_loaded_are_refused_when_built(
+    recipe, overrides, message
+) -> None:
+    """peft, torch's optimizer, the layer choice and the held-out reshape refused these with a
+    traceback after the model had loaded, a config.yaml left behind; cream_sigma=0 passed the
+    dry run; min_lr_ratio=2 was reported with lr's value; trainable=attention beside LoRA
+    trained the base weights of q/k/v and o whole, without a word."""
+    with pytest.raises(UserError, match=re.escape(message)):
+        resolve_config(recipe, profile="smoke", overrides=overrides)
+    resolve_config(recipe, profile="smoke", overrides={"heldout_every": 0, "heldout_windows": 0})
+    resolve_config(
+        "linearard", profile="smoke", overrides={"trainable": "attention", "lora_rank": 0}
+    )

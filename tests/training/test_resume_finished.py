@@ -79,3 +79,24 @@ def test_a_run_resumes_under_another_profile_that_resolves_it_alike(tmp_path) ->
     steps = [int(line.split('"step": ')[1].split(",")[0]) for line in
              (out / "metrics.jsonl").read_text().splitlines()]  # fmt: skip
     assert steps == [1, 2, 3] and (out / "final" / "config.json").is_file()
+
+
+@pytest.mark.integration
+def test_a_finished_merge_is_kept_as_a_finished_run_is(tmp_path, capsys) -> None:
+    """A merge was merged and written again on every call: ``--resume`` said "nothing to resume"
+    and rewrote ``final/`` and ``run.json``; a call without it wrote over the finished merge."""
+    trained = run_training(smoke("cpt", steps=1), tmp_path / "cpt", progress=False)
+    cfg = smoke("merge", merge_with=str(trained), merge_weight=0.5)
+    out = tmp_path / "merge"
+    final = run_training(cfg, out, progress=False)
+    kept = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in out.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    assert run_training(cfg, out, resume=True) == final
+    assert f"{out} holds this run finished" in capsys.readouterr().out
+    with pytest.raises(UserError, match=r"holds this run, finished .*: nothing to train"):
+        run_training(cfg, out, progress=False)
+    with pytest.raises(UserError, match="holds a merge run of another config: give the merge"):
+        run_training(cfg.replace(merge_weight=0.25), out, progress=False)
+    assert {
+        p: (p.read_bytes(), p.stat().st_mtime_ns) for p in out.rglob("*") if p.is_file()
+    } == kept

@@ -42,6 +42,9 @@ def test_two_processes_follow_the_one_process_curve(recipe: str, tmp_path: Path)
     assert len(one) == len(two) == 3
     assert two == pytest.approx(one, rel=1e-4, abs=1e-6)
     assert (tmp_path / "two" / "final" / "config.json").is_file()
+    # run.json's tokens a step are every process's (it said one process's share)
+    info = [json.loads((tmp_path / n / "run.json").read_text()) for n in ("one", "two")]
+    assert info[0]["tokens_per_step"] == info[1]["tokens_per_step"] == info[1]["tokens"] // 3
 
 
 @pytest.mark.integration

@@ -112,6 +112,31 @@ def test_train_refuses_a_bad_value_before_it_writes_or_compares(tmp_path, capsys
 @pytest.mark.parametrize(
     "argv",
     [
+        ["eval", "--model", "tiny-random", "--suite", "short_tiny"],
+        ["drift", "--original", "tiny-random", "--rope", "pi:factor=2"],
+        ["train", "--recipe", "cpt", "--profile", "smoke"],
+        ["reproduce", "table3", "--profile", "smoke"],
+    ],
+    ids=["eval", "drift", "train", "reproduce"],
+)  # fmt: skip
+@pytest.mark.parametrize("inside", ["", "models/mine", "runs"])
+def test_an_out_in_the_suites_cache_is_refused(tmp_path, monkeypatch, capsys, argv, inside):
+    """``train --out ~/.cache/longred-bench/models/x`` trained into the suite's models, beside
+    them, without a word; a folder of one's own beside the cache's folders is still taken."""
+    cache = tmp_path / "cache"
+    (cache / "models").mkdir(parents=True)
+    monkeypatch.setenv("LONGRED_CACHE", str(cache))
+    out = cache / inside if inside else cache
+    assert main([*argv, "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {out} is " in err and "give a folder outside" in err and err.count("\n") == 1
+    if argv[0] == "eval":  # the dry run takes a folder of one's own in the cache's root
+        assert main([*argv, "--out", str(cache / "mine"), "--dry-run"]) == 0
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
         ["eval", "--model", "{m}", "--suite", "ppl", "--lengths", "256", "--samples", "1"],
         ["drift", "--original", "{m}", "--rope", "pi:factor=2"],
         ["psa", "--model", "{m}", "--rope", "none", "--tasks", "niah_single_1", "--lengths",

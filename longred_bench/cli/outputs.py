@@ -69,8 +69,16 @@ def _nearest_existing(path: Path) -> Path:
     return Path(".")
 
 
+CACHE_FOLDERS = ("benchmarks", "corpora", "hub_corpora", "models", "niah_grid", "ruler", "runs",
+                 "tiny_tasks", "tokenizers", "tokens")  # fmt: skip
+"""The folders the suite keeps in its cache (``$LONGRED_CACHE``): data, models, the run cache."""
+
+
 def check_out_dir(out: Path, command: str, flag: str = "--out") -> None:
-    """Raise :class:`UserError` unless ``out`` can be the output folder of ``command``."""
+    """Raise :class:`UserError` unless ``out`` can be the output folder of ``command``: not a
+    file, writable, not the cache or inside a folder the suite keeps there (a run wrote into
+    ``models/``, beside the suite's models, without a word)."""
+    _check_outside_cache(out, flag)
     names = WRITES[command]
     listing = ", ".join(n.rstrip("/") for n in names[:3])
     if out.exists() and not out.is_dir():
@@ -302,6 +310,19 @@ def check_train_out(out: Path) -> None:
         raise UserError(f"--out {out} holds final/, which no training run wrote there (no "
                         "config.yaml beside it), and train would replace it: give another "
                         "--out, or move that folder away")  # fmt: skip
+
+
+def _check_outside_cache(out: Path, flag: str) -> None:
+    from longred_bench.cache import cache_dir
+
+    root, where = cache_dir().resolve(), out.resolve()
+    inside = where.relative_to(root).parts if where.is_relative_to(root) else None
+    if inside is not None and (not inside or inside[0] in CACHE_FOLDERS):
+        what = (
+            "is the suite's cache" if not inside else f"is inside the suite's cache ({inside[0]}/)"
+        )
+        raise UserError(f"{flag} {out} {what}, which the suite manages: give a folder outside "
+                        f"{root}")  # fmt: skip
 
 
 def check_out_outside(out: Path, *models: str | None) -> None:

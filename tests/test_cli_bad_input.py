@@ -482,3 +482,14 @@ def test_a_long_context_task_in_a_short_suite_is_refused(tmp_path, capsys, argv,
     loaded ("no document fits ... pass --max-length 4101"): built there at one default length."""
     _one_line_error(capsys, [str(tmp_path / "out") if a == "OUT" else a for a in argv], said)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_training_runs_folder_given_as_a_model_names_its_final(tmp_path, capsys) -> None:
+    """``merge_with=runs/r`` or ``eval --model r``: "not a Hugging Face model directory"."""
+    (tmp_path / "r" / "final").mkdir(parents=True)
+    (tmp_path / "r" / "final" / "config.json").write_text("{}")
+    run, final = tmp_path / "r", tmp_path / "r" / "final"
+    for argv in (["eval", "--model", str(run), "--suite", "short_tiny", "--dry-run"],
+                 ["train", "--recipe", "merge", "--profile", "smoke", "--set",
+                  f"merge_with={run}", "--out", str(tmp_path / "m")]):  # fmt: skip
+        _one_line_error(capsys, argv, f"is a training run's folder; give its model, {final}")

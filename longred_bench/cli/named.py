@@ -19,10 +19,14 @@ def check_models(*specs: str, offline: bool = False) -> None:
     from longred_bench.models.names import check_local, check_model_spec
 
     for spec in dict.fromkeys(specs):
-        if offline:
-            check_local(spec)
-        else:
-            check_model_spec(spec)
+        try:
+            check_local(spec) if offline else check_model_spec(spec)
+        except UserError as exc:
+            final = Path(spec).expanduser() / "final"
+            if (final / "config.json").is_file():  # a training run's folder, not its model
+                raise UserError(f"{exc}: {spec} is a training run's folder; give its model, "
+                                f"{final}") from None  # fmt: skip
+            raise
         check_model_files(spec)
         if not offline:  # a plan reads the config alone
             check_weights(spec)

@@ -204,5 +204,6 @@ def check_row_split(rows: dict[str, int], world: int) -> None:
     for name, r in rows.items():
         if r % world:
             raise UserError(
-                f"{r} rows of stream {name!r} per micro-step do not split over {world} processes"
+                f"{r} rows of stream {name!r} per micro-step do not split over {world} processes: "
+                "set tokens_per_step, micro_tokens or the mix so that they do"
             )

@@ -134,7 +134,10 @@ def test_the_dry_run_names_each_unit_that_cannot_start(tmp_path, monkeypatch, ca
     argv = ["reproduce", "table3", "--profile", _split_profile(tmp_path), "--dry-run"]
     assert main(argv) == 0
     text = capsys.readouterr().out
-    error = "4 rows of stream 'long' per micro-step do not split over 8 processes"
+    error = (
+        "4 rows of stream 'long' per micro-step do not split over 8 processes: set "
+        "tokens_per_step, micro_tokens or the mix so that they do"
+    )
     lines = [line for line in text.splitlines() if "cannot start" in line and "  to run" in line]
     assert [line.split("  ")[2] for line in lines] == [
         "train mix-cpt abf:theta=2e7 seed 0",
@@ -167,7 +170,10 @@ def test_the_memory_model_says_when_rows_do_not_split(tmp_path, monkeypatch):
     assert unit_cost(fine, ctx.profile).gib_per_gpu > 0
     s = shape("llama3-8b")
     est = estimate_train_memory(s, TrainConfig.from_dict(split.unit.config), 8, window=8192)
-    assert est.unsplit == "4 rows of stream 'long' per micro-step do not split over 8 processes"
+    assert est.unsplit == (
+        "4 rows of stream 'long' per micro-step do not split over 8 processes: "
+        "set tokens_per_step, micro_tokens or the mix so that they do"
+    )
     cpt = TrainConfig.from_dict(fine.unit.config)
     assert estimate_train_memory(s, cpt, 8, window=8192).unsplit == ""
     twelve = estimate_train_memory(s, cpt.replace(tokens_per_step=12 * 32768, micro_tokens=0), 8)

@@ -310,6 +310,33 @@ def test_an_interrupted_reproduce_names_the_command_that_reuses_its_units(
         assert line.endswith(f"run the same command again to reuse them: {plain}")
 
 
+def test_an_interrupted_training_unit_names_the_checkpoint_it_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """``reproduce --unit train_...`` stopped after a checkpoint said only that finished units
+    are kept, as if the training were lost; it resumes from the checkpoint."""
+    import longred_bench.training.loop as loop
+    from longred_bench.jobs.units import TRAINING_NOW
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    profile = tmp_path / "p.yaml"
+    profile.write_text("extends: smoke\nruns: {overrides: {steps: 6, checkpoint_every: 2}}\n")
+    argv = ["reproduce", "table3", "--profile", str(profile), "--quiet"]
+    assert cli.main([*argv, "--list-units"]) == 0
+    units = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    unit = next(u for u in units if u["kind"] == "train")
+    monkeypatch.setattr(loop, "save_checkpoint", _Interrupt(loop.save_checkpoint, 1))
+    assert cli.main([*argv, "--unit", unit["id"]]) == 130
+    line = _one_line(capsys.readouterr().err)
+    run = tmp_path / unit["folder"]
+    kept = run / "checkpoints" / "step-000002"
+    assert line.startswith(
+        f"interrupted: the training run in progress kept checkpoint {kept} (step 2 of 6; the "
+        "steps after it train again), which the command resumes from; every finished unit"
+    ), line
+    TRAINING_NOW.clear()
+
+
 def test_the_interrupt_line_counts_every_optimizer_step(tmp_path: Path) -> None:
     """A checkpoint's step is among all the run's steps (LongRecipe's replay included): its
     ``steps`` alone read "step 3 of 2"."""

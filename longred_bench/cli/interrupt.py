@@ -98,18 +98,33 @@ def _step_of(checkpoint: Path, out: Path) -> str:
     return f"step {step}{total}; the steps after it train again"
 
 
+def _training_now() -> str:
+    """``the training run in progress kept checkpoint ... (step N of M ...), which the
+    command resumes; `` where this process was training a unit that saved one, else ``""``."""
+    from longred_bench.jobs.units import TRAINING_NOW
+    from longred_bench.training.checkpoint import latest_checkpoint
+
+    run = TRAINING_NOW[-1] if TRAINING_NOW else None
+    latest = latest_checkpoint(run) if run is not None else None
+    if latest is None:
+        return ""
+    return (f"the training run in progress kept checkpoint {latest} ({_step_of(latest, run)}), "
+            "which the command resumes from; ")  # fmt: skip
+
+
 def _reproduce(args: argparse.Namespace, again: str) -> str:
+    now = _training_now()
     if getattr(args, "force", False):  # the same command would compute them all again
         forced = [w for w in again.split(" ") if len(w) > 3 and "--force".startswith(w)]  # --forc
         plain = " ".join(w for w in again.split(" ") if w not in forced)
         return (
-            "every unit finished before the interrupt is kept in the run cache "
+            f"{now}every unit finished before the interrupt is kept in the run cache "
             f"($LONGRED_CACHE/runs); reuse them with: {plain} (without --force, the units this "
             "call did not reach are taken from the cache as they were; with it, every unit is "
             "computed again)"
         )
     return (
-        "every finished unit is kept in the run cache ($LONGRED_CACHE/runs); run the same "
+        f"{now}every finished unit is kept in the run cache ($LONGRED_CACHE/runs); run the same "
         f"command again to reuse them: {again}"
     )
 

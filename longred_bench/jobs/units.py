@@ -58,6 +58,9 @@ LOAD_KEYS = ("load_1min_start", "load_1min_end", "cpus")
 """A training run's ``run.json`` figures its summary record carries (with steps, tokens, seconds):
 its peak memory and the machine's load while it trained."""
 TIMING = "timing.json"
+TRAINING_NOW: list[Path] = []
+"""The folder of the training run this process is training, while it trains (left set when
+it is interrupted: the interrupted line names its checkpoint)."""
 """Beside a unit's records: ``{"seconds": ...}``, the wall time of the call that computed it."""
 
 # The source a unit's result depends on, by kind: folders (ending in ``/``) and files of the
@@ -448,6 +451,7 @@ def _train_once(
     if progress:
         print(f"[train] {cfg.recipe} rope={cfg.rope} seed={cfg.seed} -> {run_dir}", flush=True)
     aside = aside_of(run_dir)
+    TRAINING_NOW[:] = [run_dir]
     if latest_checkpoint(run_dir) is not None:
         if first:  # under torchrun, rank 0 writes the run's files
             follow_moved_cache(run_dir, cfg)
@@ -462,6 +466,7 @@ def _train_once(
         raise UserError(f"training run {run_dir} finished without readable records")
     finish_run(run_dir, cfg)
     shutil.rmtree(aside, ignore_errors=True)
+    TRAINING_NOW.clear()
     return info
 
 

@@ -97,7 +97,8 @@ def check_run_dir(cfg: TrainConfig, out: Path, resume: bool) -> bool:
         if changed or any(k not in mine for k in previous):
             raise UserError(
                 f"{out} holds a run of another config (differs in {', '.join(changed) or 'keys'}):"
-                " use a new --out" + ("" if finished else ", or the same config to resume")
+                " use a new --out"
+                + ("" if finished else f", or the same config to resume (--config {saved})")
             )
         if not resume and finished:
             raise UserError(f"{out} holds this run, finished ({out / 'final'}): nothing to "

@@ -73,7 +73,8 @@ def test_a_run_resumes_under_another_profile_that_resolves_it_alike(tmp_path) ->
     out = tmp_path / "run"
     cfg = smoke("cpt", steps=3, checkpoint_every=1)
     run_training(cfg, out, progress=False, stop_after=1)
-    with pytest.raises(UserError, match=r"another config \(differs in lr\)"):
+    saved = out / "config.yaml"  # the line names the config that resumes it
+    with pytest.raises(UserError, match=rf"\(differs in lr\).* to resume \(--config {saved}\)$"):
         run_training(cfg.replace(profile="mine", lr=1e-3), out, resume=True, progress=False)
     run_training(cfg.replace(profile="mine"), out, resume=True, progress=False)
     steps = [int(line.split('"step": ')[1].split(",")[0]) for line in

@@ -98,9 +98,11 @@ def _check_pair(cfg: TrainConfig, student: Any, teacher: Any) -> None:
         )
 
 
-def _check_init(cfg: TrainConfig, student: Any, model: Any) -> None:
-    """A student loaded from ``init`` must be ``model``'s architecture at the RoPE and window
-    ``rope`` gives ``model`` (else the distillation would compare another extension)."""
+def check_init(cfg: TrainConfig, student: Any, model: Any) -> None:
+    """A student loaded from ``init`` (its config ``student``) must be ``model``'s architecture
+    (its config ``model``) at the RoPE and window ``rope`` gives ``model`` (else the
+    distillation would compare another extension); from the configs alone, so a dry run and a
+    run before any weights load check it too."""
     from longred_bench.models.loading import extended_config
 
     def plain(value: Any) -> Any:  # numbers as floats: a saved config may write 2e6 as an int
@@ -112,10 +114,10 @@ def _check_init(cfg: TrainConfig, student: Any, model: Any) -> None:
             else value
         )
 
-    want = extended_config(model.config, cfg.rope)
+    want = extended_config(model, cfg.rope)
     keys = ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
             "max_position_embeddings", "rope_parameters")  # fmt: skip
-    got = {k: plain(getattr(student.config, k, None)) for k in keys}
+    got = {k: plain(getattr(student, k, None)) for k in keys}
     expected = {k: plain(getattr(want, k, None)) for k in keys}
     if got != expected:
         diff = {k: (got[k], expected[k]) for k in keys if got[k] != expected[k]}
@@ -141,7 +143,7 @@ def _models(cfg: TrainConfig) -> tuple[torch.nn.Module, torch.nn.Module | None, 
         teacher.requires_grad_(False).eval()
     if cfg.init:
         student = load(cfg.init).model  # its own tensors: nothing shared with the teacher
-        _check_init(cfg, student, loaded.model)
+        check_init(cfg, student.config, loaded.model.config)
     else:
         # extend() returns an independent copy: the student never shares a tensor with the teacher.
         student = extend(loaded.model, cfg.rope) if cfg.rope else loaded.model

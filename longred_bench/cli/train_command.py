@@ -111,6 +111,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         model = choose_model(load_profile(args.profile)).model  # its window is stated
         window = model.window if cfg.model == model.name else None
         check_training_shapes(cfg.to_dict())  # the configs alone: nothing built or loaded
+        check_init_at_hand(cfg)
         print(describe_plan_with_data(cfg, window, plan_tokenizer(cfg)))
         from longred_bench.reproduce.plan import tiny_base_build
 
@@ -121,6 +122,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from longred_bench.jobs.same_tokens import check_training_models
 
     check_training_models(cfg.to_dict())  # teacher, init, merge_with: before any weights load
+    check_init_at_hand(cfg)
     from longred_bench.jobs.train import train_command
 
     out = Path(args.out)
@@ -135,6 +137,20 @@ def cmd_train(args: argparse.Namespace) -> int:
     elif final is not None and args.quiet:  # else the run said so: it wrote nothing
         print(f"{out} holds this run finished ({final}): nothing to resume")
     return 0
+
+
+def check_init_at_hand(cfg: Any) -> None:
+    """Refuse an ``init`` that is not ``model`` at the run's RoPE from the two configs, where
+    both are at hand (a local folder, the suite's models): the run refused it once the three
+    models had loaded, and a dry run passed it."""
+    if not cfg.init:
+        return
+    from longred_bench.cli.named import config_if_at_hand
+    from longred_bench.training.build import check_init
+
+    student, model = config_if_at_hand(cfg.init), config_if_at_hand(cfg.model)
+    if student is not None and model is not None:
+        check_init(cfg, student, model)
 
 
 def check_profile_file(profile: str) -> None:

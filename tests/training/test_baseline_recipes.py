@@ -129,3 +129,9 @@ def test_linearard_student_starts_from_a_trained_checkpoint(tmp_path: Path) -> N
     with pytest.raises(UserError, match=r"init .* is not 'tiny-random' at rope=") as info:
         train(smoke("linearard", steps=1, init=str(other)), tmp_path / "bad", progress=False)
     assert "\n" not in str(info.value)
+    from longred_bench.cli import main
+
+    argv = ["train", "--recipe", "linearard", "--profile", "smoke", "--set", f"init={other}"]
+    for more in (["--dry-run"], ["--out", str(tmp_path / "bad2")]):  # the dry run passed it
+        assert main([*argv, *more]) == 2
+    assert not (tmp_path / "bad2").exists()  # refused before the run's folder was written

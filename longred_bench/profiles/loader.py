@@ -183,10 +183,13 @@ def _absolute(name: str | None) -> str | None:
 def _load(path: Path, mtime_ns: int, cwd: str) -> Profile:
     del mtime_ns, cwd  # part of the cache key: an edited file, or another folder, reads again
     data = resolved_mapping(path)
+    named = "name" in data
     name = data.pop("name", path.stem)
     if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        fix = ("set its `name:` to such a name" if named else "rename the file (its name is "
+               "the profile's) or set `name:` in it to such a name")  # fmt: skip
         raise UserError(f"profile {path}: name must be letters, digits, '.', '_' or '-', got "
-                        f"{name!r}")  # fmt: skip
+                        f"{name!r}; {fix}")  # fmt: skip
     if name in BUILTIN and path != builtin_path(name).resolve():
         raise UserError(f"profile {path}: its name {name!r} is a built-in profile's, whose "
                         "reports and runs it would replace; set `name:` to one of your own (or "

@@ -6,9 +6,12 @@ from longred_bench.source_tree import DIRTY, UNKNOWN
 
 
 def duration(seconds: float | None) -> str:
-    """Wall time as ``"1 h 02 min 03 s"`` / ``"2 min 03 s"`` (``"not recorded"`` for None)."""
+    """Wall time as ``"1 h 02 min 03 s"`` / ``"2 min 03 s"`` / under a minute ``"5.7 s"`` (it
+    read ``"0 min 06 s"``; ``"not recorded"`` for None)."""
     if seconds is None:
         return "not recorded"
+    if round(seconds) < 60:
+        return f"{seconds:.1f} s"
     minutes, secs = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes:02d} min {secs:02d} s" if hours else f"{minutes} min {secs:02d} s"

@@ -254,17 +254,22 @@ def _span(values: list[int]) -> str:
     return str(values[0]) if min(values) == max(values) else f"{min(values)}-{max(values)}"
 
 
+def _plural(values: list[int]) -> str:
+    """``s`` unless every value of ``values`` is 1 (``RULER 1 sample``, not ``1 samples``)."""
+    return "" if set(values) == {1} else "s"
+
+
 def sample_sizes(runs: dict[RunKey, Run], records: list[dict[str, Any]]) -> str:
     """One sentence on the documents scored per run (``records``: those the runs came from)."""
     short = [n for r in runs.values() for n in r.short_n.values()]
     parts = []
     if short:
-        parts.append(f"short tasks {_span(short)} documents each")
+        parts.append(f"short tasks {_span(short)} document{_plural(short)} each")
     per_length = [
         len(docs) for r in runs.values() for per in r.ruler_items.values() for docs in per.values()
     ]
     if per_length:
-        parts.append(f"RULER {_span(per_length)} samples per task and length")
+        parts.append(f"RULER {_span(per_length)} sample{_plural(per_length)} per task and length")
     over = over_length_documents(records)
     parts.append(f"{over} short document(s) skipped as over-length in all")
     return "Per run: " + "; ".join(parts) + "."

@@ -79,9 +79,9 @@ def rebuild_outputs(
     check_records_model(records, path, profile, models)
     state = source_state()
     source = state.source_hash[:SHORT_HASH]
-    note = (f"report rebuilt from the records in `{path.name}`, computing nothing, by commit "
-            f"{state.label} (source `{source}`); the records name the code that computed "
-            "them")  # fmt: skip
+    by = f"commit {state.label}" if state.commit else f"code from {state.label}"  # a wheel's
+    note = (f"report rebuilt from the records in `{path.name}`, computing nothing, by {by} "
+            f"(source `{source}`); the records name the code that computed them")  # fmt: skip
     missing = missing_rows(records, planned() if planned is not None else set())
     if missing:
         note += (f"; rows of the plan the records lack, left out with the verdicts that need "

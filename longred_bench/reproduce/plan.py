@@ -5,11 +5,13 @@ Units are keyed as the real call keys them (their cache folders), so a unit two 
 counts once in the total. A cached unit's time is its own (a training run's ``run.json``, an
 evaluation's ``timing.json``); an uncached training run is estimated from the cached runs'
 seconds per token, of the same recipe where there are some, else of every recipe, times its
-tokens; an uncached evaluation or measurement from the median recorded time of its suite (or
-kind), else :data:`~longred_bench.reproduce.grid.UNIT_COST` of a CPT run (measured at ``tiny``:
-an evaluation is about a third of a CPT run); a merge is one second. A table whose units depend
-on others' results (PCD's test split) says so in a line. For ``paper``, the papers' own
-configurations follow (:func:`paper_plan`).
+tokens; an uncached evaluation or measurement from the same one cached at another size (its
+:data:`COUNT_KEYS`: ``samples``, ``limit``) in the run cache, per item, else from the recorded
+times of its suite (or kind) in the plan, per item where both state a size, else
+:data:`~longred_bench.reproduce.grid.UNIT_COST` of a CPT run (measured at ``tiny``: an
+evaluation is about a third of a CPT run), a guess the plan calls one; a merge is one second. A
+table whose units depend on others' results (PCD's test split) says so in a line. For
+``paper``, the papers' own configurations follow (:func:`paper_plan`).
 
 Every training unit to run goes through the checks its run makes at startup, before a model
 loads (:func:`startup_error`: the rows of a micro-step split over the profile's processes, the
@@ -19,14 +21,24 @@ with the run's own one-line error, and the total counts such units.
 
 from __future__ import annotations
 
+import json
+import math
 import statistics
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from longred_bench.reproduce.paper_plan import PAPER_PROFILES
+from longred_bench.reproduce.pool import counted, duration
 from longred_bench.reproduce.spec import Context
 
 MERGE_SECONDS = 1.0  # a merge interpolates two small models: about a second at tiny
+COUNT_KEYS = ("samples", "limit")
+"""The keys of an evaluation's config that set how many items it scores (per task and length):
+its time grows with their product, other keys equal."""
+GUESS = "guess"
+"""An estimate's basis (:attr:`PlannedUnit.basis`) when nothing of its kind was cached: a third
+of a CPT run, measured at ``tiny`` only."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +59,9 @@ class PlannedUnit:
     cpu: bool = False  # the profile runs it on the CPU (its config's ``device``): no GPU estimate
     error: str = ""  # the error its run would stop with at startup (:func:`startup_error`)
     config: dict[str, Any] | None = None  # a training unit's config (its data's epochs)
+    items: int | None = None  # an evaluation's items (:func:`count`); None: not stated
+    per_item: float | None = None  # seconds per item of the same evaluation cached at other sizes
+    basis: str = ""  # how ``seconds`` was estimated (:func:`estimate`); "": measured or unknown
 
 
 def planned_units(ctx: Context) -> list[PlannedUnit]:
@@ -61,6 +76,7 @@ def planned_units(ctx: Context) -> list[PlannedUnit]:
     # estimates) or where rows are split over processes (one process reads any row count).
     checks = reads_training_code(ctx.profile)
     out = []
+    folders: dict[Path, list[tuple[dict[str, Any], int | None, float | None]]] = {}
     for step in get_spec(ctx.table).steps(ctx):
         unit, cfg = step.unit, step.unit.config
         cached = unit.cached() is not None
@@ -78,10 +94,51 @@ def planned_units(ctx: Context) -> list[PlannedUnit]:
                                    cfg["recipe"], tokens, config=cfg, **extra))  # fmt: skip
         else:
             suite = str(cfg.get("suite", unit.kind))
+            rate = None if cached else other_sizes_rate(unit, folders)
             out.append(PlannedUnit(step.key, step.label, unit.kind, cached, seconds,
                                    suite=suite, tasks=tuple(cfg.get("tasks") or ()),
-                                   **extra))  # fmt: skip
+                                   items=count(cfg), per_item=rate, **extra))  # fmt: skip
     return out
+
+
+def count(config: dict[str, Any]) -> int | None:
+    """How many items an evaluation of ``config`` scores per task and length: the product of
+    its :data:`COUNT_KEYS`; None where it states none (a whole task set)."""
+    sizes = [config[k] for k in COUNT_KEYS if isinstance(config.get(k), int) and config[k] > 0]
+    return math.prod(sizes) if sizes else None
+
+
+def _sizeless(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` without its size (:data:`COUNT_KEYS`) or its code's hash."""
+    return {k: v for k, v in config.items() if k not in (*COUNT_KEYS, "code")}
+
+
+def other_sizes_rate(unit: Any, folders: dict[Path, list]) -> float | None:
+    """The median seconds per item of the evaluations cached beside ``unit`` (a
+    :class:`~longred_bench.jobs.units.CachedUnit` not cached) whose stored config is its own at
+    another size (:data:`COUNT_KEYS`; its code's hash aside), with a recorded time; None where
+    there is none or ``unit`` states no size. ``folders`` keeps each group folder's configs
+    read."""
+    from longred_bench.jobs.units import stored_config, unit_seconds
+
+    items = count(unit.config)
+    if items is None:
+        return None
+    group = unit.dir.parent
+    if group not in folders:
+        folders[group] = []
+        for config_file in sorted(group.glob("*/config.json")) if group.is_dir() else []:
+            try:
+                stored = json.loads(config_file.read_text())
+            except (OSError, ValueError):
+                continue
+            if isinstance(stored, dict):
+                seconds = unit_seconds(config_file.parent)
+                folders[group].append((_sizeless(stored), count(stored), seconds))
+    want = _sizeless(stored_config(unit.config, unit.kind))
+    rates = [seconds / n for config, n, seconds in folders[group]
+             if n and seconds and config == want]  # fmt: skip
+    return statistics.median(rates) if rates else None
 
 
 def startup_error(config: dict[str, Any], profile: Any) -> str:
@@ -163,7 +220,8 @@ def wall_clock(units: list[PlannedUnit], gpus: int) -> str:
 
 
 def estimate(units: list[PlannedUnit]) -> list[PlannedUnit]:
-    """``units`` with an estimated ``seconds`` where none was measured (see the module)."""
+    """``units`` with an estimated ``seconds`` where none was measured, and its ``basis`` (see
+    the module): ``other sizes``, ``suite``, :data:`GUESS`, ``merge`` or ``tokens``."""
     from longred_bench.reproduce.grid import UNIT_COST
 
     rates: dict[str, list[float]] = {}
@@ -174,26 +232,36 @@ def estimate(units: list[PlannedUnit]) -> list[PlannedUnit]:
     trained = [u for u in units if u.kind == "train" and u.recipe != "merge" and u.seconds]
     runs = [u.seconds for u in trained if u.recipe == "cpt"] or [u.seconds for u in trained]
     eval_seconds = UNIT_COST["eval"] * statistics.median(runs) if runs else None
-    by_suite: dict[str, list[float]] = {}
+    by_suite: dict[str, list[PlannedUnit]] = {}
     for u in units:
         if u.kind != "train" and u.cached and u.seconds:
-            by_suite.setdefault(u.suite, []).append(u.seconds)
+            by_suite.setdefault(u.suite, []).append(u)
     out = []
     for u in units:
-        seconds = u.seconds
+        seconds, basis = u.seconds, ""
         if seconds is None and u.kind != "train":
-            measured = by_suite.get(u.suite)
-            seconds = statistics.median(measured) if measured else eval_seconds
+            seconds, basis = _eval_estimate(u, by_suite.get(u.suite, []))
+            if seconds is None and eval_seconds is not None:
+                seconds, basis = eval_seconds, GUESS
         elif seconds is None and u.recipe == "merge":
-            seconds = MERGE_SECONDS
+            seconds, basis = MERGE_SECONDS, "merge"
         elif seconds is None and (rates.get(u.recipe) or every):
             seconds = statistics.median(rates.get(u.recipe) or every) * u.tokens
-        out.append(replace(u, seconds=seconds))
+            basis = "tokens"
+        out.append(replace(u, seconds=seconds, basis=basis))
     return out
 
 
-def _minutes(seconds: float | None) -> str:
-    return "unknown" if seconds is None else f"{seconds / 60:.1f} min"
+def _eval_estimate(u: PlannedUnit, suite: list[PlannedUnit]) -> tuple[float | None, str]:
+    """An uncached evaluation's seconds and basis: from the same one cached at other sizes,
+    else from the recorded ``suite`` units of the plan (per item where each states its size)."""
+    if u.per_item is not None and u.items:
+        return u.per_item * u.items, "other sizes"
+    if not suite:
+        return None, ""
+    if u.items and all(s.items for s in suite):
+        return statistics.median(s.seconds / s.items for s in suite) * u.items, "suite"
+    return statistics.median(s.seconds for s in suite), "suite"
 
 
 def _left(todo: list[PlannedUnit], seconds: dict[str, float | None], jobs: int = 1) -> str:
@@ -205,7 +273,7 @@ def _left(todo: list[PlannedUnit], seconds: dict[str, float | None], jobs: int =
         return "nothing to compute"
     if not known:
         return "no estimate"
-    text = f"about {_minutes(sum(known) / max(1, jobs))} of compute"
+    text = f"about {duration(sum(known) / max(1, jobs))} of compute"
     text += f" with {jobs} job(s)" if jobs != 1 else ""
     if unknown:  # the sum is of the estimated units only
         text += f" for the {len(known)} with an estimate, {unknown} without one"
@@ -287,6 +355,7 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
     planned = {ctx.table: planned_units(ctx) for ctx in ctxs}
     every = estimate([u for units in planned.values() for u in units])
     seconds = {u.key: u.seconds for u in every}
+    basis = {u.key: u.basis for u in every}
     lines = [f"reproduce --profile {profile.name} --dry-run ({jobs} job(s)); nothing is run", ""]
     notes: list[str] = []  # each table's note, repeated under the counts of several tables
     for ctx in ctxs:
@@ -294,8 +363,8 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
         todo = [u for u in units if not u.cached]
         left = (gpu_totals(todo, profile.hardware) if any(_costed(u) for u in todo)
                 else _left(todo, seconds))  # fmt: skip
-        lines.append(f"{ctx.table}: {len(units)} units, {len(units) - len(todo)} cached, "
-                     f"{len(todo)} to run ({left})")  # fmt: skip
+        lines.append(f"{ctx.table}: {counted(len(units), 'unit')}, "
+                     f"{len(units) - len(todo)} cached, {len(todo)} to run ({left})")  # fmt: skip
         own = getattr(ctx.settings, "extensions", None)
         if own is not None and tuple(own) != tuple(ctx.profile.runs.extensions):
             lines.append(f"  at {', '.join(own)}: `tables.{ctx.table}.extensions`, not "
@@ -310,7 +379,9 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
                          "it")  # fmt: skip
         for u in units:
             state = "cached" if u.cached else "to run"
-            timing = _gpu(u.cost) if u.cost is not None else _minutes(seconds[u.key])
+            timing = _gpu(u.cost) if u.cost is not None else duration(seconds[u.key])
+            if basis[u.key] == GUESS:
+                timing += f", a guess: no {u.suite} evaluation cached to go by"
             if u.cpu:
                 timing = "on the CPU" + (f", {timing}" if seconds[u.key] is not None else "")
             if u.error:
@@ -329,19 +400,25 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
     distinct = {u.key: u for u in every}
     todo = [u for u in distinct.values() if not u.cached]
     lines += data_section(todo, profile)
-    counts = (f"In all: {len(distinct)} distinct units, {len(distinct) - len(todo)} cached, "
+    counts = (f"In all: {counted(len(distinct), 'distinct unit')}, "
+              f"{len(distinct) - len(todo)} cached, "
               f"{len(todo)} to run")  # fmt: skip
     stopped = [u for u in todo if u.error]
     if stopped:
         counts += (f", {len(stopped)} of which cannot start as configured (e.g. "
                    f"{stopped[0].label}: {stopped[0].error})")  # fmt: skip
     if not any(_costed(u) for u in todo):
-        rule = ("Estimates: cached runs' seconds per token; an evaluation the median recorded "
-                "time of its suite, else a third of a CPT run")  # fmt: skip
+        rule = ("Estimates: cached runs' seconds per token; an evaluation from its own cached "
+                f"at another size ({', '.join(COUNT_KEYS)}), else from the recorded times of its "
+                "suite, per item, else a third of a CPT run")  # fmt: skip
+        guessed = sum(1 for u in todo if basis[u.key] == GUESS)
         if not todo:
             rule = "Nothing to run"
         elif all(seconds[u.key] is None for u in todo):
             rule += "; nothing is cached to estimate from"
+        elif guessed:
+            rule += (f"; {guessed} evaluation(s) with no evaluation of their suite cached are "
+                     "such guesses (the third was measured at tiny)")  # fmt: skip
         lines.append(f"{counts} ({_left(todo, seconds, jobs)}). {rule}.")
     else:
         how = how_estimated(todo, profile)

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
-from multiprocessing import get_context
+from multiprocessing import get_context, get_start_method
 from typing import Any
 
 from longred_bench.errors import UserError
@@ -36,6 +36,22 @@ class Unit:
     cost: float = 1.0
     key: str = ""
     after: tuple[str, ...] = ()
+
+
+def counted(n: int, word: str) -> str:
+    """``n`` and ``word`` (a noun), plural unless ``n`` is 1: ``1 unit``, ``2 processes``."""
+    if n == 1:
+        return f"1 {word}"
+    return f"{n} {word}{'es' if word.endswith(('s', 'sh', 'ch', 'x')) else 's'}"
+
+
+def duration(seconds: float | None) -> str:
+    """``seconds`` in words: seconds (one decimal) under a minute, else minutes."""
+    if seconds is None:
+        return "unknown"
+    if seconds < 59.95:
+        return f"{seconds:.1f} s"
+    return f"{seconds / 60:.1f} min"
 
 
 def usable_cores() -> int:
@@ -67,9 +83,13 @@ def wall_note(jobs: int, load_start: float, *, forced: bool = False) -> str:
     )
 
 
-def _init_worker(threads: int) -> None:
+def _init_worker(threads: int, start_method: str) -> None:
     """A worker's set-up: its threads; no per-model loading bars or library deprecation
-    warnings (the parent shows one bar over the units)."""
+    warnings (the parent shows one bar over the units); the command's own ``start_method`` for
+    what a unit starts or locks (lm-eval's bootstrap pool, tqdm's lock), as with ``--jobs 1``.
+    A spawned process would otherwise keep ``spawn``, whose locks are named semaphores that the
+    resource tracker calls leaked when the worker is ended on Ctrl-C or SIGTERM."""
+    import multiprocessing
     import warnings
 
     import torch
@@ -78,6 +98,7 @@ def _init_worker(threads: int) -> None:
     from longred_bench.heap import keep_freed_memory
 
     keep_freed_memory()  # a spawned worker does not run the command line's set-up
+    multiprocessing.set_start_method(start_method, force=True)
     torch.set_num_threads(threads)
     hf_logging.disable_progress_bar()
     warnings.filterwarnings("ignore", category=FutureWarning)
@@ -127,8 +148,8 @@ def run_units_parallel(
     batch = {u.key for u in waiting}
     threads = threads_per_job(jobs)
     if progress:
-        print(f"[{name}] {len(waiting)} units in {jobs} processes, {threads} thread(s) each",
-              flush=True)  # fmt: skip
+        print(f"[{name}] {counted(len(waiting), 'unit')} in {counted(jobs, 'process')}, "
+              f"{threads} thread(s) each", flush=True)  # fmt: skip
     start = time.perf_counter()
     ctx = get_context("spawn")  # a fresh interpreter: no forked torch thread pools
     bar = tqdm(total=len(waiting), desc=f"{name} units", disable=not progress)
@@ -141,7 +162,7 @@ def run_units_parallel(
         return ready is None or not unit.after or ready(unit)
 
     with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
-                             initargs=(threads,)) as pool:  # fmt: skip
+                             initargs=(threads, get_start_method())) as pool:  # fmt: skip
         try:
             while True:
                 for unit in list(waiting):
@@ -159,8 +180,8 @@ def run_units_parallel(
                     done.append(unit.key)
                     bar.update(1)
                     if progress:
-                        minutes = (time.perf_counter() - start) / 60
-                        bar.write(f"[{name}] done: {unit.label} ({minutes:.1f} min)")
+                        took = duration(time.perf_counter() - start)
+                        bar.write(f"[{name}] done: {unit.label} ({took})")
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: no worker is left running
             _stop_workers(pool)
             raise

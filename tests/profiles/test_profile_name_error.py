@@ -1,0 +1,26 @@
+"""A profile whose name is not letters, digits, '.', '_' or '-' is refused in one line that says
+what to do: rename the file (a profile without ``name:`` is named by it) or set ``name:``."""
+
+from __future__ import annotations
+
+from longred_bench.cli import main
+
+
+def _error(capsys, path) -> str:
+    assert main(["reproduce", "table2", "--profile", str(path), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    return err
+
+
+def test_a_file_named_badly_is_told_to_rename_it_or_set_its_name(tmp_path, capsys) -> None:
+    mine = tmp_path / "it's.yaml"
+    mine.write_text("extends: smoke\n")
+    err = _error(capsys, mine)
+    assert "got \"it's\"; rename the file (its name is the profile's) or set `name:` in it" in err
+
+
+def test_a_bad_name_key_is_told_to_change_it(tmp_path, capsys) -> None:
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("extends: smoke\nname: my profile\n")
+    assert "got 'my profile'; set its `name:` to such a name" in _error(capsys, mine)

@@ -1,0 +1,82 @@
+"""The dry-run's estimate of an evaluation that is not cached: from the same evaluation cached at
+another size (RULER's ``samples``, the short suite's ``limit``), per item; else from its suite's
+recorded times in the plan, per item; else a third of a CPT run, which the plan calls a guess.
+Times under a minute read in seconds."""
+
+from __future__ import annotations
+
+import json
+
+from longred_bench.cli import main
+from longred_bench.reproduce.plan import GUESS, PlannedUnit, estimate
+from longred_bench.reproduce.pool import duration
+
+
+def _cache_original_ruler(monkeypatch, seconds: float) -> None:
+    """Table 2's RULER evaluation of the original model at profile smoke (1 sample per task),
+    cached with a recorded time of ``seconds``."""
+    import longred_bench.jobs.units as units
+    from longred_bench.profiles import load_profile
+    from longred_bench.reproduce.registry import get_spec
+
+    record = {"kind": "eval", "task": "niah_single_1", "metric": "acc", "value": 1.0}
+    monkeypatch.setattr(units, "run_eval_unit", lambda unit, progress: [dict(record)])
+    spec = get_spec("table2")
+    ctx = spec.resolve(load_profile("smoke"), progress=False)
+    (step,) = [s for s in spec.steps(ctx) if s.label == "eval original ruler"]
+    step.unit.run(progress=False)
+    (step.unit.dir / "timing.json").write_text(json.dumps({"seconds": seconds}))
+
+
+def test_an_evaluation_at_more_samples_is_estimated_from_itself_at_fewer(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """``evaluation.ruler.samples`` 1 -> 2 estimated each RULER evaluation at 0.0 min (a third
+    of smoke's seconds-long CPT run) beside 0.4 min measured at 1 sample; it took 1.3 min."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    _cache_original_ruler(monkeypatch, 30.0)
+    mine = tmp_path / "two.yaml"
+    mine.write_text("extends: smoke\nevaluation: {ruler: {samples: 2}}\n")
+    assert main(["reproduce", "table2", "--profile", str(mine), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "to run  eval original ruler  (1.0 min)\n" in out  # twice the 30 s at 1 sample
+    # the zero-shot model's evaluation has no measure of its own, and the plan none of RULER
+    assert "to run  eval zero-shot abf:theta=1e5 ruler  (unknown)\n" in out
+
+
+def test_a_suites_recorded_times_count_per_item() -> None:
+    units = [
+        PlannedUnit("r1", "eval ruler", "eval", True, 40.0, suite="ruler", items=1),
+        PlannedUnit("r2", "eval ruler", "eval", True, 80.0, suite="ruler", items=2),
+        PlannedUnit("r3", "eval ruler", "eval", False, None, suite="ruler", items=4),
+        PlannedUnit("r4", "eval ruler", "eval", False, None, suite="ruler", items=4, per_item=5.0),
+    ]
+    got = {u.key: (u.seconds, u.basis) for u in estimate(units)}
+    assert got["r3"] == (160.0, "suite")  # 40 s per item, 4 items
+    assert got["r4"] == (20.0, "other sizes")  # its own rate first
+
+
+def test_an_evaluation_with_nothing_of_its_suite_cached_is_called_a_guess(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    import longred_bench.reproduce.plan as plan
+
+    units = [
+        PlannedUnit("t", "train cpt seed 0", "train", True, 3.0, "cpt", 1000),
+        PlannedUnit("m1", "train merge a", "train", False, None, "merge"),
+        PlannedUnit("m2", "train merge b", "train", False, None, "merge"),
+        PlannedUnit("r", "eval zero-shot ruler", "eval", False, None, suite="ruler"),
+    ]
+    assert {u.key: u.basis for u in estimate(units)}["r"] == GUESS
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(plan, "planned_units", lambda ctx: units)
+    assert main(["reproduce", "table2", "--profile", "smoke", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "to run  eval zero-shot ruler  (1.2 s, a guess: no ruler evaluation cached" in out
+    assert "about 3.2 s of compute" in out  # two merges of a second: it read 0.0 min
+    assert "; 1 evaluation(s) with no evaluation of their suite cached are such guesses" in out
+
+
+def test_durations_under_a_minute_are_seconds() -> None:
+    assert [duration(s) for s in (None, 0.44, 5.7, 59.9, 60.0, 90.0)] == [
+        "unknown", "0.4 s", "5.7 s", "59.9 s", "1.0 min", "1.5 min"]  # fmt: skip

@@ -119,7 +119,7 @@ def test_train_refuses_a_bad_value_before_it_writes_or_compares(tmp_path, capsys
     ],
     ids=["eval", "drift", "train", "reproduce"],
 )  # fmt: skip
-@pytest.mark.parametrize("inside", ["", "models/mine", "runs"])
+@pytest.mark.parametrize("inside", ["", "models/mine", "runs", "hf-models/x"])
 def test_an_out_in_the_suites_cache_is_refused(tmp_path, monkeypatch, capsys, argv, inside):
     """``train --out ~/.cache/longred-bench/models/x`` trained into the suite's models, beside
     them, without a word; a folder of one's own beside the cache's folders is still taken."""
@@ -360,7 +360,7 @@ def test_a_run_does_not_resume_from_model_files_changed_since_it_started(tmp_pat
     assert (out / "final" / "config.json").is_file()
 
 
-def test_an_out_inside_a_folder_another_run_keeps_is_refused(tmp_path, capsys):
+def test_an_out_inside_a_folder_another_run_keeps_is_refused(tmp_path, capsys, monkeypatch):
     """``drift --out CMP/runs`` wrote its files among compare's cached units; an eval into a
     training run's ``checkpoints/`` among its checkpoints."""
     cmp = tmp_path / "cmp"
@@ -379,11 +379,21 @@ def test_an_out_inside_a_folder_another_run_keeps_is_refused(tmp_path, capsys):
     assert "which `train` keeps in its --out" in capsys.readouterr().err
     assert sorted(p.name for p in cmp.iterdir()) == ["compare.md", "runs"]  # nothing written
     assert main([*eval_argv, str(tmp_path / "elsewhere")]) == 0  # beside them, as before
-    import os
+    monkeypatch.chdir(cmp / "runs")  # a relative path out of them (its ".." taken): not in them
+    assert main([*eval_argv, "../../elsewhere"]) == 0
+    assert main([*eval_argv, "../mine"]) == 0  # beside runs/ in compare's folder: as before
 
-    os.chdir(cmp / "runs")  # a relative path out of them (its ".." taken) is not in them
-    try:
-        assert main([*eval_argv, "../../elsewhere"]) == 0
-        assert main([*eval_argv, "../mine"]) == 0  # beside runs/ in compare's folder: as before
-    finally:
-        os.chdir(tmp_path)
+
+def test_every_folder_the_suite_keeps_in_its_cache_is_refused_as_an_out() -> None:
+    """The refused folders are a list: each ``cache_dir() / "name"`` of the source is on it."""
+    import re
+    from pathlib import Path
+
+    from longred_bench.cli.outputs import CACHE_FOLDERS
+    from longred_bench.evaluation.vllm import HF_MODELS_DIR
+
+    root = Path(__file__).resolve().parents[1]
+    named = {HF_MODELS_DIR}
+    for path in [*root.glob("longred_bench/**/*.py"), *root.glob("training/**/*.py")]:
+        named |= set(re.findall(r'cache_dir\(\) / "([^"]+)"', path.read_text()))
+    assert len(named) > 5 and named <= set(CACHE_FOLDERS), named - set(CACHE_FOLDERS)

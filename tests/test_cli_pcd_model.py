@@ -86,3 +86,25 @@ def test_psa_and_compare_refuse_it_before_a_model_loads(
     argv = [command, *models, "--decoding", "pcd", "--pcd-local-base", "1e9", "--out", str(out)]
     one_line_error(capsys, argv, ABOVE)
     assert not out.exists() or not list(out.iterdir())
+
+
+def test_a_model_that_does_not_build_is_left_to_its_run_and_the_next_checked(monkeypatch):
+    """A build on the meta device that fails (any error) is the run's to meet; it ended the
+    check there (a traceback for errors not listed), skipping the other extensions."""
+    from transformers import AutoModelForCausalLM
+
+    from longred_bench.cli.named import check_pcd_model
+    from longred_bench.pcd.config import PcdConfig
+
+    real, calls = AutoModelForCausalLM.from_config, []
+
+    def first_fails(config, **kwargs):
+        calls.append(config)
+        if len(calls) == 1:
+            raise AssertionError("pad_token_id out of range")
+        return real(config, **kwargs)
+
+    monkeypatch.setattr(AutoModelForCausalLM, "from_config", first_fails)
+    with pytest.raises(UserError, match="not below the model's RoPE base"):
+        check_pcd_model("tiny-random", (None, "pi:factor=2"), PcdConfig(local_base=1e9))
+    assert len(calls) == 2

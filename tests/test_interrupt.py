@@ -38,6 +38,17 @@ class _Interrupt:
         return out
 
 
+class _Failing:
+    """A wrapped function that fails (a full disk) once it has run."""
+
+    def __init__(self, real) -> None:
+        self.real = real
+
+    def __call__(self, *args, **kwargs):
+        self.real(*args, **kwargs)
+        raise RuntimeError("disk full")
+
+
 def _patch_responses(monkeypatch: pytest.MonkeyPatch, at: int | None) -> _Interrupt:
     """Ctrl-C right after the model's response number ``at`` was saved (None: never)."""
     from lm_eval.api.model import CacheHook
@@ -334,7 +345,11 @@ def test_an_interrupted_training_unit_names_the_checkpoint_it_kept(
         f"interrupted: the training run in progress kept checkpoint {kept} (step 2 of 6; the "
         "steps after it train again), which the command resumes from; every finished unit"
     ), line
-    TRAINING_NOW.clear()
+    TRAINING_NOW.clear()  # as the next command's process starts
+    monkeypatch.setattr(loop, "save_checkpoint", _Failing(loop.save_checkpoint))
+    with pytest.raises(RuntimeError, match="disk full"):  # a failure is no run in progress
+        cli.main([*argv, "--unit", unit["id"]])
+    assert TRAINING_NOW == []
 
 
 def test_the_interrupt_line_counts_every_optimizer_step(tmp_path: Path) -> None:
@@ -365,3 +380,16 @@ def test_a_reader_that_stops_reading_ends_the_command_in_silence() -> None:
     finally:
         os.close(write)
     assert done.returncode == 141 and done.stderr == "", done.stderr[-2000:]
+
+
+def test_a_broken_pipe_of_another_stream_is_not_silenced(monkeypatch, capsys) -> None:
+    """Only standard output's reader going away ends the command in silence: a broken pipe of
+    a worker or a subprocess, with the output still read, is the failure it is."""
+    from longred_bench.cli import commands
+
+    def broken(args):
+        raise BrokenPipeError("a worker's pipe")
+
+    monkeypatch.setattr(commands, "cmd_profiles", broken)
+    with pytest.raises(BrokenPipeError, match="a worker's pipe"):
+        cli.main(["profiles"])

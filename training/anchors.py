@@ -152,17 +152,34 @@ def _settled(
     path = out / IMPACT
     if path.is_file():
         impact = json.loads(path.read_text())
-        # One written before the key was kept, or keyed by the whole config as before: this run's.
-        if impact.get("config", key) in (key, config_hash(cfg.to_dict())):
+        # One written before the key was kept, keyed by the whole config as before, or by the
+        # brief run's with its profile's name (until 2026-12-05): this run's.
+        older = (key, config_hash(cfg.to_dict()), _named_key(brief))
+        if impact.get("config", key) in older:
             return _reused(impact, path, progress)
         _set_aside(out, impact["config"], progress)  # of a config the run no longer has
-    elif (saved := _brief_dir_config(out / "impact")) not in (None, brief):
+    elif (saved := _brief_dir_config(out / "impact")) is not None and not _same(saved, brief):
         _set_aside(out, brief_key(saved), progress)
     elif saved is None and (out / "impact" / "config.yaml").exists():  # one this version refuses
         _set_aside(out, "unreadable", progress)
     if _restore(out, key, brief):  # measured for this config before, then set aside
         return _reused(json.loads(path.read_text()), path, progress)
     return None
+
+
+def _same(saved: TrainConfig | None, brief: TrainConfig) -> bool:
+    """Whether a brief run's ``saved`` config is ``brief``'s, its profile's name aside (a run
+    resumed under another profile that resolves it alike resumes its brief run too)."""
+    return saved is not None and saved.trained_dict() == brief.trained_dict()
+
+
+def _named_key(brief: TrainConfig) -> str:
+    """:func:`brief_key` as it was until 2026-12-05, with the profile's name in it: a run begun
+    then keeps its measurement when it resumes."""
+    from longred_bench.results import config_hash
+
+    return config_hash({"brief": brief.replace(micro_tokens=0).to_dict(),
+                        "windows": IMPACT_WINDOWS})  # fmt: skip
 
 
 def _brief_dir_config(folder: Path) -> TrainConfig | None:
@@ -276,7 +293,7 @@ def _restore(out: Path, key: str, brief: TrainConfig) -> bool:
 def _brief_back(out: Path, folder: Path, brief: TrainConfig) -> bool:
     """Move the brief run in ``folder`` back to ``out/impact`` where that is free and the run is
     ``brief``'s; whether it moved."""
-    if (out / "impact").exists() or _brief_dir_config(folder) != brief:
+    if (out / "impact").exists() or not _same(_brief_dir_config(folder), brief):
         return False
     folder.replace(out / "impact")
     return True

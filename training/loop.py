@@ -134,7 +134,7 @@ def continue_run(src: Path, out: Path, cfg: TrainConfig) -> None:
     with ``resume=True`` continues ``src`` to ``cfg.steps``. With a constant tail
     (``decay_steps``) that is exactly the longer run. Nothing in ``src`` is changed."""
     saved = yaml.safe_load((src / "config.yaml").read_text())
-    changed = sorted(k for k, v in cfg.to_dict().items() if k != "steps" and saved.get(k) != v)
+    changed = sorted(k for k, v in cfg.trained_dict().items() if k != "steps" and saved.get(k) != v)
     if changed or cfg.steps <= saved["steps"]:
         raise UserError(
             f"continue_run: {out} must continue {src} with more steps and nothing else changed "

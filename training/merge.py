@@ -16,6 +16,7 @@ import json
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import torch
 import yaml
@@ -51,6 +52,15 @@ def merge_weights(
     return out
 
 
+def _weighed(config: dict[str, Any]) -> dict[str, Any]:
+    """A merge's config without what decides nothing it writes: the profile's name, the
+    checkpoint settings (a finished merge is kept under others, as a finished run is)."""
+    from longred_bench.training.config import LABEL_KEYS
+    from longred_bench.training.loop import BOOKKEEPING
+
+    return {k: v for k, v in config.items() if k not in (*LABEL_KEYS, *BOOKKEEPING)}
+
+
 def check_out(cfg: TrainConfig, out: Path) -> None:
     """Refuse an ``out`` that holds another run (a trained one, or a merge of another config):
     a merge wrote over its ``final/``, ``config.yaml`` and records. The same merge is written
@@ -64,7 +74,9 @@ def check_out(cfg: TrainConfig, out: Path) -> None:
         previous = yaml.safe_load(saved.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):
         previous = None
-    if not isinstance(previous, dict) or config_hash(previous) != config_hash(cfg.to_dict()):
+    if not isinstance(previous, dict) or config_hash(_weighed(previous)) != config_hash(
+        _weighed(cfg.to_dict())
+    ):
         what = f"a {previous['recipe']} run" if isinstance(previous, dict) and previous.get(
             "recipe") else "another run"  # fmt: skip
         raise UserError(f"{out} holds {what} of another config: give the merge a new --out "

@@ -149,6 +149,20 @@ def quiet_libraries(quiet: bool) -> Iterator[None]:
             tf_logging.set_verbosity(before[1])
 
 
+def _stdout_gone() -> bool:
+    """Whether standard output is a pipe whose reader has gone (poll says so of its file);
+    False where it is no file (replaced in-process) or cannot be polled."""
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        return any(event & select.POLLERR for _, event in poller.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status (2 with a one-line message on bad input; with one
     line saying what was saved and how to resume, 130 when Ctrl-C stops the command and 143
@@ -175,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `longred-bench profiles | head`: the reader stopped, as SIGPIPE
+        if not _stdout_gone():  # another pipe's (a worker's, a subprocess's): a real failure
+            raise
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # exit flushes nothing
         return 128 + signal.SIGPIPE
     except KeyboardInterrupt as stop:

@@ -69,8 +69,8 @@ def _nearest_existing(path: Path) -> Path:
     return Path(".")
 
 
-CACHE_FOLDERS = ("benchmarks", "corpora", "hub_corpora", "models", "niah_grid", "ruler", "runs",
-                 "tiny_tasks", "tokenizers", "tokens")  # fmt: skip
+CACHE_FOLDERS = (".fetch.lock", "benchmarks", "corpora", "hf-models", "hub_corpora", "models",
+                 "niah_grid", "ruler", "runs", "tiny_tasks", "tokenizers", "tokens")  # fmt: skip
 """The folders the suite keeps in its cache (``$LONGRED_CACHE``): data, models, the run cache."""
 
 

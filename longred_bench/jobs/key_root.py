@@ -120,5 +120,7 @@ def follow_moved_cache(run_dir: Path, cfg: Any) -> None:
         was, now_at = _in_cache(before), _in_cache(after)
         return was is not None and now_at is not None and was[1] == now_at[1]
 
-    if all(saved[k] == v or moved(saved[k], v) for k, v in now.items()):
+    from longred_bench.training.config import LABEL_KEYS  # a name that decides nothing
+
+    if all(saved[k] == v or moved(saved[k], v) or k in LABEL_KEYS for k, v in now.items()):
         atomic_write_text(path, yaml.safe_dump(now, sort_keys=True))

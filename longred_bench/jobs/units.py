@@ -58,10 +58,10 @@ LOAD_KEYS = ("load_1min_start", "load_1min_end", "cpus")
 """A training run's ``run.json`` figures its summary record carries (with steps, tokens, seconds):
 its peak memory and the machine's load while it trained."""
 TIMING = "timing.json"
+"""Beside a unit's records: ``{"seconds": ...}``, the wall time of the call that computed it."""
 TRAINING_NOW: list[Path] = []
 """The folder of the training run this process is training, while it trains (left set when
-it is interrupted: the interrupted line names its checkpoint)."""
-"""Beside a unit's records: ``{"seconds": ...}``, the wall time of the call that computed it."""
+it is interrupted: the interrupted line names its checkpoint; cleared when it ends otherwise)."""
 
 # The source a unit's result depends on, by kind: folders (ending in ``/``) and files of the
 # repository (see :mod:`longred_bench.source_tree`). A unit's key holds the hash of these files
@@ -452,18 +452,22 @@ def _train_once(
         print(f"[train] {cfg.recipe} rope={cfg.rope} seed={cfg.seed} -> {run_dir}", flush=True)
     aside = aside_of(run_dir)
     TRAINING_NOW[:] = [run_dir]
-    if latest_checkpoint(run_dir) is not None:
-        if first:  # under torchrun, rank 0 writes the run's files
-            follow_moved_cache(run_dir, cfg)
-        run_training(cfg, run_dir, resume=True, progress=progress)
-        info = finished_run(run_dir)
-    if info is None:
-        if first:  # nothing to resume from: set aside, trained again
-            set_aside(run_dir)
-        run_training(cfg, run_dir, progress=progress)
-        info = finished_run(run_dir)
-    if info is None:
-        raise UserError(f"training run {run_dir} finished without readable records")
+    try:
+        if latest_checkpoint(run_dir) is not None:
+            if first:  # under torchrun, rank 0 writes the run's files
+                follow_moved_cache(run_dir, cfg)
+            run_training(cfg, run_dir, resume=True, progress=progress)
+            info = finished_run(run_dir)
+        if info is None:
+            if first:  # nothing to resume from: set aside, trained again
+                set_aside(run_dir)
+            run_training(cfg, run_dir, progress=progress)
+            info = finished_run(run_dir)
+        if info is None:
+            raise UserError(f"training run {run_dir} finished without readable records")
+    except Exception:  # not an interrupt (KeyboardInterrupt, SIGTERM's): its line reads it
+        TRAINING_NOW.clear()
+        raise
     finish_run(run_dir, cfg)
     shutil.rmtree(aside, ignore_errors=True)
     TRAINING_NOW.clear()

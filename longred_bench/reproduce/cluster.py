@@ -218,8 +218,12 @@ def _train_ranks(cfg: Any, run_dir: Path, rank: int, world: int, progress: bool)
         set_aside(run_dir)
     dist.barrier()  # the folder as rank 0 left it, before any rank reads it
     TRAINING_NOW[:] = [run_dir]  # an interrupted line names its checkpoint
-    run_training(cfg, run_dir, resume=resume, progress=progress and rank == 0, rank=rank,
-                 world=world)  # fmt: skip
+    try:
+        run_training(cfg, run_dir, resume=resume, progress=progress and rank == 0, rank=rank,
+                     world=world)  # fmt: skip
+    except Exception:  # not an interrupt (whose line reads it): nothing in progress
+        TRAINING_NOW.clear()
+        raise
     TRAINING_NOW.clear()
     if rank == 0:
         finish_run(run_dir, cfg)

@@ -79,7 +79,8 @@ def rebuild_outputs(
     check_records_model(records, path, profile, models)
     state = source_state()
     source = state.source_hash[:SHORT_HASH]
-    by = f"commit {state.label}" if state.commit else f"code from {state.label}"  # a wheel's
+    installed = state.label.removeprefix("no git checkout (").removesuffix(")")  # a wheel's
+    by = f"commit {state.label}" if state.commit else f"{installed}, not a git checkout"
     note = (f"report rebuilt from the records in `{path.name}`, computing nothing, by {by} "
             f"(source `{source}`); the records name the code that computed them")  # fmt: skip
     missing = missing_rows(records, planned() if planned is not None else set())

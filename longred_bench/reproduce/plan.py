@@ -380,8 +380,9 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
         for u in units:
             state = "cached" if u.cached else "to run"
             timing = _gpu(u.cost) if u.cost is not None else duration(seconds[u.key])
-            if basis[u.key] == GUESS:
-                timing += f", a guess: no {u.suite} evaluation cached to go by"
+            if basis[u.key] == GUESS and u.cost is None:  # not beside GPU-hours' own model
+                what = "evaluation" if u.kind in ("eval", "ppl") else "measurement"
+                timing += f", a guess: no {u.suite} {what} cached to go by"
             if u.cpu:
                 timing = "on the CPU" + (f", {timing}" if seconds[u.key] is not None else "")
             if u.error:

@@ -75,6 +75,27 @@ def test_an_evaluation_with_nothing_of_its_suite_cached_is_called_a_guess(
     assert "to run  eval zero-shot ruler  (1.2 s, a guess: no ruler evaluation cached" in out
     assert "about 3.2 s of compute" in out  # two merges of a second: it read 0.0 min
     assert "; 1 evaluation(s) with no evaluation of their suite cached are such guesses" in out
+    drift = PlannedUnit("d", "drift pi:factor=2", "drift", False, None, suite="drift")
+    monkeypatch.setattr(plan, "planned_units", lambda ctx: [*units, drift])
+    assert main(["reproduce", "table2", "--profile", "smoke", "--dry-run"]) == 0
+    assert "a guess: no drift measurement cached to go by" in capsys.readouterr().out
+
+
+def test_no_guess_is_said_beside_a_gpu_estimate(tmp_path, monkeypatch, capsys) -> None:
+    """GPU-hours come from the FLOP model, not from the third of a CPT run: "(0.50 GPU-h, 10.0
+    GiB per GPU, a guess: ...)" read as if the GPU figure were the guess."""
+    import longred_bench.reproduce.plan as plan
+    from longred_bench.reproduce.costs import UnitCost
+
+    cost = UnitCost(flops=1e15, gpu_hours=0.5, gib_per_gpu=10.0)
+    units = [PlannedUnit("t", "train cpt seed 0", "train", True, 3.0, "cpt", 1000),
+             PlannedUnit("r", "eval zero-shot ruler", "eval", False, None, suite="ruler",
+                         cost=cost)]  # fmt: skip
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(plan, "planned_units", lambda ctx: units)
+    assert main(["reproduce", "table2", "--profile", "smoke", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "eval zero-shot ruler" in out and "a guess" not in out
 
 
 def test_durations_under_a_minute_are_seconds() -> None:

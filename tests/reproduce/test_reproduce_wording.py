@@ -69,5 +69,5 @@ def test_a_rebuild_outside_a_checkout_reads_as_a_sentence(tmp_path, monkeypatch)
         main(["reproduce", "fig2", "--profile", "smol", "--rebuild", "--out", str(tmp_path)]) == 0
     )
     text = (tmp_path / "fig2.md").read_text()
-    assert f"by code from {installed.label} (source `abababababab`)" in text
+    assert "by longred-bench 0.1.0, not a git checkout (source `abababababab`)" in text
     assert "by commit no git checkout" not in text

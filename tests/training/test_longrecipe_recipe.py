@@ -248,3 +248,26 @@ def test_a_measurement_set_aside_under_a_taken_name_comes_back(tmp_path: Path) -
     _brief_folder(out / f"impact.{key[:12]}-3", brief)  # its brief run, under a third name
     assert _settled(out, key, cfg, brief, progress=False) == impact
     assert json.loads((out / IMPACT).read_text()) == impact and _steps(out / "impact") == 1
+
+
+def test_a_brief_run_resumes_under_another_profile_and_an_older_key_stands(tmp_path: Path):
+    """The profile's name decides nothing a run trains: a brief run stopped under ``smoke``
+    was set aside as another config's when resumed under a copy of it, and trained again; a
+    measurement keyed with the profile's name (before 2026-12-05) was measured again."""
+    from longred_bench.results import config_hash
+    from longred_bench.training import anchors
+    from longred_bench.training.anchors import IMPACT, _settled, brief_config, brief_key
+
+    cfg = smoke("longrecipe", impact_steps=2)
+    brief = brief_config(cfg, 1024)
+    mine, my_brief = cfg.replace(profile="mine"), brief.replace(profile="mine")
+    assert brief_key(brief) == brief_key(my_brief)
+    out = tmp_path / "run"
+    _brief_folder(out / "impact", brief)  # stopped before its measurement
+    assert _settled(out, brief_key(my_brief), mine, my_brief, progress=False) is None
+    assert [p.name for p in out.iterdir()] == ["impact"] and _steps(out / "impact") == 2
+    named = config_hash({"brief": brief.replace(micro_tokens=0).to_dict(),
+                         "windows": anchors.IMPACT_WINDOWS})  # fmt: skip
+    impact = {"anchors": ["digit"], "config": named}
+    (out / IMPACT).write_text(json.dumps(impact))
+    assert _settled(out, brief_key(brief), cfg, brief, progress=False) == impact

@@ -96,8 +96,24 @@ def test_a_finished_merge_is_kept_as_a_finished_run_is(tmp_path, capsys) -> None
     assert f"{out} holds this run finished" in capsys.readouterr().out
     with pytest.raises(UserError, match=r"holds this run, finished .*: nothing to train"):
         run_training(cfg, out, progress=False)
+    for same in (cfg.replace(profile="mine"), cfg.replace(checkpoint_every=7)):  # decide nothing
+        assert run_training(same, out, resume=True, progress=False) == final
     with pytest.raises(UserError, match="holds a merge run of another config: give the merge"):
         run_training(cfg.replace(merge_weight=0.25), out, progress=False)
     assert {
         p: (p.read_bytes(), p.stat().st_mtime_ns) for p in out.rglob("*") if p.is_file()
     } == kept
+
+
+@pytest.mark.integration
+def test_a_run_continues_under_another_profiles_name(tmp_path) -> None:
+    """``continue_run`` refused "differs in profile" for a copy of the profile that trained it."""
+    from longred_bench.training.loop import continue_run
+
+    cfg = smoke("cpt", steps=2, checkpoint_every=2)
+    run_training(cfg, tmp_path / "a", progress=False)
+    continue_run(tmp_path / "a", tmp_path / "b", cfg.replace(steps=3, profile="mine"))
+    with pytest.raises(UserError, match=r"differs in lr"):
+        continue_run(tmp_path / "a", tmp_path / "c", cfg.replace(steps=3, lr=1e-3))
+    run_training(cfg.replace(steps=3, profile="mine"), tmp_path / "b", resume=True, progress=False)
+    assert (tmp_path / "b" / "final" / "config.json").is_file()

@@ -10,6 +10,11 @@ class UserError(Exception):
     """
 
 
+class TooShort(UserError):
+    """Data with no window of the length asked for (a training stream's rows): the run cannot
+    start on it, so a dry run refuses it as the run does."""
+
+
 def reject_unknown_keys(cls: type, data: dict, what: str) -> None:
     """Raise :class:`UserError` if ``data`` has keys that are not fields of dataclass ``cls``."""
     from dataclasses import fields

@@ -56,7 +56,7 @@ from longred_bench.data.corpus_spec import (
     parse_source,
 )
 from longred_bench.data.source_documents import member_documents, resolve_source
-from longred_bench.errors import UserError
+from longred_bench.errors import TooShort, UserError
 from longred_bench.taskdata.ruler.store import tokenizer_fingerprint
 
 PRETRAIN_PROSE = {"brown": 3.0, "austen+kjv": 1.0}
@@ -163,13 +163,13 @@ def _windows_of(
     documents joined (:func:`joined`)."""
     windows = _cut(joined(docs, join_with) if join_with is not None else docs, length)
     if len(windows) == 0 and join_with is not None:
-        raise UserError(
+        raise TooShort(
             f"data {source!r} has {sum(len(d) for d in docs)} tokens in all, fewer than one "
             f"window of {length}: use a shorter length or more documents"
         )
     if len(windows) == 0:
         longest = max((len(d) for d in docs), default=0)
-        raise UserError(
+        raise TooShort(
             f"data {source!r} has no document of {length} tokens (the longest has {longest}): "
             "use a shorter length, longer documents (austen, kjv) or '+packed' (documents "
             "joined end to end)"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from longred_bench.errors import UserError
+from longred_bench.errors import TooShort, UserError
 from longred_bench.training.config import TrainConfig
 from longred_bench.training.impactful_tokens import MEASURED
 
@@ -58,7 +58,7 @@ def memo_tokenizer(cfg: TrainConfig, memo: dict | None) -> tuple[Any | None, str
 
 def data_lines(
     cfg: TrainConfig, window: int, tokenizer: Any | None = None, memo: dict | None = None,
-    select: bool = True,
+    select: bool = True, strict: bool = False,
 ) -> list[str]:  # fmt: skip
     """One line per stream whose data repeats (its epochs), or one saying why the data was not
     counted; nothing when every stream reads each row at most once. ``tokenizer``: the run's,
@@ -66,7 +66,8 @@ def data_lines(
     many runs keeps what one count found (:func:`counted_rows`), so each data source is read
     once per row length. LongRecipe's sentence selection is applied where its anchors are
     known and ``select`` (it takes seconds: a plan of many runs counts without it); a count
-    without it says so (the selection keeps fewer rows)."""
+    without it says so (the selection keeps fewer rows). ``strict``: a source with no window
+    of its stream's length is refused, as the run refuses it (else a line says so)."""
     from longred_bench.data.corpus_spec import parse_source
     from longred_bench.data.source_documents import resolve_source
     from longred_bench.training.plan import epochs_line, micro_rows, stream_lengths, stream_reads
@@ -101,7 +102,9 @@ def data_lines(
                 label += ", counted before LongRecipe's sentence selection keeps fewer rows"
         got = counted_rows(cfg, tokenizer, source, lengths[name], cfg.seed + 101 * i,
                            selection, {} if memo is None else memo)  # fmt: skip
-        if isinstance(got, str):
+        if isinstance(got, TooShort) and strict:
+            raise UserError(f"train: the {label} stream cannot start: {got}")
+        if isinstance(got, str | TooShort):
             lines.append(f"data {label}: epochs not counted: {got}")
             continue
         line = epochs_line(label, got[1], got[0], reads[name])
@@ -131,6 +134,8 @@ def counted_rows(
                 selection=selection,
             )  # fmt: skip
             memo[key] = (len(got.ids), got.record)
+        except TooShort as exc:  # the run's own refusal: a strict plan raises it
+            memo[key] = exc
         except UserError as exc:
             memo[key] = str(exc)
     return memo[key]
@@ -139,7 +144,7 @@ def counted_rows(
 def describe_plan_with_data(cfg: TrainConfig, window: int | None = None,
                             tokenizer: Any | None = None) -> str:  # fmt: skip
     """:func:`~longred_bench.training.plan.describe_plan`, then :func:`data_lines` (where the
-    model's window is known and the recipe trains)."""
+    model's window is known and the recipe trains), strict: a run's dry run."""
     from longred_bench.training.methods import METHODS
     from longred_bench.training.model_plan import ARCHITECTURE_DEFAULTS, planning_config
     from longred_bench.training.plan import describe_plan
@@ -154,4 +159,4 @@ def describe_plan_with_data(cfg: TrainConfig, window: int | None = None,
             window = int(planning_config(cfg.model).max_position_embeddings)
         except UserError:  # the plan already says the window could not be read
             return text
-    return "\n".join([text, *data_lines(cfg, window, tokenizer)])
+    return "\n".join([text, *data_lines(cfg, window, tokenizer, strict=True)])

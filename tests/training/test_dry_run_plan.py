@@ -39,3 +39,19 @@ def test_a_dry_run_of_a_staged_recipe_counts_each_stage_at_its_own_steps(capsys)
     assert (f"before them, the anchors measured: a brief cpt run of {cfg.impact_steps} steps of "
             f"{rows} x 1024 tokens ({cfg.impact_steps * rows * 1024} tokens, not in the total), "
             "then both models over 32 windows of 1024 tokens") in out  # fmt: skip
+
+
+def test_a_dry_run_refuses_data_too_short_for_its_stream(tmp_path, capsys) -> None:
+    """It noted "epochs not counted: ... has no document of 512 tokens" and exited 0; the run
+    refused the same data once the model had loaded. Long enough data still plans."""
+    short, long = tmp_path / "short.txt", tmp_path / "long.txt"
+    short.write_text("A short text. " * 5)
+    long.write_text("A longer text of many words, " * 400)
+    argv = ["train", "--recipe", "cpt", "--profile", "smoke", "--dry-run", "--set"]
+    assert main([*argv, f"long_data=txt:{short}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: train: the long stream cannot start: data 'txt:") and (
+        "has no document of 512 tokens" in err and err.count("\n") == 1
+    )
+    assert main([*argv, f"long_data=txt:{long}"]) == 0
+    assert "total tokens" in capsys.readouterr().out

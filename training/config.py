@@ -63,6 +63,9 @@ MIXED_PRECISION = ("autocast", "fsdp")
 ARD_KINDS = ("q", "k", "v")
 
 
+BOOKKEEPING = ("checkpoint_every", "keep_checkpoints")
+"""Settings that change which checkpoints are kept, not what trains: a run resumes under
+others (more frequent checkpoints, fewer kept)."""
 LABEL_KEYS = ("profile",)
 """TrainConfig keys that name a run and decide nothing it trains (a profile's settings are
 resolved into the config's other keys): two profiles that resolve a run alike share it."""

@@ -315,7 +315,7 @@ def selected_windows(
     kept_docs = [torch.tensor(t) for t in encoded]
     windows = _cut(joined(kept_docs, tokenizer) if used.packed else kept_docs, length)
     if len(windows) == 0:
-        raise UserError(
+        raise TooShort(
             f"sentence selection (anchors {list(anchors)}, keep_other {keep_other}) left no "
             f"{length}-token window of {source!r}: keep more sentences or shorten long_len"
         )
@@ -376,7 +376,7 @@ def stream_data(
         doc = torch.tensor(tokenizer(text, add_special_tokens=False)["input_ids"])
         ids = _cut([doc], length)
         if len(ids) == 0:
-            raise UserError(
+            raise TooShort(
                 f"data file {path} has {len(doc)} tokens, fewer than one window of {length}: "
                 "use more text or a shorter length"
             )

@@ -78,7 +78,7 @@ def data_lines(
     why = ""
     lines = []
     for i, name in enumerate(micro_rows(cfg, window)):
-        source, label = sources[name], name
+        source, label, own = sources[name], name, True  # own: what the run itself reads
         parsed = parse_source(source)
         if not parsed.standalone:
             used = resolve_source(source, network=False).source
@@ -89,6 +89,7 @@ def data_lines(
                     continue
                 # What a run without the hub reads instead, counted now.
                 source, label = parsed.fallback_spec, f"{name} offline (its fallback)"
+                own = False  # a run with the hub reads the hub's rows
         if tokenizer is None and not why:
             tokenizer, why = memo_tokenizer(cfg, memo)
         if tokenizer is None:
@@ -102,8 +103,8 @@ def data_lines(
                 label += ", counted before LongRecipe's sentence selection keeps fewer rows"
         got = counted_rows(cfg, tokenizer, source, lengths[name], cfg.seed + 101 * i,
                            selection, {} if memo is None else memo)  # fmt: skip
-        if isinstance(got, TooShort) and strict:
-            raise UserError(f"train: the {label} stream cannot start: {got}")
+        if isinstance(got, TooShort) and strict and own:
+            raise UserError(f"train: the {name} stream cannot start: {got}")
         if isinstance(got, str | TooShort):
             lines.append(f"data {label}: epochs not counted: {got}")
             continue
@@ -115,9 +116,10 @@ def data_lines(
 def counted_rows(
     cfg: TrainConfig, tokenizer: Any, source: str, length: int, seed: int,
     selection: tuple[tuple[str, ...], float] | None, memo: dict,
-) -> tuple[int, dict] | str:  # fmt: skip
+) -> tuple[int, dict] | str | TooShort:  # fmt: skip
     """``(rows, record)`` of stream data ``source`` at ``length`` for run ``cfg``
-    (:func:`~longred_bench.training.data.stream_data`), or the error that stops reading it.
+    (:func:`~longred_bench.training.data.stream_data`), or the error that stops reading it (a
+    :class:`~longred_bench.errors.TooShort` itself, the run's refusal; else its text).
     Kept in ``memo`` under what decides them: the tokenizer, the source, the length and the
     retrieval and copy settings; the seed only where a sentence selection draws from it (the
     row count of the other data does not depend on it)."""

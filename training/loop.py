@@ -43,7 +43,7 @@ from longred_bench.training.checkpoint import (
     save_checkpoint,
     set_rng_state,
 )
-from longred_bench.training.config import LABEL_KEYS, TrainConfig
+from longred_bench.training.config import BOOKKEEPING, LABEL_KEYS, TrainConfig
 from longred_bench.training.layout import METRICS, snapshot_dir
 from longred_bench.training.lm_loss import lm_loss, resolve_lm_loss
 from longred_bench.training.machine_load import MachineLoad
@@ -68,11 +68,6 @@ def total_steps(cfg: TrainConfig) -> int:
     from longred_bench.training.methods import METHODS
 
     return METHODS[cfg.recipe].total_steps(cfg)
-
-
-BOOKKEEPING = ("checkpoint_every", "keep_checkpoints")
-"""Settings that change which checkpoints are kept, not what trains: a run resumes under
-others (more frequent checkpoints, fewer kept)."""
 
 
 def is_finished(out: Path) -> bool:

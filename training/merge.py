@@ -55,8 +55,7 @@ def merge_weights(
 def _weighed(config: dict[str, Any]) -> dict[str, Any]:
     """A merge's config without what decides nothing it writes: the profile's name, the
     checkpoint settings (a finished merge is kept under others, as a finished run is)."""
-    from longred_bench.training.config import LABEL_KEYS
-    from longred_bench.training.loop import BOOKKEEPING
+    from longred_bench.training.config import BOOKKEEPING, LABEL_KEYS
 
     return {k: v for k, v in config.items() if k not in (*LABEL_KEYS, *BOOKKEEPING)}
 

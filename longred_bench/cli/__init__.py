@@ -150,15 +150,17 @@ def quiet_libraries(quiet: bool) -> Iterator[None]:
 
 
 def _stdout_gone() -> bool:
-    """Whether standard output is a pipe whose reader has gone (poll says so of its file);
-    False where it is no file (replaced in-process) or cannot be polled."""
+    """Whether standard output's reader has gone (poll says so of its file: a pipe's reader
+    closed, a socket's peer); False where it is no file (replaced in-process) or cannot be
+    polled."""
     import select
 
     try:
         fd = sys.stdout.fileno()
         poller = select.poll()
         poller.register(fd, select.POLLOUT)
-        return any(event & select.POLLERR for _, event in poller.poll(0))
+        gone = select.POLLERR | select.POLLHUP  # a pipe's reader closed; a socket's peer
+        return any(event & gone for _, event in poller.poll(0))
     except (AttributeError, OSError, ValueError):
         return False
 

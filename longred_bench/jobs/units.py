@@ -465,11 +465,11 @@ def _train_once(
             info = finished_run(run_dir)
         if info is None:
             raise UserError(f"training run {run_dir} finished without readable records")
+        finish_run(run_dir, cfg)
+        shutil.rmtree(aside, ignore_errors=True)
     except Exception:  # not an interrupt (KeyboardInterrupt, SIGTERM's): its line reads it
         TRAINING_NOW.clear()
         raise
-    finish_run(run_dir, cfg)
-    shutil.rmtree(aside, ignore_errors=True)
     TRAINING_NOW.clear()
     return info
 

@@ -418,8 +418,8 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
         elif all(seconds[u.key] is None for u in todo):
             rule += "; nothing is cached to estimate from"
         elif guessed:
-            rule += (f"; {guessed} evaluation(s) with no evaluation of their suite cached are "
-                     "such guesses (the third was measured at tiny)")  # fmt: skip
+            rule += (f"; {guessed} unit(s) with nothing of their suite cached are such guesses "
+                     "(the third was measured at tiny)")  # fmt: skip
         lines.append(f"{counts} ({_left(todo, seconds, jobs)}). {rule}.")
     else:
         how = how_estimated(todo, profile)

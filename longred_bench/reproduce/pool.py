@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
-from multiprocessing import get_all_start_methods, get_context, get_start_method
+from multiprocessing import get_context, get_start_method
 from typing import Any
 
 from longred_bench.errors import UserError
@@ -81,12 +81,6 @@ def wall_note(jobs: int, load_start: float, *, forced: bool = False) -> str:
         f"{load_start:.2f} at start, {os.getloadavg()[0]:.2f} at end; {reuse}, so this is the "
         "time of this call"
     )
-
-
-def _start_method() -> str:
-    """This process's start method, without fixing it where none was chosen (``get_start_method``
-    would, and a later ``set_start_method`` of the caller's would fail): the platform's default."""
-    return get_start_method(allow_none=True) or get_all_start_methods()[0]
 
 
 def _init_worker(threads: int, start_method: str) -> None:
@@ -168,7 +162,7 @@ def run_units_parallel(
         return ready is None or not unit.after or ready(unit)
 
     with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
-                             initargs=(threads, _start_method())) as pool:  # fmt: skip
+                             initargs=(threads, get_start_method())) as pool:  # fmt: skip
         try:
             while True:
                 for unit in list(waiting):

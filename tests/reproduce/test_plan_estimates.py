@@ -74,7 +74,7 @@ def test_an_evaluation_with_nothing_of_its_suite_cached_is_called_a_guess(
     out = capsys.readouterr().out
     assert "to run  eval zero-shot ruler  (1.2 s, a guess: no ruler evaluation cached" in out
     assert "about 3.2 s of compute" in out  # two merges of a second: it read 0.0 min
-    assert "; 1 evaluation(s) with no evaluation of their suite cached are such guesses" in out
+    assert "; 1 unit(s) with nothing of their suite cached are such guesses" in out
     drift = PlannedUnit("d", "drift pi:factor=2", "drift", False, None, suite="drift")
     monkeypatch.setattr(plan, "planned_units", lambda ctx: [*units, drift])
     assert main(["reproduce", "table2", "--profile", "smoke", "--dry-run"]) == 0

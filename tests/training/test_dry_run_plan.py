@@ -41,7 +41,7 @@ def test_a_dry_run_of_a_staged_recipe_counts_each_stage_at_its_own_steps(capsys)
             "then both models over 32 windows of 1024 tokens") in out  # fmt: skip
 
 
-def test_a_dry_run_refuses_data_too_short_for_its_stream(tmp_path, capsys) -> None:
+def test_a_dry_run_refuses_data_too_short_for_its_stream(tmp_path, capsys, monkeypatch) -> None:
     """It noted "epochs not counted: ... has no document of 512 tokens" and exited 0; the run
     refused the same data once the model had loaded. Long enough data still plans."""
     short, long = tmp_path / "short.txt", tmp_path / "long.txt"
@@ -55,3 +55,13 @@ def test_a_dry_run_refuses_data_too_short_for_its_stream(tmp_path, capsys) -> No
     )
     assert main([*argv, f"long_data=txt:{long}"]) == 0
     assert "total tokens" in capsys.readouterr().out
+    assert main([*argv, f"long_data={short}"]) == 2  # a bare file path: the same refusal
+    assert "fewer than one window of 512" in capsys.readouterr().err
+    # a hub source's fallback is what a run without the hub reads: refused offline, where the
+    # run reads it, said only where the run can read the hub's rows
+    hub = f"long_data=hf:someorg/long-books|txt:{short}"
+    assert main([*argv, hub]) == 2
+    assert "the long stream cannot start: data 'txt:" in capsys.readouterr().err
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    assert main([*argv, hub]) == 0
+    assert "offline (its fallback): epochs not counted" in capsys.readouterr().out

@@ -327,7 +327,7 @@ def test_an_interrupted_training_unit_names_the_checkpoint_it_kept(
     """``reproduce --unit train_...`` stopped after a checkpoint said only that finished units
     are kept, as if the training were lost; it resumes from the checkpoint."""
     import longred_bench.training.loop as loop
-    from longred_bench.jobs.units import TRAINING_NOW
+    from longred_bench.jobs.in_progress import TRAINING_NOW
 
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
     profile = tmp_path / "p.yaml"

@@ -67,10 +67,7 @@ def brief_key(brief: TrainConfig) -> str:
     """What a measurement is keyed by: its brief run's config and its windows; not the brief
     run's micro-steps (one row a process: a run resumed on another number of GPUs takes its
     measurement as it is)."""
-    from longred_bench.results import config_hash
-
-    return config_hash({"brief": brief.replace(micro_tokens=0).trained_dict(),
-                        "windows": IMPACT_WINDOWS})  # fmt: skip
+    return _keyed(brief.replace(micro_tokens=0).trained_dict())
 
 
 def measure_anchors(
@@ -176,10 +173,14 @@ def _same(saved: TrainConfig | None, brief: TrainConfig) -> bool:
 def _named_key(brief: TrainConfig) -> str:
     """:func:`brief_key` as it was until 2026-12-05, with the profile's name in it: a run begun
     then keeps its measurement when it resumes."""
+    return _keyed(brief.replace(micro_tokens=0).to_dict())
+
+
+def _keyed(brief: dict[str, Any]) -> str:
+    """The hash of a brief run's config fields ``brief`` and the measured windows."""
     from longred_bench.results import config_hash
 
-    return config_hash({"brief": brief.replace(micro_tokens=0).to_dict(),
-                        "windows": IMPACT_WINDOWS})  # fmt: skip
+    return config_hash({"brief": brief, "windows": IMPACT_WINDOWS})
 
 
 def _brief_dir_config(folder: Path) -> TrainConfig | None:

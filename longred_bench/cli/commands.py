@@ -162,6 +162,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         phrasing=args.phrasing, allow_code_eval=args.allow_code_eval,
         log_samples=args.log_samples, dtype=args.dtype,
     )  # fmt: skip
+    if cfg.decoding == "pcd":  # a cut the model cannot take, as the run refuses it (dry run too)
+        check_pcd_model(cfg.model, (cfg.rope,), cfg.pcd)
     if args.dry_run:
         if cfg.tasks is not None and cfg.suite != "paper_short":  # a typo, as the run refuses it
             from longred_bench.evaluation.harness import check_task_names
@@ -172,8 +174,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
             from longred_bench.models.loading import extended_config
 
             extended_config(config, cfg.rope)
-        if cfg.decoding == "pcd":  # a cut the model cannot take, as the run refuses it
-            check_pcd_model(cfg.model, (cfg.rope,), cfg.pcd)
         check_corpus_name(cfg.corpus)  # a corpus that names none, as the run refuses it
         if args.out is not None:
             check_eval_out(Path(args.out), cfg.ran_dict())
@@ -189,8 +189,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
         check_corpus_name(cfg.corpus)
         raise
     check_extensions(cfg.model, [cfg.rope] if cfg.rope else [])
-    if cfg.decoding == "pcd":
-        check_pcd_model(cfg.model, (cfg.rope,), cfg.pcd)
     from longred_bench.evaluation import paper_suite
     from longred_bench.jobs.eval import eval_command
 

@@ -101,7 +101,7 @@ def _step_of(checkpoint: Path, out: Path) -> str:
 def _training_now() -> str:
     """``the training run in progress kept checkpoint ... (step N of M ...), which the
     command resumes; `` where this process was training a unit that saved one, else ``""``."""
-    from longred_bench.jobs.units import TRAINING_NOW
+    from longred_bench.jobs.in_progress import TRAINING_NOW
     from longred_bench.training.checkpoint import latest_checkpoint
 
     run = TRAINING_NOW[-1] if TRAINING_NOW else None

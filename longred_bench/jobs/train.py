@@ -36,19 +36,19 @@ def run_training(
     is checked first (:func:`~longred_bench.training.loop.check_run_dir`): a run of another
     config is refused before any preparation, and a finished run resumed is left as it is."""
     method = METHODS[cfg.recipe]
-    if not method.TRAINS and is_finished(out):  # another run's folder: a merge's own line
+    done = is_finished(out)
+    if not method.TRAINS and done:  # another run's folder: a merge's own line
         from longred_bench.training.merge import check_out
 
         check_out(cfg, out)
     # before LongRecipe's preparation (it measures); a merge has its own checks until finished
-    finished = (method.TRAINS or is_finished(out)) and check_run_dir(cfg, out, resume)
-    if not method.TRAINS and not finished:  # process 0 writes it; the others wait for it
-        return from_process_0(partial(method.produce, cfg, out, progress=progress), rank, world)
-    if finished:
+    if (method.TRAINS or done) and check_run_dir(cfg, out, resume):
         if progress and rank == 0:
             print(f"{out} holds this run finished ({out / 'final'}): nothing to resume",
                   flush=True)  # fmt: skip
         return out / "final"
+    if not method.TRAINS:  # process 0 writes it; the others wait for it
+        return from_process_0(partial(method.produce, cfg, out, progress=progress), rank, world)
     prep = method.prepare(cfg, out, train=partial(train, rank=rank, world=world),
                           progress=progress and rank == 0, rank=rank, world=world)  # fmt: skip
     final = train(

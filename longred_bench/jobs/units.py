@@ -59,9 +59,6 @@ LOAD_KEYS = ("load_1min_start", "load_1min_end", "cpus")
 its peak memory and the machine's load while it trained."""
 TIMING = "timing.json"
 """Beside a unit's records: ``{"seconds": ...}``, the wall time of the call that computed it."""
-TRAINING_NOW: list[Path] = []
-"""The folder of the training run this process is training, while it trains (left set when
-it is interrupted: the interrupted line names its checkpoint; cleared when it ends otherwise)."""
 
 # The source a unit's result depends on, by kind: folders (ending in ``/``) and files of the
 # repository (see :mod:`longred_bench.source_tree`). A unit's key holds the hash of these files
@@ -440,6 +437,7 @@ def _train_once(
     cfg: Any, run_dir: Path, *, first: bool, progress: bool, outcome: list[str]
 ) -> dict[str, Any]:
     """:func:`train_cached`'s work, under its lock: the finished run's summary record."""
+    from longred_bench.jobs.in_progress import training_now
     from longred_bench.jobs.train import run_training
     from longred_bench.training.checkpoint import latest_checkpoint
 
@@ -451,8 +449,7 @@ def _train_once(
     if progress:
         print(f"[train] {cfg.recipe} rope={cfg.rope} seed={cfg.seed} -> {run_dir}", flush=True)
     aside = aside_of(run_dir)
-    TRAINING_NOW[:] = [run_dir]
-    try:
+    with training_now(run_dir):  # an interrupt's line names its checkpoint
         if latest_checkpoint(run_dir) is not None:
             if first:  # under torchrun, rank 0 writes the run's files
                 follow_moved_cache(run_dir, cfg)
@@ -467,10 +464,6 @@ def _train_once(
             raise UserError(f"training run {run_dir} finished without readable records")
         finish_run(run_dir, cfg)
         shutil.rmtree(aside, ignore_errors=True)
-    except Exception:  # not an interrupt (KeyboardInterrupt, SIGTERM's): its line reads it
-        TRAINING_NOW.clear()
-        raise
-    TRAINING_NOW.clear()
     return info
 
 

@@ -206,9 +206,10 @@ def _train_ranks(cfg: Any, run_dir: Path, rank: int, world: int, progress: bool)
     a cache that moved), else from the start after rank 0 sets the old folder aside."""
     import torch.distributed as dist
 
+    from longred_bench.jobs.in_progress import training_now
     from longred_bench.jobs.key_root import follow_moved_cache
     from longred_bench.jobs.train import run_training
-    from longred_bench.jobs.units import TRAINING_NOW, aside_of, finish_run, set_aside
+    from longred_bench.jobs.units import aside_of, finish_run, set_aside
     from longred_bench.training.checkpoint import latest_checkpoint
 
     resume = latest_checkpoint(run_dir) is not None
@@ -217,14 +218,9 @@ def _train_ranks(cfg: Any, run_dir: Path, rank: int, world: int, progress: bool)
     elif rank == 0:
         set_aside(run_dir)
     dist.barrier()  # the folder as rank 0 left it, before any rank reads it
-    TRAINING_NOW[:] = [run_dir]  # an interrupted line names its checkpoint
-    try:
+    with training_now(run_dir):  # an interrupt's line names its checkpoint
         run_training(cfg, run_dir, resume=resume, progress=progress and rank == 0, rank=rank,
                      world=world)  # fmt: skip
-    except Exception:  # not an interrupt (whose line reads it): nothing in progress
-        TRAINING_NOW.clear()
-        raise
-    TRAINING_NOW.clear()
     if rank == 0:
         finish_run(run_dir, cfg)
         shutil.rmtree(aside_of(run_dir), ignore_errors=True)

@@ -101,7 +101,6 @@ def cmd_train(args: argparse.Namespace) -> int:
     for key in DATA_KEYS:  # a missing local file fails here, not after the model loads
         if isinstance(getattr(cfg, key, None), str):
             check_local_paths(getattr(cfg, key))
-    check_init_at_hand(cfg)  # from the configs: a dry run's too
     if args.dry_run:
         from longred_bench.jobs.same_tokens import check_training_shapes
         from longred_bench.jobs.tiny_base import plan_tokenizer
@@ -112,6 +111,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         model = choose_model(load_profile(args.profile)).model  # its window is stated
         window = model.window if cfg.model == model.name else None
         check_training_shapes(cfg.to_dict())  # the configs alone: nothing built or loaded
+        check_init_at_hand(cfg)  # after the shapes, as the run checks them
         print(describe_plan_with_data(cfg, window, plan_tokenizer(cfg)))
         from longred_bench.reproduce.plan import tiny_base_build
 
@@ -122,6 +122,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from longred_bench.jobs.same_tokens import check_training_models
 
     check_training_models(cfg.to_dict())  # teacher, init, merge_with: before any weights load
+    check_init_at_hand(cfg)
     from longred_bench.jobs.train import train_command
 
     out = Path(args.out)

@@ -21,9 +21,9 @@ def data_section(todo: list[Any], profile: Any) -> list[str]:
     if not runs:
         return []
     if not reads_training_code(profile):
-        return [f"Training data: the epochs of each stream are not counted in this plan (profile "
-                f"{profile.name}'s model has no known shape, so the plan reads no training code); "
-                "each run prints them as it starts.", ""]  # fmt: skip
+        return [f"Training data: the epochs of each stream are not counted in this plan "
+                f"({_why_not_read(profile)}, so the plan reads no training code); each run "
+                "prints them as it starts.", ""]  # fmt: skip
     found: dict[str, list[str]] = {}
     once = 0
     memo: dict = {}
@@ -40,6 +40,17 @@ def data_section(todo: list[Any], profile: Any) -> list[str]:
     if once:
         out.append(f"  {once} run(s) read each row at most once")
     return [*out, ""]
+
+
+def _why_not_read(profile: Any) -> str:
+    """Why a plan at ``profile`` reads no training code: its model is one of the suite's own
+    small models (timed from the cache; said so, not "no known shape"), or of no known shape."""
+    from longred_bench.models.names import zoo_names
+
+    name = profile.model.name
+    if name in {*zoo_names(), "tiny-base"}:
+        return f"profile {profile.name}'s model, {name}, is one of the suite's own small models"
+    return f"profile {profile.name}'s model, {name}, has no known shape"
 
 
 def trained_config(config: dict[str, Any], window: int) -> tuple[Any, int] | None:

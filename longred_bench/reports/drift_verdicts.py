@@ -44,8 +44,9 @@ from longred_bench.reports.verdict_rules import (
 from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT
 
 CLAIM_C = (
-    "Drift falls after CPT: hidden similarity rises and attention KL falls (Table 1), beyond "
-    "what the same training data moves at the original RoPE (`control`)."
+    "Drift falls after CPT, net of what the same training data moves at the original RoPE "
+    "(`control`): hidden similarity rises and attention KL falls against the control's change "
+    "(Table 1)."
 )
 CLAIM_C2 = "A larger RoPE base drifts more: lower hidden similarity, higher attention KL."
 RULE_C = (
@@ -171,9 +172,10 @@ def verdict_drift_falls(
         labels.append(judge(ci, side, paper=effect))
         raw = sum(float(s[f"mean_{metric}"]) for s in after) / len(after) - zero_shot
         shown = _distinct([zero_shot, IDENTITY[metric]])[0]  # 0.999995 is not "1"
+        against = " (against the claim's direction: it holds net of the control only)"
         parts.append(
-            f"{name} {shown} before, raw change after CPT {raw:+.3g} (mean of its seeds); "
-            "CPT's change net of the control's "
+            f"{name} {shown} before, raw change after CPT {raw:+.3g} (mean of its seeds)"
+            f"{against if raw * side < 0 else ''}; CPT's change net of the control's "
             f"{_fmt(ci)} (the paper's effect, scaled: {effect:+.3g}): {labels[-1]}"
         )
     n = len(text_values(before, "hidden_cosine") or {})

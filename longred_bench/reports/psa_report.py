@@ -206,7 +206,7 @@ def probability_text(p: float) -> str:
 
 def _table(summary: pd.DataFrame, keys: list[str], top_k: int) -> list[str]:
     head = [*keys, "n", "S first [95% CI]", "S all [95% CI]", "median rank", "mean rank"]
-    head += [f"top-{top_k} share", "mean P(gold)", "needle depth %", "needle distance"]
+    head += [f"top-{top_k} share", "mean P(gold)", "needle depth %", "needle distance (tokens)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in summary.to_dict("records"):
         cells = [str(row[k]) for k in keys] + [
@@ -278,8 +278,9 @@ def psa_rule(top_k: int) -> str:
         "- S first(shortest) (the two lengths' samples resampled independently) lies entirely "
         f"below 0 (salience falls) and, at every length, the "
         f"{LEVEL:.0%} interval of the top-{top_k} share (samples whose gold rank is at most "
-        f"{top_k}) lies above 1/2; **{NOT_REPRODUCED}** when at some length that share's "
-        "interval lies below 1/2 (the gold token leaves the top) or the interval of the S first "
+        f"{top_k}) lies above 1/2 (its lower end over 1/2); **{NOT_REPRODUCED}** when at some "
+        "length that share's interval lies below 1/2 (its upper end under 1/2: the gold token "
+        "leaves the top; an end at 1/2 exactly is clear of neither) or the interval of the S first "
         f"change lies entirely above 0; otherwise **{UNDECIDED}**. Both labels need an interval "
         f"to clear its bound. A single length: **{NOT_COMPARABLE}** (no fall to measure)."
     )

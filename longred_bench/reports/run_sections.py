@@ -283,7 +283,8 @@ def ruler_scope(runs: dict[RunKey, Run]) -> str:
         return "the task average over the lengths evaluated"
     return (
         f"the mean over its {len(tasks)} tasks ({', '.join(tasks)}) at the lengths each row was "
-        "scored at (an extension's rows at the lengths within its window; see RULER by length)"
+        "scored at (an extension's rows at the lengths within its window; see RULER by length: "
+        "RULER and Avg compare within an extension's rows, not across extensions)"
     )
 
 

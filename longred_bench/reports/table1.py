@@ -252,9 +252,11 @@ def build_table1(
         )
     lines += [
         "",
-        f"Paper rows: {TABLE1_SETTING}. KL-selected layers: the {int(first['top_m'])} layers with "
-        "the largest attention KL plus the last (LongReD's rule for the short-text distillation "
-        "layers); 1-based decoder layers.",
+        f"Paper rows: {TABLE1_SETTING}. KL-selected layers: {_top_m(first)} the largest "
+        "attention KL plus the last (LongReD's rule for the short-text distillation layers), "
+        "of an extension before CPT (the zero-shot model)"
+        + (", and of the control after its training" if control else "")
+        + "; 1-based decoder layers.",
         "",
         "## Verdicts: drift after CPT, and by RoPE base",
         "",
@@ -282,3 +284,9 @@ def build_table1(
         layers, out_dir / "table1.png", f"{first['original']}: drift per layer ({profile})"
     )
     return md_path, png_path
+
+
+def _top_m(first: Any) -> str:
+    """``the layer with`` or ``the M layers with``, by the records' ``top_m``."""
+    m = int(first["top_m"])
+    return "the layer with" if m == 1 else f"the {m} layers with"

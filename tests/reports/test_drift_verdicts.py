@@ -131,6 +131,11 @@ def test_verdict_c_shows_the_raw_change_beside_the_net_one() -> None:
     verdict = verdict_drift_falls("e", before, after, CONTROL)
     assert verdict.label == REPRODUCED
     assert "raw change after CPT -0.005" in verdict.ours
+    assert "(mean of its seeds) (against the claim's direction: it " \
+        "holds net of the control only)" in verdict.ours  # fmt: skip
+    assert verdict.claim.startswith("Drift falls after CPT, net of what the same training data")
+    # the KL falls raw too (-0.05): no such note on it
+    assert verdict.ours.count("against the claim's direction") == 1
 
 
 def test_means_that_differ_read_differently() -> None:

@@ -7,7 +7,13 @@ from __future__ import annotations
 import pytest
 
 from longred_bench.metrics.stats import Interval
-from longred_bench.reports.pcd_report import SHORT_MARGIN, pcd_verdicts, ruler_verdict
+from longred_bench.reports.pcd_report import (
+    SHORT_MARGIN,
+    multiplicity_line,
+    pcd_verdicts,
+    ruler_verdict,
+    short_table,
+)
 from longred_bench.reports.verdict_rules import (
     NOT_COMPARABLE,
     NOT_REPRODUCED,
@@ -102,3 +108,20 @@ def test_short_tasks_are_judged_against_the_no_harm_margin() -> None:
     assert _labels(short([0.0, 1.0] * 20, greedy=0.0), "short") == [UNDECIDED]
     lone = [_item("greedy", 0, 1.0, "short"), _item("pcd", 1, 1.0, "short")]
     assert _labels(lone, "short") == [NOT_COMPARABLE]
+
+
+def test_the_short_table_shows_the_mean_of_task_means_the_rule_compares() -> None:
+    """Task vt: 3 documents at 100; task qa: 1 at 0. Each task counts once (the rule's
+    statistic): 50.0, not the pooled 75.0 of the 4 documents."""
+    recs = [_item(d, i, 1.0, part="short") for d in ("greedy", "pcd") for i in range(3)]
+    recs += [{**_item(d, 0, 0.0, part="short"), "task": "qa"} for d in ("greedy", "pcd")]
+    rows = short_table(recs)
+    assert "| x | 50.0 | 50.0 |" in rows
+    assert any("not LongReD's Short Avg" in r for r in rows)
+
+
+def test_the_multiplicity_line_counts_the_tests_of_each_claim() -> None:
+    recs = [_item(d, i, 50.0 + (d == "pcd")) for d in ("greedy", "pcd") for i in range(8)]
+    recs += [_item(d, i, 1.0, part="short") for d in ("greedy", "pcd") for i in range(3)]
+    line = multiplicity_line(pcd_verdicts(recs, top_k=10))
+    assert "(2 in all: 1 for RULER, 1 for short tasks), not corrected" in line

@@ -114,6 +114,9 @@ def test_report_shows_intervals_sample_size_and_the_control_row(tmp_path: Path) 
     assert md.count("| this suite |") == 3  # two extensions and the control
     assert md.count("| (c) Drift falls after CPT") == 1  # the control is no claim (c) setting
     assert "| `abf:theta=4e4` | **reproduced** |" in md
+    # top_m 1: one layer, said so; the control row's selection is of the trained control
+    assert "KL-selected layers: the layer with the largest attention KL plus the last" in md
+    assert "of an extension before CPT (the zero-shot model), and of the control after" in md
 
 
 def test_report_of_old_records_shows_point_values(tmp_path: Path) -> None:

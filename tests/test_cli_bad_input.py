@@ -493,3 +493,27 @@ def test_a_training_runs_folder_given_as_a_model_names_its_final(tmp_path, capsy
                  ["train", "--recipe", "merge", "--profile", "smoke", "--set",
                   f"merge_with={run}", "--out", str(tmp_path / "m")]):  # fmt: skip
         _one_line_error(capsys, argv, f"is a training run's folder; give its model, {final}")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "--model", "", "--suite", "short_tiny", "--dry-run"],
+        ["drift", "--original", "tiny-random", "--extended", " ", "--out", "{out}"],
+        ["psa", "--model", "", "--rope", "none", "--out", "{out}"],
+    ],
+)
+def test_an_empty_model_spec_is_refused_not_read_as_this_folder(
+    tmp_path, monkeypatch, capsys, argv
+) -> None:
+    """``--model "$(longred-bench models --path tiny-base)"`` with tiny-base not built passes
+    an empty spec, which was read as ``.``: a model folder there was evaluated without a word."""
+    from longred_bench.models.zoo import tiny_random
+
+    model, tokenizer = tiny_random()
+    model.save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()  # the save's progress bar
+    argv = [a.replace("{out}", str(tmp_path / "o")) for a in argv]
+    _one_line_error(capsys, argv, "a model spec is empty (a `$(longred-bench models --path")

@@ -17,6 +17,10 @@ from longred_bench.cli import main
         (["--niah-samples", "0"], "niah_samples (--niah-samples) must be"),
         (["--short-limit", "0"], "short_limit (--short-limit) must be"),
         (["--niah-depths", "150"], "niah_depths (--niah-depths) must be percents from 0 to 100"),
+        (
+            ["--suites", "drift", "--decoding", "pcd", "--pcd-alpha", "2"],
+            "compare: --decoding pcd decodes nothing in --suites drift",
+        ),
     ],
 )
 def test_compare_names_its_own_flags(tmp_path, capsys, flags, message) -> None:

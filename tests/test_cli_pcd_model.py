@@ -13,7 +13,7 @@ from longred_bench.errors import UserError
 
 PAST = "PCD first_pair 1000 is past the model's last RoPE pair (7)"
 ABOVE = "PCD local base 1e+09 is not below the model's RoPE base 10000"
-MOVING = "PCD first_pair > 0 needs a RoPE type with fixed frequencies"
+MOVING = "PCD needs a RoPE type whose frequencies are fixed: --rope dynamic:factor=2 is 'dynamic'"
 
 
 @pytest.fixture
@@ -108,3 +108,51 @@ def test_a_model_that_does_not_build_is_left_to_its_run_and_the_next_checked(mon
     with pytest.raises(UserError, match="not below the model's RoPE base"):
         check_pcd_model("tiny-random", (None, "pi:factor=2"), PcdConfig(local_base=1e9))
     assert len(calls) == 2
+
+
+def test_a_pcd_flag_at_its_default_is_the_same_run(tmp_path, capsys) -> None:
+    """``--pcd-alpha 1.5`` (the default) read as another config: eval refused its own --out
+    ("differs in pcd") and compare measured its PCD units again. The dry run prints the config
+    a run is keyed by: the same with or without the default given; another value differs."""
+    argv = ["eval", "--model", "tiny-random", "--suite", "short_tiny", "--decoding", "pcd",
+            "--dry-run"]  # fmt: skip
+    said = {}
+    for flags in ([], ["--pcd-alpha", "1.5", "--pcd-local-fraction", "0.25"], ["--pcd-alpha", "2"]):
+        assert main([*argv, *flags]) == 0
+        said[len(flags)] = capsys.readouterr().out
+    assert said[0] == said[4] and '"pcd": null' in said[0]
+    assert said[2] != said[0] and '"alpha": 2.0' in said[2]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["eval", "--model", "tiny-random", "--suite", "short_tiny"],
+     ["psa", "--model", "tiny-random", "--rope", "none", "dynamic:factor=2"],
+     ["compare", "--original", "tiny-random", "--rope", "dynamic:factor=2"]],
+)  # fmt: skip
+def test_pcd_on_a_rope_whose_frequencies_move_is_refused(tmp_path, capsys, no_weights, argv):
+    """Under dynamic NTK the local window that ran (1,280 tokens) was not the W' recorded
+    (256): PCD is refused there, at its default settings too, before anything loads."""
+    out = tmp_path / "o"
+    rope = [] if "dynamic:factor=2" in argv else ["--rope", "dynamic:factor=2"]
+    one_line_error(capsys, [*argv, *rope, "--decoding", "pcd", "--out", str(out)], MOVING)
+    assert not out.exists() or not list(out.iterdir())
+
+
+def test_a_local_model_of_dynamic_rope_is_refused_under_pcd(tmp_path, capsys) -> None:
+    import json
+
+    from longred_bench.models.zoo import tiny_random
+
+    model, tokenizer = tiny_random()
+    model.config.rope_parameters = {"rope_type": "dynamic", "rope_theta": 10000.0, "factor": 2.0}
+    model.save_pretrained(tmp_path / "m")
+    tokenizer.save_pretrained(tmp_path / "m")
+    saved = json.loads((tmp_path / "m" / "config.json").read_text())
+    assert (saved.get("rope_parameters") or saved.get("rope_scaling"))["rope_type"] == "dynamic"
+    capsys.readouterr()
+    argv = ["eval", "--model", str(tmp_path / "m"), "--suite", "short_tiny", "--decoding", "pcd",
+            "--dry-run"]  # fmt: skip
+    one_line_error(capsys, argv, f"{tmp_path / 'm'}'s own RoPE is 'dynamic'")
+    argv[argv.index("pcd")] = "greedy"
+    assert main(argv) == 0  # greedy decoding has no local window: it runs

@@ -315,6 +315,9 @@ def test_an_interrupted_reproduce_names_the_command_that_reuses_its_units(
     assert cli.main(argv) == 130
     line = capsys.readouterr().err.strip()
     plain = "longred-bench reproduce table1 --profile smoke"
+    from longred_bench.cache import cache_dir
+
+    assert f"kept in the run cache ({cache_dir() / 'runs'})" in line  # not "$LONGRED_CACHE"
     if force:
         assert f"reuse them with: {plain} (without --force" in line
     else:
@@ -392,3 +395,29 @@ def test_a_broken_pipe_of_another_stream_is_not_silenced() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)  # fmt: skip
     assert done.returncode == 1 and "BrokenPipeError: a worker's pipe" in done.stderr
+
+
+def test_a_progress_bar_left_open_closes_before_the_interrupted_line(monkeypatch, capsys) -> None:
+    """lm-eval's bar, open when Ctrl-C stopped ``eval``, closed only when collected: its last
+    redraw came below the interrupted line."""
+    from tqdm import tqdm
+
+    from longred_bench.cli import commands
+
+    kept = []
+
+    def cut(args):
+        bar = tqdm(total=5, desc="Running generate_until requests", file=sys.stderr)
+        bar.update(2)
+        kept.append(bar)  # held, as lm-eval's frame holds its bar until the exit
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(commands, "cmd_tasks_path", cut)
+    assert cli.main(["tasks-path"]) == 130
+    kept.clear()
+    import gc
+
+    gc.collect()
+    err = capsys.readouterr().err
+    last = [line for line in err.replace("\r", "\n").splitlines() if line.strip()][-1]
+    assert "Running generate_until" in err and last.startswith("interrupted: "), err

@@ -165,6 +165,15 @@ def _stdout_gone() -> bool:
         return False
 
 
+def _close_progress_bars() -> None:
+    """Close every progress bar still open (lm-eval's among them): one closed only when it is
+    collected, at exit, redrew itself below the interrupted line."""
+    tqdm = sys.modules.get("tqdm")
+    for bar in list(getattr(getattr(tqdm, "tqdm", None), "_instances", ())):
+        with contextlib.suppress(Exception):  # a bar half torn down by the interrupt
+            bar.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status (2 with a one-line message on bad input; with one
     line saying what was saved and how to resume, 130 when Ctrl-C stops the command and 143
@@ -202,5 +211,6 @@ def main(argv: list[str] | None = None) -> int:
         # (a bar ends its line only when it closes, in a terminal and in a log alike); under
         # torchrun by process 0 alone (every process is stopped, and each said it)
         if os.environ.get("RANK", "0") == "0":
+            _close_progress_bars()
             print(f"\n{interrupted_line(args)}", file=sys.stderr, flush=True)
         return 128 + signal.SIGTERM if isinstance(stop, Terminated) else 130

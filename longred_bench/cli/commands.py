@@ -21,6 +21,7 @@ from longred_bench.cli.flags import (
     check_rope_none,
     check_short_tasks,
     check_window_tokens,
+    pcd_settings,
 )
 from longred_bench.cli.named import (
     check_corpus_name,
@@ -148,7 +149,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
         check_out_outside(Path(args.out), args.model)
     check_models(args.model, offline=args.dry_run)
     from longred_bench.evaluation.config import EvalConfig
-    from longred_bench.pcd.config import pcd_from_args
 
     check_eval_flags(args)
     check_rope_none(args.rope, "eval")
@@ -158,7 +158,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         limit=args.limit, lengths=args.lengths, samples=args.samples,
         depths=args.depths, corpus=local_text(args.corpus), num_fewshot=args.num_fewshot,
         batch_size=args.batch_size, max_length=args.max_length, backend=args.backend,
-        device=args.device, seed=args.seed, decoding=args.decoding, pcd=pcd_from_args(args),
+        device=args.device, seed=args.seed, decoding=args.decoding, pcd=pcd_settings(args),
         phrasing=args.phrasing, allow_code_eval=args.allow_code_eval,
         log_samples=args.log_samples, dtype=args.dtype,
     )  # fmt: skip
@@ -271,12 +271,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     check_out_outside(Path(args.out), args.original, *(args.extended or ()))
     check_models(args.original, *(args.extended or ()))
     check_pcd_flags(args)
+    if "pcd" in args.decoding and set(args.suites) <= {"drift"}:  # PCD settings never used
+        raise UserError("compare: --decoding pcd decodes nothing in --suites drift (drift "
+                        "reads the weights): drop --decoding and the --pcd-* flags")  # fmt: skip
     check_short_tasks(args.short_tasks, "compare", "--short-tasks")
     from longred_bench.evaluation.config import check_seed
 
     check_seed(args.seed)
     from longred_bench.jobs.configs import CompareConfig
-    from longred_bench.pcd.config import pcd_from_args
 
     cfg = CompareConfig(
         original=args.original, extended=tuple(args.extended or ()), rope=tuple(args.rope or ()),
@@ -286,7 +288,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         niah_depths=tuple(args.niah_depths), niah_samples=args.niah_samples,
         drift_texts=args.drift_texts, drift_num_texts=args.drift_num_texts,
         drift_seq_len=args.drift_seq_len, batch_size=args.batch_size, device=args.device,
-        seed=args.seed, decoding=tuple(args.decoding), pcd=pcd_from_args(args),
+        seed=args.seed, decoding=tuple(args.decoding), pcd=pcd_settings(args),
     )  # fmt: skip
     if "niah" in cfg.suites:  # RULER's lengths are checked as its own
         check_long_lengths(cfg.lengths, "compare")
@@ -344,7 +346,7 @@ def cmd_psa(args: argparse.Namespace) -> int:
     check_models(*args.model)
     check_pcd_flags(args)
     from longred_bench.jobs.configs import PsaConfig
-    from longred_bench.pcd.config import PcdConfig, pcd_from_args
+    from longred_bench.pcd.config import PcdConfig
 
     cfg = PsaConfig(
         models=tuple(local_names(m) for m in args.model), ropes=tuple(args.rope),
@@ -354,7 +356,7 @@ def cmd_psa(args: argparse.Namespace) -> int:
     cfg.check()  # before torch is imported
     check_psa_depths(cfg.tasks, cfg.depths)
     check_long_lengths(cfg.lengths, "psa")
-    pcd = pcd_from_args(args)
+    pcd = pcd_settings(args)
     decodings = list(dict.fromkeys(args.decoding))
     mine = {**cfg.to_dict(), "decoding": decodings,
             "pcd": (pcd or PcdConfig()).as_dict() if "pcd" in decodings else None}  # fmt: skip

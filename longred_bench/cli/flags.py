@@ -6,8 +6,12 @@ not used would make a result claim settings that never ran. It imports nothing h
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from longred_bench.errors import UserError
+
+if TYPE_CHECKING:
+    from longred_bench.pcd.config import PcdConfig
 
 EVAL_FLAG_SUITES = {"--lengths": ("ruler", "niah", "ppl"), "--samples": ("ruler", "niah", "ppl"),
                     "--depths": ("niah",), "--corpus": ("ruler", "niah", "ppl")}  # fmt: skip
@@ -133,3 +137,17 @@ def check_psa_depths(tasks: tuple[str, ...], depths: tuple[float, ...]) -> None:
     if depths and several:
         raise UserError(f"psa: --depths are for the single-needle NIAH tasks "
                         f"({', '.join(single)}), not {several[0]}")  # fmt: skip
+
+
+def pcd_settings(args: argparse.Namespace) -> PcdConfig | None:
+    """The PCD settings of the ``--pcd-*`` flags given, ``None`` where none was or those given
+    are the defaults: a flag repeating its default is the same run (it read as another config,
+    ``eval``'s output refused and ``compare``'s units measured again)."""
+    from dataclasses import replace
+
+    from longred_bench.pcd.config import DEFAULT_LOCAL_FRACTION, PcdConfig, pcd_from_args
+
+    given = pcd_from_args(args)
+    if given is not None and given.local_fraction == DEFAULT_LOCAL_FRACTION:
+        given = replace(given, local_fraction=None)  # the rule in force when none is given
+    return None if given is None or given == PcdConfig() else given

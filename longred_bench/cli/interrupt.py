@@ -113,19 +113,22 @@ def _training_now() -> str:
 
 
 def _reproduce(args: argparse.Namespace, again: str) -> str:
+    from longred_bench.cache import cache_dir
+
     now = _training_now()
+    runs = cache_dir() / "runs"  # the folder itself: "$LONGRED_CACHE" named no place
     if getattr(args, "force", False):  # the same command would compute them all again
         forced = [w for w in again.split(" ") if len(w) > 3 and "--force".startswith(w)]  # --forc
         plain = " ".join(w for w in again.split(" ") if w not in forced)
         return (
             f"{now}every unit finished before the interrupt is kept in the run cache "
-            f"($LONGRED_CACHE/runs); reuse them with: {plain} (without --force, the units this "
+            f"({runs}); reuse them with: {plain} (without --force, the units this "
             "call did not reach are taken from the cache as they were; with it, every unit is "
             "computed again)"
         )
     return (
-        f"{now}every finished unit is kept in the run cache ($LONGRED_CACHE/runs); run the same "
-        f"command again to reuse them: {again}"
+        f"{now}every finished unit is kept in the run cache ({runs}); run the same command "
+        f"again to reuse them: {again}"
     )
 
 

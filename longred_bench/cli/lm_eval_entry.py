@@ -1,7 +1,8 @@
 """``longred-lm-eval``: lm-eval's own command line with this suite's models registered
 (:mod:`longred_bench.evaluation.lm_eval_cli`), where the mistakes a user makes on it end in one
 line and exit status 2, not lm-eval's traceback: a task lm-eval does not find (named with the
-nearest of this suite's tasks) and a ``pretrained=`` model it cannot open."""
+nearest of this suite's tasks), a ``pretrained=`` model it cannot open or left empty, and a
+``--model_args`` key lm-eval also passes from its own flag (``batch_size``, ``device``)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,18 @@ def main() -> None:
     """Run lm-eval's command line (see the module docstring)."""
     from longred_bench.evaluation import lm_eval_cli
 
+    check_pretrained(sys.argv[1:])
     try:
         lm_eval_cli.main()
+    except TypeError as exc:  # a model_args key lm-eval passes itself too (its own flag's value)
+        twice = re.search(r"got multiple values for keyword argument '(\w+)'", str(exc))
+        if twice is None:
+            raise
+        key = twice.group(1)
+        _stop(
+            f"--model_args {key}=... is given twice: lm-eval passes its own --{key} (its "
+            f"default too); give --{key} on the command line instead of in --model_args"
+        )
     except ValueError as exc:
         missing = re.fullmatch(r"Tasks not found: (.+)", str(exc).strip())
         if missing is None:
@@ -27,6 +38,23 @@ def main() -> None:
         _stop(f"lm-eval could not open the model ({first}); give --model_args pretrained= a "
               "Hugging Face model folder or hub id (`longred-bench models --path NAME` prints "
               "a zoo model's folder)")  # fmt: skip
+
+
+def check_pretrained(argv: list[str]) -> None:
+    """Refuse an empty ``pretrained=`` in ``--model_args`` (a ``$(longred-bench models --path
+    NAME)`` that failed): the model loader reads it as ``.``, and a model folder there was
+    evaluated without a word."""
+    from longred_bench.cli.named import EMPTY_SPEC
+
+    for i, arg in enumerate(argv):
+        value = argv[i + 1] if arg == "--model_args" and i + 1 < len(argv) else None
+        if arg.startswith("--model_args="):
+            value = arg.split("=", 1)[1]
+        if value is None or value.lstrip().startswith("{"):  # a JSON object: lm-eval reads it
+            continue
+        pairs = dict(p.split("=", 1) for p in value.split(",") if "=" in p)
+        if "pretrained" in pairs and not pairs["pretrained"].strip():
+            _stop(f"--model_args pretrained=: {EMPTY_SPEC}")
 
 
 def _unknown_tasks(names: str) -> str:

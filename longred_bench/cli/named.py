@@ -10,6 +10,11 @@ from typing import Any
 
 from longred_bench.errors import UserError
 
+EMPTY_SPEC = (
+    "a model spec is empty (a `$(longred-bench models --path NAME)` that failed?): give a "
+    "zoo name, a model folder, a .gguf file or a hub id"
+)
+
 
 def check_models(*specs: str, offline: bool = False) -> None:
     """Refuse, in one line and before torch is imported, a model spec that names no model
@@ -19,6 +24,8 @@ def check_models(*specs: str, offline: bool = False) -> None:
     from longred_bench.models.names import check_local, check_model_spec
 
     for spec in dict.fromkeys(specs):
+        if not spec.strip():  # Path("") is ".": a model folder there was taken without a word
+            raise UserError(EMPTY_SPEC)
         try:
             check_local(spec) if offline else check_model_spec(spec)
         except UserError as exc:
@@ -215,6 +222,8 @@ def check_pcd_model(spec: str, ropes: tuple[str | None, ...], pcd: Any) -> None:
     the run's own (:class:`~longred_bench.pcd.model.PcdModel`) on the model built without
     weights; they were met only once the weights had loaded, and passed ``--dry-run``. A model
     whose config is not at hand, or that does not build from it, is checked by its run."""
+    for rope in ropes:
+        check_pcd_rope_type(spec, rope)
     if pcd is None or not (pcd.first_pair or pcd.local_base is not None):
         return  # the other settings are the model's to take at any shape
     config = config_if_at_hand(spec)
@@ -234,6 +243,41 @@ def check_pcd_model(spec: str, ropes: tuple[str | None, ...], pcd: Any) -> None:
         except Exception:  # a best effort: a config it does not build from, its run checks
             continue
         PcdModel(model, pcd)
+
+
+MOVING_ROPE = ("dynamic", "longrope")
+"""RoPE types whose frequencies a model rescales with the input's length."""
+
+
+def check_pcd_rope_type(spec: str, rope: str | None) -> None:
+    """Refuse PCD on a RoPE type whose frequencies move with the input's length (dynamic NTK,
+    LongRoPE): ``rope``'s (a spec of ``--rope``), else model ``spec``'s own where its config is
+    a local file. PCD's local window W' is set by a base B' solved once from the frequencies
+    as built, and such a type rescales them at every long prompt, so the window that ran was
+    not the W' its records name (under dynamic NTK a 256-token W' ran as 1,280 tokens). Reads
+    the spec or the ``config.json`` alone: nothing heavy is imported."""
+    import json
+
+    from longred_bench.models.rope import parse_rope_spec
+
+    if rope:
+        rope_type = "dynamic" if parse_rope_spec(rope).method == "dynamic" else None
+    else:
+        path = Path(spec).expanduser() / "config.json"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        except (OSError, ValueError):
+            data = {}  # its run says what is wrong with it
+        data = data if isinstance(data, dict) else {}
+        params = data.get("rope_parameters") or data.get("rope_scaling") or {}
+        params = params if isinstance(params, dict) else {}
+        rope_type = params.get("rope_type") or params.get("type")
+    if rope_type in MOVING_ROPE:
+        which = f"--rope {rope}" if rope else f"{spec}'s own RoPE"
+        raise UserError(f"PCD needs a RoPE type whose frequencies are fixed: {which} is "
+                        f"{rope_type!r}, which rescales them with the prompt's length, so PCD's "
+                        "local window would not be the one it records; use --decoding greedy, "
+                        "or another RoPE")  # fmt: skip
 
 
 def check_pairs_file(spec: str, *, here: bool) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 from longred_bench.metrics.retention import category_means, longred_avg, retention
 from longred_bench.reports import provenance
 from longred_bench.reports.drift_report import cosines
+from longred_bench.reports.pcd_settings import pcd_lines
 from longred_bench.reports.short_avg import (
     HEADLINE,
     NO_GROUP,
@@ -163,6 +164,15 @@ def category_lines(
     return lines
 
 
+def _drift_of(label: str, drift: dict[str, Any], labels: list[str]) -> Any:
+    """The drift summary of row ``label``: its own, or for a PCD row (``X +pcd``) its model's
+    where no greedy row ``X`` shows it (drift is the weights', measured once, keyed ``X``)."""
+    if label in drift:
+        return drift[label]
+    plain = label.removesuffix(" +pcd")
+    return drift.get(plain) if plain not in labels else None
+
+
 def _ratio(ext: float | None, orig: float | None) -> float | None:
     if ext is None or orig is None or math.isnan(ext) or math.isnan(orig) or orig == 0:
         return None
@@ -196,6 +206,7 @@ def build_compare_report(
         "",
         f"Device: {devices}. Commit {code}. Scores are 0-100; retention is extended / original.",
         "",
+        *pcd_lines(records, windows=False),  # each model has its own windows
         sample_sizes(records),
         "",
     ]
@@ -212,6 +223,7 @@ def build_compare_report(
         "| Short retention | RULER retention | hidden cosine | attention KL (nats/row) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    drift = {label: d for label in labels if (d := _drift_of(label, drift, labels))}
     measured = [b for b in labels if b in drift and not _missing(drift[b]["mean_hidden_cosine"])]
     cosine = dict(
         zip(measured, cosines([drift[lb]["mean_hidden_cosine"] for lb in measured]), strict=True)

@@ -14,6 +14,7 @@ from typing import Any
 
 from longred_bench.metrics.retention import category_means
 from longred_bench.reports import provenance
+from longred_bench.reports.pcd_settings import pcd_lines
 from longred_bench.reports.ruler_plot import plot_ruler_lengths
 from longred_bench.reports.short_avg import paper_categories, paper_scores, short_avg
 
@@ -160,6 +161,7 @@ def write_eval_report(
         lines += [f"Command: `{command}`", ""]
     devices, code = provenance(records)
     lines += [f"Device: {devices}. Commit {code}.", ""]
+    lines += pcd_lines(records)
     if any(r.get("kind") == "eval" for r in records):
         lines += [*metrics_table(records), ""]
     if members:

@@ -471,8 +471,9 @@ def pcd_markdown(
         lines += [
             "",
             "Under PCD the rank is in the distribution PCD decodes from (the contrast on the "
-            "plausible tokens of the standard pass; a gold token outside them has rank one past "
-            "their number).",
+            "plausible tokens of the standard pass; a gold token outside them, which PCD never "
+            "emits, has rank one past their number in the median rank, and counts as unranked "
+            "in S first and the top-k share).",
         ]
     lines += ["", "## Short tasks (headline accuracy, 0-100)", "", *short_table(records)]
     ppl = _perplexities(records)

@@ -57,11 +57,24 @@ N_BOOT = 2000
 BOOT_SEED = 0
 
 
+def never_emitted(record: dict[str, Any]) -> bool:
+    """Whether a PCD line's gold token lies outside PCD's plausible set (probability 0: PCD
+    never emits it). Its record keeps the rank one past the set's size (the median and mean
+    rank read it); S first and the top-k share count it unranked (reciprocal rank 0, in no top
+    k): with a set of a few tokens that rank read as highly ranked (rank 6 of a top-5 cut in the
+    top 10, S first up to 1/2)."""
+    pcd = record.get("decoding") == "pcd" or str(record.get("extension", "")).endswith(" +pcd")
+    return pcd and record.get("probability") == 0
+
+
 def sample_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
-    """The ``psa_sample`` records as a DataFrame (a :class:`UserError` if there are none)."""
+    """The ``psa_sample`` records as a DataFrame (a :class:`UserError` if there are none), a
+    gold token PCD never emits unranked (:func:`never_emitted`)."""
     rows = [r for r in records if r.get("kind") == "psa_sample"]
     if not rows:
         raise UserError("psa report: no psa_sample records to report")
+    rows = [{**r, "unranked": never_emitted(r)} for r in rows]
+    rows = [{**r, "reciprocal_rank": 0.0} if r["unranked"] else r for r in rows]
     return pd.DataFrame(rows)
 
 
@@ -76,7 +89,8 @@ def summarize(frame: pd.DataFrame, by: list[str], top_k: int = TOP_K) -> pd.Data
     rows = []
     for key, group in frame.groupby(by, sort=False):
         first, every = _ci(group["reciprocal_rank"]), _ci(group["mean_reciprocal_rank_all"])
-        share = _ci((group["rank"] <= top_k).astype(float))
+        unranked = group.get("unranked", pd.Series(False, index=group.index)).astype(bool)
+        share = _ci(((group["rank"] <= top_k) & ~unranked).astype(float))
         rows.append(
             {
                 **dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True)),

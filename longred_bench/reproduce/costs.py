@@ -273,10 +273,11 @@ def auto_on_cuda(profile: Any) -> bool:
 
 
 def on_cpu(step: Any, profile: Any) -> bool:
-    """Whether ``profile`` runs ``step``'s unit on the CPU (its config's ``device``; ``auto``
-    where the profile evaluates on the CPU, as its cluster jobs ask no GPU then), where a GPU
-    estimate means nothing and a cluster job needs no GPU."""
-    device = str(step.unit.config.get("device", ""))
+    """Whether ``profile`` runs ``step``'s unit on the CPU (its config's ``device``, a PSA
+    unit's under ``psa``; ``auto`` where the profile evaluates on the CPU, as its cluster jobs
+    ask no GPU then), where a GPU estimate means nothing and a cluster job needs no GPU."""
+    config = step.unit.config
+    device = str(config.get("device") or (config.get("psa") or {}).get("device") or "")
     return device == "cpu" or (device == "auto" and not auto_on_cuda(profile))
 
 

@@ -61,3 +61,49 @@ def test_a_mistyped_task_or_model_is_one_line(tmp_path, monkeypatch, capsys, giv
     assert stop.value.code == 2
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error")]
     assert len(errors) == 1 and errors[0].startswith(said), errors
+
+
+def test_an_empty_pretrained_is_refused_not_read_as_this_folder(tmp_path, monkeypatch, capsys):
+    """``pretrained=$(longred-bench models --path tiny-base)`` with tiny-base not built leaves
+    ``pretrained=`` empty: a model folder in the working directory was evaluated (exit 0)."""
+    from longred_bench.cli.lm_eval_entry import main
+    from longred_bench.evaluation.harness import tasks_dir
+    from longred_bench.models.zoo import tiny_random
+
+    model, tokenizer = tiny_random()
+    model.save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    argv = ["longred-lm-eval", "run", "--model", "longred-pcd", "--model_args",
+            "pretrained=,alpha=1.5", "--include_path", str(tasks_dir()), "--tasks",
+            "longred_tiny_swap", "--limit", "1"]  # fmt: skip
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit) as stop:
+        main()
+    assert stop.value.code == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error")]
+    assert len(errors) == 1
+    assert errors[0].startswith("error: --model_args pretrained=: a model spec is empty")
+
+
+def test_a_model_arg_lm_eval_passes_itself_is_one_line(tmp_path, monkeypatch, capsys):
+    """``batch_size=`` or ``device=`` in ``--model_args`` meet lm-eval's own flag's value: a
+    TypeError traceback ("got multiple values"), now one line naming the flag to use."""
+    from longred_bench.cli.lm_eval_entry import main
+    from longred_bench.evaluation.harness import tasks_dir
+    from longred_bench.models.zoo import tiny_random
+
+    model, tokenizer = tiny_random()
+    model.save_pretrained(tmp_path / "m")
+    tokenizer.save_pretrained(tmp_path / "m")
+    argv = ["longred-lm-eval", "run", "--model", "longred-pcd", "--model_args",
+            f"pretrained={tmp_path / 'm'},device=cpu", "--include_path", str(tasks_dir()),
+            "--tasks", "longred_tiny_swap", "--limit", "1"]  # fmt: skip
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit) as stop:
+        main()
+    assert stop.value.code == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error")]
+    assert errors == ["error: --model_args device=... is given twice: lm-eval passes its own "
+                      "--device (its default too); give --device on the command line instead of "
+                      "in --model_args"]  # fmt: skip

@@ -423,3 +423,29 @@ def test_each_model_has_its_own_unit_folder() -> None:
     assert folders[a] == slug(a) and folders[b] == slug(b)
     for clash in ("out/m", "out_m", "x +pcd", "x_pcd", "drift", "requests"):
         assert folders[clash] != slug(clash) and folders[clash].startswith(slug(clash) + "-")
+
+
+def test_pcd_rows_alone_show_their_models_drift(tmp_path: Path) -> None:
+    """``--decoding pcd`` without greedy: drift, keyed by the model's own label, was on no row
+    of the summary (every cell blank); with a greedy row it stays there, once."""
+    records = [{**r, "label": f"{r['label']} +pcd"} for r in _tiny_records()]
+    common = {"label": "pi:factor=4", "original": "m", "extension": "pi:factor=4",
+              "texts": "brown", "seq_len": 64, "num_texts": 2, "num_tokens": 128}  # fmt: skip
+    records += [
+        {"kind": "drift_layer", **common, "layer": 1, "hidden_cosine": 0.95, "attention_kl": 0.2},
+        {"kind": "drift_summary", **common, "mean_hidden_cosine": 0.95, "last_hidden_cosine": 0.95,
+         "mean_attention_kl": 0.2, "top_m": 1, "selected_layers": [1]},
+    ]  # fmt: skip
+    labels = ["original +pcd", "pi:factor=4 +pcd"]
+    report.build_compare_report(records, labels, tmp_path, title="t", command="c")
+    summary = {
+        row[0]: row[7] for row in _table((tmp_path / "compare.md").read_text(), "## Summary")
+    }
+    assert summary == {"original +pcd": "", "pi:factor=4 +pcd": "0.9500"}
+    records += [{**r, "label": r["label"].removesuffix(" +pcd")} for r in _tiny_records()]
+    labels = ["original", "original +pcd", "pi:factor=4", "pi:factor=4 +pcd"]
+    report.build_compare_report(records, labels, tmp_path, title="t", command="c")
+    summary = {
+        row[0]: row[7] for row in _table((tmp_path / "compare.md").read_text(), "## Summary")
+    }
+    assert summary["pi:factor=4"] == "0.9500" and summary["pi:factor=4 +pcd"] == ""

@@ -280,3 +280,22 @@ def test_a_small_mean_gold_probability_is_not_printed_as_zero() -> None:
 
     assert probability_text(2.04e-5) == "2.0e-05"
     assert probability_text(0.260) == "0.260" and probability_text(0.0) == "0.000"
+
+
+def test_a_gold_token_pcd_never_emits_is_unranked_in_s_first_and_the_top_k_share():
+    """Under PCD a gold token outside the plausible set has probability 0 and, in its record,
+    rank one past the set's size: rank 6 under a top-5 cut read as in the top 10, and its
+    reciprocal rank 1/6 as salience. It counts as unranked; the greedy line is unchanged."""
+    never = [{**r, "probability": 0.0} for r in _rows("m +pcd", 512, [6] * 4)]
+    never += [{**r, "probability": 0.0} for r in _rows("m +pcd", 2048, [6] * 4)]
+    greedy = _rows("m", 512, [6] * 4) + _rows("m", 2048, [6] * 4)
+    by_length = summarize(sample_frame(never + greedy), ["extension", "length"], top_k=10)
+    pcd = by_length[by_length["extension"] == "m +pcd"]
+    plain = by_length[by_length["extension"] == "m"]
+    assert (pcd["top_k_share"] == 0.0).all() and (pcd["s_first"] == 0.0).all()
+    assert (pcd["median_rank"] == 6).all()  # the record's rank, as documented
+    assert (plain["top_k_share"] == 1.0).all() and list(plain["s_first"]) == pytest.approx(
+        [1 / 6] * 2
+    )
+    verdicts = {v.extension: v for v in psa_verdicts(by_length, top_k=10)}
+    assert verdicts["m +pcd"].leaves_top_k and verdicts["m +pcd"].label == NOT_REPRODUCED

@@ -89,3 +89,20 @@ def test_the_footnote_gives_the_scale_of_the_suites_values() -> None:
     assert "Values as lm-eval reports them (scores 0-100)." in "\n".join(metrics_table(ruler))
     short = [{**_eval("longred_short_tiny", "acc", 0.5), "group": "longred_short_tiny"}]
     assert "(accuracies as fractions)" in "\n".join(metrics_table(short))
+
+
+def test_eval_md_names_the_pcd_settings_the_records_ran_with() -> None:
+    """``--pcd-alpha 3`` and the defaults gave the same eval.md: it showed no PCD setting."""
+    from longred_bench.reports.pcd_settings import pcd_lines
+
+    pcd = {"alpha": 3.0, "plausibility": "adaptive", "beta": 0.1, "top_k": 50,
+           "window_rule": "fraction 0.25", "first_pair": 0,
+           "local": [{"window": 256, "base": 69.19}, {"window": 64, "base": None}]}  # fmt: skip
+    lines = pcd_lines([{"kind": "eval", "pcd": pcd}])
+    assert lines[0] == ("PCD: alpha 3.0, plausible tokens adaptive, beta 0.1, local window "
+                        "fraction 0.25, first pair 0; local windows run: W' 256 with B' 69.19, "
+                        "W' 64 (nothing over-rotated).")  # fmt: skip
+    topk = pcd_lines([{"kind": "eval", "pcd": {**pcd, "plausibility": "topk", "local": []}}])[0]
+    assert "plausible tokens top-50" in topk and "none recorded" in topk
+    assert pcd_lines([{"kind": "eval", "pcd": None}]) == []  # greedy: nothing said
+    assert pcd_lines([{"kind": "eval", "pcd": pcd}], windows=False)[0].endswith("first pair 0.")

@@ -260,3 +260,20 @@ def test_longrecipe_counts_its_anchor_measurements_memory(tmp_path, monkeypatch)
     assert costs.measure_memory(s, 32768) / 2**30 < before  # 42 GiB: the run's 74.8 holds more
     monkeypatch.setattr(costs, "measure_memory", lambda shape, length: 100 * 2**30)
     assert unit_cost(step, ctx.profile).gib_per_gpu == pytest.approx(100.0)
+
+
+def test_a_psa_unit_runs_where_its_psa_config_says() -> None:
+    """PCD's PSA units keep their device under ``psa``: read as no device, they were listed
+    ``"device": "gpu"`` on smoke's CPU (``--list-units``) and given a GPU estimate."""
+    from types import SimpleNamespace
+
+    from longred_bench.profiles import load_profile
+
+    def step(config: dict) -> SimpleNamespace:
+        return SimpleNamespace(unit=SimpleNamespace(config=config))
+
+    smoke, smol = load_profile("smoke"), load_profile("smol")
+    assert costs.on_cpu(step({"psa": {"device": "cpu"}, "pcd": None}), smoke)
+    assert not costs.on_cpu(step({"psa": {"device": "cuda"}, "pcd": None}), smoke)
+    assert costs.on_cpu(step({"device": "cpu"}), smol)
+    assert not costs.on_cpu(step({"psa": {"device": "auto"}}), load_profile("paper"))

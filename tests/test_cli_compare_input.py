@@ -46,6 +46,11 @@ PAIR = "  - {original: ORIG, window: 256, extended: [{model: tiny-random, window
     [
         ("{device: gpu}", "tiny-random", "settings.device 'gpu' is not a device torch knows"),
         ("{seed: -1}", "tiny-random", "settings.seed must be a whole number from 0 to 4294967295"),
+        (
+            "{suites: [drift], decoding: [pcd]}",
+            "tiny-random",
+            "settings.decoding pcd decodes nothing in suites [drift]",
+        ),
         ("{seed: 4294967296}", "tiny-random", "settings.seed must be a whole number from 0"),
         ("{}", "[tiny-random]", "pairs[0].original must be one model (a name or a path)"),
         ("{}", "./no-such-model", "model './no-such-model': no such folder"),

@@ -122,6 +122,9 @@ def test_a_pcd_flag_at_its_default_is_the_same_run(tmp_path, capsys) -> None:
         said[len(flags)] = capsys.readouterr().out
     assert said[0] == said[4] and '"pcd": null' in said[0]
     assert said[2] != said[0] and '"alpha": 2.0' in said[2]
+    # without --decoding pcd a PCD flag is refused, at its default too
+    greedy = [*argv[: argv.index("--decoding")], "--pcd-alpha", "1.5", "--dry-run"]
+    one_line_error(capsys, greedy, "PCD parameters given without --decoding pcd")
 
 
 @pytest.mark.parametrize(

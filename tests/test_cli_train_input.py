@@ -234,3 +234,17 @@ def test_a_profile_given_as_config_is_named_as_one(tmp_path, capsys) -> None:
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"error: train: --config {mine} is a profile (it has ")
     assert err.endswith(f"not a training config: give it as --profile {mine}")
+
+
+@pytest.mark.parametrize(
+    ("recipe", "item", "key"),
+    [("cpt", 'model=""', "model"), ("longred", 'teacher=" "', "teacher")],
+)
+def test_an_empty_model_spec_is_refused_not_made_this_folder(
+    tmp_path, monkeypatch, capsys, recipe, item, key
+) -> None:
+    """``model: ""`` (or a teacher) was made absolute, the working folder: a model there was
+    trained from, or distilled from, without a word."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["train", "--recipe", recipe, "--profile", "smoke", "--set", item, "--dry-run"]
+    _one_line_error(capsys, argv, f"train: {key}: a model spec is empty")

@@ -148,6 +148,9 @@ def pcd_settings(args: argparse.Namespace) -> PcdConfig | None:
     from longred_bench.pcd.config import DEFAULT_LOCAL_FRACTION, PcdConfig, pcd_from_args
 
     given = pcd_from_args(args)
+    decoding = args.decoding if isinstance(args.decoding, list | tuple) else [args.decoding]
+    if "pcd" not in decoding:
+        return given  # refused as given without --decoding pcd, at the default too
     if given is not None and given.local_fraction == DEFAULT_LOCAL_FRACTION:
         given = replace(given, local_fraction=None)  # the rule in force when none is given
     return None if given is None or given == PcdConfig() else given

@@ -41,20 +41,38 @@ def main() -> None:
 
 
 def check_pretrained(argv: list[str]) -> None:
-    """Refuse an empty ``pretrained=`` in ``--model_args`` (a ``$(longred-bench models --path
-    NAME)`` that failed): the model loader reads it as ``.``, and a model folder there was
-    evaluated without a word."""
+    """Refuse an empty ``pretrained=`` in ``--model_args`` (or ``-a``; ``k=v,k=v`` items, one
+    argument or several, or a JSON object): a ``$(longred-bench models --path NAME)`` that
+    failed. The model loader read it as ``.``, and a model folder there was evaluated without a
+    word. (The ``longred-pcd`` model refuses it itself, from Python too.)"""
+    import json
+
     from longred_bench.cli.named import EMPTY_SPEC
 
+    values: list[str] = []
     for i, arg in enumerate(argv):
-        value = argv[i + 1] if arg == "--model_args" and i + 1 < len(argv) else None
-        if arg.startswith("--model_args="):
-            value = arg.split("=", 1)[1]
-        if value is None or value.lstrip().startswith("{"):  # a JSON object: lm-eval reads it
+        flag, _, inline = arg.partition("=")
+        if flag not in ("--model_args", "-a"):
             continue
-        pairs = dict(p.split("=", 1) for p in value.split(",") if "=" in p)
-        if "pretrained" in pairs and not pairs["pretrained"].strip():
-            _stop(f"--model_args pretrained=: {EMPTY_SPEC}")
+        if inline:
+            values.append(inline)
+            continue
+        for nxt in argv[i + 1 :]:  # lm-eval takes one or more arguments after the flag
+            if nxt.startswith("-"):
+                break
+            values.append(nxt)
+    pairs: dict[str, object] = {}
+    for value in values:
+        if value.lstrip().startswith("{"):
+            try:
+                loaded = json.loads(value)
+            except ValueError:
+                continue  # lm-eval says what is wrong with it
+            pairs |= loaded if isinstance(loaded, dict) else {}
+        else:
+            pairs |= dict(p.split("=", 1) for p in value.split(",") if "=" in p)
+    if isinstance(pairs.get("pretrained"), str) and not pairs["pretrained"].strip():
+        _stop(f"--model_args pretrained=: {EMPTY_SPEC}")
 
 
 def _unknown_tasks(names: str) -> str:

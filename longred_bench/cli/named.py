@@ -245,10 +245,6 @@ def check_pcd_model(spec: str, ropes: tuple[str | None, ...], pcd: Any) -> None:
         PcdModel(model, pcd)
 
 
-MOVING_ROPE = ("dynamic", "longrope")
-"""RoPE types whose frequencies a model rescales with the input's length."""
-
-
 def check_pcd_rope_type(spec: str, rope: str | None) -> None:
     """Refuse PCD on a RoPE type whose frequencies move with the input's length (dynamic NTK,
     LongRoPE): ``rope``'s (a spec of ``--rope``), else model ``spec``'s own where its config is
@@ -259,6 +255,7 @@ def check_pcd_rope_type(spec: str, rope: str | None) -> None:
     import json
 
     from longred_bench.models.rope import parse_rope_spec
+    from longred_bench.pcd.config import MOVING_ROPE_TYPES
 
     if rope:
         rope_type = "dynamic" if parse_rope_spec(rope).method == "dynamic" else None
@@ -272,7 +269,7 @@ def check_pcd_rope_type(spec: str, rope: str | None) -> None:
         params = data.get("rope_parameters") or data.get("rope_scaling") or {}
         params = params if isinstance(params, dict) else {}
         rope_type = params.get("rope_type") or params.get("type")
-    if rope_type in MOVING_ROPE:
+    if rope_type in MOVING_ROPE_TYPES:
         which = f"--rope {rope}" if rope else f"{spec}'s own RoPE"
         raise UserError(f"PCD needs a RoPE type whose frequencies are fixed: {which} is "
                         f"{rope_type!r}, which rescales them with the prompt's length, so PCD's "

@@ -82,6 +82,11 @@ def cmd_train(args: argparse.Namespace) -> int:
                         Path(args.out) if args.out else None)  # fmt: skip
     cfg = resolve_config(args.recipe, profile=args.profile, config_file=config_file,
                          overrides=overrides)  # fmt: skip
+    for key in ("model", "teacher", "init", "merge_with"):  # "" would read as this folder
+        if isinstance(getattr(cfg, key), str) and not getattr(cfg, key).strip():
+            from longred_bench.cli.named import EMPTY_SPEC
+
+            raise UserError(f"train: {key}: {EMPTY_SPEC}")
     cfg = absolute_models(cfg)  # the saved config names its models from any folder
     if not args.dry_run:
         check_out_outside(Path(args.out), cfg.model, cfg.teacher, cfg.init, cfg.merge_with)

@@ -138,10 +138,14 @@ def check_settings(settings: dict[str, Any], pairs: list[Pair], path: str) -> No
 
     first = pairs[0]
     try:
-        CompareConfig.from_dict({**settings, "original": first.original,
-                                 "extended": [m for m, _ in first.extended]})  # fmt: skip
+        cfg = CompareConfig.from_dict({**settings, "original": first.original,
+                                       "extended": [m for m, _ in first.extended]})  # fmt: skip
     except UserError as exc:
         raise UserError(f"pairs {path}: {exc}") from None
+    if "pcd" in cfg.decoding and set(cfg.suites) <= {"drift"}:  # as compare's flags
+        raise UserError(f"pairs {path}: settings.decoding pcd decodes nothing in suites "
+                        "[drift] (drift reads the weights): drop it and the pcd "
+                        "settings")  # fmt: skip
 
 
 def _check_lists(settings: dict[str, Any], where: str) -> None:

@@ -21,6 +21,10 @@ DEFAULT_TOP_K = 50
 DEFAULT_LOCAL_FRACTION = 0.25
 PLAUSIBILITY_RULES = ("adaptive", "topk")
 MIN_WINDOW = 7  # a base B' > 1 needs a longest wavelength above 2 pi
+MOVING_ROPE_TYPES = ("dynamic", "longrope")
+"""RoPE types whose frequencies the model rescales with the input's length: PCD's local window
+``W'``, set by a base ``B'`` solved once from the frequencies as built, would not be the window
+that runs (under dynamic NTK a 256-token ``W'`` ran as 1,280 tokens), so PCD refuses them."""
 LENGTH_QUANTUM = 64  # prompt lengths are rounded up to this before the local fraction applies
 
 

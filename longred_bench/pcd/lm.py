@@ -112,6 +112,10 @@ class PcdLM(HFLM):
                 f"dtype, trust_remote_code, add_bos_token, {', '.join(pcd_fields)}"
             )
         cfg = PcdConfig(**pcd_args)
+        if isinstance(pretrained, str) and not pretrained.strip():  # "" would load "."
+            raise UserError(f"{MODEL_NAME}: pretrained= is empty (a `$(longred-bench models "
+                            "--path NAME)` that failed?): give a zoo name, a model folder, a "
+                            ".gguf file or a hub id")  # fmt: skip
         if isinstance(pretrained, str):
             if tokenizer is not None:
                 raise UserError(f"{MODEL_NAME}: tokenizer= is only for an already loaded model")

@@ -67,6 +67,7 @@ from longred_bench.pcd.config import (
     DEFAULT_BETA,
     DEFAULT_TOP_K,
     MIN_WINDOW,
+    MOVING_ROPE_TYPES,
     PLAUSIBILITY_RULES,
     PcdConfig,
     trained_window,
@@ -169,6 +170,12 @@ class PcdModel:
                 f"PCD first_pair {cfg.first_pair} is past the model's last RoPE pair ({pairs - 1})"
             )
         rope_type = config.rope_parameters.get("rope_type", "default")
+        if rope_type in MOVING_ROPE_TYPES:  # one RoPE for every layer: original_rope says so
+            raise UserError(
+                f"PCD needs a RoPE type whose frequencies are fixed: the model's is "
+                f"{rope_type!r}, which rescales them with the prompt's length, so PCD's local "
+                "window would not be the one it records; use greedy decoding, or another RoPE"
+            )
         if cfg.first_pair and rope_type not in _STATIC_ROPE_TYPES:
             raise UserError(
                 f"PCD first_pair > 0 needs a RoPE type with fixed frequencies "

@@ -37,6 +37,7 @@ from longred_bench.reports.verdict_rules import (
     ABOVE,
     BELOW,
     NOT_COMPARABLE,
+    REPRODUCED,
     Verdict,
     combine,
     judge,
@@ -172,7 +173,9 @@ def verdict_drift_falls(
         labels.append(judge(ci, side, paper=effect))
         raw = sum(float(s[f"mean_{metric}"]) for s in after) / len(after) - zero_shot
         shown = _distinct([zero_shot, IDENTITY[metric]])[0]  # 0.999995 is not "1"
-        against = " (against the claim's direction: it holds net of the control only)"
+        against = " (against the claim's direction" + (
+            ": it holds net of the control only)" if labels[-1] == REPRODUCED else ")"
+        )
         parts.append(
             f"{name} {shown} before, raw change after CPT {raw:+.3g} (mean of its seeds)"
             f"{against if raw * side < 0 else ''}; CPT's change net of the control's "

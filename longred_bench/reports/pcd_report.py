@@ -381,15 +381,18 @@ def unit_cost_line(records: list[dict[str, Any]]) -> str:
 
 
 def multiplicity_line(verdicts: list[tuple[str, str, str, str]]) -> str:
-    """How many tests each claim's verdicts are, each at :data:`LEVEL` and not corrected for
-    multiple comparisons, and that PCD's settings were chosen on the dev split's samples."""
-    counts = {k: sum(v[0] == k for v in verdicts) for k in CLAIMS}
+    """How many of the verdicts compared intervals (not the not-comparable ones), per claim,
+    each at :data:`LEVEL` and not corrected for multiple comparisons, and that PCD's settings
+    were chosen on the dev split's samples."""
+    tested = [v for v in verdicts if v[2] != NOT_COMPARABLE]
+    counts = {k: sum(v[0] == k for v in tested) for k in CLAIMS}
     names = {"psa": "PSA", "ruler": "RULER", "short": "short tasks"}
-    parts = ", ".join(f"{n} for {names[k]}" for k, n in counts.items() if n)
-    return (f"Each verdict above is one test at {LEVEL:.0%} ({len(verdicts)} in all: {parts}), "
+    parts = ", ".join(f"{n} for {names[k]}" for k, n in counts.items() if n) or "none"
+    return (f"{len(tested)} of the {len(verdicts)} verdicts above compared intervals at "
+            f"{LEVEL:.0%} ({parts}; a PSA verdict reads two, its fall and its top-k shares), "
             "not corrected for multiple comparisons: among many tests, one interval clear of "
-            "0 is expected by chance now and then. PCD's setting was chosen on the dev split "
-            "(other samples of the same tasks and lengths).")  # fmt: skip
+            "its bound is expected by chance now and then. PCD's setting was chosen on the dev "
+            "split (other samples of the same tasks and lengths).")  # fmt: skip
 
 
 def short_table(records: list[dict[str, Any]]) -> list[str]:

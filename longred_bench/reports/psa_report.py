@@ -282,6 +282,11 @@ def psa_markdown(
     beyond = int(by_length["beyond_window"].sum())
     if beyond:
         lines += ["", f"{beyond} sample(s) are longer than their model's window."]
+    if bool(frame["unranked"].any()):
+        lines += ["", f"{int(frame['unranked'].sum())} `+pcd` sample(s) have a gold token "
+                  "outside PCD's plausible tokens (probability 0: PCD never emits it): `S first` "
+                  "and the top-k share count it unranked; the median and mean rank and `S all` "
+                  "read its recorded rank, one past the plausible tokens' number."]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 

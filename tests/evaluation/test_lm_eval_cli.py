@@ -107,3 +107,28 @@ def test_a_model_arg_lm_eval_passes_itself_is_one_line(tmp_path, monkeypatch, ca
     assert errors == ["error: --model_args device=... is given twice: lm-eval passes its own "
                       "--device (its default too); give --device on the command line instead of "
                       "in --model_args"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "given",
+    [["--model_args", "pretrained=,alpha=1.5"], ["-a", "pretrained=,alpha=1.5"],
+     ["--model_args", "alpha=1.5", "pretrained=", "--tasks", "t"], ["--model_args=pretrained="],
+     ["--model_args", '{"pretrained": ""}']],
+)  # fmt: skip
+def test_an_empty_pretrained_is_refused_in_every_form_lm_eval_reads(given, capsys) -> None:
+    """lm-eval reads ``--model_args`` as ``-a`` too, as one argument or several, or as JSON:
+    an empty ``pretrained`` in any of them loaded the model in the working directory."""
+    from longred_bench.cli.lm_eval_entry import check_pretrained
+
+    with pytest.raises(SystemExit) as stop:
+        check_pretrained(given)
+    assert stop.value.code == 2 and "pretrained=: a model spec is empty" in capsys.readouterr().err
+    check_pretrained(["-a", "pretrained=/m", "--tasks", "pretrained="])  # another flag's value
+
+
+def test_the_pcd_model_refuses_an_empty_pretrained_from_python_too() -> None:
+    from longred_bench.errors import UserError
+    from longred_bench.pcd.lm import PcdLM
+
+    with pytest.raises(UserError, match="pretrained= is empty"):
+        PcdLM(pretrained="  ", alpha=1.5)

@@ -428,7 +428,9 @@ def test_each_model_has_its_own_unit_folder() -> None:
 def test_pcd_rows_alone_show_their_models_drift(tmp_path: Path) -> None:
     """``--decoding pcd`` without greedy: drift, keyed by the model's own label, was on no row
     of the summary (every cell blank); with a greedy row it stays there, once."""
-    records = [{**r, "label": f"{r['label']} +pcd"} for r in _tiny_records()]
+    pcd = {"alpha": 3.0, "plausibility": "topk", "top_k": 20, "window_rule": "window 64",
+           "first_pair": 0, "local": [{"window": 64, "base": 12.5}]}  # fmt: skip
+    records = [{**r, "label": f"{r['label']} +pcd", "pcd": pcd} for r in _tiny_records()]
     common = {"label": "pi:factor=4", "original": "m", "extension": "pi:factor=4",
               "texts": "brown", "seq_len": 64, "num_texts": 2, "num_tokens": 128}  # fmt: skip
     records += [
@@ -438,10 +440,11 @@ def test_pcd_rows_alone_show_their_models_drift(tmp_path: Path) -> None:
     ]  # fmt: skip
     labels = ["original +pcd", "pi:factor=4 +pcd"]
     report.build_compare_report(records, labels, tmp_path, title="t", command="c")
-    summary = {
-        row[0]: row[7] for row in _table((tmp_path / "compare.md").read_text(), "## Summary")
-    }
+    md = (tmp_path / "compare.md").read_text()
+    summary = {row[0]: row[7] for row in _table(md, "## Summary")}
     assert summary == {"original +pcd": "", "pi:factor=4 +pcd": "0.9500"}
+    # the settings, not one model's local windows
+    assert "PCD: alpha 3.0, plausible tokens top-20, local window window 64, first pair 0.\n" in md
     records += [{**r, "label": r["label"].removesuffix(" +pcd")} for r in _tiny_records()]
     labels = ["original", "original +pcd", "pi:factor=4", "pi:factor=4 +pcd"]
     report.build_compare_report(records, labels, tmp_path, title="t", command="c")

@@ -299,3 +299,8 @@ def test_a_gold_token_pcd_never_emits_is_unranked_in_s_first_and_the_top_k_share
     )
     verdicts = {v.extension: v for v in psa_verdicts(by_length, top_k=10)}
     assert verdicts["m +pcd"].leaves_top_k and verdicts["m +pcd"].label == NOT_REPRODUCED
+    from longred_bench.reports.psa_report import psa_markdown
+
+    said = "8 `+pcd` sample(s) have a gold token outside PCD's plausible tokens"
+    assert said in psa_markdown(never + greedy, "t")
+    assert "plausible tokens" not in psa_markdown(greedy, "t")  # greedy alone: nothing to say

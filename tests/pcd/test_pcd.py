@@ -81,17 +81,19 @@ def test_model_dependent_errors(tiny) -> None:
         PcdModel(tiny.model, PcdConfig(local_base=2e4))
     with pytest.raises(UserError, match="first_pair 8 is past the model's last RoPE pair \\(7\\)"):
         PcdModel(tiny.model, PcdConfig(first_pair=8))
-    with pytest.raises(UserError, match="fixed frequencies"):
+    with pytest.raises(UserError, match="frequencies are fixed: the model's is 'dynamic'"):
         PcdModel(extend(tiny.model, "dynamic:factor=2"), PcdConfig(first_pair=2))
 
 
-def test_a_dynamic_models_local_pass_scales_from_the_same_window(tiny) -> None:
-    """The local variant of a dynamic-NTK model is built at its original window, as the model's
-    own rotary module is (it was built at the target: scaling started four times later)."""
-    model = extend(tiny.model, "dynamic:factor=4")
-    pcd = PcdModel(model, PcdConfig(local_base=5000.0))
-    (local,) = pcd.local_rotaries(5000.0)
-    assert local.original_max_seq_len == model.model.rotary_emb.original_max_seq_len == 256
+@pytest.mark.parametrize("cfg", [PcdConfig(), PcdConfig(local_base=5000.0)])
+def test_pcd_refuses_a_rope_whose_frequencies_move_with_the_length(tiny, cfg) -> None:
+    """Under dynamic NTK the base B' solved for W' = 256 at build time was rescaled at a
+    1,024-token prompt: the local pass ran with a 1,280-token wavelength while the record said
+    256. Every path (eval, lm-eval's longred-pcd, a reproduce unit) builds a PcdModel: refused
+    there, at any setting."""
+    with pytest.raises(UserError, match="frequencies are fixed: the model's is 'dynamic'"):
+        PcdModel(extend(tiny.model, "dynamic:factor=4"), cfg)
+    PcdModel(extend(tiny.model, "yarn:factor=4"), cfg)  # fixed frequencies: built
 
 
 @pytest.mark.parametrize(

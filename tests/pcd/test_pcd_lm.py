@@ -191,7 +191,11 @@ def test_eval_cli_with_pcd_records_the_parameters_as_run(tmp_path, monkeypatch) 
         "fraction 0.25",
     )
     assert [w["window"] for w in pcd["local"]] == [128]
-    assert "with PCD" in (tmp_path / "out" / "eval.md").read_text()
+    md = (tmp_path / "out" / "eval.md").read_text()
+    assert "with PCD" in md
+    # the settings as run, which the command line shows only where a flag was given
+    assert "PCD: alpha 2.0, plausible tokens adaptive, beta 0.1, local window fraction 0.25, " \
+        "first pair 0; local windows run: W' 128 with B' " in md  # fmt: skip
 
 
 def test_psa_cli_with_and_without_pcd(tmp_path, request) -> None:

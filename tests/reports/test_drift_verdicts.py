@@ -136,6 +136,13 @@ def test_verdict_c_shows_the_raw_change_beside_the_net_one() -> None:
     assert verdict.claim.startswith("Drift falls after CPT, net of what the same training data")
     # the KL falls raw too (-0.05): no such note on it
     assert verdict.ours.count("against the claim's direction") == 1
+    # hidden similarity falls more than the data's own drift: not reproduced, and the raw fall
+    # is not said to hold net of the control
+    after = runs(-0.03, -0.05, 0.001, 3, 300, reference=(BEFORE_H, BEFORE_K))
+    refuted = verdict_drift_falls("e", before, after, CONTROL)
+    assert refuted.label == NOT_REPRODUCED
+    assert "(against the claim's direction);" in refuted.ours
+    assert "net of the control only" not in refuted.ours
 
 
 def test_means_that_differ_read_differently() -> None:

@@ -124,4 +124,8 @@ def test_the_multiplicity_line_counts_the_tests_of_each_claim() -> None:
     recs = [_item(d, i, 50.0 + (d == "pcd")) for d in ("greedy", "pcd") for i in range(8)]
     recs += [_item(d, i, 1.0, part="short") for d in ("greedy", "pcd") for i in range(3)]
     line = multiplicity_line(pcd_verdicts(recs, top_k=10))
-    assert "(2 in all: 1 for RULER, 1 for short tasks), not corrected" in line
+    assert line.startswith("2 of the 2 verdicts above compared intervals at 95% (1 for RULER, "
+                           "1 for short tasks; a PSA verdict")  # fmt: skip
+    floored = [_item(d, i, 0.0) for d in ("greedy", "pcd") for i in range(8)]  # under the floor
+    line = multiplicity_line(pcd_verdicts(floored, top_k=10))
+    assert line.startswith("0 of the ") and "compared intervals at 95% (none;" in line

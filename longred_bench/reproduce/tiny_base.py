@@ -89,6 +89,7 @@ def _write(ctx: Context, records: list[dict[str, Any]], out: Path, report: dict[
     from longred_bench.reports.curves import read_metrics
     from longred_bench.reports.tiny_base_report import build_tiny_base_report
     from longred_bench.reproduce.engine import gather
+    from longred_bench.results import write_table_records
     from longred_bench.taskdata.tiny_tasks import build, chance_accuracy
 
     del records  # the report reads the evaluations by name
@@ -100,10 +101,29 @@ def _write(ctx: Context, records: list[dict[str, Any]], out: Path, report: dict[
         for t in ("lastword", "nextsent", "swap", "replace", "passkey")
     }
     info = json.loads((run / "run.json").read_text())
-    return build_tiny_base_report(
-        read_metrics(run / "metrics.jsonl"), longer, info, evals, run / "curves.png", out,
+    metrics = read_metrics(run / "metrics.jsonl")
+    paths = build_tiny_base_report(
+        metrics, longer, info, evals, run / "curves.png", out,
         command=report["command"], chance=chance, phrased=PHRASED, every=RULER_TASKS,
     )  # fmt: skip
+    return [*paths, write_table_records(out, "tiny_base", report_records(evals, metrics, longer,
+                                                                         info))]  # fmt: skip
+
+
+def report_records(
+    evals: dict[str, list[dict[str, Any]]], metrics: list[dict[str, Any]],
+    longer: list[dict[str, Any]], info: dict[str, Any],
+) -> list[dict[str, Any]]:  # fmt: skip
+    """What the report is built from, as the records committed beside it
+    (``tiny_base.jsonl.gz``): each evaluation's records with ``unit`` (its name in
+    :func:`units`), each line of the build's and its 1.5x continuation's ``metrics.jsonl``
+    (``kind: train_metric``, ``run``: ``build`` or ``longer``, the line as ``metric``) and the
+    build's ``run.json`` (``kind: train_run``, as ``info``). The chance levels are the tasks'
+    own (``taskdata``), not records."""
+    out = [{**r, "unit": name} for name, records in evals.items() for r in records]
+    out += [{"kind": "train_metric", "run": run, "metric": m}
+            for run, lines in (("build", metrics), ("longer", longer)) for m in lines]  # fmt: skip
+    return [*out, {"kind": "train_run", "run": "build", "info": info}]
 
 
 SPEC = TableSpec(

@@ -146,3 +146,20 @@ def test_report_names_the_commits_and_source_hashes_of_every_evaluation(tmp_path
     line = next(x for x in md.read_text().splitlines() if x.startswith("- Evaluated on"))
     assert "`abc`" in line and "`def`" in line
     assert "source `ffffffffffff` (dirty), none for older records" in line
+
+
+def test_the_records_beside_the_report_hold_what_it_is_built_from() -> None:
+    """tiny_base.md had no records beside it: none of its numbers could be recomputed. Its
+    records hold every evaluation's (named by unit), both runs' metrics lines and run.json."""
+    from longred_bench.reproduce.tiny_base import report_records
+
+    evals = {"short_tiny": [{"kind": "eval_item", "doc_id": 0, "value": 1.0}],
+             "ruler_standard": [{"kind": "eval", "value": 0.5}]}  # fmt: skip
+    metrics = [{"step": 1, "loss": 3.0}, {"step": 2, "loss": 2.5}]
+    longer = [{"step": 3, "loss": 2.4}]
+    records = report_records(evals, metrics, longer, {"tokens": 10, "device": "cpu"})
+    assert [r["unit"] for r in records if "unit" in r] == ["short_tiny", "ruler_standard"]
+    lines = [(r["run"], r["metric"]) for r in records if r["kind"] == "train_metric"]
+    assert lines == [("build", metrics[0]), ("build", metrics[1]), ("longer", longer[0])]
+    assert records[-1] == {"kind": "train_run", "run": "build",
+                           "info": {"tokens": 10, "device": "cpu"}}  # fmt: skip

@@ -222,6 +222,7 @@ def reproduce(
         check_model(prof, fallback_for, extensions_of(by_table))
     if steps:
         check_teachers(prof, steps)
+    build_tiny_base_first(prof, steps, force=force, progress=progress)
     for ctx in ctxs:  # before anything is computed: another profile's report is kept
         check_report_profile(out or default_out(prof, ctx.options), ctx.table, prof.name)
     paths: list[Path] = []
@@ -230,6 +231,20 @@ def reproduce(
             print(f"[all] {ctx.table} --profile {prof.name}", flush=True)
         paths += run_table(ctx, out or default_out(prof, ctx.options), jobs=jobs)
     return paths
+
+
+def build_tiny_base_first(prof: Profile, steps: list[Step], *, force: bool,
+                          progress: bool) -> None:  # fmt: skip
+    """Build tiny-base, the profile's model, before any unit runs where this cache lacks it and
+    a unit is to be computed, as the dry run's plan says, with the call's progress (``--quiet``:
+    none). The first unit to load it built it, its bars drawn under ``--quiet`` too."""
+    if prof.model.name != "tiny-base" or not any(needed(s, force) for s in steps):
+        return
+    from longred_bench.jobs.limits import tiny_base_built
+    from longred_bench.jobs.tiny_base import tiny_base_dir
+
+    if not tiny_base_built():
+        tiny_base_dir(progress=progress)
 
 
 def _check_d1_differs(ctx: Context) -> None:

@@ -124,3 +124,32 @@ def test_a_plan_at_tiny_says_tiny_base_is_built_first(tmp_path, monkeypatch, cap
     for profile in ("tiny", "smoke"):  # pretrain is the build: it said tiny-base came first
         assert main(["train", "--recipe", "pretrain", "--profile", profile, "--dry-run"]) == 0
         assert "Before anything runs" not in capsys.readouterr().out
+
+
+def test_a_run_builds_tiny_base_first_with_its_own_progress(monkeypatch) -> None:
+    """``reproduce ... --quiet`` drew the tiny-base build's bars: the first unit to load it
+    built it, with the builder's default progress. The call builds it first, as its plan
+    says, with the call's progress; not where nothing is to compute or it is built."""
+    from types import SimpleNamespace
+
+    import longred_bench.jobs.limits as limits
+    import longred_bench.jobs.tiny_base as tiny_base
+    from longred_bench.profiles import load_profile
+    from longred_bench.reproduce.engine import build_tiny_base_first
+
+    calls = []
+    monkeypatch.setattr(tiny_base, "tiny_base_dir", lambda **kw: calls.append(kw))
+    built = {"now": False}
+    monkeypatch.setattr(limits, "tiny_base_built", lambda: built["now"])
+
+    def step(cached):
+        return SimpleNamespace(unit=SimpleNamespace(cached=lambda: cached, kind="eval"))
+
+    tiny, smoke = load_profile("tiny"), load_profile("smoke")
+    build_tiny_base_first(tiny, [step(None)], force=False, progress=False)
+    assert calls == [{"progress": False}]
+    build_tiny_base_first(tiny, [step("cached")], force=False, progress=False)  # nothing to do
+    build_tiny_base_first(smoke, [step(None)], force=False, progress=False)  # not its model
+    built["now"] = True
+    build_tiny_base_first(tiny, [step(None)], force=False, progress=True)  # already built
+    assert calls == [{"progress": False}]

@@ -1,9 +1,9 @@
 """Bad command-line input ends in one line (``error: ...``, exit status 2) naming the problem and
 what to do, before any model loads or anything is written: devices, drift's counts and kernel,
-``reproduce``'s unit flags and job-script folder, eval's few-shot count, seed, tasks and flags
-its suite would ignore, ``profiles new``'s output, a cache folder that is a file or is not there,
-a dry run's local model or data path that does not exist, and dynamic RoPE through vLLM
-(``compare``'s and ``train``'s own in ``test_cli_compare_input.py`` and
+``reproduce``'s unit flags and job-script folder, seeds, ``profiles new``'s output, a cache
+folder that is a file or is not there, a dry run's local model or data path that does not exist,
+an empty model spec, and dynamic RoPE through vLLM in a profile (``eval``'s, ``compare``'s and
+``train``'s own in ``test_cli_eval_input.py``, ``test_cli_compare_input.py`` and
 ``test_cli_train_input.py``; what they share in ``cli_helpers.py``)."""
 
 from __future__ import annotations
@@ -71,14 +71,6 @@ def test_reproduce_unit_flags_are_checked_before_the_table_runs(
     _one_line_error(capsys, ["reproduce", "table3", "--profile", "smoke", *flags], message)
     assert not (tmp_path / "cache").exists()  # nothing computed or fetched
     assert (tmp_path / "afile").read_text() == "keep\n"
-
-
-def test_a_negative_few_shot_count_is_refused() -> None:
-    from longred_bench.evaluation.config import EvalConfig
-
-    with pytest.raises(UserError, match="--num-fewshot must be 0 or more, got -1"):
-        EvalConfig(model="tiny-random", suite="short_tiny", num_fewshot=-1)
-    assert EvalConfig(model="tiny-random", suite="short_tiny", num_fewshot=0).num_fewshot == 0
 
 
 def test_profiles_new_refuses_a_built_in_name_and_a_path_under_a_file(tmp_path, capsys) -> None:
@@ -198,31 +190,10 @@ def test_a_dry_run_refuses_a_local_model_or_data_path_that_is_not_there(capsys, 
     _one_line_error(capsys, [*argv, "--dry-run"], message)
 
 
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [
-        (["--rope", "abf:theta=5e3", "--suite", "ppl"], "ABF needs theta above the original 10000"),
-        (["--suite", "ppl", "--corpus", "nosuch"], "--corpus 'nosuch' is neither a corpus"),
-    ],
-)  # fmt: skip
-def test_an_eval_dry_run_refuses_what_the_run_refuses_of_a_zoo_model(capsys, argv, message):
-    """A zoo model's ABF base below its own, and a corpus that names none, passed the dry run
-    (exit 0) and were refused by the run."""
-    _one_line_error(capsys, ["eval", "--model", "tiny-random", *argv, "--dry-run"], message)
-
-
 def test_a_dry_run_leaves_a_hub_id_to_the_run(monkeypatch, capsys) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # a hub id is not asked for: no error, no wait
     assert main(["eval", "--model", "someorg/some-model", "--suite", "ruler", "--dry-run"]) == 0
     assert '"model": "someorg/some-model"' in capsys.readouterr().out
-
-
-def test_dynamic_rope_through_vllm_is_refused_at_the_dry_run(capsys) -> None:
-    argv = ["eval", "--model", "tiny-random", "--suite", "ruler", "--rope", "dynamic:factor=2"]
-    _one_line_error(capsys, [*argv, "--backend", "vllm", "--dry-run"],
-                    "--rope dynamic:factor=2: vLLM's dynamic NTK is not transformers'")  # fmt: skip
-    assert main([*argv, "--backend", "hf", "--dry-run"]) == 0
-    assert main([*argv[:-2], "--rope", "yarn:factor=2", "--backend", "vllm", "--dry-run"]) == 0
 
 
 def test_a_profile_refuses_dynamic_rope_where_its_table_evaluates_through_vllm(tmp_path, capsys):
@@ -307,53 +278,6 @@ def test_a_yaml_key_given_twice_is_refused(tmp_path, capsys) -> None:
 
 
 @pytest.mark.parametrize(
-    ("flags", "message"),
-    [
-        (["--suite", "ppl", "--max-length", "100"], "--max-length and --backend vllm do not apply"),
-        (["--suite", "ppl", "--backend", "vllm"], "--max-length and --backend vllm do not apply"),
-        (["--suite", "short_tiny", "--max-length", "0"], "--max-length must be at least 1, got 0"),
-        (["--suite", "ppl", "--tasks", "longred_short"], "--tasks is for the lm-eval suites"),
-        (["--suite", "ppl", "--num-fewshot", "3"], "--num-fewshot is for the lm-eval suites"),
-        (["--suite", "ruler", "--tasks", "longred_ruler_vt", "longred_tiny_lastword"],
-         "longred_tiny_lastword is not a RULER task"),
-        (["--suite", "niah", "--tasks", "longred_ruler_vt"],
-         "the niah suite runs one task, longred_niah (the needle grid over --lengths and "
-         "--depths), not longred_ruler_vt"),
-        (["--suite", "niah", "--tasks", "longred_niah", "longred_tiny_swap"],
-         "not longred_tiny_swap: run that with its own suite"),
-        (["--suite", "ruler", "--num-fewshot", "2"], "--num-fewshot above 0 is for the short "
-         "suites; the ruler suite's prompts are built at each length"),
-        (["--suite", "niah", "--num-fewshot", "1"], "--num-fewshot above 0 is for the short"),
-        (["--decoding", "pcd", "--pcd-top-k", "10"],
-         "--pcd-top-k is for --pcd-plausibility topk, not adaptive"),
-        (["--decoding", "pcd", "--pcd-plausibility", "topk", "--pcd-beta", "0.3"],
-         "--pcd-beta is for --pcd-plausibility adaptive, not topk"),
-    ],
-)  # fmt: skip
-def test_eval_options_that_would_be_ignored_are_refused(tmp_path, capsys, flags, message) -> None:
-    """ppl ran without a word with a --max-length, --backend, --tasks or --num-fewshot it never
-    reads; ruler ran a short task whole, without its --lengths and --samples; niah ran another
-    task whole, then failed in its grid's report with nothing written; --num-fewshot with ruler
-    ended in a traceback after loading; a PCD cut of the other plausibility rule was recorded and
-    not used."""
-    _one_line_error(capsys, ["eval", "--model", "tiny-random", *flags, "--out",
-                             str(tmp_path / "o")], message)  # fmt: skip
-
-
-def test_the_flags_eval_refuses_pass_where_they_apply(capsys) -> None:
-    """The refusals above leave the flags' own uses alone: RULER tasks and lm-eval's NIAH under
-    ruler, --num-fewshot 0 with the long suites (it ran as without it), and each PCD cut with its
-    own rule."""
-    for flags in (["--suite", "ruler", "--tasks", "longred_ruler_vt",
-                   "longred_lmeval_niah_single_1"], ["--suite", "ruler", "--num-fewshot", "0"],
-                  ["--suite", "niah", "--tasks", "longred_niah", "--num-fewshot", "0"],
-                  ["--decoding", "pcd", "--pcd-plausibility", "topk", "--pcd-top-k", "5"],
-                  ["--decoding", "pcd", "--pcd-beta", "0.2"]):  # fmt: skip
-        assert main(["eval", "--model", "tiny-random", *flags, "--dry-run"]) == 0, flags
-    capsys.readouterr()
-
-
-@pytest.mark.parametrize(
     ("command", "extra"),
     [("psa", ["--model", "tiny-random", "--rope", "none"]),
      ("compare", ["--original", "tiny-random", "--rope", "pi:factor=2"])],
@@ -414,42 +338,6 @@ def test_a_flag_that_would_do_nothing_is_refused(capsys, argv, message) -> None:
     _one_line_error(capsys, argv, message)
 
 
-@pytest.mark.integration  # lm-eval indexes its own tasks to name the nearest (about 10 s)
-def test_eval_dry_run_refuses_a_task_lm_eval_does_not_know(capsys) -> None:
-    """The dry run printed ``tasks: longred_tiny_nosuch`` with status 0; the run refused it."""
-    argv = ["eval", "--model", "tiny-random", "--suite", "short_tiny", "--tasks"]
-    _one_line_error(capsys, [*argv, "longred_tiny_nosuch", "--dry-run"],
-                    "unknown lm-eval task(s) longred_tiny_nosuch; nearest: ")  # fmt: skip
-    assert main([*argv, "longred_tiny_swap", "--dry-run"]) == 0
-    code = ["eval", "--model", "tiny-random", "--suite", "short", "--allow-code-eval", "--dry-run"]
-    assert main([*code, "--tasks", "humaneval"]) == 0  # lm-eval's own code task: the flag applies
-
-
-def test_eval_dry_run_refuses_an_extension_the_run_refuses(tmp_path, capsys) -> None:
-    """A checkpoint whose RoPE is already scaled, extended again: the dry run printed a plan the
-    run refused seconds later; both refuse it now, from the model's config."""
-    from longred_bench.models.loading import extend, load
-
-    loaded = load("tiny-random")
-    path = tmp_path / "pi"
-    extend(loaded.model, "pi:factor=2").save_pretrained(path)
-    loaded.tokenizer.save_pretrained(path)
-    capsys.readouterr()  # the save's progress bar
-    argv = ["eval", "--model", str(path), "--suite", "niah", "--rope", "yarn:factor=2"]
-    _one_line_error(capsys, [*argv, "--dry-run"], "the model's RoPE is already scaled (linear")
-    assert main([*argv[:-2], "--dry-run"]) == 0  # without --rope: its plan
-
-
-def test_eval_dry_run_of_a_zoo_model_not_fetched_plans_its_extension(tmp_path, monkeypatch,
-                                                                      capsys) -> None:  # fmt: skip
-    """A zoo model's config is not read by the dry run (smollm2-135m may not be fetched yet,
-    tiny-random would be built): its --rope plan prints as before."""
-    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "empty"))
-    argv = ["eval", "--model", "smollm2-135m", "--suite", "niah", "--rope", "pi:factor=4"]
-    assert main([*argv, "--dry-run"]) == 0
-    assert "pi:factor=4" in capsys.readouterr().out
-
-
 def test_train_dry_run_asks_no_hub_for_a_hub_teachers_shape(monkeypatch, capsys) -> None:
     """A hub-id teacher is asked for when training starts, not by the dry run's shape check."""
     from longred_bench.training import model_plan
@@ -465,23 +353,6 @@ def test_train_dry_run_asks_no_hub_for_a_hub_teachers_shape(monkeypatch, capsys)
             "teacher=someone/some-model"]  # fmt: skip
     assert main(argv) == 0
     assert "teacher: someone/some-model" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize(("argv", "said"), [
-    (["eval", "--model", "tiny-random", "--suite", "short_tiny", "--tasks",
-      "longred_tiny_nextsent", "longred_ruler_vt", "--dry-run"],
-     "eval: --tasks longred_ruler_vt is a long-context task, built at --lengths, not a short "
-     "one: run it with the ruler suite"),
-    (["eval", "--model", "tiny-random", "--suite", "short", "--tasks", "longred_niah",
-      "--dry-run"], "eval: --tasks longred_niah is a long-context task"),
-    (["compare", "--original", "tiny-random", "--rope", "pi:factor=2", "--short-tasks",
-      "longred_ruler_vt", "--out", "OUT"], "compare: --short-tasks longred_ruler_vt is a long"),
-])  # fmt: skip
-def test_a_long_context_task_in_a_short_suite_is_refused(tmp_path, capsys, argv, said) -> None:
-    """A RULER task among a short suite's tasks passed the dry run and failed after the model
-    loaded ("no document fits ... pass --max-length 4101"): built there at one default length."""
-    _one_line_error(capsys, [str(tmp_path / "out") if a == "OUT" else a for a in argv], said)
-    assert not (tmp_path / "out").exists()
 
 
 def test_a_training_runs_folder_given_as_a_model_names_its_final(tmp_path, capsys) -> None:

@@ -1,6 +1,13 @@
 """The user-facing error type (a one-line message), the unknown-config-key check and the
 repeated-value check."""
 
+EMPTY_MODEL_SPEC = (
+    "a model spec is empty (a `$(longred-bench models --path NAME)` that failed?): give a zoo "
+    "name, a model folder, a .gguf file or a hub id"
+)
+"""The refusal of an empty model spec, which the loaders read as ``.`` (a model folder in the
+working directory, taken without a word): by every command, ``longred-lm-eval`` and PCD's model."""
+
 
 class UserError(Exception):
     """Bad input or environment: the message names the problem and what to do.

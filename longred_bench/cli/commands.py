@@ -271,7 +271,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     check_out_outside(Path(args.out), args.original, *(args.extended or ()))
     check_models(args.original, *(args.extended or ()))
     check_pcd_flags(args)
-    if "pcd" in args.decoding and set(args.suites) <= {"drift"}:  # PCD settings never used
+    from longred_bench.jobs.compare import decodes_nothing
+
+    if decodes_nothing(args.decoding, args.suites):  # PCD settings never used
         raise UserError("compare: --decoding pcd decodes nothing in --suites drift (drift "
                         "reads the weights): drop --decoding and the --pcd-* flags")  # fmt: skip
     check_short_tasks(args.short_tasks, "compare", "--short-tasks")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import sys
 
-from longred_bench.errors import UserError
+from longred_bench.errors import EMPTY_MODEL_SPEC, UserError
 
 
 def main() -> None:
@@ -47,8 +47,6 @@ def check_pretrained(argv: list[str]) -> None:
     word. (The ``longred-pcd`` model refuses it itself, from Python too.)"""
     import json
 
-    from longred_bench.cli.named import EMPTY_SPEC
-
     values: list[str] = []
     for i, arg in enumerate(argv):
         flag, _, inline = arg.partition("=")
@@ -72,7 +70,7 @@ def check_pretrained(argv: list[str]) -> None:
         else:
             pairs |= dict(p.split("=", 1) for p in value.split(",") if "=" in p)
     if isinstance(pairs.get("pretrained"), str) and not pairs["pretrained"].strip():
-        _stop(f"--model_args pretrained=: {EMPTY_SPEC}")
+        _stop(f"--model_args pretrained=: {EMPTY_MODEL_SPEC}")
 
 
 def _unknown_tasks(names: str) -> str:

@@ -8,12 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from longred_bench.errors import UserError
-
-EMPTY_SPEC = (
-    "a model spec is empty (a `$(longred-bench models --path NAME)` that failed?): give a "
-    "zoo name, a model folder, a .gguf file or a hub id"
-)
+from longred_bench.errors import EMPTY_MODEL_SPEC, UserError
 
 
 def check_models(*specs: str, offline: bool = False) -> None:
@@ -25,7 +20,7 @@ def check_models(*specs: str, offline: bool = False) -> None:
 
     for spec in dict.fromkeys(specs):
         if not spec.strip():  # Path("") is ".": a model folder there was taken without a word
-            raise UserError(EMPTY_SPEC)
+            raise UserError(EMPTY_MODEL_SPEC)
         try:
             check_local(spec) if offline else check_model_spec(spec)
         except UserError as exc:

@@ -9,7 +9,7 @@ from typing import Any
 
 from longred_bench.cli.named import check_models
 from longred_bench.cli.outputs import check_out_dir, check_out_outside, check_train_out
-from longred_bench.errors import UserError
+from longred_bench.errors import EMPTY_MODEL_SPEC, UserError
 
 
 def set_overrides(items: list[str]) -> dict[str, Any]:
@@ -84,9 +84,7 @@ def cmd_train(args: argparse.Namespace) -> int:
                          overrides=overrides)  # fmt: skip
     for key in ("model", "teacher", "init", "merge_with"):  # "" would read as this folder
         if isinstance(getattr(cfg, key), str) and not getattr(cfg, key).strip():
-            from longred_bench.cli.named import EMPTY_SPEC
-
-            raise UserError(f"train: {key}: {EMPTY_SPEC}")
+            raise UserError(f"train: {key}: {EMPTY_MODEL_SPEC}")
     cfg = absolute_models(cfg)  # the saved config names its models from any folder
     if not args.dry_run:
         check_out_outside(Path(args.out), cfg.model, cfg.teacher, cfg.init, cfg.merge_with)

@@ -59,6 +59,16 @@ def entries(cfg: CompareConfig) -> list[Entry]:
     return out
 
 
+DECODED_SUITES = ("short", "ruler", "niah")
+"""The suites a decoding scores (drift reads the weights)."""
+
+
+def decodes_nothing(decoding: Any, suites: Any) -> bool:
+    """Whether PCD is asked of a comparison none of whose ``suites`` decodes: its settings
+    would be recorded and never used (``compare``'s flags and a pairs file refuse it)."""
+    return "pcd" in decoding and not set(suites) & set(DECODED_SUITES)
+
+
 def rows(cfg: CompareConfig) -> list[tuple[str, Entry, str]]:
     """``(label, entry, decoding)`` of every report row: each model, once per decoding (PCD
     rows labelled ``<label> +pcd``)."""
@@ -204,7 +214,7 @@ def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list
     window = int(load_config(cfg.original).max_position_embeddings)
     records: list[dict[str, Any]] = []
     runs = out / "runs"
-    suites = [suite for suite in ("short", "ruler", "niah") if suite in cfg.suites]
+    suites = [suite for suite in DECODED_SUITES if suite in cfg.suites]
     drift_parts = _drift_parts(cfg) if "drift" in cfg.suites else []
     state = _Progress(total=len(suites) * len(rows(cfg)) + len(drift_parts))
     folders = unit_folders([label for label, _, _ in rows(cfg)])

@@ -142,7 +142,9 @@ def check_settings(settings: dict[str, Any], pairs: list[Pair], path: str) -> No
                                        "extended": [m for m, _ in first.extended]})  # fmt: skip
     except UserError as exc:
         raise UserError(f"pairs {path}: {exc}") from None
-    if "pcd" in cfg.decoding and set(cfg.suites) <= {"drift"}:  # as compare's flags
+    from longred_bench.jobs.compare import decodes_nothing
+
+    if decodes_nothing(cfg.decoding, cfg.suites):  # as compare's flags
         raise UserError(f"pairs {path}: settings.decoding pcd decodes nothing in suites "
                         "[drift] (drift reads the weights): drop it and the pcd "
                         "settings")  # fmt: skip

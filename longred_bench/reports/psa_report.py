@@ -73,9 +73,10 @@ def sample_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     rows = [r for r in records if r.get("kind") == "psa_sample"]
     if not rows:
         raise UserError("psa report: no psa_sample records to report")
-    rows = [{**r, "unranked": never_emitted(r)} for r in rows]
-    rows = [{**r, "reciprocal_rank": 0.0} if r["unranked"] else r for r in rows]
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    frame["unranked"] = [never_emitted(r) for r in rows]
+    frame.loc[frame["unranked"], "reciprocal_rank"] = 0.0
+    return frame
 
 
 def _ci(values: pd.Series) -> Interval:
@@ -83,14 +84,13 @@ def _ci(values: pd.Series) -> Interval:
 
 
 def summarize(frame: pd.DataFrame, by: list[str], top_k: int = TOP_K) -> pd.DataFrame:
-    """One row per group of ``by`` (e.g. extension and length): sample count, both saliences
-    with their intervals, gold-step rank (median, mean), top-k share, mean probability and the
-    needle's mean depth and distance."""
+    """One row per group of ``by`` (e.g. extension and length) of a :func:`sample_frame`: sample
+    count, both saliences with their intervals, gold-step rank (median, mean), top-k share, mean
+    probability and the needle's mean depth and distance."""
     rows = []
     for key, group in frame.groupby(by, sort=False):
         first, every = _ci(group["reciprocal_rank"]), _ci(group["mean_reciprocal_rank_all"])
-        unranked = group.get("unranked", pd.Series(False, index=group.index)).astype(bool)
-        share = _ci(((group["rank"] <= top_k) & ~unranked).astype(float))
+        share = _ci(((group["rank"] <= top_k) & ~group["unranked"]).astype(float))
         rows.append(
             {
                 **dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True)),

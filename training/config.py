@@ -38,6 +38,7 @@ from longred_bench.training.config_checks import (
     check_merge,
     check_optimizer,
     check_snapshots,
+    check_warmup,
     choice,
 )
 from longred_bench.training.method_groups import METHOD_GROUPS, flatten_groups
@@ -317,6 +318,7 @@ class TrainConfig:
                 "0 decays over the whole run"
             )
         check_copy_warmup(self)
+        check_warmup(self)
         check_snapshots(self)
         if not 0 <= self.merge_weight <= 1:
             raise UserError(f"config merge_weight must be in [0, 1] (got {self.merge_weight})")

@@ -61,6 +61,17 @@ def check_longrecipe(cfg: Any) -> None:
         raise UserError("config replay_steps must be >= 0, and replay_lr > 0 with replay steps")
 
 
+def check_warmup(cfg: Any) -> None:
+    """The learning rate's warm-up ends within the steps that run at ``lr`` (LinearARD's CPT
+    stage included, LongRecipe's replay at its own rate not): a longer one never reaches ``lr``."""
+    trained = cfg.steps + (cfg.cpt_steps if cfg.recipe == "linearard" else 0)
+    if cfg.warmup_steps > trained:
+        raise UserError(
+            f"config warmup_steps ({cfg.warmup_steps}) exceeds the run's {trained} steps: its "
+            f"learning rate would never reach lr; set warmup_steps <= {trained}"
+        )
+
+
 def check_snapshots(cfg: Any) -> None:
     last = cfg.steps + (cfg.cpt_steps if cfg.recipe == "linearard" else 0)
     last += cfg.replay_steps

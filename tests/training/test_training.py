@@ -97,6 +97,18 @@ def test_decay_steps_give_a_constant_tail_that_a_longer_run_shares() -> None:
         smoke("cpt", schedule="constant", decay_steps=5)
 
 
+def test_a_warm_up_longer_than_the_run_is_refused() -> None:
+    steps = smoke("cpt").steps
+    assert smoke("cpt", warmup_steps=steps).warmup_steps == steps  # ends at the last step
+    with pytest.raises(UserError, match=rf"warmup_steps \({steps + 1}\) exceeds the run's {steps}"):
+        smoke("cpt", warmup_steps=steps + 1)
+    # LinearARD's CPT stage runs at lr too; LongRecipe's replay runs at its own rate
+    ard = smoke("linearard", cpt_steps=3, warmup_steps=steps + 3)
+    assert ard.warmup_steps == steps + 3
+    with pytest.raises(UserError, match="exceeds the run's"):
+        smoke("longrecipe", replay_steps=4, replay_lr=1e-5, warmup_steps=steps + 1)
+
+
 def test_stream_resumes_and_splits_the_global_batch() -> None:
     ids = torch.arange(40).view(10, 4)
     mask = torch.ones_like(ids, dtype=torch.bool)

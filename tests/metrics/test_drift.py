@@ -222,6 +222,7 @@ def test_select_layers_top_m_plus_last():
     assert select_layers(kl, 2) == [2, 4, 5]
     assert select_layers(kl, 0) == [5]
     assert select_layers(kl, 5) == [1, 2, 3, 4, 5]
+    assert select_layers(kl, 1) == [2, 5]  # layers 2 and 4 tie: the lower one is taken
     with pytest.raises(ValueError):
         select_layers(kl, -1)
 

@@ -46,6 +46,14 @@ def test_bernoulli_interval_matches_the_normal_approximation() -> None:
     assert ci.high == pytest.approx(0.3 + half, abs=0.006)
 
 
+def test_each_end_of_the_interval_cuts_half_of_what_the_level_leaves_out() -> None:
+    # Bootstrap means of 50 zeros and 50 ones: about normal, mean 0.5, sd 0.5 / sqrt(100) =
+    # 0.05. A 50% interval cuts 25% off each side: 0.674 sd = 0.034 either way of the mean.
+    ci = bootstrap_mean_ci([0.0] * 50 + [1.0] * 50, level=0.5, n_boot=4000)
+    assert ci.estimate - ci.low == pytest.approx(0.674 * 0.05, abs=0.006)
+    assert ci.high - ci.estimate == pytest.approx(0.674 * 0.05, abs=0.006)
+
+
 def test_level_widens_the_interval_and_seed_makes_it_deterministic() -> None:
     values = np.random.default_rng(0).uniform(size=200)
     narrow = bootstrap_mean_ci(values, level=0.5)

@@ -141,6 +141,11 @@ def test_adaptive_cut_keeps_exactly_the_tokens_above_beta_times_the_top() -> Non
         assert torch.equal(plausible(logits, PcdConfig(beta=beta)), expected)
     chosen = pcd_logits(logits, torch.randn(64, 500, generator=gen), PcdConfig(alpha=3.0))
     assert bool(plausible(logits, PcdConfig()).gather(-1, chosen.argmax(-1, keepdim=True)).all())
+    # beta 1, the largest allowed: the top token alone, so PCD decodes the greedy token
+    top = torch.tensor([[1.0, 3.0, 2.0]])
+    assert plausible(top, PcdConfig(beta=1.0)).tolist() == [[False, True, False]]
+    calibrated = pcd_logits(top, torch.tensor([[0.0, 5.0, -5.0]]), PcdConfig(beta=1.0))
+    assert calibrated.argmax(-1).tolist() == [1] and torch.isfinite(calibrated[0, 1])
 
 
 def test_local_window_rule_by_hand() -> None:

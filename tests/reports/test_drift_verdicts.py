@@ -9,7 +9,11 @@ import numpy as np
 import pytest
 
 from longred_bench.metrics.rank_trend import bootstrap_rank_trend_ci
-from longred_bench.reports.drift_verdicts import verdict_base_drifts_more, verdict_drift_falls
+from longred_bench.reports.drift_verdicts import (
+    PAPER_KL_RECOVERY,
+    verdict_base_drifts_more,
+    verdict_drift_falls,
+)
 from longred_bench.reports.verdict_rules import (
     NOT_COMPARABLE,
     NOT_REPRODUCED,
@@ -61,6 +65,19 @@ def test_verdict_c_labels_the_change_net_of_the_control(dh, dk, scale, label) ->
     verdict = verdict_drift_falls("abf:theta=2e6", before, after, CONTROL)
     assert verdict.label == label
     assert "3 cpt and 3 control seeds" in verdict.ours
+
+
+def test_verdict_c_is_not_reproduced_where_the_interval_excludes_the_papers_fall() -> None:
+    """KL does not move net of the control, and its interval rules out the paper's fall
+    (its recovery times the zero-shot KL, downwards), so the claim is not reproduced, not
+    undecided; hidden similarity rises as claimed."""
+    before = summary(BEFORE_H, BEFORE_K)
+    after = runs(0.01, 0.02, 0.01, 3, 500, reference=(BEFORE_H, BEFORE_K))
+    verdict = verdict_drift_falls("abf:theta=2e6", before, after, CONTROL)
+    fall = -PAPER_KL_RECOVERY * float(BEFORE_K.mean())
+    assert verdict.label == NOT_REPRODUCED
+    assert f"(the paper's effect, scaled: {fall:+.3g}): not reproduced" in verdict.ours
+    assert "): reproduced; attention KL" in verdict.ours  # hidden similarity's part
 
 
 def test_verdict_c_counts_every_seed() -> None:

@@ -141,6 +141,11 @@ def test_causal_lm_loss_matches_cross_entropy_of_shifted_tokens() -> None:
         ]
     ).mean()
     assert causal_lm_loss(logits, ids, mask) == pytest.approx(float(expected), rel=1e-6)
+    # Left padding: the prediction made from a pad (position 1 -> 2) does not count, only those
+    # from a real token to a real one (2 -> 3, 3 -> 4).
+    left = torch.tensor([[0, 0, 1, 1, 1]], dtype=torch.bool)
+    expected = torch.nn.functional.cross_entropy(logits[0, 2:4], ids[0, 3:5])
+    assert causal_lm_loss(logits[:1], ids[:1], left) == pytest.approx(float(expected), rel=1e-6)
 
 
 def test_distillation_distances_vanish_only_for_identical_inputs() -> None:

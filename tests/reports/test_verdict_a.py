@@ -1,0 +1,34 @@
+"""LongReD's claim (a), CPT loses short ability (``verdict_cpt_loses_short``), on hand-built
+``RunScores``: an interval that contains 0 reads "not reproduced" where it also excludes the
+paper's effect scaled to the original's Short Avg, and "undecided" where it does not; and the
+seed spread a verdict quotes (``seed_spread``) from two seeds."""
+
+from __future__ import annotations
+
+from longred_bench.reports.verdict_stats import RunScores, seed_spread
+from longred_bench.reports.verdicts import NOT_REPRODUCED, UNDECIDED, verdict_cpt_loses_short
+
+
+def _run(row: str, short: float, seed: int = 0) -> RunScores:
+    """Short: 200 documents at ``short`` +-1."""
+    docs = {i: short + (i % 3) - 1 for i in range(200)}
+    return RunScores("pi:factor=2", row, seed, short, None, short={"General": {"cloze": docs}})
+
+
+ORIGINAL = _run("original", 50.0)
+CPT = [_run("cpt", v, s) for s, v in enumerate((29.0, 40.0, 51.0))]  # seeds far apart
+
+
+def test_claim_a_is_not_reproduced_where_the_interval_excludes_the_papers_scaled_loss() -> None:
+    # Resampled seeds put the difference in about [-21, +1]: it contains 0. The paper's
+    # relative loss scales by the original's Short Avg (50): -0.45 gives -22.5, outside the
+    # interval (not reproduced); -0.3 gives -15, inside it (undecided).
+    far = verdict_cpt_loses_short(ORIGINAL, CPT, "PI x2", "paper", relative=-0.45)
+    assert far.label == NOT_REPRODUCED and "The paper's effect, scaled: -22.50." in far.ours
+    near = verdict_cpt_loses_short(ORIGINAL, CPT, "PI x2", "paper", relative=-0.3)
+    assert near.label == UNDECIDED and "The paper's effect, scaled: -15.00." in near.ours
+
+
+def test_the_seed_spread_of_two_seeds_is_their_gap() -> None:
+    assert seed_spread([_run("cpt", 50.0, 0), _run("cpt", 60.0, 1)]) == 10.0
+    assert seed_spread([_run("cpt", 50.0, 0)]) is None

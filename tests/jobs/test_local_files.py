@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from longred_bench.jobs.local_files import MODEL_KEYS, files_stamp, local_stamps
 from longred_bench.jobs.units import train_key, unit_folder
 from longred_bench.results import config_hash
 
@@ -102,3 +103,23 @@ def test_table1_and_pcd_units_of_a_local_model_are_keyed_by_its_files(tmp_path: 
     (model / "config.json").write_text((model / "config.json").read_text() + "\n")
     after = folders()
     assert after[0] != before[0] and after[1] != before[1]
+
+
+def test_a_file_of_the_same_size_written_again_is_another_stamp(tmp_path: Path) -> None:
+    text = tmp_path / "text.txt"
+    text.write_text("aaaa")
+    os.utime(text, ns=(10**9, 10**9))
+    first = files_stamp(text)
+    text.write_text("bbbb")  # same size: only the modification time tells
+    os.utime(text, ns=(2 * 10**9, 2 * 10**9))
+    assert files_stamp(text) != first
+
+
+def test_every_model_key_stamps_its_local_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    stamps = {key: local_stamps({key: str(folder)}) for key in MODEL_KEYS}
+    assert all(str(folder) in s.get("local_files", {}) for s in stamps.values()), stamps
+    (folder / "config.json").write_text('{"changed": true}')
+    assert local_stamps({"teacher": str(folder)}) != stamps["teacher"]

@@ -157,3 +157,18 @@ def test_a_cache_named_relative_to_the_working_folder_can_move(
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "moved"))
     after = _checkpoint_eval()
     assert after.folder == before.folder and after.cached()[0]["score"] == 3.0
+
+
+def test_a_sibling_of_the_cache_root_is_not_rewritten_as_inside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from longred_bench.jobs.key_root import KEY_ROOT_FILE, portable
+
+    root = tmp_path / "c"
+    (root / "runs").mkdir(parents=True)
+    (root / "runs" / KEY_ROOT_FILE).write_text(json.dumps({"root": "/old/root"}))
+    monkeypatch.setenv("LONGRED_CACHE", str(root))
+    sibling = str(tmp_path / "c-other" / "model")  # begins with the root's string, not in it
+    inside = str(root / "runs" / "train-x" / "final")
+    assert portable({"a": inside, "b": sibling, "c": str(root)}) == {
+        "a": "/old/root/runs/train-x/final", "b": sibling, "c": "/old/root"}  # fmt: skip

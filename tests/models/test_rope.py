@@ -110,6 +110,8 @@ def test_bad_specs_name_the_problem(spec, message):
 def test_abf_must_raise_theta():
     with pytest.raises(UserError, match="ABF needs theta above the original 500000"):
         rope_parameters(parse_rope_spec("abf:theta=1e5"), ORIG)
+    with pytest.raises(UserError, match="ABF needs theta above the original 500000"):
+        rope_parameters(parse_rope_spec("abf:theta=5e5"), ORIG)  # the same base extends nothing
 
 
 def test_target_window_must_grow():

@@ -10,7 +10,12 @@ import pytest
 from longred_bench.errors import UserError
 from longred_bench.metrics.correlation import bootstrap_spearman_ci
 from longred_bench.metrics.stats import Interval
-from longred_bench.reports.fig2_report import collect_points, fig2_verdicts, spearman_label
+from longred_bench.reports.fig2_report import (
+    MIN_MODELS,
+    collect_points,
+    fig2_verdicts,
+    spearman_label,
+)
 from longred_bench.reports.verdict_rules import (
     NOT_COMPARABLE,
     NOT_REPRODUCED,
@@ -84,6 +89,9 @@ def test_rule_reaches_every_label():
     assert spearman_label(Interval(nan, nan, nan), 13) == NOT_COMPARABLE
     assert spearman_label(Interval(0.3, nan, nan), 13) == NOT_COMPARABLE
     assert spearman_label(None, 13) == NOT_COMPARABLE
+    # the floor is MIN_MODELS models: at it the interval is judged, below it not
+    assert spearman_label(Interval(0.5, 0.2, 0.8), MIN_MODELS) == REPRODUCED
+    assert spearman_label(Interval(0.5, 0.2, 0.8), MIN_MODELS - 1) == NOT_COMPARABLE
 
 
 def test_undefined_rho_is_the_floor_not_undecided():

@@ -10,8 +10,10 @@ from longred_bench.reports.fig3_report import (
     curve_intervals,
     curve_label,
     curve_runs,
+    fig3_verdicts,
     premise_verdict,
 )
+from longred_bench.reports.runs import Run
 from longred_bench.reports.verdict_rules import (
     NOT_COMPARABLE,
     NOT_REPRODUCED,
@@ -83,3 +85,19 @@ def test_records_without_a_step_are_refused():
     record = {"kind": "eval", "row": "cpt", "seed": 0, "extension": "pi:factor=2"}
     with pytest.raises(UserError, match="no `step`"):
         curve_runs([record])
+
+
+def _run(score: float, steps: int | None = 20) -> Run:
+    """60 documents of task ``t``, ``score``% of them right; ``steps``: Table 3's steps."""
+    items = {d: 100.0 if d < score * 0.6 else 0.0 for d in DOCS}
+    train = None if steps is None else {"table_steps": steps}
+    return Run(short={"t": score}, short_items={"t": items}, train=train)
+
+
+def test_the_snapshot_at_table_3s_steps_is_not_early() -> None:
+    # Early is the snapshots before Table 3's 20 steps: step 10 alone, not step 20.
+    ext = "abf:theta=2e7"
+    runs = {(None, None, 0): _run(60.0, None), (ext, 0, 0): _run(30.0, None)}
+    runs |= {(ext, step, 0): _run(score) for step, score in ((10, 55.0), (20, 50.0), (40, 40.0))}
+    (verdict,) = fig3_verdicts(runs, {"gen": ("t",)})
+    assert "early = steps 10, late = step 40" in verdict.ours

@@ -4,15 +4,18 @@
 from __future__ import annotations
 
 import random
+from types import SimpleNamespace
 
 import pytest
 import torch
 
 from longred_bench.models.loading import extend, load
 from longred_bench.models.zoo import byte_tokenizer
+from longred_bench.training.anchors import brief_rows
 from longred_bench.training.impactful_tokens import (
     WORD_TYPES,
     logit_change,
+    measured_anchors,
     select_sentences,
     type_shares,
     word_type,
@@ -75,3 +78,18 @@ def test_select_sentences_keeps_anchors_and_samples_the_rest() -> None:
     assert select_sentences(words, ["numeral"], 0.0, random.Random(0)) == [words[0], words[2]]
     with pytest.raises(ValueError, match="unknown anchor"):
         select_sentences(sentences, ["noun"], 0.5, random.Random(0))
+
+
+def test_measured_anchors_are_the_types_lifted_most_largest_first() -> None:
+    lifts = {"numeral": 3.0, "pronoun": 1.5, "auxiliary": 2.0, "conjunction": 0.5,
+             "adposition": 1.2, "determiner": 1.0, "punctuation": 9.0, "other": 8.0}  # fmt: skip
+    assert measured_anchors(lifts) == ("numeral", "auxiliary", "pronoun")
+    # only the four above 1, never punctuation or other however lifted
+    assert measured_anchors(lifts, k=5) == ("numeral", "auxiliary", "pronoun", "adposition")
+
+
+def test_the_brief_runs_rows_round_up_to_the_processes() -> None:
+    five = SimpleNamespace(tokens_per_step=5 * 1024, mix={"long": 1.0})  # 5 rows of 1,024
+    assert [brief_rows(five, 1024, world=w) for w in (1, 2, 4)] == [5, 6, 8]
+    half = SimpleNamespace(tokens_per_step=10 * 1024, mix={"long": 0.5})  # the long share: 5
+    assert brief_rows(half, 1024, world=3) == 6

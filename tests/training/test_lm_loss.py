@@ -122,3 +122,11 @@ def test_a_run_with_the_chunked_loss_follows_the_plain_curve(
     assert calls and all(k["impl"] == "chunked" for k in calls)
     plain, chunked = _curve(tmp_path / "plain"), _curve(tmp_path / "chunked")
     assert len(plain) == 3 and chunked == pytest.approx(plain, rel=1e-5)
+
+
+def test_a_pad_predicts_nothing_under_left_padding() -> None:
+    # The next token counts only where both tokens are real: the pad at 0 predicts nothing,
+    # the last token has no next one.
+    ids = torch.tensor([[9, 5, 6, 7]])
+    mask = torch.tensor([[False, True, True, True]])
+    assert shifted_targets(ids, mask).tolist() == [[IGNORE_INDEX, 6, 7, IGNORE_INDEX]]

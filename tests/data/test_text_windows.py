@@ -1,0 +1,37 @@
+"""``longred_bench.data.texts.token_windows``: the measurement windows are consecutive,
+non-overlapping slices of the text, and a bare corpus name reads its test split."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import longred_bench.data.corpora as corpora
+from longred_bench.data.corpora import Document
+from longred_bench.data.texts import token_windows
+from longred_bench.models.zoo import byte_tokenizer
+
+
+def test_windows_are_consecutive_and_do_not_overlap(tmp_path: Path) -> None:
+    # One document, a byte tokenizer: window i is bytes [32 i, 32 i + 32) of the text.
+    tok = byte_tokenizer()
+    source = tmp_path / "t.txt"
+    source.write_text("".join(f"word{i} " for i in range(100)), encoding="utf-8")
+    full = tok(source.read_text(encoding="utf-8"), add_special_tokens=False)["input_ids"]
+    windows = token_windows(tok, str(source), num_texts=4, seq_len=32)
+    assert [w.tolist() for w in windows] == [full[32 * i : 32 * (i + 1)] for i in range(4)]
+
+
+def test_a_bare_corpus_name_reads_the_test_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[tuple[str, str]] = []
+
+    def documents(corpus: str, split: str = "all", **_: Any) -> list[Document]:
+        asked.append((corpus, split))
+        return [Document(corpus, "d", "d", "x" * 200)]
+
+    monkeypatch.setattr(corpora, "load_documents", documents)
+    token_windows(byte_tokenizer(), "austen", num_texts=2, seq_len=16)
+    token_windows(byte_tokenizer(), "austen:train", num_texts=2, seq_len=16)
+    assert asked == [("austen", "test"), ("austen", "train")]

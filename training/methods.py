@@ -242,8 +242,8 @@ class LongReD(Method):
         terms: dict[str, torch.Tensor] = {}
         loss = torch.zeros((), device=next(self.student.parameters()).device)
         if "long" in batches:
-            terms["long"] = self.lm_loss(batches["long"])
-            loss = loss + terms["long"]
+            terms["ce_long"] = self.lm_loss(batches["long"])
+            loss = loss + terms["ce_long"]
         if "short" in batches:
             b = batches["short"]
             with torch.inference_mode():
@@ -426,7 +426,7 @@ class LinearARD(TwoStage):
     def losses(self, batches: dict[str, Batch], step: int) -> dict[str, torch.Tensor]:
         if "long" in batches:
             ce = self.lm_loss(batches["long"])
-            return {"cpt": ce, "loss": ce}
+            return {"ce_long": ce, "loss": ce}
         b = batches["s2l"]
         wanted = {i - 1 for i in self.layers}
         kinds = {"q": 0, "k": 1, "v": 2}

@@ -1,6 +1,7 @@
-"""How recipes weigh their loss terms (``training.methods``): LongReD's
-``L_long + a1 L_short + a2 L_s2l`` gives each term its own weight, and LinearARD's relation KL
-is averaged over the distilled layers (all layers together = the mean of each layer alone)."""
+"""How recipes name and weigh their loss terms (``training.methods``): LongReD's
+``L_long + a1 L_short + a2 L_s2l`` gives each term its own weight, LinearARD's relation KL
+is averaged over the distilled layers (all layers together = the mean of each layer alone), and
+the next-token CE on the long stream is ``ce_long`` in every recipe that computes it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import torch
 from train_helpers import smoke
 
 from longred_bench.models.loading import extend, load
-from longred_bench.training.methods import LinearARD, LongReD
+from longred_bench.training.methods import CrossEntropy, LinearARD, LongReD
 from longred_bench.training.streams import Batch
 
 
@@ -52,3 +53,23 @@ def test_linearard_averages_its_kl_over_the_layers() -> None:
     for kind in cfg.ard_kinds:
         mean = sum(one[f"kl_{kind}"] for one in alone) / n
         assert every[f"kl_{kind}"] == pytest.approx(mean, rel=1e-4)
+
+
+def test_the_long_streams_ce_is_ce_long_in_every_recipe() -> None:
+    teacher = load("tiny-random").model
+    student = extend(teacher, "pi:factor=2")
+    window = teacher.config.max_position_embeddings
+    batch = {"long": _batch(2, 2 * window)}
+    rows, ard = {"long": 2}, smoke("linearard", cpt_steps=1)
+    methods = {
+        "cpt": CrossEntropy(smoke("cpt"), student, None, rows, window),
+        "longred": LongReD(smoke("longred"), student, teacher, rows, window, layers=(1,)),
+        "linearard": LinearARD(ard, student, teacher, rows, window, (1,)),
+    }
+    with torch.no_grad():
+        terms = {name: method.losses(batch, 0) for name, method in methods.items()}
+    assert {name: sorted(t) for name, t in terms.items()} == {
+        name: ["ce_long", "loss"] for name in methods
+    }
+    ce = float(terms["cpt"]["ce_long"])
+    assert all(float(t["ce_long"]) == pytest.approx(ce, rel=1e-6) for t in terms.values())

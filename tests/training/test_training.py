@@ -346,8 +346,8 @@ def test_linearard_lora_and_cpt_stage(tmp_path: Path) -> None:
     final = train(cfg, tmp_path / "ard", progress=False)
     records = [json.loads(x) for x in (tmp_path / "ard" / "metrics.jsonl").read_text().splitlines()]
     # the CPT stage comes first (LinearARD's paper distils after a lightweight CPT)
-    assert "cpt" in records[0] and {"kl_q", "kl_k", "kl_v"} <= set(records[1])
-    assert {"kl_q", "kl_k", "kl_v"} <= set(records[2]) and "cpt" not in records[2]
+    assert "ce_long" in records[0] and {"kl_q", "kl_k", "kl_v"} <= set(records[1])
+    assert {"kl_q", "kl_k", "kl_v"} <= set(records[2]) and "ce_long" not in records[2]
     weights = load_file(str(final / "model.safetensors"))
     assert not any("lora" in k for k in weights)  # merged into a plain model
 

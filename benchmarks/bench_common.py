@@ -1,6 +1,6 @@
-"""Report helpers shared by the benchmark scripts: Markdown tables, CSV rows, a model's part of a
-file name, and the provenance (commit, device, versions, time, load average) every report
-starts with."""
+"""Helpers shared by the benchmark scripts: Markdown tables, CSV rows, a model's part of a file
+name, the provenance (commit, device, versions, time, load average) every report starts with,
+and how a script runs (:func:`run_script`: bad input is one line, as on the command line)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,13 @@ import csv
 import datetime as dt
 import os
 import platform
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+import longred_bench.jobs  # noqa: F401  (registers tiny-base in the model zoo, as every command does)
 
 
 def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
@@ -118,3 +121,25 @@ def provenance_lines(info: dict[str, Any], cmd: str) -> str:
         f"- started {info['timestamp']}; load average (1/5/15 min) at start {info['loadavg']}, "
         f"at end {info.get('loadavg_end', '?')}\n\n"
     )
+
+
+def run_script(main: Callable[[], Any]) -> None:
+    """Run a benchmark's ``main`` and exit with its status (an int, else 0). Bad input (a
+    :class:`~longred_bench.errors.UserError`: an unknown model, a RoPE spec, a device this
+    machine lacks) ends in one line on stderr and status 2, as ``longred-bench`` does."""
+    from longred_bench.errors import UserError
+
+    try:
+        status = main()
+    except UserError as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+    raise SystemExit(status if isinstance(status, int) else 0)
+
+
+def check_device(device: str) -> None:
+    """A one-line error for a ``--device`` this machine lacks (``cuda`` where torch sees no
+    GPU), before any model loads."""
+    from longred_bench.cli.devices import check_device as check
+
+    check(device)

@@ -48,7 +48,7 @@ from longred_bench.models.loading import extend, load
 from longred_bench.results import device_name, git_commit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import cuda_sync, file_label, source12, write_csv
+from bench_common import check_device, cuda_sync, file_label, run_script, source12, write_csv
 
 PHASES = {
     "kl_student": ("relation_kl", "relation_kl_stats"),
@@ -245,6 +245,9 @@ def main() -> None:
     p.add_argument("--no-profile", action="store_true", help="skip the torch.profiler breakdown")
     p.add_argument("--out", type=Path, default=Path("reports/bench"))
     args = p.parse_args()
+    check_device(args.device)
+    if args.seq_len < 2 or args.batch < 1 or args.repeats < 1:
+        p.error("--seq-len must be at least 2, --batch and --repeats at least 1")
 
     label, original = _models(args)
     extended = extend(original, args.rope).eval()
@@ -316,4 +319,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

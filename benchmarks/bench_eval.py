@@ -53,11 +53,13 @@ from pathlib import Path
 from typing import Any
 
 from bench_common import (
+    check_device,
     file_label,
     loadavg,
     markdown_table,
     provenance,
     provenance_lines,
+    run_script,
     write_csv,
 )
 from eval_models import model_path
@@ -448,6 +450,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> list[Path]:
     """Run every (model, suite, batch size), print and write the reports; return their paths."""
     args = build_parser().parse_args(argv)
+    check_device(args.device)
     if not args.verbose:
         for name in ("lm_eval", "transformers", "datasets"):
             logging.getLogger(name).setLevel(logging.ERROR)
@@ -490,4 +493,4 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -25,7 +25,14 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import loadavg, markdown_table, provenance, provenance_lines, write_csv
+from bench_common import (
+    loadavg,
+    markdown_table,
+    provenance,
+    provenance_lines,
+    run_script,
+    write_csv,
+)
 
 CHILD = r"""
 import json, sys, time, torch
@@ -131,4 +138,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_script(main)

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import resource
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -24,7 +25,14 @@ from pathlib import Path
 from statistics import median
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_common import loadavg, markdown_table, provenance, provenance_lines, write_csv
+from bench_common import (
+    loadavg,
+    markdown_table,
+    provenance,
+    provenance_lines,
+    run_script,
+    write_csv,
+)
 
 COLUMNS = (
     "malloc", "repeat", "seconds_per_step", "user_s", "system_s", "minor_faults", "peak_rss_mib",
@@ -67,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="reports/bench", help="output folder")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.steps < 2 or args.repeats < 1:
+        parser.error("--steps must be at least 2 (the first is not timed), --repeats at least 1")
     if args.child:
         print(json.dumps(child(args.steps)))
         return 0
@@ -76,7 +86,12 @@ def main(argv: list[str] | None = None) -> int:
         for mode in ("default", "keep"):
             env = {**os.environ, "LONGRED_MALLOC": mode}
             cmd = [sys.executable, __file__, "--child", "--steps", str(args.steps)]
-            done = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
+            done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            if done.returncode:
+                tail = "\n".join(done.stderr.strip().splitlines()[-15:])
+                why = f"the child run with LONGRED_MALLOC={mode} failed (exit {done.returncode})"
+                print(f"{tail}\nerror: {why}; its last lines are above", file=sys.stderr)
+                return 1
             row = {**json.loads(done.stdout.strip().splitlines()[-1]), "repeat": repeat}
             print(json.dumps(row), flush=True)
             rows.append(row)
@@ -88,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
         for m in ("default", "keep")
     }
     same = len({r["weights"] for r in rows}) == 1
-    cmd = f"python benchmarks/bench_malloc.py --steps {args.steps} --repeats {args.repeats}"
+    cmd = shlex.join(["python", "benchmarks/bench_malloc.py", *(sys.argv[1:] if argv is None
+                                                                else argv)])  # fmt: skip
     text = (
         "# Training steps with glibc's default malloc and with freed memory kept\n\n"
         + provenance_lines(info, cmd)
@@ -105,4 +121,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_script(main)

@@ -40,7 +40,14 @@ import longred_bench.jobs  # noqa: F401  (registers tiny-base, which these runs 
 from longred_bench.pcd.model import returned_cache
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import loadavg, markdown_table, provenance, provenance_lines, write_csv
+from bench_common import (
+    loadavg,
+    markdown_table,
+    provenance,
+    provenance_lines,
+    run_script,
+    write_csv,
+)
 
 FIELDS = (
     "model", "length", "mode", "prefill_s", "per_token_ms", "per_token_ratio", "score_s",
@@ -238,4 +245,4 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import source12, write_csv
+from bench_common import run_script, source12, write_csv
 
 from longred_bench.reports.figures import save_figure
 from longred_bench.results import device_name, git_commit
@@ -279,7 +279,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per subprocess")
     p.add_argument("--out", type=Path, default=Path("reports/kernels"))
     p.add_argument("--worker", help=argparse.SUPPRESS)
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    kv_heads = args.kv_heads or args.heads
+    if args.repeats < 1 or args.warmup < 0 or min(args.lengths) < 1 or args.head_dim < 1:
+        p.error("--repeats and every --lengths and --head-dim must be at least 1, --warmup >= 0")
+    if args.heads < 1 or kv_heads < 1 or args.heads % kv_heads:
+        p.error(f"--heads ({args.heads}) must be a positive multiple of --kv-heads ({kv_heads})")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -346,8 +352,12 @@ def main(argv: list[str] | None = None) -> int:
     text = write_markdown(rows, meta, args.out / "relation_kl_cpu.md")
     write_plot(rows, args.out / "relation_kl_cpu.png")
     print(text)
+    failed = [r for r in rows if r["status"].startswith("failed")]
+    if failed and len(failed) == len(rows):
+        print(f"error: every row failed ({failed[0]['status']})", file=sys.stderr)
+        return 1
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_script(main)

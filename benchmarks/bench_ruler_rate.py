@@ -55,7 +55,14 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import loadavg, markdown_table, provenance, provenance_lines, write_csv
+from bench_common import (
+    loadavg,
+    markdown_table,
+    provenance,
+    provenance_lines,
+    run_script,
+    write_csv,
+)
 
 # Our task name -> lm-eval 0.4.13's RULER task name.
 LM_EVAL_NAMES = {
@@ -375,4 +382,4 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import statistics
 import subprocess
 import sys
@@ -40,7 +41,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import commit_and_source, write_csv
+from bench_common import check_device, commit_and_source, run_script, write_csv
 from bench_train_shapes import add_arguments, run_shapes
 
 import longred_bench.jobs  # noqa: F401  (registers tiny-base, which these runs load by name)
@@ -121,9 +122,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     add_arguments(parser)
     args = parser.parse_args(argv)
+    check_device(args.device)
+    if args.steps < 2:
+        parser.error("--steps must be at least 2: the first step is not timed (warm-up)")
     if args.shape:
         args.command_line = " ".join(sys.argv[1:] if argv is None else argv)
         return run_shapes(args)
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
     import torch
 
     from longred_bench.heap import keep_freed_memory
@@ -137,8 +143,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.impl is not None:
         run["impl"] = args.impl
     recipes = [(r, extra) for r, extra in RECIPES if r in args.recipes]
-    if args.repeats < 1:
-        parser.error("--repeats must be at least 1")
     with tempfile.TemporaryDirectory() as tmp:
         rounds = [
             [measure(r, extra, args.steps, Path(tmp) / str(i), run) for r, extra in recipes]
@@ -148,14 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     stem = "train_throughput" if args.device == "cpu" else f"train_throughput_{args.device}"
     write_csv(rows, out / f"{stem}.csv", list(rows[0]))
     gpu = "peak_gpu_mib" in rows[0]
-    command = f"python benchmarks/bench_train.py --steps {args.steps} --out {args.out}"
-    for flag, value in (("device", "cpu"), ("dtype", "auto"), ("impl", None)):
-        if getattr(args, flag) != value:
-            command += f" --{flag} {getattr(args, flag)}"
-    if args.recipes != [r for r, _ in RECIPES]:
-        command += " --recipes " + " ".join(args.recipes)
-    if args.repeats > 1:
-        command += f" --repeats {args.repeats}"
+    command = shlex.join(["python", "benchmarks/bench_train.py", *(sys.argv[1:] if argv is None
+                                                                    else argv)])  # fmt: skip
     several = args.repeats > 1
     how = (
         f"{args.repeats} interleaved rounds (every recipe once per round), medians shown, the "
@@ -208,4 +206,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_script(main)

@@ -45,7 +45,9 @@ def test_scripts_that_load_tiny_base_by_name_register_it():
         "runpy.run_path({f!r}, run_name='bench'); "
         "from longred_bench.models.zoo import ZOO; print('tiny-base' in ZOO)"
     )
-    for name in ("bench_train", "pcd_long", "probe_heldout_parts", "probe_lmeval_niah"):
+    scripts = ("bench_train", "bench_drift_cost", "bench_eval", "bench_pcd", "pcd_long",
+               "probe_heldout_parts", "probe_lmeval_niah")  # fmt: skip
+    for name in scripts:
         script = BENCHMARKS / f"{name}.py"
         out = subprocess.run(
             [sys.executable, "-c", code.format(d=str(BENCHMARKS), f=str(script))],

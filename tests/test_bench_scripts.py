@@ -1,0 +1,109 @@
+"""The benchmark scripts on bad input and failures (unit): a user error is one line and status
+2, as on the command line; a ``--device`` the machine lacks, counts that leave nothing to time,
+head counts that do not divide, are refused before any work; a run whose every row failed, or
+whose child process failed, exits non-zero and shows why; a report records its command line as
+given."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import torch
+from script_loader import load_script
+
+from longred_bench.errors import UserError
+
+common = load_script("bench_common")
+train = load_script("bench_train")
+kl_cpu = load_script("bench_relation_kl_cpu")
+malloc = load_script("bench_malloc")
+eval_bench = load_script("bench_eval")
+drift_cost = load_script("bench_drift_cost")
+
+
+def test_run_script_makes_a_user_error_one_line_and_status_2(capsys) -> None:
+    def bad() -> int:
+        raise UserError("model 'nosuch' is not a zoo name")
+
+    with pytest.raises(SystemExit) as stop:
+        common.run_script(bad)
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == "error: model 'nosuch' is not a zoo name\n"
+    for status, code in ((3, 3), ([Path("a.md")], 0), (None, 0)):
+        with pytest.raises(SystemExit) as stop:
+            common.run_script(lambda status=status: status)
+        assert stop.value.code == code
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_a_cuda_device_on_a_machine_without_one_is_refused_before_any_work(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with pytest.raises(UserError, match="sees no CUDA device here; use --device cpu"):
+        train.main(["--device", "cuda"])
+    with pytest.raises(UserError, match="sees no CUDA device here"):
+        eval_bench.main(["--device", "cuda"])
+    monkeypatch.setattr("sys.argv", ["bench_drift_cost.py", "--device", "cuda"])
+    with pytest.raises(UserError, match="sees no CUDA device here"):
+        drift_cost.main()
+
+
+@pytest.mark.parametrize(
+    ("main", "argv", "message"),
+    [
+        (train.main, ["--steps", "1"], "--steps must be at least 2"),
+        (train.main, ["--steps", "3", "--repeats", "0"], "--repeats must be at least 1"),
+        (malloc.main, ["--steps", "1"], "--steps must be at least 2"),
+        (kl_cpu.main, ["--repeats", "0"], "--repeats and every --lengths"),
+        (kl_cpu.main, ["--lengths", "0"], "--repeats and every --lengths"),
+        (kl_cpu.main, ["--heads", "3", "--kv-heads", "2"], r"--heads \(3\) must be a positive"),
+    ],
+)
+def test_counts_that_leave_nothing_to_time_are_refused(main, argv, message, capsys) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_drift_cost_refuses_a_window_of_no_tokens(monkeypatch, capsys) -> None:
+    monkeypatch.setattr("sys.argv", ["bench_drift_cost.py", "--seq-len", "0"])
+    with pytest.raises(SystemExit) as stop:
+        drift_cost.main()
+    assert stop.value.code == 2 and "--seq-len must be at least 2" in capsys.readouterr().err
+
+
+def test_relation_kl_cpu_exits_1_when_every_row_failed(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(kl_cpu, "measure", lambda spec, timeout: {"status": "failed: rc=1: boom"})
+    argv = ["--lengths", "64", "--impls", "chunked", "--out", str(tmp_path)]
+    assert kl_cpu.main(argv) == 1
+    assert "error: every row failed (failed: rc=1: boom)" in capsys.readouterr().err
+
+
+def test_malloc_shows_why_its_child_failed(tmp_path, monkeypatch, capsys) -> None:
+    def child(cmd, **kwargs):
+        return subprocess.CompletedProcess(cmd, 1, stdout="", stderr="Traceback\nValueError: x")
+
+    monkeypatch.setattr(malloc.subprocess, "run", child)
+    assert malloc.main(["--steps", "2", "--repeats", "1", "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "ValueError: x" in err and "LONGRED_MALLOC=default failed (exit 1)" in err
+
+
+def test_bench_train_records_its_command_as_given(tmp_path, monkeypatch) -> None:
+    def measure(recipe, extra, steps, scratch, run):
+        return {"recipe": recipe, "tokens_per_step": 8192, "seconds_per_step": 1.0,
+                "tokens_per_second": 8192.0, "rope": "pi:factor=2", "final_loss": 3.0,
+                "device": "cpu", "dtype": "float32"}  # fmt: skip
+
+    monkeypatch.setattr(train, "measure", measure)
+    argv = ["--steps", "2", "--skip-memory", "--recipes", "cpt", "--out", str(tmp_path)]
+    assert train.main(argv) == 0
+    text = (tmp_path / "train_throughput.md").read_text()
+    assert (
+        f"`python benchmarks/bench_train.py --steps 2 --skip-memory --recipes cpt --out {tmp_path}`"
+        in text
+    )

@@ -1,0 +1,82 @@
+"""The nox sessions' command lines (unit, with a session that records instead of running):
+``reproduce`` adds ``--jobs 2`` only where the call runs a pool (``--rebuild`` refused it), and
+a benchmark session given ``-- ARGS`` runs only the script they are for, so its other scripts do
+not write over their committed reports; ``nox -l`` shows each session's whole first sentence."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("noxfile_commands", ROOT / "noxfile.py")
+noxfile = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(noxfile)
+
+
+class Recorder:
+    """Stands for a nox session: records each command it is asked to run."""
+
+    def __init__(self, tmp: Path, posargs: list[str]) -> None:
+        self.tmp, self.posargs, self.runs, self.logs = tmp, posargs, [], []
+
+    def create_tmp(self) -> str:
+        return str(self.tmp)
+
+    def install(self, *args: str, **kwargs: Any) -> None:
+        pass
+
+    def run(self, *args: str, **kwargs: Any) -> str:
+        self.runs.append(list(args))
+        return "False"
+
+    def log(self, message: str) -> None:
+        self.logs.append(message)
+
+
+def _run(tmp_path: Path, session: Any, posargs: list[str], **params: Any) -> Recorder:
+    recorder = Recorder(tmp_path, posargs)
+    session.func(recorder, **params)
+    return recorder
+
+
+@pytest.mark.parametrize(
+    ("posargs", "jobs"),
+    [([], True), (["--rebuild"], False), (["--profile", "smoke", "--rebuild"], False),
+     (["--list-units"], False), (["--jobs", "1"], False), (["--dry-run"], True)],
+)  # fmt: skip
+def test_reproduce_adds_jobs_only_where_a_pool_runs(tmp_path, posargs, jobs) -> None:
+    (command,) = _run(tmp_path, noxfile.reproduce, posargs, table="table3").runs
+    assert command[:3] == ["longred-bench", "reproduce", "table3"]
+    assert (command[-2:] == ["--jobs", "2"]) is jobs
+    assert command.count("--jobs") <= 1
+
+
+@pytest.mark.parametrize(
+    ("session", "script", "others"),
+    [("bench_eval", "bench_eval.py", ("bench_ruler_rate.py", "bench_pcd.py")),
+     ("bench_train", "bench_train.py", ("bench_malloc.py",)),
+     ("bench_kernels", "bench_relation_kl_cpu.py", ("bench_relation_kl_gpu.py",))],
+)  # fmt: skip
+def test_args_go_to_one_script_and_the_others_do_not_run(tmp_path, session, script, others):
+    session = getattr(noxfile, session)
+    given = _run(tmp_path, session, ["--out", str(tmp_path / "mine")])
+    scripts = [Path(c[1]).name for c in given.runs if c[0] == "python" and c[1].endswith(".py")]
+    assert scripts == [script] and given.runs[-1][-2:] == ["--out", str(tmp_path / "mine")]
+    assert given.logs and "not run" in given.logs[-1]
+    default = _run(tmp_path, session, [])
+    ran = {Path(c[1]).name for c in default.runs if c[0] == "python" and c[1].endswith(".py")}
+    assert script in ran and set(others) - {"bench_relation_kl_gpu.py"} <= ran
+
+
+def test_nox_lists_each_sessions_first_sentence_whole() -> None:
+    out = subprocess.run([sys.executable, "-m", "nox", "-l", "-f", str(ROOT / "noxfile.py")],
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    lines = [line for line in out.splitlines() if " -> " in line]
+    assert len(lines) >= 10
+    assert all(line.rstrip().endswith((".", ")")) for line in lines), lines

@@ -92,8 +92,8 @@ def _resolve_scale(name: str, scale: object, head_dim: int) -> float:
         scale = scale.item()
     if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
         raise ValueError(f"relation_kl: {name} must be a number or None, got {scale!r}")
-    if not math.isfinite(scale):
-        raise ValueError(f"relation_kl: {name} must be finite, got {scale}")
+    if not math.isfinite(scale) or scale <= 0:  # a softmax temperature; the stats path needs > 0
+        raise ValueError(f"relation_kl: {name} must be a finite number > 0, got {scale}")
     return float(scale)
 
 

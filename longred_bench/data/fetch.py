@@ -23,7 +23,7 @@ import time
 import zipfile
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -74,7 +74,8 @@ class FetchRecord:
 @dataclass(frozen=True)
 class CachedEntry:
     """One cache entry as :func:`list_cached` reports it (``archives``: file name, sha256;
-    ``problem``: why its manifest could not be read, its other fields then empty)."""
+    ``problem``: why its manifest could not be read, its other fields then empty, or which
+    recorded file is gone or of another size)."""
 
     source: str
     path: Path
@@ -358,5 +359,10 @@ def list_cached(cache: Path | None = None) -> list[CachedEntry]:
             fix = f"longred-bench data fetch --sources {source.name} --force"
             problem = f"{MANIFEST_FILE} unreadable or incomplete: run `{fix}`"
             entry = CachedEntry(source.name, path, size, (), 0, "", "", problem=problem)
+        else:  # a recorded file gone or of another size (cheap: no hashing; `data verify` hashes)
+            check = check_entry(path, hashes=False)
+            if check.status == "corrupt":
+                fix = f"longred-bench data fetch --sources {source.name}"
+                entry = replace(entry, problem=f"{check.detail}: run `{fix}`")
         entries.append(entry)
     return entries

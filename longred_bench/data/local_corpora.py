@@ -32,9 +32,20 @@ def _files(path: Path, suffix: str, spec: str) -> list[Path]:
     return files
 
 
+def _not_utf8(spec: str, where: str, exc: UnicodeDecodeError) -> UserError:
+    return UserError(f"data {spec!r}: {where} is not UTF-8 text (byte {exc.start}); give UTF-8 "
+                     "text (e.g. iconv -f latin1 -t utf-8)")  # fmt: skip
+
+
 def txt_documents(path: Path, spec: str) -> list[str]:
     """One document per ``.txt`` file: ``path`` itself, or every one under folder ``path``."""
-    return [f.read_text(encoding="utf-8") for f in _files(path, ".txt", spec)]
+    texts = []
+    for file in _files(path, ".txt", spec):
+        try:
+            texts.append(file.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as exc:
+            raise _not_utf8(spec, str(file), exc) from None
+    return texts
 
 
 def jsonl_documents(path: Path, text_field: str, spec: str) -> list[str]:
@@ -42,8 +53,12 @@ def jsonl_documents(path: Path, text_field: str, spec: str) -> list[str]:
     folder ``path``): the line's ``text_field``, a string. Blank lines are skipped."""
     texts = []
     for file in _files(path, ".jsonl", spec):
-        with file.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
+        with file.open("rb") as handle:  # bytes, so that a line not UTF-8 is named
+            for number, raw in enumerate(handle, start=1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise _not_utf8(spec, f"{file} line {number}", exc) from None
                 if not line.strip():
                     continue
                 try:

@@ -261,6 +261,21 @@ def test_list_names_an_entry_whose_manifest_cannot_be_read(
                         f"data fetch --cache {cache} --sources brown --force`")  # fmt: skip
 
 
+def test_list_names_an_entry_with_a_recorded_file_gone(
+    brown_dir: Path, cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An entry whose manifest reads but whose recorded file is gone was listed as whole; it is
+    listed as damaged, with the fetch that repairs it (no hashing: sizes and presence only)."""
+    fetch_module.fetch(["brown"], brown_dir, cache=cache)
+    (gone,) = [p for p in (cache / "corpora/brown").iterdir() if p.name != "manifest.json"]
+    gone.unlink()
+    args = _parser().parse_args(["data", "list", "--cache", str(cache)])
+    assert args.func(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2] == (f"    damaged: {gone.name} is missing: run `longred-bench data fetch "
+                        f"--cache {cache} --sources brown`")  # fmt: skip
+
+
 # --- user errors ----------------------------------------------------------------------------
 
 

@@ -444,12 +444,14 @@ def test_bad_shapes_and_dtypes_raise_value_error(mutate, message: str, impl: str
         (dict(reduction="avg"), "reduction must be one of none, sum, mean"),
         (dict(mask=torch.ones(2, 4, dtype=torch.bool)), "mask must have shape"),
         (dict(mask=torch.full((2, 5), 2)), "only 0/1"),
-        (dict(scale_s=float("nan")), "scale_s must be finite"),
+        (dict(scale_s=float("nan")), "scale_s must be a finite number > 0"),
+        (dict(scale_s=0.0), "scale_s must be a finite number > 0, got 0.0"),
+        (dict(scale_t=-1), "scale_t must be a finite number > 0, got -1"),
         (dict(scale_t="big"), "scale_t must be a number"),
         (dict(causal=1), "causal must be a bool"),
     ],
 )
-@pytest.mark.parametrize("impl", ["naive", "chunked"])
+@pytest.mark.parametrize("impl", ["naive", "chunked", "stats"])
 def test_bad_options_raise_value_error(kwargs, message: str, impl: str) -> None:
     inputs = make_inputs(batch=2, heads=4, seq=5)
     with pytest.raises(ValueError, match=message):

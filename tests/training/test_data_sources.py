@@ -334,3 +334,20 @@ def test_a_training_text_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> No
     binary.write_bytes(b"some words \xff\xfe more")
     with pytest.raises(UserError, match=r"data file .*bytes\.txt: not UTF-8 text \(byte 11\)"):
         stream_data(WordTokenizer(), str(binary), 2, seed=0)
+
+
+def test_txt_and_jsonl_members_not_utf8_are_one_line_naming_file_and_line(tmp_path: Path) -> None:
+    """``txt:`` and ``jsonl:`` members of other bytes were a UnicodeDecodeError traceback."""
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    (folder / "a.txt").write_text("fine words", encoding="utf-8")
+    (folder / "b.txt").write_bytes("caf\xe9 au lait".encode("latin-1"))
+    with pytest.raises(UserError, match=r"b\.txt is not UTF-8 text \(byte 3\); give UTF-8"):
+        member_documents(parse_member(f"txt:{folder}", "s"))
+    jsonl = tmp_path / "docs.jsonl"
+    good = json.dumps({"text": "first"}).encode()
+    jsonl.write_bytes(good + b"\n" + b'{"text": "caf\xe9"}\n')
+    with pytest.raises(UserError, match=r"docs\.jsonl line 2 is not UTF-8 text \(byte 13\)"):
+        member_documents(parse_member(f"jsonl:{jsonl}", "s"))
+    jsonl.write_bytes(good + b"\r\n" + good + b"\r\n")  # Windows line ends read as before
+    assert member_documents(parse_member(f"jsonl:{jsonl}", "s"))[0] == ["first", "first"]

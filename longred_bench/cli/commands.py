@@ -85,6 +85,9 @@ def cmd_data(args: argparse.Namespace) -> int:
     if cache is not None and reads and not cache.is_dir():
         raise UserError(f"data {action}: --cache {cache} does not exist: give the folder "
                         "`data fetch --cache` wrote")  # fmt: skip
+    if cache is not None and (root := data.cache_above(cache)) is not None:
+        raise UserError(f"data {action}: --cache {cache} is the {cache.name}/ folder inside the "
+                        f"cache {root}: give the cache itself, --cache {root}")  # fmt: skip
     if cache is not None and (found := results_in(cache)) is not None:
         raise UserError(f"data {action}: --cache {cache} holds results ({found}), not a data "
                         f"cache: give the folder `data fetch --cache` wrote, or check results "

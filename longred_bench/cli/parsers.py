@@ -107,7 +107,7 @@ def add_drift(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--texts",
         default="brown",
-        help="brown|austen|kjv[:split], a text FILE, or random (default brown)",
+        help="brown|austen|kjv|sotu[:split], a UTF-8 text FILE, or random (default brown)",
     )
     p.add_argument("--num-texts", type=int, default=8)
     p.add_argument("--seq-len", type=int, default=1024)

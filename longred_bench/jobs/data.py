@@ -23,6 +23,22 @@ def _human_size(size: int) -> str:
     raise AssertionError("unreachable")
 
 
+def cache_above(folder: Path) -> Path | None:
+    """The cache ``folder`` is an entry folder of (``corpora/``, ``benchmarks/``, ``models/``),
+    where that cache holds an entry of one: ``data list`` read such a folder as an empty cache
+    and ``data fetch`` nested a cache in it. None otherwise."""
+    from longred_bench.data.sources import SOURCES
+
+    inner: dict[str, set[str]] = {}
+    for source in SOURCES.values():
+        top, _, name = source.entry.partition("/")
+        inner.setdefault(top, set()).add(name)
+    if folder.name not in inner:
+        return None
+    held = any((folder.parent / top / n).is_dir() for top, names in inner.items() for n in names)
+    return folder.parent if held else None
+
+
 def format_cached_table(entries: list[CachedEntry]) -> str:
     """A plain-text table of cache entries, each followed by its archives' sha256."""
     if not entries:

@@ -276,6 +276,22 @@ def test_list_names_an_entry_with_a_recorded_file_gone(
                         f"--cache {cache} --sources brown`")  # fmt: skip
 
 
+def test_a_cache_given_one_level_too_deep_is_refused(brown_dir: Path, cache: Path) -> None:
+    """``--cache CACHE/corpora`` was listed as an empty cache, and a fetch nested another cache
+    in it (``corpora/corpora/brown``)."""
+    fetch_module.fetch(["brown"], brown_dir, cache=cache)
+    for action in ("list", "verify", "fetch"):
+        args = _parser().parse_args(["data", action, "--cache", str(cache / "corpora")])
+        why = rf"is the corpora/ folder inside the cache {cache}: give the cache itself, --cache"
+        with pytest.raises(UserError, match=rf"{why} {cache}$"):
+            args.func(args)
+    assert not (cache / "corpora" / "corpora").exists()
+    fresh = cache.parent / "models"  # a new cache's name may be an entry folder's
+    args = _parser().parse_args(["data", "list", "--cache", str(fresh)])
+    fresh.mkdir()
+    assert args.func(args) == 0
+
+
 # --- user errors ----------------------------------------------------------------------------
 
 

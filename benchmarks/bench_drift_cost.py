@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import shlex
 import statistics
 import sys
 import time
@@ -48,7 +49,15 @@ from longred_bench.models.loading import extend, load
 from longred_bench.results import device_name, git_commit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import check_device, cuda_sync, file_label, run_script, source12, write_csv
+from bench_common import (
+    check_device,
+    cuda_sync,
+    file_label,
+    loadavg,
+    run_script,
+    source12,
+    write_csv,
+)
 
 PHASES = {
     "kl_student": ("relation_kl", "relation_kl_stats"),
@@ -243,11 +252,15 @@ def main() -> None:
     p.add_argument("--dtype", help="float32, bfloat16 or float16 (default: bf16 on CUDA)")
     p.add_argument("--no-eager", action="store_true", help="skip the eager-maps comparison")
     p.add_argument("--no-profile", action="store_true", help="skip the torch.profiler breakdown")
+    p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     p.add_argument("--out", type=Path, default=Path("reports/bench"))
     args = p.parse_args()
     check_device(args.device)
     if args.seq_len < 2 or args.batch < 1 or args.repeats < 1:
         p.error("--seq-len must be at least 2, --batch and --repeats at least 1")
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    start_load = loadavg()
 
     label, original = _models(args)
     extended = extend(original, args.rope).eval()
@@ -313,7 +326,11 @@ def main() -> None:
     where = "" if device.type == "cpu" else f"_{device.type}"
     stem = args.out / f"drift_cost_{_file_label(args)}_{args.seq_len}{where}"
     write_csv([row], stem.with_suffix(".csv"), list(row))  # makes args.out
-    md = _markdown(row, prof_plain, prof_drift)
+    command = shlex.join(["python", "benchmarks/bench_drift_cost.py", *sys.argv[1:]])
+    md = _markdown(row, prof_plain, prof_drift) + (
+        f"\nCommand: `{command}`; {torch.get_num_threads()} threads; median of {args.repeats} "
+        f"calls; load average (1/5/15 min) at start {start_load}, at end {loadavg()}.\n"
+    )
     stem.with_suffix(".md").write_text(md)
     print(md)
 

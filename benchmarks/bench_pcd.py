@@ -221,15 +221,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lengths", nargs="+", type=int, default=[512])
     p.add_argument("--new-tokens", type=int, default=32)
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--threads", type=int, default=torch.get_num_threads())
+    p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     p.add_argument("--out", default="reports/bench")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> list[Path]:
     args = build_parser().parse_args(argv)
-    if args.new_tokens < 2 or args.repeats < 1 or args.threads < 1:
-        raise SystemExit("--new-tokens must be >= 2, --repeats and --threads >= 1")
+    if args.new_tokens < 2 or args.repeats < 1 or args.threads < 0:
+        raise SystemExit("--new-tokens must be >= 2, --repeats >= 1 and --threads >= 0")
+    args.threads = args.threads or torch.get_num_threads()
     cmd = " ".join(["python", "benchmarks/bench_pcd.py", *(sys.argv[1:] if argv is None else argv)])
     written = []
     for model in args.models:
@@ -238,8 +239,10 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
         info["loadavg_end"] = loadavg()
         stem = Path(args.out) / f"pcd_cost_{model.replace('/', '_')}"
         write_csv(rows, stem.with_suffix(".csv"), FIELDS)
-        stem.with_suffix(".md").write_text(report(model, rows, info, cmd), encoding="utf-8")
+        text = report(model, rows, info, cmd)
+        stem.with_suffix(".md").write_text(text, encoding="utf-8")
         written += [stem.with_suffix(".csv"), stem.with_suffix(".md")]
+        print(text, flush=True)
         print(f"wrote {written[-2]}, {written[-1]}", flush=True)
     return written
 

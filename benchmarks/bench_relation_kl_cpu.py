@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import shlex
 import statistics
 import subprocess
 import sys
@@ -33,7 +34,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import run_script, source12, write_csv
+from bench_common import loadavg, run_script, source12, write_csv
 
 from longred_bench.reports.figures import save_figure
 from longred_bench.results import device_name, git_commit
@@ -208,7 +209,9 @@ def write_markdown(rows: list[dict], meta: dict, path: Path) -> str:
         f"- device: {meta['device']}",
         f"- torch: {meta['torch']}, threads: {meta['threads']}",
         f"- git commit: `{meta['git_commit']}` (source `{meta['source']}`)",
-        f"- timestamp: {meta['timestamp']}",
+        f"- timestamp: {meta['timestamp']}; load average (1/5/15 min) at start "
+        f"{meta.get('loadavg', '?')}, at end {meta.get('loadavg_end', '?')}",
+        f"- command: `{meta.get('command', '?')}`",
         f"- shapes: B=1, heads={meta['heads']}, kv_heads={meta['kv_heads']}, "
         f"head_dim={meta['head_dim']}, fp32, causal, reduction=mean",
         f"- time: median and minimum of {meta['repeats']} runs after {meta['warmup']} warm-up; "
@@ -295,11 +298,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     kv_heads = args.kv_heads or args.heads
+    given = sys.argv[1:] if argv is None else argv
     meta = {
         "device": device_name("cpu"),
         "git_commit": git_commit(),
         "source": source12(),
         "timestamp": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "loadavg": loadavg(),
+        "command": shlex.join(["python", "benchmarks/bench_relation_kl_cpu.py", *given]),
         "heads": args.heads,
         "kv_heads": kv_heads,
         "head_dim": args.head_dim,
@@ -345,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{impl:>8} n={n:<6} {row['status']}", file=sys.stderr, flush=True)
             rows.append(row)
 
+    meta["loadavg_end"] = loadavg()
     for row in rows:
         for key in ("device", "git_commit", "source", "timestamp", "torch"):
             row[key] = meta[key]

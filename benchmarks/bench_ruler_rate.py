@@ -357,7 +357,14 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
         for task in args.tasks:
             rows.append(compare(task, generators.get(LM_EVAL_NAMES[task]), length, args, tok))
             r = rows[-1]
-            rates = f"ours {r['ours_per_s']}/s, lm-eval {r['lm_eval_per_s']}/s"
+            rates = (
+                ", ".join(
+                    f"{who} {r[key]}/s"
+                    for who, key in (("ours", "ours_per_s"), ("lm-eval", "lm_eval_per_s"))
+                    if r[key] is not None
+                )
+                or "no rate"
+            )
             print(f"{task} L={length}: {rates} ({r['status']})", flush=True)
     long_rows = []
     for length, n in zip(args.long_lengths, args.long_samples, strict=True):

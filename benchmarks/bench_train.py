@@ -192,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         verdict = "met" if longred["cost_vs_first"] <= 1.25 else "missed"
         lines += [
             "",
-            f"Target LongReD <= 1.25x CPT per token: {verdict} ({longred['cost_vs_first']}x).",
+            f"Target LongReD <= 1.25x CPT per token: {verdict} ({longred['cost_vs_first']}x, "
+            f"from {args.steps - 1} timed step(s) a recipe in {args.repeats} round(s)).",
         ]
     text = "\n".join(lines) + "\n"
     (out / f"{stem}.md").write_text(text)

@@ -15,7 +15,8 @@ fi
 
 # munge: its key comes with the package; the daemon runs as the munge user.
 mkdir -p /run/munge && chown munge:munge /run/munge
-if ! pgrep -x munged > /dev/null; then runuser -u munge -- /usr/sbin/munged; fi
+STARTED_MUNGE=0  # a munged this script started is stopped with the SLURM daemons
+if ! pgrep -x munged > /dev/null; then runuser -u munge -- /usr/sbin/munged; STARTED_MUNGE=1; fi
 
 HOST=$(hostname -s)
 CPUS=$(nproc)
@@ -43,6 +44,7 @@ stop() {
   for pid in "$WORK/run/slurmd.pid" "$WORK/run/slurmctld.pid"; do
     if [ -f "$pid" ]; then kill "$(cat "$pid")" 2> /dev/null || true; fi
   done
+  if [ "$STARTED_MUNGE" = 1 ]; then pkill -x munged 2> /dev/null || true; fi
 }
 trap stop EXIT
 slurmctld -f "$SLURM_CONF"

@@ -48,9 +48,12 @@ def txt_documents(path: Path, spec: str) -> list[str]:
     return texts
 
 
-def jsonl_documents(path: Path, text_field: str, spec: str) -> list[str]:
+def jsonl_documents(
+    path: Path, text_field: str, spec: str, fix: str = "name the text field with :field=NAME"
+) -> list[str]:
     """One document per line of the JSONL file ``path`` (or of every ``.jsonl`` file under
-    folder ``path``): the line's ``text_field``, a string. Blank lines are skipped."""
+    folder ``path``): the line's ``text_field``, a string. Blank lines are skipped; ``fix`` is
+    the advice for a line without that field."""
     texts = []
     for file in _files(path, ".jsonl", spec):
         with file.open("rb") as handle:  # bytes, so that a line not UTF-8 is named
@@ -65,17 +68,19 @@ def jsonl_documents(path: Path, text_field: str, spec: str) -> list[str]:
                     record = json.loads(line)
                 except ValueError:
                     raise UserError(f"data {spec!r}: {file} line {number} is not JSON") from None
-                texts.append(_text(record, text_field, f"{file} line {number}", spec))
+                texts.append(_text(record, text_field, f"{file} line {number}", spec, fix))
     return texts
 
 
-def _text(record: Any, text_field: str, where: str, spec: str) -> str:
+def _text(
+    record: Any, text_field: str, where: str, spec: str,
+    fix: str = "name the text field with :field=NAME",
+) -> str:  # fmt: skip
     value = record.get(text_field) if isinstance(record, dict) else None
     if not isinstance(value, str):
         keys = ", ".join(record) if isinstance(record, dict) else type(record).__name__
         raise UserError(
-            f"data {spec!r}: {where} has no string field {text_field!r} (it has: {keys}); "
-            "name the text field with :field=NAME"
+            f"data {spec!r}: {where} has no string field {text_field!r} (it has: {keys}); {fix}"
         )
     return value
 

@@ -2,7 +2,8 @@
 
 Sources: a corpus name (``brown``, ``austen``, ``kjv``, ``sotu``: documents of its ``test``
 split, or of the split named after a colon, e.g. ``kjv:all``), a path to
-a UTF-8 text file, or ``random`` (uniform token ids, seeded: only for smoke runs of tiny random
+a UTF-8 text file (one document; a ``.jsonl`` file: one document per line, its ``text`` field), or
+``random`` (uniform token ids, seeded: only for smoke runs of tiny random
 models). Windows are cut from documents in order, non-overlapping, ``seq_len`` tokens each, with
 no special tokens added; the first window of every document is taken before any second one, so a
 small ``num_texts`` still spans many documents. Too little text is an error, never a silent
@@ -45,8 +46,14 @@ def _documents(source: str) -> list[str]:
         from longred_bench.data.corpora import load_documents
 
         return [doc.text for doc in load_documents(corpus, split or "test")]
+    path = Path(source).expanduser()
+    if path.suffix == ".jsonl":  # JSON lines: their texts, not the JSON around them
+        from longred_bench.data.local_corpora import jsonl_documents
+
+        fix = "a .jsonl file is read one document per line from its text field"
+        return jsonl_documents(path, "text", source, fix)
     try:
-        return [Path(source).expanduser().read_text(encoding="utf-8")]
+        return [path.read_text(encoding="utf-8")]
     except UnicodeDecodeError as exc:
         raise UserError(f"text file {source}: not UTF-8 text (byte {exc.start}); give a UTF-8 "
                         "text file or a corpus name") from None  # fmt: skip

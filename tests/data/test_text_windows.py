@@ -1,8 +1,10 @@
 """``longred_bench.data.texts.token_windows``: the measurement windows are consecutive,
-non-overlapping slices of the text, and a bare corpus name reads its test split."""
+non-overlapping slices of the text, a bare corpus name reads its test split, and a ``.jsonl``
+file gives the texts of its lines."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ import pytest
 import longred_bench.data.corpora as corpora
 from longred_bench.data.corpora import Document
 from longred_bench.data.texts import token_windows
+from longred_bench.errors import UserError
 from longred_bench.models.zoo import byte_tokenizer
 
 
@@ -35,3 +38,16 @@ def test_a_bare_corpus_name_reads_the_test_split(monkeypatch: pytest.MonkeyPatch
     token_windows(byte_tokenizer(), "austen", num_texts=2, seq_len=16)
     token_windows(byte_tokenizer(), "austen:train", num_texts=2, seq_len=16)
     assert asked == [("austen", "test"), ("austen", "train")]
+
+
+def test_a_jsonl_file_gives_its_text_fields_not_its_json(tmp_path: Path) -> None:
+    tok = byte_tokenizer()
+    source = tmp_path / "docs.jsonl"
+    texts = ["a" * 40, "b" * 40]
+    source.write_text("".join(json.dumps({"text": t, "id": i}) + "\n" for i, t in enumerate(texts)))
+    windows = token_windows(tok, str(source), num_texts=2, seq_len=32)
+    assert [tok.decode(w) for w in windows] == ["a" * 32, "b" * 32]  # each line its document
+    source.write_text(json.dumps({"content": "x" * 40}) + "\n")
+    why = r"line 1 has no string field 'text' \(it has: content\); a \.jsonl file is read one"
+    with pytest.raises(UserError, match=why):
+        token_windows(tok, str(source), num_texts=1, seq_len=32)

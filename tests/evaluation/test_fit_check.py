@@ -226,3 +226,36 @@ def test_a_few_shot_task_keeps_only_documents_whose_own_examples_fit(
     task.set_config(key="num_fewshot", value=0)
     zero = check_task(task, _hflm(tiny, window // 3), limit=limit, seed=seed)
     assert zero.fitting == sorted(d for d, n in needs(None).items() if n <= window // 3)
+
+
+def test_a_few_shot_document_of_exactly_the_window_fits(
+    request: pytest.FixtureRequest, tiny: Any
+) -> None:
+    """A few-shot document fits where context + continuation <= max_length: at exactly its
+    need it is kept, one token fewer drops it (its examples are drawn first from the freshly
+    seeded stream, so its need is the same in both builds; byte tokenizer)."""
+    ensure_cached(request, "benchmarks")
+    from longred_bench.evaluation.harness import task_manager
+
+    task = task_manager().load([TASK])["tasks"][TASK]
+    task.set_config(key="num_fewshot", value=3)
+    task.set_fewshot_seed(seed=1234)
+    task.build_all_requests(limit=5, rank=0, world_size=1)
+    need = max(_bytes(i.arguments[0] + i.arguments[1]) for i in task.instances if i.doc_id == 0)
+    assert 0 in check_task(task, _hflm(tiny, need), limit=5, seed=1234).fitting
+    assert 0 not in check_task(task, _hflm(tiny, need - 1), limit=5, seed=1234).fitting
+
+
+def test_a_pair_within_eight_tokens_of_the_window_is_encoded_as_lm_eval_encodes_it() -> None:
+    """Near the limit (within 8 tokens) the pair is measured by lm-eval's own encoding (50 + 47
+    here), not by the separate counts (50 + 45); far from it the counts are enough."""
+    from types import SimpleNamespace
+
+    def encode_pair(context: str, continuation: str) -> tuple[list[int], list[int]]:
+        return [0] * 50, [0] * 47
+
+    near = SimpleNamespace(max_length=100, _encode_pair=encode_pair)
+    instance = SimpleNamespace(request_type="loglikelihood", arguments=("c" * 50, "x" * 45))
+    assert request_tokens(instance, near, len) == 97
+    far = SimpleNamespace(max_length=1000, _encode_pair=encode_pair)
+    assert request_tokens(instance, far, len) == 95

@@ -9,6 +9,7 @@ from data_helpers import ensure_cached
 
 from longred_bench.cli import main
 from longred_bench.metrics.psa import (
+    answer_scores,
     gold_probability,
     gold_rank,
     is_content_token,
@@ -304,3 +305,12 @@ def test_a_gold_token_pcd_never_emits_is_unranked_in_s_first_and_the_top_k_share
     said = "8 `+pcd` sample(s) have a gold token outside PCD's plausible tokens"
     assert said in psa_markdown(never + greedy, "t")
     assert "plausible tokens" not in psa_markdown(greedy, "t")  # greedy alone: nothing to say
+
+
+def test_answer_scores_give_the_gold_step_and_means_over_every_token() -> None:
+    # ranks [3, 1, 1] (the hand example above); the first content token is index 1
+    summary, tokens = answer_scores(LOGITS, GOLD, [" ", "3", "x"])
+    assert summary["gold_step"] == 1 and summary["rank"] == 1
+    assert summary["mean_reciprocal_rank_all"] == pytest.approx((1 / 3 + 1 + 1) / 3)
+    assert summary["mean_rank_all"] == pytest.approx(5 / 3)
+    assert [t["gold_step"] for t in tokens] == [False, True, False]

@@ -139,3 +139,10 @@ def test_label_round_trips():
 def test_label_keeps_every_digit_it_needs(spec, label):
     assert parse_rope_spec(spec).label() == label
     assert parse_rope_spec(label) == parse_rope_spec(spec)
+
+
+def test_yarn_attention_factor_reaches_the_rope_parameters():
+    params, target = rope_parameters(
+        parse_rope_spec("yarn:factor=4,attention_factor=0.8"), OriginalRope(5e5, 8192)
+    )
+    assert params["attention_factor"] == 0.8 and target == 32768

@@ -295,3 +295,19 @@ def test_perplexities_under_pcd_are_not_defined() -> None:
         for d, v in (("greedy", 1772.2), ("pcd", 84.1))
     ]  # fmt: skip
     assert _perplexities(shown) == ["| abf | cloze | 1772.2 | not defined |"]
+
+
+def test_generation_stops_at_a_stop_string_and_ignores_an_empty_one() -> None:
+    """lm-eval skips an empty stop term (a seq2seq model's decoded end-of-text is ''); taken as
+    a stop, every step would end the generation at once."""
+    from types import SimpleNamespace
+
+    from longred_bench.pcd.lm import PcdLM
+
+    def decode(ids: list[int], skip_special_tokens: bool = False) -> str:
+        return "".join(chr(96 + i) for i in ids)  # 1 -> "a", 26 -> "z"
+
+    lm = SimpleNamespace(eot_token_id=0, tok_decode=decode)
+    done = PcdLM._stop_check(lm, ["", "zz"])
+    assert not done([1, 2]) and done([1, 2, 0]) and done([26, 26])
+    assert PcdLM._stop_check(lm, ["bc"])([1, 2, 3])

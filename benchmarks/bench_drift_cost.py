@@ -256,8 +256,8 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=Path("reports/bench"))
     args = p.parse_args()
     check_device(args.device)
-    if args.seq_len < 2 or args.batch < 1 or args.repeats < 1:
-        p.error("--seq-len must be at least 2, --batch and --repeats at least 1")
+    if args.seq_len < 2 or args.batch < 1 or args.repeats < 1 or args.threads < 0:
+        p.error("--seq-len must be at least 2, --batch and --repeats at least 1, --threads >= 0")
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     start_load = loadavg()

@@ -64,6 +64,8 @@ from bench_common import (
 )
 from eval_models import model_path
 
+from longred_bench.errors import UserError
+
 REQUEST_TYPES = ("loglikelihood", "loglikelihood_rolling", "generate_until")
 SUITES = ("short", "short_tiny", "ruler")
 DEFAULT_ROPE = ("tiny-random=pi:factor=8",)
@@ -74,7 +76,6 @@ FIELDS = (
     "requests_per_s_model", "tokens_per_s_wall", "requests_per_s_wall", "load1_start", "load1_end",
     "peak_gib",
 )  # fmt: skip
-
 
 # --- recording requests ------------------------------------------------------------------------
 
@@ -305,7 +306,7 @@ def parse_ropes(items: Sequence[str]) -> dict[str, str]:
     for item in items:
         model, sep, spec = item.partition("=")
         if not sep or not model:
-            raise SystemExit(f"--rope takes MODEL=SPEC, got {item!r}")
+            raise UserError(f"--rope takes MODEL=SPEC, got {item!r}")
         out[model] = spec
     return {m: s for m, s in out.items() if s and s.lower() != "none"}
 

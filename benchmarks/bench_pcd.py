@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
+import shlex
 import statistics
 import sys
 import time
@@ -49,11 +50,14 @@ from bench_common import (
     write_csv,
 )
 
+from longred_bench.errors import UserError
+
 FIELDS = (
     "model", "length", "mode", "prefill_s", "per_token_ms", "per_token_ratio", "score_s",
     "score_ratio", "kv_mib", "peak_rss_mib", "extra_state_kib", "params_mib", "new_tokens",
     "repeats", "threads", "load1",
 )  # fmt: skip
+
 MIB = 2**20
 
 
@@ -229,9 +233,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> list[Path]:
     args = build_parser().parse_args(argv)
     if args.new_tokens < 2 or args.repeats < 1 or args.threads < 0:
-        raise SystemExit("--new-tokens must be >= 2, --repeats >= 1 and --threads >= 0")
+        raise UserError("--new-tokens must be >= 2, --repeats >= 1 and --threads >= 0")
     args.threads = args.threads or torch.get_num_threads()
-    cmd = " ".join(["python", "benchmarks/bench_pcd.py", *(sys.argv[1:] if argv is None else argv)])
+    given = sys.argv[1:] if argv is None else argv
+    cmd = shlex.join(["python", "benchmarks/bench_pcd.py", *given])
     written = []
     for model in args.models:
         info = provenance()

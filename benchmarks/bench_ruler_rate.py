@@ -64,6 +64,8 @@ from bench_common import (
     write_csv,
 )
 
+from longred_bench.errors import UserError
+
 # Our task name -> lm-eval 0.4.13's RULER task name.
 LM_EVAL_NAMES = {
     "niah_single_1": "niah_single_1",
@@ -90,6 +92,7 @@ LONG_FIELDS = (
     "task", "length", "tokenizer", "n_samples", "s_per_sample", "sweep_100_min", "tokens",
     "fill", "load1",
 )  # fmt: skip
+
 PROMPT_SAMPLES = 5  # samples per generator whose prompts are tokenized for prompt_tokens
 
 
@@ -326,7 +329,7 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
     """Compare the generators, print and write CSV + Markdown; return the written paths."""
     args = build_parser().parse_args(argv)
     if len(args.long_samples) != len(args.long_lengths):
-        raise SystemExit("--long-samples needs one count per --long-lengths")
+        raise UserError("--long-samples needs one count per --long-lengths")
     os.environ["HF_HUB_OFFLINE"] = "1"  # before datasets / huggingface_hub are imported
     os.environ["HF_DATASETS_OFFLINE"] = "1"
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.steps < 2:
         parser.error("--steps must be at least 2: the first step is not timed (warm-up)")
     if args.shape:
-        args.command_line = " ".join(sys.argv[1:] if argv is None else argv)
+        args.command_line = shlex.join(sys.argv[1:] if argv is None else argv)
         return run_shapes(args)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")

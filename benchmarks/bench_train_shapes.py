@@ -22,6 +22,8 @@ from pathlib import Path
 
 from bench_common import loadavg, markdown_table, provenance, provenance_lines, write_csv
 
+from longred_bench.errors import UserError
+
 PEAK_BF16_TFLOPS = {"H100": 989.0, "H200": 989.0, "A100": 312.0, "L40S": 362.0}
 
 
@@ -51,7 +53,7 @@ def peak_flops(device: str, override: float | None) -> tuple[float, str]:
         for key, tflops in PEAK_BF16_TFLOPS.items():
             if key in name:
                 return tflops * 1e12, f"{tflops:g} TFLOP/s ({key} dense bf16)"
-        raise SystemExit(f"unknown GPU {name!r}: pass --peak-tflops")
+        raise UserError(f"unknown GPU {name!r}: pass --peak-tflops")
     a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
     a @ b
     began = time.perf_counter()

@@ -13,9 +13,21 @@ if ! command -v slurmctld > /dev/null; then
   apt-get install -y -q slurmctld slurmd slurm-client munge > "$WORK/log/apt.log"
 fi
 
+# Stopped on exit, whatever happens after this point: the SLURM daemons, and a munged this
+# script started (by its pid file; one already running is left alone).
+STARTED_MUNGE=0
+stop() {
+  for pid in "$WORK/run/slurmd.pid" "$WORK/run/slurmctld.pid"; do
+    if [ -f "$pid" ]; then kill "$(cat "$pid")" 2> /dev/null || true; fi
+  done
+  if [ "$STARTED_MUNGE" = 1 ] && [ -f /run/munge/munged.pid ]; then
+    kill "$(cat /run/munge/munged.pid)" 2> /dev/null || true
+  fi
+}
+trap stop EXIT
+
 # munge: its key comes with the package; the daemon runs as the munge user.
 mkdir -p /run/munge && chown munge:munge /run/munge
-STARTED_MUNGE=0  # a munged this script started is stopped with the SLURM daemons
 if ! pgrep -x munged > /dev/null; then runuser -u munge -- /usr/sbin/munged; STARTED_MUNGE=1; fi
 
 HOST=$(hostname -s)
@@ -40,13 +52,6 @@ NodeName=$HOST CPUs=$CPUS State=UNKNOWN
 PartitionName=main Nodes=$HOST Default=YES MaxTime=INFINITE State=UP
 EOF
 export SLURM_CONF="$WORK/slurm.conf"
-stop() {
-  for pid in "$WORK/run/slurmd.pid" "$WORK/run/slurmctld.pid"; do
-    if [ -f "$pid" ]; then kill "$(cat "$pid")" 2> /dev/null || true; fi
-  done
-  if [ "$STARTED_MUNGE" = 1 ]; then pkill -x munged 2> /dev/null || true; fi
-}
-trap stop EXIT
 slurmctld -f "$SLURM_CONF"
 slurmd -f "$SLURM_CONF"
 for _ in $(seq 60); do

@@ -15,6 +15,8 @@ import pytest
 import torch
 from script_loader import load_script
 
+from longred_bench.errors import UserError
+
 common = load_script("bench_common")
 bench = load_script("bench_eval")
 rate = load_script("bench_ruler_rate")
@@ -112,7 +114,7 @@ def test_parse_ropes() -> None:
     assert bench.parse_ropes(["tiny-random=pi:factor=8"]) == {"tiny-random": "pi:factor=8"}
     assert bench.parse_ropes(["tiny-random=pi:factor=8", "tiny-random=none"]) == {}
     for bad in ("tiny-random", "=pi:factor=8"):
-        with pytest.raises(SystemExit):
+        with pytest.raises(UserError, match="--rope takes MODEL=SPEC"):  # one line, status 2
             bench.parse_ropes([bad])
 
 

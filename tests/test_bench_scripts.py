@@ -76,11 +76,17 @@ def test_drift_cost_refuses_a_window_of_no_tokens(monkeypatch, capsys) -> None:
     assert stop.value.code == 2 and "--seq-len must be at least 2" in capsys.readouterr().err
 
 
-def test_relation_kl_cpu_exits_1_when_every_row_failed(tmp_path, monkeypatch, capsys) -> None:
+def test_relation_kl_cpu_exits_1_and_writes_nothing_when_no_row_was_measured(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """Every row failed, or naive was skipped and chunked failed: exit 1, and the report (the
+    committed one at the default --out) is left as it was."""
     monkeypatch.setattr(kl_cpu, "measure", lambda spec, timeout: {"status": "failed: rc=1: boom"})
-    argv = ["--lengths", "64", "--impls", "chunked", "--out", str(tmp_path)]
+    argv = ["--lengths", "64", "--max-naive-gib", "0", "--out", str(tmp_path)]
     assert kl_cpu.main(argv) == 1
-    assert "error: every row failed (failed: rc=1: boom)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "error: no row was measured (failed: rc=1: boom; skipped: would need" in err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_malloc_shows_why_its_child_failed(tmp_path, monkeypatch, capsys) -> None:
@@ -107,3 +113,24 @@ def test_bench_train_records_its_command_as_given(tmp_path, monkeypatch) -> None
         f"`python benchmarks/bench_train.py --steps 2 --skip-memory --recipes cpt --out {tmp_path}`"
         in text
     )
+
+
+def test_linear_ce_judges_its_target_on_a_lower_bound_where_plain_did_not_run(
+    tmp_path, monkeypatch
+) -> None:
+    """The longest length's plain run would exceed --max-gib: the ratio against a shorter row's
+    plain peak (a lower bound of its own) is judged. It was text compared with a number, a
+    TypeError after the CSV was written."""
+    linear_ce = load_script("bench_linear_ce")
+
+    def measure(tokens, dim, vocab, impl, compare, threads):
+        peak = float(tokens) if impl == "plain" else 10.0  # the plain peak grows with tokens
+        diffs = dict.fromkeys(("loss_rel_diff", "grad_hidden_rel_diff", "grad_weight_rel_diff"), 0)
+        return {"peak_mib": peak, "seconds": 1.0, **diffs}
+
+    monkeypatch.setattr(linear_ce, "measure", measure)
+    max_gib = 3 * 100 * 1000 * 4 / 2**30  # plain at 64 tokens fits, at 128 does not
+    argv = ["--lengths", "64", "128", "--vocab", "1000", "--max-gib", str(max_gib)]
+    assert linear_ce.main([*argv, "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "linear_ce_cpu.md").read_text()
+    assert "1/4 of the plain one's: met (chunked / plain = <= 0.156 (plain at 64 tokens" in text

@@ -107,7 +107,8 @@ def add_drift(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--texts",
         default="brown",
-        help="brown|austen|kjv|sotu[:split], a UTF-8 text FILE, or random (default brown)",
+        help="brown|austen|kjv|sotu[:split], a UTF-8 text FILE (.jsonl: a text field a line), "
+        "or random (default brown)",
     )
     p.add_argument("--num-texts", type=int, default=8)
     p.add_argument("--seq-len", type=int, default=1024)
@@ -160,7 +161,8 @@ def add_eval(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--depths", nargs="+", type=int, metavar="D",
                    help="needle depths %% (niah; default 0 10 20 ... 100)")  # fmt: skip
-    p.add_argument("--corpus", help="haystack corpus (ruler/niah: brown) or text (ppl: austen)")
+    p.add_argument("--corpus", help="haystack corpus (ruler/niah: brown) or text (ppl: austen, "
+                   "or a UTF-8 text FILE; .jsonl: a text field a line)")  # fmt: skip
     p.add_argument(
         "--phrasing",
         choices=["standard", "train", "heldout"],

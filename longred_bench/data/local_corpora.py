@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,20 +57,34 @@ def jsonl_documents(
     the advice for a line without that field."""
     texts = []
     for file in _files(path, ".jsonl", spec):
-        with file.open("rb") as handle:  # bytes, so that a line not UTF-8 is named
-            for number, raw in enumerate(handle, start=1):
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise _not_utf8(spec, f"{file} line {number}", exc) from None
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    raise UserError(f"data {spec!r}: {file} line {number} is not JSON") from None
-                texts.append(_text(record, text_field, f"{file} line {number}", spec, fix))
+        for number, line in _lines(file, spec):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                raise UserError(f"data {spec!r}: {file} line {number} is not JSON") from None
+            texts.append(_text(record, text_field, f"{file} line {number}", spec, fix))
     return texts
+
+
+def _lines(file: Path, spec: str) -> Iterator[tuple[int, str]]:
+    """``file``'s lines, numbered from 1, as text mode splits them (``\n``, ``\r\n`` or
+    ``\r``), a UTF-8 byte-order mark dropped; read as bytes, so that a line that is not UTF-8
+    is named."""
+    number = 0
+    with file.open("rb") as handle:
+        for raw in handle:
+            try:
+                chunk = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise _not_utf8(spec, f"{file} line {number + 1}", exc) from None
+            pieces = chunk.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+            if pieces[-1] == "":
+                pieces.pop()
+            for piece in pieces:
+                number += 1
+                yield number, piece.removeprefix("\ufeff") if number == 1 else piece
 
 
 def _text(

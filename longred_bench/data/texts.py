@@ -47,10 +47,10 @@ def _documents(source: str) -> list[str]:
 
         return [doc.text for doc in load_documents(corpus, split or "test")]
     path = Path(source).expanduser()
-    if path.suffix == ".jsonl":  # JSON lines: their texts, not the JSON around them
+    if path.suffix.lower() == ".jsonl":  # JSON lines: their texts, not the JSON around them
         from longred_bench.data.local_corpora import jsonl_documents
 
-        fix = "a .jsonl file is read one document per line from its text field"
+        fix = "give each line a string text field, or give a .txt file"
         return jsonl_documents(path, "text", source, fix)
     try:
         return [path.read_text(encoding="utf-8")]

@@ -25,8 +25,9 @@ def _human_size(size: int) -> str:
 
 def cache_above(folder: Path) -> Path | None:
     """The cache ``folder`` is an entry folder of (``corpora/``, ``benchmarks/``, ``models/``),
-    where that cache holds an entry of one: ``data list`` read such a folder as an empty cache
-    and ``data fetch`` nested a cache in it. None otherwise."""
+    where that cache holds a fetched entry (with its manifest) of one: ``data list`` read such a
+    folder as an empty cache and ``data fetch`` nested a cache in it. None otherwise (a folder
+    of the same name beside a plain download, ``~/models/smollm2-135m``, is no cache)."""
     from longred_bench.data.sources import SOURCES
 
     inner: dict[str, set[str]] = {}
@@ -35,8 +36,10 @@ def cache_above(folder: Path) -> Path | None:
         inner.setdefault(top, set()).add(name)
     if folder.name not in inner:
         return None
-    held = any((folder.parent / top / n).is_dir() for top, names in inner.items() for n in names)
-    return folder.parent if held else None
+    from longred_bench.data.corpora import entry_present  # an entry: a folder with a manifest
+
+    entries = [folder.parent / top / name for top, names in inner.items() for name in names]
+    return folder.parent if any(entry_present(entry) for entry in entries) else None
 
 
 def format_cached_table(entries: list[CachedEntry]) -> str:

@@ -22,6 +22,7 @@ from longred_bench.results import config_hash
 
 MODEL_KEYS = ("model", "original", "extended", "teacher", "init", "merge_with")
 DATA_KEYS = ("corpus", "texts", "long_data", "short_data", "s2l_data")
+TEXT_KEYS = ("corpus", "texts")  # measurement texts (drift, ppl): longred_bench.data.texts
 
 
 def files_stamp(path: Path, *, recursive: bool = False) -> str | None:
@@ -71,5 +72,8 @@ def local_stamps(config: Mapping[str, Any]) -> dict[str, Any]:
         except UserError:  # not a data source this module reads (a corpus split, say)
             continue
         for path in paths:  # a folder of texts or a dataset's splits: every file in it
-            _stamp(stamps, str(path), path, recursive=True)
+            # a measurement's .jsonl is read line by line since 2026-12-05 (its JSON was text):
+            # another name, so units measured the old way are not taken for the new reading
+            lines = key in TEXT_KEYS and path.suffix.lower() == ".jsonl"
+            _stamp(stamps, f"{path} (JSON lines)" if lines else str(path), path, recursive=True)
     return {"local_files": stamps} if stamps else {}

@@ -290,6 +290,11 @@ def test_a_cache_given_one_level_too_deep_is_refused(brown_dir: Path, cache: Pat
     args = _parser().parse_args(["data", "list", "--cache", str(fresh)])
     fresh.mkdir()
     assert args.func(args) == 0
+    home = cache.parent / "home"  # a plain download beside it, no manifest: no cache above
+    (home / "models" / "smollm2-135m").mkdir(parents=True)
+    (home / "corpora").mkdir()
+    args = _parser().parse_args(["data", "list", "--cache", str(home / "corpora")])
+    assert args.func(args) == 0
 
 
 # --- user errors ----------------------------------------------------------------------------

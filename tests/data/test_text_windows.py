@@ -48,6 +48,6 @@ def test_a_jsonl_file_gives_its_text_fields_not_its_json(tmp_path: Path) -> None
     windows = token_windows(tok, str(source), num_texts=2, seq_len=32)
     assert [tok.decode(w) for w in windows] == ["a" * 32, "b" * 32]  # each line its document
     source.write_text(json.dumps({"content": "x" * 40}) + "\n")
-    why = r"line 1 has no string field 'text' \(it has: content\); a \.jsonl file is read one"
+    why = r"line 1 has no string field 'text' \(it has: content\); give each line a string text"
     with pytest.raises(UserError, match=why):
         token_windows(tok, str(source), num_texts=1, seq_len=32)

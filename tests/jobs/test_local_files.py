@@ -123,3 +123,14 @@ def test_every_model_key_stamps_its_local_folder(tmp_path: Path) -> None:
     assert all(str(folder) in s.get("local_files", {}) for s in stamps.values()), stamps
     (folder / "config.json").write_text('{"changed": true}')
     assert local_stamps({"teacher": str(folder)}) != stamps["teacher"]
+
+
+def test_a_jsonl_measurement_text_is_keyed_apart_from_the_old_reading(tmp_path: Path) -> None:
+    """Drift texts and a ppl corpus in a .jsonl file are read line by line now (their JSON was
+    measured as text): such units get another key, so cached results of the old reading are not
+    reused. Training data in the same file keeps its key (its reading did not change)."""
+    path = tmp_path / "docs.JSONL"
+    path.write_text('{"text": "hello"}\n')
+    for key in ("texts", "corpus"):
+        assert list(local_stamps({key: str(path)})["local_files"]) == [f"{path} (JSON lines)"]
+    assert list(local_stamps({"long_data": str(path)})["local_files"]) == [str(path)]

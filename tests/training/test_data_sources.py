@@ -349,5 +349,11 @@ def test_txt_and_jsonl_members_not_utf8_are_one_line_naming_file_and_line(tmp_pa
     jsonl.write_bytes(good + b"\n" + b'{"text": "caf\xe9"}\n')
     with pytest.raises(UserError, match=r"docs\.jsonl line 2 is not UTF-8 text \(byte 13\)"):
         member_documents(parse_member(f"jsonl:{jsonl}", "s"))
-    jsonl.write_bytes(good + b"\r\n" + good + b"\r\n")  # Windows line ends read as before
-    assert member_documents(parse_member(f"jsonl:{jsonl}", "s"))[0] == ["first", "first"]
+    for ends in (b"\r\n", b"\r", b"\n"):  # Windows, old Mac and Unix line ends, as text mode
+        jsonl.write_bytes(good + ends + good + ends + good)  # the last line without an end
+        assert member_documents(parse_member(f"jsonl:{jsonl}", "s"))[0] == ["first"] * 3
+    jsonl.write_bytes(b"\xef\xbb\xbf" + good + b"\n")  # a UTF-8 byte-order mark is dropped
+    assert member_documents(parse_member(f"jsonl:{jsonl}", "s"))[0] == ["first"]
+    jsonl.write_bytes(good + b"\r" + b'{"text": "caf\xe9"}\r')
+    with pytest.raises(UserError, match=r"docs\.jsonl line 1 is not UTF-8"):  # the chunk's first
+        member_documents(parse_member(f"jsonl:{jsonl}", "s"))

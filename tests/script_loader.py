@@ -19,3 +19,15 @@ def load_script(name: str) -> ModuleType:
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def load_noxfile() -> ModuleType:
+    """``noxfile.py`` as a module, loaded once per process: nox registers sessions globally,
+    and loading the file again registers them again (a warning now, an error in later nox)."""
+    name = "longred_noxfile"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, BENCHMARKS.parent / "noxfile.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]

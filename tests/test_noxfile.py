@@ -5,18 +5,16 @@ not write over their committed reports; ``nox -l`` shows each session's whole fi
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from script_loader import load_noxfile
 
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("noxfile_commands", ROOT / "noxfile.py")
-noxfile = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(noxfile)
+noxfile = load_noxfile()
 
 
 class Recorder:

@@ -28,14 +28,9 @@ def test_the_command_line_offers_the_registry() -> None:
 
 
 def test_the_nox_sessions_are_the_registry() -> None:
-    import importlib.util
-    from pathlib import Path
+    from script_loader import load_noxfile
 
-    path = Path(__file__).resolve().parents[2] / "noxfile.py"
-    spec = importlib.util.spec_from_file_location("noxfile_under_test", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    assert module._table_names() == list(TABLES)
+    assert load_noxfile()._table_names() == list(TABLES)
 
 
 def test_every_table_runs_at_every_builtin_profile() -> None:

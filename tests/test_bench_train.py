@@ -32,9 +32,11 @@ def test_one_round_has_no_range():
     assert only["tokens_per_second"] == 4096.0
 
 
-def test_scripts_that_load_tiny_base_by_name_register_it():
+def test_scripts_that_load_tiny_base_by_name_register_it(tmp_path):
     """In a fresh process (no other test has imported ``longred_bench.jobs``), importing a script
-    whose runs load ``tiny-base`` by name makes it a zoo name, as the command line does."""
+    whose runs load ``tiny-base`` by name makes it a zoo name, as the command line does. The
+    process starts outside the checkout, as ``python benchmarks/X.py`` puts the script's folder
+    first, not the checkout root (whose ``kernels/`` transformers 5.25 would take for its own)."""
     import subprocess
     import sys
 
@@ -51,6 +53,6 @@ def test_scripts_that_load_tiny_base_by_name_register_it():
         script = BENCHMARKS / f"{name}.py"
         out = subprocess.run(
             [sys.executable, "-c", code.format(d=str(BENCHMARKS), f=str(script))],
-            capture_output=True, text=True, check=True,
+            capture_output=True, text=True, check=True, cwd=tmp_path,
         )  # fmt: skip
         assert out.stdout.split()[-1] == "True", name

@@ -8,6 +8,7 @@ import csv
 import datetime as dt
 import os
 import platform
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
@@ -137,9 +138,8 @@ def run_script(main: Callable[[], Any]) -> None:
     raise SystemExit(status if isinstance(status, int) else 0)
 
 
-def check_device(device: str) -> None:
-    """A one-line error for a ``--device`` this machine lacks (``cuda`` where torch sees no
-    GPU), before any model loads."""
-    from longred_bench.cli.devices import check_device as check
-
-    check(device)
+def command_line(script: str, argv: Sequence[str] | None) -> str:
+    """The command a report records: ``python benchmarks/<script's file name>`` and ``argv``
+    (None: this process's arguments), quoted as a shell reads them."""
+    given = sys.argv[1:] if argv is None else argv
+    return shlex.join(["python", f"benchmarks/{Path(script).name}", *given])

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import shlex
 import statistics
 import sys
 import time
@@ -44,13 +43,14 @@ from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
 import longred_bench.metrics.drift as drift_module
 import longred_bench.models.capture as capture_module
+from longred_bench.cli.devices import check_device
 from longred_bench.metrics.drift import measure_drift
 from longred_bench.models.loading import extend, load
 from longred_bench.results import device_name, git_commit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import (
-    check_device,
+    command_line,
     cuda_sync,
     file_label,
     loadavg,
@@ -326,7 +326,7 @@ def main() -> None:
     where = "" if device.type == "cpu" else f"_{device.type}"
     stem = args.out / f"drift_cost_{_file_label(args)}_{args.seq_len}{where}"
     write_csv([row], stem.with_suffix(".csv"), list(row))  # makes args.out
-    command = shlex.join(["python", "benchmarks/bench_drift_cost.py", *sys.argv[1:]])
+    command = command_line(__file__, None)
     md = _markdown(row, prof_plain, prof_drift) + (
         f"\nCommand: `{command}`; {torch.get_num_threads()} threads; median of {args.repeats} "
         f"calls; load average (1/5/15 min) at start {start_load}, at end {loadavg()}.\n"

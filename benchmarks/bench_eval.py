@@ -44,7 +44,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -53,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_common import (
-    check_device,
+    command_line,
     file_label,
     loadavg,
     markdown_table,
@@ -64,6 +63,7 @@ from bench_common import (
 )
 from eval_models import model_path
 
+from longred_bench.cli.devices import check_device
 from longred_bench.errors import UserError
 
 REQUEST_TYPES = ("loglikelihood", "loglikelihood_rolling", "generate_until")
@@ -463,8 +463,7 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     ropes = parse_ropes(args.rope)
-    argv = list(sys.argv[1:] if argv is None else argv)
-    cmd = " ".join(["python", "benchmarks/bench_eval.py", *argv])
+    cmd = command_line(__file__, argv)
     written: list[Path] = []
     for model in args.models:
         info = provenance(args.device)

@@ -20,13 +20,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import (
+    command_line,
     loadavg,
     markdown_table,
     provenance,
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
                "grad_hidden_rel_diff", "grad_weight_rel_diff"]  # fmt: skip
     out = Path(args.out)
     write_csv(rows, out / "linear_ce_cpu.csv", columns)
-    cmd = shlex.join(["python", "benchmarks/bench_linear_ce.py", *(argv or sys.argv[1:])])
+    cmd = command_line(__file__, argv)
     text = (
         "# Linear cross-entropy: chunked against plain (CPU, fp32)\n\n"
         + provenance_lines(info, cmd.strip())

@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 import resource
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -26,6 +25,7 @@ from statistics import median
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_common import (
+    command_line,
     loadavg,
     markdown_table,
     provenance,
@@ -103,8 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         for m in ("default", "keep")
     }
     same = len({r["weights"] for r in rows}) == 1
-    cmd = shlex.join(["python", "benchmarks/bench_malloc.py", *(sys.argv[1:] if argv is None
-                                                                else argv)])  # fmt: skip
+    cmd = command_line(__file__, argv)
     text = (
         "# Training steps with glibc's default malloc and with freed memory kept\n\n"
         + provenance_lines(info, cmd)

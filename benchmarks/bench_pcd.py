@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
-import shlex
 import statistics
 import sys
 import time
@@ -42,6 +41,7 @@ from longred_bench.pcd.model import returned_cache
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import (
+    command_line,
     loadavg,
     markdown_table,
     provenance,
@@ -235,8 +235,7 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
     if args.new_tokens < 2 or args.repeats < 1 or args.threads < 0:
         raise UserError("--new-tokens must be >= 2, --repeats >= 1 and --threads >= 0")
     args.threads = args.threads or torch.get_num_threads()
-    given = sys.argv[1:] if argv is None else argv
-    cmd = shlex.join(["python", "benchmarks/bench_pcd.py", *given])
+    cmd = command_line(__file__, argv)
     written = []
     for model in args.models:
         info = provenance()

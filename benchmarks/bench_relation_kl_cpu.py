@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import shlex
 import statistics
 import subprocess
 import sys
@@ -34,7 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import loadavg, run_script, source12, write_csv
+from bench_common import command_line, loadavg, run_script, source12, write_csv
 
 from longred_bench.reports.figures import save_figure
 from longred_bench.results import device_name, git_commit
@@ -283,7 +282,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=Path("reports/kernels"))
     p.add_argument("--worker", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    kv_heads = args.kv_heads or args.heads
+    args.kv_heads = kv_heads = args.kv_heads or args.heads
     if args.repeats < 1 or args.warmup < 0 or min(args.lengths) < 1 or args.head_dim < 1:
         p.error("--repeats and every --lengths and --head-dim must be at least 1, --warmup >= 0")
     if args.heads < 1 or kv_heads < 1 or args.heads % kv_heads:
@@ -297,15 +296,14 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(run_worker(json.loads(args.worker))))
         return 0
 
-    kv_heads = args.kv_heads or args.heads
-    given = sys.argv[1:] if argv is None else argv
+    kv_heads = args.kv_heads
     meta = {
         "device": device_name("cpu"),
         "git_commit": git_commit(),
         "source": source12(),
         "timestamp": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "loadavg": loadavg(),
-        "command": shlex.join(["python", "benchmarks/bench_relation_kl_cpu.py", *given]),
+        "command": command_line(__file__, argv),
         "heads": args.heads,
         "kv_heads": kv_heads,
         "head_dim": args.head_dim,

@@ -56,6 +56,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import (
+    command_line,
     loadavg,
     markdown_table,
     provenance,
@@ -353,8 +354,7 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
         if task not in QA_READERS:
             preload(task)
     info = provenance()
-    argv = list(sys.argv[1:] if argv is None else argv)
-    cmd = " ".join(["python", "benchmarks/bench_ruler_rate.py", *argv])
+    cmd = command_line(__file__, argv)
     rows = []
     for length in args.lengths:
         for task in args.tasks:

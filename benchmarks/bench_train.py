@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import statistics
 import subprocess
 import sys
@@ -41,10 +40,11 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import check_device, commit_and_source, run_script, write_csv
+from bench_common import command_line, commit_and_source, run_script, write_csv
 from bench_train_shapes import add_arguments, run_shapes
 
 import longred_bench.jobs  # noqa: F401  (registers tiny-base, which these runs load by name)
+from longred_bench.cli.devices import check_device
 
 RECIPES = (("cpt", {}), ("mix-cpt", {}), ("longred", {"sampler": "cream"}), ("linearard", {}))
 
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.steps < 2:
         parser.error("--steps must be at least 2: the first step is not timed (warm-up)")
     if args.shape:
-        args.command_line = shlex.join(sys.argv[1:] if argv is None else argv)
+        args.command_line = command_line(__file__, argv)
         return run_shapes(args)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
@@ -152,8 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     stem = "train_throughput" if args.device == "cpu" else f"train_throughput_{args.device}"
     write_csv(rows, out / f"{stem}.csv", list(rows[0]))
     gpu = "peak_gpu_mib" in rows[0]
-    command = shlex.join(["python", "benchmarks/bench_train.py", *(sys.argv[1:] if argv is None
-                                                                    else argv)])  # fmt: skip
+    command = command_line(__file__, argv)
     several = args.repeats > 1
     how = (
         f"{args.repeats} interleaved rounds (every recipe once per round), medians shown, the "

@@ -150,7 +150,7 @@ def run_shapes(args) -> int:
     write_csv(rows, out / f"{stem}.csv", list(rows[0]))
     text = (
         f"# Training throughput at model shapes, random weights ({args.device})\n\n"
-        + provenance_lines(info, "python benchmarks/bench_train.py " + args.command_line)
+        + provenance_lines(info, args.command_line)
         + f"Device: {device_name(args.device)}; torch {torch.__version__}; peak {peak_text}; "
         f"mixed precision `{args.mixed_precision}`, activation checkpointing "
         f"{'off' if args.no_checkpointing else 'on'}, activation offload "

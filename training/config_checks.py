@@ -61,10 +61,16 @@ def check_longrecipe(cfg: Any) -> None:
         raise UserError("config replay_steps must be >= 0, and replay_lr > 0 with replay steps")
 
 
+def _steps_at_lr(cfg: Any) -> int:
+    """Optimizer steps the schedule runs at ``lr``: ``steps``, LinearARD's CPT stage included
+    (LongRecipe's replay, after them, runs at ``replay_lr``)."""
+    return cfg.steps + (cfg.cpt_steps if cfg.recipe == "linearard" else 0)
+
+
 def check_warmup(cfg: Any) -> None:
-    """The learning rate's warm-up ends within the steps that run at ``lr`` (LinearARD's CPT
-    stage included, LongRecipe's replay at its own rate not): a longer one never reaches ``lr``."""
-    trained = cfg.steps + (cfg.cpt_steps if cfg.recipe == "linearard" else 0)
+    """The learning rate's warm-up ends within the steps that run at ``lr``: a longer one never
+    reaches ``lr``."""
+    trained = _steps_at_lr(cfg)
     if cfg.warmup_steps > trained:
         raise UserError(
             f"config warmup_steps ({cfg.warmup_steps}) exceeds the run's {trained} steps: its "
@@ -73,8 +79,7 @@ def check_warmup(cfg: Any) -> None:
 
 
 def check_snapshots(cfg: Any) -> None:
-    last = cfg.steps + (cfg.cpt_steps if cfg.recipe == "linearard" else 0)
-    last += cfg.replay_steps
+    last = _steps_at_lr(cfg) + cfg.replay_steps
     steps = cfg.snapshot_steps
     if list(steps) != sorted(set(steps)) or (steps and not 1 <= steps[0] <= steps[-1] <= last):
         raise UserError(

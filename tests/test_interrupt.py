@@ -111,6 +111,32 @@ def test_eval_interrupted_resumes_from_its_saved_responses(
     _written_as_declared(out, "eval")
 
 
+def test_eval_with_pcd_resumed_after_its_last_response_records_every_local_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """A resumed PCD run answers every request from its saved responses, without running a
+    local pass: its records still list the local windows those responses were computed with."""
+    argv = ["eval", "--model", "tiny-random", "--rope", "pi:factor=4", "--suite", "ruler"]
+    argv += ["--tasks", "longred_ruler_vt", "--lengths", "512", "1024", "--samples", "1"]
+    argv += ["--decoding", "pcd", "--quiet"]
+    counted = _patch_responses(monkeypatch, None)
+    assert cli.main([*argv, "--out", str(tmp_path / "whole")]) == 0
+    whole = _records(tmp_path / "whole" / "eval.jsonl")
+    assert sorted({w["window"] for w in whole[0]["pcd"]["local"]}) == [128, 256]
+    monkeypatch.undo()
+
+    out = tmp_path / "cut"
+    _patch_responses(monkeypatch, counted.calls)  # every response saved, no record written
+    assert cli.main([*argv, "--out", str(out)]) == 130
+    monkeypatch.undo()
+    again = _patch_responses(monkeypatch, None)
+    assert cli.main([*argv, "--out", str(out)]) == 0
+    assert again.calls == 0
+    capsys.readouterr()
+    assert _records(out / "eval.jsonl") == whole
+    _written_as_declared(out, "eval")
+
+
 DRIFT = ["drift", "--original", "tiny-random", "--rope", "pi:factor=4", "abf:theta=1e6"]
 DRIFT += ["--texts", "random", "--num-texts", "4", "--seq-len", "64", "--quiet"]
 

@@ -50,6 +50,8 @@ from longred_bench.evaluation.quiet_output import lm_eval_output
 
 DEFAULT_TASKS = SUITES["short"]
 _HFLM_MAX_GEN_TOKS = 256  # HFLM.max_gen_toks in lm-eval 0.4.13
+PCD_WINDOWS = "pcd-windows.json"
+"""In a request-cache folder: the PCD local windows its responses were computed with."""
 
 
 def tasks_dir() -> Path:
@@ -408,6 +410,8 @@ def run_harness(
 
         run = _prepare(cfg, model, batch_size)
         lm, loaded_tasks, window = run.lm, run.tasks, run.window
+        if decoding == "pcd" and request_cache is not None:  # its windows, kept as its responses
+            lm.pcd.keep_windows(Path(str(request_cache)) / PCD_WINDOWS)
         fits = fitting_documents(loaded_tasks["tasks"], lm, limit=limit, seed=seed)
         check_fits(fits, window)
         top = [loaded_tasks["groups"].get(n) or loaded_tasks["tasks"][n] for n in run.names]

@@ -2,11 +2,12 @@
 and started again computes only the rest.
 
 An evaluation's model responses go to lm-eval's request cache (a SQLite file per prefix, written
-as each response is computed), and the ``ppl`` suite's finished lengths to a folder of the same
-name (:func:`longred_bench.evaluation.run.run_eval`'s ``request_cache``). The prefix is keyed
-by what a response depends on (:data:`RESPONSE_KEYS`: the model, its RoPE, the decoding, ...),
-not by which tasks, lengths or documents are asked, so a rerun with more of them reuses every
-response already computed and one with another model or extension never does.
+as each response is computed), and the ``ppl`` suite's finished lengths and PCD's local windows
+to a folder of the same name (:func:`longred_bench.evaluation.run.run_eval`'s
+``request_cache``). The prefix is keyed by what a response depends on (:data:`RESPONSE_KEYS`:
+the model, its RoPE, the decoding, ...), not by which tasks, lengths or documents are asked, so
+a rerun with more of them reuses every response already computed and one with another model or
+extension never does.
 """
 
 from __future__ import annotations

@@ -54,12 +54,15 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 import math
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import torch
 
+from longred_bench.cache import atomic_write_text
 from longred_bench.errors import UserError
 from longred_bench.models.loading import original_rope, rotary_config, rotary_modules
 from longred_bench.pcd.config import (
@@ -188,6 +191,25 @@ class PcdModel:
             )
         self._bases: dict[int, float | None] = {}  # W' -> B' (None: nothing to over-rotate)
         self._locals: dict[float, list[torch.nn.Module]] = {}
+        self._windows_file: Path | None = None
+
+    def keep_windows(self, path: Path) -> None:
+        """Write each local window ``W'`` to ``path`` (a JSON list) as it is first used, and take
+        the ones an earlier run of the same responses wrote there: a run resumed after an
+        interruption answers those windows' requests from its response cache without running
+        them, and :meth:`resolved` still lists them as run."""
+        self._windows_file = path
+        if not path.is_file():
+            return
+        try:
+            windows = [int(w) for w in json.loads(path.read_text())]
+        except (ValueError, TypeError, UnicodeDecodeError) as exc:
+            raise UserError(
+                f"{path} (the PCD local windows of saved responses) is unreadable ({exc}): "
+                "delete it and its responses (the requests folder beside it) and run again"
+            ) from None
+        for window in windows:
+            self._bases[window] = base_for_window(self._rotary_cls, self.model.config, window)
 
     def base_for(self, prompt_tokens: int) -> float | None:
         """``B'`` for a prompt of ``prompt_tokens`` tokens under the config's window rule;
@@ -197,6 +219,9 @@ class PcdModel:
             return float(self.config.local_base)
         if window not in self._bases:
             self._bases[window] = base_for_window(self._rotary_cls, self.model.config, window)
+            if self._windows_file is not None:
+                self._windows_file.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write_text(self._windows_file, json.dumps(sorted(self._bases)))
         return self._bases[window]
 
     def rows_by_base(self, prompt_lengths: list[int]) -> dict[float, list[int]]:

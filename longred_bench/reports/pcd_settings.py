@@ -19,7 +19,8 @@ def pcd_lines(records: list[dict[str, Any]], *, windows: bool = True) -> list[st
     local = ", ".join(f"W' {w['window']} with B' {w['base']:.6g}" if w.get("base") is not None
                       else f"W' {w['window']} (nothing over-rotated)"
                       for w in pcd.get("local") or [])  # fmt: skip
-    run = f"; local windows run: {local or 'none recorded (every response reused)'}"
+    none = "none (alpha 0 runs no local pass)" if pcd.get("alpha") == 0 else "none recorded"
+    run = f"; local windows run: {local or none}"
     return [f"PCD: alpha {pcd.get('alpha')}, plausible tokens {cut}, local window "
             f"{pcd.get('window_rule')}, first pair {pcd.get('first_pair')}"
             f"{run if windows else ''}.", ""]  # fmt: skip

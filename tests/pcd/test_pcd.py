@@ -7,7 +7,9 @@ Everything runs on the built-in ``tiny-random`` model (head size 16, RoPE base 1
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -191,6 +193,20 @@ def test_local_variant_changes_only_the_rope_frequencies(tiny) -> None:
     for key, value in model.state_dict().items():
         ptr, before = params_before[key]
         assert value.data_ptr() == ptr and torch.equal(value, before)
+
+
+def test_kept_windows_are_written_as_used_and_read_back(tiny, tmp_path: Path) -> None:
+    path = tmp_path / "requests" / "key" / "pcd-windows.json"
+    first = PcdModel(tiny.model, PcdConfig())
+    first.keep_windows(path)
+    local_base = first.base_for(1000)
+    assert json.loads(path.read_text()) == [WINDOW]
+    second = PcdModel(tiny.model, PcdConfig())  # a resumed run: nothing computed yet
+    second.keep_windows(path)
+    assert second.resolved()["local"] == [{"window": WINDOW, "base": local_base}]
+    path.write_text("[128,")
+    with pytest.raises(UserError, match=r"pcd-windows.json .* is unreadable .*: delete it"):
+        PcdModel(tiny.model, PcdConfig()).keep_windows(path)
 
 
 def test_first_pair_keeps_the_pairs_below_it(tiny) -> None:

@@ -103,6 +103,8 @@ def test_eval_md_names_the_pcd_settings_the_records_ran_with() -> None:
                         "fraction 0.25, first pair 0; local windows run: W' 256 with B' 69.19, "
                         "W' 64 (nothing over-rotated).")  # fmt: skip
     topk = pcd_lines([{"kind": "eval", "pcd": {**pcd, "plausibility": "topk", "local": []}}])[0]
-    assert "plausible tokens top-50" in topk and "none recorded" in topk
+    assert "plausible tokens top-50" in topk and topk.endswith("local windows run: none recorded.")
+    greedy = pcd_lines([{"kind": "eval", "pcd": {**pcd, "alpha": 0.0, "local": []}}])[0]
+    assert greedy.endswith("local windows run: none (alpha 0 runs no local pass).")
     assert pcd_lines([{"kind": "eval", "pcd": None}]) == []  # greedy: nothing said
     assert pcd_lines([{"kind": "eval", "pcd": pcd}], windows=False)[0].endswith("first pair 0.")

@@ -59,6 +59,7 @@ from longred_bench.reports.verdict_stats import (
     RunScores,
     compared_means,
     mean_over_seeds,
+    no_interval_text,
     seed_diff,
     seed_spread,
     seeds_note,
@@ -136,7 +137,7 @@ def verdict_direction(
         f"{fmt(base)}{seeds_note(ref)}"
     )
     if ci is None:
-        ours = head + "; no per-document scores to pair."
+        ours = f"{head}; {no_interval_text(n, 'per-document')}."
         return Verdict(claim.key, claim.text, scope, claim.paper, ours, NOT_COMPARABLE, rule,
                        premise=gate)  # fmt: skip
     spreads = {

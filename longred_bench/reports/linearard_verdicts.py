@@ -48,6 +48,7 @@ from longred_bench.reports.verdict_stats import (
     LEVEL,
     RunScores,
     compared_means,
+    no_interval_text,
     seed_diff,
     seeds_note,
 )
@@ -127,7 +128,7 @@ def verdict_recovery(
         f"{_fmt(base)}{seeds_note(baselines[best])}"
     )
     if ci is None or base is None or mine is None:
-        ours = head + "; no per-document scores to pair."
+        ours = f"{head}; {no_interval_text(n, 'per-document')}."
         return Verdict("L1", CLAIM_L1, scope, PAPER_L1, ours, NOT_COMPARABLE, rule, "paper")
     ours = (
         f"{head}: {mine / base:.1%} of it; Short Avg({name}) - {RECOVERY} x Short Avg({best}) "
@@ -150,7 +151,7 @@ def verdict_long(
         base, mine = compared_means(runs, row, "ruler")
         if ci is None:  # this baseline's part only: another may already refute the claim
             labels.append(NOT_COMPARABLE)
-            parts.append(f"`{b}`: no per-sample RULER scores to pair ({NOT_COMPARABLE})")
+            parts.append(f"`{b}`: {no_interval_text(n, 'per-sample RULER')} ({NOT_COMPARABLE})")
             continue
         floor = below_ruler_floor(base, mine)
         labels.append(NOT_COMPARABLE if floor or one_seed(row, runs) else judge(ci, ABOVE))

@@ -28,6 +28,7 @@ from longred_bench.reports.verdict_stats import (
     LEVEL,
     RunScores,
     compared_means,
+    no_interval_text,
     seed_diff,
     seed_spread,
     seeds_note,
@@ -59,7 +60,7 @@ def verdict_cpt_learns_long(zero_shot: RunScores, cpt: Sequence[RunScores], scop
     low, high = compared_means([zero_shot], cpt, "ruler")
     head = f"RULER `cpt` {_fmt(high)}{seeds_note(cpt)} vs `zero-shot` {_fmt(low)}"
     if ci is None:
-        ours = head + "; no per-sample RULER scores to pair."
+        ours = f"{head}; {no_interval_text(n, 'per-sample RULER')}."
         return Verdict("e", CLAIM_E, scope, paper, ours, NOT_COMPARABLE, rule, "ours")
     ours = (
         f"{head} on the samples both scored; difference {fmt_interval(ci)} ({LEVEL:.0%} "

@@ -80,6 +80,7 @@ from longred_bench.reports.verdict_stats import (
     N_BOOT,
     RunScores,
     compared_means,
+    no_interval_text,
     seed_diff,
     seeds_note,
 )
@@ -193,7 +194,7 @@ def verdict_matches_full_length(
     ci, n = seed_diff(cpt, row, "ruler")
     base, mine = compared_means(cpt, row, "ruler")
     if ci is None:
-        ours = f"`{name}` has no per-sample RULER scores to pair with `cpt`."
+        ours = f"`{name}` against `cpt`: {no_interval_text(n, 'per-sample RULER')}."
         return Verdict("R1", CLAIM_R1, scope, PAPER_R1, ours, NOT_COMPARABLE, rule, "paper", gate)
     ours = (
         f"premise (e): {premise.ours} Margin {LONG_MARGIN_FRACTION:g} x that gain = "
@@ -237,7 +238,7 @@ def verdict_beats(
         base, mine = compared_means(runs, row, what)
         if ci is None or base is None:  # this part only: another may already refute the claim
             labels.append(NOT_COMPARABLE)
-            parts.append(f"`{b}`: no per-item {metric} scores to pair ({NOT_COMPARABLE})")
+            parts.append(f"`{b}`: {no_interval_text(n, f'per-item {metric}')} ({NOT_COMPARABLE})")
             continue
         effect = None
         if what == "ruler" and b in PAPER_NAMES:

@@ -30,7 +30,8 @@ no paper effect is ruled out, see below):
    ``-SHORT_MARGIN`` -> reproduced; entirely below ``-SHORT_MARGIN`` -> not reproduced; else
    undecided. Perplexities under PCD are not defined and are shown as such.
 
-A claim with no document scored by both decodings has no interval: not comparable.
+A claim with no document scored by both decodings, or one per task (nothing to resample), has
+no interval: not comparable.
 
 No number of the PCD paper is shown beside ours: no source available here confirms its models,
 benchmarks or numbers (``PCD.md``), and a number nobody can check is not put in a report.
@@ -61,7 +62,12 @@ from longred_bench.reports.verdict_rules import (
     fmt_interval,
     judge,
 )
-from longred_bench.reports.verdict_stats import LEVEL, paired_diff, shared_means
+from longred_bench.reports.verdict_stats import (
+    LEVEL,
+    no_interval_text,
+    paired_diff,
+    shared_means,
+)
 
 SHORT_MARGIN = 1.0  # points: a short-task loss smaller than this is no harm
 RULE_RULER = (
@@ -200,7 +206,7 @@ def pcd_verdicts(records: list[dict[str, Any]], top_k: int) -> list[tuple[str, s
             ci, n = paired_diff(a, b)
             if ci is None:
                 out.append(("ruler", f"{line}, {region}", NOT_COMPARABLE,
-                            "no document scored by both decodings"))  # fmt: skip
+                            no_interval_text(n, "per-sample")))  # fmt: skip
                 continue
             label, text = ruler_verdict(ci, n, *shared_means(a, b))
             out.append(("ruler", f"{line}, {region}", label, text))
@@ -208,7 +214,7 @@ def pcd_verdicts(records: list[dict[str, Any]], top_k: int) -> list[tuple[str, s
         ci, n = paired_diff(items(records, "short", line, "greedy", SHORT_METRIC),
                             items(records, "short", line, "pcd", SHORT_METRIC))  # fmt: skip
         if ci is None:
-            out.append(("short", line, NOT_COMPARABLE, "no document scored by both decodings"))
+            out.append(("short", line, NOT_COMPARABLE, no_interval_text(n, "per-document")))
             continue
         label = judge(ci, ABOVE, bound=-SHORT_MARGIN)
         text = f"PCD - greedy {fmt_interval(ci)} points ({LEVEL:.0%} paired, n={n} documents)"

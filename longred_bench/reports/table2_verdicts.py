@@ -43,6 +43,7 @@ from longred_bench.reports.verdict_stats import (
     LEVEL,
     RunScores,
     compared_means,
+    no_interval_text,
     seed_diff,
     seed_spread,
     seeds_note,
@@ -123,7 +124,7 @@ def verdict_long_short(
         f"{_fmt(base)}{seeds_note(long)}"
     )
     if ci is None:
-        ours = head + "; no per-document scores to pair."
+        ours = f"{head}; {no_interval_text(n, 'per-document')}."
         return Verdict(
             "T2", CLAIM_T2, scope, paper_evidence(), ours, NOT_COMPARABLE, rule, premise=gate
         )

@@ -10,8 +10,8 @@ Four labels, with one meaning in every report:
 - *undecided*: neither: the interval contains the bound and, where the paper gives an effect,
   that effect too; the samples cannot tell;
 - *not comparable*: only where a stated premise or floor fails (a premise claim not
-  reproduced, both rows below a floor, no per-item scores to pair), never for an interval that
-  merely contains 0.
+  reproduced, both rows below a floor, no per-item scores to pair or nothing to resample), never
+  for an interval that merely contains 0.
 
 Seed variance enters once, through the seed-aware interval of
 :func:`~longred_bench.reports.verdict_stats.seed_diff`; no rule adds a second seed test.

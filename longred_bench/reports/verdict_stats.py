@@ -53,14 +53,34 @@ def shared_means(a: Items, b: Items) -> tuple[float | None, float | None]:
     return (mean_of_means(ca), mean_of_means(cb)) if n else (None, None)
 
 
+def _resamples(cuts: Sequence[Items], seeds: int = 1) -> bool:
+    """Whether a bootstrap over ``cuts`` (per-document scores cut to the shared documents) has
+    anything to resample: two or more seeds on a side, or a task with two or more documents.
+    Without either every replicate is the estimate, a zero-width interval that only looks sure."""
+    if seeds > 1:
+        return True
+    return any(len(docs) > 1 for cut in cuts for members in cut.values()
+               for docs in members.values())  # fmt: skip
+
+
+def no_interval_text(n: int, scores: str) -> str:
+    """Why :func:`paired_diff` or :func:`seed_diff` gave no interval over ``n`` shared
+    documents: none shared, or one per task and seed (nothing to resample). ``scores`` names
+    them (``per-document``, ``per-sample RULER``)."""
+    if n == 0:
+        return f"no {scores} scores to pair"
+    return f"{n} paired {scores} score(s), one per task and seed: nothing to resample, no interval"
+
+
 def paired_diff(a: Items, b: Items) -> tuple[Interval | None, int]:
     """Paired interval of mean-of-means(b) - mean-of-means(a) over shared items, and n pairs.
 
-    ``None`` (and 0) when the two share no scored document.
+    ``None`` (and 0) when the two share no scored document; ``None`` (and ``n``) when no task
+    has two shared documents to resample (:func:`no_interval_text` says which).
     """
     (ca, cb), n = common_documents(a, b)
-    if n == 0:
-        return None, 0
+    if n == 0 or not _resamples([ca]):
+        return None, n
     return paired_bootstrap_mean_of_means_diff_ci(
         ca, cb, n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED
     ), n
@@ -73,10 +93,11 @@ def seed_diff(
     (``short`` or ``ruler``) mean of means, resampling seeds and documents
     (:func:`~longred_bench.metrics.stats.seed_bootstrap_mean_of_means_diff_ci`), over the
     documents every run scored; and the number of those documents. ``None`` (and 0) when the runs
-    share no scored document."""
+    share no scored document; ``None`` (and ``n``) when each side has one seed and no task two
+    shared documents (nothing to resample: :func:`no_interval_text`)."""
     cuts, n = common_documents(*(getattr(r, what) for r in [*a, *b]))
-    if n == 0:
-        return None, 0
+    if n == 0 or not _resamples(cuts, max(len(a), len(b))):
+        return None, n
     ci = seed_bootstrap_mean_of_means_diff_ci(
         cuts[: len(a)], cuts[len(a) :], n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED
     )

@@ -40,7 +40,8 @@ nothing here):
 (e) ours, the premise of (b): *long-context CPT learns long-context ability*
     (:mod:`longred_bench.reports.long_verdict`).
 
-A comparison with no per-document scores to pair has no interval and is not comparable.
+A comparison with no per-document scores to pair, or with one seed a side and one document a
+task (nothing to resample), has no interval and is not comparable.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ from longred_bench.reports.verdict_stats import BOOT_SEED as BOOT_SEED
 from longred_bench.reports.verdict_stats import (
     LEVEL,
     compared_means,
+    no_interval_text,
     seed_diff,
     seed_spread,
     seeds_note,
@@ -268,9 +270,9 @@ def paper_recovered_b(pe: str, factor: float, method: str, data: str | None) -> 
 # --- rules ------------------------------------------------------------------------------------
 
 
-def _no_interval(key: str, claim: str, scope: str, paper: str, head: str, rule: str,
+def _no_interval(key: str, claim: str, scope: str, paper: str, head: str, rule: str, n: int,
                  source: str = "paper", what: str = "Short") -> Verdict:  # fmt: skip
-    ours = f"{head}; no per-document {what} scores to pair."
+    ours = f"{head}; {no_interval_text(n, f'per-document {what}')}."
     return Verdict(key, claim, scope, paper, ours, NOT_COMPARABLE, rule + " No interval.", source)
 
 
@@ -293,7 +295,7 @@ def _short_below(
         f"{_fmt(low)}{seeds_note(base)}"
     )
     if ci is None:
-        return _no_interval(key, claim, scope, paper, head, rule, source)
+        return _no_interval(key, claim, scope, paper, head, rule, n, source)
     spreads = {r[0].row: seed_spread(r) for r in (base, other) if len(r) > 1}
     effect = None if relative is None or low is None else relative * low
     scaled = "" if effect is None else f" The paper's effect, scaled: {effect:+.2f}."
@@ -368,7 +370,8 @@ def verdict_longred_keeps_short(
     )
     if short_ci is None or ruler_ci is None:
         what = "Short" if short_ci is None else "RULER"
-        verdict = _no_interval(key, claim, scope, paper, head, rule, what=what)
+        n = n_short if short_ci is None else n_ruler
+        verdict = _no_interval(key, claim, scope, paper, head, rule, n, what=what)
         return Verdict(**{**verdict.__dict__, "premise": gate})
     margin = long_margin(cpt_gain or 0.0)
     orig_short, loss_base = (compared_means(original, base, "short") if original

@@ -1,6 +1,6 @@
 """The PCD report's rules in the shared labels: RULER, both decodings below the RULER floor ->
 not comparable; else the paired interval of PCD - greedy decides; short tasks, the interval
-against the no-harm margin; no document scored by both -> not comparable."""
+against the no-harm margin; no document scored by both, or one a task -> not comparable."""
 
 from __future__ import annotations
 
@@ -108,6 +108,21 @@ def test_short_tasks_are_judged_against_the_no_harm_margin() -> None:
     assert _labels(short([0.0, 1.0] * 20, greedy=0.0), "short") == [UNDECIDED]
     lone = [_item("greedy", 0, 1.0, "short"), _item("pcd", 1, 1.0, "short")]
     assert _labels(lone, "short") == [NOT_COMPARABLE]
+
+
+def test_one_document_a_task_gives_no_interval() -> None:
+    """One shared document in each of two tasks: every bootstrap draw is the estimate, a
+    zero-width interval that read "reproduced" from two documents."""
+    recs = [_item("greedy", 0, 0.0, "short"), _item("pcd", 0, 1.0, "short")]
+    recs += [{**_item(d, 0, 1.0, "short"), "task": "qa"} for d in ("greedy", "pcd")]
+    recs += [_item("greedy", 0, 0.0), _item("pcd", 0, 100.0)]
+    got = {v[0]: (v[2], v[3]) for v in pcd_verdicts(recs, top_k=10)}
+    assert got["short"] == (NOT_COMPARABLE, "2 paired per-document score(s), one per task and "
+                            "seed: nothing to resample, no interval")  # fmt: skip
+    assert got["ruler"][0] == NOT_COMPARABLE and got["ruler"][1].startswith("1 paired per-sample")
+    recs.append(_item("greedy", 1, 0.0, "short"))  # a second shared document in task vt
+    recs.append(_item("pcd", 1, 1.0, "short"))
+    assert _labels(recs, "short") == [REPRODUCED]
 
 
 def test_the_short_table_shows_the_mean_of_task_means_the_rule_compares() -> None:

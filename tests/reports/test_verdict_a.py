@@ -5,8 +5,14 @@ seed spread a verdict quotes (``seed_spread``) from two seeds."""
 
 from __future__ import annotations
 
-from longred_bench.reports.verdict_stats import RunScores, seed_spread
-from longred_bench.reports.verdicts import NOT_REPRODUCED, UNDECIDED, verdict_cpt_loses_short
+from longred_bench.reports.verdict_stats import RunScores, seed_diff, seed_spread
+from longred_bench.reports.verdicts import (
+    NOT_COMPARABLE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    UNDECIDED,
+    verdict_cpt_loses_short,
+)
 
 
 def _run(row: str, short: float, seed: int = 0) -> RunScores:
@@ -32,3 +38,23 @@ def test_claim_a_is_not_reproduced_where_the_interval_excludes_the_papers_scaled
 def test_the_seed_spread_of_two_seeds_is_their_gap() -> None:
     assert seed_spread([_run("cpt", 50.0, 0), _run("cpt", 60.0, 1)]) == 10.0
     assert seed_spread([_run("cpt", 50.0, 0)]) is None
+
+
+def test_one_seed_a_side_and_one_document_a_task_give_no_interval() -> None:
+    """Every draw of one seed and one document a task is the estimate: a zero-width interval
+    that read "reproduced" from two documents."""
+
+    def run(row: str, score: float, seed: int = 0, docs: int = 1) -> RunScores:
+        short = {"General": {t: {i: score for i in range(docs)} for t in ("cloze", "qa")}}
+        return RunScores("pi:factor=2", row, seed, score, None, short=short)
+
+    assert seed_diff([run("original", 60.0)], [run("cpt", 40.0)], "short") == (None, 2)
+    lone = verdict_cpt_loses_short(run("original", 60.0), [run("cpt", 40.0)], "PI x2", "paper")
+    assert lone.label == NOT_COMPARABLE
+    assert "2 paired per-document Short score(s), one per task and seed: nothing to " in lone.ours
+    seeds = [run("cpt", 40.0), run("cpt", 41.0, seed=1)]  # two seeds: something to resample
+    assert seed_diff([run("original", 60.0)], seeds, "short")[0] is not None
+    docs = [run("cpt", 40.0, docs=2)]  # two documents a task
+    assert seed_diff([run("original", 60.0, docs=2)], docs, "short")[0] is not None
+    wide = verdict_cpt_loses_short(run("original", 60.0, docs=2), docs, "PI x2", "paper")
+    assert wide.label == REPRODUCED

@@ -304,6 +304,22 @@ def test_a_model_folder_without_weights_is_named_so(tmp_path, capsys, saved_tiny
         assert main([*argv, "--dry-run"]) == 0
 
 
+def test_the_loader_names_a_folder_without_weights_too(tmp_path, saved_tiny) -> None:
+    """What loads a model without the commands' checks (``longred-lm-eval``, PCD's lm-eval
+    model, a script calling ``load``) ended "(offline? zoo names: ...)" for a local folder."""
+    import shutil
+
+    from longred_bench.models.loading import load
+
+    spec = tmp_path / "m"
+    shutil.copytree(saved_tiny, spec)
+    for path in spec.glob("*.safetensors"):
+        path.unlink()
+    with pytest.raises(UserError, match=r"the folder holds a config.json but no weights") as got:
+        load(str(spec))
+    assert "offline?" not in str(got.value)
+
+
 def test_the_ppl_dry_run_says_what_it_measures(capsys) -> None:
     """``eval --suite ppl --dry-run`` printed ``tasks: (none)``: it names the windows, corpus,
     lengths (the evaluated window's by default) and buckets the run measures."""

@@ -16,7 +16,7 @@ def check_models(*specs: str, offline: bool = False) -> None:
     (:func:`longred_bench.models.names.check_model_spec`; ``main`` has registered the zoo
     models the suite builds). ``offline`` (a dry run): only a local path that names no model
     is refused; a hub id is asked for when the command runs."""
-    from longred_bench.models.names import check_local, check_model_spec
+    from longred_bench.models.names import check_local, check_model_spec, check_weights
 
     for spec in dict.fromkeys(specs):
         if not spec.strip():  # Path("") is ".": a model folder there was taken without a word
@@ -32,23 +32,6 @@ def check_models(*specs: str, offline: bool = False) -> None:
         check_model_files(spec)
         if not offline:  # a plan reads the config alone
             check_weights(spec)
-
-
-WEIGHTS = ("*.safetensors", "pytorch_model*.bin", "*.safetensors.index.json")
-"""The files a Hugging Face model folder keeps its weights in (one, sharded, or its index)."""
-
-
-def check_weights(spec: str) -> None:
-    """Refuse a local model folder with a ``config.json`` and no weights file (:data:`WEIGHTS`)
-    in one line naming the folder: the loader's error ended "(offline? zoo names: ...)", advice
-    for a hub id, not for a folder saved without its weights."""
-    path = Path(spec).expanduser()
-    if not (path.is_dir() and (path / "config.json").is_file()):
-        return
-    if not any(next(path.glob(pattern), None) for pattern in WEIGHTS):
-        raise UserError(f"model {spec!r}: the folder holds a config.json but no weights "
-                        "(model.safetensors, pytorch_model.bin or a sharded index); give the "
-                        "folder save_pretrained wrote, weights included")  # fmt: skip
 
 
 def check_model_files(spec: str) -> None:

@@ -24,7 +24,7 @@ from safetensors import SafetensorError
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
 from longred_bench.errors import UserError
-from longred_bench.models.names import check_hub_model, check_local
+from longred_bench.models.names import check_hub_model, check_local, check_weights
 from longred_bench.models.names import hub_unreachable as hub_unreachable  # re-exported
 from longred_bench.models.rope import OriginalRope, RopeSpec, parse_rope_spec, rope_parameters
 from longred_bench.models.zoo import (
@@ -65,27 +65,33 @@ class LoadedModel:
     rope: str | None = None
 
 
-def original_rope(config: object) -> OriginalRope:
-    """The RoPE base and window of ``config``; errors for models an extension cannot apply to."""
+EXTENSION = "context extension by RoPE scaling"
+"""What :func:`original_rope` checks for by default."""
+
+
+def original_rope(config: object, use: str = EXTENSION) -> OriginalRope:
+    """The RoPE base and window of ``config``; errors for models ``use`` (what changes the
+    RoPE: :data:`EXTENSION`, or PCD's local variant) cannot apply to."""
     params = getattr(config, "rope_parameters", None)
     model_type = getattr(config, "model_type", "?")
     if not params:
         raise UserError(
             f"model type {model_type!r} has no rotary position embedding (RoPE); "
-            "context extension by RoPE scaling does not apply to it"
+            f"{use} does not apply to it"
         )
     if "rope_theta" not in params:
         kinds = ", ".join(sorted(str(k) for k in params))
+        yourself = " (or pass a JSON rope spec per kind to transformers yourself)"
         raise UserError(
             f"model type {model_type!r} uses a different RoPE per layer kind ({kinds}); "
-            "which layers an extension should change is ambiguous: pass a JSON rope spec per kind "
-            "to transformers yourself or use a model with one RoPE"
+            f"which layers {use} should change is ambiguous: use a model with one RoPE"
+            + (yourself if use == EXTENSION else "")
         )
     layer_types = set(getattr(config, "layer_types", None) or [])
     if len(layer_types) > 1:
         raise UserError(
             f"model type {model_type!r} mixes attention kinds ({', '.join(sorted(layer_types))}); "
-            "a RoPE extension of its sliding-window layers is ambiguous"
+            f"{use} of its sliding-window layers is ambiguous"
         )
     return OriginalRope(float(params["rope_theta"]), int(config.max_position_embeddings))
 
@@ -183,10 +189,16 @@ def resolve_spec(spec: str) -> tuple[str, dict[str, object]]:
 
 
 def _load_error(spec: str, exc: OSError) -> UserError:
+    """The loader's ``exc`` in one line, with advice for what ``spec`` is: a local folder
+    (:func:`~longred_bench.models.names.check_weights` first: one saved without its weights),
+    or a name (offline?)."""
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return UserError(
-        f"could not load model {spec!r}: {first} (offline? zoo names: {', '.join(ZOO)})"
-    )
+    if Path(spec).expanduser().exists():
+        check_weights(spec)
+        hint = "is the folder whole: config.json, weights and tokenizer files?"
+    else:
+        hint = f"offline? zoo names: {', '.join(ZOO)}"
+    return UserError(f"could not load model {spec!r}: {first} ({hint})")
 
 
 NOT_A_MODEL_FOLDER = ("does not recognize this architecture", "Couldn't instantiate the backend")

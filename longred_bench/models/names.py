@@ -108,3 +108,20 @@ def check_model_spec(spec: str) -> None:
     docstring); imports no torch."""
     if not check_local(spec):
         check_hub_model(spec)
+
+
+WEIGHTS = ("*.safetensors", "pytorch_model*.bin", "*.safetensors.index.json")
+"""The files a Hugging Face model folder keeps its weights in (one, sharded, or its index)."""
+
+
+def check_weights(spec: str) -> None:
+    """Refuse a local model folder with a ``config.json`` and no weights file (:data:`WEIGHTS`)
+    in one line naming the folder: the loader's error ended "(offline? zoo names: ...)", advice
+    for a hub id, not for a folder saved without its weights."""
+    path = Path(spec).expanduser()
+    if not (path.is_dir() and (path / "config.json").is_file()):
+        return
+    if not any(next(path.glob(pattern), None) for pattern in WEIGHTS):
+        raise UserError(f"model {spec!r}: the folder holds a config.json but no weights "
+                        "(model.safetensors, pytorch_model.bin or a sharded index); give the "
+                        "folder save_pretrained wrote, weights included")  # fmt: skip

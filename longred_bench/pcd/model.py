@@ -92,6 +92,7 @@ __all__ = [
     "with_base",
 ]
 # Rope types whose inv_freq is fixed when the module is built (a spliced first_pair survives).
+PCD_USE = "PCD's local RoPE variant (a lower RoPE base)"
 _STATIC_ROPE_TYPES = ("default", "linear", "yarn", "llama3")
 _BISECTIONS = 64
 
@@ -117,7 +118,7 @@ def base_for_window(rotary_cls: type, config: Any, window: int) -> float | None:
     wavelength is already within ``window`` (nothing to over-rotate)."""
     if window < MIN_WINDOW:
         raise UserError(f"PCD local window must be at least {MIN_WINDOW} tokens, got {window}")
-    base = original_rope(config).theta
+    base = original_rope(config, PCD_USE).theta
     if longest_wavelength(rotary_cls, config, base) <= window:
         return None
     lo, hi = 0.0, math.log(base)
@@ -164,7 +165,7 @@ class PcdModel:
         config = model.config
         self.model = model
         self.config = cfg
-        self.base = original_rope(config).theta
+        self.base = original_rope(config, PCD_USE).theta
         self._rotaries = rotary_modules(model)
         self._rotary_cls = type(self._rotaries[0][2])
         pairs = min(module.inv_freq.numel() for *_, module in self._rotaries)

@@ -87,8 +87,15 @@ def test_tiny_random_is_deterministic():
 
 
 def test_model_without_rope_is_rejected():
-    with pytest.raises(UserError, match="no rotary position embedding"):
+    with pytest.raises(UserError, match="no rotary position embedding") as got:
         original_rope(GPT2Config())
+    assert str(got.value).endswith("context extension by RoPE scaling does not apply to it")
+    # PCD changes no window: its refusal names PCD, not an extension.
+    from longred_bench.pcd.model import base_for_window
+
+    rotary = type(load("tiny-random").model.model.rotary_emb)
+    with pytest.raises(UserError, match="PCD's local RoPE variant .* does not apply to it"):
+        base_for_window(rotary, GPT2Config(), 256)
 
 
 def test_mixed_rope_model_is_rejected():

@@ -94,7 +94,7 @@ def test_model_without_rope_is_rejected():
     from longred_bench.pcd.model import base_for_window
 
     rotary = type(load("tiny-random").model.model.rotary_emb)
-    with pytest.raises(UserError, match="PCD's local RoPE variant .* does not apply to it"):
+    with pytest.raises(UserError, match=r"PCD's local RoPE variant .* does not apply to it"):
         base_for_window(rotary, GPT2Config(), 256)
 
 

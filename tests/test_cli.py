@@ -66,7 +66,9 @@ def test_drift_identity_is_zero(tmp_path, capsys):
     layers = [r for r in records if r["kind"] == "drift_layer"]
     assert len(layers) == 4
     assert all(r["attention_kl"] == 0.0 and r["hidden_cosine"] == 1.0 for r in layers)
-    assert "| tiny-random |" in (out / "drift.md").read_text()
+    md = (out / "drift.md").read_text()
+    assert "| tiny-random |" in md
+    assert md.splitlines()[2] == f"Command: `longred-bench {' '.join(argv)}`"  # as eval.md says
     assert (out / "drift.png").exists() and (out / "config.yaml").exists()
     assert f"{out / 'config.yaml'}" in capsys.readouterr().out.splitlines()[-1]  # named too
 

@@ -137,7 +137,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
         check_drift_shapes(cfg.original, cfg.extended, who="drift")
     from longred_bench.jobs.drift import drift_command
 
-    paths = drift_command(cfg, Path(args.out), progress=not args.quiet)
+    paths = drift_command(cfg, Path(args.out), progress=not args.quiet, command=command_line(args))
     paths.append(Path(args.out) / "config.yaml")  # written beside the records
     print("wrote " + ", ".join(str(p) for p in paths))
     return 0

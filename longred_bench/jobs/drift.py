@@ -196,8 +196,11 @@ def save_run(out: Path, records: list[dict[str, Any]], provenance: Provenance) -
     return write_records(out / "drift.jsonl", records, provenance)
 
 
-def drift_command(cfg: DriftConfig, out: Path, *, progress: bool = True) -> list[Path]:
-    """``drift``: measure, then write ``out/drift.jsonl``, ``drift.md`` and ``drift.png``."""
+def drift_command(
+    cfg: DriftConfig, out: Path, *, progress: bool = True, command: str | None = None
+) -> list[Path]:
+    """``drift``: measure, then write ``out/drift.jsonl``, ``drift.md`` (headed by ``command``,
+    the command line) and ``drift.png``."""
     from longred_bench.reports.drift_plot import plot_drift_layers
     from longred_bench.reports.drift_report import drift_frames, drift_markdown
     from longred_bench.results import read_records
@@ -211,7 +214,7 @@ def drift_command(cfg: DriftConfig, out: Path, *, progress: bool = True) -> list
     (out / PARTIAL).unlink(missing_ok=True)
     records = read_records(jsonl)
     title = f"Drift of extended models from `{cfg.original}`"
-    (out / "drift.md").write_text(drift_markdown(records, title), encoding="utf-8")
+    (out / "drift.md").write_text(drift_markdown(records, title, command), encoding="utf-8")
     _, layers = drift_frames(records)
     plot_drift_layers(layers, out / "drift.png", title.replace("`", ""))
     return [jsonl, out / "drift.md", out / "drift.png"]

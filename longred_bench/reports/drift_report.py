@@ -33,14 +33,14 @@ def cosines(values: list[float]) -> list[str]:
     return text
 
 
-def drift_markdown(records: list[dict[str, Any]], title: str) -> str:
-    """Markdown report of drift records (from :func:`longred_bench.jobs.drift.run_drift`)."""
+def drift_markdown(records: list[dict[str, Any]], title: str, command: str | None = None) -> str:
+    """Markdown report of drift records (from :func:`longred_bench.jobs.drift.run_drift`);
+    ``command``, the command line that measured them, under the title."""
     summary, layers = drift_frames(records)
     devices, code = provenance(records)
     first = summary.iloc[0]
-    lines = [
-        f"# {title}",
-        "",
+    lines = [f"# {title}", ""] + ([f"Command: `{command}`", ""] if command else [])
+    lines += [
         f"Original `{first['original']}`; texts `{first['texts']}`: "
         f"{first['num_texts']} windows of "
         f"{first['seq_len']} tokens. Device: {devices}. Commit {code}.",

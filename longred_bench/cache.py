@@ -45,6 +45,11 @@ _REPLACE_ATTEMPTS = 5
 _OLD_SUFFIX = "-old"
 
 
+CACHE_FOLDERS = (".fetch.lock", "benchmarks", "corpora", "hf-models", "hub_corpora", "models",
+                 "niah_grid", "ruler", "runs", "tiny_tasks", "tokenizers", "tokens")  # fmt: skip
+"""The folders the suite keeps in its cache (``$LONGRED_CACHE``): data, models, the run cache."""
+
+
 def cache_dir() -> Path:
     """Return the cache root: ``$LONGRED_CACHE`` if set and non-empty (a relative path is taken
     from the working directory, and returned absolute), else the user default; a one-line error

@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from longred_bench.cache import CACHE_FOLDERS as CACHE_FOLDERS  # re-exported
 from longred_bench.errors import UserError
 
 WRITES: dict[str, tuple[str, ...]] = {
@@ -67,11 +68,6 @@ def _nearest_existing(path: Path) -> Path:
         if os.path.lexists(candidate):
             return candidate
     return Path(".")
-
-
-CACHE_FOLDERS = (".fetch.lock", "benchmarks", "corpora", "hf-models", "hub_corpora", "models",
-                 "niah_grid", "ruler", "runs", "tiny_tasks", "tokenizers", "tokens")  # fmt: skip
-"""The folders the suite keeps in its cache (``$LONGRED_CACHE``): data, models, the run cache."""
 
 
 def check_out_dir(out: Path, command: str, flag: str = "--out") -> None:

@@ -24,17 +24,19 @@ def _human_size(size: int) -> str:
 
 
 def cache_above(folder: Path) -> Path | None:
-    """The cache ``folder`` is an entry folder of (``corpora/``, ``benchmarks/``, ``models/``),
-    where that cache holds a fetched entry (with its manifest) of one: ``data list`` read such a
-    folder as an empty cache and ``data fetch`` nested a cache in it. None otherwise (a folder
-    of the same name beside a plain download, ``~/models/smollm2-135m``, is no cache)."""
+    """The cache ``folder`` is one of the suite's folders of (:data:`~longred_bench.cache.
+    CACHE_FOLDERS`: ``corpora/``, ``models/``, ``tokens/``, ``runs/`` ...), where that cache
+    holds a fetched entry (with its manifest): ``data list`` read such a folder as an empty
+    cache and ``data fetch`` nested a cache in it. None otherwise (a folder of the same name
+    beside a plain download, ``~/models/smollm2-135m``, is no cache)."""
+    from longred_bench.cache import CACHE_FOLDERS
     from longred_bench.data.sources import SOURCES
 
     inner: dict[str, set[str]] = {}
     for source in SOURCES.values():
         top, _, name = source.entry.partition("/")
         inner.setdefault(top, set()).add(name)
-    if folder.name not in inner:
+    if folder.name not in CACHE_FOLDERS:
         return None
     from longred_bench.data.corpora import entry_present  # an entry: a folder with a manifest
 

@@ -286,6 +286,10 @@ def test_a_cache_given_one_level_too_deep_is_refused(brown_dir: Path, cache: Pat
         with pytest.raises(UserError, match=rf"{why} {cache}$"):
             args.func(args)
     assert not (cache / "corpora" / "corpora").exists()
+    (cache / "tokens").mkdir()  # a folder the cache derives, not an entry folder: listed as empty
+    args = _parser().parse_args(["data", "list", "--cache", str(cache / "tokens")])
+    with pytest.raises(UserError, match=rf"is the tokens/ folder inside the cache {cache}: "):
+        args.func(args)
     fresh = cache.parent / "models"  # a new cache's name may be an entry folder's
     args = _parser().parse_args(["data", "list", "--cache", str(fresh)])
     fresh.mkdir()

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import statistics
 import sys
 import time
@@ -156,6 +157,9 @@ def profile_phases(run: Callable[[], object], models: list[torch.nn.Module]) -> 
     heads = [m.lm_head for m in models]
     for head in heads:
         head.forward = _labelled("lm_head", head.forward)
+    # the profiler's own log (kineto's "profiler_start"/"profiler_stop" lines on stderr) is
+    # off unless the user set its level
+    os.environ.setdefault("KINETO_LOG_LEVEL", "6")
     try:
         with torch.profiler.profile() as prof:
             start = time.perf_counter()

@@ -6,8 +6,10 @@ given."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -74,6 +76,23 @@ def test_drift_cost_refuses_a_window_of_no_tokens(monkeypatch, capsys) -> None:
     with pytest.raises(SystemExit) as stop:
         drift_cost.main()
     assert stop.value.code == 2 and "--seq-len must be at least 2" in capsys.readouterr().err
+
+
+def test_drift_cost_profile_prints_no_profiler_log(tmp_path) -> None:
+    """Each profiled run printed torch's "USDT: ... profiler_start" / "profiler_stop" lines
+    between the script's own; checked in a fresh process (the profiler reads its log level once
+    per process)."""
+    from script_loader import BENCHMARKS
+
+    code = (
+        "import sys; sys.path.insert(0, {d!r}); import runpy, torch; "
+        "g = runpy.run_path({f!r}, run_name='bench'); "
+        "print(sorted(g['profile_phases'](lambda: torch.ones(3).sum(), [])))"
+    ).format(d=str(BENCHMARKS), f=str(BENCHMARKS / "bench_drift_cost.py"))
+    env = {k: v for k, v in os.environ.items() if k != "KINETO_LOG_LEVEL"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=tmp_path, env=env)  # fmt: skip
+    assert "wall" in out.stdout and "profiler_" not in out.stderr, out.stderr
 
 
 def test_relation_kl_cpu_exits_1_and_writes_nothing_when_no_row_was_measured(

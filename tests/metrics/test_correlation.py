@@ -48,3 +48,32 @@ def test_spearman_refuses_values_that_have_no_rank(bad: float) -> None:
         spearman([1, 2, bad, 4], [1, 2, 3, 4])
     with pytest.raises(UserError, match="NaN or infinite"):
         bootstrap_spearman_ci([1, 2, 3, 4], [1, bad, 3, 4])
+
+
+def test_interval_is_the_percentiles_of_resampled_rhos_for_the_given_seed_and_level():
+    """The interval is the ((1 - level) / 2, (1 + level) / 2) quantiles of rho over resampled
+    pairs drawn by numpy.random.default_rng(seed), constant resamples dropped: computed here
+    one resample at a time with spearman()."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=9)
+    y = x + rng.normal(size=9)
+    for seed, level in [(0, 0.95), (7, 0.8)]:
+        draws = np.random.default_rng(seed).integers(0, 9, size=(300, 9))
+        reps = []
+        for d in draws:
+            if len(set(x[d])) > 1 and len(set(y[d])) > 1:
+                reps.append(spearman(x[d], y[d]))
+        low, high = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2])
+        ci = bootstrap_spearman_ci(x, y, n_boot=300, level=level, seed=seed)
+        assert ci.estimate == pytest.approx(spearman(x, y))
+        assert (ci.low, ci.high) == pytest.approx((low, high), rel=1e-9)
+    assert bootstrap_spearman_ci(x, y, seed=1) != bootstrap_spearman_ci(x, y, seed=2)
+
+
+def test_bad_level_and_unequal_lengths_are_refused():
+    with pytest.raises(UserError, match="level in"):
+        bootstrap_spearman_ci([1, 2, 3], [1, 2, 3], level=1.0)
+    with pytest.raises(UserError, match="level in"):
+        bootstrap_spearman_ci([1, 2, 3], [1, 2, 3], level=0.0)
+    with pytest.raises(UserError, match="same length"):
+        spearman([1, 2, 3], [1, 2, 3, 4])

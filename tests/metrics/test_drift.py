@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import longred_bench.metrics.drift as drift_module
+from longred_bench.errors import UserError
 from longred_bench.kernels import attention_with_lse
 from longred_bench.metrics.drift import measure_drift, select_layers
 from longred_bench.metrics.similarity import masked_cosine_sums, masked_mean_cosine, token_cosine
@@ -290,3 +291,159 @@ def test_masked_cosine_sums_per_sequence():
     assert counts.tolist() == [4, 4] and sums.tolist() == pytest.approx([2.0, 4.0])
     total, count = masked_mean_cosine(a, b, mask)
     assert float(total) == pytest.approx(5.0) and count == 5
+
+
+def test_capture_hands_the_sink_the_scale_the_layer_uses():
+    """The layer's own softmax scale reaches the sink (a model with a query pre-attention
+    scalar, as Gemma's, does not use head_dim ** -0.5)."""
+    model = load("tiny-random").model
+    for i, layer in enumerate(model.model.layers):
+        layer.self_attn.scaling = 0.1 * (i + 1)
+    seen = {}
+    with torch.no_grad(), capture_qk(model, lambda layer, q, k, s: seen.setdefault(layer, s)):
+        model(_ids(n=8, batch=1))
+    assert seen == pytest.approx({0: 0.1, 1: 0.2, 2: 0.3, 3: 0.4})
+
+
+def test_capture_qkv_hands_the_sink_the_values():
+    """capture_qkv's third tensor is the layer's values (v_proj of the normed input, no RoPE)."""
+    from longred_bench.models.capture import capture_qkv
+
+    model = load("tiny-random").model
+    ids = _ids(n=8, batch=1)
+    seen = {}
+    with torch.no_grad():
+        with capture_qkv(model, lambda layer, q, k, v, s: seen.setdefault(layer, (k, v))):
+            model(ids)
+        attn = model.model.layers[0].self_attn
+        hidden = model.model.layers[0].input_layernorm(model.model.embed_tokens(ids))
+        expected = attn.v_proj(hidden).view(1, 8, -1, attn.head_dim).transpose(1, 2)
+    k, v = seen[0]
+    assert v.shape == k.shape == (1, 2, 8, 16)
+    torch.testing.assert_close(v, expected)
+
+
+def test_capture_restores_the_previous_implementation_and_its_sink_after_an_error():
+    """The model gets back the implementation it had (eager here, not sdpa), and a capture left
+    by an exception leaves no sink behind for the next forward."""
+    model = load("tiny-random").model
+    model.set_attn_implementation("eager")
+    calls = []
+
+    def failing(layer, q, k, scale):
+        calls.append(layer)
+        raise RuntimeError("sink failed")
+
+    with torch.no_grad():
+        with pytest.raises(RuntimeError, match="sink failed"), capture_qk(model, failing):
+            model(_ids(n=8, batch=1))
+        assert model.config._attn_implementation == "eager"
+        with capture_qk(model, lambda layer, q, k, s: calls.append(("second", layer))):
+            model(_ids(n=8, batch=1))
+    assert calls == [0] + [("second", i) for i in range(4)]
+    assert model.config._attn_implementation == "eager"
+
+
+def test_nested_captures_feed_the_innermost_sink():
+    """Within a nested capture the innermost sink gets the layers, the outer one is idle until
+    the inner block ends."""
+    model = load("tiny-random").model
+    outer, inner = [], []
+    with torch.no_grad(), capture_qk(model, lambda layer, q, k, s: outer.append(layer)):
+        with capture_qk(model, lambda layer, q, k, s: inner.append(layer)):
+            model(_ids(n=8, batch=1))
+        assert (outer, inner) == ([], [0, 1, 2, 3])
+        model(_ids(n=8, batch=1))
+    assert outer == [0, 1, 2, 3]
+
+
+def test_a_sink_may_not_replace_the_output_of_a_padded_call():
+    """Only plain causal calls may take the sink's attention output: a masked call that gets one
+    is an error, not attention computed without the mask."""
+    model = load("tiny-random").model
+    mask = torch.ones(2, 12, dtype=torch.long)
+    mask[0, :3] = 0
+
+    def always(layer, q, k, v, scale, plain):
+        return attention_with_lse(q, k, v, scale)[0]
+
+    refused = pytest.raises(RuntimeError, match="non-plain call")
+    with torch.no_grad(), capture_attention(model, always), refused:
+        model(_ids(n=12), attention_mask=mask)
+
+
+@pytest.mark.parametrize(
+    ("q_len", "k_len", "kwargs", "plain"),
+    [
+        (6, 6, {}, True),
+        (6, 6, {"dropout": 0.1}, False),
+        (6, 9, {}, False),  # more keys than queries (a cache)
+        (6, 6, {"softcap": 30.0}, False),
+        (6, 6, {"sinks": torch.zeros(4)}, False),
+        (6, 6, {"is_causal": False}, False),
+    ],
+)
+def test_plain_causal_calls(q_len, k_len, kwargs, plain):
+    """Which attention calls a sink may compute itself: causal self-attention with no mask, no
+    dropout, as many keys as queries and none of softcap, position bias, sinks or a cache."""
+    from longred_bench.models.capture import _plain_causal
+
+    module = torch.nn.Module()
+    module.is_causal = True
+    q, k = torch.zeros(1, 4, q_len, 16), torch.zeros(1, 2, k_len, 16)
+    assert _plain_causal(module, q, k, None, kwargs) is plain
+    assert (
+        _plain_causal(module, q, k, torch.ones(1, 1, q_len, k_len, dtype=torch.bool), {}) is False
+    )
+
+
+def test_drift_refuses_models_that_do_not_match_the_original():
+    """Drift compares matching layers of models over one vocabulary: another depth or vocabulary
+    is a UserError naming the model, before any forward."""
+    from transformers import LlamaForCausalLM
+
+    original = load("tiny-random").model
+    for change, message in [({"num_hidden_layers": 2}, "has 2 layers, the original has 4"),
+                            ({"vocab_size": 300}, "has a different vocabulary size")]:  # fmt: skip
+        config = copy.deepcopy(original.config)
+        for key, value in change.items():
+            setattr(config, key, value)
+        other = LlamaForCausalLM(config)
+        with pytest.raises(UserError, match=f"'other' {message}"):
+            measure_drift(original, {"other": other}, [(_ids(), None)], progress=False)
+
+
+def test_layers_are_numbered_from_1_and_the_last_is_the_final_normed_state():
+    """LayerDrift.layer is 1-based, and last_hidden_cosine is the cosine of the model's final
+    (normed) hidden state, the last layer's."""
+    original = load("tiny-random").model
+    extended = extend(original, "pi:factor=4")
+    ids = _ids(n=20, batch=1)
+    res = measure_drift(original, {"pi": extended}, [(ids, None)], progress=False)["pi"]
+    assert [x.layer for x in res.layers] == [1, 2, 3, 4]
+    with torch.no_grad():
+        a = original(ids, output_hidden_states=True).hidden_states[-1]
+        b = extended(ids, output_hidden_states=True).hidden_states[-1]
+    assert res.last_hidden_cosine == res.layers[-1].hidden_cosine
+    assert res.last_hidden_cosine == pytest.approx(token_cosine(a, b).mean().item(), rel=1e-9)
+    assert res.layers[0].hidden_cosine != pytest.approx(res.last_hidden_cosine, rel=1e-9)
+
+
+def test_the_chunked_kl_is_used_when_asked_for(monkeypatch):
+    """impl="chunked" computes every layer's KL with relation_kl (no fused statistics), and the
+    default on CPU takes the statistics instead."""
+    calls = []
+    real = drift_module.relation_kl
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs["impl"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(drift_module, "relation_kl", counting)
+    original = load("tiny-random").model
+    extended = {"pi": extend(original, "pi:factor=4")}
+    measure_drift(original, extended, [(_ids(n=16), None)], impl="chunked", progress=False)
+    assert calls == ["chunked"] * 4
+    calls.clear()
+    measure_drift(original, extended, [(_ids(n=16), None)], progress=False)
+    assert calls == []

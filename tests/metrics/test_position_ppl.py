@@ -236,3 +236,26 @@ def test_absolute_positions_cannot_run_past_their_window(tmp_path):
         str(tmp_path), corpus="random", length=64, num_windows=1, bucket=32, progress=False
     )
     assert [r["n_tokens"] for r in records] == [31, 32]
+
+
+def test_next_token_nll_is_0_where_a_prediction_does_not_count():
+    """An invalid entry of ``nll`` (a padded token or one after padding) is 0 whatever the
+    logits say there, not the NLL of the pad token."""
+    ids = torch.tensor([[3, 1, 2, 4, 0, 0]])
+    logits = torch.randn(1, 6, 5, generator=torch.Generator().manual_seed(0))
+    attention = torch.tensor([[1, 1, 1, 1, 0, 0]])  # right-padded
+    nll, valid = next_token_nll(logits, ids, attention)
+    assert valid.tolist() == [[False, True, True, True, False, False]]
+    assert nll[0, 4:].tolist() == [0.0, 0.0]
+    unmasked, _ = next_token_nll(logits, ids)
+    assert (unmasked[0, 4:] > 0).all()  # the pad tokens' NLL, had they counted
+    assert torch.equal(nll[0, :4], unmasked[0, :4])
+
+
+def test_token_nll_honours_its_ignore_index():
+    """Labels equal to ``ignore_index`` (not only -100) give 0."""
+    logits = torch.randn(1, 4, 6, generator=torch.Generator().manual_seed(0))
+    labels = torch.tensor([[1, -1, 2, -1]])
+    got = token_nll(logits, labels, ignore_index=-1)
+    assert got[0, 1].item() == 0.0 and got[0, 3].item() == 0.0
+    assert torch.equal(got[0, [0, 2]], token_nll(logits, labels.clamp_min(0))[0, [0, 2]])

@@ -44,3 +44,24 @@ def test_retention_without_shared_documents_or_with_a_zero_original_is_nan() -> 
     assert math.isnan(ratio) and n == 0
     ratio, n = common_retention({"g": {"t": {0: 0.0}}}, {"g": {"t": {0: 1.0}}})
     assert math.isnan(ratio) and n == 1
+
+
+def test_mean_of_means_skips_members_and_groups_without_documents() -> None:
+    """A member with no document does not count, nor a group whose members have none (no
+    ZeroDivisionError); with nothing left the mean is NaN."""
+    items = {"g1": {"t1": {0: 1.0, 1: 0.0}, "t2": {}}, "g2": {"t3": {}}}
+    assert mean_of_means(items) == pytest.approx(0.5)
+    assert math.isnan(mean_of_means({"g": {"t": {}}}))
+
+
+def test_common_documents_of_no_side_is_empty() -> None:
+    assert common_documents() == ([], 0)
+
+
+def test_an_empty_category_is_refused() -> None:
+    """A category listing no benchmark is a UserError, not left out as if unevaluated."""
+    from longred_bench.errors import UserError
+    from longred_bench.metrics.retention import category_means
+
+    with pytest.raises(UserError, match="category 'rc' has no benchmarks"):
+        category_means({"arc": 0.5}, {"common": ["arc"], "rc": []})

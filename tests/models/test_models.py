@@ -212,3 +212,23 @@ def test_extend_keeps_a_partial_rotary_factor(kind):
         assert ext.config.rope_parameters["partial_rotary_factor"] == factor
         with torch.no_grad():
             assert torch.isfinite(ext(torch.randint(0, 64, (1, 12))).logits).all()
+
+
+def test_a_model_mixing_attention_kinds_under_one_rope_is_rejected():
+    """One rope_parameters but sliding-window and full layers (Qwen2 with a sliding window):
+    which layers an extension changes is ambiguous, refused by name."""
+    from transformers import Qwen2Config
+
+    config = Qwen2Config(use_sliding_window=True, max_window_layers=1, num_hidden_layers=2)
+    assert "rope_theta" in config.rope_parameters  # not the per-kind check's case
+    with pytest.raises(UserError, match="mixes attention kinds"):
+        original_rope(config)
+
+
+def test_a_gguf_file_resolves_to_its_folder_and_file_name(tmp_path):
+    """transformers reads a .gguf as (its folder, gguf_file=its name), not as a folder."""
+    from longred_bench.models.loading import resolve_spec
+
+    gguf = tmp_path / "model.Q4_K_M.gguf"
+    gguf.write_bytes(b"GGUF")
+    assert resolve_spec(str(gguf)) == (str(tmp_path), {"gguf_file": "model.Q4_K_M.gguf"})

@@ -146,3 +146,63 @@ def test_yarn_attention_factor_reaches_the_rope_parameters():
         parse_rope_spec("yarn:factor=4,attention_factor=0.8"), OriginalRope(5e5, 8192)
     )
     assert params["attention_factor"] == 0.8 and target == 32768
+
+
+def test_yarn_beta_slow_reaches_the_rope_parameters():
+    """Every YaRN option given is passed on to transformers, beta_slow included."""
+    params, _ = rope_parameters(parse_rope_spec("yarn:factor=4,beta_fast=16,beta_slow=2"), ORIG)
+    assert params["beta_fast"] == 16.0 and params["beta_slow"] == 2.0
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["llama3:factor=8,low_freq_factor=2,high_freq_factor=2", "llama3:factor=8,high_freq_factor=1"],
+)
+def test_llama3_high_freq_factor_must_exceed_low_freq_factor(spec):
+    """Equal factors (or a high one below the default low one) leave no band to interpolate."""
+    with pytest.raises(UserError, match="high_freq_factor must exceed low_freq_factor"):
+        rope_parameters(parse_rope_spec(spec), ORIG)
+
+
+@pytest.mark.parametrize(
+    ("spec", "key"),
+    [
+        ("yarn:factor=4,beta_slow=0", "beta_slow"),
+        ("yarn:factor=4,attention_factor=-0.5", "attention_factor"),
+        ("llama3:factor=8,high_freq_factor=0", "high_freq_factor"),
+        ("pi:max_len=0", "max_len"),
+    ],
+)
+def test_every_positive_option_refuses_zero_and_below(spec, key):
+    """Each option that must be above 0 is refused by name at 0 or below, not only theta."""
+    with pytest.raises(UserError, match=f"{key} must be above 0"):
+        parse_rope_spec(spec)
+
+
+def test_method_names_are_case_insensitive_and_spaces_ignored():
+    """Method names are matched case-insensitively (``PI:factor=4`` is ``pi:factor=4``, in
+    JSON too), and spaces around the spec and its items are ignored."""
+    assert parse_rope_spec("PI:factor=4") == parse_rope_spec("pi:factor=4")
+    assert parse_rope_spec(" Yarn:factor=4 , beta_fast=16 ") == parse_rope_spec(
+        "yarn:factor=4,beta_fast=16"
+    )
+    assert parse_rope_spec('{"method": "ABF", "theta": 1e6}') == parse_rope_spec("abf:theta=1e6")
+
+
+@pytest.mark.parametrize(
+    ("spec", "window", "target"),
+    [
+        ("abf:theta=1e8,max_len=131072", 8192, 131072),
+        ("abf:theta=1e8", 8192, 32768),
+        ("abf:theta=1e8,factor=2", 8192, 16384),
+        ("yarn:max_len=12288", 8192, 12288),
+        ("pi:factor=2.5", 4096, 10240),
+    ],
+)
+def test_target_window_is_the_one_rope_parameters_sets(spec, window, target):
+    """target_window (used to plan runs without the model's config) agrees with
+    rope_parameters, max_len and the ABF default factor included."""
+    from longred_bench.models.rope import target_window
+
+    assert target_window(spec, window) == target
+    assert rope_parameters(parse_rope_spec(spec), OriginalRope(1e4, window))[1] == target

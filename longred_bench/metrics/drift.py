@@ -197,12 +197,13 @@ class _KLSink:
         plain: bool,
     ) -> torch.Tensor | None:  # fmt: skip
         q_t, k_t, scale_t, terms = self.teacher.layers[layer]
+        own = q.dtype  # the layer's: an output the sink returns goes on in it
         q, k, q_t, k_t = at_common_dtype(q, k, q_t, k_t)  # e.g. a bf16 original, fp32 extended
         kwargs = dict(mask=self.teacher.mask, scale_s=scale, scale_t=scale_t, reduction="none")
         out = None
         if terms is None:
             kl = relation_kl(q, k, q_t, k_t, impl=self.impl, **kwargs)
-        elif plain and self.teacher.mask is None and q.dtype == terms.queries.dtype:
+        elif plain and self.teacher.mask is None and own == v.dtype == terms.queries.dtype:
             out, lse = attention_with_lse(q, k, v, scale)
             kl = relation_kl_stats(q, k, q_t, k_t, teacher=terms, student_lse=lse, **kwargs)
         else:

@@ -115,17 +115,23 @@ def test_stats_kl_agrees_with_chunked_kl(padded):
             assert a.hidden_cosine == b.hidden_cosine
 
 
+@pytest.mark.parametrize("low_side", ["original", "extended"])
 @pytest.mark.parametrize("impl", ["chunked", "auto"])
-def test_drift_of_models_in_different_dtypes(impl):
+def test_drift_of_models_in_different_dtypes(impl, low_side):
     """A bf16 original against an fp32 extended copy (as when a trainer keeps its teacher in
-    bf16): q/k are compared at the wider dtype, and the numbers are the fp32 pair's within bf16
-    rounding."""
+    bf16), or the other way round: q/k are compared at the wider dtype, and the numbers are the
+    fp32 pair's within bf16 rounding. A bf16 extended model under ``auto`` got the fp32
+    attention output of its widened q/k in its bf16 layer: a dtype error."""
     original = load("tiny-random").model
     extended = {"abf": extend(original, "abf:theta=1e6")}
-    low = copy.deepcopy(original).to(torch.bfloat16)
     batches = [(_ids(n=48), None)]
     exact = measure_drift(original, extended, batches, impl=impl, progress=False)["abf"]
-    mixed = measure_drift(low, extended, batches, impl=impl, progress=False)["abf"]
+    if low_side == "original":
+        low = copy.deepcopy(original).to(torch.bfloat16)
+        mixed = measure_drift(low, extended, batches, impl=impl, progress=False)["abf"]
+    else:
+        low_ext = {"abf": copy.deepcopy(extended["abf"]).to(torch.bfloat16)}
+        mixed = measure_drift(original, low_ext, batches, impl=impl, progress=False)["abf"]
     for a, b in zip(mixed.layers, exact.layers, strict=True):
         assert math.isfinite(a.attention_kl) and a.attention_kl > 0
         assert a.attention_kl == pytest.approx(b.attention_kl, rel=0.3)

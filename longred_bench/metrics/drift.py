@@ -134,7 +134,8 @@ def _per_token(total: float, count: float) -> float:
 
 
 def drift_result(texts: Sequence[TextSums], heads: int, layers: int) -> DriftResult:
-    """The :class:`DriftResult` of the texts' sums (``heads``: query heads per layer)."""
+    """The :class:`DriftResult` of the texts' sums (``heads``: query heads per layer); a mean
+    over no token is NaN, as each text's is."""
     tokens = sum(t.tokens for t in texts)
     per_layer = []
     for i in range(layers):
@@ -142,7 +143,9 @@ def drift_result(texts: Sequence[TextSums], heads: int, layers: int) -> DriftRes
         kl = tuple(_per_token(t.kl[i], t.tokens * heads) for t in texts)
         cos_sum, kl_sum = sum(t.cosine[i] for t in texts), sum(t.kl[i] for t in texts)
         per_layer.append(
-            LayerDrift(i + 1, cos_sum / max(tokens, 1), kl_sum / max(tokens * heads, 1), cos, kl)
+            LayerDrift(
+                i + 1, _per_token(cos_sum, tokens), _per_token(kl_sum, tokens * heads), cos, kl
+            )
         )
     per_text = tuple(
         TextDrift(
@@ -280,6 +283,9 @@ def measure_drift(
             sums[name] += _text_sums(cos, sink.kl, pairs[0][1].cpu())
         if on_batch is not None:
             on_batch(sums)
+    if not any(t.tokens for texts in sums.values() for t in texts):  # means of nothing
+        raise UserError("drift measured no token: no batch came, or every token was padding; "
+                        "give texts with at least one unpadded token")  # fmt: skip
     return {name: drift_result(texts, heads, num_layers) for name, texts in sums.items()}
 
 

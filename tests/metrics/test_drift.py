@@ -453,3 +453,19 @@ def test_the_chunked_kl_is_used_when_asked_for(monkeypatch):
     calls.clear()
     measure_drift(original, extended, [(_ids(n=16), None)], progress=False)
     assert calls == []
+
+
+def test_drift_of_no_token_is_refused_not_zero():
+    """Every token padded (or no batch): the layer means were 0.0, a cosine that reads as the
+    largest drift there is; each text's was NaN. Refused in one line; a mean over no token in
+    ``drift_result`` is NaN."""
+    from longred_bench.metrics.drift import TextSums, drift_result
+
+    original = load("tiny-random").model
+    extended = {"pi": extend(original, "pi:factor=4")}
+    padded = [(_ids(n=8, batch=1), torch.zeros(1, 8, dtype=torch.long))]
+    for batches in (padded, []):
+        with pytest.raises(UserError, match="drift measured no token"):
+            measure_drift(original, extended, batches, progress=False)
+    empty = drift_result([TextSums((0.0,), (0.0,), 0)], heads=4, layers=1)
+    assert math.isnan(empty.layers[0].hidden_cosine) and math.isnan(empty.layers[0].attention_kl)

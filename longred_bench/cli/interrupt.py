@@ -112,10 +112,27 @@ def _training_now() -> str:
             "which the command resumes from; ")  # fmt: skip
 
 
+def _unit_now() -> str:
+    """``the unit in progress kept ... in WORK, which the command resumes from; `` where this
+    process was measuring a run-cache unit that kept some of its work, else ``""``."""
+    from longred_bench.jobs.drift import PARTIAL
+    from longred_bench.jobs.in_progress import UNIT_NOW
+    from longred_bench.jobs.resume import REQUESTS, saved_responses
+
+    work = UNIT_NOW[-1] if UNIT_NOW else None
+    if work is None:
+        return ""
+    responses, windows = saved_responses(work / REQUESTS), _drift_windows(work / PARTIAL)
+    kept = (f"{responses} model response(s)" if responses
+            else f"the drift of {windows} window(s)" if windows else None)  # fmt: skip
+    return "" if kept is None else f"the unit in progress kept {kept} in {work}, which the " \
+        "command resumes from; "  # fmt: skip
+
+
 def _reproduce(args: argparse.Namespace, again: str) -> str:
     from longred_bench.cache import cache_dir
 
-    now = _training_now()
+    now = _training_now() + _unit_now()
     runs = cache_dir() / "runs"  # the folder itself: "$LONGRED_CACHE" named no place
     if getattr(args, "force", False):  # the same command would compute them all again
         forced = [w for w in again.split(" ") if len(w) > 3 and "--force".startswith(w)]  # --forc

@@ -34,7 +34,8 @@ from longred_bench.evaluation.config import EvalConfig
 from longred_bench.jobs.configs import CompareConfig
 from longred_bench.jobs.heartbeat import heartbeat
 from longred_bench.jobs.resume import drop_responses, request_cache, saved_responses, weights_stamp
-from longred_bench.jobs.units import cached_records, own_config, run_eval_unit, save_records
+from longred_bench.jobs.unit_compute import run_eval_unit
+from longred_bench.jobs.units import cached_records, own_config, save_records
 from longred_bench.pcd.config import PcdConfig
 from longred_bench.results import config_hash
 

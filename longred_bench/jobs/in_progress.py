@@ -1,5 +1,7 @@
-"""The training run this process is training, for the line an interrupt prints: it names the
-checkpoint that run kept (:func:`longred_bench.cli.interrupt.interrupted_line`)."""
+"""What this process is computing, for the line an interrupt prints
+(:func:`longred_bench.cli.interrupt.interrupted_line`): the training run it trains (the line names
+the checkpoint that run kept) and the run-cache unit it measures (the line says what that unit
+kept of its work: model responses, finished drift windows)."""
 
 from __future__ import annotations
 
@@ -11,15 +13,28 @@ TRAINING_NOW: list[Path] = []
 """The folder of the training run this process is training, while it trains (left set when
 it is interrupted: the interrupted line names its checkpoint; cleared when it ends otherwise)."""
 
+UNIT_NOW: list[Path] = []
+"""The folder where the run-cache unit this process measures keeps its work as it goes
+(:func:`longred_bench.jobs.units.CachedUnit.run`), set as :data:`TRAINING_NOW` is."""
+
 
 @contextlib.contextmanager
-def training_now(run_dir: Path) -> Iterator[None]:
-    """Within the block :data:`TRAINING_NOW` names ``run_dir``; after it, nothing, unless the
-    block was interrupted (KeyboardInterrupt, SIGTERM's): the interrupted line reads it then."""
-    TRAINING_NOW[:] = [run_dir]
+def _now(held: list[Path], path: Path) -> Iterator[None]:
+    held[:] = [path]
     try:
         yield
-    except Exception:  # a failure: no run is in progress any more
-        TRAINING_NOW.clear()
+    except Exception:  # a failure: nothing is in progress any more
+        held.clear()
         raise
-    TRAINING_NOW.clear()
+    held.clear()
+
+
+def training_now(run_dir: Path) -> contextlib.AbstractContextManager[None]:
+    """Within the block :data:`TRAINING_NOW` names ``run_dir``; after it, nothing, unless the
+    block was interrupted (KeyboardInterrupt, SIGTERM's): the interrupted line reads it then."""
+    return _now(TRAINING_NOW, run_dir)
+
+
+def unit_now(work: Path) -> contextlib.AbstractContextManager[None]:
+    """Within the block :data:`UNIT_NOW` names ``work``, as :func:`training_now` does."""
+    return _now(UNIT_NOW, work)

@@ -27,7 +27,7 @@ import json
 import os
 import shutil
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,20 +59,23 @@ LOAD_KEYS = ("load_1min_start", "load_1min_end", "cpus")
 its peak memory and the machine's load while it trained."""
 TIMING = "timing.json"
 """Beside a unit's records: ``{"seconds": ...}``, the wall time of the call that computed it."""
+PARTIAL = "partial"
+"""In a unit's folder while it is computed: its work so far (model responses, drift windows), in
+a folder named by the stored config's hash; gone once the result is swapped in."""
 
 # The source a unit's result depends on, by kind: folders (ending in ``/``) and files of the
 # repository (see :mod:`longred_bench.source_tree`). A unit's key holds the hash of these files
-# (:func:`code_identity`), so a change to any of them computes the unit again. Left out, as they do
-# not change what a unit computes: the report builders, the command line and the table plans
+# (:func:`code_identity`), so a change to any of them computes the unit again. Left out, as they
+# do not change what a unit computes: the report builders, the command line and the table plans
 # (``reports/``, ``cli/``, ``reproduce/``), the run cache and its helpers (this module,
-# ``key_root.py``, ``results.py``, ``cache.py``, ``heartbeat.py``, ``builds.py``), ``profiles/`` (a
-# unit's config is already resolved), and a model the suite builds (tiny-base is keyed by its own
-# build). A training run depends on what builds and feeds it (objectives, kernels, streams,
-# tokenizers, retrieval rows from ``taskdata/``, the distances in ``metrics/``); an evaluation on
-# the harness, lm-eval's task registry (``tasks/``) and what builds its rows; ``ppl`` on the
-# harness's perplexity path; drift on the drift metrics and their kernels; PSA on its probe, its
-# RULER samples and PCD. ``tests/test_unit_code.py`` checks each list against the modules its code
-# imports.
+# ``unit_compute.py``, ``key_root.py``, ``results.py``, ``cache.py``, ``heartbeat.py``,
+# ``builds.py``), ``profiles/`` (a unit's config is already resolved), and a model the suite
+# builds (tiny-base is keyed by its own build). A training run depends on what builds and feeds it
+# (objectives, kernels, streams, tokenizers, retrieval rows from ``taskdata/``, the distances in
+# ``metrics/``); an evaluation on the harness, lm-eval's task registry (``tasks/``) and what
+# builds its rows; ``ppl`` on the harness's perplexity path; drift on the drift metrics and their
+# kernels; PSA on its probe, its RULER samples and PCD. ``tests/test_unit_code.py`` checks each
+# list against the modules its code imports.
 _MODELS = ("longred_bench/models/", "longred_bench/data/")
 UNIT_CODE: dict[str, tuple[str, ...]] = {
     "train": (*_MODELS, "training/", "kernels/", "longred_bench/metrics/",
@@ -162,8 +165,15 @@ class CachedUnit:
                 outcome.append("taken")
                 return got
             outcome.append("computed")
+            work = self.dir / PARTIAL / config_hash(stored_config(self.config, self.kind))
+            if force:  # computed again from the start, not from an interrupted call's work
+                shutil.rmtree(self.dir / PARTIAL, ignore_errors=True)
             start = time.perf_counter()
-            records = _compute(self.kind, self.config, progress)
+            from longred_bench.jobs.in_progress import unit_now
+            from longred_bench.jobs.unit_compute import compute
+
+            with unit_now(work):  # the folder goes when the result is swapped in
+                records = compute(self.kind, self.config, progress, work)
             seconds = time.perf_counter() - start
             seed, device = self.config.get("seed", 0), self.config.get("device", "cpu")
             if self.kind == "psa":
@@ -183,26 +193,6 @@ def unit_folder(group: str, key: dict[str, Any]) -> str:
 def own_config(config: dict[str, Any]) -> dict[str, Any]:
     """What a unit's computation takes: ``config`` without :data:`IDENTITY_KEYS`."""
     return {k: v for k, v in config.items() if k not in IDENTITY_KEYS}
-
-
-def _compute(kind: str, config: dict[str, Any], progress: bool) -> list[dict[str, Any]]:
-    own = own_config(config)
-    if kind == "eval":
-        return run_eval_unit(config, progress)
-    if kind == "ppl":
-        return run_ppl_unit(config, progress)
-    if kind == "drift":
-        from longred_bench.jobs.configs import DriftConfig
-        from longred_bench.jobs.drift import run_drift
-
-        return run_drift(DriftConfig.from_dict(own), progress=progress)[0]
-    from longred_bench.jobs.configs import PsaConfig
-    from longred_bench.jobs.psa import run_psa
-    from longred_bench.pcd.config import PcdConfig
-
-    psa = {k: tuple(v) if isinstance(v, list) else v for k, v in config["psa"].items()}
-    pcd = PcdConfig.from_dict(config["pcd"]) if config.get("pcd") else None
-    return run_psa(PsaConfig(**psa), progress=progress, pcd=pcd)[0]
 
 
 def _suite_builds(config: Any) -> set[str]:
@@ -276,38 +266,6 @@ def save_records(
     save_run_dir(path.parent, write)
     record_key_root()
     return read_records(path)
-
-
-def run_eval_unit(
-    unit: dict[str, Any], progress: bool, *, request_cache: Path | None = None
-) -> list[dict[str, Any]]:
-    """Evaluate one lm-eval unit: an :class:`EvalConfig` as a dict, plus ``item_scores``
-    (per-document records) where set; ``base``, where present, only identifies the model in
-    cache keys. ``request_cache``: keep each model response there as it is computed. The model
-    is resolved first (backend, decoding, window), then the harness runs."""
-    from longred_bench.evaluation import paper_suite
-    from longred_bench.evaluation.config import EvalConfig
-    from longred_bench.evaluation.harness import run_harness
-    from longred_bench.evaluation.lm import open_model
-
-    cfg = EvalConfig.from_dict(own_config(unit))
-    if cfg.suite == "ppl":
-        raise UserError("a ppl unit is measured by run_ppl_unit, not the lm-eval harness")
-    if cfg.suite == paper_suite.SUITE:  # code runs where the environment allows it (no key)
-        cfg = replace(cfg, allow_code_eval=paper_suite.code_eval_allowed())
-        paper_suite.prepare_run(cfg.tasks, cfg.allow_code_eval)
-    return run_harness(cfg, open_model(cfg), progress=progress,
-                       item_scores=bool(unit.get("item_scores")),
-                       request_cache=request_cache).records  # fmt: skip
-
-
-def run_ppl_unit(unit: dict[str, Any], progress: bool) -> list[dict[str, Any]]:
-    """Measure one ``ppl`` unit (perplexity by position; an :class:`EvalConfig` as a dict)."""
-    from longred_bench.evaluation.config import EvalConfig
-    from longred_bench.evaluation.ppl import run_ppl_config
-
-    cfg = EvalConfig.from_dict(own_config(unit))
-    return run_ppl_config(cfg, progress=progress)
 
 
 def unit_seconds(run_dir: Path) -> float | None:

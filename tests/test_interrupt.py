@@ -206,9 +206,8 @@ def test_a_run_cache_eval_unit_interrupted_resumes_from_its_saved_responses(
 ) -> None:
     """A ``reproduce`` evaluation unit interrupted after 3 of its 4 responses kept none of
     them; it keeps them in its folder and computes only the fourth again."""
-    from longred_bench.jobs.units import CachedUnit
-
     from longred_bench.cache import cache_dir
+    from longred_bench.jobs.units import CachedUnit
 
     ensure_cached(request, "brown")
     (tmp_path / "cache").mkdir()

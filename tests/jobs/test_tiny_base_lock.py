@@ -91,17 +91,17 @@ def test_a_file_system_without_locks_builds_unlocked(tmp_path, monkeypatch):
 def test_two_callers_of_one_evaluation_unit_compute_it_once(tmp_path, monkeypatch, capsys):
     """Two array tasks (or calls) of one evaluation unit at once: the second waits for the
     first, says so, and returns its records instead of computing them again."""
-    from longred_bench.jobs import units
+    from longred_bench.jobs import unit_compute, units
 
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
     calls: list[int] = []
 
-    def compute(kind, config, progress):
+    def compute(kind, config, progress, work):
         calls.append(1)
         time.sleep(0.5)  # the other caller arrives meanwhile
         return [{"kind": "eval", "task": "t", "metric": "acc", "value": 0.5}]
 
-    monkeypatch.setattr(units, "_compute", compute)
+    monkeypatch.setattr(unit_compute, "compute", compute)
     unit = units.CachedUnit("eval", "runs/x/unit", {"model": "tiny-random", "suite": "short"})
     outcomes: list[str] = []
     got = _twice_at_once(lambda: unit.run(progress=False, outcome=outcomes))

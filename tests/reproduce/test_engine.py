@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import longred_bench.jobs.units as units
+import longred_bench.jobs.unit_compute as unit_compute
 from longred_bench.errors import UserError
 from longred_bench.jobs.units import CachedUnit
 from longred_bench.profiles import load_profile
@@ -28,11 +28,11 @@ def computed(tmp_path, monkeypatch) -> list[str]:
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
     calls: list[str] = []
 
-    def fake(config, progress):
+    def fake(config, progress, **_):
         calls.append(config["name"])
         return [{"kind": "eval", "value": float(len(calls)), "of": config["name"]}]
 
-    monkeypatch.setattr(units, "run_eval_unit", fake)
+    monkeypatch.setattr(unit_compute, "run_eval_unit", fake)
     return calls
 
 

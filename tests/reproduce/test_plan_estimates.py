@@ -15,12 +15,12 @@ from longred_bench.reproduce.pool import duration
 def _cache_original_ruler(monkeypatch, seconds: float) -> None:
     """Table 2's RULER evaluation of the original model at profile smoke (1 sample per task),
     cached with a recorded time of ``seconds``."""
-    import longred_bench.jobs.units as units
+    import longred_bench.jobs.unit_compute as unit_compute
     from longred_bench.profiles import load_profile
     from longred_bench.reproduce.registry import get_spec
 
     record = {"kind": "eval", "task": "niah_single_1", "metric": "acc", "value": 1.0}
-    monkeypatch.setattr(units, "run_eval_unit", lambda unit, progress: [dict(record)])
+    monkeypatch.setattr(unit_compute, "run_eval_unit", lambda unit, progress, **_: [dict(record)])
     spec = get_spec("table2")
     ctx = spec.resolve(load_profile("smoke"), progress=False)
     (step,) = [s for s in spec.steps(ctx) if s.label == "eval original ruler"]

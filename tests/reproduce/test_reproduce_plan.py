@@ -175,12 +175,12 @@ def test_evaluations_are_estimated_from_recorded_times_of_their_suite():
 
 
 def test_an_evaluation_unit_records_its_time(tmp_path, monkeypatch):
-    import longred_bench.jobs.units as units
+    import longred_bench.jobs.unit_compute as unit_compute
     from longred_bench.reproduce.grid import eval_unit
 
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
     record = {"kind": "eval", "task": "t", "metric": "acc", "value": 1.0}
-    monkeypatch.setattr(units, "run_eval_unit", lambda unit, progress: [dict(record)])
+    monkeypatch.setattr(unit_compute, "run_eval_unit", lambda unit, progress, **_: [dict(record)])
     unit = eval_unit({"suite": "ruler", "model": "m", "seed": 0})
     assert unit.cached() is None and unit.seconds() is None
     got = unit.run(progress=False)

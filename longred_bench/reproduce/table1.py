@@ -3,9 +3,9 @@ and, where the profile says ``after_cpt``, of the CPT checkpoints at those exten
 ``cpt`` config, every seed of the profile's ``runs.seeds``) and of the ``control`` checkpoints
 (the same data at the original RoPE, every seed), on the same texts.
 
-The zero-shot table is one cached unit (``runs/table1-<profile>-<hash>``); each trained
-checkpoint's drift is its own (``runs/table1-after/<hash>``), beside the training runs Table 3
-and Figure 2 share.
+The zero-shot table is one cached unit (``runs/table1/<hash>``, keyed by what it measures, not
+by the profile's name: a copy of a profile reuses it); each trained checkpoint's drift is its
+own (``runs/table1-after/<hash>``), beside the training runs Table 3 and Figure 2 share.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def zero_shot_unit(profile: Profile, extensions: tuple[str, ...]) -> CachedUnit:
     config = {**drift_settings(profile), "extended": [], "rope": list(extensions),
               "drift_version": DRIFT_VERSION}  # fmt: skip
     key = config_hash(stored_config({**config, **local_stamps(config)}))  # a local model's files
-    return CachedUnit("drift", f"runs/table1-{profile.name}-{key}", config)
+    return CachedUnit("drift", f"runs/table1/{key}", config)
 
 
 def checkpoint_drift_unit(profile: Profile, final: Path) -> CachedUnit:

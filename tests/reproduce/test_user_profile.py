@@ -473,3 +473,18 @@ def test_hardware_figures_out_of_range_are_one_line(tmp_path, hardware, message)
     path.write_text(f"extends: smol\nname: hw\nhardware: {hardware}\n")
     with pytest.raises(UserError, match=re.escape(message)):
         load_profile(path)
+
+
+def test_a_copy_of_a_profile_plans_table1_under_the_same_keys(tmp_path, monkeypatch) -> None:
+    """Table 1's zero-shot drift unit held the profile's name in its folder: a copy of a profile
+    under another name measured it again, while its training runs were reused."""
+    from longred_bench.profiles import load_profile
+    from longred_bench.reproduce.registry import get_spec
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    copy = tmp_path / "my-copy.yaml"
+    copy.write_text("extends: smoke\n")
+    spec = get_spec("table1")
+    keys = [{s.key for s in spec.steps(spec.resolve(load_profile(p), progress=False))}
+            for p in ("smoke", copy)]  # fmt: skip
+    assert keys[0] == keys[1] and any(k.startswith("runs/table1/") for k in keys[0])

@@ -127,6 +127,9 @@ def test_a_seed_lm_eval_cannot_take_is_one_line_before_loading(tmp_path, capsys,
         ("tables: {table3: {evaluation: {rulr: {lengths: [512]}}}}",
          "unknown key tables.table3.evaluation.rulr"),
         ("tables: {table3: {evaluation: 5}}", "tables.table3.evaluation must be a mapping"),
+        # YAML's true is an int to Python: not a number of a profile
+        ("evaluation: {batch_size: true}", "evaluation.batch_size must be an integer, got True"),
+        ("evaluation: {batch_size: 1.5}", "evaluation.batch_size must be an integer, got 1.5"),
     ],
 )  # fmt: skip
 def test_profile_values_the_types_cannot_refuse_are_checked(tmp_path, capsys, keys, message):

@@ -167,6 +167,34 @@ def test_a_fallback_of_another_shape_is_refused_as_such(tmp_path) -> None:
         check_model(prof, fallback_for="org/base")
 
 
+def test_a_fallback_of_the_windows_but_another_depth_is_refused_as_such(tmp_path) -> None:
+    """The shape a fallback must share is its window and its depth: tiny-base (256 tokens, 4
+    layers) standing in for a model of 256 tokens and 16 layers is refused as a fallback."""
+    from longred_bench.reproduce.engine import check_model
+
+    path = tmp_path / "p.yaml"
+    model = {"name": "org/base", "fallback": "tiny-base", "window": 256, "layers": 16}
+    path.write_text(yaml.safe_dump({"extends": "smol", "model": model}))
+    prof = choice.choose_model(load_profile(path))
+    assert prof.model.name == "tiny-base"
+    with pytest.raises(UserError, match=r"has window 256 and 4 layers, not the stated 256 and "
+                       r"16: a fallback must have the model's shape"):  # fmt: skip
+        check_model(prof, fallback_for="org/base")
+
+
+def test_a_profiles_stated_depth_is_checked_against_its_model(tmp_path) -> None:
+    """``model.layers`` (which plans choose distillation layers by) must be the model's own
+    depth: a wrong one is refused in one line naming the key and the right value."""
+    from longred_bench.reproduce.engine import check_model
+
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump({"extends": "tiny", "model": {"layers": 5}}))
+    with pytest.raises(UserError, match=r"model.layers is 5, but tiny-base has 4: set "
+                       r"model.layers: 4"):  # fmt: skip
+        check_model(load_profile(path))
+    check_model(load_profile("tiny"))
+
+
 def test_a_unit_run_with_a_fallback_of_another_shape_stops_before_any_work(
     tmp_path, monkeypatch, capsys
 ) -> None:

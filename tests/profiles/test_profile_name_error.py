@@ -24,3 +24,16 @@ def test_a_bad_name_key_is_told_to_change_it(tmp_path, capsys) -> None:
     mine = tmp_path / "mine.yaml"
     mine.write_text("extends: smoke\nname: my profile\n")
     assert "got 'my profile'; set its `name:` to such a name" in _error(capsys, mine)
+
+
+def test_a_profile_does_not_inherit_the_name_of_the_profile_it_extends(tmp_path) -> None:
+    """The name labels a profile's runs and reports: a file extending one that sets ``name:``
+    is named by its own ``name:``, else by its file, never by its parent's."""
+    from longred_bench.profiles import load_profile
+
+    (tmp_path / "parent.yaml").write_text("extends: smoke\nname: base-one\n")
+    (tmp_path / "child.yaml").write_text("extends: parent.yaml\n")
+    (tmp_path / "named.yaml").write_text("extends: parent.yaml\nname: mine\n")
+    assert load_profile(tmp_path / "parent.yaml").name == "base-one"
+    assert load_profile(tmp_path / "child.yaml").name == "child"
+    assert load_profile(tmp_path / "named.yaml").name == "mine"

@@ -388,3 +388,20 @@ def test_training_on_device_auto_is_listed_where_its_jobs_run(tmp_path, monkeypa
         units = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
         trains = [u for u in units if u["kind"] == "train"]
         assert trains and all(u["device"] == device for u in trains), profile
+
+
+def test_unit_force_keeps_a_cached_training_run() -> None:
+    """``--unit ID --force`` computes evaluations again, never a training run: a cached run
+    is reported cached, not "computed again"."""
+    from types import SimpleNamespace as NS
+
+    from longred_bench.reproduce.cluster import run_unit
+    from longred_bench.reproduce.spec import Step
+
+    def broken(**kw):
+        raise AssertionError("a cached run trained again")
+
+    unit = NS(kind="train", folder="runs/train-x", cached=lambda: {"done": True}, run=broken)
+    step = Step(unit, "train cpt seed 0")
+    ctx = NS(force=True, progress=False)
+    assert run_unit(ctx, step, [step]) == "train_cpt_seed_0: cached (runs/train-x)"

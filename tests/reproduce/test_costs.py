@@ -277,3 +277,68 @@ def test_a_psa_unit_runs_where_its_psa_config_says() -> None:
     assert not costs.on_cpu(step({"psa": {"device": "cuda"}, "pcd": None}), smoke)
     assert costs.on_cpu(step({"device": "cpu"}), smol)
     assert not costs.on_cpu(step({"psa": {"device": "auto"}}), load_profile("paper"))
+
+
+def test_drift_flops_count_the_original_and_every_extension_and_extended_model():
+    """A drift unit runs its texts through the original model and each model it compares:
+    every ``rope`` extension and every ``extended`` (trained) model."""
+    s = model_shape("smollm2-135m")
+    one = 4 * 1024 * s.forward_flops_per_token(1024)  # 4 texts of 1,024 tokens, one model
+    base = {"original": "smollm2-135m", "num_texts": 4, "seq_len": 1024}
+    assert eval_flops(s, base, "drift") == pytest.approx(one)
+    both = {**base, "rope": ["pi:factor=2"], "extended": ["/runs/a", "/runs/b"]}
+    assert eval_flops(s, both, "drift") == pytest.approx(4 * one)
+
+
+def test_a_short_suite_limit_above_a_tasks_documents_costs_the_whole_task(use_counts):
+    """``limit`` 100 of a task of 10 documents scores its 10: the whole task's tokens, not ten
+    times them."""
+    use_counts({"t": ONE})
+    s = model_shape("smollm2-135m")
+    config = {"suite": "short", "tasks": ["t"]}
+    whole = eval_flops(s, {**config, "limit": None}, "eval")
+    assert eval_flops(s, {**config, "limit": 100}, "eval") == pytest.approx(whole)
+
+
+def test_an_evaluations_gpu_hours_are_its_flops_at_the_profiles_rate(tmp_path, monkeypatch):
+    """An evaluation's GPU-hours are its FLOPs over ``gpu_tflops`` x ``mfu``, in hours, as a
+    training run's are."""
+    from profile_helpers import ctx_of
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    ctx = ctx_of("table2", "paper")
+    cost = unit_cost(_step(ctx, "eval original ruler"), ctx.profile)
+    hw = ctx.profile.hardware
+    assert cost.flops and cost.gpu_hours == pytest.approx(
+        cost.flops / (hw.gpu_tflops * 1e12 * hw.mfu) / 3600, rel=1e-9
+    )
+
+
+def test_perplexity_flops_count_its_windows_at_each_length():
+    """A perplexity unit states its windows as ``samples`` (the grid's ``ppl.windows``): each
+    one a forward pass at the length."""
+    s = model_shape("smollm2-135m")
+    config = {"suite": "ppl", "lengths": [1024], "samples": 4}
+    assert eval_flops(s, config, "ppl") == pytest.approx(4 * 1024 * s.forward_flops_per_token(1024))
+
+
+def test_linearards_relation_logits_cost_four_attention_products_per_kind(tmp_path, monkeypatch):
+    """LinearARD's relation KL adds, per ``s2l`` token, layer and kind (q, k, v), 4 products
+    of the attention's size (2 x 2 x heads x head_dim x its mean causal length) over what the
+    same run without kinds costs."""
+    from dataclasses import replace
+
+    from profile_helpers import ctx_of
+
+    from longred_bench.training.config import TrainConfig
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    ctx = ctx_of("table3", "paper")
+    step = _step(ctx, "train linearard abf:theta=2e7 seed 0")
+    cfg, window = TrainConfig.from_dict(step.unit.config), ctx.profile.model.window
+    s = model_shape("llama3-8b")
+    tokens, length = costs.stream_tokens(cfg, window)["s2l"]
+    relation = tokens * s.layers * 3 * 4 * (2 * 2 * s.heads * s.head_dim * (length + 1) / 2)
+    assert cfg.ard_kinds == ("q", "k", "v") and not cfg.ard_layers
+    without = costs.train_flops(s, replace(cfg, ard_kinds=()), window)
+    assert costs.train_flops(s, cfg, window) - without == pytest.approx(relation, rel=1e-9)

@@ -40,6 +40,22 @@ def _spec(steps) -> TableSpec:
     return TableSpec("fake", "a table for the engine's tests", NoSettings, steps)
 
 
+def test_a_tables_own_check_refuses_a_profile_as_it_is_resolved():
+    """A table's ``check`` runs when its settings are resolved at a profile, before any step
+    is listed: its refusal is one line naming the table, profile and key."""
+    from longred_bench.reproduce.spec import refuse
+
+    def check(ctx: Context) -> None:
+        raise refuse(ctx, "tables.fake.x", "not at this profile")
+
+    spec = TableSpec("fake", "a table for the engine's tests", NoSettings, lambda ctx: [],
+                     check=check)  # fmt: skip
+    with pytest.raises(UserError, match=r"^fake cannot run at profile smoke \(.*smoke.yaml\): "
+                       r"tables.fake.x: not at this profile$"):  # fmt: skip
+        spec.resolve(load_profile("smoke"))
+    assert _spec(lambda ctx: []).resolve(load_profile("smoke")).table == "fake"
+
+
 def test_two_rows_of_one_unit_compute_it_once(computed, monkeypatch):
     """Two rows that are the same unit (Table 6's default row and its named twin at smoke):
     one computation, not two racing into one folder, with one job or a pool; both rows read
@@ -93,6 +109,34 @@ def test_a_unit_keyed_by_another_ones_result_runs_in_the_next_round(computed, mo
     assert engine.run_steps(ctx) == 0 and computed == ["a", "b"]  # all cached: nothing again
 
 
+def test_a_run_two_rows_name_adds_its_per_step_record_once_and_a_rows_extras_win(
+    tmp_path, monkeypatch
+):
+    """Two evaluations of one training run: the run's per-step record joins the table once,
+    after the first (with the run's own summary as ``train``), and a row's ``train_extra``
+    replaces the summary's value of the same key in that row's records only."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+
+    def fake(config, progress, **_):
+        if config["name"] == "run":
+            return [{"kind": "train", "dir": str(tmp_path), "seed": 0}]
+        return [{"kind": "eval", "of": config["name"]}]
+
+    monkeypatch.setattr(unit_compute, "run_eval_unit", fake)
+    monkeypatch.setattr(engine, "run_steps_record", lambda path: {"kind": "steps"})
+    run = _unit("run")
+    steps = [Step(run, "run", labels=None),
+             Step(_unit("e1"), "e1", after=(run.folder,), labels={"row": "one"},
+                  train=run.folder, train_extra={"seed": 7}),
+             Step(_unit("e2"), "e2", after=(run.folder,), labels={"row": "two"},
+                  train=run.folder)]  # fmt: skip
+    ctx = Context("fake", load_profile("smoke"), NoSettings(), progress=False)
+    records = engine.gather(ctx, steps)
+    assert [(r["kind"], r["row"]) for r in records] == [
+        ("eval", "one"), ("steps", "one"), ("eval", "two")]  # fmt: skip
+    assert [r["train"]["seed"] for r in records] == [7, 0, 0]
+
+
 def test_force_computes_every_evaluation_again_once(computed, monkeypatch):
     spec = _spec(lambda ctx: [Step(_unit("a"), "a", labels={})])
     monkeypatch.setattr(engine, "get_spec", lambda name: spec)
@@ -100,6 +144,27 @@ def test_force_computes_every_evaluation_again_once(computed, monkeypatch):
     engine.run_steps(ctx)
     forced = Context("fake", load_profile("smoke"), NoSettings(), progress=False, force=True)
     assert engine.run_steps(forced) == 1 and computed == ["a", "a"]
+
+
+def test_a_table_that_runs_in_one_process_reports_one_whatever_jobs(
+    computed, monkeypatch, tmp_path
+):
+    """``--jobs 3`` runs a table that does not allow workers (``parallel=False``) in this
+    process: its report's command and wall note say one process, not three."""
+    got: dict = {}
+
+    def write(ctx, records, out, report):
+        got.update(report)
+        return []
+
+    spec = TableSpec("fake", "a table for the engine's tests", NoSettings,
+                     lambda ctx: [Step(_unit("a"), "a", labels={})], write=write,
+                     parallel=False)  # fmt: skip
+    monkeypatch.setattr(engine, "get_spec", lambda name: spec)
+    ctx = Context("fake", load_profile("smoke"), NoSettings(), progress=False)
+    engine.run_table(ctx, tmp_path / "out", jobs=3)
+    assert computed == ["a"]
+    assert "--jobs" not in got["command"] and got["wall_note"].startswith("1 process(es)")
 
 
 def test_a_unit_waiting_for_one_that_is_never_made_is_an_error(computed, monkeypatch):
@@ -116,6 +181,33 @@ def test_a_unit_waiting_for_one_that_is_never_made_is_an_error(computed, monkeyp
     ctx = Context("fake", load_profile("smoke"), NoSettings(), progress=False)
     with pytest.raises(UserError, match="waits for units that were not made"):
         engine.run_steps(ctx)
+
+
+def test_only_training_runs_still_to_train_have_their_teacher_checked(monkeypatch):
+    """A teacher of another tokenizer refuses a run still to train, in one line naming it; a
+    run already cached trains nothing, so its teacher is not loaded nor refused."""
+    from types import SimpleNamespace as NS
+
+    import longred_bench.jobs.same_tokens as same_tokens
+
+    asked = []
+
+    def mismatch(config, roles):
+        asked.append(config["recipe"])
+        raise same_tokens.Mismatch("the teacher has other tokens")
+
+    monkeypatch.setattr(same_tokens, "check_training_models", mismatch)
+
+    def run(recipe, cached):
+        return NS(label=f"train {recipe}", unit=NS(kind="train", cached=lambda: cached,
+                                                   config={"recipe": recipe}))  # fmt: skip
+
+    prof = load_profile("smoke")
+    engine.check_teachers(prof, [run("longred", {"done": True})])
+    assert asked == []
+    with pytest.raises(UserError, match="train linearard: the teacher has other tokens"):
+        engine.check_teachers(prof, [run("longred", {"done": True}), run("linearard", None)])
+    assert asked == ["linearard"]
 
 
 def _write(path: str, label: str) -> None:
@@ -140,3 +232,24 @@ def test_the_pool_starts_a_unit_after_the_units_it_waits_for(tmp_path: Path):
     order = [json.loads(line)[0] for line in Path(log).read_text().splitlines()]
     assert sorted(done) == ["e", "o", "t"] and "never" not in order
     assert order.index("train") < order.index("eval")
+
+
+@pytest.mark.integration
+def test_the_pool_starts_a_unit_waiting_for_units_outside_its_batch(tmp_path: Path):
+    """A unit waits only for the units of its own batch: one it names outside it (a run cached
+    before this round) holds nothing back."""
+    from longred_bench.reproduce.pool import Unit, run_units_parallel
+
+    log = str(tmp_path / "log")
+    work = [Unit(_write, (log, "eval"), "eval", key="e", after=("cached run",))]
+    assert run_units_parallel(work, 1, name="t", progress=False) == ["e"]
+    assert [json.loads(line)[0] for line in Path(log).read_text().splitlines()] == ["eval"]
+
+
+def test_each_worker_gets_its_share_of_the_cores(monkeypatch):
+    """``--jobs N`` shares the usable cores out over the N workers (at least one thread
+    each): N workers of every core each would oversubscribe the machine N times."""
+    from longred_bench.reproduce import pool
+
+    monkeypatch.setattr(pool, "usable_cores", lambda: 8)
+    assert [pool.threads_per_job(n) for n in (1, 2, 3, 16)] == [8, 4, 2, 1]

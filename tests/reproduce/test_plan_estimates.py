@@ -101,3 +101,40 @@ def test_no_guess_is_said_beside_a_gpu_estimate(tmp_path, monkeypatch, capsys) -
 def test_durations_under_a_minute_are_seconds() -> None:
     assert [duration(s) for s in (None, 0.44, 5.7, 59.9, 60.0, 90.0)] == [
         "unknown", "0.4 s", "5.7 s", "59.9 s", "1.0 min", "1.5 min"]  # fmt: skip
+
+
+def test_the_other_size_rate_is_per_item_and_ignores_the_codes_hash(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """RULER cached at 2 samples in 30 s (by an older version of the code: its stored ``code``
+    differs) estimates the same evaluation at 4 samples at 15 s per item: 1.0 min."""
+    import longred_bench.jobs.unit_compute as unit_compute
+    from longred_bench.profiles import load_profile
+    from longred_bench.reproduce.registry import get_spec
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    record = {"kind": "eval", "task": "niah_single_1", "metric": "acc", "value": 1.0}
+    monkeypatch.setattr(unit_compute, "run_eval_unit", lambda unit, progress, **_: [dict(record)])
+    two, four = tmp_path / "two.yaml", tmp_path / "four.yaml"
+    two.write_text("extends: smoke\nevaluation: {ruler: {samples: 2}}\n")
+    four.write_text("extends: smoke\nevaluation: {ruler: {samples: 4}}\n")
+    spec = get_spec("table2")
+    ctx = spec.resolve(load_profile(two), progress=False)
+    (step,) = [s for s in spec.steps(ctx) if s.label == "eval original ruler"]
+    step.unit.run(progress=False)
+    (step.unit.dir / "timing.json").write_text(json.dumps({"seconds": 30.0}))
+    stored = json.loads((step.unit.dir / "config.json").read_text())
+    (step.unit.dir / "config.json").write_text(json.dumps({**stored, "code": "older"}))
+    assert main(["reproduce", "table2", "--profile", str(four), "--dry-run"]) == 0
+    assert "to run  eval original ruler  (1.0 min)\n" in capsys.readouterr().out
+
+
+def test_an_evaluations_items_are_the_product_of_its_sizes() -> None:
+    """RULER's ``samples`` and the short suite's ``limit`` both size an evaluation (per task
+    and length); one with neither scores a whole task set: no count."""
+    from longred_bench.reproduce.plan import count
+
+    assert count({"suite": "ruler", "samples": 3}) == 3
+    assert count({"suite": "short_tiny", "limit": 5}) == 5
+    assert count({"samples": 3, "limit": 4}) == 12
+    assert count({"suite": "short_tiny", "limit": None}) is None

@@ -86,6 +86,19 @@ def test_a_data_variant_that_changes_no_run_is_refused(tmp_path, monkeypatch, ca
     assert main([*argv, "tiny"]) == 0  # tiny's overrides set its retrieval long data
 
 
+def test_a_data_variant_over_overrides_set_to_null_is_refused(tmp_path, monkeypatch, capsys):
+    """Long-data keys of the overrides set to null set nothing (each recipe's own data trains):
+    ``--d1 prose`` changes no run there either, and is refused as at smoke."""
+    from longred_bench.cli import main
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("extends: tiny\nruns: {overrides: {long_data: null, retrieval_fraction: "
+                    "null}}\n")  # fmt: skip
+    assert main(["reproduce", "table3", "--d1", "prose", "--dry-run", "--profile", str(mine)]) == 2
+    assert "Table 3's runs already train on each recipe's own" in capsys.readouterr().err
+
+
 def test_a_wrong_model_window_is_named_before_the_tables_are_planned(
     tmp_path, monkeypatch, capsys
 ) -> None:

@@ -66,3 +66,16 @@ def test_a_forced_calls_report_says_it_was_forced(tmp_path: Path, monkeypatch) -
     forced = wall_note(1, 0.5, forced=True)
     assert "--force: every evaluation and measurement computed again" in forced
     assert "cached units are reused" not in forced
+
+
+def test_a_table3_data_variant_writes_to_a_folder_of_its_own() -> None:
+    """``--d1 prose`` trains Table 3's runs on other data: its report goes to
+    ``reports/<profile>/d1-prose``, not over the default variant's ``reports/<profile>``, and
+    the command naming that folder needs no ``--out``."""
+    prof = load_profile("smoke")
+    assert default_out(prof, {}) == Path("reports") / "smoke"
+    assert default_out(prof, {"d1": "prose"}) == Path("reports") / "smoke" / "d1-prose"
+    folder = default_out(prof, {"d1": "prose"})
+    assert command_of("table3", prof, 1, {"d1": "prose"}, folder) == (
+        "longred-bench reproduce table3 --profile smoke --d1 prose"
+    )

@@ -314,3 +314,64 @@ def test_a_tables_own_extensions_are_named_where_they_are_not_the_grids(tmp_path
             "(abf:theta=5e6); set the table's own to change it") in out  # fmt: skip
     assert main(["reproduce", "table3", "--profile", str(mine), "--dry-run"]) == 0
     assert "`tables.table3.extensions`" not in capsys.readouterr().out
+
+
+def test_a_training_units_tokens_are_its_steps_times_tokens_per_step(tmp_path, monkeypatch):
+    """An uncached run is estimated from cached runs' seconds per token: each planned run's
+    tokens are its steps times its tokens per step (runs of other batch sizes compare)."""
+    from longred_bench.profiles import load_profile
+    from longred_bench.reproduce.plan import planned_units
+    from longred_bench.reproduce.registry import get_spec
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    ctx = get_spec("table3").resolve(load_profile("smoke"), progress=False)
+    runs = [u for u in planned_units(ctx) if u.kind == "train"]
+    assert runs and all(u.config["tokens_per_step"] > 1 for u in runs)
+    assert all(u.tokens == u.config["steps"] * u.config["tokens_per_step"] for u in runs)
+
+
+def test_estimates_prefer_their_own_recipes_rate_and_a_cpt_run_for_evaluations():
+    """An uncached run is estimated at its own recipe's cached seconds per token (not every
+    recipe's), a recipe with none cached at every cached run's; an evaluation with nothing of
+    its suite cached at a third of the CPT runs (not of every run)."""
+    from longred_bench.reproduce.grid import UNIT_COST
+    from longred_bench.reproduce.plan import PlannedUnit, estimate
+
+    units = [
+        PlannedUnit("c", "train cpt seed 0", "train", True, 100.0, "cpt", 1000),
+        PlannedUnit("l", "train longred seed 0", "train", True, 300.0, "longred", 1000),
+        PlannedUnit("l1", "train longred seed 1", "train", False, None, "longred", 2000),
+        PlannedUnit("p", "train pose seed 0", "train", False, None, "pose", 1000),
+        PlannedUnit("e", "eval", "eval", False, None, suite="ruler"),
+    ]
+    got = {u.key: (u.seconds, u.basis) for u in estimate(units)}
+    assert got["l1"] == (600.0, "tokens")  # 0.3 s per token, longred's own
+    assert got["p"] == (200.0, "tokens")  # the median of 0.1 and 0.3 s per token
+    assert got["e"] == (UNIT_COST["eval"] * 100.0, "guess")
+
+
+def test_the_papers_table_shows_seed_0_of_each_row(tmp_path, monkeypatch):
+    """At a profile of several seeds the papers' table still lists each row's seed-0 run once
+    per extension, not each seed's."""
+    from longred_bench.profiles import load_profile
+    from longred_bench.reproduce.paper_plan import row_configs
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    mine = tmp_path / "seeds.yaml"
+    mine.write_text("extends: paper\nruns: {seeds: 2}\n")
+    rows = row_configs(load_profile(mine), ("cpt",))
+    assert rows and all(cfg.seed == 0 for _, _, cfg in rows)
+    assert len({ext for _, ext, _ in rows}) == len(rows)
+
+
+def test_the_papers_table_shows_a_row_at_each_of_its_extensions(tmp_path, monkeypatch):
+    """A row trained at two extensions (paper's ABF and PI) is two runs: two lines of the
+    papers' table, not the first one's alone."""
+    from longred_bench.profiles import load_profile
+    from longred_bench.reproduce.paper_plan import row_configs
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    paper = load_profile("paper")
+    assert len(paper.runs.extensions) > 1
+    shown = {ext for _, ext, _ in row_configs(paper, ("cpt",))}
+    assert shown >= set(paper.runs.extensions)

@@ -180,8 +180,9 @@ def _absolute(name: str | None) -> str | None:
 
 
 @cache
-def _load(path: Path, mtime_ns: int, cwd: str) -> Profile:
-    del mtime_ns, cwd  # part of the cache key: an edited file, or another folder, reads again
+def _load(path: Path, mtimes_ns: tuple[int, ...], cwd: str) -> Profile:
+    del mtimes_ns, cwd  # part of the cache key: an edited file (the profile or one it extends)
+    # or another folder reads again
     data = resolved_mapping(path)
     named = "name" in data
     name = data.pop("name", path.stem)
@@ -243,7 +244,11 @@ def check_fallback(fallback: str | None, path: Path) -> None:
 def load_profile(spec: str | Path) -> Profile:
     """The profile ``spec`` names (a built-in name or a YAML path), validated."""
     path = profile_file(spec).resolve()
-    return _load(path, path.stat().st_mtime_ns, os.getcwd())
+    try:
+        chain = [path, *_ancestors(path)]
+    except UserError:  # a broken chain: _load says what is wrong, as it reads the files
+        chain = [path]
+    return _load(path, tuple(p.stat().st_mtime_ns for p in chain), os.getcwd())
 
 
 def profile_help() -> str:

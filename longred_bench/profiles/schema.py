@@ -5,7 +5,9 @@ must be an integer, got 'ten'``). Torch-free: profile errors come before any mod
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -231,17 +233,17 @@ _NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or 
 
 def _scalar(kind: type, value: Any, *, file: str, where: str) -> Any:
     if kind is float and isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            pass
+        with contextlib.suppress(ValueError):
+            value = float(value)
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
+        value = float(value)
     if kind is int and isinstance(value, float) and value.is_integer():
         return int(value)
     if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
         raise UserError(f"profile {file}: {where} must be {_NAMES.get(kind, kind.__name__)}, "
                         f"got {value!r}")  # fmt: skip
+    if kind is float and not math.isfinite(value):  # YAML's .nan and .inf pass every range
+        raise UserError(f"profile {file}: {where}: {value!r} is not a finite number")
     return value
 
 

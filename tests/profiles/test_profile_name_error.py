@@ -37,3 +37,20 @@ def test_a_profile_does_not_inherit_the_name_of_the_profile_it_extends(tmp_path)
     assert load_profile(tmp_path / "parent.yaml").name == "base-one"
     assert load_profile(tmp_path / "child.yaml").name == "child"
     assert load_profile(tmp_path / "named.yaml").name == "mine"
+
+
+def test_an_edited_parent_profile_is_read_again(tmp_path) -> None:
+    """Profiles are kept per file and modification time: a child read again after the file it
+    extends was edited kept the parent's old values (a long-lived process, a notebook)."""
+    import os
+
+    from longred_bench.profiles import load_profile
+
+    parent, child = tmp_path / "parent.yaml", tmp_path / "child.yaml"
+    parent.write_text("extends: smoke\nruns: {seeds: 2}\n")
+    child.write_text("extends: parent.yaml\n")
+    assert load_profile(child).runs.seeds == 2
+    parent.write_text("extends: smoke\nruns: {seeds: 5}\n")
+    stat = parent.stat()  # a later modification time, however coarse the file system's clock
+    os.utime(parent, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    assert load_profile(child).runs.seeds == 5

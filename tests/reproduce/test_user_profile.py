@@ -462,6 +462,10 @@ def test_a_user_profile_cannot_take_a_builtin_name(tmp_path):
         ("{mfu: 1.5}", "hardware.mfu must be above 0 and at most 1, got 1.5"),
         ("{gpu_tflops: -5}", "hardware.gpu_tflops must be above 0, got -5.0"),
         ("{gpu_memory_gib: -1}", "hardware.gpu_memory_gib must be above 0, got -1.0"),
+        # NaN fails no comparison and inf none with no upper bound: the plans said nan GPU-hours
+        ("{mfu: .nan}", "hardware.mfu: nan is not a finite number"),
+        ("{gpu_tflops: .inf}", "hardware.gpu_tflops: inf is not a finite number"),
+        ("{gpu_memory_gib: .nan}", "hardware.gpu_memory_gib: nan is not a finite number"),
     ],
 )
 def test_hardware_figures_out_of_range_are_one_line(tmp_path, hardware, message):

@@ -195,3 +195,25 @@ def test_psa_refuses_another_configs_compressed_results(tmp_path, capsys):
     (out / "psa.jsonl").write_text(json.dumps(record) + "\n")  # as psa writes it
 
     check_out_dir(out, "reproduce")  # no refusal: the two commands' files have other names
+
+
+def test_a_finished_drift_is_kept_after_its_config_yaml_is_deleted(tmp_path, capsys):
+    """Told to "delete config.yaml to give its work up", a user who did so had a drift of
+    another config replace the finished results in drift.jsonl without a word: the refusal
+    names both files, and drift.jsonl's own provenance is checked where config.yaml is gone."""
+    from longred_bench.cli import main
+
+    out = tmp_path / "d"
+    argv = ["drift", "--original", "tiny-random", "--texts", "random", "--num-texts", "2",
+            "--seq-len", "32", "--out", str(out), "--quiet"]  # fmt: skip
+    assert main([*argv, "--rope", "abf:theta=1e5", "pi:factor=4"]) == 0
+    kept = (out / "drift.jsonl").read_text()
+    capsys.readouterr()
+    assert main([*argv, "--rope", "pi:factor=4"]) == 2
+    assert "(delete config.yaml and drift.jsonl to give its work up)" in capsys.readouterr().err
+    (out / "config.yaml").unlink()
+    assert main([*argv, "--rope", "pi:factor=4"]) == 2
+    err = capsys.readouterr().err
+    assert "holds the results of a drift of another config (differs in rope)" in err
+    assert "delete drift.jsonl there to give them up" in err
+    assert (out / "drift.jsonl").read_text() == kept

@@ -238,11 +238,14 @@ def check_drift_out(out: Path, mine: dict[str, Any]) -> None:
         except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError):
             continue  # absent or unreadable: nothing of another config to keep
         if differs and (name != PARTIAL or partial_windows(path)):
+            files = name if name == PARTIAL else "config.yaml and drift.jsonl"  # all of it
             raise UserError(
                 f"--out {out} holds {what} of another config (differs in "
                 f"{', '.join(differs)}): give another --out, or run that drift's own command "
-                f"there (delete {name} to give its work up)"
+                f"there (delete {files} to give its work up)"
             )
+    # the results themselves, where their config.yaml is gone
+    check_results_config(out, "drift.jsonl", "a drift", mine)
 
 
 def saved_drift_order(out: Path, mine: dict[str, Any]) -> dict[str, tuple[str, ...]]:

@@ -162,6 +162,18 @@ def test_an_out_inside_the_model_folder_is_refused(tmp_path, capsys, argv, insid
     assert sorted(p.name for p in model.iterdir()) == ["config.json"]
 
 
+def test_an_out_inside_a_folder_that_is_no_model_names_the_model_as_the_problem(tmp_path, capsys):
+    """``--model .`` (a folder with no config.json) and ``--out`` inside it was refused as "inside
+    the model folder": the folder is no model, which is what the error says now."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    argv = ["eval", "--model", str(folder), "--suite", "niah", "--lengths", "512"]
+    assert main([*argv, "--out", str(folder / "e2"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "is not a Hugging Face model directory (no config.json)" in err
+    assert "inside the model folder" not in err
+
+
 def test_commands_keep_out_of_a_reproduce_report_folder(tmp_path, capsys):
     out = tmp_path / "reports" / "pa"
     out.mkdir(parents=True)

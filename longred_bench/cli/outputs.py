@@ -331,7 +331,9 @@ def check_out_outside(out: Path, *models: str | None) -> None:
     where = out.resolve()
     for model in models:
         folder = Path(model).expanduser() if model else None
-        if folder is not None and folder.is_dir() and where.is_relative_to(folder.resolve()):
+        if folder is None or not (folder / "config.json").is_file():  # no model folder: the
+            continue  # model's own check says what it is instead
+        if where.is_relative_to(folder.resolve()):
             raise UserError(f"--out {out} is inside the model folder {model}, which the results "
                             "would change (and mix with): give a folder outside it")  # fmt: skip
 

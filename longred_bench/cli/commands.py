@@ -76,22 +76,26 @@ def launcher() -> str:
 
 
 def cmd_data(args: argparse.Namespace) -> int:
+    from longred_bench.cache import ENV_VAR, cache_dir
     from longred_bench.jobs import data
 
     cache, action = getattr(args, "cache", None), args.data_command
+    flag, wrote = "--cache ", "the folder `data fetch --cache` wrote"
+    if cache is None and os.environ.get(ENV_VAR, "").strip():  # a typo there is one here too
+        cache, flag = cache_dir(), f"{ENV_VAR}="
+        wrote = f"the folder `data fetch` wrote (unset {ENV_VAR} for the default cache)"
     if cache is not None and cache.is_file():
-        raise UserError(f"data {action}: --cache {cache} is a file: give the cache folder")
+        raise UserError(f"data {action}: {flag}{cache} is a file: give the cache folder")
     reads = action == "list" or (action == "verify" and (args.sources or not args.results))
     if cache is not None and reads and not cache.is_dir():
-        raise UserError(f"data {action}: --cache {cache} does not exist: give the folder "
-                        "`data fetch --cache` wrote")  # fmt: skip
+        raise UserError(f"data {action}: {flag}{cache} does not exist: give {wrote}")
     if cache is not None and (root := data.cache_above(cache)) is not None:
-        raise UserError(f"data {action}: --cache {cache} is the {cache.name}/ folder inside the "
-                        f"cache {root}: give the cache itself, --cache {root}")  # fmt: skip
+        raise UserError(f"data {action}: {flag}{cache} is the {cache.name}/ folder inside the "
+                        f"cache {root}: give the cache itself, {flag}{root}")  # fmt: skip
     if cache is not None and (found := results_in(cache)) is not None:
-        raise UserError(f"data {action}: --cache {cache} holds results ({found}), not a data "
-                        f"cache: give the folder `data fetch --cache` wrote, or check results "
-                        f"with --results {cache}")  # fmt: skip
+        raise UserError(f"data {action}: {flag}{cache} holds results ({found}), not a data "
+                        f"cache: give {wrote}, or check results with --results "
+                        f"{cache}")  # fmt: skip
     return {"fetch": data.run_fetch, "list": data.run_list, "verify": data.run_verify}[
         args.data_command
     ](args)

@@ -301,6 +301,27 @@ def test_a_cache_given_one_level_too_deep_is_refused(brown_dir: Path, cache: Pat
     assert args.func(args) == 0
 
 
+def test_a_mistyped_longred_cache_is_refused_as_a_mistyped_cache_flag_is(
+    brown_dir: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``LONGRED_CACHE`` set to a path that is not there (or to a folder inside the cache) was
+    listed as "nothing cached" and verified as "0 bad", where ``--cache`` of the same path is
+    refused; unset, the default cache that does not exist yet is simply empty."""
+    fetch_module.fetch(["brown"], brown_dir, cache=cache)
+    for action in ("list", "verify"):
+        args = _parser().parse_args(["data", action])
+        monkeypatch.setenv("LONGRED_CACHE", str(cache) + "e")
+        with pytest.raises(UserError, match=rf"LONGRED_CACHE={cache}e does not exist: give the "
+                           r"folder `data fetch` wrote \(unset LONGRED_CACHE"):  # fmt: skip
+            args.func(args)
+        monkeypatch.setenv("LONGRED_CACHE", str(cache / "corpora"))
+        with pytest.raises(UserError, match=rf"give the cache itself, LONGRED_CACHE={cache}$"):
+            args.func(args)
+    monkeypatch.setenv("LONGRED_CACHE", str(cache))
+    args = _parser().parse_args(["data", "list"])
+    assert args.func(args) == 0
+
+
 # --- user errors ----------------------------------------------------------------------------
 
 

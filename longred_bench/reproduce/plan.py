@@ -6,7 +6,8 @@ counts once in the total. A cached unit's time is its own (a training run's ``ru
 evaluation's ``timing.json``); an uncached training run is estimated from the cached runs'
 seconds per token, of the same recipe where there are some, else of every recipe, times its
 tokens; an uncached evaluation or measurement from the same one cached at another size (its
-:data:`COUNT_KEYS`: ``samples``, ``limit``) in the run cache, per item, else from the recorded
+:data:`COUNT_KEYS`: ``samples``, ``limit``) or batch size in the run cache, per item, else from
+the recorded
 times of its suite (or kind) in the plan, per item where both state a size, else
 :data:`~longred_bench.reproduce.grid.UNIT_COST` of a CPT run (measured at ``tiny``: an
 evaluation is about a third of a CPT run), a guess the plan calls one; a merge is one second. A
@@ -109,21 +110,19 @@ def count(config: dict[str, Any]) -> int | None:
 
 
 def _sizeless(config: dict[str, Any]) -> dict[str, Any]:
-    """``config`` without its size (:data:`COUNT_KEYS`) or its code's hash."""
-    return {k: v for k, v in config.items() if k not in (*COUNT_KEYS, "code")}
+    """``config`` without its size (:data:`COUNT_KEYS`), its batch size or its code's hash."""
+    return {k: v for k, v in config.items() if k not in (*COUNT_KEYS, "batch_size", "code")}
 
 
 def other_sizes_rate(unit: Any, folders: dict[Path, list]) -> float | None:
     """The median seconds per item of the evaluations cached beside ``unit`` (a
     :class:`~longred_bench.jobs.units.CachedUnit` not cached) whose stored config is its own at
-    another size (:data:`COUNT_KEYS`; its code's hash aside), with a recorded time; None where
-    there is none or ``unit`` states no size. ``folders`` keeps each group folder's configs
-    read."""
+    another size (:data:`COUNT_KEYS`) or batch size (its code's hash aside), with a recorded time
+    (an evaluation of no stated size, a whole task set, is one item: its time); None where there
+    is none. ``folders`` keeps each group folder's configs read."""
     from longred_bench.jobs.units import stored_config, unit_seconds
 
     items = count(unit.config)
-    if items is None:
-        return None
     group = unit.dir.parent
     if group not in folders:
         folders[group] = []
@@ -136,8 +135,8 @@ def other_sizes_rate(unit: Any, folders: dict[Path, list]) -> float | None:
                 seconds = unit_seconds(config_file.parent)
                 folders[group].append((_sizeless(stored), count(stored), seconds))
     want = _sizeless(stored_config(unit.config, unit.kind))
-    rates = [seconds / n for config, n, seconds in folders[group]
-             if n and seconds and config == want]  # fmt: skip
+    rates = [seconds / (n or 1) for config, n, seconds in folders[group]
+             if seconds and (n is None) == (items is None) and config == want]  # fmt: skip
     return statistics.median(rates) if rates else None
 
 
@@ -255,8 +254,8 @@ def estimate(units: list[PlannedUnit]) -> list[PlannedUnit]:
 def _eval_estimate(u: PlannedUnit, suite: list[PlannedUnit]) -> tuple[float | None, str]:
     """An uncached evaluation's seconds and basis: from the same one cached at other sizes,
     else from the recorded ``suite`` units of the plan (per item where each states its size)."""
-    if u.per_item is not None and u.items:
-        return u.per_item * u.items, "other sizes"
+    if u.per_item is not None:  # a whole task set is one item
+        return u.per_item * (u.items or 1), "other sizes"
     if not suite:
         return None, ""
     if u.items and all(s.items for s in suite):

@@ -13,9 +13,12 @@ stay cached. The pool knows nothing of any table.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from multiprocessing import get_context, get_start_method
@@ -98,10 +101,34 @@ def _init_worker(threads: int, start_method: str) -> None:
     from longred_bench.heap import keep_freed_memory
 
     keep_freed_memory()  # a spawned worker does not run the command line's set-up
+    # Ctrl-C in a terminal reaches the workers too: the command's own process ends them, and a
+    # worker that raised KeyboardInterrupt itself (one idle between units) printed
+    # multiprocessing's "Process SpawnProcess-1:" beside the interrupted line. A handler, not
+    # SIG_IGN: what a unit starts (torchrun) is not left deaf to Ctrl-C.
+    signal.signal(signal.SIGINT, _ctrl_c_is_the_parents)
     multiprocessing.set_start_method(start_method, force=True)
     torch.set_num_threads(threads)
     hf_logging.disable_progress_bar()
     warnings.filterwarnings("ignore", category=FutureWarning)
+
+
+def _ctrl_c_is_the_parents(signum: int, frame: Any) -> None:
+    """A worker's SIGINT handler: nothing (the command's own process stops the pool)."""
+
+
+@contextlib.contextmanager
+def _starting_deaf_to_ctrl_c() -> Iterator[None]:
+    """Workers started inside the block ignore SIGINT until their set-up
+    (:func:`_init_worker`) hands it to :func:`_ctrl_c_is_the_parents`: a spawned interpreter
+    interrupted while it starts prints its traceback."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def longest_first(units: Sequence[Unit]) -> list[Unit]:
@@ -170,7 +197,8 @@ def run_units_parallel(
                         break
                     if startable(unit):
                         waiting.remove(unit)
-                        running[pool.submit(_run, unit)] = unit
+                        with _starting_deaf_to_ctrl_c():  # a worker may start here
+                            running[pool.submit(_run, unit)] = unit
                 if not running:
                     break  # what is left waits for units that did not run
                 finished, _ = wait(set(running), return_when=FIRST_COMPLETED)

@@ -16,19 +16,21 @@ import os, sys, time
 from pathlib import Path
 
 
-def sleeper(path):
+def sleeper(path, seconds):
     import multiprocessing
 
     lock = multiprocessing.RLock()  # as a tqdm bar in a unit makes one
     Path(path).write_text(str(os.getpid()))
-    time.sleep(300)
+    time.sleep(seconds)
 
 
 if __name__ == "__main__":
     from longred_bench.cli import sigterm_as_interrupt
     from longred_bench.reproduce.pool import Unit, run_units_parallel
 
-    units = [Unit(sleeper, (f"{sys.argv[1]}/{i}.pid",), f"u{i}", key=f"u{i}") for i in range(2)]
+    short = float(sys.argv[2]) if len(sys.argv) > 2 else 300  # u1's: its worker then idles
+    units = [Unit(sleeper, (f"{sys.argv[1]}/{i}.pid", 300 if i == 0 else short), f"u{i}",
+                  key=f"u{i}") for i in range(2)]  # fmt: skip
     try:
         with sigterm_as_interrupt():
             run_units_parallel(units, 2, name="t", progress=False)
@@ -45,20 +47,31 @@ def _alive(pid: int) -> bool:
     return "\nState:\tZ" not in state  # a zombie has stopped
 
 
-def test_sigterm_ends_the_worker_processes_quietly(tmp_path: Path) -> None:
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("how", ["sigterm", "ctrl-c"])
+def test_sigterm_and_ctrl_c_end_the_worker_processes_quietly(tmp_path: Path, how: str) -> None:
+    """Ctrl-C in a terminal reaches every process of its group, the workers too: a worker idle
+    after its unit printed multiprocessing's "Process SpawnProcess-1:" beside the interrupted
+    line."""
     script = tmp_path / "pooled.py"
     script.write_text(SCRIPT)
-    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path)], cwd=tmp_path,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    short = "300" if how == "sigterm" else "0.1"
+    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path), short], cwd=tmp_path,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
     deadline = time.monotonic() + 120
     while len(list(tmp_path.glob("*.pid"))) < 2 and time.monotonic() < deadline:
         assert proc.poll() is None, "the pool stopped before its units started"
         time.sleep(0.2)
-    time.sleep(0.3)  # both pid files written in full
+    time.sleep(0.3)  # both pid files written in full (and u1 done: its worker idles)
     pids = [int(p.read_text()) for p in tmp_path.glob("*.pid")]
     try:
         assert len(pids) == 2 and all(_alive(pid) for pid in pids)
-        os.kill(proc.pid, signal.SIGTERM)
+        if how == "sigterm":
+            os.kill(proc.pid, signal.SIGTERM)
+        else:  # as a terminal sends it: to the command's whole process group
+            os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=60)  # the resource tracker has exited: it has spoken
         assert proc.returncode == 130
         assert err == "", err

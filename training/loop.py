@@ -310,7 +310,7 @@ def train(
         method.generator.set_state(state["generator"])
         set_rng_state(state["rng"])
         start, tokens, seconds = state["step"], state["tokens"], state["seconds"]
-        if main and progress:
+        if main:  # under --quiet too, as eval and drift say what they reuse
             print(f"resuming {out} from {checkpoint.name}: step {start} of {steps}", flush=True)
     tokens_at_start, seconds_at_start = tokens, seconds
     metrics_path = out / METRICS

@@ -26,6 +26,7 @@ from longred_bench.models.choice import choose_model
 from longred_bench.profiles.schema import Profile
 from longred_bench.reproduce.can_run import check_can_run, needed, paper_short_steps, pending_tasks
 from longred_bench.reproduce.output import check_report_profile
+from longred_bench.reproduce.pool import counted
 from longred_bench.reproduce.profile_views import checked_profile
 from longred_bench.reproduce.registry import all_tables, get_spec
 from longred_bench.reproduce.sources import fetch_missing, missing_sources, needed_sources
@@ -84,11 +85,15 @@ def run_steps(ctx: Context, jobs: int = 1) -> int:
     were computed."""
     spec = get_spec(ctx.table)
     computed: set[str] = set()
-    for _ in range(MAX_ROUNDS):
+    for round_ in range(MAX_ROUNDS):
         by_key: dict[str, Step] = {}
         for step in spec.steps(ctx):  # two rows of one unit (e.g. a default row): computed once
             by_key.setdefault(step.key, step)
         pending = [s for s in by_key.values() if s.key not in computed and needed(s, ctx.force)]
+        if round_ == 0 and ctx.progress:  # what a second call reuses, said before it reads
+            print(f"[{ctx.table}] {counted(len(by_key), 'unit')}: "
+                  f"{len(by_key) - len(pending)} cached (reused), {len(pending)} to compute",
+                  flush=True)  # fmt: skip
         if not pending:
             return len(computed)
         todo = [s for s in pending if not s.relisted or _ready(by_key, s)]

@@ -355,7 +355,9 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
     every = estimate([u for units in planned.values() for u in units])
     seconds = {u.key: u.seconds for u in every}
     basis = {u.key: u.basis for u in every}
-    lines = [f"reproduce --profile {profile.name} --dry-run ({jobs} job(s)); nothing is run", ""]
+    tables = " ".join(c.table for c in ctxs) if len(ctxs) <= 3 else f"{len(ctxs)} tables"
+    lines = [f"reproduce {tables} --profile {profile.name} --dry-run ({jobs} job(s)); nothing is "
+             "run", ""]  # fmt: skip
     notes: list[str] = []  # each table's note, repeated under the counts of several tables
     for ctx in ctxs:
         units, also = distinct_units(planned[ctx.table])

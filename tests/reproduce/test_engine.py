@@ -109,6 +109,20 @@ def test_a_unit_keyed_by_another_ones_result_runs_in_the_next_round(computed, mo
     assert engine.run_steps(ctx) == 0 and computed == ["a", "b"]  # all cached: nothing again
 
 
+def test_a_call_says_how_many_units_it_reuses(computed, monkeypatch, capsys):
+    """A second identical call printed nothing but the report it wrote: it says how many units
+    it found cached (reused) and how many it computes, once, before any is computed."""
+    spec = _spec(lambda ctx: [Step(_unit("a"), "a", labels={}), Step(_unit("b"), "b", labels={})])
+    monkeypatch.setattr(engine, "get_spec", lambda name: spec)
+    ctx = Context("fake", load_profile("smoke"), NoSettings(), progress=True)
+    assert engine.run_steps(ctx) == 2
+    assert (
+        capsys.readouterr().out.splitlines()[0] == "[fake] 2 units: 0 cached (reused), 2 to compute"
+    )
+    assert engine.run_steps(ctx) == 0
+    assert capsys.readouterr().out == "[fake] 2 units: 2 cached (reused), 0 to compute\n"
+
+
 def test_a_run_two_rows_name_adds_its_per_step_record_once_and_a_rows_extras_win(
     tmp_path, monkeypatch
 ):

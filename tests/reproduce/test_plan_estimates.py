@@ -160,4 +160,6 @@ def test_another_batch_size_is_estimated_from_the_cached_evaluation(
     two = tmp_path / "batch2.yaml"
     two.write_text("extends: smoke\nevaluation: {batch_size: 2}\n")
     assert main(["reproduce", "table2", "--profile", str(two), "--dry-run"]) == 0
-    assert "to run  eval original ruler  (30.0 s)\n" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "to run  eval original ruler  (30.0 s)\n" in out
+    assert out.startswith("reproduce table2 --profile batch2 --dry-run")  # the table named

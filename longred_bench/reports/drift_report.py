@@ -22,15 +22,22 @@ def drift_frames(records: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFr
     return summary, layers
 
 
-def cosines(values: list[float]) -> list[str]:
-    """Cosines at 4 decimals, or as many more (up to 8) as it takes for one below 1 not to read
-    1.0000 and for values that differ to read differently (five extensions all read 1.0000)."""
-    for digits in range(4, 9):
+def cosine_digits(values: list[float], least: int = 4) -> int:
+    """The decimals cosines ``values`` are printed with: ``least``, or as many more (up to 8) as
+    it takes for one below 1 not to read 1.0000 and for values that differ to read differently
+    (five extensions all read 1.0000)."""
+    for digits in range(least, 9):
         text = [f"{v:.{digits}f}" for v in values]
         exact = all(t != f"{1:.{digits}f}" or v == 1.0 for t, v in zip(text, values, strict=True))
         if exact and len(set(text)) == len(set(values)):
-            break
-    return text
+            return digits
+    return max(least, 8)
+
+
+def cosines(values: list[float]) -> list[str]:
+    """Cosines at :func:`cosine_digits` decimals."""
+    digits = cosine_digits(values)
+    return [f"{v:.{digits}f}" for v in values]
 
 
 def drift_markdown(records: list[dict[str, Any]], title: str, command: str | None = None) -> str:

@@ -29,7 +29,7 @@ import pandas as pd
 from longred_bench.metrics.stats import Interval, bootstrap_mean_ci
 from longred_bench.reports import provenance
 from longred_bench.reports.drift_plot import plot_drift_layers
-from longred_bench.reports.drift_report import drift_frames
+from longred_bench.reports.drift_report import cosine_digits, drift_frames
 from longred_bench.reports.drift_verdicts import (
     CLAIM_C,
     RULE_C,
@@ -222,17 +222,20 @@ def build_table1(
         "| attn KL before | attn KL after | KL-selected layers |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
+    means = [float(r["mean_hidden_cosine"]) for _, r in before.iterrows()]
+    means += [float(r["mean_hidden_cosine"]) for r in [*after.values(), control] if r]
+    cos = f"%.{cosine_digits(means, least=5)}f"  # as many as tell the rows apart (tiny-random)
     verdicts = []
     for _, row in before.iterrows():
         post = after.get(row["extension"])
         if post is not None:
             seeds = after_all[row["extension"]]
             verdicts.append(verdict_drift_falls(row["extension"], row.to_dict(), seeds, controls))
-        hidden_after = _cell(post, "hidden_cosine", "%.5f") if post else missing
+        hidden_after = _cell(post, "hidden_cosine", cos) if post else missing
         kl_after = _cell(post, "attention_kl", "%.4g") if post else missing
         lines.append(
             f"| this suite | {row['original']} | `{row['extension']}` | "
-            f"{_rope_detail(row['rope_parameters'])} | {_cell(row, 'hidden_cosine', '%.5f')} | "
+            f"{_rope_detail(row['rope_parameters'])} | {_cell(row, 'hidden_cosine', cos)} | "
             f"{hidden_after} | {_cell(row, 'attention_kl', '%.4g')} | {kl_after} | "
             f"{', '.join(str(x) for x in row['selected_layers'])} |"
         )
@@ -240,7 +243,7 @@ def build_table1(
         lines.append(
             f"| this suite | {control['original']} | {CONTROL_LABEL} | "
             f"{_rope_detail(control['rope_parameters'])} (original) | 1 (same model) | "
-            f"{_cell(control, 'hidden_cosine', '%.5f')} | 0 (same model) | "
+            f"{_cell(control, 'hidden_cosine', cos)} | 0 (same model) | "
             f"{_cell(control, 'attention_kl', '%.4g')} | "
             f"{', '.join(str(x) for x in control['selected_layers'])} |"
         )

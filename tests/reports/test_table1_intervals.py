@@ -139,3 +139,15 @@ def test_report_names_every_commit_and_source_hash_of_its_records(tmp_path: Path
         r["provenance"] = {**PROV, "source_hash": ("ab" if i < 2 else "cd") * 32, "dirty": False}
     md = build_table1(records, tmp_path, profile="tiny", command="c")[0].read_text()
     assert "- Commit: `abc123`; source `abababababab`, `cdcdcdcdcdcd`; measured" in md
+
+
+def test_cosines_take_the_decimals_that_tell_the_rows_apart(tmp_path: Path) -> None:
+    """A random model's extensions (cosines 0.999989 and 0.999986) both read 0.99999 [0.99999,
+    0.99999]; the column takes as many decimals as tell them apart (5 where those do)."""
+    near = [summary([0.999989] * 4, [1e-5] * 4),
+            summary([0.999986] * 4, [2e-5] * 4, extension="pi:factor=4")]  # fmt: skip
+    md = build_table1([r for s in near for r in with_layers(s)], tmp_path, profile="p",
+                      command="c")[0].read_text()  # fmt: skip
+    rows = [x for x in md.splitlines() if x.startswith("| this suite |")]
+    assert "| 0.999989 [0.999989, 0.999989] |" in rows[0]
+    assert "| 0.999986 [0.999986, 0.999986] |" in rows[1]

@@ -20,7 +20,13 @@ from longred_bench.reports.short_avg import paper_categories, paper_scores, shor
 
 
 def _fmt(value: Any, digits: int = 4) -> str:
-    return "" if value is None else f"{value:.{digits}f}"
+    """``value`` at ``digits`` decimals; one of a million or more (a random model's perplexity,
+    its stderr) with ``digits`` significant digits and an exponent instead of 20 figures."""
+    if value is None:
+        return ""
+    if isinstance(value, int | float) and abs(value) >= 1e6:
+        return f"{value:.{digits}g}"
+    return f"{value:.{digits}f}"
 
 
 def metrics_table(records: list[dict[str, Any]]) -> list[str]:

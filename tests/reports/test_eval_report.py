@@ -35,6 +35,18 @@ def test_each_task_is_listed_once_with_its_metrics_and_lengths(tmp_path: Path) -
     assert (tmp_path / "ruler_lengths.png").is_file()
 
 
+def test_huge_values_read_with_an_exponent() -> None:
+    """A random model's perplexity read ``85952307185700016.0000 ± 8892928479303567360.0000``:
+    a million or more is printed with 4 significant digits and an exponent."""
+    from longred_bench.reports.eval_report import metrics_table
+
+    records = [_eval("ppl", "word_perplexity", 8.59523071857e16, stderr=8.8929284793e18),
+               _eval("swap", "acc", 0.5, stderr=0.1)]  # fmt: skip
+    lines = metrics_table(records)
+    assert any(line.startswith("| ppl | 8.595e+16 ± 8.893e+18 |") for line in lines), lines
+    assert any(line.startswith("| swap |  | 0.5000 ± 0.1000 |") for line in lines), lines
+
+
 def test_a_metric_not_defined_in_the_run_says_so() -> None:
     """Under PCD a perplexity has no value: its cell was blank, with no word of why."""
     from longred_bench.reports.eval_report import metrics_table

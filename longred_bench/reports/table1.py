@@ -255,8 +255,8 @@ def build_table1(
         )
     lines += [
         "",
-        f"Paper rows: {TABLE1_SETTING}. KL-selected layers: {_top_m(first)} the largest "
-        "attention KL plus the last (LongReD's rule for the short-text distillation layers), "
+        f"Paper rows: {TABLE1_SETTING}. KL-selected layers: "
+        f"{_selection_rule(first, int(layers_all['layer'].max()) if len(layers_all) else 0)}, "
         "of an extension before CPT (the zero-shot model)"
         + (", and of the control after its training" if control else "")
         + "; 1-based decoder layers.",
@@ -289,7 +289,13 @@ def build_table1(
     return md_path, png_path
 
 
-def _top_m(first: Any) -> str:
-    """``the layer with`` or ``the M layers with``, by the records' ``top_m``."""
+def _selection_rule(first: Any, layers: int) -> str:
+    """How the KL-selected layers were chosen, by the records' ``top_m``: LongReD's rule, or,
+    where ``top_m`` reaches the model's ``layers``, that it selects them all."""
     m = int(first["top_m"])
-    return "the layer with" if m == 1 else f"the {m} layers with"
+    top = "the layer with" if m == 1 else f"the {m} layers with"
+    rule = f"{top} the largest attention KL plus the last"
+    if m >= layers > 0:  # a small model: the rule asks for more layers than it has
+        return (f"all {layers} of the model's layers (LongReD's rule for the short-text "
+                f"distillation layers, {rule}, takes them all at M = {m})")  # fmt: skip
+    return f"{rule} (LongReD's rule for the short-text distillation layers)"

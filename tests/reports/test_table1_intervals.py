@@ -151,3 +151,13 @@ def test_cosines_take_the_decimals_that_tell_the_rows_apart(tmp_path: Path) -> N
     rows = [x for x in md.splitlines() if x.startswith("| this suite |")]
     assert "| 0.999989 [0.999989, 0.999989] |" in rows[0]
     assert "| 0.999986 [0.999986, 0.999986] |" in rows[1]
+
+
+def test_a_rule_that_takes_every_layer_says_so(tmp_path: Path) -> None:
+    """A 2-layer model at M = 6 read "the 6 layers with the largest attention KL plus the
+    last", layers it does not have."""
+    record = summary([0.9] * 4, [0.1] * 4, top_m=6)
+    md = build_table1(with_layers(record), tmp_path, profile="p", command="c")[0].read_text()
+    assert ("KL-selected layers: all 2 of the model's layers (LongReD's rule for the short-text "
+            "distillation layers, the 6 layers with the largest attention KL plus the last, "
+            "takes them all at M = 6), of an extension") in md  # fmt: skip

@@ -111,8 +111,14 @@ def make_grid(
     grid = RunGrid(prof, tuple(extensions), tuple(rows), seeds, overrides, evaluation)
     for ext in grid.extensions:
         if not ruler_lengths_for(grid, ext):
-            raise refuse(ctx, "evaluation.ruler.lengths", f"no length fits {ext}'s "
-                         f"{extension_window(grid, ext)}-token window")  # fmt: skip
+            window = extension_window(grid, ext)
+            own = "lengths" in (s.evaluation.get("ruler") or {})  # the table's, or the profile's
+            key = f"tables.{ctx.table}.evaluation.ruler.lengths" if own else \
+                "evaluation.ruler.lengths"  # fmt: skip
+            given = ", ".join(str(n) for n in grid.evaluation.ruler.lengths)
+            fits = min(extension_window(grid, e) for e in grid.extensions)  # every extension's
+            raise refuse(ctx, key, f"no length of {given} fits {ext}'s {window}-token window; "
+                         f"give one of at most {window}, e.g. {key}: [{fits}]")  # fmt: skip
     return grid
 
 

@@ -122,7 +122,10 @@ def test_an_extension_with_a_shorter_window_trains_and_is_scored_inside_it(monke
     ruler = [u for u in eval_units(grid, "m", None, "pi:factor=2") if u["suite"] == "ruler"]
     assert ruler[0]["lengths"] == [512]
     assert ruler[0]["tasks"] == [f"longred_ruler_{t}" for t in PHRASED_TASKS]
+    # the key the lengths came from (the table's own here), and a value that fits
     with pytest.raises(
-        UserError, match=r"ruler\.lengths: no length fits abf:theta=2e6.s 1024-token"
-    ):
+        UserError, match=r"tables\.table3\.evaluation\.ruler\.lengths: no length of 2048 fits "
+        r"abf:theta=2e6.s 1024-token window; give one of at most 1024, e\.g\. "
+        r"tables\.table3\.evaluation\.ruler\.lengths: \[512\]$"  # pi x2's fits all
+    ):  # fmt: skip
         grid_of("table3", evaluation={"ruler": {"lengths": [2048]}})

@@ -391,7 +391,8 @@ def test_profiles_show_lists_tables_that_cannot_run_where_the_file_gives_no_sect
     tables = yaml.safe_load(capsys.readouterr().out)["tables"]
     for name in ("table3", "table5"):  # a section from smoke, and none
         assert tables[name].startswith(f"cannot run: {name} cannot run at profile small")
-        assert "evaluation.ruler.lengths: no length fits" in tables[name]
+        assert "evaluation.ruler.lengths: no length of " in tables[name]
+        assert "give one of at most 512, e.g. evaluation.ruler.lengths: [512]" in tables[name]
     assert main(["reproduce", "table5", "--profile", str(mine), "--dry-run"]) == 2
 
 

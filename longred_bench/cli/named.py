@@ -270,6 +270,7 @@ def check_pairs_file(spec: str, *, here: bool) -> None:
     check_seed(settings.get("seed", 0), f"pairs {path}: settings.seed")
     check_device(settings.get("device", "cpu"), f"pairs {path}: settings.device",
                  "settings.device: cpu", here=here)  # fmt: skip
-    from longred_bench.jobs.pairs import check_settings
+    from longred_bench.jobs.pairs import check_settings, check_windows
 
     check_settings(settings, listed, path)
+    check_windows(listed, path)

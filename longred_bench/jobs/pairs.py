@@ -131,6 +131,33 @@ def load_pairs(spec: str) -> tuple[dict[str, Any], list[Pair], str]:
     return settings, pairs, str(path)
 
 
+def check_windows(pairs: list[Pair], path: str) -> None:
+    """Say, one line each, where a window the file states for a local model folder is not the
+    one its ``config.json`` gives (``max_position_embeddings``): the stated windows decide which
+    lengths each model is scored at, and a typo there changes them without a word. The stated
+    window is used (a model's config may give another than it was trained for: a sliding
+    window, a stand-in). Names and hub ids are taken as stated (their configs would load or
+    download)."""
+    import json
+
+    from longred_bench.cache import warn
+
+    def stated(model: str, window: int, key: str) -> None:
+        config = Path(model).expanduser() / "config.json"
+        try:
+            own = json.loads(config.read_text(encoding="utf-8")).get("max_position_embeddings")
+        except (OSError, ValueError, AttributeError):
+            return  # no local folder, or a config the model's own check refuses
+        if isinstance(own, int) and own != window:
+            warn(f"pairs {path}: {key} is {window}, but {model}'s config says {own}; the "
+                 f"stated {window} is used (set {key}: {own} if that is a typo)")  # fmt: skip
+
+    for i, pair in enumerate(pairs):
+        stated(pair.original, pair.window, f"pairs[{i}].window")
+        for j, (model, window) in enumerate(pair.extended):
+            stated(model, window, f"pairs[{i}].extended[{j}].window")
+
+
 def check_settings(settings: dict[str, Any], pairs: list[Pair], path: str) -> None:
     """The settings as ``compare`` reads them (a suite, a PCD key), refused naming the file
     (the line named neither file nor key); a pair's own misfit is left to that pair."""

@@ -146,3 +146,32 @@ def test_settings_compare_refuses_are_named_with_the_file(tmp_path, settings, me
     with pytest.raises(UserError, match=message) as exc:
         check_pairs_file(path, here=False)
     assert str(exc.value).startswith(f"pairs {path}: ")
+
+
+def test_a_stated_window_unlike_the_local_config_is_said(tmp_path, capsys) -> None:
+    """``{model: run/final, window: 4096}`` for a 512-token checkpoint was taken without a word
+    (the stated windows decide the lengths each model is scored at): it is said, in one line
+    naming the key and the config's value; the stated window is still the one used."""
+    import json
+
+    from longred_bench.cli.named import check_pairs_file
+
+    folder = tmp_path / "final"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": "llama",
+                                                    "max_position_embeddings": 512}))  # fmt: skip
+    for window, said in ((4096, True), (512, False)):
+        one = {"original": "tiny-random", "window": 256,
+               "extended": [{"model": str(folder), "window": window}]}  # fmt: skip
+        path = _write(tmp_path / "p.yaml", {"settings": {}, "pairs": [one]})
+        check_pairs_file(path, here=False)
+        err = capsys.readouterr().err
+        assert (
+            (
+                err == f"warning: pairs {path}: pairs[0].extended[0].window is 4096, but "
+                f"{folder}'s config says 512; the stated 4096 is used (set "
+                "pairs[0].extended[0].window: 512 if that is a typo)\n"
+            )
+            if said
+            else err == ""
+        )

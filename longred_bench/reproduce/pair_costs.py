@@ -19,10 +19,11 @@ from longred_bench.reproduce.costs import (
     eval_memory,
     model_shape,
 )
+from longred_bench.reproduce.pool import hours_text
 
 
 def _hours(h: float) -> str:
-    return f"{h:.1f} GPU-hours" if h >= 0.05 else "under 0.1 GPU-hours"
+    return hours_text(h, 1, "GPU-hours")
 
 
 def _model_flops(s: Any, cfg: Any) -> float | None:
@@ -100,7 +101,7 @@ def pairs_plan_with_costs(spec: str, hw: Hardware | None = None) -> str:
         estimates[pair.slug] = lines
         hours, over = hours + h, over + o
     text = pairs_plan(spec, estimates)
-    text += (f"Estimated: {hours:.1f} GPU-hours in all, model FLOPs / ({hw.gpu_tflops:g} TFLOP/s x "
+    text += (f"Estimated: {_hours(hours)} in all, model FLOPs / ({hw.gpu_tflops:g} TFLOP/s x "
              f"MFU {hw.mfu:g}), one GPU of {hw.gpu_memory_gib:g} GiB evaluating in bf16 (weights, "
              f"the KV cache at the longest length + {EVAL_GENERATION} answer tokens, the larger of "
              "the prefill's MLP activations and the logits); a short task's generation counts its "

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.reproduce.paper_plan import PAPER_PROFILES
-from longred_bench.reproduce.pool import counted, duration
+from longred_bench.reproduce.pool import counted, duration, hours_text
 from longred_bench.reproduce.spec import Context
 
 MERGE_SECONDS = 1.0  # a merge interpolates two small models: about a second at tiny
@@ -167,7 +167,8 @@ def startup_error(config: dict[str, Any], profile: Any) -> str:
 
 def _gpu(cost: Any) -> str:
     """A unit's GPU estimate in a few words."""
-    hours = "GPU-hours not estimated" if cost.gpu_hours is None else f"{cost.gpu_hours:.2f} GPU-h"
+    hours = ("GPU-hours not estimated" if cost.gpu_hours is None
+             else hours_text(cost.gpu_hours, 2, "GPU-h"))  # fmt: skip
     memory = "" if cost.gib_per_gpu is None else f", {cost.gib_per_gpu:.1f} GiB per GPU"
     if cost.host_gib_per_gpu:
         memory += f" + {cost.host_gib_per_gpu:.1f} GiB of pinned host memory (offload)"
@@ -191,7 +192,7 @@ def gpu_totals(units: list[PlannedUnit], hardware: Any) -> str:
     peak = max((c.gib_per_gpu for c in costs if c.gib_per_gpu is not None), default=0.0)
     over = [u.label for u in units if u.cost is not None and u.cost.gib_per_gpu is not None
             and u.cost.gib_per_gpu > hardware.gpu_memory_gib]  # fmt: skip
-    text = f"{hours:.1f} GPU-hours ({wall_clock(units, hardware.nproc_per_node)})"
+    text = f"{hours_text(hours, 1, 'GPU-hours')} ({wall_clock(units, hardware.nproc_per_node)})"
     text += f", {unknown} unit(s) not estimated" if unknown else ""
     text += f", {cpu} unit(s) on the CPU (not counted)" if cpu else ""
     text += f"; at most {peak:.1f} GiB per GPU"
@@ -212,10 +213,10 @@ def wall_clock(units: list[PlannedUnit], gpus: int) -> str:
             hours["train" if u.kind == "train" else "other"] += u.cost.gpu_hours
     packed = (hours["train"] + hours["other"]) / gpus
     if gpus == 1:
-        return f"{packed:.1f} h on 1 GPU"
+        return f"{hours_text(packed, 1, 'h')} on 1 GPU"
     serial = hours["train"] / gpus + hours["other"]
-    return (f"{packed:.1f} h on a node of {gpus} GPUs with the one-GPU units {gpus} at a time, "
-            f"{serial:.1f} h with them one at a time")  # fmt: skip
+    return (f"{hours_text(packed, 1, 'h')} on a node of {gpus} GPUs with the one-GPU units "
+            f"{gpus} at a time, {hours_text(serial, 1, 'h')} with them one at a time")  # fmt: skip
 
 
 def estimate(units: list[PlannedUnit]) -> list[PlannedUnit]:

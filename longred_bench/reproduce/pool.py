@@ -48,6 +48,13 @@ def counted(n: int, word: str) -> str:
     return f"{n} {word}{'es' if word.endswith(('s', 'sh', 'ch', 'x')) else 's'}"
 
 
+def hours_text(hours: float, digits: int, word: str) -> str:
+    """``hours`` at ``digits`` decimals and ``word``, or ``under 0.01 word`` where those would
+    read 0 (a small model's plan said 0.00 GPU-h for every unit and 0.0 GPU-hours in all)."""
+    floor = 10.0**-digits
+    return f"{hours:.{digits}f} {word}" if hours >= floor / 2 else f"under {floor:g} {word}"
+
+
 def duration(seconds: float | None) -> str:
     """``seconds`` in words: seconds (one decimal) under a minute, else minutes."""
     if seconds is None:

@@ -9,7 +9,7 @@ import json
 
 from longred_bench.cli import main
 from longred_bench.reproduce.plan import GUESS, PlannedUnit, estimate
-from longred_bench.reproduce.pool import duration
+from longred_bench.reproduce.pool import duration, hours_text
 
 
 def _cache_original_ruler(monkeypatch, seconds: float) -> None:
@@ -101,6 +101,22 @@ def test_no_guess_is_said_beside_a_gpu_estimate(tmp_path, monkeypatch, capsys) -
 def test_durations_under_a_minute_are_seconds() -> None:
     assert [duration(s) for s in (None, 0.44, 5.7, 59.9, 60.0, 90.0)] == [
         "unknown", "0.4 s", "5.7 s", "59.9 s", "1.0 min", "1.5 min"]  # fmt: skip
+
+
+def test_gpu_hours_that_would_read_0_read_under_the_last_digit() -> None:
+    """A small model's GPU plan said 0.00 GPU-h for every unit and 0.0 GPU-hours in all."""
+    assert [hours_text(h, 2, "GPU-h") for h in (0.0, 0.004, 0.005, 1.234)] == [
+        "under 0.01 GPU-h", "under 0.01 GPU-h", "0.01 GPU-h", "1.23 GPU-h"]  # fmt: skip
+    assert hours_text(0.04, 1, "GPU-hours") == "under 0.1 GPU-hours"
+    from types import SimpleNamespace as NS
+
+    from longred_bench.reproduce.plan import _gpu, gpu_totals
+
+    cost = NS(gpu_hours=0.003, gib_per_gpu=1.0, host_gib_per_gpu=0.0)
+    assert _gpu(cost) == "under 0.01 GPU-h, 1.0 GiB per GPU"
+    units = [PlannedUnit("e", "eval", "eval", False, None, cost=cost)]
+    hw = NS(nproc_per_node=1, gpu_memory_gib=80.0)
+    assert gpu_totals(units, hw).startswith("under 0.1 GPU-hours (under 0.1 h on 1 GPU)")
 
 
 def test_the_other_size_rate_is_per_item_and_ignores_the_codes_hash(

@@ -134,13 +134,18 @@ def suite_short_lines(records: list[dict[str, Any]]) -> list[str]:
     and the tables compute it: each category's tasks and their mean headline score, then the
     mean of the means (none without such records)."""
     from longred_bench.reports.compare_report import headline_scores
-    from longred_bench.reports.short_avg import short_categories
+    from longred_bench.reports.short_avg import NO_GROUP, short_categories
 
     cats = short_categories(records)
     scores = headline_scores(records)
     means = category_means(scores, cats)
     if not means:
         return []
+    if list(means) == [NO_GROUP]:  # every task ran on its own (--tasks): no categories
+        tasks = cats[NO_GROUP]
+        return [f"Short Avg: {means[NO_GROUP]:.2f}, the mean of the {len(tasks)} tasks above "
+                f"({', '.join(tasks)}): they ran on their own, not through LongReD's category "
+                "groups, so it is no mean of category means."]  # fmt: skip
     lines = ["| category | tasks | mean |", "|---|---|---:|"]
     lines += [f"| {c} | {', '.join(cats[c])} | {means[c]:.2f} |" for c in means]
     lines.append(f"| Short Avg ({len(means)} categories) | | {short_avg(scores, cats):.2f} |")

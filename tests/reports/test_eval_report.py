@@ -92,6 +92,20 @@ def test_short_suite_groups_are_marked_and_short_avg_is_the_suites(tmp_path: Pat
     assert "| Short Avg (2 categories) | | 37.50 |" in md
 
 
+def test_tasks_run_on_their_own_say_their_short_avg_is_a_plain_mean(tmp_path: Path) -> None:
+    """``eval --suite short --tasks ...`` read "(no group) | ... | 21.45" and "Short Avg (1
+    categories)": a plain mean of the tasks shown as LongReD's; it says what it is, as
+    ``compare`` does."""
+    scores = (("longred_arc_easy", 0.5), ("longred_lambada_openai", 0.2))
+    records = [{**_eval(t, "acc", v, n=2), "suite": "short", "group": None} for t, v in scores]
+    write_eval_report(records, tmp_path, "t")
+    md = (tmp_path / "eval.md").read_text()
+    assert "(no group)" not in md and "categories) |" not in md
+    assert ("Short Avg: 35.00, the mean of the 2 tasks above (longred_arc_easy, "
+            "longred_lambada_openai): they ran on their own, not through LongReD's category "
+            "groups, so it is no mean of category means.") in md  # fmt: skip
+
+
 def test_the_footnote_gives_the_scale_of_the_suites_values() -> None:
     """RULER's group row ended with "accuracies as fractions" above scores of 0-100."""
     from longred_bench.reports.eval_report import metrics_table

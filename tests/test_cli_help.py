@@ -1,5 +1,6 @@
 """``--help`` of every subcommand states the default of each option that has one, as the parser
-will use it (unit tier: builds the parser only)."""
+will use it, and an unknown argument is refused with its command's usage and the flag meant
+(unit tier: builds the parser only)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import argparse
 
 import pytest
 
-from longred_bench.cli import build_parser
+from longred_bench.cli import build_parser, main
 
 
 def _parsers(parser: argparse.ArgumentParser, name: str = "longred-bench"):
@@ -80,3 +81,24 @@ def test_eval_and_psa_help_state_the_defaults_the_run_takes():
     assert depths[:3] == [0, 10, 20] and depths[-1] == 100 and depths == list(range(0, 101, 10))
     assert "default 0 10 20 ... 100" in helps["eval"]["depths"]
     assert helps["psa"]["top_k"].endswith(f"(default {TOP_K})")
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage", "said"),
+    [
+        (["eval", "--model", "tiny-random", "--lenghts", "512"], "usage: longred-bench eval",
+         "unrecognized arguments: --lenghts 512 (--lenghts: did you mean --lengths?)"),
+        (["data", "list", "--cahce", "x"], "usage: longred-bench data list",
+         "unrecognized arguments: --cahce x (--cahce: did you mean --cache?)"),
+        (["eval", "--model", "tiny-random", "extra"], "usage: longred-bench eval",
+         "unrecognized arguments: extra"),
+    ],
+)  # fmt: skip
+def test_an_unknown_argument_is_refused_by_its_commands_parser(argv, usage, said, capsys):
+    """``eval ... --lenghts 512`` printed the top-level usage (every command) and no hint: the
+    command's own usage now, and the flag meant where one is close."""
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.startswith(usage), err
+    assert err.rstrip().endswith(said), err

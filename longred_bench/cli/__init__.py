@@ -179,7 +179,10 @@ def main(argv: list[str] | None = None) -> int:
     line saying what was saved and how to resume, 130 when Ctrl-C stops the command and 143
     when SIGTERM does; 141 without a word when the reader of its output stops reading, as a
     command killed by SIGPIPE)."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # refused by the command's own parser: its usage, and the flag meant
+        parser_rules.refuse_unknown(parser, args, unknown)
     vars(args).pop(parser_rules.GIVEN, None)
     args.argv = argv
     import longred_bench.jobs  # noqa: F401  (registers the models the suite builds: tiny-base)

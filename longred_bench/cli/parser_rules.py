@@ -63,3 +63,33 @@ def repeated_options(parser: argparse.ArgumentParser) -> None:
                 repeated_options(child)
         elif type(action) is argparse._StoreAction and action.option_strings:
             action.__class__ = _Extend if action.nargs in ("+", "*") else _Once
+
+
+def _command_parser(parser: argparse.ArgumentParser,
+                    args: argparse.Namespace) -> argparse.ArgumentParser:  # fmt: skip
+    """The parser of the (sub)command ``args`` ran: ``eval``'s, ``data fetch``'s."""
+    while True:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        chosen = getattr(args, subs[0].dest, None) if subs else None
+        if chosen not in (subs[0].choices if subs else {}):
+            return parser
+        parser = subs[0].choices[chosen]
+
+
+def refuse_unknown(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                   unknown: list[str]) -> None:  # fmt: skip
+    """Exit as argparse does (status 2) on ``unknown`` arguments, but with the usage of the
+    command they were given to (the top-level usage listed every command instead) and, for a
+    mistyped flag, the one meant: ``unrecognized arguments: --lenghts 512 (did you mean
+    --lengths?)``."""
+    import difflib
+
+    own = _command_parser(parser, args)
+    flags = [o for a in own._actions for o in a.option_strings if o.startswith("--")]
+    hints = []
+    for word in unknown:
+        if word.startswith("--"):
+            close = difflib.get_close_matches(word.split("=")[0], flags, n=1, cutoff=0.75)
+            hints += [f"{word.split('=')[0]}: did you mean {close[0]}?"] if close else []
+    own.error(f"unrecognized arguments: {' '.join(unknown)}"
+              + (f" ({'; '.join(hints)})" if hints else ""))  # fmt: skip

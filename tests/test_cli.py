@@ -106,7 +106,11 @@ def test_drift_text_file_and_rope_list(tmp_path):
         (["--rope", "pi:factor=1"], "factor must be > 1"),
         (["--texts", "nosuchfile.txt"], "neither a corpus"),
         (["--num-texts", "400", "--texts", "TEXTFILE"], "yields only"),
-        (["--seq-len", "4096"], "use a sequence length of at most 256"),
+        (
+            ["--seq-len", "4096"],
+            "use a sequence length of at most 256 (--seq-len 256; in a "
+            "profile, drift.seq_len: 256)",
+        ),
     ],
 )
 def test_drift_bad_input_is_one_line_error(tmp_path, capsys, argv, message):

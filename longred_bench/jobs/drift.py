@@ -170,7 +170,8 @@ def run_drift(
     if cfg.seq_len > max(limit, longest):
         raise UserError(
             f"seq_len {cfg.seq_len} exceeds every model's window: use a sequence length of at "
-            f"most {max(limit, longest)}"
+            f"most {max(limit, longest)} (--seq-len {max(limit, longest)}; in a profile, "
+            f"drift.seq_len: {max(limit, longest)})"
         )
     done = _read_partial(partial, cfg)
     skip = min((len(done.get(name, ())) for name in extended), default=0)

@@ -86,20 +86,28 @@ def check_local(spec: str) -> bool:
     return False
 
 
+def _meant(spec: str) -> str:
+    """`` (did you mean tiny-random?)`` where ``spec`` is close to a zoo name, else ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(spec, zoo_names(), n=1, cutoff=0.8)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
 def check_hub_model(spec: str) -> None:
-    """Raise :class:`UserError` (one line naming ``spec`` and the valid choices) unless the hub
-    is reachable and has model ``spec``."""
+    """Raise :class:`UserError` (one line naming ``spec``, the valid choices and a zoo name it
+    is close to) unless the hub is reachable and has model ``spec``."""
     why = hub_unreachable()
     if why is not None:
         raise UserError(
             f"model {spec!r} is not a local path or a zoo name ({', '.join(zoo_names())}), and "
-            f"the hub cannot be reached: {why}"
+            f"the hub cannot be reached: {why}{_meant(spec)}"
         )
     if not hub_has_model(spec):
         raise UserError(
             f"model {spec!r} was not found: it is not a local path, a zoo name or a model on "
             f"the hub you can see (private or gated: log in with `hf auth login`); give "
-            f"{_choices()}"
+            f"{_choices()}{_meant(spec)}"
         )
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from longred_bench import cli
+from longred_bench.errors import UserError
 from longred_bench.models import names
 
 COMMANDS = {
@@ -134,3 +135,13 @@ def test_the_error_comes_before_torch_is_imported(tmp_path: Path) -> None:
     )
     assert json.loads(done.stdout) == [2, []]
     assert done.stderr.count("\n") == 1 and "no-such/model" in done.stderr
+
+
+def test_a_name_close_to_a_zoo_name_is_named(monkeypatch) -> None:
+    """``--original tiny-randon`` was answered with the hub's unreachability alone."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(UserError, match=r"\(did you mean tiny-random\?\)$"):
+        names.check_model_spec("tiny-randon")
+    with pytest.raises(UserError) as far:
+        names.check_model_spec("org/other-model")
+    assert "did you mean" not in str(far.value)

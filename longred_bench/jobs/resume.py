@@ -12,16 +12,18 @@ extension never does.
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from longred_bench.evaluation.config import EvalConfig
 from longred_bench.jobs.local_files import files_stamp
+from longred_bench.jobs.saved_responses import REQUESTS as REQUESTS  # re-exported
+from longred_bench.jobs.saved_responses import drop_responses as drop_responses
+from longred_bench.jobs.saved_responses import saved_responses as saved_responses
+from longred_bench.jobs.saved_responses import saved_responses_under as saved_responses_under
 from longred_bench.jobs.units import stored_config
 from longred_bench.models.rope import parse_rope_spec
 from longred_bench.results import config_hash
 
-REQUESTS = "requests"
 RESPONSE_KEYS = ("model", "rope", "backend", "device", "decoding", "pcd", "seed", "batch_size",
                  "max_length")  # fmt: skip
 """What a response depends on, of an evaluation's config; and its dtype where not float32."""
@@ -47,39 +49,3 @@ def weights_stamp(model: str) -> str | None:
     """The name, size and modification time of each file of a local model folder (or of a
     GGUF file), hashed; None for a name that is no local path (a hub id, a zoo model)."""
     return files_stamp(Path(model))
-
-
-def _rows(db: Path) -> int:
-    """Rows of a request cache (0 if unreadable)."""
-    try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-        try:
-            return int(con.execute('SELECT COUNT(*) FROM "unnamed"').fetchone()[0])
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return 0
-
-
-def saved_responses(prefix: Path) -> int:
-    """Model responses kept at the request-cache ``prefix``, plus one per finished ``ppl``
-    length (0 when none)."""
-    dbs = prefix.parent.glob(f"{prefix.name}_rank*.db") if prefix.parent.is_dir() else ()
-    lengths = prefix.glob("ppl-*.json") if prefix.is_dir() else ()
-    return sum(_rows(db) for db in dbs) + len(list(lengths))
-
-
-def drop_responses(prefix: Path) -> None:
-    """Delete what the request cache at ``prefix`` holds (once its unit's results are saved)."""
-    import shutil
-
-    for db in prefix.parent.glob(f"{prefix.name}_rank*.db") if prefix.parent.is_dir() else ():
-        db.unlink(missing_ok=True)
-    shutil.rmtree(prefix, ignore_errors=True)
-
-
-def saved_responses_under(folder: Path) -> int:
-    """:func:`saved_responses` of every request cache under ``folder``."""
-    if not folder.is_dir():
-        return 0
-    return sum(_rows(db) for db in folder.rglob("*.db")) + len(list(folder.rglob("ppl-*.json")))

@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.errors import UserError
-from longred_bench.jobs.units import own_config
+
+IDENTITY_KEYS = ("base", "item_scores", "drift_version", "weights")
+"""Keys of a unit's config that only identify it (a model's build, a measurement's version, a
+local model's files), which its computation does not take."""
+
+
+def own_config(config: dict[str, Any]) -> dict[str, Any]:
+    """What a unit's computation takes: ``config`` without :data:`IDENTITY_KEYS`."""
+    return {k: v for k, v in config.items() if k not in IDENTITY_KEYS}
 
 
 def compute(kind: str, config: dict[str, Any], progress: bool, work: Path) -> list[dict[str, Any]]:
@@ -18,7 +26,7 @@ def compute(kind: str, config: dict[str, Any], progress: bool, work: Path) -> li
     under ``work`` as they are computed, and a call interrupted before resumes from them."""
     own = own_config(config)
     if kind in ("eval", "ppl"):
-        from longred_bench.jobs.resume import REQUESTS, saved_responses
+        from longred_bench.jobs.saved_responses import REQUESTS, saved_responses
 
         if saved := saved_responses(work / REQUESTS):
             print(f"[run cache] resuming {work.parent.parent}: {saved} model response(s) an "

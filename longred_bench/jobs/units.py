@@ -33,9 +33,12 @@ from typing import Any
 
 from longred_bench.cache import atomic_write_text, build_lock, cache_dir
 from longred_bench.errors import UserError
+from longred_bench.jobs import unit_compute
 from longred_bench.jobs.builds import check_builds, result_builds, run_base, write_run_base
 from longred_bench.jobs.key_root import follow_moved_cache, portable, record_key_root
 from longred_bench.jobs.local_files import local_stamps
+from longred_bench.jobs.unit_compute import IDENTITY_KEYS as IDENTITY_KEYS  # re-exported
+from longred_bench.jobs.unit_compute import own_config as own_config
 from longred_bench.results import (
     Provenance,
     config_hash,
@@ -50,9 +53,6 @@ from longred_bench.source_tree import source_hash
 KINDS = ("eval", "ppl", "drift", "psa", "train")
 RECORDS_FILE = {"eval": "eval.jsonl", "ppl": "eval.jsonl", "drift": "drift.jsonl",
                 "psa": "psa.jsonl"}  # fmt: skip
-# Keys of a config that only identify a unit (a model's build, a measurement's version, a local
-# model's files), which the computation does not take.
-IDENTITY_KEYS = ("base", "item_scores", "drift_version", "weights")
 PEAK_KEYS = ("peak_memory_mib", "peak_memory_kind")
 LOAD_KEYS = ("load_1min_start", "load_1min_end", "cpus")
 """A training run's ``run.json`` figures its summary record carries (with steps, tokens, seconds):
@@ -170,10 +170,9 @@ class CachedUnit:
                 shutil.rmtree(self.dir / PARTIAL, ignore_errors=True)
             start = time.perf_counter()
             from longred_bench.jobs.in_progress import unit_now
-            from longred_bench.jobs.unit_compute import compute
 
             with unit_now(work):  # the folder goes when the result is swapped in
-                records = compute(self.kind, self.config, progress, work)
+                records = unit_compute.compute(self.kind, self.config, progress, work)
             seconds = time.perf_counter() - start
             seed, device = self.config.get("seed", 0), self.config.get("device", "cpu")
             if self.kind == "psa":
@@ -188,11 +187,6 @@ def unit_folder(group: str, key: dict[str, Any]) -> str:
     ``fig2-drift``, ...); paths inside the cache count as :func:`portable` writes them, local
     files outside it by their stamps (:func:`~longred_bench.jobs.local_files.local_stamps`)."""
     return f"runs/{group}/{config_hash(portable({**key, **local_stamps(key)}))}"
-
-
-def own_config(config: dict[str, Any]) -> dict[str, Any]:
-    """What a unit's computation takes: ``config`` without :data:`IDENTITY_KEYS`."""
-    return {k: v for k, v in config.items() if k not in IDENTITY_KEYS}
 
 
 def _suite_builds(config: Any) -> set[str]:

@@ -123,7 +123,7 @@ def test_pairs_are_all_checked_before_the_first_runs(tmp_path, capsys, monkeypat
     pairs = {"settings": {"suites": ["ruler"], "lengths": [1024]},
              "pairs": [{"original": "tiny-random", "window": 256,
                         "extended": [{"model": str(good), "window": 1024}]},
-                       {"original": str(good), "window": 256,
+                       {"original": str(good), "window": 1024,  # as its config says
                         "extended": [{"model": str(perm), "window": 1024}]}]}  # fmt: skip
     (tmp_path / "pairs.yaml").write_text(yaml.safe_dump(pairs))
     capsys.readouterr()

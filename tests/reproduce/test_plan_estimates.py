@@ -161,18 +161,8 @@ def test_another_batch_size_is_estimated_from_the_cached_evaluation(
 ) -> None:
     """A profile that only changes the evaluations' batch size planned every evaluation as "a
     guess: no ... evaluation cached to go by", ten of them cached at batch size 1 beside it."""
-    import longred_bench.jobs.unit_compute as unit_compute
-    from longred_bench.profiles import load_profile
-    from longred_bench.reproduce.registry import get_spec
-
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
-    record = {"kind": "eval", "task": "niah_single_1", "metric": "acc", "value": 1.0}
-    monkeypatch.setattr(unit_compute, "run_eval_unit", lambda unit, progress, **_: [dict(record)])
-    spec = get_spec("table2")
-    ctx = spec.resolve(load_profile("smoke"), progress=False)
-    (step,) = [s for s in spec.steps(ctx) if s.label == "eval original ruler"]
-    step.unit.run(progress=False)
-    (step.unit.dir / "timing.json").write_text(json.dumps({"seconds": 30.0}))
+    _cache_original_ruler(monkeypatch, 30.0)
     two = tmp_path / "batch2.yaml"
     two.write_text("extends: smoke\nevaluation: {batch_size: 2}\n")
     assert main(["reproduce", "table2", "--profile", str(two), "--dry-run"]) == 0

@@ -92,7 +92,8 @@ def cmd_data(args: argparse.Namespace) -> int:
     if cache is not None and (root := data.cache_above(cache)) is not None:
         raise UserError(f"data {action}: {flag}{cache} is the {cache.name}/ folder inside the "
                         f"cache {root}: give the cache itself, {flag}{root}")  # fmt: skip
-    if cache is not None and (found := results_in(cache)) is not None:
+    given = getattr(args, "cache", None) is not None  # the suite's own cache may hold an --out
+    if given and (found := results_in(cache)) is not None:
         raise UserError(f"data {action}: {flag}{cache} holds results ({found}), not a data "
                         f"cache: give {wrote}, or check results with --results "
                         f"{cache}")  # fmt: skip

@@ -318,6 +318,8 @@ def test_a_mistyped_longred_cache_is_refused_as_a_mistyped_cache_flag_is(
         with pytest.raises(UserError, match=rf"give the cache itself, LONGRED_CACHE={cache}$"):
             args.func(args)
     monkeypatch.setenv("LONGRED_CACHE", str(cache))
+    (cache / "myeval").mkdir()  # an --out inside the cache, which the suite allows
+    (cache / "myeval" / "eval.jsonl").write_text("{}\n")
     args = _parser().parse_args(["data", "list"])
     assert args.func(args) == 0
 

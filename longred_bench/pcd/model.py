@@ -193,24 +193,36 @@ class PcdModel:
         self._bases: dict[int, float | None] = {}  # W' -> B' (None: nothing to over-rotate)
         self._locals: dict[float, list[torch.nn.Module]] = {}
         self._windows_file: Path | None = None
+        self._windows_run = ""
 
-    def keep_windows(self, path: Path) -> None:
-        """Write each local window ``W'`` to ``path`` (a JSON list) as it is first used, and take
-        the ones an earlier run of the same responses wrote there: a run resumed after an
-        interruption answers those windows' requests from its response cache without running
-        them, and :meth:`resolved` still lists them as run."""
-        self._windows_file = path
-        if not path.is_file():
-            return
+    def keep_windows(self, path: Path, run: str) -> None:
+        """Write each local window ``W'`` to ``path`` (JSON: ``{run: [W', ...]}``) as it is
+        first used, under ``run`` (a key of the evaluation's settings: its tasks, lengths,
+        documents), and take the ones an earlier, interrupted call of the same ``run`` wrote
+        there: a resumed run answers those windows' requests from its response cache without
+        running them, and :meth:`resolved` still lists them as run. Another run sharing the
+        responses (other lengths) lists only its own windows, never one it did not use."""
+        self._windows_file, self._windows_run = path, run
+        kept = self._kept_windows()
+        for window in kept.get(run, []):
+            self._bases[int(window)] = base_for_window(self._rotary_cls, self.model.config,
+                                                       int(window))  # fmt: skip
+
+    def _kept_windows(self) -> dict[str, list[int]]:
+        """The windows file's runs (empty where there is none)."""
+        path = self._windows_file
+        if path is None or not path.is_file():
+            return {}
         try:
-            windows = [int(w) for w in json.loads(path.read_text())]
+            kept = json.loads(path.read_text())
+            if not isinstance(kept, dict):
+                raise TypeError("not a mapping of runs")
+            return {str(k): [int(w) for w in v] for k, v in kept.items()}
         except (ValueError, TypeError, UnicodeDecodeError) as exc:
             raise UserError(
                 f"{path} (the PCD local windows of saved responses) is unreadable ({exc}): "
                 "delete it and its responses (the requests folder beside it) and run again"
             ) from None
-        for window in windows:
-            self._bases[window] = base_for_window(self._rotary_cls, self.model.config, window)
 
     def base_for(self, prompt_tokens: int) -> float | None:
         """``B'`` for a prompt of ``prompt_tokens`` tokens under the config's window rule;
@@ -221,8 +233,9 @@ class PcdModel:
         if window not in self._bases:
             self._bases[window] = base_for_window(self._rotary_cls, self.model.config, window)
             if self._windows_file is not None:
+                kept = {**self._kept_windows(), self._windows_run: sorted(self._bases)}
                 self._windows_file.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write_text(self._windows_file, json.dumps(sorted(self._bases)))
+                atomic_write_text(self._windows_file, json.dumps(kept, sort_keys=True))
         return self._bases[window]
 
     def rows_by_base(self, prompt_lengths: list[int]) -> dict[float, list[int]]:

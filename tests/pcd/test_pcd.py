@@ -196,17 +196,24 @@ def test_local_variant_changes_only_the_rope_frequencies(tiny) -> None:
 
 
 def test_kept_windows_are_written_as_used_and_read_back(tiny, tmp_path: Path) -> None:
+    """A run's windows are kept under its key as each is first used and read back by a resumed
+    call of the same run; another run sharing the responses lists only its own."""
     path = tmp_path / "requests" / "key" / "pcd-windows.json"
     first = PcdModel(tiny.model, PcdConfig())
-    first.keep_windows(path)
+    first.keep_windows(path, run="a")
     local_base = first.base_for(1000)
-    assert json.loads(path.read_text()) == [WINDOW]
+    assert json.loads(path.read_text()) == {"a": [WINDOW]}
     second = PcdModel(tiny.model, PcdConfig())  # a resumed run: nothing computed yet
-    second.keep_windows(path)
+    second.keep_windows(path, run="a")
     assert second.resolved()["local"] == [{"window": WINDOW, "base": local_base}]
+    other = PcdModel(tiny.model, PcdConfig())  # other lengths, the same responses
+    other.keep_windows(path, run="b")
+    assert other.resolved()["local"] == []
+    other.base_for(200)  # W' 64 for its own prompts
+    assert json.loads(path.read_text()) == {"a": [WINDOW], "b": [64]}
     path.write_text("[128,")
     with pytest.raises(UserError, match=r"pcd-windows.json .* is unreadable .*: delete it"):
-        PcdModel(tiny.model, PcdConfig()).keep_windows(path)
+        PcdModel(tiny.model, PcdConfig()).keep_windows(path, run="a")
 
 
 def test_first_pair_keeps_the_pairs_below_it(tiny) -> None:

@@ -111,8 +111,11 @@ def _init_worker(threads: int, start_method: str) -> None:
     # Ctrl-C in a terminal reaches the workers too: the command's own process ends them, and a
     # worker that raised KeyboardInterrupt itself (one idle between units) printed
     # multiprocessing's "Process SpawnProcess-1:" beside the interrupted line. A handler, not
-    # SIG_IGN: what a unit starts (torchrun) is not left deaf to Ctrl-C.
+    # SIG_IGN, which a program the worker executes would inherit. SIGINT was blocked from the
+    # worker's start (_starting_deaf_to_ctrl_c): one sent since is taken by the handler now.
     signal.signal(signal.SIGINT, _ctrl_c_is_the_parents)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     multiprocessing.set_start_method(start_method, force=True)
     torch.set_num_threads(threads)
     hf_logging.disable_progress_bar()
@@ -125,17 +128,21 @@ def _ctrl_c_is_the_parents(signum: int, frame: Any) -> None:
 
 @contextlib.contextmanager
 def _starting_deaf_to_ctrl_c() -> Iterator[None]:
-    """Workers started inside the block ignore SIGINT until their set-up
-    (:func:`_init_worker`) hands it to :func:`_ctrl_c_is_the_parents`: a spawned interpreter
-    interrupted while it starts prints its traceback."""
-    if threading.current_thread() is not threading.main_thread():
+    """Workers started inside the block start with SIGINT blocked (a process inherits its
+    signal mask) until their set-up (:func:`_init_worker`) hands it to
+    :func:`_ctrl_c_is_the_parents`: a spawned interpreter interrupted while it starts prints its
+    traceback. Blocked, not ignored: a Ctrl-C meanwhile reaches this process when the block
+    ends (or at once, through another of its threads), never lost."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+        signal, "pthread_sigmask"
+    ):
         yield
         return
-    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, before)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def longest_first(units: Sequence[Unit]) -> list[Unit]:
@@ -195,35 +202,39 @@ def run_units_parallel(
             return False
         return ready is None or not unit.after or ready(unit)
 
-    with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
-                             initargs=(threads, get_start_method())) as pool:  # fmt: skip
-        try:
-            while True:
-                for unit in list(waiting):
-                    if len(running) >= jobs:
-                        break
-                    if startable(unit):
-                        waiting.remove(unit)
-                        with _starting_deaf_to_ctrl_c():  # a worker may start here
-                            running[pool.submit(_run, unit)] = unit
-                if not running:
-                    break  # what is left waits for units that did not run
-                finished, _ = wait(set(running), return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    unit = running.pop(fut)
-                    fut.result()  # re-raises a worker's error here
-                    done.append(unit.key)
-                    bar.update(1)
-                    if progress:
-                        took = duration(time.perf_counter() - start)
-                        bar.write(f"[{name}] done: {unit.label} ({took})")
-        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: no worker is left running
-            _stop_workers(pool)
-            raise
-        except BaseException:  # a unit failed: the running ones finish and stay cached
-            for fut in running:
-                fut.cancel()
-            raise
-        finally:
-            bar.close()
+    pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
+                               initargs=(threads, get_start_method()))  # fmt: skip
+    try:
+        with pool:
+            try:
+                while True:
+                    for unit in list(waiting):
+                        if len(running) >= jobs:
+                            break
+                        if startable(unit):
+                            waiting.remove(unit)
+                            with _starting_deaf_to_ctrl_c():  # a worker may start here
+                                running[pool.submit(_run, unit)] = unit
+                    if not running:
+                        break  # what is left waits for units that did not run
+                    finished, _ = wait(set(running), return_when=FIRST_COMPLETED)
+                    for fut in finished:
+                        unit = running.pop(fut)
+                        fut.result()  # re-raises a worker's error here
+                        done.append(unit.key)
+                        bar.update(1)
+                        if progress:
+                            took = duration(time.perf_counter() - start)
+                            bar.write(f"[{name}] done: {unit.label} ({took})")
+            except BaseException as exc:  # a unit failed: the running ones finish, stay cached
+                if isinstance(exc, KeyboardInterrupt):  # Ctrl-C or SIGTERM: no worker is left
+                    _stop_workers(pool)
+                for fut in running:
+                    fut.cancel()
+                raise
+            finally:
+                bar.close()
+    except KeyboardInterrupt:  # also while the pool waits for the units beside a failed one
+        _stop_workers(pool)
+        raise
     return done

@@ -129,3 +129,59 @@ def test_a_process_forked_inside_the_command_dies_quietly_on_sigterm() -> None:
                          timeout=120)  # fmt: skip
     assert out.returncode == 0 and out.stdout.split() == ["True"], out.stderr
     assert "Traceback" not in out.stderr and "KeyboardInterrupt" not in out.stderr
+
+
+FAILING = """
+import os, sys, time
+from pathlib import Path
+
+
+def sleeper(path):
+    Path(path).write_text(str(os.getpid()))
+    time.sleep(300)
+
+
+def fails(path):
+    Path(path).write_text(str(os.getpid()))
+    time.sleep(1.0)
+    raise ValueError("this unit fails")
+
+
+if __name__ == "__main__":
+    from longred_bench.cli import sigterm_as_interrupt
+    from longred_bench.reproduce.pool import Unit, run_units_parallel
+
+    units = [Unit(sleeper, (f"{sys.argv[1]}/s.pid",), "s", cost=2.0, key="s"),
+             Unit(fails, (f"{sys.argv[1]}/f.pid",), "f", cost=1.0, key="f")]
+    try:
+        with sigterm_as_interrupt():
+            run_units_parallel(units, 2, name="t", progress=False)
+    except KeyboardInterrupt:
+        sys.exit(130)
+"""
+
+
+def test_ctrl_c_while_the_pool_waits_beside_a_failed_unit_ends_it(tmp_path: Path) -> None:
+    """A unit failed; the pool waited for the unit beside it to finish, and Ctrl-C in that wait
+    left the command and both workers running until that unit ended (300 s here)."""
+    script = tmp_path / "failing.py"
+    script.write_text(FAILING)
+    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path)], cwd=tmp_path,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("*.pid"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(2.5)  # the failing unit has failed: the pool waits for the sleeper
+    pids = [int(p.read_text()) for p in tmp_path.glob("*.pid")]
+    try:
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.communicate(timeout=60)
+        assert proc.returncode == 130
+        deadline = time.monotonic() + 20
+        while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(_alive(pid) for pid in pids)
+    finally:
+        for pid in [proc.pid, *pids]:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)

@@ -217,3 +217,19 @@ def test_a_finished_drift_is_kept_after_its_config_yaml_is_deleted(tmp_path, cap
     assert "holds the results of a drift of another config (differs in rope)" in err
     assert "delete drift.jsonl there to give them up" in err
     assert (out / "drift.jsonl").read_text() == kept
+
+
+def test_a_finished_drift_without_config_yaml_takes_its_models_in_any_order(tmp_path) -> None:
+    """Read from drift.jsonl alone, the same drift with its checkpoints in another order was
+    refused as another config (differs in extended); the saved order is any order's."""
+    from longred_bench.cli.outputs import check_drift_out
+    from longred_bench.jobs.configs import DriftConfig
+
+    saved = DriftConfig(original="tiny-random", extended=("/m/a", "/m/b"), seq_len=64)
+    line = {"kind": "drift_summary", "provenance": {"config": saved.to_dict()}}
+    (tmp_path / "drift.jsonl").write_text(json.dumps(line) + "\n")
+    check_drift_out(tmp_path, DriftConfig(original="tiny-random", extended=("/m/b", "/m/a"),
+                                          seq_len=64).to_dict())  # fmt: skip
+    with pytest.raises(UserError, match=r"differs in extended"):
+        check_drift_out(tmp_path, DriftConfig(original="tiny-random", extended=("/m/a",),
+                                              seq_len=64).to_dict())  # fmt: skip

@@ -115,13 +115,14 @@ def _training_now() -> str:
 def _unit_now() -> str:
     """``the unit in progress kept ... in WORK, which the command resumes from; `` where this
     process was measuring a run-cache unit that kept some of its work, else ``""``."""
-    from longred_bench.jobs.drift import PARTIAL
     from longred_bench.jobs.in_progress import UNIT_NOW
-    from longred_bench.jobs.resume import REQUESTS, saved_responses
 
     work = UNIT_NOW[-1] if UNIT_NOW else None
-    if work is None:
+    if work is None:  # before importing what the unit imported (torch): nothing to say
         return ""
+    from longred_bench.jobs.drift import PARTIAL
+    from longred_bench.jobs.saved_responses import REQUESTS, saved_responses
+
     responses, windows = saved_responses(work / REQUESTS), _drift_windows(work / PARTIAL)
     kept = (f"{responses} model response(s)" if responses
             else f"the drift of {windows} window(s)" if windows else None)  # fmt: skip

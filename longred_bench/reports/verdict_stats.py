@@ -69,7 +69,10 @@ def no_interval_text(n: int, scores: str) -> str:
     them (``per-document``, ``per-sample RULER``)."""
     if n == 0:
         return f"no {scores} scores to pair"
-    return f"{n} paired {scores} score(s), one per task and seed: nothing to resample, no interval"
+    return (
+        f"{n} paired {scores} score(s), one per task (and length) and seed: nothing to "
+        "resample, no interval"
+    )
 
 
 def paired_diff(a: Items, b: Items) -> tuple[Interval | None, int]:

@@ -117,8 +117,8 @@ def test_one_document_a_task_gives_no_interval() -> None:
     recs += [{**_item(d, 0, 1.0, "short"), "task": "qa"} for d in ("greedy", "pcd")]
     recs += [_item("greedy", 0, 0.0), _item("pcd", 0, 100.0)]
     got = {v[0]: (v[2], v[3]) for v in pcd_verdicts(recs, top_k=10)}
-    assert got["short"] == (NOT_COMPARABLE, "2 paired per-document score(s), one per task and "
-                            "seed: nothing to resample, no interval")  # fmt: skip
+    assert got["short"] == (NOT_COMPARABLE, "2 paired per-document score(s), one per task (and "
+                            "length) and seed: nothing to resample, no interval")  # fmt: skip
     assert got["ruler"][0] == NOT_COMPARABLE and got["ruler"][1].startswith("1 paired per-sample")
     recs.append(_item("greedy", 1, 0.0, "short"))  # a second shared document in task vt
     recs.append(_item("pcd", 1, 1.0, "short"))

@@ -51,7 +51,7 @@ def test_one_seed_a_side_and_one_document_a_task_give_no_interval() -> None:
     assert seed_diff([run("original", 60.0)], [run("cpt", 40.0)], "short") == (None, 2)
     lone = verdict_cpt_loses_short(run("original", 60.0), [run("cpt", 40.0)], "PI x2", "paper")
     assert lone.label == NOT_COMPARABLE
-    assert "2 paired per-document Short score(s), one per task and seed: nothing to " in lone.ours
+    assert "2 paired per-document Short score(s), one per task (and length) and seed: " in lone.ours
     seeds = [run("cpt", 40.0), run("cpt", 41.0, seed=1)]  # two seeds: something to resample
     assert seed_diff([run("original", 60.0)], seeds, "short")[0] is not None
     docs = [run("cpt", 40.0, docs=2)]  # two documents a task

@@ -222,8 +222,9 @@ def build_table1(
         "| attn KL before | attn KL after | KL-selected layers |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    means = [float(r["mean_hidden_cosine"]) for _, r in before.iterrows()]
-    means += [float(r["mean_hidden_cosine"]) for r in [*after.values(), control] if r]
+    means = [r["mean_hidden_cosine"] for _, r in before.iterrows()]
+    means += [r["mean_hidden_cosine"] for r in [*after.values(), control] if r]
+    means = [float(m) for m in means if isinstance(m, int | float) and not math.isnan(m)]
     cos = f"%.{cosine_digits(means, least=5)}f"  # as many as tell the rows apart (tiny-random)
     verdicts = []
     for _, row in before.iterrows():

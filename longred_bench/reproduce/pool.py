@@ -50,8 +50,11 @@ def counted(n: int, word: str) -> str:
 
 def hours_text(hours: float, digits: int, word: str) -> str:
     """``hours`` at ``digits`` decimals and ``word``, or ``under 0.01 word`` where those would
-    read 0 (a small model's plan said 0.00 GPU-h for every unit and 0.0 GPU-hours in all)."""
+    read 0 (a small model's plan said 0.00 GPU-h for every unit and 0.0 GPU-hours in all);
+    ``0 word`` where nothing runs on a GPU."""
     floor = 10.0**-digits
+    if hours == 0:  # nothing on a GPU
+        return f"0 {word}"
     return f"{hours:.{digits}f} {word}" if hours >= floor / 2 else f"under {floor:g} {word}"
 
 

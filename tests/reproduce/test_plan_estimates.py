@@ -106,7 +106,7 @@ def test_durations_under_a_minute_are_seconds() -> None:
 def test_gpu_hours_that_would_read_0_read_under_the_last_digit() -> None:
     """A small model's GPU plan said 0.00 GPU-h for every unit and 0.0 GPU-hours in all."""
     assert [hours_text(h, 2, "GPU-h") for h in (0.0, 0.004, 0.005, 1.234)] == [
-        "under 0.01 GPU-h", "under 0.01 GPU-h", "0.01 GPU-h", "1.23 GPU-h"]  # fmt: skip
+        "0 GPU-h", "under 0.01 GPU-h", "0.01 GPU-h", "1.23 GPU-h"]  # fmt: skip
     assert hours_text(0.04, 1, "GPU-hours") == "under 0.1 GPU-hours"
     from types import SimpleNamespace as NS
 

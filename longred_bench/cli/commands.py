@@ -80,8 +80,9 @@ def cmd_data(args: argparse.Namespace) -> int:
     from longred_bench.jobs import data
 
     cache, action = getattr(args, "cache", None), args.data_command
+    given = cache is not None
     flag, wrote = "--cache ", "the folder `data fetch --cache` wrote"
-    if cache is None and os.environ.get(ENV_VAR, "").strip():  # a typo there is one here too
+    if not given and os.environ.get(ENV_VAR, "").strip():  # a typo there is one here too
         cache, flag = cache_dir(), f"{ENV_VAR}="
         wrote = f"the folder `data fetch` wrote (unset {ENV_VAR} for the default cache)"
     if cache is not None and cache.is_file():
@@ -92,8 +93,7 @@ def cmd_data(args: argparse.Namespace) -> int:
     if cache is not None and (root := data.cache_above(cache)) is not None:
         raise UserError(f"data {action}: {flag}{cache} is the {cache.name}/ folder inside the "
                         f"cache {root}: give the cache itself, {flag}{root}")  # fmt: skip
-    given = getattr(args, "cache", None) is not None  # the suite's own cache may hold an --out
-    if given and (found := results_in(cache)) is not None:
+    if given and (found := results_in(cache)) is not None:  # the suite's own may hold an --out
         raise UserError(f"data {action}: {flag}{cache} holds results ({found}), not a data "
                         f"cache: give {wrote}, or check results with --results "
                         f"{cache}")  # fmt: skip

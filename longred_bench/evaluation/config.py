@@ -179,6 +179,13 @@ class EvalConfig:
         and prints (its cache keys stay those of :meth:`to_dict`)."""
         return {**self.to_dict(), "dtype": self.resolved_dtype()}
 
+    def run_settings(self) -> dict[str, Any]:
+        """What tells one run from another that shares its saved responses: :meth:`ran_dict`
+        with its tasks and lengths in any order, ``log_samples`` aside (it changes no
+        document)."""
+        return {k: sorted(v) if k in ("tasks", "lengths") and isinstance(v, list | tuple) else v
+                for k, v in self.ran_dict().items() if k != "log_samples"}  # fmt: skip
+
 
 def describe(cfg: EvalConfig, tasks: list[str] | None = None) -> str:
     """What ``eval --dry-run`` prints: the resolved config as JSON (its dtype resolved), then

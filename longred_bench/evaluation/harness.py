@@ -54,16 +54,6 @@ PCD_WINDOWS = "pcd-windows.json"
 """In a request-cache folder: the PCD local windows its responses were computed with, per run."""
 
 
-def _run_key(cfg: EvalConfig) -> str:
-    """What tells one evaluation from another that shares its saved responses: its settings
-    (tasks and lengths in any order; ``log_samples`` aside, which changes no document)."""
-    from longred_bench.results import config_hash
-
-    ran = {k: sorted(v) if k in ("tasks", "lengths") and isinstance(v, list | tuple) else v
-           for k, v in cfg.to_dict().items() if k != "log_samples"}  # fmt: skip
-    return config_hash(ran)
-
-
 def tasks_dir() -> Path:
     """The lm-eval YAML registry: the installed ``longred_bench.tasks`` package data (the
     repository's top-level ``tasks/`` folder, mapped into the package by ``pyproject.toml``)."""
@@ -421,7 +411,10 @@ def run_harness(
         run = _prepare(cfg, model, batch_size)
         lm, loaded_tasks, window = run.lm, run.tasks, run.window
         if decoding == "pcd" and request_cache is not None:  # its windows, kept as its responses
-            lm.pcd.keep_windows(Path(str(request_cache)) / PCD_WINDOWS, run=_run_key(cfg))
+            from longred_bench.results import config_hash
+
+            run_key = config_hash(cfg.run_settings())
+            lm.pcd.keep_windows(Path(str(request_cache)) / PCD_WINDOWS, run=run_key)
         fits = fitting_documents(loaded_tasks["tasks"], lm, limit=limit, seed=seed)
         check_fits(fits, window)
         top = [loaded_tasks["groups"].get(n) or loaded_tasks["tasks"][n] for n in run.names]

@@ -30,18 +30,13 @@ def cache_above(folder: Path) -> Path | None:
     cache and ``data fetch`` nested a cache in it. None otherwise (a folder of the same name
     beside a plain download, ``~/models/smollm2-135m``, is no cache)."""
     from longred_bench.cache import CACHE_FOLDERS
+    from longred_bench.data.corpora import entry_present  # an entry: a folder with a manifest
     from longred_bench.data.sources import SOURCES
 
-    inner: dict[str, set[str]] = {}
-    for source in SOURCES.values():
-        top, _, name = source.entry.partition("/")
-        inner.setdefault(top, set()).add(name)
     if folder.name not in CACHE_FOLDERS:
         return None
-    from longred_bench.data.corpora import entry_present  # an entry: a folder with a manifest
-
-    entries = [folder.parent / top / name for top, names in inner.items() for name in names]
-    return folder.parent if any(entry_present(entry) for entry in entries) else None
+    held = any(entry_present(folder.parent / source.entry) for source in SOURCES.values())
+    return folder.parent if held else None
 
 
 def format_cached_table(entries: list[CachedEntry]) -> str:

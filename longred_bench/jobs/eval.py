@@ -29,9 +29,7 @@ def samples_run(cache: Path, cfg: EvalConfig) -> str:
     """The key of a run's logged samples: its responses (the request-cache prefix ``cache``)
     and its config (without ``log_samples``, which changes no document; tasks and lengths in
     any order)."""
-    ran = {k: sorted(v) if k in ("tasks", "lengths") and isinstance(v, list | tuple) else v
-           for k, v in cfg.ran_dict().items() if k != "log_samples"}  # fmt: skip
-    return config_hash({"responses": cache.name, "config": ran})
+    return config_hash({"responses": cache.name, "config": cfg.run_settings()})
 
 
 def eval_command(

@@ -203,10 +203,8 @@ class PcdModel:
         running them, and :meth:`resolved` still lists them as run. Another run sharing the
         responses (other lengths) lists only its own windows, never one it did not use."""
         self._windows_file, self._windows_run = path, run
-        kept = self._kept_windows()
-        for window in kept.get(run, []):
-            self._bases[int(window)] = base_for_window(self._rotary_cls, self.model.config,
-                                                       int(window))  # fmt: skip
+        for window in self._kept_windows().get(run, []):
+            self._bases[window] = base_for_window(self._rotary_cls, self.model.config, window)
 
     def _kept_windows(self) -> dict[str, list[int]]:
         """The windows file's runs (empty where there is none)."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -136,9 +135,7 @@ def _starting_deaf_to_ctrl_c() -> Iterator[None]:
     :func:`_ctrl_c_is_the_parents`: a spawned interpreter interrupted while it starts prints its
     traceback. Blocked, not ignored: a Ctrl-C meanwhile reaches this process when the block
     ends (or at once, through another of its threads), never lost."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(
-        signal, "pthread_sigmask"
-    ):
+    if not hasattr(signal, "pthread_sigmask"):  # not POSIX
         yield
         return
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})

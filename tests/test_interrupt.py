@@ -17,25 +17,17 @@ from pathlib import Path
 
 import pytest
 from data_helpers import ensure_cached
+from interrupt_helpers import (
+    Interrupt,
+    bare_records,
+    patch_responses,
+    written_as_declared,
+)
 
 from longred_bench import cli
 
 RULER = ["--suite", "ruler", "--lengths", "1024", "--samples", "2", "--tasks"]
 RULER += ["longred_ruler_niah_single_1", "longred_ruler_niah_single_2", "--quiet"]
-
-
-class _Interrupt:
-    """Counts calls of a wrapped function and raises ``KeyboardInterrupt`` after call ``at``."""
-
-    def __init__(self, real, at: int | None) -> None:
-        self.real, self.at, self.calls = real, at, 0
-
-    def __call__(self, *args, **kwargs):
-        out = self.real(*args, **kwargs)
-        self.calls += 1
-        if self.at is not None and self.calls == self.at:
-            raise KeyboardInterrupt
-        return out
 
 
 class _Failing:
@@ -47,28 +39,6 @@ class _Failing:
     def __call__(self, *args, **kwargs):
         self.real(*args, **kwargs)
         raise RuntimeError("disk full")
-
-
-def _patch_responses(monkeypatch: pytest.MonkeyPatch, at: int | None) -> _Interrupt:
-    """Ctrl-C right after the model's response number ``at`` was saved (None: never)."""
-    from lm_eval.api.model import CacheHook
-
-    hook = _Interrupt(CacheHook.add_partial, at)
-    monkeypatch.setattr(CacheHook, "add_partial", lambda self, *a: hook(self, *a))
-    return hook
-
-
-def _records(path: Path) -> list[dict]:
-    rows = [json.loads(line) for line in path.read_text().splitlines()]
-    return [{k: v for k, v in r.items() if k != "provenance"} for r in rows]
-
-
-def _written_as_declared(out: Path, command: str) -> None:
-    """What the command left in ``out`` is what ``--out`` is checked for (cli.outputs)."""
-    from longred_bench.cli.outputs import WRITES
-
-    declared = {name.rstrip("/") for name in WRITES[command]}
-    assert {p.name for p in out.iterdir()} <= declared
 
 
 def _one_line(err: str) -> str:
@@ -86,7 +56,7 @@ def test_eval_interrupted_resumes_from_its_saved_responses(
 ) -> None:
     ensure_cached(request, "brown")
     whole = tmp_path / "whole"
-    counted = _patch_responses(monkeypatch, None)
+    counted = patch_responses(monkeypatch, None)
     assert cli.main(["eval", "--model", "tiny-random", *RULER, "--out", str(whole)]) == 0
     total = counted.calls
     assert total == 4  # two tasks x two samples
@@ -95,7 +65,7 @@ def test_eval_interrupted_resumes_from_its_saved_responses(
 
     out = tmp_path / "cut"
     argv = ["eval", "--model", "tiny-random", *RULER, "--out", str(out)]
-    _patch_responses(monkeypatch, 3)
+    patch_responses(monkeypatch, 3)
     assert cli.main(argv) == 130
     line = _one_line(capsys.readouterr().err)
     assert line.startswith(f"interrupted: 3 model response(s) saved under {out / 'requests'}")
@@ -103,38 +73,12 @@ def test_eval_interrupted_resumes_from_its_saved_responses(
     assert not (out / "eval.jsonl").exists()
     monkeypatch.undo()
 
-    again = _patch_responses(monkeypatch, None)
+    again = patch_responses(monkeypatch, None)
     assert cli.main(argv) == 0
     assert again.calls == total - 3  # only the request not answered before
     assert "resuming: 3 model response(s)" in capsys.readouterr().out
-    assert _records(out / "eval.jsonl") == _records(whole / "eval.jsonl")
-    _written_as_declared(out, "eval")
-
-
-def test_eval_with_pcd_resumed_after_its_last_response_records_every_local_window(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
-) -> None:
-    """A resumed PCD run answers every request from its saved responses, without running a
-    local pass: its records still list the local windows those responses were computed with."""
-    argv = ["eval", "--model", "tiny-random", "--rope", "pi:factor=4", "--suite", "ruler"]
-    argv += ["--tasks", "longred_ruler_vt", "--lengths", "512", "1024", "--samples", "1"]
-    argv += ["--decoding", "pcd", "--quiet"]
-    counted = _patch_responses(monkeypatch, None)
-    assert cli.main([*argv, "--out", str(tmp_path / "whole")]) == 0
-    whole = _records(tmp_path / "whole" / "eval.jsonl")
-    assert sorted({w["window"] for w in whole[0]["pcd"]["local"]}) == [128, 256]
-    monkeypatch.undo()
-
-    out = tmp_path / "cut"
-    _patch_responses(monkeypatch, counted.calls)  # every response saved, no record written
-    assert cli.main([*argv, "--out", str(out)]) == 130
-    monkeypatch.undo()
-    again = _patch_responses(monkeypatch, None)
-    assert cli.main([*argv, "--out", str(out)]) == 0
-    assert again.calls == 0
-    capsys.readouterr()
-    assert _records(out / "eval.jsonl") == whole
-    _written_as_declared(out, "eval")
+    assert bare_records(out / "eval.jsonl") == bare_records(whole / "eval.jsonl")
+    written_as_declared(out, "eval")
 
 
 DRIFT = ["drift", "--original", "tiny-random", "--rope", "pi:factor=4", "abf:theta=1e6"]
@@ -149,7 +93,7 @@ def test_drift_interrupted_resumes_after_its_finished_windows(
 
     assert cli.main([*DRIFT, "--out", str(tmp_path / "whole")]) == 0
     out = tmp_path / "cut"
-    cut = _Interrupt(drift._text_sums, 5)  # two models a window: Ctrl-C in window 3
+    cut = Interrupt(drift._text_sums, 5)  # two models a window: Ctrl-C in window 3
     monkeypatch.setattr(drift, "_text_sums", cut)
     capsys.readouterr()
     assert cli.main([*DRIFT, "--out", str(out)]) == 130
@@ -157,76 +101,14 @@ def test_drift_interrupted_resumes_after_its_finished_windows(
     assert line.startswith(f"interrupted: the drift of 2 window(s) saved in {out}")
     monkeypatch.undo()
 
-    again = _Interrupt(drift._text_sums, None)
+    again = Interrupt(drift._text_sums, None)
     monkeypatch.setattr(drift, "_text_sums", again)
     assert cli.main([*DRIFT, "--out", str(out)]) == 0
     assert "[drift] resuming after 2 of 4 windows" in capsys.readouterr().out  # --quiet too
     assert again.calls == 2 * 2  # the two windows left, for two models
     assert not (out / "drift.partial.json").exists()
-    assert _records(out / "drift.jsonl") == _records(tmp_path / "whole" / "drift.jsonl")
-    _written_as_declared(out, "drift")
-
-
-def test_a_run_cache_drift_unit_interrupted_resumes_after_its_finished_windows(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
-) -> None:
-    """A ``reproduce`` unit (Table 1's drift) interrupted in its third window lost the two it
-    had finished: the same command measured it from the first again."""
-    import longred_bench.metrics.drift as drift
-    from longred_bench.cli.interrupt import _unit_now
-    from longred_bench.jobs.units import CachedUnit
-
-    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
-    config = {"original": "tiny-random", "rope": ["pi:factor=4"], "texts": "random",
-              "num_texts": 4, "seq_len": 64}  # fmt: skip
-    whole = CachedUnit("drift", "runs/t-drift/whole", config).run(progress=False)
-    unit = CachedUnit("drift", "runs/t-drift/cut", config)
-    monkeypatch.setattr(drift, "_text_sums", _Interrupt(drift._text_sums, 3))  # in window 3
-    with pytest.raises(KeyboardInterrupt):
-        unit.run(progress=False)
-    assert _unit_now().startswith("the unit in progress kept the drift of 2 window(s) in ")
-    monkeypatch.undo()
-    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
-    again = _Interrupt(drift._text_sums, None)
-    monkeypatch.setattr(drift, "_text_sums", again)
-    capsys.readouterr()
-    got = unit.run(progress=False)
-    assert again.calls == 2  # the two windows left
-    assert "[drift] resuming after 2 of 4 windows" in capsys.readouterr().out
-    strip = lambda rs: [{k: v for k, v in r.items() if k not in ("provenance", "seconds")}  # noqa: E731
-                        for r in rs]  # fmt: skip
-    assert strip(got) == strip(whole)
-    assert not (unit.dir / "partial").exists()  # gone with the result swapped in
-    assert _unit_now() == ""
-
-
-@pytest.mark.integration
-def test_a_run_cache_eval_unit_interrupted_resumes_from_its_saved_responses(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, request
-) -> None:
-    """A ``reproduce`` evaluation unit interrupted after 3 of its 4 responses kept none of
-    them; it keeps them in its folder and computes only the fourth again."""
-    from longred_bench.cache import cache_dir
-    from longred_bench.jobs.units import CachedUnit
-
-    ensure_cached(request, "brown")
-    (tmp_path / "cache").mkdir()
-    (tmp_path / "cache" / "corpora").symlink_to(cache_dir() / "corpora")  # the data, read only
-    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
-    config = {"model": "tiny-random", "suite": "ruler", "lengths": [1024], "samples": 2,
-              "tasks": ["longred_ruler_niah_single_1", "longred_ruler_niah_single_2"]}  # fmt: skip
-    unit = CachedUnit("eval", "runs/t-eval/cut", config)
-    _patch_responses(monkeypatch, 3)
-    with pytest.raises(KeyboardInterrupt):
-        unit.run(progress=False)
-    monkeypatch.undo()
-    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
-    again = _patch_responses(monkeypatch, None)
-    capsys.readouterr()
-    records = unit.run(progress=False)
-    assert again.calls == 1 and records
-    assert "3 model response(s) an interrupted call saved are reused" in capsys.readouterr().out
-    assert not (unit.dir / "partial").exists()
+    assert bare_records(out / "drift.jsonl") == bare_records(tmp_path / "whole" / "drift.jsonl")
+    written_as_declared(out, "drift")
 
 
 @pytest.mark.integration
@@ -237,7 +119,7 @@ def test_compare_interrupted_inside_a_unit_resumes_it(
     out = tmp_path / "cmp"
     argv = ["compare", "--original", "tiny-random", "--rope", "pi:factor=4", "--suites", "niah"]
     argv += ["--lengths", "1024", "--niah-depths", "0", "50", "100", "--out", str(out), "--quiet"]
-    counted = _patch_responses(monkeypatch, 3 + 2)  # in the second unit (3 cells a unit)
+    counted = patch_responses(monkeypatch, 3 + 2)  # in the second unit (3 cells a unit)
     assert cli.main(argv) == 130
     line = _one_line(capsys.readouterr().err)
     assert line.startswith(
@@ -247,11 +129,11 @@ def test_compare_interrupted_inside_a_unit_resumes_it(
     assert counted.calls == 5
     monkeypatch.undo()
 
-    again = _patch_responses(monkeypatch, None)
+    again = patch_responses(monkeypatch, None)
     assert cli.main(argv) == 0
     assert again.calls == 3 - 2
     assert "| pi:factor=4 |" in (out / "compare.md").read_text()
-    _written_as_declared(out, "compare")
+    written_as_declared(out, "compare")
 
 
 @pytest.mark.integration
@@ -263,7 +145,7 @@ def test_train_interrupted_resumes_from_its_checkpoint(
     out = tmp_path / "run"
     argv = ["train", "--recipe", "cpt", "--profile", "smoke", "--set", "steps=4"]
     argv += ["checkpoint_every=2", "--out", str(out), "--quiet"]
-    monkeypatch.setattr(loop, "save_checkpoint", _Interrupt(loop.save_checkpoint, 1))
+    monkeypatch.setattr(loop, "save_checkpoint", Interrupt(loop.save_checkpoint, 1))
     assert cli.main(argv) == 130
     line = _one_line(capsys.readouterr().err)
     assert line == (
@@ -281,7 +163,7 @@ def test_train_interrupted_resumes_from_its_checkpoint(
     assert cli.main([*argv[:-1], "--resume"]) == 0
     assert f"resuming {out} from step-000004: step 4 of 4" in capsys.readouterr().out
     assert (out / "final" / "config.json").is_file()
-    _written_as_declared(out, "train")
+    written_as_declared(out, "train")
 
 
 @pytest.mark.integration
@@ -318,7 +200,7 @@ def test_trains_progress_bar_closes_before_the_interrupted_line(
 
     argv = ["train", "--recipe", "cpt", "--profile", "smoke", "--set", "steps=4",
             "checkpoint_every=2", "--out", str(tmp_path / "run")]  # fmt: skip
-    monkeypatch.setattr(loop, "save_checkpoint", _Interrupt(loop.save_checkpoint, 1))
+    monkeypatch.setattr(loop, "save_checkpoint", Interrupt(loop.save_checkpoint, 1))
     assert cli.main(argv) == 130
     import gc
 
@@ -428,7 +310,7 @@ def test_an_interrupted_training_unit_names_the_checkpoint_it_kept(
     assert cli.main([*argv, "--list-units"]) == 0
     units = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     unit = next(u for u in units if u["kind"] == "train")
-    monkeypatch.setattr(loop, "save_checkpoint", _Interrupt(loop.save_checkpoint, 1))
+    monkeypatch.setattr(loop, "save_checkpoint", Interrupt(loop.save_checkpoint, 1))
     assert cli.main([*argv, "--unit", unit["id"]]) == 130
     line = _one_line(capsys.readouterr().err)
     run = tmp_path / unit["folder"]

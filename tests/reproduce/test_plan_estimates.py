@@ -28,6 +28,14 @@ def _cache_original_ruler(monkeypatch, seconds: float) -> None:
     (step.unit.dir / "timing.json").write_text(json.dumps({"seconds": seconds}))
 
 
+def _table2_plan(tmp_path, capsys, name: str, profile: str) -> str:
+    """``reproduce table2 --dry-run`` at the profile file ``name.yaml`` holding ``profile``."""
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(profile)
+    assert main(["reproduce", "table2", "--profile", str(path), "--dry-run"]) == 0
+    return capsys.readouterr().out
+
+
 def test_an_evaluation_at_more_samples_is_estimated_from_itself_at_fewer(
     tmp_path, monkeypatch, capsys
 ) -> None:
@@ -35,10 +43,9 @@ def test_an_evaluation_at_more_samples_is_estimated_from_itself_at_fewer(
     of smoke's seconds-long CPT run) beside 0.4 min measured at 1 sample; it took 1.3 min."""
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
     _cache_original_ruler(monkeypatch, 30.0)
-    mine = tmp_path / "two.yaml"
-    mine.write_text("extends: smoke\nevaluation: {ruler: {samples: 2}}\n")
-    assert main(["reproduce", "table2", "--profile", str(mine), "--dry-run"]) == 0
-    out = capsys.readouterr().out
+    out = _table2_plan(
+        tmp_path, capsys, "two", "extends: smoke\nevaluation: {ruler: {samples: 2}}\n"
+    )
     assert "to run  eval original ruler  (1.0 min)\n" in out  # twice the 30 s at 1 sample
     # the zero-shot model's evaluation has no measure of its own, and the plan none of RULER
     assert "to run  eval zero-shot abf:theta=1e5 ruler  (unknown)\n" in out
@@ -163,9 +170,6 @@ def test_another_batch_size_is_estimated_from_the_cached_evaluation(
     guess: no ... evaluation cached to go by", ten of them cached at batch size 1 beside it."""
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
     _cache_original_ruler(monkeypatch, 30.0)
-    two = tmp_path / "batch2.yaml"
-    two.write_text("extends: smoke\nevaluation: {batch_size: 2}\n")
-    assert main(["reproduce", "table2", "--profile", str(two), "--dry-run"]) == 0
-    out = capsys.readouterr().out
+    out = _table2_plan(tmp_path, capsys, "batch2", "extends: smoke\nevaluation: {batch_size: 2}\n")
     assert "to run  eval original ruler  (30.0 s)\n" in out
     assert out.startswith("reproduce table2 --profile batch2 --dry-run")  # the table named

@@ -3,8 +3,8 @@
 For the original, every extended checkpoint (``extended``, compared as it is) and every zero-shot
 RoPE extension of the original (``rope``) this runs the short-text suite, RULER and the NIAH grid
 through :func:`longred_bench.evaluation.run.run_eval`, and measures drift from the original
-(:func:`longred_bench.jobs.drift.run_drift`). Each unit of work (one model and suite, or the drift
-of one set of models) is saved under ``<out>/runs/`` beside the config that made it and reused
+(:func:`longred_bench.jobs.drift.run_drift`). Each unit of work (one model and suite, or one
+model's drift) is saved under ``<out>/runs/`` beside the config that made it and reused
 when the same config is asked again, so an interrupted comparison resumes where it stopped and a
 failure loses nothing already measured; inside a unit, each model response is kept under
 ``<out>/runs/requests/`` as it is computed and each drift window's sums beside the drift units
@@ -216,8 +216,8 @@ def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list
     records: list[dict[str, Any]] = []
     runs = out / "runs"
     suites = [suite for suite in DECODED_SUITES if suite in cfg.suites]
-    drift_parts = _drift_parts(cfg) if "drift" in cfg.suites else []
-    state = _Progress(total=len(suites) * len(rows(cfg)) + len(drift_parts))
+    drift_units = _drift_units(cfg) if "drift" in cfg.suites else []
+    state = _Progress(total=len(suites) * len(rows(cfg)) + len(drift_units))
     folders = unit_folders([label for label, _, _ in rows(cfg)])
     with heartbeat(state.line, enabled=not progress):
         for suite in suites:
@@ -234,9 +234,8 @@ def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list
                     drop_responses(cache)  # saved in the unit: the cache holds unfinished ones
                 records += [{**r, "label": label} for r in got]
                 state.done += 1
-        for name, unit in drift_parts:
-            records += _drift(cfg, name, unit, runs / "drift", progress, state)
-            state.done += 1
+        if drift_units:
+            records += _drift(cfg, drift_units, runs / "drift", progress, state)
     print(f"[compare] {state.total - state.measured} of {state.total} unit(s) reused from "
           f"{runs}, {state.measured} measured" + (f" ({state.again} again: their settings "
           "changed)" if state.again else ""), flush=True)  # fmt: skip
@@ -295,9 +294,21 @@ class _Progress:
         return f"[compare] {self.done} of {self.total} unit(s) done; now {now}"
 
 
-def _drift_parts(cfg: CompareConfig) -> list[tuple[str, dict[str, Any]]]:
-    """The drift units: (name, unit config) of the checkpoints and of the RoPE extensions."""
-    common = {
+def _drift_units(cfg: CompareConfig) -> list[tuple[str, dict[str, Any]]]:
+    """The drift units: ``(label, unit config)`` of each checkpoint and each RoPE extension,
+    one unit per model, so a model added to the comparison is the only one measured."""
+    common = _drift_common(cfg)
+    units = [(spec, _with_weights({**common, "extended": [spec]}, [cfg.original, spec]))
+             for spec in cfg.extended]  # fmt: skip
+    units += [
+        (rope, _with_weights({**common, "rope": [rope]}, [cfg.original])) for rope in cfg.rope
+    ]
+    return units
+
+
+def _drift_common(cfg: CompareConfig) -> dict[str, Any]:
+    """The settings every drift unit shares."""
+    return {
         "original": cfg.original,
         "texts": cfg.drift_texts,
         "num_texts": cfg.drift_num_texts,
@@ -305,42 +316,70 @@ def _drift_parts(cfg: CompareConfig) -> list[tuple[str, dict[str, Any]]]:
         "seed": cfg.seed,
         "device": cfg.device,
     }
-    parts = []
-    if cfg.extended:
-        unit = {**common, "extended": list(cfg.extended)}
-        parts.append(("checkpoints", _with_weights(unit, [cfg.original, *cfg.extended])))
-    if cfg.rope:
-        parts.append(("rope", _with_weights({**common, "rope": list(cfg.rope)}, [cfg.original])))
-    return parts
 
 
 def _drift(
-    cfg: CompareConfig, name: str, unit: dict[str, Any], root: Path, progress: bool,
+    cfg: CompareConfig, units: list[tuple[str, dict[str, Any]]], root: Path, progress: bool,
     state: _Progress,
 ) -> list[dict[str, Any]]:  # fmt: skip
-    """One drift unit's records, measured (resuming from its saved windows) or reused."""
+    """The drift units' records: those saved are reused, the others measured in one run (the
+    original's hidden states computed once for all of them, resuming from its saved windows)
+    and saved one unit per model."""
+    folders = unit_folders([label for label, _ in units])
+    saved: dict[str, list[dict[str, Any]]] = {}
+    missing: list[tuple[str, Path]] = []
+    for label, unit in units:
+        path = root / folders[label] / "drift.jsonl"
+        got = unit_records(path, unit)
+        if got is None:
+            missing.append((label, path))
+        else:
+            saved[label] = got
+            state.done += 1
+    if missing:
+        measured, partial = _measure_drift(cfg, missing, root, progress, state)
+        for label, path in missing:
+            mine = [r for r in measured if r["extension"] == label]
+            saved[label] = save_records(path, dict(units)[label], mine, cfg.seed, cfg.device)
+            state.done += 1
+        partial.unlink(missing_ok=True)  # every model's records are saved
+    return [{**r, "label": r["extension"]} for label, _ in units for r in saved[label]]
+
+
+def drift_run(cfg: CompareConfig, labels: list[str]) -> dict[str, Any]:
+    """The config of one drift run that measures the models ``labels`` names (checkpoints and
+    RoPE extensions of ``cfg``) against the original."""
+    extended = [label for label in labels if label in cfg.extended]
+    run = {**_drift_common(cfg), "extended": extended,
+           "rope": [label for label in labels if label not in extended]}  # fmt: skip
+    return _with_weights(run, [cfg.original, *extended])
+
+
+def _measure_drift(
+    cfg: CompareConfig, missing: list[tuple[str, Path]], root: Path, progress: bool,
+    state: _Progress,
+) -> tuple[list[dict[str, Any]], Path]:  # fmt: skip
+    """The drift records of the ``missing`` models, measured in one run that resumes from the
+    windows an interrupted run of the same models saved, and the file of those windows."""
     from longred_bench.jobs.configs import DriftConfig
     from longred_bench.jobs.drift import run_drift
 
-    path = root / name / "drift.jsonl"
-    got = unit_records(path, unit)
-    if got is None:
-        state.announce(f"drift: {name}", path, _make_room(path), progress)
-        # windows of these weights and settings only. Another call's settings keep their own
-        # file (an interrupted call's windows were deleted by a call with other settings); the
-        # files of weights no longer there can never resume, and go.
-        weights = config_hash({"weights": unit.get("weights")})
-        partial = root / f"{name}-{weights}-{config_hash(unit)}.partial.json"
-        for stale in root.glob(f"{name}*.partial.json"):
-            if not stale.name.startswith(f"{name}-{weights}-"):
-                stale.unlink(missing_ok=True)
-        state.start(f"drift: {name}", partial=partial)
-        drift_records, _ = run_drift(
-            DriftConfig.from_dict(own_config(unit)), progress=progress, partial=partial
-        )
-        got = save_records(path, unit, drift_records, cfg.seed, cfg.device)
-        partial.unlink(missing_ok=True)
-    return [{**r, "label": r["extension"]} for r in got]
+    labels = [label for label, _ in missing]
+    for label, path in missing:
+        state.announce(f"drift: {label}", path, _make_room(path), progress)
+    run = drift_run(cfg, labels)
+    # windows of these models, weights and settings only. Another call's settings keep their
+    # own file (an interrupted call's windows were deleted by a call with other settings); the
+    # files of weights no longer there can never resume, and go.
+    weights = config_hash({"weights": run.get("weights")})
+    partial = root / f"models-{weights}-{config_hash(run)}.partial.json"
+    for stale in root.glob("*.partial.json"):
+        if not stale.name.startswith(f"models-{weights}-"):
+            stale.unlink(missing_ok=True)
+    state.start(f"drift: {', '.join(labels)}", partial=partial)
+    records, _ = run_drift(DriftConfig.from_dict(own_config(run)), progress=progress,
+                           partial=partial)  # fmt: skip
+    return records, partial
 
 
 def config_dict(cfg: CompareConfig) -> dict[str, Any]:

@@ -326,18 +326,58 @@ def test_an_interrupted_drift_of_other_settings_keeps_its_windows(tmp_path: Path
     cfg = CompareConfig(original="tiny-random", rope=("pi:factor=2",), suites=("drift",),
                         drift_texts="random", drift_num_texts=2, drift_seq_len=32)  # fmt: skip
     other = replace(cfg, drift_num_texts=3)
-    ((name, unit),) = compare._drift_parts(cfg)
-    ((_, other_unit),) = compare._drift_parts(other)
-    weights = config_hash({"weights": unit.get("weights")})
+    run, other_run = (compare.drift_run(c, ["pi:factor=2"]) for c in (cfg, other))
+    weights = config_hash({"weights": run.get("weights")})
     root = tmp_path / "runs" / "drift"
     root.mkdir(parents=True)
-    kept = root / f"{name}-{weights}-{config_hash(other_unit)}.partial.json"
-    gone = root / f"{name}-{'0' * 16}-{config_hash(other_unit)}.partial.json"
+    kept = root / f"models-{weights}-{config_hash(other_run)}.partial.json"
+    gone = root / f"models-{'0' * 16}-{config_hash(other_run)}.partial.json"
     for path in (kept, gone):
         path.write_text('{"config": {}, "texts": {}}')
     compare.run_compare(cfg, tmp_path, progress=False)
     assert kept.exists() and not gone.exists()
     assert sorted(p.name for p in root.glob("*.partial.json")) == [kept.name]  # its own: done
+
+
+def test_a_model_added_to_a_comparison_is_the_only_drift_measured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Drift is one unit per model: adding a checkpoint measured every checkpoint's drift again
+    (they were one unit); now only the new one is measured, in one run with any other missing
+    model, and each model's drift is what it was measured alone. Dropping one measures nothing."""
+    from dataclasses import replace
+
+    from longred_bench.jobs import drift
+
+    first, second = _save_tiny(tmp_path / "a"), _save_tiny(tmp_path / "b")
+    cfg = CompareConfig(original="tiny-random", extended=(str(first),), rope=("pi:factor=2",),
+                        suites=("drift",), drift_texts="random", drift_num_texts=2,
+                        drift_seq_len=32)  # fmt: skip
+    runs: list[tuple[list[str], list[str]]] = []
+    run_drift = drift.run_drift
+
+    def spy(config, **kwargs):
+        runs.append((list(config.extended), list(config.rope)))
+        return run_drift(config, **kwargs)
+
+    def summaries(records: list[dict]) -> dict[str, float]:
+        return {r["label"]: r["mean_attention_kl"] for r in records
+                if r["kind"] == "drift_summary"}  # fmt: skip
+
+    monkeypatch.setattr(drift, "run_drift", spy)
+    alone = summaries(compare.run_compare(cfg, tmp_path / "cmp", progress=False))
+    assert runs == [([str(first)], ["pi:factor=2"])]  # the missing models, in one run
+    more = replace(cfg, extended=(str(first), str(second)))
+    both = summaries(compare.run_compare(more, tmp_path / "cmp", progress=False))
+    assert runs[1:] == [([str(second)], [])]
+    assert both[str(first)] == alone[str(first)] and both["pi:factor=2"] == alone["pi:factor=2"]
+    assert both[str(second)] == pytest.approx(alone[str(first)])  # the same weights, measured
+    fewer = replace(cfg, extended=(str(second),), rope=())
+    assert summaries(compare.run_compare(fewer, tmp_path / "cmp", progress=False)) == {
+        str(second): both[str(second)]
+    }
+    assert len(runs) == 2  # nothing measured again
+    assert not list((tmp_path / "cmp" / "runs" / "drift").glob("*.partial.json"))
 
 
 def test_over_length_documents_are_counted_per_model() -> None:

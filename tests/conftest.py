@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from data_helpers import _make_brown_tgz, _pin, _sha
+from data_helpers import HUB_ROWS, _make_brown_tgz, _pin, _sha
 
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -74,3 +74,31 @@ def brown_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def cache(tmp_path: Path) -> Path:
     return tmp_path / "cache"
+
+
+@pytest.fixture
+def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """An empty suite cache, the hub answering with revision ``abc123`` and a fake
+    ``datasets.load_dataset``; every call is recorded."""
+    import datasets
+
+    from longred_bench.data import hub_corpora, source_documents
+
+    calls: dict = {"load": [], "revision": []}
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    for name in hub_corpora.OFFLINE_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(hub_corpora, "_ENTRIES", {})
+    monkeypatch.setattr(source_documents, "_SAID", set())
+
+    def revision(dataset: str, rev: str | None) -> str:
+        calls["revision"].append((dataset, rev))
+        return "abc123"
+
+    def load_dataset(path, name=None, **kwargs):
+        calls["load"].append((path, name, kwargs))
+        return iter(HUB_ROWS)
+
+    monkeypatch.setattr(hub_corpora, "hub_revision", revision)
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    return calls

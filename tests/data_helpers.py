@@ -66,3 +66,7 @@ def ensure_cached(request: pytest.FixtureRequest, *sources: str) -> None:
     if not request.config.getoption("--run-network"):
         pytest.skip(f"needs cached {', '.join(sorted(missing))}: pass --run-network to fetch")
     fetch(sorted(missing))
+
+
+HUB_ROWS = [{"body": f"book {i} " + "word " * (5 + i)} for i in range(5)]
+"""The rows the ``hub`` fixture's dataset streams (field ``body``)."""

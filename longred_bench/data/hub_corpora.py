@@ -39,6 +39,9 @@ from longred_bench.errors import UserError
 
 DOCUMENTS = "documents.jsonl"
 OFFLINE_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+NO_FALLBACK = "LONGRED_NO_FALLBACK"
+"""Set (``1``) by jobs ``--emit-slurm`` planned with the hub's model or data: where the hub cannot
+give them, and no offline variable asks for the fallback, the job stops instead of taking it."""
 REVISION_TIMEOUT_S = 10.0
 
 
@@ -89,6 +92,11 @@ def _cached(member: Member) -> HubEntry | None:
         return None
     meta = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
     return HubEntry(member, path, meta["revision"], meta["documents"], meta["fingerprint"], True)
+
+
+def is_cached(member: Member) -> bool:
+    """Whether ``member``'s rows are in the cache, complete (read without asking the hub)."""
+    return _cached(member) is not None
 
 
 def hub_revision(dataset: str, revision: str | None) -> str:

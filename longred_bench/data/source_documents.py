@@ -3,12 +3,14 @@ fallback rule, and what a run's record keeps of them.
 
 :func:`resolve_source` applies the fallback rule: hub members are fetched (or found in the
 cache); if one cannot be, the source's ``|FALLBACK`` is read instead, said once per process in one
-line and recorded. :func:`member_documents` reads one member's texts: a registry corpus's split,
-a local folder or file, or a hub member's cached rows.
+line and recorded (refused in a job ``--emit-slurm`` planned with the hub's rows).
+:func:`member_documents` reads one member's texts: a registry corpus's split, a local folder or
+file, or a hub member's cached rows.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,6 +58,7 @@ def resolve_source(spec: str, *, network: bool = True) -> Resolved:
                 f"data source {spec!r}: {exc}, and it names no offline fallback (add "
                 f"'|austen+kjv', say) "
             ) from None
+        _check_fallback_allowed(spec, source, exc)
         record.pop("hub", None)
         record["fallback"] = {"used": source.fallback_spec, "reason": str(exc)}
         if spec not in _SAID:
@@ -63,6 +66,22 @@ def resolve_source(spec: str, *, network: bool = True) -> Resolved:
             warn(f"data {spec!r}: {exc}; using the offline fallback {source.fallback_spec!r}")
         return Resolved(Source(source.fallback_spec, source.fallback), record)
     return Resolved(source, record)
+
+
+def _check_fallback_allowed(spec: str, source: Source, exc: Exception) -> None:
+    """Refuse the fallback of ``spec`` where the job was planned with the hub's rows
+    (:data:`~longred_bench.data.hub_corpora.NO_FALLBACK` set by ``--emit-slurm``) and no offline
+    variable asks for the fallback here."""
+    if os.environ.get(hub_corpora.NO_FALLBACK, "").strip() in ("", "0"):
+        return
+    if hub_corpora.offline_reason() is not None:
+        return
+    raise UserError(
+        f"data source {spec!r}: {exc}, and this job was planned to read the hub's rows "
+        f"({hub_corpora.NO_FALLBACK} is set by --emit-slurm): run it where the hub answers, or "
+        f"emit the jobs again with HF_DATASETS_OFFLINE=1 to train every unit on the fallback "
+        f"{source.fallback_spec!r}"
+    )
 
 
 def member_documents(member: Member, split: str = "train") -> tuple[list[str], dict[str, Any]]:

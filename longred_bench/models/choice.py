@@ -17,12 +17,10 @@ import os
 from functools import cache
 
 from longred_bench.cache import warn
+from longred_bench.data.hub_corpora import NO_FALLBACK
 from longred_bench.errors import UserError
 from longred_bench.models.names import check_local, hub_has_model, hub_unreachable
 from longred_bench.profiles.schema import Profile
-
-NO_FALLBACK = "LONGRED_NO_FALLBACK"
-"""Set (``1``) by jobs ``--emit-slurm`` planned with the hub's model: the fallback is refused."""
 
 
 @cache

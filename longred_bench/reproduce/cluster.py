@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.cache import ENV_VAR, cache_dir
+from longred_bench.data.hub_corpora import NO_FALLBACK
 from longred_bench.errors import UserError
 from longred_bench.evaluation import paper_suite
-from longred_bench.models.choice import NO_FALLBACK
 from longred_bench.profiles.schema import Profile
 from longred_bench.reproduce.registry import get_spec
 from longred_bench.reproduce.spec import Context, Step, option_args
@@ -303,8 +303,25 @@ def clear_scripts(out: Path, table: str, profile: str) -> None:
             (out / name).unlink()
 
 
+def _pins(model: str | None, data: str | None) -> list[str]:
+    """The ``export`` lines that make every node run the model and read the data that the
+    emitting process planned with (:func:`emit_slurm`'s ``pinned`` and ``data``)."""
+    lines = []
+    if model == "fallback":
+        lines.append("export HF_HUB_OFFLINE=1  # the fallback model, as when emitted")
+    if data == "fallback":
+        lines.append(
+            "export HF_DATASETS_OFFLINE=1  # the data's offline fallbacks, as when emitted"
+        )
+    hub = [what for what, pin in (("model", model), ("data", data)) if pin == "hub"]
+    if hub:
+        lines.append(f"export {NO_FALLBACK}=1  # the hub's {' and '.join(hub)}, as when emitted")
+    return lines
+
+
 def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
-               code_eval: bool = False, pinned: str | None = None) -> list[Path]:  # fmt: skip
+               code_eval: bool = False, pinned: str | None = None,
+               data: str | None = None) -> list[Path]:  # fmt: skip
     """``--emit-slurm DIR``: per dependency level ``units-N.txt`` (id and kind per line) and
     ``array-N.sbatch`` (a job array over them, the list written into the script, so that a
     queued task runs the unit it was submitted with whatever a later emit writes here),
@@ -325,7 +342,11 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     ``HF_HUB_OFFLINE=1``, so every node runs that fallback; ``"hub"`` makes them export
     ``LONGRED_NO_FALLBACK=1``, so a node that cannot reach the hub stops in one line instead of
     training the other model (a unit's key names its model: the two would not mix, but the
-    report job would compute the missing ones again)."""
+    report job would compute the missing ones again). ``data``: how the units read hub data
+    not cached yet (:func:`~longred_bench.reproduce.hub_data.data_pin`): ``"fallback"`` exports
+    ``HF_DATASETS_OFFLINE=1``, so every node trains on the sources' offline fallbacks;
+    ``"hub"`` exports ``LONGRED_NO_FALLBACK=1``, so a node without the hub stops in one line
+    instead of training on the fallback while other units read the hub's rows."""
     units = listed(ctx)
     stages = levels(units)
     clear_scripts(out, ctx.table, profile_arg(ctx.profile))
@@ -338,14 +359,18 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     train = ([*torchrun, "--standalone", "--nproc-per-node", str(hw.nproc_per_node), "-m",
               "longred_bench"] if hw.nproc_per_node > 1 else exe)  # fmt: skip
     args = f"--profile {shlex.quote(profile_arg(ctx.profile))}{option_args(ctx.options)}"
-    setup = ["set -euo pipefail", f"cd {shlex.quote(str(Path.cwd()))}",
-             f"export {ENV_VAR}={shlex.quote(os.path.abspath(cache_dir()))}",
-             *([f"export PYTHONPATH={shlex.quote(tree)}  # as where this was emitted"]
-               if (tree := os.environ.get("PYTHONPATH")) else []),
-             *(["export HF_ALLOW_CODE_EVAL=1"] if code_eval else []),
-             *{"fallback": ["export HF_HUB_OFFLINE=1  # the fallback model, as when emitted"],
-               "hub": [f"export {NO_FALLBACK}=1  # the hub's model, as when emitted"]
-               }.get(pinned or "", [])]  # fmt: skip
+    setup = [
+        "set -euo pipefail",
+        f"cd {shlex.quote(str(Path.cwd()))}",
+        f"export {ENV_VAR}={shlex.quote(os.path.abspath(cache_dir()))}",
+        *(
+            [f"export PYTHONPATH={shlex.quote(tree)}  # as where this was emitted"]
+            if (tree := os.environ.get("PYTHONPATH"))
+            else []
+        ),
+        *(["export HF_ALLOW_CODE_EVAL=1"] if code_eval else []),
+        *_pins(pinned, data),
+    ]
 
     written: list[Path] = []
     submit = ["#!/usr/bin/env bash", "# Submits the table's units level by level, then its report.",

@@ -311,8 +311,13 @@ def _unit_by_unit(
         print(cluster.list_units(ctx), end="")
         return []
     if emit_slurm is not None:
+        from longred_bench.reproduce.hub_data import data_pin, pin_note
+
+        data, members = data_pin(s.unit.config for s in steps if s.unit.cached() is None)
         paths = cluster.emit_slurm(ctx, emit_slurm, out, code_eval=_code_eval_units(ctx),
-                                   pinned=pinned)  # fmt: skip
+                                   pinned=pinned, data=data)  # fmt: skip
+        if data is not None:
+            print(pin_note(data, members))
         if missing := missing_sources(needed_sources(steps)):  # else each task fetches them
             print(f"note: the jobs read {', '.join(missing)}, not in the cache yet: fetch them "
                   "here before submitting, or every array task fetches them at once (a node "

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from data_helpers import HUB_ROWS as ROWS
 
-from longred_bench.data import hub_corpora, source_documents
+from longred_bench.data import hub_corpora
 from longred_bench.data.corpus_spec import parse_member, parse_source
 from longred_bench.data.source_documents import member_documents, resolve_source
 from longred_bench.errors import UserError
@@ -228,35 +229,6 @@ def test_two_stage_recipes_count_the_steps_of_each_stream() -> None:
 
 # --- hub members ----------------------------------------------------------------------------
 
-ROWS = [{"body": f"book {i} " + "word " * (5 + i)} for i in range(5)]
-
-
-@pytest.fixture
-def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
-    """An empty suite cache, the hub answering with revision ``abc123`` and a fake
-    ``datasets.load_dataset``; every call is recorded."""
-    import datasets
-
-    calls: dict = {"load": [], "revision": []}
-    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
-    for name in hub_corpora.OFFLINE_VARS:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(hub_corpora, "_ENTRIES", {})
-    monkeypatch.setattr(source_documents, "_SAID", set())
-
-    def revision(dataset: str, rev: str | None) -> str:
-        calls["revision"].append((dataset, rev))
-        return "abc123"
-
-    def load_dataset(path, name=None, **kwargs):
-        calls["load"].append((path, name, kwargs))
-        return iter(ROWS)
-
-    monkeypatch.setattr(hub_corpora, "hub_revision", revision)
-    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
-    return calls
-
-
 SPEC = "hf:org/books:config=en:field=body:docs=3|austen+kjv"
 
 
@@ -315,6 +287,28 @@ def test_the_fallback_rule(
     with pytest.raises(UserError, match="names no offline fallback") as exc:
         resolve_source("hf:org/books:field=body")
     assert len(str(exc.value).splitlines()) == 1
+
+
+def test_a_job_planned_with_the_hubs_rows_refuses_the_fallback(
+    hub: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With LONGRED_NO_FALLBACK set (jobs ``--emit-slurm`` planned with the hub's rows), a hub
+    that does not answer stops the job in one line instead of training on the fallback; an
+    offline variable set on purpose still takes the fallback."""
+
+    def unreachable(dataset: str, rev: str | None) -> str:
+        raise hub_corpora.HubUnavailable("the hub did not answer (ConnectError)")
+
+    monkeypatch.setattr(hub_corpora, "hub_revision", unreachable)
+    monkeypatch.setenv(hub_corpora.NO_FALLBACK, "1")
+    with pytest.raises(UserError, match="planned to read the hub's rows") as exc:
+        resolve_source(SPEC)
+    assert len(str(exc.value).splitlines()) == 1 and "'austen+kjv'" in str(exc.value)
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    assert resolve_source(SPEC).record["fallback"]["used"] == "austen+kjv"
+    monkeypatch.delenv("HF_DATASETS_OFFLINE")
+    monkeypatch.setenv(hub_corpora.NO_FALLBACK, "0")
+    assert resolve_source(SPEC).record["fallback"]["used"] == "austen+kjv"
 
 
 def test_the_fallback_is_what_the_stream_reads(

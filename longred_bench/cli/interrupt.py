@@ -104,12 +104,16 @@ def _training_now() -> str:
     from longred_bench.jobs.in_progress import TRAINING_NOW
     from longred_bench.training.checkpoint import latest_checkpoint
 
-    run = TRAINING_NOW[-1] if TRAINING_NOW else None
-    latest = latest_checkpoint(run) if run is not None else None
-    if latest is None:
+    kept = [(run, latest) for run in TRAINING_NOW if (latest := latest_checkpoint(run))]
+    if not kept:
         return ""
-    return (f"the training run in progress kept checkpoint {latest} ({_step_of(latest, run)}), "
-            "which the command resumes from; ")  # fmt: skip
+    if len(kept) == 1:
+        ((run, latest),) = kept
+        return (f"the training run in progress kept checkpoint {latest} "
+                f"({_step_of(latest, run)}), which the command resumes from; ")  # fmt: skip
+    each = "; ".join(f"{latest} ({_step_of(latest, run)})" for run, latest in kept)
+    return (f"the training runs in progress kept checkpoints {each}, which the command "
+            "resumes from; ")  # fmt: skip
 
 
 def _unit_now() -> str:
@@ -117,17 +121,22 @@ def _unit_now() -> str:
     process was measuring a run-cache unit that kept some of its work, else ``""``."""
     from longred_bench.jobs.in_progress import UNIT_NOW
 
-    work = UNIT_NOW[-1] if UNIT_NOW else None
-    if work is None:  # before importing what the unit imported (torch): nothing to say
+    if not UNIT_NOW:  # before importing what the unit imported (torch): nothing to say
         return ""
     from longred_bench.jobs.drift import PARTIAL
     from longred_bench.jobs.saved_responses import REQUESTS, saved_responses
 
-    responses, windows = saved_responses(work / REQUESTS), _drift_windows(work / PARTIAL)
-    kept = (f"{responses} model response(s)" if responses
-            else f"the drift of {windows} window(s)" if windows else None)  # fmt: skip
-    return "" if kept is None else f"the unit in progress kept {kept} in {work}, which the " \
-        "command resumes from; "  # fmt: skip
+    kept = []
+    for work in UNIT_NOW:
+        responses, windows = saved_responses(work / REQUESTS), _drift_windows(work / PARTIAL)
+        what = (f"{responses} model response(s)" if responses
+                else f"the drift of {windows} window(s)" if windows else None)  # fmt: skip
+        if what is not None:
+            kept.append(f"{what} in {work}")
+    if not kept:
+        return ""
+    units = "the unit in progress" if len(kept) == 1 else "the units in progress"
+    return f"{units} kept {'; '.join(kept)}, which the command resumes from; "
 
 
 def _reproduce(args: argparse.Namespace, again: str) -> str:

@@ -144,6 +144,14 @@ class CachedUnit:
             return None if info is None else float(info["seconds"])
         return unit_seconds(self.dir)
 
+    @property
+    def work(self) -> Path:
+        """Where the unit keeps its work as it is computed (a training run: its folder, which
+        holds its checkpoints; else its model responses or drift windows, in ``partial/``)."""
+        if self.kind == "train":
+            return self.dir
+        return self.dir / PARTIAL / config_hash(stored_config(self.config, self.kind))
+
     def run(
         self, *, progress: bool = True, force: bool = False, outcome: list[str] | None = None
     ) -> list[dict[str, Any]]:
@@ -165,7 +173,7 @@ class CachedUnit:
                 outcome.append("taken")
                 return got
             outcome.append("computed")
-            work = self.dir / PARTIAL / config_hash(stored_config(self.config, self.kind))
+            work = self.work
             if force:  # computed again from the start, not from an interrupted call's work
                 shutil.rmtree(self.dir / PARTIAL, ignore_errors=True)
             start = time.perf_counter()

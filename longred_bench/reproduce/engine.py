@@ -117,7 +117,9 @@ def _run_round(ctx: Context, todo: list[Step], jobs: int, ready: Any) -> list[st
         return ran
     from longred_bench.reproduce.pool import Unit, run_units_parallel
 
-    units = [Unit(_compute, (s.unit, ctx.force), s.label, s.cost, s.key, s.after) for s in todo]
+    units = [Unit(_compute, (s.unit, ctx.force), s.label, s.cost, s.key, s.after,
+                  ("train" if s.unit.kind == "train" else "unit", s.unit.work))
+             for s in todo]  # fmt: skip
     steps = {s.key: s for s in todo}
     return run_units_parallel(units, jobs, name=ctx.table, progress=ctx.progress,
                               ready=lambda u: ready(steps[u.key]))  # fmt: skip

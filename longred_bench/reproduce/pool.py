@@ -17,10 +17,11 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from multiprocessing import get_context, get_start_method
+from pathlib import Path
 from typing import Any
 
 from longred_bench.errors import UserError
@@ -30,7 +31,9 @@ from longred_bench.errors import UserError
 class Unit:
     """One piece of work: ``fn(*args)`` (a module-level function, picklable arguments), named
     ``label`` in progress lines, scheduled by ``cost`` (largest first) once the units whose
-    ``key`` is in ``after`` are done."""
+    ``key`` is in ``after`` are done. ``keeps``: where it keeps its work as it goes, as
+    ``("train", run folder)`` or ``("unit", work folder)``, named by the line an interrupt
+    prints (:mod:`longred_bench.jobs.in_progress`)."""
 
     fn: Callable[..., Any]
     args: tuple[Any, ...]
@@ -38,6 +41,7 @@ class Unit:
     cost: float = 1.0
     key: str = ""
     after: tuple[str, ...] = ()
+    keeps: tuple[str, Path] | None = None
 
 
 def counted(n: int, word: str) -> str:
@@ -164,6 +168,16 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
             proc.join()
 
 
+def _name_what_workers_kept(units: Iterable[Unit]) -> None:
+    """Name the training runs and unit folders the interrupted workers kept work in, for this
+    process's interrupted line (each worker measured its own: this process was measuring none)."""
+    from longred_bench.jobs.in_progress import TRAINING_NOW, UNIT_NOW
+
+    for unit in units:
+        if unit.keeps is not None:
+            (TRAINING_NOW if unit.keeps[0] == "train" else UNIT_NOW).append(unit.keeps[1])
+
+
 def _run(unit: Unit) -> str:
     unit.fn(*unit.args)
     return unit.label
@@ -236,5 +250,6 @@ def run_units_parallel(
                 bar.close()
     except KeyboardInterrupt:  # also while the pool waits for the units beside a failed one
         _stop_workers(pool)
+        _name_what_workers_kept(running.values())
         raise
     return done

@@ -267,3 +267,26 @@ def test_each_worker_gets_its_share_of_the_cores(monkeypatch):
 
     monkeypatch.setattr(pool, "usable_cores", lambda: 8)
     assert [pool.threads_per_job(n) for n in (1, 2, 3, 16)] == [8, 4, 2, 1]
+
+
+def test_units_run_by_workers_name_where_they_keep_their_work(monkeypatch, tmp_path):
+    """Each unit handed to the pool names where it keeps its work (a training run's folder, an
+    evaluation's ``partial/`` folder), so Ctrl-C under ``--jobs`` can say what was kept."""
+    from types import SimpleNamespace
+
+    from longred_bench.jobs.units import CachedUnit
+    from longred_bench.reproduce import engine, pool
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    seen = []
+    monkeypatch.setattr(pool, "run_units_parallel",
+                        lambda units, jobs, **kw: seen.extend(units) or [])  # fmt: skip
+    train = CachedUnit("train", "runs/train-cpt-x", {"recipe": "cpt"})
+    evaluation = CachedUnit("eval", "runs/e/y", {"model": "tiny-random", "suite": "niah"})
+    steps = [SimpleNamespace(unit=u, label=u.kind, cost=1.0, key=u.folder, after=())
+             for u in (train, evaluation)]  # fmt: skip
+    ctx = SimpleNamespace(force=False, table="t", progress=False)
+    engine._run_round(ctx, steps, 2, lambda step: True)
+    assert [u.keeps for u in seen] == [("train", tmp_path / "runs/train-cpt-x"),
+                                       ("unit", evaluation.work)]  # fmt: skip
+    assert evaluation.work.parent == tmp_path / "runs/e/y/partial"

@@ -185,3 +185,59 @@ def test_ctrl_c_while_the_pool_waits_beside_a_failed_unit_ends_it(tmp_path: Path
         for pid in [proc.pid, *pids]:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+KEEPERS = """
+import os, sys, time
+from pathlib import Path
+
+
+def keeper(work):
+    Path(work).mkdir(parents=True)
+    (Path(work) / "drift.partial.json").write_text('{"texts": {"x": [[0], [0]]}}')
+    Path(work + ".pid").write_text(str(os.getpid()))
+    time.sleep(300)
+
+
+if __name__ == "__main__":
+    from longred_bench.cli.interrupt import _unit_now
+    from longred_bench.jobs.in_progress import TRAINING_NOW
+    from longred_bench.reproduce.pool import Unit, run_units_parallel
+
+    units = [Unit(keeper, (f"{sys.argv[1]}/w{i}",), f"u{i}", key=f"u{i}",
+                  keeps=("unit", Path(f"{sys.argv[1]}/w{i}"))) for i in range(2)]  # fmt: skip
+    units.append(Unit(time.sleep, (300,), "t", cost=0.5, key="t",
+                      keeps=("train", Path(sys.argv[1], "run"))))  # fmt: skip
+    try:
+        run_units_parallel(units, 3, name="t", progress=False)
+    except KeyboardInterrupt:
+        print(_unit_now())
+        print(*TRAINING_NOW)
+        sys.exit(130)
+"""
+
+
+def test_ctrl_c_names_the_work_each_worker_kept(tmp_path: Path) -> None:
+    """Under ``--jobs`` the units run in workers: the interrupted line said nothing of the work
+    they kept (model responses, drift windows, a training run's checkpoint), which the next call
+    resumes from; it names each unit's now."""
+    script = tmp_path / "keepers.py"
+    script.write_text(KEEPERS)
+    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path)], cwd=tmp_path,
+                            stdout=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("*.pid"))) < 2 and time.monotonic() < deadline:
+        assert proc.poll() is None, "the pool stopped before its units started"
+        time.sleep(0.2)
+    time.sleep(1.0)  # the third worker has started its unit too
+    try:
+        os.killpg(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130
+    line, training = out.splitlines()
+    assert line.startswith("the units in progress kept the drift of 2 window(s) in ")
+    assert all(f"the drift of 2 window(s) in {tmp_path / f'w{i}'}" in line for i in range(2))
+    assert training == str(tmp_path / "run")

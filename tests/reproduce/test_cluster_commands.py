@@ -177,24 +177,26 @@ def test_jobs_emitted_on_the_fallback_model_run_it_on_every_node(tmp_path, monke
 
 
 def test_jobs_emitted_on_the_hub_model_refuse_its_fallback(tmp_path, monkeypatch, capsys):
-    """Emitted where the hub gives `smol`'s model, every job exports LONGRED_NO_FALLBACK=1, and
-    a job on a node without the hub then stops in one line instead of training the fallback."""
+    """Emitted where the hub gives `smol`'s model and its training data, every job exports
+    LONGRED_NO_FALLBACK=1 for both, and a job on a node without the hub then stops in one line
+    instead of training the fallback."""
     import pytest
 
     from longred_bench.errors import UserError
-    from longred_bench.models import choice
+    from longred_bench.models import choice, names
 
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(choice, "hub_unreachable", lambda: None)
+    monkeypatch.setattr(names, "hub_unreachable", lambda: None)  # the data's view
     monkeypatch.setattr(choice, "hub_has_model", lambda name: True)
     choice.chosen_model.cache_clear()
     try:
-        assert main(["reproduce", "table1", "--profile", "smol", "--quiet",
+        assert main(["reproduce", "table3", "--profile", "smol", "--quiet",
                      "--emit-slurm", str(tmp_path / "jobs")]) == 0  # fmt: skip
         scripts = sorted((tmp_path / "jobs").glob("*.sbatch"))
-        assert scripts and all(f"export {choice.NO_FALLBACK}=1" in p.read_text()
-                               for p in scripts)  # fmt: skip
+        pinned = f"export {choice.NO_FALLBACK}=1  # the hub's model and data, as when emitted"
+        assert scripts and all(pinned in p.read_text() for p in scripts)
         assert not any("HF_HUB_OFFLINE" in p.read_text() for p in scripts)
         # On a node where the hub does not answer:
         choice.chosen_model.cache_clear()

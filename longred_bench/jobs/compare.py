@@ -355,6 +355,24 @@ def drift_run(cfg: CompareConfig, labels: list[str]) -> dict[str, Any]:
     return _with_weights(run, [cfg.original, *extended])
 
 
+def partial_name(config: dict[str, Any]) -> str:
+    """The file where an interrupted drift run of ``config`` (a DriftConfig's dict) keeps its
+    finished windows: named by the config and the files of its local models now."""
+    weights = _with_weights({}, [config["original"], *config.get("extended", [])]).get("weights")
+    return f"models-{config_hash({'config': config, 'weights': weights})}.partial.json"
+
+
+def _resumable(path: Path) -> bool:
+    """Whether the saved windows at ``path`` can still resume: the models they were measured on
+    have the files they had (see :func:`partial_name`)."""
+    import json
+
+    try:
+        return path.name == partial_name(json.loads(path.read_text())["config"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+
+
 def _measure_drift(
     cfg: CompareConfig, missing: list[tuple[str, Path]], root: Path, progress: bool,
     state: _Progress,
@@ -367,18 +385,16 @@ def _measure_drift(
     labels = [label for label, _ in missing]
     for label, path in missing:
         state.announce(f"drift: {label}", path, _make_room(path), progress)
-    run = drift_run(cfg, labels)
-    # windows of these models, weights and settings only. Another call's settings keep their
-    # own file (an interrupted call's windows were deleted by a call with other settings); the
-    # files of weights no longer there can never resume, and go.
-    weights = config_hash({"weights": run.get("weights")})
-    partial = root / f"models-{weights}-{config_hash(run)}.partial.json"
-    for stale in root.glob("*.partial.json"):
-        if not stale.name.startswith(f"models-{weights}-"):
-            stale.unlink(missing_ok=True)
+    config = DriftConfig.from_dict(own_config(drift_run(cfg, labels)))
+    # windows of these models, settings and weights only: another call's (other models or
+    # settings, interrupted) keep their own file, and resume when it is asked again; the files of
+    # weights no longer there can never resume, and go.
+    partial = root / partial_name(config.to_dict())
+    for other in root.glob("*.partial.json"):
+        if other != partial and not _resumable(other):
+            other.unlink(missing_ok=True)
     state.start(f"drift: {', '.join(labels)}", partial=partial)
-    records, _ = run_drift(DriftConfig.from_dict(own_config(run)), progress=progress,
-                           partial=partial)  # fmt: skip
+    records, _ = run_drift(config, progress=progress, partial=partial)
     return records, partial
 
 

@@ -316,27 +316,36 @@ def test_a_checkpoint_trained_again_at_its_path_is_measured_again(
 
 
 @pytest.mark.integration
-def test_an_interrupted_drift_of_other_settings_keeps_its_windows(tmp_path: Path) -> None:
-    """Saved drift windows of other settings (another compare call, interrupted) are kept for
-    it; those of weights no longer there go (the first were deleted as stale before)."""
+def test_an_interrupted_drift_of_other_models_or_settings_keeps_its_windows(tmp_path: Path) -> None:
+    """Saved drift windows of another call, interrupted (other settings, or other models: a
+    checkpoint added, then taken out again), are kept for it; those of weights no longer there go.
+    Adding a checkpoint deleted the windows of the call before it."""
+    import json
     from dataclasses import replace
 
-    from longred_bench.results import config_hash
+    from longred_bench.jobs.configs import DriftConfig
+    from longred_bench.jobs.unit_compute import own_config
 
+    ckpt, same = _save_tiny(tmp_path / "ckpt"), _save_tiny(tmp_path / "same")
     cfg = CompareConfig(original="tiny-random", rope=("pi:factor=2",), suites=("drift",),
                         drift_texts="random", drift_num_texts=2, drift_seq_len=32)  # fmt: skip
-    other = replace(cfg, drift_num_texts=3)
-    run, other_run = (compare.drift_run(c, ["pi:factor=2"]) for c in (cfg, other))
-    weights = config_hash({"weights": run.get("weights")})
+    others = [replace(cfg, drift_num_texts=3), replace(cfg, rope=("pi:factor=2", "pi:factor=4")),
+              replace(cfg, extended=(str(same),)), replace(cfg, extended=(str(ckpt),))]  # fmt: skip
     root = tmp_path / "runs" / "drift"
     root.mkdir(parents=True)
-    kept = root / f"models-{weights}-{config_hash(other_run)}.partial.json"
-    gone = root / f"models-{'0' * 16}-{config_hash(other_run)}.partial.json"
-    for path in (kept, gone):
-        path.write_text('{"config": {}, "texts": {}}')
+
+    def saved(c: CompareConfig) -> Path:
+        labels = [*c.extended, *c.rope]
+        config = DriftConfig.from_dict(own_config(compare.drift_run(c, labels))).to_dict()
+        path = root / compare.partial_name(config)
+        path.write_text(json.dumps({"config": config, "texts": {}}))
+        return path
+
+    *kept, _ = [saved(c) for c in others]  # the last: its checkpoint is retrained
+    (ckpt / "config.json").write_text((ckpt / "config.json").read_text() + "\n")  # new files
     compare.run_compare(cfg, tmp_path, progress=False)
-    assert kept.exists() and not gone.exists()
-    assert sorted(p.name for p in root.glob("*.partial.json")) == [kept.name]  # its own: done
+    left = sorted(p.name for p in root.glob("*.partial.json"))
+    assert left == sorted(p.name for p in kept)  # its own: done; the retrained one's: gone
 
 
 def test_a_model_added_to_a_comparison_is_the_only_drift_measured(

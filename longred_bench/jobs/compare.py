@@ -105,8 +105,9 @@ def check_tokenizers(cfg: CompareConfig, *, note: bool = True) -> None:
 def slug(text: str) -> str:
     """``text`` as a folder name (a unit's, or a pair's): at most 80 characters, a longer one
     cut to 71 and ended by 8 hex digits of ``text``'s hash (two paths that share their first 80
-    characters shared one folder, each measured over the other's records)."""
-    name = re.sub(r"[^A-Za-z0-9_.=-]+", "_", text).strip("_") or "model"
+    characters shared one folder, each measured over the other's records); never hidden, ``.``
+    or ``..`` (``./m`` made a hidden ``._m``, ``..`` the folder above)."""
+    name = re.sub(r"[^A-Za-z0-9_.=-]+", "_", text).strip("_.") or "model"
     return name if len(name) <= 80 else _hashed(name, text)
 
 

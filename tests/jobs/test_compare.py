@@ -474,6 +474,18 @@ def test_each_model_has_its_own_unit_folder() -> None:
         assert folders[clash] != slug(clash) and folders[clash].startswith(slug(clash) + "-")
 
 
+def test_a_relative_model_path_makes_a_plain_folder_inside_runs() -> None:
+    """``./m`` made a hidden folder ``._m``, and ``..`` or ``.`` (a model given from inside its
+    folder) named the folder above ``runs/`` or ``runs/`` itself: each is a plain folder now."""
+    from longred_bench.jobs.compare import slug, unit_folders
+
+    assert slug("./base") == "base" and slug("../ckpt/") == "ckpt" and slug(".hidden") == "hidden"
+    assert slug("..") == slug(".") == "model" and slug("/abs/m") == "abs_m"
+    folders = unit_folders(["original", ".", ".."])
+    assert len(set(folders.values())) == 3
+    assert all(not name.startswith(".") and name.strip(".") for name in folders.values())
+
+
 def test_pcd_rows_alone_show_their_models_drift(tmp_path: Path) -> None:
     """``--decoding pcd`` without greedy: drift, keyed by the model's own label, was on no row
     of the summary (every cell blank); with a greedy row it stays there, once."""

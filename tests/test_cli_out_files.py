@@ -162,6 +162,25 @@ def test_an_out_inside_the_model_folder_is_refused(tmp_path, capsys, argv, insid
     assert sorted(p.name for p in model.iterdir()) == ["config.json"]
 
 
+@pytest.mark.parametrize("flag", ["--out", "--emit-slurm"])
+def test_a_reproduce_folder_inside_the_profiles_model_folder_is_refused(tmp_path, capsys, flag):
+    """``reproduce`` wrote its report (or job scripts) into the profile's own model folder: the
+    files it is keyed by changed, so every cached unit was new and each call computed them all
+    again."""
+    from longred_bench.models.loading import load
+
+    model, tiny = tmp_path / "base", load("tiny-random")
+    tiny.model.save_pretrained(model)
+    tiny.tokenizer.save_pretrained(model)
+    kept = sorted(p.name for p in model.iterdir())
+    profile = tmp_path / "mine.yaml"
+    profile.write_text(f"extends: smoke\nmodel: {{name: '{model}', window: 256, layers: 4}}\n")
+    argv = ["reproduce", "table1", "--profile", str(profile), "--quiet"]
+    assert main([*argv, flag, str(model / "jobs")]) == 2
+    assert f"{flag} {model / 'jobs'} is inside the model folder {model}" in capsys.readouterr().err
+    assert sorted(p.name for p in model.iterdir()) == kept
+
+
 def test_an_out_inside_a_folder_that_is_no_model_names_the_model_as_the_problem(tmp_path, capsys):
     """``--model .`` (a folder with no config.json) and ``--out`` inside it was refused as "inside
     the model folder": the folder is no model, which is what the error says now."""

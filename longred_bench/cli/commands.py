@@ -39,6 +39,7 @@ from longred_bench.cli.outputs import (
     check_eval_out,
     check_out_dir,
     check_out_outside,
+    check_reproduce_outside,
     check_results_config,
     results_in,
     saved_drift_order,
@@ -426,6 +427,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         if not args.emit_slurm.strip():
             raise UserError("--emit-slurm needs a folder path for the job scripts")
         check_out_dir(Path(args.emit_slurm), "reproduce --emit-slurm", "--emit-slurm")
+    if args.out or args.emit_slurm:
+        check_reproduce_outside(args.table, args.profile, args.out, args.emit_slurm,
+                                dry_run=args.dry_run)  # fmt: skip
     if args.allow_code_eval:  # a permission, not a setting: no cache key changes
         os.environ["HF_ALLOW_CODE_EVAL"] = "1"
 

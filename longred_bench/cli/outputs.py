@@ -326,18 +326,35 @@ def _check_outside_cache(out: Path, flag: str) -> None:
                         f"{root}")  # fmt: skip
 
 
-def check_out_outside(out: Path, *models: str | None) -> None:
-    """Refuse an ``out`` that is a local model folder the command reads, or lies inside one:
-    the results written there change the files the model is known by (its results are keyed
-    by them: nothing was ever reused), and mix with the model's own."""
+def check_out_outside(out: Path, *models: str | None, flag: str = "--out") -> None:
+    """Refuse an ``out`` (given as ``flag``) that is a local model folder the command reads, or
+    lies inside one: the results written there change the files the model is known by (its
+    results are keyed by them: nothing was ever reused), and mix with the model's own."""
     where = out.resolve()
     for model in models:
         folder = Path(model).expanduser() if model else None
         if folder is None or not (folder / "config.json").is_file():  # no model folder: the
             continue  # model's own check says what it is instead
         if where.is_relative_to(folder.resolve()):
-            raise UserError(f"--out {out} is inside the model folder {model}, which the results "
-                            "would change (and mix with): give a folder outside it")  # fmt: skip
+            raise UserError(f"{flag} {out} is inside the model folder {model}, which the "
+                            "files written there would change (and mix with): give a folder "
+                            "outside it")  # fmt: skip
+
+
+def check_reproduce_outside(
+    table: str, profile: str | None, out: str | None, emit_slurm: str | None, *, dry_run: bool
+) -> None:
+    """Refuse ``reproduce``'s report folder (``out``, unless a dry run writes none) or
+    ``--emit-slurm`` folder inside the profile's model folder: its units are keyed by the
+    model's files, so what is written there made every one of them new."""
+    from longred_bench.reproduce.profile_views import checked_profile
+    from longred_bench.reproduce.registry import get_spec
+
+    name = profile or ("tiny" if table == "all" else get_spec(table).default_profile)
+    model = checked_profile(name).model
+    for flag, folder in (("--out", None if dry_run else out), ("--emit-slurm", emit_slurm)):
+        if folder:
+            check_out_outside(Path(folder), model.name, model.fallback, flag=flag)
 
 
 def check_eval_out(out: Path, mine: dict[str, Any]) -> None:

@@ -31,7 +31,6 @@ fetch``).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from collections.abc import Iterable
@@ -47,27 +46,12 @@ from longred_bench.evaluation.items import item_records
 from longred_bench.evaluation.lm import EvalModel
 from longred_bench.evaluation.ppl import pow2_floor
 from longred_bench.evaluation.quiet_output import lm_eval_output
+from longred_bench.evaluation.task_names import tasks_dir
 
 DEFAULT_TASKS = SUITES["short"]
 _HFLM_MAX_GEN_TOKS = 256  # HFLM.max_gen_toks in lm-eval 0.4.13
 PCD_WINDOWS = "pcd-windows.json"
 """In a request-cache folder: the PCD local windows its responses were computed with, per run."""
-
-
-def tasks_dir() -> Path:
-    """The lm-eval YAML registry: the installed ``longred_bench.tasks`` package data (the
-    repository's top-level ``tasks/`` folder, mapped into the package by ``pyproject.toml``)."""
-    spec = importlib.util.find_spec("longred_bench.tasks")
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    for location in locations:
-        path = Path(location)
-        if (path / "_longred_short.yaml").is_file():
-            return path
-    raise UserError(
-        "the lm-eval task registry (longred_bench.tasks) is not installed or incomplete "
-        f"(looked in {', '.join(locations) or 'nowhere'}): reinstall longred-bench "
-        "(pip install --force-reinstall longred-bench, or pip install -e . in a checkout)"
-    )
 
 
 def task_manager(metadata: dict[str, Any] | None = None, names: Iterable[str] | None = None) -> Any:

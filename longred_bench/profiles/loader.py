@@ -208,10 +208,11 @@ def _load(path: Path, mtimes_ns: tuple[int, ...], cwd: str) -> Profile:
 
 
 def check_ruler_tasks(tasks: tuple[str, ...] | None, file: str, where: str) -> None:
-    """RULER tasks are the suite's own lm-eval tasks (``longred_ruler_<name>``): a bare RULER
-    name would select lm-eval's task of that name, a different task, so it is refused."""
+    """RULER tasks are the suite's own lm-eval tasks (``longred_ruler_<name>``, and lm-eval's
+    NIAH as ``longred_lmeval_<name>``): a bare RULER name would select lm-eval's task of that
+    name, a different task, so it is refused."""
     for task in tasks or ():
-        if not task.startswith("longred_ruler_"):
+        if not task.startswith(("longred_ruler_", "longred_lmeval_")):
             name = task.removeprefix("ruler_")
             raise UserError(f"profile {file}: {where}: {task!r} is not one of the suite's RULER "
                             f"tasks; write longred_ruler_{name}")  # fmt: skip

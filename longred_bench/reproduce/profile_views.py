@@ -69,6 +69,9 @@ def checked_profile(spec: str | Path) -> Profile:
     check_values(prof, where)
     for key, ev in tables_ev:
         check_evaluation(ev, where, key)
+    from longred_bench.reproduce.profile_tasks import check_task_lists
+
+    check_task_lists(prof, where, tables_ev)
     check_repeats(to_dict(prof), where)
     check_training_values(prof)
     return prof

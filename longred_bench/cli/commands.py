@@ -124,16 +124,20 @@ def cmd_drift(args: argparse.Namespace) -> int:
     check_extensions(cfg.original, cfg.rope)
     cfg = replace(cfg, **saved_drift_order(Path(args.out), cfg.to_dict()))  # resumes in order
     check_drift_out(Path(args.out), cfg.to_dict())  # another config's results: refused
-    from longred_bench.jobs.drift import PARTIAL
+    from longred_bench.jobs.drift import PARTIAL, files_changed
 
     out = Path(args.out)
     if (
         all((out / n).is_file() for n in ("drift.jsonl", "config.yaml"))
         and not (out / PARTIAL).is_file()
     ):  # this config's, finished: measured again, every window, without a word
-        print(f"{out} holds this drift, measured ({out / 'drift.jsonl'}): nothing to measure "
-              "(delete drift.jsonl there to measure it again)")  # fmt: skip
-        return 0
+        if changed := files_changed(out, cfg):
+            print(f"[drift] the files of {changed} changed since {out / 'drift.jsonl'} was "
+                  "written: measured again, its results are replaced", flush=True)  # fmt: skip
+        else:
+            print(f"{out} holds this drift, measured ({out / 'drift.jsonl'}): nothing to "
+                  "measure (delete drift.jsonl there to measure it again)")  # fmt: skip
+            return 0
     warn_past_window(cfg.original, cfg.seq_len, cfg.rope, cfg.extended)
     if cfg.extended:  # before any weights load: both tokenizers, then both configs
         from longred_bench.jobs.same_tokens import check_drift_shapes, check_same_tokens

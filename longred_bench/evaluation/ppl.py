@@ -215,7 +215,7 @@ def run_ppl_suite(
     corpus, windows = corpus or "austen", samples or 8
     records: list[dict[str, Any]] = []
     for length in sorted(lengths):
-        saved = None if done_dir is None else done_dir / f"ppl-{corpus}-{windows}-{length}.json"
+        saved = None if done_dir is None else done_dir / _saved_name(corpus, windows, length)
         if saved is not None and saved.is_file():
             records += json.loads(saved.read_text())
             continue
@@ -230,6 +230,28 @@ def run_ppl_suite(
             atomic_write_text(saved, json.dumps(got))
         records += got
     return records
+
+
+def _saved_name(corpus: str, windows: int, length: int) -> str:
+    """The file a finished length's records are kept in: a registry corpus by its name, local
+    texts by a hash of their paths and files (names, sizes, modification times), so texts
+    replaced at their path are measured again, never answered from the old ones' records (a
+    path's ``/`` made nested folders of the name too)."""
+    from longred_bench.data.corpus_spec import local_paths
+    from longred_bench.results import config_hash
+
+    try:
+        paths = local_paths(corpus)
+    except UserError:
+        paths = ()
+    if not paths:
+        return f"ppl-{corpus}-{windows}-{length}.json"
+    files = {}
+    for path in paths:
+        found = sorted(path.rglob("*")) if path.is_dir() else [path]
+        files[str(path)] = [[str(f), f.stat().st_size, f.stat().st_mtime_ns]
+                            for f in found if f.is_file()]  # fmt: skip
+    return f"ppl-{config_hash({'corpus': corpus, 'files': files})[:16]}-{windows}-{length}.json"
 
 
 def run_ppl_config(

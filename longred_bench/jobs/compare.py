@@ -202,10 +202,15 @@ def _eval_unit(
 
 def _with_weights(unit: dict[str, Any], models: list[str]) -> dict[str, Any]:
     """``unit`` keyed also by the files of each local model among ``models``
-    (:func:`~longred_bench.jobs.resume.weights_stamp`): other weights at the same path make
-    another unit. A unit of hub ids only is left as it is."""
+    (:func:`~longred_bench.jobs.resume.weights_stamp`) and of a local text file or folder it
+    reads (``texts``, drift's): other weights or texts at the same path make another unit. A
+    unit of hub ids and registry corpora only is left as it is."""
+    from longred_bench.jobs.local_files import local_stamps
+
     stamps = {m: stamp for m in models if (stamp := weights_stamp(m)) is not None}
-    return {**unit, "weights": stamps} if stamps else unit
+    texts = local_stamps({"texts": unit.get("texts")}).get("local_files")
+    return {**unit, **({"weights": stamps} if stamps else {}),
+            **({"texts_files": texts} if texts else {})}  # fmt: skip
 
 
 def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list[dict[str, Any]]:
@@ -358,9 +363,10 @@ def drift_run(cfg: CompareConfig, labels: list[str]) -> dict[str, Any]:
 
 def partial_name(config: dict[str, Any]) -> str:
     """The file where an interrupted drift run of ``config`` (a DriftConfig's dict) keeps its
-    finished windows: named by the config and the files of its local models now."""
-    weights = _with_weights({}, [config["original"], *config.get("extended", [])]).get("weights")
-    return f"models-{config_hash({'config': config, 'weights': weights})}.partial.json"
+    finished windows: named by the config and the files of its local models and texts now."""
+    files = _with_weights({"texts": config.get("texts")},
+                          [config["original"], *config.get("extended", [])])  # fmt: skip
+    return f"models-{config_hash({'config': config, 'weights': files})}.partial.json"
 
 
 def _resumable(path: Path) -> bool:

@@ -116,14 +116,37 @@ PARTIAL = "drift.partial.json"
 """Beside a drift run's results while it runs: the per-text sums of the windows measured so far."""
 
 
+def files_of(cfg: DriftConfig) -> dict[str, str]:
+    """The stamps of the local files ``cfg`` reads (its model folders, a text file or folder:
+    :func:`~longred_bench.jobs.local_files.local_stamps`): files replaced at the same path make
+    another drift, never answered from the old files' windows or results."""
+    from longred_bench.jobs.local_files import local_stamps
+
+    return local_stamps(cfg.to_dict()).get("local_files", {})
+
+
+def files_changed(out: Path, cfg: DriftConfig) -> str:
+    """The local files (comma-separated paths) whose stamps differ from those the drift saved
+    in ``out/config.yaml`` recorded (a model retrained or a text file replaced at its path),
+    or ``""``. Results saved before stamps were recorded count as unchanged."""
+    try:
+        saved = yaml.safe_load((out / "config.yaml").read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return ""
+    if not isinstance(saved, dict) or "local_files" not in saved:
+        return ""
+    theirs, mine = saved["local_files"] or {}, files_of(cfg)
+    return ", ".join(sorted(p for p in {*theirs, *mine} if theirs.get(p) != mine.get(p)))
+
+
 def _read_partial(path: Path | None, cfg: DriftConfig) -> dict[str, list[TextSums]]:
-    """The sums an interrupted run of ``cfg`` saved at ``path`` (none when absent or of another
-    config)."""
+    """The sums an interrupted run of ``cfg`` saved at ``path`` (none when absent, of another
+    config, or of other files at its paths)."""
     if path is None or not path.is_file():
         return {}
     try:
         saved = json.loads(path.read_text())
-        if saved["config"] != cfg.to_dict():
+        if saved["config"] != cfg.to_dict() or saved.get("files", {}) != files_of(cfg):
             return {}
         return {
             name: [TextSums.from_list(t) for t in texts] for name, texts in saved["texts"].items()
@@ -133,10 +156,13 @@ def _read_partial(path: Path | None, cfg: DriftConfig) -> dict[str, list[TextSum
 
 
 def _partial_writer(path: Path, cfg: DriftConfig) -> Callable[[dict[str, list[TextSums]]], None]:
+    files = files_of(cfg)
+
     def write(sums: dict[str, list[TextSums]]) -> None:
         texts = {name: [t.as_list() for t in rows] for name, rows in sums.items()}
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, json.dumps({"config": cfg.to_dict(), "texts": texts}))
+        saved = {"config": cfg.to_dict(), "files": files, "texts": texts}
+        atomic_write_text(path, json.dumps(saved))
 
     return write
 
@@ -185,6 +211,8 @@ def run_drift(
         done=done, on_batch=None if partial is None else _partial_writer(partial, cfg),
     )  # fmt: skip
     config = {**cfg.to_dict(), "seconds": round(time.perf_counter() - start, 2)}
+    if files := files_of(cfg):  # which files were read, to tell when they change
+        config["local_files"] = files
     return _records(cfg, results, extended), Provenance.collect(
         config, seed=cfg.seed, device=cfg.device, builds=result_builds(config)
     )

@@ -11,9 +11,9 @@ from typing import Any
 
 from longred_bench.errors import UserError
 
-IDENTITY_KEYS = ("base", "item_scores", "drift_version", "weights")
+IDENTITY_KEYS = ("base", "item_scores", "drift_version", "weights", "texts_files")
 """Keys of a unit's config that only identify it (a model's build, a measurement's version, a
-local model's files), which its computation does not take."""
+local model's files, a local text file's), which its computation does not take."""
 
 
 def own_config(config: dict[str, Any]) -> dict[str, Any]:

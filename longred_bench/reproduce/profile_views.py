@@ -20,8 +20,10 @@ def checked_profile(spec: str | Path) -> Profile:
     naming the file and key: a ``tables`` section of no table, an extension in ``runs`` that
     is no RoPE spec, RULER lengths no task can be scored at, a training data source whose local
     file or folder does not exist (``hf:`` members are not asked for), a ``training`` key that
-    no recipe has, a local ``model.name`` (or fallback) that is no model folder or ``.gguf``."""
+    no recipe has, a local ``model.name`` (or fallback) that is no model folder or ``.gguf``, drift
+    texts that are no corpus, ``random`` or file."""
     from longred_bench.data.corpus_spec import check_local_paths
+    from longred_bench.data.texts import check_text_source
     from longred_bench.models.names import check_local
     from longred_bench.models.rope import parse_rope_spec
     from longred_bench.taskdata.ruler.registry import check_lengths
@@ -37,6 +39,7 @@ def checked_profile(spec: str | Path) -> Profile:
     checks = [(f"runs.extensions[{i}]", parse_rope_spec, ext)
               for i, ext in enumerate(prof.runs.extensions)]  # fmt: skip
     checks.append(("evaluation.ruler.lengths", check_lengths, prof.evaluation.ruler.lengths))
+    checks.append(("drift.texts", check_text_source, prof.drift.texts))
     tables_ev: list[tuple[str, Any]] = []  # (key, a table's evaluation merged over the profile's)
     for table, section in prof.tables.items():  # a table's own extensions and RULER lengths
         section = section if isinstance(section, dict) else {}

@@ -55,3 +55,13 @@ def test_the_name_index_holds_every_task_file_and_group() -> None:
     files = {p.stem for p in tasks_dir().glob("longred_*.yaml")}
     assert files and files <= own_task_names()
     assert {"longred_short", "longred_short_tiny", "longred_ruler"} <= own_task_names()
+
+
+def test_a_drift_texts_typo_names_the_profile_and_key(tmp_path, capsys):
+    """``drift.texts: brwn`` was refused when the drift unit ran, naming neither the profile
+    nor the key; it is refused when the profile is read, naming both."""
+    profile = tmp_path / "texts.yaml"
+    profile.write_text("extends: smoke\ndrift: {texts: brwn}\n")
+    assert main(["reproduce", "table1", "--profile", str(profile), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: profile {profile}: drift.texts: text source 'brwn' is ")

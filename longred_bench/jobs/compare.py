@@ -213,8 +213,11 @@ def _with_weights(unit: dict[str, Any], models: list[str]) -> dict[str, Any]:
             **({"texts_files": texts} if texts else {})}  # fmt: skip
 
 
-def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list[dict[str, Any]]:
-    """Run (or reuse) every unit of the comparison and return all records, labelled."""
+def run_compare(
+    cfg: CompareConfig, out: Path, *, progress: bool = True, tasks_key: str = "--short-tasks"
+) -> list[dict[str, Any]]:
+    """Run (or reuse) every unit of the comparison and return all records, labelled
+    (``tasks_key``: where the user sets the short tasks, named by a window error)."""
     from longred_bench.models.loading import load_config
 
     check_tokenizers(cfg)
@@ -235,7 +238,7 @@ def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list
                     state.announce(f"{label}: {unit['suite']}", path, _make_room(path), progress)
                     cache = request_cache(runs, EvalConfig.from_dict(own_config(unit)))
                     state.start(f"{label}: {unit['suite']}", cache=cache)
-                    measured = _measure(unit, progress, cache, window)
+                    measured = _measure(unit, progress, cache, window, tasks_key)
                     got = save_records(path, unit, measured, cfg.seed, cfg.device)
                     drop_responses(cache)  # saved in the unit: the cache holds unfinished ones
                 records += [{**r, "label": label} for r in got]
@@ -248,9 +251,12 @@ def run_compare(cfg: CompareConfig, out: Path, *, progress: bool = True) -> list
     return records
 
 
-def _measure(unit: dict[str, Any], progress: bool, cache: Path, window: int) -> list[dict]:
+def _measure(
+    unit: dict[str, Any], progress: bool, cache: Path, window: int, tasks_key: str
+) -> list[dict]:
     """One evaluation unit's records; a short suite the original's window cannot hold is an
-    error naming compare's own way out (``--short-tasks``)."""
+    error naming compare's own way out (``tasks_key``: ``--short-tasks``, or a pairs file's
+    ``settings.short_tasks``)."""
     from longred_bench.evaluation.harness import WindowTooSmall
 
     try:
@@ -258,7 +264,7 @@ def _measure(unit: dict[str, Any], progress: bool, cache: Path, window: int) -> 
     except WindowTooSmall as exc:
         raise UserError(
             f"{exc}; compare scores every model's short suite at the original's {window}-token "
-            f"window: leave {', '.join(exc.tasks)} out with --short-tasks, or compare models "
+            f"window: leave {', '.join(exc.tasks)} out with {tasks_key}, or compare models "
             f"whose window holds {exc.needed} tokens"
         ) from None
 
@@ -411,13 +417,14 @@ def config_dict(cfg: CompareConfig) -> dict[str, Any]:
 
 
 def compare_command(
-    cfg: CompareConfig, out: Path, *, command: str, progress: bool = True
-) -> list[Path]:
+    cfg: CompareConfig, out: Path, *, command: str, progress: bool = True,
+    tasks_key: str = "--short-tasks",
+) -> list[Path]:  # fmt: skip
     """``compare``: run (or reuse) every unit, then write ``out/compare.md`` and its figures
     (``command`` is the command line quoted in the report)."""
     from longred_bench.reports.compare_report import build_compare_report
 
-    records = run_compare(cfg, out, progress=progress)
+    records = run_compare(cfg, out, progress=progress, tasks_key=tasks_key)
     labels = [label for label, _, _ in rows(cfg)]
     title = f"`{cfg.original}` and its extensions"
     return build_compare_report(records, labels, out, title=title, command=command)

@@ -175,3 +175,24 @@ def test_a_stated_window_unlike_the_local_config_is_said(tmp_path, capsys) -> No
             if said
             else err == ""
         )
+
+
+def test_a_short_suite_no_window_holds_names_the_pairs_key(tmp_path, monkeypatch, capsys) -> None:
+    """Inside ``--pairs``, a short suite the original's window cannot hold said to leave tasks
+    out with ``--short-tasks``, a flag ``--pairs`` refuses; it names the file's key."""
+    from longred_bench.evaluation.harness import WindowTooSmall
+    from longred_bench.jobs import compare
+
+    def too_small(unit, progress, **kwargs):
+        raise WindowTooSmall("no document of longred_tiny_passkey fits 256 tokens",
+                             tasks=["longred_tiny_passkey"], window=256, needed=600)  # fmt: skip
+
+    monkeypatch.setattr(compare, "run_eval_unit", too_small)
+    settings = {"suites": ["short"], "short_suite": "short_tiny"}
+    pairs = [{"original": "tiny-random", "window": 256,
+              "extended": [{"model": "tiny-random", "window": 256}]}]  # fmt: skip
+    spec = _write(tmp_path / "mine.yaml", {"settings": settings, "pairs": pairs})
+    assert cli.main(["compare", "--pairs", spec, "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"leave longred_tiny_passkey out with settings.short_tasks in {spec}" in err
+    assert "--short-tasks" not in err

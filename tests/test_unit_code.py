@@ -91,7 +91,7 @@ NOT_FOLLOWED = ("longred_bench.reports", "longred_bench.cli", "longred_bench.rep
                 "longred_bench.results", "longred_bench.cache", "longred_bench.errors",
                 "longred_bench.heap", "longred_bench.source_tree", "longred_bench.profiles",
                 "longred_bench.jobs.units", "longred_bench.jobs.heartbeat",
-                "longred_bench.jobs.builds")  # fmt: skip
+                "longred_bench.jobs.builds", "longred_bench.jobs.local_files")  # fmt: skip
 BUILDS = ("longred_bench.jobs.tiny_base", "longred_bench.jobs.train")
 # Imported only to check the other jobs' configs (configs.py holds them all): a drift or PSA
 # measurement does not run them.

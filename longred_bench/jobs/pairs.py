@@ -204,7 +204,7 @@ def pair_config(settings: dict[str, Any], pair: Pair) -> Any:
     top = max(w for _, w in pair.extended)
     kept = [n for n in lengths if n <= top]
     suites = settings.get("suites", {f.name: f.default for f in fields(CompareConfig)}["suites"])
-    if not kept and not {"ruler", "niah"} & set(suites):
+    if not kept and lengths and not {"ruler", "niah"} & set(suites):
         kept = [min(lengths)]  # no suite reads them: the config keeps one, unused
     if not kept:
         raise UserError(f"pair {pair.original}: no length of settings.lengths {list(lengths)} "

@@ -69,7 +69,8 @@ a folder named by the stored config's hash; gone once the result is swapped in."
 # do not change what a unit computes: the report builders, the command line and the table plans
 # (``reports/``, ``cli/``, ``reproduce/``), the run cache and its helpers (this module,
 # ``unit_compute.py``, ``key_root.py``, ``results.py``, ``cache.py``, ``heartbeat.py``,
-# ``builds.py``), ``profiles/`` (a unit's config is already resolved), and a model the suite
+# ``builds.py``, ``local_files.py``: the stamps of the files a unit reads), ``profiles/`` (a
+# unit's config is already resolved), and a model the suite
 # builds (tiny-base is keyed by its own build). A training run depends on what builds and feeds it
 # (objectives, kernels, streams, tokenizers, retrieval rows from ``taskdata/``, the distances in
 # ``metrics/``); an evaluation on the harness, lm-eval's task registry (``tasks/``) and what

@@ -196,3 +196,15 @@ def test_a_short_suite_no_window_holds_names_the_pairs_key(tmp_path, monkeypatch
     err = capsys.readouterr().err
     assert f"leave longred_tiny_passkey out with settings.short_tasks in {spec}" in err
     assert "--short-tasks" not in err
+
+
+def test_an_empty_lengths_list_is_one_line(tmp_path, capsys) -> None:
+    """``settings.lengths: []`` with no suite that reads lengths was a ValueError traceback."""
+    pairs = [{"original": "tiny-random", "window": 256,
+              "extended": [{"model": "tiny-random", "window": 256}]}]  # fmt: skip
+    spec = _write(tmp_path / "p.yaml", {"settings": {"suites": ["drift"], "lengths": []},
+                                        "pairs": pairs})  # fmt: skip
+    assert cli.main(["compare", "--pairs", spec, "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: pair tiny-random: no length of settings.lengths []")
+    assert len(err.splitlines()) == 1

@@ -1,0 +1,153 @@
+"""What a run-cache unit keeps of an interrupted call's work (``partial/``) and when it is
+reused: a plain call resumes from it, ``--force`` starts from nothing, a unit whose code changed
+never takes the old code's work, and a ``ppl`` unit keeps its finished lengths and says how many
+it reuses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from longred_bench.jobs import unit_compute, units
+from longred_bench.jobs.units import PARTIAL, CachedUnit
+
+RECORD = [{"kind": "eval", "task": "t", "metric": "acc", "value": 0.5}]
+
+
+class _Work:
+    """A stand-in of a unit's computation that leaves a mark in its work folder, then is
+    interrupted (``cut``) or finishes; ``seen`` says, per call, whether the mark of an earlier
+    call was there."""
+
+    def __init__(self) -> None:
+        self.seen: list[bool] = []
+        self.cut = True
+
+    def __call__(self, kind, config, progress, work: Path):
+        mark = work / "kept"
+        self.seen.append(mark.is_file())
+        work.mkdir(parents=True, exist_ok=True)
+        mark.write_text("a response")
+        if self.cut:
+            raise KeyboardInterrupt
+        return RECORD
+
+
+@pytest.fixture(autouse=True)
+def _nothing_in_progress(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The units these tests interrupt are not left named as in progress for other tests."""
+    from longred_bench.jobs import in_progress
+
+    monkeypatch.setattr(in_progress, "UNIT_NOW", [])
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> _Work:
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    fake = _Work()
+    monkeypatch.setattr(unit_compute, "compute", fake)
+    return fake
+
+
+def _unit() -> CachedUnit:
+    return CachedUnit("eval", "runs/t/unit", {"model": "tiny-random", "suite": "short"})
+
+
+def test_a_plain_call_resumes_an_interrupted_ones_work_and_force_starts_anew(work) -> None:
+    """``--force`` asks for the unit computed again from the start: an interrupted call's saved
+    responses are not reused then, where a call without it does reuse them."""
+    unit = _unit()
+    with pytest.raises(KeyboardInterrupt):
+        unit.run(progress=False)
+    with pytest.raises(KeyboardInterrupt):
+        unit.run(progress=False)  # a plain call finds the first one's work
+    with pytest.raises(KeyboardInterrupt):
+        unit.run(progress=False, force=True)  # --force: none of it
+    assert work.seen == [False, True, False]
+    work.cut = False
+    assert [r["value"] for r in unit.run(progress=False)] == [0.5]
+    assert not (unit.dir / PARTIAL).exists()  # gone once the result is swapped in
+
+
+def test_an_interrupted_calls_work_is_not_taken_by_other_code(
+    work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The work an interrupted call kept was computed by the code of its day: once the unit's
+    code changes (a fix in the harness), the unit is computed from the start, not finished from
+    responses the old code gave; the same code still resumes."""
+    unit = _unit()
+    with pytest.raises(KeyboardInterrupt):
+        unit.run(progress=False)
+    with pytest.raises(KeyboardInterrupt):
+        unit.run(progress=False)
+    monkeypatch.setattr(units, "code_identity", lambda kind: {"code": "other code"})
+    with pytest.raises(KeyboardInterrupt):
+        unit.run(progress=False)
+    assert work.seen == [False, True, False]
+
+
+def test_a_ppl_unit_keeps_its_finished_lengths_and_says_it_reuses_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``ppl`` unit interrupted after its first length keeps it: the interrupted line says
+    so, and the next call measures only the second length and says what it reused."""
+    import longred_bench.evaluation.ppl as ppl
+    from longred_bench.cli.interrupt import _unit_now
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    measured: list[int] = []
+    cut = {"at": 128}  # Ctrl-C as this length starts (None: never)
+
+    def measure(model_spec, *, length, **kwargs):
+        if length == cut["at"]:
+            raise KeyboardInterrupt
+        measured.append(length)
+        return [{"kind": "ppl", "length": length, "nll": 1.0}]
+
+    monkeypatch.setattr(ppl, "run_position_ppl", measure)
+    # as Table 3's grid makes a ppl unit: item_scores only identifies it
+    config = {"model": "tiny-random", "suite": "ppl", "lengths": [64, 128], "samples": 2,
+              "corpus": "random", "item_scores": False}  # fmt: skip
+    unit = CachedUnit("ppl", "runs/t/ppl", config)
+    with pytest.raises(KeyboardInterrupt):
+        unit.run(progress=False)
+    assert measured == [64]
+    assert _unit_now().startswith("the unit in progress kept 1 model response(s) in ")
+    cut["at"] = None
+    capsys.readouterr()
+    records = unit.run(progress=False)
+    assert measured == [64, 128]  # the first length was not measured again
+    assert "1 model response(s) an interrupted call saved are reused" in capsys.readouterr().out
+    assert [r["length"] for r in records] == [64, 128]
+    assert not (unit.dir / PARTIAL).exists()
+
+
+def test_an_evaluation_unit_asks_for_the_per_document_records_it_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A unit whose config sets ``item_scores`` (Table 3's, PCD's) gets its per-document
+    records from the harness, which is not given the key as an evaluation setting; its
+    responses are kept in its work folder as they are computed."""
+    from types import SimpleNamespace
+
+    import longred_bench.evaluation.harness as harness
+    import longred_bench.evaluation.lm as lm
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    asked: list[dict] = []
+
+    def run_harness(cfg, model, *, progress, item_scores, request_cache):
+        asked.append({"item_scores": item_scores, "cache": request_cache})
+        return SimpleNamespace(records=RECORD)
+
+    monkeypatch.setattr(harness, "run_harness", run_harness)
+    monkeypatch.setattr(lm, "open_model", lambda cfg: None)
+    base = {"model": "tiny-random", "suite": "ruler", "lengths": [1024], "samples": 1}
+    for name, scores in (("items", True), ("plain", False)):
+        unit = CachedUnit("eval", f"runs/t/{name}", {**base, "item_scores": scores})
+        assert unit.run(progress=False)[0]["value"] == 0.5
+    work = [a["cache"] for a in asked]
+    assert [a["item_scores"] for a in asked] == [True, False]
+    assert all(w.name == "requests" and w.parent.parent.name == PARTIAL for w in work)
+    assert work[0].parent.parent.parent == tmp_path / "runs" / "t" / "items"

@@ -64,27 +64,6 @@ def test_drift_says_when_its_windows_pass_the_originals(capsys):
     assert capsys.readouterr().err == ""
 
 
-def test_compare_refuses_drift_windows_no_model_holds_before_any_unit(tmp_path, capsys):
-    """compare measures drift last: windows no compared model holds were refused once every
-    other unit had been measured, naming drift's ``--seq-len`` and ``drift.seq_len``; windows past
-    the original's own ran without the warning ``drift`` gives."""
-    argv = ["compare", "--original", "tiny-random", "--rope", "pi:factor=2", "--suites", "short",
-            "drift", "--short-suite", "short_tiny", "--out", str(tmp_path / "out"), "--quiet",
-            "--drift-seq-len"]  # fmt: skip
-    assert main([*argv, "1024"]) == 2
-    assert capsys.readouterr().err == (
-        "error: compare: --drift-seq-len 1024 exceeds every model's window: give at most 512 "
-        "(--drift-seq-len 512)\n"
-    )
-    assert not (tmp_path / "out").exists()
-    from longred_bench.cli.named import warn_past_window
-
-    warn_past_window("tiny-random", 400, ("pi:factor=2",), who="compare", flag="--drift-seq-len")
-    assert "warning: compare: --drift-seq-len 400 is beyond the original's 256-token" in (
-        capsys.readouterr().err
-    )
-
-
 @pytest.mark.parametrize(
     ("argv", "said"),
     [

@@ -283,10 +283,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
         check_window_tokens(args.drift_seq_len, "compare", "--drift-seq-len")
     check_out_outside(Path(args.out), args.original, *(args.extended or ()))
     check_models(args.original, *(args.extended or ()))
-    if "drift" in args.suites:
-        warn_past_window(local_names(args.original), args.drift_seq_len, tuple(args.rope or ()),
-                         tuple(local_names(m) for m in args.extended or ()), who="compare",
-                         flag="--drift-seq-len", refuse=True)  # fmt: skip
     check_pcd_flags(args)
     from longred_bench.jobs.compare import decodes_nothing
 

@@ -160,14 +160,11 @@ def config_if_at_hand(spec: str) -> Any:
 
 
 def warn_past_window(original: str, seq_len: int, ropes: tuple[str, ...] = (),
-                     extended: tuple[str, ...] = (), *, who: str = "drift",
-                     flag: str = "--seq-len", refuse: bool = False) -> None:  # fmt: skip
+                     extended: tuple[str, ...] = ()) -> None:  # fmt: skip
     """Say, in one line, when drift's windows are longer than the original model's own window
     (``--seq-len`` defaults to 1,024, a 512-token model's window twice over): the original then
     runs past its window, and that shows in the drift it is measured against. Not where no
-    compared model's window holds them: the run refuses that in its own words, or with
-    ``refuse`` this does, naming ``flag`` (``compare`` measures drift last: its refusal came
-    once every other unit had been measured, naming drift's flags)."""
+    compared model's window holds them (the run refuses that in its own words)."""
     from longred_bench.cache import warn
     from longred_bench.models.loading import extended_config
 
@@ -178,13 +175,9 @@ def warn_past_window(original: str, seq_len: int, ropes: tuple[str, ...] = (),
     others = [extended_config(config, rope).max_position_embeddings for rope in ropes]
     others += [getattr(config_if_at_hand(m), "max_position_embeddings", None) for m in extended]
     if all(isinstance(w, int) and seq_len > w for w in others):
-        if refuse:
-            longest = max([window, *others])
-            raise UserError(f"{who}: {flag} {seq_len} exceeds every model's window: give at "
-                            f"most {longest} ({flag} {longest})")  # fmt: skip
         return
-    warn(f"{who}: {flag} {seq_len} is beyond the original's {window}-token window: it "
-         f"runs past its window too (LongReD measures within it: {flag} {window})")  # fmt: skip
+    warn(f"drift: --seq-len {seq_len} is beyond the original's {window}-token window: it "
+         f"runs past its window too (LongReD measures within it: --seq-len {window})")  # fmt: skip
 
 
 def check_extensions(spec: str, ropes: tuple[str, ...] | list[str]) -> None:

@@ -39,8 +39,12 @@ _share_cores_between_workers()
 @pytest.fixture(autouse=True)
 def _hub_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never ask the hub: a profile's hub model takes its offline fallback, as on a machine
-    without the hub (a test of the hub path sets or mocks what it needs)."""
+    without the hub (a test of the hub path sets or mocks what it needs). Each test chooses
+    the side of a data source's fallback rule afresh, as a new process does."""
+    from longred_bench.data import source_documents
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(source_documents, "_CHOSEN", {})
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -89,6 +93,7 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     for name in hub_corpora.OFFLINE_VARS:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(hub_corpora, "_ENTRIES", {})
+    monkeypatch.setattr(hub_corpora, "_ANSWERED", {})
     monkeypatch.setattr(source_documents, "_SAID", set())
 
     def revision(dataset: str, rev: str | None) -> str:

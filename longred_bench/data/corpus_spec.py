@@ -27,7 +27,8 @@ Fallback rule (:func:`longred_bench.data.source_documents.resolve_source`): when
 hub members and one of them cannot be read (``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` set, or
 the hub does not answer) and its rows are not cached, the whole source is replaced by its
 ``FALLBACK`` (members without ``hf:``, e.g. the offline corpora ``austen+kjv``); this is said in
-one line and recorded. Without a fallback that is an error.
+one line and recorded. Without a fallback that is an error. The side is chosen once per process
+and named in the keys of the units that read the source.
 """
 
 from __future__ import annotations

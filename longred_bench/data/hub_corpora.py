@@ -141,6 +141,9 @@ def _stream_texts(member: Member, revision: str) -> list[str]:
 
 
 _ENTRIES: dict[str, HubEntry] = {}
+_ANSWERED: dict[str, str] = {}
+"""The commit :func:`check_available` was given for a member not cached, taken by the member's
+next :func:`hub_entry` in this process instead of asking the hub again."""
 
 
 def _kept(cached: HubEntry, revision: str) -> HubEntry:
@@ -193,7 +196,9 @@ def hub_entry(member: Member) -> HubEntry:
     why = offline_reason()
     if why is None:
         try:
-            revision = hub_revision(member.target, member.options["revision"] or None)
+            revision = _ANSWERED.pop(member.spec, None) or hub_revision(
+                member.target, member.options["revision"] or None
+            )
         except HubUnavailable as exc:
             why = str(exc)
     if why is not None:
@@ -206,6 +211,17 @@ def hub_entry(member: Member) -> HubEntry:
         entry = _build(member, revision)
     _ENTRIES[member.spec] = entry
     return entry
+
+
+def check_available(member: Member) -> None:
+    """Raise :class:`HubUnavailable` where ``member``'s rows are neither cached nor given by the
+    hub (an offline variable set, or no answer to the revision asked); nothing is streamed."""
+    if _cached(member) is not None:
+        return
+    why = offline_reason()
+    if why is not None:
+        raise HubUnavailable(f"{member.target} is not cached and {why}")
+    _ANSWERED[member.spec] = hub_revision(member.target, member.options["revision"] or None)
 
 
 def check_readable(member: Member) -> None:

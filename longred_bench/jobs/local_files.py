@@ -5,6 +5,11 @@ each local data file or folder (a perplexity ``corpus``, drift ``texts``, a trai
 time, so a file replaced at the same path, or a relative path read from another folder that
 holds another file, makes another unit instead of reusing the first's result.
 
+A data source with hub members and an offline fallback (``hf:...|austen+kjv``) reads one of the
+two, chosen once per process (:func:`~longred_bench.data.source_documents.source_read`): the key
+names the side read (:func:`sources_read`), so a unit computed on the fallback offline is not
+reused where the hub's rows are read, nor the other way round.
+
 Zoo names, hub ids and registry corpora have no local files; a trained checkpoint inside the
 run cache is keyed by its run's folder, whose name holds that run's key. A config that names no
 local file gets no stamp, so its key is what it was before stamps were kept.
@@ -77,3 +82,18 @@ def local_stamps(config: Mapping[str, Any]) -> dict[str, Any]:
             lines = key in TEXT_KEYS and path.suffix.lower() == ".jsonl"
             _stamp(stamps, f"{path} (JSON lines)" if lines else str(path), path, recursive=True)
     return {"local_files": stamps} if stamps else {}
+
+
+def sources_read(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"data_read": {key: spec}}``: for each data source of ``config`` with hub members and an
+    offline fallback, the side this process reads (see the module docstring); ``{}`` where it
+    names none, so such a key is what it was before the side was kept."""
+    from longred_bench.data.source_documents import source_read
+
+    read = {}
+    for key in DATA_KEYS:
+        spec = config.get(key)
+        side = source_read(spec) if isinstance(spec, str) else None
+        if side is not None:
+            read[key] = side
+    return {"data_read": read} if read else {}

@@ -36,7 +36,7 @@ from longred_bench.errors import UserError
 from longred_bench.jobs import unit_compute
 from longred_bench.jobs.builds import check_builds, result_builds, run_base, write_run_base
 from longred_bench.jobs.key_root import follow_moved_cache, portable, record_key_root
-from longred_bench.jobs.local_files import local_stamps
+from longred_bench.jobs.local_files import local_stamps, sources_read
 from longred_bench.jobs.unit_compute import IDENTITY_KEYS as IDENTITY_KEYS  # re-exported
 from longred_bench.jobs.unit_compute import own_config as own_config
 from longred_bench.results import (
@@ -194,8 +194,10 @@ class CachedUnit:
 def unit_folder(group: str, key: dict[str, Any]) -> str:
     """``runs/<group>/<hash of key>``: the folder of a unit of ``group`` (``table3-eval``,
     ``fig2-drift``, ...); paths inside the cache count as :func:`portable` writes them, local
-    files outside it by their stamps (:func:`~longred_bench.jobs.local_files.local_stamps`)."""
-    return f"runs/{group}/{config_hash(portable({**key, **local_stamps(key)}))}"
+    files outside it by their stamps (:func:`~longred_bench.jobs.local_files.local_stamps`), a
+    source with an offline fallback by the side read (:func:`.local_files.sources_read`)."""
+    key = {**key, **local_stamps(key), **sources_read(key)}
+    return f"runs/{group}/{config_hash(portable(key))}"
 
 
 def _suite_builds(config: Any) -> set[str]:
@@ -304,8 +306,8 @@ def train_key(cfg: Any) -> str:
     init = getattr(cfg, "init", None)
     if init and Path(init).name == "final" and Path(init).parent.name.startswith("train-"):
         fields["init"] = Path(init).parent.name
-    fields = {**fields, **local_stamps(fields), "base": build_identity(cfg.model),
-              **code_identity("train")}  # fmt: skip
+    fields = {**fields, **local_stamps(fields), **sources_read(fields),
+              "base": build_identity(cfg.model), **code_identity("train")}  # fmt: skip
     return config_hash(portable(fields))  # a model or teacher in the cache: as keys name it
 
 

@@ -31,6 +31,7 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     for name in hub_corpora.OFFLINE_VARS:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(hub_corpora, "_ENTRIES", {})
+    monkeypatch.setattr(hub_corpora, "_ANSWERED", {})
 
     def revision(dataset: str, rev: str | None) -> str:
         return state["commit"]
@@ -113,6 +114,7 @@ def test_a_damaged_entry_is_rebuilt(hub: dict, monkeypatch: pytest.MonkeyPatch) 
     with open(first.path / hub_corpora.DOCUMENTS, "a", encoding="utf-8") as handle:
         handle.write(json.dumps({"text": "stray"}) + "\n")  # no longer its recorded size
     monkeypatch.setattr(hub_corpora, "_ENTRIES", {})
+    monkeypatch.setattr(hub_corpora, "_ANSWERED", {})
     again = hub_corpora.hub_entry(_member())
     assert len(_streams(hub)) == 2
     assert check_entry(again.path).status == "ok" and again.fingerprint == first.fingerprint

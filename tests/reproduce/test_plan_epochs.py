@@ -40,34 +40,49 @@ def _profile(tmp_path: Path, model: Path, long_data: str) -> Path:
     return path
 
 
+@pytest.mark.parametrize("answers", [True, False])
 def test_a_short_long_corpus_shows_its_epochs_in_the_dry_run(
-    tmp_path, monkeypatch, capsys, model_dir
+    tmp_path, monkeypatch, capsys, model_dir, answers
 ):
+    """A dry run streams no hub rows; it asks the hub for the data's revision once (the side of
+    the fallback rule the run reads is part of its key) and plans the side the hub's answer
+    gives: the hub's rows, with the fallback's epochs beside them, or the fallback alone."""
     import huggingface_hub
 
     from longred_bench.data import hub_corpora
 
     def refuse(*args, **kwargs):
-        raise AssertionError(f"the hub was asked: {args} {kwargs}")
+        raise AssertionError(f"the hub was streamed: {args} {kwargs}")
+
+    asked = []
+
+    def info(self, dataset, **kwargs):
+        asked.append(dataset)
+        if not answers:
+            raise OSError("no connection")
+        return type("Info", (), {"sha": "abc123"})()
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)  # a user's machine: the hub maybe there
-    monkeypatch.setattr("socket.create_connection", refuse)
-    monkeypatch.setattr(huggingface_hub.HfApi, "dataset_info", refuse)
+    monkeypatch.setattr(huggingface_hub.HfApi, "dataset_info", info)
     monkeypatch.setattr(hub_corpora, "hub_entry", refuse)
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
     book = tmp_path / "book.txt"
     book.write_text("a" * 1600)  # 1,600 byte tokens: 3 rows of 512
-    profile = _profile(tmp_path, model_dir, f"hf:org/no-such-data:docs=5|txt:{book}")
+    spec = f"hf:org/no-such-data:docs=5|txt:{book}"
+    profile = _profile(tmp_path, model_dir, spec)
     assert main(["reproduce", "table3", "--profile", str(profile), "--dry-run"]) == 0
     text = capsys.readouterr().out
     lines = [line.strip() for line in text.splitlines() if line.strip().startswith("data ")]
-    assert lines == [
-        f"data long: hf:org/no-such-data:docs=5|txt:{book} is read from the hub at training "
-        "time; its epochs are said then (2 runs, e.g. train cpt pi:factor=4 seed 0)",
-        f"data long offline (its fallback): txt:{book} gives 3 rows of 512 tokens (from 1 "
-        "documents of at least 512 tokens), the budget reads 8 rows: 2.67 epochs (each row seen "
-        "about 2.7 times) (2 runs, e.g. train cpt pi:factor=4 seed 0)",
-    ]
+    epochs = ("gives 3 rows of 512 tokens (from 1 documents of at least 512 tokens), the budget "
+              "reads 8 rows: 2.67 epochs (each row seen about 2.7 times) (2 runs, e.g. train cpt "
+              "pi:factor=4 seed 0)")  # fmt: skip
+    assert asked == ["org/no-such-data"]
+    assert lines == (
+        [f"data long: {spec} is read from the hub at training time; its epochs are said then "
+         "(2 runs, e.g. train cpt pi:factor=4 seed 0)",
+         f"data long offline (its fallback): txt:{book} {epochs}"]
+        if answers else [f"data long: {spec} (fallback txt:{book}) {epochs}"]
+    )  # fmt: skip
     assert text.index("Training data, from each run's own config") < text.index("In all: ")
 
 

@@ -9,7 +9,9 @@ Keys now also hold the hash of the code a unit depends on (``UNIT_CODE`` in
 stood in its place before (``train_version: 1`` in a training run's key, nothing in any other
 unit's), so every other part of every key is still checked against the golden file. A training
 run's key held its profile's name until 2026-12-05 (``TrainConfig.trained_dict`` leaves it out
-now, so profiles that resolve a run alike share it): here it is put back, as it stood."""
+now, so profiles that resolve a run alike share it): here it is put back, as it stood. A unit
+reading a data source with an offline fallback names the side it reads since 2026-12-05
+(``sources_read``): left out here, as it stood before."""
 
 from __future__ import annotations
 
@@ -45,6 +47,7 @@ def golden_cache(monkeypatch: pytest.MonkeyPatch) -> str:
 
     monkeypatch.setenv("LONGRED_CACHE", GOLDEN["cache"])
     monkeypatch.setattr(units, "code_identity", keys_before_code_hashes)
+    monkeypatch.setattr(units, "sources_read", lambda config: {})
     from longred_bench.training.config import TrainConfig
 
     monkeypatch.setattr(TrainConfig, "trained_dict", TrainConfig.to_dict)  # the profile's name

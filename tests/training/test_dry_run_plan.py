@@ -57,11 +57,15 @@ def test_a_dry_run_refuses_data_too_short_for_its_stream(tmp_path, capsys, monke
     assert "total tokens" in capsys.readouterr().out
     assert main([*argv, f"long_data={short}"]) == 2  # a bare file path: the same refusal
     assert "fewer than one window of 512" in capsys.readouterr().err
-    # a hub source's fallback is what a run without the hub reads: refused offline, where the
-    # run reads it, said only where the run can read the hub's rows
+    # a hub source's fallback is what a run without the hub reads: refused offline (or where
+    # the hub does not answer), where the run reads it; said only where the hub answers
+    from longred_bench.data import hub_corpora, source_documents
+
     hub = f"long_data=hf:someorg/long-books|txt:{short}"
     assert main([*argv, hub]) == 2
     assert "the long stream cannot start: data 'txt:" in capsys.readouterr().err
     monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.setattr(source_documents, "_CHOSEN", {})  # another process, with the hub
+    monkeypatch.setattr(hub_corpora, "hub_revision", lambda dataset, revision: "abc123")
     assert main([*argv, hub]) == 0
     assert "offline (its fallback): epochs not counted" in capsys.readouterr().out

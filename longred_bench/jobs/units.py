@@ -57,6 +57,8 @@ PEAK_KEYS = ("peak_memory_mib", "peak_memory_kind")
 LOAD_KEYS = ("load_1min_start", "load_1min_end", "cpus")
 """A training run's ``run.json`` figures its summary record carries (with steps, tokens, seconds):
 its peak memory and the machine's load while it trained."""
+SUMMARY_KEYS = ("tokens", "seconds")
+"""What a finished run's ``run.json`` holds at least (its summary record's figures)."""
 TIMING = "timing.json"
 """Beside a unit's records: ``{"seconds": ...}``, the wall time of the call that computed it."""
 PARTIAL = "partial"
@@ -334,14 +336,18 @@ def finished_run(run_dir: Path) -> dict[str, Any] | None:
     final, info_path, metrics = run_dir / "final", run_dir / "run.json", run_dir / "metrics.jsonl"
     if not ((final / "config.json").is_file() and info_path.is_file()):
         return None
-    for path, read in ((info_path, lambda p: json.loads(p.read_text())),
-                       (metrics, lambda p: read_records(p)[-1])):  # fmt: skip
+    for path, read, keys in ((info_path, lambda p: json.loads(p.read_text()), SUMMARY_KEYS),
+                             (metrics, lambda p: read_records(p)[-1], ("step",))):  # fmt: skip
         try:
             value = read(path)
             if not isinstance(value, dict):
                 raise ValueError(type(value).__name__)
         except (OSError, ValueError, IndexError) as exc:
             warn(f"{path} is damaged ({exc.__class__.__name__}): training this run again")
+            return None
+        missing = [key for key in keys if key not in value]
+        if missing:  # parses, but is not a finished run's record (cut short, or edited)
+            warn(f"{path} is damaged (no {missing[0]!r}): training this run again")
             return None
         if path == info_path:
             info = value

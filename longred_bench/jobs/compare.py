@@ -57,6 +57,14 @@ def entries(cfg: CompareConfig) -> list[Entry]:
     labels = [e.label for e in out]
     if len(set(labels)) != len(labels):
         raise UserError(f"a model is listed twice: {', '.join(labels)}")
+    seen: dict[tuple[str, str | None], str] = {}
+    for e in out[1:]:  # one checkpoint by two spellings (m, ./m, /abs/m): measured twice
+        path = Path(e.spec).expanduser()
+        key = (str(path.resolve()) if path.exists() else e.spec, e.rope)
+        if key in seen:
+            raise UserError(f"a model is listed twice: {seen[key]} and {e.spec} are one model "
+                            f"({key[0]}); give it once")  # fmt: skip
+        seen[key] = e.spec
     return out
 
 

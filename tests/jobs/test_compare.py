@@ -42,6 +42,27 @@ def test_entries_order_and_duplicates() -> None:
         entries(CompareConfig(original="m", rope=("pi:factor=2", "pi:factor=2")))
 
 
+def test_one_folder_spelled_twice_is_refused_before_any_unit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """``--extended ck ./ck`` measured one checkpoint twice, as two rows; refused in one line
+    before anything runs, as the same spelling twice is. One folder at two extensions is two
+    models."""
+    from longred_bench.cli import main
+
+    _save_tiny(tmp_path / "ck")
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    for twice in (["ck", "./ck"], ["ck", str(tmp_path / "ck")]):
+        argv = ["compare", "--original", "tiny-random", "--extended", *twice, "--out", "o"]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"a model is listed twice: ck and {twice[1]} are one model" in err
+        assert err.count("\n") == 1 and not (tmp_path / "o").exists()
+    cfg = CompareConfig(original=str(tmp_path / "ck"), rope=("pi:factor=2",))
+    assert len(entries(cfg)) == 2
+
+
 def _save_tiny(path: Path, extra_token: str | None = None) -> Path:
     from longred_bench.models.loading import load
 

@@ -76,7 +76,9 @@ def test_eval_interrupted_resumes_from_its_saved_responses(
     again = patch_responses(monkeypatch, None)
     assert cli.main(argv) == 0
     assert again.calls == total - 3  # only the request not answered before
-    assert "resuming: 3 model response(s)" in capsys.readouterr().out
+    # what is saved is counted, not claimed reused (another suite's or corpus's is not asked)
+    assert "resuming: 3 model response(s)" in (said := capsys.readouterr().out)
+    assert "; those this run asks again are reused, only the rest is computed" in said
     assert bare_records(out / "eval.jsonl") == bare_records(whole / "eval.jsonl")
     written_as_declared(out, "eval")
 

@@ -48,8 +48,8 @@ def eval_command(
         print(f"[eval] the files of {cfg.model} changed since {out / 'eval.jsonl'} was written: "
               "evaluated again, its results are replaced", flush=True)  # fmt: skip
     if saved:
-        print(f"[eval] resuming: {saved} model response(s) saved under {out / REQUESTS} are "
-              "reused, only the rest is computed", flush=True)  # fmt: skip
+        print(f"[eval] resuming: {saved} model response(s) saved under {out / REQUESTS}; those "
+              "this run asks again are reused, only the rest is computed", flush=True)  # fmt: skip
 
     def line() -> str:
         return (

@@ -140,7 +140,8 @@ RULE_B = (
     "Short Avg (the fraction of the baseline's loss against the original that the paper's "
     "method recovers in its Table 3, x the baseline's loss here; none where the baseline lost "
     "nothing here, or for Table 7's baselines, which the paper's Table 3 lacks) -> not "
-    "reproduced; else undecided. The claim: not "
+    "reproduced; else undecided. A part without an interval (nothing to resample) is not "
+    "comparable. The claim: not "
     "reproduced if a part is, else not comparable if a part is, else undecided if a part is, "
     "else reproduced."
 )
@@ -368,31 +369,32 @@ def verdict_longred_keeps_short(
         f"`{row}` Short Avg {_fmt(short)}, RULER {_fmt(ruler)}{seeds_note(longred)}; "
         f"`{base_row}` Short Avg {_fmt(base_short)}, RULER {_fmt(base_ruler)}{seeds_note(base)}"
     )
-    if short_ci is None or ruler_ci is None:
-        what = "Short" if short_ci is None else "RULER"
-        n = n_short if short_ci is None else n_ruler
-        verdict = _no_interval(key, claim, scope, paper, head, rule, n, what=what)
-        return Verdict(**{**verdict.__dict__, "premise": gate})
     margin = long_margin(cpt_gain or 0.0)
     orig_short, loss_base = (compared_means(original, base, "short") if original
                              else (None, base_short))  # fmt: skip
     effect = recovered_effect(recovered, orig_short, loss_base)
     scaled = recovered_text(recovered, orig_short, loss_base, f"`{base_row}`")
+    short_text = (f"Short Avg difference {fmt_interval(short_ci)} (n={n_short} documents)"
+                  if short_ci is not None
+                  else no_interval_text(n_short, "per-document Short"))  # fmt: skip
+    ruler_text = (f"RULER difference {fmt_interval(ruler_ci)} (n={n_ruler} samples)"
+                  if ruler_ci is not None
+                  else no_interval_text(n_ruler, "per-sample RULER"))  # fmt: skip
     ours = (
-        f"{head}, each on the documents every compared run scored. Short Avg difference "
-        f"{fmt_interval(short_ci)} (n={n_short} documents); RULER difference "
-        f"{fmt_interval(ruler_ci)} (n={n_ruler} samples), margin {margin:.2f} "
-        f"({LONG_MARGIN_FRACTION:g} x CPT's RULER gain {_fmt(cpt_gain)}); {LEVEL:.0%} bootstrap "
-        f"over seeds and paired documents.{scaled}"
+        f"{head}, each on the documents every compared run scored. {short_text}; {ruler_text}, "
+        f"margin {margin:.2f} ({LONG_MARGIN_FRACTION:g} x CPT's RULER gain {_fmt(cpt_gain)}); "
+        f"{LEVEL:.0%} bootstrap over seeds and paired documents.{scaled}"
     )
     if not passed:
         return Verdict(key, claim, scope, paper, ours, NOT_COMPARABLE, rule, premise=gate)
-    long_label = judge(ruler_ci, ABOVE, bound=-margin)
+    # A part without an interval is not comparable; the other is judged, and refutes the claim
+    # on its own where it is not reproduced.
+    long_label = NOT_COMPARABLE if ruler_ci is None else judge(ruler_ci, ABOVE, bound=-margin)
     if below_ruler_floor(base_ruler, ruler):
         long_label, ours = NOT_COMPARABLE, ours + floor_text(base_ruler, ruler)
     elif long_label == UNDECIDED:
         ours += margin_resolution(ruler_ci, margin)
-    short_label = judge(short_ci, ABOVE, paper=effect)
+    short_label = NOT_COMPARABLE if short_ci is None else judge(short_ci, ABOVE, paper=effect)
     label = combine([long_label, short_label])
     applied = f" Applied: long part {long_label}, short part {short_label}."
     return Verdict(key, claim, scope, paper, ours, label, rule + applied, premise=gate)

@@ -11,6 +11,7 @@ import pytest
 from longred_bench.metrics.stats import Interval
 from longred_bench.reports.verdict_rules import Verdict, margin_resolution
 from longred_bench.reports.verdicts import (
+    NOT_COMPARABLE,
     NOT_REPRODUCED,
     REPRODUCED,
     RunScores,
@@ -64,3 +65,24 @@ def test_claim_a_papers_relative_change_is_against_the_original() -> None:
     both = ((51.00 - 55.16) / 55.16 + (40.68 - 51.09) / 51.09) / 2
     assert paper_relative_a("ABF", 4.0) == pytest.approx(both)
     assert paper_relative_a("ABF", 8.0) is None
+
+
+def _one_ruler_sample(row: str, short: float, ruler: float) -> RunScores:
+    """A run of 60 scored documents and one RULER sample (nothing to resample there)."""
+    docs = {i: short + (i % 3) - 1 for i in range(60)}
+    return RunScores("abf:theta=4e5", row, 0, short, ruler, short={"General": {"cloze": docs}},
+                     ruler={"niah_single_1": {1024: {0: ruler}}})  # fmt: skip
+
+
+def test_claim_b_a_part_without_an_interval_does_not_hide_a_refuted_part() -> None:
+    """One RULER sample gives the long part no interval; the short part, 20 points below CPT on
+    60 paired documents, refutes the claim on its own (it read "not comparable")."""
+    cpt, longred = [_one_ruler_sample("cpt", 40.0, 30.0)], [_one_ruler_sample("lr", 20.0, 30.0)]
+    v = verdict_longred_keeps_short(cpt, longred, "s", "p", "C", premises=OK, cpt_gain=20.0)
+    assert v.label == NOT_REPRODUCED
+    assert "long part not comparable, short part not reproduced" in v.rule
+    assert "1 paired per-sample RULER score(s)" in v.ours and "(n=60 documents)" in v.ours
+    up = [_one_ruler_sample("lr", 60.0, 30.0)]  # the short part holds: the missing part decides
+    v = verdict_longred_keeps_short(cpt, up, "s", "p", "C", premises=OK, cpt_gain=20.0)
+    assert v.label == NOT_COMPARABLE
+    assert "long part not comparable, short part reproduced" in v.rule

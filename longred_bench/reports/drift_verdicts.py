@@ -156,7 +156,7 @@ def verdict_drift_falls(
     if not _comparable([before, *after, *control]):
         ours = "no per-text values on the same texts for every run: no interval."
         return Verdict("c", CLAIM_C, scope, paper, ours, NOT_COMPARABLE, rule)
-    parts, labels = [], []
+    parts, labels, paired = [], [], {}
     for metric, side, recovery, name in (
         ("hidden_cosine", ABOVE, PAPER_HIDDEN_RECOVERY, "hidden similarity"),
         ("attention_kl", BELOW, PAPER_KL_RECOVERY, "attention KL"),
@@ -164,6 +164,9 @@ def verdict_drift_falls(
         base = text_values(before, metric) or {}
         cpt_runs = [_change(s, metric, base) for s in after]
         control_runs = [_change(s, metric, IDENTITY[metric]) for s in control]
+        # the texts the interval reads: those every run has a (finite) value of
+        texts = [set(r["drift"]["texts"]) for r in (*cpt_runs, *control_runs)]
+        paired[name] = len(set.intersection(*texts))
         ci = seed_bootstrap_mean_of_means_diff_ci(
             control_runs, cpt_runs, n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED
         )
@@ -181,10 +184,12 @@ def verdict_drift_falls(
             f"{against if raw * side < 0 else ''}; CPT's change net of the control's "
             f"{_fmt(ci)} (the paper's effect, scaled: {effect:+.3g}): {labels[-1]}"
         )
-    n = len(text_values(before, "hidden_cosine") or {})
+    counts = set(paired.values())
+    n = (f"n={counts.pop()}" if len(counts) == 1
+         else " and ".join(f"n={k} ({name})" for name, k in paired.items()))  # fmt: skip
     ours = (
         "; ".join(parts) + f". {LEVEL:.0%} bootstrap over {len(after)} cpt and {len(control)} "
-        f"control seeds and n={n} paired texts ({before.get('num_tokens')} tokens)."
+        f"control seeds and {n} paired texts ({before.get('num_tokens')} tokens)."
     )
     return Verdict("c", CLAIM_C, scope, paper, ours, combine(labels), rule)
 

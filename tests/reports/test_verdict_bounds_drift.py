@@ -67,3 +67,13 @@ def test_c_needs_every_run_on_the_same_texts() -> None:
     v = verdict_drift_falls("abf:theta=2e6", BEFORE, _runs(0.97, 0.2, 3), other)
     assert v.label == NOT_COMPARABLE
     assert "no per-text values on the same texts" in v.ours
+
+
+def test_c_counts_the_texts_its_intervals_read() -> None:
+    """Texts a run has no finite value of are left out of the interval (every run's texts
+    count); the evidence said n=12 paired texts while the hidden interval read 8."""
+    after = _runs(0.97, 0.2, 2)
+    for run in after:
+        run["text_hidden_cosine"][:4] = [float("nan")] * 4
+    v = verdict_drift_falls("abf:theta=2e6", BEFORE, after, _runs(0.99, 0.01, 2))
+    assert "n=8 (hidden similarity) and n=12 (attention KL) paired texts" in v.ours

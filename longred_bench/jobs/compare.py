@@ -221,15 +221,35 @@ def _with_weights(unit: dict[str, Any], models: list[str]) -> dict[str, Any]:
             **({"texts_files": texts} if texts else {})}  # fmt: skip
 
 
+def check_drift_window(cfg: CompareConfig, window: int, key: str) -> None:
+    """Refuse drift windows no compared model holds (``cfg.drift_seq_len`` past the original's
+    ``window`` and every extension's), as drift does, before any unit runs (drift is measured
+    last), naming ``key``, where the user sets them; from the models' configs alone."""
+    if "drift" not in cfg.suites:
+        return
+    from longred_bench.models.loading import extended_config, load_config
+
+    config = load_config(cfg.original)
+    windows = [window, *(int(load_config(m).max_position_embeddings) for m in cfg.extended)]
+    windows += [int(extended_config(config, r).max_position_embeddings) for r in cfg.rope]
+    if cfg.drift_seq_len > (longest := max(windows)):
+        raise UserError(f"compare: drift's {cfg.drift_seq_len}-token windows exceed every "
+                        f"compared model's window: set {key} to at most {longest}")  # fmt: skip
+
+
 def run_compare(
-    cfg: CompareConfig, out: Path, *, progress: bool = True, tasks_key: str = "--short-tasks"
-) -> list[dict[str, Any]]:
+    cfg: CompareConfig, out: Path, *, progress: bool = True, tasks_key: str = "--short-tasks",
+    seq_len_key: str = "--drift-seq-len",
+) -> list[dict[str, Any]]:  # fmt: skip
     """Run (or reuse) every unit of the comparison and return all records, labelled
-    (``tasks_key``: where the user sets the short tasks, named by a window error)."""
+    (``tasks_key``, ``seq_len_key``: where the user sets the short tasks and drift's window
+    length, named by a window error)."""
     from longred_bench.models.loading import load_config
 
+    entries(cfg)  # a model listed twice, before anything loads
     check_tokenizers(cfg)
     window = int(load_config(cfg.original).max_position_embeddings)
+    check_drift_window(cfg, window, seq_len_key)
     records: list[dict[str, Any]] = []
     runs = out / "runs"
     suites = [suite for suite in DECODED_SUITES if suite in cfg.suites]
@@ -426,13 +446,14 @@ def config_dict(cfg: CompareConfig) -> dict[str, Any]:
 
 def compare_command(
     cfg: CompareConfig, out: Path, *, command: str, progress: bool = True,
-    tasks_key: str = "--short-tasks",
+    tasks_key: str = "--short-tasks", seq_len_key: str = "--drift-seq-len",
 ) -> list[Path]:  # fmt: skip
     """``compare``: run (or reuse) every unit, then write ``out/compare.md`` and its figures
     (``command`` is the command line quoted in the report)."""
     from longred_bench.reports.compare_report import build_compare_report
 
-    records = run_compare(cfg, out, progress=progress, tasks_key=tasks_key)
+    records = run_compare(cfg, out, progress=progress, tasks_key=tasks_key,
+                          seq_len_key=seq_len_key)  # fmt: skip
     labels = [label for label, _, _ in rows(cfg)]
     title = f"`{cfg.original}` and its extensions"
     return build_compare_report(records, labels, out, title=title, command=command)

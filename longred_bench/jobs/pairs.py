@@ -259,7 +259,8 @@ def compare_pairs(spec: str, out: Path, *, command: str, progress: bool = True) 
              "|---|---:|---|---|"]  # fmt: skip
     for pair, cfg in configs:
         written += compare_command(cfg, out / pair.slug, command=command, progress=progress,
-                                   tasks_key=f"settings.short_tasks in {source}")  # fmt: skip
+                                   tasks_key=f"settings.short_tasks in {source}",
+                                   seq_len_key=f"settings.drift_seq_len in {source}")  # fmt: skip
         exts = ", ".join(f"`{m}` ({w})" for m, w in pair.extended)
         index.append(f"| `{pair.original}` | {pair.window} | {exts} | "
                      f"[{pair.slug}/compare.md]({pair.slug}/compare.md) |")  # fmt: skip

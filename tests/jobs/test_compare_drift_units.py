@@ -10,6 +10,7 @@ from data_helpers import ensure_cached
 from test_compare import _save_tiny
 
 from longred_bench import cli
+from longred_bench.errors import UserError
 from longred_bench.jobs import compare
 from longred_bench.jobs.configs import CompareConfig
 
@@ -138,3 +139,24 @@ def test_a_model_added_to_a_comparison_is_the_only_drift_measured(
     }
     assert len(runs) == 2  # nothing measured again
     assert not list((tmp_path / "cmp" / "runs" / "drift").glob("*.partial.json"))
+
+
+def test_drift_windows_no_model_holds_are_refused_before_any_unit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Drift runs last: windows longer than every compared model's were refused once every
+    other unit had been measured, naming drift's own ``--seq-len``. Refused before any unit,
+    naming compare's flag (a pairs file's key); windows an extension holds still run."""
+    ckpt = _save_tiny(tmp_path / "ck")  # a 256-token window, as the original's
+    measured: list[str] = []
+    monkeypatch.setattr(compare, "run_eval_unit", lambda unit, *a, **k: measured.append(unit))
+    cfg = CompareConfig(original="tiny-random", extended=(str(ckpt),),
+                        suites=("short", "drift"), drift_seq_len=300)  # fmt: skip
+    with pytest.raises(UserError) as exc:
+        compare.run_compare(cfg, tmp_path / "cmp", progress=False, seq_len_key="KEY")
+    assert str(exc.value) == ("compare: drift's 300-token windows exceed every compared "
+                              "model's window: set KEY to at most 256")  # fmt: skip
+    assert measured == [] and not (tmp_path / "cmp" / "runs").exists()
+    held = CompareConfig(original="tiny-random", rope=("pi:factor=2",), suites=("drift",),
+                         drift_seq_len=300)  # fmt: skip
+    compare.check_drift_window(held, 256, "KEY")  # PI x2 holds 512 tokens

@@ -65,14 +65,24 @@ def runs_code(step: Step) -> bool:
 def unit_command(ctx: Context, step: Step) -> str:
     """The command that computes one unit, with the table's options (training under
     ``torchrun`` where the profile runs several processes per node; ``--allow-code-eval`` where
-    the unit runs code tasks, which ``--unit`` refuses without it)."""
+    the unit runs code tasks, which ``--unit`` refuses without it). A profile file's command,
+    or any under a relative ``LONGRED_CACHE``, starts in the folder it was listed from
+    (``cd DIR && ...``): the file's relative paths (``model.name: ./base``, local data) and the
+    cache are read from there, as they were when it was listed."""
     base = (f"reproduce {ctx.table} --profile {shlex.quote(profile_arg(ctx.profile))}"
             f"{option_args(ctx.options)} --unit {shlex.quote(unit_id(step))}"
             + (f" {paper_suite.CODE_FLAG}" if runs_code(step) else ""))  # fmt: skip
     nproc = ctx.profile.hardware.nproc_per_node
     if step.unit.kind == "train" and nproc > 1:
-        return f"torchrun --standalone --nproc-per-node {nproc} -m longred_bench {base}"
-    return f"longred-bench {base}"
+        command = f"torchrun --standalone --nproc-per-node {nproc} -m longred_bench {base}"
+    else:
+        command = f"longred-bench {base}"
+    from longred_bench.cache import ENV_VAR
+
+    cache = os.environ.get(ENV_VAR, "")
+    if profile_arg(ctx.profile) != ctx.profile.name or (cache and not Path(cache).is_absolute()):
+        return f"cd {shlex.quote(str(Path.cwd()))} && {command}"
+    return command
 
 
 def listed(ctx: Context) -> list[dict[str, Any]]:

@@ -232,3 +232,46 @@ def test_jobs_run_the_source_tree_they_were_emitted_from(tmp_path, monkeypatch, 
                  "--emit-slurm", str(tmp_path / "without")]) == 0  # fmt: skip
     assert not any("PYTHONPATH" in p.read_text() for p in (tmp_path / "without").glob("*.s*"))
     capsys.readouterr()
+
+
+def test_a_profile_files_commands_run_from_another_folder(tmp_path, monkeypatch, capsys):
+    """A profile file naming its model by a relative path (``./base``): the listed command,
+    run from another folder, read another (missing) model; it starts in the folder it was
+    listed from. A relative ``LONGRED_CACHE`` too; a built-in profile's needs no folder."""
+    import yaml
+
+    from longred_bench.models.loading import load
+
+    work = tmp_path / "work"
+    loaded = load("tiny-random")
+    loaded.model.save_pretrained(work / "base")
+    loaded.tokenizer.save_pretrained(work / "base")
+    profile = work / "mine.yaml"
+    profile.write_text(
+        yaml.safe_dump(
+            {
+                "extends": "smoke",
+                "model": {
+                    "name": "./base",
+                    "window": 256,
+                    "layers": loaded.model.config.num_hidden_layers,
+                },
+            }
+        )
+    )
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("LONGRED_CACHE", "cache")  # relative: read from here
+    capsys.readouterr()
+    unit = _listed(capsys, "table1", "--profile", str(profile))[0]
+    folder, _, command = unit["command"].partition(" && ")
+    assert folder == f"cd {shlex.quote(str(work))}"
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    status, out = _run_printed(monkeypatch, capsys, command)  # without the `cd`: not found
+    assert status == 2 and "./base" in out
+    monkeypatch.chdir(shlex.split(folder)[1])  # what the printed `cd` does
+    status, out = _run_printed(monkeypatch, capsys, command)
+    assert status == 0 and out.strip() == f"computes {unit['folder']}"
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    builtin = _listed(capsys, "table1", "--profile", "smoke")[0]
+    assert builtin["command"].startswith("longred-bench reproduce table1 --profile smoke ")

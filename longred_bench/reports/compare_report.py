@@ -216,30 +216,37 @@ def build_compare_report(
         r_avg = ruler.get(label, {}).get(None)
         both = None if s_avg is None or r_avg is None else longred_avg(s_avg, r_avg)
         summary[label] = {"short": s_avg, "ruler": r_avg, "niah": niah.get(label), "avg": both}
-    lines += [
-        "## Summary",
-        "",
-        "| model | Short Avg | RULER Avg | NIAH mean | Avg (5 Short + RULER)/6 "
-        "| Short retention | RULER retention | hidden cosine | attention KL (nats/row) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
     drift = {label: d for label in labels if (d := _drift_of(label, drift, labels))}
     measured = [b for b in labels if b in drift and not _missing(drift[b]["mean_hidden_cosine"])]
     cosine = dict(
         zip(measured, cosines([drift[lb]["mean_hidden_cosine"] for lb in measured]), strict=True)
     )
-    for label in labels:
-        row = summary[label]
-        base = summary[original]
-        d = drift.get(label)
-        lines.append(
-            f"| {label} | {_fmt(row['short'])} | {_fmt(row['ruler'])} | {_fmt(row['niah'])} "
-            f"| {_fmt(row['avg'])} "
-            f"| {_fmt(_ratio(row['short'], base['short']), 3) if label != original else ''} "
-            f"| {_fmt(_ratio(row['ruler'], base['ruler']), 3) if label != original else ''} "
-            f"| {cosine.get(label, '')} "
-            f"| {_kl(d['mean_attention_kl']) if d else ''} |"
-        )
+    base = summary[original]
+
+    def ratio(label: str, what: str) -> str:
+        return "" if label == original else _fmt(_ratio(summary[label][what], base[what]), 3)
+
+    # (header, cell of a model, whether its suite ran): a suite not compared gets no column
+    columns = [
+        ("Short Avg", lambda lb: _fmt(summary[lb]["short"]), bool(short)),
+        ("RULER Avg", lambda lb: _fmt(summary[lb]["ruler"]), bool(ruler)),
+        ("NIAH mean", lambda lb: _fmt(summary[lb]["niah"]), bool(niah)),
+        ("Avg (5 Short + RULER)/6", lambda lb: _fmt(summary[lb]["avg"]), bool(short and ruler)),
+        ("Short retention", lambda lb: ratio(lb, "short"), bool(short)),
+        ("RULER retention", lambda lb: ratio(lb, "ruler"), bool(ruler)),
+        ("hidden cosine", lambda lb: str(cosine.get(lb, "")), bool(drift)),
+        ("attention KL (nats/row)",
+         lambda lb: _kl(drift[lb]["mean_attention_kl"]) if lb in drift else "", bool(drift)),
+    ]  # fmt: skip
+    shown = [(head, cell) for head, cell, ran in columns if ran]
+    lines += [
+        "## Summary",
+        "",
+        "| model | " + " | ".join(head for head, _ in shown) + " |",
+        "|---|" + "---:|" * len(shown),
+    ]
+    lines += ["| " + " | ".join([label, *(cell(label) for _, cell in shown)]) + " |"
+              for label in labels]  # fmt: skip
     lines.append("")
     if short:
         tasks = sorted({t for s in short.values() for t in s})

@@ -408,3 +408,21 @@ def test_pcd_rows_alone_show_their_models_drift(tmp_path: Path) -> None:
         row[0]: row[7] for row in _table((tmp_path / "compare.md").read_text(), "## Summary")
     }
     assert summary["pi:factor=4"] == "0.9500" and summary["pi:factor=4 +pcd"] == ""
+
+
+def test_the_summary_shows_the_columns_of_the_suites_compared(tmp_path: Path) -> None:
+    """A drift-only comparison had six empty columns (Short, RULER, NIAH, Avg, retentions); the
+    summary shows the suites compared (smol's committed drift records, alone)."""
+    from longred_bench.results import read_records
+
+    runs = Path(__file__).resolve().parents[2] / "reports/smol/compare/runs"
+    records = [{**r, "label": r["extension"]}  # compare labels a RoPE row by its spec
+               for r in read_records(runs / "drift/rope/drift.jsonl")]  # fmt: skip
+    labels = ["original", *dict.fromkeys(r["label"] for r in records)]
+    report.build_compare_report(records, labels, tmp_path, title="t", command="c")
+    md = (tmp_path / "compare.md").read_text()
+    head = md.split("## Summary", 1)[1].strip().splitlines()[0]
+    assert head == "| model | hidden cosine | attention KL (nats/row) |"
+    rows = _table(md, "## Summary")
+    assert [row[0] for row in rows] == labels and rows[0] == ["original", "", ""]
+    assert all(len(row) == 3 and row[1] and row[2] for row in rows[1:])

@@ -225,14 +225,17 @@ def pairs_plan(spec: str, estimates: dict[str, list[str]] | None = None) -> str:
         cfg = pair_config(settings, pair)
         models = 1 + len(pair.extended)
         evals = models * len([s for s in cfg.suites if s != "drift"]) * len(cfg.decoding)
-        units = evals + (1 if "drift" in cfg.suites else 0)
+        units = evals + (len(pair.extended) if "drift" in cfg.suites else 0)  # one per model
         total += units
         lines.append(f"{pair.original} (window {pair.window}) -> {pair.slug}/: {units} units")
         for model, window in pair.extended:
             lines.append(f"  {model} (window {window}, {window / pair.window:g}x)")
-        lines.append(f"  suites {', '.join(cfg.suites)}; lengths {', '.join(map(str, cfg.lengths))}"
-                     f"; {cfg.ruler_samples} RULER samples per task and length; device "
-                     f"{cfg.device}")  # fmt: skip
+        scored = [f"suites {', '.join(cfg.suites)}"]
+        if {"ruler", "niah"} & set(cfg.suites):  # the suites scored at lengths
+            scored.append(f"lengths {', '.join(map(str, cfg.lengths))}")
+        if "ruler" in cfg.suites:
+            scored.append(f"{cfg.ruler_samples} RULER samples per task and length")
+        lines.append(f"  {'; '.join(scored)}; device {cfg.device}")
         lines += (estimates or {}).get(pair.slug, [])
     lines += ["", f"In all: {len(pairs)} pairs, {total} units. Hub names are checked when a "
               "model loads; a missing one stops its pair in one line (units already measured "

@@ -26,7 +26,8 @@ def test_the_builtin_pairs_plan_offline(capsys) -> None:
     assert "meta-llama/Llama-2-7b-hf (window 4096)" in out
     assert "NousResearch/Yarn-Llama-2-7b-128k (window 131072, 32x)" in out
     assert "gradientai/Llama-3-8B-Instruct-Gradient-1048k (window 1048576, 128x)" in out
-    assert "In all: 2 pairs, 14 units." in out  # 3 models x 2 suites + drift, twice
+    # 3 models x 2 suites + one drift unit per extended model (it counted one), twice
+    assert "In all: 2 pairs, 16 units." in out
     assert cli.main(["compare", "--pairs", "compare", "--original", "m", "--dry-run"]) == 2
     assert "--pairs takes its models from the file" in capsys.readouterr().err
 
@@ -208,3 +209,16 @@ def test_an_empty_lengths_list_is_one_line(tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert err.startswith("error: pair tiny-random: no length of settings.lengths []")
     assert len(err.splitlines()) == 1
+
+
+def test_a_drift_only_pairs_plan_names_no_lengths_or_ruler_samples(tmp_path, capsys) -> None:
+    """``--dry-run`` printed the lengths and RULER's samples per length for suites that read
+    neither (a drift-only file, say)."""
+    extended = [{"model": "a", "window": 512}, {"model": "b", "window": 512}]
+    pairs = [{"original": "tiny-random", "window": 256, "extended": extended}]
+    spec = _write(tmp_path / "p.yaml", {"settings": {"suites": ["drift"]}, "pairs": pairs})
+    assert cli.main(["compare", "--pairs", spec, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "  suites drift; device cpu" in out.splitlines()
+    assert "RULER" not in out and "lengths" not in out
+    assert "In all: 1 pairs, 2 units." in out

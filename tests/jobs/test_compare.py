@@ -165,6 +165,13 @@ def _table(md: str, heading: str) -> list[list[str]]:
     return [[c.strip() for c in row.strip("|").split("|")] for row in rows[2:]]
 
 
+def _column(md: str, header: str) -> dict[str, str]:
+    """``{model: cell}`` of the Summary's column ``header`` (its columns are the suites')."""
+    lines = md.split("## Summary", 1)[1].strip().splitlines()
+    heads = [c.strip() for c in lines[0].strip("|").split("|")]
+    return {row[0]: row[heads.index(header)] for row in _table(md, "## Summary")}
+
+
 def test_compare_short_avg_is_the_mean_of_the_categories_it_shows(tmp_path: Path) -> None:
     records = _tiny_records()
     labels = ["original", "pi:factor=4"]
@@ -261,10 +268,8 @@ def test_compare_tiny_end_to_end_and_resume(
     assert len(list((out / "runs" / "original").glob("niah.*"))) == 1  # depth 50's, aside
     argv[argv.index("100")] = "50"
     assert cli.main(argv) == 0  # and back again, measuring nothing
-    summary = next(
-        line for line in (out / "compare.md").read_text().splitlines() if "| pi:factor=4 |" in line
-    )
-    assert not math.isnan(float(summary.split("|")[8]))  # hidden cosine is reported
+    cosine = _column((out / "compare.md").read_text(), "hidden cosine")["pi:factor=4"]
+    assert not math.isnan(float(cosine))  # hidden cosine is reported
 
 
 def test_tasks_run_on_their_own_get_one_short_avg_line_not_a_category_table(
@@ -334,18 +339,14 @@ def test_near_one_cosines_keep_the_digits_that_tell_extensions_apart(tmp_path: P
              "selected_layers": [1]},
         ]  # fmt: skip
     report.build_compare_report(records, labels, tmp_path, title="t", command="c")
-    summary = {
-        row[0]: row[7] for row in _table((tmp_path / "compare.md").read_text(), "## Summary")
-    }
+    summary = _column((tmp_path / "compare.md").read_text(), "hidden cosine")
     assert summary == {"original": "", "pi:factor=4": "0.999991", "pi:factor=2": "0.999993"}
     # a cosine that could not be measured (NaN) is left blank, not "nan", as before
     for r in records:
         if r["kind"] == "drift_summary" and r["label"] == "pi:factor=2":
             r["mean_hidden_cosine"] = float("nan")
     report.build_compare_report(records, labels, tmp_path, title="t", command="c")
-    summary = {
-        row[0]: row[7] for row in _table((tmp_path / "compare.md").read_text(), "## Summary")
-    }
+    summary = _column((tmp_path / "compare.md").read_text(), "hidden cosine")
     assert summary == {"original": "", "pi:factor=4": "0.99999", "pi:factor=2": ""}  # alone
 
 
@@ -397,16 +398,14 @@ def test_pcd_rows_alone_show_their_models_drift(tmp_path: Path) -> None:
     labels = ["original +pcd", "pi:factor=4 +pcd"]
     report.build_compare_report(records, labels, tmp_path, title="t", command="c")
     md = (tmp_path / "compare.md").read_text()
-    summary = {row[0]: row[7] for row in _table(md, "## Summary")}
+    summary = _column(md, "hidden cosine")
     assert summary == {"original +pcd": "", "pi:factor=4 +pcd": "0.9500"}
     # the settings, not one model's local windows
     assert "PCD: alpha 3.0, plausible tokens top-20, local window window 64, first pair 0.\n" in md
     records += [{**r, "label": r["label"].removesuffix(" +pcd")} for r in _tiny_records()]
     labels = ["original", "original +pcd", "pi:factor=4", "pi:factor=4 +pcd"]
     report.build_compare_report(records, labels, tmp_path, title="t", command="c")
-    summary = {
-        row[0]: row[7] for row in _table((tmp_path / "compare.md").read_text(), "## Summary")
-    }
+    summary = _column((tmp_path / "compare.md").read_text(), "hidden cosine")
     assert summary["pi:factor=4"] == "0.9500" and summary["pi:factor=4 +pcd"] == ""
 
 

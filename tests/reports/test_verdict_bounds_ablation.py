@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from report_helpers import tiny_run
+
 from longred_bench.reports.ablation_report import (
     Ablation,
     Claim,
@@ -45,39 +47,11 @@ def test_the_papers_effect_scales_by_the_reference_row() -> None:
 # --- same layers, from records -----------------------------------------------------------------
 
 EXT = "abf:theta=4e4"
-PROV = {"device": "CPU test", "git_commit": "abc123", "versions": {}, "seed": 0, "config": {}}
-TASKS = ("longred_tiny_lastword", "longred_tiny_nextsent", "longred_tiny_swap",
-         "longred_tiny_replace")  # fmt: skip
-N = 40
-
-
-def _ones(p: float) -> list[float]:
-    k = round(p * N)
-    return [1.0] * k + [0.0] * (N - k)
 
 
 def _records(row: str, extension: str | None, short: float, ruler: float | None = None,
              seed: int = 0, train: dict | None = None) -> list[dict[str, Any]]:  # fmt: skip
-    common = {"row": row, "extension": extension, "seed": seed, "model": "tiny-base",
-              "rope": extension, "provenance": PROV, "train": train}  # fmt: skip
-    window = 256 if extension is None else 1024
-    out: list[dict[str, Any]] = []
-    for task in TASKS:
-        base = {**common, "suite": "short_tiny", "task": task, "length": None}
-        out.append({**base, "kind": "eval", "metric": "acc", "value": short, "n_samples": N,
-                    "n_over_length": 0, "group": "longred_short_tiny",
-                    "max_position_embeddings": window})  # fmt: skip
-        out += [{**base, "kind": "eval_item", "metric": "acc", "doc_id": i, "value": v}
-                for i, v in enumerate(_ones(short))]  # fmt: skip
-    if ruler is None:
-        return out
-    base = {**common, "suite": "ruler", "metric": "score", "max_position_embeddings": window}
-    for length in (1024, None):
-        out.append({**base, "kind": "eval", "task": "longred_ruler", "length": length,
-                    "value": 100.0 * ruler, "n_samples": None})  # fmt: skip
-    out += [{**base, "kind": "eval_item", "task": "longred_ruler_vt", "length": 1024,
-             "doc_id": i, "value": 100.0 * v} for i, v in enumerate(_ones(ruler))]  # fmt: skip
-    return out
+    return tiny_run(row, extension, short, ruler, seed=seed, train=train)
 
 
 V = "longred-c-last-layer"

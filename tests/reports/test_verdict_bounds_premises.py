@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from report_helpers import tiny_run
 
 from longred_bench.reports.premises import Premises, extension_premises
 from longred_bench.reports.runs import collect_runs
@@ -14,43 +15,14 @@ from longred_bench.reports.short_avg import short_categories
 from longred_bench.reports.verdict_rules import REPRODUCED, Verdict
 
 EXT = "abf:theta=4e4"
-PROV = {"device": "CPU test", "git_commit": "abc123", "versions": {}, "seed": 0, "config": {}}
-SHORT_TASKS = ("longred_tiny_lastword", "longred_tiny_nextsent", "longred_tiny_swap",
-               "longred_tiny_replace")  # fmt: skip
-N = 40  # documents per short task, samples per RULER task and length
-
-
-def _ones(p: float) -> list[float]:
-    k = round(p * N)
-    return [1.0] * k + [0.0] * (N - k)
 
 
 def _records(row: str, extension: str | None, short: float, ruler: float | None = None,
              seed: int = 0) -> list[dict[str, Any]]:  # fmt: skip
     """One run: every short task at accuracy ``short``; RULER (if given) the fraction ``ruler``
     of its samples scored 100, on two tasks at one length."""
-    common = {"row": row, "extension": extension, "seed": seed, "model": "tiny-base",
-              "rope": extension, "provenance": PROV, "train": None}  # fmt: skip
-    window = 256 if extension is None else 1024
-    out: list[dict[str, Any]] = []
-    for task in SHORT_TASKS:
-        base = {**common, "suite": "short_tiny", "task": task, "length": None}
-        out.append({**base, "kind": "eval", "metric": "acc", "value": short, "n_samples": N,
-                    "n_over_length": 0, "group": "longred_short_tiny",
-                    "max_position_embeddings": window})  # fmt: skip
-        out += [{**base, "kind": "eval_item", "metric": "acc", "doc_id": i, "value": v}
-                for i, v in enumerate(_ones(short))]  # fmt: skip
-    if ruler is None:
-        return out
-    base = {**common, "suite": "ruler", "metric": "score", "max_position_embeddings": window}
-    for length in (1024, None):
-        out.append({**base, "kind": "eval", "task": "longred_ruler", "length": length,
-                    "value": 100.0 * ruler, "n_samples": None})  # fmt: skip
-    for t, task in enumerate(("longred_ruler_vt", "longred_ruler_fwe")):
-        out += [{**base, "kind": "eval_item", "task": task, "length": 1024,
-                 "doc_id": t * 1000 + i, "value": 100.0 * v}
-                for i, v in enumerate(_ones(ruler))]  # fmt: skip
-    return out
+    return tiny_run(row, extension, short, ruler, seed=seed,
+                    ruler_tasks=("longred_ruler_vt", "longred_ruler_fwe"))  # fmt: skip
 
 
 def _premises(cpt_ruler: tuple[float, ...]) -> Premises:

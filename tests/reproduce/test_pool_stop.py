@@ -39,6 +39,13 @@ if __name__ == "__main__":
 """
 
 
+def _sigint_default() -> None:
+    """As a terminal starts a command: Ctrl-C not ignored, even where this test run was started
+    in the background of a shell without job control (which ignores SIGINT, and a child
+    inherits that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/status").read_text()
@@ -59,7 +66,8 @@ def test_sigterm_and_ctrl_c_end_the_worker_processes_quietly(tmp_path: Path, how
     script.write_text(SCRIPT)
     short = "300" if how == "sigterm" else "0.1"
     proc = subprocess.Popen([sys.executable, str(script), str(tmp_path), short], cwd=tmp_path,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_sigint_default)  # fmt: skip
     deadline = time.monotonic() + 120
     while len(list(tmp_path.glob("*.pid"))) < 2 and time.monotonic() < deadline:
         assert proc.poll() is None, "the pool stopped before its units started"
@@ -167,7 +175,8 @@ def test_ctrl_c_while_the_pool_waits_beside_a_failed_unit_ends_it(tmp_path: Path
     script = tmp_path / "failing.py"
     script.write_text(FAILING)
     proc = subprocess.Popen([sys.executable, str(script), str(tmp_path)], cwd=tmp_path,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_sigint_default)  # fmt: skip
     deadline = time.monotonic() + 120
     while len(list(tmp_path.glob("*.pid"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -224,7 +233,8 @@ def test_ctrl_c_names_the_work_each_worker_kept(tmp_path: Path) -> None:
     script = tmp_path / "keepers.py"
     script.write_text(KEEPERS)
     proc = subprocess.Popen([sys.executable, str(script), str(tmp_path)], cwd=tmp_path,
-                            stdout=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+                            stdout=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_sigint_default)  # fmt: skip
     deadline = time.monotonic() + 120
     while len(list(tmp_path.glob("*.pid"))) < 2 and time.monotonic() < deadline:
         assert proc.poll() is None, "the pool stopped before its units started"

@@ -166,6 +166,12 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
         if proc.is_alive():  # it outlived SIGTERM: the pool's exit would wait for it
             proc.kill()
             proc.join()
+    # The executor's manager thread closes its wakeup pipe once it sees the workers gone; where
+    # that is still under way at exit, the interpreter's own wakeup writes to the closing pipe
+    # and prints "Exception ignored ... Bad file descriptor" after the interrupted line.
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if manager is not None:
+        manager.join(timeout=10)
 
 
 def _name_what_workers_kept(units: Iterable[Unit]) -> None:

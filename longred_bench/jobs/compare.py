@@ -221,16 +221,17 @@ def _with_weights(unit: dict[str, Any], models: list[str]) -> dict[str, Any]:
             **({"texts_files": texts} if texts else {})}  # fmt: skip
 
 
-def check_drift_window(cfg: CompareConfig, window: int, key: str) -> None:
-    """Refuse drift windows no compared model holds (``cfg.drift_seq_len`` past the original's
-    ``window`` and every extension's), as drift does, before any unit runs (drift is measured
-    last), naming ``key``, where the user sets them; from the models' configs alone."""
+def check_drift_window(cfg: CompareConfig, config: Any, key: str) -> None:
+    """Refuse drift windows no compared model holds (``cfg.drift_seq_len`` past the window of
+    the original, whose ``config`` is given, and every extension's), as drift does, before any
+    unit runs (drift is measured last), naming ``key``, where the user sets them; from the
+    models' configs alone."""
     if "drift" not in cfg.suites:
         return
     from longred_bench.models.loading import extended_config, load_config
 
-    config = load_config(cfg.original)
-    windows = [window, *(int(load_config(m).max_position_embeddings) for m in cfg.extended)]
+    windows = [int(config.max_position_embeddings),
+               *(int(load_config(m).max_position_embeddings) for m in cfg.extended)]  # fmt: skip
     windows += [int(extended_config(config, r).max_position_embeddings) for r in cfg.rope]
     if cfg.drift_seq_len > (longest := max(windows)):
         raise UserError(f"compare: drift's {cfg.drift_seq_len}-token windows exceed every "
@@ -248,8 +249,9 @@ def run_compare(
 
     entries(cfg)  # a model listed twice, before anything loads
     check_tokenizers(cfg)
-    window = int(load_config(cfg.original).max_position_embeddings)
-    check_drift_window(cfg, window, seq_len_key)
+    config = load_config(cfg.original)
+    window = int(config.max_position_embeddings)
+    check_drift_window(cfg, config, seq_len_key)
     records: list[dict[str, Any]] = []
     runs = out / "runs"
     suites = [suite for suite in DECODED_SUITES if suite in cfg.suites]

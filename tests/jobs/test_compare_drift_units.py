@@ -159,4 +159,6 @@ def test_drift_windows_no_model_holds_are_refused_before_any_unit(
     assert measured == [] and not (tmp_path / "cmp" / "runs").exists()
     held = CompareConfig(original="tiny-random", rope=("pi:factor=2",), suites=("drift",),
                          drift_seq_len=300)  # fmt: skip
-    compare.check_drift_window(held, 256, "KEY")  # PI x2 holds 512 tokens
+    from longred_bench.models.loading import load_config
+
+    compare.check_drift_window(held, load_config("tiny-random"), "KEY")  # PI x2 holds 512

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.errors import UserError
+from longred_bench.evaluation.config import LONG_SUITES
 
 BUILTIN_PAIRS = ("compare",)
 PAIR_SETTINGS_FORBIDDEN = ("original", "extended", "rope")
@@ -204,7 +205,7 @@ def pair_config(settings: dict[str, Any], pair: Pair) -> Any:
     top = max(w for _, w in pair.extended)
     kept = [n for n in lengths if n <= top]
     suites = settings.get("suites", {f.name: f.default for f in fields(CompareConfig)}["suites"])
-    if not kept and lengths and not {"ruler", "niah"} & set(suites):
+    if not kept and lengths and not set(LONG_SUITES) & set(suites):
         kept = [min(lengths)]  # no suite reads them: the config keeps one, unused
     if not kept:
         raise UserError(f"pair {pair.original}: no length of settings.lengths {list(lengths)} "
@@ -231,7 +232,7 @@ def pairs_plan(spec: str, estimates: dict[str, list[str]] | None = None) -> str:
         for model, window in pair.extended:
             lines.append(f"  {model} (window {window}, {window / pair.window:g}x)")
         scored = [f"suites {', '.join(cfg.suites)}"]
-        if {"ruler", "niah"} & set(cfg.suites):  # the suites scored at lengths
+        if set(LONG_SUITES) & set(cfg.suites):  # the suites scored at lengths
             scored.append(f"lengths {', '.join(map(str, cfg.lengths))}")
         if "ruler" in cfg.suites:
             scored.append(f"{cfg.ruler_samples} RULER samples per task and length")

@@ -41,6 +41,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from longred_bench.evaluation import paper_suite
+from longred_bench.evaluation.config import LONG_SUITES
 from longred_bench.training.shapes import SHAPES, ModelShape
 
 GIB = 2**30
@@ -153,7 +154,7 @@ def eval_flops(s: ModelShape, config: dict[str, Any], kind: str) -> float | None
         tokens = int(config["num_texts"]) * int(config["seq_len"])
         return models * tokens * s.forward_flops_per_token(int(config["seq_len"]))
     suite = config.get("suite")
-    if suite in ("ruler", "niah") or kind == "psa":
+    if suite in LONG_SUITES or kind == "psa":
         tasks = len(config.get("tasks") or ()) or RULER_DEFAULT_TASKS
         samples = int(config.get("samples") or 1)
         lengths = [int(n) for n in config.get("lengths") or ()]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from longred_bench.evaluation.config import LONG_SUITES
 from longred_bench.jobs.pairs import Pair, load_pairs, pair_config, pairs_plan
 from longred_bench.profiles.schema import Hardware
 from longred_bench.reproduce.costs import (
@@ -55,7 +56,7 @@ def pair_estimate(pair: Pair, cfg: Any, hw: Hardware) -> tuple[list[str], float,
         return ["  on the CPU (settings.device): no GPU estimate"], 0.0, 0
     rate = hw.gpu_tflops * 1e12 * hw.mfu * 3600
     lines, hours, over = [], 0.0, 0
-    top = max(cfg.lengths) if {"ruler", "niah"} & set(cfg.suites) else None
+    top = max(cfg.lengths) if set(LONG_SUITES) & set(cfg.suites) else None
     for model in (pair.original, *(m for m, _ in pair.extended)):
         s = model_shape(model)
         if s is None:

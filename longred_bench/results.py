@@ -133,6 +133,22 @@ def config_hash(config: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+def files_stamp(path: Path, *, recursive: bool = False) -> str | None:
+    """The name, size and modification time of each file of a folder (``recursive``: of its
+    subfolders too, by their paths in it; a data folder is read whole) or of one file, hashed;
+    None where ``path`` does not exist."""
+    path = path.expanduser()
+    if not path.exists():
+        return None
+    if not path.is_dir():
+        files = {path.name: path}
+    else:
+        found = path.rglob("*") if recursive else path.iterdir()
+        files = {str(p.relative_to(path)): p for p in sorted(found) if p.is_file()}
+    stats = {name: [p.stat().st_size, p.stat().st_mtime_ns] for name, p in files.items()}
+    return config_hash(stats)
+
+
 def write_records(path: Path, records: list[dict[str, Any]], provenance: Provenance) -> Path:
     """Write ``records`` (flat dicts) to ``path`` as JSONL, each with the provenance attached.
     The file appears whole or not at all."""

@@ -234,11 +234,12 @@ def run_ppl_suite(
 
 def _saved_name(corpus: str, windows: int, length: int) -> str:
     """The file a finished length's records are kept in: a registry corpus by its name, local
-    texts by a hash of their paths and files (names, sizes, modification times), so texts
-    replaced at their path are measured again, never answered from the old ones' records (a
-    path's ``/`` made nested folders of the name too)."""
+    texts by a hash of their paths and files (names, sizes, modification times:
+    :func:`~longred_bench.results.files_stamp`), so texts replaced at their path are measured
+    again, never answered from the old ones' records (a path's ``/`` made nested folders of the
+    name too)."""
     from longred_bench.data.corpus_spec import local_paths
-    from longred_bench.results import config_hash
+    from longred_bench.results import config_hash, files_stamp
 
     try:
         paths = local_paths(corpus)
@@ -246,11 +247,7 @@ def _saved_name(corpus: str, windows: int, length: int) -> str:
         paths = ()
     if not paths:
         return f"ppl-{corpus}-{windows}-{length}.json"
-    files = {}
-    for path in paths:
-        found = sorted(path.rglob("*")) if path.is_dir() else [path]
-        files[str(path)] = [[str(f), f.stat().st_size, f.stat().st_mtime_ns]
-                            for f in found if f.is_file()]  # fmt: skip
+    files = {str(path): files_stamp(path, recursive=True) for path in paths}
     return f"ppl-{config_hash({'corpus': corpus, 'files': files})[:16]}-{windows}-{length}.json"
 
 

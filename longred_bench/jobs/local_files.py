@@ -23,27 +23,11 @@ from typing import Any
 
 from longred_bench.cache import cache_dir
 from longred_bench.errors import UserError
-from longred_bench.results import config_hash
+from longred_bench.results import files_stamp
 
 MODEL_KEYS = ("model", "original", "extended", "teacher", "init", "merge_with")
 DATA_KEYS = ("corpus", "texts", "long_data", "short_data", "s2l_data")
 TEXT_KEYS = ("corpus", "texts")  # measurement texts (drift, ppl): longred_bench.data.texts
-
-
-def files_stamp(path: Path, *, recursive: bool = False) -> str | None:
-    """The name, size and modification time of each file of a folder (``recursive``: of its
-    subfolders too, by their paths in it; a data folder is read whole) or of one file, hashed;
-    None where ``path`` does not exist."""
-    path = path.expanduser()
-    if not path.exists():
-        return None
-    if not path.is_dir():
-        files = {path.name: path}
-    else:
-        found = path.rglob("*") if recursive else path.iterdir()
-        files = {str(p.relative_to(path)): p for p in sorted(found) if p.is_file()}
-    stats = {name: [p.stat().st_size, p.stat().st_mtime_ns] for name, p in files.items()}
-    return config_hash(stats)
 
 
 def _in_cache(path: Path) -> bool:

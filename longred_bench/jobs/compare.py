@@ -272,7 +272,7 @@ def run_compare(
                     got = save_records(path, unit, measured, cfg.seed, cfg.device)
                     drop_responses(cache)  # saved in the unit: the cache holds unfinished ones
                 records += [{**r, "label": label} for r in got]
-                state.done += 1
+                state.finish()
         if drift_units:
             records += _drift(cfg, drift_units, runs / "drift", progress, state)
     print(f"[compare] {state.total - state.measured} of {state.total} unit(s) reused from "
@@ -313,6 +313,12 @@ class _Progress:
 
     def start(self, unit: str, *, cache: Path | None = None, partial: Path | None = None) -> None:
         self.unit, self.cache, self.partial = unit, cache, partial
+
+    def finish(self) -> None:
+        """Count a unit done (measured or reused): no unit is in progress until the next one
+        starts, and the line names none (it named the last one measured, with its responses)."""
+        self.done += 1
+        self.start("checking saved units")
 
     def announce(self, unit: str, saved: Path, aside: Path | None, progress: bool) -> None:
         """Say that ``unit`` is measured: always where its folder held records of other
@@ -377,13 +383,13 @@ def _drift(
             missing.append((label, path))
         else:
             saved[label] = got
-            state.done += 1
+            state.finish()
     if missing:
         measured, partial = _measure_drift(cfg, missing, root, progress, state)
         for label, path in missing:
             mine = [r for r in measured if r["extension"] == label]
             saved[label] = save_records(path, dict(units)[label], mine, cfg.seed, cfg.device)
-            state.done += 1
+            state.finish()
         partial.unlink(missing_ok=True)  # every model's records are saved
     return [{**r, "label": r["extension"]} for label, _ in units for r in saved[label]]
 

@@ -74,3 +74,18 @@ def test_psa_quiet_prints_its_progress(tmp_path, monkeypatch, capsys, request) -
     lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("[psa]")]
     assert lines, "no progress line under --quiet"
     assert all(" of 6 sample(s) scored; now " in x and "so far" in x for x in lines)
+
+
+def test_the_compare_line_names_no_unit_once_the_last_one_finished(tmp_path) -> None:
+    from longred_bench.jobs.compare import _Progress
+
+    state = _Progress(total=3)
+    state.start("original: ruler", cache=tmp_path / "requests")
+    assert state.line() == (
+        "[compare] 0 of 3 unit(s) done; now original: ruler, 0 model response(s) so far"
+    )
+    state.finish()
+    assert state.line() == "[compare] 1 of 3 unit(s) done; now checking saved units"
+    state.start("drift: pi:factor=4", partial=tmp_path / "models-x.partial.json")
+    state.finish()
+    assert state.line() == "[compare] 2 of 3 unit(s) done; now checking saved units"

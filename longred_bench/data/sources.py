@@ -150,13 +150,20 @@ SOURCES: dict[str, Source] = {
                 ),
             ),
             entry="models/smollm2-135m",
-            description="SmolLM2-135M-Instruct, Q4_1 GGUF dequantized to a float32 safetensors dir",
+            description="SmolLM2-135M-Instruct, Q4_1 GGUF (4-bit weights) dequantized to a float32 safetensors dir",
         ),
     )
 }
 
 # Zoo name of each model source (what `corpora.model_dir` accepts) -> source name.
 MODEL_ZOO: dict[str, str] = {"smollm2-135m": "smollm2"}
+
+
+def zoo_weights(name: str) -> str | None:
+    """What the weights of zoo model ``name`` are, where they come from a registry source
+    (``smollm2-135m``: the Instruct model's 4-bit GGUF, dequantized), for reports to name
+    beside the zoo name; None for any other model."""
+    return SOURCES[MODEL_ZOO[name]].description if name in MODEL_ZOO else None
 
 
 def source_names() -> list[str]:

@@ -79,3 +79,12 @@ def _commit(prov: dict[str, Any]) -> str:
     if prov.get("source_hash"):
         commit = commit.removesuffix(DIRTY).removesuffix(UNKNOWN)
     return commit
+
+
+def model_named(name: str) -> str:
+    """``name`` as a report shows it: in backticks, with what its weights are where a zoo name
+    stands for weights from a registry source (``smollm2-135m``: a 4-bit GGUF's)."""
+    from longred_bench.data.sources import zoo_weights
+
+    weights = zoo_weights(name)
+    return f"`{name}`" + (f" ({weights})" if weights else "")

@@ -38,6 +38,7 @@ from longred_bench.errors import UserError
 from longred_bench.metrics.correlation import spearman
 from longred_bench.metrics.retention import common_documents
 from longred_bench.metrics.stats import Interval, bootstrap_mean_ci, model_document_bootstrap_ci
+from longred_bench.reports import model_named
 from longred_bench.reports.figures import save_figure
 from longred_bench.reports.run_sections import call_lines
 from longred_bench.reports.runs import (
@@ -282,6 +283,7 @@ def build_fig2(
     """Write ``fig2.md`` and ``fig2.png`` under ``out_dir``; returns their paths."""
     points, base, cats, original = collect_points(records)
     drift = next((r for r in records if r.get("kind") == "drift_summary"), {})
+    original_model = drift.get("original")
     names = {c: ", ".join(f"`{t}`" for t in members) for c, members in cats.items()}
     score = (
         f"the mean of {next(iter(names.values()))}"
@@ -298,6 +300,7 @@ def build_fig2(
         f"# LongReD Figure 2: short-text retention against hidden similarity (profile `{profile}`)",
         "",
         *call_lines(records, command, wall_seconds, wall_note),
+        *([f"- Original model: {model_named(original_model)}."] if original_model else []),
         f"- Hidden similarity: cosine between the extended and the original model's hidden "
         f"states, mean over layers and tokens, on {drift.get('num_texts')} `{drift.get('texts')}` "
         f"texts of {drift.get('seq_len')} tokens; interval over texts.",

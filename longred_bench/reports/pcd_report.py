@@ -47,11 +47,12 @@ from typing import Any
 
 import pandas as pd
 
+from longred_bench.data.sources import zoo_weights
 from longred_bench.metrics.retention import mean_of_means
 from longred_bench.metrics.stats import Interval
 from longred_bench.pcd.config import PcdConfig
 from longred_bench.pcd.selection import choose, dev_scores
-from longred_bench.reports import provenance
+from longred_bench.reports import model_named, provenance
 from longred_bench.reports.psa_report import psa_rule, psa_verdicts, sample_frame, summarize
 from longred_bench.reports.verdict_rules import (
     ABOVE,
@@ -428,6 +429,7 @@ def pcd_markdown(
     lines = [
         f"# Positional Contrastive Decoding on `{model}` (profile `{profile}`)",
         "",
+        *([f"Model: {model_named(model)}.", ""] if zoo_weights(model) else []),
         f"Command: `{command}`. Wall time {seconds / 60:.1f} min ({wall_note}). Device: {device}.",
         "",
         unit_cost_line(records),

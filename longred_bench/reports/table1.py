@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from longred_bench.metrics.stats import Interval, bootstrap_mean_ci
-from longred_bench.reports import provenance
+from longred_bench.reports import model_named, provenance
 from longred_bench.reports.drift_plot import plot_drift_layers
 from longred_bench.reports.drift_report import cosine_digits, drift_frames
 from longred_bench.reports.drift_verdicts import (
@@ -201,7 +201,7 @@ def build_table1(
     lines = [
         f"# LongReD Table 1: drift {stage} continued pre-training (profile `{profile}`)",
         "",
-        f"- Model: `{first['original']}`, original vs RoPE extensions"
+        f"- Model: {model_named(first['original'])}, original vs RoPE extensions"
         + (" and their CPT checkpoints." if after else " (zero-shot)."),
         f"- Texts: `{first['texts']}`, {int(first['num_texts'])} windows of "
         f"{int(first['seq_len'])} tokens ({int(first['num_tokens'])} tokens).",

@@ -41,3 +41,12 @@ def test_older_records_read_as_before() -> None:
 def test_report_header_names_the_source() -> None:
     lines = call_lines([_record("c1", "e" * 64, "unknown")], "cmd", 1.0, "")
     assert lines[1] == f"- Device: cpu; commit `c1`; source `{'e' * 12}` (dirty unknown)."
+
+
+def test_a_zoo_name_of_registry_weights_is_shown_with_what_they_are() -> None:
+    from longred_bench.reports import model_named
+
+    shown = model_named("smollm2-135m")
+    assert shown.startswith("`smollm2-135m` (SmolLM2-135M-Instruct, Q4_1 GGUF (4-bit weights)")
+    assert model_named("tiny-base") == "`tiny-base`"  # built by the suite: its name says it
+    assert model_named("HuggingFaceTB/SmolLM2-135M") == "`HuggingFaceTB/SmolLM2-135M`"

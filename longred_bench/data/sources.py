@@ -150,7 +150,7 @@ SOURCES: dict[str, Source] = {
                 ),
             ),
             entry="models/smollm2-135m",
-            description="SmolLM2-135M-Instruct, Q4_1 GGUF (4-bit weights) dequantized to a float32 safetensors dir",
+            description="SmolLM2-135M-Instruct, Q4_1 GGUF: 4-bit weights dequantized to float32",
         ),
     )
 }

@@ -47,6 +47,8 @@ def test_a_zoo_name_of_registry_weights_is_shown_with_what_they_are() -> None:
     from longred_bench.reports import model_named
 
     shown = model_named("smollm2-135m")
-    assert shown.startswith("`smollm2-135m` (SmolLM2-135M-Instruct, Q4_1 GGUF (4-bit weights)")
+    assert shown == (
+        "`smollm2-135m` (SmolLM2-135M-Instruct, Q4_1 GGUF: 4-bit weights dequantized to float32)"
+    )
     assert model_named("tiny-base") == "`tiny-base`"  # built by the suite: its name says it
     assert model_named("HuggingFaceTB/SmolLM2-135M") == "`HuggingFaceTB/SmolLM2-135M`"

@@ -458,10 +458,11 @@ def compare_command(
 ) -> list[Path]:  # fmt: skip
     """``compare``: run (or reuse) every unit, then write ``out/compare.md`` and its figures
     (``command`` is the command line quoted in the report)."""
+    from longred_bench.reports import model_named
     from longred_bench.reports.compare_report import build_compare_report
 
     records = run_compare(cfg, out, progress=progress, tasks_key=tasks_key,
                           seq_len_key=seq_len_key)  # fmt: skip
     labels = [label for label, _, _ in rows(cfg)]
-    title = f"`{cfg.original}` and its extensions"
+    title = f"{model_named(cfg.original)} and its extensions"
     return build_compare_report(records, labels, out, title=title, command=command)

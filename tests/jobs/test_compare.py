@@ -239,6 +239,11 @@ def test_compare_tiny_end_to_end_and_resume(
     assert f"[compare] 5 of 5 unit(s) reused from {out / 'runs'}, 0 measured" in (
         capsys.readouterr().out
     )
+    # A zoo name standing for registry weights (smollm2-135m's 4-bit GGUF) is said in the title.
+    monkeypatch.setattr("longred_bench.data.sources.zoo_weights", lambda name: f"{name} weights")
+    assert cli.main(argv) == 0
+    title = (out / "compare.md").read_text().splitlines()[0]
+    assert title == "# `tiny-random` (tiny-random weights) and its extensions"
 
     # Changing one setting reruns only the units it touches (here: NIAH).
     calls: list[str] = []

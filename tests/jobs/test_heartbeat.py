@@ -67,6 +67,8 @@ def test_psa_quiet_prints_its_progress(tmp_path, monkeypatch, capsys, request) -
 
     ensure_cached(request, "brown")
     monkeypatch.setattr(hb, "HEARTBEAT_SECONDS", 0.05)
+    # as smollm2-135m, a zoo name standing for registry weights, whose report says what they are
+    monkeypatch.setattr("longred_bench.data.sources.zoo_weights", lambda name: f"{name} weights")
     argv = ["psa", "--model", "tiny-random", "--rope", "none", "pi:factor=4", "--tasks",
             "niah_single_1", "--lengths", "512", "--samples", "3", "--out",
             str(tmp_path / "psa"), "--quiet"]  # fmt: skip
@@ -74,6 +76,8 @@ def test_psa_quiet_prints_its_progress(tmp_path, monkeypatch, capsys, request) -
     lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("[psa]")]
     assert lines, "no progress line under --quiet"
     assert all(" of 6 sample(s) scored; now " in x and "so far" in x for x in lines)
+    report = (tmp_path / "psa" / "psa.md").read_text()
+    assert " Model `tiny-random` (tiny-random weights)." in report
 
 
 def test_the_compare_line_names_no_unit_once_the_last_one_finished(tmp_path) -> None:

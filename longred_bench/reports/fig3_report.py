@@ -293,7 +293,7 @@ def build_fig3(
         "",
         *call_lines(records, command, wall_seconds, wall_note),
         f"- Intervals: {LEVEL:.0%} percentile bootstrap resampling seeds and the scored "
-        f"documents ({N_BOOT} resamples, seed {BOOT_SEED}).",
+        f"documents ({N_BOOT} resamples, resampling seed {BOOT_SEED}).",
         "- Short tasks (documents): "
         + ", ".join(f"`{t}` ({n})" for t, n in sorted(n_docs.items()) if t != PASSKEY_TASK)
         + (

@@ -337,6 +337,6 @@ def run_header(
     return [
         *call_lines(records, command, wall_seconds, wall_note),
         f"- Intervals: {LEVEL:.0%} percentile bootstrap over the scored documents ({N_BOOT} "
-        f"resamples, seed {BOOT_SEED}); `n` is the number of documents behind a cell.",
+        f"resamples, resampling seed {BOOT_SEED}); `n` is the number of documents behind a cell.",
         f"- {sample_sizes(runs, records)}",
     ]

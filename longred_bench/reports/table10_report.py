@@ -381,7 +381,7 @@ def build_table10(
         ),
         f"- Intervals: {LEVEL:.0%} percentile bootstrap over the runs (seeds) of each row and, "
         f"where the records hold per-step timings, each drawn run's optimizer steps ({N_BOOT} "
-        f"resamples, seed {BOOT_SEED}).",
+        f"resamples, resampling seed {BOOT_SEED}).",
         "",
         "Each trained row's wall-clock training seconds per token, from the runs' own timings "
         "(Table 3's runs where both tables read one run cache: the commit and base weights above "

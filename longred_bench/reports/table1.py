@@ -181,7 +181,8 @@ def build_table1(
         n_seeds = max(len(v) for v in after_all.values())
         if n_seeds > 1 or len(controls) > 1:
             after_text += (
-                f" Cells show the lowest seed; the verdicts use every seed ({n_seeds} of `cpt`, "
+                f" Cells show the lowest seed, its interval over texts only (another seed's value"
+                f" may lie outside it); the verdicts use every seed ({n_seeds} of `cpt`, "
                 f"{len(controls)} of `control`)."
             )
     else:

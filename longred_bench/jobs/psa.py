@@ -224,6 +224,7 @@ def psa_command(
     """``psa``: one line per model, extension and decoding (``pcd``: PCD with ``pcd``'s
     parameters, defaults when ``None``), written to ``out/psa.jsonl`` under one provenance that
     names every decoding, then ``psa.md`` and ``psa.png``."""
+    from longred_bench.data.sources import zoo_weights
     from longred_bench.reports import SHORT_HASH, model_named
     from longred_bench.reports.psa_report import write_psa_report
     from longred_bench.results import write_records
@@ -264,7 +265,7 @@ def psa_command(
     measured = (
         f"Device: {provenance.device}; commit `{provenance.git_commit}` (source "
         f"`{provenance.source_hash[:SHORT_HASH]}`); measured {provenance.timestamp}."
-    ) + "".join(f" Model {model_named(m)}." for m in cfg.models if model_named(m) != f"`{m}`")
+    ) + "".join(f" Model {model_named(m)}." for m in cfg.models if zoo_weights(m))
     return paths + write_psa_report(
         records, out, title, top_k=top_k, command=command, measured=measured
     )

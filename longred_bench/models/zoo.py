@@ -1,8 +1,8 @@
 """Named models: ``tiny-random`` (built in-process, for the smoke profile), ``smollm2-135m``
 (real SmolLM2-135M-Instruct weights from the cache: a 4-bit GGUF dequantised, see
-``longred-bench data fetch``) and the
-models registered as *builders* (:mod:`longred_bench.models.builders`): a name and a function
-returning the model's Hugging Face directory, building it first if needed. The layer that builds
+``longred-bench data fetch``) and the models registered as *builders*
+(:mod:`longred_bench.models.builders`): a name and a function returning the model's Hugging Face
+directory, building it first if needed. The layer that builds
 ``tiny-base`` (the suite's own pretrained model, :mod:`longred_bench.jobs.tiny_base`) registers
 it, so loading a model never imports the training code that builds one.
 

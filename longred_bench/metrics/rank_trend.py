@@ -25,7 +25,9 @@ def bootstrap_rank_trend_ci(
     """Spearman's rho of ``settings`` (``[k]``, k >= 3) against the item means of ``values``
     (``[k, n]``: each setting's value on the same ``n`` items) and its ``level`` interval over
     ``n_boot`` resamples of the items. A resample whose means tie everywhere has no rho and is
-    dropped; with fewer than half left the interval is ``nan``."""
+    dropped; with fewer than half left the interval is ``nan``. Non-finite values are refused
+    (ranks would place a NaN anywhere), as :func:`longred_bench.metrics.correlation.spearman`
+    refuses them."""
     x = np.asarray(settings, dtype=float)
     v = np.asarray(values, dtype=float)
     if x.ndim != 1 or len(x) < 3 or v.ndim != 2 or v.shape[0] != len(x) or v.shape[1] < 1:
@@ -34,6 +36,9 @@ def bootstrap_rank_trend_ci(
     if n_boot < 1 or not 0 < level < 1:
         raise UserError(f"bootstrap: n_boot must be >= 1 and level in (0, 1), got {n_boot}, "
                         f"{level}")  # fmt: skip
+    if not (np.isfinite(x).all() and np.isfinite(v).all()):  # ranks would place a NaN anywhere
+        raise UserError("rank trend: the settings or values hold NaN or infinite values; drop "
+                        "those items")  # fmt: skip
     x_ranks = average_ranks(x[None])
     rho = float(_pearson_rows(x_ranks, average_ranks(v.mean(axis=1)[None]))[0])
     draws = np.random.default_rng(seed).integers(0, v.shape[1], size=(n_boot, v.shape[1]))

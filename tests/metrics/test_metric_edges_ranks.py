@@ -80,3 +80,12 @@ def test_rank_trend_draws_the_last_item_too() -> None:
 def test_rank_trend_refuses_what_it_cannot_rank(settings, values, level) -> None:
     with pytest.raises(UserError):
         bootstrap_rank_trend_ci(settings, values, level=level, n_boot=20)
+
+
+@pytest.mark.parametrize(
+    ("settings", "values"),
+    [([1, 2, 3], [[math.nan, 0], [1, 1], [2, 2]]), ([1, math.inf, 3], [[0, 0], [1, 1], [2, 2]])],
+)
+def test_rank_trend_refuses_values_it_cannot_rank(settings, values) -> None:
+    with pytest.raises(UserError, match="NaN or infinite"):
+        bootstrap_rank_trend_ci(settings, values, n_boot=10)

@@ -421,7 +421,8 @@ def test_the_summary_shows_the_columns_of_the_suites_compared(tmp_path: Path) ->
 
     runs = Path(__file__).resolve().parents[2] / "reports/smol/compare/runs"
     records = [{**r, "label": r["extension"]}  # compare labels a RoPE row by its spec
-               for r in read_records(runs / "drift/rope/drift.jsonl")]  # fmt: skip
+               for unit in ("abf_theta=1e7", "yarn_factor=4")
+               for r in read_records(runs / "drift" / unit / "drift.jsonl")]  # fmt: skip
     labels = ["original", *dict.fromkeys(r["label"] for r in records)]
     report.build_compare_report(records, labels, tmp_path, title="t", command="c")
     md = (tmp_path / "compare.md").read_text()

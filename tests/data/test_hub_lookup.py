@@ -75,13 +75,10 @@ def test_no_answer_is_the_hub_unavailable(monkeypatch: pytest.MonkeyPatch) -> No
 def test_a_wrong_revision_is_refused_not_replaced_by_the_fallback(
     asked: list, monkeypatch: pytest.MonkeyPatch, tmp_path
 ) -> None:
-    from longred_bench.data import source_documents
-
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
     for name in hub_corpora.OFFLINE_VARS:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(hub_corpora, "_ANSWERED", {})
-    monkeypatch.setattr(source_documents, "_CHOSEN", {})
     with pytest.raises(UserError, match="Revision Not Found"):
         source_read("hf:org/books:revision=nope|austen+kjv")
     with pytest.raises(UserError, match="Revision Not Found"):

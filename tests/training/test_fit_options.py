@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.distributed as dist
-from test_lm_loss import batch, tiny_llama
-from train_helpers import smoke
+from test_lm_loss import batch
+from train_helpers import smoke, tiny_llama
 
 from longred_bench.errors import UserError
 from longred_bench.training.distributed import close_single_process_group, wrap_student

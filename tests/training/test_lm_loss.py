@@ -9,23 +9,12 @@ from pathlib import Path
 
 import pytest
 import torch
-from train_helpers import smoke
-from transformers import LlamaConfig, LlamaForCausalLM
+from train_helpers import smoke, tiny_llama
 
 from longred_bench.errors import UserError
 from longred_bench.kernels.linear_ce import IGNORE_INDEX
 from longred_bench.training.lm_loss import lm_loss, resolve_lm_loss, shifted_targets
 from longred_bench.training.loop import train
-
-
-def tiny_llama(tied: bool = True, dtype: torch.dtype = torch.float32) -> LlamaForCausalLM:
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=257, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
-        tie_word_embeddings=tied,
-    )  # fmt: skip
-    return LlamaForCausalLM(config).to(dtype)
 
 
 def batch(rows: int = 3, length: int = 37) -> tuple[torch.Tensor, torch.Tensor]:

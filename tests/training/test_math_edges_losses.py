@@ -13,8 +13,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 import torch.nn.functional as F
-from train_helpers import smoke
-from transformers import LlamaConfig, LlamaForCausalLM
+from train_helpers import smoke, tiny_llama
 
 import longred_bench.training.data as data_module
 import longred_bench.training.data_plan as data_plan
@@ -31,16 +30,7 @@ from longred_bench.training.plan import micro_rows
 from longred_bench.training.streams import Batch, WindowStream
 
 
-def _tiny_llama() -> LlamaForCausalLM:
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=61, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-        num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64,
-    )  # fmt: skip
-    return LlamaForCausalLM(config).eval()
-
-
-def _ids(rows: int, length: int, vocab: int = 61) -> torch.Tensor:
+def _ids(rows: int, length: int, vocab: int = 257) -> torch.Tensor:
     return torch.randint(0, vocab, (rows, length), generator=torch.Generator().manual_seed(2))
 
 
@@ -126,7 +116,7 @@ def test_auto_on_cuda_takes_liger_where_installed_else_chunked(
 
 
 def test_a_soft_capped_head_is_refused_for_the_chunked_loss() -> None:
-    model = _tiny_llama()
+    model = tiny_llama()
     model.config.final_logit_softcapping = 30.0
     with pytest.raises(UserError, match="soft cap"):
         output_projection(model)
@@ -144,7 +134,7 @@ class _Wrapper(torch.nn.Module):
 
 
 def test_the_chunked_loss_reaches_the_head_under_a_process_wrapper() -> None:
-    model = _tiny_llama()
+    model = tiny_llama()
     wrapped = _Wrapper(model)
     assert output_projection(wrapped) is model.lm_head
     ids = _ids(2, 9)
@@ -156,7 +146,7 @@ def test_the_chunked_loss_reaches_the_head_under_a_process_wrapper() -> None:
 
 
 def test_left_padding_reaches_the_model_as_its_attention_mask() -> None:
-    model = _tiny_llama()
+    model = tiny_llama()
     ids = _ids(2, 8)
     mask = torch.ones_like(ids, dtype=torch.bool)
     mask[1, :3] = False  # a left-padded row: its real tokens must not attend to the pads
@@ -170,7 +160,7 @@ def test_left_padding_reaches_the_model_as_its_attention_mask() -> None:
 
 
 def test_hidden_states_of_another_length_than_the_targets_are_refused() -> None:
-    model = _tiny_llama()
+    model = tiny_llama()
     ids = _ids(2, 6)
     with torch.no_grad(), pytest.raises(RuntimeError, match="logits_to_keep"):
         lm_loss(model, ids, None, impl="chunked", logits_to_keep=1)
@@ -178,7 +168,7 @@ def test_hidden_states_of_another_length_than_the_targets_are_refused() -> None:
 
 
 def test_the_head_is_itself_again_after_a_failed_call() -> None:
-    model = _tiny_llama()
+    model = tiny_llama()
 
     def fail(*args, **kwargs):
         raise RuntimeError("the decoder failed")

@@ -12,8 +12,8 @@ import weakref
 
 import pytest
 import torch
-from test_lm_loss import batch, tiny_llama
-from train_helpers import smoke
+from test_lm_loss import batch
+from train_helpers import smoke, tiny_llama
 
 from longred_bench.errors import UserError
 from longred_bench.training.distributed import wrap_student

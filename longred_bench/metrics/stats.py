@@ -1,7 +1,7 @@
-"""Percentile-bootstrap confidence intervals of mean scores, plain and paired, as pure functions.
+"""Confidence intervals of mean scores (percentile bootstrap, t over seeds) as pure functions.
 
 Scores are per-item values (one per scored document,
-:func:`longred_bench.evaluation.items.item_records`). Four statistics:
+:func:`longred_bench.evaluation.items.item_records`). The statistics:
 
 - :func:`bootstrap_mean_ci`: the mean of one sample of items;
 - :func:`paired_bootstrap_diff_ci`: ``mean(b - a)`` over items matched by key (the same documents
@@ -12,15 +12,16 @@ Scores are per-item values (one per scored document,
   independently;
 - :func:`paired_bootstrap_mean_of_means_diff_ci`: the difference ``b - a`` of that statistic, items
   matched by key within each (group, member), the same resampled pairs for both sides;
-- :func:`seed_bootstrap_mean_of_means_diff_ci`: the same difference between two rows trained with
-  several seeds each, resampling seeds as well as documents, so the interval counts retraining
-  noise;
+- :func:`seed_mean_of_means_diff_ci`: the same difference between two rows trained with
+  several seeds each, a t interval whose variance adds the seeds' spread to the documents' (a
+  bootstrap over 3 seeds would understate it), so the interval counts retraining noise;
 - :func:`run_step_ratio_ci`: the ratio of two rows' ``sum(values) / sum(weights)`` (seconds per
-  token), resampling each row's runs and, within each run, its steps;
+  token), counting each row's runs (seeds, t as above) and, within each run, its steps;
 - :func:`model_document_bootstrap_ci`: any statistic over models measured on shared documents
   (a correlation across models), resampling the models and the documents.
 
 Every function returns an :class:`Interval` ``(estimate, low, high)``: the statistic on the data and
+(except the two seed-level t intervals, with two or more seeds a side)
 the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of its ``n_boot`` bootstrap replicates
 (numpy's default linear interpolation). The replicates come from ``numpy.random.default_rng(seed)``
 drawn in a fixed order (nested groups in sorted key order), so a call is deterministic. A constant
@@ -29,6 +30,7 @@ sample gives a zero-width interval; a paired difference of identical scores is e
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import NamedTuple
@@ -221,7 +223,32 @@ def _shared_keys(sides: Sequence[PairedNested], g: str, m: str) -> list[Hashable
         return sorted(common, key=repr)
 
 
-def seed_bootstrap_mean_of_means_diff_ci(
+def _t_interval(
+    estimate: float, spread: float, seed_parts: Sequence[tuple[float, int]], level: float
+) -> Interval:
+    """``estimate +- t * sqrt(spread + sum(v))``: ``spread`` a variance known from many items (a
+    bootstrap's, infinite degrees of freedom), ``seed_parts`` ``(v, k)`` pairs, each a side's
+    between-seed variance of its mean over ``k >= 2`` seeds; Welch-Satterthwaite degrees of
+    freedom ``V**2 / sum(v**2 / (k - 1))`` (a normal quantile when no seed part varies)."""
+    from scipy.stats import norm, t  # imported here: only the reports need it
+
+    total = spread + sum(v for v, _ in seed_parts)
+    if total <= 0.0:
+        return Interval(estimate, estimate, estimate)
+    denom = sum(v * v / (k - 1) for v, k in seed_parts)
+    q = (1.0 + level) / 2.0
+    crit = float(t.ppf(q, total * total / denom)) if denom > 0 else float(norm.ppf(q))
+    half = crit * math.sqrt(total)
+    return Interval(estimate, estimate - half, estimate + half)
+
+
+def _seed_part(values: np.ndarray) -> list[tuple[float, int]]:
+    """``[(var(values) / k, k)]`` for ``k >= 2`` seed values, else nothing."""
+    k = values.size
+    return [(float(values.var(ddof=1)) / k, k)] if k >= 2 else []
+
+
+def seed_mean_of_means_diff_ci(
     a: Sequence[PairedNested],
     b: Sequence[PairedNested],
     *,
@@ -234,36 +261,37 @@ def seed_bootstrap_mean_of_means_diff_ci(
 
     ``a`` and ``b`` are lists of runs (one per training seed; one run for a model that was not
     trained, e.g. the original), each mapping group -> member -> {item key: score} with the same
-    groups and members. Only item keys every run has count. Each replicate resamples the seeds
-    of each side with replacement (a seed is one whole model: the same draw for every member)
-    and the documents of each member with replacement (the same documents for every run, so
-    the comparison stays paired). With one seed per side it is the paired document bootstrap
-    of :func:`paired_bootstrap_mean_of_means_diff_ci`; seeds that disagree widen the interval.
+    groups and members. Only item keys every run has count, so every run is scored on the same
+    documents and each run's mean of means ``S`` is a seed value on shared documents.
+
+    With one run a side, the interval is the paired document bootstrap of
+    :func:`paired_bootstrap_mean_of_means_diff_ci`. With two or more runs on a side it is a t
+    interval ``estimate +- t * sqrt(V)``, ``V = V_doc + sum over sides of s**2 / k``: ``V_doc`` the
+    variance of the paired document bootstrap of the seed-averaged difference (the documents
+    every run shares), ``s**2`` the sample variance of a side's ``k`` seed values ``S`` (what
+    retraining moves; the shared documents take the documents' own noise out of it), and t with
+    Welch-Satterthwaite degrees of freedom (``V_doc`` counted as known). Three seeds give a side
+    2 degrees of freedom, so a spread among them widens the interval by t's 4.3 rather than a
+    normal's 1.96: a bootstrap over 3 seeds would understate it. A side of one run adds no seed
+    variance: right for a model that was not trained, an understatement for a row trained once.
     """
     _check(n_boot, level)
     if not a or not b:
-        raise UserError("seed bootstrap: each side needs at least one run")
+        raise UserError("seed interval: each side needs at least one run")
     runs = [*a, *b]
     shape = {g: sorted(m) for g, m in runs[0].items()}
     if any({g: sorted(m) for g, m in r.items()} != shape for r in runs):
         raise UserError(
-            "seed bootstrap: the runs have different groups/members; compare the same tasks"
+            "seed interval: the runs have different groups/members; compare the same tasks"
         )
     if not shape:
         raise UserError("mean of means: no groups")
-    rng = np.random.default_rng(seed)
-    weights = []  # per side: [1 + n_boot, seeds], the data's (uniform) weights first
-    for side in (a, b):
-        counts = np.zeros((n_boot + 1, len(side)))
-        counts[0] = 1.0
-        draws = rng.integers(0, len(side), size=(n_boot, len(side)))
-        np.add.at(counts, (np.arange(1, n_boot + 1)[:, None], draws), 1.0)
-        weights.append(counts / len(side))
-    per_group = []
+    diffs: dict[str, dict[str, np.ndarray]] = {}  # seed-averaged b - a per shared document
+    seed_values = [np.zeros(len(a)), np.zeros(len(b))]  # each run's mean of means
     for g in sorted(shape):
         if not shape[g]:
             raise UserError(f"mean of means: group {g!r} has no members")
-        per_member = []
+        diffs[g] = {}
         for m in shape[g]:
             keys = _shared_keys(runs, g, m)
             if not keys:
@@ -272,20 +300,16 @@ def seed_bootstrap_mean_of_means_diff_ci(
                 np.stack([_as_array([float(r[g][m][k]) for k in keys], f"{g}/{m}") for r in side])
                 for side in (a, b)
             ]  # [seeds, n] each
-            n = len(keys)
-            rows = max(1, _MAX_DRAWS // (n * len(runs)))
-            means = [np.empty((len(s), n_boot + 1)) for s in sides]  # per-seed resampled means
-            for k, s in enumerate(sides):
-                means[k][:, 0] = s.mean(axis=1)
-            for start in range(1, n_boot + 1, rows):
-                stop = min(start + rows, n_boot + 1)
-                idx = rng.integers(0, n, size=(stop - start, n))
-                for k, s in enumerate(sides):
-                    means[k][:, start:stop] = s[:, idx].mean(axis=2)
-            stat = (weights[1] * means[1].T).sum(axis=1) - (weights[0] * means[0].T).sum(axis=1)
-            per_member.append(stat)
-        per_group.append(np.mean(per_member, axis=0))
-    return _interval(np.mean(per_group, axis=0), level)
+            diffs[g][m] = sides[1].mean(axis=0) - sides[0].mean(axis=0)
+            for values, scores in zip(seed_values, sides, strict=True):
+                values += scores.mean(axis=1) / (len(shape) * len(shape[g]))
+    docs = _mean_of_means(diffs, np.random.default_rng(seed), n_boot)
+    parts = [*_seed_part(seed_values[0]), *_seed_part(seed_values[1])]
+    if not parts:
+        return _interval(docs, level)
+    estimate = float(seed_values[1].mean() - seed_values[0].mean())
+    spread = float(docs[1:].var(ddof=1)) if n_boot > 1 else 0.0
+    return _t_interval(estimate, spread, parts, level)
 
 
 class RunSteps(NamedTuple):
@@ -298,28 +322,25 @@ class RunSteps(NamedTuple):
     fixed: float = 0.0
 
 
-def _side_ratio(runs: Sequence[RunSteps], rng: np.random.Generator, n_boot: int) -> np.ndarray:
-    """``[1 + n_boot]`` ratios ``sum(values + fixed) / sum(weights)`` over a side's runs: on the
-    data first, then on resamples of the runs and, within each drawn run, of its steps."""
-    k = len(runs)
+def _side_ratio(
+    runs: Sequence[RunSteps], rng: np.random.Generator, n_boot: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """A side's ratios ``sum(values + fixed) / sum(weights)`` over its runs: ``[1 + n_boot]``, on
+    the data first, then with each run's steps resampled (the runs kept); and ``[k]``, each
+    run's own ratio."""
     arrays = [(_as_array(r.values, "run steps"), _as_array(r.weights, "run steps"), float(r.fixed))
               for r in runs]  # fmt: skip
     if any(v.size != w.size for v, w, _ in arrays):
         raise UserError("run steps: values and weights differ in length")
     if any((w <= 0).any() for _, w, _ in arrays):  # a resample of zero weights divides by 0
         raise UserError("run steps: every step's weight (e.g. its tokens) must be above 0")
-    num = np.empty((k, n_boot, k))  # [run, replicate, draw position]: that run's resampled sums
-    den = np.empty((k, n_boot, k))
-    for i, (v, w, fixed) in enumerate(arrays):
-        idx = rng.integers(0, v.size, size=(n_boot, k, v.size))
-        num[i] = v[idx].sum(axis=2) + fixed
-        den[i] = w[idx].sum(axis=2)
-    draws = rng.integers(0, k, size=(n_boot, k))  # the runs each replicate draws
-    rows, cols = np.arange(n_boot)[:, None], np.arange(k)[None, :]
-    out = np.empty(n_boot + 1)
-    out[0] = sum(v.sum() + f for v, _, f in arrays) / sum(w.sum() for _, w, _ in arrays)
-    out[1:] = num[draws, rows, cols].sum(axis=1) / den[draws, rows, cols].sum(axis=1)
-    return out
+    num, den = np.zeros(n_boot + 1), np.zeros(n_boot + 1)
+    for v, w, fixed in arrays:
+        idx = rng.integers(0, v.size, size=(n_boot, v.size))
+        num += np.concatenate([[v.sum()], v[idx].sum(axis=1)]) + fixed
+        den += np.concatenate([[w.sum()], w[idx].sum(axis=1)])
+    own = np.array([(v.sum() + f) / w.sum() for v, w, f in arrays])
+    return num / den, own
 
 
 def run_step_ratio_ci(
@@ -331,17 +352,35 @@ def run_step_ratio_ci(
     seed: int = 0,
 ) -> Interval:
     """``r(b) / r(a)``, where a side's ``r`` is ``sum(values + fixed) / sum(weights)`` over its
-    runs (seconds per token, with the steps' seconds and tokens), with an interval resampling
-    each side's runs (seeds) with replacement and, within each drawn run, its steps. A run
-    recorded only as a total is one step: with one such run a side has no spread."""
+    runs (seconds per token, with the steps' seconds and tokens), with an interval that counts
+    the runs (seeds) and their steps.
+
+    With one run a side, the interval is the percentile bootstrap of the ratio over each run's
+    steps. With two or more runs on a side it is a t interval on ``log r(b) - log r(a)``, mapped
+    back by ``exp``: a side of ``k >= 2`` runs contributes the sample variance of its runs' own
+    ``log r`` over ``k`` (which holds the steps' noise: runs share no steps) with ``k - 1``
+    degrees of freedom, a side of one run the variance of its step bootstrap of ``log r``
+    (as :func:`seed_mean_of_means_diff_ci` combines them). A run recorded only as a total is
+    one step: one such run gives a side no spread."""
     _check(n_boot, level)
     if not a or not b:
         raise UserError("run step ratio: each side needs at least one run")
     rng = np.random.default_rng(seed)
-    ra, rb = _side_ratio(a, rng, n_boot), _side_ratio(b, rng, n_boot)
+    (ra, own_a), (rb, own_b) = _side_ratio(a, rng, n_boot), _side_ratio(b, rng, n_boot)
     if (ra <= 0).any():
         raise UserError("run step ratio: the reference side's ratio must be positive")
-    return _interval(rb / ra, level)
+    if len(a) == 1 and len(b) == 1:
+        return _interval(rb / ra, level)
+    if (rb <= 0).any() or (own_a <= 0).any() or (own_b <= 0).any():
+        raise UserError("run step ratio: every run's ratio must be positive to compare runs")
+    spread, parts = 0.0, []
+    for pooled, own in ((ra, own_a), (rb, own_b)):
+        if own.size >= 2:
+            parts += _seed_part(np.log(own))
+        elif n_boot > 1:
+            spread += float(np.log(pooled[1:]).var(ddof=1))
+    log_ci = _t_interval(float(np.log(rb[0] / ra[0])), spread, parts, level)
+    return Interval(float(rb[0] / ra[0]), math.exp(log_ci.low), math.exp(log_ci.high))
 
 
 def model_document_bootstrap_ci(
@@ -360,7 +399,7 @@ def model_document_bootstrap_ci(
     (``n_documents``: one count per block, e.g. the texts of one measurement and the documents of
     each task) with replacement. Every model scored the same documents, so one draw of a block's
     documents serves every model, keeping their comparison paired (as in
-    :func:`seed_bootstrap_mean_of_means_diff_ci`).
+    :func:`seed_mean_of_means_diff_ci`).
 
     A replicate whose statistic is NaN (a correlation with one side constant) is dropped; with
     fewer than half of them left the interval is NaN."""

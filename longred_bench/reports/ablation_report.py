@@ -121,7 +121,7 @@ def verdict_direction(
     rule = (
         "premises (a) and (e) at this extension reproduced, else not comparable; "
         + (" or ".join(cases) + " -> not comparable; else the " if cases else "")
-        + f"{LEVEL:.0%} bootstrap interval (seeds and paired documents resampled) of "
+        + f"{LEVEL:.0%} interval over seeds and paired documents of "
         f"{name}({claim.row}) - {name}({claim.reference}): entirely {side} 0 -> reproduced; "
         f"entirely {other} 0, or holding 0 and short of the paper's effect scaled to this {name} "
         "-> not reproduced; otherwise undecided."
@@ -147,7 +147,7 @@ def verdict_direction(
     effect = None if claim.relative is None or base is None else claim.relative * base
     scaled = "" if effect is None else f" The paper's effect, scaled: {effect:+.2f}."
     ours = (
-        f"{head}: difference {fmt_interval(ci)} ({LEVEL:.0%} bootstrap over seeds and paired "
+        f"{head}: difference {fmt_interval(ci)} ({LEVEL:.0%} interval over seeds and paired "
         f"documents, n={n}).{scaled}{spread_text(spreads, name)}"
     )
     if not passed:

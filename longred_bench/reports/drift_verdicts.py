@@ -6,8 +6,8 @@
     change the data alone makes (``control - original``: hidden similarity ``control - 1``,
     attention KL ``control - 0``). Every seed of ``cpt`` and of ``control`` counts: the interval
     of ``mean over cpt seeds of (after - before) - mean over control seeds of (control -
-    original)`` resamples the seeds of each side and the (paired) texts
-    (:func:`~longred_bench.metrics.stats.seed_bootstrap_mean_of_means_diff_ci`). Hidden
+    original)`` counts the seeds of each side (t over their spread) and the (paired) texts
+    (:func:`~longred_bench.metrics.stats.seed_mean_of_means_diff_ci`). Hidden
     similarity: entirely above 0 -> reproduced; entirely below 0, or holding 0 and below the
     paper's effect scaled to this drift -> not reproduced; else undecided. Attention KL: the
     mirror (below 0).
@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from longred_bench.metrics.rank_trend import bootstrap_rank_trend_ci
-from longred_bench.metrics.stats import Interval, seed_bootstrap_mean_of_means_diff_ci
+from longred_bench.metrics.stats import Interval, seed_mean_of_means_diff_ci
 from longred_bench.reports.paper import TABLE1, TABLE1_MARK
 from longred_bench.reports.verdict_rules import (
     ABOVE,
@@ -51,7 +51,7 @@ CLAIM_C = (
 )
 CLAIM_C2 = "A larger RoPE base drifts more: lower hidden similarity, higher attention KL."
 RULE_C = (
-    "{level:.0%} bootstrap interval (cpt and control seeds and paired texts resampled) of "
+    "{level:.0%} interval over cpt and control seeds and paired texts of "
     "mean(after - before) over cpt seeds - mean(control - original) over control seeds: hidden "
     "similarity entirely above 0 -> reproduced, entirely below 0 or holding 0 and below the "
     "paper's effect scaled to this drift (its mean fraction of drift removed x our zero-shot "
@@ -131,7 +131,7 @@ def _fmt(ci: Interval) -> str:
 
 def _change(summary: Mapping[str, Any], metric: str, reference: Mapping[int, float] | float):
     """``{"drift": {"texts": {i: value - reference}}}``: one run's per-text change, nested as
-    the seed bootstrap reads runs."""
+    the seed interval reads runs."""
     values = text_values(summary, metric) or {}
     if isinstance(reference, Mapping):
         values = {i: v - reference[i] for i, v in values.items() if i in reference}
@@ -167,7 +167,7 @@ def verdict_drift_falls(
         # the texts the interval reads: those every run has a (finite) value of
         texts = [set(r["drift"]["texts"]) for r in (*cpt_runs, *control_runs)]
         paired[name] = len(set.intersection(*texts))
-        ci = seed_bootstrap_mean_of_means_diff_ci(
+        ci = seed_mean_of_means_diff_ci(
             control_runs, cpt_runs, n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED
         )
         zero_shot = float(before[f"mean_{metric}"])
@@ -188,7 +188,7 @@ def verdict_drift_falls(
     n = (f"n={counts.pop()}" if len(counts) == 1
          else " and ".join(f"n={k} ({name})" for name, k in paired.items()))  # fmt: skip
     ours = (
-        "; ".join(parts) + f". {LEVEL:.0%} bootstrap over {len(after)} cpt and {len(control)} "
+        "; ".join(parts) + f". {LEVEL:.0%} interval over {len(after)} cpt and {len(control)} "
         f"control seeds and {n} paired texts ({before.get('num_tokens')} tokens)."
     )
     return Verdict("c", CLAIM_C, scope, paper, ours, combine(labels), rule)

@@ -8,8 +8,8 @@ run; each run's ``train`` info names ``table_steps``, Table 3's steps). Per exte
 - *early*: the snapshots before Table 3's steps, averaged document by document per seed;
 - *late*: the last snapshot (``multiple`` x Table 3's steps).
 
-(F3) *recovers early, then declines*, with three 95% intervals (seeds and documents
-resampled; every comparison on the documents all the compared models scored), in the labels of
+(F3) *recovers early, then declines*, with three 95% intervals (over seeds and paired
+documents; every comparison on the documents all the compared models scored), in the labels of
 :mod:`~longred_bench.reports.verdict_rules`:
 
 - premise: Short Avg(zero-shot) - Short Avg(original) entirely below 0 (the extension lost short
@@ -39,7 +39,7 @@ import matplotlib.pyplot as plt
 
 from longred_bench.errors import UserError
 from longred_bench.metrics.retention import common_documents
-from longred_bench.metrics.stats import Interval, seed_bootstrap_mean_of_means_diff_ci
+from longred_bench.metrics.stats import Interval, seed_mean_of_means_diff_ci
 from longred_bench.reports.figures import save_figure
 from longred_bench.reports.run_sections import call_lines
 from longred_bench.reports.runs import (
@@ -59,7 +59,7 @@ from longred_bench.reports.verdict_rules import (
     judge,
     premise_gate,
 )
-from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT
+from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, SEED_INTERVALS
 from longred_bench.reports.verdicts import extension_setting, verdicts_markdown
 
 FIG3_MARK = "[sec]"
@@ -69,7 +69,7 @@ PAPER = (
 )
 CLAIM = "During long-only CPT the short-text score recovers early, then declines."
 RULE = (
-    "{level:.0%} bootstrap intervals (seeds and paired documents resampled). Premise: "
+    "{level:.0%} intervals over seeds and paired documents. Premise: "
     "Short Avg(zero-shot) - Short Avg(original) entirely below 0, else not comparable (nothing "
     "lost to recover). Recovery: early (the snapshots before Table 3's {table_steps} steps, "
     "averaged per seed) - zero-shot, judged above 0. Decline: late (step {late}) - early, paired "
@@ -117,9 +117,7 @@ def _linear(parts: Sequence[Items], weights: Sequence[float]) -> Items:
 
 
 def _ci(a: Sequence[Items], b: Sequence[Items]) -> Interval:
-    return seed_bootstrap_mean_of_means_diff_ci(
-        list(a), list(b), n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED
-    )
+    return seed_mean_of_means_diff_ci(list(a), list(b), n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED)
 
 
 def curve_intervals(
@@ -292,8 +290,8 @@ def build_fig3(
         f"# LongReD Figure 3: short-text score against training step (profile `{profile}`)",
         "",
         *call_lines(records, command, wall_seconds, wall_note),
-        f"- Intervals: {LEVEL:.0%} percentile bootstrap resampling seeds and the scored "
-        f"documents ({N_BOOT} resamples, resampling seed {BOOT_SEED}).",
+        f"- Intervals: {LEVEL:.0%}, {N_BOOT} bootstrap resamples (resampling seed {BOOT_SEED}); "
+        f"{SEED_INTERVALS.format(items='documents')}.",
         "- Short tasks (documents): "
         + ", ".join(f"`{t}` ({n})" for t, n in sorted(n_docs.items()) if t != PASSKEY_TASK)
         + (

@@ -113,7 +113,8 @@ def cost_lines(runs: dict[RunKey, Run]) -> list[str]:
         "run reused from the cache keeps the timing of the call that trained it), so ratios "
         "between calls carry the machine's load at those times. Target: LinearARD (LoRA, the "
         f"baselines' budget) at most {COST_TARGET:g}x CPT per token, judged on the {LEVEL:.0%} "
-        "bootstrap interval that resamples both rows' runs (and their steps, where recorded): "
+        "interval over both rows' runs (t over their spread; a row of one run, its recorded "
+        "steps): "
         "met where it lies at or below the "
         "target, not met where it lies above, otherwise undecided; not comparable where a row "
         "has one run, or a run's load was not recorded or exceeded its cores as in Table 10: "
@@ -160,7 +161,7 @@ def build_linearard(
     lines = [
         f"# LinearARD against CPT and LongReD-C (profile `{profile}`)",
         "",
-        *run_header(records, runs, command, wall_seconds, wall_note),
+        *run_header(records, runs, command, wall_seconds, wall_note, timed=True),
         "",
         "Rows: LinearARD distils the original model's Q/Q, K/K and V/V self-relations (q and k "
         "after RoPE) into its RoPE-extended copy on texts of the original window, every layer, "

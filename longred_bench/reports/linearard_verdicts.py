@@ -5,7 +5,7 @@ distillation on Q/Q, K/K and V/V self-relations recovers 98.3% of the short-text
 the best baselines (LongReD, CPT), is better than them on long-context benchmarks, and does so with
 4.25M training tokens against their 256M (about 1/60). Each rule takes a LinearARD row and the
 baseline rows (``cpt``, ``longred-c``) as :class:`~longred_bench.reports.verdict_stats.RunScores`
-(every seed of a row); every interval resamples the seeds of each compared row as well as the
+(every seed of a row); every interval counts the seeds of each compared row as well as the
 documents all the compared runs scored (:func:`~longred_bench.reports.verdict_stats.seed_diff`).
 Labels are :mod:`~longred_bench.reports.verdict_rules`' (:func:`~longred_bench.reports.
 verdict_rules.judge`, :func:`~longred_bench.reports.verdict_rules.combine`):
@@ -66,15 +66,15 @@ CLAIM_L1 = "LinearARD recovers at least 98.3% of the best baseline's short-text 
 CLAIM_L2 = "LinearARD is better on long-context tasks than every baseline (CPT, LongReD-C)."
 CLAIM_L3 = "LinearARD does both with about 1/60 of the baselines' training tokens."
 RULE_L1 = (
-    "best = the baseline of higher mean Short Avg; {level:.0%} bootstrap interval (seeds and "
-    "paired documents resampled) of Short Avg(row) - {recovery} x Short Avg(best): entirely above "
+    "best = the baseline of higher mean Short Avg; {level:.0%} interval over seeds and "
+    "paired documents of Short Avg(row) - {recovery} x Short Avg(best): entirely above "
     "0 -> reproduced; entirely below 0 -> not reproduced; otherwise undecided. The paper's "
     "98.3% is the bound itself: no effect beyond it to rule out."
 )
 RULE_L2 = (
     "for each baseline: both below the RULER floor of {floor:g} points, or no paired samples, "
-    "-> not comparable; else the {level:.0%} bootstrap interval (seeds and paired samples "
-    "resampled) of RULER(row) - RULER(baseline): entirely above 0 -> reproduced, entirely below "
+    "-> not comparable; else the {level:.0%} interval over seeds and paired samples "
+    "of RULER(row) - RULER(baseline): entirely above 0 -> reproduced, entirely below "
     "0 -> not reproduced, otherwise undecided; the baselines' labels combined (any not "
     "reproduced -> not reproduced, else any not comparable -> not comparable, else any "
     "undecided -> undecided). The paper gives no "
@@ -132,7 +132,7 @@ def verdict_recovery(
         return Verdict("L1", CLAIM_L1, scope, PAPER_L1, ours, NOT_COMPARABLE, rule, "paper")
     ours = (
         f"{head}: {mine / base:.1%} of it; Short Avg({name}) - {RECOVERY} x Short Avg({best}) "
-        f"{fmt_interval(ci)} ({LEVEL:.0%} bootstrap over seeds and paired documents, n={n})."
+        f"{fmt_interval(ci)} ({LEVEL:.0%} interval over seeds and paired documents, n={n})."
     )
     failed = one_seed(row, baselines[best])
     label = NOT_COMPARABLE if failed else judge(ci, ABOVE)
@@ -163,7 +163,7 @@ def verdict_long(
     if not parts:
         ours = f"`{name}`: no baseline to compare with."
         return Verdict("L2", CLAIM_L2, scope, PAPER_L2, ours, NOT_COMPARABLE, rule, "paper")
-    ours = "; ".join(parts) + f" ({LEVEL:.0%} bootstrap over seeds and paired samples)."
+    ours = "; ".join(parts) + f" ({LEVEL:.0%} interval over seeds and paired samples)."
     ours += one_seed(row, *baselines.values())
     return Verdict("L2", CLAIM_L2, scope, PAPER_L2, ours, combine(labels), rule, "paper")
 

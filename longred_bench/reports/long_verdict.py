@@ -1,7 +1,7 @@
 """Claim (e) of Table 3, ours and the premise of claim (b): long-context CPT learns
 long-context ability that the zero-shot extension lacks.
 
-Rule: the paired interval (seeds and samples resampled,
+Rule: the interval over seeds and paired samples (
 :func:`~longred_bench.reports.verdict_stats.seed_diff`) of ``RULER(cpt) - RULER(zero-shot)``
 entirely above 0 -> reproduced; entirely below 0 -> not reproduced; otherwise undecided (the paper
 gives no effect for this check); both rows' RULER below
@@ -41,7 +41,7 @@ CLAIM_E = (
 )
 RULE_E = (
     "both rows below the RULER floor of {floor:g} points -> not comparable; else the "
-    "{level:.0%} bootstrap interval (seeds and paired samples resampled) of RULER(cpt) - "
+    "{level:.0%} interval over seeds and paired samples of RULER(cpt) - "
     "RULER(zero-shot): entirely above 0 -> reproduced; entirely below 0 -> not reproduced; "
     "otherwise undecided (the paper gives no effect for this check)."
 )
@@ -64,7 +64,7 @@ def verdict_cpt_learns_long(zero_shot: RunScores, cpt: Sequence[RunScores], scop
         return Verdict("e", CLAIM_E, scope, paper, ours, NOT_COMPARABLE, rule, "ours")
     ours = (
         f"{head} on the samples both scored; difference {fmt_interval(ci)} ({LEVEL:.0%} "
-        f"bootstrap over seeds and paired samples, n={n} samples)."
+        f"interval over seeds and paired samples, n={n} samples)."
         f"{spread_text({'cpt': seed_spread(cpt, 'ruler')}, 'RULER')}"
     )
     if below_ruler_floor(low, high):

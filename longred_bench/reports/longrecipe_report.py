@@ -327,7 +327,7 @@ def build_longrecipe(
     lines = [
         f"# LongRecipe against PoSE, RPES and full-length training (profile `{profile}`)",
         "",
-        *run_header(records, runs, command, wall_seconds, wall_note),
+        *run_header(records, runs, command, wall_seconds, wall_note, timed=True),
         "",
         "Rows: `CPT, long data` trains at the whole target window (full-length training); `RPES` "
         "and `PoSE` train on samples of the original window with position ids spread over the "

@@ -5,7 +5,7 @@ window (impactful-token selection, sentence-gap position ids, replay, merge) and
 matches full-length training on long tasks with about 85% less compute, beats PoSE and RPES on
 them, and keeps general ability better than they do. Each rule takes rows as lists of
 :class:`~longred_bench.reports.verdict_stats.RunScores` (every seed of a row); every interval
-resamples the seeds of each compared row as well as the documents (or RULER samples) all the
+counts the seeds of each compared row as well as the documents (or RULER samples) all the
 compared runs scored (:func:`~longred_bench.reports.verdict_stats.seed_diff`). Labels are
 :mod:`~longred_bench.reports.verdict_rules`' (:func:`~longred_bench.reports.verdict_rules.judge`
 on one interval, :func:`~longred_bench.reports.verdict_rules.combine` over a claim's parts):
@@ -34,7 +34,7 @@ on one interval, :func:`~longred_bench.reports.verdict_rules.combine` over a cla
      compute is a cost per sequence. Here every row reads the same tokens, so the cost is
      measured per token, ``seconds per token(longrecipe) / seconds per token(cpt)`` (the runs'
      own training seconds; LongRecipe's anchor measurement run counted in), with an interval
-     resampling each row's runs (seeds) and, within each, its optimizer steps
+     over each row's runs (seeds: t over their spread) and, within a row of one run, its steps
      (:func:`~longred_bench.metrics.stats.run_step_ratio_ci`; a run whose per-step timings are
      not at hand counts as one step), then scaled to sequences by the ratio of the two sample
      lengths. Judged below ``0.15 + COMPUTE_TOLERANCE`` (0.175: "about 85% less" at the paper's
@@ -122,14 +122,14 @@ CLAIM_R4 = "LongRecipe needs about 15% of full-length training's compute."
 RULE_R1 = (
     "premise: claim (e), RULER(cpt) above RULER(zero-shot), reproduced, else not comparable; "
     "margin = {fraction:g} x that gain (the suite's margin of similar long ability); "
-    "{level:.0%} bootstrap interval (seeds and paired samples resampled) of RULER(row) - "
+    "{level:.0%} interval over seeds and paired samples of RULER(row) - "
     "RULER(cpt): entirely above -margin -> reproduced, entirely below -> not reproduced, "
     "otherwise undecided."
 )
 RULE_R2 = (
     "for b in PoSE, RPES: both below the RULER floor of {floor:g} points, or no paired samples, "
-    "-> not comparable; else the {level:.0%} bootstrap interval (seeds and paired samples "
-    "resampled) of RULER(row) - RULER(b): entirely above 0 -> reproduced; entirely below 0, or "
+    "-> not comparable; else the {level:.0%} interval over seeds and paired samples "
+    "of RULER(row) - RULER(b): entirely above 0 -> reproduced; entirely below 0, or "
     "holding 0 and below the paper's effect over b (the smaller of its two settings' relative "
     "RULER gains, scaled to RULER(b) here) -> not reproduced; otherwise undecided; the two "
     "labels combined (any not reproduced -> not "
@@ -137,7 +137,7 @@ RULE_R2 = (
 )
 RULE_R3 = (
     "for b in PoSE, RPES: no paired documents -> not comparable; else the {level:.0%} "
-    "bootstrap interval (seeds and paired documents resampled) of Short Avg(row) - Short Avg(b): "
+    "interval over seeds and paired documents of Short Avg(row) - Short Avg(b): "
     "entirely above 0 -> reproduced, entirely below 0 -> not reproduced, otherwise undecided "
     "(the paper's short benchmarks are not ours: no effect to rule out); the two labels combined "
     "(any not reproduced -> not reproduced, else any not comparable -> not comparable, else any "
@@ -146,7 +146,7 @@ RULE_R3 = (
 RULE_R4 = (
     "training seconds per sequence, row / cpt = (seconds per token, row / cpt: the runs' own "
     "training, the anchor measurement counted) x (row's sample length / cpt's), with a "
-    "{level:.0%} bootstrap interval resampling each row's runs and, within each, its steps: "
+    "{level:.0%} interval over each row's runs (t) and, for a row of one run, its steps: "
     "entirely below {limit:g} (the paper's {paper:g} + {tol:g}) -> reproduced; entirely above -> "
     "not reproduced; otherwise undecided. A row of one run with its total only -> not "
     "comparable (no spread); a run of either row timed under an unrecorded machine load, or "
@@ -199,7 +199,7 @@ def verdict_matches_full_length(
     ours = (
         f"premise (e): {premise.ours} Margin {LONG_MARGIN_FRACTION:g} x that gain = "
         f"{margin:.2f}. RULER `{name}` {_fmt(mine)}{seeds_note(row)} - `cpt` {_fmt(base)}: "
-        f"{fmt_interval(ci)} (n={n}; {LEVEL:.0%} bootstrap over seeds and paired samples)."
+        f"{fmt_interval(ci)} (n={n}; {LEVEL:.0%} interval over seeds and paired samples)."
         + tokens_note(name, token_ratio)
     )
     label = judge(ci, ABOVE, bound=-margin)
@@ -252,7 +252,7 @@ def verdict_beats(
     if not parts:
         ours = f"`{name}`: no baseline to compare with."
         return Verdict(key, claim, scope, paper, ours, NOT_COMPARABLE, rule, "paper")
-    ours = "; ".join(parts) + f" ({LEVEL:.0%} bootstrap over seeds and paired {items})."
+    ours = "; ".join(parts) + f" ({LEVEL:.0%} interval over seeds and paired {items})."
     return Verdict(key, claim, scope, paper, ours, combine(labels), rule, "paper")
 
 
@@ -264,8 +264,8 @@ def compute_interval(
     mine: Sequence[RunSteps], cpt: Sequence[RunSteps], length_ratio: float
 ) -> Interval:
     """Training seconds per sequence, ``mine`` over ``cpt``, and its interval: the ratio of
-    seconds per token (:func:`~longred_bench.metrics.stats.run_step_ratio_ci`, runs and steps
-    resampled) times ``length_ratio``, the ratio of the two sample lengths."""
+    seconds per token (:func:`~longred_bench.metrics.stats.run_step_ratio_ci`, over runs and
+    steps) times ``length_ratio``, the ratio of the two sample lengths."""
     ci = run_step_ratio_ci(cpt, mine, n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED)
     return Interval(*(x * length_ratio for x in ci))
 
@@ -297,7 +297,7 @@ def verdict_compute(
     ci = compute_interval(mine, cpt, length_ratio)
     ours = (
         f"training seconds per sequence, `longrecipe` / `cpt`: {ci.estimate:.3f} "
-        f"[{ci.low:.3f}, {ci.high:.3f}] ({LEVEL:.0%} bootstrap over runs and steps; {steps}; "
+        f"[{ci.low:.3f}, {ci.high:.3f}] ({LEVEL:.0%} interval over runs and steps; {steps}; "
         f"per token x the sample-length ratio {length_ratio:.3f})."
     )
     if loud:

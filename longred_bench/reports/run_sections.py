@@ -27,7 +27,14 @@ from longred_bench.reports.runs import (
     task_cell,
 )
 from longred_bench.reports.short_avg import PASSKEY_TASK
-from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, seed_spread
+from longred_bench.reports.verdict_stats import (
+    BOOT_SEED,
+    LEVEL,
+    N_BOOT,
+    RUN_INTERVALS,
+    SEED_INTERVALS,
+    seed_spread,
+)
 from longred_bench.results import over_length_documents
 
 # paper_short runs with more tasks than this (its 17): the results table shows category means and
@@ -331,12 +338,15 @@ def run_header(
     command: str,
     wall_seconds: float | None,
     wall_note: str,
+    timed: bool = False,
 ) -> list[str]:
     """The bullet lines every run table report opens with: command and wall time, device and
-    commit, how intervals are made, and the sample sizes."""
+    commit, how intervals are made (``timed``: the intervals of training-time ratios too), and
+    the sample sizes."""
     return [
         *call_lines(records, command, wall_seconds, wall_note),
         f"- Intervals: {LEVEL:.0%} percentile bootstrap over the scored documents ({N_BOOT} "
-        f"resamples, resampling seed {BOOT_SEED}); `n` is the number of documents behind a cell.",
+        f"resamples, resampling seed {BOOT_SEED}); `n` is the number of documents behind a cell; "
+        f"{SEED_INTERVALS.format(items='documents')}" + (f"; {RUN_INTERVALS}." if timed else "."),
         f"- {sample_sizes(runs, records)}",
     ]

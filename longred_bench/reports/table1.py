@@ -197,7 +197,9 @@ def build_table1(
     else:
         interval_text = (
             f"- Intervals: {LEVEL:.0%} percentile bootstrap over the {n_texts} texts (windows) "
-            f"of each value, {N_BOOT} resamples; the verdict pairs the same texts before and after."
+            f"of each value, {N_BOOT} resamples; the verdict pairs the same texts before and "
+            "after, and its interval over the cpt and control seeds adds their spread (t with "
+            "Welch-Satterthwaite degrees of freedom)."
         )
     lines = [
         f"# LongReD Table 1: drift {stage} continued pre-training (profile `{profile}`)",

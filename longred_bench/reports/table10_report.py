@@ -4,9 +4,10 @@ paper's GPU hours, with the ratio to long-only CPT and the paper's cost claims d
 Built from the records of ``reproduce table10`` (Table 3's record schema): each trained run's
 ``train`` info (seconds and tokens of its own training). A row's cost is its seconds per training
 token, the mean over its seeds of seconds over the mean of tokens (:func:`seconds_per_token`); its
-ratio to ``cpt`` at the same extension has a percentile-bootstrap interval that resamples the
-seeds (runs) of both rows and, where a run's ``train_steps`` record holds per-step timings, the
-optimizer steps of each drawn run (as LongRecipe's (R4)). Timings are wall-clock seconds of
+ratio to ``cpt`` at the same extension has an interval over the seeds (runs) of both rows (t over
+their spread) and, for a row of one run whose ``train_steps`` record holds per-step timings, its
+optimizer steps (:func:`~longred_bench.metrics.stats.run_step_ratio_ci`, as LongRecipe's (R4)).
+Timings are wall-clock seconds of
 each run's own training on the machine that trained it: a run reused from the run cache keeps
 the timing of the call that trained it, so the load of the machine at those times is part of the
 spread.
@@ -73,7 +74,7 @@ from longred_bench.reports.verdict_rules import (
     Verdict,
     judge,
 )
-from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT
+from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, RUN_INTERVALS
 from longred_bench.reports.verdicts import extension_setting, verdicts_markdown
 
 COST_ROWS = ("cpt", "mix-cpt", "longred-c", "longred-u")
@@ -87,16 +88,16 @@ TABLE10 = {
 CLAIM_A = "LongReD costs no more training time per token than long-only CPT."
 CLAIM_B = "CPT on mixed data costs less training time per token than long-only CPT."
 RULE_A = (
-    "{level:.0%} bootstrap interval over the runs (seeds) of each row, and the optimizer steps "
-    "of each drawn run where it recorded them, of seconds per token (LongReD-C) / (cpt): "
+    "{level:.0%} interval over the runs (seeds) of each row (t) and, for a row of one run, "
+    "its optimizer steps where it recorded them, of seconds per token (LongReD-C) / (cpt): "
     "entirely below {limit:.2f} -> reproduced; entirely above -> not reproduced; otherwise "
     "undecided (the interval holds {limit:.2f}: the timings cannot tell within the {tol:.0%} "
     "tolerance). No paper effect is ruled "
     "out. A row of one run -> not comparable (no spread to judge by). {timing}"
 )
 RULE_B = (
-    "{level:.0%} bootstrap interval over the runs (seeds) of each row, and the optimizer steps "
-    "of each drawn run where it recorded them, of seconds per token (mix-cpt) / (cpt): "
+    "{level:.0%} interval over the runs (seeds) of each row (t) and, for a row of one run, "
+    "its optimizer steps where it recorded them, of seconds per token (mix-cpt) / (cpt): "
     "entirely below 1 -> reproduced; entirely above 1 -> not reproduced; otherwise undecided. "
     "No paper effect is ruled out (its savings depend on its windows and hardware). A row of "
     "one run -> not comparable (no spread to judge by). {timing}"
@@ -170,8 +171,8 @@ def row_cost(runs: dict[RunKey, Run], ext: str, row: str) -> Cost | None:
 
 
 def ratio_interval(mine: Cost, base: Cost) -> Interval:
-    """cost(mine) / cost(base) and its bootstrap interval, resampling each row's runs and, where
-    a run recorded per-step timings, its optimizer steps
+    """cost(mine) / cost(base) and its interval over each row's runs and, where a run recorded
+    per-step timings, its optimizer steps
     (:func:`~longred_bench.metrics.stats.run_step_ratio_ci`)."""
     return run_step_ratio_ci(_timings(base), _timings(mine), n_boot=N_BOOT, level=LEVEL,
                              seed=BOOT_SEED)  # fmt: skip
@@ -379,14 +380,13 @@ def build_table10(
             for line in run_header(records, runs, command, wall_seconds, wall_note)
             if not line.startswith("- Intervals")
         ),
-        f"- Intervals: {LEVEL:.0%} percentile bootstrap over the runs (seeds) of each row and, "
-        f"where the records hold per-step timings, each drawn run's optimizer steps ({N_BOOT} "
-        f"resamples, resampling seed {BOOT_SEED}).",
+        f"- Intervals: {LEVEL:.0%}, {N_BOOT} bootstrap resamples (resampling seed {BOOT_SEED}); "
+        f"{RUN_INTERVALS} (a run without per-step timings is one step).",
         "",
         "Each trained row's wall-clock training seconds per token, from the runs' own timings "
         "(Table 3's runs where both tables read one run cache: the commit and base weights above "
         "say which; every row takes the same steps and tokens per step), and "
-        "its ratio to long-only CPT at the same extension, with an interval that resamples the "
+        "its ratio to long-only CPT at the same extension, with an interval over the "
         "runs (seeds) of both rows and, where recorded, their steps. A run reused from the run "
         "cache keeps the timing of the call that trained it, so the machine's load at those "
         "times is part of the spread; `python benchmarks/bench_train.py` times recipes A/B in "

@@ -109,7 +109,7 @@ def diff_lines(diffs: list[TaskDiff]) -> list[str]:
         *paper,
         "",
         "Ours (each row the mean over its seeds, on the documents all their runs scored; the "
-        f"difference's {LEVEL:.0%} interval resamples seeds and paired documents):",
+        f"difference's {LEVEL:.0%} interval is over seeds and paired documents):",
         "",
         "| extension | task | Long (`cpt`) | Long+Short (`long-short-cpt`) | difference [95% CI] "
         "| n |",

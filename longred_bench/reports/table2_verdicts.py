@@ -5,7 +5,7 @@ and on long data with half of it replaced by text of the original window (``Long
 the second scores higher on every short benchmark shown (MMLU, HumanEval, PIQA, TriviaQA). The
 rule takes the two rows (``cpt``, ``long-short-cpt``) as
 :class:`~longred_bench.reports.verdict_stats.RunScores` (every seed of a row); its interval
-resamples the seeds of each row as well as the documents all their runs scored
+counts the seeds of each row as well as the documents all their runs scored
 (:func:`~longred_bench.reports.verdict_stats.seed_diff`):
 
 (T2) *long+short data keeps more short-text ability*: the interval of
@@ -57,8 +57,8 @@ CLAIM_T2 = (
 )
 RULE_T2 = (
     "premise (a) at this extension reproduced (long-only CPT loses short-text ability: without "
-    "a loss there is nothing to keep), else not comparable; {level:.0%} bootstrap interval "
-    "(seeds and paired documents resampled) of "
+    "a loss there is nothing to keep), else not comparable; {level:.0%} interval "
+    "over seeds and paired documents of "
     "Short Avg(long-short-cpt) - Short Avg(cpt), each the mean over its seeds: entirely above 0 "
     "-> reproduced; entirely below 0, or holding 0 and below the paper's effect scaled to this "
     "Short Avg (the fraction of long-only CPT's loss the paper's Long+Short recovers, x "
@@ -147,7 +147,7 @@ def verdict_long_short(
     )
     ours = (
         f"{head} on the documents both scored; difference {fmt_interval(ci)} ({LEVEL:.0%} "
-        f"bootstrap over seeds and paired documents, n={n} documents).{scaled}"
+        f"interval over seeds and paired documents, n={n} documents).{scaled}"
         f"{spread_text(spreads)}{ruler}"
     )
     label = judge(ci, ABOVE, paper=effect) if passed else NOT_COMPARABLE

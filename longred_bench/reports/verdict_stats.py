@@ -18,12 +18,25 @@ from longred_bench.metrics.retention import common_documents, mean_of_means
 from longred_bench.metrics.stats import (
     Interval,
     paired_bootstrap_mean_of_means_diff_ci,
-    seed_bootstrap_mean_of_means_diff_ci,
+    seed_mean_of_means_diff_ci,
 )
 
 LEVEL = 0.95
 N_BOOT = 2000
 BOOT_SEED = 0
+SEED_INTERVALS = (
+    "a difference between rows, each the mean over its seeds, has an interval over seeds and "
+    "paired {items}: with 2 or more seeds on a side, t with Welch-Satterthwaite degrees of "
+    "freedom on the variance of each row's seed means over its seed count plus the variance of "
+    "the paired {items}' bootstrap; with one run a side, that bootstrap's percentiles"
+)  # what :func:`~longred_bench.metrics.stats.seed_mean_of_means_diff_ci` applies
+RUN_INTERVALS = (
+    "a ratio of two rows' seconds per token has an interval over runs and steps: with 2 or more "
+    "runs on a side, t with Welch-Satterthwaite degrees of freedom on the log of the ratio, a "
+    "row of several runs contributing the variance of its runs' own log rates over their count, "
+    "a row of one run that of its steps' bootstrap; with one run a side, the percentiles of the "
+    "steps' bootstrap"
+)  # what :func:`~longred_bench.metrics.stats.run_step_ratio_ci` applies
 
 Items = dict[Hashable, dict[Hashable, dict[Hashable, float]]]
 
@@ -94,14 +107,14 @@ def seed_diff(
 ) -> tuple[Interval | None, int]:
     """Interval of the mean over ``b``'s seeds minus the mean over ``a``'s of the ``what``
     (``short`` or ``ruler``) mean of means, resampling seeds and documents
-    (:func:`~longred_bench.metrics.stats.seed_bootstrap_mean_of_means_diff_ci`), over the
+    (:func:`~longred_bench.metrics.stats.seed_mean_of_means_diff_ci`), over the
     documents every run scored; and the number of those documents. ``None`` (and 0) when the runs
     share no scored document; ``None`` (and ``n``) when each side has one seed and no task two
     shared documents (nothing to resample: :func:`no_interval_text`)."""
     cuts, n = common_documents(*(getattr(r, what) for r in [*a, *b]))
     if n == 0 or not _resamples(cuts, max(len(a), len(b))):
         return None, n
-    ci = seed_bootstrap_mean_of_means_diff_ci(
+    ci = seed_mean_of_means_diff_ci(
         cuts[: len(a)], cuts[len(a) :], n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED
     )
     return ci, n

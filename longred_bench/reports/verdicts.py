@@ -1,10 +1,10 @@
 """The LongReD claims this suite checks, and the rules, in code, that label each one.
 
 Every verdict uses the vocabulary of :mod:`longred_bench.reports.verdict_rules` (reproduced, not
-reproduced, undecided, not comparable), decided from bootstrap intervals
+reproduced, undecided, not comparable), decided from intervals
 (:mod:`longred_bench.metrics.stats`), never by eye. A row trained with several seeds enters a
-comparison as the mean over its seeds, and the interval of a difference resamples the seeds of
-each row as well as the (paired) documents
+comparison as the mean over its seeds, and the interval of a difference counts the seeds of
+each row (t over their spread) as well as the (paired) documents
 (:func:`~longred_bench.reports.verdict_stats.seed_diff`): seed variance enters there, once. Every
 difference, and the ``n`` it reports, is over the documents all the compared runs scored. Below,
 "the interval" means that interval, and "the paper's effect" the paper's change at the matching
@@ -123,7 +123,7 @@ CLAIM_D = (
     "RoPE (`control`): part of the loss is RoPE drift, not only the shift of the data."
 )
 RULE_A = (
-    "{level:.0%} bootstrap interval (seeds and paired documents resampled) of Short Avg(cpt) - "
+    "{level:.0%} interval over seeds and paired documents of Short Avg(cpt) - "
     "Short Avg(original), each the mean over its seeds: entirely below 0 -> reproduced; entirely "
     "above 0, or holding 0 and above the paper's effect scaled to this Short Avg (the paper's "
     "relative change, the mean over its matching Table 3 settings, x the original's Short Avg) "
@@ -133,7 +133,7 @@ RULE_B = (
     "premises (a) and (e) at this extension reproduced, else not comparable. Long part "
     "(non-inferiority): both rows' RULER below the floor of {floor:g} points -> not comparable; "
     "else, with margin = {fraction:g} x (RULER(cpt) - RULER(zero-shot)), the {level:.0%} "
-    "bootstrap interval (seeds and paired samples resampled) of RULER({row}) - RULER({base}) "
+    "interval over seeds and paired samples of RULER({row}) - RULER({base}) "
     "entirely above -margin -> reproduced, entirely below -> not reproduced, else undecided. "
     "Short part: the interval of Short Avg({row}) - Short Avg({base}) entirely above "
     "0 -> reproduced; entirely below 0, or holding 0 and below the paper's effect scaled to this "
@@ -146,7 +146,7 @@ RULE_B = (
     "else reproduced."
 )
 RULE_D = (
-    "{level:.0%} bootstrap interval (seeds and paired documents resampled) of Short Avg(cpt) - "
+    "{level:.0%} interval over seeds and paired documents of Short Avg(cpt) - "
     "Short Avg(control): entirely below 0 -> reproduced; entirely above 0 -> not reproduced; "
     "otherwise undecided (the paper gives no effect for this check)."
 )
@@ -302,7 +302,7 @@ def _short_below(
     scaled = "" if effect is None else f" The paper's effect, scaled: {effect:+.2f}."
     ours = (
         f"{head} on the documents both scored; difference {fmt_interval(ci)} ({LEVEL:.0%} "
-        f"bootstrap over seeds and paired documents, n={n} documents).{scaled}"
+        f"interval over seeds and paired documents, n={n} documents).{scaled}"
         f"{spread_text(spreads)}"
     )
     label = judge(ci, BELOW, paper=effect)
@@ -383,7 +383,7 @@ def verdict_longred_keeps_short(
     ours = (
         f"{head}, each on the documents every compared run scored. {short_text}; {ruler_text}, "
         f"margin {margin:.2f} ({LONG_MARGIN_FRACTION:g} x CPT's RULER gain {_fmt(cpt_gain)}); "
-        f"{LEVEL:.0%} bootstrap over seeds and paired documents.{scaled}"
+        f"{LEVEL:.0%} interval over seeds and paired documents.{scaled}"
     )
     if not passed:
         return Verdict(key, claim, scope, paper, ours, NOT_COMPARABLE, rule, premise=gate)

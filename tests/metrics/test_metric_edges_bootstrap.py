@@ -24,7 +24,7 @@ from longred_bench.metrics.stats import (
     paired_bootstrap_diff_ci,
     paired_bootstrap_mean_of_means_diff_ci,
     run_step_ratio_ci,
-    seed_bootstrap_mean_of_means_diff_ci,
+    seed_mean_of_means_diff_ci,
 )
 
 
@@ -83,7 +83,7 @@ def test_members_and_groups_enter_through_a_mean_not_a_median() -> None:
         shifted = {g: {m: dict(enumerate(v)) for m, v in ms.items()} for g, ms in nested.items()}
         paired = paired_bootstrap_mean_of_means_diff_ci(zeros, shifted, n_boot=20)
         assert tuple(paired) == pytest.approx((0.3, 0.3, 0.3))
-        seeds = seed_bootstrap_mean_of_means_diff_ci([zeros], [shifted], n_boot=20)
+        seeds = seed_mean_of_means_diff_ci([zeros], [shifted], n_boot=20)
         assert tuple(seeds) == pytest.approx((0.3, 0.3, 0.3))
 
 
@@ -100,7 +100,7 @@ def test_seed_bootstrap_pairs_only_the_keys_every_run_has() -> None:
     # Documents 3 (only in a) and 4 (only in b) are left out: the difference is 1 on 1 and 2.
     a = [{"g": {"t": {1: 0.0, 2: 0.0, 3: 5.0}}}]
     b = [{"g": {"t": {1: 1.0, 2: 1.0, 4: 7.0}}}, {"g": {"t": {1: 1.0, 2: 1.0, 3: 9.0}}}]
-    ci = seed_bootstrap_mean_of_means_diff_ci(a, b, n_boot=50)
+    ci = seed_mean_of_means_diff_ci(a, b, n_boot=50)
     assert tuple(ci) == pytest.approx((1.0, 1.0, 1.0))
 
 

@@ -15,7 +15,7 @@ from longred_bench.metrics.stats import (
     matched_keys,
     paired_bootstrap_diff_ci,
     paired_bootstrap_mean_of_means_diff_ci,
-    seed_bootstrap_mean_of_means_diff_ci,
+    seed_mean_of_means_diff_ci,
 )
 
 
@@ -161,7 +161,7 @@ def _run(p: float, n: int = 600, seed: int = 0) -> dict:
 
 def test_seed_bootstrap_with_one_seed_is_the_paired_document_bootstrap() -> None:
     a, b = _run(0.5, seed=1), _run(0.6, seed=2)
-    one = seed_bootstrap_mean_of_means_diff_ci([a], [b])
+    one = seed_mean_of_means_diff_ci([a], [b])
     paired = paired_bootstrap_mean_of_means_diff_ci(a, b)
     assert one.estimate == pytest.approx(paired.estimate)
     assert one.high - one.low == pytest.approx(paired.high - paired.low, rel=0.15)
@@ -171,8 +171,8 @@ def test_seeds_that_disagree_widen_the_interval() -> None:
     a = [_run(0.5, seed=1)]
     agree = [_run(0.6, seed=s) for s in (2, 3, 4)]
     disagree = [_run(p, seed=s) for p, s in ((0.4, 2), (0.6, 3), (0.8, 4))]
-    narrow = seed_bootstrap_mean_of_means_diff_ci(a, agree)
-    wide = seed_bootstrap_mean_of_means_diff_ci(a, disagree)
+    narrow = seed_mean_of_means_diff_ci(a, agree)
+    wide = seed_mean_of_means_diff_ci(a, disagree)
     assert narrow.low > 0  # three seeds that agree: the gain is clear
     assert wide.estimate == pytest.approx(narrow.estimate, abs=0.03)  # same mean effect ...
     assert wide.low < 0 < wide.high  # ... but retraining moves it more than the effect
@@ -181,12 +181,12 @@ def test_seeds_that_disagree_widen_the_interval() -> None:
 
 def test_seed_bootstrap_pairs_documents_and_checks_its_input() -> None:
     a = _run(0.5, seed=1)
-    same = seed_bootstrap_mean_of_means_diff_ci([a, a], [a])
+    same = seed_mean_of_means_diff_ci([a, a], [a])
     assert same == (0.0, 0.0, 0.0)  # identical scores: exactly 0, whatever is resampled
     with pytest.raises(UserError, match="at least one run"):
-        seed_bootstrap_mean_of_means_diff_ci([], [a])
+        seed_mean_of_means_diff_ci([], [a])
     with pytest.raises(UserError, match="different groups/members"):
-        seed_bootstrap_mean_of_means_diff_ci([a], [{"H": a["G"]}])
+        seed_mean_of_means_diff_ci([a], [{"H": a["G"]}])
 
 
 @pytest.mark.parametrize("n_boot", [10.5, True, "200"])

@@ -1,0 +1,137 @@
+"""The seed-level intervals (:func:`seed_mean_of_means_diff_ci`, :func:`run_step_ratio_ci` with
+several runs a side): t with Welch-Satterthwaite degrees of freedom on hand-computed cases, the
+paired document bootstrap's variance added, and coverage near the stated level where a bootstrap
+over 3 seeds falls short."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import t as student_t
+
+from longred_bench.errors import UserError
+from longred_bench.metrics.stats import (
+    RunSteps,
+    paired_bootstrap_mean_of_means_diff_ci,
+    run_step_ratio_ci,
+    seed_mean_of_means_diff_ci,
+)
+
+
+def _flat(value: float, n: int = 5) -> dict:
+    """One run scoring ``value`` on each of ``n`` documents."""
+    return {"g": {"t": dict.fromkeys(range(n), value)}}
+
+
+def test_three_seeds_against_one_run_give_t_with_two_degrees_of_freedom() -> None:
+    # Every document has the same seed-averaged difference (3), so the documents add nothing;
+    # the seeds 1, 2, 6 have variance 7, over 3 seeds 7/3, with 2 degrees of freedom.
+    ci = seed_mean_of_means_diff_ci([_flat(0.0)], [_flat(1.0), _flat(2.0), _flat(6.0)])
+    half = student_t.ppf(0.975, 2) * math.sqrt(7.0 / 3.0)  # 4.3027 * 1.5275
+    assert tuple(ci) == pytest.approx((3.0, 3.0 - half, 3.0 + half), abs=1e-12)
+    # A side's sign does not matter: the same seeds on side a mirror the interval.
+    mirror = seed_mean_of_means_diff_ci([_flat(1.0), _flat(2.0), _flat(6.0)], [_flat(0.0)])
+    assert tuple(mirror) == pytest.approx((-3.0, -3.0 - half, -3.0 + half), abs=1e-12)
+
+
+def test_seeds_on_both_sides_take_welch_satterthwaite_degrees_of_freedom() -> None:
+    a = [_flat(v) for v in (0.0, 1.0)]  # variance 0.5, over 2 seeds: 0.25, 1 df
+    b = [_flat(v) for v in (4.0, 5.0, 9.0)]  # variance 7, over 3 seeds: 7/3, 2 df
+    ci = seed_mean_of_means_diff_ci(a, b, level=0.9)
+    va, vb = 0.25, 7.0 / 3.0
+    df = (va + vb) ** 2 / (va**2 / 1 + vb**2 / 2)
+    half = student_t.ppf(0.95, df) * math.sqrt(va + vb)
+    assert 2.0 < df < 3.0  # between the smaller side's and the sum
+    assert tuple(ci) == pytest.approx((5.5, 5.5 - half, 5.5 + half), abs=1e-12)
+
+
+def test_the_document_bootstrap_variance_is_added_to_the_seeds() -> None:
+    scores = np.array([0.0, 1.0, 3.0, 7.0])  # per document, the same on every seed of b
+    b = [{"g": {"t": {i: float(v + s) for i, v in enumerate(scores)}}} for s in (0.0, 0.5, 2.5)]
+    a = [_flat(0.0, n=4)]
+    ci = seed_mean_of_means_diff_ci(a, b, n_boot=300, seed=5)
+    # The documents' part: the bootstrap of the seed-averaged difference (scores + 1) with the
+    # draws a one-member mean of means makes from default_rng(seed).
+    idx = np.random.default_rng(5).integers(0, 4, size=(300, 4))
+    v_doc = (scores + 1.0)[idx].mean(axis=1).var(ddof=1)
+    v_seed = np.var([0.0, 0.5, 2.5], ddof=1) / 3
+    total = v_doc + v_seed
+    half = student_t.ppf(0.975, total**2 / (v_seed**2 / 2)) * math.sqrt(total)
+    est = scores.mean() + 1.0
+    assert tuple(ci) == pytest.approx((est, est - half, est + half), rel=1e-9)
+
+
+def test_one_run_a_side_stays_the_paired_document_bootstrap_exactly() -> None:
+    rng = np.random.default_rng(0)
+    a = {"g": {"t": {i: float(v) for i, v in enumerate(rng.random(30))}}}
+    b = {"g": {"t": {i: float(v) for i, v in enumerate(rng.random(30))}}}
+    assert seed_mean_of_means_diff_ci([a], [b], seed=2) == paired_bootstrap_mean_of_means_diff_ci(
+        a, b, seed=2
+    )
+
+
+def test_three_seeds_that_agree_add_nothing_and_the_documents_decide() -> None:
+    same = [_flat(2.0)] * 3
+    assert tuple(seed_mean_of_means_diff_ci([_flat(0.0)], same)) == (2.0, 2.0, 2.0)
+
+
+def test_a_spread_of_three_seeds_that_a_bootstrap_over_seeds_called_clear_is_undecided() -> None:
+    # The case that motivated the t interval: three CPT seeds' RULER 8.91, 10.16, 4.17 against
+    # a zero-shot 2.82 (one run). A bootstrap over the 3 seeds gave about [+0.97, +8.96]; the
+    # t interval over them holds 0 (about [-2.9, +12.8] with no document noise).
+    cpt = [_flat(v) for v in (8.91, 10.16, 4.17)]
+    ci = seed_mean_of_means_diff_ci([_flat(2.82)], cpt)
+    assert ci.estimate == pytest.approx(4.927, abs=1e-3)
+    assert ci.low == pytest.approx(-2.92, abs=0.01) and ci.high == pytest.approx(12.77, abs=0.01)
+
+
+def test_the_interval_covers_a_null_difference_at_about_its_level() -> None:
+    # 300 experiments: 3 seeds a side whose seed effects vary (sd 1) on 20 shared documents
+    # (noise sd 1, a document effect shared by both sides), true difference 0.
+    rng = np.random.default_rng(11)
+    covered = 0
+    trials = 300
+    for _ in range(trials):
+        doc = rng.normal(0.0, 1.0, 20)
+        sides = [
+            [
+                {"g": {"t": dict(enumerate(doc + rng.normal() + rng.normal(0, 0.3, 20)))}}
+                for _ in range(3)
+            ]
+            for _ in range(2)
+        ]
+        ci = seed_mean_of_means_diff_ci(sides[0], sides[1], n_boot=100, seed=1)
+        covered += ci.low <= 0.0 <= ci.high
+    # t's coverage is about 95%; a percentile bootstrap over 3 seeds a side covered ~80%.
+    assert covered / trials > 0.9
+
+
+def test_run_ratio_with_three_runs_is_t_on_the_log_of_the_runs_rates() -> None:
+    ref = [RunSteps([1.0] * 4, [1.0] * 4)]  # constant steps: no spread
+    runs = [RunSteps([r] * 4, [1.0] * 4) for r in (0.8, 1.0, 1.2)]
+    ci = run_step_ratio_ci(ref, runs)
+    logs = np.log([0.8, 1.0, 1.2])
+    half = student_t.ppf(0.975, 2) * math.sqrt(logs.var(ddof=1) / 3)
+    assert ci.estimate == pytest.approx(1.0)
+    assert ci.low == pytest.approx(math.exp(-half)) and ci.high == pytest.approx(math.exp(half))
+    # The reciprocal comparison gives the reciprocal interval.
+    back = run_step_ratio_ci(runs, ref)
+    assert back.low == pytest.approx(1 / ci.high) and back.high == pytest.approx(1 / ci.low)
+
+
+def test_run_ratio_adds_a_single_runs_step_noise_to_the_other_sides_runs() -> None:
+    steps = np.array([0.5, 1.0, 1.5, 1.0])
+    one = [RunSteps(list(steps), [1.0] * 4)]
+    runs = [RunSteps([r] * 4, [1.0] * 4) for r in (0.8, 1.0, 1.2)]
+    ci = run_step_ratio_ci(one, runs, n_boot=400, seed=3)
+    # Side a's steps are drawn first from default_rng(seed): its log-rate bootstrap variance.
+    idx = np.random.default_rng(3).integers(0, 4, size=(400, 4))
+    v_steps = np.log(steps[idx].mean(axis=1)).var(ddof=1)
+    v_runs = np.log([0.8, 1.0, 1.2]).var(ddof=1) / 3
+    total = v_steps + v_runs
+    half = student_t.ppf(0.975, total**2 / (v_runs**2 / 2)) * math.sqrt(total)
+    assert tuple(ci) == pytest.approx((1.0, math.exp(-half), math.exp(half)), rel=1e-9)
+    with pytest.raises(UserError, match="must be positive to compare runs"):
+        run_step_ratio_ci(one, [RunSteps([0.0], [1.0]), RunSteps([1.0], [1.0])])

@@ -45,7 +45,7 @@ _MAX_DRAWS = 1 << 22  # indices drawn per block of resamples
 
 
 class Interval(NamedTuple):
-    """A point estimate and its percentile-bootstrap interval ``[low, high]``."""
+    """A point estimate and its interval ``[low, high]``."""
 
     estimate: float
     low: float
@@ -224,28 +224,55 @@ def _shared_keys(sides: Sequence[PairedNested], g: str, m: str) -> list[Hashable
 
 
 def _t_interval(
-    estimate: float, spread: float, seed_parts: Sequence[tuple[float, int]], level: float
+    estimate: float, spread: float, seed_parts: Sequence[tuple[float, float]], level: float
 ) -> Interval:
     """``estimate +- t * sqrt(spread + sum(v))``: ``spread`` a variance known from many items (a
-    bootstrap's, infinite degrees of freedom), ``seed_parts`` ``(v, k)`` pairs, each a side's
-    between-seed variance of its mean over ``k >= 2`` seeds; Welch-Satterthwaite degrees of
-    freedom ``V**2 / sum(v**2 / (k - 1))`` (a normal quantile when no seed part varies)."""
+    bootstrap's, infinite degrees of freedom), ``seed_parts`` ``(v, df)`` pairs, each a side's
+    seed variance of its mean over its seeds and that estimate's degrees of freedom;
+    Welch-Satterthwaite degrees of freedom ``V**2 / sum(v**2 / df)`` (a normal quantile when no
+    seed part varies)."""
     from scipy.stats import norm, t  # imported here: only the reports need it
 
     total = spread + sum(v for v, _ in seed_parts)
     if total <= 0.0:
         return Interval(estimate, estimate, estimate)
-    denom = sum(v * v / (k - 1) for v, k in seed_parts)
+    denom = sum(v * v / df for v, df in seed_parts)
     q = (1.0 + level) / 2.0
     crit = float(t.ppf(q, total * total / denom)) if denom > 0 else float(norm.ppf(q))
     half = crit * math.sqrt(total)
     return Interval(estimate, estimate - half, estimate + half)
 
 
-def _seed_part(values: np.ndarray) -> list[tuple[float, int]]:
-    """``[(var(values) / k, k)]`` for ``k >= 2`` seed values, else nothing."""
+def _seed_part(
+    values: np.ndarray, shared: float = 0.0, shared_df: float = math.inf
+) -> list[tuple[float, float]]:
+    """``[(v, df)]`` for ``k >= 2`` seed values (else nothing): ``v = (s**2 - shared) / k``, the
+    sample variance of the values less ``shared``, an estimate (with ``shared_df`` degrees of
+    freedom) of the part of it another term of the interval already counts, and Satterthwaite's
+    degrees of freedom for that difference, ``(s**2 - shared)**2 / (s**4 / (k - 1) +
+    shared**2 / shared_df)``. Nothing either where the difference is not above 0 (the seeds vary
+    no more than that other term explains)."""
     k = values.size
-    return [(float(values.var(ddof=1)) / k, k)] if k >= 2 else []
+    if k < 2:
+        return []
+    s2 = float(values.var(ddof=1))
+    net = s2 - shared
+    if net <= 0.0:
+        return []
+    return [(net / k, net * net / (s2 * s2 / (k - 1) + shared * shared / shared_df))]
+
+
+def _interaction(scores: np.ndarray) -> tuple[float, float]:
+    """The residual mean square of ``scores`` (``[seeds, n]``: one side's runs on shared
+    documents) after the seed and document means, an estimate of the seed-by-document
+    variance, and its degrees of freedom ``(k - 1) (n - 1)``; ``(0, 0)`` with one seed or one
+    document."""
+    k, n = scores.shape
+    if k < 2 or n < 2:
+        return 0.0, 0.0
+    resid = scores - scores.mean(axis=1, keepdims=True) - scores.mean(axis=0) + scores.mean()
+    df = (k - 1) * (n - 1)
+    return float((resid * resid).sum()) / df, float(df)
 
 
 def seed_mean_of_means_diff_ci(
@@ -266,14 +293,26 @@ def seed_mean_of_means_diff_ci(
 
     With one run a side, the interval is the paired document bootstrap of
     :func:`paired_bootstrap_mean_of_means_diff_ci`. With two or more runs on a side it is a t
-    interval ``estimate +- t * sqrt(V)``, ``V = V_doc + sum over sides of s**2 / k``: ``V_doc`` the
-    variance of the paired document bootstrap of the seed-averaged difference (the documents
-    every run shares), ``s**2`` the sample variance of a side's ``k`` seed values ``S`` (what
-    retraining moves; the shared documents take the documents' own noise out of it), and t with
-    Welch-Satterthwaite degrees of freedom (``V_doc`` counted as known). Three seeds give a side
-    2 degrees of freedom, so a spread among them widens the interval by t's 4.3 rather than a
-    normal's 1.96: a bootstrap over 3 seeds would understate it. A side of one run adds no seed
-    variance: right for a model that was not trained, an understatement for a row trained once.
+    interval ``estimate +- t * sqrt(V)``, ``V = V_doc + sum over sides of (s**2 - I) / k``:
+
+    - ``V_doc``: the variance of the paired document bootstrap of the seed-averaged difference
+      (the documents every run shares). It holds the documents' noise, and the seed-by-document
+      noise of each side averaged over its seeds;
+    - ``s**2``: the sample variance of a side's ``k`` seed values ``S``. Scored on the same
+      documents, they share the documents' own noise, so it holds what retraining moves (the
+      seed effect) plus the seed-by-document noise, which ``V_doc`` already counts;
+    - ``I``: that seed-by-document part of ``s**2``, ``sum over members of w**2 MS / n`` (``w``
+      the member's weight in the mean of means, ``MS`` the residual mean square of the member's
+      ``[k, n]`` scores after seed and document means, :func:`_interaction`), subtracted so it
+      counts once; a side whose ``s**2`` is no more than ``I`` adds nothing;
+    - t with Welch-Satterthwaite degrees of freedom (``V_doc`` counted as known, each side's
+      part with Satterthwaite's for ``s**2 - I``). Three seeds give a side at most 2 degrees of
+      freedom, so where their spread dominates the interval widens by up to t's 4.3 rather than
+      a normal's 1.96: a bootstrap over 3 seeds would understate it.
+
+    A side of one run adds no seed variance: right for a model that was not trained, an
+    understatement for a row trained once. ``n_boot`` must be at least 2 here (``V_doc`` is a
+    variance of resamples).
     """
     _check(n_boot, level)
     if not a or not b:
@@ -288,6 +327,7 @@ def seed_mean_of_means_diff_ci(
         raise UserError("mean of means: no groups")
     diffs: dict[str, dict[str, np.ndarray]] = {}  # seed-averaged b - a per shared document
     seed_values = [np.zeros(len(a)), np.zeros(len(b))]  # each run's mean of means
+    shared = [[0.0, 0.0], [0.0, 0.0]]  # per side: I, and sum of I's terms squared over their df
     for g in sorted(shape):
         if not shape[g]:
             raise UserError(f"mean of means: group {g!r} has no members")
@@ -301,15 +341,26 @@ def seed_mean_of_means_diff_ci(
                 for side in (a, b)
             ]  # [seeds, n] each
             diffs[g][m] = sides[1].mean(axis=0) - sides[0].mean(axis=0)
-            for values, scores in zip(seed_values, sides, strict=True):
-                values += scores.mean(axis=1) / (len(shape) * len(shape[g]))
+            w = 1.0 / (len(shape) * len(shape[g]))
+            for values, scores, acc in zip(seed_values, sides, shared, strict=True):
+                values += w * scores.mean(axis=1)
+                ms, df = _interaction(scores)
+                if df:
+                    term = w * w * ms / scores.shape[1]
+                    acc[0] += term
+                    acc[1] += term * term / df
     docs = _mean_of_means(diffs, np.random.default_rng(seed), n_boot)
-    parts = [*_seed_part(seed_values[0]), *_seed_part(seed_values[1])]
-    if not parts:
+    if max(len(a), len(b)) < 2:
         return _interval(docs, level)
+    if n_boot < 2:
+        raise UserError("seed interval: n_boot must be at least 2 with several seeds a side")
+    parts = [
+        part
+        for values, (i, i_terms) in zip(seed_values, shared, strict=True)
+        for part in _seed_part(values, i, i * i / i_terms if i_terms else math.inf)
+    ]
     estimate = float(seed_values[1].mean() - seed_values[0].mean())
-    spread = float(docs[1:].var(ddof=1)) if n_boot > 1 else 0.0
-    return _t_interval(estimate, spread, parts, level)
+    return _t_interval(estimate, float(docs[1:].var(ddof=1)), parts, level)
 
 
 class RunSteps(NamedTuple):
@@ -360,8 +411,10 @@ def run_step_ratio_ci(
     back by ``exp``: a side of ``k >= 2`` runs contributes the sample variance of its runs' own
     ``log r`` over ``k`` (which holds the steps' noise: runs share no steps) with ``k - 1``
     degrees of freedom, a side of one run the variance of its step bootstrap of ``log r``
-    (as :func:`seed_mean_of_means_diff_ci` combines them). A run recorded only as a total is
-    one step: one such run gives a side no spread."""
+    (as :func:`seed_mean_of_means_diff_ci` combines them). The estimate is the ratio of the
+    pooled sums; the runs' spread is that of their own rates, which stands for the pooled one's
+    where the runs' weights (tokens) are about equal, as every row's runs here are. A run
+    recorded only as a total is one step: one such run gives a side no spread."""
     _check(n_boot, level)
     if not a or not b:
         raise UserError("run step ratio: each side needs at least one run")
@@ -373,11 +426,13 @@ def run_step_ratio_ci(
         return _interval(rb / ra, level)
     if (rb <= 0).any() or (own_a <= 0).any() or (own_b <= 0).any():
         raise UserError("run step ratio: every run's ratio must be positive to compare runs")
+    if n_boot < 2:
+        raise UserError("run step ratio: n_boot must be at least 2 with several runs a side")
     spread, parts = 0.0, []
     for pooled, own in ((ra, own_a), (rb, own_b)):
         if own.size >= 2:
             parts += _seed_part(np.log(own))
-        elif n_boot > 1:
+        else:
             spread += float(np.log(pooled[1:]).var(ddof=1))
     log_ci = _t_interval(float(np.log(rb[0] / ra[0])), spread, parts, level)
     return Interval(float(rb[0] / ra[0]), math.exp(log_ci.low), math.exp(log_ci.high))

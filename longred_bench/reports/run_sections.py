@@ -134,8 +134,8 @@ def ruler_table(runs: dict[RunKey, Run]) -> list[str]:
 def seed_table(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> list[str]:
     """Short Avg and RULER of every seed of the rows trained with several seeds, and their
     spreads (:func:`~longred_bench.reports.verdict_stats.seed_spread`: each seed on the
-    documents all the row's seeds scored), shown beside the verdicts, whose intervals resample
-    the seeds."""
+    documents all the row's seeds scored), shown beside the verdicts, whose intervals count the
+    seeds' spread."""
     groups: dict[tuple[str | None, str], list[RunKey]] = defaultdict(list)
     for key in row_order(runs):
         groups[(key[0], key[1])].append(key)
@@ -161,7 +161,7 @@ def seed_table(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> lis
         "",
         "Spreads are max - min over the seeds, each seed scored on the documents all the row's "
         "seeds scored. They are shown, not applied: seed variance enters the verdicts once, "
-        "through intervals that resample the seeds.",
+        "through the intervals over seeds and paired documents (t over the seeds' spread).",
         "",
     ]
 

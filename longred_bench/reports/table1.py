@@ -195,11 +195,16 @@ def build_table1(
     if n_texts is None:
         interval_text = "- Intervals: none (these records have no per-text values): point values."
     else:
+        seeds = (
+            ", and its interval over the cpt and control seeds adds their spread (t with "
+            "Welch-Satterthwaite degrees of freedom)"
+            if after
+            else ""
+        )
         interval_text = (
             f"- Intervals: {LEVEL:.0%} percentile bootstrap over the {n_texts} texts (windows) "
             f"of each value, {N_BOOT} resamples; the verdict pairs the same texts before and "
-            "after, and its interval over the cpt and control seeds adds their spread (t with "
-            "Welch-Satterthwaite degrees of freedom)."
+            f"after{seeds}."
         )
     lines = [
         f"# LongReD Table 1: drift {stage} continued pre-training (profile `{profile}`)",

@@ -186,7 +186,7 @@ def _timings(cost: Cost) -> tuple[RunSteps, ...]:
 
 
 def steps_note(cost: Cost) -> str:
-    """``"3 runs"``, or ``"3 runs, 192 steps"`` where their per-step timings are resampled."""
+    """``"3 runs"``, or ``"3 runs, 192 steps"`` where their per-step timings are recorded."""
     steps = sum(len(t.values) for t in _timings(cost))
     runs = f"{len(cost.seconds)} runs"
     return f"{runs}, {steps} steps" if steps > len(cost.seconds) else runs

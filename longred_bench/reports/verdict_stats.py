@@ -106,7 +106,7 @@ def seed_diff(
     a: Sequence[RunScores], b: Sequence[RunScores], what: str
 ) -> tuple[Interval | None, int]:
     """Interval of the mean over ``b``'s seeds minus the mean over ``a``'s of the ``what``
-    (``short`` or ``ruler``) mean of means, resampling seeds and documents
+    (``short`` or ``ruler``) mean of means, over seeds and paired documents
     (:func:`~longred_bench.metrics.stats.seed_mean_of_means_diff_ci`), over the
     documents every run scored; and the number of those documents. ``None`` (and 0) when the runs
     share no scored document; ``None`` (and ``n``) when each side has one seed and no task two

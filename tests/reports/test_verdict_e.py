@@ -39,8 +39,8 @@ def test_cpt_at_or_below_the_zero_shot_level() -> None:
 
 def test_seeds_that_disagree_widen_the_interval_past_zero() -> None:
     """The same mean gain over the zero-shot row: with one seed that learned and two that did
-    not, the seed resampling puts 0 inside the interval; with three seeds that agree it is
-    outside."""
+    not, the seeds' spread (t over 3 seeds) puts 0 inside the interval; with three seeds that
+    agree it is outside."""
     zero = _run("zero-shot", 0)
     agree = [_run("cpt", 4, seed) for seed in range(3)]
     disagree = [_run("cpt", 12, 0), _run("cpt", 0, 1), _run("cpt", 0, 2)]

@@ -293,10 +293,13 @@ def seed_mean_of_means_diff_ci(
 
     With one run a side, the interval is the paired document bootstrap of
     :func:`paired_bootstrap_mean_of_means_diff_ci`. With two or more runs on a side it is a t
-    interval ``estimate +- t * sqrt(V)``, ``V = V_doc + sum over sides of (s**2 - I) / k``:
+    interval ``estimate +- t * sqrt(V)``, ``V = V_doc + sum over sides of (s**2 - I) / k``, with
+    no resampling (``n_boot`` and ``seed`` are not used), so no Monte-Carlo noise moves a label:
 
-    - ``V_doc``: the variance of the paired document bootstrap of the seed-averaged difference
-      (the documents every run shares). It holds the documents' noise, and the seed-by-document
+    - ``V_doc``: the documents' sampling variance of the seed-averaged difference, ``sum over
+      members of w**2 var(d) / n`` (``d`` the member's per-document differences of the two sides'
+      seed means over its ``n`` shared documents, ``var`` with ``n - 1``; what the paired
+      document bootstrap estimates). It holds the documents' noise, and the seed-by-document
       noise of each side averaged over its seeds;
     - ``s**2``: the sample variance of a side's ``k`` seed values ``S``. Scored on the same
       documents, they share the documents' own noise, so it holds what retraining moves (the
@@ -311,8 +314,7 @@ def seed_mean_of_means_diff_ci(
       a normal's 1.96: a bootstrap over 3 seeds would understate it.
 
     A side of one run adds no seed variance: right for a model that was not trained, an
-    understatement for a row trained once. ``n_boot`` must be at least 2 here (``V_doc`` is a
-    variance of resamples).
+    understatement for a row trained once.
     """
     _check(n_boot, level)
     if not a or not b:
@@ -328,6 +330,7 @@ def seed_mean_of_means_diff_ci(
     diffs: dict[str, dict[str, np.ndarray]] = {}  # seed-averaged b - a per shared document
     seed_values = [np.zeros(len(a)), np.zeros(len(b))]  # each run's mean of means
     shared = [[0.0, 0.0], [0.0, 0.0]]  # per side: I, and sum of I's terms squared over their df
+    doc_var = 0.0  # the documents' sampling variance of the seed-averaged difference
     for g in sorted(shape):
         if not shape[g]:
             raise UserError(f"mean of means: group {g!r} has no members")
@@ -342,6 +345,8 @@ def seed_mean_of_means_diff_ci(
             ]  # [seeds, n] each
             diffs[g][m] = sides[1].mean(axis=0) - sides[0].mean(axis=0)
             w = 1.0 / (len(shape) * len(shape[g]))
+            if len(keys) > 1:
+                doc_var += w * w * float(diffs[g][m].var(ddof=1)) / len(keys)
             for values, scores, acc in zip(seed_values, sides, shared, strict=True):
                 values += w * scores.mean(axis=1)
                 ms, df = _interaction(scores)
@@ -349,18 +354,15 @@ def seed_mean_of_means_diff_ci(
                     term = w * w * ms / scores.shape[1]
                     acc[0] += term
                     acc[1] += term * term / df
-    docs = _mean_of_means(diffs, np.random.default_rng(seed), n_boot)
     if max(len(a), len(b)) < 2:
-        return _interval(docs, level)
-    if n_boot < 2:
-        raise UserError("seed interval: n_boot must be at least 2 with several seeds a side")
+        return _interval(_mean_of_means(diffs, np.random.default_rng(seed), n_boot), level)
     parts = [
         part
         for values, (i, i_terms) in zip(seed_values, shared, strict=True)
         for part in _seed_part(values, i, i * i / i_terms if i_terms else math.inf)
     ]
     estimate = float(seed_values[1].mean() - seed_values[0].mean())
-    return _t_interval(estimate, float(docs[1:].var(ddof=1)), parts, level)
+    return _t_interval(estimate, doc_var, parts, level)
 
 
 class RunSteps(NamedTuple):

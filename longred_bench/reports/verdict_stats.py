@@ -27,8 +27,10 @@ BOOT_SEED = 0
 SEED_INTERVALS = (
     "a difference between rows, each the mean over its seeds, has an interval over seeds and "
     "paired {items}: with 2 or more seeds on a side, t with Welch-Satterthwaite degrees of "
-    "freedom on the variance of each row's seed means over its seed count plus the variance of "
-    "the paired {items}' bootstrap; with one run a side, that bootstrap's percentiles"
+    "freedom on the {items}' sampling variance of the seed-averaged difference plus, for each "
+    "row, the variance of its seed means less the part seed-by-{item} noise explains, over its "
+    "seed count (no resampling); with one run a side, the percentiles of the paired {items}' "
+    "bootstrap"
 )  # what :func:`~longred_bench.metrics.stats.seed_mean_of_means_diff_ci` applies
 RUN_INTERVALS = (
     "a ratio of two rows' seconds per token has an interval over runs and steps: with 2 or more "

@@ -47,15 +47,15 @@ def test_seeds_on_both_sides_take_welch_satterthwaite_degrees_of_freedom() -> No
     assert tuple(ci) == pytest.approx((5.5, 5.5 - half, 5.5 + half), abs=1e-12)
 
 
-def test_the_document_bootstrap_variance_is_added_to_the_seeds() -> None:
+def test_the_documents_sampling_variance_is_added_to_the_seeds() -> None:
     scores = np.array([0.0, 1.0, 3.0, 7.0])  # per document, the same on every seed of b
     b = [{"g": {"t": {i: float(v + s) for i, v in enumerate(scores)}}} for s in (0.0, 0.5, 2.5)]
     a = [_flat(0.0, n=4)]
-    ci = seed_mean_of_means_diff_ci(a, b, n_boot=300, seed=5)
-    # The documents' part: the bootstrap of the seed-averaged difference (scores + 1) with the
-    # draws a one-member mean of means makes from default_rng(seed).
-    idx = np.random.default_rng(5).integers(0, 4, size=(300, 4))
-    v_doc = (scores + 1.0)[idx].mean(axis=1).var(ddof=1)
+    ci = seed_mean_of_means_diff_ci(a, b)
+    # The documents' part: the sampling variance of the mean of the seed-averaged difference
+    # (scores + 1) over the 4 documents, exactly (no resampling: nothing random moves it).
+    v_doc = (scores + 1.0).var(ddof=1) / 4
+    assert seed_mean_of_means_diff_ci(a, b, n_boot=7, seed=3) == ci
     v_seed = np.var([0.0, 0.5, 2.5], ddof=1) / 3
     total = v_doc + v_seed
     half = student_t.ppf(0.975, total**2 / (v_seed**2 / 2)) * math.sqrt(total)
@@ -84,18 +84,40 @@ def test_the_interaction_is_the_residual_mean_square_over_seeds_and_documents() 
     rows = [[1.0, 2.0, 3.0], [4.0, 4.0, 4.0]]
     b = [{"g": {"t": dict(enumerate(r))}} for r in rows]
     a = [_flat(0.0, n=3)]
-    ci = seed_mean_of_means_diff_ci(a, b, n_boot=200, seed=9)
+    ci = seed_mean_of_means_diff_ci(a, b)
     diff = np.mean(rows, axis=0)  # seed-averaged, against a's zeros
-    idx = np.random.default_rng(9).integers(0, 3, size=(200, 3))
-    v_doc = diff[idx].mean(axis=1).var(ddof=1)
+    v_doc = diff.var(ddof=1) / 3
     shared, net = 0.5 / 3, 2.0 - 0.5 / 3
     df_seed = net**2 / (2.0**2 / 1 + shared**2 / 2)
     v_seed = net / 2
     total = v_doc + v_seed
     half = student_t.ppf(0.975, total**2 / (v_seed**2 / df_seed)) * math.sqrt(total)
     assert tuple(ci) == pytest.approx((3.0, 3.0 - half, 3.0 + half), rel=1e-9)
-    with pytest.raises(UserError, match="n_boot must be at least 2"):
-        seed_mean_of_means_diff_ci(a, b, n_boot=1)
+
+
+def test_members_weigh_as_in_the_mean_of_means() -> None:
+    # Two groups, one with two members: weights 1/2, 1/4, 1/4. b's seeds are shifted copies
+    # (no seed-by-document noise), so only their spread and the documents' variance count.
+    base = {"x": {"p": [0.0, 2.0]}, "y": {"q": [1.0, 1.0, 4.0], "r": [0.0, 3.0]}}
+
+    def run(shift: float) -> dict:
+        return {g: {m: {i: v + shift for i, v in enumerate(vs)} for m, vs in ms.items()}
+                for g, ms in base.items()}  # fmt: skip
+
+    zero = {g: {m: dict.fromkeys(range(len(vs)), 0.0) for m, vs in ms.items()}
+            for g, ms in base.items()}  # fmt: skip
+    ci = seed_mean_of_means_diff_ci([zero], [run(0.0), run(1.0), run(5.0)])
+    means = {"p": 1.0, "q": 2.0, "r": 1.5}
+    est = 0.5 * means["p"] + 0.25 * means["q"] + 0.25 * means["r"] + 2.0  # + mean shift
+    v_doc = (
+        0.25 * np.var([0.0, 2.0], ddof=1) / 2
+        + 0.0625 * np.var([1.0, 1.0, 4.0], ddof=1) / 3
+        + 0.0625 * np.var([0.0, 3.0], ddof=1) / 2
+    )
+    v_seed = np.var([0.0, 1.0, 5.0], ddof=1) / 3
+    total = v_doc + v_seed
+    half = student_t.ppf(0.975, total**2 / (v_seed**2 / 2)) * math.sqrt(total)
+    assert tuple(ci) == pytest.approx((est, est - half, est + half), rel=1e-9)
 
 
 def test_one_run_a_side_stays_the_paired_document_bootstrap_exactly() -> None:

@@ -196,8 +196,8 @@ def build_table1(
         interval_text = "- Intervals: none (these records have no per-text values): point values."
     else:
         seeds = (
-            ", and its interval over the cpt and control seeds adds their spread (t with "
-            "Welch-Satterthwaite degrees of freedom)"
+            ", and its interval over the cpt and control seeds adds their spread (at t's "
+            "quantile for their seed count less 1)"
             if after
             else ""
         )

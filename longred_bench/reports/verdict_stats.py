@@ -26,18 +26,16 @@ N_BOOT = 2000
 BOOT_SEED = 0
 SEED_INTERVALS = (
     "a difference between rows, each the mean over its seeds, has an interval over seeds and "
-    "paired {items}: with 2 or more seeds on a side, t with Welch-Satterthwaite degrees of "
-    "freedom on the {items}' sampling variance of the seed-averaged difference plus, for each "
-    "row, the variance of its seed means less the part seed-by-{item} noise explains, over its "
-    "seed count (no resampling); with one run a side, the percentiles of the paired {items}' "
-    "bootstrap"
+    "paired {items}: with 2 or more seeds on a side, its half-width is sqrt(z^2 x the {items}' "
+    "sampling variance of the seed-averaged difference, less the seed-by-{item} share the "
+    "seeds count + the sum over rows of t(k - 1)^2 x the variance of the row's k seed means / "
+    "k), no resampling; with one run a side, the percentiles of the paired {items}' bootstrap"
 )  # what :func:`~longred_bench.metrics.stats.seed_mean_of_means_diff_ci` applies
 RUN_INTERVALS = (
     "a ratio of two rows' seconds per token has an interval over runs and steps: with 2 or more "
-    "runs on a side, t with Welch-Satterthwaite degrees of freedom on the log of the ratio, a "
-    "row of several runs contributing the variance of its runs' own log rates over their count, "
-    "a row of one run that of its steps' bootstrap; with one run a side, the percentiles of the "
-    "steps' bootstrap"
+    "runs on a side, on the log of the ratio, a row of k runs contributing t(k - 1)^2 x the "
+    "variance of its runs' own log rates / k, a row of one run z^2 x that of its steps' "
+    "bootstrap, in quadrature; with one run a side, the percentiles of the steps' bootstrap"
 )  # what :func:`~longred_bench.metrics.stats.run_step_ratio_ci` applies
 
 Items = dict[Hashable, dict[Hashable, dict[Hashable, float]]]

@@ -42,12 +42,13 @@ def test_table10_cost_per_token_is_mean_seconds_over_mean_tokens() -> None:
     assert cost.per_token == pytest.approx(4.0)  # 10 / 2.5; a mean of ratios would be 6.25
 
 
-def test_longrecipe_compute_from_two_runs_timed_as_totals_has_a_spread() -> None:
-    # Only a row of one run with its total alone lacks a spread. The ratio's resamples lie in
-    # 0.15 x [64/66, 66/64] = [0.145, 0.155], under the bound 0.175: reproduced.
+def test_longrecipe_compute_from_runs_timed_as_totals_has_a_spread() -> None:
+    # Only a row of one run with its total alone lacks a spread. Three runs a row, 64 to 66 s:
+    # the log rates' variance over 3 at t's quantile for 2 degrees of freedom, both rows in
+    # quadrature, gives 0.15 x exp(+-0.054) = [0.142, 0.158], under the bound 0.175: reproduced.
     from longred_bench.reports.longrecipe_verdicts import verdict_compute
 
-    runs = [RunSteps([64.0], [64000.0]), RunSteps([66.0], [64000.0])]
+    runs = [RunSteps([s], [64000.0]) for s in (64.0, 65.0, 66.0)]
     verdict = verdict_compute(runs, runs, 0.15, "s")
     assert verdict.label == REPRODUCED and "no spread" not in verdict.ours
 

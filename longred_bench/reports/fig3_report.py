@@ -291,7 +291,7 @@ def build_fig3(
         "",
         *call_lines(records, command, wall_seconds, wall_note),
         f"- Intervals: {LEVEL:.0%}, {N_BOOT} bootstrap resamples (resampling seed {BOOT_SEED}); "
-        f"{SEED_INTERVALS.format(items='documents', item='document')}.",
+        f"{SEED_INTERVALS}.",
         "- Short tasks (documents): "
         + ", ".join(f"`{t}` ({n})" for t, n in sorted(n_docs.items()) if t != PASSKEY_TASK)
         + (

@@ -347,7 +347,6 @@ def run_header(
         *call_lines(records, command, wall_seconds, wall_note),
         f"- Intervals: {LEVEL:.0%} percentile bootstrap over the scored documents ({N_BOOT} "
         f"resamples, resampling seed {BOOT_SEED}); `n` is the number of documents behind a cell; "
-        f"{SEED_INTERVALS.format(items='documents', item='document')}"
-        + (f"; {RUN_INTERVALS}." if timed else "."),
+        f"{SEED_INTERVALS}" + (f"; {RUN_INTERVALS}." if timed else "."),
         f"- {sample_sizes(runs, records)}",
     ]

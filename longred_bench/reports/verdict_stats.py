@@ -26,10 +26,10 @@ N_BOOT = 2000
 BOOT_SEED = 0
 SEED_INTERVALS = (
     "a difference between rows, each the mean over its seeds, has an interval over seeds and "
-    "paired {items}: with 2 or more seeds on a side, its half-width is sqrt(z^2 V + the sum "
-    "over rows of t(k - 1)^2 s^2 / k), V the {items}' sampling variance of the seed-averaged "
-    "difference less the seed-by-{item} share the seeds count, s^2 the variance of a row's k "
-    "seed means (no resampling); with one run a side, the percentiles of the paired {items}' "
+    "paired documents: with 2 or more seeds on a side, its half-width is sqrt(z^2 V + the sum "
+    "over rows of t(k - 1)^2 s^2 / k), V the documents' sampling variance of the seed-averaged "
+    "difference less the seed-by-document share the seeds count, s^2 the variance of a row's k "
+    "seed means (no resampling); with one run a side, the percentiles of the paired documents' "
     "bootstrap"
 )  # what :func:`~longred_bench.metrics.stats.seed_mean_of_means_diff_ci` applies
 RUN_INTERVALS = (

@@ -39,13 +39,15 @@ def hidden_cosine_loss(
     """``sum_l (1 - mean_tokens cos(student[l], teacher[l]))``.
 
     ``student[l]``, ``teacher[l]`` are ``[B, T, D]`` hidden states of the same layer;
-    ``mask [B, T]`` selects the tokens (None: all). The cosine is computed in fp64 and the
-    result returned in fp32.
+    ``mask [B, T]`` selects the tokens (None: all); a batch with every token masked has no
+    tokens to compare and gives 0, as ``relation_kl_loss`` does. The cosine is computed in
+    fp64 and the result returned in fp32.
     """
     total = torch.zeros((), dtype=torch.float64, device=student[0].device)
     for s, t in zip(student, teacher, strict=True):
         cos_sum, count = masked_mean_cosine(s, t.detach(), mask)
-        total = total + (1.0 - cos_sum / max(count, 1))
+        # No token: 0, kept in the graph so that every process's backward still runs.
+        total = total + ((1.0 - cos_sum / count) if count else 0.0 * cos_sum)
     return total.float()
 
 

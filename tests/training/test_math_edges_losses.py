@@ -76,6 +76,17 @@ def test_hidden_cosine_of_one_selected_token_is_one_minus_its_cosine() -> None:
     assert float(hidden_cosine_loss([s], [t], mask)) == pytest.approx(1.0 - float(cos), rel=1e-6)
 
 
+def test_hidden_cosine_of_no_selected_token_is_zero_with_a_graph() -> None:
+    gen = torch.Generator().manual_seed(7)
+    s = torch.randn(1, 3, 4, generator=gen, requires_grad=True)
+    t = torch.randn(1, 3, 4, generator=gen)
+    mask = torch.zeros(1, 3, dtype=torch.bool)
+    loss = hidden_cosine_loss([s, s], [t, t], mask)
+    assert float(loss) == 0.0  # nothing compared: no distance, as relation_kl_loss gives
+    loss.backward()  # every process of a distributed step can still run its backward
+    assert s.grad is not None and float(s.grad.abs().sum()) == 0.0
+
+
 def test_hidden_cosine_loss_is_fp32_for_fp32_layers() -> None:
     gen = torch.Generator().manual_seed(6)
     s, t = torch.randn(2, 3, 4, generator=gen), torch.randn(2, 3, 4, generator=gen)

@@ -15,7 +15,8 @@ Scores are per-item values (one per scored document,
 - :func:`seed_mean_of_means_diff_ci`: the same difference between two rows trained with
   several seeds each, adding the seeds' spread (at t's quantile for their few degrees of
   freedom: a bootstrap over 3 seeds would understate it) to the documents' variance, so the
-  interval counts retraining noise;
+  interval counts retraining noise (rows trained with the same seeds: over the per-seed
+  differences, a paired t);
 - :func:`run_step_ratio_ci`: the ratio of two rows' ``sum(values) / sum(weights)`` (seconds per
   token), counting each row's runs (seeds, as above) and, within a single run, its steps;
 - :func:`model_document_bootstrap_ci`: any statistic over models measured on shared documents
@@ -270,6 +271,7 @@ def seed_mean_of_means_diff_ci(
     n_boot: int = 2000,
     level: float = 0.95,
     seed: int = 0,
+    paired: bool = False,
 ) -> Interval:
     """Mean over ``b``'s seeds of their mean of means minus the same over ``a``'s seeds, with
     an interval that counts both retraining and document noise.
@@ -302,12 +304,24 @@ def seed_mean_of_means_diff_ci(
     seeds covered 77% and a single t with Welch-Satterthwaite degrees of freedom 88% to 97%.
     A member with one shared document adds no document variance.
 
+    ``paired``: run ``i`` of ``a`` and run ``i`` of ``b`` are one seed's (the same ``k >= 2``
+    seeds on both sides, e.g. rows that read their data in the same order at each seed). The
+    same interval is then computed on the per-seed differences ``b_i - a_i`` as one side of ``k``
+    runs (their spread ``s**2`` with ``k - 1`` degrees of freedom, their seed-by-document share),
+    which removes what a seed moves in both rows alike: the paired t over seeds, valid whatever
+    the two rows share at a seed, as the seeds are independent of each other.
+
     A side of one run adds no seed variance: right for a model that was not trained, an
     understatement for a row trained once.
     """
     _check(n_boot, level)
     if not a or not b:
         raise UserError("seed interval: each side needs at least one run")
+    if paired and not len(a) == len(b) >= 2:
+        raise UserError(
+            f"seed interval: pairing by seed needs the same 2 or more seeds on both sides; "
+            f"got {len(a)} and {len(b)} runs: compare unpaired"
+        )
     runs = [*a, *b]
     shape = {g: sorted(m) for g, m in runs[0].items()}
     if any({g: sorted(m) for g, m in r.items()} != shape for r in runs):
@@ -317,7 +331,8 @@ def seed_mean_of_means_diff_ci(
     if not shape:
         raise UserError("mean of means: no groups")
     diffs: dict[str, dict[str, np.ndarray]] = {}  # seed-averaged b - a per shared document
-    seed_values = [np.zeros(len(a)), np.zeros(len(b))]  # each run's mean of means
+    seed_values = [np.zeros(len(a)), np.zeros(len(b))]  # each run's mean of means (paired:
+    # each seed's difference, in the first)
     shared = [0.0, 0.0]  # per side: I, its seed-by-document share of s**2
     doc_var = 0.0  # the documents' sampling variance of the seed-averaged difference
     for g in sorted(shape):
@@ -336,11 +351,17 @@ def seed_mean_of_means_diff_ci(
             w = 1.0 / (len(shape) * len(shape[g]))
             if len(keys) > 1:
                 doc_var += w * w * float(diffs[g][m].var(ddof=1)) / len(keys)
+            if paired:  # one side: the per-seed differences
+                sides = [sides[1] - sides[0]]
             for r, scores in enumerate(sides):
                 seed_values[r] += w * scores.mean(axis=1)
                 shared[r] += w * w * _interaction(scores) / scores.shape[1]
     if max(len(a), len(b)) < 2:
         return _interval(_mean_of_means(diffs, np.random.default_rng(seed), n_boot), level)
+    if paired:
+        doc_var -= shared[0] / len(a)
+        estimate = float(seed_values[0].mean())
+        return _combined_interval(estimate, max(doc_var, 0.0), _seed_part(seed_values[0]), level)
     parts = [*_seed_part(seed_values[0]), *_seed_part(seed_values[1])]
     doc_var -= sum(i / len(side) for i, side in zip(shared, (a, b), strict=True))
     estimate = float(seed_values[1].mean() - seed_values[0].mean())

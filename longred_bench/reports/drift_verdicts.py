@@ -6,8 +6,9 @@
     change the data alone makes (``control - original``: hidden similarity ``control - 1``,
     attention KL ``control - 0``). Every seed of ``cpt`` and of ``control`` counts: the interval
     of ``mean over cpt seeds of (after - before) - mean over control seeds of (control -
-    original)`` counts the seeds of each side (t over their spread) and the (paired) texts
-    (:func:`~longred_bench.metrics.stats.seed_mean_of_means_diff_ci`). Hidden
+    original)`` counts the seeds of each side (t over their spread; where both rows have the
+    same seeds, which read the data in the same order, t over the per-seed differences) and the
+    (paired) texts (:func:`~longred_bench.metrics.stats.seed_mean_of_means_diff_ci`). Hidden
     similarity: entirely above 0 -> reproduced; entirely below 0, or holding 0 and below the
     paper's effect scaled to this drift -> not reproduced; else undecided. Attention KL: the
     mirror (below 0).
@@ -42,7 +43,7 @@ from longred_bench.reports.verdict_rules import (
     combine,
     judge,
 )
-from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT
+from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, paired_by_seed
 
 CLAIM_C = (
     "Drift falls after CPT, net of what the same training data moves at the original RoPE "
@@ -51,7 +52,8 @@ CLAIM_C = (
 )
 CLAIM_C2 = "A larger RoPE base drifts more: lower hidden similarity, higher attention KL."
 RULE_C = (
-    "{level:.0%} interval over cpt and control seeds and paired texts of "
+    "{level:.0%} interval over cpt and control seeds (paired by seed where both have the same "
+    "seeds) and paired texts of "
     "mean(after - before) over cpt seeds - mean(control - original) over control seeds: hidden "
     "similarity entirely above 0 -> reproduced, entirely below 0 or holding 0 and below the "
     "paper's effect scaled to this drift (its mean fraction of drift removed x our zero-shot "
@@ -157,6 +159,10 @@ def verdict_drift_falls(
         ours = "no per-text values on the same texts for every run: no interval."
         return Verdict("c", CLAIM_C, scope, paper, ours, NOT_COMPARABLE, rule)
     parts, labels, paired = [], [], {}
+    by_seed = paired_by_seed(*([int(s.get("seed", 0)) for s in runs] for runs in (control, after)))
+    if by_seed:  # the same data order at a seed: compared seed by seed
+        after, control = (sorted(runs, key=lambda s: int(s.get("seed", 0)))
+                          for runs in (after, control))  # fmt: skip
     for metric, side, recovery, name in (
         ("hidden_cosine", ABOVE, PAPER_HIDDEN_RECOVERY, "hidden similarity"),
         ("attention_kl", BELOW, PAPER_KL_RECOVERY, "attention KL"),
@@ -168,7 +174,7 @@ def verdict_drift_falls(
         texts = [set(r["drift"]["texts"]) for r in (*cpt_runs, *control_runs)]
         paired[name] = len(set.intersection(*texts))
         ci = seed_mean_of_means_diff_ci(
-            control_runs, cpt_runs, n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED
+            control_runs, cpt_runs, n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED, paired=by_seed
         )
         zero_shot = float(before[f"mean_{metric}"])
         drift = 1 - zero_shot if metric == "hidden_cosine" else zero_shot
@@ -189,7 +195,8 @@ def verdict_drift_falls(
          else " and ".join(f"n={k} ({name})" for name, k in paired.items()))  # fmt: skip
     ours = (
         "; ".join(parts) + f". {LEVEL:.0%} interval over {len(after)} cpt and {len(control)} "
-        f"control seeds and {n} paired texts ({before.get('num_tokens')} tokens)."
+        f"control seeds{' (paired by seed)' if by_seed else ''} and {n} paired texts "
+        f"({before.get('num_tokens')} tokens)."
     )
     return Verdict("c", CLAIM_C, scope, paper, ours, combine(labels), rule)
 

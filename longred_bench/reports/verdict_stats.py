@@ -29,8 +29,8 @@ SEED_INTERVALS = (
     "paired documents: with 2 or more seeds on a side, its half-width is sqrt(z^2 V + the sum "
     "over rows of t(k - 1)^2 s^2 / k), V the documents' sampling variance of the seed-averaged "
     "difference less the seed-by-document share the seeds count, s^2 the variance of a row's k "
-    "seed means (no resampling); with one run a side, the percentiles of the paired documents' "
-    "bootstrap"
+    "seed means (rows trained with the same seeds: one term, over the k per-seed differences; "
+    "no resampling); with one run a side, the percentiles of the paired documents' bootstrap"
 )  # what :func:`~longred_bench.metrics.stats.seed_mean_of_means_diff_ci` applies
 RUN_INTERVALS = (
     "a ratio of two rows' seconds per token has an interval over runs and steps: with 2 or more "
@@ -109,16 +109,29 @@ def seed_diff(
     """Interval of the mean over ``b``'s seeds minus the mean over ``a``'s of the ``what``
     (``short`` or ``ruler``) mean of means, over seeds and paired documents
     (:func:`~longred_bench.metrics.stats.seed_mean_of_means_diff_ci`), over the
-    documents every run scored; and the number of those documents. ``None`` (and 0) when the runs
-    share no scored document; ``None`` (and ``n``) when each side has one seed and no task two
-    shared documents (nothing to resample: :func:`no_interval_text`)."""
+    documents every run scored; and the number of those documents. Rows trained with the same
+    two or more seeds (:func:`paired_by_seed`) are compared seed by seed. ``None`` (and 0) when
+    the runs share no scored document; ``None`` (and ``n``) when each side has one seed and no
+    task two shared documents (nothing to resample: :func:`no_interval_text`)."""
+    paired = paired_by_seed([r.seed for r in a], [r.seed for r in b])
+    if paired:
+        a, b = (sorted(side, key=lambda r: r.seed) for side in (a, b))
     cuts, n = common_documents(*(getattr(r, what) for r in [*a, *b]))
     if n == 0 or not _resamples(cuts, max(len(a), len(b))):
         return None, n
     ci = seed_mean_of_means_diff_ci(
-        cuts[: len(a)], cuts[len(a) :], n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED
-    )
+        cuts[: len(a)], cuts[len(a) :], n_boot=N_BOOT, level=LEVEL, seed=BOOT_SEED,
+        paired=paired,
+    )  # fmt: skip
     return ci, n
+
+
+def paired_by_seed(a: Sequence[int], b: Sequence[int]) -> bool:
+    """Whether two rows trained with seeds ``a`` and ``b`` compare seed by seed: the same two or
+    more distinct seeds. What a seed draws for both rows (their data, its order) then cancels
+    in the per-seed differences; the pairing is valid whatever they share, as the seeds are
+    independent of each other."""
+    return len(a) >= 2 and len(set(a)) == len(a) and sorted(a) == sorted(b)
 
 
 def compared_means(

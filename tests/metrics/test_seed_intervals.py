@@ -192,3 +192,80 @@ def test_run_ratio_adds_a_single_runs_step_noise_to_the_other_sides_runs() -> No
         run_step_ratio_ci(one, [RunSteps([0.0], [1.0]), RunSteps([1.0], [1.0])])
     with pytest.raises(UserError, match="fixed amount must be a finite number"):
         run_step_ratio_ci(one, [RunSteps([1.0], [1.0], fixed=math.inf)])
+
+
+# ---------------------------------------------------------------- rows paired by seed
+
+
+def test_paired_seeds_take_t_over_the_per_seed_differences() -> None:
+    # Seed by seed, b - a is 2, 3, 7 (each flat over the documents): their variance 7 over 3
+    # seeds, at t for 2 degrees of freedom, replaces the two rows' spreads (0, 1, 4 and
+    # 2, 4, 11: variances 13/3 and 43/3, each over 3 seeds, unpaired: about twice as wide).
+    a = [_flat(v) for v in (0.0, 1.0, 4.0)]
+    b = [_flat(v) for v in (2.0, 4.0, 11.0)]
+    ci = seed_mean_of_means_diff_ci(a, b, paired=True)
+    half = student_t.ppf(0.975, 2) * math.sqrt(7.0 / 3.0)
+    assert tuple(ci) == pytest.approx((4.0, 4.0 - half, 4.0 + half), abs=1e-12)
+    unpaired = seed_mean_of_means_diff_ci(a, b)
+    assert unpaired.estimate == pytest.approx(ci.estimate)
+    assert unpaired.high - unpaired.low > 1.9 * (ci.high - ci.low)
+
+
+def test_rows_equal_at_every_seed_differ_by_exactly_nothing_when_paired() -> None:
+    rng = np.random.default_rng(3)
+    runs = [{"g": {"t": dict(enumerate(rng.normal(0.0, 1.0, 12)))}} for _ in range(3)]
+    assert tuple(seed_mean_of_means_diff_ci(runs, runs, paired=True)) == (0.0, 0.0, 0.0)
+    wide = seed_mean_of_means_diff_ci(runs, runs)
+    assert wide.low < -0.1 and wide.high > 0.1  # unpaired, their seed spread counts twice
+
+
+def test_paired_documents_part_less_the_differences_seed_by_document_share() -> None:
+    # The per-seed differences D = b - a over 3 documents are [1, 2, 6] and [4, 4, 7]: the
+    # matrix of the interaction test above, as one side of 2 seeds (s**2 / k = 1, 1 df; the
+    # documents' 4.75 / 3 less I / 2: 1.5).
+    a_rows = [[5.0, 0.0, 2.0], [1.0, 3.0, 3.0]]
+    d_rows = [[1.0, 2.0, 6.0], [4.0, 4.0, 7.0]]
+    a = [{"g": {"t": dict(enumerate(r))}} for r in a_rows]
+    b = [
+        {"g": {"t": {i: x + d for i, (x, d) in enumerate(zip(ar, dr, strict=True))}}}
+        for ar, dr in zip(a_rows, d_rows, strict=True)
+    ]
+    ci = seed_mean_of_means_diff_ci(a, b, paired=True)
+    half = math.sqrt(norm.ppf(0.975) ** 2 * 1.5 + student_t.ppf(0.975, 1) ** 2 * 1.0)
+    assert tuple(ci) == pytest.approx((4.0, 4.0 - half, 4.0 + half), rel=1e-9)
+
+
+def test_pairing_needs_the_same_two_or_more_seeds_on_both_sides() -> None:
+    with pytest.raises(UserError, match="same 2 or more seeds"):
+        seed_mean_of_means_diff_ci([_flat(0.0)] * 3, [_flat(1.0)] * 2, paired=True)
+    with pytest.raises(UserError, match="same 2 or more seeds"):
+        seed_mean_of_means_diff_ci([_flat(0.0)], [_flat(1.0)], paired=True)
+
+
+@pytest.mark.parametrize("shared_sd", [0.0, 1.0])
+def test_paired_seeds_cover_a_null_difference_whether_or_not_the_rows_move_together(
+    shared_sd: float,
+) -> None:
+    # 3 seeds a side on 40 shared documents, true difference 0: each seed moves both rows by a
+    # shared effect (sd ``shared_sd``: the same data order) and each row by its own (sd 0.4).
+    # Paired, the interval covers about 95% either way, and where the rows move together it is
+    # much narrower than the unpaired one, which counts the shared effect twice.
+    rng = np.random.default_rng(17)
+    covered, widths, trials = 0, [], 300
+    for _ in range(trials):
+        doc = rng.normal(0.0, 1.0, 40)
+        shared = rng.normal(0.0, shared_sd, 3) if shared_sd else np.zeros(3)
+        sides = [
+            [
+                {"g": {"t": dict(enumerate(doc + s + rng.normal(0, 0.4) + rng.normal(0, 1, 40)))}}
+                for s in shared
+            ]
+            for _ in range(2)
+        ]
+        ci = seed_mean_of_means_diff_ci(sides[0], sides[1], paired=True)
+        wide = seed_mean_of_means_diff_ci(sides[0], sides[1])
+        covered += ci.low <= 0.0 <= ci.high
+        widths.append((ci.high - ci.low) / (wide.high - wide.low))
+    assert covered / trials > 0.92
+    if shared_sd:
+        assert float(np.median(widths)) < 0.6

@@ -175,3 +175,24 @@ def test_means_that_differ_read_differently() -> None:
         "hidden similarity 0.999995 before"
         in verdict_drift_falls("abf:theta=1e5", before, after, CONTROL).ours
     )
+
+
+def test_verdict_c_compares_cpt_and_control_seed_by_seed() -> None:
+    """At each seed CPT and the control read the same data: a seed that moves both alike
+    cancels in the per-seed differences, where unpaired seeds (other numbers) count it twice."""
+    before = summary(BEFORE_H, BEFORE_K)
+    swing = (0.0, 0.03, -0.03)  # each seed's shared effect on hidden similarity and KL
+    control = [
+        summary(1.0 - 0.01 + w + noise(600 + s, 0.001), 0.02 + w + noise(650 + s, 0.001), seed=s)
+        for s, w in enumerate(swing)
+    ]
+    after = [
+        summary(BEFORE_H + 0.01 + w + noise(700 + s, 0.001),
+                BEFORE_K - 0.05 + w + noise(750 + s, 0.001), seed=s)
+        for s, w in enumerate(swing)
+    ]  # fmt: skip
+    paired = verdict_drift_falls("e", before, after, control)
+    assert paired.label == REPRODUCED and "control seeds (paired by seed)" in paired.ours
+    renumbered = [{**c, "seed": c["seed"] + 10} for c in control]
+    unpaired = verdict_drift_falls("e", before, after, renumbered)
+    assert unpaired.label != REPRODUCED and "(paired by seed)" not in unpaired.ours

@@ -5,6 +5,8 @@ seed spread a verdict quotes (``seed_spread``) from two seeds."""
 
 from __future__ import annotations
 
+import pytest
+
 from longred_bench.reports.verdict_stats import RunScores, seed_diff, seed_spread
 from longred_bench.reports.verdicts import (
     NOT_COMPARABLE,
@@ -58,3 +60,16 @@ def test_one_seed_a_side_and_one_document_a_task_give_no_interval() -> None:
     assert seed_diff([run("original", 60.0, docs=2)], docs, "short")[0] is not None
     wide = verdict_cpt_loses_short(run("original", 60.0, docs=2), docs, "PI x2", "paper")
     assert wide.label == REPRODUCED
+
+
+def test_rows_of_the_same_seeds_are_compared_seed_by_seed_in_any_order() -> None:
+    # Seed s moves both rows alike (35, 45, 55 and 37, 47, 57): seed by seed the difference
+    # is +2 every time, so the interval is [+2, +2]; listed in another order, the same.
+    other = [_run("longred", v + 2.0, s) for s, v in enumerate((35.0, 45.0, 55.0))]
+    ci, n = seed_diff(CPT, other, "short")
+    assert n == 200 and tuple(ci) == pytest.approx((2.0, 2.0, 2.0), abs=1e-9)
+    assert seed_diff(CPT, other[::-1], "short") == (ci, n)
+    # Seeds that do not match (0, 1, 2 against 0, 1, 5) are not paired: their spreads count.
+    moved = [*other[:2], _run("longred", 57.0, 5)]
+    wide, _ = seed_diff(CPT, moved, "short")
+    assert wide.estimate == ci.estimate and wide.low < -10.0 and wide.high > 14.0

@@ -169,6 +169,28 @@ def test_train_interrupted_resumes_from_its_checkpoint(
 
 
 @pytest.mark.integration
+def test_compare_interrupted_in_drift_counts_its_own_windows_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """Another call's saved windows (other settings) stay beside this call's, for that call to
+    resume: the line counted them as this call's."""
+    import longred_bench.metrics.drift as drift
+
+    out = tmp_path / "cmp"
+    argv = ["compare", "--original", "tiny-random", "--rope", "pi:factor=4", "--suites", "drift"]
+    argv += ["--drift-texts", "random", "--drift-num-texts", "4", "--out", str(out), "--quiet"]
+    monkeypatch.setattr(drift, "_text_sums", Interrupt(drift._text_sums, 3))  # 2 windows kept
+    assert cli.main([*argv, "--drift-seq-len", "64"]) == 130
+    assert "the drift of 2 window(s)" in _one_line(capsys.readouterr().err)
+    monkeypatch.setattr(drift, "_text_sums", Interrupt(drift._text_sums.real, 2))  # 1 window
+    assert cli.main([*argv, "--drift-seq-len", "32"]) == 130
+    line = _one_line(capsys.readouterr().err)
+    assert line.startswith(f"interrupted: 0 finished unit(s) under {out / 'runs'}, the drift of "
+                           "1 window(s) saved; resume with the same command")  # fmt: skip
+    assert len(list((out / "runs" / "drift").glob("*.partial.json"))) == 2  # both kept
+
+
+@pytest.mark.integration
 def test_a_real_ctrl_c_prints_one_line_and_no_traceback(tmp_path: Path) -> None:
     out = tmp_path / "drift"
     argv = [*DRIFT[:6], "--texts", "random", "--num-texts", "200", "--seq-len", "64"]

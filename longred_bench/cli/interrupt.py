@@ -37,13 +37,20 @@ def _compare(args: argparse.Namespace, again: str) -> str:
     runs = Path(args.out) / "runs"
     units = [p for p in runs.glob("**/config.json") if REQUESTS not in p.parts]
     saved = saved_responses_under(runs / REQUESTS)
-    windows = sum(_drift_windows(p) for p in runs.glob("drift/*.partial.json"))
     parts = [f"{len(units)} finished unit(s) under {runs}"]
     if saved:
         parts.append(f"{saved} model response(s) of the unit in progress")
-    if windows:
+    if windows := sum(_drift_windows(p) for p in _drift_now()):  # not other calls' files
         parts.append(f"the drift of {windows} window(s)")
     return _saved(", ".join(parts) + " saved", again, "")
+
+
+def _drift_now() -> list[Path]:
+    """The file of the drift run this process was measuring for ``compare`` (none when it was
+    not measuring drift)."""
+    from longred_bench.jobs.in_progress import DRIFT_NOW
+
+    return list(DRIFT_NOW)
 
 
 def _drift_windows(path: Path) -> int:

@@ -430,6 +430,7 @@ def _measure_drift(
     windows an interrupted run of the same models saved, and the file of those windows."""
     from longred_bench.jobs.configs import DriftConfig
     from longred_bench.jobs.drift import run_drift
+    from longred_bench.jobs.in_progress import drift_now
 
     labels = [label for label, _ in missing]
     for label, path in missing:
@@ -443,7 +444,8 @@ def _measure_drift(
         if other != partial and not _resumable(other):
             other.unlink(missing_ok=True)
     state.start(f"drift: {', '.join(labels)}", partial=partial)
-    records, _ = run_drift(config, progress=progress, partial=partial)
+    with drift_now(partial):
+        records, _ = run_drift(config, progress=progress, partial=partial)
     return records, partial
 
 

@@ -28,6 +28,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -142,6 +143,14 @@ def _change(summary: Mapping[str, Any], metric: str, reference: Mapping[int, flo
     return {"drift": {"texts": values}}
 
 
+def _seed_of(summary: Mapping[str, Any]) -> int | None:
+    """A drift summary's training seed; None where it names none (or a missing value, NaN)."""
+    seed = summary.get("seed")
+    if isinstance(seed, numbers.Real) and math.isfinite(seed):
+        return int(seed)
+    return None
+
+
 def verdict_drift_falls(
     extension: str,
     before: Mapping[str, Any],
@@ -159,10 +168,10 @@ def verdict_drift_falls(
         ours = "no per-text values on the same texts for every run: no interval."
         return Verdict("c", CLAIM_C, scope, paper, ours, NOT_COMPARABLE, rule)
     parts, labels, paired = [], [], {}
-    by_seed = paired_by_seed(*([int(s.get("seed", 0)) for s in runs] for runs in (control, after)))
+    seeds = [[_seed_of(s) for s in runs] for runs in (control, after)]
+    by_seed = None not in seeds[0] + seeds[1] and paired_by_seed(*seeds)
     if by_seed:  # the same data order at a seed: compared seed by seed
-        after, control = (sorted(runs, key=lambda s: int(s.get("seed", 0)))
-                          for runs in (after, control))  # fmt: skip
+        after, control = (sorted(runs, key=_seed_of) for runs in (after, control))
     for metric, side, recovery, name in (
         ("hidden_cosine", ABOVE, PAPER_HIDDEN_RECOVERY, "hidden similarity"),
         ("attention_kl", BELOW, PAPER_KL_RECOVERY, "attention KL"),

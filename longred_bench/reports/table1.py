@@ -197,7 +197,8 @@ def build_table1(
     else:
         seeds = (
             ", and its interval over the cpt and control seeds adds their spread (at t's "
-            "quantile for their seed count less 1)"
+            "quantile for their seed count less 1; where both have the same seeds, the spread "
+            "of their per-seed differences)"
             if after
             else ""
         )

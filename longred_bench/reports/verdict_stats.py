@@ -29,8 +29,8 @@ SEED_INTERVALS = (
     "paired documents: with 2 or more seeds on a side, its half-width is sqrt(z^2 V + the sum "
     "over rows of t(k - 1)^2 s^2 / k), V the documents' sampling variance of the seed-averaged "
     "difference less the seed-by-document share the seeds count, s^2 the variance of a row's k "
-    "seed means (rows trained with the same seeds: one term, over the k per-seed differences; "
-    "no resampling); with one run a side, the percentiles of the paired documents' bootstrap"
+    "seed means (rows trained with the same seeds: one term, over the k per-seed differences); "
+    "no resampling; with one run a side, the percentiles of the paired documents' bootstrap"
 )  # what :func:`~longred_bench.metrics.stats.seed_mean_of_means_diff_ci` applies
 RUN_INTERVALS = (
     "a ratio of two rows' seconds per token has an interval over runs and steps: with 2 or more "

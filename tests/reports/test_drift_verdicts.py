@@ -196,3 +196,14 @@ def test_verdict_c_compares_cpt_and_control_seed_by_seed() -> None:
     renumbered = [{**c, "seed": c["seed"] + 10} for c in control]
     unpaired = verdict_drift_falls("e", before, after, renumbered)
     assert unpaired.label != REPRODUCED and "(paired by seed)" not in unpaired.ours
+
+
+def test_verdict_c_with_a_seed_missing_is_judged_unpaired() -> None:
+    """A summary without a seed (NaN where a table of records lacks it) pairs with nothing."""
+    before = summary(BEFORE_H, BEFORE_K)
+    after = runs(0.01, -0.05, 0.001, 3, 200, reference=(BEFORE_H, BEFORE_K))
+    for lost in (float("nan"), None):
+        unseeded = [*after[:2], {**after[2], "seed": lost}]
+        verdict = verdict_drift_falls("e", before, unseeded, CONTROL)
+        assert verdict.label == REPRODUCED and "(paired by seed)" not in verdict.ours
+    assert "(paired by seed)" in verdict_drift_falls("e", before, after, CONTROL).ours

@@ -85,16 +85,23 @@ def run_steps(ctx: Context, jobs: int = 1) -> int:
     were computed."""
     spec = get_spec(ctx.table)
     computed: set[str] = set()
+    listed = 0  # the units round 0 said it would compute
     for round_ in range(MAX_ROUNDS):
         by_key: dict[str, Step] = {}
         for step in spec.steps(ctx):  # two rows of one unit (e.g. a default row): computed once
             by_key.setdefault(step.key, step)
         pending = [s for s in by_key.values() if s.key not in computed and needed(s, ctx.force)]
-        if round_ == 0 and ctx.progress:  # what a second call reuses, said before it reads
-            print(f"[{ctx.table}] {counted(len(by_key), 'unit')}: "
-                  f"{len(by_key) - len(pending)} cached (reused), {len(pending)} to compute",
-                  flush=True)  # fmt: skip
+        if round_ == 0:
+            listed = len(pending)
+            if ctx.progress:  # what a second call reuses, said before it reads
+                print(f"[{ctx.table}] {counted(len(by_key), 'unit')}: "
+                      f"{len(by_key) - len(pending)} cached (reused), {len(pending)} to compute",
+                      flush=True)  # fmt: skip
         if not pending:
+            if ctx.progress and len(computed) != listed:  # the first line's count was not all
+                print(f"[{ctx.table}] computed {counted(len(computed), 'unit')}, not "
+                      f"{listed}: the settings of some depended on units computed first, "
+                      "which listed them again", flush=True)  # fmt: skip
             return len(computed)
         todo = [s for s in pending if not s.relisted or _ready(by_key, s)]
         fetch_missing(needed_sources(todo), progress=ctx.progress)

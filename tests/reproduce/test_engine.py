@@ -123,6 +123,30 @@ def test_a_call_says_how_many_units_it_reuses(computed, monkeypatch, capsys):
     assert capsys.readouterr().out == "[fake] 2 units: 2 cached (reused), 0 to compute\n"
 
 
+def test_a_call_says_so_when_later_rounds_computed_units_the_first_line_did_not_count(
+    computed, monkeypatch, capsys
+):
+    """B is listed only once A is cached (as PCD's test units follow its dev grid): the first
+    line counted 1 unit to compute, and the call ends saying it computed 2."""
+
+    def steps(ctx: Context) -> list[Step]:
+        a = _unit("a")
+        got = a.cached()
+        later = [Step(_unit("b", source=got[0]["value"]), "b", after=(a.folder,), labels={},
+                      relisted=True)] if got else []  # fmt: skip
+        return [Step(a, "a", labels={}), *later]
+
+    spec = _spec(steps)
+    monkeypatch.setattr(engine, "get_spec", lambda name: spec)
+    ctx = Context("fake", load_profile("smoke"), NoSettings(), progress=True)
+    assert engine.run_steps(ctx) == 2
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "[fake] 1 unit: 0 cached (reused), 1 to compute"
+    assert lines[-1].startswith("[fake] computed 2 units, not 1: the settings of some depended")
+    assert engine.run_steps(ctx) == 0  # all listed in round 0 now: the first line is all
+    assert capsys.readouterr().out == "[fake] 2 units: 2 cached (reused), 0 to compute\n"
+
+
 def test_a_run_two_rows_name_adds_its_per_step_record_once_and_a_rows_extras_win(
     tmp_path, monkeypatch
 ):

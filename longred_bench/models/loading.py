@@ -226,15 +226,37 @@ def _unreadable(spec: str, part: str) -> Iterator[None]:
                         f"{text.rstrip('.')}{advice}") from None  # fmt: skip
 
 
+def check_weights_cover(spec: str, info: dict[str, object]) -> None:
+    """Refuse a model whose weight files lack tensors its config names (``info``:
+    ``from_pretrained``'s loading info): transformers initialises those at random and goes on,
+    so every score would be a partly random model's (a config.json of 7 layers beside the
+    weights of 4)."""
+    missing = sorted(info.get("missing_keys") or [])
+    if not missing:
+        return
+    extra = sorted(info.get("unexpected_keys") or [])
+    unused = (
+        f"; {len(extra)} tensor(s) in the files match nothing in it ({extra[0]})" if extra else ""
+    )
+    raise UserError(
+        f"model {spec!r}: its weight files lack {len(missing)} tensor(s) its config.json names "
+        f"({', '.join(missing[:2])}{', ...' if len(missing) > 2 else ''}){unused}: transformers "
+        "would start them at random; give the folder whose config.json its weights were saved "
+        "with"
+    )
+
+
 def _load_pretrained(spec: str, dtype: torch.dtype, trust_remote_code: bool) -> LoadedModel:
     source, extra = resolve_spec(spec)
     if not extra and Path(source).is_dir():  # checked against its manifest where it has one
         check_model_dir(Path(source), _DAMAGED_FIX)
     try:
         with _unreadable(spec, "its config or weights"):
-            model = AutoModelForCausalLM.from_pretrained(
-                source, dtype=dtype, trust_remote_code=trust_remote_code, **extra
-            )
+            model, info = AutoModelForCausalLM.from_pretrained(
+                source, dtype=dtype, trust_remote_code=trust_remote_code,
+                output_loading_info=True, **extra,
+            )  # fmt: skip
+        check_weights_cover(spec, info)
         with _unreadable(spec, "its tokenizer"):
             tokenizer = AutoTokenizer.from_pretrained(
                 source, trust_remote_code=trust_remote_code, **extra

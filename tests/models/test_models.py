@@ -112,6 +112,24 @@ def test_local_dir_round_trip(tmp_path):
     assert again.model.config.max_position_embeddings == 1024
 
 
+def test_a_config_naming_more_layers_than_the_weights_hold_is_refused(tmp_path):
+    """transformers starts the layers the weight files lack at random and goes on: every score
+    would be a partly random model's, with exit status 0."""
+    import json
+
+    loaded = load("tiny-random")
+    loaded.model.save_pretrained(tmp_path)
+    loaded.tokenizer.save_pretrained(tmp_path)
+    config = json.loads((tmp_path / "config.json").read_text())
+    layers = config["num_hidden_layers"]
+    config["num_hidden_layers"] = layers + 3
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    pattern = rf"lack \d+ tensor\(s\) its config\.json names \(model\.layers\.{layers}\."
+    pattern += ".*: transformers would start them at random"
+    with pytest.raises(UserError, match=pattern):
+        load(str(tmp_path))
+
+
 def test_missing_model_is_a_clear_error(tmp_path):
     (tmp_path / "notamodel").mkdir()
     with pytest.raises(UserError, match=r"no config\.json"):

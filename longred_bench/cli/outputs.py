@@ -14,6 +14,7 @@ It imports nothing heavy.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,22 @@ def _nearest_existing(path: Path) -> Path:
     return Path(".")
 
 
+def _writable(folder: Path) -> bool:
+    """Whether a file can be made in ``folder``, by making one (and removing it): permission
+    bits say yes to root where the file system refuses it (a root-squashed NFS share, ``/proc``),
+    and the command would fail at its first write, after its work."""
+    import tempfile
+
+    try:
+        fd, name = tempfile.mkstemp(prefix=".longred-write-check-", dir=folder)
+    except OSError:
+        return False
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(name)
+    return True
+
+
 def check_out_dir(out: Path, command: str, flag: str = "--out") -> None:
     """Raise :class:`UserError` unless ``out`` can be the output folder of ``command``: not a
     file, writable, not the cache or inside a folder the suite keeps there (a run wrote into
@@ -85,7 +102,7 @@ def check_out_dir(out: Path, command: str, flag: str = "--out") -> None:
     base = _nearest_existing(out)
     if not base.is_dir():
         raise UserError(f"{flag} {out}: {base} is a file, so no folder can be made under it")
-    if not os.access(base, os.W_OK | os.X_OK):
+    if not _writable(base):
         raise UserError(f"{flag} {out}: {base} is not writable by this user; choose another path")
     for name in names:
         path = out / name.rstrip("/")

@@ -88,6 +88,39 @@ def test_an_unwritable_parent_is_refused(tmp_path: Path) -> None:
         check_out_dir(locked / "out", "eval")
 
 
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_a_parent_whose_file_system_refuses_files_is_refused_whatever_its_permissions() -> None:
+    """Permission bits said yes to root (a root-squashed NFS share behaves so for root too):
+    drift and psa failed at their first write, after computing everything."""
+    with pytest.raises(UserError, match=r"^--out /proc/longred-out: /proc is not writable"):
+        check_out_dir(Path("/proc/longred-out"), "drift")
+    assert not list(Path("/proc").glob(".longred-write-check-*"))
+
+
+def test_a_full_or_refusing_file_system_is_one_line_and_other_os_errors_stay_whole(
+    monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    import errno
+
+    from longred_bench.cli import commands
+
+    def fails(args):
+        raise OSError(errno.ENOSPC, "No space left on device", "/data/out/drift.jsonl")
+
+    monkeypatch.setattr(commands, "cmd_profiles", fails)
+    assert main(["profiles"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("error: /data/out/drift.jsonl: No space left on device: free space, or give a "
+                   "place this user can write, and run the command again\n")  # fmt: skip
+
+    def bug(args):
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", "missing.json")
+
+    monkeypatch.setattr(commands, "cmd_profiles", bug)
+    with pytest.raises(FileNotFoundError):  # a failure of the suite: its traceback, whole
+        main(["profiles"])
+
+
 def test_bad_rope_specs_are_refused_before_torch_loads(tmp_path: Path) -> None:
     out = str(tmp_path / "o")
     argvs = [

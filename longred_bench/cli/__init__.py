@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import functools
 import os
 import signal
@@ -20,6 +21,10 @@ from longred_bench.cli import commands, parser_rules, parsers
 from longred_bench.cli.out_lock import out_lock
 from longred_bench.errors import UserError
 from longred_bench.heap import keep_freed_memory
+
+_NO_ROOM = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
+"""The errors of a place that refuses a file (permissions, a read-only or full file system):
+said in one line, as bad input is, not as a failure of the suite."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -207,6 +212,13 @@ def main(argv: list[str] | None = None) -> int:
             raise
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # exit flushes nothing
         return 128 + signal.SIGPIPE
+    except OSError as exc:
+        if exc.errno not in _NO_ROOM:  # not the place's refusal: a failure to report whole
+            raise
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"error:{where}: {exc.strerror}: free space, or give a place this user can "
+              "write, and run the command again", file=sys.stderr)  # fmt: skip
+        return 2
     except KeyboardInterrupt as stop:
         from longred_bench.cli.interrupt import interrupted_line
 

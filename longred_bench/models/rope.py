@@ -90,6 +90,8 @@ def _fmt(value: float) -> str:
     return short if float(short) == value else repr(float(value))
 
 
+YARN_BETA_FAST, YARN_BETA_SLOW = 32.0, 1.0  # transformers' YaRN defaults
+
 _POSITIVE = ("theta", "beta_fast", "beta_slow", "attention_factor", "low_freq_factor",
              "high_freq_factor", "max_len")  # fmt: skip
 
@@ -157,6 +159,13 @@ def parse_rope_spec(text: str) -> RopeSpec:
         raise UserError(f"RoPE spec {text!r}: factor must be > 1 (got {_fmt(params['factor'])})")
     if "factor" in params and "max_len" in params:
         raise UserError(f"RoPE spec {text!r}: give factor or max_len for the target, not both")
+    fast, slow = params.get("beta_fast", YARN_BETA_FAST), params.get("beta_slow", YARN_BETA_SLOW)
+    if method == "yarn" and fast <= slow:
+        raise UserError(
+            f"RoPE spec {text!r}: beta_fast ({_fmt(fast)}) must exceed beta_slow ({_fmt(slow)}): "
+            "YaRN leaves the dimensions that turn more than beta_fast times over the original "
+            "window as they are and interpolates those under beta_slow (defaults 32 and 1)"
+        )
     return RopeSpec(method, tuple(sorted(params.items())))
 
 

@@ -95,6 +95,9 @@ def test_spec_to_rope_parameters(spec, expected, target):
         ("pi:factor=4,theta=0", "theta must be above 0"),
         ("llama3:factor=8,low_freq_factor=0", "low_freq_factor must be above 0"),
         ("yarn:factor=4,beta_fast=-1", "beta_fast must be above 0"),
+        # swapped, YaRN's ramp runs backwards (accepted and measured before)
+        ("yarn:factor=4,beta_fast=1,beta_slow=32", r"beta_fast \(1\) must exceed beta_slow \(32\)"),
+        ("yarn:factor=4,beta_slow=40", r"beta_fast \(32\) must exceed beta_slow \(40\)"),
         ("pi:max_len=9000.5", "max_len must be a whole number"),
         ("pi:factor=4,factor=8", "factor is given twice"),
         ('{"method": "pi", "factor": 2, "factor": 3}', "factor is given twice"),

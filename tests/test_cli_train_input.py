@@ -40,6 +40,20 @@ def test_a_set_item_train_cannot_take_is_one_line(capsys, item, message) -> None
     _one_line_error(capsys, argv, message)
 
 
+def test_a_set_key_given_twice_is_one_line_and_a_groups_settings_are_each_their_own(
+    capsys,
+) -> None:
+    """The last value won without a word (``steps=2 steps=5`` trained 5 steps)."""
+    argv = ["train", "--recipe", "longred", "--profile", "smoke", "--dry-run", "--set", "steps=2"]
+    message = "--set 'steps=5': steps is already set by 'steps=2'; give each key once"
+    _one_line_error(capsys, [*argv, "steps=5"], message)
+    _one_line_error(capsys, [*argv, "--set", "steps=5"], message)  # in another --set too
+    group = "longred.a1=5", "longred.a2=3"
+    assert main([*argv[:-1], *group]) == 0  # two settings of one group: not a repeat
+    again = "--set 'longred.a1=6': longred.a1 is already set by 'longred.a1=5'"
+    _one_line_error(capsys, [*argv[:-1], *group, "longred.a1=6"], again)
+
+
 def test_a_config_file_naming_another_recipe_or_profile_is_one_line(capsys, tmp_path) -> None:
     """A --config file's recipe and profile were overwritten by the flags without a word (a
     run's saved config.yaml given with another --recipe trained that recipe on its keys); the

@@ -13,13 +13,15 @@ from longred_bench.errors import EMPTY_MODEL_SPEC, UserError
 
 
 def set_overrides(items: list[str]) -> dict[str, Any]:
-    """``train``'s ``--set KEY=VALUE`` overrides, a value that is not YAML (``steps=[1``) and
-    the keys the command's own flags set (``recipe``, ``profile``: they were overwritten
-    without a word) refused in one line naming the item."""
+    """``train``'s ``--set KEY=VALUE`` overrides, a value that is not YAML (``steps=[1``), a
+    key given twice (the last one won without a word) and the keys the command's own flags set
+    (``recipe``, ``profile``: they were overwritten without a word) refused in one line naming
+    the item."""
     import yaml
 
     from longred_bench.training.overrides import parse_set
 
+    seen: dict[str, str] = {}
     for item in items:
         try:
             parsed = parse_set([item])
@@ -29,6 +31,11 @@ def set_overrides(items: list[str]) -> dict[str, Any]:
                             "in the shell and write lists as [a, b]") from None  # fmt: skip
         for key in {"recipe", "profile"} & set(parsed):
             raise UserError(f"--set {item!r}: give the {key} with --{key}, not --set")
+        key = item.partition("=")[0].strip()  # a group's setting by its whole name
+        if key in seen:
+            raise UserError(f"--set {item!r}: {key} is already set by {seen[key]!r}; give "
+                            "each key once")  # fmt: skip
+        seen[key] = item
     return parse_set(items)
 
 

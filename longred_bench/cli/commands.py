@@ -112,6 +112,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
     check_window_tokens(args.seq_len, "drift", "--seq-len")
     check_out_outside(Path(args.out), args.original, *(args.extended or ()))
     check_models(args.original, *(args.extended or ()))
+    from longred_bench.jobs.compare import check_listed_once
     from longred_bench.jobs.configs import DriftConfig
 
     cfg = DriftConfig(  # local models and text files by their absolute paths (local_names)
@@ -121,6 +122,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
         batch_size=args.batch_size, seed=args.seed, top_m=args.top_m, impl=args.impl,
         device=args.device, dtype=args.dtype,
     )  # fmt: skip
+    check_listed_once(cfg.original, cfg.extended, cfg.rope)
     check_extensions(cfg.original, cfg.rope)
     cfg = replace(cfg, **saved_drift_order(Path(args.out), cfg.to_dict()))  # resumes in order
     check_drift_out(Path(args.out), cfg.to_dict())  # another config's results: refused

@@ -57,15 +57,29 @@ def entries(cfg: CompareConfig) -> list[Entry]:
     labels = [e.label for e in out]
     if len(set(labels)) != len(labels):
         raise UserError(f"a model is listed twice: {', '.join(labels)}")
-    seen: dict[tuple[str, str | None], str] = {}
-    for e in out[1:]:  # one checkpoint by two spellings (m, ./m, /abs/m): measured twice
-        path = Path(e.spec).expanduser()
-        key = (str(path.resolve()) if path.exists() else e.spec, e.rope)
-        if key in seen:
-            raise UserError(f"a model is listed twice: {seen[key]} and {e.spec} are one model "
-                            f"({key[0]}); give it once")  # fmt: skip
-        seen[key] = e.spec
+    check_listed_once(cfg.original, cfg.extended, cfg.rope)
     return out
+
+
+def check_listed_once(original: str, extended: Any, ropes: Any) -> None:
+    """Refuse a model measured twice: a checkpoint by two spellings (``m``, ``./m``, ``/abs/m``),
+    the original given as a checkpoint too (measured against itself: cosine 1, KL 0), an
+    extension by two spellings (``pi:factor=4``, ``pi:factor=4.0``)."""
+    from longred_bench.models.rope import parse_rope_spec
+
+    def named(spec: str) -> str:
+        path = Path(spec).expanduser()
+        return str(path.resolve()) if path.exists() else spec
+
+    seen = {(named(original), None): "the original"}
+    for spec, rope in [*((m, None) for m in extended), *((original, r) for r in ropes)]:
+        key = (named(spec), parse_rope_spec(rope).label() if rope else None)
+        given = rope or spec
+        if key in seen:
+            a, what = ("an", "extension") if rope else ("a", "model")
+            raise UserError(f"{a} {what} is listed twice: {seen[key]} and {given} are one "
+                            f"{what} ({key[1] or key[0]}); give it once")  # fmt: skip
+        seen[key] = given
 
 
 DECODED_SUITES = ("short", "ruler", "niah")

@@ -63,6 +63,29 @@ def test_one_folder_spelled_twice_is_refused_before_any_unit(
     assert len(entries(cfg)) == 2
 
 
+@pytest.mark.parametrize("command", ["compare", "drift"])
+def test_the_original_as_a_checkpoint_and_an_extension_spelled_twice_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, command: str
+) -> None:
+    """drift measured the original against itself (cosine 1, KL 0) and one extension twice, as
+    two rows, without a word; compare measured the extension twice."""
+    from longred_bench.cli import main
+
+    _save_tiny(tmp_path / "ck")
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    cases = [
+        (["--extended", "./ck"], "a model is listed twice: the original and "),
+        (["--rope", "pi:factor=4", "pi:factor=4.0"], "an extension is listed twice: pi:factor=4 "
+         "and pi:factor=4.0 are one extension (pi:factor=4); give it once"),
+    ]  # fmt: skip
+    for flags, message in cases:
+        assert main([command, "--original", "ck", *flags, "--out", "o"]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1 and not (tmp_path / "o").exists()
+        assert "ck are one model" in err or "extension" in message
+
+
 def _save_tiny(path: Path, extra_token: str | None = None) -> Path:
     from longred_bench.models.loading import load
 

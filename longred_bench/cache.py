@@ -56,10 +56,19 @@ def cache_dir() -> Path:
     when it is a file."""
     if ENV_VAR in os.environ and os.environ[ENV_VAR].strip():
         root = Path(os.environ[ENV_VAR]).expanduser().absolute()
-        if root.is_file():
-            raise UserError(f"{ENV_VAR}={root} is a file: set it to a folder (the cache root)")
+        check_cache_root(root, f"{ENV_VAR}={root}", "set it to a folder (the cache root)")
         return root
     return Path.home() / ".cache" / "longred-bench"
+
+
+def check_cache_root(root: Path, named: str, fix: str) -> None:
+    """A one-line error (``named``: how the user gave ``root``; ``fix``: what to do) where
+    ``root`` is a file or lies under one, so no folder can be made there."""
+    if root.is_file():
+        raise UserError(f"{named} is a file: {fix}")
+    above = next((p for p in root.parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        raise UserError(f"{named}: {above} is a file, so no folder can be made under it: {fix}")
 
 
 @contextlib.contextmanager

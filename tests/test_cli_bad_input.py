@@ -179,6 +179,20 @@ def test_a_cache_variable_naming_a_file_is_refused(tmp_path, monkeypatch, capsys
     assert cache_dir() == tmp_path / "new"
 
 
+def test_a_cache_under_a_file_is_refused_before_a_fetch(tmp_path, monkeypatch, capsys) -> None:
+    """``data fetch`` ended in a NotADirectoryError traceback (``data list`` said it in a line)."""
+    afile = tmp_path / "keep.txt"
+    afile.write_text("kept")
+    under = afile / "sub"
+    monkeypatch.setenv("LONGRED_CACHE", str(under))
+    message = f"LONGRED_CACHE={under}: {afile} is a file, so no folder can be made under it"
+    _one_line_error(capsys, ["data", "fetch", "--sources", "brown"], message)
+    monkeypatch.delenv("LONGRED_CACHE")
+    message = f"--cache {under}: {afile} is a file, so no folder can be made under it"
+    _one_line_error(capsys, ["data", "fetch", "--sources", "brown", "--cache", str(under)], message)
+    assert afile.read_text() == "kept"
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

@@ -33,6 +33,7 @@ from longred_bench import __version__
 from longred_bench.cache import (
     atomic_dir,
     cache_dir,
+    check_cache_root,
     check_entry,
     remove_stale_temps,
     scratch_dir,
@@ -313,6 +314,8 @@ def fetch(
     if from_dir is not None and not from_dir.is_dir():
         raise UserError(f"--from {from_dir}: not a directory")
     root = cache if cache is not None else cache_dir()
+    if cache is not None:
+        check_cache_root(cache, f"--cache {cache}", "give a folder (the cache root)")
     records = []
     with tqdm(total=len(selected), unit="source", file=sys.stderr, disable=None) as bar:
         for source in selected:

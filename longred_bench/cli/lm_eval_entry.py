@@ -1,8 +1,9 @@
 """``longred-lm-eval``: lm-eval's own command line with this suite's models registered
 (:mod:`longred_bench.evaluation.lm_eval_cli`), where the mistakes a user makes on it end in one
 line and exit status 2, not lm-eval's traceback: a task lm-eval does not find (named with the
-nearest of this suite's tasks), a ``pretrained=`` model it cannot open or left empty, and a
-``--model_args`` key lm-eval also passes from its own flag (``batch_size``, ``device``)."""
+nearest of this suite's tasks) or no task at all, a ``pretrained=`` model it cannot open, left
+empty or not given, and a ``--model_args`` key lm-eval also passes from its own flag
+(``batch_size``, ``device``)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,12 @@ def main() -> None:
     try:
         lm_eval_cli.main()
     except TypeError as exc:  # a model_args key lm-eval passes itself too (its own flag's value)
+        lacks = re.search(r"(\w+)\.__init__\(\) missing \d+ required positional arguments?: "
+                          r"(.+)", str(exc))  # fmt: skip
+        if lacks is not None:  # the model's own required arguments: pretrained= above all
+            names = ", ".join(re.findall(r"'(\w+)'", lacks.group(2)))
+            _stop(f"the model ({lacks.group(1)}) needs {names}: give --model_args "
+                  f"{names.split(', ')[0]}=... (a model folder, hub id or zoo name)")  # fmt: skip
         twice = re.search(r"got multiple values for keyword argument '(\w+)'", str(exc))
         if twice is None:
             raise
@@ -29,6 +36,9 @@ def main() -> None:
             f"default too); give --{key} on the command line instead of in --model_args"
         )
     except ValueError as exc:
+        if str(exc).strip().startswith("No tasks specified"):
+            _stop("no task to run: give --tasks NAME (this suite's with --include_path "
+                  '"$(longred-bench tasks-path)")')  # fmt: skip
         missing = re.fullmatch(r"Tasks not found: (.+)", str(exc).strip())
         if missing is None:
             raise

@@ -63,6 +63,31 @@ def test_a_mistyped_task_or_model_is_one_line(tmp_path, monkeypatch, capsys, giv
     assert len(errors) == 1 and errors[0].startswith(said), errors
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--model_args", "pretrained=tiny-random"],
+         'error: no task to run: give --tasks NAME (this suite\'s with --include_path "$('),
+        (["--model_args", "alpha=1.5", "--include_path", "{tasks}", "--tasks",
+          "longred_tiny_swap"],
+         "error: the model (PcdLM) needs pretrained: give --model_args pretrained=... (a model"),
+    ],
+)  # fmt: skip
+def test_no_task_or_no_pretrained_is_one_line(monkeypatch, capsys, args, said) -> None:
+    """lm-eval's ValueError and the model's TypeError ended ``longred-lm-eval`` in tracebacks."""
+    from longred_bench.cli.lm_eval_entry import main
+    from longred_bench.evaluation.harness import tasks_dir
+
+    argv = ["longred-lm-eval", "run", "--model", "longred-pcd", "--limit", "1"]
+    argv += [a.replace("{tasks}", str(tasks_dir())) for a in args]
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit) as stop:
+        main()
+    assert stop.value.code == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error")]
+    assert len(errors) == 1 and errors[0].startswith(said), errors
+
+
 def test_an_empty_pretrained_is_refused_not_read_as_this_folder(tmp_path, monkeypatch, capsys):
     """``pretrained=$(longred-bench models --path tiny-base)`` with tiny-base not built leaves
     ``pretrained=`` empty: a model folder in the working directory was evaluated (exit 0)."""

@@ -383,6 +383,26 @@ def test_a_training_runs_folder_given_as_a_model_names_its_final(tmp_path, capsy
         _one_line_error(capsys, argv, f"is a training run's folder; give its model, {final}")
 
 
+def test_a_models_file_or_a_runs_checkpoint_given_as_a_model_names_what_to_give(
+    tmp_path, capsys
+) -> None:
+    """``--model run/final/config.json`` read "config.json is not a Hugging Face model directory
+    (no config.json)"; ``--model run/checkpoints/step-N`` named no fix."""
+    final = tmp_path / "r" / "final"
+    final.mkdir(parents=True)
+    (final / "config.json").write_text("{}")
+    step = tmp_path / "r" / "checkpoints" / "step-000004"
+    step.mkdir(parents=True)
+    argv = ["eval", "--suite", "short_tiny", "--dry-run", "--model"]
+    holder = f"is a file, not a model folder; give the folder that holds it, {final}"
+    _one_line_error(capsys, [*argv, str(final / "config.json")], holder)
+    _one_line_error(capsys, [*argv, str(step)], "it is a training checkpoint, kept to resume the "
+                    f"run: give its model, {final}")  # fmt: skip
+    (final / "config.json").unlink()
+    _one_line_error(capsys, [*argv, str(step)], "which has no model yet: run its train command "
+                    "again to finish it")  # fmt: skip
+
+
 @pytest.mark.parametrize(
     "argv",
     [

@@ -189,7 +189,7 @@ def test_an_out_inside_a_folder_that_is_no_model_names_the_model_as_the_problem(
     argv = ["eval", "--model", str(folder), "--suite", "niah", "--lengths", "512"]
     assert main([*argv, "--out", str(folder / "e2"), "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert "is not a Hugging Face model directory (no config.json)" in err
+    assert "is not a Hugging Face model folder (no config.json)" in err
     assert "inside the model folder" not in err
 
 

@@ -21,14 +21,7 @@ def check_models(*specs: str, offline: bool = False) -> None:
     for spec in dict.fromkeys(specs):
         if not spec.strip():  # Path("") is ".": a model folder there was taken without a word
             raise UserError(EMPTY_MODEL_SPEC)
-        try:
-            check_local(spec) if offline else check_model_spec(spec)
-        except UserError as exc:
-            final = Path(spec).expanduser() / "final"
-            if (final / "config.json").is_file():  # a training run's folder, not its model
-                raise UserError(f"{exc}: {spec} is a training run's folder; give its model, "
-                                f"{final}") from None  # fmt: skip
-            raise
+        check_local(spec) if offline else check_model_spec(spec)  # a run's folder: its final
         check_model_files(spec)
         if not offline:  # a plan reads the config alone
             check_weights(spec)

@@ -77,13 +77,33 @@ def check_local(spec: str) -> bool:
         if not path.is_file():
             raise UserError(f"model {spec!r}: GGUF file {path} does not exist")
         return True
+    if path.is_file():
+        holder = path.parent
+        fix = (f"give the folder that holds it, {holder}" if (holder / "config.json").is_file()
+               else f"give {_choices()}")  # fmt: skip
+        raise UserError(f"model {spec!r}: {path} is a file, not a model folder; {fix}")
     if path.exists():
         if not (path / "config.json").is_file():
-            raise UserError(f"{path} is not a Hugging Face model directory (no config.json)")
+            raise UserError(f"model {spec!r}: {path} is not a Hugging Face model folder (no "
+                            f"config.json); {_fix_for_folder(path)}")  # fmt: skip
         return True
     if spec.startswith(("/", "./", "../", "~")):  # a path, never a hub id
         raise UserError(f"model {spec!r}: no such folder; give {_choices()}")
     return False
+
+
+def _fix_for_folder(path: Path) -> str:
+    """What to give instead of folder ``path``, which holds no ``config.json``: for a training
+    run's folder or one of its checkpoints (``RUN/checkpoints/step-N``), the run's model."""
+    if (path / "final" / "config.json").is_file():
+        return f"it is a training run's folder; give its model, {path / 'final'}"
+    if path.parent.name == "checkpoints" and path.name.startswith("step-"):
+        run = path.parent.parent
+        said = "it is a training checkpoint, kept to resume the run"
+        if (run / "final" / "config.json").is_file():
+            return f"{said}: give its model, {run / 'final'}"
+        return f"{said}, which has no model yet: run its train command again to finish it"
+    return f"give {_choices()}"
 
 
 def _meant(spec: str) -> str:

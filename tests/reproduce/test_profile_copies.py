@@ -135,8 +135,9 @@ def test_a_profile_naming_a_file_as_its_model_is_refused_by_show(tmp_path, capsy
     mine.write_text(f"extends: smoke\nmodel: {{name: '{afile}'}}\n")
     assert main(["profiles", "show", str(mine)]) == 2
     assert capsys.readouterr().err == (
-        f"error: profile {mine}: model.name: {afile} is not a Hugging Face model directory (no "
-        "config.json)\n"
+        f"error: profile {mine}: model.name: model '{afile}': {afile} is a file, not a model "
+        "folder; give a zoo name (tiny-random, smollm2-135m, tiny-base), a local Hugging Face "
+        "folder, a .gguf file or a hub id\n"
     )
 
 

@@ -42,13 +42,20 @@ def test_reproduce_table1_smoke(tmp_path, monkeypatch):
 
 
 def test_drift_identity_is_zero(tmp_path, capsys):
+    """A copy of the original as the checkpoint (the original itself is refused: listed twice)."""
+    from longred_bench.models.zoo import tiny_random
+
+    copy = tmp_path / "copy"
+    model, tokenizer = tiny_random()
+    model.save_pretrained(copy)
+    tokenizer.save_pretrained(copy)
     out = tmp_path / "drift"
     argv = [
         "drift",
         "--original",
         "tiny-random",
         "--extended",
-        "tiny-random",
+        str(copy),
         "--texts",
         "random",
         "--num-texts",
@@ -67,7 +74,7 @@ def test_drift_identity_is_zero(tmp_path, capsys):
     assert len(layers) == 4
     assert all(r["attention_kl"] == 0.0 and r["hidden_cosine"] == 1.0 for r in layers)
     md = (out / "drift.md").read_text()
-    assert "| tiny-random |" in md
+    assert f"| {copy} |" in md
     assert md.splitlines()[2] == f"Command: `longred-bench {' '.join(argv)}`"  # as eval.md says
     assert (out / "drift.png").exists() and (out / "config.yaml").exists()
     assert f"{out / 'config.yaml'}" in capsys.readouterr().out.splitlines()[-1]  # named too
@@ -108,8 +115,8 @@ def test_drift_text_file_and_rope_list(tmp_path):
         (["--num-texts", "400", "--texts", "TEXTFILE"], "yields only"),
         (
             ["--seq-len", "4096"],
-            "use a sequence length of at most 256 (--seq-len 256; in a "
-            "profile, drift.seq_len: 256)",
+            "use a sequence length of at most 512 (--seq-len 512; in a "
+            "profile, drift.seq_len: 512)",  # the window of pi:factor=2, the longest
         ),
     ],
 )
@@ -123,7 +130,7 @@ def test_drift_bad_input_is_one_line_error(tmp_path, capsys, argv, message):
     if "--texts" not in argv:
         base += ["--texts", "random"]
     if "--rope" not in argv:
-        base += ["--extended", "tiny-random"]
+        base += ["--rope", "pi:factor=2"]
     assert main(base + argv) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and message in err

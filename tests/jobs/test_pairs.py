@@ -60,7 +60,11 @@ def test_a_pairs_lengths_stop_at_its_largest_extended_window() -> None:
         ({"pairz": []}, "unknown key pairz"),
         # each a traceback, or a string read letter by letter (suites d, r, i, f, t)
         ({"settings": 5, "pairs": []}, "settings must be a mapping"),
-        ({"settings": {"lengths": 512}, "pairs": []}, r"settings\.lengths must be a list"),
+        ({"settings": {"lengths": 512}, "pairs": []},
+         r"settings\.lengths must be a list, e\.g\. \[512\]; got 512"),
+        # a word was offered back as a list of itself: "e.g. [abc]"
+        ({"settings": {"lengths": "abc"}, "pairs": []},
+         r"settings\.lengths must be a list, e\.g\. \[\d+(, \d+)*\]; got 'abc'"),
         ({"settings": {"lengths": ["abc"]}, "pairs": []},
          r"settings\.lengths must list whole numbers"),
         ({"settings": {"suites": "drift"}, "pairs": []}, r"settings\.suites must be a list"),
@@ -189,9 +193,14 @@ def test_a_short_suite_no_window_holds_names_the_pairs_key(tmp_path, monkeypatch
                              tasks=["longred_tiny_passkey"], window=256, needed=600)  # fmt: skip
 
     monkeypatch.setattr(compare, "run_eval_unit", too_small)
+    from longred_bench.models.zoo import tiny_random
+
+    model, tokenizer = tiny_random()  # a checkpoint other than the original (not measured)
+    model.save_pretrained(tmp_path / "ck")
+    tokenizer.save_pretrained(tmp_path / "ck")
     settings = {"suites": ["short"], "short_suite": "short_tiny"}
     pairs = [{"original": "tiny-random", "window": 256,
-              "extended": [{"model": "tiny-random", "window": 256}]}]  # fmt: skip
+              "extended": [{"model": str(tmp_path / "ck"), "window": 256}]}]  # fmt: skip
     spec = _write(tmp_path / "mine.yaml", {"settings": settings, "pairs": pairs})
     assert cli.main(["compare", "--pairs", spec, "--out", str(tmp_path / "out"), "--quiet"]) == 2
     err = capsys.readouterr().err

@@ -58,6 +58,9 @@ def test_config_values_take_their_field_types() -> None:
         smoke("cpt", steps=2.5)
     with pytest.raises(UserError, match=r"config lr=True must be of type float"):
         smoke("cpt", lr=True)
+    # `--set steps=` read "steps=None must be of type int"
+    with pytest.raises(UserError, match=r"^config steps has no value: give it a int \(steps="):
+        smoke("cpt", steps=None)
 
 
 def test_profiles_and_overrides_resolve_in_order(tmp_path: Path) -> None:

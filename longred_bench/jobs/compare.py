@@ -24,6 +24,7 @@ compares token by token and retention compares scores on identical inputs.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from glob import escape as glob_escape
 from pathlib import Path
@@ -61,7 +62,7 @@ def entries(cfg: CompareConfig) -> list[Entry]:
     return out
 
 
-def check_listed_once(original: str, extended: Any, ropes: Any) -> None:
+def check_listed_once(original: str, extended: Sequence[str], ropes: Sequence[str]) -> None:
     """Refuse a model measured twice: a checkpoint by two spellings (``m``, ``./m``, ``/abs/m``),
     the original given as a checkpoint too (measured against itself: cosine 1, KL 0), an
     extension by two spellings (``pi:factor=4``, ``pi:factor=4.0``)."""

@@ -20,8 +20,8 @@ UNIT_NOW: list[Path] = []
 
 DRIFT_NOW: list[Path] = []
 """The file where the drift run of ``compare`` this process measures keeps its finished windows
-(:func:`longred_bench.jobs.compare.run_compare`), set as :data:`TRAINING_NOW` is: other calls'
-files beside it (other models or settings) are not this call's work."""
+(:func:`longred_bench.jobs.compare.run_compare`'s drift unit), set as :data:`TRAINING_NOW` is:
+other calls' files beside it (other models or settings) are not this call's work."""
 
 
 @contextlib.contextmanager

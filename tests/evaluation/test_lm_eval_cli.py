@@ -49,12 +49,18 @@ def test_missing_benchmark_data_is_one_line(tmp_path: Path) -> None:
 def test_a_mistyped_task_or_model_is_one_line(tmp_path, monkeypatch, capsys, given, said):
     """lm-eval's traceback ended ``longred-lm-eval`` for a misspelled task, a task of this
     suite without ``--include_path``, and a ``pretrained=`` path that is no model."""
-    from longred_bench.cli.lm_eval_entry import main
     from longred_bench.evaluation.harness import tasks_dir
 
     args = [a.replace("{tasks}", str(tasks_dir())) for a in given]
     argv = ["longred-lm-eval", "run", "--model", "hf", "--model_args",
             f"pretrained={tmp_path / 'nothing'}", "--limit", "1", *args]  # fmt: skip
+    _stops_in_one_line(monkeypatch, capsys, argv, said)
+
+
+def _stops_in_one_line(monkeypatch, capsys, argv: list[str], said: str) -> None:
+    """``longred-lm-eval`` run as ``argv`` exits 2 with one ``error`` line starting ``said``."""
+    from longred_bench.cli.lm_eval_entry import main
+
     monkeypatch.setattr(sys, "argv", argv)
     with pytest.raises(SystemExit) as stop:
         main()
@@ -75,17 +81,11 @@ def test_a_mistyped_task_or_model_is_one_line(tmp_path, monkeypatch, capsys, giv
 )  # fmt: skip
 def test_no_task_or_no_pretrained_is_one_line(monkeypatch, capsys, args, said) -> None:
     """lm-eval's ValueError and the model's TypeError ended ``longred-lm-eval`` in tracebacks."""
-    from longred_bench.cli.lm_eval_entry import main
     from longred_bench.evaluation.harness import tasks_dir
 
     argv = ["longred-lm-eval", "run", "--model", "longred-pcd", "--limit", "1"]
     argv += [a.replace("{tasks}", str(tasks_dir())) for a in args]
-    monkeypatch.setattr(sys, "argv", argv)
-    with pytest.raises(SystemExit) as stop:
-        main()
-    assert stop.value.code == 2
-    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error")]
-    assert len(errors) == 1 and errors[0].startswith(said), errors
+    _stops_in_one_line(monkeypatch, capsys, argv, said)
 
 
 def test_an_empty_pretrained_is_refused_not_read_as_this_folder(tmp_path, monkeypatch, capsys):

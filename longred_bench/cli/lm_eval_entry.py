@@ -3,7 +3,7 @@
 line and exit status 2, not lm-eval's traceback: a task lm-eval does not find (named with the
 nearest of this suite's tasks) or no task at all, a ``pretrained=`` model it cannot open, left
 empty or not given, and a ``--model_args`` key lm-eval also passes from its own flag
-(``batch_size``, ``device``)."""
+(``batch_size``, ``device``), and an ``--output_path`` under a file."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ def main() -> None:
     from longred_bench.evaluation import lm_eval_cli
 
     check_pretrained(sys.argv[1:])
+    check_output_path(sys.argv[1:])
     try:
         lm_eval_cli.main()
     except TypeError as exc:  # a model_args key lm-eval passes itself too (its own flag's value)
@@ -48,6 +49,23 @@ def main() -> None:
         _stop(f"lm-eval could not open the model ({first}); give --model_args pretrained= a "
               "Hugging Face model folder or hub id (`longred-bench models --path NAME` prints "
               "a zoo model's folder)")  # fmt: skip
+
+
+def check_output_path(argv: list[str]) -> None:
+    """Refuse an ``--output_path`` (``-o``) under a file, where no folder can be made: lm-eval
+    ran every task, logged that it could not save the results and exited 0."""
+    from pathlib import Path
+
+    for i, arg in enumerate(argv):
+        flag, _, inline = arg.partition("=")
+        if flag not in ("--output_path", "-o"):
+            continue
+        value = inline or (argv[i + 1] if i + 1 < len(argv) else "")
+        path = Path(value).expanduser()
+        above = next((p for p in (path, *path.parents) if p.exists()), None)
+        if value and above is not None and above != path and not above.is_dir():
+            _stop(f"--output_path {value}: {above} is a file, so no folder can be made under "
+                  "it; give another path")  # fmt: skip
 
 
 def check_pretrained(argv: list[str]) -> None:

@@ -107,10 +107,11 @@ def absolute_models(cfg: Any) -> Any:
 
 
 def check_train_device(device: str, *, dry_run: bool) -> None:
-    """Unless ``dry_run`` (a plan, for any machine), a ``device`` other than ``auto`` that
-    :func:`~longred_bench.cli.devices.check_device` refuses."""
-    if not dry_run and device != "auto":
-        check_device(device, flag="train: device", fix="--set device=cpu")
+    """A ``device`` other than ``auto`` that :func:`~longred_bench.cli.devices.check_device`
+    refuses; for a ``dry_run`` (a plan, for any machine) its name alone (``gpu`` was planned,
+    and refused by the run)."""
+    if device != "auto":
+        check_device(device, flag="train: device", fix="--set device=cpu", here=not dry_run)
 
 
 def check_train_teacher(recipe: str, teacher: str | None) -> None:

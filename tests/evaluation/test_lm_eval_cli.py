@@ -88,6 +88,18 @@ def test_no_task_or_no_pretrained_is_one_line(monkeypatch, capsys, args, said) -
     _stops_in_one_line(monkeypatch, capsys, argv, said)
 
 
+def test_an_output_path_under_a_file_is_refused_before_any_task(tmp_path, monkeypatch, capsys):
+    """lm-eval ran every task, logged that it could not save the results, and exited 0."""
+    afile = tmp_path / "keep.txt"
+    afile.write_text("kept")
+    argv = ["longred-lm-eval", "run", "--model", "longred-pcd", "--model_args",
+            "pretrained=tiny-random", "--tasks", "longred_tiny_swap", "--output_path"]  # fmt: skip
+    said = f"error: --output_path {afile / 'x'}: {afile} is a file, so no folder can be made"
+    _stops_in_one_line(monkeypatch, capsys, [*argv, str(afile / "x")], said)
+    _stops_in_one_line(monkeypatch, capsys, [*argv[:-1], f"-o={afile / 'x'}"], said)
+    assert afile.read_text() == "kept"
+
+
 def test_an_empty_pretrained_is_refused_not_read_as_this_folder(tmp_path, monkeypatch, capsys):
     """``pretrained=$(longred-bench models --path tiny-base)`` with tiny-base not built leaves
     ``pretrained=`` empty: a model folder in the working directory was evaluated (exit 0)."""

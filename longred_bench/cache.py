@@ -66,9 +66,17 @@ def check_cache_root(root: Path, named: str, fix: str) -> None:
     ``root`` is a file or lies under one, so no folder can be made there."""
     if root.is_file():
         raise UserError(f"{named} is a file: {fix}")
-    above = next((p for p in root.parents if p.exists()), None)
-    if above is not None and not above.is_dir():
+    above = nearest_existing(root)
+    if not above.is_dir():
         raise UserError(f"{named}: {above} is a file, so no folder can be made under it: {fix}")
+
+
+def nearest_existing(path: Path) -> Path:
+    """``path`` or its closest ancestor that exists (``.`` for a relative path with none)."""
+    for candidate in (path, *path.parents):
+        if os.path.lexists(candidate):
+            return candidate
+    return Path(".")
 
 
 @contextlib.contextmanager

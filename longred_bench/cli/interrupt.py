@@ -32,6 +32,7 @@ def _eval(args: argparse.Namespace, again: str) -> str:
 
 
 def _compare(args: argparse.Namespace, again: str) -> str:
+    from longred_bench.jobs.in_progress import DRIFT_NOW
     from longred_bench.jobs.resume import REQUESTS, saved_responses_under
 
     runs = Path(args.out) / "runs"
@@ -40,17 +41,9 @@ def _compare(args: argparse.Namespace, again: str) -> str:
     parts = [f"{len(units)} finished unit(s) under {runs}"]
     if saved:
         parts.append(f"{saved} model response(s) of the unit in progress")
-    if windows := sum(_drift_windows(p) for p in _drift_now()):  # not other calls' files
+    if windows := sum(_drift_windows(p) for p in DRIFT_NOW):  # this call's, not others' beside
         parts.append(f"the drift of {windows} window(s)")
     return _saved(", ".join(parts) + " saved", again, "")
-
-
-def _drift_now() -> list[Path]:
-    """The file of the drift run this process was measuring for ``compare`` (none when it was
-    not measuring drift)."""
-    from longred_bench.jobs.in_progress import DRIFT_NOW
-
-    return list(DRIFT_NOW)
 
 
 def _drift_windows(path: Path) -> int:

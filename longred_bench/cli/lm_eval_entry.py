@@ -56,14 +56,16 @@ def check_output_path(argv: list[str]) -> None:
     ran every task, logged that it could not save the results and exited 0."""
     from pathlib import Path
 
+    from longred_bench.cache import nearest_existing
+
     for i, arg in enumerate(argv):
         flag, _, inline = arg.partition("=")
         if flag not in ("--output_path", "-o"):
             continue
         value = inline or (argv[i + 1] if i + 1 < len(argv) else "")
         path = Path(value).expanduser()
-        above = next((p for p in (path, *path.parents) if p.exists()), None)
-        if value and above is not None and above != path and not above.is_dir():
+        above = nearest_existing(path)
+        if value and above != path and not above.is_dir():
             _stop(f"--output_path {value}: {above} is a file, so no folder can be made under "
                   "it; give another path")  # fmt: skip
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.cache import CACHE_FOLDERS as CACHE_FOLDERS  # re-exported
+from longred_bench.cache import nearest_existing
 from longred_bench.errors import UserError
 
 WRITES: dict[str, tuple[str, ...]] = {
@@ -63,14 +64,6 @@ def results_in(folder: Path) -> str | None:
     return None
 
 
-def _nearest_existing(path: Path) -> Path:
-    """``path`` or its closest ancestor that exists (``.`` for a relative path with none)."""
-    for candidate in (path, *path.parents):
-        if os.path.lexists(candidate):
-            return candidate
-    return Path(".")
-
-
 def _writable(folder: Path) -> bool:
     """Whether a file can be made in ``folder``, by making one (and removing it): permission
     bits say yes to root where the file system refuses it (a root-squashed NFS share, ``/proc``),
@@ -99,7 +92,7 @@ def check_out_dir(out: Path, command: str, flag: str = "--out") -> None:
             f"{flag} {out} is an existing file, not a folder: give a folder path ({command} "
             f"writes {listing}, ... into it)"
         )
-    base = _nearest_existing(out)
+    base = nearest_existing(out)
     if not base.is_dir():
         raise UserError(f"{flag} {out}: {base} is a file, so no folder can be made under it")
     if not _writable(base):

@@ -252,6 +252,66 @@ def test_a_repeated_length_or_model_is_refused(tmp_path, capsys, argv, message) 
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["psa", "--model", "tiny-random", "--decoding", "greedy", "greedy"],
+         "psa --decoding: greedy given more than once"),  # ran once without a word
+        (["psa", "--model", "tiny-random", "--tasks", "vt", "--tasks", "vt"],
+         "psa --tasks: vt given more than once"),
+        (["eval", "--model", "tiny-random", "--suite", "short_tiny", "--tasks",
+          "longred_tiny_swap", "longred_tiny_swap"],
+         "eval --tasks: longred_tiny_swap given more than once"),
+        (["data", "verify", "--sources", "brown", "brown"],
+         "data verify --sources: brown given more than once"),
+        (["models", "--model", "tiny-random", "tiny-random"],
+         "models --model: tiny-random given more than once"),
+    ],
+)  # fmt: skip
+def test_a_value_listed_twice_is_refused_before_anything_runs(tmp_path, capsys, argv,
+                                                              message) -> None:  # fmt: skip
+    """A list option's value given twice was run once without a word (psa's decodings, eval's
+    tasks, the models table's models) or counted twice."""
+    out = ["--out", str(tmp_path / "o")] if argv[0] == "psa" else []
+    _one_line_error(capsys, [*argv, *out], message)
+    assert not (tmp_path / "o").exists()
+
+
+def test_every_list_option_refuses_a_value_listed_twice() -> None:
+    """Every list option of every command notes a value given twice, across occurrences too."""
+    import argparse
+
+    from longred_bench.cli import build_parser
+    from longred_bench.cli.parser_rules import REPEATED
+
+    def lists(parser, path):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child in action.choices.items():
+                    yield from lists(child, [*path, name])
+            elif action.option_strings and action.nargs in ("+", "*"):
+                yield parser, path, action
+
+    found = list(lists(build_parser(), []))
+    assert len(found) >= 20
+
+    def valid(action, other: bool = False) -> str:  # a value the option's type and choices take
+        if action.choices:
+            return list(action.choices)[other]
+        return {int: "7", float: "0.5"}.get(action.type, "v") + ("1" if other else "")
+
+    for parser, path, action in found:
+        required = [x for a in parser._actions if a.required and a.option_strings
+                    and a is not action for x in (a.option_strings[0], valid(a))]  # fmt: skip
+        value, flag = valid(action), action.option_strings[0]
+        twice = [flag, value, valid(action, other=True), flag, value]
+        args, _ = parser.parse_known_args([*required, *twice])
+        assert getattr(args, REPEATED) == (f"{' '.join(path)} {flag}: {value} given more than "
+                                           "once; give each once"), (path, flag)  # fmt: skip
+        args, _ = parser.parse_known_args([*required, flag, value])
+        assert not hasattr(args, REPEATED)
+
+
 def test_a_text_or_yaml_file_that_is_not_utf8_is_refused(tmp_path, capsys) -> None:
     """Binary text or YAML ended in a UnicodeDecodeError traceback."""
     binary = tmp_path / "bin.txt"

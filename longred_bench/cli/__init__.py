@@ -189,6 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:  # refused by the command's own parser: its usage, and the flag meant
         parser_rules.refuse_unknown(parser, args, unknown)
     vars(args).pop(parser_rules.GIVEN, None)
+    if (repeated := vars(args).pop(parser_rules.REPEATED, None)) is not None:
+        print(f"error: {repeated}", file=sys.stderr)  # `--tasks X X`: before any check
+        return 2
     args.argv = argv
     import longred_bench.jobs  # noqa: F401  (registers the models the suite builds: tiny-base)
 

@@ -374,7 +374,7 @@ def cmd_psa(args: argparse.Namespace) -> int:
     check_psa_depths(cfg.tasks, cfg.depths)
     check_long_lengths(cfg.lengths, "psa")
     pcd = pcd_settings(args)
-    decodings = list(dict.fromkeys(args.decoding))
+    decodings = list(args.decoding)  # a value listed twice is refused as it is parsed
     mine = {**cfg.to_dict(), "decoding": decodings,
             "pcd": (pcd or PcdConfig()).as_dict() if "pcd" in decodings else None}  # fmt: skip
     try:

@@ -29,15 +29,29 @@ def show_defaults(parser: argparse.ArgumentParser) -> None:
 GIVEN = "_options_given"
 """Where :class:`_Once` notes the options it has seen in a parsed namespace."""
 
+REPEATED = "_value_repeated"
+"""Where :class:`_Extend` notes the first list option given a value twice, as the line ``main``
+refuses it with."""
+
 
 class _Extend(argparse._StoreAction):
     """A list option given more than once lists every value: ``--rope A --rope B`` is
-    ``[A, B]``, as ``--rope A B`` (argparse's own keeps the last); its default is replaced."""
+    ``[A, B]``, as ``--rope A B`` (argparse's own keeps the last); its default is replaced. A
+    value listed twice (``--tasks X X``, ``--decoding greedy --decoding greedy``) is noted at
+    :data:`REPEATED` for ``main`` to refuse in one line: a command ran it once without a word,
+    or counted it twice."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
         current = getattr(namespace, self.dest, None)
         kept = [] if current is None or current is self.default else list(current)
-        setattr(namespace, self.dest, [*kept, *values])
+        listed = [*kept, *values]
+        repeated = [v for i, v in enumerate(listed) if v in listed[:i]]
+        if repeated and REPEATED not in namespace:  # refused by ``main`` after parsing
+            command = parser.prog.split(" ", 1)[-1]
+            values = ", ".join(map(str, dict.fromkeys(repeated)))
+            setattr(namespace, REPEATED, f"{command} {option_string}: {values} given more "
+                    "than once; give each once")  # fmt: skip
+        setattr(namespace, self.dest, listed)
 
 
 class _Once(argparse._StoreAction):

@@ -14,17 +14,21 @@ from longred_bench.errors import EMPTY_MODEL_SPEC, UserError
 def check_models(*specs: str, offline: bool = False) -> None:
     """Refuse, in one line and before torch is imported, a model spec that names no model
     (:func:`longred_bench.models.names.check_model_spec`; ``main`` has registered the zoo
-    models the suite builds). ``offline`` (a dry run): only a local path that names no model
-    is refused; a hub id is asked for when the command runs."""
-    from longred_bench.models.names import check_local, check_model_spec, check_weights
+    models the suite builds). ``offline`` (a dry run, a pairs file): a local path that names no
+    model and a mistyped zoo name (:func:`~longred_bench.models.names.check_not_mistyped`) are
+    refused; a hub id is asked for when the command runs."""
+    from longred_bench.models import names
 
     for spec in dict.fromkeys(specs):
         if not spec.strip():  # Path("") is ".": a model folder there was taken without a word
             raise UserError(EMPTY_MODEL_SPEC)
-        check_local(spec) if offline else check_model_spec(spec)  # a run's folder: its final
+        if offline:  # a hub id is asked for when it runs; a mistyped zoo name is refused now
+            names.check_local(spec) or names.check_not_mistyped(spec)
+        else:
+            names.check_model_spec(spec)  # a run's folder: its final
         check_model_files(spec)
         if not offline:  # a plan reads the config alone
-            check_weights(spec)
+            names.check_weights(spec)
 
 
 def check_model_files(spec: str) -> None:

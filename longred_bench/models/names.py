@@ -114,6 +114,18 @@ def _meant(spec: str) -> str:
     return f" (did you mean {close[0]}?)" if close else ""
 
 
+def check_not_mistyped(spec: str) -> None:
+    """Refuse ``spec`` where it can only be a hub id, has no owner (``org/name``) and is close to
+    a zoo name (``tiny-bse``): checked where the hub is not asked (a dry run, a profile, a pairs
+    file), which would plan it as a hub model whose run then fails."""
+    if "/" in spec or spec in zoo_names() or Path(spec).expanduser().exists():
+        return
+    meant = _meant(spec)
+    if meant:
+        raise UserError(f"model {spec!r} is not a zoo name or a local path{meant}; give the zoo "
+                        "name, or a hub id as owner/name")  # fmt: skip
+
+
 def check_hub_model(spec: str) -> None:
     """Raise :class:`UserError` (one line naming ``spec``, the valid choices and a zoo name it
     is close to) unless the hub is reachable and has model ``spec``."""

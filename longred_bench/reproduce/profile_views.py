@@ -20,11 +20,12 @@ def checked_profile(spec: str | Path) -> Profile:
     naming the file and key: a ``tables`` section of no table, an extension in ``runs`` that
     is no RoPE spec, RULER lengths no task can be scored at, a training data source whose local
     file or folder does not exist (``hf:`` members are not asked for), a ``training`` key that
-    no recipe has, a local ``model.name`` (or fallback) that is no model folder or ``.gguf``, drift
+    no recipe has, a local ``model.name`` (or fallback) that is no model folder or ``.gguf`` or
+    one that is a mistyped zoo name (``tiny-bse``: no hub id is asked for), drift
     texts that are no corpus, ``random`` or file."""
     from longred_bench.data.corpus_spec import check_local_paths
     from longred_bench.data.texts import check_text_source
-    from longred_bench.models.names import check_local
+    from longred_bench.models.names import check_local, check_not_mistyped
     from longred_bench.models.rope import parse_rope_spec
     from longred_bench.taskdata.ruler.registry import check_lengths
     from longred_bench.training.config import check_training_sections
@@ -62,6 +63,7 @@ def checked_profile(spec: str | Path) -> Profile:
     checks += [(key, check_local_paths, value) for key, value in data_sources(prof)]
     local = [(k, n) for k in ("name", "fallback") if (n := getattr(prof.model, k))]
     checks += [(f"model.{k}", check_local, n) for k, n in local if Path(n).expanduser().exists()]
+    checks += [(f"model.{k}", check_not_mistyped, n) for k, n in local]  # tiny-bse: no hub id
     for key, check, value in checks:
         try:
             got = check(value)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -145,3 +146,29 @@ def test_a_name_close_to_a_zoo_name_is_named(monkeypatch) -> None:
     with pytest.raises(UserError) as far:
         names.check_model_spec("org/other-model")
     assert "did you mean" not in str(far.value)
+
+
+def test_a_mistyped_zoo_name_is_refused_where_the_hub_is_not_asked(tmp_path, no_network,
+                                                                    capsys) -> None:  # fmt: skip
+    """A dry run, a profile and a pairs file planned ``tiny-bse`` as a hub model: its run
+    then failed (a profile's reproduce listed every unit to run, with no estimate)."""
+    import longred_bench.jobs  # noqa: F401  (registers tiny-base)
+
+    meant = "model 'tiny-bse' is not a zoo name or a local path (did you mean tiny-base?)"
+    with pytest.raises(UserError, match=re.escape(meant)):
+        names.check_not_mistyped("tiny-bse")
+    for spec in ("tiny-base", "org/tiny-bse", "gpt2", "my-model", str(tmp_path)):
+        names.check_not_mistyped(spec)  # a zoo name, an owner's id, far from every zoo name
+    (tmp_path / "tiny-bse").mkdir()
+    names.check_not_mistyped(str(tmp_path / "tiny-bse"))  # a folder of that name is local
+    profile = tmp_path / "p.yaml"
+    profile.write_text("extends: smoke\nmodel: {name: tiny-bse}\n")
+    pairs = tmp_path / "pairs.yaml"
+    pairs.write_text("pairs:\n  - original: tiny-bse\n    window: 256\n    extended:\n"
+                     "      - {model: 'pi:factor=2', window: 512}\n")  # fmt: skip
+    for argv in (["train", "--recipe", "cpt", "--profile", "tiny", "--set", "model=tiny-bse",
+                  "--dry-run"], ["reproduce", "table1", "--profile", str(profile), "--dry-run"],
+                 ["compare", "--pairs", str(pairs), "--dry-run"]):  # fmt: skip
+        assert cli.main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert meant in err and "\n" not in err, (argv, err)

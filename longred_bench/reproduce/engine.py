@@ -203,7 +203,7 @@ def reproduce(
         raise UserError(f"unknown --d1 {d1!r}; variants: {', '.join(D1_VARIANTS)}")
     options = {"d1": d1} if d1 not in (None, "retrieval") else {}
     tables = all_tables(prof) if table == "all" else [table]
-    if local_model(prof.model.name):  # its stated window and depth first: the tables' plans
+    if read_cheaply(prof.model.name):  # its stated window and depth first: the tables' plans
         check_model(prof, fallback_for)  # are built on them (a wrong window misread as a RULER fit)
     ctxs = [get_spec(t).resolve(prof, progress=progress, force=force,
                                 options=options if t == "table3" else {})
@@ -388,6 +388,15 @@ def local_model(name: str) -> bool:
     return name not in zoo_names() and check_local(name)
 
 
+def read_cheaply(name: str) -> bool:
+    """Whether model ``name``'s config reads without torch, so that every path (a dry run, a
+    unit listing) checks the window and depth a profile states before planning on them:
+    tiny-base (from its recipe) or a local model (:func:`local_model`)."""
+    from longred_bench.training.model_plan import BUILT_BY_PRETRAIN
+
+    return name == BUILT_BY_PRETRAIN or local_model(name)
+
+
 def config_at_hand(name: str) -> bool:
     """Whether model ``name``'s config reads without a download or a build: tiny-base (from its
     recipe), tiny-random, or a local model (:func:`local_model`)."""
@@ -402,7 +411,6 @@ def check_model(profile: Profile, fallback_for: str | None = None,
     file and key otherwise. ``fallback_for``: the ``model.name`` the profile states, where its
     fallback (now ``profile.model.name``) runs instead; a fallback of another shape is refused
     as such."""
-    from longred_bench.models.loading import extended_config
     from longred_bench.training.model_plan import planning_config
 
     m, where = profile.model, profile.source or profile.name
@@ -426,6 +434,8 @@ def check_model(profile: Profile, fallback_for: str | None = None,
         raise UserError(f"profile {where}: model.layers is {m.layers}, but {m.name} has "
                         f"{layers}: set model.layers: {layers}")  # fmt: skip
     for rope, tables in (extensions or {}).items():
+        from longred_bench.models.loading import extended_config  # torch: not for the shape
+
         try:
             extended_config(config, rope)
         except UserError as exc:

@@ -5,6 +5,11 @@ override (``null`` there gives the override up), and a table's own seeds beside 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+
+import pytest
 
 from longred_bench.cli import main
 
@@ -166,3 +171,23 @@ def test_a_run_builds_tiny_base_first_with_its_own_progress(monkeypatch) -> None
     built["now"] = True
     build_tiny_base_first(tiny, [step(None)], force=False, progress=True)  # already built
     assert calls == [{"progress": False}]
+
+
+@pytest.mark.parametrize("plan", ["--dry-run", "--list-units"])
+def test_tiny_base_s_stated_shape_is_checked_by_a_plan_without_torch(tmp_path, plan) -> None:
+    """A profile of tiny-base stating a 512-token window (or 6 layers) was planned without a
+    word by a dry run and a unit listing (only a local folder's config was read); tiny-base's
+    comes from its recipe, without torch."""
+    for stated, said in (("window: 512, layers: 4", "model.window is 512, but tiny-base's "
+                          "config says 256: set model.window: 256"),
+                         ("window: 256, layers: 6", "model.layers is 6, but tiny-base has 4: "
+                          "set model.layers: 4")):  # fmt: skip
+        mine = tmp_path / "w.yaml"
+        mine.write_text(f"extends: tiny\nmodel: {{name: tiny-base, {stated}}}\n")
+        code = ("import json, sys\nfrom longred_bench.cli import main\n"
+                f"rc = main(['reproduce', 'table3', '--profile', {str(mine)!r}, {plan!r}])\n"
+                "print(json.dumps([rc, 'torch' in sys.modules]))\n")  # fmt: skip
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              env={**os.environ, "LONGRED_CACHE": str(tmp_path / "c")})  # fmt: skip
+        assert json.loads(done.stdout.splitlines()[-1]) == [2, False], done.stderr
+        assert done.stderr.strip().endswith(said), done.stderr

@@ -458,6 +458,10 @@ def test_a_models_file_or_a_runs_checkpoint_given_as_a_model_names_what_to_give(
     _one_line_error(capsys, [*argv, str(final / "config.json")], holder)
     _one_line_error(capsys, [*argv, str(step)], "it is a training checkpoint, kept to resume the "
                     f"run: give its model, {final}")  # fmt: skip
+    from longred_bench.evaluation.vllm import hf_model_dir
+
+    with pytest.raises(UserError, match="give its model, "):  # where vLLM reads it: the same
+        hf_model_dir(str(step))
     (final / "config.json").unlink()
     _one_line_error(capsys, [*argv, str(step)], "which has no model yet: run its train command "
                     "again to finish it")  # fmt: skip

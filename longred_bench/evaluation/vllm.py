@@ -149,8 +149,9 @@ def hf_model_dir(spec: str) -> str:
 
         return str(_save_hf_dir(path.stem, build, key=key))
     if path.exists():
-        if not (path / "config.json").is_file():
-            raise UserError(f"{path} is not a Hugging Face model directory (no config.json)")
+        from longred_bench.models.names import check_local
+
+        check_local(spec)  # a folder without config.json, a run's folder: as every command says
         return str(path)
     return spec
 

@@ -81,8 +81,9 @@ def judge(ci: Interval, side: int, bound: float = 0.0, paper: float | None = Non
     ``bound``, from the interval ``ci`` of that effect.
 
     ``paper``, the paper's effect scaled to this metric, counts only where it lies on the
-    claim's side of ``bound``: an interval between the bound and short of it (excluding it)
-    is not reproduced. Without it, only an interval entirely on the wrong side is. An interval
+    claim's side of ``bound`` (one short of it adds nothing: an interval short of that is short
+    of the bound too): an interval between the bound and short of it (excluding it) is not
+    reproduced. Without it, only an interval entirely on the wrong side is. An interval
     with a NaN bound (no samples to resample) is refused: its claim is not comparable, which the
     caller says with its own floor.
     """
@@ -96,7 +97,7 @@ def judge(ci: Interval, side: int, bound: float = 0.0, paper: float | None = Non
         return REPRODUCED
     if high < bound:
         return NOT_REPRODUCED
-    if paper is not None and paper * side > bound and high < paper * side:
+    if paper is not None and high < paper * side:  # a paper effect short of the bound: above
         return NOT_REPRODUCED
     return UNDECIDED
 

@@ -40,8 +40,9 @@ def ci(low: float, high: float) -> Interval:
         ((-3.0, -1.0), ABOVE, None, NOT_REPRODUCED),
         ((-0.5, 0.8), ABOVE, 2.0, NOT_REPRODUCED),
         ((-0.5, 2.5), ABOVE, 2.0, UNDECIDED),
-        # a paper effect on the wrong side of the bound is ignored
+        # a paper effect on the wrong side of the bound changes nothing
         ((-0.5, 0.8), ABOVE, -2.0, UNDECIDED),
+        ((-3.0, -2.5), ABOVE, -2.0, NOT_REPRODUCED),
     ],
 )
 def test_judge_labels_each_case(interval, side, paper, label):

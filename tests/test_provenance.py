@@ -152,6 +152,20 @@ def test_a_copy_without_git_is_compared_where_the_commits_hash_is_given(
     assert capfd.readouterr().err == ""  # git's complaints stay off the terminal
 
 
+def test_a_hash_without_the_commit_it_belongs_to_decides_nothing(tmp_path: Path,
+                                                                 monkeypatch) -> None:  # fmt: skip
+    """$LONGRED_SOURCE_HASH is the hash of the commit $LONGRED_SOURCE_COMMIT names: left over in
+    an environment without it, it does not decide whether a checkout whose files git cannot
+    list is dirty; and a commit that reads as an option names no files."""
+    dirs = _repo(tmp_path)
+    assert commit_blobs(tmp_path, "--help") is None
+    monkeypatch.setattr(source_tree, "commit_blobs", lambda repo, commit: None)  # unreadable
+    stray = {HASH_VAR: "0" * 40}
+    assert state_of(scan(dirs), tmp_path, stray).dirty is None
+    head = _git(tmp_path, "rev-parse", "HEAD")
+    assert state_of(scan(dirs), tmp_path, {**stray, COMMIT_VAR: head}).dirty is True
+
+
 def test_no_commit_at_all_is_said(tmp_path: Path) -> None:
     state = state_of(scan(_tree(tmp_path)), None, {})
     assert state.commit is None and state.dirty is None

@@ -35,6 +35,13 @@ def test_dtype_enters_the_config_only_when_given() -> None:
     assert EvalConfig.from_dict(given.to_dict()) == given
 
 
+def test_an_unknown_eval_config_key_is_one_line() -> None:
+    """A cached unit's or a file's eval config with a key no field has (a TypeError before)."""
+    data = {**EvalConfig(model="tiny-random").to_dict(), "lenghts": [512]}
+    with pytest.raises(UserError, match=r"unknown eval config key\(s\) lenghts; known: "):
+        EvalConfig.from_dict(data)
+
+
 @pytest.mark.parametrize(
     ("kw", "message"),
     [

@@ -96,6 +96,11 @@ def test_verdict_c_is_not_comparable_without_a_control_or_per_text_values() -> N
     assert verdict.label == NOT_COMPARABLE and "no `control` row" in verdict.ours
     old = {k: v for k, v in after[0].items() if not k.startswith("text_")}
     assert verdict_drift_falls("e", before, [old], CONTROL).label == NOT_COMPARABLE
+    after = runs(0.01, -0.05, 0.001, 3, 200, reference=(BEFORE_H, BEFORE_K))
+    assert verdict_drift_falls("e", before, after, CONTROL).label == REPRODUCED
+    for key, other in (("seq_len", 512), ("texts", "pg19"), ("num_texts", N + 1)):
+        moved = [{**a, key: other} for a in after]  # after-CPT drift on other texts
+        assert verdict_drift_falls("e", before, moved, CONTROL).label == NOT_COMPARABLE, key
 
 
 def base_summaries(hidden_means, kl_means, scale=0.005):

@@ -7,7 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from longred_bench.reports.verdict_stats import RunScores, seed_diff, seed_spread
+from longred_bench.reports.verdict_stats import (
+    RunScores,
+    mean_over_seeds,
+    paired_by_seed,
+    seed_diff,
+    seed_spread,
+)
 from longred_bench.reports.verdicts import (
     NOT_COMPARABLE,
     NOT_REPRODUCED,
@@ -40,6 +46,21 @@ def test_claim_a_is_not_reproduced_where_the_interval_excludes_the_papers_scaled
 def test_the_seed_spread_of_two_seeds_is_their_gap() -> None:
     assert seed_spread([_run("cpt", 50.0, 0), _run("cpt", 60.0, 1)]) == 10.0
     assert seed_spread([_run("cpt", 50.0, 0)]) is None
+    # Without per-document scores, the tidy values: a seed not evaluated gives no spread of 0
+    # from the one value left, and the mean is over the seeds that have a value.
+    tidy = [RunScores("pi:factor=2", "cpt", s, v, None) for s, v in enumerate((50.0, 58.0))]
+    assert seed_spread(tidy) == 8.0
+    lacking = [tidy[0], RunScores("pi:factor=2", "cpt", 1, None, None)]
+    assert seed_spread(lacking) is None
+    assert mean_over_seeds(lacking, "short_avg") == 50.0
+    assert mean_over_seeds(tidy, "short_avg") == 54.0
+
+
+def test_rows_pair_by_seed_only_on_the_same_distinct_seeds() -> None:
+    assert paired_by_seed([0, 1, 2], [2, 0, 1])
+    assert not paired_by_seed([0, 1, 2], [0, 1, 5])
+    assert not paired_by_seed([0], [0])  # one seed: no spread to take over the differences
+    assert not paired_by_seed([0, 0], [0, 0])  # a seed twice: which run pairs with which
 
 
 def test_one_seed_a_side_and_one_document_a_task_give_no_interval() -> None:

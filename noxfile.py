@@ -2,9 +2,11 @@
 for every table of the registry, benchmarks.
 
 Every session installs into its own virtualenv with torch pinned through a constraints file, so no
-resolve can pull a different (multi-GB CUDA) torch. The pin is ``torch==2.13.0`` (a CPU build);
-on a GPU machine set ``LONGRED_TORCH=torch==<your version>`` (or ``LONGRED_TORCH=`` to use
-whatever the resolver picks).
+resolve can pull a different torch. The pin is ``torch==2.13.0``; on a GPU machine set
+``LONGRED_TORCH=torch==<your version>`` (or ``LONGRED_TORCH=`` to use whatever the resolver
+picks). Which build of the pinned torch pip takes depends on where it looks (PyPI's Linux wheel is
+the CUDA one, several GB): ``LONGRED_TORCH_INDEX=URL`` adds an index for torch alone, such as
+PyTorch's CPU wheels, ``https://download.pytorch.org/whl/cpu``.
 """
 
 from __future__ import annotations
@@ -23,12 +25,20 @@ nox.options.error_on_missing_interpreters = False
 TORCH_PIN = os.environ.get("LONGRED_TORCH", "torch==2.13.0")
 
 
+def _install_torch(session: nox.Session, constraints: Path) -> None:
+    """Install the pinned torch first, from ``$LONGRED_TORCH_INDEX`` too where it is set (a
+    torch of another build, such as ``2.13.0+cpu``, meets the pin ``torch==2.13.0``)."""
+    if TORCH_PIN:
+        index = os.environ.get("LONGRED_TORCH_INDEX", "").strip()
+        extra = ["--extra-index-url", index] if index else []
+        session.install("-c", str(constraints), *extra, TORCH_PIN)
+
+
 def _install(session: nox.Session, *extras: str, pins: tuple[str, ...] = ()) -> None:
     """Install this package (editable, with ``extras``) under the torch constraint and ``pins``."""
     constraints = Path(session.create_tmp()) / "constraints.txt"
     constraints.write_text("".join(f"{pin}\n" for pin in (TORCH_PIN, *pins) if pin))
-    if TORCH_PIN:
-        session.install("-c", str(constraints), TORCH_PIN)
+    _install_torch(session, constraints)
     spec = "." + (f"[{','.join(extras)}]" if extras else "")
     session.install("-c", str(constraints), "-e", spec)
 
@@ -243,8 +253,7 @@ def tests_vllm(session: nox.Session) -> None:
     """
     constraints = Path(session.create_tmp()) / "constraints.txt"
     constraints.write_text(TORCH_PIN + "\n")
-    if TORCH_PIN:
-        session.install("-c", str(constraints), TORCH_PIN)
+    _install_torch(session, constraints)
     session.install("-c", str(constraints), VLLM_PIN, "lm-eval==0.4.13", "pytest>=8", "-e", ".")
     session.run("python", "-m", "pip", "uninstall", "-y", *_VLLM_UNUSED)
     session.run("longred-bench", "data", "fetch", "--sources", "smollm2", "benchmarks")

@@ -22,12 +22,13 @@ class Recorder:
 
     def __init__(self, tmp: Path, posargs: list[str]) -> None:
         self.tmp, self.posargs, self.runs, self.logs = tmp, posargs, [], []
+        self.installs: list[list[str]] = []
 
     def create_tmp(self) -> str:
         return str(self.tmp)
 
     def install(self, *args: str, **kwargs: Any) -> None:
-        pass
+        self.installs.append(list(args))
 
     def run(self, *args: str, **kwargs: Any) -> str:
         self.runs.append(list(args))
@@ -78,3 +79,17 @@ def test_nox_lists_each_sessions_first_sentence_whole() -> None:
     lines = [line for line in out.splitlines() if " -> " in line]
     assert len(lines) >= 10
     assert all(line.rstrip().endswith((".", ")")) for line in lines), lines
+
+
+def test_torch_is_installed_first_from_the_index_given(tmp_path, monkeypatch) -> None:
+    """PyPI's Linux wheel of the pinned torch is the CUDA build: ``$LONGRED_TORCH_INDEX`` adds an
+    index (PyTorch's CPU wheels) for the torch install alone; unset, pip looks where it does."""
+    monkeypatch.delenv("LONGRED_TORCH_INDEX", raising=False)
+    plain = _run(tmp_path, noxfile.tests, []).installs
+    assert plain[0][-1] == noxfile.TORCH_PIN and "--extra-index-url" not in plain[0]
+    monkeypatch.setenv("LONGRED_TORCH_INDEX", "https://download.pytorch.org/whl/cpu")
+    for session in (noxfile.tests, noxfile.tests_vllm):
+        first, *rest = _run(tmp_path, session, []).installs
+        assert first[-3:] == ["--extra-index-url", "https://download.pytorch.org/whl/cpu",
+                              noxfile.TORCH_PIN]  # fmt: skip
+        assert rest and all("--extra-index-url" not in r for r in rest)

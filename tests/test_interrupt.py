@@ -294,6 +294,27 @@ def test_sigterm_prints_the_same_line_and_exits_143(monkeypatch, capsys) -> None
     assert signal.getsignal(signal.SIGTERM) == before  # the handler before is back
 
 
+def test_a_second_stop_while_the_line_is_written_is_ignored() -> None:
+    """A terminal's Ctrl-C reaches nox (or any parent in the job) too, which sends its own
+    SIGINT or SIGTERM: one landing while the line was written ended in a traceback instead (run
+    in a process of its own: the old code's second SIGINT would stop the test session)."""
+    code = (
+        "import os, signal, sys\n"
+        "from longred_bench import cli\n"
+        "from longred_bench.cli import commands, interrupt\n"
+        "def cut(args):\n    raise KeyboardInterrupt\n"
+        "def line(args):\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    return 'interrupted: said whole'\n"
+        "commands.cmd_tasks_path, interrupt.interrupted_line = cut, line\n"
+        "handlers = [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)]\n"
+        "rc = cli.main(['tasks-path'])\n"
+        "print(rc, [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)] == handlers)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (done.stdout.strip(), done.stderr.strip()) == ("130 True", "interrupted: said whole")
+
+
 @pytest.mark.parametrize("force", [False, True])
 def test_an_interrupted_reproduce_names_the_command_that_reuses_its_units(
     monkeypatch, capsys, force

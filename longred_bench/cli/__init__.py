@@ -170,6 +170,23 @@ def _stdout_gone() -> bool:
         return False
 
 
+@contextlib.contextmanager
+def _stops_held() -> Iterator[None]:
+    """Within the block, a further SIGINT or SIGTERM is ignored, so the interrupted line is
+    written whole: a terminal's Ctrl-C reaches every process of the job (``nox`` too, which then
+    sends its own SIGINT or SIGTERM), and a second one landed in the line's code as a traceback.
+    The handlers before are back after it. Outside the main thread the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, signal.SIG_DFL if handler is None else handler)
+
+
 def _close_progress_bars() -> None:
     """Close every progress bar still open (lm-eval's among them): one closed only when it is
     collected, at exit, redrew itself below the interrupted line."""
@@ -229,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         # (a bar ends its line only when it closes, in a terminal and in a log alike); under
         # torchrun by process 0 alone (every process is stopped, and each said it)
         if os.environ.get("RANK", "0") == "0":
-            _close_progress_bars()
-            print(f"\n{interrupted_line(args)}", file=sys.stderr, flush=True)
+            with _stops_held():
+                _close_progress_bars()
+                print(f"\n{interrupted_line(args)}", file=sys.stderr, flush=True)
         return 128 + signal.SIGTERM if isinstance(stop, Terminated) else 130

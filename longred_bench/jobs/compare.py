@@ -26,17 +26,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
 from longred_bench.errors import UserError
 from longred_bench.evaluation.config import EvalConfig
+from longred_bench.jobs.compare_units import make_room, unit_records
 from longred_bench.jobs.configs import CompareConfig
 from longred_bench.jobs.heartbeat import heartbeat
 from longred_bench.jobs.resume import drop_responses, request_cache, saved_responses, weights_stamp
 from longred_bench.jobs.unit_compute import run_eval_unit
-from longred_bench.jobs.units import cached_records, own_config, save_records
+from longred_bench.jobs.units import own_config, save_records
 from longred_bench.pcd.config import PcdConfig
 from longred_bench.results import config_hash
 
@@ -155,44 +155,6 @@ def unit_folders(labels: list[str]) -> dict[str, str]:
             for label, name in slugs.items()}  # fmt: skip
 
 
-def unit_records(path: Path, unit: dict[str, Any]) -> list[dict[str, Any]] | None:
-    """The records of ``unit`` saved at ``path``, or in a folder beside it that
-    :func:`set_aside_unit` made of these settings, moved back (what ``path``'s folder holds is
-    set aside first); None where neither is there."""
-    got = cached_records(path, unit)
-    if got is not None:
-        return got
-    folder = path.parent
-    for aside in sorted(folder.parent.glob(f"{glob_escape(folder.name)}.*")):
-        if aside.is_dir() and cached_records(aside / path.name, unit) is not None:
-            set_aside_unit(folder)
-            aside.replace(folder)
-            return cached_records(path, unit)
-    return None
-
-
-def set_aside_unit(folder: Path) -> Path | None:
-    """Move a unit's ``folder`` (records of other settings) to ``<folder>.<hash of its
-    config>`` beside it (``-2``... where that is taken), so a call with other settings loses
-    nothing measured; where it went (None where there is no folder)."""
-    from longred_bench.results import read_cached_json
-
-    if not folder.exists():
-        return None
-    stamp = config_hash({"config": read_cached_json(folder / "config.json")})[:12]
-    target, n = folder.with_name(f"{folder.name}.{stamp}"), 2
-    while target.exists():
-        target, n = folder.with_name(f"{folder.name}.{stamp}-{n}"), n + 1
-    folder.replace(target)
-    return target
-
-
-def _make_room(path: Path) -> Path | None:
-    """Before ``path`` is measured: the records of other settings its folder holds set aside
-    (:func:`set_aside_unit`); where they went (None where it holds none)."""
-    return set_aside_unit(path.parent) if path.is_file() else None
-
-
 def _eval_unit(
     cfg: CompareConfig, entry: Entry, suite: str, window: int, decoding: str = "greedy"
 ) -> dict[str, Any]:
@@ -280,7 +242,8 @@ def run_compare(
                 path = runs / folders[label] / unit["suite"] / "eval.jsonl"
                 got = unit_records(path, unit)
                 if got is None:
-                    state.announce(f"{label}: {unit['suite']}", path, _make_room(path), progress)
+                    state.announce(f"{label}: {unit['suite']}", path, progress,
+                                   *make_room(path, unit))  # fmt: skip
                     cache = request_cache(runs, EvalConfig.from_dict(own_config(unit)))
                     state.start(f"{label}: {unit['suite']}", cache=cache)
                     measured = _measure(unit, progress, cache, window, tasks_key)
@@ -292,7 +255,7 @@ def run_compare(
             records += _drift(cfg, drift_units, runs / "drift", progress, state)
     print(f"[compare] {state.total - state.measured} of {state.total} unit(s) reused from "
           f"{runs}, {state.measured} measured" + (f" ({state.again} again: their settings "
-          "changed)" if state.again else ""), flush=True)  # fmt: skip
+          "or their code changed)" if state.again else ""), flush=True)  # fmt: skip
     return records
 
 
@@ -335,14 +298,16 @@ class _Progress:
         self.done += 1
         self.start("checking saved units")
 
-    def announce(self, unit: str, saved: Path, aside: Path | None, progress: bool) -> None:
-        """Say that ``unit`` is measured: always where its folder held records of other
-        settings (``saved``, set ``aside``: :func:`_make_room`), else with ``progress``."""
+    def announce(self, unit: str, saved: Path, progress: bool, aside: Path | None,
+                 held: str) -> None:  # fmt: skip
+        """Say that ``unit`` is measured: always where its folder held records it does not
+        reuse (``saved``, set ``aside``, ``held`` what they were: :func:`.compare_units.make_room`),
+        else with ``progress``."""
         self.measured += 1
         if aside is not None:
             self.again += 1
-            print(f"[compare] {unit}: measured again; {saved} held records of other settings, "
-                  f"set aside as {aside.name}", flush=True)  # fmt: skip
+            print(f"[compare] {unit}: measured again; {saved} held {held}, set aside as "
+                  f"{aside.name}", flush=True)  # fmt: skip
         elif progress:
             print(f"[compare] {unit}", flush=True)
 
@@ -400,7 +365,7 @@ def _drift(
             saved[label] = got
             state.finish()
     if missing:
-        measured, partial = _measure_drift(cfg, missing, root, progress, state)
+        measured, partial = _measure_drift(cfg, missing, dict(units), root, progress, state)
         for label, path in missing:
             mine = [r for r in measured if r["extension"] == label]
             saved[label] = save_records(path, dict(units)[label], mine, cfg.seed, cfg.device)
@@ -438,18 +403,19 @@ def _resumable(path: Path) -> bool:
 
 
 def _measure_drift(
-    cfg: CompareConfig, missing: list[tuple[str, Path]], root: Path, progress: bool,
-    state: _Progress,
+    cfg: CompareConfig, missing: list[tuple[str, Path]], units: dict[str, dict[str, Any]],
+    root: Path, progress: bool, state: _Progress,
 ) -> tuple[list[dict[str, Any]], Path]:  # fmt: skip
-    """The drift records of the ``missing`` models, measured in one run that resumes from the
-    windows an interrupted run of the same models saved, and the file of those windows."""
+    """The drift records of the ``missing`` models (``units``: each model's unit), measured in
+    one run that resumes from the windows an interrupted run of the same models saved, and the
+    file of those windows."""
     from longred_bench.jobs.configs import DriftConfig
     from longred_bench.jobs.drift import run_drift
     from longred_bench.jobs.in_progress import drift_now
 
     labels = [label for label, _ in missing]
     for label, path in missing:
-        state.announce(f"drift: {label}", path, _make_room(path), progress)
+        state.announce(f"drift: {label}", path, progress, *make_room(path, units[label]))
     config = DriftConfig.from_dict(own_config(drift_run(cfg, labels)))
     # windows of these models, settings and weights only: another call's (other models or
     # settings, interrupted) keep their own file, and resume when it is asked again; the files of

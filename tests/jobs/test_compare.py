@@ -11,7 +11,7 @@ from data_helpers import ensure_cached
 
 from longred_bench import cli
 from longred_bench.errors import UserError
-from longred_bench.jobs import compare
+from longred_bench.jobs import compare, compare_units
 from longred_bench.jobs.compare import check_tokenizers, entries
 from longred_bench.jobs.configs import CompareConfig
 from longred_bench.metrics.retention import longred_avg
@@ -284,7 +284,7 @@ def test_compare_tiny_end_to_end_and_resume(
     assert calls == ["niah", "niah"]
     printed = capsys.readouterr().out  # the units measured again, said even under --quiet
     assert "[compare] original: niah: measured again; " in printed
-    assert "set aside as niah." in printed
+    assert "set aside as niah." in printed and "held records of other settings" in printed
     assert "3 of 5 unit(s) reused" in printed and "2 measured (2 again: their settings" in printed
     # the earlier settings' records were set aside, not replaced: back to them, nothing is
     # measured (each unit's records swap places with the other settings')
@@ -454,3 +454,30 @@ def test_the_summary_shows_the_columns_of_the_suites_compared(tmp_path: Path) ->
     rows = _table(md, "## Summary")
     assert [row[0] for row in rows] == labels and rows[0] == ["original", "", ""]
     assert all(len(row) == 3 and row[1] and row[2] for row in rows[1:])
+
+
+def test_records_set_aside_say_whether_their_settings_or_their_code_differ(tmp_path) -> None:
+    """The committed SmolLM2 comparison, run again after a change to the evaluation code, said
+    its folders "held records of other settings" though only the code's hash differed."""
+    import json
+
+    from longred_bench.jobs.units import stored_config
+
+    unit = {"model": "tiny-random", "rope": None, "suite": "niah", "samples": 1}
+    path = tmp_path / "runs" / "original" / "niah" / "eval.jsonl"
+
+    def saved(config):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        (path.parent / "config.json").write_text(json.dumps(config))
+        path.write_text("{}\n")
+
+    saved({**stored_config(unit), "code": "0" * 64})
+    aside, held = compare_units.make_room(path, unit)
+    assert held == compare_units.OLDER_CODE and (aside / "eval.jsonl").is_file()
+    assert not path.parent.exists()  # set aside, not replaced
+    saved({**stored_config(unit), "samples": 2})
+    assert compare_units.make_room(path, unit)[1] == compare_units.OTHER_SETTINGS
+    assert compare_units.make_room(path, unit) == (
+        None,
+        compare_units.OTHER_SETTINGS,
+    )  # nothing held

@@ -170,6 +170,10 @@ def check_report_profile(out: Path, table: str, profile: str) -> None:
         return
     found = re.search(r"\(profile `([^`]+)`\)", head)
     if found and found.group(1) != profile:
-        raise UserError(f"--out {out} holds {table}'s report of profile {found.group(1)} (and "
-                        f"its records), which profile {profile}'s would replace: give another "
+        from longred_bench.profiles.loader import BUILTIN
+
+        theirs = found.group(1)  # a built-in profile's report: that profile (--rebuild's fix)
+        fix = f"give --profile {theirs} for that report, or" if theirs in BUILTIN else "give"
+        raise UserError(f"--out {out} holds {table}'s report of profile {theirs} (and its "
+                        f"records), which profile {profile}'s would replace: {fix} another "
                         "--out")  # fmt: skip

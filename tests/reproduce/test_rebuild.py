@@ -205,6 +205,13 @@ def test_another_profiles_report_folder_is_kept(tmp_path, capsys, monkeypatch, r
     assert (out / "table1.md").read_text() == report and sorted(out.iterdir()) == [
         out / "table1.md"
     ]
+    # a built-in profile's report: that profile is named (``fig2 --rebuild --out reports/smol``
+    # at fig2's default, tiny, was told to give another --out)
+    (out / "table1.md").write_text(report.replace("`pa`", "`smol`"))
+    assert main([*argv, *rebuild]) == 2
+    assert capsys.readouterr().err.endswith(
+        "which profile pb's would replace: give --profile smol for that report, or another --out\n"
+    )
 
 
 def test_the_rebuild_hint_gives_the_profile_as_given(tmp_path, capsys, monkeypatch):

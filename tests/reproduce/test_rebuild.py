@@ -7,8 +7,11 @@ from __future__ import annotations
 import gzip
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
+from script_loader import load_noxfile
 
 from longred_bench.cli import main
 
@@ -78,6 +81,29 @@ def test_table1_rebuild_names_itself(tmp_path):
         "rebuilt from the records in `table1.jsonl.gz`, computing nothing" in text
     )
     assert "nox -s reproduce_table1" not in text
+
+
+def test_table1_names_the_readme_command_only_where_it_ran(tmp_path, monkeypatch):
+    """``longred-bench reproduce table1`` typed by hand wrote "command: `nox -s
+    reproduce_table1`" into its report: the nox session says it ran the call."""
+    from longred_bench.reproduce.table1 import CALLED_AS, MAIN_JOB, SPEC
+    from longred_bench.results import read_records
+
+    records = read_records(ROOT / "reports/smol/table1.jsonl.gz")
+    typed = "longred-bench reproduce table1 --profile smol"
+    monkeypatch.delenv(CALLED_AS, raising=False)
+    SPEC.build(records, tmp_path, profile="smol", command=typed)
+    assert f"`{typed}`" in (tmp_path / "table1.md").read_text()
+    monkeypatch.setenv(CALLED_AS, MAIN_JOB)
+    SPEC.build(records, tmp_path, profile="smol", command=typed)
+    text = (tmp_path / "table1.md").read_text()
+    assert f"`{MAIN_JOB}`" in text and f"`{typed}`" not in text
+    ran: dict[str, Any] = {}
+    session = SimpleNamespace(posargs=[], install=lambda *a, **k: None,
+                              create_tmp=lambda: str(tmp_path),
+                              run=lambda *a, env=None: ran.update(env))  # fmt: skip
+    load_noxfile().reproduce_table1.func(session)
+    assert ran[CALLED_AS] == MAIN_JOB
 
 
 @pytest.mark.parametrize(

@@ -197,6 +197,8 @@ def test_a_cache_under_a_file_is_refused_before_a_fetch(tmp_path, monkeypatch, c
     ("argv", "message"),
     [
         (["eval", "--model", "./nope", "--suite", "ruler"], "model './nope': no such folder"),
+        (["eval", "--model", "out/no/model", "--suite", "ruler"],  # owner/name has one slash
+         "model 'out/no/model': no such folder"),
         (["train", "--recipe", "cpt", "--profile", "smoke", "--set", "model=./nope"],
          "model './nope': no such folder"),
         (["train", "--recipe", "cpt", "--profile", "smoke", "--set", "long_data=txt:/nope.txt"],

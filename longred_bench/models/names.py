@@ -87,8 +87,8 @@ def check_local(spec: str) -> bool:
             raise UserError(f"model {spec!r}: {path} is not a Hugging Face model folder (no "
                             f"config.json); {_fix_for_folder(path)}")  # fmt: skip
         return True
-    if spec.startswith(("/", "./", "../", "~")):  # a path, never a hub id
-        raise UserError(f"model {spec!r}: no such folder; give {_choices()}")
+    if spec.startswith(("/", "./", "../", "~")) or spec.count("/") > 1:  # a path, never a hub
+        raise UserError(f"model {spec!r}: no such folder; give {_choices()}")  # id (owner/name)
     return False
 
 

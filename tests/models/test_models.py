@@ -186,7 +186,9 @@ def test_unknown_model_name_fails_at_once_when_the_hub_is_offline(monkeypatch) -
         resolve_spec("no-such-org/no-such-model")
 
 
-@pytest.mark.parametrize("spec", ["/no/such/folder", "./no-such-folder", "~/no-such-folder"])
+@pytest.mark.parametrize(
+    "spec", ["/no/such/folder", "./no-such-folder", "~/no-such-folder", "out/no-such/folder"]
+)  # a relative path of two slashes or more is no hub id (owner/name) either
 def test_a_path_that_does_not_exist_is_said_so_without_the_hub(monkeypatch, spec) -> None:
     from longred_bench.errors import UserError
     from longred_bench.models.loading import resolve_spec

@@ -63,3 +63,12 @@ def test_repair_commands_name_the_cache_they_repair(tmp_path, capsys):
     assert f"`longred-bench data fetch --cache '{cache}' --sources brown --force`" in (
         capsys.readouterr().out
     )
+
+
+def test_the_fingerprint_tells_documents_apart_not_only_their_joined_text() -> None:
+    """The same characters split into other documents are other data (other rows, windows)."""
+    from longred_bench.data.local_corpora import texts_fingerprint
+
+    assert texts_fingerprint(["ab", "c"]) != texts_fingerprint(["a", "bc"])
+    assert texts_fingerprint(["ab", "c"]) == texts_fingerprint(["ab", "c"])
+    assert texts_fingerprint(["ab", "c"]) != texts_fingerprint(["c", "ab"])  # in order

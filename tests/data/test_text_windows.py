@@ -51,3 +51,17 @@ def test_a_jsonl_file_gives_its_text_fields_not_its_json(tmp_path: Path) -> None
     why = r"line 1 has no string field 'text' \(it has: content\); give each line a string text"
     with pytest.raises(UserError, match=why):
         token_windows(tok, str(source), num_texts=1, seq_len=32)
+
+
+def test_windows_take_turns_over_the_documents_and_a_whole_document_fits(tmp_path) -> None:
+    """Window k of every document before window k + 1 of any (each text's start first, not the
+    first text's every window), and a document of exactly ``seq_len`` tokens is one window."""
+    tok = byte_tokenizer()
+    source = tmp_path / "docs.jsonl"
+    texts = ["a" * 32 + "A" * 32, "b" * 32 + "B" * 32]
+    source.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+    windows = token_windows(tok, str(source), num_texts=3, seq_len=32)
+    assert [tok.decode(w) for w in windows] == ["a" * 32, "b" * 32, "A" * 32]
+    exact = tmp_path / "exact.txt"
+    exact.write_text("x" * 32, encoding="utf-8")
+    assert token_windows(tok, str(exact), num_texts=1, seq_len=32).shape == (1, 32)

@@ -326,6 +326,13 @@ def test_over_length_documents_are_counted_per_model() -> None:
                 "metric": "acc", "length": None, "n_samples": 4, "n_over_length": over}  # fmt: skip
 
     uneven = [task("original", 2), task("a", 3), task("b", 5), task("c", 10)]
+    from longred_bench.results import over_length_documents
+
+    group = {**task("original", 2), "task": "group", "n_samples": None}  # carries the total
+    assert over_length_documents([task("original", 2), group]) == 2  # counted once
+    assert (
+        over_length_documents([task("original", 2), {**task("original", 2), "metric": "f1"}]) == 2
+    )
     line = report.sample_sizes(uneven)
     assert "document(s) skipped as over-length: 2 for original, 3 for a, 5 for b, 10 for c" in line
     assert "1 document(s) skipped as over-length" in report.sample_sizes(

@@ -36,6 +36,8 @@ def test_summaries_carry_per_text_values_whose_mean_is_the_summary_mean():
             r for r in records if r["kind"] == "drift_layer" and r["extension"] == s["extension"]
         ]
         assert len(layers) == 4 and set(layers[0]) >= {"layer", "hidden_cosine", "attention_kl"}
+        last = max(layers, key=lambda r: r["layer"])  # the last layer's, not the mean over them
+        assert s["last_hidden_cosine"] == pytest.approx(last["hidden_cosine"], rel=1e-12)
     # PI x4 moves every text more than ABF 1e6 does.
     abf, pi = summaries
     assert all(
@@ -72,3 +74,10 @@ def test_extended_checkpoints_as_they_are_and_rope_on_the_original(tmp_path):
     ckpt, zero_shot = summaries.values()
     assert ckpt["mean_attention_kl"] == pytest.approx(zero_shot["mean_attention_kl"], rel=1e-9)
     assert ckpt["mean_attention_kl"] > 0
+
+
+def test_a_text_with_no_valid_token_is_written_as_null() -> None:
+    """JSON has no NaN: a window with no valid token is ``null`` in the per-text lists."""
+    from longred_bench.jobs.drift import _finite
+
+    assert _finite([float("nan"), 0.5]) == [None, 0.5]

@@ -481,3 +481,12 @@ def test_float_mask_is_accepted() -> None:
     a = relation_kl_chunked(*inputs, mask=bool_mask, reduction="none", block_size=4)
     b = relation_kl_chunked(*inputs, mask=bool_mask.double(), reduction="none", block_size=4)
     torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def test_inputs_of_two_dtypes_meet_at_the_wider() -> None:
+    """A bf16 teacher's q/k beside an fp32 student's: all four go in as fp32, none narrowed."""
+    from longred_bench.kernels._common import at_common_dtype
+
+    half, full = torch.ones(2, dtype=torch.bfloat16), torch.ones(2)
+    assert [x.dtype for x in at_common_dtype(half, full)] == [torch.float32] * 2
+    assert [x.dtype for x in at_common_dtype(full, half, half)] == [torch.float32] * 3

@@ -207,6 +207,23 @@ def test_ranks_match_a_full_forward_and_needle_is_located(request):
     needle = tok.decode(prompt[record["needle_start"] :])
     assert needle.startswith(f"One of the special magic uuids for {sample.metadata['keys'][0]}")
     assert tok.decode(prompt[record["question_start"] :]).startswith("What are all the")
+    # the needle's depth is its place in the context (haystack), not in the whole prompt
+    from longred_bench.jobs.psa import needle_placement
+
+    (deep,) = generate("niah_single_1", tok, 4096, 1, 0, depths=(90.0,))  # snapped back a bit
+    placed = needle_placement(deep, tok)
+    assert placed["needle_depth_drawn"] == 90.0
+    assert placed["needle_depth"] == pytest.approx(90.0, abs=2.5)  # of the prompt: about 84.5
+
+
+def test_a_line_is_named_by_its_extension_alone_where_one_model_is_measured() -> None:
+    from longred_bench.jobs.configs import PsaConfig
+    from longred_bench.jobs.psa import label
+
+    one = PsaConfig(models=("a",), ropes=("none", "pi:factor=4"))
+    two = PsaConfig(models=("a", "b"), ropes=("none", "pi:factor=4"))
+    assert (label("a", "none", one), label("a", "pi:factor=4", one)) == ("a", "pi:factor=4")
+    assert label("a", "pi:factor=4", two) == "a [pi:factor=4]"
 
 
 @pytest.mark.parametrize(

@@ -301,6 +301,10 @@ def test_items_go_in_at_their_depth_of_the_haystack():
     ends = [u + "." if i == 6 else u for i, u in enumerate(units)]  # a sentence ends at unit 6
     assert insert_at_depths(ends, ["A"], [10.0], snap=True).index("A") == 7  # just after it
     assert insert_at_depths(ends, ["A"], [10.0]).index("A") == 10
+    # a depth between two units rounds to the nearer (half of 3 units: after 2 of them); items
+    # at one depth go in in the order given
+    assert insert_at_depths(["a", "b", "c"], ["X"], [50.0]) == ["a", "b", "X", "c"]
+    assert insert_at_depths(["a", "b"], ["X", "Y"], [50.0, 50.0]) == ["a", "X", "Y", "b"]
 
 
 def test_the_needle_sits_at_its_depth_in_the_prompt(byte_tok):

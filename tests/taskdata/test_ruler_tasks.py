@@ -331,3 +331,23 @@ def test_run_eval_ruler_records_per_task_and_length() -> None:
     assert [(f.task, f.fitting, f.over_length) for f in result.fits] == [
         (t, [0, 1, 2, 3], 0) for t in tasks
     ]
+
+
+def test_a_phrasing_family_applies_to_the_tasks_that_take_one(monkeypatch) -> None:
+    """``--metadata phrasing=heldout`` phrases the NIAH tasks and vt; cwe, fwe and the QA tasks
+    have RULER's phrasing only and are built in it (not refused: the group runs every task)."""
+    from types import SimpleNamespace
+
+    asked: dict[str, str] = {}
+
+    def samples(task, tokenizer, length, n, seed, *, corpus, phrasing):
+        asked[task] = phrasing
+        return [SimpleNamespace(index=0, input="x", outputs=["y"], token_count=1)]
+
+    monkeypatch.setattr(ru, "load_or_generate", samples)
+    monkeypatch.setattr(ru, "metadata_tokenizer", lambda metadata: None)
+    for task in ("niah_single_1", "vt", "cwe", "fwe", "qa_1"):
+        rows = ru.build(task, {"tokenizer": "t", "lengths": [1024], "phrasing": "heldout"})
+        assert rows["test"][0]["phrasing"] == asked[task]
+    assert asked == {"niah_single_1": "heldout", "vt": "heldout", "cwe": "standard",
+                     "fwe": "standard", "qa_1": "standard"}  # fmt: skip

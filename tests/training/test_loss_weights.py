@@ -73,3 +73,19 @@ def test_the_long_streams_ce_is_ce_long_in_every_recipe() -> None:
     }
     ce = float(terms["cpt"]["ce_long"])
     assert all(float(t["ce_long"]) == pytest.approx(ce, rel=1e-6) for t in terms.values())
+
+
+def test_cross_entropy_weighs_each_stream_by_its_real_tokens() -> None:
+    """mix-CPT's loss is the CE of every real token of its streams: each stream's mean CE
+    weighed by its tokens (a plain mean of the two would weigh a short row like a long one)."""
+    teacher = load("tiny-random").model
+    window = teacher.config.max_position_embeddings
+    method = CrossEntropy(smoke("mix-cpt"), teacher, None, {"long": 2, "short": 3}, window)
+    long, short = _batch(2, 96), _batch(3, 16, seed=1)
+    short.mask[:, 12:] = False  # padding: not counted
+    with torch.no_grad():
+        terms = {k: float(v) for k, v in method.losses({"long": long, "short": short}, 0).items()}
+    assert (long.tokens, short.tokens) == (192, 36)
+    weighed = (terms["ce_long"] * 192 + terms["ce_short"] * 36) / 228
+    assert terms["loss"] == pytest.approx(weighed, rel=1e-6)
+    assert abs(terms["loss"] - (terms["ce_long"] + terms["ce_short"]) / 2) > 1e-3

@@ -269,3 +269,12 @@ def test_every_task_too_long_for_the_shortest_length_is_named_at_once(byte_tok):
                 generate(task, byte_tok, length, 1, 0)
             except Misfit:
                 assert length == 256 and task in needs
+
+
+def test_the_largest_size_that_fits_exactly_is_kept() -> None:
+    """A size whose tokens are exactly the length fits (``<=``), from any starting size."""
+    from longred_bench.taskdata.ruler.sizing import _largest_fitting
+
+    assert _largest_fitting(lambda n: 10 * n, 50, 100) == 5
+    assert _largest_fitting(lambda n: 10 * n, 55, 100) == 5
+    assert _largest_fitting(lambda n: 10 * n + 7, 57, 100, lo=2) == 5

@@ -457,3 +457,13 @@ def test_prompts_fit_tiny_base_window(rows) -> None:
     assert max(lengths) <= 255
     ppl = [len(tok(row["text"], add_special_tokens=False)["input_ids"]) for row in rows["ppl"]]
     assert sum(n > 256 for n in ppl) <= 1
+
+
+def test_a_passage_may_hold_exactly_the_most_words_its_task_allows() -> None:
+    """Passages run over consecutive usable sentences up to the task's word total, inclusive."""
+    from longred_bench.data.sentences import Sentence
+    from longred_bench.taskdata.tiny_sampling import _windows
+
+    two = [Sentence(0, 1, 0, 45, True), Sentence(1, 2, 0, 45, True)]
+    assert _windows(two, (40, 90), lambda i, j: True) == [(0, 2)]  # 90 words: the upper bound
+    assert _windows(two, (40, 89), lambda i, j: True) == [(0, 1), (1, 2)]

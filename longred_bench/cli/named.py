@@ -23,7 +23,8 @@ def check_models(*specs: str, offline: bool = False) -> None:
         if not spec.strip():  # Path("") is ".": a model folder there was taken without a word
             raise UserError(EMPTY_MODEL_SPEC)
         if offline:  # a hub id is asked for when it runs; a mistyped zoo name is refused now
-            names.check_local(spec) or names.check_not_mistyped(spec)
+            if not names.check_local(spec):
+                names.check_not_mistyped(spec)
         else:
             names.check_model_spec(spec)  # a run's folder: its final
         check_model_files(spec)

@@ -54,7 +54,7 @@ def make_room(path: Path, unit: dict[str, Any]) -> tuple[Path | None, str]:
     :data:`OTHER_SETTINGS`."""
     if not path.is_file():
         return None, OTHER_SETTINGS
-    saved, now = read_cached_json(path.parent / "config.json"), stored_config(unit)
-    mine = {k: v for k, v in now.items() if k != "code"}
-    same = isinstance(saved, dict) and {k: v for k, v in saved.items() if k != "code"} == mine
+    saved = read_cached_json(path.parent / "config.json")
+    mine = stored_config(unit)
+    same = isinstance(saved, dict) and {**saved, "code": None} == {**mine, "code": None}
     return set_aside_unit(path.parent), OLDER_CODE if same else OTHER_SETTINGS

@@ -1,12 +1,14 @@
 """How RULER samples are built, checked against what each builder's docstring promises: the
-depth grid spans 0-100%, a multi-key haystack never repeats the queried key, the fwe top three
-never tie with the fourth, variable tracking's chain reads in order; and the NIAH grid's
-sentence-end snap."""
+depth grid spans 0-100%, a multi-key haystack never repeats the queried key, the queried needle
+is not always the shallowest, the fwe top three never tie with the fourth and its Zipf law keeps
+its tail, variable tracking's chain reads in order; and the NIAH grid's sentence-end snap."""
 
 from __future__ import annotations
 
 import itertools
+import math
 import random
+import re
 from collections import Counter
 
 import pytest
@@ -36,6 +38,25 @@ def test_distractor_needles_never_use_the_queried_key(monkeypatch: pytest.Monkey
         assert rendered.prompt.count(f" for {key} is:") == 1
 
 
+def test_the_queried_needle_sits_at_any_of_the_drawn_depths() -> None:
+    # Depths are drawn sorted: were the needles not shuffled, the queried key (drawn first)
+    # would always be the shallowest of niah_multikey_1's four needles, and the values of
+    # niah_multivalue would always appear in answer order.
+    firsts, in_order = set(), []
+    for seed in range(12):
+        (draft,) = niah.build("niah_multikey_1", random.Random(seed), 2000, "brown")
+        rendered = draft.render(len(draft.units))
+        (key,) = rendered.metadata["keys"]
+        needles = re.findall(r" for ([\w-]+) is: ", rendered.prompt.split("What are all")[0])
+        assert len(needles) == 4 and key in needles, (seed, needles)
+        firsts.add(needles.index(key))
+        (draft,) = niah.build("niah_multivalue", random.Random(seed), 2000, "brown")
+        rendered = draft.render(len(draft.units))
+        where = [rendered.prompt.index(f"is: {v}.") for v in rendered.outputs]
+        in_order.append(where == sorted(where))
+    assert len(firsts) > 1 and not all(in_order), (firsts, in_order)
+
+
 def test_the_fwe_top_three_never_tie_with_the_fourth() -> None:
     for length in (512, 1024):
         for sample in generate("fwe", byte_tokenizer(), length, 30, seed=0):
@@ -44,6 +65,18 @@ def test_the_fwe_top_three_never_tie_with_the_fourth() -> None:
             top = Counter(w for w in words if w != "....").most_common(4)
             assert {w for w, _ in top[:3]} == set(sample.outputs)
             assert len(top) == 3 or top[2][1] > top[3][1], (length, sample.index, top)
+
+
+def test_the_zipf_law_keeps_its_tail() -> None:
+    # sum over r > 10 of r^-2 is pi^2/6 minus the first ten terms; the sampler's normaliser
+    # counts it, so about 5.8% of draws fall beyond the support (returned as 0).
+    head = sum(r**-2.0 for r in range(1, 11))
+    tail = math.pi**2 / 6 - head
+    assert math.isclose(hs._zipf_tail(10, 2.0), tail, rel_tol=1e-3)
+    draws = hs.zipf_sampler(random.Random(0), 10, 2.0)(20_000)
+    beyond = draws.count(0) / len(draws)
+    assert abs(beyond - tail / (head + tail)) < 0.01, beyond
+    assert abs(draws.count(1) / len(draws) - 6 / math.pi**2) < 0.02
 
 
 def test_variable_tracking_statements_appear_in_chain_order() -> None:
@@ -63,3 +96,16 @@ def test_equidistant_sentence_ends_snap_to_the_earlier_one() -> None:
     units = ["word"] * 200
     units[97] = units[101] = "end."
     assert insertion_point(units, 200, 50.0) == 98
+
+
+def test_a_needle_moves_to_a_sentence_end_exactly_the_window_away_but_never_to_an_end() -> None:
+    # 200 words: the window is 4 words. A sentence end 4 words after the exact point is taken;
+    # the haystack's last word ending a sentence neither pulls a needle to the end (k = n) nor,
+    # read as word -1, to the start (k = 0).
+    units = ["word"] * 200
+    units[103] = "end."
+    assert insertion_point(units, 200, 50.0) == 104
+    units = ["word"] * 200
+    units[199] = "end."
+    assert insertion_point(units, 200, 99.0) == 198
+    assert insertion_point(units, 200, 1.0) == 2

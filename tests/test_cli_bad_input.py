@@ -246,6 +246,12 @@ def test_a_profile_refuses_dynamic_rope_where_its_table_evaluates_through_vllm(t
          "--lengths: 256 given more than once"),
         (["eval", "--model", "tiny-random", "--suite", "niah", "--depths", "50", "50"],
          "--depths: 50 given more than once"),
+        # a value given three times is named once
+        (["psa", "--model", "tiny-random", "--lengths", "512", "512", "512"],
+         "psa --lengths: 512 given more than once; give each once"),
+        # two options with a repeat each: the line names the first given
+        (["psa", "--model", "tiny-random", "--lengths", "512", "512", "--decoding", "greedy",
+          "greedy"], "psa --lengths: 512 given more than once"),
     ],
 )  # fmt: skip
 def test_a_repeated_length_or_model_is_refused(tmp_path, capsys, argv, message) -> None:

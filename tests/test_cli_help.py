@@ -51,6 +51,31 @@ def test_help_shows_defaults_but_not_flags_or_none():
     assert "(default: drift short ruler niah)" in compare
 
 
+def test_an_option_whose_help_states_its_default_is_not_given_a_second():
+    # drift --texts and psa --corpus say "(default brown)" in their own words
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    texts = next(a for a in sub.choices["drift"]._actions if a.dest == "texts")
+    assert texts.help.endswith("(default brown)"), texts.help
+    for name, child in _parsers(parser):
+        for action in child._actions:
+            text = action.help or ""
+            if "(default: " in text:
+                assert text.lower().count("default") == 1, f"{name}: {text!r}"
+
+
+def test_defaults_rule_shows_a_tuple_as_its_values_and_keeps_a_percent_sign():
+    from longred_bench.cli.parser_rules import show_defaults
+
+    parser = argparse.ArgumentParser(prog="p")
+    parser.add_argument("--pair", nargs=2, default=("a", "b"), help="two names")
+    parser.add_argument("--fmt", default="%d items", help="a format")
+    show_defaults(parser)
+    flat = " ".join(parser.format_help().split())
+    assert "two names (default: a b)" in flat
+    assert "a format (default: %d items)" in flat
+
+
 def test_version_names_the_package_and_the_source_that_runs(capsys):
     """``--version`` prints the version with the commit and source hash every record names."""
     from longred_bench import __version__
@@ -90,6 +115,9 @@ def test_eval_and_psa_help_state_the_defaults_the_run_takes():
          "unrecognized arguments: --lenghts 512 (--lenghts: did you mean --lengths?)"),
         (["data", "list", "--cahce", "x"], "usage: longred-bench data list",
          "unrecognized arguments: --cahce x (--cahce: did you mean --cache?)"),
+        # a mistyped flag given with its value after `=`: the hint names the flag alone
+        (["data", "list", "--cahce=x"], "usage: longred-bench data list",
+         "unrecognized arguments: --cahce=x (--cahce: did you mean --cache?)"),
         (["eval", "--model", "tiny-random", "extra"], "usage: longred-bench eval",
          "unrecognized arguments: extra"),
     ],

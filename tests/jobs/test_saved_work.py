@@ -170,3 +170,41 @@ def test_a_run_that_finished_is_no_longer_named_as_in_progress(
     assert interrupted_line(args).startswith(
         f"interrupted: the training run in progress kept checkpoint {kept} (step 4; "
     )
+
+
+def test_a_train_without_a_checkpoint_names_the_anchors_it_kept(tmp_path: Path) -> None:
+    # LongRecipe's measured anchors survive a stop before the first checkpoint: the line says so
+    out = tmp_path / "run"
+    argv = ["train", "--recipe", "longrecipe", "--out", str(out)]
+    args = argparse.Namespace(command="train", out=str(out), dry_run=False, argv=argv)
+    again = f"longred-bench {' '.join(argv)}"
+    assert interrupted_line(args) == (
+        f"interrupted: no checkpoint was written yet; start again with: {again}"
+    )
+    out.mkdir()
+    (out / "impact.json").write_text("{}")
+    assert interrupted_line(args) == (
+        "interrupted: no checkpoint was written yet (LongRecipe's measured anchors are kept, "
+        f"in impact.json); start again with: {again}"
+    )
+
+
+def test_data_fetch_alone_says_its_sources_are_kept() -> None:
+    def line(action: str) -> str:
+        argv = ["data", action]
+        return interrupted_line(argparse.Namespace(command="data", data_command=action, argv=argv))
+
+    assert line("fetch") == (
+        "interrupted: sources fetched before the interrupt are cached (a source is swapped in "
+        "whole or not at all); fetch the rest with: longred-bench data fetch"
+    )
+    assert line("verify") == "interrupted: nothing was being saved"
+
+
+def test_a_saved_state_that_cannot_be_read_still_gives_the_line() -> None:
+    # the line comes out whatever is on disk: here compare's --out is missing from its args
+    args = argparse.Namespace(command="compare", out=None, argv=["compare", "--rope", "none"])
+    assert interrupted_line(args) == (
+        "interrupted: could not read what was saved (TypeError); run again with: "
+        "longred-bench compare --rope none"
+    )

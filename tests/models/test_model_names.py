@@ -172,3 +172,67 @@ def test_a_mistyped_zoo_name_is_refused_where_the_hub_is_not_asked(tmp_path, no_
         assert cli.main(argv) == 2
         err = capsys.readouterr().err.strip()
         assert meant in err and "\n" not in err, (argv, err)
+
+
+@pytest.mark.parametrize("value", ["yes", "on", "TRUE"])
+def test_offline_mode_is_set_by_any_word_the_hub_library_takes(
+    value: str, monkeypatch, no_network
+) -> None:
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", value)
+    assert names.hub_unreachable() == "HF_HUB_OFFLINE is set"  # no connection tried
+
+
+def test_the_hubs_answer_decides_only_when_it_is_yes_or_no(monkeypatch) -> None:
+    import huggingface_hub
+    from huggingface_hub.errors import HFValidationError
+
+    def answer(error: Exception):
+        def repo_exists(self, repo_id: str, **kwargs: object) -> bool:
+            raise error
+
+        return repo_exists
+
+    # not a repository id at all: no such model
+    monkeypatch.setattr(huggingface_hub.HfApi, "repo_exists", answer(HFValidationError("bad")))
+    names.hub_has_model.cache_clear()
+    assert names.hub_has_model("a b") is False
+    # an error page or a timeout: undecided, the loader tries and says why
+    monkeypatch.setattr(huggingface_hub.HfApi, "repo_exists", answer(RuntimeError("502")))
+    names.hub_has_model.cache_clear()
+    assert names.hub_has_model("owner/name") is True
+    names.hub_has_model.cache_clear()
+
+
+def test_a_step_folder_outside_a_runs_checkpoints_is_no_checkpoint(tmp_path: Path) -> None:
+    # a folder named like a checkpoint but not in RUN/checkpoints gets the plain choices
+    step = tmp_path / "step-000002"
+    step.mkdir()
+    with pytest.raises(UserError, match=r"no config.json\); give a zoo name") as got:
+        names.check_local(str(step))
+    assert "checkpoint" not in str(got.value)
+
+
+def test_a_local_folder_close_to_a_zoo_name_is_not_a_typo(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UserError, match="did you mean tiny-base"):
+        names.check_not_mistyped("tiny-bse")
+    (tmp_path / "tiny-bse").mkdir()  # the user's own folder of that name
+    names.check_not_mistyped("tiny-bse")
+    with pytest.raises(UserError, match="did you mean tiny-random"):
+        names.check_not_mistyped("tiny-ran")  # cut short: still close
+
+
+def test_a_missing_folder_above_the_current_one_is_a_path_not_a_hub_id(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UserError, match=r"^model '\.\./gone': no such folder; give a zoo name"):
+        names.check_local("../gone")
+
+
+def test_a_folder_of_sharded_pytorch_weights_holds_weights(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / "pytorch_model-00001-of-00002.bin").write_bytes(b"")
+    (tmp_path / "pytorch_model-00002-of-00002.bin").write_bytes(b"")
+    names.check_weights(str(tmp_path))

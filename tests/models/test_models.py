@@ -252,3 +252,29 @@ def test_a_gguf_file_resolves_to_its_folder_and_file_name(tmp_path):
     gguf = tmp_path / "model.Q4_K_M.gguf"
     gguf.write_bytes(b"GGUF")
     assert resolve_spec(str(gguf)) == (str(tmp_path), {"gguf_file": "model.Q4_K_M.gguf"})
+
+
+def test_a_damaged_built_zoo_model_names_how_to_rebuild_it(tmp_path, monkeypatch) -> None:
+    # a registered builder's folder that fails its manifest is refused before it loads
+    from longred_bench.cache import write_manifest
+    from longred_bench.models import builders, zoo
+
+    folder = tmp_path / "built"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    write_manifest(folder, {"kind": "model"})
+    (folder / "config.json").write_text("{} ")  # its size no longer its record's
+    monkeypatch.setitem(builders.BUILDERS, "tiny-built", lambda: folder)
+    corrupt = f"cache entry {re.escape(str(folder))} is corrupt: "
+    with pytest.raises(UserError, match=corrupt) as got:
+        zoo.zoo_dir("tiny-built")
+    assert str(got.value).endswith(f"; delete {folder} and load tiny-built again to rebuild it")
+
+
+def test_unreadable_model_files_are_named_by_the_errors_first_line(tmp_path) -> None:
+    from longred_bench.models.zoo import model_file_error
+
+    error = model_file_error(tmp_path, ValueError("bad header\nat byte 8"), "fix it")
+    assert str(error) == f"model files in {tmp_path} are unreadable (bad header); fix it"
+    error = model_file_error(tmp_path, ValueError(""), "fix it")
+    assert str(error) == f"model files in {tmp_path} are unreadable (ValueError); fix it"

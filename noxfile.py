@@ -214,7 +214,7 @@ SMOL_COMPARE = [
 
 @nox.session
 def compare(session: nox.Session) -> None:
-    """reports/smol/compare: SmolLM2-135M against ABF 1e7 and YaRN x4 (6-24 min on 2 cores).
+    """reports/smol/compare: SmolLM2-135M against ABF 1e7 and YaRN x4 (about 6 min, 2 cores).
 
     Extra arguments replace the defaults, e.g. ``nox -s compare -- --original DIR --extended
     EXT --out out/compare``.

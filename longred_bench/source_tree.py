@@ -85,6 +85,22 @@ def imported_dirs() -> dict[str, Path]:
     return dirs
 
 
+def mixed_sources(dirs: Mapping[str, Path]) -> str | None:
+    """Where the folders ``dirs`` (:func:`imported_dirs`) come from when that is neither one
+    checkout (each folder at the top of one tree) nor one installed package (the others inside
+    ``longred_bench/``): ``longred_bench`` taken from one checkout through ``PYTHONPATH`` while
+    an editable install of another gives ``training``, ``kernels`` and ``tasks``. None where
+    they are one tree."""
+    base = dirs["longred_bench"]
+    layouts = (
+        {f: base.parent / f for f in dirs},
+        {f: base / f for f in dirs} | {"longred_bench": base},
+    )
+    if any(all(dirs[f] == layout[f] for f in dirs) for layout in layouts):
+        return None
+    return "; ".join(f"{folder}/ from {path}" for folder, path in dirs.items())
+
+
 def scan(dirs: Mapping[str, Path]) -> dict[str, str]:
     """Repository path -> blob id of every source file under ``dirs`` (folder -> where it lies).
     A folder lying inside another (an installed package's ``longred_bench/training``) counts

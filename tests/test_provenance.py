@@ -18,6 +18,7 @@ from longred_bench.source_tree import (
     HASH_VAR,
     checkout_root,
     commit_blobs,
+    mixed_sources,
     scan,
     state_of,
     tree_hash,
@@ -109,6 +110,34 @@ def test_installed_layout_hashes_as_the_checkout(tmp_path: Path) -> None:
     nested = {"longred_bench": site, **{f: site / f for f in ("training", "kernels", "tasks")}}
     assert scan(nested) == flat
     assert checkout_root(nested) is None
+
+
+def test_folders_from_two_trees_are_named_and_warned_of(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``longred_bench`` from one checkout (``PYTHONPATH``) and ``training``, ``kernels``,
+    ``tasks`` from another (an editable install of it): that mixture would run, so every
+    command says so first; one checkout or one installed package says nothing."""
+    from longred_bench.cli import main
+
+    one, other = tmp_path / "one", tmp_path / "other"
+    checkout = {f: one / f for f in source_tree.SOURCE_DIRS}
+    site = {f: one / "longred_bench" / f for f in source_tree.SOURCE_DIRS}
+    assert mixed_sources(checkout) is None
+    assert mixed_sources({**site, "longred_bench": one / "longred_bench"}) is None
+    mixed = {**checkout, "training": other / "training"}
+    assert mixed_sources(mixed) == (f"longred_bench/ from {one / 'longred_bench'}; training/ "
+                                    f"from {other / 'training'}; kernels/ from {one / 'kernels'}; "
+                                    f"tasks/ from {one / 'tasks'}")  # fmt: skip
+    monkeypatch.setattr(source_tree, "imported_dirs", lambda: mixed)
+    assert main(["tasks-path"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("warning: the package runs from two trees (longred_bench/ from ")
+    assert err.rstrip().endswith("unset PYTHONPATH, or install the tree you mean to run "
+                                 "(pip install -e DIR)")  # fmt: skip
+    monkeypatch.setattr(source_tree, "imported_dirs", lambda: checkout)
+    assert main(["tasks-path"]) == 0
+    assert capsys.readouterr().err == ""
 
 
 def test_dirty_in_a_checkout_is_a_change_to_the_source(tmp_path: Path) -> None:

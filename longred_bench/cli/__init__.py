@@ -72,6 +72,19 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+def _warn_of_mixed_sources() -> None:
+    """One line on stderr where the package's folders come from two trees (see
+    :func:`~longred_bench.source_tree.mixed_sources`): that mixture is what would run, and its
+    records could name no commit."""
+    from longred_bench.source_tree import imported_dirs, mixed_sources
+
+    where = mixed_sources(imported_dirs())
+    if where and os.environ.get("RANK", "0") == "0":
+        print(f"warning: the package runs from two trees ({where}): its records will name no "
+              "commit; unset PYTHONPATH, or install the tree you mean to run (pip install -e "
+              "DIR)", file=sys.stderr, flush=True)  # fmt: skip
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where Ctrl-C's KeyboardInterrupt would be: everything that stops and
     saves on Ctrl-C does so on it; :func:`main` then exits 143 (128 + SIGTERM), as a shell
@@ -211,6 +224,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args.argv = argv
     import longred_bench.jobs  # noqa: F401  (registers the models the suite builds: tiny-base)
+
+    _warn_of_mixed_sources()
 
     try:
         if isinstance(getattr(args, "device", None), str):

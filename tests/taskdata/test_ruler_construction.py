@@ -38,10 +38,16 @@ def test_distractor_needles_never_use_the_queried_key(monkeypatch: pytest.Monkey
         assert rendered.prompt.count(f" for {key} is:") == 1
 
 
-def test_the_queried_needle_sits_at_any_of_the_drawn_depths() -> None:
+def test_the_queried_needle_sits_at_any_of_the_drawn_depths(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # Depths are drawn sorted: were the needles not shuffled, the queried key (drawn first)
     # would always be the shallowest of niah_multikey_1's four needles, and the values of
-    # niah_multivalue would always appear in answer order.
+    # niah_multivalue would always appear in answer order. (A stand-in essay and vocabulary:
+    # no corpus is read.)
+    words = tuple(f"{a}{b}" for a in "bcdfg" for b in ("ash", "elm", "oak", "yew"))
+    monkeypatch.setattr(hs, "vocabulary", lambda corpus: words)
+    monkeypatch.setattr(hs, "essay_units", lambda corpus, rng, n: ["word."] * n)
     firsts, in_order = set(), []
     for seed in range(12):
         (draft,) = niah.build("niah_multikey_1", random.Random(seed), 2000, "brown")

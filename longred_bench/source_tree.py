@@ -96,7 +96,7 @@ def mixed_sources(dirs: Mapping[str, Path]) -> str | None:
         {f: base.parent / f for f in dirs},
         {f: base / f for f in dirs} | {"longred_bench": base},
     )
-    if any(all(dirs[f] == layout[f] for f in dirs) for layout in layouts):
+    if dict(dirs) in layouts:
         return None
     return "; ".join(f"{folder}/ from {path}" for folder, path in dirs.items())
 

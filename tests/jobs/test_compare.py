@@ -11,7 +11,7 @@ from data_helpers import ensure_cached
 
 from longred_bench import cli
 from longred_bench.errors import UserError
-from longred_bench.jobs import compare, compare_units
+from longred_bench.jobs import compare
 from longred_bench.jobs.compare import check_tokenizers, entries
 from longred_bench.jobs.configs import CompareConfig
 from longred_bench.metrics.retention import longred_avg
@@ -461,64 +461,3 @@ def test_the_summary_shows_the_columns_of_the_suites_compared(tmp_path: Path) ->
     rows = _table(md, "## Summary")
     assert [row[0] for row in rows] == labels and rows[0] == ["original", "", ""]
     assert all(len(row) == 3 and row[1] and row[2] for row in rows[1:])
-
-
-def test_records_set_aside_say_whether_their_settings_or_their_code_differ(tmp_path) -> None:
-    """The committed SmolLM2 comparison, run again after a change to the evaluation code, said
-    its folders "held records of other settings" though only the code's hash differed."""
-    import json
-
-    from longred_bench.jobs.units import stored_config
-
-    unit = {"model": "tiny-random", "rope": None, "suite": "niah", "samples": 1}
-    path = tmp_path / "runs" / "original" / "niah" / "eval.jsonl"
-
-    def saved(config):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        (path.parent / "config.json").write_text(json.dumps(config))
-        path.write_text("{}\n")
-
-    saved({**stored_config(unit), "code": "0" * 64})
-    aside, held = compare_units.make_room(path, unit)
-    assert held == compare_units.OLDER_CODE and (aside / "eval.jsonl").is_file()
-    assert not path.parent.exists()  # set aside, not replaced
-    saved({**stored_config(unit), "samples": 2})
-    assert compare_units.make_room(path, unit)[1] == compare_units.OTHER_SETTINGS
-    assert compare_units.make_room(path, unit) == (
-        None,
-        compare_units.OTHER_SETTINGS,
-    )  # nothing held
-
-
-def test_a_unit_set_aside_three_times_keeps_each_folder(tmp_path) -> None:
-    # one settings' folder set aside again and again: `.<hash>`, `.<hash>-2`, `.<hash>-3`
-    import json
-
-    folder = tmp_path / "runs" / "original" / "niah"
-    kept = []
-    for i in range(3):
-        folder.mkdir(parents=True)
-        (folder / "config.json").write_text(json.dumps({"samples": 1}))
-        (folder / "eval.jsonl").write_text(json.dumps({"call": i}) + "\n")
-        kept.append(compare_units.set_aside_unit(folder))
-    assert len(set(kept)) == 3 and kept[2].name == f"{kept[0].name}-3"
-    calls = [json.loads((k / "eval.jsonl").read_text())["call"] for k in kept]
-    assert calls == [0, 1, 2]
-
-
-def test_a_units_records_are_found_among_several_set_aside(tmp_path) -> None:
-    # records of two other settings lie beside the folder; this unit's are the second found
-    import json
-
-    from longred_bench.jobs.units import stored_config
-
-    unit = {"model": "tiny-random", "rope": None, "suite": "niah", "samples": 1}
-    path = tmp_path / "runs" / "original" / "niah" / "eval.jsonl"
-    for stamp, config in (("a", {**stored_config(unit), "samples": 2}),
-                          ("b", stored_config(unit))):  # fmt: skip
-        aside = path.parent.with_name(f"niah.{stamp}")
-        aside.mkdir(parents=True)
-        (aside / "config.json").write_text(json.dumps(config))
-        (aside / "eval.jsonl").write_text(json.dumps({"stamp": stamp}) + "\n")
-    assert compare_units.unit_records(path, unit) == [{"stamp": "b"}]
-    assert path.is_file() and not path.parent.with_name("niah.b").exists()  # moved back

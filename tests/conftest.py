@@ -13,6 +13,8 @@ import pytest
 import torch
 from data_helpers import HUB_ROWS, _make_brown_tgz, _pin, _sha
 
+pytest_plugins = ["tier_split", "pytester"]  # tier_split: nox -s tests in two passes
+
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 

@@ -162,16 +162,3 @@ def test_help_and_argument_errors_import_no_torch() -> None:
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
-
-
-def test_ci_runs_the_readmes_unit_tier_command_once_on_an_empty_cache() -> None:
-    """The README's unit-tier command is what a fresh clone runs first: CI runs it as written,
-    once, with an empty data cache, beside the README's ``nox -s tests``."""
-    lines = [line for line in _text(README).splitlines() if "# unit tier" in line]
-    assert len(lines) == 1, "README.md names no unit-tier command (`... # unit tier ...`)"
-    command = lines[0].split("#", 1)[0].strip()
-    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    runs = [line for line in ci.splitlines() if not line.lstrip().startswith("#")]
-    assert sum(command in line for line in runs) == 1, f".ci/run does not run `{command}` once"
-    assert any(command in line and 'LONGRED_CACHE="$(mktemp -d)"' in line for line in runs)
-    assert any(line.strip().endswith("nox -s tests") for line in runs)

@@ -5,6 +5,7 @@ not write over their committed reports; ``nox -l`` shows each session's whole fi
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ class Recorder:
 
     def __init__(self, tmp: Path, posargs: list[str]) -> None:
         self.tmp, self.posargs, self.runs, self.logs = tmp, posargs, [], []
+        self.envs: list[dict[str, str] | None] = []
         self.installs: list[list[str]] = []
 
     def create_tmp(self) -> str:
@@ -32,6 +34,7 @@ class Recorder:
 
     def run(self, *args: str, **kwargs: Any) -> str:
         self.runs.append(list(args))
+        self.envs.append(kwargs.get("env"))
         return "True"  # torch.cuda.is_available(), where asked: a GPU machine
 
     def log(self, message: str) -> None:
@@ -93,3 +96,29 @@ def test_torch_is_installed_first_from_the_index_given(tmp_path, monkeypatch) ->
         assert first[-3:] == ["--extra-index-url", "https://download.pytorch.org/whl/cpu",
                               noxfile.TORCH_PIN]  # fmt: skip
         assert rest and all("--extra-index-url" not in r for r in rest)
+
+
+def test_tests_runs_the_readmes_unit_tier_on_an_empty_cache_then_the_rest(tmp_path) -> None:
+    """Pass 1 is the README's unit-tier command (GPU tests left out) on an empty cache, as a fresh
+    clone runs it, writing the tests it skipped; pass 2 runs the integration tier and those tests
+    with the cache; ``-- ARGS`` runs pytest once. CI runs this session."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    lines = [line.split("#", 1)[0] for line in readme if "# unit tier" in line]
+    assert len(lines) == 1, "README.md names no unit-tier command (`... # unit tier ...`)"
+    command = shlex.split(lines[0])
+    (tmp_path / "empty-cache" / "corpora").mkdir(parents=True)  # left by an earlier call
+    session = _run(tmp_path, noxfile.tests, [])
+    (first, second), (env, env2) = session.runs, session.envs
+    listed = str(tmp_path / "skipped-tests.txt")
+    assert first[0] == command[0] == "pytest"
+    assert first[first.index("-m") + 1] == f"not gpu and {command[command.index('-m') + 1]}"
+    assert first[first.index("-n") + 1] == command[command.index("-n") + 1] == "auto"
+    assert f"--write-skipped={listed}" in first and "--run-network" not in first
+    assert env == {"LONGRED_CACHE": str(tmp_path / "empty-cache")}
+    assert not any((tmp_path / "empty-cache").iterdir())
+    assert f"--run-skipped={listed}" in second and "--run-network" in second
+    assert second[second.index("-m") + 1] == "not gpu" and env2 is None
+    assert _run(tmp_path, noxfile.tests, ["-x", "tests/test_cli.py"]).runs == [
+        ["pytest", "-x", "tests/test_cli.py"]]  # fmt: skip
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert any(line.strip().endswith("nox -s tests") for line in ci if not line.startswith("#"))

@@ -275,3 +275,51 @@ def test_a_profile_files_commands_run_from_another_folder(tmp_path, monkeypatch,
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
     builtin = _listed(capsys, "table1", "--profile", "smoke")[0]
     assert builtin["command"].startswith("longred-bench reproduce table1 --profile smoke ")
+
+
+def test_a_unit_after_cached_units_runs_in_the_first_level() -> None:
+    """Cached units are level 0, submitted by no job: a unit waiting only for cached ones is in
+    the first array, and no level is left empty (an empty level's ``--dependency=afterok:``
+    names no job, which ``sbatch`` refuses)."""
+    from longred_bench.reproduce.cluster import levels
+
+    def unit(uid: str, cached: bool, *after: str) -> dict:
+        return {"id": uid, "cached": cached, "after": list(after)}
+
+    units = [unit("train", True), unit("eval", False, "train"), unit("merge", False, "train"),
+             unit("eval-merge", False, "merge"), unit("base", False)]  # fmt: skip
+    assert [[u["id"] for u in level] for level in levels(units)] == [
+        ["eval", "merge", "base"], ["eval-merge"]]  # fmt: skip
+    assert levels([unit("train", True), unit("eval", True, "train")]) == []
+
+
+def test_jobs_of_a_one_process_profile_train_without_torchrun(tmp_path, monkeypatch) -> None:
+    """``torchrun`` launches training where the profile runs several processes per node; at one
+    (smoke) every array task runs its unit, training too, with the suite's own command."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "jobs"
+    assert main(["reproduce", "table3", "--profile", "smoke", "--emit-slurm", str(out)]) == 0
+    arrays = [p.read_text() for p in sorted(out.glob("array-*.sbatch"))]
+    assert arrays and any("train_cpt_" in text for text in arrays)
+    for text in arrays:
+        assert "torchrun" not in text and "torch.distributed.run" not in text
+        assert 'KIND" = train' not in text and text.count("RUN=(") == 1
+
+
+def test_the_memory_note_names_the_largest_of_the_units_still_to_run(capsys) -> None:
+    """A cached unit is submitted by no job: the note counts only those to run, and names the
+    largest estimate among them, wherever it is listed."""
+    from longred_bench.reproduce.cluster import _warn_over_memory
+
+    def unit(uid: str, cached: bool, gib: float | None) -> dict:
+        return {"id": uid, "cached": cached,
+                "estimate": None if gib is None else {"gib_per_gpu": gib}}  # fmt: skip
+
+    units = [unit("done", True, 120.0), unit("a", False, 85.0), unit("b", False, 95.0),
+             unit("c", False, 40.0), unit("cpu", False, None)]  # fmt: skip
+    _warn_over_memory(units, 80.0)
+    err = capsys.readouterr().err
+    assert err.startswith("note: 2 unit(s) are estimated over the profile's 80 GiB per GPU (at "
+                          "most 95.0 GiB: b); their jobs may run out of memory")  # fmt: skip
+    _warn_over_memory([unit("done", True, 120.0), unit("c", False, 40.0)], 80.0)
+    assert capsys.readouterr().err == ""

@@ -342,3 +342,74 @@ def test_linearards_relation_logits_cost_four_attention_products_per_kind(tmp_pa
     assert cfg.ard_kinds == ("q", "k", "v") and not cfg.ard_layers
     without = costs.train_flops(s, replace(cfg, ard_kinds=()), window)
     assert costs.train_flops(s, cfg, window) - without == pytest.approx(relation, rel=1e-9)
+
+
+def test_longred_projects_to_the_vocabulary_on_long_rows_and_distils_the_others(
+    tmp_path, monkeypatch
+):
+    """LongReD's ``short`` and ``s2l`` rows are distilled from the frozen teacher's hidden
+    states: the student's vocabulary projection runs on its ``long`` rows only, and the
+    teacher's forward pass (no projection) on the ``short`` and ``s2l`` rows, never on the
+    ``long`` ones."""
+    from profile_helpers import ctx_of
+
+    from longred_bench.training.config import TrainConfig
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    ctx = ctx_of("table3", "paper")
+    step = _step(ctx, "train longred-c abf:theta=2e7 seed 0")
+    cfg, window = TrainConfig.from_dict(step.unit.config), ctx.profile.model.window
+    s = model_shape("llama3-8b")
+    streams = costs.stream_tokens(cfg, window)
+    assert set(streams) == {"long", "short", "s2l"}
+    forward = s.forward_flops_per_token
+    hand = sum(tokens * 3 * forward(length, head=name == "long")
+               + (0 if name == "long" else tokens * forward(length, head=False))
+               for name, (tokens, length) in streams.items())  # fmt: skip
+    assert costs.train_flops(s, cfg, window) == pytest.approx(hand, rel=1e-9)
+
+
+def test_a_drift_units_memory_is_at_its_texts_length(tmp_path, monkeypatch):
+    """A drift measurement holds a batch of its texts (``drift.seq_len`` tokens), not of the
+    model's window: its memory per GPU is an evaluation's at that length."""
+    from longred_bench.models.choice import choose_model
+    from longred_bench.profiles import load_profile
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    mine = tmp_path / "short-texts.yaml"
+    mine.write_text("extends: paper\ndrift: {seq_len: 2048}\n")
+    prof = choose_model(load_profile(mine))
+    ctx = get_spec("table1").resolve(prof, progress=False)
+    step = _step(ctx, "drift zero-shot")
+    assert step.unit.config["seq_len"] == 2048 and prof.model.window == 8192
+    want = costs.eval_memory(model_shape("llama3-8b"), 2048 + costs.EVAL_GENERATION, 1)
+    assert unit_cost(step, prof).gib_per_gpu == pytest.approx(want / 2**30)
+
+
+def test_an_evaluations_memory_holds_its_whole_batch(tmp_path, monkeypatch):
+    """``evaluation.batch_size`` prompts are held at once: the memory per GPU of an evaluation
+    is of that batch at its longest length, more than one prompt's."""
+    from longred_bench.models.choice import choose_model
+    from longred_bench.profiles import load_profile
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    mine = tmp_path / "batch4.yaml"
+    mine.write_text("extends: paper\nevaluation: {batch_size: 4}\n")
+    prof = choose_model(load_profile(mine))
+    step = _step(get_spec("table2").resolve(prof, progress=False), "eval original ruler")
+    assert step.unit.config["batch_size"] == 4
+    s, longest = model_shape("llama3-8b"), max(step.unit.config["lengths"])
+    want = costs.eval_memory(s, longest + costs.EVAL_GENERATION, 4)
+    assert want > costs.eval_memory(s, longest + costs.EVAL_GENERATION, 1)
+    assert unit_cost(step, prof).gib_per_gpu == pytest.approx(want / 2**30)
+
+
+def test_a_merge_costs_no_gpu_time(tmp_path, monkeypatch):
+    """A merge interpolates two models' weights: no GPU-hours and no memory estimate, however
+    many steps the run it merges trained."""
+    from profile_helpers import ctx_of
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    ctx = ctx_of("table7", "paper")
+    step = _step(ctx, "train merge abf:theta=2e7 seed 0")
+    assert unit_cost(step, ctx.profile) == costs.UnitCost(0.0, 0.0, None)

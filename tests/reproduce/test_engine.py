@@ -314,3 +314,24 @@ def test_units_run_by_workers_name_where_they_keep_their_work(monkeypatch, tmp_p
     assert [u.keeps for u in seen] == [("train", tmp_path / "runs/train-cpt-x"),
                                        ("unit", evaluation.work)]  # fmt: skip
     assert evaluation.work.parent == tmp_path / "runs/e/y/partial"
+
+
+def test_each_extension_of_a_drift_units_list_is_checked_against_the_model(
+    tmp_path, monkeypatch, capsys
+):
+    """Table 1's drift unit applies a list of extensions (its ``rope``), not one: each is
+    checked as a training run's is, so an ABF base below the model's own that only that unit
+    applies (no CPT run after it: ``after_cpt: false``) is refused in one line before any job
+    is written."""
+    from longred_bench.cli import main
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    low = tmp_path / "low.yaml"
+    low.write_text("extends: smoke\ntables: {table1: {extensions: ['abf:theta=5e3'], "
+                   "after_cpt: false}}\n")  # fmt: skip
+    jobs = tmp_path / "jobs"
+    argv = ["reproduce", "table1", "--profile", str(low), "--emit-slurm", str(jobs)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "extension abf:theta=5e3 (table1) does not apply to " in err
+    assert not jobs.exists()

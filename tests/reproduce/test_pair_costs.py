@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from longred_bench import cli
@@ -62,3 +63,46 @@ def test_the_hours_follow_the_hardware_and_an_unknown_shape_is_said(tmp_path: Pa
     cpu = pairs_plan_with_costs(str(path))
     assert "on the CPU (settings.device): no GPU estimate" in cpu
     assert "Estimated: 0 GPU-hours in all" in cpu  # nothing on a GPU
+
+
+def test_each_decoding_evaluates_every_model_again(tmp_path: Path) -> None:
+    """``settings.decoding: [greedy, pcd]`` scores each model's suites once per decoding: twice
+    the GPU-hours of greedy alone, the drift (which reads weights) counted once."""
+    from longred_bench.jobs.pairs import load_pairs, pair_config
+    from longred_bench.reproduce.pair_costs import pair_estimate
+
+    path = tmp_path / "pairs.yaml"
+
+    def hours(decoding: list[str], suites: list[str]) -> float:
+        path.write_text(yaml.safe_dump({
+            "settings": {"suites": suites, "lengths": [4096], "ruler_samples": 50,
+                         "device": "cuda", "decoding": decoding},
+            "pairs": [{"original": "meta-llama/Llama-2-7b-hf", "window": 4096,
+                       "extended": [{"model": "togethercomputer/LLaMA-2-7B-32K",
+                                     "window": 32768}]}],
+        }))  # fmt: skip
+        settings, (pair,), _ = load_pairs(str(path))
+        return pair_estimate(pair, pair_config(settings, pair), Hardware())[1]
+
+    greedy, both = hours(["greedy"], ["ruler"]), hours(["greedy", "pcd"], ["ruler"])
+    assert greedy > 0 and both == pytest.approx(2 * greedy, rel=1e-9)
+    drift = hours(["greedy"], ["ruler", "drift"]) - greedy
+    assert drift > 0
+    assert hours(["greedy", "pcd"], ["ruler", "drift"]) == pytest.approx(both + drift, rel=1e-9)
+
+
+def test_a_pair_scored_by_no_long_suite_has_no_memory_at_its_lengths(tmp_path: Path) -> None:
+    """``settings.lengths`` are RULER's and NIAH's: a pair scored by the short suite alone was
+    said to need the memory of its longest length (131,072 tokens, over 80 GiB) it never runs."""
+    path = tmp_path / "pairs.yaml"
+    path.write_text(yaml.safe_dump({
+        "settings": {"suites": ["short"], "lengths": [131072], "device": "cuda"},
+        "pairs": [{"original": "meta-llama/Llama-2-7b-hf", "window": 4096,
+                   "extended": [{"model": "NousResearch/Yarn-Llama-2-7b-128k",
+                                 "window": 131072}]}],
+    }))  # fmt: skip
+    text = pairs_plan_with_costs(str(path))
+    lines = [_line(text, m, 0) for m in ("meta-llama/Llama-2-7b-hf",
+                                         "NousResearch/Yarn-Llama-2-7b-128k")]  # fmt: skip
+    assert all("GiB on one GPU" not in line and "OVER" not in line for line in lines), lines
+    assert "model(s) over" not in text

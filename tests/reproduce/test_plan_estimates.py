@@ -173,3 +173,80 @@ def test_another_batch_size_is_estimated_from_the_cached_evaluation(
     out = _table2_plan(tmp_path, capsys, "batch2", "extends: smoke\nevaluation: {batch_size: 2}\n")
     assert "to run  eval original ruler  (30.0 s)\n" in out
     assert out.startswith("reproduce table2 --profile batch2 --dry-run")  # the table named
+
+
+def test_the_other_size_rate_is_the_median_of_the_matching_evaluations(
+    tmp_path, monkeypatch
+) -> None:
+    """Several sizes of the same evaluation cached beside it: the median of their seconds per
+    item, not the slowest; another config (a length) and a whole task set (no size) where the
+    unit states one are not the same evaluation."""
+    from longred_bench.jobs.units import CachedUnit, stored_config
+    from longred_bench.reproduce.plan import _sizeless, other_sizes_rate
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    unit = CachedUnit("eval", "runs/test/new", {"suite": "ruler", "samples": 8, "lengths": [512]})
+    same = _sizeless(stored_config(unit.config, unit.kind))
+    cached = [(same, 2, 20.0), (same, 4, 120.0), (same, 1, 15.0),  # 10, 30 and 15 s an item
+              ({**same, "lengths": [1024]}, 1, 1.0), (same, None, 1.0)]  # fmt: skip
+    assert other_sizes_rate(unit, {unit.dir.parent: cached}) == 15.0
+
+
+def test_the_gpu_totals_name_the_largest_memory_per_gpu() -> None:
+    """``at most`` is the largest estimate of the units to run, and those over the profile's
+    memory per GPU are counted and one is named."""
+    from types import SimpleNamespace as NS
+
+    from longred_bench.reproduce.costs import UnitCost
+    from longred_bench.reproduce.plan import gpu_totals
+
+    units = [PlannedUnit(k, f"eval {k}", "eval", False, None, cost=UnitCost(1e15, 1.0, gib))
+             for k, gib in (("a", 10.0), ("b", 50.0), ("c", None))]  # fmt: skip
+    text = gpu_totals(units, NS(nproc_per_node=1, gpu_memory_gib=40.0))
+    assert text.endswith("; at most 50.0 GiB per GPU; 1 unit(s) over 40 GiB per GPU (e.g. eval b)")
+
+
+def test_a_cached_units_command_is_not_printed(tmp_path, monkeypatch, capsys) -> None:
+    """The plan prints the command that computes each unit still to run; a cached unit has
+    nothing to compute, so its command is left out."""
+    import longred_bench.reproduce.plan as plan
+
+    units = [PlannedUnit("old", "eval old ruler", "eval", True, 3.0, suite="ruler",
+                         command="longred-bench reproduce table2 --unit eval_old"),
+             PlannedUnit("new", "eval new ruler", "eval", False, None, suite="ruler",
+                         command="longred-bench reproduce table2 --unit eval_new")]  # fmt: skip
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(plan, "planned_units", lambda ctx: units)
+    assert main(["reproduce", "table2", "--profile", "smoke", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "$ longred-bench reproduce table2 --unit eval_new\n" in out
+    assert "eval old ruler" in out and "--unit eval_old" not in out
+
+
+def test_only_training_runs_still_to_run_are_checked_for_startup(monkeypatch) -> None:
+    """A cached run trains nothing: the plan lists it as cached, never as one that "cannot
+    start" at this profile's processes (it was trained as another profile split its rows)."""
+    import dataclasses
+    from types import SimpleNamespace as NS
+
+    import longred_bench.reproduce.plan as plan
+    import longred_bench.reproduce.registry as registry
+    from longred_bench.profiles import load_profile
+    from longred_bench.reproduce.spec import Context, NoSettings, Step
+
+    smoke = load_profile("smoke")
+    two = dataclasses.replace(smoke, hardware=dataclasses.replace(smoke.hardware,
+                                                                  nproc_per_node=2))  # fmt: skip
+
+    def run(name: str, cached: bool) -> Step:
+        unit = NS(kind="train", folder=f"runs/{name}", seconds=lambda: 4.0,
+                  config={"recipe": "cpt", "steps": 2, "tokens_per_step": 8},
+                  cached=lambda: {"done": True} if cached else None)  # fmt: skip
+        return Step(unit, f"train {name}")
+
+    steps = [run("old", True), run("new", False)]
+    monkeypatch.setattr(registry, "get_spec", lambda name: NS(steps=lambda ctx: steps))
+    monkeypatch.setattr(plan, "startup_error", lambda config, profile: "rows do not split")
+    planned = plan.planned_units(Context("fake", two, NoSettings(), progress=False))
+    errors = {u.label: u.error for u in planned}
+    assert errors == {"train old": "", "train new": "rows do not split"}

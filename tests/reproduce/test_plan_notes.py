@@ -91,6 +91,18 @@ def test_a_data_variant_that_changes_no_run_is_refused(tmp_path, monkeypatch, ca
     assert main([*argv, "tiny"]) == 0  # tiny's overrides set its retrieval long data
 
 
+def test_the_default_data_variant_named_plans_the_default_table(tmp_path, monkeypatch, capsys):
+    """``--d1 retrieval`` names Table 3's default data: at smoke (no long-data overrides) it
+    plans the table as a call without ``--d1`` does, not refused as a variant that changes no
+    run."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    argv = ["reproduce", "table3", "--profile", "smoke", "--dry-run"]
+    assert main(argv) == 0
+    plain = capsys.readouterr().out
+    assert main([*argv, "--d1", "retrieval"]) == 0
+    assert capsys.readouterr().out == plain
+
+
 def test_a_data_variant_over_overrides_set_to_null_is_refused(tmp_path, monkeypatch, capsys):
     """Long-data keys of the overrides set to null set nothing (each recipe's own data trains):
     ``--d1 prose`` changes no run there either, and is refused as at smoke."""

@@ -365,7 +365,8 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     exe = _program("longred-bench", "longred_bench")
     torchrun = _program("torchrun", "torch.distributed.run")
     hw = ctx.profile.hardware
-    gpus = hw.nproc_per_node if "cuda" in (hw.device, ctx.profile.evaluation.device) else 0
+    devices = (hw.device, ctx.profile.evaluation.device)  # cuda, cuda:0, ...: a GPU's
+    gpus = hw.nproc_per_node if any(str(d).startswith("cuda") for d in devices) else 0
     train = ([*torchrun, "--standalone", "--nproc-per-node", str(hw.nproc_per_node), "-m",
               "longred_bench"] if hw.nproc_per_node > 1 else exe)  # fmt: skip
     args = f"--profile {shlex.quote(profile_arg(ctx.profile))}{option_args(ctx.options)}"

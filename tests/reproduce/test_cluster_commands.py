@@ -323,3 +323,22 @@ def test_the_memory_note_names_the_largest_of_the_units_still_to_run(capsys) -> 
                           "most 95.0 GiB: b); their jobs may run out of memory")  # fmt: skip
     _warn_over_memory([unit("done", True, 120.0), unit("c", False, 40.0)], 80.0)
     assert capsys.readouterr().err == ""
+
+
+def test_a_numbered_cuda_device_asks_the_gpus_plain_cuda_asks(tmp_path, monkeypatch) -> None:
+    """``cuda:0`` is a CUDA device as ``cuda`` is (as ``--list-units`` and the startup checks
+    read it): the jobs ask the same GPUs and cores, not CPU-only nodes."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    heads = {}
+    for device in ("cuda", "cuda:0"):
+        folder = tmp_path / device.replace(":", "_")
+        folder.mkdir()
+        (folder / "mine.yaml").write_text(f"extends: smol\nhardware: {{device: '{device}'}}\n"
+                                          f"evaluation: {{device: '{device}'}}\n")  # fmt: skip
+        argv = ["reproduce", "table3", "--profile", str(folder / "mine.yaml")]
+        assert main([*argv, "--emit-slurm", str(folder / "jobs")]) == 0
+        heads[device] = {p.name: [line for line in p.read_text().splitlines()
+                                  if line.startswith("#SBATCH") and "--output" not in line]
+                         for p in sorted((folder / "jobs").glob("*.sbatch"))}  # fmt: skip
+    assert heads["cuda:0"] == heads["cuda"]
+    assert all("#SBATCH --gres=gpu:1" in lines for lines in heads["cuda"].values())

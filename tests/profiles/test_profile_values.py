@@ -1,7 +1,7 @@
 """What a profile file's values become: the defaults of a file that extends nothing, numbers YAML
 reads as strings, the inclusive upper bound of a range, sections that must be mappings, an
-empty file, a missing ``.yml`` parent, names that could not name a folder of their own, and a
-local fallback made absolute as the model's name is."""
+empty file, a missing ``.yml`` parent, names that could not name a folder of their own (a relative
+fallback: ``tests/reproduce/test_user_profile.py``)."""
 
 from __future__ import annotations
 
@@ -92,16 +92,3 @@ def test_a_name_must_start_with_a_letter_or_digit(tmp_path, name) -> None:
     message = _refused(mine, f"extends: smoke\nname: '{name}'\n")
     assert message.startswith(f"profile {mine}: name must be letters, digits, '.', '_' or '-', "
                               f"got {name!r}; set its `name:`")  # fmt: skip
-
-
-def test_a_relative_fallback_names_one_model_per_folder(tmp_path, monkeypatch) -> None:
-    """``model.fallback: ./mm`` is read from the current folder and kept absolute, as
-    ``model.name`` is: the same file run from two folders falls back on two models."""
-    mine = tmp_path / "fb.yaml"
-    mine.write_text("extends: smoke\nmodel: {name: org/base, fallback: ./mm}\n")
-    fallbacks = []
-    for folder in ("a", "b"):
-        (tmp_path / folder / "mm").mkdir(parents=True)
-        monkeypatch.chdir(tmp_path / folder)
-        fallbacks.append(load_profile(mine).model.fallback)
-    assert fallbacks == [str(tmp_path / "a" / "mm"), str(tmp_path / "b" / "mm")]

@@ -422,19 +422,21 @@ def test_existing_local_data_and_hub_data_pass_without_asking_the_hub(
     assert shown["training"]["cpt"]["long_data"] == local
 
 
-def test_a_relative_model_path_names_one_model_per_folder(tmp_path, monkeypatch):
-    """``model.name: ./mm`` is read from the current folder, as on the command line, and kept
-    absolute: the same profile run from two folders names two models (and two cache keys), never
-    one model's results for the other."""
+@pytest.mark.parametrize("key", ["name", "fallback"])
+def test_a_relative_model_path_names_one_model_per_folder(tmp_path, monkeypatch, key):
+    """``model.name: ./mm`` (or ``model.fallback``) is read from the current folder, as on the
+    command line, and kept absolute: the same profile run from two folders names two models
+    (and two cache keys), never one model's results for the other."""
     from longred_bench.profiles.loader import load_profile
 
     profile = tmp_path / "rel.yaml"
-    profile.write_text("extends: smoke\nname: rel\nmodel: {name: ./mm}\n")
+    model = "{name: ./mm}" if key == "name" else "{name: org/base, fallback: ./mm}"
+    profile.write_text(f"extends: smoke\nname: rel\nmodel: {model}\n")
     names = []
     for folder in ("a", "b"):
         (tmp_path / folder / "mm").mkdir(parents=True)
         monkeypatch.chdir(tmp_path / folder)
-        names.append(load_profile(profile).model.name)
+        names.append(getattr(load_profile(profile).model, key))
     assert names == [str(tmp_path / "a" / "mm"), str(tmp_path / "b" / "mm")]
 
 

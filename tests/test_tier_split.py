@@ -67,7 +67,7 @@ def test_the_first_pass_writes_the_ids_of_the_tests_it_skipped(suite, workers):
 def test_the_second_pass_runs_the_integration_tier_and_the_listed_tests_only(suite):
     listed = suite.path / "skipped.txt"
     listed.write_text("test_suite.py::test_needs_data\n")
-    result = suite.runpytest("-p", "tier_split", "--run-skipped", str(listed))
+    result = suite.runpytest("-p", "tier_split", "-v", "--run-skipped", str(listed))
     result.assert_outcomes(passed=1, skipped=2, deselected=3)  # the skipped module, again
     result.stdout.no_fnmatch_line("*test_runs*PASSED*")
 

@@ -61,9 +61,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         ids = {item.nodeid, item.nodeid.split("::")[0]}
         return "integration" in item.keywords or bool(ids & listed)
 
-    keep = [i for i in items if wanted(i)]
-    kept = set(map(id, keep))
-    dropped = [i for i in items if id(i) not in kept]
+    keep: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        (keep if wanted(item) else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
     items[:] = keep

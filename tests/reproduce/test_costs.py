@@ -372,15 +372,13 @@ def test_longred_projects_to_the_vocabulary_on_long_rows_and_distils_the_others(
 def test_a_drift_units_memory_is_at_its_texts_length(tmp_path, monkeypatch):
     """A drift measurement holds a batch of its texts (``drift.seq_len`` tokens), not of the
     model's window: its memory per GPU is an evaluation's at that length."""
-    from longred_bench.models.choice import choose_model
-    from longred_bench.profiles import load_profile
+    from profile_helpers import ctx_of
 
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
     mine = tmp_path / "short-texts.yaml"
     mine.write_text("extends: paper\ndrift: {seq_len: 2048}\n")
-    prof = choose_model(load_profile(mine))
-    ctx = get_spec("table1").resolve(prof, progress=False)
-    step = _step(ctx, "drift zero-shot")
+    ctx = ctx_of("table1", str(mine))
+    prof, step = ctx.profile, _step(ctx, "drift zero-shot")
     assert step.unit.config["seq_len"] == 2048 and prof.model.window == 8192
     want = costs.eval_memory(model_shape("llama3-8b"), 2048 + costs.EVAL_GENERATION, 1)
     assert unit_cost(step, prof).gib_per_gpu == pytest.approx(want / 2**30)
@@ -389,14 +387,13 @@ def test_a_drift_units_memory_is_at_its_texts_length(tmp_path, monkeypatch):
 def test_an_evaluations_memory_holds_its_whole_batch(tmp_path, monkeypatch):
     """``evaluation.batch_size`` prompts are held at once: the memory per GPU of an evaluation
     is of that batch at its longest length, more than one prompt's."""
-    from longred_bench.models.choice import choose_model
-    from longred_bench.profiles import load_profile
+    from profile_helpers import ctx_of
 
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
     mine = tmp_path / "batch4.yaml"
     mine.write_text("extends: paper\nevaluation: {batch_size: 4}\n")
-    prof = choose_model(load_profile(mine))
-    step = _step(get_spec("table2").resolve(prof, progress=False), "eval original ruler")
+    ctx = ctx_of("table2", str(mine))
+    prof, step = ctx.profile, _step(ctx, "eval original ruler")
     assert step.unit.config["batch_size"] == 4
     s, longest = model_shape("llama3-8b"), max(step.unit.config["lengths"])
     want = costs.eval_memory(s, longest + costs.EVAL_GENERATION, 4)

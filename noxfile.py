@@ -15,8 +15,10 @@ import os
 import shutil
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import nox
+import nox.command
 
 nox.options.sessions = ["lint", "tests"]
 nox.options.reuse_existing_virtualenvs = True
@@ -51,7 +53,8 @@ def tests(session: nox.Session) -> None:
     runs the README's unit-tier command (a test that needs a corpus without saying so fails
     here); then the integration tier and the tests the first pass skipped, with the cache,
     network tests fetching the small corpora from package registries. Each test file runs on
-    one pytest-xdist worker. ``-- ARGS`` runs ``pytest ARGS`` once instead."""
+    one pytest-xdist worker. A pass whose tests fail does not stop the other: the session fails
+    after both, naming the pass(es). ``-- ARGS`` runs ``pytest ARGS`` once instead."""
     _install(session, "dev")
     if session.posargs:
         session.run("pytest", *session.posargs)
@@ -62,12 +65,30 @@ def tests(session: nox.Session) -> None:
     empty.mkdir()
     workers = ["-n", "auto", "--dist", "loadfile"]
     # FILE in one word with its option: given apart, pytest would read it as a test path
+    failed = []
     session.log("pass 1 of 2: the unit tier on an empty data cache")
-    session.run("pytest", "-m", "not gpu and not integration", *workers,
-                f"--write-skipped={skipped}", env={"LONGRED_CACHE": str(empty)})  # fmt: skip
+    unit = ["-m", "not gpu and not integration", *workers, f"--write-skipped={skipped}"]
+    if not _tests_pass(session, "pytest", *unit, env={"LONGRED_CACHE": str(empty)}):
+        failed.append("pass 1 (the unit tier)")
     session.log("pass 2 of 2: the integration tier and the tests pass 1 skipped, with the cache")
-    session.run("pytest", "-m", "not gpu", "--run-network", *workers,
-                f"--run-skipped={skipped}")  # fmt: skip
+    rest = ["-m", "not gpu", "--run-network", *workers, f"--run-skipped={skipped}"]
+    if not _tests_pass(session, "pytest", *rest):
+        failed.append("pass 2 (the integration tier and the tests the unit tier skipped)")
+    if failed:
+        session.error(f"tests failed in {' and '.join(failed)}: each pass's summary is above")
+
+
+def _tests_pass(session: nox.Session, *args: str, **kwargs: Any) -> bool:
+    """Run a pytest pass; False when tests failed (pytest's exit status 1), so that the next
+    pass still runs and one call shows every failure. Any other failure (interrupted, a usage
+    or internal error, no tests collected) stops the session there."""
+    try:
+        session.run(*args, **kwargs)
+    except nox.command.CommandFailed as exc:
+        if exc.return_code != 1:
+            raise
+        return False
+    return True
 
 
 @nox.session

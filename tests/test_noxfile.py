@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import nox.command
 import pytest
 from script_loader import load_noxfile
 
@@ -21,10 +22,11 @@ noxfile = load_noxfile()
 class Recorder:
     """Stands for a nox session: records each command it is asked to run."""
 
-    def __init__(self, tmp: Path, posargs: list[str]) -> None:
+    def __init__(self, tmp: Path, posargs: list[str], codes: tuple[int, ...] = ()) -> None:
         self.tmp, self.posargs, self.runs, self.logs = tmp, posargs, [], []
         self.envs: list[dict[str, str] | None] = []
         self.installs: list[list[str]] = []
+        self.codes = list(codes)  # the exit status of each command run, in turn (then 0)
 
     def create_tmp(self) -> str:
         return str(self.tmp)
@@ -35,10 +37,20 @@ class Recorder:
     def run(self, *args: str, **kwargs: Any) -> str:
         self.runs.append(list(args))
         self.envs.append(kwargs.get("env"))
+        code = self.codes.pop(0) if self.codes else 0
+        if code:  # as nox does for an exit status not in ``success_codes``
+            raise nox.command.CommandFailed(f"exit status {code}", return_code=code)
         return "True"  # torch.cuda.is_available(), where asked: a GPU machine
 
     def log(self, message: str) -> None:
         self.logs.append(message)
+
+    def error(self, message: str) -> None:
+        raise SessionFailed(message)
+
+
+class SessionFailed(Exception):
+    """``session.error``: the session fails with this message."""
 
 
 def _run(tmp_path: Path, session: Any, posargs: list[str], **params: Any) -> Recorder:
@@ -122,3 +134,28 @@ def test_tests_runs_the_readmes_unit_tier_on_an_empty_cache_then_the_rest(tmp_pa
         ["pytest", "-x", "tests/test_cli.py"]]  # fmt: skip
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert any(line.strip().endswith("nox -s tests") for line in ci if not line.startswith("#"))
+
+
+@pytest.mark.parametrize(
+    ("codes", "failed"),
+    [((1, 0), ["pass 1"]), ((0, 1), ["pass 2"]), ((1, 1), ["pass 1", "pass 2"])],
+)  # fmt: skip
+def test_a_pass_with_failing_tests_does_not_stop_the_other(tmp_path, codes, failed) -> None:
+    """Failing tests (pytest's exit status 1) in one pass leave the other to run, so that one
+    call shows every failure; the session then fails naming the pass(es) that failed."""
+    session = Recorder(tmp_path, [], codes)
+    with pytest.raises(SessionFailed) as raised:
+        noxfile.tests.func(session)
+    assert len(session.runs) == 2 and "--run-skipped" in session.runs[1][-1]
+    named = [p for p in ("pass 1", "pass 2") if p in str(raised.value)]
+    assert named == failed
+
+
+@pytest.mark.parametrize("code", [2, 3, 4, 5])
+def test_an_interrupted_or_broken_first_pass_stops_the_session(tmp_path, code) -> None:
+    """Interrupted (2), an internal (3) or usage (4) error, or no tests collected (5): nothing
+    to go on with, and nox's own failure ends the session before pass 2."""
+    session = Recorder(tmp_path, [], (code,))
+    with pytest.raises(nox.command.CommandFailed):
+        noxfile.tests.func(session)
+    assert len(session.runs) == 1

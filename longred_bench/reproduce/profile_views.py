@@ -11,13 +11,14 @@ from typing import Any
 from longred_bench.errors import UserError
 from longred_bench.profiles import BUILTIN, load_profile
 from longred_bench.profiles.loader import read_mapping
-from longred_bench.profiles.schema import Profile, to_dict
+from longred_bench.profiles.schema import Profile, build, to_dict
 from longred_bench.reproduce.registry import get_spec, table_names
 
 
 def checked_profile(spec: str | Path) -> Profile:
     """Profile ``spec`` loaded, and what the file's schema cannot check refused in one line
-    naming the file and key: a ``tables`` section of no table, an extension in ``runs`` that
+    naming the file and key: a ``tables`` section of no table, or one with a key its table has
+    not or a value of the wrong type (whichever table runs), an extension in ``runs`` that
     is no RoPE spec, RULER lengths no task can be scored at, a training data source whose local
     file or folder does not exist (``hf:`` members are not asked for), a ``training`` key that
     no recipe has, a local ``model.name`` (or fallback) that is no model folder or ``.gguf`` or
@@ -37,6 +38,9 @@ def checked_profile(spec: str | Path) -> Profile:
     if unknown:
         raise UserError(f"{where}: tables.{unknown[0]} is no table; the tables: "
                         f"{', '.join(table_names())}")  # fmt: skip
+    for table, section in prof.tables.items():  # every section's keys and types, as its run
+        build(get_spec(table).settings, section or {}, file=prof.source or prof.name,
+              where=f"tables.{table}")  # fmt: skip
     checks = [(f"runs.extensions[{i}]", parse_rope_spec, ext)
               for i, ext in enumerate(prof.runs.extensions)]  # fmt: skip
     checks.append(("evaluation.ruler.lengths", check_lengths, prof.evaluation.ruler.lengths))

@@ -299,6 +299,8 @@ def test_force_reruns_of_cached_paper_short_units_are_checked_up_front(monkeypat
 @pytest.mark.parametrize(
     ("body", "message"),
     [("tables: {tabel3: {seeds: 2}}", "tables.tabel3 is no table; the tables: table3, "),
+     ("tables: {table1: {rows: [cpt]}}", "unknown key tables.table1.rows (keys of tables.table1"),
+     ("tables: {table1: {after_cpt: nah}}", "tables.table1.after_cpt must be true or false, got"),
      ("evaluation: {ruler: {lengths: [768]}}",
       "evaluation.ruler.lengths: RULER lengths [768] not supported"),
      ('runs: {extensions: ["abf:theta=5e6", "abf:thta=5e6"]}',

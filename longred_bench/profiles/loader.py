@@ -193,7 +193,7 @@ def _load(path: Path, mtimes_ns: tuple[int, ...], cwd: str) -> Profile:
                         f"{name!r}; {fix}")  # fmt: skip
     if name in BUILTIN and path != builtin_path(name).resolve():
         raise UserError(f"profile {path}: its name {name!r} is a built-in profile's, whose "
-                        "reports and runs it would replace; set `name:` to one of your own (or "
+                        "reports it would replace; set `name:` to one of your own (or "
                         "rename the file)")  # fmt: skip
     try:
         profile = build(Profile, {**data, "name": name}, file=str(path))
@@ -224,8 +224,10 @@ def check_model_path(name: str, path: Path, key: str = "model.name") -> None:
     and hub ids are checked when the model is read."""
     if not _local(name):
         return
-    if not Path(name).expanduser().exists():
-        raise UserError(f"profile {path}: {key} {name!r} does not exist; give a Hugging "
+    given = Path(name).expanduser()
+    if not given.exists():
+        where = "" if given.is_absolute() else f" (read from the current folder, {Path.cwd()})"
+        raise UserError(f"profile {path}: {key} {name!r} does not exist{where}; give a Hugging "
                         "Face folder, a .gguf file, a zoo name or a hub id")  # fmt: skip
 
 

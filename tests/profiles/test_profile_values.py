@@ -92,3 +92,17 @@ def test_a_name_must_start_with_a_letter_or_digit(tmp_path, name) -> None:
     message = _refused(mine, f"extends: smoke\nname: '{name}'\n")
     assert message.startswith(f"profile {mine}: name must be letters, digits, '.', '_' or '-', "
                               f"got {name!r}; set its `name:`")  # fmt: skip
+
+
+def test_a_missing_relative_model_path_names_the_folder_it_was_read_from(tmp_path, monkeypatch):
+    """A relative ``model.name`` is read from the current folder, not the file's: where it is
+    missing, the error names that folder (a user runs from elsewhere than the file's folder);
+    an absolute path needs no such word."""
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    message = _refused(tmp_path / "mine.yaml", "extends: smoke\nmodel: {name: ./mymodel}\n")
+    assert f"'./mymodel' does not exist (read from the current folder, {tmp_path / 'here'});" in (
+        message
+    )
+    absolute = _refused(tmp_path / "abs.yaml", f"extends: smoke\nmodel: {{name: {tmp_path}/m}}\n")
+    assert f"'{tmp_path}/m' does not exist; give a Hugging Face folder" in absolute

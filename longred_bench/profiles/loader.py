@@ -48,9 +48,21 @@ def profile_file(spec: str | Path, *, relative_to: Path | None = None) -> Path:
         raise UserError(f"{what}: no such file ({path}); the built-in profiles: "
                         f"{', '.join(BUILTIN)}")  # fmt: skip
     raise UserError(
-        f"{what} is neither a built-in profile ({', '.join(BUILTIN)}) nor a YAML file; "
-        "`longred-bench profiles new --from smol --out my.yaml` writes one to edit"
+        f"{what} is neither a built-in profile ({', '.join(BUILTIN)}) nor a YAML file"
+        f"{_meant(path)}; `longred-bench profiles new --from smol --out my.yaml` writes one to edit"
     )
+
+
+def _meant(path: Path) -> str:
+    """`` (did you mean my.yml?)`` where ``path`` with a YAML suffix is a file (``--profile
+    my`` for ``my.yml``), or ``path`` is close to a built-in profile's name, else ``""``."""
+    import difflib
+
+    files = [
+        str(f) for ext in (".yaml", ".yml") if (f := path.with_name(path.name + ext)).is_file()
+    ]
+    close = files or difflib.get_close_matches(str(path), BUILTIN, n=1, cutoff=0.75)
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 def unique_key_loader() -> type:

@@ -106,3 +106,19 @@ def test_a_missing_relative_model_path_names_the_folder_it_was_read_from(tmp_pat
     )
     absolute = _refused(tmp_path / "abs.yaml", f"extends: smoke\nmodel: {{name: {tmp_path}/m}}\n")
     assert f"'{tmp_path}/m' does not exist; give a Hugging Face folder" in absolute
+
+
+def test_a_profile_named_without_its_suffix_or_mistyped_is_pointed_at_the_one_meant(
+    tmp_path, monkeypatch
+) -> None:
+    """``--profile my`` beside ``my.yml`` names that file, ``tny`` the built-in ``tiny``; a name
+    close to neither gets no guess."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my.yml").write_text("extends: smoke\n")
+    for spec, meant in (("my", "(did you mean my.yml?)"), ("tny", "(did you mean tiny?)")):
+        with pytest.raises(UserError, match=r"neither a built-in profile") as caught:
+            load_profile(spec)
+        assert f"nor a YAML file {meant}; " in str(caught.value)
+    with pytest.raises(UserError) as caught:
+        load_profile("nothing_like_it")
+    assert "did you mean" not in str(caught.value)

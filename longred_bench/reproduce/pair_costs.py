@@ -96,18 +96,21 @@ def pairs_plan_with_costs(spec: str, hw: Hardware | None = None) -> str:
     hw = hw or Hardware()
     settings, pairs, _ = load_pairs(spec)
     estimates = {}
-    hours, over = 0.0, 0
+    hours, over, cpu = 0.0, 0, False
     for pair in pairs:
-        lines, h, o = pair_estimate(pair, pair_config(settings, pair), hw)
+        cfg = pair_config(settings, pair)
+        lines, h, o = pair_estimate(pair, cfg, hw)
         estimates[pair.slug] = lines
-        hours, over = hours + h, over + o
+        hours, over, cpu = hours + h, over + o, cfg.device == "cpu"  # the file's, every pair's
     text = pairs_plan(spec, estimates)
-    text += (f"Estimated: {_hours(hours)} in all, model FLOPs / ({hw.gpu_tflops:g} TFLOP/s x "
-             f"MFU {hw.mfu:g}), one GPU of {hw.gpu_memory_gib:g} GiB evaluating in bf16 (weights, "
-             f"the KV cache at the longest length + {EVAL_GENERATION} answer tokens, the larger of "
-             "the prefill's MLP activations and the logits); a short task's generation counts its "
-             "whole token cap. The MFU is assumed until measured on your GPUs "
-             "(docs/reproduce.md).")  # fmt: skip
+    if cpu:
+        return text + "Estimated: no GPU estimate: the pairs run on the CPU (settings.device).\n"
+    text += (f"Estimated: {_hours(hours)} in all, model FLOPs / "
+             f"({hw.gpu_tflops:g} TFLOP/s x MFU {hw.mfu:g}), one GPU of {hw.gpu_memory_gib:g} GiB "
+             f"evaluating in bf16 (weights, the KV cache at the longest length + "
+             f"{EVAL_GENERATION} answer tokens, the larger of the prefill's MLP activations and "
+             "the logits); a short task's generation counts its whole token cap. The MFU is "
+             "assumed until measured on your GPUs (docs/reproduce.md).")  # fmt: skip
     if over:
         text += f" {over} model(s) over {hw.gpu_memory_gib:g} GiB: see OVER above."
     return text + "\n"

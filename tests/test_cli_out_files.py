@@ -179,6 +179,9 @@ def test_a_reproduce_folder_inside_the_profiles_model_folder_is_refused(tmp_path
     assert main([*argv, flag, str(model / "jobs")]) == 2
     assert f"{flag} {model / 'jobs'} is inside the model folder {model}" in capsys.readouterr().err
     assert sorted(p.name for p in model.iterdir()) == kept
+    if flag == "--out":  # a dry run says what the run would (it planned, and the run refused)
+        assert main([*argv, flag, str(model / "jobs"), "--dry-run"]) == 2
+        assert "is inside the model folder" in capsys.readouterr().err
 
 
 def test_an_out_inside_a_folder_that_is_no_model_names_the_model_as_the_problem(tmp_path, capsys):

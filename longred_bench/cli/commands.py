@@ -434,8 +434,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             raise UserError("--emit-slurm needs a folder path for the job scripts")
         check_out_dir(Path(args.emit_slurm), "reproduce --emit-slurm", "--emit-slurm")
     if args.out or args.emit_slurm:
-        check_reproduce_outside(args.table, args.profile, args.out, args.emit_slurm,
-                                dry_run=args.dry_run)  # fmt: skip
+        check_reproduce_outside(args.table, args.profile, args.out, args.emit_slurm)
     if args.allow_code_eval:  # a permission, not a setting: no cache key changes
         os.environ["HF_ALLOW_CODE_EVAL"] = "1"
 

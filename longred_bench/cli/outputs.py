@@ -352,17 +352,18 @@ def check_out_outside(out: Path, *models: str | None, flag: str = "--out") -> No
 
 
 def check_reproduce_outside(
-    table: str, profile: str | None, out: str | None, emit_slurm: str | None, *, dry_run: bool
+    table: str, profile: str | None, out: str | None, emit_slurm: str | None
 ) -> None:
-    """Refuse ``reproduce``'s report folder (``out``, unless a dry run writes none) or
-    ``--emit-slurm`` folder inside the profile's model folder: its units are keyed by the
-    model's files, so what is written there made every one of them new."""
+    """Refuse ``reproduce``'s report folder (``out``; a dry run's too, which writes none, so
+    that it says what the run would) or ``--emit-slurm`` folder inside the profile's model
+    folder: its units are keyed by the model's files, so what is written there made every one
+    of them new."""
     from longred_bench.reproduce.profile_views import checked_profile
     from longred_bench.reproduce.registry import get_spec
 
     name = profile or ("tiny" if table == "all" else get_spec(table).default_profile)
     model = checked_profile(name).model
-    for flag, folder in (("--out", None if dry_run else out), ("--emit-slurm", emit_slurm)):
+    for flag, folder in (("--out", out), ("--emit-slurm", emit_slurm)):
         if folder:
             check_out_outside(Path(folder), model.name, model.fallback, flag=flag)
 

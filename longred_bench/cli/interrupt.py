@@ -116,35 +116,48 @@ def _training_now() -> str:
             "resumes from; ")  # fmt: skip
 
 
-def _unit_now() -> str:
+def _unit_now(forced: bool = False) -> str:
     """``the unit in progress kept ... in WORK, which the command resumes from; `` where this
-    process was measuring a run-cache unit that kept some of its work, else ``""``."""
+    process was measuring a run-cache unit that kept some of its work, else ``""``. Under
+    ``forced`` (``--force``) a unit that has an earlier result is computed again, and no
+    command resumes from its work: without ``--force`` its earlier result is taken, with it
+    the unit starts again; the line says so instead."""
     from longred_bench.jobs.in_progress import UNIT_NOW
 
     if not UNIT_NOW:  # before importing what the unit imported (torch): nothing to say
         return ""
     from longred_bench.jobs.drift import PARTIAL
     from longred_bench.jobs.saved_responses import REQUESTS, saved_responses
+    from longred_bench.jobs.units import RECORDS_FILE
 
-    kept = []
+    kept, redone = [], []
     for work in UNIT_NOW:
         responses, windows = saved_responses(work / REQUESTS), _drift_windows(work / PARTIAL)
         what = (f"{responses} model response(s)" if responses
                 else f"the drift of {windows} window(s)" if windows else None)  # fmt: skip
+        unit = work.parent.parent  # the unit's folder: work is its partial/<config hash>/
+        earlier = forced and any((unit / f).is_file() for f in set(RECORDS_FILE.values()))
         if what is not None:
-            kept.append(f"{what} in {work}")
-    if not kept:
-        return ""
-    units = "the unit in progress" if len(kept) == 1 else "the units in progress"
-    return f"{units} kept {'; '.join(kept)}, which the command resumes from; "
+            (redone if earlier else kept).append(f"{what} in {work}")
+    text = ""
+    if kept:
+        units = "the unit in progress" if len(kept) == 1 else "the units in progress"
+        text += f"{units} kept {'; '.join(kept)}, which the command resumes from; "
+    if redone:
+        units = "the unit" if len(redone) == 1 else "the units"
+        text += (f"{units} computed again kept {'; '.join(redone)}, which no command resumes "
+                 "from (without --force the earlier result is taken, with it the unit starts "
+                 "again); ")  # fmt: skip
+    return text
 
 
 def _reproduce(args: argparse.Namespace, again: str) -> str:
     from longred_bench.cache import cache_dir
 
-    now = _training_now() + _unit_now()
+    forced = bool(getattr(args, "force", False))
+    now = _training_now() + _unit_now(forced)
     runs = cache_dir() / "runs"  # the folder itself: "$LONGRED_CACHE" named no place
-    if getattr(args, "force", False):  # the same command would compute them all again
+    if forced:  # the same command would compute them all again
         forced = [w for w in again.split(" ") if len(w) > 3 and "--force".startswith(w)]  # --forc
         plain = " ".join(w for w in again.split(" ") if w not in forced)
         return (

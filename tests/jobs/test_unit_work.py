@@ -1,7 +1,8 @@
 """What a run-cache unit keeps of an interrupted call's work (``partial/``) and when it is
-reused: a plain call resumes from it, ``--force`` starts from nothing, a unit whose code changed
-never takes the old code's work, and a ``ppl`` unit keeps its finished lengths and says how many
-it reuses."""
+reused: a plain call resumes from it, ``--force`` starts from nothing (the interrupted line of a
+forced unit with an earlier result says no command resumes it), a unit whose code changed never
+takes the old code's work, and a ``ppl`` unit keeps its finished lengths and says how many it
+reuses."""
 
 from __future__ import annotations
 
@@ -151,3 +152,48 @@ def test_an_evaluation_unit_asks_for_the_per_document_records_it_names(
     assert [a["item_scores"] for a in asked] == [True, False]
     assert all(w.name == "requests" and w.parent.parent.name == PARTIAL for w in work)
     assert work[0].parent.parent.parent == tmp_path / "runs" / "t" / "items"
+
+
+def test_work_a_forced_call_kept_of_a_unit_with_a_result_is_said_to_resume_nowhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under ``--force`` a unit with an earlier result is computed again: interrupted, its work
+    is resumed by no command (without ``--force`` the earlier result is taken, with it the unit
+    starts again), and the interrupted line says so rather than "which the command resumes
+    from"; a unit with no earlier result is resumed by the plain command, as the line says."""
+    import longred_bench.evaluation.ppl as ppl
+    from longred_bench.cli.interrupt import _unit_now
+    from longred_bench.jobs import in_progress
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    measured: list[int] = []
+    cut = {"at": None}
+
+    def measure(model_spec, *, length, **kwargs):
+        if length == cut["at"]:
+            raise KeyboardInterrupt
+        measured.append(length)
+        return [{"kind": "ppl", "length": length, "nll": 1.0}]
+
+    monkeypatch.setattr(ppl, "run_position_ppl", measure)
+    config = {"model": "tiny-random", "suite": "ppl", "lengths": [64, 128], "samples": 2,
+              "corpus": "random", "item_scores": False}  # fmt: skip
+    done, fresh = CachedUnit("ppl", "runs/t/done", config), CachedUnit("ppl", "runs/t/new", config)
+    done.run(progress=False)  # an earlier result
+    cut["at"] = 128
+    with pytest.raises(KeyboardInterrupt):
+        done.run(progress=False, force=True)
+    line = _unit_now(forced=True)
+    assert line.startswith(f"the unit computed again kept 1 model response(s) in {done.work}, "
+                           "which no command resumes from (without --force")  # fmt: skip
+    assert "which the command resumes from" in _unit_now()  # a plain call's line
+    with pytest.raises(KeyboardInterrupt):
+        fresh.run(progress=False, force=True)
+    assert f"in {fresh.work}, which the command resumes from; " in _unit_now(forced=True)
+    # what the line says: without --force the earlier result, with it from the start
+    measured.clear()
+    monkeypatch.setattr(in_progress, "UNIT_NOW", [])
+    assert [r["length"] for r in done.run(progress=False)] == [64, 128] and measured == []
+    with pytest.raises(KeyboardInterrupt):
+        done.run(progress=False, force=True)
+    assert measured == [64]  # measured again

@@ -22,7 +22,8 @@
     (:func:`~longred_bench.metrics.rank_trend.bootstrap_rank_trend_ci`): entirely below 0 ->
     reproduced; entirely above 0, or above the paper's rho (-1: its three rows are in order)
     -> not reproduced; else undecided; the same for attention KL with the signs mirrored, and
-    the two combined. Fewer than 3 ABF bases -> not comparable (a floor: no rank trend).
+    the two combined. Fewer than 3 ABF bases (no rank trend), or fewer than
+    :data:`MIN_TEXTS_C2` texts (too few to resample) -> not comparable (floors).
 """
 
 from __future__ import annotations
@@ -66,9 +67,13 @@ RULE_C2 = (
     "over the ABF extensions: Spearman's rho of the RoPE base against mean hidden similarity, "
     "{level:.0%} bootstrap interval resampling the texts: entirely below 0 -> reproduced, "
     "entirely above 0 or above the paper's rho of -1 -> not reproduced, else undecided; attention "
-    "KL mirrored (rho above 0); both combined. Fewer than 3 ABF bases, or rho without an "
-    "interval (undefined in most resamples: the values do not vary) -> not comparable."
+    "KL mirrored (rho above 0); both combined. Fewer than 3 ABF bases, fewer than {min_texts} "
+    "texts, or rho without an interval (undefined in most resamples: the values do not vary) "
+    "-> not comparable."
 )
+MIN_TEXTS_C2 = 10
+"""The fewest texts (c2)'s bootstrap resamples: of 2 texts there are 3 distinct resamples, and
+an interval of -1 [-1, -1] over them read "reproduced"; of 10, over 90,000."""
 # The mean fraction of the zero-shot drift that the paper's CPT removed (Table 1's rows).
 PAPER_HIDDEN_RECOVERY = sum(
     (r.hidden_after - r.hidden_before) / (1 - r.hidden_before) for r in TABLE1
@@ -212,13 +217,13 @@ def verdict_drift_falls(
 
 def verdict_base_drifts_more(bases: Mapping[float, Mapping[str, Any]]) -> Verdict:
     """Claim (c2) from the zero-shot summaries of the ABF extensions, keyed by RoPE base."""
-    rule = RULE_C2.format(level=LEVEL)
+    rule = RULE_C2.format(level=LEVEL, min_texts=MIN_TEXTS_C2)
     paper = (
         f"{TABLE1_MARK} bases "
         + ", ".join(_paper_row(r) for r in TABLE1)
         + " (x1e-5): in order, rho -1 (hidden) and +1 (KL)."
     )
-    scope = "ABF bases " + ", ".join(f"{b:.0e}" for b in sorted(bases))
+    scope = "ABF bases " + (", ".join(f"{b:.0e}" for b in sorted(bases)) or "none")
     summaries = [bases[b] for b in sorted(bases)]
     if len(bases) < 3:
         ours = f"{len(bases)} ABF base(s) measured: a rank trend needs at least 3."
@@ -231,6 +236,10 @@ def verdict_base_drifts_more(bases: Mapping[float, Mapping[str, Any]]) -> Verdic
                                ("attention_kl", ABOVE, "attention KL")):  # fmt: skip
         per = [text_values(s, metric) or {} for s in summaries]
         keys = sorted(set.intersection(*(set(p) for p in per)))
+        if len(keys) < MIN_TEXTS_C2:
+            ours = (f"{len(keys)} text(s) measured at every base: a bootstrap needs at least "
+                    f"{MIN_TEXTS_C2}.")  # fmt: skip
+            return Verdict("c2", CLAIM_C2, scope, paper, ours, NOT_COMPARABLE, rule)
         values = [[p[k] for k in keys] for p in per]
         ci = bootstrap_rank_trend_ci(sorted(bases), values, n_boot=N_BOOT, level=LEVEL,
                                      seed=BOOT_SEED)  # fmt: skip

@@ -274,17 +274,13 @@ def build_table1(
         "## Verdicts: drift after CPT, and by RoPE base",
         "",
     ]
-    bases = abf_bases(before)
-    if len(bases) >= 2:
-        verdicts.append(verdict_base_drifts_more(bases))
-    if verdicts:
-        lines += verdicts_markdown(verdicts)
-    else:
+    if not verdicts:  # (c) needs the drift after CPT; (c2) is judged with any count of bases
         lines += [
             f"(c) {CLAIM_C} Not checked at this profile: no after-CPT drift records "
             f"({missing}). Rule: {RULE_C.format(level=LEVEL)}",
             "",
         ]
+    lines += verdicts_markdown([*verdicts, verdict_base_drifts_more(abf_bases(before))])
     lines.append("![per-layer drift](table1.png)")
     md_path = out_dir / "table1.md"
     md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")

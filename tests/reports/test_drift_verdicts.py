@@ -119,6 +119,15 @@ def test_verdict_c2_labels_the_rank_trend() -> None:
     assert verdict_base_drifts_more(flat).label == UNDECIDED
     two = dict(list(ordered.items())[:2])
     assert verdict_base_drifts_more(two).label == NOT_COMPARABLE
+    none = verdict_base_drifts_more({})
+    assert none.label == NOT_COMPARABLE and none.scope == "ABF bases none"
+    # every base in order on each of 9 texts: too few to resample (2 texts read -1 [-1, -1])
+    few = {b: {**s, **{f"text_{m}": s[f"text_{m}"][:9] for m in ("hidden_cosine",
+                                                               "attention_kl")}}
+           for b, s in ordered.items()}  # fmt: skip
+    verdict = verdict_base_drifts_more(few)
+    assert verdict.label == NOT_COMPARABLE and "9 text(s) measured at every base" in verdict.ours
+    assert "fewer than 10 texts" in verdict.rule
     # Every base drifts exactly alike on every text: rho is undefined, the floor, not undecided.
     same = base_summaries((0.96, 0.96, 0.96), (0.3, 0.3, 0.3), scale=0.0)
     verdict = verdict_base_drifts_more(same)

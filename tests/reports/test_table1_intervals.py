@@ -161,3 +161,14 @@ def test_a_rule_that_takes_every_layer_says_so(tmp_path: Path) -> None:
     assert ("KL-selected layers: all 2 of the model's layers (LongReD's rule for the short-text "
             "distillation layers, the 6 layers with the largest attention KL plus the last, "
             "takes them all at M = 6), of an extension") in md  # fmt: skip
+
+
+def test_claim_c2_is_judged_with_any_count_of_bases_and_c_said_unchecked(tmp_path: Path) -> None:
+    """One ABF base and no drift after CPT: (c) is named as not checked and (c2) as not
+    comparable (a rank trend needs 3 bases); the section held neither before."""
+    before = summary(_spread(12, 6, 0.9, 0.01), [abs(x) for x in _spread(12, 7, 0.3, 0.05)])
+    md = build_table1(with_layers(before), tmp_path, profile="p", command="c")[0].read_text()
+    section = md.split("## Verdicts: drift after CPT, and by RoPE base", 1)[1]
+    assert "(c) Drift falls after CPT" in section and "Not checked at this profile" in section
+    assert "**(c2) ABF bases 4e+04: not comparable.**" in section
+    assert "1 ABF base(s) measured: a rank trend needs at least 3." in section

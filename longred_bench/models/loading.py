@@ -24,7 +24,12 @@ from safetensors import SafetensorError
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
 from longred_bench.errors import UserError
-from longred_bench.models.names import check_hub_model, check_local, check_weights
+from longred_bench.models.names import (
+    check_hub_model,
+    check_local,
+    check_tokenizer_files,
+    check_weights,
+)
 from longred_bench.models.names import hub_unreachable as hub_unreachable  # re-exported
 from longred_bench.models.rope import OriginalRope, RopeSpec, parse_rope_spec, rope_parameters
 from longred_bench.models.zoo import (
@@ -257,6 +262,8 @@ def _load_pretrained(spec: str, dtype: torch.dtype, trust_remote_code: bool) -> 
                 output_loading_info=True, **extra,
             )  # fmt: skip
         check_weights_cover(spec, info)
+        if not extra and Path(source).is_dir():
+            check_tokenizer_files(spec, Path(source))
         with _unreadable(spec, "its tokenizer"):
             tokenizer = AutoTokenizer.from_pretrained(
                 source, trust_remote_code=trust_remote_code, **extra
@@ -278,6 +285,8 @@ def load_tokenizer(spec: str, *, trust_remote_code: bool = False) -> object:
 
         return byte_tokenizer()
     source, extra = resolve_spec(spec)
+    if not extra and Path(source).is_dir():
+        check_tokenizer_files(spec, Path(source))
     try:
         with _unreadable(spec, "its tokenizer or config"):
             return AutoTokenizer.from_pretrained(

@@ -66,6 +66,23 @@ def _choices() -> str:
     )
 
 
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json",
+                   "vocab.txt", "spiece.model", "merges.txt", "tekken.json")  # fmt: skip
+"""Files a model folder's tokenizer is read from (one is enough: a tokenizer with no vocabulary
+file, as a byte-level one, has its ``tokenizer_config.json``)."""
+
+
+def check_tokenizer_files(spec: str, folder: Path) -> None:
+    """Refuse model folder ``folder`` (of ``spec``) that holds no tokenizer file
+    (:data:`TOKENIZER_FILES`): transformers' own refusal then speaks of converting a slow
+    tokenizer and of installing sentencepiece, not of the missing files."""
+    if not any((folder / f).is_file() for f in TOKENIZER_FILES):
+        named = ", ".join(TOKENIZER_FILES[:3])
+        raise UserError(f"model {spec!r}: {folder} holds no tokenizer files ({named}, ...): "
+                        "save the model's tokenizer there (tokenizer.save_pretrained(folder)), "
+                        "or give the folder it was saved with")  # fmt: skip
+
+
 def check_local(spec: str) -> bool:
     """``True`` when ``spec`` is a zoo name or an existing local model (a ``.gguf`` file or a
     folder with ``config.json``); ``False`` when it can only be a hub id; raises

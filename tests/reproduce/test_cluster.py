@@ -181,8 +181,8 @@ def test_units_the_profile_runs_on_the_cpu_ask_no_gpu_and_have_no_gpu_estimate(
     assert units and all(u["device"] == "cpu" and u["estimate"] is None for u in units)
     assert main(["reproduce", "fig2", "--profile", "smol", "--dry-run"]) == 0
     plan = capsys.readouterr().out
-    assert f"({len(units)} unit(s) on the CPU: no GPU estimate)" in plan
-    assert "GPU-h" not in plan.split("In all")[0] and "(on the CPU)" in plan
+    assert f"({len(units)} unit(s) on the CPU (no time estimate; no GPU estimate))" in plan
+    assert "GPU-h" not in plan.split("In all")[0] and "(on the CPU, unknown)" in plan
 
 
 @pytest.mark.integration

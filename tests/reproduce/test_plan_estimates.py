@@ -47,8 +47,9 @@ def test_an_evaluation_at_more_samples_is_estimated_from_itself_at_fewer(
         tmp_path, capsys, "two", "extends: smoke\nevaluation: {ruler: {samples: 2}}\n"
     )
     assert "to run  eval original ruler  (1.0 min)\n" in out  # twice the 30 s at 1 sample
-    # the zero-shot model's evaluation has no measure of its own, and the plan none of RULER
-    assert "to run  eval zero-shot abf:theta=1e5 ruler  (unknown)\n" in out
+    # the zero-shot model's evaluation has no measure of its own: the run cache's RULER
+    # evaluation of the same model, of its tasks and lengths, per item
+    assert "to run  eval zero-shot abf:theta=1e5 ruler  (1.0 min)\n" in out
 
 
 def test_a_suites_recorded_times_count_per_item() -> None:
@@ -79,13 +80,21 @@ def test_an_evaluation_with_nothing_of_its_suite_cached_is_called_a_guess(
     monkeypatch.setattr(plan, "planned_units", lambda ctx: units)
     assert main(["reproduce", "table2", "--profile", "smoke", "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "to run  eval zero-shot ruler  (1.2 s, a guess: no ruler evaluation cached" in out
+    assert (
+        "to run  eval zero-shot ruler  (1.2 s, a rough guess: a third of a CPT run, no ruler "
+        "evaluation in the run cache)" in out
+    )
     assert "about 3.2 s of compute" in out  # two merges of a second: it read 0.0 min
-    assert "; 1 unit(s) with nothing of their suite cached are such guesses" in out
+    assert (
+        "; 1 unit(s) with nothing of their suite and model in the run cache are such "
+        "guesses, rough ones" in out
+    )
     drift = PlannedUnit("d", "drift pi:factor=2", "drift", False, None, suite="drift")
     monkeypatch.setattr(plan, "planned_units", lambda ctx: [*units, drift])
     assert main(["reproduce", "table2", "--profile", "smoke", "--dry-run"]) == 0
-    assert "a guess: no drift measurement cached to go by" in capsys.readouterr().out
+    assert "a rough guess: a third of a CPT run, no drift measurement in the run cache)" in (
+        capsys.readouterr().out
+    )
 
 
 def test_no_guess_is_said_beside_a_gpu_estimate(tmp_path, monkeypatch, capsys) -> None:

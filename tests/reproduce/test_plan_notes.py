@@ -62,7 +62,8 @@ def test_the_plans_last_line_says_why_there_is_no_estimate(tmp_path, monkeypatch
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
     last = _dry(capsys, "smoke").strip().splitlines()[-1]
     assert last.startswith("In all: 13 distinct units, 0 cached, 13 to run")
-    assert last.endswith("else a third of a CPT run; nothing is cached to estimate from.")
+    assert last.endswith("else a third of a CPT run of its model; nothing is cached to estimate "
+                         "from.")  # fmt: skip
 
 
 def test_a_table_measuring_table3s_runs_says_why_table3_is_named(

@@ -272,24 +272,35 @@ def _count_by_length(
             r["n_samples"] = counts[r["task"]].get(r["length"], 0)
 
 
+class RulerTooShort(UserError):
+    """The shortest RULER length asked is too short for some task's first sample with this
+    tokenizer; ``fits`` is the smallest RULER length that holds them all. The message names no
+    flag: each command adds its own (``eval``: ``--lengths``/``--tasks``; ``reproduce``: the
+    profile's keys)."""
+
+    def __init__(self, message: str, length: int, fits: int) -> None:
+        super().__init__(message)
+        self.length, self.fits = length, fits
+
+    def __reduce__(self) -> tuple:  # a worker process's error keeps its lengths
+        return type(self), (str(self), self.length, self.fits)
+
+
 def _check_ruler_fits(cfg: EvalConfig, names: list[str], length: int) -> None:
     """Every asked RULER task's first sample at the shortest ``length``, before lm-eval builds
     them: one line naming each task that does not fit and the length that holds them all
     (lm-eval stopped at the first, with the length that held that one alone)."""
     from longred_bench.models.loading import load_tokenizer
-    from longred_bench.taskdata.ruler.registry import TASKS, check_fits_all
+    from longred_bench.taskdata.ruler.registry import check_fits_all, length_holding, registry_tasks
     from longred_bench.taskdata.ruler.sizing import Misfit
 
-    prefix = "longred_ruler_"
-    tasks = [t for n in names for t in (TASKS if n == "longred_ruler" else
-             [n.removeprefix(prefix)] if n.startswith(prefix) else [])]  # fmt: skip
     tokenizer = load_tokenizer(cfg.model)
     try:
-        check_fits_all(list(dict.fromkeys(tasks)), tokenizer, length, cfg.seed,
+        check_fits_all(registry_tasks(names), tokenizer, length, cfg.seed,
                        corpus=cfg.corpus or "brown",
                        phrasing=cfg.phrasing or "standard")  # fmt: skip
     except Misfit as exc:
-        raise UserError(f"{exc}: pass --lengths from that one on, or other --tasks") from None
+        raise RulerTooShort(str(exc), length, length_holding(exc.needed)) from None
 
 
 @dataclass

@@ -15,7 +15,7 @@ from pathlib import Path
 from longred_bench.errors import UserError
 from longred_bench.evaluation import paper_suite
 from longred_bench.evaluation.config import EvalConfig
-from longred_bench.evaluation.harness import WindowTooSmall
+from longred_bench.evaluation.harness import RulerTooShort, WindowTooSmall
 from longred_bench.evaluation.run import run_eval
 from longred_bench.evaluation.samples import SAMPLES, keep_samples, write_samples
 from longred_bench.jobs.builds import result_builds
@@ -59,6 +59,8 @@ def eval_command(
     with heartbeat(line, enabled=not progress):
         try:
             result = run_eval(cfg, progress=progress, request_cache=cache)
+        except RulerTooShort as exc:
+            raise UserError(f"{exc}: pass --lengths from that one on, or other --tasks") from None
         except WindowTooSmall as exc:
             other = "" if cfg.suite == "niah" else " or other --tasks"  # niah runs one task
             raise UserError(

@@ -12,6 +12,7 @@ data that is not cached is named the same way. Nothing is evaluated.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,17 +53,21 @@ def _span(first: int | None, window: int) -> str:
     return f"{first}-{lengths[-1]} ({within} within the {window}-token window)"
 
 
-def ruler_from(tokenizer: Any) -> tuple[int | None, str, list[str]]:
-    """The smallest RULER length at which the first sample of every task can be generated, the
-    task that sets it, and the tasks not checked (their data is not cached)."""
-    from longred_bench.taskdata.ruler.registry import TASKS, generate
+def ruler_from(
+    tokenizer: Any, tasks: Sequence[str] | None = None, *, phrasing: str = "standard"
+) -> tuple[int | None, str, list[str]]:
+    """The smallest RULER length at which the first sample of every task (of ``tasks``, None:
+    all; the NIAH and vt tasks in ``phrasing``) can be generated, the task that sets it, and
+    the tasks not checked (their data is not cached)."""
+    from longred_bench.taskdata.ruler.registry import PHRASED_TASKS, TASKS, generate
     from longred_bench.taskdata.ruler.sizing import Misfit
 
     first, by, unchecked = _lengths()[0], "", []
-    for task in TASKS:
+    for task in TASKS if tasks is None else tasks:
+        own = phrasing if task in PHRASED_TASKS else "standard"
         while True:
             try:
-                generate(task, tokenizer, first, 1, 0)
+                generate(task, tokenizer, first, 1, 0, phrasing=own)
                 break
             except Misfit:
                 if first == _lengths()[-1]:

@@ -241,6 +241,10 @@ def reproduce(
         check_model(prof, fallback_for, extensions_of(by_table))
     if steps:
         check_teachers(prof, steps)
+    from longred_bench.reproduce.ruler_fit import check_table_tasks, profile_words
+
+    for ctx in ctxs:  # each RULER task's first sample at the shortest length, its data here
+        check_table_tasks(ctx)
     build_tiny_base_first(prof, steps, force=force, progress=progress)
     for ctx in ctxs:  # before anything is computed: another profile's report is kept
         check_report_profile(out or default_out(prof, ctx.options), ctx.table, prof.name)
@@ -248,7 +252,8 @@ def reproduce(
     for ctx in ctxs:
         if progress and len(ctxs) > 1:
             print(f"[all] {ctx.table} --profile {prof.name}", flush=True)
-        paths += run_table(ctx, out or default_out(prof, ctx.options), jobs=jobs)
+        with profile_words(ctx):  # a RULER length too short: the profile's keys, not eval's
+            paths += run_table(ctx, out or default_out(prof, ctx.options), jobs=jobs)
     return paths
 
 
@@ -341,7 +346,10 @@ def _unit_by_unit(
     check_can_run(ctx.profile, [step], table=ctx.table)
     check_model(ctx.profile, fallback_for, extensions_of({ctx.table: [step]}))
     check_teachers(ctx.profile, [step])
-    print(cluster.run_unit(ctx, step, steps), flush=True)
+    from longred_bench.reproduce.ruler_fit import profile_words
+
+    with profile_words(ctx):
+        print(cluster.run_unit(ctx, step, steps), flush=True)
     return []
 
 

@@ -109,16 +109,18 @@ def make_grid(
         raise refuse(ctx, "runs.extensions", "a training table needs at least one extension")
     evaluation = table_evaluation(prof, s.evaluation, ctx.table)
     grid = RunGrid(prof, tuple(extensions), tuple(rows), seeds, overrides, evaluation)
+    from longred_bench.reproduce import ruler_fit
+
     for ext in grid.extensions:
         if not ruler_lengths_for(grid, ext):
-            window = extension_window(grid, ext)
-            own = "lengths" in (s.evaluation.get("ruler") or {})  # the table's, or the profile's
-            key = f"tables.{ctx.table}.evaluation.ruler.lengths" if own else \
-                "evaluation.ruler.lengths"  # fmt: skip
+            window, key = extension_window(grid, ext), ruler_fit.ruler_keys(ctx)[0]
             given = ", ".join(str(n) for n in grid.evaluation.ruler.lengths)
             fits = min(extension_window(grid, e) for e in grid.extensions)  # every extension's
-            raise refuse(ctx, key, f"no length of {given} fits {ext}'s {window}-token window; "
-                         f"give one of at most {window}, e.g. {key}: [{fits}]")  # fmt: skip
+            least = ruler_fit.least_length(grid.model, evaluation, zoo=True)  # the tasks' own
+            none = least and ruler_fit.none_fits(ctx, ruler_fit.windows_of(grid), *least[:2])
+            raise refuse(ctx, key, none or f"no length of {given} fits {ext}'s {window}-token "
+                         f"window; give one of at most {window}, e.g. {key}: [{fits}]")  # fmt: skip
+    ruler_fit.check_tasks_fit(ctx, grid)
     return grid
 
 

@@ -192,6 +192,20 @@ def generation_rate(
     return n / max(time.perf_counter() - start, 1e-9)
 
 
+def length_holding(tokens: int) -> int:
+    """The smallest RULER length (of :data:`LENGTHS`, past them the next power of two) that
+    holds ``tokens`` tokens."""
+    return min((n for n in LENGTHS if n >= tokens), default=1 << (tokens - 1).bit_length())
+
+
+def registry_tasks(names: Iterable[str]) -> list[str]:
+    """The RULER tasks of lm-eval task names (``longred_ruler``: all of them;
+    ``longred_ruler_<task>``: that one; any other name: none), each once, in order."""
+    prefix = "longred_ruler_"
+    return list(dict.fromkeys(t for n in names for t in (TASKS if n == "longred_ruler" else
+                [n.removeprefix(prefix)] if n.startswith(prefix) else [])))  # fmt: skip
+
+
 def check_fits_all(
     tasks: Sequence[str],
     tokenizer: Any,
@@ -225,7 +239,7 @@ def check_fits_all(
     if needs:
         most = max(needs.values())
         each = ", ".join(f"{t} {n}" for t, n in sorted(needs.items(), key=lambda kv: -kv[1]))
-        fits = min((n for n in LENGTHS if n >= most), default=1 << (most - 1).bit_length())
+        fits = length_holding(most)
         raise Misfit(f"RULER at length {length}: {len(needs)} task(s) need more tokens with "
                      f"this tokenizer ({each}; each its prompt with an empty haystack plus the "
                      f"answer): the smallest RULER length that holds them all is {fits}",

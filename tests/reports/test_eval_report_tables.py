@@ -1,14 +1,15 @@
 """``eval.md``'s tables as a reader sees them: lengths as columns in numeric order (512 before
 1,024), "(all lengths)" only where there are lengths, one separator cell per column, a task's
 document count from its whole-task record and its over-length count the largest of its records,
-a value of exactly a million with an exponent, and the NIAH grid with depths as rows and lengths
-as columns."""
+a value of exactly a million with an exponent, the NIAH grid with depths as rows and lengths
+as columns, and a short task run on its own beside grouped ones is one more category of the
+Short Avg table, not a plain mean."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from longred_bench.reports.eval_report import _niah_lines, metrics_table
+from longred_bench.reports.eval_report import _niah_lines, metrics_table, suite_short_lines
 
 
 def _eval(task: str, metric: str, value: float, length: int | None = None, n: int | None = 4,
@@ -50,4 +51,18 @@ def test_the_niah_grid_has_depths_as_rows_and_lengths_as_columns() -> None:
         "| 0 | 1.0 | 4.0 |",
         "| 50 | 51.0 | 54.0 |",
         "| 100 | 7.0 |  |",
+    ]
+
+
+def test_a_task_run_on_its_own_beside_groups_is_one_more_category() -> None:
+    def leaf(task: str, value: float, group: str | None) -> dict[str, Any]:
+        return {**_eval(task, "acc", value, n=2), "suite": "short", "group": group}
+
+    records = [leaf("longred_arc_easy", 0.5, "longred_common"),
+               leaf("longred_boolq", 1.0, None)]  # fmt: skip
+    lines = suite_short_lines(records)
+    assert lines[2:] == [
+        "| (no group) | longred_boolq | 100.00 |",
+        "| common | longred_arc_easy | 50.00 |",
+        "| Short Avg (2 categories) | | 75.00 |",
     ]

@@ -1,8 +1,9 @@
 """Table 1 with several seeds: the control row's cells are those of the lowest control seed
 (whatever order the records come in), and the sentence on seeds appears as soon as either the
 ``cpt`` or the ``control`` row has more than one seed, counting the extension with the most
-``cpt`` seeds. Also: a selection rule whose M equals the model's layer count says it takes them
-all."""
+``cpt`` seeds, whose every seed claim (c) reads. Also: the cosines take the decimals that tell
+apart every row shown, after CPT and the control included, and a selection rule whose M equals
+the model's layer count says it takes them all."""
 
 from __future__ import annotations
 
@@ -76,6 +77,7 @@ def test_the_seed_sentence_counts_the_extension_with_most_cpt_seeds(tmp_path: Pa
     md = build_table1(records, tmp_path, profile="tiny", command="c")[0].read_text()
     assert "Cells show the lowest seed" in md
     assert "the verdicts use every seed (2 of `cpt`, 1 of `control`)" in md
+    assert "interval over 2 cpt and 1 control seeds" in md  # claim (c) reads both seeds
 
 
 def test_one_seed_of_each_row_needs_no_seed_sentence(tmp_path: Path) -> None:
@@ -94,3 +96,17 @@ def test_m_equal_to_the_layer_count_takes_every_layer(tmp_path: Path) -> None:
     md = build_table1(drift(0.9, 0.2, top_m=2), tmp_path, profile="p", command="c")[0].read_text()
     assert "KL-selected layers: all 2 of the model's layers" in md
     assert "takes them all at M = 2)" in md
+
+
+def test_cosines_after_cpt_and_of_the_control_are_told_apart(tmp_path: Path) -> None:
+    """The zero-shot row alone needs 5 decimals; the after-CPT cell (0.999991) and the control's
+    (0.999994) would both read 0.99999 at 5, so the column takes 6."""
+    records = [
+        *drift(0.9, 0.2),
+        *drift(0.999991, 0.1, stage="after", seed=0),
+        *drift(0.999994, 0.05, extension=None, stage="control", seed=0),
+    ]
+    md = build_table1(records, tmp_path, profile="tiny", command="c")[0].read_text()
+    assert _control_cells(md)[5].startswith("0.999994 [")
+    row = next(x for x in md.splitlines() if x.startswith("| this suite | tiny-base | `abf"))
+    assert "| 0.900000 [" in row and "| 0.999991 [" in row

@@ -1,6 +1,7 @@
 """What ``table10.md`` shows a reader beside the labels: the paper's ratios to long-only CPT
 (mixed data, then LongReD), each row's seconds per run in seed order with its ratio to CPT, and
-a verdict that names each row's own runs and steps."""
+a verdict that names each row's own runs and steps, and the rows timed under too high a load
+(only those)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from longred_bench.reports.table10_report import cost_table, costs, paper_lines,
 EXT = "pi:factor=2"
 
 
-def _run(seconds: float, steps: list[float] | None = None) -> Run:
-    run = Run(train={"seconds": seconds, "tokens": 400.0, "steps": 4})
+def _run(seconds: float, steps: list[float] | None = None, load: float | None = None) -> Run:
+    loads = {} if load is None else {"load_1min_start": load, "load_1min_end": load, "cpus": 2}
+    run = Run(train={"seconds": seconds, "tokens": 400.0, "steps": 4, **loads})
     if steps is not None:  # per-step timings, cumulative as the train_steps record has them
         run.step_seconds = [sum(steps[: i + 1]) for i in range(4)]
         run.step_tokens = [100.0 * (i + 1) for i in range(4)]
@@ -47,3 +49,14 @@ def test_the_verdict_names_each_rows_runs_and_steps() -> None:
     assert "`longred-c` 112500 s per 1M tokens (3 runs) against `cpt` 100000 (2 runs, 8 steps)" in (
         verdict.ours
     )
+
+
+def test_the_timing_premise_names_only_the_rows_timed_under_load() -> None:
+    def runs(cpt_load: float) -> dict:
+        out = {(EXT, "cpt", s): _run(40.0, load=cpt_load) for s in (0, 1)}
+        return out | {(EXT, "mix-cpt", s): _run(36.0, load=1.5) for s in (0, 1)}
+
+    (quiet,) = table10_verdicts(runs(1.5), costs(runs(1.5)))
+    assert "Timing premise failed" not in quiet.ours
+    (loud,) = table10_verdicts(runs(3.5), costs(runs(3.5)))
+    assert loud.ours.endswith(" Timing premise failed: `cpt` load 3.5 on 2 CPUs.")

@@ -1,5 +1,6 @@
 """Figure 2's floor at its edge: a series of exactly :data:`MIN_MODELS` models is judged and its
-evidence does not say it is below the floor; one model fewer is not comparable and says so."""
+evidence does not say it is below the floor; one model fewer is not comparable and says so. The
+drift texts resampled are those every model of the series has."""
 
 from __future__ import annotations
 
@@ -26,10 +27,12 @@ def _records(series: str, ext: str | None, score: float, similarity: float | Non
     return out
 
 
-def _verdict(models: int):
+def _verdict(models: int, extra_text: bool = False):
     records = _records("original", None, 0.8, None)
     for i in range(models):
         records += _records("cpt", f"abf:theta={i + 2}e6", 0.5 + 0.02 * i, 0.8 + 0.015 * i)
+    if extra_text:  # the last model measured a third text the others did not
+        records[-1]["text_hidden_cosine"] = [*records[-1]["text_hidden_cosine"], 0.5]
     points, _, _, original = collect_points(records)
     [verdict] = fig2_verdicts(points, original)
     return verdict
@@ -41,3 +44,9 @@ def test_a_series_at_the_floor_is_judged_without_the_floor_note() -> None:
     assert FLOOR_TEXT not in at.ours
     below = _verdict(MIN_MODELS - 1)
     assert below.label == NOT_COMPARABLE and FLOOR_TEXT in below.ours
+
+
+def test_only_the_texts_every_model_has_are_resampled() -> None:
+    verdict = _verdict(MIN_MODELS, extra_text=True)
+    assert verdict.label == REPRODUCED
+    assert "; the 2 drift texts)." in verdict.ours

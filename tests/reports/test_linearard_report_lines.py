@@ -1,7 +1,7 @@
 """The LinearARD report's cost table and the placing of its claims: each row's seconds per token
 over CPT's, one cost-target line (``linearard``'s, met where its interval reaches the target
 exactly), and (L3) following the ``linearard-lite`` row's (L1) and (L2), naming the budgets as
-a fraction of CPT's tokens."""
+a fraction of CPT's tokens; an extension without both baselines has no LinearARD claim."""
 
 from __future__ import annotations
 
@@ -55,3 +55,8 @@ def test_l3_follows_the_lite_rows_claims_and_names_its_share_of_tokens() -> None
     assert verdicts[-1].ours.startswith(
         "`linearard-lite` distilled on 10,000 tokens, `cpt` trained on 640,000 (1/64, "
     )
+
+
+def test_an_extension_without_both_baselines_has_no_claims() -> None:
+    records = [r for r in _records() if r["row"] != "longred-c"]
+    assert linearard_verdicts(collect_runs(records), short_categories(records)) == []

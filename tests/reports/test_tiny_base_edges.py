@@ -1,6 +1,7 @@
 """The ``tiny-base`` report's rules at their edges: a gain of exactly 1% is not converged, each
-retrieval target is met at its threshold exactly, and the sample counts it prints are the
-smallest over the tasks and lengths (the count every cell has)."""
+retrieval target is met at its threshold exactly, the sample counts it prints are the smallest
+over the tasks and lengths (the count every cell has), and a short task's chance is a
+percentage as its accuracy is."""
 
 from __future__ import annotations
 
@@ -55,7 +56,9 @@ def test_each_target_is_met_at_its_threshold() -> None:
     assert [r["n"] for r in rows] == [20, 10, 10, 8]
 
 
-def test_the_ruler_table_gives_the_smallest_sample_count(tmp_path: Path) -> None:
+def test_the_ruler_table_gives_the_smallest_count_and_chance_is_a_percentage(
+    tmp_path: Path,
+) -> None:
     png = tmp_path / "curves.png"
     Image.new("RGB", (4, 4)).save(png)
     info = {"tokens": 1000, "seconds": 60.0, "device": "cpu", "tokens_per_second": 16.7,
@@ -65,7 +68,14 @@ def test_the_ruler_table_gives_the_smallest_sample_count(tmp_path: Path) -> None
     evals = _evals()
     evals["ruler_standard"] = _ruler("cwe", 256, 5, 10) + _ruler("cwe", 1024, 1, 7)
     evals["ruler_heldout"] = []
+    evals["short_tiny"] = [
+        {"kind": "eval_item", "task": "longred_tiny_passkey", "metric": "acc", "length": None,
+         "doc_id": i, "value": 1.0} for i in range(8)
+    ]  # fmt: skip
     (md, _) = build_tiny_base_report(metrics, longer, info, evals, png, tmp_path / "out",
-                                     command="c", chance={}, phrased=PHRASED,
-                                     every=("cwe",))  # fmt: skip
-    assert "Scores 0-100; 7 samples per task and length." in md.read_text()
+                                     command="c", chance={"longred_tiny_passkey": 0.25},
+                                     phrased=PHRASED, every=("cwe",))  # fmt: skip
+    text = md.read_text()
+    assert "Scores 0-100; 7 samples per task and length." in text
+    row = "| longred_tiny_passkey (held-out phrasing) | 100.0 [100.0, 100.0] | 25.0 | 8 |"
+    assert row in text

@@ -53,6 +53,7 @@ from longred_bench.metrics.stats import Interval
 from longred_bench.pcd.config import PcdConfig
 from longred_bench.pcd.selection import choose, dev_scores
 from longred_bench.reports import model_named, provenance
+from longred_bench.reports.pcd_failures import failures
 from longred_bench.reports.psa_report import psa_rule, psa_verdicts, sample_frame, summarize
 from longred_bench.reports.verdict_rules import (
     ABOVE,
@@ -90,7 +91,6 @@ CLAIMS = {
     "ruler": "PCD improves long-context retrieval (RULER)",
     "short": "PCD does not hurt short tasks",
 }
-FAILURES_SHOWN = 5
 NO_PAPER = (
     "No number of the PCD paper is shown beside ours: no source available here confirms its "
     "models, benchmarks or numbers (see docs/pcd.md), so there is nothing checked to compare with."
@@ -262,50 +262,6 @@ def dev_table(records: list[dict[str, Any]]) -> list[str]:
             row = [f"**{x}**" for x in row]
         out.append("| " + " | ".join(row) + " |")
     return out
-
-
-def first_difference(a: str, b: str) -> int:
-    """Index of the first character where ``a`` and ``b`` differ (the shorter length if one is
-    a prefix of the other)."""
-    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
-                min(len(a), len(b)))  # fmt: skip
-
-
-def _snippet(text: str, at: int) -> str:
-    head = text[max(0, at - 24) : at]
-    tail = text[at : at + 24]
-    return f"`{head}⟦{tail}⟧`".replace("\n", "⏎")
-
-
-def failures(records: list[dict[str, Any]], k: int = FAILURES_SHOWN) -> list[str]:
-    """Markdown rows for up to ``k`` test RULER samples that greedy decoding scored higher than
-    PCD: the reference, and both outputs from a little before their first difference (the
-    differing part in ⟦ ⟧)."""
-    key = ("line", "task", "length", "doc_id")
-    by: dict[tuple, dict[str, dict[str, Any]]] = defaultdict(dict)
-    for r in records:
-        if r.get("part") == "ruler" and r.get("kind") == "eval_item" and "response" in r:
-            by[tuple(r[x] for x in key)][r["decoding"]] = r
-    rows = []
-    for ident, pair in sorted(by.items(), key=lambda kv: tuple(map(str, kv[0]))):
-        g, p = pair.get("greedy"), pair.get("pcd")
-        if g is None or p is None or not g["value"] > p["value"]:
-            continue
-        at = first_difference(g["response"] or "", p["response"] or "")
-        target = g.get("target")
-        target = ", ".join(target) if isinstance(target, list) else str(target)
-        rows.append(
-            f"| {ident[0]} | {ident[1].removeprefix('longred_ruler_')} | {ident[2]} | "
-            f"{ident[3]} | {target} | {g['value']:.0f} / {p['value']:.0f} | {at} | "
-            f"{_snippet(g['response'] or '', at)} | {_snippet(p['response'] or '', at)} |"
-        )
-        if len(rows) == k:
-            break
-    if not rows:
-        return ["No test sample that greedy decoding scored higher than PCD."]
-    head = ["| line | task | length | sample | answer | score greedy / PCD | first difference "
-            "at | greedy | PCD |", "|---|---|---:|---:|---|---|---:|---|---|"]  # fmt: skip
-    return [*head, *rows]
 
 
 def _perplexities(records: list[dict[str, Any]]) -> list[str]:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from longred_bench.reports.pcd_report import _perplexities, dev_table, failures, first_difference
+from longred_bench.reports.pcd_failures import failures, first_difference
+from longred_bench.reports.pcd_report import _perplexities, dev_table
 
 
 def _dev(alpha: float, fraction: float | None, values: list[float]) -> list[dict[str, Any]]:
@@ -67,3 +68,16 @@ def test_a_line_without_a_pcd_run_has_no_undefined_perplexity() -> None:
         [_ppl("greedy", 12.34), _ppl("greedy", 20.0, "pi"), _ppl("pcd", 0.0, "pi")]
     )
     assert rows == ["| abf | cloze | 12.3 |  |", "| pi | cloze | 20.0 | not defined |"]
+
+
+def test_failure_rows_follow_lengths_and_samples_in_numeric_order() -> None:
+    """The rows shown (the first few) are taken in numeric order of length and sample: as
+    text, sample 11 came before 5 and length 512 after 1024."""
+    records = [
+        {**_ruler(d, v, r), "length": n, "doc_id": i}
+        for n, i in ((1024, 11), (512, 11), (1024, 5), (512, 5))
+        for d, v, r in (("greedy", 100.0, "12345"), ("pcd", 0.0, "1"))
+    ]
+    rows = failures(records)[2:]
+    order = [tuple(c.strip() for c in row.strip("|").split("|")[2:4]) for row in rows]
+    assert order == [("512", "5"), ("512", "11"), ("1024", "5"), ("1024", "11")]

@@ -1,7 +1,9 @@
 """What a profile file's values become: the defaults of a file that extends nothing, numbers YAML
 reads as strings, the inclusive upper bound of a range, sections that must be mappings, an
 empty file, a missing ``.yml`` parent, names that could not name a folder of their own (a relative
-fallback: ``tests/reproduce/test_user_profile.py``)."""
+fallback: ``tests/reproduce/test_user_profile.py``); and the errors that point a user at what
+they meant: the folder a missing relative model path was read from, ``my`` for ``my.yml``, a
+built-in profile's name taken by a file, a profile file's suffix."""
 
 from __future__ import annotations
 
@@ -133,3 +135,18 @@ def test_profiles_new_takes_either_yaml_suffix_and_names_both_when_refusing(tmp_
     with pytest.raises(UserError, match=r"a profile is a \.yaml \(or \.yml\) file"):
         new_profile("smoke", tmp_path / "mine.json")
     assert not (tmp_path / "mine.json").exists()
+
+
+def test_a_user_profile_cannot_take_a_builtin_name(tmp_path):
+    """Its reports would replace the built-in profile's (reports/tiny/...)."""
+    named = tmp_path / "mine.yaml"
+    named.write_text("extends: smoke\nname: tiny\n")
+    with pytest.raises(UserError, match=r"'tiny' is a built-in profile's, whose reports it would"):
+        load_profile(named)
+    stem = tmp_path / "smol.yaml"
+    stem.write_text("extends: smoke\n")
+    with pytest.raises(UserError, match=r"its name 'smol' is a built-in profile's"):
+        load_profile(stem)
+    assert load_profile("tiny").name == "tiny"  # the built-in one itself
+    with pytest.raises(UserError, match=r"no such file"):
+        load_profile(tmp_path / "nosuch.yaml")

@@ -448,24 +448,6 @@ def test_a_relative_model_path_names_one_model_per_folder(tmp_path, monkeypatch,
     assert names == [str(tmp_path / "a" / "mm"), str(tmp_path / "b" / "mm")]
 
 
-def test_a_user_profile_cannot_take_a_builtin_name(tmp_path):
-    """Its reports would replace the built-in profile's (reports/tiny/...)."""
-    from longred_bench.errors import UserError
-    from longred_bench.profiles.loader import load_profile
-
-    named = tmp_path / "mine.yaml"
-    named.write_text("extends: smoke\nname: tiny\n")
-    with pytest.raises(UserError, match=r"'tiny' is a built-in profile's, whose reports it would"):
-        load_profile(named)
-    stem = tmp_path / "smol.yaml"
-    stem.write_text("extends: smoke\n")
-    with pytest.raises(UserError, match=r"its name 'smol' is a built-in profile's"):
-        load_profile(stem)
-    assert load_profile("tiny").name == "tiny"  # the built-in one itself
-    with pytest.raises(UserError, match=r"no such file"):
-        load_profile(tmp_path / "nosuch.yaml")
-
-
 @pytest.mark.parametrize(
     ("hardware", "message"),
     [

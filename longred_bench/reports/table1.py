@@ -96,11 +96,14 @@ def control_summary(summary: pd.DataFrame) -> dict[str, Any] | None:
 
 
 def abf_bases(before: pd.DataFrame) -> dict[float, dict[str, Any]]:
-    """``{RoPE base: zero-shot drift summary}`` of the ABF extensions measured."""
+    """``{RoPE base: zero-shot drift summary}`` of the ABF extensions measured (an extension
+    read as its spec: ``abf:theta=1e7`` or its JSON form)."""
+    from longred_bench.models.rope import parse_rope_spec
+
     out = {}
     for _, row in before.iterrows():
         params = row["rope_parameters"]
-        if str(row["extension"]).startswith("abf") and params.get("rope_type") == "default":
+        if row["extension"] and parse_rope_spec(str(row["extension"])).method == "abf":
             out[float(params["rope_theta"])] = row.to_dict()
     return out
 

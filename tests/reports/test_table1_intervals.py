@@ -172,3 +172,18 @@ def test_claim_c2_is_judged_with_any_count_of_bases_and_c_said_unchecked(tmp_pat
     assert "(c) Drift falls after CPT" in section and "Not checked at this profile" in section
     assert "**(c2) ABF bases 4e+04: not comparable.**" in section
     assert "1 ABF base(s) measured: a rank trend needs at least 3." in section
+
+
+def test_an_abf_extension_given_as_json_counts_among_the_bases() -> None:
+    """An ABF extension written in its JSON form is an ABF base of claim (c2), as its
+    ``abf:theta=...`` form is; other methods are not."""
+    import pandas as pd
+
+    from longred_bench.reports.table1 import abf_bases
+
+    rows = [
+        {"extension": ext, "rope_parameters": {"rope_type": "default", "rope_theta": theta}}
+        for ext, theta in (('{"method": "abf", "theta": 1e7}', 1e7), ("abf:theta=4e5", 4e5))
+    ]
+    rows.append({"extension": "pi:factor=4", "rope_parameters": ROPE["pi:factor=4"]})
+    assert sorted(abf_bases(pd.DataFrame(rows))) == [4e5, 1e7]

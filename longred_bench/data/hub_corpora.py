@@ -38,7 +38,11 @@ from longred_bench.data.local_corpora import _text, texts_fingerprint
 from longred_bench.errors import UserError
 
 DOCUMENTS = "documents.jsonl"
-OFFLINE_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+DATA_FALLBACK = "LONGRED_DATA_FALLBACK"
+"""Set (``1``) by jobs ``--emit-slurm`` planned on the training data's offline fallbacks: each
+``hf:`` member not cached is unavailable, so every node trains on the fallback, while the hub
+stays open to what needs it (``paper_short``'s datasets, which ``HF_DATASETS_OFFLINE`` refuses)."""
+OFFLINE_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", DATA_FALLBACK)
 NO_FALLBACK = "LONGRED_NO_FALLBACK"
 """Set (``1``) by jobs ``--emit-slurm`` planned with the hub's model or data: where the hub cannot
 give them, and no offline variable asks for the fallback, the job stops instead of taking it."""

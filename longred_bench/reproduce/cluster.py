@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.cache import ENV_VAR, cache_dir
-from longred_bench.data.hub_corpora import NO_FALLBACK
+from longred_bench.data.hub_corpora import DATA_FALLBACK, NO_FALLBACK
 from longred_bench.errors import UserError
 from longred_bench.evaluation import paper_suite
 from longred_bench.profiles.schema import Profile
@@ -319,10 +319,8 @@ def _pins(model: str | None, data: str | None) -> list[str]:
     lines = []
     if model == "fallback":
         lines.append("export HF_HUB_OFFLINE=1  # the fallback model, as when emitted")
-    if data == "fallback":
-        lines.append(
-            "export HF_DATASETS_OFFLINE=1  # the data's offline fallbacks, as when emitted"
-        )
+    if data == "fallback":  # not HF_DATASETS_OFFLINE: paper_short's datasets need the hub
+        lines.append(f"export {DATA_FALLBACK}=1  # the data's offline fallbacks, as when emitted")
     hub = [what for what, pin in (("model", model), ("data", data)) if pin == "hub"]
     if hub:
         lines.append(f"export {NO_FALLBACK}=1  # the hub's {' and '.join(hub)}, as when emitted")
@@ -354,7 +352,8 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     training the other model (a unit's key names its model: the two would not mix, but the
     report job would compute the missing ones again). ``data``: how the units read hub data
     not cached yet (:func:`~longred_bench.reproduce.hub_data.data_pin`): ``"fallback"`` exports
-    ``HF_DATASETS_OFFLINE=1``, so every node trains on the sources' offline fallbacks;
+    ``LONGRED_DATA_FALLBACK=1``, so every node trains on the sources' offline fallbacks (the hub
+    stays open to ``paper_short``, which ``HF_DATASETS_OFFLINE`` would stop);
     ``"hub"`` exports ``LONGRED_NO_FALLBACK=1``, so a node without the hub stops in one line
     instead of training on the fallback while other units read the hub's rows."""
     units = listed(ctx)

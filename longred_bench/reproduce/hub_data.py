@@ -63,7 +63,7 @@ def pin_note(pin: str, members: list[str]) -> str:
     names = ", ".join(members)
     if pin == "fallback":
         return (f"note: the jobs train on the offline fallbacks of {names} (not cached, and the "
-                "hub is not available here): they export HF_DATASETS_OFFLINE=1, so every node "
+                "hub is not available here): they export LONGRED_DATA_FALLBACK=1, so every node "
                 "does")  # fmt: skip
     return (
         f"note: the jobs read {names} from the hub (not cached yet): a node that cannot reach "

@@ -36,7 +36,8 @@ def test_jobs_read_the_hub_data_the_emitting_process_would(
 ) -> None:
     monkeypatch.setattr(names, "hub_unreachable", lambda: "huggingface.co is unreachable")
     offline = _emit(tmp_path, "offline")
-    assert any(line.startswith("export HF_DATASETS_OFFLINE=1") for line in offline)
+    assert any(line.startswith(f"export {hub_corpora.DATA_FALLBACK}=1") for line in offline)
+    assert not any("HF_" in line for line in offline)  # paper_short's datasets need the hub
     assert not any(hub_corpora.NO_FALLBACK in line for line in offline)
     assert "train on the offline fallbacks of org/books" in capsys.readouterr().out
 
@@ -51,3 +52,24 @@ def test_jobs_read_the_hub_data_the_emitting_process_would(
     cached = _emit(tmp_path, "cached")
     assert not any("OFFLINE" in line or hub_corpora.NO_FALLBACK in line for line in cached)
     assert "org/books" not in capsys.readouterr().out
+
+
+def test_the_data_pin_trains_on_the_fallback_and_leaves_the_hub_to_paper_short(
+    hub: dict, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """What a job planned on the fallbacks exports (``LONGRED_DATA_FALLBACK=1``) trains on the
+    fallback though the hub answers, and leaves the hub open to ``paper_short`` (the
+    ``HF_DATASETS_OFFLINE=1`` the jobs exported before refused it on every node)."""
+    from longred_bench.evaluation import paper_suite
+    from longred_bench.models import loading
+
+    for module in (names, loading):  # the hub answers
+        monkeypatch.setattr(module, "hub_unreachable", lambda: None)
+    monkeypatch.setenv(hub_corpora.DATA_FALLBACK, "1")
+    assert resolve_source(SPEC).record["fallback"]["used"] == "austen+kjv"
+    assert hub["load"] == []  # no hub rows read
+    paper_suite.require_hub()  # the hub is not refused to paper_short's datasets
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    with pytest.raises(paper_suite.UserError, match="HF_DATASETS_OFFLINE is set"):
+        paper_suite.require_hub()
+    capsys.readouterr()

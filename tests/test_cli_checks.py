@@ -275,32 +275,25 @@ def saved_tiny(tmp_path_factory):
          "architecture."),
         ("type", "transformers cannot read its config or weights: Validation error for field "
          "'hidden_size': TypeError: Field 'hidden_size' expected int, got str (value: '64')"),
-        ("tokenizer", "transformers cannot read its tokenizer: Couldn't instantiate the backend "
-         "tokenizer"),
         ("custom", "transformers cannot read its config or weights: The repository"),
     ],
 )  # fmt: skip
 def test_a_model_folder_transformers_refuses_is_one_line(
     tmp_path, capsys, saved_tiny, kind, expected
 ) -> None:
-    """An architecture transformers does not know, a config value of the wrong type, a folder
-    without tokenizer files, custom code: transformers' traceback (18 frames for the type) after
-    the command had started; now one line naming the model, what of it could not be read and
-    transformers' own words."""
+    """An architecture transformers does not know, a config value of the wrong type, custom
+    code: transformers' traceback (18 frames for the type) after the command had started; now
+    one line naming the model, what of it could not be read and transformers' own words (a
+    folder without tokenizer files is named so: tests/models/test_models.py)."""
     import shutil
 
     spec = tmp_path / "m"
     shutil.copytree(saved_tiny, spec)
     config = json.loads((spec / "config.json").read_text())
-    if kind == "tokenizer":
-        for path in spec.iterdir():
-            if "token" in path.name:
-                path.unlink()
-    else:
-        config.update({"architecture": {"model_type": "llamaa"}, "type": {"hidden_size": "64"},
-                       "custom": {"model_type": "mine", "auto_map": {
-                           "AutoConfig": "configuration_mine.MineConfig"}}}[kind])  # fmt: skip
-        (spec / "config.json").write_text(json.dumps(config))
+    config.update({"architecture": {"model_type": "llamaa"}, "type": {"hidden_size": "64"},
+                   "custom": {"model_type": "mine", "auto_map": {
+                       "AutoConfig": "configuration_mine.MineConfig"}}}[kind])  # fmt: skip
+    (spec / "config.json").write_text(json.dumps(config))
     argv = ["eval", "--model", str(spec), "--suite", "short_tiny", "--limit", "2"]
     assert main([*argv, "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err  # after the weights' progress bar where they loaded

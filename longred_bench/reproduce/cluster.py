@@ -357,6 +357,7 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     ``"hub"`` exports ``LONGRED_NO_FALLBACK=1``, so a node without the hub stops in one line
     instead of training on the fallback while other units read the hub's rows."""
     units = listed(ctx)
+    _refuse_unstartable(ctx, units)
     stages = levels(units)
     clear_scripts(out, ctx.table, profile_arg(ctx.profile))
     out.mkdir(parents=True, exist_ok=True)
@@ -436,6 +437,28 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
     (out / "submit.sh").chmod(0o755)
     _warn_over_memory(units, hw.gpu_memory_gib)
     return [*written, out / "report.sbatch", out / "submit.sh"]
+
+
+def _refuse_unstartable(ctx: Context, units: list[dict[str, Any]]) -> None:
+    """Refuse, before any script is written, a table whose training units to run would stop at
+    startup (:func:`~longred_bench.reproduce.plan.startup_error`, as the dry run lists them):
+    each job would wait for its node and fail, and ``afterok`` would cancel every level after
+    it. Checked where the dry run checks (:func:`~.costs.reads_training_code`)."""
+    from longred_bench.reproduce.costs import reads_training_code
+    from longred_bench.reproduce.plan import startup_error
+
+    if not reads_training_code(ctx.profile):
+        return
+    todo = {u["folder"] for u in units if u["kind"] == "train" and not u["cached"]}
+    steps = {s.key: s for s in get_spec(ctx.table).steps(ctx) if s.key in todo}
+    errors = [(s.label, e) for s in steps.values()
+              if (e := startup_error(s.unit.config, ctx.profile))]  # fmt: skip
+    if errors:
+        label, error = errors[0]
+        raise UserError(f"{len(errors)} training unit(s) of "
+                        f"{ctx.table} would stop at startup, so no job is written (e.g. "
+                        f"{label}: {error}); change the profile (--dry-run lists them), then "
+                        "emit again")  # fmt: skip
 
 
 def _warn_over_memory(units: list[dict[str, Any]], gib: float) -> None:

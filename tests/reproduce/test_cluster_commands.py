@@ -342,3 +342,24 @@ def test_a_numbered_cuda_device_asks_the_gpus_plain_cuda_asks(tmp_path, monkeypa
                          for p in sorted((folder / "jobs").glob("*.sbatch"))}  # fmt: skip
     assert heads["cuda:0"] == heads["cuda"]
     assert all("#SBATCH --gres=gpu:1" in lines for lines in heads["cuda"].values())
+
+
+def test_no_job_is_written_for_training_units_that_would_stop_at_startup(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """Rows that do not split over the profile's processes stop a run at startup, as the dry
+    run lists: the jobs were written all the same (each would wait for its node and fail, and
+    cancel every level after it); now the emit is refused naming one, and writes nothing."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    profile = tmp_path / "three.yaml"
+    profile.write_text("extends: smoke\nhardware: {nproc_per_node: 3}\n")
+    out = tmp_path / "jobs"
+    argv = ["reproduce", "table3", "--profile", str(profile), "--quiet"]
+    assert main([*argv, "--emit-slurm", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "training unit(s) of table3 would stop at startup, so no job is written" in err
+    assert "do not split over 3 processes" in err and not out.exists()
+    assert main([*argv, "--dry-run"]) == 0  # the dry run lists them instead
+    assert "do not split over 3 processes" in capsys.readouterr().out
+    profile.write_text("extends: smoke\n")  # one process: every unit starts
+    assert main([*argv, "--emit-slurm", str(out)]) == 0 and (out / "submit.sh").is_file()

@@ -35,7 +35,7 @@ def local_tokenizer(cfg: TrainConfig) -> tuple[Any | None, str]:
     from longred_bench.models.zoo import ZOO
 
     if cfg.model in BUILDERS:  # loading it would build it
-        return None, f"zoo model {cfg.model} is built, not loaded, by a dry run"
+        return None, f"its tokenizer is zoo model {cfg.model}'s, which a dry run does not build"
     if cfg.model not in ZOO and not Path(cfg.model).expanduser().exists():
         return None, f"the tokenizer of {cfg.model} is read from the hub at training time"
     try:

@@ -58,3 +58,16 @@ def test_every_smol_stream_has_rows_offline(recipe: str, request: pytest.Fixture
     cfg = resolve_config(recipe, profile="smol")  # offline (tests): the fallback's rows
     lines = data_lines(cfg, 8192, load_tokenizer("smollm2-135m"))
     assert not [line for line in lines if "not counted" in line], lines
+
+
+def test_a_dry_run_of_a_built_zoo_model_says_it_builds_nothing() -> None:
+    """``train --recipe cpt --profile tiny --dry-run``'s epochs line read "zoo model tiny-base is
+    built, not loaded, by a dry run", as if the dry run built it; it says the opposite now."""
+    import longred_bench.jobs  # noqa: F401  (registers tiny-base, as the command line does)
+    from longred_bench.training.config import resolve_config
+    from longred_bench.training.data_plan import describe_plan_with_data
+
+    cfg = resolve_config("cpt", profile="tiny")
+    lines = [x for x in describe_plan_with_data(cfg, 256).splitlines() if "epochs" in x]
+    assert lines and all("which a dry run does not build" in x for x in lines), lines
+    assert not any("is built" in x for x in lines)

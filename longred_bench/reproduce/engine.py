@@ -330,13 +330,15 @@ def _unit_by_unit(
         print(cluster.list_units(ctx), end="")
         return []
     if emit_slurm is not None:
-        from longred_bench.reproduce.hub_data import data_pin, pin_note
+        from longred_bench.reproduce.hub_data import data_pin, hub_id, pin_note
 
-        data, members = data_pin(s.unit.config for s in steps if s.unit.cached() is None)
+        hub_model = hub_id(ctx.profile.model.name)  # every node reads it from the hub
+        data, members = data_pin((s.unit.config for s in steps if s.unit.cached() is None),
+                                 hub_model=hub_model)  # fmt: skip
         paths = cluster.emit_slurm(ctx, emit_slurm, out, code_eval=_code_eval_units(ctx),
                                    pinned=pinned, data=data)  # fmt: skip
         if data is not None:
-            print(pin_note(data, members))
+            print(pin_note(data, members, hub_model if data == "hub" else None))
         if missing := missing_sources(needed_sources(steps)):  # else each task fetches them
             advice = ("fetch them here before submitting, or every array task fetches them at "
                       "once (a node without a registry fails)")  # fmt: skip

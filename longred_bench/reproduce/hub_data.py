@@ -44,29 +44,45 @@ def uncached_hub_members(configs: Iterable[dict[str, Any]]) -> list[str]:
     return list(found)
 
 
-def data_pin(configs: Iterable[dict[str, Any]]) -> tuple[str | None, list[str]]:
+def hub_id(model: str) -> str | None:
+    """``model`` where it is a hub id (no zoo name, local folder or ``.gguf`` file), which every
+    node reads from the hub; else None."""
+    from longred_bench.models.names import check_local
+
+    return None if check_local(model) else model
+
+
+def data_pin(
+    configs: Iterable[dict[str, Any]], *, hub_model: str | None = None
+) -> tuple[str | None, list[str]]:
     """How the jobs of units of ``configs`` read hub data, decided here, and the datasets that
-    decide it: ``"fallback"`` where one is not cached and the hub is not available here (an
-    offline variable set, or no connection), ``"hub"`` where it would be fetched from the hub,
-    None where every hub member is cached or none is read."""
+    decide it: ``"fallback"`` where one is not cached and an offline variable is set here, or
+    the hub does not answer here and the jobs' model (``hub_model``: a hub id, which the nodes
+    read from the hub anyway) does not need it; ``"hub"`` where it would be fetched from the
+    hub; None where every hub member is cached or none is read. A login node without the hub
+    so no longer pins a run of a hub model onto the small offline corpora."""
     from longred_bench.data.hub_corpora import offline_reason
     from longred_bench.models.names import hub_unreachable
 
     members = uncached_hub_members(configs)
     if not members:
         return None, []
-    return ("fallback" if offline_reason() or hub_unreachable() else "hub"), members
+    if offline_reason():  # asked for, here
+        return "fallback", members
+    return ("hub" if hub_model or not hub_unreachable() else "fallback"), members
 
 
-def pin_note(pin: str, members: list[str]) -> str:
+def pin_note(pin: str, members: list[str], hub_model: str | None = None) -> str:
     """The line ``--emit-slurm`` prints about a ``pin`` of :func:`data_pin`."""
     names = ", ".join(members)
     if pin == "fallback":
         return (f"note: the jobs train on the offline fallbacks of {names} (not cached, and the "
                 "hub is not available here): they export LONGRED_DATA_FALLBACK=1, so every node "
-                "does")  # fmt: skip
+                "does; the fallbacks are small local corpora, which a long run reads many times "
+                "over")  # fmt: skip
+    why = f"; the nodes read the model {hub_model} from the hub anyway" if hub_model else ""
     return (
-        f"note: the jobs read {names} from the hub (not cached yet): a node that cannot reach "
-        "the hub stops in one line (they export LONGRED_NO_FALLBACK=1); emit them with "
+        f"note: the jobs read {names} from the hub (not cached yet{why}): a node that cannot "
+        "reach the hub stops in one line (they export LONGRED_NO_FALLBACK=1); emit them with "
         "HF_DATASETS_OFFLINE=1 to train every unit on the offline fallbacks instead"
     )

@@ -73,3 +73,28 @@ def test_the_data_pin_trains_on_the_fallback_and_leaves_the_hub_to_paper_short(
     with pytest.raises(paper_suite.UserError, match="HF_DATASETS_OFFLINE is set"):
         paper_suite.require_hub()
     capsys.readouterr()
+
+
+def test_a_hub_model_pins_the_hub_data_where_the_emitting_node_has_no_hub(
+    hub: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """A login node without the hub pinned a run of a hub model onto the small offline corpora,
+    though every node reads that model from the hub anyway: the jobs read the hub's rows, and
+    an offline variable set where they are emitted still asks for the fallbacks."""
+    monkeypatch.setattr(names, "hub_unreachable", lambda: "huggingface.co is unreachable")
+    profile = tmp_path / "hubmodel.yaml"
+    profile.write_text(f'extends: smoke\nmodel: {{name: org/base-model, window: 256}}\n'
+                       f'training:\n  cpt:\n    long_data: "{SPEC}"\n')  # fmt: skip
+    argv = ["reproduce", "table3", "--profile", str(profile), "--quiet", "--emit-slurm"]
+    assert main([*argv, str(tmp_path / "a")]) == 0
+    exports = (tmp_path / "a" / "array-1.sbatch").read_text()
+    assert f"export {hub_corpora.NO_FALLBACK}=1" in exports and "FALLBACK=1  # the data" not in (
+        exports
+    )
+    assert "the nodes read the model org/base-model from the hub anyway" in capsys.readouterr().out
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")  # asked for where they are emitted
+    assert main([*argv, str(tmp_path / "b")]) == 0
+    assert (
+        f"export {hub_corpora.DATA_FALLBACK}=1" in (tmp_path / "b" / "array-1.sbatch").read_text()
+    )
+    capsys.readouterr()

@@ -402,9 +402,12 @@ def how_estimated(todo: list[PlannedUnit], profile: Any) -> str:
     short = (*SHORT_SUITE_TASKS, SUITE)
     counted = sorted({u.suite for u in costed if u.suite in short and u.cost.gpu_hours is not None})
     if counted:
-        text += (f"; the {', '.join(counted)} evaluations from their tasks' tokens as "
-                 "SmolLM2's tokenizer counts them, each generation at its token cap (an upper "
-                 "bound)")  # fmt: skip
+        text += (
+            f"; the {', '.join(counted)} evaluations from their tasks' tokens as "
+            "SmolLM2's tokenizer counts them, each generation at its token cap (an upper "
+            "bound on their FLOPs, not on their time: a small model's evaluation runs far "
+            "below the assumed MFU, so it likely takes longer; not measured on a GPU)"
+        )
     unestimated: dict[str, int] = {}
     for u in costed:
         if u.cost.gpu_hours is None:

@@ -272,6 +272,8 @@ def test_the_footer_says_how_each_profiles_short_suites_were_estimated(
     footer = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("In all: "))
     assert ("the short evaluations from their tasks' tokens as SmolLM2's tokenizer counts them"
             in footer and "not estimated" not in footer)  # fmt: skip
+    # the counted FLOPs bound no time: a 135M model's evaluation runs far below the MFU
+    assert "an upper bound on their FLOPs, not on their time" in footer
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the check is for machines without a GPU")

@@ -120,6 +120,11 @@ def test_eval_and_psa_help_state_the_defaults_the_run_takes():
          "unrecognized arguments: --cahce=x (--cahce: did you mean --cache?)"),
         (["eval", "--model", "tiny-random", "extra"], "usage: longred-bench eval",
          "unrecognized arguments: extra"),
+        # a mistyped required flag: argparse says it is missing before refusing the unknown
+        (["train", "--recipie", "cpt", "--profile", "smoke"], "usage: longred-bench train",
+         "required: --recipe (--recipie: did you mean --recipe?)"),
+        (["eval", "--modle=x", "--suite", "ruler"], "usage: longred-bench eval",
+         "required: --model (--modle: did you mean --model?)"),
     ],
 )  # fmt: skip
 def test_an_unknown_argument_is_refused_by_its_commands_parser(argv, usage, said, capsys):

@@ -215,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     when SIGTERM does; 141 without a word when the reader of its output stops reading, as a
     command killed by SIGPIPE)."""
     parser = build_parser()
+    parser_rules.hint_required(parser, sys.argv[1:] if argv is None else list(argv))
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # refused by the command's own parser: its usage, and the flag meant
         parser_rules.refuse_unknown(parser, args, unknown)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import NoReturn
 
 
 def show_defaults(parser: argparse.ArgumentParser) -> None:
@@ -107,3 +108,28 @@ def refuse_unknown(parser: argparse.ArgumentParser, args: argparse.Namespace,
             hints += [f"{word.split('=')[0]}: did you mean {close[0]}?"] if close else []
     own.error(f"unrecognized arguments: {' '.join(unknown)}"
               + (f" ({'; '.join(hints)})" if hints else ""))  # fmt: skip
+
+
+def hint_required(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """Make ``parser`` and its subcommands name the flag meant where a mistyped required flag
+    leaves it missing: ``train --recipie cpt`` read "the following arguments are required:
+    --recipe" alone (argparse checks what is required before the unknown flags are refused);
+    now ``... (--recipie: did you mean --recipe?)``. ``argv``: the words given."""
+    import difflib
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                hint_required(child, argv)
+    flags = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+    refuse = parser.error
+
+    def error(message: str) -> NoReturn:
+        if message.startswith("the following arguments are required:"):
+            words = [w.split("=")[0] for w in argv if w.startswith("--")]
+            near = {w: difflib.get_close_matches(w, flags, n=1, cutoff=0.75) for w in words}
+            hints = [f"{w}: did you mean {c[0]}?" for w, c in near.items() if c and w not in flags]
+            message += f" ({'; '.join(hints)})" if hints else ""
+        refuse(message)
+
+    parser.error = error  # type: ignore[method-assign]

@@ -349,7 +349,8 @@ def _coerce(f: dataclasses.Field, value: Any) -> Any:
     if want is int and isinstance(value, float) and value.is_integer():
         return int(value)
     if value is None:  # `--set steps=` or `steps:` left empty in a file
-        raise UserError(f"config {f.name} has no value: give it a {want.__name__} "
+        kind = {int: "an integer", float: "a number", bool: "true or false"}.get(want, "a value")
+        raise UserError(f"config {f.name} has no value: give it {kind} "
                         f"({f.name}=VALUE), or leave the key out for its default")  # fmt: skip
     if not isinstance(value, want) or (want is not bool and isinstance(value, bool)):
         raise UserError(f"config {f.name}={value!r} must be of type {want.__name__}")

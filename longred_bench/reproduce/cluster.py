@@ -421,7 +421,7 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
             jobs.append(f"$(sbatch --parsable $DEP {path.name})")
         ids = [f"J{i}" for i in range(len(jobs))]
         submit += [f"{j}={job}" for j, job in zip(ids, jobs, strict=True)]
-        deps = ":".join(f"${j}" for j in ids)
+        deps = ":".join(f"${{{j}%%;*}}" for j in ids)  # `--parsable` may add ";CLUSTER"
         submit.append(f'DEP="--dependency=afterok:{deps} --kill-on-invalid-dep=yes"')
     target = f" --out {shlex.quote(str(report_out))}" if report_out else ""
     report = ["#!/usr/bin/env bash", f"#SBATCH --job-name=lrb-{ctx.table}-report",

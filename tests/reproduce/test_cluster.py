@@ -6,7 +6,9 @@ order their dependencies allow, then ``reproduce``, give the records one call gi
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
 
 import pytest
 
@@ -75,8 +77,20 @@ def test_emit_slurm_writes_an_array_per_level_and_the_report_job(tmp_path, monke
     array = (out / "array-2.sbatch").read_text()
     assert "#SBATCH --array=0-6" in array and '--unit "$ID"' in array
     submit = (out / "submit.sh").read_text()
-    assert submit.count("sbatch --parsable") == 4 and "--dependency=afterok:$J" in submit
+    assert submit.count("sbatch --parsable") == 4 and "--dependency=afterok:${J" in submit
     assert f"--out {tmp_path / 'report'}" in (out / "report.sbatch").read_text()
+    # submitted through an sbatch that answers "ID;CLUSTER", as --parsable does on a
+    # multi-cluster setup: each level depends on the IDs alone
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text('#!/usr/bin/env bash\necho "$*" >> "$LOG"\n'
+                                    'n=$(wc -l < "$LOG"); echo "$((100 + n));west"\n')  # fmt: skip
+    (bin_dir / "sbatch").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "LOG": str(tmp_path / "log")}
+    subprocess.run(["bash", str(out / "submit.sh")], env=env, check=True, capture_output=True)
+    calls = (tmp_path / "log").read_text().splitlines()
+    assert calls[1].startswith("--parsable --dependency=afterok:101 --kill-on-invalid-dep=yes")
+    assert calls[-1].startswith("--parsable --dependency=afterok:103 ") and ";" not in calls[-1]
 
 
 @pytest.mark.integration
@@ -154,7 +168,7 @@ def test_paper_jobs_launch_torchrun_standalone_and_the_report_job_gets_the_gpus(
     assert "#SBATCH --gres=gpu:1\n" in (out / "report.sbatch").read_text()
     submit = (out / "submit.sh").read_text()
     # a level waits for both arrays before it
-    assert 'DEP="--dependency=afterok:$J0:$J1 --kill-on-invalid-dep=yes"' in submit
+    assert 'DEP="--dependency=afterok:${J0%%;*}:${J1%%;*} --kill-on-invalid-dep=yes"' in submit
     capsys.readouterr()
     assert main(["reproduce", "table3", "--profile", "paper", "--list-units"]) == 0
     commands = [

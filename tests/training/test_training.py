@@ -59,7 +59,7 @@ def test_config_values_take_their_field_types() -> None:
     with pytest.raises(UserError, match=r"config lr=True must be of type float"):
         smoke("cpt", lr=True)
     # `--set steps=` read "steps=None must be of type int"
-    with pytest.raises(UserError, match=r"^config steps has no value: give it a int \(steps="):
+    with pytest.raises(UserError, match=r"^config steps has no value: give it an integer \(steps="):
         smoke("cpt", steps=None)
 
 

@@ -174,5 +174,9 @@ def source_names() -> list[str]:
 def get_source(name: str) -> Source:
     """Return the source called ``name``; an unknown name is a UserError listing valid ones."""
     if name not in SOURCES:
-        raise UserError(f"unknown source {name!r}; valid sources: {', '.join(SOURCES)}")
+        import difflib
+
+        close = difflib.get_close_matches(name, list(SOURCES), n=1, cutoff=0.75)
+        meant = f" (did you mean {close[0]}?)" if close else ""
+        raise UserError(f"unknown source {name!r}{meant}; valid sources: {', '.join(SOURCES)}")
     return SOURCES[name]

@@ -139,3 +139,15 @@ def test_the_hub_stopping_after_the_run_chose_its_rows(
     with pytest.raises(UserError) as info:
         resolve_source(spec)
     _one_line(info, "the hub answered when this run was planned", "HF_DATASETS_OFFLINE=1")
+
+
+def test_a_mistyped_source_name_is_answered_with_the_one_meant() -> None:
+    """``data fetch --sources brwn`` listed the sources with no guess, where every other
+    command names the close one."""
+    from longred_bench.data.sources import get_source
+
+    with pytest.raises(UserError, match=r"^unknown source 'brwn' \(did you mean brown\?\); valid"):
+        get_source("brwn")
+    with pytest.raises(UserError) as far:
+        get_source("nothing-like-it")
+    assert "did you mean" not in str(far.value)

@@ -441,11 +441,11 @@ def emit_slurm(ctx: Context, out: Path, report_out: Path | None, *,
 
 def _refuse_unstartable(ctx: Context, units: list[dict[str, Any]]) -> None:
     """Refuse, before any script is written, a table whose training units to run would stop at
-    startup (:func:`~longred_bench.reproduce.plan.startup_error`, as the dry run lists them):
+    startup (:func:`~longred_bench.reproduce.startup.startup_error`, as the dry run lists them):
     each job would wait for its node and fail, and ``afterok`` would cancel every level after
     it. Checked where the dry run checks (:func:`~.costs.reads_training_code`)."""
     from longred_bench.reproduce.costs import reads_training_code
-    from longred_bench.reproduce.plan import startup_error
+    from longred_bench.reproduce.startup import startup_error
 
     if not reads_training_code(ctx.profile):
         return

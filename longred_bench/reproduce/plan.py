@@ -48,6 +48,7 @@ from longred_bench.reproduce.plan_estimate import (  # noqa: F401 (the plan's na
 )
 from longred_bench.reproduce.pool import counted, duration, hours_text
 from longred_bench.reproduce.spec import Context
+from longred_bench.reproduce.startup import startup_error as startup_error  # re-exported
 
 
 @dataclass(frozen=True)
@@ -120,31 +121,6 @@ def planned_units(ctx: Context) -> list[PlannedUnit]:
                                    model=root_model(unit_model(cfg), runs, read),
                                    settings=settings_of(cfg), **extra))  # fmt: skip
     return out
-
-
-def startup_error(config: dict[str, Any], profile: Any) -> str:
-    """The one-line error a training run of ``config`` (a unit's config) would stop with at
-    startup at ``profile`` (its ``hardware.nproc_per_node`` processes, its model's stated
-    window), from the checks the run itself makes
-    (:func:`~longred_bench.training.plan.check_lengths`,
-    :func:`~longred_bench.training.plan.check_row_split`); ``""`` when it starts. Nothing is
-    loaded."""
-    from longred_bench.errors import UserError
-    from longred_bench.models.rope import target_window
-    from longred_bench.reproduce.plan_data import trained_config
-    from longred_bench.training.plan import check_lengths, check_row_split, micro_rows
-
-    trained = trained_config(config, profile.model.window)
-    if trained is None:
-        return ""
-    cfg, window = trained  # a pretraining run: the model it builds, at its own RoPE
-    target = target_window(cfg.rope, window) if cfg.rope and cfg.recipe != "pretrain" else window
-    try:
-        check_lengths(cfg, target, window)
-        check_row_split(micro_rows(cfg, window), profile.hardware.nproc_per_node)
-    except UserError as exc:
-        return str(exc)
-    return ""
 
 
 def _gpu(cost: Any) -> str:

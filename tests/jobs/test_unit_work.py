@@ -51,6 +51,31 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> _Work:
     return fake
 
 
+PPL = {"model": "tiny-random", "suite": "ppl", "lengths": [64, 128], "samples": 2,
+       "corpus": "random", "item_scores": False}  # fmt: skip
+"""A ppl unit's config, as Table 3's grid makes one (``item_scores`` only identifies it)."""
+
+
+def _cut_ppl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+             at: int | None) -> tuple[list[int], dict[str, int | None]]:  # fmt: skip
+    """Perplexity measured per length into a list, and Ctrl-C as length ``cut["at"]`` starts
+    (None: never), in a cache of its own."""
+    import longred_bench.evaluation.ppl as ppl
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    measured: list[int] = []
+    cut: dict[str, int | None] = {"at": at}
+
+    def measure(model_spec, *, length, **kwargs):
+        if length == cut["at"]:
+            raise KeyboardInterrupt
+        measured.append(length)
+        return [{"kind": "ppl", "length": length, "nll": 1.0}]
+
+    monkeypatch.setattr(ppl, "run_position_ppl", measure)
+    return measured, cut
+
+
 def _unit() -> CachedUnit:
     return CachedUnit("eval", "runs/t/unit", {"model": "tiny-random", "suite": "short"})
 
@@ -93,24 +118,10 @@ def test_a_ppl_unit_keeps_its_finished_lengths_and_says_it_reuses_them(
 ) -> None:
     """A ``ppl`` unit interrupted after its first length keeps it: the interrupted line says
     so, and the next call measures only the second length and says what it reused."""
-    import longred_bench.evaluation.ppl as ppl
     from longred_bench.cli.interrupt import _unit_now
 
-    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
-    measured: list[int] = []
-    cut = {"at": 128}  # Ctrl-C as this length starts (None: never)
-
-    def measure(model_spec, *, length, **kwargs):
-        if length == cut["at"]:
-            raise KeyboardInterrupt
-        measured.append(length)
-        return [{"kind": "ppl", "length": length, "nll": 1.0}]
-
-    monkeypatch.setattr(ppl, "run_position_ppl", measure)
-    # as Table 3's grid makes a ppl unit: item_scores only identifies it
-    config = {"model": "tiny-random", "suite": "ppl", "lengths": [64, 128], "samples": 2,
-              "corpus": "random", "item_scores": False}  # fmt: skip
-    unit = CachedUnit("ppl", "runs/t/ppl", config)
+    measured, cut = _cut_ppl(tmp_path, monkeypatch, 128)
+    unit = CachedUnit("ppl", "runs/t/ppl", PPL)
     with pytest.raises(KeyboardInterrupt):
         unit.run(progress=False)
     assert measured == [64]
@@ -161,24 +172,11 @@ def test_work_a_forced_call_kept_of_a_unit_with_a_result_is_said_to_resume_nowhe
     is resumed by no command (without ``--force`` the earlier result is taken, with it the unit
     starts again), and the interrupted line says so rather than "which the command resumes
     from"; a unit with no earlier result is resumed by the plain command, as the line says."""
-    import longred_bench.evaluation.ppl as ppl
     from longred_bench.cli.interrupt import _unit_now
     from longred_bench.jobs import in_progress
 
-    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
-    measured: list[int] = []
-    cut = {"at": None}
-
-    def measure(model_spec, *, length, **kwargs):
-        if length == cut["at"]:
-            raise KeyboardInterrupt
-        measured.append(length)
-        return [{"kind": "ppl", "length": length, "nll": 1.0}]
-
-    monkeypatch.setattr(ppl, "run_position_ppl", measure)
-    config = {"model": "tiny-random", "suite": "ppl", "lengths": [64, 128], "samples": 2,
-              "corpus": "random", "item_scores": False}  # fmt: skip
-    done, fresh = CachedUnit("ppl", "runs/t/done", config), CachedUnit("ppl", "runs/t/new", config)
+    measured, cut = _cut_ppl(tmp_path, monkeypatch, None)
+    done, fresh = CachedUnit("ppl", "runs/t/done", PPL), CachedUnit("ppl", "runs/t/new", PPL)
     done.run(progress=False)  # an earlier result
     cut["at"] = 128
     with pytest.raises(KeyboardInterrupt):

@@ -203,7 +203,9 @@ def produce(cls, cfg, out, progress):
 METHODS["merge"].produce = classmethod(produce)
 cfg = resolve_config("merge", profile="smoke", overrides={"merge_with": sys.argv[1]})
 rank = dist.get_rank()
-print(f"rank {rank}: {run_training(cfg, Path(sys.argv[1]) / 'm', rank=rank, world=2)}", flush=True)
+folder = run_training(cfg, Path(sys.argv[1]) / "m", rank=rank, world=2)
+sys.stdout.write(f"rank {rank}: {folder}\\n")  # one write: print's two interleaved across ranks
+sys.stdout.flush()
 """
 
 

@@ -118,8 +118,12 @@ def make_grid(
             fits = min(extension_window(grid, e) for e in grid.extensions)  # every extension's
             least = ruler_fit.least_length(grid.model, evaluation, zoo=True)  # the tasks' own
             none = least and ruler_fit.none_fits(ctx, ruler_fit.windows_of(grid), *least[:2])
+            unsure = "" if least and not least[2] else (  # some tasks' data is not cached
+                f" if it holds the tasks (`longred-bench models --model {grid.model}` prints "
+                "the smallest RULER length once the data is fetched)")  # fmt: skip
             raise refuse(ctx, key, none or f"no length of {given} fits {ext}'s {window}-token "
-                         f"window; give one of at most {window}, e.g. {key}: [{fits}]")  # fmt: skip
+                         f"window; give one of at most {window}, e.g. {key}: [{fits}]"
+                         + unsure)  # fmt: skip
     ruler_fit.check_tasks_fit(ctx, grid)
     return grid
 

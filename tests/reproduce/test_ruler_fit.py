@@ -89,3 +89,22 @@ def test_a_run_names_the_profile_keys_not_evals_flags(smoke_cache, tmp_path, cap
     unit = _refused(["reproduce", "table3", "--profile", str(mine), "--unit",
                      "eval_original_ruler"], capsys)  # fmt: skip
     assert unit == run
+
+
+def test_without_the_tasks_data_the_window_refusal_does_not_vouch_for_its_example(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """On an empty cache the tasks' lengths cannot be told: the refusal's example length comes
+    with the command that tells the smallest once the data is fetched (it read as a length
+    that works)."""
+    from longred_bench.taskdata.ruler import haystack, qa
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "empty"))
+    for memo in (haystack._corpus, haystack.vocabulary, qa.squad, qa.drop, qa.coqa_stories):
+        memo.cache_clear()  # corpora read from another cache earlier in this process
+    mine = tmp_path / "small.yaml"
+    mine.write_text("extends: smoke\nmodel: {name: tiny-random, window: 128, layers: 4}\n")
+    err = _refused(["reproduce", "table3", "--profile", str(mine), "--dry-run"], capsys)
+    assert ("e.g. evaluation.ruler.lengths: [512] if it holds the tasks (`longred-bench models "
+            "--model tiny-random` prints the smallest RULER length once the data is fetched)"
+            ) in err  # fmt: skip

@@ -381,14 +381,13 @@ def test_profiles_show_refuses_a_table_section_its_table_refuses(
 
 
 def test_profiles_show_lists_tables_that_cannot_run_where_the_file_gives_no_section(
-    tmp_path, monkeypatch, capsys
+    smoke_cache, tmp_path, capsys
 ):
     """A model whose window fits no RULER length: tables whose sections the file inherits are
     listed as "cannot run" (each with its reason, the listing kept, status 0), those without a
     section too (their plan is checked as the run checks it). The reason names no length that
     its tasks could not run at: tiny-random's byte tokens need 1,024 for RULER's tasks, beyond
     the 512-token window of the extension (it read "e.g. evaluation.ruler.lengths: [512]")."""
-    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
     mine = tmp_path / "small.yaml"
     mine.write_text("extends: smoke\nmodel: {name: tiny-random, window: 128, layers: 4}\n")
     assert main(["profiles", "show", str(mine)]) == 0

@@ -126,6 +126,7 @@ def test_an_extension_with_a_shorter_window_trains_and_is_scored_inside_it(monke
     with pytest.raises(
         UserError, match=r"tables\.table3\.evaluation\.ruler\.lengths: no length of 2048 fits "
         r"abf:theta=2e6.s 1024-token window; give one of at most 1024, e\.g\. "
-        r"tables\.table3\.evaluation\.ruler\.lengths: \[512\]$"  # pi x2's fits all
+        r"tables\.table3\.evaluation\.ruler\.lengths: \[512\]"  # pi x2's fits all
+        r"( if it holds the tasks \(`longred-bench models --model tiny-base` prints .*\))?$"
     ):  # fmt: skip
         grid_of("table3", evaluation={"ruler": {"lengths": [2048]}})

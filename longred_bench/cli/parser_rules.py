@@ -97,17 +97,21 @@ def refuse_unknown(parser: argparse.ArgumentParser, args: argparse.Namespace,
     command they were given to (the top-level usage listed every command instead) and, for a
     mistyped flag, the one meant: ``unrecognized arguments: --lenghts 512 (did you mean
     --lengths?)``."""
+    own = _command_parser(parser, args)
+    own.error(f"unrecognized arguments: {' '.join(unknown)}{_flags_meant(own, unknown)}")
+
+
+def _flags_meant(parser: argparse.ArgumentParser, words: list[str]) -> str:
+    """`` (--lenghts: did you mean --lengths?; ...)`` for each of ``words`` that is a flag
+    ``parser`` does not have (``--flag=value``: the flag) close to one it has, else ``""``."""
     import difflib
 
-    own = _command_parser(parser, args)
-    flags = [o for a in own._actions for o in a.option_strings if o.startswith("--")]
+    flags = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
     hints = []
-    for word in unknown:
-        if word.startswith("--"):
-            close = difflib.get_close_matches(word.split("=")[0], flags, n=1, cutoff=0.75)
-            hints += [f"{word.split('=')[0]}: did you mean {close[0]}?"] if close else []
-    own.error(f"unrecognized arguments: {' '.join(unknown)}"
-              + (f" ({'; '.join(hints)})" if hints else ""))  # fmt: skip
+    for word in (w.split("=")[0] for w in words if w.startswith("--")):
+        close = [] if word in flags else difflib.get_close_matches(word, flags, n=1, cutoff=0.75)
+        hints += [f"{word}: did you mean {close[0]}?"] if close else []
+    return f" ({'; '.join(hints)})" if hints else ""
 
 
 def hint_required(parser: argparse.ArgumentParser, argv: list[str]) -> None:
@@ -115,21 +119,16 @@ def hint_required(parser: argparse.ArgumentParser, argv: list[str]) -> None:
     leaves it missing: ``train --recipie cpt`` read "the following arguments are required:
     --recipe" alone (argparse checks what is required before the unknown flags are refused);
     now ``... (--recipie: did you mean --recipe?)``. ``argv``: the words given."""
-    import difflib
-
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for child in dict.fromkeys(action.choices.values()):
                 hint_required(child, argv)
-    flags = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
     refuse = parser.error
+    flags = list(dict.fromkeys(w.split("=")[0] for w in argv))  # each flag given, once
 
     def error(message: str) -> NoReturn:
         if message.startswith("the following arguments are required:"):
-            words = [w.split("=")[0] for w in argv if w.startswith("--")]
-            near = {w: difflib.get_close_matches(w, flags, n=1, cutoff=0.75) for w in words}
-            hints = [f"{w}: did you mean {c[0]}?" for w, c in near.items() if c and w not in flags]
-            message += f" ({'; '.join(hints)})" if hints else ""
+            message += _flags_meant(parser, flags)
         refuse(message)
 
     parser.error = error  # type: ignore[method-assign]

@@ -97,11 +97,7 @@ def test_without_the_tasks_data_the_window_refusal_does_not_vouch_for_its_exampl
     """On an empty cache the tasks' lengths cannot be told: the refusal's example length comes
     with the command that tells the smallest once the data is fetched (it read as a length
     that works)."""
-    from longred_bench.taskdata.ruler import haystack, qa
-
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "empty"))
-    for memo in (haystack._corpus, haystack.vocabulary, qa.squad, qa.drop, qa.coqa_stories):
-        memo.cache_clear()  # corpora read from another cache earlier in this process
     mine = tmp_path / "small.yaml"
     mine.write_text("extends: smoke\nmodel: {name: tiny-random, window: 128, layers: 4}\n")
     err = _refused(["reproduce", "table3", "--profile", str(mine), "--dry-run"], capsys)

@@ -19,7 +19,9 @@ import random
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from pathlib import Path
 
+from longred_bench.cache import cache_dir
 from longred_bench.data.corpora import load_documents
 
 NOISE_SENTENCES = (
@@ -48,11 +50,16 @@ def noise_sequence(n: int, prefix: str = "") -> tuple[str, ...]:
     return tuple(sentences[i % len(sentences)] for i in range(n))
 
 
-@lru_cache(maxsize=4)
 def _corpus(corpus: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The corpus's words and each document's first word index, read once per cache folder."""
+    return _corpus_in(corpus, cache_dir())
+
+
+@lru_cache(maxsize=4)
+def _corpus_in(corpus: str, cache: Path) -> tuple[tuple[str, ...], tuple[int, ...]]:
     words: list[str] = []
     starts: list[int] = []
-    for document in load_documents(corpus, "all"):
+    for document in load_documents(corpus, "all", cache=cache):
         starts.append(len(words))
         words.extend(document.text.split())
     return tuple(words), tuple(starts)
@@ -69,10 +76,14 @@ def essay_units(corpus: str, rng: random.Random, n: int) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=4)
 def vocabulary(corpus: str) -> tuple[str, ...]:
     """Sorted distinct lowercase words of the corpus (used for keys and word lists)."""
-    words, _ = _corpus(corpus)
+    return _vocabulary_in(corpus, cache_dir())
+
+
+@lru_cache(maxsize=4)
+def _vocabulary_in(corpus: str, cache: Path) -> tuple[str, ...]:
+    words, _ = _corpus_in(corpus, cache)
     return tuple(sorted({w for w in words if _WORD.match(w)}))
 
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from longred_bench.cache import cache_dir
 from longred_bench.data.corpora import benchmarks_dir
 from longred_bench.errors import UserError
 from longred_bench.taskdata.ruler.sizing import Draft, Rendered
@@ -68,8 +69,8 @@ class Question:
     passage: str
 
 
-def _requests(task: str) -> list[dict]:
-    root = benchmarks_dir() / "oe_eval_tasks" / task
+def _requests(task: str, cache: Path) -> list[dict]:
+    root = benchmarks_dir(cache=cache) / "oe_eval_tasks" / task
     files = sorted(root.glob("*/requests.jsonl.gz"))
     if not files:
         raise UserError(
@@ -88,12 +89,17 @@ def _unique(items: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(x.strip() for x in items if x and x.strip()))
 
 
-@lru_cache(maxsize=1)
 def squad() -> tuple[tuple[Question, ...], tuple[str, ...]]:
-    """SQuAD questions and all distinct paragraphs (gold and few-shot)."""
+    """SQuAD questions and all distinct paragraphs (gold and few-shot), read once per cache
+    folder (as are :func:`drop`'s and :func:`coqa_stories`')."""
+    return _squad_in(cache_dir())
+
+
+@lru_cache(maxsize=1)
+def _squad_in(cache: Path) -> tuple[tuple[Question, ...], tuple[str, ...]]:
     questions: list[Question] = []
     paragraphs: list[str] = []
-    for record in _requests("squad"):
+    for record in _requests("squad", cache):
         doc = record["doc"]
         match = _SQUAD_QUERY.search(doc["query"])
         if match is None:
@@ -107,12 +113,16 @@ def squad() -> tuple[tuple[Question, ...], tuple[str, ...]]:
     return tuple(questions), _unique(paragraphs)
 
 
-@lru_cache(maxsize=1)
 def drop() -> tuple[tuple[Question, ...], tuple[str, ...]]:
     """DROP questions with single-span answers, and all distinct passages."""
+    return _drop_in(cache_dir())
+
+
+@lru_cache(maxsize=1)
+def _drop_in(cache: Path) -> tuple[tuple[Question, ...], tuple[str, ...]]:
     questions: list[Question] = []
     passages: list[str] = []
-    for record in _requests("drop"):
+    for record in _requests("drop", cache):
         doc = record["doc"]
         passage = doc["passage"].strip()
         passages.append(passage)
@@ -128,10 +138,14 @@ def drop() -> tuple[tuple[Question, ...], tuple[str, ...]]:
     return tuple(questions), _unique(passages)
 
 
-@lru_cache(maxsize=1)
 def coqa_stories() -> tuple[str, ...]:
     """Distinct CoQA stories (extra distractors only)."""
-    return _unique([r["doc"]["story"] for r in _requests("coqa")])
+    return _coqa_stories_in(cache_dir())
+
+
+@lru_cache(maxsize=1)
+def _coqa_stories_in(cache: Path) -> tuple[str, ...]:
+    return _unique([r["doc"]["story"] for r in _requests("coqa", cache)])
 
 
 def load(task: str) -> tuple[tuple[Question, ...], list[tuple[str, ...]]]:

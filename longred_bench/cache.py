@@ -381,7 +381,8 @@ def check_records(
     """Check the files under ``root`` against the manifest at ``manifest_path``.
 
     ``hashes``: True hashes every file, False none, None only if the recorded total is at most
-    :data:`HASH_ON_READ_MAX_BYTES`. A missing manifest is ``corrupt`` if ``required``, else
+    :data:`HASH_ON_READ_MAX_BYTES`. A missing manifest, or one without file records, is
+    ``corrupt`` if ``required`` (a fetched source: every fetch records its files), else
     ``unrecorded`` (an entry written before manifests existed).
     """
     if not manifest_path.is_file():
@@ -390,6 +391,9 @@ def check_records(
         return EntryCheck("unrecorded", detail="no file records: no manifest")
     manifest = _read_manifest(manifest_path)
     if manifest is not None and "files" not in manifest:
+        if required:
+            detail = f"{manifest_path.name} records no files"
+            return EntryCheck("corrupt", manifest_path.name, detail)
         return EntryCheck("unrecorded", detail="no file records in its manifest")
     records = manifest.get("files") if manifest is not None else None
     if not isinstance(records, list) or not all(

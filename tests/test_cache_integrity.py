@@ -98,7 +98,8 @@ def test_old_manifests_are_unrecorded_but_sizes_still_count(tmp_path: Path) -> N
     (entry / "a.txt").write_text("hell")
     assert cache_module.check_entry(entry).status == "corrupt"
     (entry / "manifest.json").write_text('{"source": "x"}')  # no file records at all
-    assert cache_module.check_entry(entry).status == "unrecorded"
+    assert cache_module.check_entry(entry, required=False).status == "unrecorded"
+    assert cache_module.check_entry(entry).detail == "manifest.json records no files"
     (entry / "manifest.json").write_text('{"files": [')
     assert cache_module.check_entry(entry).detail == "manifest.json is unreadable"
     (entry / "manifest.json").unlink()

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from data_helpers import BROWN_CA01, BROWN_CB02, _pin, _sha
 
+from longred_bench.cache import write_manifest
 from longred_bench.data import corpora, decode_prose
 from longred_bench.data import fetch as fetch_module
 
@@ -83,7 +84,7 @@ def test_load_documents_splits_partition_the_corpus(cache: Path) -> None:
     entry.mkdir(parents=True)
     docs = [corpora.Document("austen", i, i.title(), f"text of {i}") for i in AUSTEN_IDS]
     corpora.write_documents(entry / "documents.jsonl", docs)
-    (entry / "manifest.json").write_text("{}")
+    write_manifest(entry)
     everything = corpora.load_documents("austen", cache=cache)
     assert everything == docs
     parts = {

@@ -125,6 +125,12 @@ def test_eval_and_psa_help_state_the_defaults_the_run_takes():
          "required: --recipe (--recipie: did you mean --recipe?)"),
         (["eval", "--modle=x", "--suite", "ruler"], "usage: longred-bench eval",
          "required: --model (--modle: did you mean --model?)"),
+        # a mistyped choice: argparse lists the choices, and now names the one meant
+        (["reproduce", "tabel3"], "usage: longred-bench reproduce",
+         "'pcd', 'kernel') (did you mean table3?)"),
+        (["eval", "--model", "x", "--suite", "rulr"], "usage: longred-bench eval",
+         "'niah', 'ppl') (did you mean ruler?)"),
+        (["reproduce", "tablexyz"], "usage: longred-bench reproduce", "'pcd', 'kernel')"),
     ],
 )  # fmt: skip
 def test_an_unknown_argument_is_refused_by_its_commands_parser(argv, usage, said, capsys):

@@ -5,6 +5,7 @@ means (:func:`repeated_options`)."""
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import NoReturn
 
@@ -114,11 +115,28 @@ def _flags_meant(parser: argparse.ArgumentParser, words: list[str]) -> str:
     return f" ({'; '.join(hints)})" if hints else ""
 
 
+_INVALID_CHOICE = re.compile(r"^argument [^:]+: invalid choice: '([^']*)' \(choose from ")
+
+
+def _choice_meant(parser: argparse.ArgumentParser, message: str) -> str:
+    """`` (did you mean table3?)`` after argparse's refusal of a mistyped choice
+    (``reproduce tabel3``) where one of ``parser``'s choices is close, else ``""``."""
+    import difflib
+
+    given = _INVALID_CHOICE.match(message)
+    if given is None:
+        return ""
+    choices = [str(c) for a in parser._actions for c in (a.choices or ())]
+    close = difflib.get_close_matches(given.group(1), choices, n=1, cutoff=0.75)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
 def hint_required(parser: argparse.ArgumentParser, argv: list[str]) -> None:
-    """Make ``parser`` and its subcommands name the flag meant where a mistyped required flag
-    leaves it missing: ``train --recipie cpt`` read "the following arguments are required:
-    --recipe" alone (argparse checks what is required before the unknown flags are refused);
-    now ``... (--recipie: did you mean --recipe?)``. ``argv``: the words given."""
+    """Make ``parser`` and its subcommands name what was meant where argparse refuses a word
+    before the unknown ones are seen: a mistyped required flag that leaves it missing
+    (``train --recipie cpt`` read "the following arguments are required: --recipe" alone; now
+    ``... (--recipie: did you mean --recipe?)``) and a mistyped choice (``reproduce tabel3``:
+    ``... (did you mean table3?)`` after the choices). ``argv``: the words given."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for child in dict.fromkeys(action.choices.values()):
@@ -129,6 +147,6 @@ def hint_required(parser: argparse.ArgumentParser, argv: list[str]) -> None:
     def error(message: str) -> NoReturn:
         if message.startswith("the following arguments are required:"):
             message += _flags_meant(parser, flags)
-        refuse(message)
+        refuse(message + _choice_meant(parser, message))
 
     parser.error = error  # type: ignore[method-assign]

@@ -22,16 +22,22 @@ class TooShort(UserError):
     start on it, so a dry run refuses it as the run does."""
 
 
-def reject_unknown_keys(cls: type, data: dict, what: str) -> None:
-    """Raise :class:`UserError` if ``data`` has keys that are not fields of dataclass ``cls``."""
+def reject_unknown_keys(
+    cls: type, data: dict, what: str, *, hidden: frozenset = frozenset()
+) -> None:
+    """Raise :class:`UserError` if ``data`` has keys that are not fields of dataclass ``cls``
+    (or are among ``hidden``, fields the caller sets otherwise: not listed as known), naming the
+    key meant where one is close."""
+    import difflib
     from dataclasses import fields
 
-    known = {f.name for f in fields(cls)}
-    unknown = sorted(set(data) - known)
+    known = sorted({f.name for f in fields(cls)} - hidden)
+    unknown = sorted(set(data) - set(known))
     if unknown:
-        raise UserError(
-            f"unknown {what} config key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
-        )
+        close = [(k, difflib.get_close_matches(k, known, n=1, cutoff=0.6)) for k in unknown]
+        meant = "; ".join(f"{k}: did you mean {c[0]}?" for k, c in close if c)
+        raise UserError(f"unknown {what} config key(s) {', '.join(unknown)}"
+                        f"{f' ({meant})' if meant else ''}; known: {', '.join(known)}")  # fmt: skip
 
 
 def reject_repeats(values: object, what: str) -> None:

@@ -40,6 +40,16 @@ def test_a_set_item_train_cannot_take_is_one_line(capsys, item, message) -> None
     _one_line_error(capsys, argv, message)
 
 
+def test_an_unknown_set_key_names_the_key_meant_and_lists_only_what_set_takes(capsys) -> None:
+    """The list of known keys offered ``profile`` and ``recipe``, which ``--set`` refuses, and
+    named no key where one was close (``warmup``)."""
+    argv = ["train", "--recipe", "cpt", "--profile", "smoke", "--dry-run", "--set", "warmup=3"]
+    err = _one_line_error(capsys, argv, "unknown training config key(s) warmup (warmup: did "
+                          "you mean warmup_steps?); known: a1, a2, ")  # fmt: skip
+    known = err.split("known: ")[1].split(", ")
+    assert "steps" in known and "profile" not in known and "recipe" not in known
+
+
 def test_a_set_key_given_twice_is_one_line_and_a_groups_settings_are_each_their_own(
     capsys,
 ) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from longred_bench.cli.named import check_models
 from longred_bench.cli.outputs import check_out_dir, check_out_outside, check_train_out
-from longred_bench.errors import EMPTY_MODEL_SPEC, UserError
+from longred_bench.errors import EMPTY_MODEL_SPEC, UserError, reject_unknown_keys
 
 
 def set_overrides(items: list[str]) -> dict[str, Any]:
@@ -19,6 +19,7 @@ def set_overrides(items: list[str]) -> dict[str, Any]:
     the item."""
     import yaml
 
+    from longred_bench.training.config import TrainConfig
     from longred_bench.training.overrides import parse_set
 
     seen: dict[str, str] = {}
@@ -36,7 +37,10 @@ def set_overrides(items: list[str]) -> dict[str, Any]:
             raise UserError(f"--set {item!r}: {key} is already set by {seen[key]!r}; give "
                             "each key once")  # fmt: skip
         seen[key] = item
-    return parse_set(items)
+    overrides = parse_set(items)
+    plain = {k: v for k, v in overrides.items() if not isinstance(v, dict)}  # not a group's
+    reject_unknown_keys(TrainConfig, plain, "training", hidden=frozenset({"recipe", "profile"}))
+    return overrides
 
 
 def default_profile(config: str | None) -> str:

@@ -16,6 +16,7 @@ eval versions that read model plugins from there.
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from longred_bench.errors import UserError
@@ -30,17 +31,48 @@ def main() -> None:
     from unittest import mock
 
     import lm_eval.evaluator
-    from lm_eval.__main__ import cli_evaluate
+    from lm_eval._cli import HarnessCLI
+    from lm_eval.utils import setup_logging
 
     import longred_bench.pcd.lm  # noqa: F401  (registers longred-pcd)
     from longred_bench.results import git_commit
 
     try:
         with mock.patch.object(lm_eval.evaluator, "get_git_commit_hash", git_commit):
-            cli_evaluate()
+            setup_logging()  # what lm-eval's own entry point does, with its parser renamed
+            cli = HarnessCLI()
+            renamed(cli._parser)
+            cli.execute(cli.parse_args())
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
+
+
+def renamed(parser: argparse.ArgumentParser) -> None:
+    """Make ``parser`` and its subcommands' help say ``longred-lm-eval`` where lm-eval's says
+    ``lm-eval`` (its usage lines, options and examples): a command copied from ``longred-lm-eval run
+    --help`` ran lm-eval's own command line, where ``--model longred-pcd`` is unknown."""
+    import re
+
+    own = re.compile(r"(?<![\w-])lm-eval(?= |$)", re.M)
+    for each in _parsers(parser):
+        for field in ("prog", "usage", "description", "epilog"):
+            text = getattr(each, field)
+            if isinstance(text, str):
+                setattr(each, field, own.sub("longred-lm-eval", text))
+        for action in each._actions:
+            if isinstance(action.help, str):
+                action.help = own.sub("longred-lm-eval", action.help)
+
+
+def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """``parser`` and every subcommand parser under it."""
+    found = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                found += _parsers(child)
+    return found
 
 
 if __name__ == "__main__":

@@ -169,3 +169,20 @@ def test_the_pcd_model_refuses_an_empty_pretrained_from_python_too() -> None:
 
     with pytest.raises(UserError, match="pretrained= is empty"):
         PcdLM(pretrained="  ", alpha=1.5)
+
+
+@pytest.mark.parametrize("command", [[], ["run"], ["ls"], ["validate"]])
+def test_the_help_names_this_command_not_lm_evals_own(monkeypatch, capsys, command) -> None:
+    """``longred-lm-eval run --help`` said ``usage: lm-eval run`` and gave lm-eval's examples:
+    a command copied from it ran lm-eval's own command line, where ``longred-pcd`` is unknown."""
+    import re
+
+    from longred_bench.cli import lm_eval_entry
+
+    monkeypatch.setattr(sys, "argv", ["longred-lm-eval", *command, "--help"])
+    with pytest.raises(SystemExit) as stop:
+        lm_eval_entry.main()
+    out = capsys.readouterr().out
+    assert stop.value.code == 0
+    assert out.startswith("usage: longred-lm-eval ")
+    assert re.findall(r"(?<![\w-])lm-eval(?= |$)", out, re.M) == [], out

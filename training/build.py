@@ -10,6 +10,7 @@ training compute.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -246,7 +247,10 @@ def adapt_student(student: torch.nn.Module, cfg: TrainConfig) -> torch.nn.Module
             r=cfg.lora_rank, lora_alpha=cfg.lora_alpha,
             target_modules=["q_proj", "k_proj", "v_proj"], lora_dropout=0.0,
         )  # fmt: skip
-        student = get_peft_model(student, lora)
+        with warnings.catch_warnings():  # PEFT reads transformers' deprecated alias
+            warnings.filterwarnings("ignore", "`is_gradient_checkpointing` is deprecated",
+                                    FutureWarning)  # fmt: skip
+            student = get_peft_model(student, lora)
     if cfg.trainable == "attention":
         freeze_all_but_attention(student)
     return student

@@ -9,21 +9,25 @@ from typing import TYPE_CHECKING, Any
 # Twelve marker shapes against tab20's twenty colours: the (colour, marker) pair of series i is
 # unique for the first 60 series, and no two of the first 20 share a colour.
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
+LINESTYLES = ("-", "--", "-.", ":")
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
 def series_styles(n: int) -> list[dict[str, Any]]:
-    """``n`` plot styles (``color`` and ``marker``, for ``ax.plot(..., **style)``) that tell
-    series apart: tab20's dark colours first, then its light ones, each with its own marker."""
+    """``n`` plot styles (``color``, ``marker`` and ``linestyle``, for ``ax.plot(...,
+    **style)``) that tell series apart: tab20's dark colours first, then its light ones, each
+    with its own marker; line styles cycle through :data:`LINESTYLES`, so a series drawn over
+    an equal one leaves it visible in its gaps (an extension that changes nothing)."""
     import matplotlib.pyplot as plt  # already loaded by whoever draws
 
     palette = plt.get_cmap("tab20")
     return [
-        {"color": palette((2 * i) % 20 + (2 * i) // 20 % 2), "marker": MARKERS[i % len(MARKERS)]}
+        {"color": palette((2 * i) % 20 + (2 * i) // 20 % 2), "marker": MARKERS[i % len(MARKERS)],
+         "linestyle": LINESTYLES[i % len(LINESTYLES)]}
         for i in range(n)
-    ]
+    ]  # fmt: skip
 
 
 def save_figure(fig: Figure, path: Path, *, dpi: int = 120) -> Path:

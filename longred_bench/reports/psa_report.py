@@ -312,6 +312,7 @@ def plot_psa(by_length: pd.DataFrame, path: Path, title: str) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FormatStrFormatter
 
     fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
     panels = [
@@ -334,8 +335,10 @@ def plot_psa(by_length: pd.DataFrame, path: Path, title: str) -> Path:
         ax.set_xlabel("context length (tokens)")
         ax.set_title(name)
         ax.grid(alpha=0.3)
-        if column == "mean_rank":
+        if column == "mean_rank":  # ranks as numbers (150, 200), not as 1.5 x 10^2
             ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+            ax.yaxis.set_minor_formatter(FormatStrFormatter("%g"))
     axes[0].legend(fontsize=8)
     fig.suptitle(title)
     return save_figure(fig, path, dpi=110)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import matplotlib
@@ -99,3 +100,31 @@ def test_a_niah_panel_without_an_applied_extension_is_named_by_its_model() -> No
 
     assert _panel_title(("ext_abf", None)) == "ext_abf"
     assert _panel_title(("base", "pi:factor=4")) == "base, pi:factor=4"
+
+
+def test_a_series_drawn_over_an_equal_one_leaves_it_visible() -> None:
+    """Two series of the same values (an extension that changes nothing) drew one line: the
+    second, solid, hid the first; consecutive series now differ in line style."""
+    from longred_bench.reports.figures import series_styles
+
+    styles = [s["linestyle"] for s in series_styles(8)]
+    assert all(a != b for a, b in itertools.pairwise(styles))
+    assert styles[0] == "-"  # a lone series is drawn solid
+
+
+def test_the_psa_plot_writes_ranks_as_numbers(tmp_path: Path, monkeypatch) -> None:
+    """The mean-rank panel's log axis read 1.5 x 10^2; its ticks are plain numbers."""
+    import pandas as pd
+
+    from longred_bench.reports import psa_report
+
+    figures = _drawn(monkeypatch, psa_report)
+    rows = [{"extension": e, "length": n, "s_first": 0.1, "s_first_low": 0.0,
+             "s_first_high": 0.2, "mean_rank": r, "mean_probability": 0.01}
+            for e in ("a", "b") for n, r in ((512, 150.0), (1024, 185.0))]  # fmt: skip
+    psa_report.plot_psa(pd.DataFrame(rows), tmp_path / "p.png", "t")
+    ax = figures[0].axes[1]
+    figures[0].canvas.draw()
+    labels = [t.get_text() for t in ax.get_yticklabels(minor=True) if t.get_text()]
+    assert labels and all(label.replace(".", "").isdigit() for label in labels), labels
+    assert [line.get_linestyle() for line in ax.lines] == ["-", "--"]

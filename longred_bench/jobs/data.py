@@ -58,10 +58,16 @@ def format_cached_table(entries: list[CachedEntry]) -> str:
 
 
 def run_fetch(args: argparse.Namespace) -> int:
+    """Fetch the sources; each is reported on stderr as it ends and, where standard output is
+    not a terminal (a pipe, a file), as a tab-separated ``SOURCE STATUS PATH`` line there for
+    scripts (at a terminal that line said again what stderr had just said)."""
+    import sys
+
     with fetch_lock(args.cache):  # a second fetch into this cache waits, then finds it
         records = fetch(args.sources, args.from_dir, cache=args.cache, force=args.force)
-    for record in records:
-        print(f"{record.source}\t{record.status}\t{record.path}")
+    if not sys.stdout.isatty():
+        for record in records:
+            print(f"{record.source}\t{record.status}\t{record.path}")
     return 0
 
 

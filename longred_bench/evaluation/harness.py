@@ -46,6 +46,7 @@ from longred_bench.evaluation.items import item_records
 from longred_bench.evaluation.lm import EvalModel
 from longred_bench.evaluation.ppl import pow2_floor
 from longred_bench.evaluation.quiet_output import lm_eval_output
+from longred_bench.evaluation.request_db import set_aside_damaged
 from longred_bench.evaluation.task_names import tasks_dir
 
 DEFAULT_TASKS = SUITES["short"]
@@ -400,6 +401,8 @@ def run_harness(
     model_spec, suite, rope, limit = cfg.model, cfg.suite, cfg.rope, cfg.limit
     num_fewshot, backend, seed, decoding = cfg.num_fewshot, cfg.backend, cfg.seed, cfg.decoding
     batch_size: int | str = cfg.batch_size or (1 if backend == "hf" else "auto")
+    if request_cache is not None:  # a damaged file is set aside (a warning), not a traceback
+        set_aside_damaged(Path(str(request_cache)))
     with lm_eval_output(quiet=not progress):
         import lm_eval
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from longred_bench.errors import UserError
 from longred_bench.evaluation.config import EvalConfig
-from longred_bench.jobs.compare_units import make_room, unit_records
+from longred_bench.jobs.compare_units import DAMAGED, make_room, unit_records
 from longred_bench.jobs.configs import CompareConfig
 from longred_bench.jobs.heartbeat import heartbeat
 from longred_bench.jobs.resume import drop_responses, request_cache, saved_responses, weights_stamp
@@ -254,8 +254,7 @@ def run_compare(
         if drift_units:
             records += _drift(cfg, drift_units, runs / "drift", progress, state)
     print(f"[compare] {state.total - state.measured} of {state.total} unit(s) reused from "
-          f"{runs}, {state.measured} measured" + (f" ({state.again} again: their settings "
-          "or their code changed)" if state.again else ""), flush=True)  # fmt: skip
+          f"{runs}, {state.measured} measured{state.again_why()}", flush=True)  # fmt: skip
     return records
 
 
@@ -288,6 +287,7 @@ class _Progress:
     partial: Path | None = None
     measured: int = 0
     again: int = 0
+    damaged: int = 0
 
     def start(self, unit: str, *, cache: Path | None = None, partial: Path | None = None) -> None:
         self.unit, self.cache, self.partial = unit, cache, partial
@@ -306,10 +306,18 @@ class _Progress:
         self.measured += 1
         if aside is not None:
             self.again += 1
+            self.damaged += held == DAMAGED
             print(f"[compare] {unit}: measured again; {saved} held {held}, set aside as "
                   f"{aside.name}", flush=True)  # fmt: skip
         elif progress:
             print(f"[compare] {unit}", flush=True)
+
+    def again_why(self) -> str:
+        """Why units were measured again, for the closing line ("" where none was)."""
+        why = [f"{self.damaged} damaged"] if self.damaged else []
+        if self.again > self.damaged:
+            why.append("their settings or their code changed")
+        return f" ({self.again} again: {'; '.join(why)})" if why else ""
 
     def line(self) -> str:
         from longred_bench.jobs.drift import partial_windows

@@ -45,16 +45,21 @@ def set_aside_unit(folder: Path) -> Path | None:
 
 OLDER_CODE = "the results of older code (the same settings; the code they depend on changed)"
 OTHER_SETTINGS = "records of other settings"
+DAMAGED = "records that cannot be read (damaged: the warning above says how)"
 
 
 def make_room(path: Path, unit: dict[str, Any]) -> tuple[Path | None, str]:
     """Before ``path`` is measured for ``unit``: the records its folder holds set aside
     (:func:`set_aside_unit`); where they went (None where it holds none) and what they were:
-    :data:`OLDER_CODE` where their config differs from the unit's in its code hash alone, else
-    :data:`OTHER_SETTINGS`."""
+    :data:`DAMAGED` where its config is the unit's own or does not parse (so its records did not
+    read back: the cache's warning named the file), :data:`OLDER_CODE` where their config
+    differs from the unit's in its code hash alone, else :data:`OTHER_SETTINGS`."""
     if not path.is_file():
         return None, OTHER_SETTINGS
-    saved = read_cached_json(path.parent / "config.json")
+    config = path.parent / "config.json"
+    saved = read_cached_json(config)
     mine = stored_config(unit)
+    if saved == mine or (saved is None and config.is_file()):
+        return set_aside_unit(path.parent), DAMAGED
     same = isinstance(saved, dict) and {**saved, "code": None} == {**mine, "code": None}
     return set_aside_unit(path.parent), OLDER_CODE if same else OTHER_SETTINGS

@@ -59,3 +59,17 @@ def test_a_units_records_are_found_among_several_set_aside(tmp_path) -> None:
         (aside / "eval.jsonl").write_text(json.dumps({"stamp": stamp}) + "\n")
     assert compare_units.unit_records(path, UNIT) == [{"stamp": "b"}]
     assert path.is_file() and not path.parent.with_name("niah.b").exists()  # moved back
+
+
+def test_records_that_do_not_read_back_are_said_to_be_damaged(tmp_path) -> None:
+    """A unit folder of this very config whose records were cut short (or whose config.json
+    does not parse) was said to hold "the results of older code" or "records of other
+    settings"; it holds damaged records, and is set aside all the same."""
+    path = tmp_path / "runs" / "original" / "niah" / "eval.jsonl"
+    for config in (json.dumps(stored_config(UNIT)), '{"model": "tiny-'):
+        path.parent.mkdir(parents=True)
+        (path.parent / "config.json").write_text(config)
+        path.write_text('{"cut')
+        aside, held = compare_units.make_room(path, UNIT)
+        assert held == compare_units.DAMAGED and (aside / "eval.jsonl").is_file()
+        assert not path.parent.exists()

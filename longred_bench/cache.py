@@ -462,3 +462,18 @@ def write_jsonl_file(path: Path, objects: list[dict[str, Any]], kind: str) -> No
 def warn(message: str) -> None:
     """Print a one-line warning about the cache to stderr."""
     print(f"warning: {message}", file=sys.stderr, flush=True)
+
+
+_WARNED: set[tuple[str, tuple]] = set()
+
+
+def warn_once(message: str, about: Path) -> None:
+    """:func:`warn`, once in this process while the files it is ``about`` (a file, or a
+    folder's files) stay as they are: one damaged file that each listing, check and retry of a
+    call reads is named once, not at every read."""
+    files = sorted(about.iterdir()) if about.is_dir() else [about]
+    stats = [(p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files if p.is_file()]
+    key = (message, tuple(stats))
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warn(message)

@@ -28,7 +28,7 @@ from longred_bench.cache import (
     atomic_write_bytes,
     atomic_write_text,
     check_entry,
-    warn,
+    warn_once,
     write_manifest,
 )
 from longred_bench.source_tree import COMMIT_VAR, source_state
@@ -172,12 +172,12 @@ def read_cached_records(path: Path) -> list[dict[str, Any]] | None:
         return None
     check = check_entry(path.parent, required=False)
     if not check.usable:
-        warn(f"run cache {path.parent} is corrupt ({check.detail}): {UNCACHED}")
+        warn_once(f"run cache {path.parent} is corrupt ({check.detail}): {UNCACHED}", path.parent)
         return None
     try:
         return read_records(path)
     except (OSError, EOFError, ValueError) as exc:  # EOFError: a gzip file cut short
-        warn(f"run cache {path} does not parse ({type(exc).__name__}): {UNCACHED}")
+        warn_once(f"run cache {path} does not parse ({type(exc).__name__}): {UNCACHED}", path)
         return None
 
 
@@ -188,7 +188,7 @@ def read_cached_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        warn(f"run cache {path} does not parse ({type(exc).__name__}): {UNCACHED}")
+        warn_once(f"run cache {path} does not parse ({type(exc).__name__}): {UNCACHED}", path)
         return None
 
 

@@ -172,3 +172,21 @@ def test_a_sibling_of_the_cache_root_is_not_rewritten_as_inside_it(
     inside = str(root / "runs" / "train-x" / "final")
     assert portable({"a": inside, "b": sibling, "c": str(root)}) == {
         "a": "/old/root/runs/train-x/final", "b": sibling, "c": "/old/root"}  # fmt: skip
+
+
+def test_a_damaged_unit_is_named_once_while_it_stays_as_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One damaged evaluation unit was named in four identical warnings by one ``reproduce``
+    call (its listing, its count, its check before computing, and the check under its lock);
+    once now, and again only once its files change."""
+    path = tmp_path / "runs" / "a" / "eval.jsonl"
+    unit = {"model": "a", "suite": "ruler"}
+    save_records(path, unit, [{"score": 1.0}], 0, "cpu")
+    _truncate(path, keep=10)
+    for _ in range(4):
+        assert cached_records(path, unit) is None
+    assert capsys.readouterr().err.count("is corrupt") == 1
+    _truncate(path, keep=5)  # another damage: said again
+    assert cached_records(path, unit) is None
+    assert capsys.readouterr().err.count("is corrupt (eval.jsonl is 5 bytes") == 1

@@ -327,11 +327,16 @@ def merge_source_identity(final: Path) -> str:
     return f"{run.name}:{hashlib.sha256(info.read_bytes()).hexdigest()[:16]}"
 
 
+DAMAGED_RUN = ("the run is not taken as finished (resumed from its last checkpoint where its "
+               "metrics are whole, else trained again)")  # fmt: skip
+"""What a training run with a damaged ``run.json`` or ``metrics.jsonl`` becomes."""
+
+
 def finished_run(run_dir: Path) -> dict[str, Any] | None:
     """A finished training run's summary record (steps, tokens, seconds, folder, distilled
     layers, peak memory, LongRecipe's measured anchors), or None if it is not finished or its
     records do not parse (then a warning names the file)."""
-    from longred_bench.cache import warn
+    from longred_bench.cache import warn_once
 
     final, info_path, metrics = run_dir / "final", run_dir / "run.json", run_dir / "metrics.jsonl"
     if not ((final / "config.json").is_file() and info_path.is_file()):
@@ -343,11 +348,11 @@ def finished_run(run_dir: Path) -> dict[str, Any] | None:
             if not isinstance(value, dict):
                 raise ValueError(type(value).__name__)
         except (OSError, ValueError, IndexError) as exc:
-            warn(f"{path} is damaged ({exc.__class__.__name__}): training this run again")
+            warn_once(f"{path} is damaged ({exc.__class__.__name__}): {DAMAGED_RUN}", path)
             return None
         missing = [key for key in keys if key not in value]
         if missing:  # parses, but is not a finished run's record (cut short, or edited)
-            warn(f"{path} is damaged (no {missing[0]!r}): training this run again")
+            warn_once(f"{path} is damaged (no {missing[0]!r}): {DAMAGED_RUN}", path)
             return None
         if path == info_path:
             info = value
@@ -375,7 +380,8 @@ def train_cached(
     or ``taken`` as :meth:`CachedUnit.run`'s does.
 
     A finished run whose ``run.json`` or ``metrics.jsonl`` does not parse counts as unfinished:
-    it resumes from its latest checkpoint, or is trained again from the start if it has none.
+    it resumes from its latest checkpoint where every line of its metrics reads back (a damaged
+    ``run.json`` set aside as ``run.json.damaged``), else it is trained again from the start.
     A run trained again goes into the run's own folder, so its checkpoints survive another
     interruption; the folder it replaces waits beside it, hidden, until the new run is complete.
     A resumed run that still ends without readable records is trained again once.
@@ -419,7 +425,7 @@ def _train_once(
         print(f"[train] {cfg.recipe} rope={cfg.rope} seed={cfg.seed} -> {run_dir}", flush=True)
     aside = aside_of(run_dir)
     with training_now(run_dir):  # an interrupt's line names its checkpoint
-        if latest_checkpoint(run_dir) is not None:
+        if latest_checkpoint(run_dir) is not None and resumable(run_dir, first=first):
             if first:  # under torchrun, rank 0 writes the run's files
                 follow_moved_cache(run_dir, cfg)
             run_training(cfg, run_dir, resume=True, progress=progress)
@@ -434,6 +440,27 @@ def _train_once(
         finish_run(run_dir, cfg)
         shutil.rmtree(aside, ignore_errors=True)
     return info
+
+
+def resumable(run_dir: Path, *, first: bool) -> bool:
+    """Whether a run with a checkpoint resumes from it: an interrupted one does; a finished one
+    whose records are damaged (:func:`finished_run` said which) does where every line of its
+    ``metrics.jsonl`` reads back, its damaged ``run.json`` set aside as ``run.json.damaged`` so
+    the run writes it again (it took the folder as finished, said "nothing to resume" and was
+    trained again from the start); with metrics lost, a resume would not give them back, and
+    the run is trained again."""
+    from longred_bench.training.loop import is_finished
+
+    if not is_finished(run_dir):
+        return True
+    try:
+        lines = (run_dir / "metrics.jsonl").read_text().splitlines()
+        whole = bool(lines) and all("step" in json.loads(line) for line in lines)
+    except (OSError, ValueError, TypeError):
+        whole = False
+    if whole and first:  # under torchrun, rank 0 moves files
+        (run_dir / "run.json").replace(run_dir / "run.json.damaged")
+    return whole
 
 
 def aside_of(run_dir: Path) -> Path:

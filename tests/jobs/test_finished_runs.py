@@ -53,4 +53,50 @@ def test_a_record_that_parses_without_its_figures_is_damaged(
     capsys.readouterr()
     assert finished_run(run) is None
     err = capsys.readouterr().err
-    assert f"{run / name} is damaged (no {missing!r}): training this run again" in err
+    assert f"{run / name} is damaged (no {missing!r}): the run is not taken as finished" in err
+
+
+@pytest.mark.integration
+def test_a_finished_run_with_a_damaged_run_json_resumes_from_its_last_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A cached run whose ``run.json`` was cut short (its metrics whole) was taken as finished
+    by the resume it tried ("holds this run finished: nothing to resume"), then trained again
+    from the start under a warning said at every read; it resumes from its last checkpoint
+    (no step trains again), its ``run.json`` set aside, named once, and ends with the same
+    weights; with its metrics cut too it is trained again, as a resume cannot give them back."""
+    from longred_bench.jobs import train
+    from longred_bench.jobs.units import aside_of, train_cached
+    from longred_bench.training.config import resolve_config
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    cfg = resolve_config("cpt", profile="smoke", overrides={"long_data": "random"})
+    final, info = train_cached(cfg, progress=False)
+    run = final.parent
+    weights = (final / "model.safetensors").read_bytes()
+    (run / "run.json").write_text('{"tokens": 12')
+    calls, real = [], train.run_training
+
+    def recording(cfg, out, **kw):
+        calls.append((kw.get("resume", False), aside_of(out).exists()))
+        return real(cfg, out, **kw)
+
+    monkeypatch.setattr(train, "run_training", recording)
+    capsys.readouterr()
+    again, info2 = train_cached(cfg, progress=True)
+    said = capsys.readouterr()
+    assert calls == [(True, False)]  # resumed, never set aside and trained from the start
+    assert f"resuming {run} from step-{cfg.steps:06d}: step {cfg.steps} of {cfg.steps}" in said.out
+    assert "nothing to resume" not in said.out
+    assert said.err.count(f"{run / 'run.json'} is damaged") == 1
+    assert again == final and info2["tokens"] == info["tokens"]
+    assert (again / "model.safetensors").read_bytes() == weights
+    assert (run / "run.json.damaged").read_text() == '{"tokens": 12'
+
+    calls.clear()
+    (run / "run.json").write_text('{"tokens": 12')
+    metrics = run / "metrics.jsonl"
+    metrics.write_bytes(metrics.read_bytes()[:-40])
+    third, _ = train_cached(cfg, progress=False)
+    assert calls == [(False, True)]  # trained again from the start, the old folder aside
+    assert (third / "model.safetensors").read_bytes() == weights

@@ -101,8 +101,10 @@ def check_run_dir(cfg: TrainConfig, out: Path, resume: bool) -> bool:
         if not resume:
             raise UserError(f"{out} already holds a run: pass --resume, or use a new --out")
         return finished
-    if resume:
-        raise UserError(f"--resume: {out} holds no checkpoint to resume from")
+    if resume:  # a run stopped (a kill) before its first checkpoint: say what to run instead
+        raise UserError(f"--resume: {out} holds no checkpoint to resume from (a run stopped "
+                        "before its first checkpoint keeps none): run the same command without "
+                        "--resume, which trains the run from its first step")  # fmt: skip
     return False
 
 

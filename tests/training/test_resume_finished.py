@@ -117,3 +117,17 @@ def test_a_run_continues_under_another_profiles_name(tmp_path) -> None:
         continue_run(tmp_path / "a", tmp_path / "c", cfg.replace(steps=3, lr=1e-3))
     run_training(cfg.replace(steps=3, profile="mine"), tmp_path / "b", resume=True, progress=False)
     assert (tmp_path / "b" / "final" / "config.json").is_file()
+
+
+def test_resume_of_a_run_stopped_before_its_first_checkpoint_says_what_to_run(tmp_path) -> None:
+    """``kill -9`` before the first checkpoint leaves ``config.yaml`` and no checkpoint; the
+    ``--resume`` after it said only that there was none, not that the command without
+    ``--resume`` trains the run (it does: nothing is lost but the steps never saved)."""
+    from longred_bench.training.loop import check_run_dir
+
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "config.yaml").write_text("recipe: cpt\n")
+    with pytest.raises(UserError, match="without --resume, which trains the run from its first"):
+        check_run_dir(smoke("cpt", steps=2), out, resume=True)
+    assert check_run_dir(smoke("cpt", steps=2), out, resume=False) is False

@@ -146,8 +146,8 @@ def _unit_now(forced: bool = False) -> str:
     if redone:
         units = "the unit" if len(redone) == 1 else "the units"
         text += (f"{units} computed again kept {'; '.join(redone)}, which no command resumes "
-                 "from (without --force the earlier result is taken, with it the unit starts "
-                 "again); ")  # fmt: skip
+                 "from (without --force the earlier result is taken and that work removed, with "
+                 "it the unit starts again); ")  # fmt: skip
     return text
 
 

@@ -155,6 +155,16 @@ class CachedUnit:
             return self.dir
         return self.dir / PARTIAL / config_hash(stored_config(self.config, self.kind))
 
+    def _drop_stale_work(self) -> None:
+        """Remove the work a ``--force`` call left in ``partial/`` beside this cached result when
+        it was interrupted: nothing resumes from it (a call without ``--force`` takes the result;
+        one with it starts the unit again). Left where another process holds the unit's lock
+        (computing it again now)."""
+        stale = self.dir / PARTIAL
+        if stale.is_dir():
+            with contextlib.suppress(UserError), build_lock(self.dir, busy="computed now"):
+                shutil.rmtree(stale, ignore_errors=True)
+
     def run(
         self, *, progress: bool = True, force: bool = False, outcome: list[str] | None = None
     ) -> list[dict[str, Any]]:
@@ -167,6 +177,7 @@ class CachedUnit:
         got = None if force else self.cached()
         if got is not None:
             outcome.append("cached")
+            self._drop_stale_work()
             return got
         # One process at a time (two array tasks or calls of one unit): the second waits, then
         # takes the first one's result instead of computing it again.

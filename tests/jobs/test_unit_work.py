@@ -192,6 +192,28 @@ def test_work_a_forced_call_kept_of_a_unit_with_a_result_is_said_to_resume_nowhe
     measured.clear()
     monkeypatch.setattr(in_progress, "UNIT_NOW", [])
     assert [r["length"] for r in done.run(progress=False)] == [64, 128] and measured == []
+    assert not (done.dir / PARTIAL).exists()  # the forced call's work went with it
     with pytest.raises(KeyboardInterrupt):
         done.run(progress=False, force=True)
     assert measured == [64]  # measured again
+
+
+def test_a_forced_calls_work_stays_while_another_process_computes_the_unit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The work an interrupted ``--force`` call left beside a result is removed by the next
+    call that takes the result, but not while another call holds the unit (computing it)."""
+    from longred_bench.cache import build_lock
+
+    _, cut = _cut_ppl(tmp_path, monkeypatch, None)
+    done = CachedUnit("ppl", "runs/t/done", PPL)
+    done.run(progress=False)
+    cut["at"] = 128
+    with pytest.raises(KeyboardInterrupt):
+        done.run(progress=False, force=True)
+    assert (done.dir / PARTIAL).is_dir()
+    with build_lock(done.dir):  # another call computing the unit again
+        done.run(progress=False)
+        assert (done.dir / PARTIAL).is_dir()
+    done.run(progress=False)
+    assert not (done.dir / PARTIAL).exists()

@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 
 import pytest
+import torch
 
 from longred_bench import cli
 from longred_bench.errors import UserError
@@ -311,3 +312,65 @@ def test_generation_stops_at_a_stop_string_and_ignores_an_empty_one() -> None:
     done = PcdLM._stop_check(lm, ["", "zz"])
     assert not done([1, 2]) and done([1, 2, 0]) and done([26, 26])
     assert PcdLM._stop_check(lm, ["bc"])([1, 2, 3])
+
+
+def test_a_choice_without_a_local_variant_scores_as_the_standard_pass(tiny) -> None:
+    """Where a request's window reaches the model's longest wavelength there is nothing to
+    over-rotate: its contrast score is the standard pass's score, at any strength."""
+    from lm_eval.models.huggingface import HFLM
+
+    from longred_bench.pcd.lm import PcdLM
+
+    common = {"pretrained": tiny.model, "tokenizer": tiny.tokenizer, "batch_size": 2}
+    far = PcdLM(alpha=1.5, local_window=100_000, **common)
+    ll = [
+        _instance("loglikelihood", ("The sky is", " blue")),
+        _instance("loglikelihood", ("One, two,", " three"), 1),
+    ]
+    assert far.loglikelihood(ll) == HFLM(**common).loglikelihood(ll)
+
+
+def test_a_requests_local_base_follows_its_context_and_continuation(tiny, monkeypatch) -> None:
+    """A 10-token context with a 60-token continuation is a 70-token request: its local pass runs
+    under the base of 70 tokens (W' 32), not of its 10-token context (W' 16)."""
+    from longred_bench.pcd.lm import PcdLM
+
+    strong = PcdLM(alpha=1.5, pretrained=tiny.model, tokenizer=tiny.tokenizer, batch_size=2)
+    bases = []
+    local = strong.pcd.local
+
+    def recording(base):
+        bases.append(base)
+        return local(base)
+
+    monkeypatch.setattr(strong.pcd, "local", recording)
+    strong._loglikelihood_tokens([(None, [65] * 10, [66] * 60)], disable_tqdm=True)
+    assert bases == [strong.pcd.base_for(70)] and bases != [strong.pcd.base_for(10)]
+
+
+def test_a_task_asking_for_a_temperature_is_refused(tiny) -> None:
+    """A temperature above 0 is sampling whether or not ``do_sample`` says so: refused by the
+    request (lm-eval sets ``do_sample`` from it) and by the model call itself."""
+    from longred_bench.pcd.lm import PcdLM
+
+    strong = PcdLM(alpha=1.5, pretrained=tiny.model, tokenizer=tiny.tokenizer)
+    warm = _instance("generate_until", ("x", {"temperature": 0.7, "max_gen_toks": 4}))
+    with pytest.raises(UserError, match=r"decodes greedily.*temperature=0\.7"):
+        strong.generate_until([warm])
+    context = torch.tensor([[65, 66]])
+    with pytest.raises(UserError, match=r"decodes greedily.*temperature=0\.7"):
+        strong._model_generate(context, 6, ["."], temperature=0.7)
+    assert strong._model_generate(context, 6, ["."], temperature=0.0).shape[1] <= 6
+
+
+def test_model_info_records_the_pcd_parameters_as_run(tiny) -> None:
+    from longred_bench.pcd.lm import PcdLM, _dtype
+
+    strong = PcdLM(alpha=2.0, local_window=64, pretrained=tiny.model, tokenizer=tiny.tokenizer)
+    strong.pcd.base_for(1)
+    pcd = strong.get_model_info()["pcd"]
+    assert (pcd["alpha"], pcd["window_rule"], pcd["base"]) == (2.0, "window 64", 1e4)
+    assert [x["window"] for x in pcd["local"]] == [64]
+    assert _dtype("auto") is torch.float32 and _dtype("bfloat16") is torch.bfloat16
+    with pytest.raises(UserError, match="unknown dtype 'float7'"):
+        _dtype("float7")

@@ -31,3 +31,20 @@ def test_a_tie_goes_to_the_smaller_strength_in_any_order() -> None:
     assert choose(records, GRID[::-1]).alpha == 0.5
     with pytest.raises(UserError, match="no dev scores"):
         choose([_item(1.0, 50.0, part="test")], GRID)
+
+
+def test_only_per_item_scores_count() -> None:
+    """A dev unit's summary record (``eval``) and an item's other metrics are no item scores."""
+    records = [_item(0.5, 40.0), _item(1.0, 50.0),
+               {**_item(0.5, 99.0), "kind": "eval"},
+               {**_item(0.5, 99.0), "metric": "response_tokens"}]  # fmt: skip
+    assert dev_scores(records) == {(0.5, 0.25): 40.0, (1.0, 0.25): 50.0}
+    assert choose(records, GRID).alpha == 1.0
+
+
+def test_a_tie_in_strength_goes_to_the_smaller_fraction() -> None:
+    grid = [PcdConfig(alpha=1.0, local_fraction=f) for f in (0.5, 0.125, 0.25)]
+    records = [_item(1.0, 50.0, fraction=f) for f in (0.5, 0.125, 0.25)]
+    assert choose(records, grid).local_fraction == 0.125
+    records.append(_item(1.0, 60.0, fraction=0.5))  # the mean of 0.5 now 55
+    assert choose(records, grid).local_fraction == 0.5

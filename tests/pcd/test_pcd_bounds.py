@@ -9,6 +9,7 @@ fixtures in ``conftest.py``).
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import math
 from types import SimpleNamespace
@@ -153,3 +154,52 @@ def test_strength_zero_runs_no_local_pass(tiny, monkeypatch) -> None:
     pcd.generate(torch.full((1, 5), 5), max_new_tokens=2, pad_token_id=0)
     assert [base for base, _ in calls] == [None, None]
     assert [pos.flatten().tolist() for _, pos in calls] == [[0, 1, 2, 3, 4], [5]]
+
+
+def test_an_unreadable_windows_file_of_another_shape_is_a_user_error(tiny, tmp_path) -> None:
+    path = tmp_path / "pcd-windows.json"
+    for text in ("[64, 128]", '{"a": 64}', '{"a": ["x"]}'):
+        path.write_text(text)
+        with pytest.raises(UserError, match=r"is unreadable .*: delete it"):
+            PcdModel(tiny.model, PcdConfig()).keep_windows(path, run="a")
+
+
+@pytest.fixture(scope="module")
+def sharp(tiny):
+    """``tiny-random`` with its queries and keys scaled up 6 times: attention that depends on
+    positions enough for PCD's tokens to differ from greedy decoding's."""
+    model = copy.deepcopy(tiny.model)
+    with torch.no_grad():
+        for layer in model.model.layers:
+            layer.self_attn.q_proj.weight.mul_(6.0)
+            layer.self_attn.k_proj.weight.mul_(6.0)
+    return model
+
+
+def test_decoded_tokens_follow_the_contrast_of_full_passes(tiny, sharp) -> None:
+    """Each row of a left-padded batch decodes, step by step, the plausible token (probability at
+    least beta times the top one's) with the largest ``2.5 L - 1.5 L_local``, where both passes
+    read the row's whole text so far (no cache) and the local base is that of its prompt."""
+    alpha, beta, steps = 1.5, 0.1, 8
+    pcd = PcdModel(sharp, PcdConfig(alpha=alpha, beta=beta))
+    texts = ("The pass key is 71234. Remember it", "short one.")
+    enc = tiny.tokenizer(list(texts), return_tensors="pt", padding=True, padding_side="left",
+                         add_special_tokens=False)  # fmt: skip
+    out = pcd.generate(enc.input_ids, enc.attention_mask, max_new_tokens=steps, pad_token_id=0)
+    for row, text in enumerate(texts):
+        ids = torch.tensor([tiny.tokenizer(text, add_special_tokens=False)["input_ids"]])
+        prompt = ids.shape[1]
+        for _ in range(steps):
+            with torch.no_grad():
+                logits = sharp(ids).logits[0, -1]
+                with pcd.local(pcd.base_for(prompt)):
+                    local = sharp(ids).logits[0, -1]
+            scores = (1 + alpha) * logits - alpha * local
+            p = logits.softmax(-1)
+            scores[p < beta * p.max()] = -math.inf
+            ids = torch.cat([ids, scores.argmax().view(1, 1)], dim=1)
+        with torch.no_grad():
+            greedy = sharp.generate(input_ids=ids[:, :prompt], max_new_tokens=steps,
+                                    do_sample=False, pad_token_id=0)  # fmt: skip
+        assert out[row, -steps:].tolist() == ids[0, prompt:].tolist()
+        assert greedy[0, prompt:].tolist() != ids[0, prompt:].tolist()  # PCD changed tokens

@@ -374,3 +374,12 @@ def test_model_info_records_the_pcd_parameters_as_run(tiny) -> None:
     assert _dtype("auto") is torch.float32 and _dtype("bfloat16") is torch.bfloat16
     with pytest.raises(UserError, match="unknown dtype 'float7'"):
         _dtype("float7")
+
+
+def test_a_cuda_device_falls_back_to_the_cpu_only_where_there_is_none(monkeypatch) -> None:
+    from longred_bench.pcd.lm import _device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert [_device(d) for d in ("cuda:0", "cuda", None, "cpu")] == ["cpu"] * 4
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert [_device(d) for d in ("cuda:1", None)] == ["cuda:1", "cpu"]

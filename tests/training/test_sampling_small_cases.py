@@ -152,3 +152,14 @@ def test_a_set_aside_measurement_comes_back_only_for_its_own_config(tmp_path) ->
     assert _settled(out, key, cfg, brief, progress=False) is None
     assert json.loads(aside.read_text())["config"] == other
     assert {p.name for p in out.iterdir()} == {aside.name, f"impact.{key[:12]}-2.json"}
+
+
+def test_a_set_aside_name_taken_by_a_file_alone_is_not_reused(tmp_path) -> None:
+    from longred_bench.training.anchors import _aside_tag
+
+    key = "0123456789ab" + "c" * 52
+    assert _aside_tag(tmp_path, key) == "impact.0123456789ab"
+    (tmp_path / "impact.0123456789ab.json").write_text("{}")
+    assert _aside_tag(tmp_path, key) == "impact.0123456789ab-2"
+    (tmp_path / "impact.0123456789ab-2").mkdir()
+    assert _aside_tag(tmp_path, key) == "impact.0123456789ab-3"

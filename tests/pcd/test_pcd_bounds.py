@@ -1,9 +1,9 @@
 """PCD's parameter bounds and flags, the trained window, and how the local variant follows each
 prompt: the bases a batch's local passes run under, the positions decoding feeds the model, the
-windows file and the prompts left without a local variant.
+windows file, the prompts left without a local variant, and the tokens decoding picks.
 
 Everything runs on the built-in ``tiny-random`` model (head size 16, RoPE base 1e4, window 256;
-fixtures in ``conftest.py``).
+fixtures in ``conftest.py``), the tokens decoding picks on a copy whose attention is sharper.
 """
 
 from __future__ import annotations

@@ -103,9 +103,10 @@ class NeedleHaystack(Sequence[str]):
 
     def __getitem__(self, index):  # type: ignore[override]
         if isinstance(index, slice):
-            start, stop, step = index.indices(self.upper)
-            self._draw(stop)
-            return [self.prefix + x for x in self.needles[start:stop:step]]
+            indices = range(*index.indices(self.upper))
+            if indices:
+                self._draw(max(indices) + 1)
+            return [self.prefix + self.needles[i] for i in indices]
         if not -self.upper <= index < self.upper:
             raise IndexError(index)
         index %= self.upper

@@ -169,10 +169,11 @@ class CweUnits(Sequence[str]):
 
     def __getitem__(self, index):  # type: ignore[override]
         if isinstance(index, slice):
-            first, stop, step = index.indices(self.upper)
-            self.draws.draw(self.skip + stop)
+            ks = range(*index.indices(self.upper))
+            if ks:
+                self.draws.draw(self.skip + max(ks) + 1)
             words = self.draws.words
-            return [self._unit(k, words[self.skip + k]) for k in range(first, stop, step)]
+            return [self._unit(k, words[self.skip + k]) for k in ks]
         if not -self.upper <= index < self.upper:
             raise IndexError(index)
         return self[index % self.upper : index % self.upper + 1][0]

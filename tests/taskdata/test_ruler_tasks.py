@@ -125,6 +125,18 @@ def test_missing_tokenizer_is_a_user_error() -> None:
         ru.build("niah_single_1", {"tokenizer": "", "lengths": [1024]})
 
 
+def test_the_tokenizer_defaults_to_the_models_pretrained_spec() -> None:
+    """Without ``tokenizer`` the ``hf`` model's ``pretrained`` argument names the tokenizer; a
+    given ``tokenizer`` wins over it."""
+    from longred_bench.models.loading import load_tokenizer
+
+    byte = load_tokenizer("tiny-random")
+    got = ru.metadata_tokenizer({"pretrained": "tiny-random"})
+    assert type(got) is type(byte) and got.get_vocab() == byte.get_vocab()
+    with pytest.raises(UserError, match="no-such-model"):
+        ru.metadata_tokenizer({"tokenizer": "no-such-model", "pretrained": "tiny-random"})
+
+
 @pytest.mark.parametrize(
     ("key", "value"), [("ruler_samples", 0), ("ruler_samples", -3), ("ruler_samples", "x")]
 )

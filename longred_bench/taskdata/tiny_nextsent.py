@@ -7,7 +7,9 @@ words; the window at most 640 characters): the ``sentence`` is scored after each
 *same* document, each ending at least :data:`_FAR` sentences from the true window's end (so none
 is a neighbour that the sentence could follow as well), of a similar length (word count within
 20% of the true context's; the band widens only if too few qualify) and short enough to precede
-the sentence within 640 characters, in shuffled order; ``gold`` indexes the true context.
+the sentence within 640 characters, in shuffled order; ``gold`` indexes the true context. The
+four are different texts: a passage the document repeats word for word is one choice at most,
+and never beside itself as the true context.
 
 The choices are contexts, not continuations (lm-eval's multiple-input form, as WinoGrande's):
 every choice scores the same sentence, so its own frequency and length are no cue and only how
@@ -70,14 +72,15 @@ def _pick_contexts(
         return sum(s.words for s in sentences[run[0] : run[1]])
 
     room = _MAX_CHARS - 1 - (sentences[true[1]].end - sentences[true[1]].start)
-    true_text = " ".join(_text(doc, sentences, true).split())
-    far = [
-        run
-        for run in runs
-        if abs(run[1] - true[1]) >= _FAR
-        and len(_text(doc, sentences, run)) <= room
-        and " ".join(_text(doc, sentences, run).split()) != true_text
-    ]
+    seen = {" ".join(_text(doc, sentences, true).split())}
+    far = []  # each text once: a passage the document repeats is one choice, never the true one
+    for run in runs:
+        text = _text(doc, sentences, run)
+        if abs(run[1] - true[1]) >= _FAR and len(text) <= room:
+            words_only = " ".join(text.split())
+            if words_only not in seen:
+                seen.add(words_only)
+                far.append(run)
     band, target = _LENGTH_BAND, words(true)
     while True:
         options = [run for run in far if abs(words(run) - target) <= band * target]

@@ -300,12 +300,17 @@ def test_task_without_tokenizer_is_a_clear_error(byte_tok, grid_cache):
         _task({"lengths": [512], "depths": [50]})
 
 
-def test_loader_metadata(byte_tok, grid_cache):
+def _niah_loader():
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("_niah_loader", TASKS_DIR / "niah_utils.py")
     loader = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(loader)
+    return loader
+
+
+def test_loader_metadata(byte_tok, grid_cache):
+    loader = _niah_loader()
     with pytest.raises(UserError, match="seed must be"):
         loader.load_niah(tokenizer="tiny-random", lengths=[512], seed="first")
     with pytest.raises(UserError, match="depths are percentages"):
@@ -316,6 +321,20 @@ def test_loader_metadata(byte_tok, grid_cache):
         pretrained="tiny-random", lengths=512, depths="0,100", niah_samples=1, max_length=4
     )["test"]
     assert [(d["length"], d["depth"]) for d in split] == [(512, 0.0), (512, 100.0)]
+
+
+def test_loader_reads_its_tokenizer_corpus_and_lists_as_documented(byte_tok, grid_cache):
+    """``tokenizer`` wins over ``pretrained`` (an empty one does not count), the haystack is
+    Brown's unless ``corpus`` says otherwise, and a single number is a one-item list."""
+    loader = _niah_loader()
+    assert loader._spec({"tokenizer": "a", "pretrained": "b"}) == "a"
+    assert loader._spec({"tokenizer": "", "pretrained": "b"}) == "b"
+    assert loader._as_list(12.5) == [12.5] and loader._as_list(512) == [512]
+    assert loader._as_list("0, 50,100") == ["0", "50", "100"]
+    (doc,) = loader.load_niah(tokenizer="tiny-random", lengths=512, depths=12.5, niah_samples=1)[
+        "test"
+    ]
+    assert (doc["corpus"], doc["depth"]) == ("brown", 12.5)
 
 
 @pytest.mark.integration

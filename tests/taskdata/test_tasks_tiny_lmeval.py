@@ -94,3 +94,20 @@ def test_group_runs_on_tiny_model(task_manager) -> None:
     group = [results[f"longred_tiny_{t}"]["acc,none"] for t in tiny[:4]]  # not the passkey
     assert results["longred_short_tiny"]["acc,none"] == pytest.approx(sum(group) / 4)
     assert out["n-samples"]["longred_tiny_ppl"]["effective"] == 4
+
+
+def test_the_passkey_loader_takes_the_phrasing_of_the_metadata(
+    request: pytest.FixtureRequest,
+) -> None:
+    """``phrasing`` in the task metadata picks the passkey's strings (``heldout`` without it);
+    the other loaders ignore the metadata."""
+    import importlib.util
+
+    ensure_cached(request, *CORPORA)
+    spec = importlib.util.spec_from_file_location("tiny_utils", TASKS_DIR / "tiny_utils.py")
+    tiny_utils = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tiny_utils)
+    for given, used in (("train", "train"), ("standard", "standard"), (None, "heldout")):
+        rows = tiny_utils.load_passkey(version=1.0, phrasing=given)["test"]
+        assert set(rows["phrasing"]) == {used}
+    assert tiny_utils.load_swap(phrasing="train")["test"][0] == tiny_tasks.build("swap")[0]

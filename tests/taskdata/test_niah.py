@@ -207,6 +207,12 @@ def test_grid_order_and_cache(byte_tok, grid_cache):
     assert len(list(grid_cache.rglob("*.jsonl"))) == 4
 
 
+def test_a_grid_repeated_value_is_one_cell():
+    """A length or depth given twice (as ``50`` and ``50.0`` too) is one cell; order is kept."""
+    got = niah_grid.check_grid(["1024", 512, 1024], [50, 0, 50.0], "2", "brown")
+    assert got == ((1024, 512), (50.0, 0.0), 2)
+
+
 @pytest.mark.parametrize(
     ("lengths", "depths", "n", "corpus", "message"),
     [

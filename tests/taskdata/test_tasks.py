@@ -63,6 +63,25 @@ def test_row_counts(loader, split: str, rows: int) -> None:
     assert len(loader()[split]) == rows
 
 
+def test_task_loaders_read_their_own_benchmark() -> None:
+    """Each ``custom_dataset`` loader of ``tasks/utils.py`` returns its benchmark's splits."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_task_utils", TASKS_DIR / "utils.py")
+    utils = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(utils)
+    for loader, split, rows in [
+        (utils.load_arc_easy, "validation", 570),
+        (utils.load_arc_challenge, "validation", 299),
+        (utils.load_piqa, "validation", 1838),
+        (utils.load_boolq, "validation", 3270),
+        (utils.load_winogrande, "validation", 1267),
+        (utils.load_lambada, "test", 5153),
+        (utils.load_squad, "validation", 1000),
+    ]:
+        assert len(loader(version=1.0)[split]) == rows, loader.__name__
+
+
 def test_mmlu_all_subjects() -> None:
     assert len(benchmarks.mmlu_subjects()) == 57
     data = benchmarks.load_mmlu_all()
@@ -86,6 +105,14 @@ def test_field_mapping() -> None:
     assert squad["title"] == "Harvard_University"
     assert squad["question"].endswith('predates "The Game" by how many years?')
     assert "23 years" in squad["answers"]
+
+
+def test_hellaswag_fields() -> None:
+    """The query is the activity label and the context, its second part capitalized; ``gold``
+    is the row's label."""
+    data = benchmarks.load_hellaswag()["validation"]
+    assert data[0]["query"] == "Roof shingle removal: A man is sitting on a roof. He"
+    assert data["gold"][:10] == [3, 3, 2, 2, 1, 1, 2, 0, 1, 1]
 
 
 def test_clean_hellaswag() -> None:

@@ -207,6 +207,12 @@ def test_grid_order_and_cache(byte_tok, grid_cache):
     assert len(list(grid_cache.rglob("*.jsonl"))) == 4
 
 
+def test_insertion_point_takes_the_earlier_of_two_equally_near_sentence_ends():
+    units = ["w"] * 100
+    units[47], units[51] = "one.", "two."  # ends before words 48 and 52, both 2 from 50
+    assert insertion_point(units, 100, 50.0) == 48
+
+
 def test_a_grid_repeated_value_is_one_cell():
     """A length or depth given twice (as ``50`` and ``50.0`` too) is one cell; order is kept."""
     got = niah_grid.check_grid(["1024", 512, 1024], [50, 0, 50.0], "2", "brown")

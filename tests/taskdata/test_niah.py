@@ -213,6 +213,19 @@ def test_insertion_point_takes_the_earlier_of_two_equally_near_sentence_ends():
     assert insertion_point(units, 100, 50.0) == 48
 
 
+def test_a_documents_input_and_prefix_join_with_a_space_to_the_prompt():
+    """lm-eval joins ``input`` and ``gen_prefix`` with a space: that gives back the prompt."""
+    from longred_bench.taskdata.ruler.sizing import Sample
+
+    prefix = " The special magic numbers for red-fox mentioned in the provided text are"
+    meta = {"answer_prefix": prefix, "depth": 50, "depth_actual": 49.5, "key": "red-fox",
+            "corpus": "brown", "seed": 0}  # fmt: skip
+    sample = Sample("niah_grid", 512, 0, "What are they?" + prefix, ("1234567",), 30, meta)
+    doc = niah_grid.lm_eval_doc(sample)
+    assert doc["input"] + " " + doc["gen_prefix"] == sample.input
+    assert doc["input"] == "What are they?" and doc["gen_prefix"].startswith("The special")
+
+
 def test_a_grid_repeated_value_is_one_cell():
     """A length or depth given twice (as ``50`` and ``50.0`` too) is one cell; order is kept."""
     got = niah_grid.check_grid(["1024", 512, 1024], [50, 0, 50.0], "2", "brown")

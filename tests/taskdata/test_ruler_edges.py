@@ -1,5 +1,6 @@
-"""RULER generation details on the cached corpora (fixtures in ``conftest.py``): the order in
-which a length refusal names its tasks."""
+"""RULER samples on the cached corpora (fixtures in ``conftest.py``): the order in which a
+length refusal names its tasks, how the NIAH prompts list their keys and place their needles,
+and token counts of text beyond ASCII."""
 
 from __future__ import annotations
 
@@ -70,3 +71,14 @@ def test_an_essay_needle_does_not_split_a_sentence(byte_tok) -> None:
     for sample in generate("niah_single_2", byte_tok, 2048, 8, 0):
         before = sample.input[: sample.input.index("One of the special magic")].rstrip()
         assert before.endswith(ends), before[-60:]
+
+
+def test_text_beyond_ascii_is_counted_as_the_tokenizer_counts_it(smol_tok) -> None:
+    """Accents, dashes and curly quotes fall outside the pre-token pattern's ASCII classes:
+    such a text is counted whole, by the tokenizer."""
+    from longred_bench.taskdata.ruler.sizing import count_many, count_tokens
+
+    texts = ["naïve café", "a — b “quoted” déjà vu", "plain ascii"]
+    expected = [len(smol_tok(t, add_special_tokens=False).input_ids) for t in texts]
+    assert count_many(smol_tok, texts) == expected
+    assert count_tokens(smol_tok, texts[1]) == len(smol_tok(texts[1]).input_ids)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import re
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +16,7 @@ from longred_bench.taskdata.ruler import haystack
 def corpus(monkeypatch: pytest.MonkeyPatch) -> tuple[str, ...]:
     """Three documents' words, the second starting at word 4."""
     words = ("The", "cat", "sat.", "Then", "a", "dog", "ran", "an", "Ox", "ab", "y" * 13, "zebra")
-    monkeypatch.setattr(haystack, "_corpus", lambda name: (words, (0, 3, 7)))
+    monkeypatch.setattr(haystack, "_corpus_in", lambda name, cache: (words, (0, 3, 7)))
     return words
 
 
@@ -38,7 +39,8 @@ def test_essay_words_start_at_a_document_and_wrap_around(corpus) -> None:
 
 
 def test_the_vocabulary_is_the_lowercase_words_of_3_to_12_letters(corpus) -> None:
-    assert haystack.vocabulary.__wrapped__("any") == ("cat", "dog", "ran", "zebra")
+    vocabulary = haystack._vocabulary_in.__wrapped__  # not the memo of another test's corpus
+    assert vocabulary("any", Path("cache")) == ("cat", "dog", "ran", "zebra")
 
 
 def test_needle_numbers_have_seven_digits() -> None:

@@ -7,6 +7,7 @@ import re
 
 from data_helpers import ensure_cached
 
+from longred_bench.cache import cache_dir
 from longred_bench.taskdata.ruler import qa
 
 
@@ -21,7 +22,7 @@ def test_drop_questions_are_those_answered_by_single_spans(request) -> None:
     """A DROP question with a multi-span answer cannot be matched as one substring: it is not
     used, and every other question with an answer is."""
     ensure_cached(request, "benchmarks")
-    records = qa._requests("drop")
+    records = qa._requests("drop", cache_dir())
     multi = {str(r["doc"]["query_id"]) for r in records
              if any(len(c) != 1 for c in r["doc"].get("answers") or [])}  # fmt: skip
     kept = {q.qid for q in qa.drop()[0]}

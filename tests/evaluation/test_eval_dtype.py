@@ -36,9 +36,11 @@ def test_dtype_enters_the_config_only_when_given() -> None:
 
 
 def test_an_unknown_eval_config_key_is_one_line() -> None:
-    """A cached unit's or a file's eval config with a key no field has (a TypeError before)."""
+    """A cached unit's or a file's eval config with a key no field has (a TypeError before),
+    with the key meant."""
     data = {**EvalConfig(model="tiny-random").to_dict(), "lenghts": [512]}
-    with pytest.raises(UserError, match=r"unknown eval config key\(s\) lenghts; known: "):
+    with pytest.raises(UserError, match=r"unknown eval config key\(s\) lenghts \(lenghts: did "
+                       r"you mean lengths\?\); known: "):  # fmt: skip
         EvalConfig.from_dict(data)
 
 

@@ -2,7 +2,8 @@
 
 :func:`interrupted_line` reads what the interrupted command left on disk (request caches,
 finished units, partial drift sums, checkpoints) after the fact, so the line says what is
-really there. Nothing heavy is imported unless the command already imported it.
+really there. It imports no torch to read them: an interrupt while torch was being imported
+(a command's first seconds) leaves torch half imported, and importing it again fails.
 """
 
 from __future__ import annotations
@@ -47,13 +48,13 @@ def _compare(args: argparse.Namespace, again: str) -> str:
 
 
 def _drift_windows(path: Path) -> int:
-    from longred_bench.jobs.drift import partial_windows
+    from longred_bench.jobs.in_progress import partial_windows
 
     return partial_windows(path)
 
 
 def _drift(args: argparse.Namespace, again: str) -> str:
-    from longred_bench.jobs.drift import PARTIAL
+    from longred_bench.jobs.in_progress import PARTIAL
 
     path = Path(args.out) / PARTIAL
     windows = _drift_windows(path)
@@ -64,12 +65,12 @@ def _drift(args: argparse.Namespace, again: str) -> str:
 def _train(args: argparse.Namespace, again: str) -> str:
     if args.out is None or args.dry_run:
         return "nothing was being saved"
+    from longred_bench.jobs.in_progress import kept_checkpoint
     from longred_bench.training.anchors import IMPACT
-    from longred_bench.training.checkpoint import latest_checkpoint
 
     out = Path(args.out)
     resume = again if "--resume" in again.split() else f"{again} --resume"
-    latest = latest_checkpoint(out)
+    latest = kept_checkpoint(out)
     if latest is None:
         kept = (f" (LongRecipe's measured anchors are kept, in {IMPACT})"
                 if (out / IMPACT).is_file() else "")  # fmt: skip
@@ -87,9 +88,12 @@ def _step_of(checkpoint: Path, out: Path) -> str:
     except ValueError:
         return "later steps train again"
     from longred_bench.errors import UserError
-    from longred_bench.training.config import TrainConfig
-    from longred_bench.training.loop import total_steps
 
+    try:  # torch's modules, where the interrupt came while they were imported, import no more
+        from longred_bench.training.config import TrainConfig
+        from longred_bench.training.loop import total_steps
+    except Exception:
+        return f"step {step}; the steps after it train again"
     try:  # every optimizer step: LongRecipe's replay and LinearARD's CPT stage too
         saved = TrainConfig.from_dict(yaml.safe_load((out / "config.yaml").read_text()))
         total = f" of {total_steps(saved)}"
@@ -101,10 +105,9 @@ def _step_of(checkpoint: Path, out: Path) -> str:
 def _training_now() -> str:
     """``the training run in progress kept checkpoint ... (step N of M ...), which the
     command resumes; `` where this process was training a unit that saved one, else ``""``."""
-    from longred_bench.jobs.in_progress import TRAINING_NOW
-    from longred_bench.training.checkpoint import latest_checkpoint
+    from longred_bench.jobs.in_progress import TRAINING_NOW, kept_checkpoint
 
-    kept = [(run, latest) for run in TRAINING_NOW if (latest := latest_checkpoint(run))]
+    kept = [(run, latest) for run in TRAINING_NOW if (latest := kept_checkpoint(run))]
     if not kept:
         return ""
     if len(kept) == 1:
@@ -126,7 +129,7 @@ def _unit_now(forced: bool = False) -> str:
 
     if not UNIT_NOW:  # before importing what the unit imported (torch): nothing to say
         return ""
-    from longred_bench.jobs.drift import PARTIAL
+    from longred_bench.jobs.in_progress import PARTIAL
     from longred_bench.jobs.saved_responses import REQUESTS, saved_responses
     from longred_bench.jobs.units import RECORDS_FILE
 

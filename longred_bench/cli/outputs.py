@@ -234,7 +234,7 @@ def check_drift_out(out: Path, mine: dict[str, Any]) -> None:
 
     import yaml
 
-    from longred_bench.jobs.drift import PARTIAL, partial_windows
+    from longred_bench.jobs.in_progress import PARTIAL, partial_windows
 
     foreign_config(out, "drift", "original")
     for name, what in ((PARTIAL, "the saved windows of an interrupted drift"),
@@ -270,7 +270,7 @@ def saved_drift_order(out: Path, mine: dict[str, Any]) -> dict[str, tuple[str, .
 
     import yaml
 
-    from longred_bench.jobs.drift import PARTIAL
+    from longred_bench.jobs.in_progress import PARTIAL
 
     order = ("rope", "extended")
 

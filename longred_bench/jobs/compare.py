@@ -320,7 +320,7 @@ class _Progress:
         return f" ({self.again} again: {'; '.join(why)})" if why else ""
 
     def line(self) -> str:
-        from longred_bench.jobs.drift import partial_windows
+        from longred_bench.jobs.in_progress import partial_windows
 
         now = self.unit
         if self.cache is not None:

@@ -7,8 +7,10 @@ among those whose units waited for are done. Each unit writes its usual cache en
 that assembles the table's records afterwards only reads them. Small models train
 faster as two one-thread processes than as one two-thread process, which is what makes this
 worth doing on a 2-core machine. A failed unit stops the pool with its error once the units
-running beside it finish; Ctrl-C or SIGTERM ends the workers at once. Units already finished
-stay cached. The pool knows nothing of any table.
+running beside it finish; Ctrl-C or SIGTERM ends the workers at once, and a worker whose
+command's process is gone (``kill -9``) ends itself. A worker that dies (``kill -9``, the
+out-of-memory killer) stops the pool with one line. Units already finished stay cached. The pool
+knows nothing of any table.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import signal
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from multiprocessing import get_context, get_start_method
 from pathlib import Path
@@ -123,9 +126,27 @@ def _init_worker(threads: int, start_method: str) -> None:
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     multiprocessing.set_start_method(start_method, force=True)
+    _end_with_the_command(os.getppid())
     torch.set_num_threads(threads)
     hf_logging.disable_progress_bar()
     warnings.filterwarnings("ignore", category=FutureWarning)
+
+
+def _end_with_the_command(parent: int) -> None:
+    """End this worker once the command's process ``parent`` is gone (``kill -9``, the
+    out-of-memory killer), as that process ends its workers on SIGTERM: a worker waits for its
+    next unit from the parent, and would otherwise wait for good, an orphan holding its memory
+    (and, for the unit it was computing, the unit's lock) long after the command had stopped."""
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(10)  # SIGTERM handled by a unit that outlives it: as _stop_workers does
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="end-with-the-command", daemon=True).start()
 
 
 def _ctrl_c_is_the_parents(signum: int, frame: Any) -> None:
@@ -184,6 +205,20 @@ def _name_what_workers_kept(units: Iterable[Unit]) -> None:
             (TRAINING_NOW if unit.keeps[0] == "train" else UNIT_NOW).append(unit.keeps[1])
 
 
+def _worker_gone(procs: Iterable[Any], units: Iterable[Unit]) -> str:
+    """The one line of a pool whose worker process died (``kill -9``, the out-of-memory killer):
+    what ended it, the units that stopped, and that the same command resumes."""
+    codes = sorted({p.exitcode for p in procs if p.exitcode not in (None, 0, -signal.SIGTERM)})
+    how = ", ".join(f"signal {-c} ({signal.Signals(-c).name})" if c < 0 else f"exit status {c}"
+                    for c in codes) or "killed"  # fmt: skip
+    labels = "; ".join(sorted(u.label for u in units))
+    return (f"a worker process ended while computing a unit ({how}; the system's "
+            "out-of-memory killer sends SIGKILL), so the units in progress stopped "
+            f"({labels}), each keeping what it had saved (a training run its checkpoints); "
+            "finished units are kept in the run cache: run the same command again to resume "
+            "(with fewer --jobs if memory ran out)")  # fmt: skip
+
+
 def _run(unit: Unit) -> str:
     unit.fn(*unit.args)
     return unit.label
@@ -216,6 +251,7 @@ def run_units_parallel(
     bar = tqdm(total=len(waiting), desc=f"{name} units", disable=not progress)
     done: list[str] = []
     running: dict[Any, Unit] = {}
+    procs: dict[int, Any] = {}  # every worker started: the pool forgets one that died
 
     def startable(unit: Unit) -> bool:
         if any(k in batch and k not in done for k in unit.after):
@@ -235,12 +271,24 @@ def run_units_parallel(
                             waiting.remove(unit)
                             with _starting_deaf_to_ctrl_c():  # a worker may start here
                                 running[pool.submit(_run, unit)] = unit
+                            procs.update(getattr(pool, "_processes", None) or {})
                     if not running:
                         break  # what is left waits for units that did not run
-                    finished, _ = wait(set(running), return_when=FIRST_COMPLETED)
+                    finished, _ = wait(set(running), timeout=1, return_when=FIRST_COMPLETED)
+                    if not finished and any(p.exitcode is not None for p in procs.values()):
+                        # a worker died, which the pool itself does not always notice (it then
+                        # waited for good): its other workers are ended, as on Ctrl-C
+                        _stop_workers(pool)
+                        gone = _worker_gone(procs.values(), running.values())
+                        raise UserError(gone) from None
                     for fut in finished:
                         unit = running.pop(fut)
-                        fut.result()  # re-raises a worker's error here
+                        try:
+                            fut.result()  # re-raises a worker's error here
+                        except BrokenProcessPool:
+                            _stop_workers(pool)  # joined: their exit codes are known
+                            gone = [unit, *running.values()]
+                            raise UserError(_worker_gone(procs.values(), gone)) from None
                         done.append(unit.key)
                         bar.update(1)
                         if progress:

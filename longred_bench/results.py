@@ -181,6 +181,15 @@ def read_cached_records(path: Path) -> list[dict[str, Any]] | None:
         return None
 
 
+def warn_if_damaged(run_dir: Path) -> None:
+    """A warning naming the cached run ``run_dir`` where its files do not match its manifest
+    (a file cut short, replaced: another unit's ``config.json``), as reading its records gives;
+    nothing where they match (a result of another config or older code)."""
+    check = check_entry(run_dir, required=False)
+    if check.status != "missing" and not check.usable:
+        warn_once(f"run cache {run_dir} is corrupt ({check.detail}): {UNCACHED}", run_dir)
+
+
 def read_cached_json(path: Path) -> Any:
     """The JSON in ``path``, or None if it is absent or does not parse (with a warning)."""
     if not path.is_file():

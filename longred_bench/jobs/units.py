@@ -46,6 +46,7 @@ from longred_bench.results import (
     read_cached_records,
     read_records,
     save_run_dir,
+    warn_if_damaged,
     write_records,
 )
 from longred_bench.source_tree import source_hash
@@ -250,7 +251,7 @@ def cached_records(
     if not path.is_file():
         return None
     if read_cached_json(path.parent / "config.json") != stored_config(config, kind):
-        return None
+        return warn_if_damaged(path.parent)  # None; a warning where a file was damaged
     records = read_cached_records(path)
     if records:
         check_builds((records[0].get("provenance") or {}).get("builds") or {}, path.parent)

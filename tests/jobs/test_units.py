@@ -190,3 +190,22 @@ def test_a_damaged_unit_is_named_once_while_it_stays_as_it_is(
     _truncate(path, keep=5)  # another damage: said again
     assert cached_records(path, unit) is None
     assert capsys.readouterr().err.count("is corrupt (eval.jsonl is 5 bytes") == 1
+
+
+def test_a_config_json_replaced_by_another_units_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A unit folder whose ``config.json`` is another unit's (copied over it) was computed
+    again without a word, as a result of other code is; its manifest tells the damage."""
+    runs = tmp_path / "runs"
+    units = {name: {"model": name, "suite": "ruler"} for name in ("a", "b")}
+    paths = {name: runs / name / "eval.jsonl" for name in units}
+    for name, unit in units.items():
+        save_records(paths[name], unit, [{"score": 1.0, "model": name}], 0, "cpu")
+    (runs / "b" / "config.json").write_bytes((runs / "a" / "config.json").read_bytes())
+    assert cached_records(paths["b"], units["b"]) is None
+    err = capsys.readouterr().err
+    assert f"warning: run cache {runs / 'b'} is corrupt" in err, err
+    assert "not cached (computed again when its unit runs)" in err
+    assert cached_records(paths["a"], units["b"]) is None  # another config's result: no word
+    assert capsys.readouterr().err == ""

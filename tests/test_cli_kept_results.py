@@ -233,3 +233,25 @@ def test_a_finished_drift_without_config_yaml_takes_its_models_in_any_order(tmp_
     with pytest.raises(UserError, match=r"differs in extended"):
         check_drift_out(tmp_path, DriftConfig(original="tiny-random", extended=("/m/a",),
                                               seq_len=64).to_dict())  # fmt: skip
+
+
+def test_a_drift_stopped_before_its_report_writes_it_when_run_again(tmp_path, capsys) -> None:
+    """A drift stopped (Ctrl-C, SIGTERM, kill -9) once its records were saved, before
+    ``drift.md`` and ``drift.png``: the same command said the folder held the drift, measured
+    nothing, and wrote no report either."""
+    out = tmp_path / "d"
+    argv = ["drift", "--original", "tiny-random", "--texts", "random", "--num-texts", "2",
+            "--seq-len", "32", "--rope", "pi:factor=4", "--out", str(out), "--quiet"]  # fmt: skip
+    assert main(argv) == 0
+    report = (out / "drift.md").read_text()
+    for name in ("drift.md", "drift.png"):
+        (out / name).unlink()
+    capsys.readouterr()
+    assert main(argv) == 0
+    said = capsys.readouterr().out
+    assert "nothing to measure" in said
+    assert said.rstrip().endswith("; wrote its missing drift.md; wrote its missing drift.png")
+    assert (out / "drift.md").read_text() == report and (out / "drift.png").is_file()
+    (out / "drift.png").unlink()  # one missing: the report is written again, unchanged
+    assert main(argv) == 0
+    assert (out / "drift.md").read_text() == report and (out / "drift.png").is_file()

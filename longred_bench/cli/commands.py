@@ -137,8 +137,12 @@ def cmd_drift(args: argparse.Namespace) -> int:
             print(f"[drift] the files of {changed} changed since {out / 'drift.jsonl'} was "
                   "written: measured again, its results are replaced", flush=True)  # fmt: skip
         else:
+            from longred_bench.reports.drift_report import write_missing_report
+
+            wrote = write_missing_report(out, cfg.original, command_line(args))
             print(f"{out} holds this drift, measured ({out / 'drift.jsonl'}): nothing to "
-                  "measure (delete drift.jsonl there to measure it again)")  # fmt: skip
+                  "measure (delete drift.jsonl there to measure it again)"
+                  + "".join(f"; wrote its missing {p.name}" for p in wrote))  # fmt: skip
             return 0
     warn_past_window(cfg.original, cfg.seq_len, cfg.rope, cfg.extended)
     if cfg.extended:  # before any weights load: both tokenizers, then both configs

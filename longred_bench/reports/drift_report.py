@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -90,3 +91,21 @@ def drift_markdown(records: list[dict[str, Any]], title: str, command: str | Non
         "q/k in linear memory, averaged over heads and query positions.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def write_missing_report(out: Path, original: str, command: str | None) -> list[Path]:
+    """Write ``drift.md`` and ``drift.png`` from ``out/drift.jsonl`` where either is missing, as
+    ``drift`` writes them after its records (a drift stopped between the two: the same command
+    measures nothing again, and wrote no report); returns the files written."""
+    if all((out / name).is_file() for name in ("drift.md", "drift.png")):
+        return []
+    from longred_bench.cache import atomic_write_text
+    from longred_bench.reports.drift_plot import plot_drift_layers
+    from longred_bench.results import read_records
+
+    records = read_records(out / "drift.jsonl")
+    title = f"Drift of extended models from `{original}`"  # as jobs.drift.drift_command's
+    atomic_write_text(out / "drift.md", drift_markdown(records, title, command))
+    _, layers = drift_frames(records)
+    plot_drift_layers(layers, out / "drift.png", title.replace("`", ""))
+    return [out / "drift.md", out / "drift.png"]

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from longred_bench.cache import atomic_write_text, cache_dir
+from longred_bench.cache import atomic_write_text, cache_dir, warn_once
 from longred_bench.jobs.builds import strings_in
 
 TRAINED_MARK = "/runs/train-"
@@ -45,13 +45,25 @@ def key_root() -> str:
 @functools.lru_cache(maxsize=16)
 def _key_root(root: str) -> str:
     runs = Path(root) / "runs"
+    return _recorded(runs) or _named_root(runs) or root
+
+
+def _recorded(runs: Path) -> str | None:
+    """The root :data:`KEY_ROOT_FILE` in ``runs`` records, or None where there is none; a
+    damaged one (cut short, overwritten) is named in a warning, and recorded again."""
+    path = runs / KEY_ROOT_FILE
     try:
-        recorded = json.loads((runs / KEY_ROOT_FILE).read_text(encoding="utf-8"))["root"]
-        if isinstance(recorded, str) and recorded:
-            return recorded
+        recorded = json.loads(path.read_text(encoding="utf-8"))["root"]
+    except FileNotFoundError:
+        return None
     except (OSError, ValueError, KeyError, TypeError):
-        pass
-    return _named_root(runs) or root
+        recorded = None
+    if isinstance(recorded, str) and recorded:
+        return recorded
+    warn_once(f"run cache {path} is damaged: the root its units were keyed at is read "
+              "from their stored configs, and recorded again with the next unit saved",
+              path)  # fmt: skip
+    return None
 
 
 def _named_root(runs: Path) -> str | None:
@@ -70,10 +82,10 @@ def _named_root(runs: Path) -> str | None:
 
 
 def record_key_root() -> None:
-    """Write :data:`KEY_ROOT_FILE` into the cache's ``runs/`` where it is not there yet (a
-    cache this process cannot write is left as it is)."""
+    """Write :data:`KEY_ROOT_FILE` into the cache's ``runs/`` where it is not there yet, or
+    damaged (a cache this process cannot write is left as it is)."""
     runs = cache_dir() / "runs"
-    if (runs / KEY_ROOT_FILE).is_file() or not runs.is_dir():
+    if not runs.is_dir() or _recorded(runs) is not None:
         return
     with contextlib.suppress(OSError):
         atomic_write_text(runs / KEY_ROOT_FILE, json.dumps({"root": key_root()}))

@@ -209,3 +209,28 @@ def test_a_config_json_replaced_by_another_units_is_named(
     assert "not cached (computed again when its unit runs)" in err
     assert cached_records(paths["a"], units["b"]) is None  # another config's result: no word
     assert capsys.readouterr().err == ""
+
+
+def test_a_damaged_key_root_is_named_and_recorded_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``runs/.key-root`` cut short was read as absent without a word, and never written
+    again: each call read the root from the stored unit configs."""
+    from longred_bench.jobs import key_root as roots
+
+    old = tmp_path / "old" / "cache"
+    monkeypatch.setenv("LONGRED_CACHE", str(old))
+    own = _checkpoint_eval()
+    save_records(own.dir / "eval.jsonl", own.config, [{"score": 1.0}], 0, "cpu")
+    (old / "runs" / "train-cpt-0123456789abcdef").mkdir()  # the run the unit measures
+    new = tmp_path / "new" / "cache"
+    shutil.copytree(old, new)
+    monkeypatch.setenv("LONGRED_CACHE", str(new))
+    recorded = new / "runs" / roots.KEY_ROOT_FILE
+    recorded.write_text('{"ro')  # cut short
+    roots._key_root.cache_clear()
+    moved = _checkpoint_eval()
+    assert moved.folder == own.folder and moved.cached()[0]["score"] == 1.0
+    assert f"warning: run cache {recorded} is damaged" in capsys.readouterr().err
+    roots.record_key_root()
+    assert json.loads(recorded.read_text()) == {"root": str(old)}

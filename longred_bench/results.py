@@ -170,9 +170,7 @@ def read_cached_records(path: Path) -> list[dict[str, Any]] | None:
     manifest of its directory, or does not parse (then with a warning naming the file)."""
     if not path.is_file():
         return None
-    check = check_entry(path.parent, required=False)
-    if not check.usable:
-        warn_once(f"run cache {path.parent} is corrupt ({check.detail}): {UNCACHED}", path.parent)
+    if warn_if_damaged(path.parent):
         return None
     try:
         return read_records(path)
@@ -181,13 +179,15 @@ def read_cached_records(path: Path) -> list[dict[str, Any]] | None:
         return None
 
 
-def warn_if_damaged(run_dir: Path) -> None:
-    """A warning naming the cached run ``run_dir`` where its files do not match its manifest
-    (a file cut short, replaced: another unit's ``config.json``), as reading its records gives;
-    nothing where they match (a result of another config or older code)."""
+def warn_if_damaged(run_dir: Path) -> bool:
+    """Whether the files of the cached run ``run_dir`` do not match its manifest (a file cut
+    short, replaced: another unit's ``config.json``), then with a warning naming it; False where
+    they match (a result of another config or older code, say) or there is no such folder."""
     check = check_entry(run_dir, required=False)
-    if check.status != "missing" and not check.usable:
-        warn_once(f"run cache {run_dir} is corrupt ({check.detail}): {UNCACHED}", run_dir)
+    if check.status == "missing" or check.usable:
+        return False
+    warn_once(f"run cache {run_dir} is corrupt ({check.detail}): {UNCACHED}", run_dir)
+    return True
 
 
 def read_cached_json(path: Path) -> Any:

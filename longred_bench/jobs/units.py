@@ -251,7 +251,8 @@ def cached_records(
     if not path.is_file():
         return None
     if read_cached_json(path.parent / "config.json") != stored_config(config, kind):
-        return warn_if_damaged(path.parent)  # None; a warning where a file was damaged
+        warn_if_damaged(path.parent)  # not this config's, or a file of it damaged: said
+        return None
     records = read_cached_records(path)
     if records:
         check_builds((records[0].get("provenance") or {}).get("builds") or {}, path.parent)
@@ -466,8 +467,8 @@ def resumable(run_dir: Path, *, first: bool) -> bool:
     if not is_finished(run_dir):
         return True
     try:
-        lines = (run_dir / "metrics.jsonl").read_text().splitlines()
-        whole = bool(lines) and all("step" in json.loads(line) for line in lines)
+        lines = read_records(run_dir / "metrics.jsonl")
+        whole = bool(lines) and all("step" in line for line in lines)
     except (OSError, ValueError, TypeError):
         whole = False
     if whole and first:  # under torchrun, rank 0 moves files

@@ -17,7 +17,6 @@ from longred_bench.cli.flags import (
     check_eval_flags,
     check_long_lengths,
     check_pcd_flags,
-    check_psa_depths,
     check_rope_none,
     check_short_tasks,
     check_window_tokens,
@@ -40,7 +39,6 @@ from longred_bench.cli.outputs import (
     check_out_dir,
     check_out_outside,
     check_reproduce_outside,
-    check_results_config,
     results_in,
     saved_drift_order,
 )
@@ -356,50 +354,6 @@ def _compare_pairs(args: argparse.Namespace, start: float) -> int:
                         "--pairs a folder of its own")  # fmt: skip
     paths = pairs.compare_pairs(args.pairs, Path(args.out), command=command_line(args),
                                 progress=not args.quiet)  # fmt: skip
-    wrote(paths, start)
-    return 0
-
-
-def cmd_psa(args: argparse.Namespace) -> int:
-    start = time.perf_counter()
-    check_out_dir(Path(args.out), "psa")
-    check_out_outside(Path(args.out), *args.model)
-    check_models(*args.model)
-    check_pcd_flags(args)
-    from longred_bench.jobs.configs import PsaConfig
-    from longred_bench.pcd.config import PcdConfig
-
-    cfg = PsaConfig(
-        models=tuple(local_names(m) for m in args.model), ropes=tuple(args.rope),
-        tasks=tuple(args.tasks), lengths=tuple(args.lengths), samples=args.samples,
-        seed=args.seed, corpus=args.corpus, device=args.device, depths=tuple(args.depths or ()),
-    )  # fmt: skip
-    cfg.check()  # before torch is imported
-    check_psa_depths(cfg.tasks, cfg.depths)
-    check_long_lengths(cfg.lengths, "psa")
-    pcd = pcd_settings(args)
-    decodings = list(args.decoding)  # a value listed twice is refused as it is parsed
-    mine = {**cfg.to_dict(), "decoding": decodings,
-            "pcd": (pcd or PcdConfig()).as_dict() if "pcd" in decodings else None}  # fmt: skip
-    try:
-        check_results_config(Path(args.out), "psa.jsonl", "a psa", mine, free=("device",))
-    except UserError:  # a typo beside another run's results: the typo, not "another config"
-        check_corpus_name(cfg.corpus)
-        raise
-    from longred_bench.jobs.configs import ORIGINAL
-
-    for model in cfg.models:  # every model's extensions before the first model is scored
-        check_extensions(model, [r for r in cfg.ropes if r != ORIGINAL])
-        if "pcd" in decodings:
-            check_pcd_model(model, tuple(None if r == ORIGINAL else r for r in cfg.ropes), pcd)
-    from longred_bench.jobs.psa import psa_command
-    from longred_bench.reports.psa_report import TOP_K
-
-    paths = psa_command(
-        cfg, Path(args.out), decodings=tuple(args.decoding), pcd=pcd,
-        top_k=TOP_K if args.top_k is None else args.top_k, command=command_line(args),
-        progress=not args.quiet,
-    )  # fmt: skip
     wrote(paths, start)
     return 0
 

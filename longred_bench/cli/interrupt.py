@@ -185,7 +185,23 @@ def _data(args: argparse.Namespace, again: str) -> str:
 
 
 def _psa(args: argparse.Namespace, again: str) -> str:
-    return f"psa keeps its records in memory until the end: nothing saved; run it again: {again}"
+    """psa measures in memory and writes its records, then its report: stopped before the
+    records, nothing of this call is kept; stopped after them (the report missing: psa removes
+    an earlier one first), the same command writes the report from them."""
+    if args.out is None:
+        return "nothing was being saved"
+    out = Path(args.out)
+    records = out / "psa.jsonl"
+    if (
+        records.is_file()
+        and records.stat().st_size
+        and not all((out / name).is_file() for name in ("psa.md", "psa.png"))
+    ):
+        return (f"the records are saved in {records}, the report not yet written; the same "
+                f"command writes it from them, measuring nothing again: {again}")  # fmt: skip
+    kept = " (an earlier run's results there are kept as they were)" if records.is_file() else ""
+    return (f"psa keeps its measurements in memory until the end: nothing of this call saved"
+            f"{kept}; run it again: {again}")  # fmt: skip
 
 
 NOTES = {

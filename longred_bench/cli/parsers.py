@@ -7,7 +7,7 @@ import argparse
 import textwrap
 from pathlib import Path
 
-from longred_bench.cli import commands, train_command
+from longred_bench.cli import commands, psa_command, train_command
 
 
 def add_data(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -327,7 +327,7 @@ def add_psa(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--quiet", action="store_true", help="no progress bars; a progress line a minute"
     )
-    p.set_defaults(func=commands.cmd_psa)
+    p.set_defaults(func=psa_command.cmd_psa)
 
 
 def add_train(sub: argparse._SubParsersAction) -> None:

@@ -224,13 +224,18 @@ def psa_command(
     """``psa``: one line per model, extension and decoding (``pcd``: PCD with ``pcd``'s
     parameters, defaults when ``None``), written to ``out/psa.jsonl`` under one provenance that
     names every decoding, then ``psa.md`` and ``psa.png``."""
-    from longred_bench.data.sources import zoo_weights
-    from longred_bench.reports import SHORT_HASH, model_named
-    from longred_bench.reports.psa_report import write_psa_report
+    from dataclasses import asdict
+
+    from longred_bench.reports.psa_report import (
+        REPORT_FILES,
+        check_top_k,
+        measured_line,
+        psa_title,
+        write_psa_report,
+    )
     from longred_bench.results import write_records
 
-    if top_k < 1:
-        raise UserError(f"psa: --top-k must be >= 1 (got {top_k})")
+    check_top_k(top_k)
     if pcd is not None and "pcd" not in decodings:
         raise UserError("psa: PCD parameters given without pcd in --decoding")
     records: list[dict[str, Any]] = []
@@ -259,13 +264,10 @@ def psa_command(
         config, seed=cfg.seed, device=cfg.device, builds=result_builds(config)
     )
     out.mkdir(parents=True, exist_ok=True)
+    for name in REPORT_FILES:  # an earlier run's: stopped before the new ones, the same
+        (out / name).unlink(missing_ok=True)  # command writes them from the new records
     paths = [write_records(out / "psa.jsonl", records, provenance)]
-    names = ", ".join(f"`{m}`" for m in cfg.models)
-    title = f"PSA: gold-token salience of {names} by length"
-    measured = (
-        f"Device: {provenance.device}; commit `{provenance.git_commit}` (source "
-        f"`{provenance.source_hash[:SHORT_HASH]}`); measured {provenance.timestamp}."
-    ) + "".join(f" Model {model_named(m)}." for m in cfg.models if zoo_weights(m))
+    measured = measured_line(asdict(provenance), cfg.models)
     return paths + write_psa_report(
-        records, out, title, top_k=top_k, command=command, measured=measured
+        records, out, psa_title(cfg.models), top_k=top_k, command=command, measured=measured
     )

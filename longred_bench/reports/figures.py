@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +32,8 @@ def series_styles(n: int) -> list[dict[str, Any]]:
 
 
 def save_figure(fig: Figure, path: Path, *, dpi: int = 120) -> Path:
-    """Lay out ``fig``, write it to ``path`` (parent folders made) and close it; returns ``path``.
+    """Lay out ``fig``, write it to ``path`` (parent folders made; the file appears whole or not
+    at all, as a stopped command may leave it) and close it; returns ``path``.
 
     A figure made without a layout engine gets ``tight_layout``; one made with its own
     (``constrained_layout=True``) keeps it. The format follows the suffix (PNG for ``.png``).
@@ -42,6 +44,11 @@ def save_figure(fig: Figure, path: Path, *, dpi: int = 120) -> Path:
     if fig.get_layout_engine() is None:
         fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi)
-    plt.close(fig)
+    part = path.with_name(f".{path.stem}.{os.getpid()}.part{path.suffix}")  # the format's suffix
+    try:  # whole or not at all: a plot cut by an interrupt read as written
+        fig.savefig(part, dpi=dpi)
+        os.replace(part, path)
+    finally:
+        plt.close(fig)
+        part.unlink(missing_ok=True)
     return path

@@ -353,9 +353,58 @@ def write_psa_report(
     command: str | None = None,
     measured: str | None = None,
 ) -> list[Path]:
-    """Write ``psa.md`` and ``psa.png`` under ``out``; returns their paths."""
+    """Write ``psa.md`` and ``psa.png`` under ``out`` (each whole or not at all); returns their
+    paths."""
+    from longred_bench.cache import atomic_write_text
+
     md = out / "psa.md"
-    text = psa_markdown(records, title, top_k=top_k, command=command, measured=measured)
-    md.write_text(text, encoding="utf-8")
+    atomic_write_text(md, psa_markdown(records, title, top_k=top_k, command=command,
+                                       measured=measured))  # fmt: skip
     by_length = summarize(sample_frame(records), ["extension", "length"], top_k)
     return [md, plot_psa(by_length, out / "psa.png", title.replace("`", ""))]
+
+
+def psa_title(models: tuple[str, ...] | list[str]) -> str:
+    """The report's title: the models, in backticks."""
+    return "PSA: gold-token salience of " + ", ".join(f"`{m}`" for m in models) + " by length"
+
+
+def measured_line(provenance: dict[str, Any], models: tuple[str, ...] | list[str]) -> str:
+    """``Device: ...; commit ... (source ...); measured ...`` from a psa's provenance, with what
+    each zoo model's weights are."""
+    from longred_bench.data.sources import zoo_weights
+    from longred_bench.reports import SHORT_HASH, model_named
+
+    return (
+        f"Device: {provenance['device']}; commit `{provenance['git_commit']}` (source "
+        f"`{provenance['source_hash'][:SHORT_HASH]}`); measured {provenance['timestamp']}."
+    ) + "".join(f" Model {model_named(m)}." for m in models if zoo_weights(m))
+
+
+REPORT_FILES = ("psa.md", "psa.png")
+
+
+def check_top_k(top_k: int) -> None:
+    """Refuse a ``--top-k`` below 1: no rank is within it."""
+    if top_k < 1:
+        raise UserError(f"psa: --top-k must be >= 1 (got {top_k})")
+
+
+def write_missing_psa_report(out: Path, top_k: int, command: str | None) -> list[Path]:
+    """Write ``psa.md`` and ``psa.png`` from ``out/psa.jsonl`` where either is missing, as
+    ``psa`` writes them after its records (a psa stopped between the two: the same command
+    measures nothing again); returns the files written, none where both are there or no
+    records are."""
+    check_top_k(top_k)
+    records_file = out / "psa.jsonl"
+    if not records_file.is_file() or records_file.stat().st_size == 0:
+        return []
+    if all((out / name).is_file() for name in REPORT_FILES):
+        return []
+    from longred_bench.results import read_records
+
+    records = read_records(records_file)
+    prov = records[0]["provenance"]
+    models = list(prov["config"]["models"])
+    return write_psa_report(records, out, psa_title(models), top_k=top_k, command=command,
+                            measured=measured_line(prov, models))  # fmt: skip

@@ -35,6 +35,31 @@ def test_save_figure_keeps_constrained_layout(tmp_path: Path) -> None:
     assert (tmp_path / "c.png").read_bytes().startswith(PNG_SIGNATURE)
 
 
+def test_save_figure_stopped_midway_leaves_the_file_as_it_was(tmp_path: Path, monkeypatch):
+    """A plot cut short by an interrupt was left as a broken PNG, which a rerun read as written
+    (a stopped drift's or psa's missing report is written only where the file is absent): the
+    file appears whole or not at all, and an earlier one stays as it was."""
+    import pytest
+
+    path = tmp_path / "p.png"
+    for before in (None, b"earlier"):
+        if before is not None:
+            path.write_bytes(before)
+        fig, ax = plt.subplots(figsize=(2, 1.5))
+        ax.plot([0, 1], [1, 0])
+
+        def cut(target, **kw):
+            Path(target).write_bytes(PNG_SIGNATURE)  # part of a PNG, then the interrupt
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(fig, "savefig", cut)
+        with pytest.raises(KeyboardInterrupt):
+            save_figure(fig, path)
+        assert (path.read_bytes() if path.exists() else None) == before
+        assert sorted(p.name for p in tmp_path.iterdir()) == ([] if before is None else ["p.png"])
+        assert not plt.fignum_exists(fig.number)
+
+
 def _drawn(monkeypatch, module) -> list:
     """Figures ``module`` hands to ``save_figure`` (kept open for inspection)."""
     figures = []

@@ -38,14 +38,25 @@ def key_root() -> str:
     keyed (:data:`KEY_ROOT_FILE`, written with its first saved unit or finished run), so a cache
     moved or reached by another spelling of its path keeps its keys. A cache without that file
     (made before it was written) counts the root its stored unit configs name for one of its own
-    trained runs, and records it; a cache that names none, its own root."""
+    trained runs, and records it; a cache that names none, its own root. A recorded root
+    other than the cache's own that its units contradict (the file copied from another cache,
+    or edited) is kept, and named in a warning: the units keyed at the root they name compute
+    again until the file is deleted."""
     return _key_root(str(cache_dir()))
 
 
 @functools.lru_cache(maxsize=16)
 def _key_root(root: str) -> str:
     runs = Path(root) / "runs"
-    return _recorded(runs) or _named_root(runs) or root
+    recorded = _recorded(runs)
+    if recorded is not None and recorded != root:  # a moved cache: do its units agree?
+        named = _named_root(runs)
+        if named is not None and named != recorded:  # copied from another cache, edited
+            warn_once(f"run cache {runs / KEY_ROOT_FILE} records the root {recorded}, but its "
+                      f"units name their trained runs under {named}: the units keyed there are "
+                      f"computed again; to reuse them, delete {runs / KEY_ROOT_FILE} (the root "
+                      "is then read from the units)", runs / KEY_ROOT_FILE)  # fmt: skip
+    return recorded or _named_root(runs) or root
 
 
 def _recorded(runs: Path) -> str | None:

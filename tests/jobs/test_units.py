@@ -234,3 +234,37 @@ def test_a_damaged_key_root_is_named_and_recorded_again(
     assert f"warning: run cache {recorded} is damaged" in capsys.readouterr().err
     roots.record_key_root()
     assert json.loads(recorded.read_text()) == {"root": str(old)}
+
+
+def test_a_key_root_its_units_contradict_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``runs/.key-root`` holding a valid path that is not where the cache's units were keyed
+    (copied from another cache) made every unit naming a trained run compute again without a
+    word; deleting the file, as the warning says, reuses them."""
+    from longred_bench.jobs import key_root as roots
+
+    old = tmp_path / "old" / "cache"
+    monkeypatch.setenv("LONGRED_CACHE", str(old))
+    own = _checkpoint_eval()
+    save_records(own.dir / "eval.jsonl", own.config, [{"score": 1.0}], 0, "cpu")
+    (old / "runs" / "train-cpt-0123456789abcdef").mkdir()  # the run the unit measures
+    new = tmp_path / "new" / "cache"
+    shutil.copytree(old, new)
+    monkeypatch.setenv("LONGRED_CACHE", str(new))
+    recorded = new / "runs" / roots.KEY_ROOT_FILE
+    recorded.write_text(json.dumps({"root": str(tmp_path / "third")}))  # another cache's
+    roots._key_root.cache_clear()
+    assert _checkpoint_eval().cached() is None
+    err = capsys.readouterr().err
+    assert (
+        f"warning: run cache {recorded} records the root {tmp_path / 'third'}, but its units "
+        f"name their trained runs under {old}" in err
+    ), err
+    recorded.unlink()
+    roots._key_root.cache_clear()
+    assert _checkpoint_eval().cached()[0]["score"] == 1.0
+    assert capsys.readouterr().err == ""
+    recorded.write_text(json.dumps({"root": str(old)}))  # the right one, moved: no word
+    roots._key_root.cache_clear()
+    assert _checkpoint_eval().cached()[0]["score"] == 1.0 and capsys.readouterr().err == ""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -211,11 +212,9 @@ def test_a_config_json_replaced_by_another_units_is_named(
     assert capsys.readouterr().err == ""
 
 
-def test_a_damaged_key_root_is_named_and_recorded_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A ``runs/.key-root`` cut short was read as absent without a word, and never written
-    again: each call read the root from the stored unit configs."""
+def _moved_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Any, Path]:
+    """A cache at ``old`` holding one evaluation of its own trained run, copied to ``new`` and
+    used there: (old, the unit, the copy's key-root file)."""
     from longred_bench.jobs import key_root as roots
 
     old = tmp_path / "old" / "cache"
@@ -226,7 +225,17 @@ def test_a_damaged_key_root_is_named_and_recorded_again(
     new = tmp_path / "new" / "cache"
     shutil.copytree(old, new)
     monkeypatch.setenv("LONGRED_CACHE", str(new))
-    recorded = new / "runs" / roots.KEY_ROOT_FILE
+    return old, own, new / "runs" / roots.KEY_ROOT_FILE
+
+
+def test_a_damaged_key_root_is_named_and_recorded_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``runs/.key-root`` cut short was read as absent without a word, and never written
+    again: each call read the root from the stored unit configs."""
+    from longred_bench.jobs import key_root as roots
+
+    old, own, recorded = _moved_cache(tmp_path, monkeypatch)
     recorded.write_text('{"ro')  # cut short
     roots._key_root.cache_clear()
     moved = _checkpoint_eval()
@@ -244,15 +253,7 @@ def test_a_key_root_its_units_contradict_is_named(
     word; deleting the file, as the warning says, reuses them."""
     from longred_bench.jobs import key_root as roots
 
-    old = tmp_path / "old" / "cache"
-    monkeypatch.setenv("LONGRED_CACHE", str(old))
-    own = _checkpoint_eval()
-    save_records(own.dir / "eval.jsonl", own.config, [{"score": 1.0}], 0, "cpu")
-    (old / "runs" / "train-cpt-0123456789abcdef").mkdir()  # the run the unit measures
-    new = tmp_path / "new" / "cache"
-    shutil.copytree(old, new)
-    monkeypatch.setenv("LONGRED_CACHE", str(new))
-    recorded = new / "runs" / roots.KEY_ROOT_FILE
+    old, _, recorded = _moved_cache(tmp_path, monkeypatch)
     recorded.write_text(json.dumps({"root": str(tmp_path / "third")}))  # another cache's
     roots._key_root.cache_clear()
     assert _checkpoint_eval().cached() is None

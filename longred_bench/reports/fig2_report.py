@@ -39,7 +39,7 @@ from longred_bench.metrics.correlation import spearman
 from longred_bench.metrics.retention import common_documents
 from longred_bench.metrics.stats import Interval, bootstrap_mean_ci, model_document_bootstrap_ci
 from longred_bench.reports import model_named
-from longred_bench.reports.figures import save_figure
+from longred_bench.reports.figures import label_points, save_figure
 from longred_bench.reports.run_sections import call_lines
 from longred_bench.reports.runs import (
     Run,
@@ -247,6 +247,7 @@ def plot_fig2(points: list[Point], path: Path, title: str) -> Path:
     series = [s for s in SERIES_TITLES if any(p.series == s for p in points)]
     fig, axes = plt.subplots(1, len(series) + 1, figsize=(5 * (len(series) + 1), 4.2),
                              constrained_layout=True, squeeze=False)  # fmt: skip
+    labels: list[tuple[Any, list[tuple[float, float, str]]]] = []
     for ax, name in zip(axes[0], series, strict=False):
         mine = [p for p in points if p.series == name]
         for p in mine:
@@ -255,19 +256,21 @@ def plot_fig2(points: list[Point], path: Path, title: str) -> Path:
             s = p.similarity
             err = [[s.estimate - s.low], [s.high - s.estimate]]
             ax.errorbar(s.estimate, p.retention, xerr=err, fmt="o", color=color, markersize=5)
-            ax.annotate(_short_name(p.extension), (s.estimate, p.retention), fontsize=7,
-                        xytext=(3, 3), textcoords="offset points")  # fmt: skip
+        labels.append((ax, [(p.similarity.estimate, p.retention, _short_name(p.extension))
+                            for p in mine]))  # fmt: skip
         ax.set_xlabel("hidden similarity to the original")
         ax.set_ylabel("short-text retention")
         ax.set_title(f"ours: {SERIES_TITLES[name]}")
     ax = axes[0][-1]
-    for name, ret, sim in PAPER_POINTS:
+    for _, ret, sim in PAPER_POINTS:
         ax.plot(sim, ret, "ks", markersize=5)
-        ax.annotate(name, (sim, ret), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    labels.append((ax, [(sim, ret, name) for name, ret, sim in PAPER_POINTS]))
     ax.set_xlabel("hidden similarity")
     ax.set_ylabel("MMLU retention")
     ax.set_title(f"paper's examples {FIG2_MARK}")
     fig.suptitle(title)
+    for ax, points_of in labels:  # last: where labels overlap depends on the whole layout
+        label_points(ax, points_of)
     return save_figure(fig, path)
 
 

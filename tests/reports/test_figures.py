@@ -153,3 +153,34 @@ def test_the_psa_plot_writes_ranks_as_numbers(tmp_path: Path, monkeypatch) -> No
     labels = [t.get_text() for t in ax.get_yticklabels(minor=True) if t.get_text()]
     assert labels and all(label.replace(".", "").isdigit() for label in labels), labels
     assert [line.get_linestyle() for line in ax.lines] == ["-", "--"]
+
+
+def test_fig2_labels_of_models_of_equal_retention_do_not_overlap(tmp_path: Path, monkeypatch):
+    """Two extensions of equal retention a hair apart in similarity (`smol`'s ABF 1e8 and PI 2)
+    printed one label over the other; each label now overlaps no other label and no marker,
+    and stays inside its axes."""
+    from longred_bench.metrics.stats import Interval
+    from longred_bench.reports import fig2_report
+
+    figures = _drawn(monkeypatch, fig2_report)
+    values = [("abf:theta=1e8", 0.9486, 0.8935), ("pi:factor=2", 0.9579, 0.8935),
+              ("abf:theta=1e6", 0.9921, 0.96), ("yarn:factor=8", 0.9872, 0.8935),
+              ("abf:theta=1e9", 0.9245, 0.8667), ("pi:factor=8", 0.8816, 0.8266)]  # fmt: skip
+    points = [fig2_report.Point("zero-shot", ext, Interval(sim, sim - 0.003, sim + 0.003),
+                                50.0 * ret, ret) for ext, sim, ret in values]  # fmt: skip
+    fig2_report.plot_fig2(points, tmp_path / "f.png", "t")
+    [fig] = figures
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    labels = [t for t in ax.texts if t.get_text() != ""]
+    assert sorted(t.get_text() for t in labels) == sorted(
+        fig2_report._short_name(ext) for ext, _, _ in values
+    )
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    frame = ax.get_window_extent(renderer)
+    markers = ax.transData.transform([(sim, ret) for _, sim, ret in values])
+    for i, box in enumerate(boxes):
+        assert not any(box.overlaps(other) for other in boxes[i + 1 :]), labels[i].get_text()
+        assert frame.contains(box.x0, box.y0) and frame.contains(box.x1, box.y1)
+        assert not any(box.contains(x, y) for x, y in markers)
+    plt.close(fig)

@@ -467,6 +467,18 @@ def warn(message: str) -> None:
 _WARNED: set[tuple[str, tuple]] = set()
 
 
+def warnings_given() -> set[tuple[str, tuple]]:
+    """What :func:`warn_once` said in this process so far: a worker process the command starts
+    takes them (:func:`take_warnings`), so it does not name again a damaged file the command
+    named while listing its units."""
+    return set(_WARNED)
+
+
+def take_warnings(given: set[tuple[str, tuple]]) -> None:
+    """Count ``given`` (:func:`warnings_given` of another process) as said in this one."""
+    _WARNED.update(given)
+
+
 def warn_once(message: str, about: Path) -> None:
     """:func:`warn`, once in this process while the files it is ``about`` (a file, or a
     folder's files) stay as they are: one damaged file that each listing, check and retry of a

@@ -190,14 +190,25 @@ def warn_if_damaged(run_dir: Path) -> bool:
     return True
 
 
-def read_cached_json(path: Path) -> Any:
-    """The JSON in ``path``, or None if it is absent or does not parse (with a warning)."""
+def warn_damaged_config(run_dir: Path) -> None:
+    """Name the damage of the cached run ``run_dir``, whose ``config.json`` is not the one looked
+    for, in one warning: its manifest's where the files do not match it (a ``config.json`` cut
+    short is one damaged file, not also one that does not parse), else that its ``config.json``
+    does not parse where it does not; nothing where it is another config's, whole."""
+    if not warn_if_damaged(run_dir):
+        read_cached_json(run_dir / "config.json")
+
+
+def read_cached_json(path: Path, *, quiet: bool = False) -> Any:
+    """The JSON in ``path``, or None if it is absent or does not parse (with a warning, unless
+    ``quiet``)."""
     if not path.is_file():
         return None
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        warn_once(f"run cache {path} does not parse ({type(exc).__name__}): {UNCACHED}", path)
+        if not quiet:
+            warn_once(f"run cache {path} does not parse ({type(exc).__name__}): {UNCACHED}", path)
         return None
 
 

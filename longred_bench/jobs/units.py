@@ -46,7 +46,7 @@ from longred_bench.results import (
     read_cached_records,
     read_records,
     save_run_dir,
-    warn_if_damaged,
+    warn_damaged_config,
     write_records,
 )
 from longred_bench.source_tree import source_hash
@@ -250,8 +250,8 @@ def cached_records(
     absent, with a warning naming the file)."""
     if not path.is_file():
         return None
-    if read_cached_json(path.parent / "config.json") != stored_config(config, kind):
-        warn_if_damaged(path.parent)  # not this config's, or a file of it damaged: said
+    if read_cached_json(path.parent / "config.json", quiet=True) != stored_config(config, kind):
+        warn_damaged_config(path.parent)  # not this config's, or a file of it damaged: said once
         return None
     records = read_cached_records(path)
     if records:

@@ -27,6 +27,7 @@ from multiprocessing import get_context, get_start_method
 from pathlib import Path
 from typing import Any
 
+from longred_bench.cache import take_warnings, warnings_given
 from longred_bench.errors import UserError
 
 
@@ -102,9 +103,11 @@ def wall_note(jobs: int, load_start: float, *, forced: bool = False) -> str:
     )
 
 
-def _init_worker(threads: int, start_method: str) -> None:
+def _init_worker(threads: int, start_method: str, warned: set[tuple[str, tuple]]) -> None:
     """A worker's set-up: its threads; no per-model loading bars or library deprecation
-    warnings (the parent shows one bar over the units); the command's own ``start_method`` for
+    warnings (the parent shows one bar over the units), nor the run cache's warnings the
+    command gave (``warned``: a damaged unit it listed is named once, not again by the worker
+    that computes it); the command's own ``start_method`` for
     what a unit starts or locks (lm-eval's bootstrap pool, tqdm's lock), as with ``--jobs 1``.
     A spawned process would otherwise keep ``spawn``, whose locks are named semaphores that the
     resource tracker calls leaked when the worker is ended on Ctrl-C or SIGTERM."""
@@ -117,6 +120,7 @@ def _init_worker(threads: int, start_method: str) -> None:
     from longred_bench.heap import keep_freed_memory
 
     keep_freed_memory()  # a spawned worker does not run the command line's set-up
+    take_warnings(warned)
     # Ctrl-C in a terminal reaches the workers too: the command's own process ends them, and a
     # worker that raised KeyboardInterrupt itself (one idle between units) printed
     # multiprocessing's "Process SpawnProcess-1:" beside the interrupted line. A handler, not
@@ -258,8 +262,8 @@ def run_units_parallel(
             return False
         return ready is None or not unit.after or ready(unit)
 
-    pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
-                               initargs=(threads, get_start_method()))  # fmt: skip
+    setup = (threads, get_start_method(), warnings_given())
+    pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker, initargs=setup)
     try:
         with pool:
             try:

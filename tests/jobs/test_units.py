@@ -40,7 +40,8 @@ def test_damaged_run_cache_is_rerun_and_others_are_kept(
     assert f"warning: run cache {paths['a']} does not parse" in capsys.readouterr().err
     (runs / "b" / "config.json").write_text("{")
     assert cached_records(paths["b"], units["b"]) is None
-    assert "config.json does not parse" in capsys.readouterr().err
+    err = capsys.readouterr().err  # one damaged file, one line: its manifest's
+    assert err.count("warning:") == 1 and f"{runs / 'b'} is corrupt (config.json is 1 bytes" in err
 
     save_records(paths["a"], units["a"], [{"score": 2.0, "model": "a"}], 0, "cpu")
     assert cached_records(paths["a"], units["a"])[0]["score"] == 2.0
@@ -269,3 +270,19 @@ def test_a_key_root_its_units_contradict_is_named(
     recorded.write_text(json.dumps({"root": str(old)}))  # the right one, moved: no word
     roots._key_root.cache_clear()
     assert _checkpoint_eval().cached()[0]["score"] == 1.0 and capsys.readouterr().err == ""
+
+
+def test_a_config_json_that_does_not_parse_is_named_in_one_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A unit whose ``config.json`` was cut short was named in two warnings (that it does not
+    parse, then that its folder is corrupt), every time a call read it; one line now."""
+    path = tmp_path / "runs" / "a" / "eval.jsonl"
+    unit = {"model": "a", "suite": "ruler"}
+    save_records(path, unit, [{"score": 1.0}], 0, "cpu")
+    (path.parent / "config.json").write_text('{"garbage')
+    for _ in range(2):
+        assert cached_records(path, unit) is None
+    err = capsys.readouterr().err
+    assert err.count("warning:") == 1, err
+    assert f"run cache {path.parent} is corrupt (config.json is 9 bytes" in err

@@ -85,7 +85,7 @@ def check_run_dir(cfg: TrainConfig, out: Path, resume: bool) -> bool:
     finished = is_finished(out)
     # A finished run whose checkpoints were deleted (to save disk) is a run all the same.
     if latest_checkpoint(out) is not None or (finished and saved.is_file()):
-        previous = _same_models(yaml.safe_load(saved.read_text()), cfg)
+        previous = _same_models(_saved_config(saved), cfg)
         mine = cfg.trained_dict()  # not the profile's name: the run of another that agrees
         previous = {k: v for k, v in previous.items() if k not in LABEL_KEYS}
         changed = sorted(k for k in mine if k not in BOOKKEEPING and previous.get(k) != mine[k])
@@ -106,6 +106,21 @@ def check_run_dir(cfg: TrainConfig, out: Path, resume: bool) -> bool:
                         "before its first checkpoint keeps none): run the same command without "
                         "--resume, which trains the run from its first step")  # fmt: skip
     return False
+
+
+def _saved_config(saved: Path) -> dict[str, Any]:
+    """The config a run was trained with, from its ``config.yaml``; refused in one line where
+    that file is missing or damaged (cut short, overwritten), as the run cannot be checked."""
+    try:
+        config = yaml.safe_load(saved.read_text())
+        if not isinstance(config, dict):
+            raise ValueError("no mapping")
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        why = str(exc) if str(exc) == "no mapping" else type(exc).__name__
+        raise UserError(f"{saved} is damaged ({why}): the run in {saved.parent} cannot be "
+                        f"checked against its config; delete {saved.parent} to train it again"
+                        ) from None  # fmt: skip
+    return config
 
 
 def _same_models(previous: dict[str, Any], cfg: TrainConfig) -> dict[str, Any]:

@@ -131,3 +131,21 @@ def test_resume_of_a_run_stopped_before_its_first_checkpoint_says_what_to_run(tm
     with pytest.raises(UserError, match="without --resume, which trains the run from its first"):
         check_run_dir(smoke("cpt", steps=2), out, resume=True)
     assert check_run_dir(smoke("cpt", steps=2), out, resume=False) is False
+
+
+def test_a_run_whose_config_yaml_is_damaged_is_refused_in_one_line(tmp_path) -> None:
+    """A run cache's finished run with a damaged ``run.json`` is resumed; where its
+    ``config.yaml`` was cut short too, ``reproduce`` stopped with yaml's traceback from the
+    worker. One line now, naming the file and what to do."""
+    from longred_bench.training.loop import check_run_dir
+
+    out = tmp_path / "run"
+    (out / "final").mkdir(parents=True)
+    (out / "final" / "config.json").write_text("{}")
+    (out / "run.json").write_text("{}")
+    (out / "config.yaml").write_text("recipe: cpt\nco")
+    with pytest.raises(UserError, match=r"config.yaml is damaged \(ScannerError\).*delete "):
+        check_run_dir(smoke("cpt", steps=2), out, resume=True)
+    (out / "config.yaml").write_text("- a list")
+    with pytest.raises(UserError, match=r"config.yaml is damaged \(no mapping\)"):
+        check_run_dir(smoke("cpt", steps=2), out, resume=True)

@@ -77,3 +77,15 @@ def test_table3_claim_b_without_a_zero_shot_row_is_not_comparable() -> None:
     assert verdicts["a"].label == REPRODUCED and "e" not in verdicts
     assert verdicts["b"].label == NOT_COMPARABLE
     assert "not measured" in verdicts["b"].premise
+
+
+def test_claim_b_floor_comes_before_the_long_interval() -> None:
+    """Both rows' RULER under the floor of 5 (CPT 4, LongReD 0.5): the long part is not
+    comparable even though its interval lies wholly below -margin; so is the claim, whose short
+    part holds."""
+    cpt = [_run("cpt", {i: 40.0 + (i % 3) for i in range(30)}, 4.0)]
+    longred = [_run("longred-c", {i: 60.0 + (i % 3) for i in range(30)}, 0.0)]
+    v = verdict_longred_keeps_short(cpt, longred, "s", "p", "C", premises=OK, cpt_gain=4.0)
+    assert v.label == NOT_COMPARABLE
+    assert "long part not comparable, short part reproduced" in v.rule
+    assert "all below the floor of 5 points" in v.ours

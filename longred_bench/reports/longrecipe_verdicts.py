@@ -159,8 +159,10 @@ def _fmt(value: float | None) -> str:
 
 
 def same_tokens(ratio: float) -> bool:
-    """Whether a token ratio reads "about the same tokens" (within :data:`SAME_TOKENS`)."""
-    return abs(ratio - 1.0) <= SAME_TOKENS
+    """Whether a token ratio reads "about the same tokens" (within :data:`SAME_TOKENS`, either
+    way). The distance is compared at 1e-9, so a ratio exactly :data:`SAME_TOKENS` away (1,100
+    tokens against 1,000) stays within it whatever rounding the division took."""
+    return round(abs(ratio - 1.0), 9) <= SAME_TOKENS
 
 
 def tokens_note(name: str, ratio: float | None) -> str:

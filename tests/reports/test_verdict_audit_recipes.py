@@ -1,11 +1,14 @@
 """LinearARD's and LongRecipe's rules at the edges their other tests leave open: the 98.3%
-bound of (L1) itself, (R1)'s resolution sentence, and (R4) without the sample lengths."""
+bound of (L1) itself, (R1)'s resolution sentence, (R4) without the sample lengths, and "about
+the same tokens" at exactly 10% either way."""
 
 from __future__ import annotations
 
 from longred_bench.metrics.stats import RunSteps
 from longred_bench.reports.linearard_verdicts import verdict_recovery
 from longred_bench.reports.longrecipe_verdicts import (
+    same_tokens,
+    tokens_note,
     verdict_compute,
     verdict_matches_full_length,
 )
@@ -62,3 +65,12 @@ def test_r1_says_when_its_interval_is_too_wide_to_resolve_the_margin() -> None:
     narrow = [_ruler("longrecipe", 10, s) for s in range(3)]
     v = verdict_matches_full_length(narrow, cpt, zero, "s")
     assert v.label == REPRODUCED and "Resolution:" not in v.ours
+
+
+def test_about_the_same_tokens_is_within_ten_percent_either_way() -> None:
+    # 1,100 and 900 tokens against 1,000 are both 10% away: both about the same (1,100 / 1,000
+    # lies 0.10000000000000009 from 1 in floats, and read "not equal").
+    assert same_tokens(1100 / 1000) and same_tokens(900 / 1000)
+    assert "(about the same)" in tokens_note("longrecipe", 1100 / 1000)
+    assert not same_tokens(1101 / 1000) and not same_tokens(899 / 1000)
+    assert "(not a comparison at equal tokens)" in tokens_note("longrecipe", 1101 / 1000)

@@ -58,13 +58,15 @@ def test_an_extension_given_by_its_target_length_has_no_factor_of_the_papers() -
     assert extension_setting("abf:theta=5e5,max_len=16384", 4.0) == ("ABF", 4.0)
 
 
-def test_a_row_of_one_seed_is_not_called_a_mean_of_seeds() -> None:
+def test_a_row_of_one_seed_is_not_called_a_mean_of_seeds_and_two_state_their_spread() -> None:
     docs = {i: 40.0 + (i % 3) for i in range(30)}
     original = _run("original", {i: v + 10.0 for i, v in docs.items()}, 0.0)
     one = verdict_cpt_loses_short(original, [_run("cpt", docs, 0.0)], "s", "p")
     assert "mean of" not in one.ours
-    two = [_run("cpt", docs, 0.0), _run("cpt", docs, 0.0, seed=1)]
-    assert "(mean of 2 seeds)" in verdict_cpt_loses_short(original, two, "s", "p").ours
+    two = [_run("cpt", docs, 0.0), _run("cpt", {i: v + 1.0 for i, v in docs.items()}, 0.0, 1)]
+    ours = verdict_cpt_loses_short(original, two, "s", "p").ours
+    assert "(mean of 2 seeds)" in ours
+    assert "Seed spread (Short Avg, max - min): `cpt` 1.00." in ours  # the two seeds' spread
 
 
 def test_table3_claim_b_without_a_zero_shot_row_is_not_comparable() -> None:

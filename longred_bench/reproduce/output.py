@@ -27,10 +27,13 @@ def write_outputs(
 ) -> list[Path]:
     """Write ``out/NAME.jsonl.gz`` and the report ``build(records, out, ...)`` writes (a report
     builder's protocol: ``profile``, ``command``, ``wall_seconds``, ``wall_note``); the paths
-    written."""
+    written. An earlier ``NAME.md`` there is removed first: a call stopped between the records
+    and the report leaves no report beside records it was not built from (the same command, or
+    ``--rebuild``, writes it)."""
     from longred_bench.results import write_table_records
 
     out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.md").unlink(missing_ok=True)
     jsonl = write_table_records(out, name, records)
     paths = build(records, out, profile=profile, command=command, wall_seconds=wall_seconds,
                   wall_note=wall_note)  # fmt: skip

@@ -49,3 +49,23 @@ def test_a_folder_holding_this_profiles_report_or_no_text_passes(tmp_path: Path)
         check_report_profile(tmp_path, "table1", "tiny")
     (tmp_path / "table1.md").write_bytes(b"\xff\xfe not text")
     check_report_profile(tmp_path, "table1", "tiny")
+
+
+def test_a_call_stopped_before_its_report_leaves_no_earlier_report_beside_its_records(
+    tmp_path: Path,
+) -> None:
+    """A table's records are written before its report: a call stopped between the two left
+    the earlier call's ``NAME.md`` beside records it was not built from."""
+    from longred_bench.reproduce.output import write_outputs
+    from longred_bench.results import read_records
+
+    (tmp_path / "table9.md").write_text("an earlier call's report\n")
+
+    def stopped(records, out, **kwargs):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_outputs("table9", stopped, [{"row": "cpt", "score": 1.0}], tmp_path,
+                      profile="tiny", command="c", wall_seconds=1.0, wall_note="")  # fmt: skip
+    assert not (tmp_path / "table9.md").exists()
+    assert read_records(tmp_path / "table9.jsonl.gz") == [{"row": "cpt", "score": 1.0}]

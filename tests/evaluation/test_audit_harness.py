@@ -130,3 +130,18 @@ def test_a_task_without_a_fitting_document_names_the_window_that_holds_one_of_ea
     harness.check_fits([_report("a", [0], 0)], 256)  # one document fits: no error
     with pytest.raises(harness.WindowTooSmall):
         harness.check_fits([_report("one", [], 1, shortest=257)], 256)
+
+
+def test_a_long_suite_runs_at_its_longest_length_plus_the_generation_budget(monkeypatch) -> None:
+    from longred_bench.evaluation.config import EvalConfig
+
+    task = FakeTask(output_type="generate_until", generation_kwargs={"max_gen_toks": 64})
+    manager = SimpleNamespace(load=lambda names: {"tasks": {"longred_niah": task},
+                                                  "group_map": {}, "groups": {}})  # fmt: skip
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(harness, "task_manager", lambda metadata, names: manager)
+    monkeypatch.setattr(harness, "check_tasks", lambda names, m: list(names))
+    model = SimpleNamespace(window=512, lm=lambda **kw: seen.update(kw))
+    cfg = EvalConfig(model="tiny-random", suite="niah", lengths=(2048, 1024))
+    prepared = harness._prepare(cfg, model, 1)
+    assert prepared.window == seen["window"] == 2048 + 64

@@ -35,3 +35,10 @@ def test_f1_weighs_precision_by_the_prediction_and_recall_by_the_gold() -> None:
     assert squad_scores("red green blue Paris", ["Paris"])["f1"] == pytest.approx(40.0)
     # a word is an article only on its own: "another" stays, "an" goes
     assert squad_scores("another cat", ["an other cat"])["f1"] == pytest.approx(50.0)  # 1 of 2
+
+
+def test_a_logged_squad_document_is_scored_against_every_gold_answer() -> None:
+    from longred_bench.evaluation.items import _squad_value
+
+    pair = ({"prediction_text": "Paris"}, {"answers": {"text": ["the city", "Paris"]}})
+    assert _squad_value("f1", pair) == 100.0 and _squad_value("exact", pair) == 100.0

@@ -51,3 +51,17 @@ def test_a_clients_failure_is_one_line_of_at_most_300_characters() -> None:
     line = fetch_module._one_line("error:\n" + "x" * 400)
     assert "\n" not in line and len(line) == 300 and line.endswith("...")
     assert fetch_module._one_line("a\n  b") == "a b"
+
+
+def test_verify_checks_a_fetched_model_once_and_skips_what_is_being_built(tmp_path: Path) -> None:
+    """The fetched SmolLM2 entry is a source, not also a model built into the cache; a sample
+    file inside a temporary folder (a build running or killed) is not an entry."""
+    for folder in ("models/smollm2-135m", "models/built"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "config.json").write_text("{}")
+        write_manifest(tmp_path / folder)
+    (tmp_path / "ruler/.x.tmp-1").mkdir(parents=True)
+    (tmp_path / "ruler/.x.tmp-1/rows.jsonl").write_text("{}\n")
+    names = [v.name for v in verify(cache=tmp_path)]
+    assert names.count("models/built") == 1 and "models/smollm2-135m" not in names
+    assert not any(".tmp-" in name for name in names)

@@ -54,63 +54,60 @@ def save_figure(fig: Figure, path: Path, *, dpi: int = 120) -> Path:
     return path
 
 
-def _label_places() -> list[tuple[tuple[float, float], str, str]]:
-    """Where :func:`label_points` tries a label, in points from its marker: beside it (above
-    right, below right, above left, below left), then farther out in eight directions, joined
-    to its marker by a thin line."""
-    near = [((3, 3), "left", "baseline"), ((3, -3), "left", "top"),
-            ((-3, 3), "right", "baseline"), ((-3, -3), "right", "top")]  # fmt: skip
-    far = []
-    for radius in (14, 26, 38):
-        for dx, dy in ((1, 1), (1, -1), (-1, 1), (-1, -1), (1, 0), (-1, 0), (0, 1), (0, -1)):
-            far.append(((dx * radius, dy * radius), "left" if dx >= 0 else "right",
-                        "bottom" if dy >= 0 else "top"))  # fmt: skip
-    return near + far
+NEAR_PLACES = (((3, 3), "left", "baseline"), ((3, -3), "left", "top"),
+               ((-3, 3), "right", "baseline"), ((-3, -3), "right", "top"))  # fmt: skip
+"""Where :func:`label_points` tries a label first, in points from its marker: above right (every
+label where none overlap), below right, above left, below left."""
 
 
-LABEL_PLACES = _label_places()
+def _far_places() -> tuple[tuple[tuple[float, float], str, str], ...]:
+    """Farther out in eight directions, where a label is joined to its marker by a thin line."""
+    directions = ((1, 1), (1, -1), (-1, 1), (-1, -1), (1, 0), (-1, 0), (0, 1), (0, -1))
+    return tuple(((dx * r, dy * r), "left" if dx >= 0 else "right", "bottom" if dy >= 0 else "top")
+                 for r in (14, 26, 38) for dx, dy in directions)  # fmt: skip
+
+
+LABEL_PLACES = NEAR_PLACES + _far_places()
+
+
+def _shared_area(a: Any, b: Any) -> float:
+    """The area two boxes (matplotlib ``Bbox``) have in common."""
+    from matplotlib.transforms import Bbox
+
+    both = Bbox.intersection(a, b)
+    return 0.0 if both is None else both.width * both.height
 
 
 def label_points(ax: Any, points: list[tuple[float, float, str]], fontsize: int = 7) -> None:
     """Label each ``(x, y, text)`` of ``ax`` at the first place of :data:`LABEL_PLACES` where it
-    overlaps no label placed before it and stays inside the axes (two models of equal retention
-    printed one label over the other), else where it overlaps least. Call it after everything
-    that sets the axes' limits and the figure's layout."""
+    overlaps no marker, no label placed before it and stays inside the axes (two models of equal
+    retention printed one label over the other), else where it overlaps least. Call it after
+    everything that sets the axes' limits and the figure's layout."""
+    from matplotlib.transforms import Bbox
+
     fig = ax.figure
     fig.draw_without_rendering()  # the limits and layout the saved figure has
     renderer = fig.canvas.get_renderer()
     frame = ax.get_window_extent(renderer)
-    from matplotlib.transforms import Bbox
-
     half = 4.0  # pixels: about a marker's half width at the reports' sizes
-    placed: list[Any] = [
-        Bbox.from_extents(px - half, py - half, px + half, py + half)
-        for px, py in ax.transData.transform([(x, y) for x, y, _ in points])
-    ]
-
-    def overlap(box: Any) -> float:
-        def area(a: Any, b: Any) -> float:
-            w = min(a.x1, b.x1) - max(a.x0, b.x0)
-            h = min(a.y1, b.y1) - max(a.y0, b.y0)
-            return max(w, 0.0) * max(h, 0.0)
-
-        outside = box.width * box.height - area(box, frame)
-        return sum(area(box, b) for b in placed) + outside
-
+    placed = [Bbox.from_extents(px - half, py - half, px + half, py + half)
+              for px, py in ax.transData.transform([(x, y) for x, y, _ in points])]  # fmt: skip
+    line = {"arrowstyle": "-", "lw": 0.5, "color": "0.5"}
     for x, y, text in points:
-        best = None
+        best = None  # (cost, label, box)
         for i, (offset, ha, va) in enumerate(LABEL_PLACES):
-            line = {"arrowstyle": "-", "lw": 0.5, "color": "0.5"} if i >= 4 else None
             label = ax.annotate(text, (x, y), xytext=offset, textcoords="offset points",
-                                fontsize=fontsize, ha=ha, va=va, arrowprops=line)  # fmt: skip
+                                fontsize=fontsize, ha=ha, va=va,
+                                arrowprops=line if i >= len(NEAR_PLACES) else None)  # fmt: skip
             box = label.get_window_extent(renderer)
-            cost = overlap(box)
-            if best is None or cost < best[0]:
-                if best is not None:
-                    best[1].remove()
-                best = (cost, label, box)
-            else:
+            outside = box.width * box.height - _shared_area(box, frame)
+            cost = outside + sum(_shared_area(box, b) for b in placed)
+            if best is not None and cost >= best[0]:
                 label.remove()
+                continue
+            if best is not None:
+                best[1].remove()
+            best = (cost, label, box)
             if cost == 0:
                 break
         placed.append(best[2])

@@ -31,7 +31,18 @@ def unreadable(db: Path) -> str | None:
             con.close()
     except sqlite3.Error as exc:
         return str(exc)
-    return None if found and found[0] == "ok" else str(found[0] if found else "no answer")
+    if found and found[0] == "ok":
+        return None
+    return _first_problem(str(found[0]) if found else "no answer")
+
+
+def _first_problem(report: str) -> str:
+    """SQLite's integrity report (a header and one line per damaged cell, dozens of lines) as
+    one line: its first problem, and how many more it lists."""
+    problems = [p for line in report.splitlines() if (p := line.strip()) and "***" not in p]
+    if len(problems) <= 1:
+        return problems[0] if problems else report.strip() or "no answer"
+    return f"{problems[0]}, and {len(problems) - 1} more problem(s)"
 
 
 def set_aside_damaged(prefix: Path) -> list[Path]:

@@ -86,3 +86,23 @@ def test_eval_resumed_over_a_damaged_request_cache_ends_as_an_uninterrupted_run(
     assert db.with_name(db.name + ".damaged").is_file()
     assert bare_records(out / "eval.jsonl") == bare_records(whole / "eval.jsonl")
     written_as_declared(out, "eval")
+
+
+def test_damage_sqlite_reads_without_an_error_is_named_in_one_line(tmp_path: Path, capsys) -> None:
+    """A file SQLite opens and reads, whose integrity check lists dozens of damaged cells (a
+    table page's cell pointers zeroed): set aside with one warning line naming the first."""
+    db = Path(f"{tmp_path / 'abc'}_rank0.db")
+    _saved(db, 40)
+    data = bytearray(db.read_bytes())
+    page = 4096  # sqlitedict's page size; page 3 holds table rows, its cell pointers at 8
+    assert len(data) >= 4 * page
+    data[2 * page + 8 : 2 * page + 72] = bytes(64)
+    db.write_bytes(bytes(data))
+
+    why = unreadable(db)
+
+    assert why is not None and "\n" not in why and why.startswith("On tree page ")
+    assert why.endswith("more problem(s)")
+    assert set_aside_damaged(tmp_path / "abc") == [db.with_name(db.name + ".damaged")]
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{db} are damaged (On tree page " in err

@@ -91,11 +91,9 @@ def data_note(units: Any) -> list[str]:
     (:func:`~longred_bench.reproduce.sources.fetch_note`): the sources of every planned unit
     (``units``: a cached one's too, as the real call fetches them before computing anything),
     in the registry's order; nothing where the cache holds them all."""
-    from longred_bench.data.sources import source_names
-    from longred_bench.reproduce.sources import fetch_note, missing_sources
+    from longred_bench.reproduce.sources import fetch_note, in_registry_order, missing_sources
 
-    need = {s for u in units for s in u.sources}
-    missing = missing_sources([name for name in source_names() if name in need])
+    missing = missing_sources(in_registry_order({s for u in units for s in u.sources}))
     if not missing:
         return []
     advice = ("it fetches them from the package registries before it computes anything, or "

@@ -71,14 +71,19 @@ def unit_sources(kind: str, config: dict[str, Any]) -> set[str]:
     return out
 
 
-def needed_sources(steps: list[Step]) -> list[str]:
-    """Every source the steps' units need, in the registry's order."""
+def in_registry_order(need: set[str]) -> list[str]:
+    """The sources ``need`` in the registry's order (the order ``data fetch`` lists them)."""
     from longred_bench.data.sources import source_names
 
+    return [name for name in source_names() if name in need]
+
+
+def needed_sources(steps: list[Step]) -> list[str]:
+    """Every source the steps' units need, in the registry's order."""
     need: set[str] = set()
     for step in steps:
         need |= unit_sources(step.unit.kind, step.unit.config)
-    return [name for name in source_names() if name in need]
+    return in_registry_order(need)
 
 
 def missing_sources(names: list[str]) -> list[str]:

@@ -60,7 +60,7 @@ from longred_bench.reports.verdict_rules import (
     premise_gate,
 )
 from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, SEED_INTERVALS
-from longred_bench.reports.verdicts import extension_setting, verdicts_markdown
+from longred_bench.reports.verdicts import extension_scope, extension_setting, verdicts_markdown
 
 FIG3_MARK = "[sec]"
 PAPER = (
@@ -197,7 +197,7 @@ def fig3_verdicts(runs: dict[PointKey, Run], cats: dict[str, tuple[str, ...]]) -
             f"{fmt_interval(ci['decline'])}."
         )
         rule = RULE.format(level=LEVEL, table_steps=table_steps, late=late)
-        scope = f"`{ext}` ({pe} x{factor:g})"
+        scope = extension_scope(ext, pe, factor)
         _, gate = premise_gate([premise_verdict(ci, scope)])
         out.append(Verdict("F3", CLAIM, scope, PAPER, ours, curve_label(ci), rule, premise=gate))
     return out

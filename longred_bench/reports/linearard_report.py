@@ -45,7 +45,7 @@ from longred_bench.reports.short_avg import short_categories
 from longred_bench.reports.table10_report import cost_premise, ratio_interval, row_cost
 from longred_bench.reports.verdict_rules import Verdict
 from longred_bench.reports.verdict_stats import LEVEL
-from longred_bench.reports.verdicts import extension_setting, verdicts_markdown
+from longred_bench.reports.verdicts import extension_scope, extension_setting, verdicts_markdown
 
 LINEARARD_ROWS = ("linearard", "linearard-ft", "linearard-lite", "linearard-lite-ft")
 COST_TARGET = 1.5  # LinearARD's cost per token at most this many times CPT's (the suite's target)
@@ -64,7 +64,7 @@ def linearard_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]
             mine = [run_scores(k, runs[k], cats) for k in seeds(runs, ext, row)]
             if not mine:
                 continue
-            scope = f"`{ext}` ({pe} x{factor:g}), `{row}`"
+            scope = f"{extension_scope(ext, pe, factor)}, `{row}`"
             recovery, long = verdict_recovery(mine, base, scope), verdict_long(mine, base, scope)
             out += [recovery, long]
             if row == "linearard-lite":

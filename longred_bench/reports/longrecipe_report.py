@@ -53,7 +53,7 @@ from longred_bench.reports.runs_plot import plot_runs
 from longred_bench.reports.short_avg import short_categories
 from longred_bench.reports.table10_report import loud_rows, row_cost
 from longred_bench.reports.verdict_rules import Verdict
-from longred_bench.reports.verdicts import extension_setting, verdicts_markdown
+from longred_bench.reports.verdicts import extension_scope, extension_setting, verdicts_markdown
 
 LONGRECIPE_ROWS = ("longrecipe", "longrecipe-digit")
 TRAINED = ("cpt", "rpes", "pose", *LONGRECIPE_ROWS)
@@ -293,7 +293,7 @@ def longrecipe_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]
         mine, cpt, zero = scores("longrecipe"), scores("cpt"), scores("zero-shot")
         if not mine:
             continue
-        scope = f"`{ext}` ({pe} x{factor:g}), `longrecipe`"
+        scope = f"{extension_scope(ext, pe, factor)}, `longrecipe`"
         if cpt and zero:
             ratio = _over_cpt(runs, ext, "longrecipe", "tokens")
             out.append(verdict_matches_full_length(mine, cpt, zero, scope, ratio))

@@ -13,6 +13,7 @@ from longred_bench.reports.runs import Run, RunKey, baseline, extension_factor, 
 from longred_bench.reports.verdict_stats import RunScores, compared_means
 from longred_bench.reports.verdicts import (
     Verdict,
+    extension_scope,
     extension_setting,
     paper_evidence_a,
     paper_relative_a,
@@ -53,7 +54,7 @@ def extension_premises(
         return [run_scores(k, runs[k], cats) for k in keys]
 
     pe, factor = extension_setting(ext, extension_factor(runs, ext))
-    scope = f"`{ext}` ({pe} x{factor:g})"
+    scope = extension_scope(ext, pe, factor)
     original = scores(baseline(runs, ext, "original"))
     cpt = scores(seeds(runs, ext, "cpt"))
     zero_shot = scores(seeds(runs, ext, "zero-shot"))

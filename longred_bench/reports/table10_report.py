@@ -75,7 +75,7 @@ from longred_bench.reports.verdict_rules import (
     judge,
 )
 from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, RUN_INTERVALS
-from longred_bench.reports.verdicts import extension_setting, verdicts_markdown
+from longred_bench.reports.verdicts import extension_scope, extension_setting, verdicts_markdown
 
 COST_ROWS = ("cpt", "mix-cpt", "longred-c", "longred-u")
 TOLERANCE = 0.10  # (T10a): "no more than CPT" allows 10% of timing noise
@@ -302,7 +302,7 @@ def table10_verdicts(runs: dict[RunKey, Run], table: list[Cost]) -> list[Verdict
         if base is None:
             continue
         pe, factor = extension_setting(ext, extension_factor(runs, ext))
-        scope = f"`{ext}` ({pe} x{factor:g})"
+        scope = extension_scope(ext, pe, factor)
         for key, row, claim, rule, paper in (
             ("T10a", "longred-c", CLAIM_A, RULE_A, _paper("longred")),
             ("T10b", "mix-cpt", CLAIM_B, RULE_B, _paper("mix-cpt")),

@@ -47,6 +47,7 @@ from longred_bench.reports.table2_verdicts import LONG, LONG_SHORT, verdict_long
 from longred_bench.reports.verdict_stats import LEVEL, RunScores, compared_means, seed_diff
 from longred_bench.reports.verdicts import (
     Verdict,
+    extension_scope,
     extension_setting,
     fmt_interval,
     verdicts_markdown,
@@ -132,7 +133,7 @@ def table2_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -
         mixed = [run_scores(k, runs[k], cats) for k in seeds(runs, ext, LONG_SHORT)]
         if long and mixed:
             pe, factor = extension_setting(ext, extension_factor(runs, ext))
-            scope = f"`{ext}` ({pe} x{factor:g})"
+            scope = extension_scope(ext, pe, factor)
             a = extension_premises(runs, cats, ext).a
             out += [] if a is None else [a]
             original = [run_scores(k, runs[k], cats) for k in baseline(runs, ext, "original")]

@@ -178,6 +178,17 @@ def extension_setting(extension: str | None, factor: float | None = None) -> tup
     return spec.method.upper(), float(factor)
 
 
+def setting_name(pe: str, factor: float) -> str:
+    """``"PI, window x2"``: the extension's method and how many times the original window it
+    gives (the factor Table 3's rows are matched by; an ABF spec's base is in its name)."""
+    return f"{pe}, window x{factor:g}"
+
+
+def extension_scope(extension: str, pe: str, factor: float) -> str:
+    """A verdict's scope: ``"`pi:factor=2` (PI, window x2)"``."""
+    return f"`{extension}` ({setting_name(pe, factor)})"
+
+
 def _factor(row: Table3Row) -> float:
     return float(row.window.rstrip("K")) / PAPER_BASE_WINDOW_K[row.model]
 
@@ -215,7 +226,7 @@ def paper_evidence_a(pe: str, factor: float) -> str:
     """Table 3's long-only CPT vs original Short Avg at the matching setting(s)."""
     rows = paper_rows(pe, factor, "CPT", "Long")
     if not rows:
-        return f"{TABLE3_MARK} no Table 3 row for {pe} x{factor:g}."
+        return f"{TABLE3_MARK} no Table 3 row for {setting_name(pe, factor)}."
     parts = []
     for r in rows:
         o = _paper_original(r)
@@ -231,7 +242,7 @@ def paper_evidence_b(pe: str, factor: float, method: str, data: str = "Long") ->
     data-matched baseline), Short and RULER."""
     rows = paper_rows(pe, factor, method, "Mix")
     if not rows:
-        return f"{TABLE3_MARK} no Table 3 row for {method} at {pe} x{factor:g}."
+        return f"{TABLE3_MARK} no Table 3 row for {method} at {setting_name(pe, factor)}."
     name = "CPT" if data == "Long" else f"{data} CPT"
     parts = []
     for r in rows:

@@ -271,7 +271,7 @@ def test_build_table3_writes_cells_paper_rows_and_verdicts(tmp_path: Path) -> No
         assert f"| {row.model} | {row.window} | {row.pe or '-'} | {row.data or '-'} |" in md
     assert "| Llama-3-8B | 32K | ABF | Mix | LongReD-C | 67.65 |" in md
     assert "| (a) Long-only CPT loses" in md and "**reproduced**" in md
-    assert f"`{EXT}` (ABF x4)" in md
+    assert f"`{EXT}` (ABF, window x4)" in md
     assert "Short 51.00 vs original 55.16 (-4.16)" in md  # the paper's evidence for (a)
     assert "ours (not in the paper)" in md
     assert "Every trained row used the same budget: 100 steps and 409600 tokens." in md

@@ -9,6 +9,7 @@ import torch
 from transformers import LlamaConfig
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
 
+from longred_bench.errors import UserError
 from longred_bench.models.loading import extended_config, rotary_config
 from longred_bench.models.rope import OriginalRope, parse_rope_spec, rope_parameters
 
@@ -108,3 +109,26 @@ def test_the_target_window_rounds_to_the_nearest_token() -> None:
     assert window == 1999
     _, window = rope_parameters(parse_rope_spec("pi:factor=1.0007"), OriginalRope(THETA, 1000))
     assert window == 1001
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "yarn:factor=4,beta_fast=2,beta_slow=2",
+        "yarn:factor=4,beta_fast=1",
+    ],
+)
+def test_yarn_refuses_a_beta_fast_not_above_beta_slow(spec: str) -> None:
+    with pytest.raises(UserError, match=r"beta_fast \(\w+\) must exceed beta_slow"):
+        parse_rope_spec(spec)
+
+
+def test_yarn_beta_fast_alone_is_checked_against_beta_slows_default_of_1() -> None:
+    spec = parse_rope_spec("yarn:factor=4,beta_fast=1.5")
+    params, _ = rope_parameters(spec, OriginalRope(THETA, WINDOW))
+    assert params["beta_fast"] == 1.5 and "beta_slow" not in params
+
+
+def test_a_json_spec_with_two_methods_is_refused() -> None:
+    with pytest.raises(UserError, match="one 'method' key"):
+        parse_rope_spec('{"method": "pi", "method": "yarn", "factor": 4}')

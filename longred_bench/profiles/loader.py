@@ -179,8 +179,11 @@ def _at_its_origin(exc: UserError, path: Path) -> UserError:
 
 
 def _local(name: str) -> bool:
-    """Whether a model name is a local path (see :func:`check_model_path`)."""
-    return name.startswith(("/", "./", "../", "~")) or name.endswith(".gguf")
+    """Whether a model name is a local path (see :func:`check_model_path`): written as one, or
+    an existing file or folder of the current one (``my-model``, ``models/llama``), as on the
+    command line."""
+    return (name.startswith(("/", "./", "../", "~")) or name.endswith(".gguf")
+            or Path(name).expanduser().exists())  # fmt: skip
 
 
 def _absolute(name: str | None) -> str | None:
@@ -232,8 +235,9 @@ def check_ruler_tasks(tasks: tuple[str, ...] | None, file: str, where: str) -> N
 
 def check_model_path(name: str, path: Path, key: str = "model.name") -> None:
     """A model named by a local path (``/``, ``./``, ``../``, ``~`` or a ``.gguf`` file; a
-    relative one is read from the current folder, as on the command line) must exist; zoo names
-    and hub ids are checked when the model is read."""
+    relative one is read from the current folder, as on the command line, where a bare name
+    that exists there is one too) must exist; zoo names and hub ids are checked when the model
+    is read."""
     if not _local(name):
         return
     given = Path(name).expanduser()

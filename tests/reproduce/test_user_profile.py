@@ -447,6 +447,23 @@ def test_a_relative_model_path_names_one_model_per_folder(tmp_path, monkeypatch,
     assert names == [str(tmp_path / "a" / "mm"), str(tmp_path / "b" / "mm")]
 
 
+@pytest.mark.parametrize("spelled", ["mm", "models/mm"])
+def test_a_model_folder_named_without_dot_slash_is_a_local_path(tmp_path, monkeypatch, spelled):
+    """``model.name: mm`` or ``models/mm``, an existing folder of the current one, is that folder
+    as on the command line (``eval --model mm``): kept absolute, so its units share their keys
+    with ``./mm``'s and a call from another folder names the same model; it was left as written,
+    taken for a hub id wherever the folder was not, and keyed apart from ``./mm``."""
+    from longred_bench.profiles.loader import load_profile
+
+    (tmp_path / "models" / "mm").mkdir(parents=True)
+    (tmp_path / "mm").mkdir()
+    monkeypatch.chdir(tmp_path)
+    profile = tmp_path / "bare.yaml"
+    profile.write_text(f"extends: smoke\nmodel: {{name: {spelled}, fallback: {spelled}}}\n")
+    model = load_profile(profile).model
+    assert model.name == model.fallback == str(tmp_path / spelled)
+
+
 @pytest.mark.parametrize(
     ("hardware", "message"),
     [

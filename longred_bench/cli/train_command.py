@@ -176,7 +176,7 @@ def check_profile_file(profile: str) -> None:
 
     if profile in BUILTIN:
         return
-    from longred_bench.reproduce.engine import check_model, config_at_hand
+    from longred_bench.reproduce.model_check import check_model, config_at_hand
     from longred_bench.reproduce.profile_views import checked_profile
 
     prof = checked_profile(profile)

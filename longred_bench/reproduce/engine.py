@@ -25,6 +25,13 @@ from longred_bench.jobs.units import CachedUnit
 from longred_bench.models.choice import choose_model
 from longred_bench.profiles.schema import Profile
 from longred_bench.reproduce.can_run import check_can_run, needed, paper_short_steps, pending_tasks
+from longred_bench.reproduce.model_check import (
+    check_model,
+    config_at_hand,
+    extensions_of,
+    local_model,
+    read_cheaply,
+)
 from longred_bench.reproduce.output import check_report_profile
 from longred_bench.reproduce.pool import counted
 from longred_bench.reproduce.profile_views import checked_profile
@@ -234,11 +241,12 @@ def reproduce(
     # The model and its extensions before any data is fetched where its config is at hand,
     # else once the fetch has brought it (a zoo model is a fetched source).
     at_hand = config_at_hand(prof.model.name)
+    loads = any(needed(s, force) for s in steps)  # units to compute: a local folder's files too
     if steps and at_hand:
-        check_model(prof, fallback_for, extensions_of(by_table))
+        check_model(prof, fallback_for, extensions_of(by_table), files=loads)
     fetch_missing(needed_sources(steps), progress=progress)
     if steps and not at_hand:
-        check_model(prof, fallback_for, extensions_of(by_table))
+        check_model(prof, fallback_for, extensions_of(by_table), files=loads)
     if steps:
         check_teachers(prof, steps)
     from longred_bench.reproduce.ruler_fit import check_table_tasks, profile_words
@@ -322,8 +330,9 @@ def _unit_by_unit(
         # here, not on every node (nothing fetched); a listing, as a dry-run, reads a local
         # model's config only and no tokenizer (a zoo model's would load torch)
         at_hand = local_model if list_units else config_at_hand
-        if at_hand(ctx.profile.model.name):
-            check_model(ctx.profile, fallback_for, extensions_of({ctx.table: steps}))
+        if at_hand(ctx.profile.model.name):  # the jobs load it: its files too
+            check_model(ctx.profile, fallback_for, extensions_of({ctx.table: steps}),
+                        files=emit_slurm is not None)  # fmt: skip
         if emit_slurm is not None:
             check_teachers(ctx.profile, steps)
     if list_units:
@@ -346,7 +355,8 @@ def _unit_by_unit(
         return paths
     step, steps = cluster.unit_step(ctx, unit)
     check_can_run(ctx.profile, [step], table=ctx.table)
-    check_model(ctx.profile, fallback_for, extensions_of({ctx.table: [step]}))
+    check_model(ctx.profile, fallback_for, extensions_of({ctx.table: [step]}),
+                files=step.unit.cached() is None)  # fmt: skip
     check_teachers(ctx.profile, [step])
     from longred_bench.reproduce.ruler_fit import profile_words
 
@@ -378,84 +388,6 @@ def run_table(ctx: Context, out: Path, *, jobs: int = 1) -> list[Path]:
     if spec.write is not None:
         return spec.write(ctx, records, out, report)
     return write_outputs(ctx.table, spec.build, records, out, **report)
-
-
-def extensions_of(by_table: dict[str, list[Step]]) -> dict[str, list[str]]:
-    """Every RoPE extension the units of ``by_table`` (a table's steps by its name) apply to the
-    profile's model (a training run's, an evaluation's, a drift's list), with the tables that
-    apply it."""
-    found: dict[str, list[str]] = {}
-    for table, steps in by_table.items():
-        for step in steps:
-            rope = step.unit.config.get("rope")
-            for spec in rope if isinstance(rope, list | tuple) else [rope]:
-                if isinstance(spec, str) and table not in found.setdefault(spec, []):
-                    found[spec].append(table)
-    return found
-
-
-def local_model(name: str) -> bool:
-    """Whether model ``name`` is a local folder or ``.gguf`` file (not a zoo name or hub id;
-    a local path that cannot be a model is refused as :func:`~.names.check_local` says)."""
-    from longred_bench.models.names import check_local, zoo_names
-
-    return name not in zoo_names() and check_local(name)
-
-
-def read_cheaply(name: str) -> bool:
-    """Whether model ``name``'s config reads without torch, so that every path (a dry run, a
-    unit listing) checks the window and depth a profile states before planning on them:
-    tiny-base (from its recipe) or a local model (:func:`local_model`)."""
-    from longred_bench.training.model_plan import BUILT_BY_PRETRAIN
-
-    return name == BUILT_BY_PRETRAIN or local_model(name)
-
-
-def config_at_hand(name: str) -> bool:
-    """Whether model ``name``'s config reads without a download or a build: tiny-base (from its
-    recipe), tiny-random, or a local model (:func:`local_model`)."""
-    return name in ("tiny-base", "tiny-random") or local_model(name)
-
-
-def check_model(profile: Profile, fallback_for: str | None = None,
-                extensions: dict[str, list[str]] | None = None) -> None:  # fmt: skip
-    """The profile's model exists and has the window and depth the profile states (its config
-    is read, not its weights), and each of ``extensions`` (:func:`extensions_of`) applies to it
-    (an ABF base above its own, a target window above its own): a one-line error naming the
-    file and key otherwise. ``fallback_for``: the ``model.name`` the profile states, where its
-    fallback (now ``profile.model.name``) runs instead; a fallback of another shape is refused
-    as such."""
-    from longred_bench.training.model_plan import planning_config
-
-    m, where = profile.model, profile.source or profile.name
-    key = "model.name" if fallback_for is None else "model.fallback"
-    try:
-        config = planning_config(m.name)
-    except UserError as exc:
-        raise UserError(f"profile {where}: {key} {m.name!r}: {exc}") from None
-    window = int(getattr(config, "max_position_embeddings", 0))
-    layers = int(getattr(config, "num_hidden_layers", 0))
-    if fallback_for is not None and (window, layers) != (m.window, m.layers or layers):
-        raise UserError(f"profile {where}: model.fallback {m.name} (run because the hub cannot "
-                        f"give {fallback_for}) has window {window} and {layers} layers, not the "
-                        f"stated {m.window} and {m.layers}: a fallback must have the model's "
-                        f"shape; remove model.fallback, or give {fallback_for} as a local "
-                        "folder")  # fmt: skip
-    if window != m.window:
-        raise UserError(f"profile {where}: model.window is {m.window}, but {m.name}'s config "
-                        f"says {window}: set model.window: {window}")  # fmt: skip
-    if m.layers is not None and layers != m.layers:
-        raise UserError(f"profile {where}: model.layers is {m.layers}, but {m.name} has "
-                        f"{layers}: set model.layers: {layers}")  # fmt: skip
-    for rope, tables in (extensions or {}).items():
-        from longred_bench.models.loading import extended_config  # torch: not for the shape
-
-        try:
-            extended_config(config, rope)
-        except UserError as exc:
-            raise UserError(f"profile {where}: extension {rope} ({', '.join(tables)}) does not "
-                            f"apply to {m.name}: {exc}; change it in runs.extensions or the "
-                            "table's own extensions") from None  # fmt: skip
 
 
 def check_teachers(profile: Profile, steps: list[Step]) -> None:

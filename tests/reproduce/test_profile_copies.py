@@ -65,6 +65,8 @@ def test_jobs_of_a_local_model_with_a_fallback_pin_no_model(tmp_path, monkeypatc
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     folder = _llama_folder(tmp_path / "mine", window=256)
+    (folder / "model.safetensors").write_bytes(b"")  # the jobs load it: its files are checked
+    (folder / "tokenizer_config.json").write_text("{}")
     profile = tmp_path / "mine.yaml"
     profile.write_text(f"extends: smoke\nmodel: {{name: '{folder}', window: 256, layers: 2, "
                        "fallback: tiny-random}\n")  # fmt: skip

@@ -41,7 +41,7 @@ from longred_bench.errors import UserError
 from longred_bench.metrics.retention import common_documents
 from longred_bench.metrics.stats import Interval, seed_mean_of_means_diff_ci
 from longred_bench.reports.figures import save_figure
-from longred_bench.reports.run_sections import call_lines
+from longred_bench.reports.run_sections import base_model_lines, call_lines
 from longred_bench.reports.runs import (
     Run,
     collect_runs,
@@ -289,6 +289,7 @@ def build_fig3(
     lines = [
         f"# LongReD Figure 3: short-text score against training step (profile `{profile}`)",
         "",
+        *base_model_lines(records),
         *call_lines(records, command, wall_seconds, wall_note),
         f"- Intervals: {LEVEL:.0%}, {N_BOOT} bootstrap resamples (resampling seed {BOOT_SEED}); "
         f"{SEED_INTERVALS}.",

@@ -332,6 +332,18 @@ def call_lines(
     ]
 
 
+def base_model_lines(records: list[dict[str, Any]]) -> list[str]:
+    """``- Base model: ...``, the model the records' ``original`` row evaluated (the profile's
+    model, which every row starts from); none where no record has that row."""
+    from longred_bench.reports import model_named
+
+    found = (
+        r.get("model") for r in records if r.get("kind") == "eval" and r.get("row") == "original"
+    )
+    model = next((m for m in found if m), None)
+    return [f"- Base model: {model_named(str(model))}."] if model else []
+
+
 def run_header(
     records: list[dict[str, Any]],
     runs: dict[RunKey, Run],
@@ -339,11 +351,13 @@ def run_header(
     wall_seconds: float | None,
     wall_note: str,
     timed: bool = False,
+    named: bool = False,
 ) -> list[str]:
-    """The bullet lines every run table report opens with: command and wall time, device and
-    commit, how intervals are made (``timed``: the intervals of training-time ratios too), and
-    the sample sizes."""
+    """The bullet lines every run table report opens with: the base model (unless the report
+    has ``named`` it), command and wall time, device and commit, how intervals are made
+    (``timed``: the intervals of training-time ratios too), and the sample sizes."""
     return [
+        *([] if named else base_model_lines(records)),
         *call_lines(records, command, wall_seconds, wall_note),
         f"- Intervals: {LEVEL:.0%} percentile bootstrap over the scored documents ({N_BOOT} "
         f"resamples, resampling seed {BOOT_SEED}); `n` is the number of documents behind a cell; "

@@ -150,7 +150,7 @@ def build_table3(
         f"# LongReD Table 3: short-text ability and RULER after extension (profile `{profile}`)",
         "",
         f"- Base model: `{model}`; rows: {row_names}.",
-        *run_header(records, runs, command, wall_seconds, wall_note),
+        *run_header(records, runs, command, wall_seconds, wall_note, named=True),
         "",
         f"Scores are 0-100. Short-task categories: {cat_text}. Short Avg is the mean of the "
         "category means (LongReD's; the paper has five categories of 17 benchmarks, this suite's "

@@ -72,3 +72,17 @@ def test_the_paper_table_leaves_missing_numbers_empty(tmp_path: Path) -> None:
         cells = " | ".join("" if v is None else f"{v:.2f}" for v in values)
         assert f"| {name} | {cells} |" in md
     assert md.index("(a) ") < md.index("(T7m)") < md.index("(T7p)")
+
+
+def test_the_report_names_its_base_model(tmp_path: Path) -> None:
+    """The model every row starts from, the profile's, is named in the report's header, as
+    Table 3's is (Tables 2, 4-7, 10, LinearARD, LongRecipe and Figure 3 named none: a report of
+    one's own model did not say which); a zoo model with its weights' source."""
+    from longred_bench.reports.run_sections import base_model_lines
+
+    md = build_table7(_records(), tmp_path, profile="mine", command="c")[0].read_text()
+    assert "\n- Base model: `tiny-base`.\n- Command: `c`" in md
+    records = [{**r, "model": "/data/my-llama"} if r["row"] == "original" else r
+               for r in _records()]  # fmt: skip
+    assert base_model_lines(records) == ["- Base model: `/data/my-llama`."]
+    assert base_model_lines([r for r in records if r["row"] != "original"]) == []

@@ -214,8 +214,8 @@ def _load(path: Path, mtimes_ns: tuple[int, ...], cwd: str) -> Profile:
         profile = build(Profile, {**data, "name": name}, file=str(path))
     except UserError as exc:
         raise _at_its_origin(exc, path) from None
-    check_model_path(profile.model.name, path)
-    check_fallback(profile.model.fallback, path)
+    check_model_path(profile.model.name, _setting(path, "name"), path)
+    check_fallback(profile.model.fallback, _setting(path, "fallback"), path)
     check_ruler_tasks(profile.evaluation.ruler.tasks, str(path), "evaluation.ruler.tasks")
     model = replace(profile.model, name=_absolute(profile.model.name),
                     fallback=_absolute(profile.model.fallback))  # fmt: skip
@@ -233,31 +233,46 @@ def check_ruler_tasks(tasks: tuple[str, ...] | None, file: str, where: str) -> N
                             f"tasks; write longred_ruler_{name}")  # fmt: skip
 
 
-def check_model_path(name: str, path: Path, key: str = "model.name") -> None:
+def _setting(path: Path, key: str) -> Path:
+    """The file of ``path``'s ``extends`` chain, nearest first, whose own ``model`` section
+    sets ``key`` (``path`` where none does)."""
+    for file in (path, *_ancestors(path)):
+        model = read_mapping(file).get("model")
+        if isinstance(model, dict) and key in model:
+            return file
+    return path
+
+
+def check_model_path(name: str, path: Path, read: Path | None = None,
+                     key: str = "model.name") -> None:  # fmt: skip
     """A model named by a local path (``/``, ``./``, ``../``, ``~`` or a ``.gguf`` file; a
     relative one is read from the current folder, as on the command line, where a bare name
     that exists there is one too) must exist; zoo names and hub ids are checked when the model
-    is read."""
+    is read. ``path``: the file that sets ``key``; ``read``: the profile read, where it is
+    another file, which extends ``path``."""
     if not _local(name):
         return
     given = Path(name).expanduser()
     if not given.exists():
         where = "" if given.is_absolute() else f" (read from the current folder, {Path.cwd()})"
+        by = f" (extended by {read})" if read not in (None, path) else ""
         raise UserError(f"profile {path}: {key} {name!r} does not exist{where}; give a Hugging "
-                        "Face folder, a .gguf file, a zoo name or a hub id")  # fmt: skip
+                        f"Face folder, a .gguf file, a zoo name or a hub id{by}")  # fmt: skip
 
 
-def check_fallback(fallback: str | None, path: Path) -> None:
+def check_fallback(fallback: str | None, path: Path, read: Path | None = None) -> None:
     """A model's fallback runs where the hub cannot be reached, so it must be offline: a zoo
-    name, a local folder or a ``.gguf`` file that exists (not a hub id)."""
+    name, a local folder or a ``.gguf`` file that exists (not a hub id); ``path`` and ``read``
+    as for :func:`check_model_path`."""
     if fallback is None:
         return
     if not _local(fallback) and "/" in fallback:
+        by = f" (extended by {read})" if read not in (None, path) else ""
         raise UserError(
             f"profile {path}: model.fallback {fallback!r} looks like a hub id; give an offline "
-            "model: a zoo name, a local folder or a .gguf file"
+            f"model: a zoo name, a local folder or a .gguf file{by}"
         )
-    check_model_path(fallback, path, "model.fallback")
+    check_model_path(fallback, path, read, "model.fallback")
 
 
 def load_profile(spec: str | Path) -> Profile:

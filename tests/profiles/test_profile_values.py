@@ -110,6 +110,30 @@ def test_a_missing_relative_model_path_names_the_folder_it_was_read_from(tmp_pat
     assert f"'{tmp_path}/m' does not exist; give a Hugging Face folder" in absolute
 
 
+@pytest.mark.parametrize(
+    ("model", "key", "said"),
+    [
+        ("{name: ./gone, window: 256}", "model.name", "'./gone' does not exist"),
+        ("{name: org/base, fallback: ./gone}", "model.fallback", "'./gone' does not exist"),
+        ("{name: org/base, fallback: org/other}", "model.fallback", "looks like a hub id"),
+    ],
+)
+def test_a_model_path_refused_in_a_file_another_extends_is_named_at_that_file(
+    tmp_path, monkeypatch, model, key, said
+) -> None:
+    """As any value refused in a parent file: the error names the file that sets the key and
+    the file that extends it (it named the child, which sets no model at all)."""
+    monkeypatch.chdir(tmp_path)
+    parent = tmp_path / "parent.yaml"
+    parent.write_text(f"extends: smoke\nmodel: {model}\n")
+    child = tmp_path / "child.yaml"
+    message = _refused(child, "extends: parent.yaml\nruns: {seeds: 2}\n")
+    assert message.startswith(f"profile {parent}: {key} ") and said in message, message
+    assert message.endswith(f" (extended by {child})"), message
+    assert _refused(parent, parent.read_text()).startswith(f"profile {parent}: {key} ")
+    assert "extended by" not in _refused(parent, parent.read_text())
+
+
 def test_a_profile_named_without_its_suffix_or_mistyped_is_pointed_at_the_one_meant(
     tmp_path, monkeypatch
 ) -> None:

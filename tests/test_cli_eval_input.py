@@ -23,7 +23,8 @@ def test_a_negative_few_shot_count_is_refused() -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--rope", "abf:theta=5e3", "--suite", "ppl"], "ABF needs theta above the original 10000"),
+        (["--rope", "abf:theta=5e3", "--suite", "ppl"],
+         "--rope abf:theta=5e3 does not apply to tiny-random: ABF needs theta above the original"),
         (["--suite", "ppl", "--corpus", "nosuch"], "--corpus 'nosuch' is neither a corpus"),
     ],
 )  # fmt: skip

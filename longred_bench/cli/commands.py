@@ -29,6 +29,7 @@ from longred_bench.cli.named import (
     check_pairs_file,
     check_pcd_model,
     config_if_at_hand,
+    extension_applies,
     local_names,
     local_text,
     warn_past_window,
@@ -188,9 +189,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             check_task_names(cfg.tasks)
         config = config_if_at_hand(cfg.model) if cfg.rope else None  # a zoo model's too
         if config is not None:  # an extension it refuses, refused now as the run would
-            from longred_bench.models.loading import extended_config
-
-            extended_config(config, cfg.rope)
+            extension_applies(config, cfg.model, cfg.rope)
         check_corpus_name(cfg.corpus)  # a corpus that names none, as the run refuses it
         if args.out is not None:
             check_eval_out(Path(args.out), cfg.ran_dict())

@@ -183,12 +183,23 @@ def check_extensions(spec: str, ropes: tuple[str, ...] | list[str]) -> None:
     say) from the model's config alone, before its weights load."""
     if not ropes:
         return
-    from longred_bench.models.loading import extended_config
     from longred_bench.training.model_plan import planning_config
 
     config = planning_config(spec)
     for rope in ropes:
+        extension_applies(config, spec, rope)
+
+
+def extension_applies(config: Any, spec: str, rope: str) -> None:
+    """Refuse RoPE spec ``rope`` where model ``spec`` (its ``config``) cannot take it, in one
+    line naming both (the extension's own words named neither: with several ``--rope`` given,
+    not which one)."""
+    from longred_bench.models.loading import extended_config
+
+    try:
         extended_config(config, rope)
+    except UserError as exc:
+        raise UserError(f"--rope {rope} does not apply to {spec}: {exc}") from None
 
 
 def check_pcd_model(spec: str, ropes: tuple[str | None, ...], pcd: Any) -> None:

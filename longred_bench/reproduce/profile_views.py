@@ -128,6 +128,7 @@ def check_training_values(prof: Profile) -> None:
     line naming the file and the key path (the schema's own type check); ``null`` in an
     ``overrides`` section gives up an inherited override."""
     import dataclasses
+    import difflib
     import typing
 
     from longred_bench.profiles.schema import coerce
@@ -150,7 +151,9 @@ def check_training_values(prof: Profile) -> None:
             if key in METHOD_GROUPS:
                 continue
             if key not in known:
-                raise UserError(f"profile {file}: {path}.{key} is not a training key (see "
+                close = difflib.get_close_matches(str(key), sorted(known), n=1)
+                meant = f"did you mean {close[0]}? " if close else ""
+                raise UserError(f"profile {file}: {path}.{key} is not a training key ({meant}see "
                                 "docs/training.md)")  # fmt: skip
             if value is None and path.endswith("overrides"):
                 continue  # no override: an inherited one given up

@@ -319,7 +319,9 @@ def test_force_reruns_of_cached_paper_short_units_are_checked_up_front(monkeypat
       "does not exist"),
      # training keys of every section: known, and of their type, named by their key path
      ('training: {cpt: {lr: "fast"}}', "training.cpt.lr must be a number, got 'fast'"),
-     ("runs: {overrides: {stepz: 2}}", "runs.overrides.stepz is not a training key"),
+     ("runs: {overrides: {stepz: 2}}",
+      "runs.overrides.stepz is not a training key (did you mean steps? see docs/training.md)"),
+     ("training: {cpt: {zzz: 2}}", "training.cpt.zzz is not a training key (see docs/training"),
      ("tables: {table3: {overrides: {lr: fast}}}",
       "tables.table3.overrides.lr must be a number, got 'fast'"),
      # of their type, and still unable to run: refused by key path too

@@ -36,7 +36,11 @@ def checked_profile(spec: str | Path) -> Profile:
     where = f"profile {prof.source or prof.name}"
     unknown = sorted(set(prof.tables) - set(table_names()))
     if unknown:
-        raise UserError(f"{where}: tables.{unknown[0]} is no table; the tables: "
+        import difflib
+
+        close = difflib.get_close_matches(str(unknown[0]), table_names(), n=1)
+        meant = f" (did you mean {close[0]}?)" if close else ""
+        raise UserError(f"{where}: tables.{unknown[0]} is no table{meant}; the tables: "
                         f"{', '.join(table_names())}")  # fmt: skip
     for table, section in prof.tables.items():  # every section's keys and types, as its run
         build(get_spec(table).settings, section or {}, file=prof.source or prof.name,

@@ -298,7 +298,9 @@ def test_force_reruns_of_cached_paper_short_units_are_checked_up_front(monkeypat
 
 @pytest.mark.parametrize(
     ("body", "message"),
-    [("tables: {tabel3: {seeds: 2}}", "tables.tabel3 is no table; the tables: table3, "),
+    [("tables: {tabel3: {seeds: 2}}",
+      "tables.tabel3 is no table (did you mean table3?); the tables: table3, "),
+     ("tables: {qqq: {seeds: 2}}", "tables.qqq is no table; the tables: table3, "),
      ("tables: {table1: {rows: [cpt]}}", "unknown key tables.table1.rows (keys of tables.table1"),
      ("tables: {table1: {after_cpt: nah}}", "tables.table1.after_cpt must be true or false, got"),
      ("evaluation: {ruler: {lengths: [768]}}",

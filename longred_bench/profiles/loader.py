@@ -178,12 +178,18 @@ def _at_its_origin(exc: UserError, path: Path) -> UserError:
     return exc
 
 
+ZOO_NAMES = ("tiny-random", "smollm2-135m", "tiny-base")
+"""The zoo's model names (:func:`longred_bench.models.names.zoo_names`, a layer above; a test
+keeps the two equal): a zoo name is the zoo's model even where a folder of that name lies in the
+current folder, as on the command line."""
+
+
 def _local(name: str) -> bool:
     """Whether a model name is a local path (see :func:`check_model_path`): written as one, or
-    an existing file or folder of the current one (``my-model``, ``models/llama``), as on the
-    command line."""
+    an existing file or folder of the current one (``my-model``, ``models/llama``) that is not a
+    zoo name, as on the command line."""
     return (name.startswith(("/", "./", "../", "~")) or name.endswith(".gguf")
-            or Path(name).expanduser().exists())  # fmt: skip
+            or (name not in ZOO_NAMES and Path(name).expanduser().exists()))  # fmt: skip
 
 
 def _absolute(name: str | None) -> str | None:

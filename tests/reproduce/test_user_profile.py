@@ -468,6 +468,25 @@ def test_a_model_folder_named_without_dot_slash_is_a_local_path(tmp_path, monkey
     assert model.name == model.fallback == str(tmp_path / spelled)
 
 
+def test_a_zoo_name_stays_the_zoo_model_beside_a_folder_of_that_name(tmp_path, monkeypatch):
+    """``tiny-base`` in a profile is the zoo's model where the current folder holds a folder
+    named ``tiny-base`` (a copy made with ``models --path``, say), as ``eval --model tiny-base``
+    is; the profiles layer's zoo names are the models layer's."""
+    import longred_bench.jobs  # noqa: F401  (registers tiny-base's builder)
+    from longred_bench.models.names import zoo_names
+    from longred_bench.profiles.loader import ZOO_NAMES, load_profile
+
+    assert sorted(ZOO_NAMES) == sorted(zoo_names())
+    for name in ZOO_NAMES:
+        (tmp_path / name).mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert load_profile("tiny").model.name == "tiny-base"
+    assert load_profile("smol").model.fallback == "smollm2-135m"
+    mine = tmp_path / "zoo.yaml"
+    mine.write_text("extends: smoke\nmodel: {name: tiny-random}\n")
+    assert load_profile(mine).model.name == "tiny-random"
+
+
 @pytest.mark.parametrize(
     ("hardware", "message"),
     [

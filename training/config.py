@@ -212,9 +212,11 @@ class TrainConfig:
         }
 
     def trained_dict(self) -> dict[str, Any]:
-        """:meth:`to_dict` without :data:`LABEL_KEYS`: what decides the run's weights (its
-        cache key, and what a resumed run must share with the run it continues)."""
-        return {k: v for k, v in self.to_dict().items() if k not in LABEL_KEYS}
+        """:meth:`to_dict` without :data:`LABEL_KEYS` and :data:`BOOKKEEPING`: what decides the
+        run's weights (its cache key, and what a resumed run must share with the run it
+        continues); a run checkpointed every step and one checkpointed never end with the
+        same weights."""
+        return {k: v for k, v in self.to_dict().items() if k not in (*LABEL_KEYS, *BOOKKEEPING)}
 
     def replace(self, **changes: Any) -> TrainConfig:
         """A validated copy with ``changes`` applied."""

@@ -87,8 +87,8 @@ def check_run_dir(cfg: TrainConfig, out: Path, resume: bool) -> bool:
     if latest_checkpoint(out) is not None or (finished and saved.is_file()):
         previous = _same_models(_saved_config(saved), cfg)
         mine = cfg.trained_dict()  # not the profile's name: the run of another that agrees
-        previous = {k: v for k, v in previous.items() if k not in LABEL_KEYS}
-        changed = sorted(k for k in mine if k not in BOOKKEEPING and previous.get(k) != mine[k])
+        previous = {k: v for k, v in previous.items() if k not in (*LABEL_KEYS, *BOOKKEEPING)}
+        changed = sorted(k for k in mine if previous.get(k) != mine[k])
         if changed or any(k not in mine for k in previous):
             raise UserError(
                 f"{out} holds a run of another config (differs in {', '.join(changed) or 'keys'}):"

@@ -1,7 +1,8 @@
 """A training run's cache key holds every setting its weights depend on, and a checkpoint it
 starts from or merges by what that checkpoint is: a merge's source by its run and that run's
 records (a source trained again makes another merge), a student's ``init`` in the run cache by
-its run's name (where the cache lies does not matter)."""
+its run's name (where the cache lies does not matter). And what a unit keeps: a damaged finished
+run resumes only from whole metrics; a PSA unit's records name its own seed."""
 
 from __future__ import annotations
 
@@ -116,3 +117,36 @@ def test_a_run_from_tiny_base_is_keyed_by_its_build(monkeypatch) -> None:
     first = train_key(cfg)
     monkeypatch.setattr(tiny_base, "tiny_base_run_dir", lambda: Path("/x/tiny-base-0002"))
     assert train_key(cfg) != first
+
+
+def test_a_finished_run_with_damaged_records_resumes_only_where_each_metrics_line_is_a_step(
+    tmp_path,
+) -> None:
+    """A finished run whose ``run.json`` is damaged resumes from its checkpoint where every line
+    of its metrics is a step's record (its ``run.json`` set aside); a metrics line that parses
+    but is no step's (an edited or mixed-up file) cannot be given back by a resume, so the run
+    is trained again."""
+    from longred_bench.jobs.units import resumable
+
+    run = _trained(tmp_path, "train-cpt-0123456789abcdef", tokens=1).parent
+    (run / "run.json").write_text('{"tokens": 1')
+    (run / "metrics.jsonl").write_text('{"step": 1}\n{"loss": 2.0}\n')
+    assert not resumable(run, first=True)
+    assert (run / "run.json").is_file()
+    (run / "metrics.jsonl").write_text('{"step": 1}\n{"step": 2}\n')
+    assert resumable(run, first=True)
+    assert (run / "run.json.damaged").is_file() and not (run / "run.json").exists()
+    assert resumable(run, first=True)  # no run.json: an interrupted run, which resumes
+
+
+def test_a_psa_units_records_name_its_own_seed(tmp_path, monkeypatch) -> None:
+    """A PSA unit keeps its seed in its ``psa`` section: its records' provenance names it, not
+    the default of a config without one."""
+    from longred_bench.jobs import unit_compute
+    from longred_bench.jobs.units import CachedUnit
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(unit_compute, "compute", lambda *a: [{"score": 1.0}])
+    config = {"psa": {"models": ["tiny-random"], "seed": 7, "device": "cpu"}}
+    got = CachedUnit("psa", "runs/psa-test/one", config).run(progress=False)
+    assert got[0]["provenance"]["seed"] == 7

@@ -56,3 +56,44 @@ def test_a_config_that_differs_otherwise_is_left_as_saved(tmp_path, now) -> None
     path = _saved(tmp_path, saved)
     follow_moved_cache(tmp_path, _Config(now))
     assert _now(path) == saved
+
+
+@pytest.mark.parametrize("text", ['{"root": ""}', '{"root": 5}', '["/old/root"]', "{}"])
+def test_a_key_root_file_naming_no_root_is_damaged_and_recorded_again(
+    tmp_path, monkeypatch, capsys, text
+) -> None:
+    """A ``.key-root`` that parses but names no root (empty, not a string, no ``root``) is
+    said to be damaged and written again with the cache's root."""
+    import json
+
+    from longred_bench.jobs import key_root as roots
+
+    root = tmp_path / "cache"
+    (root / "runs").mkdir(parents=True)
+    recorded = root / "runs" / roots.KEY_ROOT_FILE
+    recorded.write_text(text)
+    monkeypatch.setenv("LONGRED_CACHE", str(root))
+    roots._key_root.cache_clear()
+    assert roots.key_root() == str(root)
+    assert f"run cache {recorded} is damaged" in capsys.readouterr().err
+    roots.record_key_root()
+    assert json.loads(recorded.read_text()) == {"root": str(root)}
+
+
+def test_paths_in_a_list_are_written_under_the_key_root(tmp_path, monkeypatch) -> None:
+    """A unit naming several checkpoints (drift's ``extended``) keys each of them under the root
+    the cache was first keyed at, in lists and mappings nested in it too."""
+    import json
+
+    from longred_bench.jobs.key_root import KEY_ROOT_FILE, portable
+
+    root = tmp_path / "c"
+    (root / "runs").mkdir(parents=True)
+    (root / "runs" / KEY_ROOT_FILE).write_text(json.dumps({"root": "/old/root"}))
+    monkeypatch.setenv("LONGRED_CACHE", str(root))
+    one, two = (str(root / "runs" / f"train-{n}" / "final") for n in ("a", "b"))
+    got = portable({"extended": [one, {"model": two}], "pair": (one, "tiny-random")})
+    assert got == {
+        "extended": ["/old/root/runs/train-a/final", {"model": "/old/root/runs/train-b/final"}],
+        "pair": ["/old/root/runs/train-a/final", "tiny-random"],
+    }

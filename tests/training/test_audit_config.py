@@ -81,3 +81,42 @@ def test_set_reads_values_as_yaml() -> None:
 def test_set_refuses_an_item_without_a_key(item) -> None:
     with pytest.raises(UserError, match="is not KEY=VALUE"):
         parse_set([item])
+
+
+BASE = {"recipe": "cpt", "rope": "pi:factor=2"}
+
+
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [
+        ({"stepz": 3}, "stepz"),
+        ({"steps": True}, "config steps=True must be of type int"),
+        ({"lr": float("nan")}, "config lr must hold finite numbers"),
+        ({"betas": [0.9, float("inf")]}, "config betas must hold finite numbers"),
+        ({"mix_long": 1.0, "mix_short": -0.5}, "mix_long/mix_short/mix_s2l must be >= 0"),
+        ({"mix_long": 0.0}, "mix_long/mix_short/mix_s2l must be >= 0 and not all 0"),
+        ({"retrieval_fraction": 1.0}, "retrieval_fraction must be in [0, 1)"),
+        ({"steps": 0}, "config steps must be >= 1"),
+        ({"steps": None}, "config steps has no value"),
+        ({"rope": None}, "recipe cpt extends the window: set rope=SPEC"),
+        ({"recipe": "longred", "rope": None}, "recipe longred extends the window"),
+        ({"recipe": "control"}, "recipe control keeps the original RoPE"),
+    ],
+)
+def test_a_value_that_cannot_train_is_refused_in_one_line(changes, said) -> None:
+    from longred_bench.training.config import TrainConfig
+
+    with pytest.raises(UserError) as caught:
+        TrainConfig.from_dict({**BASE, **changes})
+    assert said in str(caught.value)
+
+
+def test_a_single_value_of_a_list_setting_is_a_list_of_one_and_replace_applies_changes() -> None:
+    from longred_bench.training.config import TrainConfig
+
+    cfg = TrainConfig.from_dict({**BASE, "recipe": "longred", "layers": 3, "steps": 4.0})
+    assert cfg.layers == (3,) and cfg.steps == 4 and isinstance(cfg.steps, int)
+    assert cfg.replace(steps=9, layers=[1, 2]).steps == 9
+    assert cfg.replace(layers=[1, 2]).layers == (1, 2)
+    assert cfg.mix == {"long": 1.0}  # the streams in use, by their fractions
+    assert TrainConfig.from_dict({**BASE, "mix_short": 3.0}).mix == {"long": 0.25, "short": 0.75}

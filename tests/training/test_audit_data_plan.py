@@ -1,6 +1,5 @@
 """A dry run counting many runs keeps what it counted in one memo: each count under everything
-it depends on (the row length, LongRecipe's selection and the seed it draws with), and each
-pretraining tokenizer under its kind and vocabulary size."""
+it depends on (the row length, LongRecipe's selection and the seed it draws with)."""
 
 from __future__ import annotations
 
@@ -36,19 +35,3 @@ def test_a_shared_memo_keeps_the_counts_of_each_length_selection_and_drawn_seed(
     for length, seed, selection, rows in asked * 2:  # the second round reads the memo
         got = data_plan.counted_rows(CFG, tok, "src", length, seed, selection, memo)
         assert got[0] == rows, (length, seed, selection)
-
-
-def test_pretraining_tokenizers_are_kept_apart_by_kind_and_size(monkeypatch) -> None:
-    read = []
-
-    def local_tokenizer(cfg):
-        read.append(cfg)
-        return (cfg.tokenizer, cfg.vocab_size), ""
-
-    monkeypatch.setattr(data_plan, "local_tokenizer", local_tokenizer)
-    memo: dict = {}
-    runs = [SimpleNamespace(recipe="pretrain", model="tiny-base", tokenizer=kind, vocab_size=size)
-            for kind, size in (("bpe", 4096), ("bpe", 2048), ("byte", 4096))]  # fmt: skip
-    for cfg in runs * 2:
-        assert data_plan.memo_tokenizer(cfg, memo)[0] == (cfg.tokenizer, cfg.vocab_size)
-    assert len(read) == 3

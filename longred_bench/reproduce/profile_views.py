@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from longred_bench.errors import UserError
+from longred_bench.errors import UserError, close_name, meant_note
 from longred_bench.profiles import BUILTIN, load_profile
 from longred_bench.profiles.loader import read_mapping
 from longred_bench.profiles.schema import Profile, build, to_dict
@@ -36,10 +36,7 @@ def checked_profile(spec: str | Path) -> Profile:
     where = f"profile {prof.source or prof.name}"
     unknown = sorted(set(prof.tables) - set(table_names()))
     if unknown:
-        import difflib
-
-        close = difflib.get_close_matches(str(unknown[0]), table_names(), n=1)
-        meant = f" (did you mean {close[0]}?)" if close else ""
+        meant = meant_note(str(unknown[0]), table_names())
         raise UserError(f"{where}: tables.{unknown[0]} is no table{meant}; the tables: "
                         f"{', '.join(table_names())}")  # fmt: skip
     for table, section in prof.tables.items():  # every section's keys and types, as its run
@@ -132,7 +129,6 @@ def check_training_values(prof: Profile) -> None:
     line naming the file and the key path (the schema's own type check); ``null`` in an
     ``overrides`` section gives up an inherited override."""
     import dataclasses
-    import difflib
     import typing
 
     from longred_bench.profiles.schema import coerce
@@ -155,8 +151,8 @@ def check_training_values(prof: Profile) -> None:
             if key in METHOD_GROUPS:
                 continue
             if key not in known:
-                close = difflib.get_close_matches(str(key), sorted(known), n=1)
-                meant = f"did you mean {close[0]}? " if close else ""
+                close = close_name(str(key), sorted(known))
+                meant = f"did you mean {close}? " if close else ""
                 raise UserError(f"profile {file}: {path}.{key} is not a training key ({meant}see "
                                 "docs/training.md)")  # fmt: skip
             if value is None and path.endswith("overrides"):

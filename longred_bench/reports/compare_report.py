@@ -34,6 +34,7 @@ from longred_bench.reports.short_avg import (
     short_categories,
 )
 from longred_bench.results import over_length_documents
+from longred_bench.wording import counted
 
 
 def _missing(value: float | None) -> bool:
@@ -320,7 +321,8 @@ def build_compare_report(
         lines += [
             "## Drift from the original",
             "",
-            f"`{first['texts']}`: {first['num_texts']} windows of {first['seq_len']} tokens. "
+            f"`{first['texts']}`: {counted(int(first['num_texts']), 'window')} of "
+            f"{first['seq_len']} tokens. "
             "Hidden cosine: mean over layers and tokens; attention KL: KL(original || "
             "extended) per query row, mean over layers, heads and rows.",
             "",

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from longred_bench.reports import provenance
+from longred_bench.wording import counted
 
 
 def drift_frames(records: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -50,7 +51,7 @@ def drift_markdown(records: list[dict[str, Any]], title: str, command: str | Non
     lines = [f"# {title}", ""] + ([f"Command: `{command}`", ""] if command else [])
     lines += [
         f"Original `{first['original']}`; texts `{first['texts']}`: "
-        f"{first['num_texts']} windows of "
+        f"{counted(int(first['num_texts']), 'window')} of "
         f"{first['seq_len']} tokens. Device: {devices}. Commit {code}.",
         "",
         "| extended | hidden cosine (mean over layers) | hidden cosine (last) "

@@ -40,6 +40,7 @@ from longred_bench.reports.drift_verdicts import (
 from longred_bench.reports.paper import TABLE1, TABLE1_MARK, TABLE1_SETTING
 from longred_bench.reports.verdict_rules import verdicts_markdown
 from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT
+from longred_bench.wording import counted
 
 AFTER_CPT_MISSING = "not measured yet"
 AFTER_PROFILE = "tiny"  # the profile whose reference report measures the after-CPT columns
@@ -215,7 +216,7 @@ def build_table1(
         "",
         f"- Model: {model_named(first['original'])}, original vs RoPE extensions"
         + (" and their CPT checkpoints." if after else " (zero-shot)."),
-        f"- Texts: `{first['texts']}`, {int(first['num_texts'])} windows of "
+        f"- Texts: `{first['texts']}`, {counted(int(first['num_texts']), 'window')} of "
         f"{int(first['seq_len'])} tokens ({int(first['num_tokens'])} tokens).",
         interval_text,
         f"- Device: {devices}; torch {prov['versions']['torch']}, "

@@ -33,7 +33,6 @@ from longred_bench.reproduce.model_check import (
     read_cheaply,
 )
 from longred_bench.reproduce.output import check_report_profile
-from longred_bench.reproduce.pool import counted
 from longred_bench.reproduce.profile_views import checked_profile
 from longred_bench.reproduce.registry import all_tables, get_spec
 from longred_bench.reproduce.sources import (
@@ -43,6 +42,7 @@ from longred_bench.reproduce.sources import (
     needed_sources,
 )
 from longred_bench.reproduce.spec import Context, Step, option_args
+from longred_bench.wording import counted
 
 MAX_ROUNDS = 8
 

@@ -46,9 +46,10 @@ from longred_bench.reproduce.plan_estimate import (  # noqa: F401 (the plan's na
     settings_of,
     unit_model,
 )
-from longred_bench.reproduce.pool import counted, duration, hours_text
+from longred_bench.reproduce.pool import duration, hours_text
 from longred_bench.reproduce.spec import Context
 from longred_bench.reproduce.startup import startup_error as startup_error  # re-exported
+from longred_bench.wording import counted
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from typing import Any
 
 from longred_bench.cache import take_warnings, warnings_given
 from longred_bench.errors import UserError
+from longred_bench.wording import counted
 
 
 @dataclass(frozen=True)
@@ -46,13 +47,6 @@ class Unit:
     key: str = ""
     after: tuple[str, ...] = ()
     keeps: tuple[str, Path] | None = None
-
-
-def counted(n: int, word: str) -> str:
-    """``n`` and ``word`` (a noun), plural unless ``n`` is 1: ``1 unit``, ``2 processes``."""
-    if n == 1:
-        return f"1 {word}"
-    return f"{n} {word}{'es' if word.endswith(('s', 'sh', 'ch', 'x')) else 's'}"
 
 
 def hours_text(hours: float, digits: int, word: str) -> str:

@@ -56,3 +56,23 @@ def test_the_per_layer_table_keeps_the_digits_the_summary_keeps() -> None:
     assert "| 1 | 0.999997 / 2.88e-04 | 0.999994 / 2.88e-04 |" in md
     assert "| 2 | 0.4999 / 3.85e-04 | 0.4999 / 3.85e-04 |" not in md  # they differ: told apart
     assert "| 2 | 0.50000 / 3.85e-04 | 0.49999 / 3.85e-04 |" in md
+
+
+def test_one_window_reads_in_the_singular() -> None:
+    """A drift of one window read ``1 windows of 64 tokens`` in drift.md (and in Table 1's and
+    ``compare``'s text lines, which count through the same helper)."""
+    from longred_bench.wording import counted
+
+    common = {"original": "m", "extension": "pi:factor=2", "texts": "brown", "seq_len": 64,
+              "num_texts": 1, "num_tokens": 64}  # fmt: skip
+    records = [
+        {"kind": "drift_layer", **common, "layer": 1, "hidden_cosine": 0.9, "attention_kl": 0.01},
+        {"kind": "drift_summary", **common, "mean_hidden_cosine": 0.9, "last_hidden_cosine": 0.9,
+         "mean_attention_kl": 0.01, "top_m": 1, "selected_layers": [1]},
+    ]  # fmt: skip
+    records[0]["provenance"] = {"device": "cpu", "git_commit": "abc"}
+    assert "`brown`: 1 window of 64 tokens." in drift_markdown(records, "t")
+    records = [{**r, "num_texts": 3} for r in records]
+    assert "`brown`: 3 windows of 64 tokens." in drift_markdown(records, "t")
+    assert [counted(n, w) for n, w in ((1, "unit"), (0, "unit"), (2, "process"))] == [
+        "1 unit", "0 units", "2 processes"]  # fmt: skip

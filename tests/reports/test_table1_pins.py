@@ -1,7 +1,7 @@
 """Table 1 cells a reader checks against the paper: the RoPE column spells each extension's base
 and factor as written (a fractional factor kept), the texts line gives the window count, window
-length and token total, the after-CPT attention KL keeps four significant digits, and the
-control summary is the lowest seed's."""
+length and token total, the after-CPT attention KL keeps four significant digits, the paper's
+rows read as published, and the control summary is the lowest seed's."""
 
 from __future__ import annotations
 
@@ -67,6 +67,18 @@ def test_the_after_cpt_kl_keeps_four_significant_digits(tmp_path: Path) -> None:
     md = build_table1(records, tmp_path, profile="tiny", command="c")[0].read_text()
     cells = _row(md, "abf:theta=4e4")
     assert cells[6].startswith("0.2 [") and cells[7].startswith("0.04321 [")
+
+
+def test_the_paper_rows_are_as_published(tmp_path: Path) -> None:
+    """Hidden similarity before then after CPT, KL in the paper's 1e-5 scale, two decimals."""
+    md = build_table1(_drift(0.9, 0.2, "abf:theta=4e4"), tmp_path, profile="tiny", command="c")
+    lines = md[0].read_text().splitlines()
+    assert (
+        "| paper [sec] | Llama-3-8B-128K | ABF | base 1.0e+08 | 0.83 | 0.94 | 6.74e-5 | 1.68e-5 | |"
+        in lines
+    )
+    last = "| Llama-3-8B-Instruct-262K | ABF | base 2.8e+08 | 0.76 | 0.91 | 8.75e-5 | 2.50e-5 | |"
+    assert f"| paper [sec] {last}" in lines
 
 
 def test_control_summary_is_the_lowest_seeds() -> None:

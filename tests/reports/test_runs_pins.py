@@ -1,0 +1,34 @@
+"""What :mod:`longred_bench.reports.runs` puts in a table's cells: a short task scored by both
+``acc`` and ``exact_match`` reads ``acc`` whichever record comes first; RULER without its
+group record is the mean of its tasks at each length."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from longred_bench.reports.runs import collect_runs
+
+KEY = ("pi:factor=2", "cpt", 0)
+
+
+def _eval(task: str, metric: str, value: float, **extra: Any) -> dict[str, Any]:
+    return {"kind": "eval", "suite": "short_tiny", "row": KEY[1], "extension": KEY[0],
+            "seed": KEY[2], "task": task, "metric": metric, "value": value, "n_samples": 10,
+            **extra}  # fmt: skip
+
+
+def test_acc_is_the_headline_whichever_record_comes_first() -> None:
+    acc = _eval("longred_tiny_swap", "acc,none", 0.4)
+    exact = _eval("longred_tiny_swap", "exact_match,none", 0.9)
+    for records in ([acc, exact], [exact, acc]):
+        assert collect_runs(records)[KEY].short == {"longred_tiny_swap": 40.0}
+
+
+def _ruler(task: str, length: int | None, value: float) -> dict[str, Any]:
+    return {**_eval(task, "score", value, length=length), "suite": "ruler"}
+
+
+def test_without_a_group_record_ruler_is_the_mean_of_its_tasks_per_length() -> None:
+    records = [_ruler("ruler_vt", 1024, 80.0), _ruler("ruler_niah", 1024, 40.0),
+               _ruler("ruler_vt", 2048, 30.0), _ruler("ruler_niah", 2048, 10.0)]  # fmt: skip
+    assert collect_runs(records)[KEY].ruler == {1024: 60.0, 2048: 20.0}

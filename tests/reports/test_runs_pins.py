@@ -1,6 +1,6 @@
 """What :mod:`longred_bench.reports.runs` puts in a table's cells: a short task scored by both
 ``acc`` and ``exact_match`` reads ``acc`` whichever record comes first; RULER without its
-group record is the mean of its tasks at each length."""
+group record is the mean of its tasks at each length, and with it, that record."""
 
 from __future__ import annotations
 
@@ -32,3 +32,10 @@ def test_without_a_group_record_ruler_is_the_mean_of_its_tasks_per_length() -> N
     records = [_ruler("ruler_vt", 1024, 80.0), _ruler("ruler_niah", 1024, 40.0),
                _ruler("ruler_vt", 2048, 30.0), _ruler("ruler_niah", 2048, 10.0)]  # fmt: skip
     assert collect_runs(records)[KEY].ruler == {1024: 60.0, 2048: 20.0}
+
+
+def test_the_group_record_is_ruler_where_there_is_one() -> None:
+    """lm-eval's own group score, not the equal-weight mean of the task records beside it."""
+    records = [_ruler("longred_ruler", 1024, 70.0), _ruler("longred_ruler", None, 70.0),
+               _ruler("ruler_vt", 1024, 80.0), _ruler("ruler_niah", 1024, 40.0)]  # fmt: skip
+    assert collect_runs(records)[KEY].ruler == {1024: 70.0, None: 70.0}

@@ -1,7 +1,8 @@
 """Table 1 cells a reader checks against the paper: the RoPE column spells each extension's base
 and factor as written (a fractional factor kept), the texts line gives the window count, window
 length and token total, the after-CPT attention KL keeps four significant digits, the paper's
-rows read as published, and the control summary is the lowest seed's."""
+rows read as published, the model line names the CPT checkpoints where they were
+compared, and the control summary is the lowest seed's."""
 
 from __future__ import annotations
 
@@ -79,6 +80,15 @@ def test_the_paper_rows_are_as_published(tmp_path: Path) -> None:
     )
     last = "| Llama-3-8B-Instruct-262K | ABF | base 2.8e+08 | 0.76 | 0.91 | 8.75e-5 | 2.50e-5 | |"
     assert f"| paper [sec] {last}" in lines
+
+
+def test_the_model_line_says_whether_cpt_checkpoints_are_compared(tmp_path: Path) -> None:
+    before = _drift(0.9, 0.2, "abf:theta=4e4")
+    after = _drift(0.95, 0.1, "abf:theta=4e4", stage="after", trained_row="cpt", seed=0)
+    zero_shot = build_table1(before, tmp_path / "a", profile="tiny", command="c")[0].read_text()
+    both = build_table1(before + after, tmp_path / "b", profile="tiny", command="c")[0].read_text()
+    assert "original vs RoPE extensions (zero-shot)." in zero_shot
+    assert "original vs RoPE extensions and their CPT checkpoints." in both
 
 
 def test_control_summary_is_the_lowest_seeds() -> None:

@@ -1,10 +1,16 @@
 """The paper's Table 3 as the report prints it: every category in the paper's column order,
 two decimals, ``-`` where the paper has no number (the original's RULER and Avg, its PE and
-data)."""
+data); and the base model named is the original row's, whichever row's records come first."""
 
 from __future__ import annotations
 
-from longred_bench.reports.table3 import paper_table
+from pathlib import Path
+
+from report_helpers import tiny_run
+
+from longred_bench.reports.table3 import build_table3, paper_table
+
+EXT = "pi:factor=4"
 
 
 def test_the_papers_rows_read_as_published() -> None:
@@ -21,3 +27,10 @@ def test_the_papers_rows_read_as_published() -> None:
         "| Llama-3-8B | 32K | ABF | Mix | LongReD-C | 67.65 | 39.90 | 31.52 | 62.84 | 72.35 "
         "| 54.85 | 84.98 | 59.87 |" in lines
     )
+
+
+def test_the_base_model_is_the_original_rows(tmp_path: Path) -> None:
+    cpt = [{**r, "model": "tiny-base-cpt"} for r in tiny_run("cpt", EXT, 0.5, 0.5)]
+    records = [*cpt, *tiny_run("original", None, 0.6, 0.2)]
+    md = build_table3(records, tmp_path, profile="tiny", command="c")[0].read_text()
+    assert "- Base model: `tiny-base`; rows: original, CPT, long data." in md

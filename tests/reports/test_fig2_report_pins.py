@@ -1,14 +1,22 @@
 """Figure 2's report as a reader sees it: the original's short score, each series' points by
 falling similarity with score and retention, and each series' verdict over its own models
-(documents, tasks and drift texts resampled named; the floor of 12 models said)."""
+(documents, tasks and drift texts resampled named; the floor of 12 models said), and the short
+score line naming what it averages."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+from report_helpers import PROV
 
-from longred_bench.reports.fig2_report import collect_points, fig2_verdicts, points_table
+from longred_bench.reports.fig2_report import (
+    build_fig2,
+    collect_points,
+    fig2_verdicts,
+    points_table,
+)
 
 TASK = "longred_tiny_swap"
 
@@ -58,3 +66,11 @@ def test_each_series_verdict_counts_its_own_models_and_says_what_was_resampled()
         "their documents: 20 documents of 1 short task(s) that every model and the original "
         "scored; the 2 drift texts). Fewer than 12 models: below the figure's floor."
     ) in cpt.ours
+
+
+def test_the_short_score_line_names_the_task_it_averages(tmp_path: Path) -> None:
+    records = [{**r, "provenance": PROV} for r in _records()]
+    md = build_fig2(records, tmp_path, profile="tiny", command="c")[0].read_text()
+    assert (
+        "- Short score: the mean of `longred_tiny_swap`; retention = score / the original's." in md
+    )

@@ -1,8 +1,9 @@
 """The run sections as a reader sees them: the results table's columns, LongReD's Avg and the
-perplexity at two decimals (only where a run has one); RULER by length in length order, runs
-without RULER left out; the seed table's RULER over every length; the budget sentence (the
-median's 10% band, edges included; the odd rows named); the long data D1; the sample sizes
-and the RULER scope."""
+perplexity at two decimals (only where a run has one), the passkey column where any run has it,
+a column per task up to eight paper_short tasks, retention over the lowest original seed; RULER
+by length in length order, runs without RULER left out; the seed table's RULER over every
+length; the budget sentence (the median's 10% band, edges included; the odd rows named); the
+long data D1; the sample sizes and the RULER scope."""
 
 from __future__ import annotations
 
@@ -122,6 +123,8 @@ def test_sample_sizes_give_documents_and_samples_per_run() -> None:
     )
     one = {(EXT, "cpt", 0): Run(short={"t": 1.0}, short_n={"t": 1}, ruler_items={"v": {8: {0: 1}}})}
     assert sample_sizes(one, []).startswith("Per run: short tasks 1 document each; RULER 1 sample ")
+    one[(EXT, "cpt", 1)] = Run(short={"t": 1.0}, short_n={"t": 10})
+    assert sample_sizes(one, []).startswith("Per run: short tasks 1-10 documents each;")
     mixed = {**runs, (EXT, "cpt", 2): Run(short={"t": 1.0}, short_n={"t": 12})}
     assert "short tasks 10-12 documents each" in sample_sizes(mixed, [])
 
@@ -137,3 +140,25 @@ def test_the_call_line_gives_the_wall_time() -> None:
     assert call_lines([], "reproduce table3", 125.0, "")[0] == (
         "- Command: `reproduce table3`; wall time 2 min 05 s."
     )
+
+
+def test_retention_is_over_the_lowest_original_seed() -> None:
+    runs = {(None, "original", 1): _run(50.0), (None, "original", 0): _run(40.0),
+            (EXT, "cpt", 0): _run(30.0)}  # fmt: skip
+    lines, _ = results_table(runs, CATS)
+    assert _cells(lines[-1])[5] == "0.750 n=10"  # 30 / 40, seed 0's
+
+
+def test_the_passkey_column_is_shown_when_any_run_has_it() -> None:
+    passkey = Run(short={"task": 30.0, "longred_tiny_passkey": 90.0}, short_n={"task": 10})
+    runs = {(None, "original", 0): _run(40.0), (EXT, "cpt", 0): passkey}
+    lines, _ = results_table(runs, CATS)
+    assert _cells(lines[0])[-1] == "passkey (retrieval, not averaged)"
+    assert _cells(lines[2])[-1] == "" and _cells(lines[3])[-1] == "90.0"
+
+
+def test_paper_short_of_eight_tasks_keeps_a_column_per_task() -> None:
+    cats = {"General": tuple(f"t{i}" for i in range(4)), "Common": tuple(f"u{i}" for i in range(4))}
+    run = Run(short={t: 50.0 for m in cats.values() for t in m}, paper_short=True)
+    header = _cells(results_table({(None, "original", 0): run}, cats)[0][0])
+    assert header[3:5] == ["General: t0", "General: t1"] and "Short Avg" in header

@@ -82,3 +82,30 @@ def test_text_beyond_ascii_is_counted_as_the_tokenizer_counts_it(smol_tok) -> No
     expected = [len(smol_tok(t, add_special_tokens=False).input_ids) for t in texts]
     assert count_many(smol_tok, texts) == expected
     assert count_tokens(smol_tok, texts[1]) == len(smol_tok(texts[1]).input_ids)
+
+
+def test_the_least_tokens_a_task_needs_are_read_from_its_first_draft(byte_tok, monkeypatch):
+    """A run's fit check measured each task's least sample by generating it at length 1, which
+    tried every draft and redraw before its error (a QA task: 450 drafts, each shuffling its
+    distractor pools, 1.5 s per RULER evaluation); the first draft's error names the same
+    tokens, and only it is drawn."""
+    from longred_bench.taskdata.ruler import registry
+    from longred_bench.taskdata.ruler.registry import generate, least_misfit
+
+    for task, phrasing in [(t, "standard") for t in registry.TASKS] + [("vt", "heldout")]:
+        with pytest.raises(Misfit) as whole:
+            generate(task, byte_tok, 1, 1, 3, phrasing=phrasing)
+        with pytest.raises(Misfit) as first:
+            least_misfit(task, byte_tok, 3, phrasing=phrasing)
+        assert first.value.needed == whole.value.needed > 1, task
+    drawn = []
+    builder = registry.BUILDERS["qa_1"]
+
+    def counting(*args):
+        for draft in builder(*args):
+            drawn.append(draft)
+            yield draft
+
+    monkeypatch.setitem(registry.BUILDERS, "qa_1", counting)
+    check_fits_all(["qa_1"], byte_tok, 4096, 0)
+    assert len(drawn) == 1  # the least measure's first draft: it fits, so nothing more

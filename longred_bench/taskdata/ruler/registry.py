@@ -153,12 +153,21 @@ REDRAWS = 8  # fresh draws of a sample whose drawn words leave no room at a smal
 
 
 def _sample(
-    task: str, tokenizer: Any, length: int, seed: int, index: int, corpus: str, state: dict
+    task: str,
+    tokenizer: Any,
+    length: int,
+    seed: int,
+    index: int,
+    corpus: str,
+    state: dict,
+    *,
+    first_misfit: bool = False,
 ) -> Sample:
     """Sample ``index``: the first draft that fits. Where none does (at the smallest lengths a
     draw of long words can leave no room, e.g. ``cwe``'s ten common words at 256 tokens), the
     sample is drawn again from a seed of its own, up to :data:`REDRAWS` times; the metadata of
-    a redrawn sample records which draw it is (``redraw``)."""
+    a redrawn sample records which draw it is (``redraw``). ``first_misfit``: raise the first
+    draft's :class:`Misfit` at once, the one raised after every draft and redraw failed."""
     misfit: Misfit | None = None
     for redraw in range(REDRAWS + 1):
         name = f"ruler/{task}/{length}/{seed}/{index}" + (f"/redraw{redraw}" if redraw else "")
@@ -171,6 +180,8 @@ def _sample(
                     draft, tokenizer, length, TASK_METRIC[task], task=task
                 )
             except Misfit as error:
+                if first_misfit:
+                    raise
                 misfit = misfit or error
                 continue
             metadata = dict(rendered.metadata, haystack_units=units, seed=seed, corpus=corpus)
@@ -206,6 +217,19 @@ def registry_tasks(names: Iterable[str]) -> list[str]:
                 [n.removeprefix(prefix)] if n.startswith(prefix) else [])))  # fmt: skip
 
 
+def least_misfit(
+    task: str, tokenizer: Any, seed: int, *, corpus: str = "brown", phrasing: str = "standard"
+) -> None:
+    """Raise the :class:`Misfit` that :func:`generate` raises for ``task``'s first sample at
+    length 1 (its ``needed``: the first draft's prompt with an empty haystack plus the answer),
+    from the first draft alone: ``generate`` tries every draft and redraw first (a QA task
+    shuffles its distractor pools for each of 450, a second and a half)."""
+    check_task(task)
+    check_phrasing_for(task, phrasing)
+    _sample(task, tokenizer, 1, seed, 0, corpus, {"phrasing": phrasing, "depth": None},
+            first_misfit=True)  # fmt: skip
+
+
 def check_fits_all(
     tasks: Sequence[str],
     tokenizer: Any,
@@ -228,7 +252,10 @@ def check_fits_all(
         own = phrasing if task in PHRASED_TASKS else "standard"
         for size in (1, length):  # a cheap measure (the draws differ by length), then the run's
             try:
-                generate(task, tokenizer, size, 1, seed, corpus=corpus, phrasing=own)
+                if size == 1:  # a QA task's 450 drafts and redraws all misfit: the first tells
+                    least_misfit(task, tokenizer, seed, corpus=corpus, phrasing=own)
+                else:
+                    generate(task, tokenizer, size, 1, seed, corpus=corpus, phrasing=own)
             except Misfit as error:
                 if error.needed <= length:
                     break  # fits, as far as this check can tell

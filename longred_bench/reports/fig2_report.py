@@ -47,7 +47,7 @@ from longred_bench.reports.runs import (
     short_avg_cell,
     short_items,
 )
-from longred_bench.reports.short_avg import short_categories
+from longred_bench.reports.short_avg import PASSKEY_TASK, short_categories
 from longred_bench.reports.verdict_rules import (
     ABOVE,
     NOT_COMPARABLE,
@@ -98,10 +98,12 @@ class Point:
 
 
 def _categories(records: list[dict[str, Any]], runs: dict) -> dict[str, tuple[str, ...]]:
+    """The categories the short score averages (:func:`short_categories`), else one of every
+    short task the runs scored but the passkey (in no category)."""
     cats = short_categories(records)
     if cats:
         return cats
-    tasks = sorted({t for run in runs.values() for t in run.short})
+    tasks = sorted({t for run in runs.values() for t in run.short} - {PASSKEY_TASK})
     return {"all": tuple(tasks)} if tasks else {}
 
 

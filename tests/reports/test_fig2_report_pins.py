@@ -74,3 +74,17 @@ def test_the_short_score_line_names_the_task_it_averages(tmp_path: Path) -> None
     assert (
         "- Short score: the mean of `longred_tiny_swap`; retention = score / the original's." in md
     )
+
+
+def test_the_short_score_leaves_the_passkey_out_as_every_short_average_does(tmp_path) -> None:
+    """Where no whole short-task category was scored, the short score fell back to every task
+    the runs scored, the passkey (a long-context probe, in no category) included."""
+    passkey = [
+        {**r, "task": "longred_tiny_passkey", "value": 0.0}
+        for r in _records()
+        if r["kind"] == "eval"
+    ]
+    records = [{**r, "provenance": PROV} for r in _records() + passkey]
+    md = build_fig2(records, tmp_path, profile="tiny", command="c")[0].read_text()
+    assert "Original model: short score 81.00." in md
+    assert "- Short score: the mean of `longred_tiny_swap`; retention" in md

@@ -1,0 +1,105 @@
+"""The GPU estimate's arithmetic against hand computations: an evaluation's memory per GPU (bf16
+weights, the KV cache of the batch, the larger of the prefill's MLP activations and the fp32
+logits), LongRecipe's anchor measurement's memory, and the FLOPs of RULER, PSA, perplexity and
+short-suite units; and which units a plan runs on the CPU."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace as NS
+
+import pytest
+
+from longred_bench.reproduce import costs
+from longred_bench.reproduce.costs import EVAL_GENERATION, eval_flops, model_shape
+
+S = model_shape("llama3-8b")
+
+
+def test_an_evaluations_memory_is_weights_kv_cache_and_the_larger_activation() -> None:
+    # Llama 3 8B: 32 layers, 8 KV heads of 128, MLP 14336, vocabulary 128256
+    weights = 2 * S.params
+    kv = 4 * 1000 * 32 * 2 * 8 * 128 * 2
+    prefill = 4 * 1000 * 2 * 14336 * 2
+    assert (S.layers, S.kv_heads, S.head_dim, S.intermediate, S.vocab) == (
+        32, 8, 128, 14336, 128256)  # fmt: skip
+    assert costs.eval_memory(S, 1000, 4) == weights + kv + prefill
+    # one token's prompt: the last positions' fp32 logits outweigh the MLP activations
+    logits = 4 * 128256 * 4 * 2
+    assert costs.eval_memory(S, 1, 4) == weights + 4 * 32 * 2 * 8 * 128 * 2 + logits
+
+
+def test_the_anchor_measurement_holds_two_models_and_one_windows_logits() -> None:
+    assert costs.measure_memory(S, 1000) == (
+        4 * S.params + 1000 * 128256 * 2 + 1000 * 2 * 14336 * 2
+    )
+
+
+def test_ruler_and_psa_flops_count_every_task_sample_and_the_answer() -> None:
+    """RULER without ``tasks`` runs its 13; each sample reads its prompt and up to 128 answer
+    tokens; a PSA unit is costed as RULER is."""
+    per = S.forward_flops_per_token
+    config = {"suite": "ruler", "samples": 3, "lengths": [1024, 2048]}
+    want = sum(13 * 3 * (n + EVAL_GENERATION) * per(n) for n in (1024, 2048))
+    assert eval_flops(S, config, "eval") == pytest.approx(want)
+    assert eval_flops(S, {**config, "tasks": ["a", "b"]}, "eval") == pytest.approx(want * 2 / 13)
+    psa = {"samples": 3, "lengths": [1024, 2048]}
+    assert eval_flops(S, psa, "psa") == pytest.approx(want)
+
+
+def test_perplexity_sums_its_lengths_and_reads_its_windows_as_samples() -> None:
+    per = S.forward_flops_per_token
+    config = {"suite": "ppl", "lengths": [1024, 4096], "samples": 2, "windows": 8}
+    assert eval_flops(S, config, "ppl") == pytest.approx(2 * (1024 * per(1024) + 4096 * per(4096)))
+    del config["samples"]
+    assert eval_flops(S, config, "ppl") == pytest.approx(8 * (1024 * per(1024) + 4096 * per(4096)))
+
+
+@pytest.fixture
+def counts(monkeypatch, tmp_path):
+    path = tmp_path / "short_tokens.json"
+    task = {"docs": 10, "requests": 40, "prompt_tokens": 4000, "generated_tokens": 1000}
+    path.write_text(json.dumps({"tasks": {"t": task, "longred_mmlu": task}}))
+    monkeypatch.setattr(costs, "SHORT_TOKENS", path)
+    costs._short_tokens.cache_clear()
+    yield
+    costs._short_tokens.cache_clear()
+
+
+def test_a_short_task_costs_its_share_of_prompt_and_generated_tokens(counts) -> None:
+    """``limit`` 5 of 10 documents: half of the 4000 prompt and 1000 generated tokens, each at
+    the mean request's length (4000 / 40 requests)."""
+    want = 0.5 * 5000 * S.forward_flops_per_token(100)
+    config = {"suite": "short", "tasks": ["t"], "limit": 5}
+    assert eval_flops(S, config, "eval") == pytest.approx(want)
+    assert eval_flops(S, {**config, "limit": None}, "eval") == pytest.approx(2 * want)
+
+
+def test_a_suites_own_task_list_takes_its_limit(counts, monkeypatch) -> None:
+    """Without ``tasks`` the short suite's own ten are counted (one counted here: the others
+    leave it unestimated), at the unit's ``limit``."""
+    assert eval_flops(S, {"suite": "short", "limit": 5}, "eval") is None
+    monkeypatch.setattr(costs, "SHORT_SUITE_TASKS", {"short": ("longred_mmlu",)})
+    assert eval_flops(S, {"suite": "short", "limit": 5}, "eval") == pytest.approx(
+        0.5 * 5000 * S.forward_flops_per_token(100))  # fmt: skip
+
+
+def _step(config: dict) -> NS:
+    return NS(unit=NS(config=config))
+
+
+def test_auto_runs_on_the_cpu_where_the_profile_evaluates_on_the_cpu() -> None:
+    cpu, gpu = NS(evaluation=NS(device="cpu")), NS(evaluation=NS(device="cuda:1"))
+    assert costs.on_cpu(_step({"device": "auto"}), cpu)
+    assert not costs.on_cpu(_step({"device": "auto"}), gpu)
+    assert costs.on_cpu(_step({"psa": {"device": "cpu"}}), gpu)
+    assert not costs.on_cpu(_step({}), cpu)
+
+
+def test_a_small_models_plan_on_one_process_reads_no_training_code() -> None:
+    def prof(name: str, nproc: int) -> NS:
+        return NS(model=NS(name=name), hardware=NS(nproc_per_node=nproc))
+
+    assert not costs.reads_training_code(prof("tiny-base", 1))
+    assert costs.reads_training_code(prof("tiny-base", 2))
+    assert costs.reads_training_code(prof("smollm2-135m", 1))

@@ -103,3 +103,30 @@ def test_a_small_models_plan_on_one_process_reads_no_training_code() -> None:
     assert not costs.reads_training_code(prof("tiny-base", 1))
     assert costs.reads_training_code(prof("tiny-base", 2))
     assert costs.reads_training_code(prof("smollm2-135m", 1))
+
+
+def _unit(kind: str, config: dict) -> NS:
+    return NS(unit=NS(kind=kind, config=config))
+
+
+def test_an_evaluations_memory_is_its_batch_at_its_longest_length_and_answer() -> None:
+    from longred_bench.profiles import load_profile
+
+    paper = load_profile("paper")
+    config = {"suite": "ruler", "lengths": [4096, 1024], "samples": 1, "batch_size": 2}
+    cost = costs.unit_cost(_unit("eval", config), paper)
+    assert cost.gib_per_gpu == pytest.approx(costs.eval_memory(S, 4096 + 128, 2) / 2**30)
+
+
+def test_a_drift_unit_has_the_shape_of_its_original_model_and_zoo_models_none() -> None:
+    """A drift unit of SmolLM2 at a Llama profile is costed as SmolLM2; a model of the suite's
+    own zoo (tiny-random) is not estimated, not taken for the profile's."""
+    from longred_bench.profiles import load_profile
+
+    paper = load_profile("paper")
+    small = model_shape("smollm2-135m")
+    drift = {"original": "smollm2-135m", "num_texts": 2, "seq_len": 1024}
+    cost = costs.unit_cost(_unit("drift", drift), paper)
+    assert cost.gib_per_gpu == pytest.approx(costs.eval_memory(small, 1024 + 128, 1) / 2**30)
+    tiny = {"model": "tiny-random", "suite": "ruler", "lengths": [1024]}
+    assert costs.unit_cost(_unit("eval", tiny), paper) == costs.UnitCost(None, None, None)

@@ -12,6 +12,7 @@ import pytest
 
 from longred_bench.reproduce import costs
 from longred_bench.reproduce.costs import EVAL_GENERATION, eval_flops, model_shape
+from longred_bench.reproduce.registry import get_spec
 
 S = model_shape("llama3-8b")
 
@@ -130,3 +131,22 @@ def test_a_drift_unit_has_the_shape_of_its_original_model_and_zoo_models_none() 
     assert cost.gib_per_gpu == pytest.approx(costs.eval_memory(small, 1024 + 128, 1) / 2**30)
     tiny = {"model": "tiny-random", "suite": "ruler", "lengths": [1024]}
     assert costs.unit_cost(_unit("eval", tiny), paper) == costs.UnitCost(None, None, None)
+
+
+def test_a_run_that_stops_at_startup_keeps_its_gpu_hours(tmp_path, monkeypatch) -> None:
+    """64 rows a micro-step do not split over 3 processes: the run would stop at startup, so it
+    has no memory estimate, but its GPU-hours are those of the run as configured."""
+    from profile_helpers import ctx_of
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    mine = tmp_path / "three.yaml"
+    mine.write_text("extends: paper\nhardware: {nproc_per_node: 3}\n")
+    label = "train cpt abf:theta=2e7 seed 0"
+    costs_at = {}
+    for name in ("paper", str(mine)):
+        ctx = ctx_of("table3", name)
+        step = next(s for s in get_spec("table3").steps(ctx) if s.label == label)
+        costs_at[name] = costs.unit_cost(step, ctx.profile)
+    three = costs_at[str(mine)]
+    assert three.gib_per_gpu is None and costs_at["paper"].gib_per_gpu is not None
+    assert three.gpu_hours == pytest.approx(costs_at["paper"].gpu_hours, rel=1e-9)

@@ -109,3 +109,14 @@ def test_tiny_base_is_said_to_be_built_only_where_something_runs(tmp_path, monke
         tmp_path, monkeypatch, capsys, todo, profile="tiny")  # fmt: skip
     done = [PlannedUnit("a", "eval a", "eval", True, 1.0, suite="ruler")]
     assert "Before anything runs" not in _plan(tmp_path, monkeypatch, capsys, done, profile="tiny")
+
+
+def test_a_built_tiny_base_is_not_said_to_be_built(tmp_path, monkeypatch, capsys) -> None:
+    from longred_bench.jobs.tiny_base import tiny_base_run_dir
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    final = tiny_base_run_dir() / "final"
+    final.mkdir(parents=True)
+    (final / "config.json").write_text("{}")
+    out = _plan(tmp_path, monkeypatch, capsys, [_eval("a", seconds=1.0)], profile="tiny")
+    assert "Before anything runs" not in out

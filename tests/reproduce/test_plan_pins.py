@@ -107,6 +107,7 @@ def test_a_unit_two_rows_ask_for_is_listed_once_in_the_order_first_asked() -> No
 def test_the_plan_names_a_shared_units_other_rows(tmp_path, monkeypatch, capsys) -> None:
     units = [_eval("a", 10.0), PlannedUnit("a", "row two", "eval", False, 10.0, suite="ruler")]
     out = _plan(tmp_path, monkeypatch, capsys, units)
+    assert "table2: 1 unit, 0 cached, 1 to run (about 10.0 s of compute)" in out
     assert "   to run  eval a  (10.0 s" in out
     assert "           the same unit as: row two\n" in out
 
@@ -121,3 +122,11 @@ def test_a_gpu_plans_cpu_units_are_timed_as_such(tmp_path, monkeypatch, capsys) 
     out = _plan(tmp_path, monkeypatch, capsys, [_eval("g", cost=UnitCost(1, 2.0, 3.0)), merge])
     assert ("2 to run (2.0 GPU-hours (2.0 h on 1 GPU), 1 unit(s) on the CPU (about 1.0 s of "
             "compute, not in the GPU-hours); at most 3.0 GiB per GPU)") in out  # fmt: skip
+
+
+def test_a_tables_counts_are_of_its_distinct_units(tmp_path, monkeypatch, capsys) -> None:
+    done = _eval("a", 10.0, cached=True)
+    units = [done, PlannedUnit("a", "row two", "eval", True, 10.0, suite="ruler"), _eval("b", 5.0)]
+    out = _plan(tmp_path, monkeypatch, capsys, units)
+    assert "table2: 2 units, 1 cached, 1 to run (about 5.0 s of compute)" in out
+    assert "In all: 2 distinct units, 1 cached, 1 to run (about 5.0 s of compute)" in out

@@ -120,3 +120,11 @@ def test_a_built_tiny_base_is_not_said_to_be_built(tmp_path, monkeypatch, capsys
     (final / "config.json").write_text("{}")
     out = _plan(tmp_path, monkeypatch, capsys, [_eval("a", seconds=1.0)], profile="tiny")
     assert "Before anything runs" not in out
+
+
+def test_one_tables_note_is_said_once(tmp_path, monkeypatch, capsys) -> None:
+    """The kernel table's note sits under its units; only a plan of several tables says each
+    table's note again after the counts."""
+    out = _plan(tmp_path, monkeypatch, capsys, [_eval("a", seconds=1.0)], "kernel")
+    assert "  reads the committed benchmark CSVs in " in out
+    assert "Besides the units: " not in out

@@ -150,3 +150,24 @@ def test_a_run_that_stops_at_startup_keeps_its_gpu_hours(tmp_path, monkeypatch) 
     three = costs_at[str(mine)]
     assert three.gib_per_gpu is None and costs_at["paper"].gib_per_gpu is not None
     assert three.gpu_hours == pytest.approx(costs_at["paper"].gpu_hours, rel=1e-9)
+
+
+def test_longrecipes_brief_run_reads_whole_rows_for_every_process(tmp_path, monkeypatch) -> None:
+    """The brief run's rows a step are rounded up to a multiple of the processes: ``paper``'s
+    96 rows of the extended window are 100 over 5 processes, 4 rows more a step than over one."""
+    from profile_helpers import ctx_of
+
+    from longred_bench.training.config import TrainConfig
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    ctx = ctx_of("longrecipe", "paper")
+    label = "train longrecipe abf:theta=2e7 seed 0"
+    step = next(s for s in get_spec("longrecipe").steps(ctx) if s.label == label)
+    window = ctx.profile.model.window
+    cfg = TrainConfig.from_dict(step.unit.config)
+    brief = costs.measured_brief(cfg, window, 1)
+    target = brief.long_len
+    assert brief.tokens_per_step == 96 * target
+    extra = cfg.impact_steps * 4 * target * 3 * S.forward_flops_per_token(target)
+    one, five = (costs.train_flops(S, cfg, window, w) for w in (1, 5))
+    assert five - one == pytest.approx(extra, rel=1e-6)

@@ -26,3 +26,11 @@ def test_the_tables_own_override_wins_and_is_named(tmp_path, monkeypatch, capsys
                     "tables: {table3: {overrides: {steps: 3}}}\n")  # fmt: skip
     assert ("steps: the table's runs take `tables.table3.overrides.steps` (3), not "
             "`training.cpt.steps` (10)") in _dry(capsys, mine)  # fmt: skip
+
+
+def test_a_tables_own_settings_equal_to_the_grids_get_no_note(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    mine = tmp_path / "same-seeds.yaml"
+    mine.write_text("extends: smoke\nruns: {seeds: 2}\ntables: {fig3: {seeds: 2}}\n")
+    assert main(["reproduce", "fig3", "--profile", str(mine), "--dry-run"]) == 0
+    assert "seeds: `tables" not in capsys.readouterr().out

@@ -34,3 +34,7 @@ def test_a_tables_own_settings_equal_to_the_grids_get_no_note(tmp_path, monkeypa
     mine.write_text("extends: smoke\nruns: {seeds: 2}\ntables: {fig3: {seeds: 2}}\n")
     assert main(["reproduce", "fig3", "--profile", str(mine), "--dry-run"]) == 0
     assert "seeds: `tables" not in capsys.readouterr().out
+    mine.write_text('extends: smoke\nruns: {extensions: ["pi:factor=4"]}\n'
+                    'tables: {table4: {extensions: ["pi:factor=4"]}}\n')  # fmt: skip
+    assert main(["reproduce", "table4", "--profile", str(mine), "--dry-run"]) == 0
+    assert "`tables.table4.extensions`, not" not in capsys.readouterr().out

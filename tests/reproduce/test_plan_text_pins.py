@@ -128,3 +128,11 @@ def test_one_tables_note_is_said_once(tmp_path, monkeypatch, capsys) -> None:
     out = _plan(tmp_path, monkeypatch, capsys, [_eval("a", seconds=1.0)], "kernel")
     assert "  reads the committed benchmark CSVs in " in out
     assert "Besides the units: " not in out
+
+
+def test_a_gpu_estimate_stands_alone_on_its_line(tmp_path, monkeypatch, capsys) -> None:
+    """An evaluation whose time would be guessed from a cached CPT run reads its GPU estimate
+    alone: no guessed time beside it."""
+    cpt = PlannedUnit("t", "train cpt", "train", True, 300.0, "cpt", 1000)
+    out = _plan(tmp_path, monkeypatch, capsys, [cpt, _eval("g", UnitCost(1, 1.0, 2.0))])
+    assert "   to run  eval g  (1.00 GPU-h, 2.0 GiB per GPU)\n" in out

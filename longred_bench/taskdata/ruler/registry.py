@@ -243,26 +243,23 @@ def check_fits_all(
     with an empty haystack plus the answer) does not fit ``length`` tokens (the run's shortest
     length) with ``tokenizer``, each with the tokens it needs, and the smallest RULER length
     that holds them all; a run stopped at the first such task, with the length that held that
-    one alone (often too small for the next). Cheap: a task's least sample is measured by asking
-    for one token (no haystack is searched), and only a task that this finds too long is
-    generated at ``length`` (its run's first sample, which the run would have stopped at), so a
-    task is named only where the run would stop on it."""
+    one alone (often too small for the next). Cheap: a task's least sample is measured from its
+    first draft at one token (:func:`least_misfit`; no haystack is searched), and only a task
+    that this finds too long is generated at ``length`` (its run's first sample, which the run
+    would have stopped at), so a task is named only where the run would stop on it."""
     needs: dict[str, int] = {}
     for task in tasks:
         own = phrasing if task in PHRASED_TASKS else "standard"
-        for size in (1, length):  # a cheap measure (the draws differ by length), then the run's
-            try:
-                if size == 1:  # a QA task's 450 drafts and redraws all misfit: the first tells
-                    least_misfit(task, tokenizer, seed, corpus=corpus, phrasing=own)
-                else:
-                    generate(task, tokenizer, size, 1, seed, corpus=corpus, phrasing=own)
-            except Misfit as error:
-                if error.needed <= length:
-                    break  # fits, as far as this check can tell
-                if size == length:
-                    needs[task] = error.needed  # the run's own first sample does not fit
-                continue
-            break
+        try:  # a cheap measure: the first draft's least tokens (the draws differ by length)
+            least_misfit(task, tokenizer, seed, corpus=corpus, phrasing=own)
+        except Misfit as least:
+            if least.needed <= length:
+                continue  # fits, as far as this check can tell
+        try:  # the run's own first sample
+            generate(task, tokenizer, length, 1, seed, corpus=corpus, phrasing=own)
+        except Misfit as error:
+            if error.needed > length:
+                needs[task] = error.needed
     if needs:
         most = max(needs.values())
         each = ", ".join(f"{t} {n}" for t, n in sorted(needs.items(), key=lambda kv: -kv[1]))

@@ -40,7 +40,12 @@ def load_arrow(
     name: str, config: str, split: str, *, cache: Path | None = None
 ) -> datasets.Dataset:
     """Load ``hf_datasets/<name>/<config>/<split>`` from the cache; ``name`` may contain ``/``."""
-    path = _root(cache) / "hf_datasets" / name / config / split
+    return _arrow_at(_root(cache), name, config, split)
+
+
+def _arrow_at(root: Path, name: str, config: str, split: str) -> datasets.Dataset:
+    """:func:`load_arrow` under the checked entry ``root``."""
+    path = root / "hf_datasets" / name / config / split
     if not path.is_dir():
         raise UserError(
             f"benchmark split {name}/{config}/{split} is missing from {path.parent}; "
@@ -148,18 +153,27 @@ def load_winogrande(*, cache: Path | None = None) -> Splits:
 
 def mmlu_subjects(*, cache: Path | None = None) -> list[str]:
     """The MMLU subjects present in the cache, sorted."""
-    root = _root(cache) / "hf_datasets" / MMLU_DIR[0] / MMLU_DIR[1]
-    return sorted(path.name for path in root.iterdir() if (path / "test").is_dir())
+    return _subjects_at(_root(cache))
+
+
+def _subjects_at(root: Path) -> list[str]:
+    folder = root / "hf_datasets" / MMLU_DIR[0] / MMLU_DIR[1]
+    return sorted(path.name for path in folder.iterdir() if (path / "test").is_dir())
 
 
 def load_mmlu(subject: str, *, cache: Path | None = None) -> Splits:
     """One MMLU subject: ``test`` and ``dev`` rows (question, subject, choices, answer)."""
-    subjects = mmlu_subjects(cache=cache)
+    root = _root(cache)
+    subjects = _subjects_at(root)
     if subject not in subjects:
         raise UserError(f"unknown MMLU subject {subject!r}; the cache has {len(subjects)}")
+    return _mmlu_at(root, subject)
+
+
+def _mmlu_at(root: Path, subject: str) -> Splits:
     name = "/".join(MMLU_DIR)
     return {
-        split: load_arrow(name, subject, split, cache=cache).select_columns(
+        split: _arrow_at(root, name, subject, split).select_columns(
             ["question", "subject", "choices", "answer"]
         )
         for split in ("test", "dev")
@@ -167,8 +181,11 @@ def load_mmlu(subject: str, *, cache: Path | None = None) -> Splits:
 
 
 def load_mmlu_all(*, cache: Path | None = None) -> Splits:
-    """Every MMLU subject, concatenated in subject order: ``test`` (14,042) and ``dev`` (285)."""
-    parts = [load_mmlu(subject, cache=cache) for subject in mmlu_subjects(cache=cache)]
+    """Every MMLU subject, concatenated in subject order: ``test`` (14,042) and ``dev`` (285).
+    The cache entry is checked once, not once a subject and split (a check reads the size of
+    each of its 800 files)."""
+    root = _root(cache)
+    parts = [_mmlu_at(root, subject) for subject in _subjects_at(root)]
     return {
         split: datasets.concatenate_datasets([part[split] for part in parts])
         for split in ("test", "dev")

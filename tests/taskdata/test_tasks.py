@@ -89,6 +89,26 @@ def test_mmlu_all_subjects() -> None:
     assert all(len(choices) == 4 for choices in data["test"][:50]["choices"])
 
 
+def test_mmlu_all_checks_the_cache_entry_once(monkeypatch) -> None:
+    """All 57 subjects are read under one check of the benchmarks entry (a check stats each of
+    its files), and the data is the same as subject by subject."""
+    from longred_bench.data import corpora
+
+    checks: list[Path] = []
+    real = corpora.check_entry
+
+    def counting(entry: Path, **kwargs):
+        checks.append(entry)
+        return real(entry, **kwargs)
+
+    monkeypatch.setattr(corpora, "check_entry", counting)
+    data = benchmarks.load_mmlu_all()
+    assert len(checks) == 1
+    last = benchmarks.load_mmlu(benchmarks.mmlu_subjects()[-1])
+    assert data["dev"][-5:] == last["dev"][:]
+    assert data["test"][-1] == last["test"][-1]
+
+
 def test_field_mapping() -> None:
     arc = benchmarks.load_arc("easy")["validation"][0]
     assert arc["question"] == "Which technology was developed most recently?"

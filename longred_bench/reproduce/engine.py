@@ -235,6 +235,8 @@ def reproduce(
                   else "fallback" if fallback_for else "hub")  # fmt: skip
         return _unit_by_unit(ctxs, list_units=list_units, unit=unit, emit_slurm=emit_slurm,
                              out=out, fallback_for=fallback_for, pinned=pinned)  # fmt: skip
+    for ctx in ctxs:  # before anything is fetched, built or computed: another profile's report
+        check_report_profile(out or default_out(prof, ctx.options), ctx.table, prof.name)
     by_table = {c.table: get_spec(c.table).steps(c) for c in ctxs}
     steps = [s for table_steps in by_table.values() for s in table_steps]
     check_can_run(prof, steps, force=force, table=table)
@@ -254,8 +256,6 @@ def reproduce(
     for ctx in ctxs:  # each RULER task's first sample at the shortest length, its data here
         check_table_tasks(ctx)
     build_tiny_base_first(prof, steps, force=force, progress=progress)
-    for ctx in ctxs:  # before anything is computed: another profile's report is kept
-        check_report_profile(out or default_out(prof, ctx.options), ctx.table, prof.name)
     paths: list[Path] = []
     for ctx in ctxs:
         if progress and len(ctxs) > 1:

@@ -1,6 +1,7 @@
 """The engine's order of work and what it says of it: the worker pool starts the costliest units
 first (a long training run started last keeps every worker but one idle at the end), tiny-base
-is built before any unit where one unit of a partly cached table is still to compute, and a
+is built before any unit where one unit of a partly cached table is still to compute, an output
+folder holding another profile's report is refused before anything is fetched or built, and a
 duration that rounds to a minute reads as one."""
 
 from __future__ import annotations
@@ -48,6 +49,31 @@ def test_tiny_base_is_built_first_where_any_unit_is_to_compute(
     assert calls == [{"progress": False}]  # nothing to compute: nothing built
     build_tiny_base_first(tiny, [step("cached")], force=True, progress=True)  # --force: again
     assert calls == [{"progress": False}, {"progress": True}]
+
+
+def test_another_profiles_report_is_refused_before_any_fetch_or_build(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """``--out`` a folder of another profile's report at a tiny-base profile with an empty
+    cache: refused at once, not after the data fetch and tiny-base's build (15 minutes)."""
+    import longred_bench.jobs.limits as limits
+    import longred_bench.jobs.tiny_base as tiny_base
+    import longred_bench.reproduce.engine as engine
+    from longred_bench.cli import main
+
+    done: list[str] = []
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(engine, "fetch_missing", lambda *a, **kw: done.append("fetch"))
+    monkeypatch.setattr(tiny_base, "tiny_base_dir", lambda **kw: done.append("build"))
+    monkeypatch.setattr(limits, "tiny_base_built", lambda: False)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "table2.md").write_text("# LongReD Table 2 (profile `smol`)\n")
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("extends: tiny\n")
+    assert main(["reproduce", "table2", "--profile", str(mine), "--out", str(out)]) == 2
+    assert "holds table2's report of profile smol" in capsys.readouterr().err
+    assert done == []
 
 
 def test_a_duration_that_reads_60_seconds_is_a_minute() -> None:

@@ -68,7 +68,7 @@ TASKS: tuple[str, ...] = ("lastword", "nextsent", "swap", "replace", "passkey", 
 DEFAULT_CORPORA: tuple[str, ...] = ("sotu",)
 # Rows per task when ``n`` is not given: a choice task has 1,000, so a 95% interval of an
 # accuracy is at most +-3.1 points (1.96 * sqrt(0.25 / 1000) = 0.031), and nextsent has about
-# 1,070 windows in the test split; ppl has 500 passages of 80-150 words.
+# 1,070 windows in the test split; ppl has 500 passages of 80-120 words.
 SIZES: dict[str, int] = {
     "lastword": 1000, "nextsent": 1000, "swap": 1000, "replace": 1000, "passkey": 1000, "ppl": 500,
 }  # fmt: skip

@@ -183,7 +183,7 @@ def _mmlu_at(root: Path, subject: str) -> Splits:
 def load_mmlu_all(*, cache: Path | None = None) -> Splits:
     """Every MMLU subject, concatenated in subject order: ``test`` (14,042) and ``dev`` (285).
     The cache entry is checked once, not once a subject and split (a check reads the size of
-    each of its 800 files)."""
+    each of its files, about 800)."""
     root = _root(cache)
     parts = [_mmlu_at(root, subject) for subject in _subjects_at(root)]
     return {

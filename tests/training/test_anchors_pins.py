@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from train_helpers import smoke
+from train_helpers import smoke, stand_in_measurement
 
 from longred_bench.training.anchors import brief_config
 
@@ -29,12 +29,6 @@ def test_the_brief_run_has_micro_steps_only_where_the_run_has_them() -> None:
 def test_the_last_process_with_a_window_measures_it(monkeypatch, tmp_path) -> None:
     """Three windows over four processes: process 2 holds window 2 alone (windows 2, 6, ...)
     and measures it; what it sends is that one window's change."""
-    import longred_bench.models.loading as loading
-    import longred_bench.training.collectives as collectives
-    import longred_bench.training.data as data
-    import longred_bench.training.devices as devices
-    import longred_bench.training.impactful_tokens as impactful_tokens
-    import longred_bench.training.peak_memory as peak_memory
     from longred_bench.training.anchors import measure_anchors
 
     target, windows = 6, 3
@@ -51,22 +45,7 @@ def test_the_last_process_with_a_window_measures_it(monkeypatch, tmp_path) -> No
         measured.append(ids.clone())
         return ids.float()
 
-    model = SimpleNamespace(eval=lambda: model)
-    monkeypatch.setattr(loading, "load_config", lambda name: None)
-    monkeypatch.setattr(
-        loading,
-        "extended_config",
-        lambda config, rope: SimpleNamespace(max_position_embeddings=target),
-    )
-    monkeypatch.setattr(
-        loading, "load", lambda *a, **k: SimpleNamespace(tokenizer=None, model=model)
-    )
-    monkeypatch.setattr(collectives, "on_every_process", lambda value, world: value)
-    monkeypatch.setattr(collectives, "every_process", gathered)
-    monkeypatch.setattr(data, "window_set", lambda *a, **k: (all_ids, None))
-    monkeypatch.setattr(devices, "resolve_device", lambda cfg: ("cpu", torch.float32))
-    monkeypatch.setattr(peak_memory, "PeakMemory", lambda device: SimpleNamespace(info=dict))
-    monkeypatch.setattr(impactful_tokens, "logit_change", change)
+    stand_in_measurement(monkeypatch, all_ids, target, gathered, change)
     (tmp_path / "impact").mkdir()
     (tmp_path / "impact" / "run.json").write_text(json.dumps({"tokens": 1, "seconds": 1.0}))
     cfg = smoke("longrecipe", anchors=["measured"], impact_steps=1)

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import random
-from types import SimpleNamespace
 
 import pytest
 import torch
-from train_helpers import smoke
+from train_helpers import smoke, stand_in_measurement
 
 from longred_bench.training.impactful_tokens import select_sentences, word_type
 from longred_bench.training.position_transforms import sentence_gap_position_ids
@@ -48,13 +47,7 @@ def _measure(monkeypatch, tmp_path, *, windows: int, rank: int, world: int):
     6 tokens (window ``i`` holds the id ``i`` throughout); the logit change of a window is its
     ids, and the other processes send the change of their share. Returns what the anchors were
     computed from: ``(change, ids)``."""
-    import longred_bench.models.loading as loading
     import longred_bench.training.anchors as anchors
-    import longred_bench.training.collectives as collectives
-    import longred_bench.training.data as data
-    import longred_bench.training.devices as devices
-    import longred_bench.training.impactful_tokens as impactful_tokens
-    import longred_bench.training.peak_memory as peak_memory
 
     target = 6
     all_ids = torch.arange(windows)[:, None].expand(windows, target).contiguous()
@@ -65,22 +58,7 @@ def _measure(monkeypatch, tmp_path, *, windows: int, rank: int, world: int):
             return [value if r == rank else measured[r::world].float() for r in range(world)]
         return [value] * world
 
-    model = SimpleNamespace(eval=lambda: model)
-    monkeypatch.setattr(loading, "load_config", lambda name: None)
-    monkeypatch.setattr(
-        loading,
-        "extended_config",
-        lambda config, rope: SimpleNamespace(max_position_embeddings=target),
-    )
-    monkeypatch.setattr(
-        loading, "load", lambda *a, **k: SimpleNamespace(tokenizer=None, model=model)
-    )
-    monkeypatch.setattr(collectives, "on_every_process", lambda value, world: value)
-    monkeypatch.setattr(collectives, "every_process", gathered)
-    monkeypatch.setattr(data, "window_set", lambda *a, **k: (all_ids, None))
-    monkeypatch.setattr(devices, "resolve_device", lambda cfg: ("cpu", torch.float32))
-    monkeypatch.setattr(peak_memory, "PeakMemory", lambda device: SimpleNamespace(info=dict))
-    monkeypatch.setattr(impactful_tokens, "logit_change", lambda a, b, ids: ids.float())
+    stand_in_measurement(monkeypatch, all_ids, target, gathered, lambda a, b, ids: ids.float())
     seen = []
 
     def written(out, key, cfg, change, ids, *rest):

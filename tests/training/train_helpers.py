@@ -22,3 +22,35 @@ def tiny_llama(tied: bool = True, dtype: torch.dtype = torch.float32) -> LlamaFo
         tie_word_embeddings=tied,
     )  # fmt: skip
     return LlamaForCausalLM(config).to(dtype)
+
+
+def stand_in_measurement(monkeypatch, all_ids, target: int, gathered, change) -> None:
+    """Stand-ins for what LongRecipe's anchor measurement
+    (:func:`~longred_bench.training.anchors.measure_anchors`) loads and exchanges: no model
+    (an extended window of ``target`` tokens), ``all_ids`` as the window set, ``gathered`` as
+    the exchange between processes, ``change`` as the logit change of a window; on the CPU."""
+    from types import SimpleNamespace
+
+    import longred_bench.models.loading as loading
+    import longred_bench.training.collectives as collectives
+    import longred_bench.training.data as data
+    import longred_bench.training.devices as devices
+    import longred_bench.training.impactful_tokens as impactful_tokens
+    import longred_bench.training.peak_memory as peak_memory
+
+    model = SimpleNamespace(eval=lambda: model)
+    monkeypatch.setattr(loading, "load_config", lambda name: None)
+    monkeypatch.setattr(
+        loading,
+        "extended_config",
+        lambda config, rope: SimpleNamespace(max_position_embeddings=target),
+    )
+    monkeypatch.setattr(
+        loading, "load", lambda *a, **k: SimpleNamespace(tokenizer=None, model=model)
+    )
+    monkeypatch.setattr(collectives, "on_every_process", lambda value, world: value)
+    monkeypatch.setattr(collectives, "every_process", gathered)
+    monkeypatch.setattr(data, "window_set", lambda *a, **k: (all_ids, None))
+    monkeypatch.setattr(devices, "resolve_device", lambda cfg: ("cpu", torch.float32))
+    monkeypatch.setattr(peak_memory, "PeakMemory", lambda device: SimpleNamespace(info=dict))
+    monkeypatch.setattr(impactful_tokens, "logit_change", change)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from data_helpers import ensure_cached
+from eval_helpers import StandInTask
 
 from longred_bench.errors import UserError
 from longred_bench.evaluation.items import item_records, squad_scores
@@ -19,15 +20,6 @@ from longred_bench.evaluation.items import item_records, squad_scores
 
 def _mean(values: list[float]) -> float:
     return sum(values) / len(values)
-
-
-class _FakeTask:
-    def __init__(self, aggregations: dict[str, Any], output_type: str = "loglikelihood") -> None:
-        self._aggregations = aggregations
-        self.OUTPUT_TYPE = output_type
-
-    def aggregation(self) -> dict[str, Any]:
-        return self._aggregations
 
 
 def mean(values: list[float]) -> float:  # named like lm-eval's mean aggregation
@@ -44,10 +36,10 @@ def perplexity(values: list[float]) -> float:
 
 def test_item_records_keep_per_document_means_only() -> None:
     tasks = {
-        "mc": _FakeTask({"acc": mean, "acc_norm": mean}),
-        "lm": _FakeTask({"acc": mean, "perplexity": perplexity}),
-        "rul": _FakeTask({"score": mean, "512": mean_present, "1024": mean_present}),
-        "gen": _FakeTask({"exact_match": mean}, "generate_until"),
+        "mc": StandInTask({"acc": mean, "acc_norm": mean}),
+        "lm": StandInTask({"acc": mean, "perplexity": perplexity}),
+        "rul": StandInTask({"score": mean, "512": mean_present, "1024": mean_present}),
+        "gen": StandInTask({"exact_match": mean}, "generate_until"),
     }
     samples = {
         "mc": [
@@ -256,7 +248,7 @@ def test_squad_v2_documents_get_their_own_f1() -> None:
             for name in ("f1", "exact", "best_f1")}}
         for i, (p, a) in enumerate(docs)
     ]}  # fmt: skip
-    task = _FakeTask({n: _squad_agg for n in ("f1", "exact", "best_f1")}, "generate_until")
+    task = StandInTask({n: _squad_agg for n in ("f1", "exact", "best_f1")}, "generate_until")
     records = item_records(samples, {"squadv2": task}, suite="paper_short", model="m", rope=None)
     f1 = {r["doc_id"]: r["value"] for r in records if r["metric"] == "f1"}
     assert f1 == {0: 100.0, 1: 0.0, 2: 100.0}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from eval_helpers import StandInTask
 
 from longred_bench.evaluation.items import item_records, squad_scores
 
@@ -18,17 +19,8 @@ def squad(values: list[Any]) -> float:  # a corpus-level aggregation, as SQuAD v
     return 0.0
 
 
-class _Task:
-    def __init__(self, aggregations: dict[str, Any], output_type: str = "generate_until") -> None:
-        self._aggregations = aggregations
-        self.OUTPUT_TYPE = output_type
-
-    def aggregation(self) -> dict[str, Any]:
-        return self._aggregations
-
-
 def _squad_records(value: Any) -> list[dict[str, Any]]:
-    tasks = {"sq": _Task({"exact": squad, "f1": squad})}
+    tasks = {"sq": StandInTask({"exact": squad, "f1": squad}, "generate_until")}
     samples = {"sq": [{"doc_id": 4, "metrics": ["exact", "f1"], "exact": value, "f1": value}]}
     return item_records(samples, tasks, suite="s", model="m", rope=None)
 

@@ -271,3 +271,31 @@ def test_an_empty_model_spec_is_refused_not_made_this_folder(
     monkeypatch.chdir(tmp_path)
     argv = ["train", "--recipe", recipe, "--profile", "smoke", "--set", item, "--dry-run"]
     _one_line_error(capsys, argv, f"train: {key}: a model spec is empty")
+
+
+@pytest.mark.parametrize("recipe, sets", [("linearard", ["init=tiny-random"]),
+                                          ("merge", ["merge_with=tiny-random"])])  # fmt: skip
+def test_a_folder_of_another_run_is_refused_before_the_models_are_compared(
+    tmp_path, monkeypatch, capsys, recipe, sets
+) -> None:
+    """``train --out`` a folder holding a finished run of another config is refused from its
+    files, before init's or merge_with's tokenizer and config are compared with the model's:
+    that comparison builds tiny-base (15 minutes) where it is not built yet."""
+    import yaml
+
+    import longred_bench.jobs.same_tokens as same_tokens
+    from longred_bench.training.config import resolve_config
+
+    def compared(*_args, **_kwargs):
+        raise AssertionError("the models were compared before the folder was checked")
+
+    monkeypatch.setattr(same_tokens, "check_training_models", compared)
+    out = tmp_path / "run"
+    (out / "final").mkdir(parents=True)
+    (out / "final" / "config.json").write_text("{}")
+    (out / "run.json").write_text("{}")
+    other = resolve_config("cpt", profile="tiny").to_dict() | {"lr": 1.0e-3}
+    (out / "config.yaml").write_text(yaml.safe_dump(other, sort_keys=True))
+    argv = ["train", "--recipe", recipe, "--profile", "tiny", "--out", str(out), "--set", *sets]
+    _one_line_error(capsys, argv, "of another config")
+    assert sorted(p.name for p in out.iterdir()) == ["config.yaml", "final", "run.json"]

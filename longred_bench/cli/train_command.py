@@ -135,6 +135,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         return 0
     from longred_bench.jobs.same_tokens import check_training_models
 
+    check_run_folder(cfg, Path(args.out), resume=args.resume)  # before a model is fetched or built
     check_training_models(cfg.to_dict())  # teacher, init, merge_with: before any weights load
     check_init_at_hand(cfg)
     from longred_bench.jobs.train import train_command
@@ -151,6 +152,23 @@ def cmd_train(args: argparse.Namespace) -> int:
     elif final is not None and args.quiet:  # else the run said so: it wrote nothing
         print(f"{out} holds this run finished ({final}): nothing to resume")
     return 0
+
+
+def check_run_folder(cfg: Any, out: Path, *, resume: bool) -> None:
+    """Refuse an ``out`` holding a run of another config (or, without ``--resume``, this run)
+    as the run itself would, from the folder's files alone: the comparison of the teacher's,
+    ``init``'s or ``merge_with``'s tokenizer and config with the model's that follows fetches or
+    builds a zoo model not yet in the cache (tiny-base: 15 minutes) before the one-line
+    refusal. A merge's folder is checked as the merge checks it."""
+    from longred_bench.training.loop import check_run_dir
+    from longred_bench.training.methods import METHODS
+
+    if METHODS[cfg.recipe].TRAINS:
+        check_run_dir(cfg, out, resume)
+    else:
+        from longred_bench.training.merge import check_out
+
+        check_out(cfg, out)
 
 
 def check_init_at_hand(cfg: Any) -> None:

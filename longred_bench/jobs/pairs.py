@@ -181,12 +181,12 @@ def check_settings(settings: dict[str, Any], pairs: list[Pair], path: str) -> No
 def _check_lists(settings: dict[str, Any], where: str) -> None:
     """A setting that is a list in ``compare`` (lengths, suites, depths, ...) given as a list,
     whole numbers where it holds numbers (a bare string was read letter by letter, a number
-    was a traceback)."""
+    or an empty value, ``null``, was a traceback)."""
     from longred_bench.jobs.configs import CompareConfig
 
     for f in fields(CompareConfig):
         value = settings.get(f.name)
-        if value is None or not isinstance(f.default, tuple):
+        if f.name not in settings or not isinstance(f.default, tuple):
             continue
         if not isinstance(value, list):
             example = f"[{value}]" if isinstance(value, int | float) else f"{list(f.default)}"

@@ -272,3 +272,12 @@ def test_the_check_before_the_pairs_run_notes_nothing(
     capsys.readouterr()
     pairs.compare_pairs(_write(tmp_path / "p.yaml", data), tmp_path / "out", command="c")
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("key", ["lengths", "suites", "decoding", "niah_depths", "short_tasks"])
+def test_a_list_setting_left_empty_is_refused_in_one_line(tmp_path: Path, key: str) -> None:
+    """``lengths:`` with no value (YAML's ``null``) was a TypeError traceback at the dry run (a
+    ``null`` short task list one on a GPU's estimate); refused as any other non-list."""
+    text = _refused(tmp_path, {"settings": {key: None}, "pairs": [ONE]},
+                    f"settings.{key} must be a list, e.g. [")  # fmt: skip
+    assert text.endswith("; got None")

@@ -303,3 +303,79 @@ def test_the_quiet_progress_line_counts_every_unit_done(
         compare.run_compare(cfg, tmp_path, progress=False)
         line, enabled = lines.pop()
         assert enabled and line() == "[compare] 3 of 3 unit(s) done; now checking saved units"
+
+
+def test_the_progress_line_counts_the_drift_windows_saved(tmp_path: Path) -> None:
+    """While drift is measured, the ``--quiet`` line says how many windows its saved file
+    holds (those every text has)."""
+    import json
+
+    saved = tmp_path / "models-x.partial.json"
+    saved.write_text(json.dumps({"config": {}, "texts": {"a": [[0, 0]] * 3, "b": [[0, 0]] * 2}}))
+    state = compare._Progress(total=2)
+    state.start("drift: pi:factor=4", partial=saved)
+    assert state.line() == (
+        "[compare] 0 of 2 unit(s) done; now drift: pi:factor=4, 2 window(s) measured"
+    )
+
+
+def test_saved_windows_of_another_call_are_kept_while_they_can_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Measuring drift keeps another interrupted call's saved windows where their models' files
+    are unchanged (that call resumes from them), and deletes those that can no longer
+    resume."""
+    import json
+
+    _fake_units(monkeypatch)
+    root = tmp_path / "runs" / "drift"
+    root.mkdir(parents=True)
+    other = {"original": "tiny-random", "extended": [], "rope": ["pi:factor=8"],
+             "texts": "random"}  # fmt: skip
+    kept, stale = root / compare.partial_name(other), root / "models-0123.partial.json"
+    for path in (kept, stale):
+        path.write_text(json.dumps({"config": other, "texts": {}}))
+    compare.run_compare(_cfg(suites=("drift",)), tmp_path, progress=False)
+    assert kept.is_file() and not stale.exists()
+
+
+def test_the_report_is_titled_by_the_original_and_has_a_row_per_decoding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report's title names the original as the reports name a model (a zoo name with
+    the weights it stands for), its rows are every model once per decoding, and it quotes the
+    command."""
+    from longred_bench.reports import compare_report
+
+    built: dict[str, Any] = {}
+
+    def build(records, labels, out, *, title, command):
+        built.update(records=records, labels=labels, out=out, title=title, command=command)
+        return [out / "compare.md"]
+
+    monkeypatch.setattr(compare, "run_compare", lambda cfg, out, **kwargs: [{"r": 1}])
+    monkeypatch.setattr(compare_report, "build_compare_report", build)
+    monkeypatch.setattr("longred_bench.data.sources.zoo_weights", lambda name: f"{name} weights")
+    cfg = _cfg(decoding=("greedy", "pcd"))
+    paths = compare.compare_command(cfg, tmp_path, command="CMD", progress=False)
+    assert paths == [tmp_path / "compare.md"]
+    assert built == {"records": [{"r": 1}], "out": tmp_path, "command": "CMD",
+                     "labels": ["original", "original +pcd", "pi:factor=4", "pi:factor=4 +pcd"],
+                     "title": "`tiny-random` (tiny-random weights) and its extensions"}  # fmt: skip
+
+
+def test_two_models_of_one_folder_name_keep_apart_drift_units(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checkpoints ``a/b`` and ``a_b`` (one folder name, ``a_b``) each keep their own drift
+    unit, as their evaluations do: one folder held both, each measured over the other's."""
+    _fake_units(monkeypatch)
+    cfg = _cfg(extended=("a/b", "a_b"), rope=(), suites=("drift",))
+    root = tmp_path / "drift"
+    state = compare._Progress(total=2)
+    records = compare._drift(cfg, _drift_units(cfg), root, False, state)
+    assert [r["label"] for r in records] == ["a/b", "a_b"]
+    folders = sorted(p.name for p in root.iterdir() if p.is_dir())
+    assert len(folders) == 2 and all(name.startswith("a_b-") for name in folders)
+    again = compare._drift(cfg, _drift_units(cfg), root, False, compare._Progress(total=2))
+    assert again == records

@@ -92,6 +92,8 @@ def test_the_time_kept_has_two_decimals(tmp_path: Path) -> None:
     save_records(path, {"model": "m", "suite": "ruler"}, [{"score": 1.0}], 0, "cpu", 3.14159)
     assert json.loads((path.parent / TIMING).read_text()) == {"seconds": 3.14}
     assert units.unit_seconds(path.parent) == 3.14
+    save_records(path, {"model": "m", "suite": "ruler"}, [{"score": 1.0}], 0, "cpu", 0.0)
+    assert units.unit_seconds(path.parent) == 0.0  # a time of nothing is a time
 
 
 def _finished(run: Path, info: dict[str, Any], step: int = 4) -> Path:
@@ -143,8 +145,8 @@ def test_a_merge_source_outside_a_runs_final_is_named_by_its_path(tmp_path: Path
     checkpoint) or any other folder is its path."""
     run = _finished(tmp_path / "train-cpt-0123", {"tokens": 8, "seconds": 2})
     assert units.merge_source_identity(run / "final").startswith("train-cpt-0123:")
-    step = run / "checkpoints" / "step-000002"
-    assert units.merge_source_identity(step) == str(step)
+    for other in (run / "final-old", run / "checkpoints" / "step-000002"):
+        assert units.merge_source_identity(other) == str(other)
     assert units.merge_source_identity(tmp_path / "m") == str(tmp_path / "m")
 
 
@@ -286,3 +288,48 @@ def test_a_result_saved_while_waiting_for_the_units_lock_is_taken(
     outcome: list[str] = []
     assert unit.run(progress=False, outcome=outcome)[0]["score"] == 2.0
     assert outcome == ["taken"]
+
+
+def test_a_finished_run_whose_metrics_are_lost_trains_again_despite_a_checkpoint(
+    run_cache: Path, training: _Training
+) -> None:
+    """A finished run whose ``run.json`` and metrics are damaged is not resumed from its
+    checkpoint (a resume cannot give its metrics back): it trains again from the start, its
+    folder set aside meanwhile."""
+    from training.checkpoint import STATE, WEIGHTS
+
+    cfg = _smoke()
+    run = _finished(units.run_dir_of(cfg), {"tokens": 1, "seconds": 1.0})
+    (run / "run.json").write_text('{"tokens": 1')
+    (run / "metrics.jsonl").write_text('{"loss": 1.0}\n')
+    step = run / "checkpoints" / "step-000001"
+    step.mkdir(parents=True)
+    (step / STATE).write_bytes(b"x")
+    (step / WEIGHTS).write_bytes(b"x")
+    units.train_cached(cfg, progress=False)
+    assert training.calls == [(False, True)]
+
+
+def test_a_finished_run_keeps_the_suite_built_weights_it_started_from(
+    run_cache: Path, training: _Training, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run from tiny-base keeps which build it started from (``base.json``), which its
+    evaluations' records name."""
+    from longred_bench.jobs import builds
+
+    monkeypatch.setattr(builds, "built_weights", lambda name: "0123456789ab")
+    final, _ = units.train_cached(_smoke().replace(model="tiny-base"), progress=False)
+    assert json.loads((final.parent / builds.BASE_FILE).read_text()) == {
+        "tiny-base": "0123456789ab"
+    }
+
+
+def test_only_the_first_rank_sets_a_damaged_run_json_aside(tmp_path: Path) -> None:
+    """Under ``torchrun`` each rank asks whether a damaged finished run resumes; only rank 0
+    moves its ``run.json`` aside."""
+    run = _finished(tmp_path / "train-cpt-0", {"tokens": 1, "seconds": 1.0})
+    (run / "run.json").write_text('{"tokens": 1')
+    assert units.resumable(run, first=False)
+    assert (run / "run.json").is_file() and not (run / "run.json.damaged").exists()
+    assert units.resumable(run, first=True)
+    assert (run / "run.json.damaged").is_file() and not (run / "run.json").exists()

@@ -65,6 +65,11 @@ def test_values_the_suite_takes_pass(tmp_path: Path, body: str) -> None:
         ("tables: {table3: {evaluation: {ruler: {samples: 0}}}}",
          "tables.table3.evaluation.ruler.samples must be at least 1, not 0"),
         ("training: {cpt: {lr: null}}", "training.cpt.lr must be a number, got None"),
+        ("model: {fallback: tiny-bse}",
+         "model.fallback: model 'tiny-bse' is not a zoo name or a local path (did you mean "
+         "tiny-base?)"),
+        ("model: {name: tiny-bse, fallback: null}",
+         "model.name: model 'tiny-bse' is not a zoo name or a local path"),
         ("training: {cpt: {rope: 'pi:factor=0.5'}}",
          "training.cpt.rope: RoPE spec 'pi:factor=0.5': factor must be > 1"),
         ("tables: {table3: {evaluation: {backend: vllm}, extensions: ['dynamic:factor=2']}}",

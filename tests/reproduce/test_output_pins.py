@@ -101,3 +101,44 @@ def test_a_rebuilds_call_line_names_the_commit_and_source_that_rebuilt_it(
                                "nothing, by longred-bench ")  # fmt: skip
     assert notes[1].endswith(f", not a git checkout (source `{'e' * 12}`); the records name "
                              "the code that computed them")  # fmt: skip
+
+
+def test_records_naming_a_model_by_no_string_are_no_other_models(tmp_path: Path) -> None:
+    """Only string model names count as what the records ran."""
+    check_records_model([_ran(model=["a", "b"]), _ran(original=None)], tmp_path, "tiny", ("m",))
+
+
+def test_only_a_title_of_the_profile_form_names_another_profiles_report(tmp_path: Path) -> None:
+    """The report title's ``(profile `NAME`)``, not a profile quoted otherwise, names it."""
+    (tmp_path / "table1.md").write_text("# Table 1 as the profile `smol` wrote it\n")
+    check_report_profile(tmp_path, "table1", "tiny")
+
+
+def test_the_earlier_report_is_gone_even_where_the_records_cannot_be_written(
+    tmp_path: Path,
+) -> None:
+    """The earlier ``NAME.md`` is removed before the records are written: a call whose
+    records fail leaves no report of other records."""
+    (tmp_path / "table9.md").write_text("an earlier call's report\n")
+    with pytest.raises(TypeError):
+        write_outputs("table9", _report, [{"row": object()}], tmp_path, profile="tiny",
+                      command="c", wall_seconds=1.0, wall_note="")  # fmt: skip
+    assert not (tmp_path / "table9.md").exists()
+
+
+def test_a_rebuilds_wall_time_is_its_own(tmp_path: Path, monkeypatch) -> None:
+    """The rebuilt report's wall time is the time the rebuild took, from its start."""
+    import time
+
+    import longred_bench.source_tree as source_tree
+    from longred_bench.results import write_table_records
+
+    write_table_records(tmp_path, "fake", [{"row": "a"}])
+    state = source_tree.SourceState("abc123", "f" * 64, False)
+    monkeypatch.setattr(source_tree, "source_state", lambda: state)
+    clock = iter([100.0, 102.5])
+    monkeypatch.setattr(time, "perf_counter", lambda: next(clock))
+    got: dict = {}
+    rebuild_outputs("fake", lambda r, o, **k: got.update(k) or [], tmp_path, profile="tiny",
+                    command="c")  # fmt: skip
+    assert got["wall_seconds"] == 2.5

@@ -131,3 +131,22 @@ def test_a_copy_of_a_profile_the_checks_refuse_is_not_written(tmp_path: Path) ->
     with pytest.raises(UserError, match=r"drift\.top_m must be at least 0"):
         new_profile(str(_profile(tmp_path, "drift: {top_m: -1}")), out)
     assert not out.exists()
+
+
+def test_show_raises_a_single_refused_table_section_as_its_own_error(tmp_path: Path) -> None:
+    """One table section the table refuses is that table's one-line error, not a count."""
+    from longred_bench.reproduce.profile_views import show_profile
+
+    path = _profile(tmp_path, "tables: {table3: {rows: [control, nope]}}")
+    with pytest.raises(UserError) as got:
+        show_profile(str(path))
+    assert str(got.value).startswith("table3 cannot run at profile mine")
+    assert "unknown row 'nope'" in str(got.value)
+
+
+def test_a_copy_whose_stem_cannot_name_a_profile_is_not_written(tmp_path: Path) -> None:
+    """The copy's stem names the profile: characters a name cannot hold are refused first."""
+    out = tmp_path / "my copy!.yaml"
+    with pytest.raises(UserError, match="the file's stem names the profile; use letters"):
+        new_profile("smoke", out)
+    assert not out.exists()

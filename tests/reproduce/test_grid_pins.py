@@ -14,10 +14,13 @@ from longred_bench.errors import UserError
 from longred_bench.reproduce.grid import (
     TrainedRow,
     at_original_window,
+    base_steps,
     eval_unit,
     eval_units,
+    grid_steps,
     merge_source,
     replay_within_budget,
+    row_steps,
     trained_rows,
     within_share,
 )
@@ -132,3 +135,40 @@ def test_a_merge_row_needs_an_extension() -> None:
     """A merge interpolates with a trained model's RoPE: at the original RoPE it is refused."""
     with pytest.raises(UserError, match="a merge row needs an extension"):
         merge_source(TrainedRow("merge", None, 0))
+
+
+def test_the_base_model_is_scored_as_it_is_then_zero_shot_at_each_extension() -> None:
+    """The base model's rows: original first, then each extension in the grid's order."""
+    grid = grid_of("table3", "smoke", extensions=["abf:theta=1e5", "pi:factor=4"])
+    assert [s.label for s in base_steps(grid)] == [
+        "eval original short_tiny", "eval original ruler",
+        "eval zero-shot abf:theta=1e5 short_tiny", "eval zero-shot abf:theta=1e5 ruler",
+        "eval zero-shot pi:factor=4 short_tiny", "eval zero-shot pi:factor=4 ruler",
+    ]  # fmt: skip
+
+
+def test_control_is_trained_once_and_scored_at_every_extension() -> None:
+    """``control`` keeps the original RoPE: one run, its checkpoint in every extension's rows."""
+    grid = grid_of("table3", "smoke", extensions=["abf:theta=1e5", "pi:factor=4"])
+    steps = row_steps(grid, TrainedRow("control", None, 0))
+    assert [s.label for s in steps] == [
+        "train control original RoPE seed 0",
+        "eval control abf:theta=1e5 seed 0 short_tiny", "eval control abf:theta=1e5 seed 0 ruler",
+        "eval control pi:factor=4 seed 0 short_tiny", "eval control pi:factor=4 seed 0 ruler",
+    ]  # fmt: skip
+    assert {s.labels["extension"] for s in steps[1:]} == {"abf:theta=1e5", "pi:factor=4"}
+
+
+def test_only_a_merge_run_is_listed_again_once_its_source_is_trained() -> None:
+    """A merge's key names its source run's checkpoint: its training step is relisted."""
+    steps = [s for s in grid_steps(grid_of("table7", "smoke")) if s.labels is None]
+    relisted = [s.label.split()[1] for s in steps if s.relisted]
+    assert relisted == ["merge"] and len(steps) == 4
+
+
+def test_longrecipes_rows_carry_its_anchors_with_the_runs_data_settings() -> None:
+    """Each evaluation names its run's data settings; LongRecipe's also its anchors."""
+    extras = {s.label.split()[1]: s.train_extra for s in grid_steps(grid_of("longrecipe", "smoke"))
+              if s.train}  # fmt: skip
+    assert set(extras["cpt"]) == {"long_data", "retrieval_fraction", "long_len", "short_len"}
+    assert set(extras["longrecipe"]) == {*extras["cpt"], "anchors"}

@@ -202,3 +202,22 @@ def test_a_rebuild_of_all_leaves_out_tables_that_write_their_own_outputs(
     monkeypatch.setattr(output, "rebuild_outputs", lambda name, *a, **k: rebuilt.append(name) or [])
     assert engine.reproduce("all", "tiny", tmp_path, rebuild=True) == []
     assert rebuilt == [t for t in TABLES if t not in ("tiny_base", "kernel")]
+
+
+def test_a_report_of_code_tasks_names_the_permission_before_force(
+    computed, monkeypatch, tmp_path
+) -> None:
+    """A table whose short suite runs code: its report's command carries
+    ``--allow-code-eval``, then ``--force`` where the call was forced."""
+    got: dict = {}
+
+    def write(ctx, records, out, report):
+        got.update(report)
+        return []
+
+    _use(monkeypatch, lambda ctx: [Step(_unit("a"), "a", labels={})], write=write)
+    monkeypatch.setattr(engine, "_runs_code", lambda ctx: True)
+    engine.run_table(_ctx(force=True), tmp_path / "out")
+    assert got["command"].endswith(" --profile smoke --out " + str(tmp_path / "out")
+                                   + " --allow-code-eval --force")  # fmt: skip
+    assert got["profile"] == "smoke"

@@ -18,6 +18,7 @@ from longred_bench.reproduce.grid import (
     eval_unit,
     eval_units,
     grid_steps,
+    lite_budget,
     merge_source,
     replay_within_budget,
     row_steps,
@@ -172,3 +173,11 @@ def test_longrecipes_rows_carry_its_anchors_with_the_runs_data_settings() -> Non
               if s.train}  # fmt: skip
     assert set(extras["cpt"]) == {"long_data", "retrieval_fraction", "long_len", "short_len"}
     assert set(extras["longrecipe"]) == {*extras["cpt"], "anchors"}
+
+
+def test_linearards_lite_budget_keeps_at_least_one_step() -> None:
+    """A budget too small to divide still trains: one step at a 16th of the tokens a step."""
+    grid = grid_of("linearard", "smoke")
+    cfg = TrainedRow("linearard", grid.extensions[0], 0).config(grid)
+    lite = lite_budget(cfg.replace(steps=3), 256, 1)
+    assert lite.steps == 1 and lite.tokens_per_step == cfg.tokens_per_step // 16

@@ -221,3 +221,18 @@ def test_a_report_of_code_tasks_names_the_permission_before_force(
     assert got["command"].endswith(" --profile smoke --out " + str(tmp_path / "out")
                                    + " --allow-code-eval --force")  # fmt: skip
     assert got["profile"] == "smoke"
+
+
+def test_teachers_and_ruler_tasks_are_checked_before_any_table_runs(tmp_path, monkeypatch) -> None:
+    """``reproduce`` checks every pending run's teacher and each table's RULER tasks before
+    the first unit is computed, not when a unit's turn comes."""
+    from longred_bench.reproduce import ruler_fit
+
+    calls: list[str] = []
+    for name in ("check_can_run", "check_model", "fetch_missing", "build_tiny_base_first"):
+        monkeypatch.setattr(engine, name, lambda *a, **k: None)
+    monkeypatch.setattr(engine, "check_teachers", lambda prof, steps: calls.append("teachers"))
+    monkeypatch.setattr(ruler_fit, "check_table_tasks", lambda ctx: calls.append("tasks"))
+    monkeypatch.setattr(engine, "run_table", lambda ctx, out, jobs: calls.append("run") or [])
+    assert engine.reproduce("table3", "smoke", tmp_path / "out", progress=False) == []
+    assert calls == ["teachers", "tasks", "run"]

@@ -326,3 +326,32 @@ def test_every_members_records_carry_its_category_source_and_headline() -> None:
         fields = paper_suite.record_fields(name)
         assert (fields["benchmark"], fields["ran_task"], fields["ran_via"]) == (
             m.task, name, "offline")  # fmt: skip
+
+
+# The suite as the module documents it: task -> (category, shots, record metric, scale).
+DOCUMENTED = {
+    "mmlu": ("General", 5, "acc", 1.0),
+    "bbh_fewshot": ("General", 3, "exact_match", 1.0),
+    "lambada_openai": ("General", 0, "acc", 1.0),
+    "triviaqa": ("General", 5, "exact_match,remove_whitespace", 1.0),
+    "humaneval": ("Code", 0, "pass@1,create_test", 1.0),
+    "mbpp": ("Code", 3, "pass_at_1", 1.0),
+    "gsm8k": ("Math", 5, "exact_match,strict-match", 1.0),
+    "minerva_math": ("Math", 4, "exact_match", 1.0),
+    "squadv2": ("RC", 0, "f1", 0.01),
+    "drop": ("RC", 3, "f1", 1.0),
+    "boolq": ("RC", 0, "acc", 1.0),
+    "piqa": ("Common", 0, "acc", 1.0),
+    "hellaswag": ("Common", 0, "acc_norm", 1.0),
+    "winogrande": ("Common", 0, "acc", 1.0),
+    "arc_easy": ("Common", 0, "acc", 1.0),
+    "arc_challenge": ("Common", 0, "acc_norm", 1.0),
+    "social_iqa": ("Common", 0, "acc", 1.0),
+}
+
+
+def test_each_member_runs_its_documented_shots_and_reads_its_documented_metric() -> None:
+    """Every member's category, few-shot count, score metric and scale, in member order."""
+    got = {m.task: (m.category, m.num_fewshot, m.metric, m.scale) for m in MEMBERS}
+    assert got == DOCUMENTED
+    assert list(got) == list(DOCUMENTED)

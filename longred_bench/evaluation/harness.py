@@ -48,6 +48,7 @@ from longred_bench.evaluation.ppl import pow2_floor
 from longred_bench.evaluation.quiet_output import lm_eval_output
 from longred_bench.evaluation.request_db import set_aside_damaged
 from longred_bench.evaluation.task_names import tasks_dir
+from longred_bench.wording import by_family
 
 DEFAULT_TASKS = SUITES["short"]
 _HFLM_MAX_GEN_TOKS = 256  # HFLM.max_gen_toks in lm-eval 0.4.13
@@ -103,7 +104,7 @@ def check_tasks(names: Iterable[str], manager: Any) -> list[str]:
         near = [m for n in unknown for m in difflib.get_close_matches(n, sorted(known), n=2)]
         hint = f"; nearest: {', '.join(dict.fromkeys(near))}" if near else ""
         raise UserError(f"unknown lm-eval task(s) {', '.join(unknown)}{hint}; tasks of this "
-                        f"repo: {', '.join(ours)}")  # fmt: skip
+                        f"repo: {', '.join(by_family(ours))}")  # fmt: skip
     return names
 
 

@@ -76,6 +76,23 @@ def test_an_unknown_task_names_its_nearest_and_the_repositorys_tasks() -> None:
     assert str(err.value).startswith("unknown lm-eval task(s) zzzz; tasks of this repo: ")
 
 
+def test_an_unknown_tasks_line_lists_a_large_group_of_the_repository_as_one_item() -> None:
+    """A group of this repository with four or more members (RULER's tasks) is listed by its
+    name and ``NAME_* (N)``, not member by member; a group of fewer is listed whole."""
+    ruler = [f"longred_ruler_{t}" for t in ("cwe", "fwe", "qa_1", "vt")]
+    known = ["longred_ruler", *ruler, "longred_boolq", "longred_boolq_x", "piqa"]
+    with pytest.raises(UserError) as err:
+        harness.check_tasks(["nothing_like_it"], SimpleNamespace(all_tasks=known))
+    assert str(err.value).endswith(
+        "tasks of this repo: longred_boolq, longred_boolq_x, longred_ruler, longred_ruler_* (4)"
+    )
+    with pytest.raises(UserError) as err:  # three members: listed
+        harness.check_tasks(
+            ["nothing_like_it"], SimpleNamespace(all_tasks=["longred_ruler", *ruler[:3]])
+        )
+    assert "longred_ruler, longred_ruler_cwe, longred_ruler_fwe" in str(err.value)
+
+
 # --- records read from lm-eval's results ------------------------------------------------------
 
 

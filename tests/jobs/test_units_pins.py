@@ -215,7 +215,7 @@ def test_a_run_with_nothing_to_resume_is_set_aside_while_it_trains_again(
 
 def test_a_run_resumes_from_its_checkpoint(run_cache: Path, training: _Training) -> None:
     """An interrupted run (a whole checkpoint, no ``run.json``) resumes in its folder."""
-    from training.checkpoint import STATE, WEIGHTS
+    from longred_bench.training.checkpoint import STATE, WEIGHTS
 
     cfg = _smoke()
     step = units.run_dir_of(cfg) / "checkpoints" / "step-000001"
@@ -296,7 +296,7 @@ def test_a_finished_run_whose_metrics_are_lost_trains_again_despite_a_checkpoint
     """A finished run whose ``run.json`` and metrics are damaged is not resumed from its
     checkpoint (a resume cannot give its metrics back): it trains again from the start, its
     folder set aside meanwhile."""
-    from training.checkpoint import STATE, WEIGHTS
+    from longred_bench.training.checkpoint import STATE, WEIGHTS
 
     cfg = _smoke()
     run = _finished(units.run_dir_of(cfg), {"tokens": 1, "seconds": 1.0})

@@ -47,8 +47,7 @@ from longred_bench.evaluation.lm import EvalModel
 from longred_bench.evaluation.ppl import pow2_floor
 from longred_bench.evaluation.quiet_output import lm_eval_output
 from longred_bench.evaluation.request_db import set_aside_damaged
-from longred_bench.evaluation.task_names import tasks_dir
-from longred_bench.wording import by_family
+from longred_bench.evaluation.task_names import by_family, tasks_dir
 
 DEFAULT_TASKS = SUITES["short"]
 _HFLM_MAX_GEN_TOKS = 256  # HFLM.max_gen_toks in lm-eval 0.4.13

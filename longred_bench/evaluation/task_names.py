@@ -49,3 +49,19 @@ def check_own_task(name: str, where: str) -> None:
     near = difflib.get_close_matches(name, sorted(own_task_names()), n=2)
     hint = f"; did you mean {' or '.join(near)}?" if near else ""
     raise UserError(f"{where}: {name!r} is none of the suite's lm-eval tasks{hint}")
+
+
+def by_family(names: list[str], least: int = 4) -> list[str]:
+    """Task ``names`` in their order, with the members of a listed group that has at least
+    ``least`` (``longred_ruler_cwe``, ... of ``longred_ruler``) as one item after it,
+    ``longred_ruler_* (14)``: a line listing every RULER task ran to 900 characters."""
+    families = {n: [m for m in names if m.startswith(n + "_")] for n in names}
+    families = {n: kids for n, kids in families.items() if len(kids) >= least}
+    hidden = {m for kids in families.values() for m in kids}
+    shown = []
+    for name in names:
+        if name in families:
+            shown += [name, f"{name}_* ({len(families[name])})"]
+        elif name not in hidden:
+            shown.append(name)
+    return shown

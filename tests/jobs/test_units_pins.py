@@ -213,15 +213,20 @@ def test_a_run_with_nothing_to_resume_is_set_aside_while_it_trains_again(
     assert aside_of(run).name == f".{run.name}.replaced" and not aside_of(run).exists()
 
 
-def test_a_run_resumes_from_its_checkpoint(run_cache: Path, training: _Training) -> None:
-    """An interrupted run (a whole checkpoint, no ``run.json``) resumes in its folder."""
+def _whole_checkpoint(run: Path) -> None:
+    """A whole checkpoint (its state and weights files) at step 1 in run folder ``run``."""
     from longred_bench.training.checkpoint import STATE, WEIGHTS
 
-    cfg = _smoke()
-    step = units.run_dir_of(cfg) / "checkpoints" / "step-000001"
+    step = run / "checkpoints" / "step-000001"
     step.mkdir(parents=True)
     (step / STATE).write_bytes(b"x")
     (step / WEIGHTS).write_bytes(b"x")
+
+
+def test_a_run_resumes_from_its_checkpoint(run_cache: Path, training: _Training) -> None:
+    """An interrupted run (a whole checkpoint, no ``run.json``) resumes in its folder."""
+    cfg = _smoke()
+    _whole_checkpoint(units.run_dir_of(cfg))
     units.train_cached(cfg, progress=False)
     assert training.calls == [(True, False)]
 
@@ -296,16 +301,11 @@ def test_a_finished_run_whose_metrics_are_lost_trains_again_despite_a_checkpoint
     """A finished run whose ``run.json`` and metrics are damaged is not resumed from its
     checkpoint (a resume cannot give its metrics back): it trains again from the start, its
     folder set aside meanwhile."""
-    from longred_bench.training.checkpoint import STATE, WEIGHTS
-
     cfg = _smoke()
     run = _finished(units.run_dir_of(cfg), {"tokens": 1, "seconds": 1.0})
     (run / "run.json").write_text('{"tokens": 1')
     (run / "metrics.jsonl").write_text('{"loss": 1.0}\n')
-    step = run / "checkpoints" / "step-000001"
-    step.mkdir(parents=True)
-    (step / STATE).write_bytes(b"x")
-    (step / WEIGHTS).write_bytes(b"x")
+    _whole_checkpoint(run)
     units.train_cached(cfg, progress=False)
     assert training.calls == [(False, True)]
 

@@ -28,3 +28,20 @@ def smoke_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request) -> Pat
         (cache / folder).symlink_to(real / folder)
     monkeypatch.setenv("LONGRED_CACHE", str(cache))
     return cache
+
+
+@pytest.fixture
+def computed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Evaluations computed for real by a stand-in of the harness, in a fresh run cache: each
+    records the unit it computed (``of``) and the calls are listed by the units' names."""
+    import longred_bench.jobs.unit_compute as unit_compute
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
+    calls: list[str] = []
+
+    def fake(config, progress, **_):
+        calls.append(config["name"])
+        return [{"kind": "eval", "value": float(len(calls)), "of": config["name"]}]
+
+    monkeypatch.setattr(unit_compute, "run_eval_unit", fake)
+    return calls

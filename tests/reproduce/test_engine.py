@@ -22,20 +22,6 @@ def _unit(name: str, **config) -> CachedUnit:
     return CachedUnit("eval", f"runs/test/{name}", {"suite": "fake", "name": name, **config})
 
 
-@pytest.fixture
-def computed(tmp_path, monkeypatch) -> list[str]:
-    """Evaluations computed for real by a stand-in of the harness (records name the unit)."""
-    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
-    calls: list[str] = []
-
-    def fake(config, progress, **_):
-        calls.append(config["name"])
-        return [{"kind": "eval", "value": float(len(calls)), "of": config["name"]}]
-
-    monkeypatch.setattr(unit_compute, "run_eval_unit", fake)
-    return calls
-
-
 def _spec(steps) -> TableSpec:
     return TableSpec("fake", "a table for the engine's tests", NoSettings, steps)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pytest
 
-import longred_bench.jobs.unit_compute as unit_compute
 from longred_bench.errors import UserError
 from longred_bench.jobs.units import CachedUnit
 from longred_bench.profiles import load_profile
@@ -23,20 +22,6 @@ def _unit(name: str, kind: str = "eval", **config) -> CachedUnit:
 
 def _ctx(**kw) -> Context:
     return Context("fake", load_profile("smoke"), NoSettings(), **{"progress": False, **kw})
-
-
-@pytest.fixture
-def computed(tmp_path, monkeypatch) -> list[str]:
-    """Evaluations computed by a stand-in of the harness (records name the unit)."""
-    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path))
-    calls: list[str] = []
-
-    def fake(config, progress, **_):
-        calls.append(config["name"])
-        return [{"kind": "eval", "value": float(len(calls)), "of": config["name"]}]
-
-    monkeypatch.setattr(unit_compute, "run_eval_unit", fake)
-    return calls
 
 
 def _use(monkeypatch, steps, **kw) -> TableSpec:

@@ -10,8 +10,7 @@ description of the unit: computing it needs nothing else. Results are records: a
 a measurement's, or a training run's one summary record (its steps, tokens, seconds, folder).
 
 The stored config also holds a hash of the source files the unit's kind depends on
-(:data:`UNIT_CODE`), and a training run's folder is named by it too: a result computed by other
-code is computed again, never reused.
+(:data:`UNIT_CODE`), and a training run's folder is named by it too: other code computes again.
 
 Paths inside the cache (a trained checkpoint an evaluation measures) enter keys and stored
 configs as :func:`longred_bench.jobs.key_root.portable` writes them, so a cache copied to another
@@ -363,9 +362,10 @@ def finished_run(run_dir: Path) -> dict[str, Any] | None:
         except (OSError, ValueError, IndexError) as exc:
             warn_once(f"{path} is damaged ({exc.__class__.__name__}): {DAMAGED_RUN}", path)
             return None
-        missing = [key for key in keys if key not in value]
-        if missing:  # parses, but is not a finished run's record (cut short, or edited)
-            warn_once(f"{path} is damaged (no {missing[0]!r}): {DAMAGED_RUN}", path)
+        bad = [k for k in keys if not isinstance(value.get(k), int | float)]  # or not a number
+        if bad:  # parses, but is not a finished run's record (cut short, or edited)
+            why = f"no {bad[0]!r}" if bad[0] not in value else f"{bad[0]!r} is not a number"
+            warn_once(f"{path} is damaged ({why}): {DAMAGED_RUN}", path)
             return None
         if path == info_path:
             info = value

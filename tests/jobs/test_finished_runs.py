@@ -36,14 +36,17 @@ def test_only_a_run_with_its_final_model_and_run_json_is_finished(
 
 @pytest.mark.parametrize(
     ("name", "record", "missing"),
-    [("run.json", {"tokens": 64}, "seconds"), ("run.json", {"seconds": 1.5}, "tokens"),
-     ("metrics.jsonl", {"loss": 1.0}, "step")],
+    [("run.json", {"tokens": 64}, "no 'seconds'"), ("run.json", {"seconds": 1.5}, "no 'tokens'"),
+     ("metrics.jsonl", {"loss": 1.0}, "no 'step'"),
+     ("run.json", {"tokens": 64, "seconds": "1.5s"}, "'seconds' is not a number"),
+     ("metrics.jsonl", {"step": None}, "'step' is not a number")],
 )  # fmt: skip
 def test_a_record_that_parses_without_its_figures_is_damaged(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, record: dict, missing: str
 ) -> None:
     """A ``run.json`` or last metrics record that parses but lacks a figure the summary needs
-    (cut short, or edited) was a KeyError traceback; it is damaged: said, and trained again."""
+    (cut short, or edited) was a KeyError traceback, one whose figure is not a number a
+    ValueError where a plan read its time; it is damaged: said, and trained again."""
     run = tmp_path / "train-cpt-0"
     _records(run)
     (run / "run.json").write_text(json.dumps({"tokens": 64, "seconds": 1.5}))
@@ -53,7 +56,7 @@ def test_a_record_that_parses_without_its_figures_is_damaged(
     capsys.readouterr()
     assert finished_run(run) is None
     err = capsys.readouterr().err
-    assert f"{run / name} is damaged (no {missing!r}): the run is not taken as finished" in err
+    assert f"{run / name} is damaged ({missing}): the run is not taken as finished" in err
 
 
 @pytest.mark.integration

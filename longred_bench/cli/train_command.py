@@ -211,17 +211,15 @@ def check_run_files(cfg: Any, out: Path, *, resume: bool) -> None:
     """Refuse to resume a run in ``out`` whose local models or data files (:data:`RUN_FILES`)
     changed since it started (weights saved again at the same path: its checkpoints would
     continue from other weights, without a word); else keep their stamps there. The folder is
-    checked first as the run checks it, so a refused run writes nothing."""
+    checked before it (:func:`check_run_folder`), so a refused run writes nothing."""
     import json
 
     from longred_bench.cache import atomic_write_text
     from longred_bench.jobs.local_files import local_stamps
-    from longred_bench.training.loop import check_run_dir
     from longred_bench.training.methods import METHODS
 
     if not METHODS[cfg.recipe].TRAINS:  # a merge: no checkpoint to continue, its own checks
         return
-    check_run_dir(cfg, out, resume)
     now = local_stamps(cfg.to_dict()).get("local_files", {})
     path = out / RUN_FILES
     if resume and path.is_file():

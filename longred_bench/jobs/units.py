@@ -10,7 +10,7 @@ description of the unit: computing it needs nothing else. Results are records: a
 a measurement's, or a training run's one summary record (its steps, tokens, seconds, folder).
 
 The stored config also holds a hash of the source files the unit's kind depends on
-(:data:`UNIT_CODE`), and a training run's folder is named by it too: other code computes again.
+(:data:`UNIT_CODE`), and a training run's folder is named by it too: a unit of other code reruns.
 
 Paths inside the cache (a trained checkpoint an evaluation measures) enter keys and stored
 configs as :func:`longred_bench.jobs.key_root.portable` writes them, so a cache copied to another

@@ -189,7 +189,8 @@ def _check_lists(settings: dict[str, Any], where: str) -> None:
         if f.name not in settings or not isinstance(f.default, tuple):
             continue
         if not isinstance(value, list):
-            example = f"[{value}]" if isinstance(value, int | float) else f"{list(f.default)}"
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            example = f"[{value}]" if number else f"{list(f.default)}"
             raise UserError(f"{where}.{f.name} must be a list, e.g. {example}; got {value!r}")
         if f.name in ("lengths", "niah_depths") and not all(
             isinstance(v, int) and not isinstance(v, bool) for v in value

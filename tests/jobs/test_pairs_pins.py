@@ -281,3 +281,13 @@ def test_a_list_setting_left_empty_is_refused_in_one_line(tmp_path: Path, key: s
     text = _refused(tmp_path, {"settings": {key: None}, "pairs": [ONE]},
                     f"settings.{key} must be a list, e.g. [")  # fmt: skip
     assert text.endswith("; got None")
+
+
+def test_a_list_setting_given_as_true_shows_the_default_list_as_its_example(tmp_path: Path) -> None:
+    """``niah_depths: true`` is not a number in a list: the example is the default list, not
+    ``[True]``; a bare number's example is that number in a list."""
+    expected = "settings.niah_depths must be a list, e.g. [0, 25, 50, 75, 100]; got True"
+    text = _refused(tmp_path, {"settings": {"niah_depths": True}, "pairs": [ONE]}, expected)
+    assert "[True]" not in text
+    _refused(tmp_path, {"settings": {"niah_depths": 50}, "pairs": [ONE]},
+             "settings.niah_depths must be a list, e.g. [50]; got 50")  # fmt: skip

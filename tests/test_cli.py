@@ -18,7 +18,7 @@ def test_reproduce_table1_smoke(tmp_path, monkeypatch):
     assert "profile `smoke`" in md
     assert "Llama-3-8B-32K" in md  # paper rows beside ours
     assert md.count("| this suite | tiny-random |") == 6  # 5 extensions and the control
-    assert "| this suite | tiny-random | control: CPT data at the original RoPE |" in md
+    assert "| this suite | tiny-random | control: CPT data at the original RoPE and window |" in md
     assert "bootstrap over the 2 texts" in md
     assert (out / "table1.png").read_bytes()[:4] == b"\x89PNG"
     records = read_records(out / "table1.jsonl.gz")

@@ -47,6 +47,7 @@ from longred_bench.reports.verdict_rules import (
     NOT_COMPARABLE,
     RULER_FLOOR,
     Verdict,
+    at_paper_setting,
     below_ruler_floor,
     floor_text,
     fmt_interval,
@@ -65,6 +66,7 @@ from longred_bench.reports.verdict_stats import (
     seeds_note,
     spread_text,
 )
+from longred_bench.reports.verdicts import longred_ran
 
 DEFAULT = "longred-c"
 WHAT_NAMES = {"short": "Short Avg", "ruler": "RULER"}
@@ -183,7 +185,8 @@ def ablation_verdicts(
                 and layers[0] == layers[1]
                 and () not in layers[0]
             )
-            out.append(verdict_direction(claim, ref, mine, scope, same, pre.gate))
+            claimed = verdict_direction(claim, ref, mine, scope, same, pre.gate)
+            out += at_paper_setting([claimed], longred_ran(pre.pe, pre.factor))
     return out
 
 

@@ -1,21 +1,21 @@
 """LongReD Table 1's claims on drift, and the rules, in code, that label them.
 
 (c) *Drift falls after CPT*, per extension, against the ``control`` row (the same CPT data at
-    the original RoPE): training on new data moves any model away from the original, so the
-    change that CPT makes at the new RoPE (``after - before``, per text) is compared with the
-    change the data alone makes (``control - original``: hidden similarity ``control - 1``,
-    attention KL ``control - 0``). Every seed of ``cpt`` and of ``control`` counts: the interval
-    of ``mean over cpt seeds of (after - before) - mean over control seeds of (control -
-    original)`` counts the seeds of each side (t over their spread; where both rows have the
-    same seeds, which read the data in the same order, t over the per-seed differences) and the
-    (paired) texts (:func:`~longred_bench.metrics.stats.seed_mean_of_means_diff_ci`). Hidden
-    similarity: entirely above 0 -> reproduced; entirely below 0, or holding 0 and below the
-    paper's effect scaled to this drift -> not reproduced; else undecided. Attention KL: the
-    mirror (below 0).
+    the original RoPE, in windows of the original length): training on new data moves any model
+    away from the original, so the change that CPT makes at the new RoPE (``after - before``,
+    per text) is compared with the change the data alone makes (``control - original``: hidden
+    similarity ``control - 1``, attention KL ``control - 0``). Every seed of ``cpt`` and of
+    ``control`` counts: the interval of ``mean over cpt seeds of (after - before) - mean over
+    control seeds of (control - original)`` counts the seeds of each side (t over their spread;
+    where both rows have the same seeds, which read the data in the same order, t over the
+    per-seed differences) and the (paired) texts
+    (:func:`~longred_bench.metrics.stats.seed_mean_of_means_diff_ci`). Hidden similarity:
+    entirely above 0 -> reproduced; entirely below 0, or holding 0 and below the paper's effect
+    scaled to this drift -> not reproduced; else undecided. Attention KL: the mirror (below 0).
     The paper's effect: the mean fraction of the drift its CPT removed (hidden ``(after -
     before) / (1 - before)``, KL ``(before - after) / before``, over Table 1's rows) times our
-    zero-shot drift. The claim: :func:`~longred_bench.reports.verdict_rules.combine` of the
-    two. Without a control row, or without per-text values, it is not comparable.
+    zero-shot drift. The claim: :func:`~longred_bench.reports.verdict_rules.combine` of the two.
+    Without a control row, or without per-text values, it is not comparable.
 (c2) *A larger RoPE base drifts more* (the order of Table 1's rows): over the ABF extensions
     measured zero-shot on the same texts, Spearman's rho of the base against the mean hidden
     similarity, with an interval resampling the texts
@@ -48,9 +48,9 @@ from longred_bench.reports.verdict_rules import (
 from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, paired_by_seed
 
 CLAIM_C = (
-    "Drift falls after CPT, net of what the same training data moves at the original RoPE "
-    "(`control`): hidden similarity rises and attention KL falls against the control's change "
-    "(Table 1)."
+    "Drift falls after CPT, net of what the same training data moves at the original RoPE and "
+    "window (`control`): hidden similarity rises and attention KL falls against the control's "
+    "change (Table 1)."
 )
 CLAIM_C2 = "A larger RoPE base drifts more: lower hidden similarity, higher attention KL."
 RULE_C = (

@@ -220,6 +220,9 @@ def fig2_verdicts(points: list[Point], original: Items) -> list[Verdict]:
                     "on the drawn documents): no interval.")  # fmt: skip
         if len(mine) < MIN_MODELS:
             ours += f" Fewer than {MIN_MODELS} models: below the figure's floor."
+        if series == "cpt":
+            ours += (" Each model is one training run (seed 0): the interval holds no "
+                     "variance over training seeds.")  # fmt: skip
         out.append(Verdict("F2", CLAIM, title, PAPER, ours, spearman_label(ci, len(mine)), rule))
     return out
 

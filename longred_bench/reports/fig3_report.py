@@ -54,13 +54,19 @@ from longred_bench.reports.verdict_rules import (
     BELOW,
     NOT_COMPARABLE,
     Verdict,
+    at_paper_setting,
     combine,
     fmt_interval,
     judge,
     premise_gate,
 )
 from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT, SEED_INTERVALS
-from longred_bench.reports.verdicts import extension_scope, extension_setting, verdicts_markdown
+from longred_bench.reports.verdicts import (
+    extension_scope,
+    extension_setting,
+    longred_ran,
+    verdicts_markdown,
+)
 
 FIG3_MARK = "[sec]"
 PAPER = (
@@ -199,7 +205,8 @@ def fig3_verdicts(runs: dict[PointKey, Run], cats: dict[str, tuple[str, ...]]) -
         rule = RULE.format(level=LEVEL, table_steps=table_steps, late=late)
         scope = extension_scope(ext, pe, factor)
         _, gate = premise_gate([premise_verdict(ci, scope)])
-        out.append(Verdict("F3", CLAIM, scope, PAPER, ours, curve_label(ci), rule, premise=gate))
+        f3 = Verdict("F3", CLAIM, scope, PAPER, ours, curve_label(ci), rule, premise=gate)
+        out += at_paper_setting([f3], longred_ran(pe, factor))
     return out
 
 

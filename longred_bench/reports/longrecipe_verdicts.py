@@ -189,7 +189,9 @@ def verdict_matches_full_length(
     premise = verdict_cpt_learns_long(zero_shot[0], cpt, scope)
     passed, gate = premise_gate([premise])
     if not passed:
-        ours = f"premise (e): {premise.ours} Nothing learned to match."
+        ours = f"premise (e): {premise.ours} Nothing learned to match." + tokens_note(
+            name, token_ratio
+        )
         return Verdict("R1", CLAIM_R1, scope, PAPER_R1, ours, NOT_COMPARABLE, rule, "paper", gate)
     low, high = compared_means(zero_shot[:1], cpt, "ruler")
     margin = long_margin((high or 0.0) - (low or 0.0))

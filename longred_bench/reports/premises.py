@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from longred_bench.reports.long_verdict import verdict_cpt_learns_long
 from longred_bench.reports.runs import Run, RunKey, baseline, extension_factor, run_scores, seeds
+from longred_bench.reports.verdict_rules import at_paper_setting
 from longred_bench.reports.verdict_stats import RunScores, compared_means
 from longred_bench.reports.verdicts import (
     Verdict,
@@ -17,6 +18,7 @@ from longred_bench.reports.verdicts import (
     extension_setting,
     paper_evidence_a,
     paper_relative_a,
+    table3_ran,
     verdict_cpt_loses_short,
 )
 
@@ -62,6 +64,7 @@ def extension_premises(
     if original and cpt:
         paper = paper_evidence_a(pe, factor)
         a = verdict_cpt_loses_short(original[0], cpt, scope, paper, paper_relative_a(pe, factor))
+        a = at_paper_setting([a], table3_ran(pe, factor))[0]
     if zero_shot and cpt:
         e = verdict_cpt_learns_long(zero_shot[0], cpt, scope)
         low, high = compared_means(zero_shot[:1], cpt, "ruler")

@@ -46,7 +46,7 @@ ROWS = (
 ROW_TITLES = {
     "original": "original",
     "zero-shot": "zero-shot extension",
-    "control": "control (original RoPE, same data)",
+    "control": "control (original RoPE and window, same data)",
     "cpt": "CPT, long data",
     "long-short-cpt": "CPT, long + original-window data",
     "mix-cpt": "CPT, mixed data",

@@ -6,10 +6,10 @@ Reads drift records (``kind`` = ``drift_summary`` / ``drift_layer``, from
 is ``"before"`` (the zero-shot extension; also when absent), ``"after"``: the checkpoint of
 ``trained_row`` (``"cpt"``) trained at that extension, compared with the original on the same
 texts (its ``extension`` is the RoPE spec of the before row it belongs to), or ``"control"``: the
-``control`` checkpoint, trained on the same data at the original RoPE, compared with the original
-on the same texts (its ``extension`` is ``None``). A before row without an after record says at
-which profile the after values are measured. Claims (c) (drift falls after CPT, against the
-control row, every seed) and (c2) (a larger RoPE base drifts more) of
+``control`` checkpoint, trained on the same data at the original RoPE and window, compared with
+the original on the same texts (its ``extension`` is ``None``). A before row without an after
+record says at which profile the after values are measured. Claims (c) (drift falls after CPT,
+against the control row, every seed) and (c2) (a larger RoPE base drifts more) of
 :mod:`longred_bench.reports.drift_verdicts` are labelled where their rows were measured.
 
 Every value is shown with its percentile-bootstrap interval over the evaluated texts
@@ -38,18 +38,19 @@ from longred_bench.reports.drift_verdicts import (
     verdict_drift_falls,
 )
 from longred_bench.reports.paper import TABLE1, TABLE1_MARK, TABLE1_SETTING
-from longred_bench.reports.verdict_rules import verdicts_markdown
+from longred_bench.reports.verdict_rules import at_paper_setting, verdicts_markdown
 from longred_bench.reports.verdict_stats import BOOT_SEED, LEVEL, N_BOOT
 from longred_bench.wording import counted
 
 AFTER_CPT_MISSING = "not measured yet"
 AFTER_PROFILE = "tiny"  # the profile whose reference report measures the after-CPT columns
-CONTROL_LABEL = "control: CPT data at the original RoPE"
+CONTROL_LABEL = "control: CPT data at the original RoPE and window"
 CONTROL_TEXT = (
-    "Control: the `control` checkpoint, trained on the same CPT data at the original RoPE, "
-    "against the original (no RoPE change); it measures how far the training data alone moves "
-    "the model, so an after-CPT similarity near the control's says the remaining drift is the "
-    "data's, not the RoPE's."
+    "Control: the `control` checkpoint, trained on the same CPT data at the original RoPE in "
+    "windows of the original length (CPT's are the extended window's), against the original "
+    "(no RoPE change); it measures how far the training data alone moves the model, so an "
+    "after-CPT similarity near the control's says the remaining drift is the data's, not the "
+    "extension's (its RoPE and longer training windows)."
 )
 
 
@@ -96,15 +97,20 @@ def control_summary(summary: pd.DataFrame) -> dict[str, Any] | None:
     return controls[0] if controls else None
 
 
+def _abf(extension: str) -> bool:
+    """Whether ``extension`` is ABF, the extension of every row of the paper's Table 1."""
+    from longred_bench.models.rope import parse_rope_spec
+
+    return parse_rope_spec(str(extension)).method == "abf"
+
+
 def abf_bases(before: pd.DataFrame) -> dict[float, dict[str, Any]]:
     """``{RoPE base: zero-shot drift summary}`` of the ABF extensions measured (an extension
     read as its spec: ``abf:theta=1e7`` or its JSON form)."""
-    from longred_bench.models.rope import parse_rope_spec
-
     out = {}
     for _, row in before.iterrows():
         params = row["rope_parameters"]
-        if row["extension"] and parse_rope_spec(str(row["extension"])).method == "abf":
+        if row["extension"] and _abf(row["extension"]):
             out[float(params["rope_theta"])] = row.to_dict()
     return out
 
@@ -244,7 +250,8 @@ def build_table1(
         post = after.get(row["extension"])
         if post is not None:
             seeds = after_all[row["extension"]]
-            verdicts.append(verdict_drift_falls(row["extension"], row.to_dict(), seeds, controls))
+            falls = verdict_drift_falls(row["extension"], row.to_dict(), seeds, controls)
+            verdicts += at_paper_setting([falls], _abf(row["extension"]))
         hidden_after = _cell(post, "hidden_cosine", cos) if post else missing
         kl_after = _cell(post, "attention_kl", "%.4g") if post else missing
         lines.append(

@@ -44,12 +44,14 @@ from longred_bench.reports.runs import (
 )
 from longred_bench.reports.short_avg import short_categories
 from longred_bench.reports.table2_verdicts import LONG, LONG_SHORT, verdict_long_short
+from longred_bench.reports.verdict_rules import at_paper_setting
 from longred_bench.reports.verdict_stats import LEVEL, RunScores, compared_means, seed_diff
 from longred_bench.reports.verdicts import (
     Verdict,
     extension_scope,
     extension_setting,
     fmt_interval,
+    longred_ran,
     verdicts_markdown,
 )
 
@@ -137,9 +139,10 @@ def table2_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -
             a = extension_premises(runs, cats, ext).a
             out += [] if a is None else [a]
             original = [run_scores(k, runs[k], cats) for k in baseline(runs, ext, "original")]
-            out.append(verdict_long_short(long, mixed, scope, paper_setting=pe == "ABF",
-                                          premises=[] if a is None else [a],
-                                          original=original))  # fmt: skip
+            t2 = verdict_long_short(long, mixed, scope, paper_setting=pe == "ABF",
+                                    premises=[] if a is None else [a],
+                                    original=original)  # fmt: skip
+            out += at_paper_setting([t2], longred_ran(pe, factor))
     return out
 
 

@@ -59,12 +59,14 @@ from longred_bench.reports.runs import (
 )
 from longred_bench.reports.runs_plot import plot_runs
 from longred_bench.reports.short_avg import short_categories
+from longred_bench.reports.verdict_rules import at_paper_setting
 from longred_bench.reports.verdict_stats import RunScores
 from longred_bench.reports.verdicts import (
     B_BASELINES,
     Verdict,
     paper_evidence_b,
     paper_recovered_b,
+    table3_ran,
     verdict_cpt_vs_control,
     verdict_longred_keeps_short,
     verdicts_markdown,
@@ -92,10 +94,11 @@ def table3_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -
                 if base and longred:
                     paper = paper_evidence_b(pre.pe, pre.factor, method, data)
                     recovered = paper_recovered_b(pre.pe, pre.factor, method, data)
-                    out.append(verdict_longred_keeps_short(
+                    b = verdict_longred_keeps_short(
                         base, longred, pre.scope, paper, method, premises=pre.gate,
                         cpt_gain=pre.cpt_gain, recovered=recovered,
-                        original=original))  # fmt: skip
+                        original=original)  # fmt: skip
+                    out += at_paper_setting([b], table3_ran(pre.pe, pre.factor, method, "Mix"))
         control = scores(baseline(runs, ext, "control"))
         if cpt and control:
             out.append(verdict_cpt_vs_control(control, cpt, pre.scope))

@@ -29,9 +29,11 @@ from longred_bench.reports.runs import (
 )
 from longred_bench.reports.runs_plot import plot_runs
 from longred_bench.reports.short_avg import short_categories
+from longred_bench.reports.verdict_rules import at_paper_setting
 from longred_bench.reports.verdicts import (
     T7_BASELINES,
     Verdict,
+    longred_ran,
     verdict_longred_keeps_short,
     verdicts_markdown,
 )
@@ -78,9 +80,10 @@ def table7_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -
         for base_row in BASELINE_ROWS:
             base = [run_scores(k, runs[k], cats) for k in seeds(runs, ext, base_row)]
             if base and longred:
-                out.append(verdict_longred_keeps_short(
+                t7 = verdict_longred_keeps_short(
                     base, longred, pre.scope, paper_evidence(base_row), "LongReD-C",
-                    premises=pre.gate, cpt_gain=pre.cpt_gain))  # fmt: skip
+                    premises=pre.gate, cpt_gain=pre.cpt_gain)  # fmt: skip
+                out += at_paper_setting([t7], longred_ran(pre.pe, pre.factor))
     return out
 
 

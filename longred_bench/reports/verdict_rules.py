@@ -22,13 +22,17 @@ reproduced; :func:`below_ruler_floor` is the floor every RULER comparison applie
 report's rule sentence states it). "Similar long ability" is non-inferiority with a margin of
 :data:`LONG_MARGIN_FRACTION` times CPT's RULER gain over the zero-shot extension
 (:func:`long_margin`), the same constant in Tables 3 and 7 and LongRecipe.
+
+A verdict's source (:data:`SOURCES`) says whose claim it checks: the paper's, at a setting the
+paper ran; the paper's claim at a setting it did not run (:func:`at_paper_setting`: tested
+beyond the paper, e.g. at PI where its table is ABF only); or a check of this suite's own.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from longred_bench.metrics.stats import Interval
 
@@ -44,6 +48,12 @@ LONG_MARGIN_FRACTION = 0.25
 # long-context ability on either side and a comparison of their RULER is not comparable.
 RULER_FLOOR = 5.0
 ABOVE, BELOW = +1, -1
+# What a verdict's source means, as its report's summary table says it.
+SOURCES = {
+    "paper": "paper",
+    "elsewhere": "paper's claim, at a setting it did not run",
+    "ours": "ours (not in the paper)",
+}
 
 LABEL_RULE = (
     "Labels: reproduced = the interval clears the claim's bound (tested first); not reproduced "
@@ -68,12 +78,22 @@ class Verdict:
     ours: str
     label: str
     rule: str
-    source: str = "paper"  # "paper": the paper's claim; "ours": an extra check of this suite
+    source: str = "paper"  # a key of SOURCES
     premise: str = ""
 
     def __post_init__(self) -> None:
         if self.label not in LABELS:
             raise ValueError(f"verdict label {self.label!r} is not one of {LABELS}")
+        if self.source not in SOURCES:
+            raise ValueError(f"verdict source {self.source!r} is not one of {tuple(SOURCES)}")
+
+
+def at_paper_setting(verdicts: Iterable[Verdict], ran: bool) -> list[Verdict]:
+    """``verdicts`` of one setting, the paper's claims among them marked ``"elsewhere"`` where
+    the paper did not run that setting (``ran`` false); checks of this suite's own unchanged."""
+    if ran:
+        return list(verdicts)
+    return [replace(v, source="elsewhere") if v.source == "paper" else v for v in verdicts]
 
 
 def judge(ci: Interval, side: int, bound: float = 0.0, paper: float | None = None) -> str:
@@ -218,10 +238,7 @@ def verdicts_markdown(verdicts: Sequence[Verdict]) -> list[str]:
         return ["No claim could be checked: the rows a claim compares are missing.", ""]
     lines = ["| claim | setting | verdict | source |", "|---|---|---|---|"]
     for v in verdicts:
-        lines.append(
-            f"| ({v.key}) {v.claim} | {v.scope} | **{v.label}** | "
-            f"{'paper' if v.source == 'paper' else 'ours (not in the paper)'} |"
-        )
+        lines.append(f"| ({v.key}) {v.claim} | {v.scope} | **{v.label}** | {SOURCES[v.source]} |")
     lines += ["", LABEL_RULE, ""]
     for v in verdicts:
         lines += [f"**({v.key}) {v.scope}: {v.label}.** {v.claim}", "", f"- Paper: {v.paper}"]

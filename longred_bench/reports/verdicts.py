@@ -119,8 +119,9 @@ CLAIM_B = (
     "RULER gain)."
 )
 CLAIM_D = (
-    "CPT at the new RoPE loses more short-text ability than the same training at the original "
-    "RoPE (`control`): part of the loss is RoPE drift, not only the shift of the data."
+    "CPT at the new RoPE loses more short-text ability than the same data trained at the "
+    "original RoPE and window (`control`): part of the loss comes with the extension (its RoPE "
+    "and longer training windows), not only with the shift of the data."
 )
 RULE_A = (
     "{level:.0%} interval over seeds and paired documents of Short Avg(cpt) - "
@@ -203,6 +204,17 @@ def paper_rows(pe: str, factor: float, method: str, data: str | None) -> list[Ta
         and (data is None or r.data == data)
         and math.isclose(_factor(r), factor)
     ]
+
+
+def table3_ran(pe: str, factor: float, method: str = "CPT", data: str | None = "Long") -> bool:
+    """Whether the paper's Table 3 has a row of ``method`` on ``data`` at this setting."""
+    return bool(paper_rows(pe, factor, method, data))
+
+
+def longred_ran(pe: str, factor: float) -> bool:
+    """Whether this is the setting of the paper's Tables 2 and 4-7 and Figure 3: ABF to a window
+    4 times the original's (Llama-3-8B from 8K to 32K)."""
+    return pe == "ABF" and math.isclose(factor, 4.0)
 
 
 def _paper_original(row: Table3Row) -> Table3Row:

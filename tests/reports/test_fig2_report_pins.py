@@ -68,6 +68,18 @@ def test_each_series_verdict_counts_its_own_models_and_says_what_was_resampled()
     ) in cpt.ours
 
 
+def test_the_trained_series_says_its_models_are_one_run_each() -> None:
+    """Each CPT point is the seed-0 run: the verdict says its interval has no seed variance;
+    the zero-shot series, which trains nothing, says nothing of seeds."""
+    points, _, _, original = collect_points(_records())
+    zero_shot, cpt = fig2_verdicts(points, original)
+    assert cpt.ours.endswith(
+        "Each model is one training run (seed 0): the interval holds no variance over training "
+        "seeds."
+    )
+    assert "seed" not in zero_shot.ours
+
+
 def test_the_short_score_line_names_the_task_it_averages(tmp_path: Path) -> None:
     records = [{**r, "provenance": PROV} for r in _records()]
     md = build_fig2(records, tmp_path, profile="tiny", command="c")[0].read_text()

@@ -70,6 +70,16 @@ def test_matching_full_length_needs_its_premise_and_the_long_margin() -> None:
     assert more.label == same.label == REPRODUCED  # stated, not a change of the rule
 
 
+def test_the_tokens_trained_are_stated_where_the_premise_fails_too() -> None:
+    """A row not comparable for its premise still says what it trained against CPT."""
+    zero, flat_cpt = _seeds("zero-shot", 50, 2), _seeds("cpt", 50, 3)
+    flat = verdict_matches_full_length(
+        _seeds("longrecipe", 50, 3), flat_cpt, zero, "s", token_ratio=1.06
+    )
+    assert flat.label == NOT_COMPARABLE and "Nothing learned to match" in flat.ours
+    assert "Tokens trained, `longrecipe` / `cpt`: 1.06x (about the same)" in flat.ours
+
+
 def test_paper_ruler_gain_is_the_smaller_relative_one() -> None:
     assert paper_ruler_gain("pose") == pytest.approx((0.7, 75.3))  # 128K: 76.0 vs 75.3
     assert paper_ruler_gain("rpes") == pytest.approx((3.1, 71.4))  # 80K: 74.5 vs 71.4

@@ -13,6 +13,7 @@ seeds), and the verdicts of :mod:`longred_bench.reports.linearard_verdicts`.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +44,18 @@ from longred_bench.reports.runs import (
 from longred_bench.reports.runs_plot import plot_runs
 from longred_bench.reports.short_avg import short_categories
 from longred_bench.reports.table10_report import cost_premise, ratio_interval, row_cost
-from longred_bench.reports.verdict_rules import Verdict
+from longred_bench.reports.verdict_rules import Verdict, at_paper_setting
 from longred_bench.reports.verdict_stats import LEVEL
 from longred_bench.reports.verdicts import extension_scope, extension_setting, verdicts_markdown
 
 LINEARARD_ROWS = ("linearard", "linearard-ft", "linearard-lite", "linearard-lite-ft")
 COST_TARGET = 1.5  # LinearARD's cost per token at most this many times CPT's (the suite's target)
+
+
+def linearard_ran(pe: str, factor: float) -> bool:
+    """Whether LinearARD's paper ran this setting: PI by 8 (Llama-2, 4K to 32K) or by 4
+    (Llama-3-8B and Mistral, in its code)."""
+    return pe == "PI" and any(math.isclose(factor, f) for f in (4.0, 8.0))
 
 
 def linearard_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -> list[Verdict]:
@@ -66,9 +73,10 @@ def linearard_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]
                 continue
             scope = f"{extension_scope(ext, pe, factor)}, `{row}`"
             recovery, long = verdict_recovery(mine, base, scope), verdict_long(mine, base, scope)
-            out += [recovery, long]
+            found = [recovery, long]
             if row == "linearard-lite":
-                out.append(verdict_fewer_tokens(recovery, long, scope, _budgets(runs, ext, row)))
+                found.append(verdict_fewer_tokens(recovery, long, scope, _budgets(runs, ext, row)))
+            out += at_paper_setting(found, linearard_ran(pe, factor))
     return out
 
 

@@ -60,3 +60,15 @@ def test_l3_follows_the_lite_rows_claims_and_names_its_share_of_tokens() -> None
 def test_an_extension_without_both_baselines_has_no_claims() -> None:
     records = [r for r in _records() if r["row"] != "longred-c"]
     assert linearard_verdicts(collect_runs(records), short_categories(records)) == []
+
+
+def test_claims_at_a_setting_linearards_paper_did_not_run_say_so() -> None:
+    """Its paper extends by PI x4 or x8 (these runs' windows give PI x4): the paper's claims;
+    the same runs as ABF are its claims at a setting it did not run."""
+    records = _records()
+    at_pi = linearard_verdicts(collect_runs(records), short_categories(records))
+    assert {v.source for v in at_pi} == {"paper"} and "(PI, window x4)" in at_pi[0].scope
+    abf = [{**r, "extension": "abf:theta=4e4"} if r.get("extension") else r for r in records]
+    at_abf = linearard_verdicts(collect_runs(abf), short_categories(abf))
+    assert [v.key for v in at_abf] == ["L1", "L2", "L1", "L2", "L3"]
+    assert {v.source for v in at_abf} == {"elsewhere"}

@@ -82,4 +82,7 @@ def test_the_drift_reader_agrees_with_the_drift_code(tmp_path: Path) -> None:
     for text in ("", "{", '{"texts": {}}', '{"texts": {"a": [[1], [2]], "b": [[1]]}}'):
         path.write_text(text)
         assert in_progress.partial_windows(path) == drift.partial_windows(path)
+    for text in ('{"texts": null}', '{"texts": [[1]]}'):  # an edited file: nothing saved
+        path.write_text(text)
+        assert in_progress.partial_windows(path) == drift.partial_windows(path) == 0
     assert in_progress.partial_windows(tmp_path / "none") == 0

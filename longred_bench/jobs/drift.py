@@ -151,7 +151,7 @@ def _read_partial(path: Path | None, cfg: DriftConfig) -> dict[str, list[TextSum
         return {
             name: [TextSums.from_list(t) for t in texts] for name, texts in saved["texts"].items()
         }
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, AttributeError):  # AttributeError: texts not a map
         return {}
 
 
@@ -172,7 +172,7 @@ def partial_windows(path: Path) -> int:
     try:
         texts = json.loads(path.read_text())["texts"]
         return min((len(rows) for rows in texts.values()), default=0)
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return 0
 
 

@@ -71,7 +71,7 @@ def partial_windows(path: Path) -> int:
     try:
         texts = json.loads(path.read_text())["texts"]
         return min((len(rows) for rows in texts.values()), default=0)
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return 0
 
 

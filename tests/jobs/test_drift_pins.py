@@ -135,6 +135,18 @@ def test_saved_sums_of_another_config_or_other_files_are_not_resumed(tmp_path) -
     assert drift.partial_windows(partial) == 0
 
 
+@pytest.mark.parametrize("texts", [None, [[1.0]]])
+def test_saved_sums_whose_texts_are_not_a_map_are_not_resumed(tmp_path, texts) -> None:
+    """An edited file whose ``texts`` is null or a list was an AttributeError traceback: now,
+    like any unreadable file, nothing saved."""
+    partial = tmp_path / drift.PARTIAL
+    drift.run_drift(CFG, progress=False, partial=partial)
+    saved = json.loads(partial.read_text())
+    partial.write_text(json.dumps({**saved, "texts": texts}))
+    assert drift._read_partial(partial, CFG) == {}
+    assert drift.partial_windows(partial) == 0
+
+
 def test_changed_local_files_are_those_whose_stamps_differ_either_way(tmp_path) -> None:
     """A model folder read now but not recorded then (or recorded as null) counts as changed,
     as does one recorded then and not read now; results saved before stamps were recorded, or

@@ -281,9 +281,10 @@ def _gather(ctx: Context, steps: list[Step]) -> list[dict[str, Any]]:
 def profile_model(records: list[dict[str, Any]]) -> str:
     """The profile's model, read from the records (a rebuild has no profile to ask): the model of
     the lines that are the profile's model as it is or extended zero-shot (``line`` is its RoPE's
-    name), not a trained checkpoint's folder."""
+    name; an evaluation record of the model as it is says ``rope: null``), not a trained
+    checkpoint's folder."""
     for r in records:
-        if r.get("line") == line_of(str(r.get("rope"))) and r.get("model"):
+        if r.get("line") == line_of(str(r.get("rope") or ORIGINAL)) and r.get("model"):
             return str(r["model"])
     return "the profile's model"
 

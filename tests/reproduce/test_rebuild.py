@@ -162,6 +162,9 @@ def test_pcd_rebuild_names_the_profiles_model_not_a_trained_checkpoint():
     assert profile_model([trained, plain]) == "tiny-base"
     assert profile_model([trained, original]) == "smollm2-135m"
     assert profile_model([trained]) == "the profile's model"
+    # The original's evaluation records say rope: null (its PSA records say "none").
+    evaluated = {"line": "original", "rope": None, "model": "smollm2-135m"}
+    assert profile_model([trained, evaluated]) == "smollm2-135m"
 
 
 @pytest.mark.parametrize(

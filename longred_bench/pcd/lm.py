@@ -177,7 +177,10 @@ class PcdLM(HFLM):
         if alpha == 0:
             return standard
         local = [score for score, _ in standard]  # no local variant: the contrast is the score
-        groups = self.pcd.rows_by_base([len(ctx) + len(cont) for _, ctx, cont in requests])
+        # lm-eval scores the last max_length + 1 tokens of a longer request: its local window
+        # follows the tokens the model sees, not the untruncated request.
+        cap = self.max_length + 1
+        groups = self.pcd.rows_by_base([min(len(c) + len(t), cap) for _, c, t in requests])
         for base, index in groups.items():
             with self.pcd.local(base):
                 got = super()._loglikelihood_tokens([requests[i] for i in index], True, override_bs)

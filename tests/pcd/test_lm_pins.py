@@ -160,3 +160,18 @@ def test_model_info_is_lm_evals_with_the_pcd_parameters_added(tiny) -> None:
     common = {"pretrained": tiny.model, "tokenizer": tiny.tokenizer}
     info, plain = PcdLM(alpha=1.5, **common).get_model_info(), HFLM(**common).get_model_info()
     assert plain and {k: info[k] for k in plain} == plain and info["pcd"]["alpha"] == 1.5
+
+
+def test_a_request_longer_than_max_length_takes_the_local_window_of_what_is_scored(
+    tiny, monkeypatch
+) -> None:
+    """lm-eval cuts a request to its last max_length + 1 tokens: the local base follows that
+    length, as a request of that length would, not the untruncated one."""
+    lm = PcdLM(alpha=1.5, pretrained=tiny.model, tokenizer=tiny.tokenizer, max_length=64)
+    asked = []
+    real = lm.pcd.rows_by_base
+    monkeypatch.setattr(lm.pcd, "rows_by_base", lambda n: asked.append(n) or real(n))
+    long = lm._loglikelihood_tokens([(None, [65] * 200, [66] * 2)], disable_tqdm=True)
+    cut = lm._loglikelihood_tokens([(None, [65] * 63, [66] * 2)], disable_tqdm=True)
+    assert asked == [[65], [65]]
+    assert long[0][0] == pytest.approx(cut[0][0], rel=1e-5, abs=1e-5)

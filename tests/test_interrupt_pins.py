@@ -1,0 +1,149 @@
+"""The line an interrupted command prints, read from what it left on disk: a command that saves
+nothing says so; ``compare`` counts its finished units (not the request caches beside them),
+the responses of the unit in progress and its own drift windows; ``drift`` with no window
+measured says to run it again; ``train --dry-run`` saves nothing; a checkpoint's step is said
+without its run's total where the run's settings cannot be read or the training code cannot be
+imported; and several units computed again under ``--force`` are named together."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+from longred_bench.cli.interrupt import interrupted_line
+from longred_bench.jobs import in_progress
+
+
+def _responses(db: Path, n: int) -> None:
+    """A request cache as lm-eval writes it holding ``n`` responses."""
+    db.parent.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(db)
+    con.execute('CREATE TABLE "unnamed" (key TEXT PRIMARY KEY, value BLOB)')
+    con.executemany('INSERT INTO "unnamed" VALUES (?, ?)', [(str(i), b"x") for i in range(n)])
+    con.commit()
+    con.close()
+
+
+def _checkpoint(run: Path, step: int) -> Path:
+    path = run / "checkpoints" / f"step-{step:06d}"
+    path.mkdir(parents=True)
+    for name in in_progress.CHECKPOINT_FILES:
+        (path / name).write_bytes(b"")
+    return path
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        argparse.Namespace(command="profiles", argv=["profiles"]),
+        argparse.Namespace(command="psa", out=None, argv=["psa", "--model", "tiny-random"]),
+    ],
+)
+def test_a_command_that_saves_nothing_says_so(args: argparse.Namespace) -> None:
+    """A command with nothing to keep, and ``psa`` without ``--out``, keep nothing."""
+    assert interrupted_line(args) == "interrupted: nothing was being saved"
+
+
+def test_a_train_dry_run_saves_nothing(tmp_path: Path) -> None:
+    """A dry run writes no checkpoint: the line does not offer to resume or start again."""
+    out = tmp_path / "run"
+    argv = ["train", "--recipe", "cpt", "--dry-run", "--out", str(out)]
+    args = argparse.Namespace(command="train", out=str(out), dry_run=True, argv=argv)
+    assert interrupted_line(args) == "interrupted: nothing was being saved"
+
+
+def test_compare_counts_its_units_responses_and_own_drift_windows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finished units are the ``config.json`` files under ``runs`` outside its request caches;
+    the unit in progress adds its saved responses, and this call's drift file its windows."""
+    out = tmp_path / "cmp"
+    runs = out / "runs"
+    for unit in ("a", "b/c", "requests/x"):
+        (runs / unit).mkdir(parents=True)
+        (runs / unit / "config.json").write_text("{}")
+    argv = ["compare", "--rope", "none", "--out", str(out)]
+    args = argparse.Namespace(command="compare", out=str(out), argv=argv)
+    again = f"longred-bench {' '.join(argv)}"
+    monkeypatch.setattr(in_progress, "DRIFT_NOW", [])
+    assert interrupted_line(args) == (
+        f"interrupted: 2 finished unit(s) under {runs} saved; resume with the same command: {again}"
+    )
+    _responses(runs / "requests" / "abc_rank0.db", 4)
+    drift = tmp_path / "drift.partial.json"
+    drift.write_text(json.dumps({"texts": {"a": [[0.0]] * 2, "b": [[0.0]] * 3}}))
+    monkeypatch.setattr(in_progress, "DRIFT_NOW", [drift])
+    assert interrupted_line(args) == (
+        f"interrupted: 2 finished unit(s) under {runs}, 4 model response(s) of the unit in "
+        f"progress, the drift of 2 window(s) saved; resume with the same command: {again}"
+    )
+
+
+def test_a_drift_run_with_no_window_finished_says_to_run_it_again(tmp_path: Path) -> None:
+    """Nothing measured yet (no partial file, or one of no windows): run it again."""
+    out = tmp_path / "drift"
+    argv = ["drift", "--original", "tiny-random", "--rope", "pi:factor=4", "--out", str(out)]
+    args = argparse.Namespace(command="drift", out=str(out), argv=argv)
+    again = f"longred-bench {' '.join(argv)}"
+    said = f"interrupted: no window was finished yet; run it again with: {again}"
+    assert interrupted_line(args) == said
+    out.mkdir()
+    (out / in_progress.PARTIAL).write_text(json.dumps({"texts": {"a": []}}))
+    assert interrupted_line(args) == said
+
+
+def _train_args(out: Path) -> argparse.Namespace:
+    argv = ["train", "--recipe", "cpt", "--out", str(out)]
+    return argparse.Namespace(command="train", out=str(out), dry_run=False, argv=argv)
+
+
+def test_a_checkpoint_of_a_run_whose_settings_are_refused_names_its_step_alone(
+    tmp_path: Path,
+) -> None:
+    """A run's ``config.yaml`` the training code refuses gives no total: the step alone."""
+    out = tmp_path / "run"
+    step = _checkpoint(out, 2)
+    (out / "config.yaml").write_text("recipe: no-such-recipe\n")
+    assert interrupted_line(_train_args(out)).startswith(
+        f"interrupted: checkpoint {step} saved (step 2; the steps after it train again); "
+    )
+
+
+def test_a_checkpoint_is_named_where_the_training_code_cannot_be_imported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An interrupt while torch was imported leaves it half imported: the step alone."""
+    out = tmp_path / "run"
+    step = _checkpoint(out, 3)
+    monkeypatch.setitem(sys.modules, "longred_bench.training.loop", None)
+    assert interrupted_line(_train_args(out)).startswith(
+        f"interrupted: checkpoint {step} saved (step 3; the steps after it train again); "
+    )
+
+
+def test_units_computed_again_are_named_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under ``--force``, two units with earlier results kept work no command resumes: one
+    plural line names both (a unit's folder is two above its work folder)."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(in_progress, "TRAINING_NOW", [])
+    works = []
+    for name in ("u1", "u2"):
+        unit = tmp_path / "cache" / "runs" / "t" / name
+        work = unit / "partial" / "0123"
+        _responses(work / "requests_rank0.db", 2)
+        (unit / "eval.jsonl").write_text("{}\n")
+        works.append(work)
+    monkeypatch.setattr(in_progress, "UNIT_NOW", works)
+    argv = ["reproduce", "table1", "--force"]
+    args = argparse.Namespace(command="reproduce", force=True, argv=argv)
+    assert interrupted_line(args).startswith(
+        f"interrupted: the units computed again kept 2 model response(s) in {works[0]}; "
+        f"2 model response(s) in {works[1]}, which no command resumes from (without --force"
+    )

@@ -83,6 +83,18 @@ def cache(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def saved_tiny(tmp_path: Path) -> Path:
+    """tiny-random saved as a Hugging Face folder (weights, config, tokenizer)."""
+    from longred_bench.models.loading import load
+
+    loaded = load("tiny-random")
+    folder = tmp_path / "tiny"
+    loaded.model.save_pretrained(folder)
+    loaded.tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture
 def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     """An empty suite cache, the hub answering with revision ``abc123`` and a fake
     ``datasets.load_dataset``; every call is recorded."""

@@ -1,10 +1,11 @@
 """What the Ctrl-C tests share: a wrapped function that raises ``KeyboardInterrupt`` after a
 chosen call, Ctrl-C after a chosen model response, records without provenance, and the files a
-command may leave in its ``--out``."""
+command may leave in its ``--out``, and a request cache holding some responses."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,16 @@ def patch_responses(monkeypatch: pytest.MonkeyPatch, at: int | None) -> Interrup
     hook = Interrupt(CacheHook.add_partial, at)
     monkeypatch.setattr(CacheHook, "add_partial", lambda self, *a: hook(self, *a))
     return hook
+
+
+def write_responses(db: Path, n: int) -> None:
+    """A request cache as lm-eval writes it (its ``unnamed`` table) holding ``n`` responses."""
+    db.parent.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(db)
+    con.execute('CREATE TABLE "unnamed" (key TEXT PRIMARY KEY, value BLOB)')
+    con.executemany('INSERT INTO "unnamed" VALUES (?, ?)', [(str(i), b"x") for i in range(n)])
+    con.commit()
+    con.close()
 
 
 def bare_records(path: Path) -> list[dict]:

@@ -9,24 +9,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import sys
 from pathlib import Path
 
 import pytest
+from interrupt_helpers import write_responses
 
 from longred_bench.cli.interrupt import interrupted_line
 from longred_bench.jobs import in_progress
-
-
-def _responses(db: Path, n: int) -> None:
-    """A request cache as lm-eval writes it holding ``n`` responses."""
-    db.parent.mkdir(parents=True, exist_ok=True)
-    con = sqlite3.connect(db)
-    con.execute('CREATE TABLE "unnamed" (key TEXT PRIMARY KEY, value BLOB)')
-    con.executemany('INSERT INTO "unnamed" VALUES (?, ?)', [(str(i), b"x") for i in range(n)])
-    con.commit()
-    con.close()
 
 
 def _checkpoint(run: Path, step: int) -> Path:
@@ -74,7 +64,7 @@ def test_compare_counts_its_units_responses_and_own_drift_windows(
     assert interrupted_line(args) == (
         f"interrupted: 2 finished unit(s) under {runs} saved; resume with the same command: {again}"
     )
-    _responses(runs / "requests" / "abc_rank0.db", 4)
+    write_responses(runs / "requests" / "abc_rank0.db", 4)
     drift = tmp_path / "drift.partial.json"
     drift.write_text(json.dumps({"texts": {"a": [[0.0]] * 2, "b": [[0.0]] * 3}}))
     monkeypatch.setattr(in_progress, "DRIFT_NOW", [drift])
@@ -137,7 +127,7 @@ def test_units_computed_again_are_named_together(
     for name in ("u1", "u2"):
         unit = tmp_path / "cache" / "runs" / "t" / name
         work = unit / "partial" / "0123"
-        _responses(work / "requests_rank0.db", 2)
+        write_responses(work / "requests_rank0.db", 2)
         (unit / "eval.jsonl").write_text("{}\n")
         works.append(work)
     monkeypatch.setattr(in_progress, "UNIT_NOW", works)

@@ -60,16 +60,6 @@ def test_a_summary_records_the_compared_models_rope_and_token_count() -> None:
     assert "local_files" not in provenance.config  # a zoo model and random texts: no files
 
 
-@pytest.fixture
-def saved_tiny(tmp_path: Path) -> Path:
-    """tiny-random saved as a Hugging Face folder (weights, config, tokenizer)."""
-    loaded = load("tiny-random")
-    folder = tmp_path / "tiny"
-    loaded.model.save_pretrained(folder)
-    loaded.tokenizer.save_pretrained(folder)
-    return folder
-
-
 def test_an_extended_model_with_other_tokens_is_refused(saved_tiny: Path) -> None:
     """An extended checkpoint whose tokenizer has another vocabulary is refused by name."""
     from transformers import AutoTokenizer

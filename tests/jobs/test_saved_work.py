@@ -6,10 +6,10 @@ evaluation's prefix is neither counted nor deleted, and the line says what is re
 from __future__ import annotations
 
 import argparse
-import sqlite3
 from pathlib import Path
 
 import pytest
+from interrupt_helpers import write_responses
 
 from longred_bench.cli.interrupt import interrupted_line
 from longred_bench.jobs import in_progress
@@ -19,16 +19,6 @@ from longred_bench.jobs.saved_responses import (
     saved_responses,
     saved_responses_under,
 )
-
-
-def _responses(db: Path, n: int) -> None:
-    """A request cache as lm-eval writes it (its ``unnamed`` table) holding ``n`` responses."""
-    db.parent.mkdir(parents=True, exist_ok=True)
-    con = sqlite3.connect(db)
-    con.execute('CREATE TABLE "unnamed" (key TEXT PRIMARY KEY, value BLOB)')
-    con.executemany('INSERT INTO "unnamed" VALUES (?, ?)', [(str(i), b"x") for i in range(n)])
-    con.commit()
-    con.close()
 
 
 def _length(prefix: Path, length: int) -> None:
@@ -42,12 +32,12 @@ def test_every_ranks_responses_and_every_finished_length_count_and_go(tmp_path: 
     length (a damaged file counts none); once its unit is saved they are deleted, and another
     prefix's stay."""
     prefix, other = tmp_path / REQUESTS / "abc", tmp_path / REQUESTS / "abd"
-    _responses(tmp_path / REQUESTS / "abc_rank0.db", 3)
-    _responses(tmp_path / REQUESTS / "abc_rank1.db", 2)
+    write_responses(tmp_path / REQUESTS / "abc_rank0.db", 3)
+    write_responses(tmp_path / REQUESTS / "abc_rank1.db", 2)
     _length(prefix, 64)
     _length(prefix, 128)
     (tmp_path / REQUESTS / "abc_rank2.db").write_bytes(b"not a database")
-    _responses(tmp_path / REQUESTS / "abd_rank0.db", 4)
+    write_responses(tmp_path / REQUESTS / "abd_rank0.db", 4)
     _length(other, 64)
     assert saved_responses(prefix) == 3 + 2 + 2
     assert saved_responses(other) == 4 + 1
@@ -73,7 +63,7 @@ def test_an_interrupted_ppl_eval_names_the_lengths_it_kept(tmp_path: Path) -> No
     assert interrupted_line(args).startswith("interrupted: no model response was finished yet")
     _length(out / REQUESTS / "abc", 64)
     _length(out / REQUESTS / "abc", 128)
-    _responses(out / REQUESTS / "abd_rank0.db", 3)
+    write_responses(out / REQUESTS / "abd_rank0.db", 3)
     assert saved_responses_under(out / REQUESTS) == 5
     line = interrupted_line(args)
     assert line.startswith(f"interrupted: 5 model response(s) saved under {out / REQUESTS}; ")
@@ -94,8 +84,8 @@ def test_the_unit_in_progress_names_the_responses_it_kept(
     argv = ["reproduce", "table1", "--profile", "smoke"]
     args = argparse.Namespace(command="reproduce", force=False, argv=argv)
     with pytest.raises(KeyboardInterrupt), in_progress.unit_now(work):
-        _responses(work / "requests_rank0.db", 2)
-        _responses(work / "requests_rank1.db", 1)
+        write_responses(work / "requests_rank0.db", 2)
+        write_responses(work / "requests_rank1.db", 1)
         raise KeyboardInterrupt
     assert interrupted_line(args).startswith(
         f"interrupted: the unit in progress kept 3 model response(s) in {work}, which the "

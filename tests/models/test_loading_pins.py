@@ -23,16 +23,6 @@ from longred_bench.models.loading import (
 )
 
 
-@pytest.fixture
-def saved_tiny(tmp_path: Path) -> Path:
-    """A Hugging Face folder holding tiny-random's weights, config and tokenizer."""
-    loaded = load("tiny-random")
-    folder = tmp_path / "tiny"
-    loaded.model.save_pretrained(folder)
-    loaded.tokenizer.save_pretrained(folder)
-    return folder
-
-
 def test_an_empty_rope_parameters_means_no_rope() -> None:
     """A config whose ``rope_parameters`` is empty has no RoPE to extend, said as such."""
     config = SimpleNamespace(rope_parameters={}, model_type="x", max_position_embeddings=8)

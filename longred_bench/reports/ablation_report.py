@@ -186,7 +186,7 @@ def ablation_verdicts(
                 and () not in layers[0]
             )
             claimed = verdict_direction(claim, ref, mine, scope, same, pre.gate)
-            out += at_paper_setting([claimed], longred_ran(pre.pe, pre.factor))
+            out.append(at_paper_setting(claimed, longred_ran(pre.pe, pre.factor)))
     return out
 
 

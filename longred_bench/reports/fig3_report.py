@@ -206,7 +206,7 @@ def fig3_verdicts(runs: dict[PointKey, Run], cats: dict[str, tuple[str, ...]]) -
         scope = extension_scope(ext, pe, factor)
         _, gate = premise_gate([premise_verdict(ci, scope)])
         f3 = Verdict("F3", CLAIM, scope, PAPER, ours, curve_label(ci), rule, premise=gate)
-        out += at_paper_setting([f3], longred_ran(pe, factor))
+        out.append(at_paper_setting(f3, longred_ran(pe, factor)))
     return out
 
 

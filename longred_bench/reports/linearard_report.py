@@ -76,7 +76,7 @@ def linearard_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]
             found = [recovery, long]
             if row == "linearard-lite":
                 found.append(verdict_fewer_tokens(recovery, long, scope, _budgets(runs, ext, row)))
-            out += at_paper_setting(found, linearard_ran(pe, factor))
+            out += [at_paper_setting(v, linearard_ran(pe, factor)) for v in found]
     return out
 
 

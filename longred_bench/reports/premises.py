@@ -64,7 +64,7 @@ def extension_premises(
     if original and cpt:
         paper = paper_evidence_a(pe, factor)
         a = verdict_cpt_loses_short(original[0], cpt, scope, paper, paper_relative_a(pe, factor))
-        a = at_paper_setting([a], table3_ran(pe, factor))[0]
+        a = at_paper_setting(a, table3_ran(pe, factor))
     if zero_shot and cpt:
         e = verdict_cpt_learns_long(zero_shot[0], cpt, scope)
         low, high = compared_means(zero_shot[:1], cpt, "ruler")

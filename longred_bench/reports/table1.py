@@ -251,7 +251,7 @@ def build_table1(
         if post is not None:
             seeds = after_all[row["extension"]]
             falls = verdict_drift_falls(row["extension"], row.to_dict(), seeds, controls)
-            verdicts += at_paper_setting([falls], _abf(row["extension"]))
+            verdicts.append(at_paper_setting(falls, _abf(row["extension"])))
         hidden_after = _cell(post, "hidden_cosine", cos) if post else missing
         kl_after = _cell(post, "attention_kl", "%.4g") if post else missing
         lines.append(

@@ -142,7 +142,7 @@ def table2_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -
             t2 = verdict_long_short(long, mixed, scope, paper_setting=pe == "ABF",
                                     premises=[] if a is None else [a],
                                     original=original)  # fmt: skip
-            out += at_paper_setting([t2], longred_ran(pe, factor))
+            out.append(at_paper_setting(t2, longred_ran(pe, factor)))
     return out
 
 

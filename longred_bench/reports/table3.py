@@ -98,7 +98,7 @@ def table3_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -
                         base, longred, pre.scope, paper, method, premises=pre.gate,
                         cpt_gain=pre.cpt_gain, recovered=recovered,
                         original=original)  # fmt: skip
-                    out += at_paper_setting([b], table3_ran(pre.pe, pre.factor, method, "Mix"))
+                    out.append(at_paper_setting(b, table3_ran(pre.pe, pre.factor, method, "Mix")))
         control = scores(baseline(runs, ext, "control"))
         if cpt and control:
             out.append(verdict_cpt_vs_control(control, cpt, pre.scope))

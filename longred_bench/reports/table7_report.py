@@ -83,7 +83,7 @@ def table7_verdicts(runs: dict[RunKey, Run], cats: dict[str, tuple[str, ...]]) -
                 t7 = verdict_longred_keeps_short(
                     base, longred, pre.scope, paper_evidence(base_row), "LongReD-C",
                     premises=pre.gate, cpt_gain=pre.cpt_gain)  # fmt: skip
-                out += at_paper_setting([t7], longred_ran(pre.pe, pre.factor))
+                out.append(at_paper_setting(t7, longred_ran(pre.pe, pre.factor)))
     return out
 
 

@@ -88,12 +88,10 @@ class Verdict:
             raise ValueError(f"verdict source {self.source!r} is not one of {tuple(SOURCES)}")
 
 
-def at_paper_setting(verdicts: Iterable[Verdict], ran: bool) -> list[Verdict]:
-    """``verdicts`` of one setting, the paper's claims among them marked ``"elsewhere"`` where
-    the paper did not run that setting (``ran`` false); checks of this suite's own unchanged."""
-    if ran:
-        return list(verdicts)
-    return [replace(v, source="elsewhere") if v.source == "paper" else v for v in verdicts]
+def at_paper_setting(verdict: Verdict, ran: bool) -> Verdict:
+    """``verdict``, marked ``"elsewhere"`` where it is the paper's claim and the paper did not
+    run its setting (``ran`` false); a check of this suite's own unchanged."""
+    return verdict if ran or verdict.source != "paper" else replace(verdict, source="elsewhere")
 
 
 def judge(ci: Interval, side: int, bound: float = 0.0, paper: float | None = None) -> str:

@@ -53,8 +53,8 @@ def test_a_verdict_names_one_of_the_known_sources() -> None:
 def test_only_the_papers_claims_are_marked_at_a_setting_it_did_not_run() -> None:
     paper = Verdict("a", "c", "s", "p", "o", REPRODUCED, "r")
     ours = Verdict("e", "c", "s", "p", "o", REPRODUCED, "r", source="ours")
-    assert at_paper_setting([paper, ours], ran=True) == [paper, ours]
-    moved = at_paper_setting([paper, ours], ran=False)
+    assert [at_paper_setting(v, ran=True) for v in (paper, ours)] == [paper, ours]
+    moved = [at_paper_setting(v, ran=False) for v in (paper, ours)]
     assert [v.source for v in moved] == ["elsewhere", "ours"]
     assert moved[0].label == paper.label and moved[0].ours == paper.ours
     lines = verdicts_markdown(moved)

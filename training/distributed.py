@@ -35,6 +35,24 @@ def init_distributed() -> tuple[int, int]:
     return dist.get_rank(), dist.get_world_size()
 
 
+def leave_distributed(world: int) -> None:
+    """A ``torchrun`` process's last step once its work is done: it waits for every process
+    (process 0 still writes the final model while the others are done; on a gloo group of
+    :data:`~longred_bench.training.collectives.ALONE_TIMEOUT`, as a merge's wait), then closes
+    the process groups while the interpreter is whole. A process that exited with its group
+    open could abort (SIGABRT) in gloo's threads as the interpreter shut down, and ``torchrun``
+    then stopped process 0 midway through writing the model. Every process calls it; nothing
+    to do with one process."""
+    if world == 1 or not dist.is_initialized():
+        return
+    from longred_bench.training.collectives import ALONE_TIMEOUT
+
+    group = dist.new_group(backend="gloo", timeout=ALONE_TIMEOUT)
+    dist.barrier(group=group)
+    dist.destroy_process_group(group)
+    dist.destroy_process_group()
+
+
 def _decoder_layers(model: torch.nn.Module) -> list[torch.nn.Module]:
     return [m for m in model.modules() if type(m).__name__.endswith("DecoderLayer")]
 

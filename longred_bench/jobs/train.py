@@ -61,11 +61,13 @@ def run_training(
 
 
 def train_command(cfg: TrainConfig, out: Path, *, resume: bool, progress: bool) -> Path | None:
-    """``train``: one process, or one rank under ``torchrun``; returns ``out/final`` on rank 0."""
-    from longred_bench.training.distributed import init_distributed
+    """``train``: one process, or one rank under ``torchrun`` (every rank leaves the process
+    group together once rank 0 wrote the run); returns ``out/final`` on rank 0."""
+    from longred_bench.training.distributed import init_distributed, leave_distributed
 
     rank, world = init_distributed()
     final = run_training(
         cfg, out, resume=resume, progress=progress and rank == 0, rank=rank, world=world
     )
+    leave_distributed(world)
     return final if rank == 0 else None

@@ -176,7 +176,7 @@ def _train(step: Step, progress: bool, outcome: list[str]) -> None:
     and the others without one (they cannot wait with rank 0); where the run was finished
     meanwhile, no rank trains it. A run folder with nothing to resume from is set aside and the
     run trained from the start, as :func:`~longred_bench.jobs.units.train_cached` does."""
-    from longred_bench.training.distributed import init_distributed
+    from longred_bench.training.distributed import init_distributed, leave_distributed
 
     rank, world = init_distributed()
     if world == 1:
@@ -208,6 +208,7 @@ def _train(step: Step, progress: bool, outcome: list[str]) -> None:
         outcome.append("taken" if todo[0] == "done" else "computed")
         if todo[0] == "train":
             _train_ranks(cfg, run_dir, rank, world, progress)
+    leave_distributed(world)  # after rank 0 wrote the run and let go of its lock
 
 
 def _train_ranks(cfg: Any, run_dir: Path, rank: int, world: int, progress: bool) -> None:

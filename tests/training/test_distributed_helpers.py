@@ -98,3 +98,54 @@ def test_a_failed_merge_stops_the_waiting_processes_without_a_word(monkeypatch) 
         collectives.from_process_0(work, 1, 2)
     assert stop.value.code == 1
     assert collectives.from_process_0(lambda: 5, 0, 1) == 5
+
+
+def test_leaving_waits_for_every_process_then_closes_the_groups(monkeypatch) -> None:
+    """Every process waits on a gloo group of a day's timeout (process 0 may write a large
+    model), then closes it and the default group; one process has nothing to leave."""
+    calls = []
+    monkeypatch.setattr(distributed.dist, "is_initialized", lambda: True)
+    monkeypatch.setattr(distributed.dist, "new_group", lambda **kw: calls.append(kw) or "g")
+    monkeypatch.setattr(distributed.dist, "barrier", lambda group: calls.append(("wait", group)))
+    monkeypatch.setattr(
+        distributed.dist, "destroy_process_group", lambda *g: calls.append(("close", *g))
+    )
+    distributed.leave_distributed(1)
+    assert calls == []
+    distributed.leave_distributed(2)
+    timeout = {"backend": "gloo", "timeout": collectives.ALONE_TIMEOUT}
+    assert calls == [timeout, ("wait", "g"), ("close", "g"), ("close",)]
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_a_torchrun_training_unit_leaves_the_group_after_its_run(
+    monkeypatch, tmp_path, cached: bool
+) -> None:
+    """``--unit`` under torchrun: every rank leaves the process group once the run is trained
+    (or found trained meanwhile), after rank 0 let go of the run's lock."""
+    import contextlib
+    from types import SimpleNamespace
+
+    from longred_bench import cache
+    from longred_bench.reproduce import cluster
+
+    calls = []
+
+    @contextlib.contextmanager
+    def lock(run_dir, busy):
+        calls.append("lock")
+        yield
+        calls.append("unlock")
+
+    monkeypatch.setattr(distributed, "init_distributed", lambda: (0, 2))
+    monkeypatch.setattr(distributed, "leave_distributed", lambda world: calls.append(world))
+    monkeypatch.setattr(cache, "build_lock", lock)
+    monkeypatch.setattr(torch.distributed, "broadcast_object_list", lambda box, src: None)
+    monkeypatch.setattr(cluster, "_train_ranks", lambda *args: calls.append("train"))
+    cfg = resolve_config("cpt", profile="smoke").to_dict()
+    unit = SimpleNamespace(dir=tmp_path / "run", config=cfg, cached=lambda: cached or None)
+    outcome: list[str] = []
+    cluster._train(SimpleNamespace(unit=unit), False, outcome)
+    trained = [] if cached else ["train"]
+    assert calls == ["lock", *trained, "unlock", 2]
+    assert outcome == ["taken" if cached else "computed"]

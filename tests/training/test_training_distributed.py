@@ -192,6 +192,7 @@ dist.init_process_group("gloo", timeout=timedelta(seconds=2))  # a short default
 from longred_bench.errors import UserError
 from longred_bench.jobs.train import run_training
 from longred_bench.training.config import resolve_config
+from longred_bench.training.distributed import leave_distributed
 from longred_bench.training.methods import METHODS
 
 def produce(cls, cfg, out, progress):
@@ -204,9 +205,54 @@ METHODS["merge"].produce = classmethod(produce)
 cfg = resolve_config("merge", profile="smoke", overrides={"merge_with": sys.argv[1]})
 rank = dist.get_rank()
 folder = run_training(cfg, Path(sys.argv[1]) / "m", rank=rank, world=2)
+leave_distributed(2)  # as train_command does
 sys.stdout.write(f"rank {rank}: {folder}\\n")  # one write: print's two interleaved across ranks
 sys.stdout.flush()
 """
+
+
+_SLOW_WRITE = """
+import sys, time
+from datetime import timedelta
+from pathlib import Path
+import torch.distributed as dist
+dist.init_process_group("gloo", timeout=timedelta(seconds=2))  # a short default timeout
+from longred_bench.jobs import train as job
+from longred_bench.training.config import resolve_config
+
+def plot_curves(*args, **kwargs):  # rank 0's last write, past the default group's timeout
+    time.sleep(5)
+    Path(sys.argv[1], "written").write_text(str(time.time()))
+
+job.plot_curves = plot_curves
+cfg = resolve_config("cpt", profile="smoke", overrides={"steps": 1, "tokens_per_step": 2048})
+rank = dist.get_rank()
+job.train_command(cfg, Path(sys.argv[1]) / "run", resume=False, progress=False)
+sys.stdout.write(f"rank {rank} {time.time()} {dist.is_initialized()}\\n")
+sys.stdout.flush()
+"""
+
+
+@pytest.mark.integration
+def test_every_process_of_a_run_leaves_its_group_once_process_0_wrote_the_run(
+    tmp_path: Path,
+) -> None:
+    """A process done before process 0 finished writing exited with its process group open,
+    where gloo's threads could abort it (SIGABRT) as the interpreter shut down, and torchrun
+    then stopped process 0 midway through its writing. Every process now waits for process 0
+    (past the default group's timeout: 2 s here) and leaves with its groups closed."""
+    script = tmp_path / "slow_write.py"
+    script.write_text(_SLOW_WRITE)
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+           str(script), str(tmp_path)]  # fmt: skip
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    left = sorted(line.split() for line in done.stdout.splitlines() if line.startswith("rank "))
+    assert [(r, joined) for _, r, _, joined in left] == [("0", "False"), ("1", "False")]
+    written = float((tmp_path / "written").read_text())
+    assert float(left[1][2]) >= written  # process 1 left after process 0's last write
+    assert (tmp_path / "run" / "final" / "config.json").is_file()
 
 
 @pytest.mark.integration

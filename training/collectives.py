@@ -43,11 +43,13 @@ def from_process_0(work: Callable[[], Any], rank: int, world: int) -> Any:
     """``work()`` run by process 0 alone, its value (picklable) returned on every process. The
     others wait on a gloo group of their own whose timeout is :data:`ALONE_TIMEOUT`; where
     ``work`` raises, process 0 raises it and the others stop with ``SystemExit(1)`` (process 0
-    says why). Every process calls it."""
+    says why), every process with its process groups closed (one that exits with a gloo group
+    open can abort in gloo's threads as the interpreter shuts down). Every process calls it."""
     if world == 1:
         return work()
     group = dist.new_group(backend="gloo", timeout=ALONE_TIMEOUT)
     box: list[Any] = [None]
+    ends = True  # the run stops here, unless process 0's work is done
     try:
         if rank == 0:
             try:
@@ -56,8 +58,11 @@ def from_process_0(work: Callable[[], Any], rank: int, world: int) -> Any:
                 dist.broadcast_object_list([("failed", None)], src=0, group=group)
                 raise
         dist.broadcast_object_list(box, src=0, group=group)
+        ends = box[0][0] == "failed"
     finally:
         dist.destroy_process_group(group)
+        if ends:
+            dist.destroy_process_group()
     state, value = box[0]
     if state == "failed":
         raise SystemExit(1)

@@ -201,7 +201,8 @@ def _train(step: Step, progress: bool, outcome: list[str]) -> None:
             except UserError:
                 todo = ["busy"]
         dist.broadcast_object_list(todo, src=0)
-        if todo[0] == "busy":
+        if todo[0] == "busy":  # every rank stops, its group closed (an open one can abort it)
+            dist.destroy_process_group()
             if rank == 0:
                 raise UserError(busy)
             raise SystemExit(1)  # rank 0 says why

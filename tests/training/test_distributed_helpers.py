@@ -77,9 +77,13 @@ def test_a_merge_is_written_by_process_0_alone(monkeypatch, tmp_path) -> None:
 
 
 def test_a_failed_merge_stops_the_waiting_processes_without_a_word(monkeypatch) -> None:
-    """Process 0 raises its error (it says why); the others, told of it, exit with status 1."""
+    """Process 0 raises its error (it says why); the others, told of it, exit with status 1;
+    every process closes its groups first, the default one too (the run ends there)."""
     monkeypatch.setattr(collectives.dist, "new_group", lambda **kw: "g")
-    monkeypatch.setattr(collectives.dist, "destroy_process_group", lambda group: None)
+    closed = []
+    monkeypatch.setattr(
+        collectives.dist, "destroy_process_group", lambda group=None: closed.append(group)
+    )
     told = []
 
     def broadcast(box, src, group):
@@ -97,6 +101,7 @@ def test_a_failed_merge_stops_the_waiting_processes_without_a_word(monkeypatch) 
     with pytest.raises(SystemExit) as stop:
         collectives.from_process_0(work, 1, 2)
     assert stop.value.code == 1
+    assert closed == ["g", None, "g", None]
     assert collectives.from_process_0(lambda: 5, 0, 1) == 5
 
 
@@ -149,3 +154,41 @@ def test_a_torchrun_training_unit_leaves_the_group_after_its_run(
     trained = [] if cached else ["train"]
     assert calls == ["lock", *trained, "unlock", 2]
     assert outcome == ["taken" if cached else "computed"]
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_a_torchrun_unit_whose_run_is_held_elsewhere_stops_with_its_group_closed(
+    monkeypatch, tmp_path, rank: int
+) -> None:
+    """Another process trains the run: rank 0 says so, the others stop with status 1, each with
+    its process group closed and nothing trained."""
+    from types import SimpleNamespace
+
+    from longred_bench import cache
+    from longred_bench.errors import UserError
+    from longred_bench.reproduce import cluster
+
+    calls = []
+
+    def held(run_dir, busy):
+        raise UserError(busy)
+
+    def broadcast(box, src):
+        box[0] = "busy"  # rank 0's word, on every rank
+
+    monkeypatch.setattr(distributed, "init_distributed", lambda: (rank, 2))
+    monkeypatch.setattr(distributed, "leave_distributed", lambda world: calls.append("leave"))
+    monkeypatch.setattr(cache, "build_lock", held)
+    monkeypatch.setattr(torch.distributed, "broadcast_object_list", broadcast)
+    monkeypatch.setattr(torch.distributed, "destroy_process_group", lambda: calls.append("close"))
+    monkeypatch.setattr(cluster, "_train_ranks", lambda *args: calls.append("train"))
+    cfg = resolve_config("cpt", profile="smoke").to_dict()
+    unit = SimpleNamespace(dir=tmp_path / "run", config=cfg, cached=lambda: None)
+    stop = (
+        pytest.raises(UserError, match="another process is training")
+        if rank == 0
+        else (pytest.raises(SystemExit, match="1"))
+    )
+    with stop:
+        cluster._train(SimpleNamespace(unit=unit), False, [])
+    assert calls == ["close"]

@@ -188,15 +188,16 @@ import sys, time
 from datetime import timedelta
 from pathlib import Path
 import torch.distributed as dist
-dist.init_process_group("gloo", timeout=timedelta(seconds=2))  # a short default timeout
 from longred_bench.errors import UserError
 from longred_bench.jobs.train import run_training
 from longred_bench.training.config import resolve_config
 from longred_bench.training.distributed import leave_distributed
 from longred_bench.training.methods import METHODS
+# a short default timeout, once the imports are done (the processes join within it under load)
+dist.init_process_group("gloo", timeout=timedelta(seconds=5))
 
 def produce(cls, cfg, out, progress):
-    time.sleep(6)  # three times the default group's timeout
+    time.sleep(12)  # over twice the default group's timeout
     if sys.argv[2] == "fail":
         raise UserError("the merge failed")
     return out
@@ -213,15 +214,14 @@ sys.stdout.flush()
 
 _SLOW_WRITE = """
 import sys, time
-from datetime import timedelta
 from pathlib import Path
 import torch.distributed as dist
-dist.init_process_group("gloo", timeout=timedelta(seconds=2))  # a short default timeout
+dist.init_process_group("gloo")
 from longred_bench.jobs import train as job
 from longred_bench.training.config import resolve_config
 
-def plot_curves(*args, **kwargs):  # rank 0's last write, past the default group's timeout
-    time.sleep(5)
+def plot_curves(*args, **kwargs):  # rank 0's last write
+    time.sleep(3)
     Path(sys.argv[1], "written").write_text(str(time.time()))
 
 job.plot_curves = plot_curves
@@ -240,7 +240,8 @@ def test_every_process_of_a_run_leaves_its_group_once_process_0_wrote_the_run(
     """A process done before process 0 finished writing exited with its process group open,
     where gloo's threads could abort it (SIGABRT) as the interpreter shut down, and torchrun
     then stopped process 0 midway through its writing. Every process now waits for process 0
-    (past the default group's timeout: 2 s here) and leaves with its groups closed."""
+    (on a group of a day's timeout: test_distributed_helpers) and leaves with its groups
+    closed."""
     script = tmp_path / "slow_write.py"
     script.write_text(_SLOW_WRITE)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
@@ -261,7 +262,7 @@ def test_the_processes_a_merge_leaves_waiting_outlast_the_groups_timeout(
     outcome: str, tmp_path: Path
 ) -> None:
     """Process 0 merges past the process group's timeout (30 min for gloo, 10 for NCCL by
-    default; 2 s here): the others still get its folder, not a timeout; when it fails, they
+    default; 5 s here): the others still get its folder, not a timeout; when it fails, they
     stop too."""
     script = tmp_path / "slow_merge.py"
     script.write_text(_SLOW_MERGE)

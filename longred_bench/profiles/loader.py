@@ -211,9 +211,10 @@ def _absolute(name: str | None) -> str | None:
 
 
 @cache
-def _load(path: Path, mtimes_ns: tuple[int, ...], cwd: str) -> Profile:
-    del mtimes_ns, cwd  # part of the cache key: an edited file (the profile or one it extends)
-    # or another folder reads again
+def _load(path: Path, contents: tuple[bytes, ...], cwd: str) -> Profile:
+    del contents, cwd  # part of the cache key: an edited file (the profile or one it extends)
+    # or another folder reads again (its text, not its time: one edited within the file
+    # system's time step kept its time and was taken as read)
     data = resolved_mapping(path)
     named = "name" in data
     name = data.pop("name", path.stem)
@@ -298,7 +299,7 @@ def load_profile(spec: str | Path) -> Profile:
         chain = [path, *_ancestors(path)]
     except UserError:  # a broken chain: _load says what is wrong, as it reads the files
         chain = [path]
-    return _load(path, tuple(p.stat().st_mtime_ns for p in chain), os.getcwd())
+    return _load(path, tuple(p.read_bytes() for p in chain), os.getcwd())
 
 
 def profile_help() -> str:

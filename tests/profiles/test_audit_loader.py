@@ -125,3 +125,17 @@ def test_ruler_tasks_are_the_suites_own(tmp_path) -> None:
     mine.write_text("extends: smoke\nevaluation: {ruler: {tasks: [ruler_niah_single_1]}}\n")
     with pytest.raises(UserError, match="write longred_ruler_niah_single_1"):
         load_profile(mine)
+
+
+def test_a_profile_edited_within_the_file_systems_time_step_is_read_again(tmp_path) -> None:
+    """A file rewritten with the time it had (an edit within one step of the file system's
+    clock) is read again: the profile it names now, not the one read before."""
+    import os
+
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("model: {name: tiny-base, window: 256}\n")
+    before = mine.stat().st_mtime_ns
+    assert load_profile(mine).model.window == 256
+    mine.write_text("model: {name: tiny-base, window: 512}\n")
+    os.utime(mine, ns=(before, before))
+    assert load_profile(mine).model.window == 512

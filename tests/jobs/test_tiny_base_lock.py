@@ -56,15 +56,27 @@ def test_parallel_callers_build_tiny_base_once(tmp_path, monkeypatch):
     assert builds == [1] and got == [run / "final", run / "final"]
 
 
-def test_a_waiting_builder_says_so_and_gets_the_lock_after_a_failed_build(tmp_path, capsys):
+def test_a_waiting_builder_says_so_and_gets_the_lock_after_a_failed_build(
+    tmp_path, capsys, monkeypatch
+):
+    import longred_bench.cache as cache_module
+
+    taken, said = threading.Event(), threading.Event()
+
+    def say(*args, **kwargs) -> None:  # the waiting builder's line: the first build then fails
+        print(*args, **kwargs)
+        said.set()
+
     def failing() -> None:
         with build_lock(tmp_path / "entry"):
-            time.sleep(0.3)
+            taken.set()
+            said.wait(timeout=30)
             raise RuntimeError("build failed")
 
+    monkeypatch.setattr(cache_module, "print", say, raising=False)
     first = threading.Thread(target=lambda: _swallow(failing))
     first.start()
-    time.sleep(0.1)
+    assert taken.wait(timeout=30)
     with build_lock(tmp_path / "entry", "waiting for the other build"):
         got = "locked"
     first.join(timeout=10)

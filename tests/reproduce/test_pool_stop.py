@@ -20,7 +20,8 @@ def sleeper(path, seconds):
     import multiprocessing
 
     lock = multiprocessing.RLock()  # as a tqdm bar in a unit makes one
-    Path(path).write_text(str(os.getpid()))
+    Path(path + ".part").write_text(str(os.getpid()))
+    os.replace(path + ".part", path)  # whole when the test reads it
     time.sleep(seconds)
 
 
@@ -72,7 +73,7 @@ def test_sigterm_and_ctrl_c_end_the_worker_processes_quietly(tmp_path: Path, how
     while len(list(tmp_path.glob("*.pid"))) < 2 and time.monotonic() < deadline:
         assert proc.poll() is None, "the pool stopped before its units started"
         time.sleep(0.2)
-    time.sleep(0.3)  # both pid files written in full (and u1 done: its worker idles)
+    time.sleep(0.3)  # u1 done: its worker idles
     pids = [int(p.read_text()) for p in tmp_path.glob("*.pid")]
     try:
         assert len(pids) == 2 and all(_alive(pid) for pid in pids)
@@ -145,12 +146,14 @@ from pathlib import Path
 
 
 def sleeper(path):
-    Path(path).write_text(str(os.getpid()))
+    Path(path + ".part").write_text(str(os.getpid()))
+    os.replace(path + ".part", path)  # whole when the test reads it
     time.sleep(300)
 
 
 def fails(path):
-    Path(path).write_text(str(os.getpid()))
+    Path(path + ".part").write_text(str(os.getpid()))
+    os.replace(path + ".part", path)  # whole when the test reads it
     time.sleep(1.0)
     raise ValueError("this unit fails")
 

@@ -18,7 +18,8 @@ from pathlib import Path
 
 
 def sleeper(path, seconds):
-    Path(path).write_text(str(os.getpid()))
+    Path(path + ".part").write_text(str(os.getpid()))
+    os.replace(path + ".part", path)  # whole when the test reads it
     time.sleep(seconds)
 
 
@@ -53,7 +54,6 @@ def _started(tmp_path: Path) -> tuple[subprocess.Popen, list[int]]:
     while len(list(tmp_path.glob("*.pid"))) < 2 and time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()[1]
         time.sleep(0.2)
-    time.sleep(0.3)  # both pid files written in full
     return proc, [int(p.read_text()) for p in sorted(tmp_path.glob("*.pid"))]
 
 

@@ -260,6 +260,31 @@ def test_a_repeated_length_or_model_is_refused(tmp_path, capsys, argv, message) 
     assert not (tmp_path / "o").exists()
 
 
+ONE_EXTENSION = ("are one extension of tiny-random ({'rope_type': 'linear', 'rope_theta': "
+                 "10000.0, 'factor': 4.0}, window 1024): give it once")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["drift", "--original", "tiny-random", "--texts", "random", "--seq-len", "32"],
+        ["compare", "--original", "tiny-random"],
+        ["psa", "--model", "tiny-random"],
+    ],
+)
+def test_one_extension_spelled_two_ways_is_refused(tmp_path, capsys, argv) -> None:
+    """``pi:factor=4`` and ``pi:max_len=1024`` of a 256-token model are one model: it was
+    measured twice, its rows side by side, its samples counted twice; two extensions that
+    differ run (their window, or their RoPE)."""
+    ropes = ["--rope", "pi:factor=4", "pi:max_len=1024"]
+    _one_line_error(capsys, [*argv, *ropes, "--out", str(tmp_path / "o")],
+                    f"--rope pi:factor=4 and --rope pi:max_len=1024 {ONE_EXTENSION}")  # fmt: skip
+    assert not (tmp_path / "o").exists()
+    from longred_bench.cli.named import check_extensions
+
+    check_extensions("tiny-random", ["pi:factor=4", "pi:max_len=2048", "yarn:factor=4"])
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

@@ -180,14 +180,27 @@ def warn_past_window(original: str, seq_len: int, ropes: tuple[str, ...] = (),
 
 def check_extensions(spec: str, ropes: tuple[str, ...] | list[str]) -> None:
     """Refuse an extension that does not apply to model ``spec`` (an ABF base below its own,
-    say) from the model's config alone, before its weights load."""
+    say), and two spellings of one extension of it (``pi:factor=4`` and ``pi:max_len=`` four
+    times its window: one model measured twice, its samples counted twice), from the model's
+    config alone, before its weights load."""
     if not ropes:
         return
+    import json
+
+    from longred_bench.models.loading import extended_config
     from longred_bench.training.model_plan import planning_config
 
     config = planning_config(spec)
+    seen: dict[str, str] = {}
     for rope in ropes:
         extension_applies(config, spec, rope)
+        new = extended_config(config, rope)
+        key = json.dumps([new.rope_parameters, new.max_position_embeddings], sort_keys=True)
+        if key in seen:
+            raise UserError(f"--rope {seen[key]} and --rope {rope} are one extension of {spec} "
+                            f"({new.rope_parameters}, window {new.max_position_embeddings}): "
+                            "give it once")  # fmt: skip
+        seen[key] = rope
 
 
 def extension_applies(config: Any, spec: str, rope: str) -> None:

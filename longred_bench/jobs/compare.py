@@ -65,12 +65,25 @@ def entries(cfg: CompareConfig) -> list[Entry]:
 def check_listed_once(original: str, extended: Sequence[str], ropes: Sequence[str]) -> None:
     """Refuse a model measured twice: a checkpoint by two spellings (``m``, ``./m``, ``/abs/m``),
     the original given as a checkpoint too (measured against itself: cosine 1, KL 0), an
-    extension by two spellings (``pi:factor=4``, ``pi:factor=4.0``)."""
+    extension by two spellings (``pi:factor=4``, ``pi:factor=4.0``). A zoo model and its folder
+    in the cache (``longred-bench models --path``) are one model."""
     from longred_bench.models.rope import parse_rope_spec
+    from longred_bench.models.zoo import ZOO
+
+    paths = any(Path(m).expanduser().exists() for m in [original, *extended])
 
     def named(spec: str) -> str:
         path = Path(spec).expanduser()
-        return str(path.resolve()) if path.exists() else spec
+        if path.exists():
+            return str(path.resolve())
+        if paths and spec in ZOO:  # its folder, where built or fetched (beside a folder given)
+            from longred_bench.jobs.limits import model_folder
+
+            try:
+                return str(model_folder(spec).resolve())
+            except UserError:  # tiny-random (no folder), not fetched or built: no folder given
+                return spec
+        return spec
 
     seen = {(named(original), None): "the original"}
     for spec, rope in [*((m, None) for m in extended), *((original, r) for r in ropes)]:

@@ -379,3 +379,27 @@ def test_two_models_of_one_folder_name_keep_apart_drift_units(
     assert len(folders) == 2 and all(name.startswith("a_b-") for name in folders)
     again = compare._drift(cfg, _drift_units(cfg), root, False, compare._Progress(total=2))
     assert again == records
+
+
+def test_a_zoo_model_and_its_folder_in_the_cache_are_one_model(tmp_path, monkeypatch) -> None:
+    """``--extended $(longred-bench models --path smollm2-135m)`` beside ``--original
+    smollm2-135m`` measured the model against itself (cosine 1, KL 0); another folder, and a
+    zoo model without a folder, are other models."""
+    from longred_bench.jobs import limits
+
+    mine, other = tmp_path / "smollm2", tmp_path / "other"
+    mine.mkdir(), other.mkdir()
+    folders = {"smollm2-135m": mine}
+
+    def model_folder(name: str) -> Path:
+        if name not in folders:
+            raise UserError(f"{name} has no folder")
+        return folders[name]
+
+    monkeypatch.setattr(limits, "model_folder", model_folder)
+    with pytest.raises(UserError, match=f"the original and {mine} are one model"):
+        compare.check_listed_once("smollm2-135m", [str(mine)], [])
+    with pytest.raises(UserError, match=f"{mine} and smollm2-135m are one model"):
+        compare.check_listed_once("tiny-random", [str(mine), "smollm2-135m"], [])
+    compare.check_listed_once("smollm2-135m", [str(other)], ["pi:factor=2"])
+    compare.check_listed_once("tiny-random", [str(mine)], [])

@@ -1,5 +1,6 @@
 """The body of ``longred-bench psa``: every value and the ``--out`` folder checked before a
-model loads, a stopped run's missing report written from its records, then the measurement."""
+model loads, a measured run's report written from its records (nothing measured again), else
+the measurement."""
 
 from __future__ import annotations
 
@@ -51,12 +52,12 @@ def cmd_psa(args: argparse.Namespace) -> int:
     except UserError:  # a typo beside another run's results: the typo, not "another config"
         check_corpus_name(cfg.corpus)
         raise
-    from longred_bench.reports.psa_report import TOP_K, write_missing_psa_report
+    from longred_bench.reports.psa_report import TOP_K, write_psa_report_from_records
 
     top_k = TOP_K if args.top_k is None else args.top_k
-    if written := write_missing_psa_report(Path(args.out), top_k, command_line(args)):
+    if written := write_psa_report_from_records(Path(args.out), top_k, command_line(args)):
         print(f"{args.out} holds this psa, measured: nothing to measure (delete psa.jsonl there "
-              "to measure it again); wrote its missing report from the records")  # fmt: skip
+              "to measure it again); wrote its report from the records")  # fmt: skip
         wrote(written, start)
         return 0
     from longred_bench.jobs.configs import ORIGINAL

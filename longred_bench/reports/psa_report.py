@@ -390,16 +390,14 @@ def check_top_k(top_k: int) -> None:
         raise UserError(f"psa: --top-k must be >= 1 (got {top_k})")
 
 
-def write_missing_psa_report(out: Path, top_k: int, command: str | None) -> list[Path]:
-    """Write ``psa.md`` and ``psa.png`` from ``out/psa.jsonl`` where either is missing, as
-    ``psa`` writes them after its records (a psa stopped between the two: the same command
-    measures nothing again); returns the files written, none where both are there or no
-    records are."""
+def write_psa_report_from_records(out: Path, top_k: int, command: str | None) -> list[Path]:
+    """Write ``psa.md`` and ``psa.png`` from ``out/psa.jsonl``, as ``psa`` writes them after
+    its records (a psa finished, or stopped between the two: the same command measures nothing
+    again; ``top_k`` is the report's own); returns the files written, none where no records
+    are."""
     check_top_k(top_k)
     records_file = out / "psa.jsonl"
     if not records_file.is_file() or records_file.stat().st_size == 0:
-        return []
-    if all((out / name).is_file() for name in REPORT_FILES):
         return []
     from longred_bench.results import read_records
 

@@ -37,7 +37,7 @@ def test_save_figure_keeps_constrained_layout(tmp_path: Path) -> None:
 
 def test_save_figure_stopped_midway_leaves_the_file_as_it_was(tmp_path: Path, monkeypatch):
     """A plot cut short by an interrupt was left as a broken PNG, which a rerun read as written
-    (a stopped drift's or psa's missing report is written only where the file is absent): the
+    (a stopped drift's missing report is written only where the file is absent): the
     file appears whole or not at all, and an earlier one stays as it was."""
     import pytest
 

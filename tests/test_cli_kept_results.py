@@ -118,6 +118,32 @@ def test_results_that_cannot_be_read_are_kept_not_replaced(tmp_path, capsys, tex
     assert (out / name).read_text() == text
 
 
+@pytest.mark.parametrize("compressed", [False, True])
+def test_results_cut_short_after_whole_records_are_kept_not_replaced(tmp_path, compressed):
+    """A results file cut short inside a later record (its first whole, of this very config)
+    was read as this config's results and replaced by the run; whole, it runs there again."""
+    import gzip
+
+    from longred_bench.cli.outputs import check_results_config
+
+    mine = {"model": "tiny-random", "suite": "ppl"}
+    line = json.dumps({"kind": "ppl", "value": 1.5, "provenance": {"config": mine}}) + "\n"
+    name = "eval.jsonl"
+    for text, whole in ((line * 3, True), ((line * 3)[:-5], False), (line * 3 + '{"kind', False)):
+        data = text.encode()
+        path = tmp_path / (f"{name}.gz" if compressed else name)
+        path.write_bytes(gzip.compress(data) if compressed else data)
+        if whole:
+            check_results_config(tmp_path, name, "an eval", mine)
+        else:
+            with pytest.raises(UserError, match=r"not readable as results .*\(cut short\?"):
+                check_results_config(tmp_path, name, "an eval", mine)
+    if compressed:  # the compressed stream itself cut short
+        path.write_bytes(gzip.compress((line * 3).encode())[:-12])
+        with pytest.raises(UserError, match=r"not readable as results .*\(cut short\?"):
+            check_results_config(tmp_path, name, "an eval", mine)
+
+
 def test_psa_refuses_another_configs_results_before_loading(tmp_path, capsys):
     """The refusal comes before any corpus or model loads (this machine may cache none); the
     results file is left as it was. Only settings present in both configs are compared."""

@@ -187,6 +187,7 @@ def check_results_config(
     to keep, and one that is no such results (unreadable, cut short, without provenance) is
     refused too: what it holds is not known. ``before``: what results written before a key
     existed had for it. A list of RoPE specs (psa's lines) compares in any order too."""
+    import collections
     import gzip
     import json
 
@@ -210,10 +211,18 @@ def check_results_config(
             return
         opener = gzip.open if name.endswith(".gz") else open
         with opener(path, "rt", encoding="utf-8") as handle:
-            theirs = {**(before or {}), **json.loads(handle.readline())["provenance"]["config"]}
+            first = handle.readline()
+            # the last record whole too: a file cut short after a whole record was read as the
+            # config's results, and the run replaced them
+            rest = collections.deque(handle, maxlen=1)
+            last = rest.pop() if rest else first
+            if not last.endswith("\n"):
+                raise ValueError(f"{name} is cut short")
+            json.loads(last)
+            theirs = {**(before or {}), **json.loads(first)["provenance"]["config"]}
         differs = sorted(k for k in mine if k in theirs and k not in free
                          and norm(k, theirs[k]) != norm(k, mine[k]))  # fmt: skip
-    except (OSError, ValueError, KeyError, TypeError, UserError):
+    except (OSError, EOFError, ValueError, KeyError, TypeError, UserError):  # EOF: a cut .gz
         raise UserError(
             f"--out {out} holds {name}, which is not readable as results with their "
             f"provenance (cut short? another tool's?): give another --out, or delete "

@@ -522,3 +522,30 @@ def test_an_empty_model_spec_is_refused_not_read_as_this_folder(
     capsys.readouterr()  # the save's progress bar
     argv = [a.replace("{out}", str(tmp_path / "o")) for a in argv]
     _one_line_error(capsys, argv, "a model spec is empty (a `$(longred-bench models --path")
+
+
+@pytest.mark.parametrize(
+    ("argv", "job"),
+    [
+        (["eval", "--model", "tiny-random", "--suite", "niah", "--corpus", "brwn"], "eval"),
+        (["eval", "--model", "tiny-random", "--suite", "ppl", "--corpus", "brwn:test"], "eval"),
+        (["psa", "--model", "tiny-random", "--corpus", "brwn"], "psa"),
+    ],
+)
+def test_a_mistyped_corpus_is_refused_before_a_model_loads(
+    tmp_path, capsys, monkeypatch, argv, job
+) -> None:
+    """It was refused once the model had loaded (minutes, for a large one), with no corpus
+    named as the one meant."""
+    import importlib
+
+    module = importlib.import_module(f"longred_bench.jobs.{job}")
+
+    def measured(*args, **kwargs):
+        raise AssertionError("the job started")
+
+    monkeypatch.setattr(module, f"{job}_command", measured)
+    _one_line_error(capsys, [*argv, "--out", str(tmp_path / "o")],
+                    "is neither a corpus (brown, austen, kjv, sotu) nor a file "
+                    "(did you mean brown?)")  # fmt: skip
+    assert not (tmp_path / "o").exists()

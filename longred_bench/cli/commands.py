@@ -204,6 +204,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             check_task_names(cfg.tasks)
         check_corpus_name(cfg.corpus)
         raise
+    check_corpus_name(cfg.corpus)
     check_extensions(cfg.model, [cfg.rope] if cfg.rope else [])
     from longred_bench.evaluation import paper_suite
     from longred_bench.jobs.eval import eval_command

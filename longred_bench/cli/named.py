@@ -134,13 +134,17 @@ def local_text(source: str | None) -> str | None:
 
 def check_corpus_name(source: str | None) -> None:
     """Refuse a ``--corpus`` that names no corpus (its part before ``:``), is not ``random``
-    and is no file: where ``--out`` holds another run's results, the typo was reported as
-    "another config (differs in corpus)", with the advice to delete those results."""
+    and is no file (with the corpus it is closest to), before a model loads: where ``--out``
+    holds another run's results, the typo was reported as "another config (differs in
+    corpus)", with the advice to delete those results; elsewhere it was refused once the
+    model had loaded (minutes, for a large one)."""
     from longred_bench.data.corpora import corpus_names
+    from longred_bench.errors import meant_note
 
     if not _named_text(source) and not Path(source).expanduser().is_file():
+        meant = meant_note(source.partition(":")[0], corpus_names())
         raise UserError(f"--corpus {source!r} is neither a corpus ({', '.join(corpus_names())}) "
-                        "nor a file")  # fmt: skip
+                        f"nor a file{meant}")  # fmt: skip
 
 
 def config_if_at_hand(spec: str) -> Any:

@@ -52,6 +52,7 @@ def cmd_psa(args: argparse.Namespace) -> int:
     except UserError:  # a typo beside another run's results: the typo, not "another config"
         check_corpus_name(cfg.corpus)
         raise
+    check_corpus_name(cfg.corpus)  # before a model loads
     from longred_bench.reports.psa_report import TOP_K, write_psa_report_from_records
 
     top_k = TOP_K if args.top_k is None else args.top_k

@@ -188,17 +188,17 @@ def run_drift(
     torch.manual_seed(cfg.seed)
     original = load(cfg.original, device=cfg.device, dtype=_dtype(cfg))
     extended = _load_extended(cfg, original)
-    windows = token_windows(
-        original.tokenizer, cfg.texts, cfg.num_texts, cfg.seq_len, seed=cfg.seed
-    )
     limit = original.model.config.max_position_embeddings
     longest = max(m.config.max_position_embeddings for m in extended.values())
-    if cfg.seq_len > max(limit, longest):
+    if cfg.seq_len > max(limit, longest):  # before the texts: a corpus had too few such windows
         raise UserError(
             f"seq_len {cfg.seq_len} exceeds every model's window: use a sequence length of at "
             f"most {max(limit, longest)} (--seq-len {max(limit, longest)}; in a profile, "
             f"drift.seq_len: {max(limit, longest)})"
         )
+    windows = token_windows(
+        original.tokenizer, cfg.texts, cfg.num_texts, cfg.seq_len, seed=cfg.seed
+    )
     done = _read_partial(partial, cfg)
     skip = min((len(done.get(name, ())) for name in extended), default=0)
     done = {name: done[name][:skip] for name in extended} if skip else {}

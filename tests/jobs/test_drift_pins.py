@@ -47,6 +47,15 @@ def test_the_sequence_length_may_reach_the_longest_window_but_not_pass_it() -> N
         drift.run_drift(replace(CFG, num_texts=1, seq_len=513), progress=False)
 
 
+def test_a_sequence_length_past_every_window_is_named_before_the_texts_are_cut(tmp_path) -> None:
+    """A text too short for windows of that length said so first ("yields only 0 windows"),
+    sending the user to longer texts before the length's own refusal."""
+    text = tmp_path / "short.txt"
+    text.write_text("A few words of text, far fewer than a window holds. " * 4)
+    with pytest.raises(UserError, match=r"seq_len 4096 exceeds every model's window"):
+        drift.run_drift(replace(CFG, num_texts=1, seq_len=4096, texts=str(text)), progress=False)
+
+
 def test_a_summary_records_the_compared_models_rope_and_token_count() -> None:
     """Each summary names the RoPE and window of the model it compares, and how many tokens
     were measured (all windows' tokens)."""

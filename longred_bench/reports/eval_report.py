@@ -148,7 +148,8 @@ def suite_short_lines(records: list[dict[str, Any]]) -> list[str]:
                 "groups, so it is no mean of category means."]  # fmt: skip
     lines = ["| category | tasks | mean |", "|---|---|---:|"]
     lines += [f"| {c} | {', '.join(cats[c])} | {means[c]:.2f} |" for c in means]
-    lines.append(f"| Short Avg ({len(means)} categories) | | {short_avg(scores, cats):.2f} |")
+    many = f"{len(means)} {'category' if len(means) == 1 else 'categories'}"
+    lines.append(f"| Short Avg ({many}) | | {short_avg(scores, cats):.2f} |")
     return lines
 
 

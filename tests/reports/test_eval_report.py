@@ -106,6 +106,14 @@ def test_tasks_run_on_their_own_say_their_short_avg_is_a_plain_mean(tmp_path: Pa
             "groups, so it is no mean of category means.") in md  # fmt: skip
 
 
+def test_one_category_is_named_one_category(tmp_path: Path) -> None:
+    """``short_tiny``'s two Language tasks alone read "Short Avg (1 categories)"."""
+    scores = (("longred_tiny_swap", 0.5), ("longred_tiny_replace", 1.0))
+    records = [{**_eval(t, "acc", v), "suite": "short_tiny", "group": None} for t, v in scores]
+    write_eval_report(records, tmp_path, "t")
+    assert "| Short Avg (1 category) | | 75.00 |" in (tmp_path / "eval.md").read_text()
+
+
 def test_the_footnote_gives_the_scale_of_the_suites_values() -> None:
     """RULER's group row ended with "accuracies as fractions" above scores of 0-100."""
     from longred_bench.reports.eval_report import metrics_table

@@ -351,7 +351,8 @@ def test_a_text_or_yaml_file_that_is_not_utf8_is_refused(tmp_path, capsys) -> No
     binary.write_bytes(b"\xff\xfe\x00 not text")
     out = str(tmp_path / "o")
     _one_line_error(capsys, ["drift", "--original", "tiny-random", "--rope", "pi:factor=2",
-                             "--texts", str(binary), "--out", out], "not UTF-8 text")  # fmt: skip
+                             "--seq-len", "64", "--texts", str(binary), "--out", out],
+                    "not UTF-8 text")  # fmt: skip
     profile = tmp_path / "bin.yaml"
     profile.write_bytes(b"\xff\xfe\x00 not yaml")
     _one_line_error(capsys, ["profiles", "show", str(profile)], "not UTF-8 text")

@@ -192,6 +192,7 @@ def check_extensions(spec: str, ropes: tuple[str, ...] | list[str]) -> None:
     import json
 
     from longred_bench.models.loading import extended_config
+    from longred_bench.models.rope import parse_rope_spec
     from longred_bench.training.model_plan import planning_config
 
     config = planning_config(spec)
@@ -200,7 +201,8 @@ def check_extensions(spec: str, ropes: tuple[str, ...] | list[str]) -> None:
         extension_applies(config, spec, rope)
         new = extended_config(config, rope)
         key = json.dumps([new.rope_parameters, new.max_position_embeddings], sort_keys=True)
-        if key in seen:
+        same = key in seen and parse_rope_spec(seen[key]).label() == parse_rope_spec(rope).label()
+        if key in seen and not same:  # one spelled alike (pi:factor=4.0): each command's own line
             raise UserError(f"--rope {seen[key]} and --rope {rope} are one extension of {spec} "
                             f"({new.rope_parameters}, window {new.max_position_embeddings}): "
                             "give it once")  # fmt: skip

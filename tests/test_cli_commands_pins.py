@@ -1,0 +1,76 @@
+"""What the ``longred-bench`` subcommands of :mod:`longred_bench.cli.commands` refuse or hand
+their job, pinned with the job stood in for where the command gets that far: drift refuses a
+model or extension listed twice, and resumes a folder holding an interrupted run's saved windows
+beside its finished files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from cli_helpers import one_line_error
+
+from longred_bench.cli import main
+
+DRIFT = ["drift", "--original", "tiny-random", "--num-texts", "2", "--seq-len", "64", "--quiet"]
+
+
+@pytest.fixture
+def drifts(monkeypatch: pytest.MonkeyPatch) -> list:
+    """The configs drift's measurement is called with (it measures nothing, writes nothing)."""
+    from longred_bench.jobs import drift
+
+    calls: list = []
+    monkeypatch.setattr(drift, "drift_command", lambda cfg, out, **kwargs: calls.append(cfg) or [])
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--rope", "pi:factor=2", "pi:factor=2.0"],
+         "an extension is listed twice: pi:factor=2 and pi:factor=2.0 are one extension"),
+        (["--extended", "tiny-random"],
+         "a model is listed twice: the original and tiny-random are one model"),
+    ],
+)  # fmt: skip
+def test_drift_refuses_a_model_or_extension_listed_twice(
+    tmp_path, capsys, drifts, flags, message
+) -> None:
+    """Two spellings of one extension, or the original as its own extension, are one line."""
+    one_line_error(capsys, [*DRIFT, *flags, "--out", str(tmp_path / "d")], message)
+    assert drifts == []
+
+
+def test_drift_resumes_saved_windows_beside_finished_files(tmp_path, capsys, drifts) -> None:
+    """A folder holding ``drift.jsonl`` and ``config.yaml`` of this config and the saved windows
+    of an interrupted run is resumed (measured), not reported as measured."""
+    import yaml
+
+    from longred_bench.jobs.drift import PARTIAL
+
+    out = tmp_path / "d"
+    argv = [*DRIFT, "--rope", "pi:factor=2", "--out", str(out)]
+    assert main(argv) == 0
+    (cfg,) = drifts
+    out.mkdir(exist_ok=True)
+    (out / "config.yaml").write_text(yaml.safe_dump({**cfg.to_dict(), "seconds": 1.0}))
+    (out / "drift.jsonl").write_text("")
+    saved = {"config": cfg.to_dict(), "texts": {"pi:factor=2": [[0.0]]}}
+    (out / PARTIAL).write_text(json.dumps(saved))
+    capsys.readouterr()
+    assert main(argv) == 0
+    assert drifts == [cfg, cfg]
+    assert "nothing to measure" not in capsys.readouterr().out
+
+
+def test_drift_says_its_windows_run_past_the_originals(tmp_path, capsys, drifts) -> None:
+    """Windows longer than the original's own (256 tokens) that the extension holds are
+    measured, with a warning on stderr."""
+    argv = [*DRIFT, "--rope", "pi:factor=4", "--out", str(tmp_path / "d")]
+    argv[argv.index("--seq-len") + 1] = "512"
+    assert main(argv) == 0
+    assert len(drifts) == 1
+    assert "warning: drift: --seq-len 512 is beyond the original's 256-token window" in (
+        capsys.readouterr().err
+    )

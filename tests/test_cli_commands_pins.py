@@ -74,3 +74,19 @@ def test_drift_says_its_windows_run_past_the_originals(tmp_path, capsys, drifts)
     assert "warning: drift: --seq-len 512 is beyond the original's 256-token window" in (
         capsys.readouterr().err
     )
+
+
+def test_drift_refuses_an_extended_model_of_other_layers_before_measuring(
+    tmp_path, capsys, drifts, saved_tiny
+) -> None:
+    """An ``--extended`` model whose config gives another layer count than the original's is
+    refused from the configs, before drift measures."""
+    config = json.loads((saved_tiny / "config.json").read_text())
+    config["num_hidden_layers"] -= 1
+    (saved_tiny / "config.json").write_text(json.dumps(config))
+    argv = [*DRIFT, "--extended", str(saved_tiny), "--out", str(tmp_path / "d")]
+    capsys.readouterr()  # what saving the folder said
+    one_line_error(
+        capsys, argv, f"drift: '{saved_tiny}' has layers 3, the original 'tiny-random' 4"
+    )
+    assert drifts == []

@@ -1,7 +1,9 @@
 """What the ``longred-bench`` subcommands of :mod:`longred_bench.cli.commands` refuse or hand
 their job, pinned with the job stood in for where the command gets that far: drift refuses a
-model or extension listed twice, and resumes a folder holding an interrupted run's saved windows
-beside its finished files."""
+model or extension listed twice and an extended model of other layers, resumes a folder holding
+an interrupted run's saved windows beside its finished files, and warns of windows past the
+original's; ``reproduce`` names the flag that does something else; an offline ``paper_short``
+eval says what it runs."""
 
 from __future__ import annotations
 
@@ -90,3 +92,44 @@ def test_drift_refuses_an_extended_model_of_other_layers_before_measuring(
         capsys, argv, f"drift: '{saved_tiny}' has layers 3, the original 'tiny-random' 4"
     )
     assert drifts == []
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--dry-run", "--unit", "x"],
+         "--dry-run prints the table's plan; --unit does something else: give one of them"),
+        (["--force", "--list-units"], "--force computes units again as they run; --list-units "
+                                      "runs none"),
+        (["--force", "--emit-slurm", "JOBS"], "--force computes units again as they run; "
+                                              "--emit-slurm runs none"),
+        (["--out", "OUT", "--unit", "x"], "--out names the folder of the table's report; --unit "
+                                          "writes no report"),
+        (["--out", "OUT", "--list-units"], "--out names the folder of the table's report; "
+                                           "--list-units writes no report"),
+    ],
+)  # fmt: skip
+def test_reproduce_names_the_flag_that_does_something_else(
+    tmp_path, capsys, flags, message
+) -> None:
+    """A flag ``reproduce`` cannot take beside another is refused naming that one."""
+    flags = [str(tmp_path / f) if f in ("JOBS", "OUT") else f for f in flags]
+    one_line_error(capsys, ["reproduce", "table1", "--profile", "smoke", *flags], message)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_offline_paper_short_eval_says_what_it_runs_before_it_runs(
+    tmp_path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``eval --suite paper_short --offline-members`` says which members run offline and what
+    its Short Avg then is, then evaluates their offline tasks."""
+    from longred_bench.evaluation import paper_suite
+    from longred_bench.jobs import eval as eval_job
+
+    calls: list = []
+    monkeypatch.setattr(eval_job, "eval_command", lambda cfg, out, **kw: calls.append(cfg) or [])
+    argv = ["eval", "--model", "tiny-random", "--suite", "paper_short", "--tasks", "piqa",
+            "--offline-members", "--out", str(tmp_path / "o"), "--quiet"]  # fmt: skip
+    assert main(argv) == 0
+    assert f"[eval] {paper_suite.offline_line(['piqa'])}\n" in capsys.readouterr().out
+    assert [cfg.tasks for cfg in calls] == [("longred_piqa",)]

@@ -2,8 +2,9 @@
 their job, pinned with the job stood in for where the command gets that far: drift refuses a
 model or extension listed twice and an extended model of other layers, resumes a folder holding
 an interrupted run's saved windows beside its finished files, and warns of windows past the
-original's; ``reproduce`` names the flag that does something else; an offline ``paper_short``
-eval says what it runs."""
+original's; compare checks drift's window and NIAH's lengths only where those suites run, and
+beside ``--pairs`` refuses ``--rope`` and takes ``--quiet``; ``reproduce`` names the flag that
+does something else; an offline ``paper_short`` eval says what it runs."""
 
 from __future__ import annotations
 
@@ -133,3 +134,52 @@ def test_an_offline_paper_short_eval_says_what_it_runs_before_it_runs(
     assert main(argv) == 0
     assert f"[eval] {paper_suite.offline_line(['piqa'])}\n" in capsys.readouterr().out
     assert [cfg.tasks for cfg in calls] == [("longred_piqa",)]
+
+
+COMPARE = ["compare", "--original", "tiny-random", "--rope", "pi:factor=2", "--quiet"]
+
+
+@pytest.fixture
+def compares(monkeypatch: pytest.MonkeyPatch) -> list:
+    """The configs compare's job is called with (it measures nothing, writes nothing)."""
+    from longred_bench.jobs import compare
+
+    calls: list = []
+    monkeypatch.setattr(compare, "compare_command", lambda cfg, out, **kw: calls.append(cfg) or [])
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--suites", "drift", "--drift-seq-len", "1"],
+         "compare: --drift-seq-len must be at least 2"),
+        (["--suites", "short", "--drift-seq-len", "1"], None),
+        (["--suites", "niah", "--lengths", "200000"], "compare: --lengths 200000 is above 131072"),
+        (["--suites", "short", "--lengths", "200000"], None),
+        (["--seed", "-1"], "--seed must be a whole number from 0 to 4294967295"),
+    ],
+)  # fmt: skip
+def test_compare_checks_a_suites_flags_where_that_suite_runs(
+    tmp_path, capsys, compares, flags, message
+) -> None:
+    """Drift's window and NIAH's lengths are refused where those suites run and left alone
+    where they do not; a bad seed always."""
+    argv = [*COMPARE, *flags, "--out", str(tmp_path / "c")]
+    if message is None:
+        assert main(argv) == 0 and len(compares) == 1
+    else:
+        one_line_error(capsys, argv, message)
+        assert compares == []
+
+
+def test_compare_pairs_refuses_rope_and_takes_quiet(tmp_path, capsys) -> None:
+    """Beside ``--pairs`` a ``--rope`` is refused (the file names the models) while ``--quiet``,
+    which says how the run prints, is taken."""
+    pairs = tmp_path / "p.yaml"
+    pairs.write_text("settings: {lengths: [256]}\npairs:\n  - {original: tiny-random, window: "
+                     "256, extended: [{model: tiny-random, window: 256}]}\n")  # fmt: skip
+    argv = ["compare", "--pairs", str(pairs), "--dry-run"]
+    one_line_error(capsys, [*argv, "--rope", "pi:factor=2"], "--pairs takes its models from the "
+                                                             "file: drop --original")  # fmt: skip
+    assert main([*argv, "--quiet"]) == 0

@@ -2,9 +2,11 @@
 their job, pinned with the job stood in for where the command gets that far: drift refuses a
 model or extension listed twice and an extended model of other layers, resumes a folder holding
 an interrupted run's saved windows beside its finished files, and warns of windows past the
-original's; compare checks drift's window and NIAH's lengths only where those suites run, and
-beside ``--pairs`` refuses ``--rope`` and takes ``--quiet``; ``reproduce`` names the flag that
-does something else; an offline ``paper_short`` eval says what it runs."""
+original's; compare checks drift's window and NIAH's lengths only where those suites run, a
+long-context short task, PCD on the original as it is and on every extended model, and beside
+``--pairs`` refuses ``--rope`` and takes ``--quiet``; the ppl dry run lists its lengths in
+order; ``reproduce`` names the flag that does something else; an offline ``paper_short`` eval
+says what it runs."""
 
 from __future__ import annotations
 
@@ -183,3 +185,43 @@ def test_compare_pairs_refuses_rope_and_takes_quiet(tmp_path, capsys) -> None:
     one_line_error(capsys, [*argv, "--rope", "pi:factor=2"], "--pairs takes its models from the "
                                                              "file: drop --original")  # fmt: skip
     assert main([*argv, "--quiet"]) == 0
+
+
+def test_compare_refuses_a_long_context_task_among_its_short_tasks(tmp_path, capsys) -> None:
+    """A NIAH task given as a short task is refused, naming the suite it belongs to."""
+    argv = [*COMPARE, "--short-tasks", "longred_niah", "--out", str(tmp_path / "c")]
+    one_line_error(capsys, argv, "compare: --short-tasks longred_niah is a long-context task")
+
+
+def test_compare_checks_pcd_on_every_extended_model(tmp_path, capsys, compares, saved_tiny) -> None:
+    """A PCD local base below the original's RoPE base but not below an extended model's is
+    refused for that model before anything is measured."""
+    config = json.loads((saved_tiny / "config.json").read_text())
+    rope = config.get("rope_parameters") or config
+    rope["rope_theta"] = 1000.0
+    (saved_tiny / "config.json").write_text(json.dumps(config))
+    argv = ["compare", "--original", "tiny-random", "--extended", str(saved_tiny), "--decoding",
+            "pcd", "--pcd-local-base", "5000", "--quiet", "--out", str(tmp_path / "c")]  # fmt: skip
+    capsys.readouterr()  # what saving the folder said
+    one_line_error(capsys, argv, "PCD local base 5000 is not below the model's RoPE base 1000")
+    assert compares == []
+
+
+def test_the_ppl_dry_run_lists_its_lengths_in_order(capsys) -> None:
+    """``--lengths`` given out of order are said shortest first, with a bucket each."""
+    argv = ["eval", "--model", "tiny-random", "--suite", "ppl", "--lengths", "512", "256",
+            "--dry-run"]  # fmt: skip
+    assert main(argv) == 0
+    assert ("ppl: 8 window(s) of austen at length(s) 256, 512, NLL by position in buckets of "
+            "32, 64 tokens") in capsys.readouterr().out  # fmt: skip
+
+
+def test_compare_checks_pcd_on_the_original_as_it_is_beside_its_extensions(
+    tmp_path, capsys, compares
+) -> None:
+    """The original decodes with PCD too: a local base that only its extension's RoPE base is
+    above is refused, naming the original's base."""
+    argv = ["compare", "--original", "tiny-random", "--rope", "abf:theta=1e8", "--decoding",
+            "pcd", "--pcd-local-base", "1e6", "--quiet", "--out", str(tmp_path / "c")]  # fmt: skip
+    one_line_error(capsys, argv, "PCD local base 1e+06 is not below the model's RoPE base 10000")
+    assert compares == []

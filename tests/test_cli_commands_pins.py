@@ -5,12 +5,15 @@ an interrupted run's saved windows beside its finished files, and warns of windo
 original's; compare checks drift's window and NIAH's lengths only where those suites run, a
 long-context short task, PCD on the original as it is and on every extended model, and beside
 ``--pairs`` refuses ``--rope`` and takes ``--quiet``; the ppl dry run lists its lengths in
-order; ``reproduce`` names the flag that does something else; an offline ``paper_short`` eval
-says what it runs."""
+order; ``reproduce`` names the flag that does something else and hands its engine one job at a
+time, an absolute job folder and code permission; ``models`` defaults to 20 items of both short
+suites; an offline ``paper_short`` eval says what it runs."""
 
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 from cli_helpers import one_line_error
@@ -225,3 +228,51 @@ def test_compare_checks_pcd_on_the_original_as_it_is_beside_its_extensions(
             "pcd", "--pcd-local-base", "1e6", "--quiet", "--out", str(tmp_path / "c")]  # fmt: skip
     one_line_error(capsys, argv, "PCD local base 1e+06 is not below the model's RoPE base 10000")
     assert compares == []
+
+
+@pytest.fixture
+def reproduces(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+    """The calls ``reproduce``'s engine gets (it runs nothing and says it wrote two files)."""
+    from longred_bench.reproduce import engine
+
+    calls: list[dict] = []
+
+    def record(table, profile, out, **kwargs):
+        calls.append({"table": table, "profile": profile, "out": out, **kwargs})
+        return [Path("a.md"), Path("b.md")]
+
+    monkeypatch.setattr(engine, "reproduce", record)
+    return calls
+
+
+def test_reproduce_hands_its_engine_one_job_a_resolved_job_folder_and_code_permission(
+    tmp_path, capsys, monkeypatch: pytest.MonkeyPatch, reproduces
+) -> None:
+    """By default a table runs one unit at a time; ``--emit-slurm`` given relative is the
+    folder under the working one; ``--allow-code-eval`` is passed on as lm-eval's permission;
+    the files the engine wrote are said."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_ALLOW_CODE_EVAL", "0")
+    assert main(["reproduce", "table1", "--profile", "smoke", "--allow-code-eval"]) == 0
+    assert os.environ["HF_ALLOW_CODE_EVAL"] == "1"
+    assert capsys.readouterr().out == "wrote a.md, b.md\n"
+    assert main(["reproduce", "table1", "--profile", "smoke", "--emit-slurm", "jobs"]) == 0
+    first, second = reproduces
+    assert first["jobs"] == 1 and first["emit_slurm"] is None
+    assert second["emit_slurm"] == tmp_path.resolve() / "jobs"
+
+
+def test_the_models_table_defaults_to_twenty_items_of_both_short_suites(
+    capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``models`` without flags asks each zoo model's limits at 20 items of ``short_tiny`` and
+    ``short``."""
+    from longred_bench.jobs import limits
+
+    asked: list = []
+    monkeypatch.setattr(limits, "model_limits", lambda m, **kw: asked.append((m, kw)) or m)
+    monkeypatch.setattr(limits, "limits_table", lambda rows, suites, limit: "table")
+    assert main(["models"]) == 0
+    assert capsys.readouterr().out == "table\n"
+    assert [m for m, _ in asked] == list(limits.ZOO_ORDER)
+    assert {(kw["limit"], kw["suites"]) for _, kw in asked} == {(20, ("short_tiny", "short"))}

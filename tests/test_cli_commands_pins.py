@@ -7,7 +7,8 @@ long-context short task, PCD on the original as it is and on every extended mode
 ``--pairs`` refuses ``--rope`` and takes ``--quiet``; the ppl dry run lists its lengths in
 order; ``reproduce`` names the flag that does something else and hands its engine one job at a
 time, an absolute job folder and code permission; ``models`` defaults to 20 items of both short
-suites; an offline ``paper_short`` eval says what it runs."""
+suites; an offline ``paper_short`` eval says what it runs; ``profiles show`` prints a profile as
+it reads."""
 
 from __future__ import annotations
 
@@ -276,3 +277,11 @@ def test_the_models_table_defaults_to_twenty_items_of_both_short_suites(
     assert capsys.readouterr().out == "table\n"
     assert [m for m, _ in asked] == list(limits.ZOO_ORDER)
     assert {(kw["limit"], kw["suites"]) for _, kw in asked} == {(20, ("short_tiny", "short"))}
+
+
+def test_profiles_show_prints_the_profile_as_it_reads(capsys) -> None:
+    """``profiles show`` prints the profile's text as it is, adding no blank line at its end."""
+    from longred_bench.reproduce.profile_views import show_profile
+
+    assert main(["profiles", "show", "smoke"]) == 0
+    assert capsys.readouterr().out == show_profile("smoke")

@@ -118,7 +118,9 @@ def test_the_corpus_check_takes_a_file_and_refuses_a_name_that_is_neither(tmp_pa
     check_corpus_name(str(text))
     assert local_text(str(text)) == str(text.resolve())
     with pytest.raises(
-        UserError, match=r"^--corpus 'austn' is neither a corpus \(.*austen.*\) nor a file$"
+        UserError,
+        match=r"^--corpus 'austn' is neither a corpus \(.*austen.*\) nor a file \(did "
+        r"you mean austen\?\)$",
     ):
         check_corpus_name("austn")
 

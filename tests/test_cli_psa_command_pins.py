@@ -57,16 +57,26 @@ def test_psa_measures_a_local_model_by_its_path_with_its_top_k_and_command(
     assert call["command"] == "longred-bench " + shlex.join(argv)
 
 
-def test_results_of_this_config_on_another_device_are_not_another_config(
-    tmp_path, measured
+def test_results_of_this_config_on_another_device_are_this_configs(
+    tmp_path, measured, monkeypatch, capsys
 ) -> None:
     """Records of the same psa on another device (no PCD, greedy decoding) are this config's:
-    the run goes on to measure, not refused as another config."""
+    not refused as another config, nothing measured again, the report written from them."""
+    from longred_bench.reports import psa_report
+
+    written = []
+
+    def from_records(out: Path, top_k: int, command: str | None) -> list[Path]:
+        written.append(out)
+        return [out / "psa.md"]
+
+    monkeypatch.setattr(psa_report, "write_psa_report_from_records", from_records)
     out = tmp_path / "o"
     _kept_results(out, {"models": ["tiny-random"], "tasks": ["niah_single_1"], "device": "cuda",
                         "decoding": ["greedy"], "pcd": None})  # fmt: skip
     assert main([*ARGV, "--out", str(out)]) == 0
-    assert len(measured) == 1
+    assert measured == [] and written == [out]
+    assert "holds this psa, measured: nothing to measure" in capsys.readouterr().out
 
 
 def test_rope_none_under_pcd_is_the_models_own_rope(tmp_path, measured) -> None:

@@ -24,14 +24,21 @@ from longred_bench.cli import main
 DRIFT = ["drift", "--original", "tiny-random", "--num-texts", "2", "--seq-len", "64", "--quiet"]
 
 
+def _recorded(monkeypatch: pytest.MonkeyPatch, job: str) -> list:
+    """The configs ``longred_bench.jobs.<job>``'s command is called with (it measures nothing,
+    writes nothing)."""
+    import importlib
+
+    module = importlib.import_module(f"longred_bench.jobs.{job}")
+    calls: list = []
+    monkeypatch.setattr(module, f"{job}_command", lambda cfg, out, **kw: calls.append(cfg) or [])
+    return calls
+
+
 @pytest.fixture
 def drifts(monkeypatch: pytest.MonkeyPatch) -> list:
-    """The configs drift's measurement is called with (it measures nothing, writes nothing)."""
-    from longred_bench.jobs import drift
-
-    calls: list = []
-    monkeypatch.setattr(drift, "drift_command", lambda cfg, out, **kwargs: calls.append(cfg) or [])
-    return calls
+    """The configs drift's measurement is called with."""
+    return _recorded(monkeypatch, "drift")
 
 
 @pytest.mark.parametrize(
@@ -147,12 +154,8 @@ COMPARE = ["compare", "--original", "tiny-random", "--rope", "pi:factor=2", "--q
 
 @pytest.fixture
 def compares(monkeypatch: pytest.MonkeyPatch) -> list:
-    """The configs compare's job is called with (it measures nothing, writes nothing)."""
-    from longred_bench.jobs import compare
-
-    calls: list = []
-    monkeypatch.setattr(compare, "compare_command", lambda cfg, out, **kw: calls.append(cfg) or [])
-    return calls
+    """The configs compare's job is called with."""
+    return _recorded(monkeypatch, "compare")
 
 
 @pytest.mark.parametrize(

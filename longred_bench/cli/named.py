@@ -191,32 +191,30 @@ def check_extensions(spec: str, ropes: tuple[str, ...] | list[str]) -> None:
         return
     import json
 
-    from longred_bench.models.loading import extended_config
     from longred_bench.models.rope import parse_rope_spec
     from longred_bench.training.model_plan import planning_config
 
     config = planning_config(spec)
     seen: dict[str, str] = {}
     for rope in ropes:
-        extension_applies(config, spec, rope)
-        new = extended_config(config, rope)
+        new = extension_applies(config, spec, rope)
         key = json.dumps([new.rope_parameters, new.max_position_embeddings], sort_keys=True)
-        same = key in seen and parse_rope_spec(seen[key]).label() == parse_rope_spec(rope).label()
-        if key in seen and not same:  # one spelled alike (pi:factor=4.0): each command's own line
-            raise UserError(f"--rope {seen[key]} and --rope {rope} are one extension of {spec} "
+        first = seen.setdefault(key, rope)
+        # one spelled alike (pi:factor=4.0) is left to each command's own listed-twice line
+        if parse_rope_spec(first).label() != parse_rope_spec(rope).label():
+            raise UserError(f"--rope {first} and --rope {rope} are one extension of {spec} "
                             f"({new.rope_parameters}, window {new.max_position_embeddings}): "
                             "give it once")  # fmt: skip
-        seen[key] = rope
 
 
-def extension_applies(config: Any, spec: str, rope: str) -> None:
-    """Refuse RoPE spec ``rope`` where model ``spec`` (its ``config``) cannot take it, in one
-    line naming both (the extension's own words named neither: with several ``--rope`` given,
-    not which one)."""
+def extension_applies(config: Any, spec: str, rope: str) -> Any:
+    """The config of model ``spec`` (its ``config``) under RoPE spec ``rope``; refused where it
+    cannot take it, in one line naming both (the extension's own words named neither: with
+    several ``--rope`` given, not which one)."""
     from longred_bench.models.loading import extended_config
 
     try:
-        extended_config(config, rope)
+        return extended_config(config, rope)
     except UserError as exc:
         raise UserError(f"--rope {rope} does not apply to {spec}: {exc}") from None
 

@@ -52,6 +52,16 @@ PAIR = "  - {original: ORIG, window: 256, extended: [{model: tiny-random, window
             "settings.decoding pcd decodes nothing in suites [drift]",
         ),
         ("{seed: 4294967296}", "tiny-random", "settings.seed must be a whole number from 0"),
+        (
+            "{short_tasks: [niah_single_2]}",
+            "tiny-random",
+            "settings.short_tasks niah_single_2 is lm-eval's RULER task, built at lengths",
+        ),
+        (
+            "{short_tasks: [longred_ruler_cwe]}",
+            "tiny-random",
+            "settings.short_tasks longred_ruler_cwe is a long-context task",
+        ),
         ("{}", "[tiny-random]", "pairs[0].original must be one model (a name or a path)"),
         ("{}", "./no-such-model", "model './no-such-model': no such folder"),
     ],

@@ -134,9 +134,22 @@ def test_eval_dry_run_of_a_zoo_model_not_fetched_plans_its_extension(tmp_path, m
       "--dry-run"], "eval: --tasks longred_niah is a long-context task"),
     (["compare", "--original", "tiny-random", "--rope", "pi:factor=2", "--short-tasks",
       "longred_ruler_vt", "--out", "OUT"], "compare: --short-tasks longred_ruler_vt is a long"),
+    (["compare", "--original", "tiny-random", "--rope", "pi:factor=2", "--short-tasks",
+      "niah_single_1", "--out", "OUT"], "compare: --short-tasks niah_single_1 is lm-eval's "
+     "RULER task, built at lengths, not a short one: run the suite's RULER with the ruler "
+     "suite (task longred_ruler_niah_single_1)"),
+    (["eval", "--model", "tiny-random", "--suite", "short", "--tasks", "ruler_qa_hotpot",
+      "--dry-run"], "(task longred_ruler_qa_2)"),
+    (["eval", "--model", "tiny-random", "--suite", "short", "--tasks", "ruler", "--dry-run"],
+     "eval: --tasks ruler is lm-eval's RULER task, built at lengths, not a short one: run the "
+     "suite's RULER with the ruler suite (its default tasks)"),
+    (["eval", "--model", "tiny-random", "--suite", "short", "--tasks", "longred_ruler",
+      "--dry-run"], "eval: --tasks longred_ruler is a long-context task"),
 ])  # fmt: skip
 def test_a_long_context_task_in_a_short_suite_is_refused(tmp_path, capsys, argv, said) -> None:
     """A RULER task among a short suite's tasks passed the dry run and failed after the model
-    loaded ("no document fits ... pass --max-length 4101"): built there at one default length."""
+    loaded ("no document fits ... pass --max-length 4101"): built there at one default length.
+    lm-eval's own RULER (niah_single_1, ruler_qa_hotpot, its ruler group) failed after the
+    model loaded too, with a traceback from reading a tokenizer by the model's name."""
     _one_line_error(capsys, [str(tmp_path / "out") if a == "OUT" else a for a in argv], said)
     assert not (tmp_path / "out").exists()

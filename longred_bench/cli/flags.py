@@ -9,6 +9,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from longred_bench.errors import UserError
+from longred_bench.evaluation.task_names import NIAH_TASK, RULER_TASK_PREFIXES, check_short_task
 
 if TYPE_CHECKING:
     from longred_bench.pcd.config import PcdConfig
@@ -16,11 +17,6 @@ if TYPE_CHECKING:
 EVAL_FLAG_SUITES = {"--lengths": ("ruler", "niah", "ppl"), "--samples": ("ruler", "niah", "ppl"),
                     "--depths": ("niah",), "--corpus": ("ruler", "niah", "ppl")}  # fmt: skip
 """The suites each of ``eval``'s long-context flags applies to."""
-
-RULER_TASK_PREFIXES = ("longred_ruler_", "longred_lmeval_")
-"""The lm-eval tasks the ruler suite runs at ``--lengths`` (RULER's, and lm-eval's own NIAH)."""
-NIAH_TASK = "longred_niah"
-"""The one lm-eval task of the niah suite."""
 
 
 def check_eval_flags(args: argparse.Namespace) -> None:
@@ -71,13 +67,10 @@ def check_eval_flags(args: argparse.Namespace) -> None:
 
 
 def check_short_tasks(tasks: list[str] | tuple[str, ...] | None, who: str, flag: str) -> None:
-    """Refuse a RULER or NIAH task among a short suite's ``tasks``: built at one default length
-    there (no ``--lengths``), it failed after the model loaded, advising ``--max-length``."""
+    """Refuse a long-context task among a short suite's ``tasks``
+    (:func:`~longred_bench.evaluation.task_names.check_short_task`), naming ``flag``."""
     for task in tasks or ():
-        if task.startswith(RULER_TASK_PREFIXES) or task == NIAH_TASK:
-            suite = "niah" if task == NIAH_TASK else "ruler"
-            raise UserError(f"{who}: {flag} {task} is a long-context task, built at --lengths, "
-                            f"not a short one: run it with the {suite} suite")  # fmt: skip
+        check_short_task(task, f"{who}: {flag} {task}")
 
 
 def check_long_lengths(lengths: list[int] | tuple[int, ...] | None, who: str) -> None:

@@ -12,6 +12,15 @@ from pathlib import Path
 
 from longred_bench.errors import UserError
 
+RULER_TASK_PREFIXES = ("longred_ruler_", "longred_lmeval_")
+"""The lm-eval tasks the ruler suite runs at ``--lengths`` (RULER's, and lm-eval's own NIAH)."""
+NIAH_TASK = "longred_niah"
+"""The one lm-eval task of the niah suite."""
+LMEVAL_RULER_TASKS = {"ruler": "", "ruler_vt": "vt", "ruler_cwe": "cwe", "ruler_fwe": "fwe",
+                      "ruler_qa_squad": "qa_1", "ruler_qa_hotpot": "qa_2"}  # fmt: skip
+"""lm-eval's own RULER group and the tasks of it not named as the suite's (its ``niah_*``
+are), each with the suite's name of it (the group's: none, the suite's default tasks)."""
+
 _DEFINES = re.compile(r"^(?:task|group): *([A-Za-z0-9_]+) *(?:#.*)?$", re.MULTILINE)
 
 
@@ -65,3 +74,23 @@ def by_family(names: list[str], least: int = 4) -> list[str]:
         elif name not in hidden:
             shown.append(name)
     return shown
+
+
+def check_short_task(task: str, where: str) -> None:
+    """Refuse a long-context task given as a short suite's task (``where``: the flag or key and
+    the task, leading the line). The suite's RULER and NIAH tasks are built at one default
+    length there (no lengths): they failed after the model loaded, advising ``--max-length``.
+    lm-eval's own RULER (``niah_single_1``, ``ruler_vt``, its ``ruler`` group) failed after the
+    model loaded too, with a traceback from reading a tokenizer from the hub by the model's
+    name."""
+    from longred_bench.taskdata.ruler.registry import TASKS
+
+    ours = LMEVAL_RULER_TASKS.get(task, task if task in TASKS else None)
+    if ours is not None:
+        to = f"task longred_ruler_{ours}" if ours else "its default tasks"
+        raise UserError(f"{where} is lm-eval's RULER task, built at lengths, not a short one: "
+                        f"run the suite's RULER with the ruler suite ({to})")  # fmt: skip
+    if task.startswith(RULER_TASK_PREFIXES) or task in (NIAH_TASK, "longred_ruler"):
+        suite = "niah" if task == NIAH_TASK else "ruler"
+        raise UserError(f"{where} is a long-context task, built at --lengths, not a short one: "
+                        f"run it with the {suite} suite")  # fmt: skip

@@ -160,8 +160,9 @@ def check_windows(pairs: list[Pair], path: str) -> None:
 
 
 def check_settings(settings: dict[str, Any], pairs: list[Pair], path: str) -> None:
-    """The settings as ``compare`` reads them (a suite, a PCD key), refused naming the file
-    (the line named neither file nor key); a pair's own misfit is left to that pair."""
+    """The settings as ``compare`` reads them (a suite, a PCD key, a long-context task among the
+    short tasks), refused naming the file (the line named neither file nor key); a pair's own
+    misfit is left to that pair."""
     from longred_bench.jobs.configs import CompareConfig
 
     first = pairs[0]
@@ -170,6 +171,10 @@ def check_settings(settings: dict[str, Any], pairs: list[Pair], path: str) -> No
                                        "extended": [m for m, _ in first.extended]})  # fmt: skip
     except UserError as exc:
         raise UserError(f"pairs {path}: {exc}") from None
+    from longred_bench.evaluation.task_names import check_short_task
+
+    for task in cfg.short_tasks:
+        check_short_task(task, f"pairs {path}: settings.short_tasks {task}")
     from longred_bench.jobs.compare import decodes_nothing
 
     if decodes_nothing(cfg.decoding, cfg.suites):  # as compare's flags

@@ -1,7 +1,8 @@
 """A profile's task lists, checked before anything runs or is planned, in one line naming the file
 and key: a ``longred_`` task or group the suite's registry does not define (a typo reached the
 evaluation unit, after a dry run, the job scripts and any training had passed), a RULER task of
-another family than the suite's, and a bare RULER name (PCD's and PSA's lists) RULER lacks."""
+another family than the suite's, a bare RULER name (PCD's and PSA's lists) RULER lacks, and a
+long-context task among a short suite's tasks."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from longred_bench.profiles.schema import Evaluation, Profile
 
 def check_task_lists(prof: Profile, where: str, tables_ev: list[tuple[str, Evaluation]]) -> None:
     """Check the profile's task lists (``tables_ev``: each table's merged evaluation, by key)."""
-    from longred_bench.evaluation.task_names import check_own_task
+    from longred_bench.evaluation.task_names import check_own_task, check_short_task
     from longred_bench.taskdata.ruler.registry import check_task
 
     named: list[tuple[str, Any]] = [("evaluation", prof.evaluation), *tables_ev]
@@ -28,6 +29,8 @@ def check_task_lists(prof: Profile, where: str, tables_ev: list[tuple[str, Evalu
     for key, tasks in lists:
         for task in _names(tasks):
             check_own_task(task, f"{where}: {key}")
+            if key.endswith(("short.tasks", "short_tasks")):
+                check_short_task(task, f"{where}: {key}: {task}")
     for key, tasks in bare:
         for task in _names(tasks):
             try:

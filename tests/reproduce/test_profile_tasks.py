@@ -22,6 +22,11 @@ from longred_bench.evaluation.task_names import own_task_names, tasks_dir
          "tables.table3.evaluation.short.tasks", "did you mean longred_tiny_nextsent"),
         ("tables: {pcd: {short_tasks: [longred_piqaa]}}", "tables.pcd.short_tasks",
          "did you mean longred_piqa"),
+        ("evaluation: {short: {tasks: [niah_multikey_1]}}", "evaluation.short.tasks",
+         "niah_multikey_1 is lm-eval's RULER task, built at lengths, not a short one: run the "
+         "suite's RULER with the ruler suite (task longred_ruler_niah_multikey_1)"),
+        ("tables: {pcd: {short_tasks: [longred_niah]}}", "tables.pcd.short_tasks",
+         "longred_niah is a long-context task, built at --lengths"),
         ("tables: {pcd: {ruler_tasks: [niah_singel_1]}}", "tables.pcd.ruler_tasks",
          "unknown RULER task 'niah_singel_1'"),
         ("tables: {pcd: {psa_tasks: [niah_singl_1]}}", "tables.pcd.psa_tasks",

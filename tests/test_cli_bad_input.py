@@ -61,6 +61,9 @@ def test_drift_is_refused_before_measuring(tmp_path, capsys, argv, message) -> N
         (["--dry-run", "--list-units"], "--list-units does something else: give one of them"),
         (["--dry-run", "--unit", "x"], "--unit does something else"),
         (["--dry-run", "--emit-slurm", "jobs"], "--emit-slurm does something else"),
+        # the plan printed, and the run then refused its --out
+        (["--dry-run", "--out", "FILE"], "--out FILE is an existing file, not a folder"),
+        (["--dry-run", "--out", "FILE/report"], "is a file, so no folder can be made under it"),
     ],
 )
 def test_reproduce_unit_flags_are_checked_before_the_table_runs(
@@ -69,6 +72,7 @@ def test_reproduce_unit_flags_are_checked_before_the_table_runs(
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
     (tmp_path / "afile").write_text("keep\n")
     flags = [f.replace("FILE", str(tmp_path / "afile")) for f in flags]
+    message = message.replace("FILE", str(tmp_path / "afile"))
     _one_line_error(capsys, ["reproduce", "table3", "--profile", "smoke", *flags], message)
     assert not (tmp_path / "cache").exists()  # nothing computed or fetched
     assert (tmp_path / "afile").read_text() == "keep\n"

@@ -361,7 +361,7 @@ def _compare_pairs(args: argparse.Namespace, start: float) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from longred_bench.reproduce.engine import reproduce
 
-    if args.out and not args.dry_run:
+    if args.out:  # a dry run's too: it checks the command as the run would
         check_out_dir(Path(args.out), "reproduce")
     given = {"--list-units": args.list_units, "--unit": args.unit, "--emit-slurm": args.emit_slurm}
     unit_flags = [flag for flag, value in given.items() if value]

@@ -14,8 +14,12 @@ from cli_helpers import one_line_error as _one_line_error
     [
         (["psa", "--model", "tiny-random", "--rope", "none", "none"],
          "psa --rope: none given more than once"),
-        (["psa", "--model", "tiny-random", "--rope", "pi:factor=2", "pi:factor=2.0"],
+        (["psa", "--model", "tiny-random", "--rope", "pi:factor=2", "pi:factor=2"],
          "psa --rope: pi:factor=2 given more than once"),
+        # two spellings of one extension, each named as typed (the line named one of them)
+        (["psa", "--model", "tiny-random", "--rope", "pi:factor=2.0", "pi:factor=2"],
+         "psa --rope: pi:factor=2.0 and pi:factor=2 are one extension (pi:factor=2); give it "
+         "once"),
         (["psa", "--model", "tiny-random", "--lengths", "512", "512"],
          "psa --lengths: 512 given more than once"),
         (["eval", "--model", "tiny-random", "--suite", "ppl", "--lengths", "256", "256"],

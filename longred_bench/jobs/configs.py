@@ -209,6 +209,11 @@ class PsaConfig:
             )
         # each spec parsed (a bad one refused), then compared by its label
         labels = [r if r == ORIGINAL else parse_rope_spec(r).label() for r in self.ropes]
+        first: dict[str, str] = {}
+        for rope, label in zip(self.ropes, labels, strict=True):  # two spellings: named as typed
+            if first.setdefault(label, rope) != rope:
+                raise UserError(f"psa --rope: {first[label]} and {rope} are one extension "
+                                f"({label}); give it once")  # fmt: skip
         reject_repeats(labels, "psa --rope")
         reject_repeats(self.lengths, "psa --lengths")
         reject_repeats(self.models, "psa --model")

@@ -74,6 +74,34 @@ def test_compare_counts_its_units_responses_and_own_drift_windows(
     )
 
 
+def test_compare_of_a_pairs_file_counts_the_units_of_every_pair(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pairs file's pairs keep their units in ``OUT/<pair>/runs``: the line said 0 finished
+    units under ``OUT/runs`` and no responses, whatever had been measured."""
+    out = tmp_path / "cmp"
+    for unit in ("llama/runs/a", "llama/runs/b", "mistral/runs/c", "mistral/runs/requests/x"):
+        (out / unit).mkdir(parents=True)
+        (out / unit / "config.json").write_text("{}")
+    write_responses(out / "mistral" / "runs" / "requests" / "abc_rank0.db", 3)
+    argv = ["compare", "--pairs", "compare", "--out", str(out)]
+    args = argparse.Namespace(command="compare", out=str(out), pairs="compare", argv=argv)
+    monkeypatch.setattr(in_progress, "DRIFT_NOW", [])
+    assert interrupted_line(args) == (
+        f"interrupted: 3 finished unit(s) under {out}, 3 model response(s) of the unit in "
+        f"progress saved; resume with the same command: longred-bench {' '.join(argv)}"
+    )
+
+
+def test_a_compare_dry_run_saves_nothing() -> None:
+    """``compare --pairs P --dry-run`` has no ``--out``: the line read "could not read what was
+    saved (TypeError)"."""
+    argv = ["compare", "--pairs", "compare", "--dry-run"]
+    args = argparse.Namespace(command="compare", out=None, pairs="compare", dry_run=True,
+                              argv=argv)  # fmt: skip
+    assert interrupted_line(args) == "interrupted: nothing was being saved"
+
+
 def test_a_drift_run_with_no_window_finished_says_to_run_it_again(tmp_path: Path) -> None:
     """Nothing measured yet (no partial file, or one of no windows): run it again."""
     out = tmp_path / "drift"

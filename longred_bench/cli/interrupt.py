@@ -36,10 +36,15 @@ def _compare(args: argparse.Namespace, again: str) -> str:
     from longred_bench.jobs.in_progress import DRIFT_NOW
     from longred_bench.jobs.resume import REQUESTS, saved_responses_under
 
-    runs = Path(args.out) / "runs"
-    units = [p for p in runs.glob("**/config.json") if REQUESTS not in p.parts]
-    saved = saved_responses_under(runs / REQUESTS)
-    parts = [f"{len(units)} finished unit(s) under {runs}"]
+    if args.out is None or getattr(args, "dry_run", False):
+        return "nothing was being saved"
+    out = Path(args.out)
+    # a pairs file's pairs each keep their units in OUT/<pair>/runs
+    roots = sorted(out.glob("*/runs")) if getattr(args, "pairs", None) else [out / "runs"]
+    units = [p for r in roots for p in r.glob("**/config.json") if REQUESTS not in p.parts]
+    saved = sum(saved_responses_under(r / REQUESTS) for r in roots)
+    where = out if getattr(args, "pairs", None) else out / "runs"
+    parts = [f"{len(units)} finished unit(s) under {where}"]
     if saved:
         parts.append(f"{saved} model response(s) of the unit in progress")
     if windows := sum(_drift_windows(p) for p in DRIFT_NOW):  # this call's, not others' beside

@@ -1,9 +1,10 @@
 """The line an interrupted command prints, read from what it left on disk: a command that saves
-nothing says so; ``compare`` counts its finished units (not the request caches beside them),
-the responses of the unit in progress and its own drift windows; ``drift`` with no window
-measured says to run it again; ``train --dry-run`` saves nothing; a checkpoint's step is said
-without its run's total where the run's settings cannot be read or the training code cannot be
-imported; and several units computed again under ``--force`` are named together."""
+nothing says so; ``compare`` counts its finished units (not the request caches beside them,
+and a pairs file's in every pair's folder), the responses of the unit in progress and its own
+drift windows; ``drift`` with no window measured says to run it again; a dry run,
+``--list-units`` and ``--rebuild`` save nothing; a checkpoint's step is said without its run's
+total where the run's settings cannot be read or the training code cannot be imported; and
+several units computed again under ``--force`` are named together."""
 
 from __future__ import annotations
 
@@ -72,6 +73,24 @@ def test_compare_counts_its_units_responses_and_own_drift_windows(
         f"interrupted: 2 finished unit(s) under {runs}, 4 model response(s) of the unit in "
         f"progress, the drift of 2 window(s) saved; resume with the same command: {again}"
     )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["reproduce", "table1", "--profile", "tiny", "--dry-run"],
+        ["reproduce", "table1", "--profile", "tiny", "--list-units"],
+        ["reproduce", "table1", "--profile", "tiny", "--rebuild"],
+    ],
+)
+def test_a_command_that_runs_no_unit_saves_nothing(argv: list[str]) -> None:
+    """A plan, a list of units or a rebuilt report computes nothing: the line offered to reuse
+    the finished units of a dry run."""
+    from longred_bench.cli import build_parser
+
+    args = build_parser().parse_args(argv)
+    args.argv = argv
+    assert interrupted_line(args) == "interrupted: nothing was being saved"
 
 
 def test_compare_of_a_pairs_file_counts_the_units_of_every_pair(

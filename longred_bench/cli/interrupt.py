@@ -162,6 +162,8 @@ def _unit_now(forced: bool = False) -> str:
 def _reproduce(args: argparse.Namespace, again: str) -> str:
     from longred_bench.cache import cache_dir
 
+    if any(getattr(args, flag, False) for flag in ("dry_run", "list_units", "rebuild")):
+        return "nothing was being saved"  # no unit runs: a plan, a list, a report
     forced = bool(getattr(args, "force", False))
     now = _training_now() + _unit_now(forced)
     runs = cache_dir() / "runs"  # the folder itself: "$LONGRED_CACHE" named no place

@@ -278,15 +278,19 @@ def table_support(profile: Profile) -> dict[str, str | None]:
 
 
 def profiles_table() -> str:
-    """Every built-in profile: its model, where it runs, its purpose, the tables it runs."""
+    """Every built-in profile: its model, where it runs, its purpose, the tables it runs ("every
+    table" where it runs them all, the tables named once below)."""
     rows = ["| profile | model | where | purpose | reproduce |", "|---" * 5 + "|"]
+    tables = list(table_names())
     for name in BUILTIN:
         prof = load_profile(name)
         runs = [t for t, why in table_support(prof).items() if why is None]
+        cell = "every table" if runs == tables else ", ".join(runs) or "-"
         rows.append(f"| {name} | {prof.about.model or prof.model.name} | {prof.about.where} | "
-                    f"{prof.about.purpose} | {', '.join(runs) or '-'} |")  # fmt: skip
+                    f"{prof.about.purpose} | {cell} |")  # fmt: skip
     rows += [
         "",
+        f"Tables: {', '.join(tables)} (`longred-bench reproduce TABLE --profile P`). "
         "`longred-bench profiles show P` prints one whole; `longred-bench profiles new "
         "--from P --out my.yaml` writes an editable copy (`--profile my.yaml` runs it).",
     ]

@@ -41,4 +41,19 @@ def test_every_table_runs_at_every_builtin_profile() -> None:
         assert table_support(load_profile(name)) == dict.fromkeys(TABLES), name
     text = profiles_table()
     assert all(f"| {name} |" in text for name in BUILTIN)
-    assert text.count(", ".join(TABLES)) == len(BUILTIN)
+    # the tables named once, each profile's cell saying it runs them all
+    assert text.count(", ".join(TABLES)) == 1
+    assert text.count(" | every table |") == len(BUILTIN)
+
+
+def test_the_profiles_listing_names_what_a_profile_cannot_run(monkeypatch) -> None:
+    """A profile that a table refuses lists the tables it runs instead of "every table"."""
+    from longred_bench.reproduce import profile_views
+
+    def support(prof):
+        return {t: ("refused" if prof.name == "tiny" and t == "kernel" else None) for t in TABLES}
+
+    monkeypatch.setattr(profile_views, "table_support", support)
+    rows = {r.split(" | ")[0].strip("| "): r for r in profile_views.profiles_table().splitlines()}
+    assert rows["tiny"].endswith(f" | {', '.join(t for t in TABLES if t != 'kernel')} |")
+    assert rows["smol"].endswith(" | every table |")

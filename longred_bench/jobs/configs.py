@@ -9,11 +9,15 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from longred_bench.data.texts import check_text_source
-from longred_bench.errors import UserError, reject_repeats, reject_unknown_keys
+from longred_bench.errors import UserError, meant_note, reject_repeats, reject_unknown_keys
 from longred_bench.evaluation.lm import DECODINGS
 from longred_bench.models.rope import parse_rope_spec
 from longred_bench.pcd.config import PcdConfig
-from longred_bench.taskdata.ruler.registry import check_depths, check_lengths, check_task
+from longred_bench.taskdata.ruler.registry import (
+    TASKS,
+    check_depths,
+    check_lengths,
+)
 
 
 @dataclass(frozen=True)
@@ -158,6 +162,20 @@ RETRIEVAL_TASKS: tuple[str, ...] = (
     "niah_multikey_2",
     "niah_multikey_3",
 )
+
+
+def check_psa_task(task: str, where: str) -> None:
+    """Refuse a task ``psa`` cannot teacher-force, in one line led by ``where``: a name that is
+    none of :data:`RETRIEVAL_TASKS` (the nearest of them, not of every RULER task, suggested),
+    or a RULER task with no single gold answer."""
+    if task not in RETRIEVAL_TASKS and task not in TASKS:
+        raise UserError(f"{where}: unknown task {task!r}{meant_note(task, RETRIEVAL_TASKS)}; "
+                        f"retrieval tasks: {', '.join(RETRIEVAL_TASKS)}")  # fmt: skip
+    if task not in RETRIEVAL_TASKS:
+        raise UserError(f"{where}: task {task!r} has no single gold answer to teacher-force; "
+                        f"retrieval tasks: {', '.join(RETRIEVAL_TASKS)}")  # fmt: skip
+
+
 DEFAULT_TASKS: tuple[str, ...] = ("niah_single_2", "niah_multikey_3")
 ORIGINAL = "none"  # the --rope value that stands for the unextended model
 
@@ -192,12 +210,7 @@ class PsaConfig:
         if not self.models:
             raise UserError("psa: give at least one --model")
         for task in self.tasks:
-            check_task(task)
-            if task not in RETRIEVAL_TASKS:
-                raise UserError(
-                    f"psa: task {task!r} has no single gold answer to teacher-force; "
-                    f"retrieval tasks: {', '.join(RETRIEVAL_TASKS)}"
-                )
+            check_psa_task(task, "psa")
         if not self.tasks or not self.lengths:
             raise UserError("psa: give at least one task and one length")
         for task in self.tasks:

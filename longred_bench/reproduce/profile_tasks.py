@@ -1,8 +1,9 @@
 """A profile's task lists, checked before anything runs or is planned, in one line naming the file
 and key: a ``longred_`` task or group the suite's registry does not define (a typo reached the
 evaluation unit, after a dry run, the job scripts and any training had passed), a RULER task of
-another family than the suite's, a bare RULER name (PCD's and PSA's lists) RULER lacks, and a
-long-context task among a short suite's tasks."""
+another family than the suite's, a bare RULER name (PCD's and PSA's lists) RULER lacks, a PSA
+task with no single gold answer (it ran after the table's other units), and a long-context task
+among a short suite's tasks."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from longred_bench.profiles.schema import Evaluation, Profile
 def check_task_lists(prof: Profile, where: str, tables_ev: list[tuple[str, Evaluation]]) -> None:
     """Check the profile's task lists (``tables_ev``: each table's merged evaluation, by key)."""
     from longred_bench.evaluation.task_names import check_own_task, check_short_task
+    from longred_bench.jobs.configs import check_psa_task
     from longred_bench.taskdata.ruler.registry import check_task
 
     named: list[tuple[str, Any]] = [("evaluation", prof.evaluation), *tables_ev]
@@ -33,6 +35,9 @@ def check_task_lists(prof: Profile, where: str, tables_ev: list[tuple[str, Evalu
                 check_short_task(task, f"{where}: {key}: {task}")
     for key, tasks in bare:
         for task in _names(tasks):
+            if key.endswith("psa_tasks"):  # psa's own rule: a retrieval task (it ran after the
+                check_psa_task(task, f"{where}: {key}")  # table's other units)
+                continue
             try:
                 check_task(task)
             except UserError as exc:

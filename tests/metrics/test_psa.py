@@ -230,6 +230,13 @@ def test_a_line_is_named_by_its_extension_alone_where_one_model_is_measured() ->
     ("extra", "message"),
     [
         (["--tasks", "vt"], "no single gold answer"),
+        # the nearest retrieval task, not every RULER task, is offered
+        (
+            ["--tasks", "niah_singel_1"],
+            "psa: unknown task 'niah_singel_1' (did you mean "
+            "niah_single_1?); retrieval tasks: niah_single_1, niah_single_2, niah_single_3, "
+            "niah_multikey_1, niah_multikey_2, niah_multikey_3",
+        ),
         (["--rope", "warp:factor=2"], "warp"),
         (["--samples", "0"], "must be >= 1"),
     ],

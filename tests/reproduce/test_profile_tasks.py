@@ -30,7 +30,11 @@ from longred_bench.evaluation.task_names import own_task_names, tasks_dir
         ("tables: {pcd: {ruler_tasks: [niah_singel_1]}}", "tables.pcd.ruler_tasks",
          "unknown RULER task 'niah_singel_1'"),
         ("tables: {pcd: {psa_tasks: [niah_singl_1]}}", "tables.pcd.psa_tasks",
-         "unknown RULER task 'niah_singl_1'"),
+         "unknown task 'niah_singl_1' (did you mean niah_single_1?); retrieval tasks: "
+         "niah_single_1, niah_single_2"),
+        # refused once the table's other units had run
+        ("tables: {pcd: {psa_tasks: [vt]}}", "tables.pcd.psa_tasks",
+         "task 'vt' has no single gold answer to teacher-force"),
     ],
 )  # fmt: skip
 def test_a_task_typo_in_a_profile_is_refused_when_it_is_read(tmp_path, capsys, section, key, said):

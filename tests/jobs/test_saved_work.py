@@ -192,8 +192,8 @@ def test_data_fetch_alone_says_its_sources_are_kept() -> None:
 
 
 def test_a_saved_state_that_cannot_be_read_still_gives_the_line() -> None:
-    # the line comes out whatever is on disk: here compare's --out is missing from its args
-    args = argparse.Namespace(command="compare", out=None, argv=["compare", "--rope", "none"])
+    # the line comes out whatever is on disk: here compare's --out is no path at all
+    args = argparse.Namespace(command="compare", out=5, argv=["compare", "--rope", "none"])
     assert interrupted_line(args) == (
         "interrupted: could not read what was saved (TypeError); run again with: "
         "longred-bench compare --rope none"

@@ -182,8 +182,17 @@ def local_paths(spec: str) -> tuple[Path, ...]:
 
 def check_local_paths(spec: str) -> None:
     """Refuse, in one line naming ``spec`` and the path, a source whose local file or folder
-    does not exist (a relative path is read from the current folder, as at training time)."""
+    does not exist (a relative path is read from the current folder, as at training time), or
+    whose data is not of its member's form by the first of it
+    (:func:`~longred_bench.data.local_corpora.check_form`: an empty folder, a JSONL record
+    without its text field)."""
+    from longred_bench.data.local_corpora import check_form
+
     for path in local_paths(spec):
         if not path.exists():
             raise UserError(f"data {spec!r}: {path} does not exist; name an existing file or "
                             "folder, or put the data there")  # fmt: skip
+    source = parse_source(spec)
+    for m in (*source.members, *source.fallback):
+        if m.kind in LOCAL:
+            check_form(m.kind, Path(m.target).expanduser(), m.options, m.spec)

@@ -100,9 +100,31 @@ def _text(
     return value
 
 
-def disk_documents(path: Path, text_field: str, split: str, spec: str) -> tuple[list[str], str]:
-    """One document per row of the ``save_to_disk`` folder ``path`` (a ``DatasetDict`` at
-    ``split``): the texts and the dataset's fingerprint."""
+def check_form(kind: str, path: Path, options: dict[str, str], spec: str) -> None:
+    """Refuse, as its reader would, a local member whose data is not of its kind's form, reading
+    only the first of it: a folder with no ``.txt`` (``.jsonl``) file, a first JSONL record that
+    is not JSON or lacks its text field, a ``save_to_disk`` folder without the split or column
+    (its schema; no row is read). A plan and a dry run say so before any unit runs: the reader
+    said it once the units before the training had run."""
+    if kind == "txt":
+        _files(path, ".txt", spec)
+    elif kind == "jsonl":
+        file = _files(path, ".jsonl", spec)[0]
+        for number, line in _lines(file, spec):
+            if line.strip():
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    raise UserError(f"data {spec!r}: {file} line {number} is not JSON") from None
+                _text(record, options["field"], f"{file} line {number}", spec)
+                return
+        raise UserError(f"data {spec!r}: {file} holds no document (every line is blank)")
+    elif kind == "disk":
+        _disk_dataset(path, options["field"], options["split"], spec)
+
+
+def _disk_dataset(path: Path, text_field: str, split: str, spec: str) -> Any:
+    """The ``split`` of the ``save_to_disk`` folder ``path``, checked to have ``text_field``."""
     import datasets
 
     if not path.is_dir():
@@ -124,6 +146,13 @@ def disk_documents(path: Path, text_field: str, split: str, spec: str) -> tuple[
             f"data {spec!r}: {path} has no column {text_field!r} (it has: "
             f"{', '.join(data.column_names)}); name the text field with :field=NAME"
         )
+    return data
+
+
+def disk_documents(path: Path, text_field: str, split: str, spec: str) -> tuple[list[str], str]:
+    """One document per row of the ``save_to_disk`` folder ``path`` (a ``DatasetDict`` at
+    ``split``): the texts and the dataset's fingerprint."""
+    data = _disk_dataset(path, text_field, split, spec)
     texts = data[text_field]
     for row, value in enumerate(texts):
         if not isinstance(value, str):

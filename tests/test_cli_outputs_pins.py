@@ -49,6 +49,40 @@ def test_a_training_runs_final_folder_beside_its_config_passes(tmp_path) -> None
     check_train_out(out)
 
 
+@pytest.mark.parametrize(
+    ("name", "what"),
+    [("metrics.jsonl", "file"), ("run.json", "file"), ("curves.png", "file"),
+     ("checkpoints/", "folder")],
+)  # fmt: skip
+def test_a_run_file_without_a_training_config_beside_it_is_refused(tmp_path, name, what) -> None:
+    """A user's ``metrics.jsonl``, ``run.json``, ``curves.png`` or ``checkpoints/`` in ``--out``
+    was replaced without a word (only ``config.yaml`` and ``final/`` were looked at); beside a
+    training run's ``config.yaml`` they are that run's."""
+    from longred_bench.cli.outputs import check_train_out
+
+    out = tmp_path / "run"
+    out.mkdir()
+    path = out / name.rstrip("/")
+    path.mkdir() if what == "folder" else path.write_text("{}\n")
+    with pytest.raises(UserError) as caught:
+        check_train_out(out)
+    assert str(caught.value) == (
+        f"--out {out} holds {name}, which no training run wrote there (no config.yaml beside "
+        f"it), and train would replace it: give another --out, or move that {what} away"
+    )
+    (out / "config.yaml").write_text("recipe: cpt\nprofile: smoke\n")
+    check_train_out(out)
+
+
+def test_a_runs_own_local_files_stamp_alone_passes(tmp_path) -> None:
+    """``local_files.json`` is written before ``config.yaml``: a run stopped between them is
+    run again in its folder."""
+    from longred_bench.cli.outputs import check_train_out
+
+    (tmp_path / "local_files.json").write_text("{}")
+    check_train_out(tmp_path)
+
+
 def test_a_drift_of_extensions_by_rope_alone_takes_its_saved_order(tmp_path) -> None:
     """A drift given its RoPE specs in another order than it saved them (no ``--extended``)
     takes the saved order, so that its windows resume and its results are found."""

@@ -320,13 +320,21 @@ def foreign_config(out: Path, command: str, key: str) -> None:
 
 def check_train_out(out: Path) -> None:
     """Refuse, before anything loads, an ``out`` holding a ``config.yaml`` no training run
-    wrote (:func:`foreign_config`) or a ``final/`` folder without a training run's
-    ``config.yaml`` beside it: the run replaces both (a user's own ``final/`` was deleted)."""
+    wrote (:func:`foreign_config`), or any other of the files and folders a run writes
+    (``metrics.jsonl``, ``run.json``, ``curves.png``, ``checkpoints/``, ``final/``; not
+    ``local_files.json``, written before ``config.yaml``) without a training run's
+    ``config.yaml`` beside it: the run replaces them (a user's own ``final/`` was deleted, their
+    ``metrics.jsonl`` overwritten)."""
     foreign_config(out, "train", "recipe")
-    if (out / "final").is_dir() and not (out / "config.yaml").is_file():
-        raise UserError(f"--out {out} holds final/, which no training run wrote there (no "
+    if (out / "config.yaml").is_file():
+        return
+    for name in WRITES["train"]:
+        if name in ("config.yaml", "local_files.json") or not (out / name.rstrip("/")).exists():
+            continue
+        what = "folder" if name.endswith("/") else "file"
+        raise UserError(f"--out {out} holds {name}, which no training run wrote there (no "
                         "config.yaml beside it), and train would replace it: give another "
-                        "--out, or move that folder away")  # fmt: skip
+                        f"--out, or move that {what} away")  # fmt: skip
 
 
 def _check_outside_cache(out: Path, flag: str) -> None:

@@ -237,9 +237,11 @@ def shadowed_keys(ctx: Context, recipes: set[str] | None = None) -> list[str]:
         for key, value in (keys or {}).items():
             shadowed = key in over and over[key] is not None and over[key] != value
             if shadowed and (recipe, key) in mine:
-                notes.append(f"{key}: the table's runs take `{where[key]}` ({over[key]}), not "
-                             f"`training.{recipe}.{key}` ({value}); set `{where[key]}: null` to "
-                             f"let each recipe's section decide")  # fmt: skip
+                cap = (" (a run beyond the original window trains at most its extension's "
+                       "window)" if key == "long_len" else "")  # fmt: skip
+                notes.append(f"{key}: the table's runs take `{where[key]}` ({over[key]}){cap}, "
+                             f"not `training.{recipe}.{key}` ({value}); set `{where[key]}: null` "
+                             f"to let each recipe's section decide")  # fmt: skip
     return notes
 
 

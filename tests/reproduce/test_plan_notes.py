@@ -47,6 +47,18 @@ def test_a_training_key_an_override_replaces_is_named(tmp_path, monkeypatch, cap
     assert after[cpt] != before[cpt]  # another run: 10 steps
 
 
+def test_a_long_len_override_names_the_extension_windows_cap(tmp_path, monkeypatch, capsys):
+    """A long_len override above an extension's window trained at that window while the note
+    stated the override alone (``train --set long_len`` refuses such a value outright)."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("extends: smoke\ntraining: {cpt: {long_len: 512}}\n"
+                    "runs: {overrides: {long_len: 2048}}\n")  # fmt: skip
+    assert ("long_len: the table's runs take `runs.overrides.long_len` (2048) (a run beyond the "
+            "original window trains at most its extension's window), not "
+            "`training.cpt.long_len` (512)") in _dry(capsys, mine)  # fmt: skip
+
+
 def test_a_tables_own_seeds_are_named_beside_the_grids(tmp_path, monkeypatch, capsys) -> None:
     monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
     mine = tmp_path / "seeded.yaml"

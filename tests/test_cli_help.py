@@ -141,3 +141,15 @@ def test_an_unknown_argument_is_refused_by_its_commands_parser(argv, usage, said
     err = capsys.readouterr().err
     assert stop.value.code == 2 and err.startswith(usage), err
     assert err.rstrip().endswith(said), err
+
+
+def test_the_command_list_names_every_recipe_train_takes(capsys):
+    """``longred-bench --help`` named 6 of the 11 recipes (no pose, rpes, attention-only, merge
+    or longrecipe)."""
+    from longred_bench.training.methods import METHODS
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--help"])
+    listing = " ".join(capsys.readouterr().out.split())
+    assert all(recipe in listing for recipe in METHODS)
+    assert "merge" in listing and "longrecipe" in listing

@@ -336,7 +336,7 @@ def add_train(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "train",
-        help="train: pretrain tiny-base, CPT, mix-CPT, control, LongReD, LinearARD",
+        help=f"train with a recipe: {', '.join(RECIPES)}",
         description="Train with a recipe (training/recipes/<recipe>.yaml) at a profile; "
         "--config YAML and --set KEY=VALUE override its keys (unknown keys are errors). Writes "
         "OUT/metrics.jsonl, OUT/curves.png, OUT/checkpoints/ and OUT/final/ (a Hugging Face "

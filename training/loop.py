@@ -101,6 +101,9 @@ def check_run_dir(cfg: TrainConfig, out: Path, resume: bool) -> bool:
         if not resume:
             raise UserError(f"{out} already holds a run: pass --resume, or use a new --out")
         return finished
+    if resume and not out.is_dir():  # a mistyped path: a run without --resume would start there
+        raise UserError(f"--resume: {out} does not exist: give the --out of the run to resume "
+                        "(a run's folder holds its config.yaml and checkpoints/)")  # fmt: skip
     if resume:  # a run stopped (a kill) before its first checkpoint: say what to run instead
         raise UserError(f"--resume: {out} holds no checkpoint to resume from (a run stopped "
                         "before its first checkpoint keeps none): run the same command without "

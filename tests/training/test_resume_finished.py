@@ -133,6 +133,20 @@ def test_resume_of_a_run_stopped_before_its_first_checkpoint_says_what_to_run(tm
     assert check_run_dir(smoke("cpt", steps=2), out, resume=False) is False
 
 
+def test_resume_into_a_folder_that_does_not_exist_names_the_path(tmp_path) -> None:
+    """A mistyped ``--out`` with ``--resume`` was told to run again without ``--resume``, which
+    starts a new run in the mistyped folder."""
+    from longred_bench.training.loop import check_run_dir
+
+    out = tmp_path / "rn"
+    with pytest.raises(UserError) as caught:
+        check_run_dir(smoke("cpt", steps=2), out, resume=True)
+    assert str(caught.value) == (f"--resume: {out} does not exist: give the --out of the run to "
+                                 "resume (a run's folder holds its config.yaml and "
+                                 "checkpoints/)")  # fmt: skip
+    assert not out.exists()
+
+
 def test_a_run_whose_config_yaml_is_damaged_is_refused_in_one_line(tmp_path) -> None:
     """A run cache's finished run with a damaged ``run.json`` is resumed; where its
     ``config.yaml`` was cut short too, ``reproduce`` stopped with yaml's traceback from the

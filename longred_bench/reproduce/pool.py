@@ -249,6 +249,7 @@ def run_units_parallel(
     bar = tqdm(total=len(waiting), desc=f"{name} units", disable=not progress)
     done: list[str] = []
     running: dict[Any, Unit] = {}
+    began: dict[Any, float] = {}  # when each running unit was handed to a free worker
     procs: dict[int, Any] = {}  # every worker started: the pool forgets one that died
 
     def startable(unit: Unit) -> bool:
@@ -268,7 +269,8 @@ def run_units_parallel(
                         if startable(unit):
                             waiting.remove(unit)
                             with _starting_deaf_to_ctrl_c():  # a worker may start here
-                                running[pool.submit(_run, unit)] = unit
+                                fut = pool.submit(_run, unit)
+                                running[fut], began[fut] = unit, time.perf_counter()
                             procs.update(getattr(pool, "_processes", None) or {})
                     if not running:
                         break  # what is left waits for units that did not run
@@ -289,9 +291,13 @@ def run_units_parallel(
                             raise UserError(_worker_gone(procs.values(), gone)) from None
                         done.append(unit.key)
                         bar.update(1)
-                        if progress:
-                            took = duration(time.perf_counter() - start)
-                            bar.write(f"[{name}] done: {unit.label} ({took})")
+                        now = time.perf_counter()
+                        took = duration(now - began.pop(fut))
+                        if progress:  # its own time, then the table's (the line said only that)
+                            bar.write(
+                                f"[{name}] done: {unit.label} in {took} "
+                                f"({duration(now - start)} since the first started)"
+                            )
             except BaseException as exc:  # a unit failed: the running ones finish, stay cached
                 if isinstance(exc, KeyboardInterrupt):  # Ctrl-C or SIGTERM: no worker is left
                     _stop_workers(pool)

@@ -11,6 +11,7 @@ import contextlib
 import io
 import json
 import signal
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -82,6 +83,21 @@ def _log(path: str, label: str) -> None:
     Path(f"{path}.{label}.json").write_text(json.dumps(_setup_seen(path)))
 
 
+class _Clock:
+    """The pool's clock: 10 s pass at each reading (its ``sleep`` is the real one)."""
+
+    def __init__(self) -> None:
+        self.now = -10.0
+
+    def perf_counter(self) -> float:
+        self.now += 10.0
+        return self.now
+
+    @staticmethod
+    def sleep(seconds: float) -> None:
+        time.sleep(seconds)
+
+
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """One worker (of 3 usable cores) ran ``first`` (cost 3), ``cheap`` (1) and ``after`` (2,
@@ -96,6 +112,7 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out = io.StringIO()
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(out):
         mp.setattr(pool, "usable_cores", lambda: 3)
+        mp.setattr(pool, "time", _Clock())
         keys = run_units_parallel(work, 1, name="t", progress=True)
     return {
         "keys": keys,
@@ -136,6 +153,10 @@ def test_the_pool_names_each_finished_unit_and_gives_ctrl_c_back(ran: dict) -> N
     """A line opens the run and one names each finished unit as it finishes; afterwards Ctrl-C
     reaches the command's process again (it is held while a worker starts)."""
     assert ran["out"].startswith("[t] 3 units in 1 process, 3 thread(s) each\n")
-    done = [line.split(" (")[0] for line in ran["out"].splitlines() if " done: " in line]
-    assert done == ["[t] done: first", "[t] done: after", "[t] done: cheap"]
+    done = [line for line in ran["out"].splitlines() if " done: " in line]
+    # each unit's own time from when a worker took it, then the table's (the line gave only
+    # the table's, which read as the unit's own: a 1.5 s unit "done (2.3 min)")
+    assert done == ["[t] done: first in 10.0 s (20.0 s since the first started)",
+                    "[t] done: after in 10.0 s (40.0 s since the first started)",
+                    "[t] done: cheap in 10.0 s (1.0 min since the first started)"]  # fmt: skip
     assert not ran["sigint_blocked"]

@@ -17,6 +17,12 @@ def duration(seconds: float | None) -> str:
     return f"{hours} h {minutes:02d} min {secs:02d} s" if hours else f"{minutes} min {secs:02d} s"
 
 
+def seconds_cell(seconds: float) -> str:
+    """Seconds for a table cell: whole from 10 up, two significant figures below (a run of 0.4
+    s read "0")."""
+    return f"{seconds:.0f}" if round(seconds) >= 10 else f"{seconds:.2g}"
+
+
 SHORT_HASH = 12
 """Hex digits of a source hash shown in reports."""
 

@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from longred_bench.metrics.retention import longred_avg
-from longred_bench.reports import duration, provenance
+from longred_bench.reports import duration, provenance, seconds_cell
 from longred_bench.reports.runs import (
     ROW_TITLES,
     Cell,
@@ -241,7 +241,7 @@ def training_lines(runs: dict[RunKey, Run]) -> list[str]:
         seconds = t.get("seconds")
         lines.append(
             f"| {_ext_text(key[0])} | {ROW_TITLES[key[1]]} | {key[2]} | {t.get('steps')} | "
-            f"{t.get('tokens')} | {_fmt(seconds, 0) if seconds is not None else ''} |"
+            f"{t.get('tokens')} | {seconds_cell(seconds) if seconds is not None else ''} |"
         )
     lines.append("")
     lines += d1_lines(runs, trained)

@@ -56,6 +56,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from longred_bench.metrics.stats import Interval, RunSteps, run_step_ratio_ci
+from longred_bench.reports import seconds_cell
 from longred_bench.reports.figures import save_figure
 from longred_bench.reports.run_sections import run_header
 from longred_bench.reports.runs import (
@@ -236,7 +237,7 @@ def cost_table(table: list[Cost]) -> list[str]:
         if base is not None and c.row != "cpt":
             ci = ratio_interval(c, base)
             ratio = f"{ci.estimate:.2f} [{ci.low:.2f}, {ci.high:.2f}]"
-        secs = ", ".join(f"{s:.0f}" for s in c.seconds)
+        secs = ", ".join(seconds_cell(s) for s in c.seconds)
         lines.append(
             f"| `{c.extension}` | {ROW_TITLES[c.row]} | {len(c.seconds)} | "
             f"{np.mean(c.steps):.0f} | {np.mean(c.tokens):,.0f} | {secs} | "

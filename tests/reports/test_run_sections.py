@@ -44,3 +44,10 @@ def test_a_merge_is_listed_but_left_out_of_the_budget_check() -> None:
     assert "Rows of 0 steps (merges) train nothing: they are left out of that check." in text
     without = "\n".join(training_lines({k: v for k, v in runs.items() if k[1] != "merge"}))
     assert "left out of that check" not in without
+
+
+def test_a_budget_line_under_ten_seconds_keeps_two_figures() -> None:
+    """A smoke run's 0.43 s read "0" in the Training budget table."""
+    trained = {"steps": 2, "tokens": 64, "seconds": 0.43}
+    text = "\n".join(training_lines({(EXT, "cpt", 0): _run(30.0, trained)}))
+    assert "| 2 | 64 | 0.43 |" in text

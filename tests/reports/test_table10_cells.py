@@ -42,6 +42,13 @@ def test_a_rows_seconds_are_listed_in_seed_order() -> None:
     assert "| 3 | 4 | 400 | 40, 50, 45 | 112500 | 1.12 [" in longred
 
 
+def test_a_run_under_ten_seconds_keeps_two_figures() -> None:
+    """A smoke run's 0.4 s read "0" seconds per run beside its cost per token."""
+    runs = {(EXT, "cpt", s): _run(secs) for s, secs in ((0, 0.43), (1, 4.26), (2, 67.4))}
+    cpt = next(x for x in cost_table(costs(runs)) if "| CPT, long data |" in x)
+    assert "| 0.43, 4.3, 67 |" in cpt
+
+
 def test_the_verdict_names_each_rows_runs_and_steps() -> None:
     runs = _runs()
     (verdict,) = table10_verdicts(runs, costs(runs))

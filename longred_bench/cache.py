@@ -154,10 +154,19 @@ def atomic_dir(final: Path, *, replace: bool = False) -> Iterator[Path]:
     tmp.chmod(0o755)
     try:
         yield tmp
+        _readable(tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     _install(tmp, final, replace=replace)
+
+
+def _readable(folder: Path) -> None:
+    """Let group and others read each file under ``folder`` as they read it (0755): safetensors
+    writes 0600, so a model saved in a shared run cache was its owner's alone."""
+    for path in (p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
+        if (mode := path.stat().st_mode) & 0o044 != 0o044:
+            path.chmod(mode | 0o044)
 
 
 def _install(tmp: Path, final: Path, *, replace: bool) -> None:

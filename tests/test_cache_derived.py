@@ -1,6 +1,7 @@
 """Integrity of the derived caches: tokenised corpora (``tokens/``) and trained tokenizers
 (``tokenizers/``) carry size and sha256 records, a damaged one is rebuilt with a warning, and
-``data verify`` lists them."""
+``data verify`` lists them; and every entry written in place is readable by group and others,
+as its folder is (a library's private files included)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from longred_bench.cache import file_manifest_path, write_file_manifest
+from longred_bench.cache import atomic_dir, file_manifest_path, write_file_manifest
 from longred_bench.cli import main
 from longred_bench.training.data import _read_token_cache
 from longred_bench.training.pretrain import tokenizer as tokenizer_module
@@ -199,3 +200,16 @@ def test_two_processes_generating_one_sample_file_leave_one_good_entry(
     assert store.read_samples(path, 3) is not None
     names = sorted(p.name for p in path.parent.iterdir())  # no temporary file left behind
     assert names == [path.name, path.name + ".manifest.json"]
+
+
+def test_atomic_dir_lets_others_read_what_a_library_wrote_private(tmp_path: Path) -> None:
+    """safetensors writes 0600: a model saved in a shared run cache was its owner's alone,
+    in a folder others could list (0755)."""
+    final = tmp_path / "model"
+    with atomic_dir(final) as tmp:
+        (tmp / "sub").mkdir()
+        for name in ("weights.safetensors", "sub/tokenizer.json"):
+            (tmp / name).write_text("x")
+            (tmp / name).chmod(0o600)
+    modes = {p.name: p.stat().st_mode & 0o777 for p in final.rglob("*") if p.is_file()}
+    assert modes == {"weights.safetensors": 0o644, "tokenizer.json": 0o644}

@@ -188,15 +188,22 @@ def wall_clock(units: list[PlannedUnit], gpus: int) -> str:
 
 def _left(todo: list[PlannedUnit], seconds: dict[str, float | None], jobs: int = 1) -> str:
     """The estimated compute of ``todo`` (with ``jobs`` workers), and how many units have no
-    estimate."""
+    estimate. Workers share the usable cores: the sum is shared by no more of them than there
+    are cores, and no share is shorter than the longest unit (8 jobs on 2 cores read a quarter
+    of the time its longest unit takes)."""
+    from longred_bench.reproduce.pool import usable_cores
+
     known = [seconds[u.key] for u in todo if seconds[u.key] is not None]
     unknown = len(todo) - len(known)
     if not todo:
         return "nothing to compute"
     if not known:
         return "no estimate"
-    text = f"about {duration(sum(known) / max(1, jobs))} of compute"
+    cores = usable_cores()
+    wall = max(max(known), sum(known) / min(jobs, cores)) if jobs > 1 else sum(known)
+    text = f"about {duration(wall)} of compute"
     text += f" with {jobs} job(s)" if jobs != 1 else ""
+    text += f" on {cores} core(s)" if jobs > cores else ""
     if unknown:  # the sum is of the estimated units only
         text += f" for the {len(known)} with an estimate, {unknown} without one"
     return text

@@ -27,27 +27,49 @@ def _plan(tmp_path, monkeypatch, capsys, units, *extra: str) -> str:
 
 
 def test_the_compute_left_is_the_sum_shared_by_the_jobs(tmp_path, monkeypatch, capsys) -> None:
-    """60 s and 120 s of evaluations over 2 jobs are 1.5 min; a third unit without an estimate
-    is counted apart, not as 0 s."""
-    units = [_eval("a", 60.0), _eval("b", 120.0), _eval("c", cached=True, seconds=5.0)]
+    """60 s, 60 s and 120 s of evaluations over 2 jobs on 4 cores are 2 min (the sum halved);
+    a fourth unit without an estimate is counted apart, not as 0 s."""
+    import longred_bench.reproduce.pool as pool
+
+    monkeypatch.setattr(pool, "usable_cores", lambda: 4)
+    units = [_eval("a", 60.0), _eval("d", 60.0), _eval("b", 120.0),
+             _eval("c", cached=True, seconds=5.0)]  # fmt: skip
     out = _plan(tmp_path, monkeypatch, capsys, units, "--jobs", "2")
-    assert "table2: 3 units, 1 cached, 2 to run (about 3.0 min of compute)" in out
+    assert "table2: 4 units, 1 cached, 3 to run (about 4.0 min of compute)" in out
     footer = next(x for x in out.splitlines() if x.startswith("In all: "))
     assert footer.startswith(
-        "In all: 3 distinct units, 1 cached, 2 to run (about 1.5 min of compute with 2 job(s))"
+        "In all: 4 distinct units, 1 cached, 3 to run (about 2.0 min of compute with 2 job(s))"
     )
 
 
-def test_units_without_an_estimate_are_said_beside_the_sum() -> None:
+def test_jobs_share_no_more_than_the_cores_and_wait_for_the_longest_unit(monkeypatch) -> None:
+    """8 jobs on 2 cores read 19 s for 4 units, one of them 2.1 min alone (the run took 1 min
+    23 s): the sum is shared by the cores, and never below the longest unit."""
+    import longred_bench.reproduce.pool as pool
     from longred_bench.reproduce.plan import _left
 
+    monkeypatch.setattr(pool, "usable_cores", lambda: 2)
+    todo = [_eval(k) for k in "abcd"]
+    seconds = {"a": 126.0, "b": 10.0, "c": 10.0, "d": 10.0}
+    assert _left(todo, seconds, 8) == "about 2.1 min of compute with 8 job(s) on 2 core(s)"
+    seconds["a"] = 30.0  # the sum shared by the 2 cores: 30 s
+    assert _left(todo, seconds, 8) == "about 30.0 s of compute with 8 job(s) on 2 core(s)"
+    seconds = {"a": 20.0, "b": 20.0, "c": 20.0, "d": 20.0}
+    assert _left(todo, seconds, 2) == "about 40.0 s of compute with 2 job(s)"
+
+
+def test_units_without_an_estimate_are_said_beside_the_sum(monkeypatch) -> None:
+    import longred_bench.reproduce.pool as pool
+    from longred_bench.reproduce.plan import _left
+
+    monkeypatch.setattr(pool, "usable_cores", lambda: 4)
     todo = [_eval("a"), _eval("b"), _eval("c")]
     seconds = {"a": 30.0, "b": None, "c": 90.0}
     assert _left(todo, seconds) == (
         "about 2.0 min of compute for the 2 with an estimate, 1 without one"
     )
     assert _left(todo, seconds, 3) == (
-        "about 40.0 s of compute with 3 job(s) for the 2 with an estimate, 1 without one"
+        "about 1.5 min of compute with 3 job(s) for the 2 with an estimate, 1 without one"
     )
     assert _left(todo, dict.fromkeys(seconds)) == "no estimate"
     assert _left([], {}) == "nothing to compute"
@@ -84,12 +106,16 @@ def test_a_node_of_two_gpus_is_a_node_not_one_gpu() -> None:
     assert wall_clock([train, psa], 1) == "6.0 h on 1 GPU"
 
 
-def test_the_cpu_units_of_a_gpu_plan_share_the_jobs_and_say_when_unestimated() -> None:
+def test_the_cpu_units_of_a_gpu_plan_share_the_jobs_and_say_when_unestimated(monkeypatch):
+    """Two CPU units of 1 and 3 min over 2 jobs take the longer one's 3 min."""
+    import longred_bench.reproduce.pool as pool
+
+    monkeypatch.setattr(pool, "usable_cores", lambda: 4)
     gpu = _eval("g", cost=UnitCost(1, 1.0, 2.0))
     cpu = [_eval("x", 60.0, cpu=True), _eval("y", 180.0, cpu=True)]
     hw = NS(nproc_per_node=1, gpu_memory_gib=80.0)
     assert gpu_totals([gpu, *cpu], hw, jobs=2) == (
-        "1.0 GPU-hours (1.0 h on 1 GPU), 2 unit(s) on the CPU (about 2.0 min of compute with 2 "
+        "1.0 GPU-hours (1.0 h on 1 GPU), 2 unit(s) on the CPU (about 3.0 min of compute with 2 "
         "job(s), not in the GPU-hours); at most 2.0 GiB per GPU")  # fmt: skip
     assert gpu_totals([_eval("z", cpu=True)], hw) == (
         "1 unit(s) on the CPU (no time estimate; no GPU estimate)"

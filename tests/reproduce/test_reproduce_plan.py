@@ -42,7 +42,9 @@ def test_dry_run_of_all_lists_units_and_runs_nothing(tmp_path, monkeypatch, caps
     # Into an empty cache only the merge has an estimate: the total says it is its own (it
     # read "about 0.0 min of compute" for the whole plan; under a minute it reads in seconds).
     total = text.split("In all: ")[1].splitlines()[0]
-    assert "(about 0.5 s of compute with 2 job(s) for the 1 with an estimate, " in total
+    # one estimate: its own time, whatever the jobs (one job runs it)
+    assert "(about 1.0 s of compute with 2 job(s)" in total
+    assert " for the 1 with an estimate, " in total
     assert f", {distinct - 1} without one)" in total
     # What the counts leave out (tiny-base's 15-minute build) is said under them too.
     besides = text.split("In all: ")[1].splitlines()[1]

@@ -67,7 +67,7 @@ class FetchRecord:
     """What :func:`fetch` did for one source."""
 
     source: str
-    status: Literal["fetched", "cached", "replaced"]
+    status: Literal["fetched", "cached", "replaced", "failed"]
     path: Path
     seconds: float
 
@@ -316,22 +316,40 @@ def fetch(
     root = cache if cache is not None else cache_dir()
     if cache is not None:
         check_cache_root(cache, f"--cache {cache}", "give a folder (the cache root)")
-    records = []
+    records, failed = [], []
     with tqdm(total=len(selected), unit="source", file=sys.stderr, disable=None) as bar:
         for source in selected:
             entry = root / source.entry
             start = time.monotonic()
             bar.set_description(source.name)
             needed, replace = needs_fetch(entry, force)
-            status: Literal["fetched", "cached", "replaced"] = "cached"
-            if needed:
-                _fetch_one(source, from_dir, root, replace=replace)
-                status = "replaced" if replace else "fetched"
+            status: Literal["fetched", "cached", "replaced", "failed"] = "cached"
+            try:
+                if needed:
+                    _fetch_one(source, from_dir, root, replace=replace)
+                    status = "replaced" if replace else "fetched"
+            except UserError as exc:  # the other sources are still fetched
+                failed.append((source.name, str(exc)))
+                status = "failed"
             seconds = time.monotonic() - start
-            _status(f"{source.name}: {status} ({seconds:.1f} s) at {entry}")
+            where = f": {failed[-1][1]}" if status == "failed" else f" at {entry}"
+            _status(f"{source.name}: {status} ({seconds:.1f} s){where}")
             records.append(FetchRecord(source.name, status, entry, seconds))
             bar.update(1)
+    if failed:
+        raise FetchFailed(failed, records)
     return records
+
+
+class FetchFailed(UserError):
+    """Sources that could not be fetched (``failed``: name, why), raised once every other
+    source was tried; ``records``: every source's, the failed ones' status ``failed``."""
+
+    def __init__(self, failed: list[tuple[str, str]], records: list[FetchRecord]) -> None:
+        others = [name for name, _ in failed[1:]]
+        more = f" (and {len(others)} more failed: {', '.join(others)})" if others else ""
+        super().__init__(failed[0][1] + more)
+        self.failed, self.records = failed, records
 
 
 def _tree_size(path: Path) -> int:

@@ -60,14 +60,24 @@ def format_cached_table(entries: list[CachedEntry]) -> str:
 def run_fetch(args: argparse.Namespace) -> int:
     """Fetch the sources; each is reported on stderr as it ends and, where standard output is
     not a terminal (a pipe, a file), as a tab-separated ``SOURCE STATUS PATH`` line there for
-    scripts (at a terminal that line said again what stderr had just said)."""
+    scripts (at a terminal that line said again what stderr had just said). A source that fails
+    does not stop the others: its line says ``failed``, and the command then ends with its
+    error (it printed no line, and the sources after it were not tried)."""
     import sys
 
+    from longred_bench.data.fetch import FetchFailed
+
+    failed = None
     with fetch_lock(args.cache):  # a second fetch into this cache waits, then finds it
-        records = fetch(args.sources, args.from_dir, cache=args.cache, force=args.force)
+        try:
+            records = fetch(args.sources, args.from_dir, cache=args.cache, force=args.force)
+        except FetchFailed as exc:  # every other source was tried: their lines, then the error
+            records, failed = exc.records, exc
     if not sys.stdout.isatty():
         for record in records:
-            print(f"{record.source}\t{record.status}\t{record.path}")
+            print(f"{record.source}\t{record.status}\t{record.path}", flush=True)
+    if failed is not None:
+        raise failed
     return 0
 
 

@@ -59,13 +59,13 @@ def test_a_compare_file_reads_lists_as_tuples_and_pcd_as_its_config() -> None:
 
 
 @pytest.mark.parametrize(("changes", "said"), [
-    ({"tasks": ("nope",)}, "unknown RULER task 'nope'"),
+    ({"tasks": ("nope",)}, "psa: unknown task 'nope'; retrieval tasks: niah_single_1"),
     ({"tasks": ()}, "psa: give at least one task and one length"),
     ({"lengths": ()}, "psa: give at least one task and one length"),
     ({"samples": 0}, "psa: lengths and --samples must be >= 1"),
 ])  # fmt: skip
 def test_psa_refuses_before_anything_loads(changes, said) -> None:
-    """A PSA config with a task the registry lacks, no task, no length or no sample."""
+    """A PSA config with a task it cannot teacher-force, no task, no length or no sample."""
     with pytest.raises(UserError) as caught:
         PsaConfig(**{"models": ("tiny-random",), **changes}).check()
     assert said in str(caught.value)

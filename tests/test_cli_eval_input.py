@@ -140,6 +140,9 @@ def test_eval_dry_run_of_a_zoo_model_not_fetched_plans_its_extension(tmp_path, m
      "suite (task longred_ruler_niah_single_1)"),
     (["eval", "--model", "tiny-random", "--suite", "short", "--tasks", "ruler_qa_hotpot",
       "--dry-run"], "(task longred_ruler_qa_2)"),
+    (["eval", "--model", "tiny-random", "--suite", "short", "--tasks", "qa_1", "--dry-run"],
+     "eval: --tasks qa_1 is a RULER task, built at lengths, not a short one: run the suite's "
+     "RULER with the ruler suite (task longred_ruler_qa_1)"),
     (["eval", "--model", "tiny-random", "--suite", "short", "--tasks", "ruler", "--dry-run"],
      "eval: --tasks ruler is lm-eval's RULER task, built at lengths, not a short one: run the "
      "suite's RULER with the ruler suite (its default tasks)"),

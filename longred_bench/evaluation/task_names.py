@@ -86,9 +86,10 @@ def check_short_task(task: str, where: str) -> None:
     from longred_bench.taskdata.ruler.registry import TASKS
 
     ours = LMEVAL_RULER_TASKS.get(task, task if task in TASKS else None)
-    if ours is not None:
+    if ours is not None:  # lm-eval's names, or RULER's own (vt, qa_1), which lm-eval lacks
+        whose = "lm-eval's" if task in LMEVAL_RULER_TASKS or task.startswith("niah_") else "a"
         to = f"task longred_ruler_{ours}" if ours else "its default tasks"
-        raise UserError(f"{where} is lm-eval's RULER task, built at lengths, not a short one: "
+        raise UserError(f"{where} is {whose} RULER task, built at lengths, not a short one: "
                         f"run the suite's RULER with the ruler suite ({to})")  # fmt: skip
     if task.startswith(RULER_TASK_PREFIXES) or task in (NIAH_TASK, "longred_ruler"):
         suite = "niah" if task == NIAH_TASK else "ruler"

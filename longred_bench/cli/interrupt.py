@@ -38,12 +38,12 @@ def _compare(args: argparse.Namespace, again: str) -> str:
 
     if args.out is None or getattr(args, "dry_run", False):
         return "nothing was being saved"
-    out = Path(args.out)
+    out, pairs = Path(args.out), getattr(args, "pairs", None)
     # a pairs file's pairs each keep their units in OUT/<pair>/runs
-    roots = sorted(out.glob("*/runs")) if getattr(args, "pairs", None) else [out / "runs"]
+    roots = sorted(out.glob("*/runs")) if pairs else [out / "runs"]
     units = [p for r in roots for p in r.glob("**/config.json") if REQUESTS not in p.parts]
     saved = sum(saved_responses_under(r / REQUESTS) for r in roots)
-    where = out if getattr(args, "pairs", None) else out / "runs"
+    where = out if pairs else out / "runs"
     parts = [f"{len(units)} finished unit(s) under {where}"]
     if saved:
         parts.append(f"{saved} model response(s) of the unit in progress")

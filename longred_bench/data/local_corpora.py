@@ -60,12 +60,17 @@ def jsonl_documents(
         for number, line in _lines(file, spec):
             if not line.strip():
                 continue
-            try:
-                record = json.loads(line)
-            except ValueError:
-                raise UserError(f"data {spec!r}: {file} line {number} is not JSON") from None
-            texts.append(_text(record, text_field, f"{file} line {number}", spec, fix))
+            texts.append(_text(_record(line, file, number, spec), text_field,
+                               f"{file} line {number}", spec, fix))  # fmt: skip
     return texts
+
+
+def _record(line: str, file: Path, number: int, spec: str) -> Any:
+    """JSONL line ``number`` of ``file`` parsed, refused in one line where it is not JSON."""
+    try:
+        return json.loads(line)
+    except ValueError:
+        raise UserError(f"data {spec!r}: {file} line {number} is not JSON") from None
 
 
 def _lines(file: Path, spec: str) -> Iterator[tuple[int, str]]:
@@ -112,11 +117,8 @@ def check_form(kind: str, path: Path, options: dict[str, str], spec: str) -> Non
         file = _files(path, ".jsonl", spec)[0]
         for number, line in _lines(file, spec):
             if line.strip():
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    raise UserError(f"data {spec!r}: {file} line {number} is not JSON") from None
-                _text(record, options["field"], f"{file} line {number}", spec)
+                _text(_record(line, file, number, spec), options["field"],
+                      f"{file} line {number}", spec)  # fmt: skip
                 return
         raise UserError(f"data {spec!r}: {file} holds no document (every line is blank)")
     elif kind == "disk":

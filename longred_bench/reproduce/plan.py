@@ -200,7 +200,7 @@ def _left(todo: list[PlannedUnit], seconds: dict[str, float | None], jobs: int =
     if not known:
         return "no estimate"
     cores = usable_cores()
-    wall = max(max(known), sum(known) / min(jobs, cores)) if jobs > 1 else sum(known)
+    wall = max(max(known), sum(known) / min(jobs, cores))  # one job: the sum
     text = f"about {duration(wall)} of compute"
     text += f" with {jobs} job(s)" if jobs != 1 else ""
     text += f" on {cores} core(s)" if jobs > cores else ""

@@ -291,11 +291,10 @@ def run_units_parallel(
                             raise UserError(_worker_gone(procs.values(), gone)) from None
                         done.append(unit.key)
                         bar.update(1)
-                        now = time.perf_counter()
-                        took = duration(now - began.pop(fut))
+                        now, since = time.perf_counter(), began.pop(fut)
                         if progress:  # its own time, then the table's (the line said only that)
                             bar.write(
-                                f"[{name}] done: {unit.label} in {took} "
+                                f"[{name}] done: {unit.label} in {duration(now - since)} "
                                 f"({duration(now - start)} since the first started)"
                             )
             except BaseException as exc:  # a unit failed: the running ones finish, stay cached

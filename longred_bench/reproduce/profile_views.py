@@ -1,6 +1,7 @@
 """``longred-bench profiles``: the built-in profiles and what each runs (``profiles``), one
 profile resolved with every table's settings (``profiles show P``), and an editable copy of one
-(``profiles new --from P --out FILE``). Nothing here imports torch."""
+(``profiles new --from P --out FILE``). Nothing here imports torch, but ``profiles show`` of a
+multi-GPU profile with LinearARD's ``-lite`` rows, whose budget is split by the training methods."""
 
 from __future__ import annotations
 
@@ -303,10 +304,13 @@ def show_profile(spec: str) -> str:
     ``tables.<name>`` section the file itself gives that its table refuses (an unknown key, a
     row no table has) is a one-line error, as ``reproduce <name>`` would give, not a line of
     the listing; several such sections (a full copy from ``profiles new``), every one of them
-    in that line."""
+    in that line. A training value no run of a table can take (``steps: -1``) is a one-line
+    error naming the run and the keys that set it, as ``reproduce`` gives before any work."""
     import dataclasses
 
     import yaml
+
+    from longred_bench.reproduce.grid import trained_rows
 
     prof = checked_profile(spec)
     own = (read_mapping(Path(prof.source)).get("tables") or {}) if prof.source else {}
@@ -314,17 +318,20 @@ def show_profile(spec: str) -> str:
     tables: dict[str, Any] = {}
     refused: list[UserError] = []
     for name in table_names():
+        grid = None
         try:
             table = get_spec(name)
             ctx = table.resolve(prof, progress=False)
             if table.grid is not None:  # its rows, seeds and lengths
-                table.grid(ctx)
+                grid = table.grid(ctx)
             settings = ctx.settings
             tables[name] = to_dict(settings) if dataclasses.fields(settings) else {}
         except UserError as exc:
             if isinstance(own, dict) and own.get(name):
                 refused.append(exc)  # each one the file sets, in one line (a full copy: many)
             tables[name] = f"cannot run: {exc}"
+        for run in trained_rows(grid) if grid is not None else ():
+            run.config(grid)  # every training config, as the plan resolves it
     if len(refused) == 1:
         raise refused[0]
     if refused:

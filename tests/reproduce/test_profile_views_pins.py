@@ -150,3 +150,14 @@ def test_a_copy_whose_stem_cannot_name_a_profile_is_not_written(tmp_path: Path) 
     with pytest.raises(UserError, match="the file's stem names the profile; use letters"):
         new_profile("smoke", out)
     assert not out.exists()
+
+
+def test_show_refuses_a_training_value_every_run_of_a_recipe_refuses(tmp_path: Path) -> None:
+    """A training value no run can take is the run's one-line error, as ``reproduce`` gives."""
+    from longred_bench.reproduce.profile_views import show_profile
+
+    path = _profile(tmp_path, "training: {cpt: {short_len: 0}}")
+    with pytest.raises(UserError) as got:
+        show_profile(str(path))
+    assert str(got.value).startswith(f"profile {path}: the cpt run at ")
+    assert "config short_len must be >= 1 (got 0) (set under training.cpt" in str(got.value)

@@ -1,5 +1,6 @@
 """The dry run's estimate of each unit's seconds (:func:`estimate`), from what the run cache
-records: a training run's from the cached runs' seconds per token; an evaluation or measurement
+records: a training run's from the plan's cached runs' seconds per token, else from the finished
+runs of its model elsewhere in the run cache (its recipe's first); an evaluation or measurement
 from the same one cached at another size or batch size (:func:`other_sizes_rate`), else from the
 recorded times of its suite of the same model in the whole run cache (:func:`recorded_units`:
 each evaluation folder's ``config.json`` and ``timing.json``, those of its tasks and lengths
@@ -30,8 +31,11 @@ GUESS = "guess"
 its model, measured at ``tiny`` only (at ``smoke`` an evaluation's fixed setup takes far longer
 than that): a rough guess."""
 OTHER_MODELS = "other models"
-"""The basis of an evaluation left unknown because what the cache records of its suite, and the
-plan's runs, are of other models than its own."""
+"""The basis of an evaluation left unknown because what the cache records of its suite, and its
+finished training runs, are of other models than its own."""
+TRAIN = "train:"
+"""The suite of a finished training run's :class:`Recorded` (``train:cpt``): its items are the
+tokens it trained on."""
 _RUN = re.compile(r"(?:^|/)runs/(train-[^/]+)")
 
 
@@ -95,7 +99,8 @@ def root_model(name: str, runs: dict[str, str], memo: dict[str, str | None]) -> 
 
 def recorded_units(runs: dict[str, str], memo: dict[str, str | None]) -> list[Recorded]:
     """Every evaluation and measurement the run cache records a time of (``runs/*/*/``, a
-    ``timing.json`` beside a ``config.json``): two small files read per folder."""
+    ``timing.json`` beside a ``config.json``: two small files read per folder), and every
+    finished training run (:func:`recorded_runs`)."""
     from longred_bench.cache import cache_dir
     from longred_bench.jobs.units import unit_kind, unit_seconds
 
@@ -114,6 +119,29 @@ def recorded_units(runs: dict[str, str], memo: dict[str, str | None]) -> list[Re
         model = root_model(unit_model(config), runs, memo)
         key = f"runs/{folder.parent.name}/{folder.name}"
         out.append(Recorded(key, suite, model, settings_of(config), count(config), seconds))
+    return out + recorded_runs(runs, memo)
+
+
+def recorded_runs(runs: dict[str, str], memo: dict[str, str | None]) -> list[Recorded]:
+    """Every finished training run of the run cache (``runs/train-*/`` with its ``final/``
+    model), from its ``run.json``: suite ``train:<recipe>`` (:data:`TRAIN`), the model it
+    started from (:func:`root_model`), the tokens it trained on as its items, and its seconds."""
+    from longred_bench.cache import cache_dir
+
+    out = []
+    for info_file in sorted((cache_dir() / "runs").glob("train-*/run.json")):
+        folder = info_file.parent
+        try:
+            info = json.loads(info_file.read_text())
+            config = info["provenance"]["config"]
+            tokens, seconds = int(info["tokens"]), float(info["seconds"])
+            model, recipe = str(config["model"] or ""), str(config["recipe"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # damaged or unfinished: no time to go by
+        if (folder / "final" / "config.json").is_file() and tokens > 0 and seconds > 0:
+            key = f"runs/{folder.name}"
+            out.append(Recorded(key, TRAIN + recipe, root_model(model, runs, memo), "", tokens,
+                                seconds))  # fmt: skip
     return out
 
 
@@ -165,28 +193,36 @@ def estimate(units: list[Any], recorded: list[Recorded] | tuple = ()) -> list[An
         if u.kind == "train" and u.cached and u.seconds and u.tokens:
             rates.setdefault(u.recipe, []).append(u.seconds / u.tokens)
     every = [r for values in rates.values() for r in values]
-    trained = [u for u in units if u.kind == "train" and u.recipe != "merge" and u.seconds]
+    planned = {Path(u.key).name for u in units if u.kind == "train"}
+    elsewhere = [r for r in recorded  # finished runs of the cache the plan does not hold
+                 if r.suite.startswith(TRAIN) and Path(r.key).name not in planned]  # fmt: skip
+    trained = [(u.recipe, u.model, u.seconds) for u in units
+               if u.kind == "train" and u.recipe != "merge" and u.seconds]  # fmt: skip
+    trained += [(r.suite.removeprefix(TRAIN), r.model, r.seconds) for r in elsewhere if r.model]
     own = [Recorded(u.key, u.suite, u.model, u.settings, u.items, u.seconds) for u in units
            if u.kind != "train" and u.cached and u.seconds]  # fmt: skip
     keys = {r.key for r in own}
-    timed = [*own, *(r for r in recorded if r.key not in keys)]
+    timed = [*own, *(r for r in recorded if r.key not in keys and not r.suite.startswith(TRAIN))]
     out = []
     for u in units:
         seconds, basis = u.seconds, ""
         if seconds is None and u.kind != "train":
             suite = [r for r in timed if r.suite == u.suite]
             seconds, basis = _eval_estimate(u, [r for r in suite if _same_model(r.model, u.model)])
-            runs = [r for r in trained if _same_model(r.model, u.model)]
-            cpt = [r.seconds for r in runs if r.recipe == "cpt"] or [r.seconds for r in runs]
+            runs = [(recipe, s) for recipe, model, s in trained if _same_model(model, u.model)]
+            cpt = [s for recipe, s in runs if recipe == "cpt"] or [s for _, s in runs]
             if seconds is None and cpt:
                 seconds, basis = UNIT_COST["eval"] * statistics.median(cpt), GUESS
             elif seconds is None and (suite or trained):
                 basis = OTHER_MODELS
         elif seconds is None and u.recipe == "merge":
             seconds, basis = MERGE_SECONDS, "merge"
-        elif seconds is None and (rates.get(u.recipe) or every):
-            seconds = statistics.median(rates.get(u.recipe) or every) * u.tokens
-            basis = "tokens"
+        elif seconds is None:
+            mine = [r for r in elsewhere if u.model is not None and r.model == u.model]
+            recipe = [r.seconds / r.items for r in mine if r.suite == TRAIN + u.recipe]
+            rate = rates.get(u.recipe) or recipe or every or [r.seconds / r.items for r in mine]
+            if rate:
+                seconds, basis = statistics.median(rate) * u.tokens, "tokens"
         out.append(replace(u, seconds=seconds, basis=basis))
     return out
 
@@ -222,7 +258,7 @@ def basis_text(u: Any, basis: str) -> str:
         return (f", a rough guess: a third of a CPT run{model}, no {u.suite} {what}{model} in "
                 "the run cache")  # fmt: skip
     if basis == OTHER_MODELS:
-        return f": no {u.suite} {what}{model} in the run cache, nor a run{model} in this plan"
+        return f": no {u.suite} {what}{model} nor a finished training run{model} in the run cache"
     return ""
 
 
@@ -231,7 +267,8 @@ def estimate_rule(todo: list[Any], seconds: dict[str, float | None], basis: dict
     rough guesses or without an estimate for want of their model's units."""
     if not todo:
         return "Nothing to run"
-    rule = ("Estimates: cached runs' seconds per token; an evaluation from its own cached "
+    rule = ("Estimates: cached runs' seconds per token (the plan's, else its model's finished "
+            "runs in the run cache); an evaluation from its own cached "
             f"at another size ({', '.join(COUNT_KEYS)}), else from the recorded times of its "
             "suite of the same model in the run cache (per item; those of its tasks and lengths "
             "first), else a third of a CPT run of its model")  # fmt: skip
@@ -246,6 +283,6 @@ def estimate_rule(todo: list[Any], seconds: dict[str, float | None], basis: dict
             "evaluation's setup outweighs its model, as at smoke, it is far too low)"
         )
     if other:
-        rule += (f"; {other} unit(s) of a model the run cache holds nothing of (nor the plan "
-                 "trains) have no estimate")  # fmt: skip
+        rule += (f"; {other} unit(s) of a model the run cache holds nothing of (no evaluation "
+                 "of their suite, no finished training run) have no estimate")  # fmt: skip
     return rule

@@ -94,7 +94,7 @@ def test_evaluations_of_another_model_are_not_timed_by_the_plans_own(
     assert before.startswith("\ntiny_base: 7 units, 0 cached, 7 to run (no estimate)\n")
     assert after.startswith("\ntiny_base: 7 units, 0 cached, 7 to run (no estimate)\n")
     assert ("to run  eval tiny-base ruler_standard  (unknown: no ruler evaluation of tiny-base "
-            "in the run cache, nor a run of tiny-base in this plan)\n") in after  # fmt: skip
+            "nor a finished training run of tiny-base in the run cache)\n") in after  # fmt: skip
     # tiny-base's own, recorded at 10 samples: its tasks and lengths at 20, per item
     standard = _steps("smoke", "tiny_base")["eval tiny-base ruler_standard"]
     _record(cache, "elsewhere-eval/t", _stored(standard, samples=10, seed=3), 20.0)
@@ -161,3 +161,28 @@ def test_the_plan_names_the_data_the_run_would_fetch_first(
         i for i, line in enumerate(lines) if line.startswith("In all: ")
     )
     assert not (tmp_path / "empty").exists()  # nothing fetched, nothing written
+
+
+def _finished_run(cache: Path, name: str, model: str, recipe: str, tokens: int, seconds: float):
+    """A finished training run of the run cache at ``runs/NAME``: its model and run.json."""
+    folder = cache / "runs" / name
+    (folder / "final").mkdir(parents=True)
+    (folder / "final" / "config.json").write_text("{}")
+    info = {"tokens": tokens, "seconds": seconds,
+            "provenance": {"config": {"model": model, "recipe": recipe}}}  # fmt: skip
+    (folder / "run.json").write_text(json.dumps(info))
+
+
+def test_a_new_run_is_timed_by_its_models_finished_runs_elsewhere_in_the_run_cache(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """Table 2's runs read "(unknown)" with a CPT run of tiny-random finished by another
+    table; another model's runs, and other recipes where its own has one, do not time it."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("LONGRED_CACHE", str(cache))
+    _finished_run(cache, "train-cpt-elsewhere", "tiny-random", "cpt", 1000, 10.0)
+    _finished_run(cache, "train-longred-elsewhere", "tiny-random", "longred", 1000, 500.0)
+    _finished_run(cache, "train-cpt-base", "tiny-base", "cpt", 1000, 900.0)
+    out = _plan(capsys, "table2")
+    assert "to run  train cpt abf:theta=1e5 seed 0  (41.0 s)\n" in out  # 4,096 tokens at 0.01
+    assert "nothing is cached to estimate from" not in out

@@ -3,8 +3,9 @@ nothing says so; ``compare`` counts its finished units (not the request caches b
 and a pairs file's in every pair's folder), the responses of the unit in progress and its own
 drift windows; ``drift`` with no window measured says to run it again; a dry run,
 ``--list-units`` and ``--rebuild`` save nothing; a checkpoint's step is said without its run's
-total where the run's settings cannot be read or the training code cannot be imported; and
-several units computed again under ``--force`` are named together."""
+total where the run's settings cannot be read or the training code cannot be imported, and at
+the last step as leaving only the final model; a run stopped after its final model is said
+finished; and several units computed again under ``--force`` are named together."""
 
 from __future__ import annotations
 
@@ -183,4 +184,39 @@ def test_units_computed_again_are_named_together(
     assert interrupted_line(args).startswith(
         f"interrupted: the units computed again kept 2 model response(s) in {works[0]}; "
         f"2 model response(s) in {works[1]}, which no command resumes from (without --force"
+    )
+
+
+def test_a_run_stopped_after_its_final_model_is_said_finished(tmp_path: Path) -> None:
+    """A Ctrl-C as the curves were drawn offered to resume from the last checkpoint; the run
+    had finished: its model is named, and ``--resume`` draws the curves it lacks."""
+    out = tmp_path / "run"
+    _checkpoint(out, 4)
+    (out / "final").mkdir()
+    (out / "final" / "config.json").write_text("{}")
+    (out / "run.json").write_text("{}")
+    argv = " ".join(_train_args(out).argv)
+    assert interrupted_line(_train_args(out)) == (
+        f"interrupted: the run had finished: its model is in {out / 'final'}; draw its loss "
+        f"curves with: longred-bench {argv} --resume"
+    )
+    (out / "curves.png").write_bytes(b"png")
+    assert interrupted_line(_train_args(out)) == (
+        f"interrupted: the run had finished: its model is in {out / 'final'}"
+    )
+
+
+def test_a_checkpoint_at_the_last_step_leaves_only_the_final_model(tmp_path: Path) -> None:
+    """Stopped as it wrote its final model: "step 2 of 2; the steps after it train again"."""
+    import yaml
+
+    from longred_bench.training.config import resolve_config
+
+    out = tmp_path / "run"
+    step = _checkpoint(out, 2)
+    cfg = resolve_config("cpt", profile="smoke", overrides={"steps": 2})
+    (out / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict()))
+    assert interrupted_line(_train_args(out)).startswith(
+        f"interrupted: checkpoint {step} saved (step 2 of 2, the last; only its final model is "
+        "written again); resume with: "
     )

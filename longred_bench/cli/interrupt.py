@@ -75,6 +75,9 @@ def _train(args: argparse.Namespace, again: str) -> str:
 
     out = Path(args.out)
     resume = again if "--resume" in again.split() else f"{again} --resume"
+    if (out / "final" / "config.json").is_file() and (out / "run.json").is_file():
+        curves = "" if (out / "curves.png").is_file() else f"; draw its loss curves with: {resume}"
+        return f"the run had finished: its model is in {out / 'final'}{curves}"
     latest = kept_checkpoint(out)
     if latest is None:
         kept = (f" (LongRecipe's measured anchors are kept, in {IMPACT})"
@@ -101,10 +104,12 @@ def _step_of(checkpoint: Path, out: Path) -> str:
         return f"step {step}; the steps after it train again"
     try:  # every optimizer step: LongRecipe's replay and LinearARD's CPT stage too
         saved = TrainConfig.from_dict(yaml.safe_load((out / "config.yaml").read_text()))
-        total = f" of {total_steps(saved)}"
+        steps = total_steps(saved)
     except (OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError, UserError):
-        total = ""
-    return f"step {step}{total}; the steps after it train again"
+        return f"step {step}; the steps after it train again"
+    if step >= steps:  # stopped as it wrote its final model: that alone is left to do
+        return f"step {step} of {steps}, the last; only its final model is written again"
+    return f"step {step} of {steps}; the steps after it train again"
 
 
 def _training_now() -> str:

@@ -34,7 +34,8 @@ def run_training(
     of a ``torchrun`` held both models and wrote the same folder); a finished one is kept as a
     finished run is (it was merged and written again on every call, ``--resume`` too). ``out``
     is checked first (:func:`~longred_bench.training.loop.check_run_dir`): a run of another
-    config is refused before any preparation, and a finished run resumed is left as it is."""
+    config is refused before any preparation, and a finished run resumed is left as it is (its
+    curves drawn where it stopped before them)."""
     method = METHODS[cfg.recipe]
     done = is_finished(out)
     if not method.TRAINS and done:  # another run's folder: a merge's own line
@@ -43,8 +44,14 @@ def run_training(
         check_out(cfg, out)
     # before LongRecipe's preparation (it measures); a merge has its own checks until finished
     if (method.TRAINS or done) and check_run_dir(cfg, out, resume):
+        drawn = ""
+        missing = method.TRAINS and not (out / "curves.png").is_file()  # a merge draws none
+        if rank == 0 and missing and (out / METRICS).is_file():
+            # stopped after its final model was written, before its curves were drawn
+            plot_curves(out / METRICS, out / "curves.png", title=f"{cfg.recipe} ({cfg.profile})")
+            drawn = f"; its loss curves drawn: {out / 'curves.png'}"
         if progress and rank == 0:
-            print(f"{out} holds this run finished ({out / 'final'}): nothing to resume",
+            print(f"{out} holds this run finished ({out / 'final'}): nothing to resume{drawn}",
                   flush=True)  # fmt: skip
         return out / "final"
     if not method.TRAINS:  # process 0 writes it; the others wait for it

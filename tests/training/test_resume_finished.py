@@ -1,6 +1,7 @@
 """``--resume`` of a finished run leaves it as it is (it rewrote ``final/`` and ``run.json`` from
-a call that trained nothing), and a run of another config in ``--out`` is refused before a
-recipe's preparation (LongRecipe measured its anchors into that folder first)."""
+a call that trained nothing; it draws the loss curves a stop before them left undrawn), and a
+run of another config in ``--out`` is refused before a recipe's preparation (LongRecipe
+measured its anchors into that folder first)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,24 @@ def test_resuming_a_finished_run_trains_and_writes_nothing(tmp_path, capsys) -> 
     with pytest.raises(UserError, match="holds a run of another config"):
         run_training(other, out, progress=False)
     assert not (out / "impact").exists()
+
+
+@pytest.mark.integration
+def test_resuming_a_run_stopped_before_its_curves_draws_them(tmp_path, capsys) -> None:
+    """A Ctrl-C after ``final/`` was written, before ``curves.png``: ``--resume`` said "nothing
+    to resume" and the curves were never drawn; it draws them, and trains nothing."""
+    out = tmp_path / "run"
+    cfg = smoke("cpt", steps=2)
+    run_training(cfg, out, progress=False)
+    (out / "curves.png").unlink()
+    metrics = (out / "metrics.jsonl").read_bytes()
+    capsys.readouterr()
+    run_training(cfg, out, resume=True)
+    assert f"nothing to resume; its loss curves drawn: {out / 'curves.png'}" in (
+        capsys.readouterr().out
+    )
+    assert (out / "curves.png").stat().st_size > 0
+    assert (out / "metrics.jsonl").read_bytes() == metrics
 
 
 @pytest.mark.integration

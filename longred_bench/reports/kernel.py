@@ -251,7 +251,7 @@ def _plot(cpu: pd.DataFrame, gpu: pd.DataFrame | None, path: Path) -> None:
     for ax, (df, col, title) in zip(axes[0], panels, strict=True):
         groups = list(df[df["status"] == "ok"].sort_values("n").groupby("impl"))
         for (impl, g), style in zip(groups, series_styles(len(groups)), strict=True):
-            ax.plot(g["n"], g[col], "-", label=impl, **style)
+            ax.plot(g["n"], g[col], label=impl, **style)  # each style names its line
         ax.set(xscale="log", yscale="log", title=title, xlabel="n", ylabel="peak extra MiB")
         ax.grid(True, which="both", alpha=0.3)
         if ax.get_legend_handles_labels()[0]:

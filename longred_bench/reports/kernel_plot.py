@@ -29,8 +29,8 @@ def plot_gpu_benchmark(csv_path: Path, png_path: Path) -> None:
             if g.empty:
                 continue
             style = {"label": impl, **series_styles(len(GPU_IMPLS))[GPU_IMPLS.index(impl)]}
-            axes[0][col].plot(g["n"], g["time_ms"], "-", **style)
-            axes[1][col].plot(g["n"], g["peak_mib"].clip(lower=1e-2), "-", **style)
+            axes[0][col].plot(g["n"], g["time_ms"], **style)  # its style names its line
+            axes[1][col].plot(g["n"], g["peak_mib"].clip(lower=1e-2), **style)
         axes[0][col].set_title(f"d={d}, {mode}")
         axes[0][col].set_ylabel("time, median (ms)")
         axes[1][col].set_ylabel("peak extra memory (MiB)")

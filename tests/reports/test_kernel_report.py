@@ -382,3 +382,24 @@ def test_kernel_report_with_gpu(tmp_path: Path) -> None:
     assert "10.0x (triton 2.00 ms, eager 20.00 ms): met" in text
     assert "GPU forward+backward slope: d=128: triton 1.00 (n 4096 to 8192)" in text
     assert "### d=128, forward+backward" in text
+
+
+def test_the_kernel_figures_draw_without_a_warning(tmp_path: Path) -> None:
+    """Each line's style names its line style: a format string beside it drew a matplotlib
+    UserWarning ("linestyle is redundantly defined") into every ``reproduce kernel``."""
+    import warnings
+
+    import pandas as pd
+
+    from longred_bench.reports import kernel
+
+    cpu = pd.DataFrame(
+        {"n": [256, 512, 256, 512], "impl": ["naive", "naive", "chunked", "chunked"],
+         "status": ["ok"] * 4, "peak_fwd_bwd_mib": [1.0, 4.0, 0.5, 1.0]}
+    )  # fmt: skip
+    _write_gpu_csv(tmp_path, _test_input_rows())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kernel._plot(cpu, None, tmp_path / "kernel.png")
+        bench.write_reports(tmp_path)
+    assert (tmp_path / "kernel.png").stat().st_size > 0

@@ -54,7 +54,7 @@ def git_commit() -> str:
 
 
 def device_name(device: Any = "cpu") -> str:
-    """Human-readable device: the GPU's name, or the CPU model and core count."""
+    """Human-readable device: the GPU's name, or the CPU model and its torch threads."""
     import torch
 
     device = torch.device(device)
@@ -68,7 +68,8 @@ def device_name(device: Any = "cpu") -> str:
                 break
     except OSError:
         pass
-    return f"CPU {model} x{torch.get_num_threads()} threads"
+    threads = torch.get_num_threads()
+    return f"CPU {model}, {threads} torch thread{'' if threads == 1 else 's'}"
 
 
 def _version(name: str) -> str:

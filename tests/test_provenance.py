@@ -245,3 +245,15 @@ def test_benchmark_reports_name_the_source_hash_beside_the_commit():
     assert info["source"] == source_hash()[:12]
     head = common.provenance_lines(info, "cmd")
     assert f"- commit `{info['commit']}` (source `{info['source']}`), " in head
+
+
+def test_a_cpu_is_named_with_its_torch_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record's device read "CPU <model> x1 threads"; it counts torch's threads in words."""
+    import torch
+
+    from longred_bench.results import device_name
+
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
+    assert re.fullmatch(r"CPU .+, 1 torch thread", device_name("cpu"))
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 4)
+    assert device_name("cpu").endswith(", 4 torch threads")

@@ -81,6 +81,18 @@ def threads_per_job(jobs: int) -> int:
     return max(1, usable_cores() // jobs)
 
 
+def opening_line(name: str, units: int, jobs: int) -> str:
+    """The pool's first line: its units, processes and threads each, and where ``jobs`` is more
+    than the usable cores, that the processes share them (each unit runs slower)."""
+    line = (f"[{name}] {counted(units, 'unit')} in {counted(jobs, 'process')}, "
+            f"{threads_per_job(jobs)} thread(s) each")  # fmt: skip
+    cores = usable_cores()
+    if jobs > cores:
+        line += (f"; more processes than the {counted(cores, 'usable core')}: they share "
+                 "them, so each unit runs slower")  # fmt: skip
+    return line
+
+
 def wall_note(jobs: int, load_start: float, *, forced: bool = False) -> str:
     """How a call's wall time was taken: its processes and threads, and the machine's 1-minute
     load average at its start (``load_start``) and now; ``forced``: a ``--force`` call, which
@@ -242,8 +254,7 @@ def run_units_parallel(
     batch = {u.key for u in waiting}
     threads = threads_per_job(jobs)
     if progress:
-        print(f"[{name}] {counted(len(waiting), 'unit')} in {counted(jobs, 'process')}, "
-              f"{threads} thread(s) each", flush=True)  # fmt: skip
+        print(opening_line(name, len(waiting), jobs), flush=True)
     start = time.perf_counter()
     ctx = get_context("spawn")  # a fresh interpreter: no forked torch thread pools
     bar = tqdm(total=len(waiting), desc=f"{name} units", disable=not progress)

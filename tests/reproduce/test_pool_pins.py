@@ -160,3 +160,15 @@ def test_the_pool_names_each_finished_unit_and_gives_ctrl_c_back(ran: dict) -> N
                     "[t] done: after in 10.0 s (40.0 s since the first started)",
                     "[t] done: cheap in 10.0 s (1.0 min since the first started)"]  # fmt: skip
     assert not ran["sigint_blocked"]
+
+
+def test_more_processes_than_cores_are_said_to_share_them(monkeypatch) -> None:
+    """``--jobs 8`` on two cores gave no word that eight processes share two cores."""
+    from longred_bench.reproduce import pool
+
+    monkeypatch.setattr(pool, "usable_cores", lambda: 2)
+    assert pool.opening_line("t", 3, 2) == "[t] 3 units in 2 processes, 1 thread(s) each"
+    assert pool.opening_line("t", 1, 8) == (
+        "[t] 1 unit in 8 processes, 1 thread(s) each; more processes than the 2 usable cores: "
+        "they share them, so each unit runs slower"
+    )

@@ -6,7 +6,9 @@ in one process), the task loader's hint to pass ``max_seq_lengths`` (the suite p
 lengths through its task metadata) and the ``short_tiny`` group's note that its perplexity
 task has no ``acc`` (by design: the group averages the scored tasks). lm-eval's per-task
 progress bar of request building (one bar per task and pass, each done at once: 26 of them for
-RULER) is not drawn; the bars of the model's requests are. Every other warning shows.
+RULER) is not drawn; the bars of the model's requests are, and the one bar of them lm-eval
+leaves unlabelled (a perplexity task's documents split into windows) is labelled
+(:data:`WINDOWS_BAR`). Every other warning shows.
 
 lm-eval describes the environment in every result (``add_env_info``: torch's ``collect_env``,
 which runs ``pip list``, ``nvidia-smi`` and compiler probes: 1.1-1.4 s a call on a 2-core CPU); the
@@ -30,6 +32,18 @@ NOT_FOR_THIS_SUITE = (
     ("lm_eval.api.task", "Custom kwargs can be passed to `--metadata`"),
     ("lm_eval.api.group", "is missing in 1/5 tasks. Missing in: longred_tiny_ppl"),
 )
+
+WINDOWS_BAR = "Splitting documents into windows"
+"""The label of the bar lm-eval's HF model draws, without one, as it splits a perplexity task's
+documents into rolling windows (before its "Running loglikelihood requests" bar)."""
+
+
+def _labelled_bar(*args: object, **kwargs: object) -> object:
+    """lm-eval's HF model's ``tqdm``, with :data:`WINDOWS_BAR` where it gives no label."""
+    from tqdm import tqdm
+
+    kwargs.setdefault("desc", WINDOWS_BAR)
+    return tqdm(*args, **kwargs)
 
 
 @functools.cache
@@ -69,6 +83,7 @@ def lm_eval_output(*, quiet: bool) -> Iterator[None]:
     (``simple_evaluate`` sets it), so one evaluation's level never carries into the next."""
     import lm_eval.api.task
     import lm_eval.evaluator
+    import lm_eval.models.huggingface
 
     from longred_bench.results import git_commit
 
@@ -82,6 +97,7 @@ def lm_eval_output(*, quiet: bool) -> Iterator[None]:
         )
         quiet_bar = functools.partial(lm_eval.api.task.tqdm, disable=True)
         stack.enter_context(mock.patch.object(lm_eval.api.task, "tqdm", quiet_bar))
+        stack.enter_context(mock.patch.object(lm_eval.models.huggingface, "tqdm", _labelled_bar))
         for name, text in NOT_FOR_THIS_SUITE:
             drop = _Drop(text)
             logging.getLogger(name).addFilter(drop)

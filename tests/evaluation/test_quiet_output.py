@@ -1,8 +1,10 @@
-"""What lm-eval shows while the suite runs it: its per-task request-building bars are not drawn
-and warnings that never apply to the suite are dropped; every other warning shows."""
+"""What lm-eval shows while the suite runs it: its per-task request-building bars are not drawn,
+its HF model's one unlabelled bar is labelled, and warnings that never apply to the suite are
+dropped; every other warning shows."""
 
 from __future__ import annotations
 
+import io
 import logging
 
 import pytest
@@ -21,6 +23,19 @@ def test_request_building_bars_are_off_and_model_bars_stay() -> None:
         assert lm_eval.api.task.tqdm(range(3)).disable
         assert not tqdm(range(3), disable=False).disable  # anyone else's bar is drawn
     assert not lm_eval.api.task.tqdm(range(3), disable=False).disable  # restored after
+
+
+def test_the_hf_models_unlabelled_bar_is_labelled_and_its_labelled_ones_kept() -> None:
+    """Splitting a perplexity task's documents drew a bare "100%|###| 4/4" among named bars."""
+    import lm_eval.models.huggingface as hf
+
+    from longred_bench.evaluation.quiet_output import WINDOWS_BAR
+
+    sink = io.StringIO()
+    with lm_eval_output(quiet=False):
+        assert hf.tqdm(range(3), file=sink).desc == WINDOWS_BAR
+        assert hf.tqdm(total=3, file=sink, desc="Running x").desc == "Running x"
+    assert hf.tqdm(range(3), file=sink).desc == ""  # restored after
 
 
 class _Kept(logging.Handler):

@@ -30,7 +30,9 @@ size: 2 for bf16, 4 for fp32):
 
 The peak is the weights, optimizer state, teacher and wrappers' copies, plus the larger of
 (saved activations + the largest transient of the forward and backward passes) and
-(gradients + the optimizer step's temporaries).
+(gradients + the optimizer step's temporaries). LinearARD's stages run one at a time, each
+with its teacher's weights held: with ``cpt_steps``, the peak is the larger of its long-text CE
+stage's and its distillation stage's.
 """
 
 from __future__ import annotations
@@ -110,11 +112,14 @@ def _resolved(cfg: TrainConfig, device: str) -> tuple[int, str, bool]:
     return compute, lm_loss, compute != 4 and cfg.mixed_precision == "autocast"
 
 
-def _stream_tokens(cfg: TrainConfig, window: int, world: int) -> tuple[dict[str, int], str]:
+def _stream_tokens(
+    cfg: TrainConfig, window: int, world: int, stage: str = "s2l"
+) -> tuple[dict[str, int], str]:
     """(tokens of each stream one process holds in a micro-step, the startup check's error
     where the rows do not split over the ``world`` processes, else ``""``). The rows are split
     as the run splits them; where they cannot be, the busiest process's share is counted
-    (``ceil(rows / world)``), never a smaller one."""
+    (``ceil(rows / world)``), never a smaller one. LinearARD's stages run one at a time: its
+    ``stage``'s stream alone (``s2l``, the distillation; ``long``, its CE stage)."""
     from longred_bench.errors import UserError
     from longred_bench.training.plan import check_row_split
 
@@ -125,8 +130,8 @@ def _stream_tokens(cfg: TrainConfig, window: int, world: int) -> tuple[dict[str,
         unsplit = ""
     except UserError as exc:
         unsplit = str(exc)
-    if cfg.recipe == "linearard":  # its stages run one at a time: the distillation stage
-        rows = {"s2l": rows["s2l"]}
+    if cfg.recipe == "linearard":  # its stages run one at a time
+        rows = {stage: rows[stage]}
     return {name: -(-r // world) * lengths[name] for name, r in rows.items()}, unsplit
 
 
@@ -142,11 +147,24 @@ def estimate_train_memory(
     (recipe, lengths and mix, ``tokens_per_step`` / ``micro_tokens``, ``distributed``,
     ``mixed_precision``, ``dtype``, ``activation_checkpointing``, ``activation_offload``,
     ``lm_loss``, ``teacher_placement``), on ``device`` (``cuda`` or ``cpu``; offload moves
-    nothing on the CPU); ``window``: the model's original window (default the shape's)."""
-    s = model_shape
+    nothing on the CPU); ``window``: the model's original window (default the shape's).
+    LinearARD with ``cpt_steps``: the larger of its two stages' peaks (its long-text CE stage
+    holds the teacher's weights too, and the CE's transient instead of the q/k/v it compares)."""
+    stages = ("s2l", "long") if cfg.recipe == "linearard" and cfg.cpt_steps else ("s2l",)
+    estimates = [_estimate(model_shape, cfg, world_size, device, window, stage)
+                 for stage in stages]  # fmt: skip
+    return max(estimates, key=lambda e: e.peak)
+
+
+def _estimate(
+    s: ModelShape, cfg: TrainConfig, world_size: int, device: str, window: int | None, stage: str
+) -> MemoryEstimate:
+    """:func:`estimate_train_memory` of one stage (LinearARD's ``s2l`` or ``long``; any other
+    recipe's one stage is ``s2l``)."""
     c, lm_loss, autocast = _resolved(cfg, device)
     window = window or s.window
-    tokens, unsplit = _stream_tokens(cfg, window, world_size)
+    tokens, unsplit = _stream_tokens(cfg, window, world_size, stage)
+    distill = cfg.recipe == "linearard" and stage == "s2l"  # the relation-KL stage
     sharded = cfg.distributed == "fsdp" and (world_size > 1 or cfg.mixed_precision == "fsdp")
     shard = world_size if sharded else 1
     added, trained = trainable_params(s, cfg)
@@ -163,7 +181,7 @@ def estimate_train_memory(
         wrappers += 2 * (s.params - s.hidden * (2 * s.layers + 1))
     student = sum(tokens.values())
     per_layer = layer_activation_bytes(s, c)
-    head_tokens = {"linearard": 0, "longred": tokens.get("long", 0)}.get(cfg.recipe, student)
+    head_tokens = 0 if distill else tokens.get("long", 0) if cfg.recipe == "longred" else student
     if cfg.activation_checkpointing:
         activations = student * (s.layers * c * s.hidden)
         recompute = max(tokens.values()) * per_layer
@@ -175,7 +193,7 @@ def estimate_train_memory(
     if cfg.activation_offload and device == "cuda":  # they wait on the host; one comes back
         host = activations
         activations = max(head_tokens * 12 * s.hidden, max(tokens.values()) * c * s.hidden)
-    if cfg.recipe == "linearard":  # the student's q/k/v of the compared layers, kept for the KL
+    if distill:  # the student's q/k/v of the compared layers, kept for the KL
         compared = len(cfg.ard_layers) or s.layers
         activations += student * compared * c * (s.heads + 2 * s.kv_heads) * s.head_dim
     layer_backward = recompute + max(tokens.values()) * c * 3 * s.intermediate
@@ -191,7 +209,7 @@ def estimate_train_memory(
         if cfg.recipe == "longred":
             kept = tokens.get("short", 0) * (cfg.top_m + 1) + tokens.get("s2l", 0)
             teacher += kept * s.hidden * c
-        else:
+        elif distill:  # the teacher's q/k/v of the compared layers
             layers = len(cfg.ard_layers) or s.layers
             teacher += tokens["s2l"] * layers * c * (s.heads + 2 * s.kv_heads) * s.head_dim
     kind = max(candidates, key=candidates.__getitem__)

@@ -1,7 +1,8 @@
 """Pinned behaviour of ``training/memory_model.py``: what each wrapper holds (FSDP2's gathered
-layers, DDP's buckets, autocast's bf16 copies), what a LinearARD run and a LongReD teacher keep,
-the loss's transient at the edges, activation offload on the CPU and with a small head, the
-layer backward under checkpointing, the CPU optimizer step, and the GiB breakdown's rounding.
+layers, DDP's buckets, autocast's bf16 copies), what a LinearARD run (each of its two stages)
+and a LongReD teacher keep, the loss's transient at the edges, activation offload on the CPU and
+with a small head, the layer backward under checkpointing, the CPU optimizer step, and the GiB
+breakdown's rounding.
 The expected figures are the module docstring's formulas, written out at a small shape."""
 
 from __future__ import annotations
@@ -112,8 +113,9 @@ def test_fsdp_mixed_precision_wraps_even_one_process() -> None:
 
 def test_linearard_counts_its_distillation_stage_alone() -> None:
     """LinearARD: only the s2l stream's tokens, no LM head, the q/k/v of the compared layers
-    kept for the student and the teacher; the teacher's weights in the compute dtype."""
-    s = _shape()
+    kept for the student and the teacher; the teacher's weights in the compute dtype (a small
+    vocabulary: its CE stage, counted apart, holds less)."""
+    s = _shape(vocab=50)
     cfg = smoke("linearard", ard_layers=[1], dtype="float32", lora_rank=0, cpt_steps=1)
     tokens = _tokens(cfg)
     assert set(tokens) == {"s2l", "long"}  # the CPT stage's rows are not counted alongside
@@ -181,3 +183,23 @@ def test_the_cpu_optimizer_step_holds_the_embeddings_twice() -> None:
     assert cpu.transient_kind == "optimizer step"
     assert cpu.transient == 8 * s.vocab * s.hidden
     assert cpu.peak == cpu.params + cpu.optimizer + cpu.grads + 8 * s.vocab * s.hidden
+
+
+def test_linearards_ce_stage_counts_where_it_holds_more_than_its_distillation() -> None:
+    """Its CE stage (``cpt_steps``) was not counted: the plain loss's logits over the long rows
+    were missing from the peak on the CPU; the larger of its two stages' peaks is taken."""
+    s = _shape(vocab=30000)
+    distill_only = smoke("linearard", dtype="float32", lora_rank=0)
+    both = distill_only.replace(cpt_steps=2)
+    plain = estimate_train_memory(s, distill_only, device="cpu", window=WINDOW)
+    staged = estimate_train_memory(s, both, device="cpu", window=WINDOW)
+    long_tokens = _tokens(both)["long"]
+    assert staged.transient_kind == "lm loss"
+    assert staged.transient == loss_bytes(s, long_tokens, "plain", 4)
+    assert staged.teacher == 4 * s.params  # its weights, without the q/k/v it compares
+    assert staged.peak > plain.peak
+    # a distillation that holds more than the CE stage is the peak, as without cpt_steps
+    small = _shape(vocab=50)
+    assert estimate_train_memory(small, both, device="cpu", window=WINDOW) == (
+        estimate_train_memory(small, distill_only, device="cpu", window=WINDOW)
+    )

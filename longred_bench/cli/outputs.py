@@ -235,11 +235,12 @@ def check_drift_out(out: Path, mine: dict[str, Any]) -> None:
     """Refuse, before anything loads, an ``out`` holding the results or the saved windows of a
     drift of another config than ``mine`` (its ``to_dict``): measuring there would replace them
     (a finished run's results, or an interrupted run's windows, which resume only with their own
-    config)."""
+    config, but for :data:`~longred_bench.jobs.configs.DRIFT_HOW_KEYS`)."""
     import json
 
     import yaml
 
+    from longred_bench.jobs.configs import DRIFT_HOW_KEYS
     from longred_bench.jobs.in_progress import PARTIAL, partial_windows
 
     foreign_config(out, "drift", "original")
@@ -249,7 +250,8 @@ def check_drift_out(out: Path, mine: dict[str, Any]) -> None:
         try:
             text = path.read_text()
             theirs = json.loads(text)["config"] if name == PARTIAL else yaml.safe_load(text)
-            differs = sorted(k for k in mine if k in theirs
+            how = DRIFT_HOW_KEYS if name == PARTIAL else ()  # saved windows resume under others
+            differs = sorted(k for k in mine if k in theirs and k not in how
                              and same_files(k, theirs[k]) != same_files(k, mine[k]))  # fmt: skip
         except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError):
             continue  # absent or unreadable: nothing of another config to keep
@@ -276,19 +278,21 @@ def saved_drift_order(out: Path, mine: dict[str, Any]) -> dict[str, tuple[str, .
 
     import yaml
 
+    from longred_bench.jobs.configs import DRIFT_HOW_KEYS
     from longred_bench.jobs.in_progress import PARTIAL
 
     order = ("rope", "extended")
 
-    def unordered(config: dict[str, Any]) -> dict[str, Any]:  # the lists as sets
+    def unordered(config: dict[str, Any], how: tuple[str, ...]) -> dict[str, Any]:
         return {k: sorted(map(str, same_files(k, config[k]) or ())) if k in order
-                else same_files(k, config[k]) for k in mine}  # fmt: skip
+                else same_files(k, config[k]) for k in mine if k not in how}  # fmt: skip
 
     for name in (PARTIAL, "config.yaml"):
+        how = DRIFT_HOW_KEYS if name == PARTIAL else ()  # saved windows resume under others
         try:
             text = (out / name).read_text()
             theirs = json.loads(text)["config"] if name == PARTIAL else yaml.safe_load(text)
-            if unordered(theirs) == unordered(mine):  # config.yaml's wall time left out
+            if unordered(theirs, how) == unordered(mine, how):  # config.yaml's wall time aside
                 return {k: tuple(same_files(k, theirs[k]) or ()) for k in order}
         except (OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError):
             continue

@@ -19,6 +19,16 @@ from longred_bench.taskdata.ruler.registry import (
     check_lengths,
 )
 
+DRIFT_HOW_KEYS = ("batch_size", "impl", "device")
+"""The drift settings that say how its windows are computed, not what: the windows an
+interrupted run measured resume under others (a batch size lowered after running out of
+memory, the run moved to a GPU), as each window is measured alone."""
+
+
+def drift_what(config: dict[str, Any]) -> dict[str, Any]:
+    """A drift config (``DriftConfig.to_dict``) without its :data:`DRIFT_HOW_KEYS`."""
+    return {k: v for k, v in config.items() if k not in DRIFT_HOW_KEYS}
+
 
 @dataclass(frozen=True)
 class DriftConfig:

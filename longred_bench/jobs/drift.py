@@ -28,7 +28,7 @@ from longred_bench.cache import atomic_write_text
 from longred_bench.data.texts import token_windows
 from longred_bench.errors import UserError
 from longred_bench.jobs.builds import result_builds
-from longred_bench.jobs.configs import DriftConfig
+from longred_bench.jobs.configs import DRIFT_HOW_KEYS, DriftConfig, drift_what
 from longred_bench.jobs.heartbeat import heartbeat
 from longred_bench.metrics.drift import DriftResult, TextSums, measure_drift, select_layers
 from longred_bench.models.loading import LoadedModel, extend, load
@@ -141,18 +141,35 @@ def files_changed(out: Path, cfg: DriftConfig) -> str:
 
 def _read_partial(path: Path | None, cfg: DriftConfig) -> dict[str, list[TextSums]]:
     """The sums an interrupted run of ``cfg`` saved at ``path`` (none when absent, of another
-    config, or of other files at its paths)."""
+    config but for its :data:`~longred_bench.jobs.configs.DRIFT_HOW_KEYS`, or of other files at
+    its paths)."""
     if path is None or not path.is_file():
         return {}
     try:
         saved = json.loads(path.read_text())
-        if saved["config"] != cfg.to_dict() or saved.get("files", {}) != files_of(cfg):
+        if drift_what(saved["config"]) != drift_what(cfg.to_dict()):
+            return {}
+        if saved.get("files", {}) != files_of(cfg):
             return {}
         return {
             name: [TextSums.from_list(t) for t in texts] for name, texts in saved["texts"].items()
         }
     except (ValueError, KeyError, TypeError, AttributeError):  # AttributeError: texts not a map
         return {}
+
+
+def _measured_how(path: Path | None, cfg: DriftConfig) -> str:
+    """``; measured at batch_size 4 (now 1)``: the settings of
+    :data:`~longred_bench.jobs.configs.DRIFT_HOW_KEYS` the saved windows at ``path`` were
+    measured with where they differ from ``cfg``'s, else ``""``."""
+    try:
+        saved = json.loads(path.read_text())["config"] if path is not None else {}
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    mine = cfg.to_dict()
+    other = [f"{k} {saved[k]} (now {mine[k]})" for k in DRIFT_HOW_KEYS
+             if k in saved and saved[k] != mine[k]]  # fmt: skip
+    return f"; measured at {', '.join(other)}" if other else ""
 
 
 def _partial_writer(path: Path, cfg: DriftConfig) -> Callable[[dict[str, list[TextSums]]], None]:
@@ -203,7 +220,8 @@ def run_drift(
     skip = min((len(done.get(name, ())) for name in extended), default=0)
     done = {name: done[name][:skip] for name in extended} if skip else {}
     if skip:  # under --quiet too: one line saying what is reused
-        print(f"[drift] resuming after {skip} of {len(windows)} windows ({partial})", flush=True)
+        print(f"[drift] resuming after {skip} of {len(windows)} windows ({partial})"
+              f"{_measured_how(partial, cfg)}", flush=True)  # fmt: skip
     batches = [(chunk, None) for chunk in windows[skip:].split(cfg.batch_size)]
     start = time.perf_counter()
     results = measure_drift(

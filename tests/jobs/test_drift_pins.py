@@ -1,8 +1,9 @@
 """Pinned behaviour of the drift job (:mod:`longred_bench.jobs.drift`): the dtype it accepts,
 the checks before measuring (a comparison to make, a sequence length some model holds, the same
 tokens), the RoPE each summary records, resuming from the per-text sums an interrupted run
-saved, and telling whether the local files a saved drift read have changed. Models are
-``tiny-random`` and copies of it saved here; texts are random token windows (no corpus)."""
+saved (under another batch size, impl or device too), and telling whether the local files a
+saved drift read have changed. Models are ``tiny-random`` and copies of it saved here; texts are
+random token windows (no corpus)."""
 
 from __future__ import annotations
 
@@ -171,3 +172,34 @@ def test_a_saved_run_writes_its_resolved_config(tmp_path) -> None:
     jsonl = drift.save_run(tmp_path, records, provenance)
     assert jsonl == tmp_path / "drift.jsonl"
     assert yaml.safe_load((tmp_path / "config.yaml").read_text())["rope"] == ["pi:factor=2"]
+
+
+def test_saved_windows_resume_under_another_batch_size_impl_or_device(tmp_path, capsys) -> None:
+    """A drift out of memory at one batch size was refused at a smaller one ("another config
+    (differs in batch_size)"), its windows given up: they resume, and the line says how they
+    were measured; the results are the uninterrupted run's."""
+    from longred_bench.cli.outputs import check_drift_out, saved_drift_order
+
+    cfg = replace(CFG, rope=("pi:factor=2", "abf:theta=1e5"), num_texts=3, batch_size=1)
+    partial = tmp_path / drift.PARTIAL
+    whole, _ = drift.run_drift(cfg, progress=False, partial=partial)
+    saved = json.loads(partial.read_text())
+    saved["texts"] = {name: rows[:2] for name, rows in saved["texts"].items()}
+    partial.write_text(json.dumps(saved))
+    now = replace(cfg, batch_size=2, impl="naive", rope=tuple(reversed(cfg.rope)))
+    assert saved_drift_order(tmp_path, now.to_dict()) == {"rope": cfg.rope, "extended": ()}
+    now = replace(now, rope=cfg.rope)
+    check_drift_out(tmp_path, now.to_dict())  # not refused
+    capsys.readouterr()
+    again, _ = drift.run_drift(now, progress=False, partial=partial)
+    said = capsys.readouterr().out
+    assert said == (f"[drift] resuming after 2 of 3 windows ({partial}); measured at "
+                    "batch_size 1 (now 2), impl auto (now naive)\n")  # fmt: skip
+    for a, b in zip(whole, again, strict=True):
+        assert a["text_hidden_cosine"] == pytest.approx(b["text_hidden_cosine"], rel=1e-5)
+    with pytest.raises(UserError, match=r"another config \(differs in seq_len\)"):
+        check_drift_out(tmp_path, replace(now, seq_len=8).to_dict())  # what is measured
+    partial.unlink()  # a finished drift's results: another batch size is another run
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict()))
+    with pytest.raises(UserError, match=r"results of a drift of another config \(differs in "):
+        check_drift_out(tmp_path, now.to_dict())

@@ -406,10 +406,14 @@ def drift_run(cfg: CompareConfig, labels: list[str]) -> dict[str, Any]:
 
 def partial_name(config: dict[str, Any]) -> str:
     """The file where an interrupted drift run of ``config`` (a DriftConfig's dict) keeps its
-    finished windows: named by the config and the files of its local models and texts now."""
+    finished windows: named by the config but for how its windows are computed
+    (:data:`~longred_bench.jobs.configs.DRIFT_HOW_KEYS`: they resume under another batch size,
+    impl or device) and the files of its local models and texts now."""
+    from longred_bench.jobs.configs import drift_what
+
     files = _with_weights({"texts": config.get("texts")},
                           [config["original"], *config.get("extended", [])])  # fmt: skip
-    return f"models-{config_hash({'config': config, 'weights': files})}.partial.json"
+    return f"models-{config_hash({'config': drift_what(config), 'weights': files})}.partial.json"
 
 
 def _resumable(path: Path) -> bool:

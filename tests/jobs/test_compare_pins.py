@@ -125,8 +125,9 @@ def test_a_drift_run_measures_the_labels_asked_only(tmp_path: Path) -> None:
 
 
 def test_saved_drift_windows_are_named_by_the_models_files(tmp_path: Path) -> None:
-    """An interrupted drift run's windows file is named by its config and the files of its
-    models now: other weights at the same path name another file, which no longer resumes."""
+    """An interrupted drift run's windows file is named by its config (but for its batch size,
+    impl and device) and the files of its models now: other weights at the same path name
+    another file, which no longer resumes."""
     import json
 
     ckpt = _folder(tmp_path / "ck")
@@ -134,6 +135,9 @@ def test_saved_drift_windows_are_named_by_the_models_files(tmp_path: Path) -> No
     name = compare.partial_name(config)
     assert name.startswith("models-") and name.endswith(".partial.json")
     assert compare.partial_name({**config, "texts": "brown"}) != name
+    # how its windows are computed names no other file: they resume under it
+    how = {"batch_size": 4, "impl": "naive", "device": "cuda:1"}
+    assert compare.partial_name({**config, **how}) == name
     saved = tmp_path / name
     saved.write_text(json.dumps({"config": config, "texts": {}}))
     assert compare._resumable(saved)

@@ -149,7 +149,12 @@ def _read_partial(path: Path | None, cfg: DriftConfig) -> dict[str, list[TextSum
         saved = json.loads(path.read_text())
         if drift_what(saved["config"]) != drift_what(cfg.to_dict()):
             return {}
-        if saved.get("files", {}) != files_of(cfg):
+        theirs, mine = saved.get("files", {}), files_of(cfg)
+        if theirs != mine:  # said: the windows of the old files are measured again
+            changed = ", ".join(sorted(p for p in {*theirs, *mine} if theirs.get(p) != mine.get(p)))
+            if kept := partial_windows(path):
+                print(f"[drift] the files of {changed} changed since {kept} window(s) were saved "
+                      f"in {path}: every window is measured again", flush=True)  # fmt: skip
             return {}
         return {
             name: [TextSums.from_list(t) for t in texts] for name, texts in saved["texts"].items()

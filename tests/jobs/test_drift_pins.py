@@ -203,3 +203,20 @@ def test_saved_windows_resume_under_another_batch_size_impl_or_device(tmp_path, 
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict()))
     with pytest.raises(UserError, match=r"results of a drift of another config \(differs in "):
         check_drift_out(tmp_path, now.to_dict())
+
+
+def test_saved_windows_of_changed_files_are_said_to_be_measured_again(tmp_path, capsys) -> None:
+    """Windows saved before a local file changed (a ``touch`` too) were dropped in silence
+    right after the interrupted line said to run the same command again."""
+    partial = tmp_path / drift.PARTIAL
+    drift.run_drift(CFG, progress=False, partial=partial)
+    saved = json.loads(partial.read_text())
+    partial.write_text(json.dumps({**saved, "files": {"/m": "x"}}))
+    capsys.readouterr()
+    assert drift._read_partial(partial, CFG) == {}
+    said = capsys.readouterr().out
+    assert said == (f"[drift] the files of /m changed since 2 window(s) were saved in {partial}: "
+                    "every window is measured again\n")  # fmt: skip
+    partial.write_text(json.dumps({**saved, "files": {"/m": "x"}, "texts": {}}))
+    assert drift._read_partial(partial, CFG) == {}
+    assert capsys.readouterr().out == ""  # no window saved: nothing given up

@@ -3,7 +3,9 @@
 line and exit status 2, not lm-eval's traceback: a task lm-eval does not find (named with the
 nearest of this suite's tasks) or no task at all, a ``pretrained=`` model it cannot open, left
 empty or not given, and a ``--model_args`` key lm-eval also passes from its own flag
-(``batch_size``, ``device``), and an ``--output_path`` under a file."""
+(``batch_size``, ``device``), and an ``--output_path`` under a file. Ctrl-C (or SIGTERM) ends it
+with one line saying what lm-eval keeps (its ``--use_cache`` responses, where given) and the
+command that runs it again, exit status 130 (143)."""
 
 from __future__ import annotations
 
@@ -19,8 +21,14 @@ def main() -> None:
 
     check_pretrained(sys.argv[1:])
     check_output_path(sys.argv[1:])
+    from longred_bench.cli import Terminated, sigterm_as_interrupt
+
     try:
-        lm_eval_cli.main()
+        with sigterm_as_interrupt():
+            lm_eval_cli.main()
+    except KeyboardInterrupt as stop:
+        print(f"\ninterrupted: {interrupted_line(sys.argv[1:])}", file=sys.stderr, flush=True)
+        sys.exit(143 if isinstance(stop, Terminated) else 130)
     except TypeError as exc:  # a model_args key lm-eval passes itself too (its own flag's value)
         lacks = re.search(r"(\w+)\.__init__\(\) missing \d+ required positional arguments?: "
                           r"(.+)", str(exc))  # fmt: skip
@@ -49,6 +57,19 @@ def main() -> None:
         _stop(f"lm-eval could not open the model ({first}); give --model_args pretrained= a "
               "Hugging Face model folder or hub id (`longred-bench models --path NAME` prints "
               "a zoo model's folder)")  # fmt: skip
+
+
+def interrupted_line(argv: list[str]) -> str:
+    """What an interrupted ``longred-lm-eval`` kept: the responses its ``--use_cache`` files
+    saved (lm-eval reuses them when the same command runs again), else nothing."""
+    import shlex
+
+    again = shlex.join(["longred-lm-eval", *argv])
+    if any(a.partition("=")[0] in ("--use_cache", "-c") for a in argv):
+        return (f"the responses lm-eval finished are in its --use_cache files; run it again "
+                f"with: {again}")  # fmt: skip
+    return (f"lm-eval keeps nothing without --use_cache PATH (which saves its responses for a "
+            f"run again); run it again with: {again}")  # fmt: skip
 
 
 def check_output_path(argv: list[str]) -> None:

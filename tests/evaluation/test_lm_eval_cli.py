@@ -186,3 +186,32 @@ def test_the_help_names_this_command_not_lm_evals_own(monkeypatch, capsys, comma
     assert stop.value.code == 0
     assert out.startswith("usage: longred-lm-eval ")
     assert re.findall(r"(?<![\w-])lm-eval(?= |$)", out, re.M) == [], out
+
+
+@pytest.mark.parametrize(
+    ("stop", "code", "cache", "said"),
+    [
+        (KeyboardInterrupt, 130, [], "lm-eval keeps nothing without --use_cache PATH"),
+        ("terminated", 143, ["--use_cache", "c"], "the responses lm-eval finished are in its"),
+    ],
+)
+def test_ctrl_c_ends_in_one_line_naming_what_lm_eval_kept(
+    monkeypatch, capsys, stop, code, cache, said
+) -> None:
+    """Ctrl-C in ``longred-lm-eval run`` was a 23-frame KeyboardInterrupt traceback."""
+    from longred_bench.cli import Terminated
+    from longred_bench.cli.lm_eval_entry import main
+    from longred_bench.evaluation import lm_eval_cli
+
+    def stopped() -> None:
+        raise Terminated if stop == "terminated" else KeyboardInterrupt
+
+    argv = ["run", "--model", "longred-pcd", "--tasks", "longred_tiny_swap", *cache]
+    monkeypatch.setattr(sys, "argv", ["longred-lm-eval", *argv])
+    monkeypatch.setattr(lm_eval_cli, "main", stopped)
+    with pytest.raises(SystemExit) as ended:
+        main()
+    assert ended.value.code == code
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"interrupted: {said}"), lines
+    assert lines[0].endswith(f"run it again with: longred-lm-eval {' '.join(argv)}")

@@ -148,6 +148,15 @@ def _change(summary: Mapping[str, Any], metric: str, reference: Mapping[int, flo
     return {"drift": {"texts": values}}
 
 
+def _counts(read: Mapping[str, int]) -> str:
+    """``n=12``, or ``n=8 (hidden similarity) and n=12 (attention KL)`` where the metrics' intervals
+    read different numbers of texts (``read``: metric name -> texts)."""
+    counts = set(read.values())
+    if len(counts) == 1:
+        return f"n={counts.pop()}"
+    return " and ".join(f"n={k} ({name})" for name, k in read.items())
+
+
 def _seed_of(summary: Mapping[str, Any]) -> int | None:
     """A drift summary's training seed; None where it names none (or a missing value, NaN)."""
     seed = summary.get("seed")
@@ -204,9 +213,7 @@ def verdict_drift_falls(
             f"{against if raw * side < 0 else ''}; CPT's change net of the control's "
             f"{_fmt(ci)} (the paper's effect, scaled: {effect:+.3g}): {labels[-1]}"
         )
-    counts = set(paired.values())
-    n = (f"n={counts.pop()}" if len(counts) == 1
-         else " and ".join(f"n={k} ({name})" for name, k in paired.items()))  # fmt: skip
+    n = _counts(paired)
     ours = (
         "; ".join(parts) + f". {LEVEL:.0%} interval over {len(after)} cpt and {len(control)} "
         f"control seeds{' (paired by seed)' if by_seed else ''} and {n} paired texts "
@@ -231,7 +238,7 @@ def verdict_base_drifts_more(bases: Mapping[float, Mapping[str, Any]]) -> Verdic
     if not _comparable(summaries):
         ours = "no per-text values on the same texts for every base: no interval."
         return Verdict("c2", CLAIM_C2, scope, paper, ours, NOT_COMPARABLE, rule)
-    parts, labels = [], []
+    parts, labels, read = [], [], {}
     for metric, side, name in (("hidden_cosine", BELOW, "hidden similarity"),
                                ("attention_kl", ABOVE, "attention KL")):  # fmt: skip
         per = [text_values(s, metric) or {} for s in summaries]
@@ -241,11 +248,12 @@ def verdict_base_drifts_more(bases: Mapping[float, Mapping[str, Any]]) -> Verdic
                     f"{MIN_TEXTS_C2}.")  # fmt: skip
             return Verdict("c2", CLAIM_C2, scope, paper, ours, NOT_COMPARABLE, rule)
         values = [[p[k] for k in keys] for p in per]
+        read[name] = len(keys)
         ci = bootstrap_rank_trend_ci(sorted(bases), values, n_boot=N_BOOT, level=LEVEL,
                                      seed=BOOT_SEED)  # fmt: skip
         label = NOT_COMPARABLE if math.isnan(ci.low) else judge(ci, side, paper=side * 1.0)
         labels.append(label)
         means = ", ".join(_distinct([sum(v) / len(v) for v in values]))
         parts.append(f"{name} {means}: rho {_fmt(ci)} ({label})")
-    ours = "; ".join(parts) + f". {LEVEL:.0%} bootstrap over n={len(keys)} texts."
+    ours = "; ".join(parts) + f". {LEVEL:.0%} bootstrap over {_counts(read)} texts."
     return Verdict("c2", CLAIM_C2, scope, paper, ours, combine(labels), rule)

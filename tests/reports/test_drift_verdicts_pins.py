@@ -3,7 +3,8 @@ the other drift tests leave open: per-text values that are missing (NaN in a tab
 or all non-finite make a claim not comparable; (c) counts the texts every run has, control runs
 included, and notes a raw change against the claim only where there is one; (c2) combines its
 two metrics, reads a rho without an interval as not comparable, and writes its means with as
-many digits as 4 significant ones show."""
+many digits as 4 significant ones show, and states how many texts each metric's interval
+read."""
 
 from __future__ import annotations
 
@@ -142,12 +143,15 @@ def test_c2_needs_every_base_on_the_same_texts() -> None:
     assert "no per-text values on the same texts for every base" in verdict.ours
 
 
-def test_c2_reads_the_texts_every_base_has() -> None:
+def test_c2_reads_and_states_the_texts_every_base_has() -> None:
     """The middle base has no finite hidden similarity on text 0: hidden similarity is ranked
-    over the other 11 texts at every base."""
+    over the other 11 texts at every base, and the evidence says so beside KL's 12."""
     bases = _bases((0.98, 0.96, 0.94), (0.2, 0.3, 0.4))
     hidden = list(bases[2e6]["text_hidden_cosine"])
     hidden[0] = float("nan")
     bases[2e6] = {**bases[2e6], "text_hidden_cosine": hidden}
     verdict = verdict_base_drifts_more(bases)
     assert "hidden similarity" in verdict.ours and "(not comparable)" not in verdict.ours
+    assert verdict.ours.endswith(
+        "bootstrap over n=11 (hidden similarity) and n=12 (attention KL) texts."
+    )

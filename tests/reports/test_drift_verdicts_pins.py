@@ -26,6 +26,7 @@ N = 12
 
 
 def _noise(seed: int, scale: float) -> np.ndarray:
+    """``N`` seeded normal values of standard deviation ``scale``."""
     return scale * np.random.default_rng(seed).standard_normal(N)
 
 
@@ -54,6 +55,7 @@ def test_per_text_values_that_are_not_a_list_are_none(missing: Any) -> None:
 
 
 def test_per_text_values_none_of_them_finite_are_none() -> None:
+    """Only finite values count; a record with none has no per-text values at all."""
     assert text_values({"text_attention_kl": [float("nan"), None]}, "attention_kl") is None
     assert text_values({"text_attention_kl": [float("nan"), 0.5]}, "attention_kl") == {1: 0.5}
 
@@ -87,6 +89,7 @@ def test_c_notes_no_direction_for_a_raw_change_of_exactly_zero() -> None:
 
 
 def _bases(hidden: tuple[float, ...], kl: tuple[float, ...], scale: float = 0.005):
+    """Zero-shot summaries of three ABF bases around the given means, keyed by base."""
     return {
         base: _summary(h + _noise(i, scale), k + _noise(i + 20, scale))
         for i, (base, h, k) in enumerate(zip((4e5, 2e6, 1e7), hidden, kl, strict=True))

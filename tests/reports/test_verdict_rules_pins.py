@@ -25,6 +25,7 @@ from longred_bench.reports.verdict_rules import (
 
 
 def _ci(low: float, high: float) -> Interval:
+    """The interval ``[low, high]`` around its midpoint."""
     return Interval((low + high) / 2, low, high)
 
 
@@ -66,17 +67,20 @@ def test_judge_an_interval_ending_on_the_papers_effect_keeps_it(side: int) -> No
 
 
 def test_recovered_text_is_empty_without_a_papers_fraction() -> None:
+    """No fraction from the paper: no sentence, whatever the scores."""
     assert recovered_text(None, 60.0, 56.0, "`cpt`") == ""
     assert recovered_text(None, None, None, "`cpt`") == ""
 
 
 def test_recovered_text_says_when_the_original_is_missing() -> None:
+    """Either score unknown: the effect is said not to be scaled."""
     expected = " The paper's effect is not scaled here: the original's scores are missing."
     assert recovered_text(0.5, None, 56.0, "`cpt`") == expected
     assert recovered_text(0.5, 60.0, None, "`cpt`") == expected
 
 
 def test_recovered_text_states_the_scaled_effect_or_that_nothing_was_lost() -> None:
+    """A loss here: the scaled effect; a gain: that the paper's effect bounds nothing."""
     assert recovered_text(0.5, 60.0, 56.0, "`cpt`") == (
         " The paper's effect, scaled: +2.00 (50% of `cpt`'s loss against the original, 4.00 "
         "here, recovered as in the paper)."
@@ -88,15 +92,18 @@ def test_recovered_text_states_the_scaled_effect_or_that_nothing_was_lost() -> N
 
 
 def test_floor_text_shows_each_known_mean_at_two_decimals() -> None:
+    """Unknown means are left out; the floor is written without decimals."""
     assert floor_text(3.456, None, 4.0) == " RULER 3.46, 4.00: all below the floor of 5 points."
 
 
 def _verdict(key: str, premise: str = "") -> Verdict:
+    """A reproduced paper claim ``key`` with fixed evidence and an optional premise line."""
     return Verdict(key, "A beats B", "`x`", "paper 1", "ours 2", REPRODUCED, "rule 3",
                    premise=premise)  # fmt: skip
 
 
 def test_markdown_without_verdicts_says_why() -> None:
+    """No verdicts: one line saying the compared rows are missing, not an empty table."""
     assert verdicts_markdown([]) == [
         "No claim could be checked: the rows a claim compares are missing.",
         "",
@@ -104,6 +111,8 @@ def test_markdown_without_verdicts_says_why() -> None:
 
 
 def test_markdown_states_the_label_rule_and_a_premise_where_there_is_one() -> None:
+    """The table, then the label rule, then each verdict's evidence; a premise line only where
+    the verdict has a premise."""
     lines = verdicts_markdown([_verdict("a"), _verdict("b", premise="premises (a) reproduced")])
     assert lines[:4] == [
         "| claim | setting | verdict | source |",

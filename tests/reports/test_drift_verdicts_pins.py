@@ -1,10 +1,11 @@
 """Pinned behaviour of Table 1's drift claims (:mod:`longred_bench.reports.drift_verdicts`) that
 the other drift tests leave open: per-text values that are missing (NaN in a table of records)
-or all non-finite make a claim not comparable; (c) counts the texts every run has, control runs
-included, and notes a raw change against the claim only where there is one; (c2) combines its
-two metrics, reads a rho without an interval as not comparable, and writes its means with as
-many digits as 4 significant ones show, and states how many texts each metric's interval
-read."""
+or all non-finite, or a run on other texts (the zero-shot one included), make a claim not
+comparable; (c) counts the texts every run has, control runs included, pairs seed with seed in
+whatever order either row's runs come, and notes a raw change against the claim only where
+there is one; (c2) combines its two metrics, reads a rho without an interval as not
+comparable, names its bases in order, writes its means with as many digits as 4 significant
+ones show, and states how many texts each metric's interval read."""
 
 from __future__ import annotations
 
@@ -158,3 +159,35 @@ def test_c2_reads_and_states_the_texts_every_base_has() -> None:
     assert verdict.ours.endswith(
         "bootstrap over n=11 (hidden similarity) and n=12 (attention KL) texts."
     )
+
+
+def test_c_needs_the_zero_shot_run_on_the_same_texts() -> None:
+    """The zero-shot drift measured at another length: CPT's change from it is not comparable."""
+    assert verdict_drift_falls("e", BEFORE, AFTER, CONTROL).label != NOT_COMPARABLE
+    moved = {**BEFORE, "seq_len": 512}
+    verdict = verdict_drift_falls("e", moved, AFTER, CONTROL)
+    assert verdict.label == NOT_COMPARABLE
+    assert "no per-text values on the same texts" in verdict.ours
+
+
+def test_c_pairs_seeds_whatever_order_the_cpt_runs_come_in() -> None:
+    """Each seed moves both rows alike; CPT's runs listed from the highest seed are still
+    compared seed by seed, the same verdict and evidence as in seed order."""
+    swing = (0.0, 0.03, -0.03)
+    control = [_summary(0.99 + w + _noise(600 + s, 0.001), 0.02 + w + _noise(650 + s, 0.001),
+                        seed=s) for s, w in enumerate(swing)]  # fmt: skip
+    after = [_summary(np.asarray(BEFORE["text_hidden_cosine"]) + 0.01 + w + _noise(700 + s, 0.001),
+                      np.asarray(BEFORE["text_attention_kl"]) - 0.05 + w
+                      + _noise(750 + s, 0.001), seed=s)
+             for s, w in enumerate(swing)]  # fmt: skip
+    ordered = verdict_drift_falls("e", BEFORE, after, control)
+    assert "(paired by seed)" in ordered.ours
+    backwards = verdict_drift_falls("e", BEFORE, after[::-1], control)
+    assert (backwards.label, backwards.ours) == (ordered.label, ordered.ours)
+
+
+def test_c2_scope_lists_the_bases_in_order() -> None:
+    """Bases given in any order are named from the smallest."""
+    bases = _bases((0.98, 0.96, 0.94), (0.2, 0.3, 0.4))
+    shuffled = {b: bases[b] for b in (1e7, 4e5, 2e6)}
+    assert verdict_base_drifts_more(shuffled).scope == "ABF bases 4e+05, 2e+06, 1e+07"

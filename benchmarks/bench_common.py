@@ -124,10 +124,12 @@ def provenance_lines(info: dict[str, Any], cmd: str) -> str:
     )
 
 
-def run_script(main: Callable[[], Any]) -> None:
+def run_script(main: Callable[[], Any], interrupted: Callable[[], str] | None = None) -> None:
     """Run a benchmark's ``main`` and exit with its status (an int, else 0). Bad input (a
     :class:`~longred_bench.errors.UserError`: an unknown model, a RoPE spec, a device this
-    machine lacks) ends in one line on stderr and status 2, as ``longred-bench`` does."""
+    machine lacks) ends in one line on stderr and status 2, as ``longred-bench`` does. With
+    ``interrupted``, Ctrl-C ends in one line (``interrupted: `` and what it returns: what was
+    saved) and status 130, not a traceback."""
     from longred_bench.errors import UserError
 
     try:
@@ -135,6 +137,11 @@ def run_script(main: Callable[[], Any]) -> None:
     except UserError as err:
         print(f"error: {err}", file=sys.stderr)
         raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        if interrupted is None:
+            raise
+        print(f"\ninterrupted: {interrupted()}", file=sys.stderr, flush=True)
+        raise SystemExit(130) from None
     raise SystemExit(status if isinstance(status, int) else 0)
 
 

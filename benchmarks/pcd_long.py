@@ -52,9 +52,10 @@ from typing import Any
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import loadavg, provenance, provenance_lines, write_csv
+from bench_common import loadavg, provenance, provenance_lines, run_script, write_csv
 
 import longred_bench.jobs  # noqa: F401  (registers tiny-base, which these runs load by name)
+from longred_bench.errors import UserError
 
 FIELDS = (
     "line",
@@ -172,9 +173,12 @@ def ruler_samples(
     return out
 
 
-def read_rows(path: Path) -> list[dict[str, Any]]:
-    """The CSV's rows (numbers parsed), or none when it does not exist."""
+def read_rows(path: Path, *, must_exist: bool = False) -> list[dict[str, Any]]:
+    """The CSV's rows (numbers parsed), or none when it does not exist (refused in one line
+    with ``must_exist``: a mistyped path read as an empty run)."""
     if not path.is_file():
+        if must_exist:
+            raise UserError(f"{path}: no such file: give the pcd_long.csv a run wrote")
         return []
     with open(path, newline="") as fh:
         rows = list(csv.DictReader(fh))
@@ -203,7 +207,7 @@ def sharded(items: list[Any], shard: str | None) -> list[Any]:
         return items
     found = re.fullmatch(r"(\d+)/(\d+)", shard)
     if found is None or not int(found[1]) < int(found[2]):
-        raise ValueError(f"--shard {shard!r}: give I/N with 0 <= I < N, e.g. 0/4")
+        raise UserError(f"--shard {shard!r}: give I/N with 0 <= I < N, e.g. 0/4")
     return items[int(found[1]) :: int(found[2])]
 
 
@@ -216,12 +220,12 @@ def merge(out: Path, inputs: list[Path]) -> Path:
     merged: dict[tuple, dict[str, Any]] = {}
     for path in [out, *inputs] if out.is_file() else inputs:
         if not path.is_file():
-            raise FileNotFoundError(f"{path}: no such CSV; give the shards' pcd_long.csv files")
+            raise UserError(f"{path}: no such CSV; give the shards' pcd_long.csv files")
         for r in read_rows(path):
             key = tuple(r[k] for k in KEY)
             seen = merged.setdefault(key, r)
             if (seen["score"], seen["response"]) != (r["score"], r["response"]):
-                raise ValueError(f"{path}: sample {key} differs from an earlier file's; "
+                raise UserError(f"{path}: sample {key} differs from an earlier file's; "
                                  "the shards were not run with the same settings")  # fmt: skip
     write_csv(list(merged.values()), out, FIELDS)
     return out
@@ -284,7 +288,7 @@ def run(args: argparse.Namespace) -> Path:
     if args.part == "dev":
         return path
     if not dev_records(rows):
-        raise SystemExit(f"{path} holds no dev rows: run --part dev first and merge its CSVs there")
+        raise UserError(f"{path} holds no dev rows: run --part dev first and merge its CSVs there")
     chosen = choose(dev_records(rows), grid)
     print(f"[pcd_long] chosen on dev: alpha={chosen.alpha:g} fraction={chosen.local_fraction:g}")
     each_line("test", [None, chosen])
@@ -297,7 +301,7 @@ def report(csv_path: Path) -> Path:
     """``pcd_long.md`` beside ``csv_path``: dev grid, test scores and paired intervals."""
     from longred_bench.pcd.selection import dev_scores
 
-    rows = read_rows(csv_path)
+    rows = read_rows(csv_path, must_exist=True)  # a mistyped path wrote an empty report over it
     lines = [f"# RULER with greedy decoding and PCD at long lengths (`{csv_path.name}`)", ""]
     run_md = csv_path.with_name("pcd_long_run.md")
     if run_md.is_file():
@@ -392,6 +396,9 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("report", help="pcd_long.md from a run's CSV")
     p.add_argument("csv")
     args = parser.parse_args(argv)
+    if args.command == "run" and args.device.startswith("cuda") and not torch.cuda.is_available():
+        raise UserError(f"--device {args.device}: this machine has no CUDA device; give --device "
+                        "cpu")  # fmt: skip
     if args.command == "run":
         print(f"wrote {run(args)}")
     elif args.command == "merge":
@@ -401,5 +408,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def interrupted_line(argv: list[str]) -> str:
+    """What an interrupted ``run`` kept: the rows of every finished line and part, in its CSV,
+    which the same command skips."""
+    if argv[:1] != ["run"]:
+        return "nothing was being saved"
+    out = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--out"), None)
+    where = f"{out}/pcd_long.csv" if out else "OUT/pcd_long.csv"
+    return (
+        f"every finished line and setting is in {where}, which the same command skips; "
+        f"run it again with: python benchmarks/pcd_long.py {' '.join(argv)}"
+    )
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_script(main, functools.partial(interrupted_line, sys.argv[1:]))

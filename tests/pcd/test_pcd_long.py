@@ -11,6 +11,7 @@ from data_helpers import ensure_cached
 from script_loader import load_script
 
 from longred_bench.cache import cache_dir
+from longred_bench.errors import UserError
 from longred_bench.pcd.config import PcdConfig
 
 pcd_long = load_script("pcd_long")
@@ -109,7 +110,7 @@ def test_shards_take_every_nth_sample_and_cover_all_once() -> None:
     assert sorted(x for s in shards for x in s) == items
     assert pcd_long.sharded(items, None) == items
     for bad in ("3/3", "1", "a/b", "-1/2"):
-        with pytest.raises(ValueError, match="--shard"):
+        with pytest.raises(UserError, match="--shard"):
             pcd_long.sharded(items, bad)
 
 
@@ -126,9 +127,9 @@ def test_merge_keeps_each_sample_once_and_refuses_disagreeing_shards(tmp_path) -
     pcd_long.merge(out, [a, b])
     assert sorted(r["sample"] for r in pcd_long.read_rows(out)) == [0, 1, 2]
     pcd_long.write_csv([_row(2, 0.0, "y")], b, pcd_long.FIELDS)
-    with pytest.raises(ValueError, match="differs"):
+    with pytest.raises(UserError, match="differs"):
         pcd_long.merge(out, [b])  # out already holds sample 2 with another response
-    with pytest.raises(FileNotFoundError, match="no such CSV"):
+    with pytest.raises(UserError, match="no such CSV"):
         pcd_long.merge(tmp_path / "new.csv", [tmp_path / "missing.csv"])
 
 
@@ -139,7 +140,7 @@ def test_shards_merged_equal_one_run(private_cache, tmp_path) -> None:
               "--device", "cpu"]  # fmt: skip
     assert pcd_long.main(["run", *common, "--out", str(tmp_path / "one")]) == 0
     everything = tmp_path / "all" / "pcd_long.csv"
-    with pytest.raises(SystemExit, match="no dev rows"):
+    with pytest.raises(UserError, match="no dev rows"):
         pcd_long.main(["run", *common, "--part", "test", "--out", str(tmp_path / "early")])
     for part in ("dev", "test"):
         for i in range(2):
@@ -171,3 +172,34 @@ def test_report_gives_the_floor_verdict_and_says_when_there_is_no_test_split(tmp
     ten = [{**r, "score": 10.0} for r in pcd]  # PCD 10 points above greedy on every sample
     pcd_long.write_csv([*dev, *(_row(i, 0.0) for i in range(4)), *ten], path, pcd_long.FIELDS)
     assert "| reproduced |" in pcd_long.report(path).read_text()
+
+
+def test_a_report_of_a_mistyped_csv_is_refused_and_keeps_the_report(tmp_path) -> None:
+    """``report OUT/pcd_lng.csv`` wrote an empty report over ``OUT/pcd_long.md`` and exited 0."""
+    (tmp_path / "pcd_long.md").write_text("the real report")
+    with pytest.raises(UserError, match=r"pcd_lng\.csv: no such file: give the pcd_long\.csv"):
+        pcd_long.main(["report", str(tmp_path / "pcd_lng.csv")])
+    assert (tmp_path / "pcd_long.md").read_text() == "the real report"
+
+
+def test_bad_input_and_ctrl_c_end_in_one_line(tmp_path) -> None:
+    """A CUDA device the machine lacks was an AssertionError traceback; Ctrl-C a
+    KeyboardInterrupt traceback: one line each, naming what a run keeps."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import torch
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "pcd_long.py"
+    if not torch.cuda.is_available():
+        argv = [sys.executable, str(script), "run", "--device", "cuda", "--out", str(tmp_path)]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 2
+        assert done.stderr == ("error: --device cuda: this machine has no CUDA device; give "
+                               "--device cpu\n")  # fmt: skip
+    line = pcd_long.interrupted_line(["run", "--model", "m", "--out", "o"])
+    assert line == ("every finished line and setting is in o/pcd_long.csv, which the same "
+                    "command skips; run it again with: python benchmarks/pcd_long.py run "
+                    "--model m --out o")  # fmt: skip
+    assert pcd_long.interrupted_line(["report", "x.csv"]) == "nothing was being saved"

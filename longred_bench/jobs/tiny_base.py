@@ -69,9 +69,11 @@ def tiny_base_dir(*, build: bool = True, progress: bool = True) -> Path:
     with build_lock(run, waiting):  # parallel workers: one builds, the others wait and find it
         if (final / "config.json").is_file():
             return final
-        print(f"building tiny-base in {run} (cached for later runs)")
         cfg = resolve_config("pretrain", profile="tiny")
         resume = latest_checkpoint(run) is not None
+        print(f"{'resuming the build of' if resume else 'building'} tiny-base in {run} (about "
+              "15 min on 2 CPU cores, once: cached for later runs; Ctrl-C keeps its checkpoints, "
+              "and the next call resumes from them)", flush=True)  # fmt: skip
         final = run_training(cfg, run, resume=resume, progress=progress)
         write_manifest(final, {"kind": "model", "model": "tiny-base"})  # records for verify
     return final

@@ -124,3 +124,36 @@ def test_two_callers_of_one_evaluation_unit_compute_it_once(tmp_path, monkeypatc
     again: list[str] = []
     unit.run(progress=False, outcome=again)
     assert again == ["cached"]
+
+
+def test_a_build_says_how_long_it_takes_and_a_resumed_one_says_it_resumes(
+    tmp_path, monkeypatch, capsys
+):
+    """``building tiny-base in DIR (cached for later runs)`` said nothing of its 15 minutes or
+    that Ctrl-C keeps its checkpoints; a build resumed from them read as a new one."""
+    run = tmp_path / "tiny-base-x"
+    resumed: list[bool] = []
+
+    def fake_training(cfg, out, *, resume, progress):
+        resumed.append(resume)
+        (out / "final").mkdir(parents=True)
+        (out / "final" / "config.json").write_text("{}")
+        return out / "final"
+
+    monkeypatch.setattr(tiny_base, "tiny_base_run_dir", lambda: run)
+    monkeypatch.setattr("longred_bench.jobs.train.run_training", fake_training)
+    monkeypatch.setattr(tiny_base, "write_manifest", lambda *a: None)
+    checkpoints: list = [None]
+    monkeypatch.setattr("longred_bench.training.checkpoint.latest_checkpoint",
+                        lambda out: checkpoints[0])  # fmt: skip
+    tiny_base.tiny_base_dir(progress=False)
+    said = capsys.readouterr().out
+    assert said.startswith(f"building tiny-base in {run} (about 15 min on 2 CPU cores, once")
+    assert "Ctrl-C keeps its checkpoints, and the next call resumes from them)" in said
+    import shutil
+
+    shutil.rmtree(run / "final")
+    checkpoints[0] = run / "checkpoints" / "step-000010"
+    tiny_base.tiny_base_dir(progress=False)
+    assert capsys.readouterr().out.startswith(f"resuming the build of tiny-base in {run} (about")
+    assert resumed == [False, True]

@@ -241,7 +241,10 @@ def main(argv: list[str] | None = None) -> int:
             keep_freed_memory()
             return int(args.func(args))
     except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        from longred_bench.data.texts import TooFewWindows
+
+        said = exc.for_command(args.command) if isinstance(exc, TooFewWindows) else exc
+        print(f"error: {said}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `longred-bench profiles | head`: the reader stopped, as SIGPIPE
         if not _stdout_gone():  # another pipe's (a worker's, a subprocess's): a real failure

@@ -59,10 +59,41 @@ def _documents(source: str) -> list[str]:
                         "text file or a corpus name") from None  # fmt: skip
 
 
+WINDOW_FLAGS = {
+    ("drift", "drift"): "--num-texts, --seq-len",
+    ("compare", "drift"): "--drift-num-texts, --drift-seq-len",
+    ("eval", "ppl"): "--samples, --lengths",
+    ("reproduce", "drift"): "the profile's drift.num_texts, drift.seq_len",
+    ("reproduce", "ppl"): "the profile's evaluation.ppl.windows, evaluation.ruler.lengths",
+}
+"""What asks for fewer or shorter windows, by (command, what it measured)."""
+
+
+class TooFewWindows(UserError):
+    """A source that yields fewer windows than asked for; ``measure`` (``drift`` or ``ppl``)
+    says what asked, so that the command line names the flags (or profile keys) of the command
+    that failed (:meth:`for_command`)."""
+
+    measure = "drift"
+
+    def for_command(self, command: str) -> str:
+        """The message with the flags of ``command`` for what it measured (:data:`WINDOW_FLAGS`),
+        where it has any."""
+        flags = WINDOW_FLAGS.get((command, self.measure))
+        return f"{self} ({flags})" if flags else str(self)
+
+
 def token_windows(
-    tokenizer: object, source: str, num_texts: int, seq_len: int, *, seed: int = 0
+    tokenizer: object,
+    source: str,
+    num_texts: int,
+    seq_len: int,
+    *,
+    seed: int = 0,
+    measure: str = "drift",
 ) -> torch.Tensor:
-    """``[num_texts, seq_len]`` token ids from ``source`` (see the module docstring)."""
+    """``[num_texts, seq_len]`` token ids from ``source`` (see the module docstring); fewer than
+    ``num_texts`` windows raise :class:`TooFewWindows` for ``measure``."""
     import torch  # here, so that checking a source (configs, the parser) imports no torch
 
     if num_texts < 1 or seq_len < 2:
@@ -80,10 +111,10 @@ def token_windows(
         windows.extend(w[rank] for w in per_doc if rank < len(w))
         rank += 1
     if len(windows) < num_texts:
-        raise UserError(
+        few = TooFewWindows(
             f"{source!r} yields only {len(windows)} windows of {seq_len} tokens, "
-            f"{num_texts} were asked for: ask for fewer or shorter windows (drift: --num-texts, "
-            "--seq-len; compare: --drift-num-texts, --drift-seq-len; eval --suite ppl: "
-            "--samples, --lengths) or give a longer text"
+            f"{num_texts} were asked for: ask for fewer or shorter windows, or give a longer text"
         )
+        few.measure = measure
+        raise few
     return torch.tensor(windows[:num_texts], dtype=torch.long)

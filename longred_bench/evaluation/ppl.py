@@ -138,7 +138,7 @@ def run_position_ppl(
             f"{model_spec} has learned absolute positions ({window}) and no RoPE: windows longer "
             f"than {window} tokens cannot run on it; use a length of at most {window}"
         )
-    windows = token_windows(loaded.tokenizer, source, num_windows, length)
+    windows = token_windows(loaded.tokenizer, source, num_windows, length, measure="ppl")
     num_buckets = math.ceil(length / bucket)
     sums = torch.zeros(num_buckets, dtype=torch.float64)
     counts = torch.zeros(num_buckets, dtype=torch.int64)

@@ -1,6 +1,6 @@
 """``longred_bench.data.texts.token_windows``: the measurement windows are consecutive,
-non-overlapping slices of the text, a bare corpus name reads its test split, and a ``.jsonl``
-file gives the texts of its lines."""
+non-overlapping slices of the text, a bare corpus name reads its test split, a ``.jsonl``
+file gives the texts of its lines, and too few windows name the failing command's flags."""
 
 from __future__ import annotations
 
@@ -65,3 +65,30 @@ def test_windows_take_turns_over_the_documents_and_a_whole_document_fits(tmp_pat
     exact = tmp_path / "exact.txt"
     exact.write_text("x" * 32, encoding="utf-8")
     assert token_windows(tok, str(exact), num_texts=1, seq_len=32).shape == (1, 32)
+
+
+def test_too_few_windows_name_the_flags_of_the_command_that_failed(tmp_path, capsys) -> None:
+    """The line named drift's, compare's and eval's flags at once, whichever command failed;
+    a reproduce worker's error keeps what asked for the windows across processes."""
+    import pickle
+
+    from longred_bench.cli import main
+    from longred_bench.data.texts import TooFewWindows
+
+    source = tmp_path / "t.txt"
+    source.write_text("a few words only", encoding="utf-8")
+    with pytest.raises(TooFewWindows) as got:
+        token_windows(byte_tokenizer(), str(source), num_texts=5, seq_len=8, measure="ppl")
+    assert got.value.for_command("eval").endswith("or give a longer text (--samples, --lengths)")
+    again = pickle.loads(pickle.dumps(got.value))
+    assert again.for_command("reproduce").endswith(
+        "(the profile's evaluation.ppl.windows, evaluation.ruler.lengths)"
+    )
+    assert got.value.for_command("psa") == str(got.value)  # a command with no such flags
+    argv = ["drift", "--original", "tiny-random", "--rope", "pi:factor=2", "--texts",
+            str(source), "--num-texts", "50", "--seq-len", "8"]  # fmt: skip
+    argv += ["--out", str(tmp_path / "d")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.endswith("or give a longer text (--num-texts, --seq-len)\n"), err
+    assert "compare" not in err

@@ -278,6 +278,11 @@ def test_a_drift_stopped_before_its_report_writes_it_when_run_again(tmp_path, ca
     assert "nothing to measure" in said
     assert said.rstrip().endswith("; wrote its missing drift.md; wrote its missing drift.png")
     assert (out / "drift.md").read_text() == report and (out / "drift.png").is_file()
-    (out / "drift.png").unlink()  # one missing: the report is written again, unchanged
+    (out / "drift.png").unlink()  # one missing: it alone is written, and said; the other kept
+    (out / "drift.md").write_text("the report, with its own command line")
     assert main(argv) == 0
-    assert (out / "drift.md").read_text() == report and (out / "drift.png").is_file()
+    said = capsys.readouterr().out
+    assert said.rstrip().endswith("nothing to measure (delete drift.jsonl there to measure it "
+                                  "again); wrote its missing drift.png")  # fmt: skip
+    assert (out / "drift.md").read_text() == "the report, with its own command line"
+    assert (out / "drift.png").is_file()

@@ -95,10 +95,12 @@ def drift_markdown(records: list[dict[str, Any]], title: str, command: str | Non
 
 
 def write_missing_report(out: Path, original: str, command: str | None) -> list[Path]:
-    """Write ``drift.md`` and ``drift.png`` from ``out/drift.jsonl`` where either is missing, as
+    """Write whichever of ``drift.md`` and ``drift.png`` is missing from ``out/drift.jsonl``, as
     ``drift`` writes them after its records (a drift stopped between the two: the same command
-    measures nothing again, and wrote no report); returns the files written."""
-    if all((out / name).is_file() for name in ("drift.md", "drift.png")):
+    measures nothing again, and wrote no report; a report still there, with its command line,
+    is kept); returns the files written."""
+    missing = [out / name for name in ("drift.md", "drift.png") if not (out / name).is_file()]
+    if not missing:
         return []
     from longred_bench.cache import atomic_write_text
     from longred_bench.reports.drift_plot import plot_drift_layers
@@ -106,7 +108,9 @@ def write_missing_report(out: Path, original: str, command: str | None) -> list[
 
     records = read_records(out / "drift.jsonl")
     title = f"Drift of extended models from `{original}`"  # as jobs.drift.drift_command's
-    atomic_write_text(out / "drift.md", drift_markdown(records, title, command))
-    _, layers = drift_frames(records)
-    plot_drift_layers(layers, out / "drift.png", title.replace("`", ""))
-    return [out / "drift.md", out / "drift.png"]
+    if out / "drift.md" in missing:
+        atomic_write_text(out / "drift.md", drift_markdown(records, title, command))
+    if out / "drift.png" in missing:
+        _, layers = drift_frames(records)
+        plot_drift_layers(layers, out / "drift.png", title.replace("`", ""))
+    return missing

@@ -19,6 +19,9 @@ from longred_bench.taskdata.ruler.registry import (
     check_lengths,
 )
 
+FLOAT_DTYPES = ("float32", "bfloat16", "float16", "float64")
+"""The dtypes a drift, or a profile, may name for training, evaluation and drift (torch's
+floating types)."""
 DRIFT_HOW_KEYS = ("batch_size", "impl", "device")
 """The drift settings that say how its windows are computed, not what: the windows an
 interrupted run measured resume under others (a batch size lowered after running out of
@@ -77,6 +80,9 @@ class DriftConfig:
                 raise UserError(
                     f"drift: {key} ({flag}) must be at least {low}, not {getattr(self, key)}"
                 )
+        if self.dtype not in FLOAT_DTYPES:  # before an --out check reads it as another config
+            raise UserError(f"drift: dtype (--dtype) {self.dtype!r} is not one of "
+                            f"{', '.join(FLOAT_DTYPES)}")  # fmt: skip
         if self.impl == "triton" and not self.device.startswith("cuda"):
             raise UserError(
                 f"drift: --impl triton runs on CUDA devices only, not {self.device}: pass "

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from longred_bench.errors import UserError, close_name, meant_note
+from longred_bench.jobs.configs import FLOAT_DTYPES
 from longred_bench.profiles import BUILTIN, load_profile
 from longred_bench.profiles.loader import read_mapping
 from longred_bench.profiles.schema import Profile, build, to_dict
@@ -246,10 +247,6 @@ def check_evaluation(ev: Any, where: str, key: str) -> None:
                 check(value)
         except UserError as exc:
             raise UserError(f"{where}: {key}.{name}: {exc}") from None
-
-
-FLOAT_DTYPES = ("float32", "bfloat16", "float16", "float64")
-"""The dtypes a profile may name for training, evaluation and drift (torch's floating types)."""
 
 
 def data_sources(profile: Profile) -> list[tuple[str, str]]:

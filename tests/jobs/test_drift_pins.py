@@ -24,12 +24,13 @@ CFG = DriftConfig(original="tiny-random", rope=("pi:factor=2",), texts="random",
                   seq_len=16, top_m=1)  # fmt: skip
 
 
-@pytest.mark.parametrize("name", ["int64", "bool", "nn", "float_32"])
+@pytest.mark.parametrize("name", ["int64", "bool", "nn", "float_32", "float33"])
 def test_a_dtype_must_be_a_floating_torch_dtype(name: str) -> None:
-    """Only a floating torch dtype is accepted, by its torch name."""
+    """Only a floating torch dtype is accepted, by its torch name, when the config is made: a
+    typo into a drift's own ``--out`` read as "another config (differs in dtype)"."""
     assert drift._dtype(replace(CFG, dtype="float64")) is torch.float64
-    with pytest.raises(UserError, match=rf"dtype '{name}' is not a torch floating dtype"):
-        drift._dtype(replace(CFG, dtype=name))
+    with pytest.raises(UserError, match=rf"dtype \(--dtype\) '{name}' is not one of float32, "):
+        replace(CFG, dtype=name)
 
 
 def test_a_drift_with_nothing_to_compare_is_refused() -> None:

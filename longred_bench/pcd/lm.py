@@ -128,14 +128,17 @@ class PcdLM(HFLM):
                 "(extend it first, longred_bench.models.loading.extend)"
             )
         self.pcd = PcdModel(pretrained, cfg)
-        super().__init__(
-            pretrained=pretrained,
-            tokenizer=tokenizer,
-            max_length=max_length,
-            batch_size=batch_size,
-            max_batch_size=max_batch_size,
-            add_bos_token=add_bos_token,
-        )
+        from longred_bench.evaluation.quiet_output import HFLM_GIVEN_A_MODEL, dropped
+
+        with dropped(HFLM_GIVEN_A_MODEL):  # the model is the suite's, loaded here on purpose
+            super().__init__(
+                pretrained=pretrained,
+                tokenizer=tokenizer,
+                max_length=max_length,
+                batch_size=batch_size,
+                max_batch_size=max_batch_size,
+                add_bos_token=add_bos_token,
+            )
         if self.backend != "causal":
             raise UserError(f"{MODEL_NAME} is for decoder-only models, not {self.backend}")
 

@@ -131,3 +131,16 @@ def test_the_environment_is_described_once_per_process_with_lm_evals_keys(
     }
     assert lm_eval.evaluator.add_env_info is add_env_info
     quiet_output._env_info.cache_clear()
+
+
+def test_the_pcd_model_built_by_name_warns_of_no_model_passed_as_an_object() -> None:
+    """``longred-lm-eval run --model longred-pcd`` (and the model from Python) printed HFLM's
+    two warnings about a model passed as an object: the suite loads it so, on purpose."""
+    from longred_bench.pcd.lm import PcdLM
+
+    hf = "lm_eval.models.huggingface"
+    with _Kept(hf) as kept:
+        PcdLM(pretrained="tiny-random", batch_size=1)
+        assert not any("pretrained" in m for m in kept.messages), kept.messages
+        logging.getLogger(hf).warning("`pretrained` model kwarg is not of type `str`: elsewhere")
+    assert kept.messages[-1].endswith("elsewhere")  # dropped while the model is made only

@@ -261,6 +261,25 @@ def test_a_finished_drift_without_config_yaml_takes_its_models_in_any_order(tmp_
                                               seq_len=64).to_dict())  # fmt: skip
 
 
+def test_a_drift_with_its_extensions_spelled_otherwise_is_the_saved_drift(tmp_path) -> None:
+    """``--rope PI:factor=4.0`` beside a drift saved with ``pi:factor=4`` was refused as
+    another config (differs in rope), though the command takes the two as one extension; it
+    takes the saved spelling (and order), and a saved spec that no longer parses is no match."""
+    import yaml
+
+    from longred_bench.cli.outputs import check_drift_out, saved_drift_order
+    from longred_bench.jobs.configs import DriftConfig
+
+    saved = DriftConfig(original="tiny-random", rope=("pi:factor=4", "abf:theta=1e5"), seq_len=64)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(saved.to_dict()))
+    mine = DriftConfig(original="tiny-random", rope=("abf:theta=100000", "PI:factor=4.0"),
+                       seq_len=64)  # fmt: skip
+    assert saved_drift_order(tmp_path, mine.to_dict()) == {"rope": saved.rope, "extended": ()}
+    check_drift_out(tmp_path, {**mine.to_dict(), "rope": list(saved.rope)})
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump({**saved.to_dict(), "rope": ["x:y"]}))
+    assert saved_drift_order(tmp_path, mine.to_dict()) == {}
+
+
 def test_a_drift_stopped_before_its_report_writes_it_when_run_again(tmp_path, capsys) -> None:
     """A drift stopped (Ctrl-C, SIGTERM, kill -9) once its records were saved, before
     ``drift.md`` and ``drift.png``: the same command said the folder held the drift, measured

@@ -268,12 +268,21 @@ def check_drift_out(out: Path, mine: dict[str, Any]) -> None:
     )  # as saved_drift_order takes them
 
 
+def _spelled(key: str) -> Any:
+    """How a listed value of ``key`` compares: a RoPE spec by its label (``PI:factor=4.0`` is
+    ``pi:factor=4``), a model as it is named."""
+    from longred_bench.models.rope import parse_rope_spec
+
+    return (lambda spec: parse_rope_spec(str(spec)).label()) if key == "rope" else str
+
+
 def saved_drift_order(out: Path, mine: dict[str, Any]) -> dict[str, tuple[str, ...]]:
     """``{"rope": ..., "extended": ...}`` in the order a drift saved in ``out`` (its interrupted
     windows, else its finished results) lists them, where that drift is ``mine`` (a
-    ``to_dict``) but for their order; else ``{}``. A run given its own extensions in another
-    order takes them in the saved order: its windows resume (they resume only under their exact
-    config) and its finished results are found, not refused as another config's."""
+    ``to_dict``) but for their order and spelling; else ``{}``. A run given its own extensions
+    in another order (or spelling: ``pi:factor=4.0``) takes them as saved: its windows resume
+    (they resume only under their exact config) and its finished results are found, not
+    refused as another config's."""
     import json
 
     import yaml
@@ -284,7 +293,7 @@ def saved_drift_order(out: Path, mine: dict[str, Any]) -> dict[str, tuple[str, .
     order = ("rope", "extended")
 
     def unordered(config: dict[str, Any], how: tuple[str, ...]) -> dict[str, Any]:
-        return {k: sorted(map(str, same_files(k, config[k]) or ())) if k in order
+        return {k: sorted(map(_spelled(k), same_files(k, config[k]) or ())) if k in order
                 else same_files(k, config[k]) for k in mine if k not in how}  # fmt: skip
 
     for name in (PARTIAL, "config.yaml"):
@@ -294,7 +303,15 @@ def saved_drift_order(out: Path, mine: dict[str, Any]) -> dict[str, tuple[str, .
             theirs = json.loads(text)["config"] if name == PARTIAL else yaml.safe_load(text)
             if unordered(theirs, how) == unordered(mine, how):  # config.yaml's wall time aside
                 return {k: tuple(same_files(k, theirs[k]) or ()) for k in order}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError):
+        except (
+            OSError,
+            ValueError,
+            KeyError,
+            TypeError,
+            AttributeError,
+            UserError,
+            yaml.YAMLError,
+        ):
             continue
     return {}
 

@@ -319,8 +319,11 @@ def load(
     """Load ``spec`` (zoo name, HF dir, ``.gguf`` file or hub id), optionally RoPE-extended.
 
     The model is put in eval mode on ``device`` in ``dtype`` (fp32 by default: bf16 matmuls are
-    two orders of magnitude slower than fp32 on CPU).
+    two orders of magnitude slower than fp32 on CPU). A ``rope`` spec that does not parse is
+    refused before any weights are read.
     """
+    if rope is not None:
+        parse_rope_spec(rope)
     if spec in ZOO:
         loaded = LoadedModel(*load_zoo(spec), spec=spec)
     else:

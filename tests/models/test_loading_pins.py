@@ -241,3 +241,17 @@ def test_a_loaded_model_is_in_eval_mode_in_the_dtype_asked_for() -> None:
     assert not extended.model.training
     assert not any(module.training for module in extended.model.modules())
     assert (extended.spec, extended.rope) == ("tiny-random", "pi:factor=2")
+
+
+def test_a_rope_spec_that_does_not_parse_is_refused_before_any_weights_are_read(
+    monkeypatch,
+) -> None:
+    """``load(spec, rope="pi:factr=4")`` read the model's weights first, then refused the spec."""
+
+    def read(*args, **kwargs):
+        raise AssertionError("weights were read")
+
+    monkeypatch.setattr(loading, "load_zoo", read)
+    monkeypatch.setattr(loading, "_load_pretrained", read)
+    with pytest.raises(UserError, match="factr"):
+        load("tiny-random", rope="pi:factr=4")

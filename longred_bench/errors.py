@@ -27,11 +27,24 @@ class TooShort(UserError):
 
 
 def close_name(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str | None:
-    """The one of ``choices`` closest to ``word`` (a mistyped name), where one is within
-    ``cutoff`` (difflib's ratio); else None."""
+    """The one of ``choices`` closest to ``word`` (a mistyped name): one that differs from it by
+    two neighbouring letters swapped (``pdc``: ``pcd``), the only one it begins (three letters
+    or more: ``smollm2``: ``smollm2-135m``), else one within ``cutoff`` (difflib's ratio);
+    else None."""
     import difflib
 
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
+    choices = list(choices)
+    for choice in choices:
+        if len(choice) == len(word) and choice != word:
+            apart = [i for i, (a, b) in enumerate(zip(word, choice, strict=True)) if a != b]
+            if len(apart) == 2 and apart[1] == apart[0] + 1:
+                i = apart[0]
+                if word[i] == choice[i + 1] and word[i + 1] == choice[i]:
+                    return choice
+    begun = [c for c in choices if len(word) >= 3 and c != word and c.startswith(word)]
+    if len(begun) == 1:
+        return begun[0]
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=cutoff)
     return close[0] if close else None
 
 

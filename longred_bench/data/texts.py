@@ -33,8 +33,12 @@ def check_text_source(source: str) -> None:
         if split and split not in SPLITS:
             raise UserError(f"text source {source!r}: unknown split; splits: {', '.join(SPLITS)}")
     elif source != "random" and not Path(source).expanduser().is_file():
+        from longred_bench.errors import meant_note
+
         names = ", ".join(corpus_names())
-        raise UserError(f"text source {source!r} is neither a corpus ({names}, random) nor a file")
+        meant = meant_note(corpus, [*corpus_names(), "random"])
+        raise UserError(f"text source {source!r} is neither a corpus ({names}, random) nor a "
+                        f"file{meant}")  # fmt: skip
 
 
 def _documents(source: str) -> list[str]:

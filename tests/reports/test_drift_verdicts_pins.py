@@ -13,6 +13,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from drift_summaries import N
+from drift_summaries import noise as _noise
+from drift_summaries import summary as _summary
 
 from longred_bench.metrics.stats import Interval
 from longred_bench.reports import drift_verdicts
@@ -22,24 +25,6 @@ from longred_bench.reports.drift_verdicts import (
     verdict_drift_falls,
 )
 from longred_bench.reports.verdict_rules import NOT_COMPARABLE, NOT_REPRODUCED
-
-N = 12
-
-
-def _noise(seed: int, scale: float) -> np.ndarray:
-    """``N`` seeded normal values of standard deviation ``scale``."""
-    return scale * np.random.default_rng(seed).standard_normal(N)
-
-
-def _summary(hidden: Any, kl: Any, **extra: Any) -> dict[str, Any]:
-    """A drift summary of ``N`` texts with per-text ``hidden`` and ``kl`` values."""
-    hidden, kl = np.asarray(hidden, dtype=float), np.asarray(kl, dtype=float)
-    return {"texts": "sotu", "seq_len": 256, "num_texts": N, "num_tokens": 256 * N,
-            "mean_hidden_cosine": float(np.nanmean(hidden)),
-            "mean_attention_kl": float(np.nanmean(kl)),
-            "text_hidden_cosine": hidden.tolist(), "text_attention_kl": kl.tolist(),
-            **extra}  # fmt: skip
-
 
 BEFORE = _summary(0.95 + _noise(0, 0.02), 0.4 + _noise(1, 0.05))
 CONTROL = [_summary(0.99 + _noise(100 + s, 0.001), 0.02 + _noise(150 + s, 0.001), seed=s)

@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from drift_summaries import noise as _noise
+from drift_summaries import summary as _texts
 
 from longred_bench.reports.drift_verdicts import (
     MIN_TEXTS_C2,
@@ -46,22 +48,6 @@ def test_c2_ranks_the_bases_by_value_not_by_the_order_they_are_given() -> None:
     v = verdict_base_drifts_more(shuffled)
     assert v.label == REPRODUCED, v.ours
     assert v.ours == verdict_base_drifts_more(ordered).ours
-
-
-N = 12
-
-
-def _noise(seed: int, scale: float) -> np.ndarray:
-    return scale * np.random.default_rng(seed).standard_normal(N)
-
-
-def _texts(hidden: Any, kl: Any, **extra: Any) -> dict[str, Any]:
-    hidden, kl = np.asarray(hidden, dtype=float), np.asarray(kl, dtype=float)
-    return {"texts": "sotu", "seq_len": 256, "num_texts": N, "num_tokens": 256 * N,
-            "mean_hidden_cosine": float(np.nanmean(hidden)),
-            "mean_attention_kl": float(np.nanmean(kl)),
-            "text_hidden_cosine": hidden.tolist(), "text_attention_kl": kl.tolist(),
-            **extra}  # fmt: skip
 
 
 BEFORE_H, BEFORE_K = 0.95 + _noise(0, 0.02), 0.4 + _noise(1, 0.05)

@@ -25,10 +25,11 @@ import os
 from collections.abc import Iterator
 from unittest import mock
 
+from longred_bench.pcd.hflm_notes import HFLM_GIVEN_A_MODEL, dropped
+
 # (logger, text in the message) of the warnings dropped on every run.
 NOT_FOR_THIS_SUITE = (
-    ("lm_eval.models.huggingface", "`pretrained` model kwarg is not of type `str`"),
-    ("lm_eval.models.huggingface", "Passed an already-initialized model through `pretrained`"),
+    *HFLM_GIVEN_A_MODEL,
     ("lm_eval.api.task", "Custom kwargs can be passed to `--metadata`"),
     ("lm_eval.api.group", "is missing in 1/5 tasks. Missing in: longred_tiny_ppl"),
 )
@@ -61,33 +62,6 @@ def _add_env_info_once(storage: dict) -> None:
     storage.update(_env_info(os.getcwd()))
 
 
-class _Drop(logging.Filter):
-    """Drops records whose message contains ``text``."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.text = text
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return self.text not in record.getMessage()
-
-
-HFLM_GIVEN_A_MODEL = NOT_FOR_THIS_SUITE[:2]
-"""HFLM's two warnings about a model passed as an object (the suite's models, ``longred-pcd``
-included, are loaded and extended by the suite, on purpose, in one process)."""
-
-
-@contextlib.contextmanager
-def dropped(notes: tuple[tuple[str, str], ...] = NOT_FOR_THIS_SUITE) -> Iterator[None]:
-    """Within the block, the warnings of ``notes`` ((logger, text in the message)) are dropped."""
-    with contextlib.ExitStack() as stack:
-        for name, text in notes:
-            drop = _Drop(text)
-            logging.getLogger(name).addFilter(drop)
-            stack.callback(logging.getLogger(name).removeFilter, drop)
-        yield
-
-
 @contextlib.contextmanager
 def lm_eval_output(*, quiet: bool) -> Iterator[None]:
     """What lm-eval writes while a suite runs. Its results' ``git_hash`` is this package's
@@ -114,7 +88,7 @@ def lm_eval_output(*, quiet: bool) -> Iterator[None]:
         quiet_bar = functools.partial(lm_eval.api.task.tqdm, disable=True)
         stack.enter_context(mock.patch.object(lm_eval.api.task, "tqdm", quiet_bar))
         stack.enter_context(mock.patch.object(lm_eval.models.huggingface, "tqdm", _labelled_bar))
-        stack.enter_context(dropped())
+        stack.enter_context(dropped(NOT_FOR_THIS_SUITE))
         if quiet:
             sink = stack.enter_context(open(os.devnull, "w"))
             stack.enter_context(contextlib.redirect_stderr(sink))  # tqdm bars, warnings

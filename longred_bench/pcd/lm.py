@@ -44,6 +44,7 @@ from lm_eval.api.registry import register_model
 from lm_eval.models.huggingface import HFLM
 
 from longred_bench.errors import UserError
+from longred_bench.pcd.hflm_notes import HFLM_GIVEN_A_MODEL, dropped
 from longred_bench.pcd.model import PcdConfig, PcdModel
 
 MODEL_NAME = "longred-pcd"
@@ -128,8 +129,6 @@ class PcdLM(HFLM):
                 "(extend it first, longred_bench.models.loading.extend)"
             )
         self.pcd = PcdModel(pretrained, cfg)
-        from longred_bench.evaluation.quiet_output import HFLM_GIVEN_A_MODEL, dropped
-
         with dropped(HFLM_GIVEN_A_MODEL):  # the model is the suite's, loaded here on purpose
             super().__init__(
                 pretrained=pretrained,

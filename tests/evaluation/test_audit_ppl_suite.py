@@ -100,7 +100,7 @@ def test_a_bare_corpus_name_reads_and_records_its_all_split(monkeypatch) -> None
     """``kjv`` is measured on every book (``kjv:all``), and each record says so."""
     asked: list[str] = []
 
-    def windows(tokenizer: Any, source: str, num: int, length: int) -> torch.Tensor:
+    def windows(tokenizer: Any, source: str, num: int, length: int, **_: Any) -> torch.Tensor:
         asked.append(source)
         return torch.randint(0, len(tokenizer), (num, length), generator=torch.Generator())
 

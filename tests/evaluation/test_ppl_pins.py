@@ -169,7 +169,7 @@ def test_the_defaults_are_8_windows_of_4096_tokens_in_1024_token_buckets(
     ``austen`` and buckets positions by 1,024 tokens (one window stands in for the text)."""
     asked = []
 
-    def windows(tokenizer, source, num, length):
+    def windows(tokenizer, source, num, length, **_):
         asked.append((source, num, length))
         return torch.randint(0, 200, (1, length), generator=torch.Generator().manual_seed(0))
 

@@ -34,13 +34,10 @@ def close_name(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str | 
     import difflib
 
     choices = list(choices)
-    for choice in choices:
-        if len(choice) == len(word) and choice != word:
-            apart = [i for i, (a, b) in enumerate(zip(word, choice, strict=True)) if a != b]
-            if len(apart) == 2 and apart[1] == apart[0] + 1:
-                i = apart[0]
-                if word[i] == choice[i + 1] and word[i + 1] == choice[i]:
-                    return choice
+    swaps = {word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(len(word) - 1)}
+    swapped = [c for c in choices if c in swaps and c != word]
+    if swapped:
+        return swapped[0]
     begun = [c for c in choices if len(word) >= 3 and c != word and c.startswith(word)]
     if len(begun) == 1:
         return begun[0]

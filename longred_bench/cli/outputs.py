@@ -303,15 +303,8 @@ def saved_drift_order(out: Path, mine: dict[str, Any]) -> dict[str, tuple[str, .
             theirs = json.loads(text)["config"] if name == PARTIAL else yaml.safe_load(text)
             if unordered(theirs, how) == unordered(mine, how):  # config.yaml's wall time aside
                 return {k: tuple(same_files(k, theirs[k]) or ()) for k in order}
-        except (
-            OSError,
-            ValueError,
-            KeyError,
-            TypeError,
-            AttributeError,
-            UserError,
-            yaml.YAMLError,
-        ):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, UserError,
+                yaml.YAMLError):  # fmt: skip
             continue
     return {}
 

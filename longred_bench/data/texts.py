@@ -78,7 +78,9 @@ class TooFewWindows(UserError):
     says what asked, so that the command line names the flags (or profile keys) of the command
     that failed (:meth:`for_command`)."""
 
-    measure = "drift"
+    def __init__(self, message: str, measure: str = "drift") -> None:
+        super().__init__(message)
+        self.measure = measure
 
     def for_command(self, command: str) -> str:
         """The message with the flags of ``command`` for what it measured (:data:`WINDOW_FLAGS`),
@@ -115,10 +117,10 @@ def token_windows(
         windows.extend(w[rank] for w in per_doc if rank < len(w))
         rank += 1
     if len(windows) < num_texts:
-        few = TooFewWindows(
+        raise TooFewWindows(
             f"{source!r} yields only {len(windows)} windows of {seq_len} tokens, "
-            f"{num_texts} were asked for: ask for fewer or shorter windows, or give a longer text"
+            f"{num_texts} were asked for: ask for fewer or shorter windows, or give a longer "
+            "text",
+            measure,
         )
-        few.measure = measure
-        raise few
     return torch.tensor(windows[:num_texts], dtype=torch.long)

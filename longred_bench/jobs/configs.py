@@ -13,11 +13,7 @@ from longred_bench.errors import UserError, meant_note, reject_repeats, reject_u
 from longred_bench.evaluation.lm import DECODINGS
 from longred_bench.models.rope import parse_rope_spec
 from longred_bench.pcd.config import PcdConfig
-from longred_bench.taskdata.ruler.registry import (
-    TASKS,
-    check_depths,
-    check_lengths,
-)
+from longred_bench.taskdata.ruler.registry import TASKS, check_depths, check_lengths
 
 FLOAT_DTYPES = ("float32", "bfloat16", "float16", "float64")
 """The dtypes a drift, or a profile, may name for training, evaluation and drift (torch's

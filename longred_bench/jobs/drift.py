@@ -131,7 +131,11 @@ def files_changed(out: Path, cfg: DriftConfig) -> str:
         return ""
     if not isinstance(saved, dict) or "local_files" not in saved:
         return ""
-    theirs, mine = saved["local_files"] or {}, files_of(cfg)
+    return _changed(saved["local_files"] or {}, files_of(cfg))
+
+
+def _changed(theirs: dict[str, str], mine: dict[str, str]) -> str:
+    """The paths (comma-separated) whose stamps differ between ``theirs`` and ``mine``."""
     return ", ".join(sorted(p for p in {*theirs, *mine} if theirs.get(p) != mine.get(p)))
 
 
@@ -145,9 +149,8 @@ def _read_partial(path: Path | None, cfg: DriftConfig) -> dict[str, list[TextSum
         saved = json.loads(path.read_text())
         if drift_what(saved["config"]) != drift_what(cfg.to_dict()):
             return {}
-        theirs, mine = saved.get("files", {}), files_of(cfg)
-        if theirs != mine:  # said: the windows of the old files are measured again
-            changed = ", ".join(sorted(p for p in {*theirs, *mine} if theirs.get(p) != mine.get(p)))
+        changed = _changed(saved.get("files", {}), files_of(cfg))
+        if changed:  # said: the windows of the old files are measured again
             if kept := partial_windows(path):
                 print(f"[drift] the files of {changed} changed since {kept} window(s) were saved "
                       f"in {path}: every window is measured again", flush=True)  # fmt: skip

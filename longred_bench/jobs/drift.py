@@ -176,16 +176,28 @@ def _measured_how(path: Path | None, cfg: DriftConfig) -> str:
     return f"; measured at {', '.join(other)}" if other else ""
 
 
-def _partial_writer(path: Path, cfg: DriftConfig) -> Callable[[dict[str, list[TextSums]]], None]:
+def _partial_writer(
+    path: Path, cfg: DriftConfig, seconds: Callable[[], float]
+) -> Callable[[dict[str, list[TextSums]]], None]:
+    """Saves the sums so far at ``path`` with ``seconds()``, the compute time they took."""
     files = files_of(cfg)
 
     def write(sums: dict[str, list[TextSums]]) -> None:
         texts = {name: [t.as_list() for t in rows] for name, rows in sums.items()}
         path.parent.mkdir(parents=True, exist_ok=True)
-        saved = {"config": cfg.to_dict(), "files": files, "texts": texts}
+        saved = {"config": cfg.to_dict(), "files": files, "texts": texts, "seconds": seconds()}
         atomic_write_text(path, json.dumps(saved))
 
     return write
+
+
+def _saved_seconds(path: Path | None) -> float:
+    """The compute seconds the windows saved at ``path`` took (0 when not recorded)."""
+    try:
+        value = json.loads(path.read_text())["seconds"] if path is not None else 0.0
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0.0
+    return float(value) if isinstance(value, (int, float)) and value >= 0 else 0.0
 
 
 def partial_windows(path: Path) -> int:
@@ -227,12 +239,17 @@ def run_drift(
         print(f"[drift] resuming after {skip} of {len(windows)} windows ({partial})"
               f"{_measured_how(partial, cfg)}", flush=True)  # fmt: skip
     batches = [(chunk, None) for chunk in windows[skip:].split(cfg.batch_size)]
-    start = time.perf_counter()
+    start, before = time.perf_counter(), _saved_seconds(partial) if skip else 0.0
+
+    def seconds() -> float:  # the whole drift's: the saved windows' time and this run's
+        return round(before + time.perf_counter() - start, 2)
+
+    writer = None if partial is None else _partial_writer(partial, cfg, seconds)
     results = measure_drift(
         original.model, extended, batches, impl=cfg.impl, progress=progress, total=len(batches),
-        done=done, on_batch=None if partial is None else _partial_writer(partial, cfg),
+        done=done, on_batch=writer,
     )  # fmt: skip
-    config = {**cfg.to_dict(), "seconds": round(time.perf_counter() - start, 2)}
+    config = {**cfg.to_dict(), "seconds": seconds()}
     if files := files_of(cfg):  # which files were read, to tell when they change
         config["local_files"] = files
     return _records(cfg, results, extended), Provenance.collect(

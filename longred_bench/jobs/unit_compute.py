@@ -1,14 +1,19 @@
 """Computing one unit of the run cache (:class:`longred_bench.jobs.units.CachedUnit`): an
 evaluation through the lm-eval harness, a ``ppl``, drift or PSA measurement. What an evaluation
 or a drift measurement computes is kept in the unit's work folder as it goes (model responses,
-finished lengths, finished windows), so a call interrupted before resumes from it."""
+finished lengths, finished windows), so a call interrupted before resumes from it, and so is the
+time that work took (:data:`SPENT`): a resumed unit's time is the whole unit's."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from longred_bench.cache import atomic_write_text
 from longred_bench.errors import UserError
 
 IDENTITY_KEYS = ("base", "item_scores", "drift_version", "weights", "texts_files")
@@ -19,6 +24,42 @@ local model's files, a local text file's), which its computation does not take."
 def own_config(config: dict[str, Any]) -> dict[str, Any]:
     """What a unit's computation takes: ``config`` without :data:`IDENTITY_KEYS`."""
     return {k: v for k, v in config.items() if k not in IDENTITY_KEYS}
+
+
+SPENT = "seconds.json"
+"""In a unit's work folder: ``{"seconds": ...}``, the compute time interrupted calls spent on
+the work kept there."""
+
+
+def spent_before(work: Path) -> float | None:
+    """The seconds earlier calls spent on the work kept in ``work``: 0 where it keeps none, None
+    where it keeps work but not its time (a call killed outright, or one of an older version)."""
+    with contextlib.suppress(OSError):
+        if not any(p.is_file() and p.name != SPENT for p in work.rglob("*")):
+            return 0.0
+    try:
+        value = json.loads((work / SPENT).read_text())["seconds"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return float(value) if isinstance(value, (int, float)) and value >= 0 else None
+
+
+def compute_timed(
+    kind: str, config: dict[str, Any], progress: bool, work: Path
+) -> tuple[list[dict[str, Any]], float | None]:
+    """:func:`compute`, and the unit's compute seconds: this call's and those of the calls
+    interrupted before whose work it resumes (None where their time is not known). An
+    interrupted or failed call adds its time to :data:`SPENT` where it kept work."""
+    before, start = spent_before(work), time.perf_counter()
+    try:
+        records = compute(kind, config, progress, work)
+    except BaseException:  # Ctrl-C, SIGTERM's, a failure: the work kept took this time too
+        if before is not None and work.is_dir():
+            seconds = round(before + time.perf_counter() - start, 2)
+            with contextlib.suppress(OSError):
+                atomic_write_text(work / SPENT, json.dumps({"seconds": seconds}))
+        raise
+    return records, None if before is None else before + time.perf_counter() - start
 
 
 def compute(kind: str, config: dict[str, Any], progress: bool, work: Path) -> list[dict[str, Any]]:

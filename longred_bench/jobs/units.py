@@ -25,7 +25,6 @@ import contextlib
 import json
 import os
 import shutil
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,7 +59,8 @@ its peak memory and the machine's load while it trained."""
 SUMMARY_KEYS = ("tokens", "seconds")
 """What a finished run's ``run.json`` holds at least (its summary record's figures)."""
 TIMING = "timing.json"
-"""Beside a unit's records: ``{"seconds": ...}``, the wall time of the call that computed it."""
+"""Beside a unit's records: ``{"seconds": ...}``, the compute time of the calls that computed it
+(an interrupted one's too; absent where that time is not known: ``unit_compute.spent_before``)."""
 PARTIAL = "partial"
 """In a unit's folder while it is computed: its work so far (model responses, drift windows), in
 a folder named by the stored config's hash; gone once the result is swapped in."""
@@ -190,12 +190,11 @@ class CachedUnit:
             work = self.work
             if force:  # computed again from the start, not from an interrupted call's work
                 shutil.rmtree(self.dir / PARTIAL, ignore_errors=True)
-            start = time.perf_counter()
             from longred_bench.jobs.in_progress import unit_now
 
             with unit_now(work):  # the folder goes when the result is swapped in
-                records = unit_compute.compute(self.kind, self.config, progress, work)
-            seconds = time.perf_counter() - start
+                records, seconds = unit_compute.compute_timed(self.kind, self.config, progress,
+                                                              work)  # fmt: skip
             seed, device = self.config.get("seed", 0), self.config.get("device", "cpu")
             if self.kind == "psa":
                 seed, device = self.config["psa"]["seed"], self.config["psa"]["device"]

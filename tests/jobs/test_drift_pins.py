@@ -221,3 +221,20 @@ def test_saved_windows_of_changed_files_are_said_to_be_measured_again(tmp_path, 
     partial.write_text(json.dumps({**saved, "files": {"/m": "x"}, "texts": {}}))
     assert drift._read_partial(partial, CFG) == {}
     assert capsys.readouterr().out == ""  # no window saved: nothing given up
+
+
+def test_a_resumed_drifts_seconds_count_the_saved_windows_time(tmp_path) -> None:
+    """A drift resumed after an interruption recorded in its config only the seconds of the
+    windows measured after it; the saved windows' time counts now, and no other run's."""
+    cfg = replace(CFG, num_texts=3, batch_size=1)
+    partial = tmp_path / drift.PARTIAL
+    drift.run_drift(cfg, progress=False, partial=partial)
+    saved = json.loads(partial.read_text())
+    assert 0 <= saved["seconds"] < 1000
+    saved["texts"] = {name: rows[:2] for name, rows in saved["texts"].items()}
+    partial.write_text(json.dumps({**saved, "seconds": 1000.0}))
+    _, provenance = drift.run_drift(cfg, progress=False, partial=partial)
+    assert 1000 < provenance.config["seconds"] < 1100
+    partial.write_text(json.dumps({**saved, "seconds": 1000.0}))
+    _, provenance = drift.run_drift(replace(cfg, seed=1), progress=False, partial=partial)
+    assert provenance.config["seconds"] < 1000  # another config's windows: not resumed

@@ -217,3 +217,52 @@ def test_a_forced_calls_work_stays_while_another_process_computes_the_unit(
         assert (done.dir / PARTIAL).is_dir()
     done.run(progress=False)
     assert not (done.dir / PARTIAL).exists()
+
+
+class _Clock:
+    """``time.perf_counter`` of a machine where each computation takes ten seconds."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+
+def test_a_resumed_units_time_is_the_whole_units(work, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A unit finished from an interrupted call's work recorded only the last call's seconds,
+    so a plan timed from it (and a report's compute time) read a fraction of the unit's."""
+    clock = _Clock()
+    monkeypatch.setattr(unit_compute, "time", clock)
+    compute = unit_compute.compute
+
+    def ten_seconds(*args):
+        clock.now += 10.0
+        return compute(*args)
+
+    monkeypatch.setattr(unit_compute, "compute", ten_seconds)
+    unit = _unit()
+    for _ in range(2):
+        with pytest.raises(KeyboardInterrupt):
+            unit.run(progress=False)
+    work.cut = False
+    unit.run(progress=False)
+    assert unit.seconds() == 30.0
+
+
+def test_work_kept_without_its_time_leaves_the_units_time_unknown(
+    work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Work an older call kept without its time (killed outright): the unit's time is not
+    recorded, rather than only the last call's; a unit with no kept work is timed whole."""
+    clock = _Clock()
+    monkeypatch.setattr(unit_compute, "time", clock)
+    unit = _unit()
+    with pytest.raises(KeyboardInterrupt):
+        unit.run(progress=False)
+    (unit.work / unit_compute.SPENT).unlink()
+    work.cut = False
+    unit.run(progress=False)
+    assert unit.seconds() is None
+    assert not (unit.dir / units.TIMING).exists()
+    assert unit_compute.spent_before(unit.work) == 0.0  # the work went with the result

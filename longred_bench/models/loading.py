@@ -24,6 +24,7 @@ from safetensors import SafetensorError
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
 from longred_bench.errors import UserError
+from longred_bench.models.load_report import load_report_held
 from longred_bench.models.names import (
     check_hub_model,
     check_local,
@@ -256,12 +257,12 @@ def _load_pretrained(spec: str, dtype: torch.dtype, trust_remote_code: bool) -> 
     if not extra and Path(source).is_dir():  # checked against its manifest where it has one
         check_model_dir(Path(source), _DAMAGED_FIX)
     try:
-        with _unreadable(spec, "its config or weights"):
+        with load_report_held(spec), _unreadable(spec, "its config or weights"):
             model, info = AutoModelForCausalLM.from_pretrained(
                 source, dtype=dtype, trust_remote_code=trust_remote_code,
                 output_loading_info=True, **extra,
             )  # fmt: skip
-        check_weights_cover(spec, info)
+            check_weights_cover(spec, info)
         if not extra and Path(source).is_dir():
             check_tokenizer_files(spec, Path(source))
         with _unreadable(spec, "its tokenizer"):

@@ -353,6 +353,19 @@ def test_an_unknown_model_fails_in_one_line_without_a_network_call(
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.integration
+def test_a_stock_task_without_the_hub_fails_in_one_line(tmp_path, monkeypatch, capsys) -> None:
+    """``eval --tasks lambada_openai`` offline ended in a ConnectionError's traceback (indexing
+    lm-eval's stock tasks takes half a minute: integration tier)."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "datasets"))
+    args = ["eval", "--model", "tiny-random", "--tasks", "lambada_openai", "--limit", "1"]
+    assert main([*args, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: the data of task(s) lambada_openai could not be loaded (")
+    assert err.endswith("--suite short is the offline suite") and "\n" not in err, err
+
+
 @pytest.mark.parametrize("command", ["psa", "train"])
 def test_an_unknown_model_is_refused_before_torch_is_imported(tmp_path, command):
     import os

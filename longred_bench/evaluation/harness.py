@@ -338,7 +338,7 @@ def _prepare(cfg: EvalConfig, model: EvalModel, batch_size: int | str) -> _Prepa
     if suite == "ruler":
         _check_ruler_fits(cfg, names, min(lengths))
     paper = suite == paper_suite.SUITE
-    loaded_tasks = paper_suite.load_tasks(manager, names) if paper else manager.load(names)
+    loaded_tasks = paper_suite.load_tasks(manager, names, paper=paper)
     if cfg.max_length is not None:
         window = cfg.max_length
     elif suite in LONG_SUITES:

@@ -343,16 +343,24 @@ def prepare_run(
         os.environ["HF_ALLOW_CODE_EVAL"] = "1"
 
 
-def load_tasks(manager: Any, names: list[str]) -> dict[str, Any]:
-    """``manager.load(names)``, a dataset or metric that cannot load becoming
-    :func:`hub_error` (its first line as the reason); offline tasks' own errors stay theirs."""
-    if runs_offline(names):
+def load_tasks(manager: Any, names: list[str], *, paper: bool = True) -> dict[str, Any]:
+    """``manager.load(names)``, a dataset or metric that cannot load becoming one line (its
+    first line as the reason): :func:`hub_error` for this suite's (``paper``), else one naming
+    the tasks (a stock lm-eval task offline: it was a traceback after lm-eval's retries);
+    this suite's offline tasks' own errors stay theirs."""
+    if paper and runs_offline(names):
         return manager.load(names)
     try:
         return manager.load(names)
     except OSError as exc:  # network, offline mode, missing dataset (ConnectionError is one)
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-        raise hub_error(f"loading failed: {first}") from None
+        if paper:
+            raise hub_error(f"loading failed: {first}") from None
+        raise UserError(
+            f"the data of task(s) {', '.join(names)} could not be loaded ({first}): lm-eval's "
+            "stock tasks read theirs from the Hugging Face hub or its local datasets cache; "
+            f"--suite {OFFLINE_SUITE} is the offline suite"
+        ) from None
 
 
 def member_of(group_map: Mapping[str, Sequence[str]], names: Iterable[str]) -> dict[str, str]:

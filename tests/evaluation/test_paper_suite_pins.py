@@ -220,6 +220,28 @@ def test_only_an_os_error_of_loading_is_a_hub_error() -> None:
         paper_suite.load_tasks(SimpleNamespace(load=broken), ["drop"])
 
 
+def test_a_stock_tasks_load_error_outside_the_suite_names_the_tasks() -> None:
+    """A run of stock tasks outside this suite that cannot load their data (offline) ends in one
+    line naming them, where lm-eval's error was a traceback; other errors propagate."""
+
+    def load(names):
+        raise ConnectionError("Couldn't reach 'EleutherAI/lambada_openai' on the Hub\nmore")
+
+    with pytest.raises(UserError) as err:
+        paper_suite.load_tasks(SimpleNamespace(load=load), ["lambada_openai"], paper=False)
+    assert str(err.value) == (
+        "the data of task(s) lambada_openai could not be loaded (Couldn't reach "
+        "'EleutherAI/lambada_openai' on the Hub): lm-eval's stock tasks read theirs from the "
+        "Hugging Face hub or its local datasets cache; --suite short is the offline suite"
+    )
+
+    def broken(names):
+        raise KeyError("x")
+
+    with pytest.raises(KeyError):
+        paper_suite.load_tasks(SimpleNamespace(load=broken), ["longred_piqa"], paper=False)
+
+
 # --- an offline run -------------------------------------------------------------------------------
 
 

@@ -1,6 +1,7 @@
 """Whether this machine can compute a table's units before any of them runs: those that
 evaluate or train on CUDA need a GPU here, and ``paper_short`` evaluations the hub (and, for its
-code tasks, the user's leave); each refused in one line naming what is missing."""
+code tasks, the user's leave), and training units their own startup checks pass
+(:mod:`longred_bench.reproduce.startup`); each refused in one line naming what is missing."""
 
 from __future__ import annotations
 
@@ -46,6 +47,24 @@ def check_can_run(
         check_units(pending_tasks(paper), f"profile {profile.name}")
 
 
+def check_startup(profile: Profile, steps: list[Step], table: str) -> None:
+    """Refuse a run before any unit is computed where a training unit of ``steps`` (those it
+    would compute) would stop at startup: it stopped there after every unit before it, hours
+    on a GPU, with no word of which unit or where to change it. ``table``: what the call names
+    (a table or ``all``)."""
+    from longred_bench.reproduce.cluster import profile_arg
+    from longred_bench.reproduce.startup import startup_errors
+
+    errors = startup_errors(profile, steps)
+    if errors:
+        label, error = errors[0]
+        raise UserError(
+            f"{len(errors)} training unit(s) of {table} would stop at startup, so nothing is "
+            f"run (e.g. {label}: {error}); change the profile {profile_arg(profile)} "
+            "(training.<recipe> or runs.overrides), then run again"
+        )
+
+
 def paper_short_steps(steps: list[Step]) -> list[Step]:
     """The ``paper_short`` evaluation units among ``steps``."""
     return [s for s in steps if s.unit.config.get("suite") == PAPER_SHORT]
@@ -72,5 +91,6 @@ def _check_cuda(profile: Profile, table: str) -> None:
         raise UserError(
             f"profile {profile.name} runs on CUDA GPUs and none is visible here: "
             f"`longred-bench reproduce {table} --profile {profile_arg(profile)} --dry-run` "
-            "prints its plan"
+            "prints its plan; to run it on this machine's CPU, a profile file that extends it "
+            "sets hardware.device: cpu and evaluation.device: cpu"
         )

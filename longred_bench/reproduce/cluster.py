@@ -447,14 +447,13 @@ def _refuse_unstartable(ctx: Context, units: list[dict[str, Any]]) -> None:
     each job would wait for its node and fail, and ``afterok`` would cancel every level after
     it. Checked where the dry run checks (:func:`~.costs.reads_training_code`)."""
     from longred_bench.reproduce.costs import reads_training_code
-    from longred_bench.reproduce.startup import startup_error
+    from longred_bench.reproduce.startup import startup_errors
 
     if not reads_training_code(ctx.profile):
         return
     todo = {u["folder"] for u in units if u["kind"] == "train" and not u["cached"]}
     steps = {s.key: s for s in get_spec(ctx.table).steps(ctx) if s.key in todo}
-    errors = [(s.label, e) for s in steps.values()
-              if (e := startup_error(s.unit.config, ctx.profile))]  # fmt: skip
+    errors = startup_errors(ctx.profile, list(steps.values()))
     if errors:
         label, error = errors[0]
         raise UserError(f"{len(errors)} training unit(s) of "

@@ -24,7 +24,13 @@ from longred_bench.jobs.run_steps import run_steps_record
 from longred_bench.jobs.units import CachedUnit
 from longred_bench.models.choice import choose_model
 from longred_bench.profiles.schema import Profile
-from longred_bench.reproduce.can_run import check_can_run, needed, paper_short_steps, pending_tasks
+from longred_bench.reproduce.can_run import (
+    check_can_run,
+    check_startup,
+    needed,
+    paper_short_steps,
+    pending_tasks,
+)
 from longred_bench.reproduce.model_check import (
     check_model,
     config_at_hand,
@@ -240,6 +246,8 @@ def reproduce(
     by_table = {c.table: get_spec(c.table).steps(c) for c in ctxs}
     steps = [s for table_steps in by_table.values() for s in table_steps]
     check_can_run(prof, steps, force=force, table=table)
+    if any(s.unit.kind == "train" for s in steps):  # the training code only where it trains
+        check_startup(prof, [s for s in steps if needed(s, force)], table)
     # The model and its extensions before any data is fetched where its config is at hand,
     # else once the fetch has brought it (a zoo model is a fetched source).
     at_hand = config_at_hand(prof.model.name)

@@ -1,6 +1,6 @@
 """The one-line error a training unit's run would stop with at startup, told before any model
-loads: the dry run lists such units, and ``--emit-slurm`` writes no job for a table that has
-any."""
+loads: the dry run lists such units, ``--emit-slurm`` writes no job for a table that has any,
+and a run computes nothing then (:func:`~longred_bench.reproduce.can_run.check_startup`)."""
 
 from __future__ import annotations
 
@@ -30,3 +30,10 @@ def startup_error(config: dict[str, Any], profile: Any) -> str:
     except UserError as exc:
         return str(exc)
     return ""
+
+
+def startup_errors(profile: Any, steps: list[Any]) -> list[tuple[str, str]]:
+    """``(label, error)`` of each training unit of ``steps`` (plan steps) whose run would stop
+    at startup at ``profile`` (:func:`startup_error`)."""
+    return [(s.label, e) for s in steps
+            if s.unit.kind == "train" and (e := startup_error(s.unit.config, profile))]  # fmt: skip

@@ -67,3 +67,25 @@ def test_training_on_a_gpu_profile_is_refused_up_front_without_a_gpu(monkeypatch
             check_can_run(gpu, [train()])
         check_can_run(gpu, [train(cached={"done": True})])
     check_can_run(profile("auto", "cpu"), [train()])
+
+
+def test_a_run_whose_training_unit_would_stop_at_startup_computes_nothing(
+    tmp_path, monkeypatch, capsys
+):
+    """A step's tokens that do not split into whole rows stopped the run at that training unit,
+    after every unit before it (hours on a GPU), in a line naming no unit and no profile; the
+    dry run and ``--emit-slurm`` already refused it. Now nothing is fetched or computed."""
+    from longred_bench.cli import main
+
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    profile = tmp_path / "odd.yaml"
+    profile.write_text("extends: smoke\nruns: {overrides: {tokens_per_step: 700}}\n")
+    out = tmp_path / "out"
+    assert main(["reproduce", "table3", "--profile", str(profile), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: 3 training unit(s) of table3 would stop at startup, so nothing "
+                          "is run (e.g. train control original RoPE seed 0: tokens_per_step=700 "
+                          "cannot be split into whole rows by the mix")  # fmt: skip
+    assert err.endswith(f"change the profile {profile} (training.<recipe> or runs.overrides), "
+                        "then run again")  # fmt: skip
+    assert not (tmp_path / "cache").exists() and not out.exists()

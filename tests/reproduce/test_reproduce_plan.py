@@ -140,7 +140,11 @@ def test_paper_run_without_gpu_fails_at_once(capsys):
     # one table's call points to that table's plan (it named all's)
     assert main(["reproduce", "table3", "--profile", "paper"]) != 0
     err = capsys.readouterr().err
-    assert "`longred-bench reproduce table3 --profile paper --dry-run` prints its plan" in err
+    assert (
+        "`longred-bench reproduce table3 --profile paper --dry-run` prints its plan; to run it "
+        "on this machine's CPU, a profile file that extends it sets hardware.device: cpu and "
+        "evaluation.device: cpu" in err
+    )
 
 
 def test_estimates_come_from_cached_runs_of_the_plan():

@@ -302,14 +302,18 @@ def show_profile(spec: str) -> str:
     row no table has) is a one-line error, as ``reproduce <name>`` would give, not a line of
     the listing; several such sections (a full copy from ``profiles new``), every one of them
     in that line. A training value no run of a table can take (``steps: -1``) is a one-line
-    error naming the run and the keys that set it, as ``reproduce`` gives before any work."""
+    error naming the run and the keys that set it, as ``reproduce`` gives before any work; so is
+    a local model whose config has another window or depth than the profile states, or that an
+    extension of a table does not apply to, as a dry run gives."""
     import dataclasses
 
     import yaml
 
     from longred_bench.reproduce.grid import trained_rows
+    from longred_bench.reproduce.model_check import check_model, extensions_of, local_model
 
     prof = checked_profile(spec)
+    steps: dict[str, list[Any]] = {}
     own = (read_mapping(Path(prof.source)).get("tables") or {}) if prof.source else {}
     data = to_dict(prof)
     tables: dict[str, Any] = {}
@@ -323,6 +327,8 @@ def show_profile(spec: str) -> str:
                 grid = table.grid(ctx)
             settings = ctx.settings
             tables[name] = to_dict(settings) if dataclasses.fields(settings) else {}
+            if local_model(prof.model.name):  # the extensions its units apply, checked below
+                steps[name] = table.steps(ctx)
         except UserError as exc:
             if isinstance(own, dict) and own.get(name):
                 refused.append(exc)  # each one the file sets, in one line (a full copy: many)
@@ -334,6 +340,8 @@ def show_profile(spec: str) -> str:
     if refused:
         raise UserError(f"{len(refused)} tables the file sets cannot run: "
                         + "; ".join(str(e) for e in refused))  # fmt: skip
+    if steps:  # a local model's window, depth and extensions, read from its config, as
+        check_model(prof, None, extensions_of(steps))  # a dry run checks them
     data["tables"] = tables
     head = f"# profile {prof.name}, from {prof.source}, resolved (every key, defaults filled)\n"
     return head + yaml.safe_dump(data, sort_keys=False, width=100)

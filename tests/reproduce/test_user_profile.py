@@ -147,15 +147,11 @@ def test_an_extension_the_model_cannot_take_is_refused_before_any_unit(
     assert not (tmp_path / "jobs").exists()
 
 
-@pytest.mark.parametrize("plan", ["--dry-run", "--list-units"])
-def test_the_plan_of_a_local_model_checks_its_window_and_extensions(tmp_path, monkeypatch,
-                                                                    capsys, plan):  # fmt: skip
-    """A local model's config is read by the dry-run and by ``--list-units`` (which listed the
-    units, and their estimates for the stated shape, with exit 0): a window it does not have,
-    or an extension it cannot take, is refused in one line before anything is printed."""
+def _config_only_model(tmp_path: Path, theta: float = 1e5) -> Path:
+    """A local model folder holding only its config: 4 layers, a 256-token window, RoPE base
+    ``theta``."""
     import json
 
-    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
     folder = tmp_path / "my model"
     folder.mkdir()
     config = {
@@ -166,9 +162,20 @@ def test_the_plan_of_a_local_model_checks_its_window_and_extensions(tmp_path, mo
         "num_attention_heads": 4,
         "intermediate_size": 128,
         "vocab_size": 300,
-        "rope_parameters": {"rope_type": "default", "rope_theta": 1e5},
+        "rope_parameters": {"rope_type": "default", "rope_theta": theta},
     }
     (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+@pytest.mark.parametrize("plan", ["--dry-run", "--list-units"])
+def test_the_plan_of_a_local_model_checks_its_window_and_extensions(tmp_path, monkeypatch,
+                                                                    capsys, plan):  # fmt: skip
+    """A local model's config is read by the dry-run and by ``--list-units`` (which listed the
+    units, and their estimates for the stated shape, with exit 0): a window it does not have,
+    or an extension it cannot take, is refused in one line before anything is printed."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    folder = _config_only_model(tmp_path)
     profile = tmp_path / "mine.yaml"
     base = f"extends: smoke\nmodel: {{name: '{folder}', window: 256, layers: 4}}\n"
     profile.write_text(base + "runs: {extensions: ['abf:theta=1e5', 'pi:factor=4']}\n")
@@ -183,6 +190,30 @@ def test_the_plan_of_a_local_model_checks_its_window_and_extensions(tmp_path, mo
     profile.write_text(base + "runs: {extensions: ['abf:theta=1e6', 'pi:factor=4']}\n")
     assert main(["reproduce", "table3", "--profile", str(profile), plan]) == 0
     assert ("table3: " if plan == "--dry-run" else '"id": ') in capsys.readouterr().out
+
+
+def test_profiles_show_checks_a_local_models_window_depth_and_extensions(
+    tmp_path, monkeypatch, capsys
+):
+    """``profiles show FILE`` (which, the copy's header says, checks it) passed a local model's
+    wrong depth, window or extension with exit 0 that a dry run refuses; it refuses them in
+    the same line now, and shows the profile where they hold."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    folder = _config_only_model(tmp_path, theta=1e4)  # below every extension of smoke's
+    profile = tmp_path / "mine.yaml"
+    base = f"extends: smoke\nmodel: {{name: '{folder}', window: 256, layers: 4}}\n"
+    for body, said in (
+        (base.replace("layers: 4", "layers: 3"), f"model.layers is 3, but {folder} has 4"),
+        (base.replace("window: 256", "window: 512"), "model.window is 512, but "),
+        (base + "runs: {extensions: ['abf:theta=1e3']}\n", "extension abf:theta=1e3 (table3, "),
+    ):
+        profile.write_text(body)
+        assert main(["profiles", "show", str(profile)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: profile {profile}: {said}") and err.count("\n") == 1, err
+    profile.write_text(base)
+    assert main(["profiles", "show", str(profile)]) == 0
+    assert f"name: {folder}" in capsys.readouterr().out
 
 
 def test_a_paper_short_profile_is_checked_before_any_unit_runs(tmp_path, monkeypatch, capsys):

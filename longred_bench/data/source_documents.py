@@ -123,7 +123,8 @@ def _check_fallback_allowed(spec: str, source: Source, exc: Exception) -> None:
         return
     raise UserError(
         f"data source {spec!r}: {exc}, and this job was planned to read the hub's rows "
-        f"({hub_corpora.NO_FALLBACK} is set by --emit-slurm): run it where the hub answers, or "
+        f"({hub_corpora.NO_FALLBACK} is set, as --emit-slurm sets it in jobs planned where the "
+        "hub answered): run it where the hub answers, or "
         f"emit the jobs again with HF_DATASETS_OFFLINE=1 to train every unit on the fallback "
         f"{source.fallback_spec!r}"
     )

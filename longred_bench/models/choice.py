@@ -37,8 +37,9 @@ def chosen_model(name: str, fallback: str) -> str:
     if os.environ.get(NO_FALLBACK, "").strip() not in ("", "0"):
         raise UserError(
             f"model {name} is not available here ({why}), and this job was planned with it "
-            f"({NO_FALLBACK} is set by --emit-slurm): run it where the hub answers, or emit the "
-            f"jobs again from a machine without the hub to run the fallback {fallback}"
+            f"({NO_FALLBACK} is set, as --emit-slurm sets it in jobs planned where the hub "
+            "answered): run it where the hub answers, or emit the jobs again from a machine "
+            f"without the hub to run the fallback {fallback}"
         )
     warn(
         f"model {name} is not used ({why}); its offline fallback {fallback} runs instead "

@@ -27,7 +27,7 @@ from typing import Any
 
 from longred_bench.cache import ENV_VAR, cache_dir
 from longred_bench.data.hub_corpora import DATA_FALLBACK, NO_FALLBACK
-from longred_bench.errors import UserError
+from longred_bench.errors import UserError, meant_note
 from longred_bench.evaluation import paper_suite
 from longred_bench.profiles.schema import Profile
 from longred_bench.reproduce.registry import get_spec
@@ -136,8 +136,9 @@ def unit_step(ctx: Context, uid: str) -> tuple[Step, list[Step]]:
     by_id = {unit_id(s): s for s in steps}
     if uid not in by_id:
         near = [i for i in by_id if uid.split("_")[0] in i][:3] or list(by_id)[:3]
-        raise UserError(f"{ctx.table} has no unit {uid!r} at profile {ctx.profile.name}; "
-                        f"`--list-units` lists them (e.g. {', '.join(near)})")  # fmt: skip
+        raise UserError(f"{ctx.table} has no unit {uid!r} at profile {ctx.profile.name}"
+                        f"{meant_note(uid, by_id)}; `--list-units` lists them (e.g. "
+                        f"{', '.join(near)})")  # fmt: skip
     return by_id[uid], steps
 
 

@@ -64,7 +64,12 @@ def test_a_unit_whose_units_are_missing_is_refused(tmp_path, monkeypatch, capsys
     assert "waits for train_merge_abf:theta=1e5_seed_0: compute those first" in (
         capsys.readouterr().err)  # fmt: skip
     assert main([*argv, "no-such-unit"]) == 2
-    assert "table7 has no unit 'no-such-unit'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "table7 has no unit 'no-such-unit' at profile smoke; `--list-units`" in err
+    assert main([*argv, "eval_merge_abf:theta=1e5_seed_0_rulr"]) == 2  # a typo: the one meant
+    assert ("has no unit 'eval_merge_abf:theta=1e5_seed_0_rulr' at profile smoke (did you mean "
+            "eval_merge_abf:theta=1e5_seed_0_ruler?); `--list-units` lists them") in (
+        capsys.readouterr().err)  # fmt: skip
 
 
 def test_emit_slurm_writes_an_array_per_level_and_the_report_job(tmp_path, monkeypatch, capsys):

@@ -1,7 +1,8 @@
 """LongRecipe's verdicts at the edges the rule tests leave open: (R1) without paired RULER
 samples, the paper's gain taken at the setting of the smaller relative (not absolute) gain,
 (R2)/(R3) without baselines or with a refuting baseline first, and (R4)'s spread of one run of
-two steps, its message without timings and its bound of 0.175."""
+two steps, its message without timings and its bound of 0.175; the evidence of each, naming
+every row's own value and the runs and steps timed."""
 
 from __future__ import annotations
 
@@ -101,3 +102,26 @@ def test_compute_is_judged_against_0_175(ratio: float, label: str) -> None:
     0.19 (entirely above) not reproduced."""
     v = verdict_compute(_timed(1.0, seed=1), _timed(1.0), ratio, "s")
     assert v.label == label and "entirely below 0.175" in v.rule
+
+
+def test_matching_full_length_evidence_names_each_rows_ruler() -> None:
+    """(R1) says LongReD's RULER, then CPT's; where the premise fails, the premise's evidence."""
+    zero, cpt = _seeds("zero-shot", 50, 2), _seeds("cpt", 50, 30)
+    v = verdict_matches_full_length(_seeds("longrecipe", 50, 29), cpt, zero, "s")
+    assert "RULER `longrecipe` 29.00 (mean of 3 seeds) - `cpt` 30.00: " in v.ours
+    flat = verdict_matches_full_length(_seeds("longrecipe", 50, 3), zero, zero, "s")
+    assert flat.ours.startswith("premise (e): ") and "Nothing learned to match." in flat.ours
+
+
+def test_beating_evidence_names_the_rows_value_then_the_baselines() -> None:
+    """(R2) says LongRecipe's RULER, then PoSE's."""
+    v = verdict_beats(_seeds("longrecipe", 53, 30), {"pose": _seeds("pose", 50, 5)}, "s", "ruler")
+    assert v.ours.startswith("RULER `longrecipe` 30.00 vs `pose` 5.00: ")
+
+
+def test_compute_evidence_counts_the_runs_and_steps_timed() -> None:
+    """(R4) says each row's runs, their steps, and how many were timed as a total only."""
+    cpt = [*_timed(1.0, runs=2), RunSteps([64.0], [64000.0])]
+    v = verdict_compute(_timed(1.0, seed=1), cpt, 0.15, "s")
+    assert "`longrecipe` 3 run(s), 192 step(s) (per-step timings), " in v.ours
+    assert "`cpt` 3 run(s), 129 step(s) (1 of them timed as a total only)" in v.ours

@@ -78,7 +78,8 @@ def check_tokenizer_files(spec: str, folder: Path) -> None:
     tokenizer and of installing sentencepiece, not of the missing files."""
     if not any((folder / f).is_file() for f in TOKENIZER_FILES):
         named = ", ".join(TOKENIZER_FILES[:3])
-        raise UserError(f"model {spec!r}: {folder} holds no tokenizer files ({named}, ...): "
+        holder = "its folder" if Path(spec).expanduser() == folder else str(folder)
+        raise UserError(f"model {spec!r}: {holder} holds no tokenizer files ({named}, ...): "
                         "save the model's tokenizer there (tokenizer.save_pretrained(folder)), "
                         "or give the folder it was saved with")  # fmt: skip
 

@@ -68,8 +68,9 @@ def check_model(profile: Profile, fallback_for: str | None = None,
         config = planning_config(m.name)
         if files:
             check_files(m.name)
-    except UserError as exc:
-        raise UserError(f"profile {where}: {key} {m.name!r}: {exc}") from None
+    except UserError as exc:  # the model named once
+        text = str(exc).removeprefix(f"model {m.name!r}: ")
+        raise UserError(f"profile {where}: {key} {m.name!r}: {text}") from None
     window = int(getattr(config, "max_position_embeddings", 0))
     layers = int(getattr(config, "num_hidden_layers", 0))
     if fallback_for is not None and (window, layers) != (m.window, m.layers or layers):

@@ -6,6 +6,7 @@ alone and still plans it."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -34,7 +35,10 @@ def _profile(tmp_path, monkeypatch, *, weights: bool, tokenizer: bool):
 
 @pytest.mark.parametrize(
     ("weights", "tokenizer", "said"),
-    [(True, False, "holds no tokenizer files"), (False, True, "a config.json but no weights")],
+    [
+        (True, False, "': its folder holds no tokenizer files ("),
+        (False, True, "a config.json but no weights"),
+    ],
 )
 def test_a_model_folder_that_cannot_load_is_refused_before_any_unit(
     tmp_path, monkeypatch, capsys, weights, tokenizer, said
@@ -48,6 +52,8 @@ def test_a_model_folder_that_cannot_load_is_refused_before_any_unit(
         err = capsys.readouterr().err
         assert err.startswith(f"error: profile {path}: model.name '{tmp_path / 'm'}': "), err
         assert said in err and len(err.strip().splitlines()) == 1, err
+        named = re.findall(re.escape(str(tmp_path / "m")) + r"(?!ine\.yaml)", err)
+        assert len(named) == 1, err  # the model named once, not three times
     assert not (tmp_path / "jobs").exists()
     assert not (tmp_path / "cache" / "runs").exists() or not any(
         p.name.startswith(("table3-", "train-")) for p in (tmp_path / "cache" / "runs").iterdir()

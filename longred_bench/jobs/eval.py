@@ -47,7 +47,11 @@ def eval_command(
     if stamp is not None and _recorded_weights(out) not in (None, stamp):
         print(f"[eval] the files of {cfg.model} changed since {out / 'eval.jsonl'} was written: "
               "evaluated again, its results are replaced", flush=True)  # fmt: skip
-    if saved:
+    if saved and (out / "eval.jsonl").is_file():  # a finished run of it (another is refused)
+        print(f"[eval] {out} holds this evaluation's results: its {saved} saved model "
+              f"response(s) (under {out / REQUESTS}) are reused and the results written again",
+              flush=True)  # fmt: skip
+    elif saved:
         print(f"[eval] resuming: {saved} model response(s) saved under {out / REQUESTS}; those "
               "this run asks again are reused, only the rest is computed", flush=True)  # fmt: skip
 

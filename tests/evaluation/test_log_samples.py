@@ -156,11 +156,11 @@ def test_ruler_samples_resume_and_agree_with_the_scores(
     before = _tidy(out)
     for task in tasks:  # a length's record counts its own documents (it counted all lengths')
         assert [before[(task, "score", n)]["n_samples"] for n in (None, 512, 1024)] == [4, 2, 2]
-    # Run again with the flag: every response comes from the request cache (a resumed run),
-    # and every task's documents are still logged.
+    # Run again with the flag: every response comes from the request cache (the finished
+    # run's), and every task's documents are still logged.
     assert cli.main([*argv, "--log-samples"]) == 0
     printed = capsys.readouterr().out
-    assert "resuming" in printed
+    assert f"[eval] {out} holds this evaluation's results: its " in printed
     assert {k: r["value"] for k, r in _tidy(out).items()} == {
         k: r["value"] for k, r in before.items()
     }

@@ -114,19 +114,27 @@ def _step_of(checkpoint: Path, out: Path) -> str:
 
 def _training_now() -> str:
     """``the training run in progress kept checkpoint ... (step N of M ...), which the
-    command resumes; `` where this process was training a unit that saved one, else ``""``."""
+    command resumes; `` where this process was training a unit that saved one, and ``... had
+    written no checkpoint yet: ...; `` for one that had not; else ``""``."""
     from longred_bench.jobs.in_progress import TRAINING_NOW, kept_checkpoint
 
     kept = [(run, latest) for run in TRAINING_NOW if (latest := kept_checkpoint(run))]
-    if not kept:
-        return ""
+    fresh = [str(run) for run in TRAINING_NOW if not kept_checkpoint(run)
+             and not (run / "final" / "config.json").is_file()]  # fmt: skip
+    text = ""
     if len(kept) == 1:
         ((run, latest),) = kept
-        return (f"the training run in progress kept checkpoint {latest} "
+        text = (f"the training run in progress kept checkpoint {latest} "
                 f"({_step_of(latest, run)}), which the command resumes from; ")  # fmt: skip
-    each = "; ".join(f"{latest} ({_step_of(latest, run)})" for run, latest in kept)
-    return (f"the training runs in progress kept checkpoints {each}, which the command "
-            "resumes from; ")  # fmt: skip
+    elif kept:
+        each = "; ".join(f"{latest} ({_step_of(latest, run)})" for run, latest in kept)
+        text = (f"the training runs in progress kept checkpoints {each}, which the command "
+                "resumes from; ")  # fmt: skip
+    if fresh:  # said, where the rerun trained it from its first step without a word
+        runs, it = ("the training run", "it") if len(fresh) == 1 else ("the training runs", "them")
+        text += (f"{runs} in progress in {', '.join(fresh)} had written no checkpoint yet: "
+                 f"the command trains {it} again from the first step; ")  # fmt: skip
+    return text
 
 
 def _unit_now(forced: bool = False) -> str:

@@ -133,12 +133,22 @@ def test_every_training_run_in_progress_names_its_checkpoint(
     assert interrupted_line(args).startswith(
         f"interrupted: the training runs in progress kept checkpoints {kept[0]} (step 2; the "
         f"steps after it train again); {kept[1]} (step 4; the steps after it train again), "
-        "which the command resumes from; every finished unit is kept"
+        f"which the command resumes from; the training run in progress in {runs[2]} had "
+        "written no checkpoint yet: the command trains it again from the first step; every "
+        "finished unit is kept"
     )
     monkeypatch.setattr(in_progress, "TRAINING_NOW", [runs[2], runs[1]])
     assert interrupted_line(args).startswith(
         f"interrupted: the training run in progress kept checkpoint {kept[1]} (step 4; "
     )
+    monkeypatch.setattr(in_progress, "TRAINING_NOW", [runs[2]])  # said: it was silent
+    assert interrupted_line(args).startswith(
+        f"interrupted: the training run in progress in {runs[2]} had written no checkpoint "
+        "yet: the command trains it again from the first step; every finished unit is kept"
+    )
+    (runs[2] / "final").mkdir()
+    (runs[2] / "final" / "config.json").write_text("{}")  # finished: nothing trains again
+    assert interrupted_line(args).startswith("interrupted: every finished unit is kept")
 
 
 def test_a_run_that_finished_is_no_longer_named_as_in_progress(

@@ -237,18 +237,21 @@ def shadowed_keys(ctx: Context, recipes: set[str] | None = None) -> list[str]:
     where = {k: f"runs.overrides.{k}" for k in prof.runs.overrides}
     where.update({k: f"tables.{ctx.table}.overrides.{k}" for k in table})
     over = {**prof.runs.overrides, **table}
-    notes = []
+    shadowed: dict[str, list[str]] = {}  # key: each recipe section it replaces, in one note
     for recipe, keys in sorted(prof.training.items()):
         if recipes is not None and recipe not in recipes:
             continue
         for key, value in (keys or {}).items():
-            shadowed = key in over and over[key] is not None and over[key] != value
-            if shadowed and (recipe, key) in mine:
-                cap = (" (a run beyond the original window trains at most its extension's "
-                       "window)" if key == "long_len" else "")  # fmt: skip
-                notes.append(f"{key}: the table's runs take `{where[key]}` ({over[key]}){cap}, "
-                             f"not `training.{recipe}.{key}` ({value}); set `{where[key]}: null` "
-                             f"to let each recipe's section decide")  # fmt: skip
+            replaced = key in over and over[key] is not None and over[key] != value
+            if replaced and (recipe, key) in mine:
+                shadowed.setdefault(key, []).append(f"`training.{recipe}.{key}` ({value})")
+    notes = []
+    for key, sections in shadowed.items():
+        cap = (" (a run beyond the original window trains at most its extension's window)"
+               if key == "long_len" else "")  # fmt: skip
+        notes.append(f"{key}: the table's runs take `{where[key]}` ({over[key]}){cap}, not "
+                     f"{', '.join(sections)}; set `{where[key]}: null` to let each recipe's "
+                     "section decide")  # fmt: skip
     return notes
 
 

@@ -35,6 +35,13 @@ def test_a_training_key_an_override_replaces_is_named(tmp_path, monkeypatch, cap
     assert ("steps: the table's runs take `runs.overrides.steps` (2), not `training.cpt.steps` "
             "(10); set `runs.overrides.steps: null`") in out  # fmt: skip
     assert out.count("the table's runs take") == 1  # not pose's: Table 3 trains no pose run
+    mine.write_text("extends: smoke\ntraining: {cpt: {steps: 10}, longred: {steps: 7}}\n")
+    out = _dry(capsys, mine)  # one note a key, naming every section it replaces (was one each)
+    assert (
+        "steps: the table's runs take `runs.overrides.steps` (2), not `training.cpt.steps` "
+        "(10), `training.longred.steps` (7); set `runs.overrides.steps: null`"
+    ) in out
+    assert out.count("the table's runs take") == 1
     mine.write_text("extends: smoke\ntraining: {cpt: {steps: 10}}\n")
     assert "the table's runs take" not in _dry(capsys, "smoke")
     # null gives the inherited override up: each recipe's own steps, the file's 10 for cpt

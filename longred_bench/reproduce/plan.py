@@ -255,6 +255,29 @@ def shadowed_keys(ctx: Context, recipes: set[str] | None = None) -> list[str]:
     return notes
 
 
+def evaluation_notes(ctx: Context) -> list[str]:
+    """``tables.fig2.evaluation.short.limit (40), not evaluation.short.limit (5)``: each key of
+    table ``ctx``'s own ``evaluation`` section whose value differs from the profile's (a file's
+    ``evaluation.short.limit`` was taken by every table but one, without a word)."""
+    from longred_bench.profiles.schema import to_dict
+
+    own = getattr(ctx.settings, "evaluation", None)
+    notes: list[str] = []
+
+    def walk(mine: Any, theirs: Any, path: str) -> None:
+        if isinstance(mine, dict):
+            for key, value in mine.items():
+                there = theirs.get(key) if isinstance(theirs, dict) else None
+                walk(value, there, f"{path}.{key}")
+        elif mine != theirs and not (isinstance(mine, list) and list(theirs or ()) == mine):
+            said = "unset" if theirs is None else theirs
+            notes.append(f"`tables.{ctx.table}.{path}` ({mine}), not `{path}` ({said})")
+
+    if isinstance(own, dict):
+        walk(own, to_dict(ctx.profile.evaluation), "evaluation")
+    return notes
+
+
 def user_training_keys(prof: Any) -> set[tuple[str, str]]:
     """The ``(recipe, key)`` pairs the ``training:`` sections of the profile's own files set:
     its file and the files it extends up to the first built-in profile (whose sections and
@@ -311,6 +334,8 @@ def plan_text(ctxs: list[Context], jobs: int) -> str:
                          "; set the table's own to change it")  # fmt: skip
         trained = {u.recipe for u in planned[ctx.table] if u.kind == "train"}
         lines += [f"  {note}" for note in shadowed_keys(ctx, trained)]
+        if moved := evaluation_notes(ctx):
+            lines.append(f"  evaluation: {'; '.join(moved)}; set the table's own to change it")
         own_seeds = getattr(ctx.settings, "seeds", None)
         if own_seeds is not None and own_seeds != ctx.profile.runs.seeds:
             lines.append(f"  seeds: `tables.{ctx.table}.seeds` ({own_seeds}), not `runs.seeds` "

@@ -223,3 +223,22 @@ def test_tiny_base_s_stated_shape_is_checked_by_a_plan_without_torch(tmp_path, p
                               env={**os.environ, "LONGRED_CACHE": str(tmp_path / "c")})  # fmt: skip
         assert json.loads(done.stdout.splitlines()[-1]) == [2, False], done.stderr
         assert done.stderr.strip().endswith(said), done.stderr
+
+
+def test_a_tables_own_evaluation_keys_are_named_beside_the_profiles(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """A file's ``evaluation.short.limit`` was taken by every table but one whose own section
+    kept another (``smol``'s Figure 2 keeps 40), without a word."""
+    monkeypatch.setenv("LONGRED_CACHE", str(tmp_path / "cache"))
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("extends: smoke\nevaluation: {short: {limit: 5}}\n"
+                    "tables: {fig2: {evaluation: {short: {limit: 40}}}}\n")  # fmt: skip
+    assert main(["reproduce", "fig2", "--profile", str(mine), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert ("  evaluation: `tables.fig2.evaluation.short.limit` (40), not "
+            "`evaluation.short.limit` (5); set the table's own to change it") in out  # fmt: skip
+    mine.write_text("extends: smoke\nevaluation: {short: {limit: 5}}\n"
+                    "tables: {fig2: {evaluation: {short: {limit: 5}}}}\n")  # fmt: skip
+    assert main(["reproduce", "fig2", "--profile", str(mine), "--dry-run"]) == 0
+    assert "evaluation.short.limit" not in capsys.readouterr().out  # the same value: no note

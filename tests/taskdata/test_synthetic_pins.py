@@ -143,6 +143,20 @@ def test_cwe_entries_are_shuffled_together(stand_in_vocabulary) -> None:
     assert adjacent < 10, adjacent
 
 
+def test_cwe_units_add_up_to_what_the_list_grows_by(monkeypatch) -> None:
+    """With one line per uncommon word, the units the sizing counts are the text the list
+    grows by, line numbers included (from the number after the common entries on, past 99),
+    so one byte per token sizes it exactly."""
+    words = tuple("abcdefg"[: 1 + i % 7] + str(i) for i in range(2000))
+    monkeypatch.setattr(haystack, "vocabulary", lambda corpus: words)
+    draft = next(build_cwe(random.Random(2), 512, "brown"))
+    assert draft.render(0).metadata["freq_ucw"] == 1
+    empty = len(draft.render(0).prompt)
+    for n in (1, 59, 60, 61, draft.upper):
+        grown = len(draft.render(n).prompt) - empty
+        assert sum(map(len, draft.units[:n])) == grown, n
+
+
 def test_cwe_units_index_from_the_end_and_slice_empty() -> None:
     """A negative index reads from the end and an empty slice is empty (nothing drawn)."""
     vocab = [f"word{i}" for i in range(40)]

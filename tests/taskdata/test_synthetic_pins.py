@@ -211,6 +211,16 @@ def test_the_fwe_words_follow_zipfs_law_with_exponent_two() -> None:
     assert 0 < counts["...."] / len(words) < 0.01
 
 
+def test_fwe_units_are_the_coded_words_each_after_a_space() -> None:
+    """The units the sizing counts are what the coded text grows by: each word with a space
+    before it (the first word's space is already in the prompt)."""
+    (draft,) = build_fwe(random.Random(4), 512)
+    empty = len(draft.render(0).prompt)
+    for n in (1, 50, 512):
+        grown = len(draft.render(n).prompt) - empty
+        assert sum(map(len, draft.units[:n])) == grown + 1, n
+
+
 @pytest.mark.parametrize(
     ("counts", "accepted"),
     [

@@ -101,3 +101,29 @@ def test_no_accepted_rendering_is_a_misfit_even_where_the_empty_one_fits() -> No
     """Where every size is rejected, the empty haystack included, the sample is refused."""
     with pytest.raises(Misfit, match="no unambiguous sample fits in 30 tokens"):
         fit(_draft(lambda n: False), byte_tokenizer(), 30, "all", task="fwe")
+
+
+def _unit_draft(rendered_units: list[str]) -> Draft:
+    """A prompt of ``rendered_units[:n]`` after ``Q:``, sized by units that each claim three
+    bytes."""
+
+    def render(n: int) -> Rendered:
+        return Rendered("Q:" + "".join(rendered_units[:n]) + " A:", ("x",))
+
+    return Draft(render=render, upper=len(rendered_units), units=[" ab"] * len(rendered_units))
+
+
+@pytest.mark.parametrize("every", [0, 5], ids=["exact", "understated"])
+def test_unit_sizing_takes_the_largest_size_that_fits(every: int) -> None:
+    """Where the units' counts add up (or understate every fifth unit, as merges would), the
+    fill is the largest size that fits: a fill of exactly the length is kept, a guess that
+    overflows is corrected down to the largest fitting size, and all units fit where there is
+    room."""
+    tok = byte_tokenizer()
+    rendered = [" abcdefghij" if every and i % every == 0 else " ab" for i in range(400)]
+    draft = _unit_draft(rendered)
+    totals = [len("Q:" + "".join(rendered[:n]) + " A:") + 2 for n in range(401)]
+    for length in [*range(9, 130), 1207, 1210, 1500, 4000]:
+        n, _, tokens = fit(draft, tok, length, "all")
+        best = max(k for k, t in enumerate(totals) if t <= length)
+        assert (n, tokens) == (best, totals[best]), length

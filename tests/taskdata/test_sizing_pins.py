@@ -14,6 +14,7 @@ from longred_bench.taskdata.ruler.sizing import (
     answer_tokens,
     count_many,
     fit,
+    unit_counts,
 )
 
 
@@ -59,6 +60,14 @@ def test_a_tokenizer_counted_text_by_text_adds_its_special_tokens_only_when_aske
     ``special``."""
     assert count_many(tokenizer, ["a b", "c"]) == [2, 1]
     assert count_many(tokenizer, ["a b", "c"], special=True) == [3, 2]
+
+
+def test_unit_counts_mix_remembered_and_new_texts() -> None:
+    """A batch of unit texts some of which were counted before gives every text its own count,
+    the remembered ones included."""
+    tok = byte_tokenizer()
+    assert unit_counts(tok, [" one", " three"]) == [4, 6]
+    assert unit_counts(tok, [" three", " fifteen", " one"]) == [6, 8, 4]
 
 
 def test_the_answer_is_counted_without_special_tokens_and_may_be_empty() -> None:

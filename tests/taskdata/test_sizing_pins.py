@@ -10,6 +10,7 @@ from longred_bench.models.zoo import byte_tokenizer
 from longred_bench.taskdata.ruler.sizing import (
     Draft,
     Misfit,
+    PrefixCounts,
     Rendered,
     answer_tokens,
     count_many,
@@ -68,6 +69,12 @@ def test_unit_counts_mix_remembered_and_new_texts() -> None:
     tok = byte_tokenizer()
     assert unit_counts(tok, [" one", " three"]) == [4, 6]
     assert unit_counts(tok, [" three", " fifteen", " one"]) == [6, 8, 4]
+
+
+def test_a_units_count_is_read_before_any_budget_is_asked() -> None:
+    """Prefix counts give any unit's tokens on a fresh start, counting as far as it."""
+    counts = PrefixCounts(byte_tokenizer(), [" a", " bb", " ccc"], 3)
+    assert [counts.unit(0), counts.unit(2), counts.unit(1)] == [2, 4, 3]
 
 
 def test_the_answer_is_counted_without_special_tokens_and_may_be_empty() -> None:

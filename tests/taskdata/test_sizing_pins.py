@@ -1,6 +1,7 @@
 """How the RULER sizing counts and searches, on toy tokenizers and drafts (no corpora): the
-special tokens of tokenizers counted one text at a time, the tokens of an answer, and the
-fill of a draft whose renderings may be rejected as ambiguous."""
+special tokens of tokenizers counted one text at a time, unit counts partly remembered or read
+before any budget, the tokens of an answer, the fill of a draft whose renderings may be
+rejected as ambiguous, and the largest fill found from unit counts."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """What RULER's variable tracking (vt), common words (cwe) and frequent words (fwe) samples hold:
 their prompts word for word, the chain's value and the depths its statements sit at, the cwe
 list's numbering, shuffle and frequencies below the smallest length, the fwe vocabulary, word
-shape, Zipf law and dots, which fwe counts are accepted as unambiguous, and how the lazily drawn
-cwe units index. No corpus is read: cwe runs on a stand-in vocabulary."""
+shape, Zipf law and dots, which fwe counts are accepted as unambiguous, how the lazily drawn
+cwe units index, and that the cwe and fwe units the sizing counts are what the prompt grows by.
+No corpus is read: cwe runs on a stand-in vocabulary."""
 
 from __future__ import annotations
 

@@ -130,14 +130,18 @@ def _unit_draft(rendered_units: list[str]) -> Draft:
     return Draft(render=render, upper=len(rendered_units), units=[" ab"] * len(rendered_units))
 
 
-@pytest.mark.parametrize("every", [0, 5], ids=["exact", "understated"])
-def test_unit_sizing_takes_the_largest_size_that_fits(every: int) -> None:
-    """Where the units' counts add up (or understate every fifth unit, as merges would), the
+@pytest.mark.parametrize(
+    ("every", "longer"),
+    [(0, ""), (5, " abcdefghij"), (3, " abcd")],
+    ids=["exact", "understated", "slightly-understated"],
+)
+def test_unit_sizing_takes_the_largest_size_that_fits(every: int, longer: str) -> None:
+    """Where the units' counts add up (or understate every few units, as merges would), the
     fill is the largest size that fits: a fill of exactly the length is kept, a guess that
-    overflows is corrected down to the largest fitting size, and all units fit where there is
-    room."""
+    overflows is corrected down to the largest fitting size, a size whose next unit by its
+    count would fill the length exactly grows by it, and all units fit where there is room."""
     tok = byte_tokenizer()
-    rendered = [" abcdefghij" if every and i % every == 0 else " ab" for i in range(400)]
+    rendered = [longer if every and i % every == 0 else " ab" for i in range(400)]
     draft = _unit_draft(rendered)
     totals = [len("Q:" + "".join(rendered[:n]) + " A:") + 2 for n in range(401)]
     for length in [*range(9, 130), 1207, 1210, 1500, 4000]:

@@ -113,3 +113,25 @@ def test_a_length_check_in_a_family_phrasing_gives_the_other_tasks_rulers(monkey
     monkeypatch.setattr(registry, "least_misfit", least)
     check_fits_all(["vt", "fwe", "niah_single_1"], byte_tokenizer(), 256, 0, phrasing="heldout")
     assert asked == [("vt", "heldout"), ("fwe", "standard"), ("niah_single_1", "heldout")]
+
+
+def test_a_task_with_no_sample_of_known_need_is_named_by_the_check(monkeypatch) -> None:
+    """A task whose first sample fits no unambiguous rendering (fwe's refusal, its need not
+    known) passed the up-front check, and the run stopped on it after the tasks before it."""
+
+    def least(task, tokenizer, seed, *, corpus="brown", phrasing="standard"):
+        raise Misfit("too long", 300 if task == "vt" else 400)
+
+    def first(task, tokenizer, length, samples, seed, *, corpus="brown", phrasing="standard"):
+        if task == "fwe":
+            raise Misfit(f"RULER task 'fwe': no unambiguous sample fits in {length} tokens")
+        raise Misfit("too long", 300)
+
+    monkeypatch.setattr(registry, "least_misfit", least)
+    monkeypatch.setattr(registry, "generate", first)
+    with pytest.raises(Misfit) as refused:
+        check_fits_all(["vt", "fwe"], byte_tokenizer(), 256, 0)
+    assert "2 task(s) need more tokens with this tokenizer (vt 300, fwe more than 256;" in str(
+        refused.value
+    )
+    assert refused.value.needed == 300

@@ -258,11 +258,12 @@ def check_fits_all(
         try:  # the run's own first sample
             generate(task, tokenizer, length, 1, seed, corpus=corpus, phrasing=own)
         except Misfit as error:
-            if error.needed > length:
-                needs[task] = error.needed
-    if needs:
+            if error.needed > length or error.needed == 0:  # 0: no sample fits, of unknown need
+                needs[task] = error.needed or length + 1  # (fwe: none unambiguous): the run
+    if needs:  # stopped on it after the tasks before it
         most = max(needs.values())
-        each = ", ".join(f"{t} {n}" for t, n in sorted(needs.items(), key=lambda kv: -kv[1]))
+        each = ", ".join(f"{t} {n if n > length + 1 else f'more than {length}'}"
+                         for t, n in sorted(needs.items(), key=lambda kv: -kv[1]))  # fmt: skip
         fits = length_holding(most)
         raise Misfit(f"RULER at length {length}: {len(needs)} task(s) need more tokens with "
                      f"this tokenizer ({each}; each its prompt with an empty haystack plus the "

@@ -467,8 +467,12 @@ def compare_command(
     """``compare``: run (or reuse) every unit, then write ``out/compare.md`` and its figures
     (``command`` is the command line quoted in the report)."""
     from longred_bench.reports import model_named
-    from longred_bench.reports.compare_report import build_compare_report
+    from longred_bench.reports.compare_report import build_compare_report, report_of_another
 
+    if (earlier := report_of_another(out, command)) is not None:
+        print(f"[compare] {out / 'compare.md'} is the report of another comparison (`{earlier}`): "
+              f"this one replaces it; that comparison's units stay under {out / 'runs'}, and "
+              "its command writes its report again from them", flush=True)  # fmt: skip
     records = run_compare(cfg, out, progress=progress, tasks_key=tasks_key,
                           seq_len_key=seq_len_key)  # fmt: skip
     labels = [label for label, _, _ in rows(cfg)]

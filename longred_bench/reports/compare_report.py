@@ -184,6 +184,38 @@ FIGURES = ("retention.png", "ruler_lengths.png", "niah.png", "drift.png")
 """The figures ``compare.md`` may show, each written beside it."""
 
 
+def _what(command: str) -> list[str]:
+    """The words of a compare command line that say what it compares (not ``--quiet``, not the
+    ``--out`` it writes to)."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command.split()
+    kept, skip = [], False
+    for word in words:
+        if skip:
+            skip = False
+        elif word == "--out":
+            skip = True
+        elif not word.startswith(("--out=", "--quiet")) and word != "-q":
+            kept.append(word)
+    return kept
+
+
+def report_of_another(out: Path, command: str) -> str | None:
+    """The command line of the ``compare.md`` in ``out`` where it is another comparison's than
+    ``command``'s (other models, suites or settings), else None."""
+    try:
+        head = (out / "compare.md").read_text(encoding="utf-8").splitlines()[:8]
+    except (OSError, UnicodeDecodeError):
+        return None
+    earlier = next((line[len("Command: `"):-1] for line in head
+                    if line.startswith("Command: `") and line.endswith("`")), None)  # fmt: skip
+    return earlier if earlier is not None and _what(earlier) != _what(command) else None
+
+
 def build_compare_report(
     records: list[dict[str, Any]], labels: list[str], out: Path, *, title: str, command: str
 ) -> list[Path]:

@@ -407,3 +407,27 @@ def test_a_zoo_model_and_its_folder_in_the_cache_are_one_model(tmp_path, monkeyp
         compare.check_listed_once("tiny-random", [str(mine), "smollm2-135m"], [])
     compare.check_listed_once("smollm2-135m", [str(other)], ["pi:factor=2"])
     compare.check_listed_once("tiny-random", [str(mine)], [])
+
+
+def test_a_report_of_another_comparison_in_out_is_said_to_be_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """``compare`` into an ``--out`` holding another comparison's report replaced it (and its
+    figures) without a word; the same comparison again (``--quiet``, another spelling of the
+    folder) says nothing."""
+    from longred_bench.reports import compare_report
+
+    monkeypatch.setattr(compare, "run_compare", lambda *args, **kwargs: [])
+    monkeypatch.setattr(compare_report, "build_compare_report", lambda *args, **kwargs: [])
+    old = "longred-bench compare --original tiny-random --rope pi:factor=4 --out out"
+    (tmp_path / "compare.md").write_text(f"# title\n\nCommand: `{old}`\n\nDevice: CPU.\n")
+    for again in (f"{old} --quiet", old.replace("--out out", f"--out {tmp_path}")):
+        compare.compare_command(_cfg(), tmp_path, command=again, progress=False)
+        assert capsys.readouterr().out == ""
+    new = old.replace("pi:factor=4", "yarn:factor=4")
+    compare.compare_command(_cfg(), tmp_path, command=new, progress=False)
+    assert capsys.readouterr().out == (
+        f"[compare] {tmp_path / 'compare.md'} is the report of another comparison (`{old}`): "
+        f"this one replaces it; that comparison's units stay under {tmp_path / 'runs'}, and its "
+        "command writes its report again from them\n"
+    )

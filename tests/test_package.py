@@ -1,4 +1,5 @@
-"""Install layout: kernels/ and training/ live only inside the longred_bench namespace."""
+"""Install layout: kernels/ and training/ live only inside the longred_bench namespace; test
+modules are named uniquely (pytest imports them by file name)."""
 
 import importlib
 import json
@@ -108,3 +109,13 @@ def test_wheel_install_serves_the_task_registry(
     assert "fatal" not in ran.stderr and "Custom kwargs" not in ran.stderr
     assert "it/s]" not in ran.stderr and "requests" not in ran.stderr
     assert re.search(r"^wrote .*eval\.md.* in (\d+ min \d\d|\d+\.\d) s$", ran.stdout.strip(), re.M)
+
+
+def test_test_modules_have_unique_names() -> None:
+    """The test folders have no ``__init__.py``, so pytest imports each test module by its file
+    name: a second ``test_x.py`` in another folder stops the whole collection."""
+    from collections import Counter
+
+    tests = Path(__file__).resolve().parent
+    names = Counter(p.name for p in tests.rglob("test_*.py"))
+    assert [name for name, n in names.items() if n > 1] == []

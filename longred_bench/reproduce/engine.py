@@ -246,17 +246,19 @@ def reproduce(
     by_table = {c.table: get_spec(c.table).steps(c) for c in ctxs}
     steps = [s for table_steps in by_table.values() for s in table_steps]
     check_can_run(prof, steps, force=force, table=table)
-    if any(s.unit.kind == "train" for s in steps):  # the training code only where it trains
-        check_startup(prof, [s for s in steps if needed(s, force)], table)
     # The model and its extensions before any data is fetched where its config is at hand,
-    # else once the fetch has brought it (a zoo model is a fetched source).
+    # else once the fetch has brought it (a zoo model is a fetched source); then the training
+    # units' own startup checks, which read the window the model check confirms.
     at_hand = config_at_hand(prof.model.name)
     loads = any(needed(s, force) for s in steps)  # units to compute: a local folder's files too
+    training = [s for s in steps if s.unit.kind == "train" and needed(s, force)]
     if steps and at_hand:
         check_model(prof, fallback_for, extensions_of(by_table), files=loads)
+        check_startup(prof, training, table)
     fetch_missing(needed_sources(steps), progress=progress)
     if steps and not at_hand:
         check_model(prof, fallback_for, extensions_of(by_table), files=loads)
+        check_startup(prof, training, table)
     if steps:
         check_teachers(prof, steps)
     from longred_bench.reproduce.ruler_fit import check_table_tasks, profile_words

@@ -1,5 +1,6 @@
-"""What reading a profile file checks of a model named by a ``.gguf`` file: a bare file name
-ending in ``.gguf`` is a local path, so a missing one is refused as the file is read."""
+"""How reading a profile file tells a local model path from other names: a bare file name
+ending in ``.gguf`` is a local path (a missing one is refused as the file is read); a zoo name
+is the zoo's model even beside a folder of that name."""
 
 from __future__ import annotations
 
@@ -22,3 +23,13 @@ def test_a_missing_bare_gguf_model_is_refused_when_the_profile_is_read(
     message = str(caught.value)
     assert message.startswith(f"profile {profile}: model.name 'missing.gguf' does not exist")
     assert f"(read from the current folder, {tmp_path})" in message
+
+
+def test_a_zoo_name_is_the_zoo_model_beside_a_folder_of_that_name(tmp_path, monkeypatch) -> None:
+    """A folder called ``tiny-random`` in the current folder does not turn the zoo name into a
+    local path: the profile keeps naming the zoo's model."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tiny-random").mkdir()
+    profile = tmp_path / "mine.yaml"
+    profile.write_text("extends: smoke\nmodel: {name: tiny-random}\n")
+    assert load_profile(profile).model.name == "tiny-random"

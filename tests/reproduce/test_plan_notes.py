@@ -234,11 +234,9 @@ def test_a_tables_own_evaluation_keys_are_named_beside_the_profiles(
     mine = tmp_path / "mine.yaml"
     mine.write_text("extends: smoke\nevaluation: {short: {limit: 5}}\n"
                     "tables: {fig2: {evaluation: {short: {limit: 40}}}}\n")  # fmt: skip
-    assert main(["reproduce", "fig2", "--profile", str(mine), "--dry-run"]) == 0
-    out = capsys.readouterr().out
+    out = _dry(capsys, mine, "fig2")
     assert ("  evaluation: `tables.fig2.evaluation.short.limit` (40), not "
             "`evaluation.short.limit` (5); set the table's own to change it") in out  # fmt: skip
     mine.write_text("extends: smoke\nevaluation: {short: {limit: 5}}\n"
                     "tables: {fig2: {evaluation: {short: {limit: 5}}}}\n")  # fmt: skip
-    assert main(["reproduce", "fig2", "--profile", str(mine), "--dry-run"]) == 0
-    assert "evaluation.short.limit" not in capsys.readouterr().out  # the same value: no note
+    assert "evaluation.short.limit" not in _dry(capsys, mine, "fig2")  # the same value: no note

@@ -213,7 +213,7 @@ def test_profiles_show_checks_a_local_models_window_depth_and_extensions(
         assert err.startswith(f"error: profile {profile}: {said}") and err.count("\n") == 1, err
     profile.write_text(base)
     assert main(["profiles", "show", str(profile)]) == 0
-    assert f"name: {folder}" in capsys.readouterr().out
+    assert yaml.safe_load(capsys.readouterr().out)["model"]["name"] == str(folder)
 
 
 def test_a_paper_short_profile_is_checked_before_any_unit_runs(tmp_path, monkeypatch, capsys):
